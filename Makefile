@@ -1,0 +1,27 @@
+# Two entry points for a fresh machine with Python 3.11+:
+#   make demo   run the main job on the bundled data
+#   make test   run the whole test suite
+# Both create (or reuse) the virtualenv in .venv and install what they need.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.perfkit-installed
+
+.PHONY: demo test lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m perfkit parse data/
+
+test: $(STAMP)
+	$(PY) -m ruff check perfkit tests benchmarks
+	$(PY) -m pytest
+
+clean:
+	rm -rf $(VENV) reports .pytest_cache

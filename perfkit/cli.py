@@ -1,0 +1,76 @@
+"""The ``perfkit`` command: one ``main(argv, stdout, stderr) -> int`` for every subcommand.
+
+Each subcommand lives in :mod:`perfkit.commands` as a module with ``register(subparsers)``, which
+adds its parser and sets ``func(args, out, err) -> int``. Errors perfkit raises on purpose print
+as ``perfkit: error: ...`` and exit 1; ``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import traceback
+from typing import TextIO
+
+from perfkit import __version__
+from perfkit.errors import PerfkitError
+
+#: subcommand modules, in the order ``perfkit --help`` lists them
+COMMANDS = (
+    "parse", "show",
+)
+
+DESCRIPTION = """\
+Turn wrk, wrk2 and Locust load tests into trustworthy, publishable answers.
+
+typical use:
+  perfkit parse data/                       one row per run (per endpoint for Locust)
+  perfkit show runs/RUN_ID                   a readable summary with its warnings
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="perfkit",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"perfkit {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the full traceback when something fails")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f"perfkit.commands.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None, stdout: TextIO | None = None,
+         stderr: TextIO | None = None) -> int:
+    """Run perfkit with ``argv`` (without the program name); return the exit status."""
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits on --help and on usage errors
+        return int(exc.code or 0)
+    if not getattr(args, "func", None):
+        parser.print_help(out)
+        return 2
+    try:
+        return int(args.func(args, out, err) or 0)
+    except PerfkitError as exc:
+        if args.debug:
+            traceback.print_exc(file=err)
+        print(f"perfkit: error: {exc}", file=err)
+        return 1
+    except KeyboardInterrupt:
+        print("perfkit: interrupted", file=err)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def entry_point() -> None:
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,59 @@
+"""Exceptions raised by perfkit.
+
+Every error a user can cause says where (``path:line``), what was expected and what was found,
+so it can be fixed without reading a traceback.
+"""
+
+from __future__ import annotations
+
+
+class PerfkitError(Exception):
+    """Base class of every error perfkit raises on purpose."""
+
+
+class ParseError(PerfkitError):
+    """A tool's output could not be read.
+
+    Parameters
+    ----------
+    path : str
+        The file (or ``<string>`` for text passed directly).
+    line : int or None
+        1-based line number where reading failed; None when the whole file is at fault.
+    expected : str
+        What the parser was looking for, in words.
+    found : str, optional
+        What it found instead (shortened to 80 characters).
+    """
+
+    def __init__(self, path: str, line: int | None, expected: str, found: str | None = None):
+        self.path = str(path)
+        self.line = line
+        self.expected = expected
+        self.found = found
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        if self.found is None:
+            return f"{where}: expected {self.expected}"
+        found = self.found if len(self.found) <= 80 else self.found[:77] + "..."
+        return f"{where}: expected {self.expected}, found {found!r}"
+
+
+class UnknownFormatError(PerfkitError):
+    """A file named explicitly is not the output of any tool perfkit reads."""
+
+
+class LoadError(PerfkitError):
+    """Some files under a path were recognised as tool output but could not be parsed.
+
+    ``runs`` holds everything that did load, ``errors`` the ParseErrors, so a caller can keep the
+    good runs and still report the bad files.
+    """
+
+    def __init__(self, errors: list[PerfkitError], runs: list | None = None):
+        self.errors = list(errors)
+        self.runs = list(runs or [])
+        lines = "\n".join(str(e) for e in self.errors)
+        super().__init__(f"{len(self.errors)} file(s) could not be read:\n{lines}")

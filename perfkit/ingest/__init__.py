@@ -1,0 +1,7 @@
+"""Ingest: pure parsers (``text -> Run``) for wrk, wrk2, Locust and HdrHistogram logs, and the
+loader that finds them on disk and merges in their manifests."""
+
+from perfkit.ingest.loader import LoadResult, load, scan, scan_many
+from perfkit.ingest.sniff import sniff
+
+__all__ = ["LoadResult", "load", "scan", "scan_many", "sniff"]

@@ -1,0 +1,258 @@
+"""What a run's output never prints: argv, tool version, factor levels, timestamps.
+
+Two sidecar formats are read from a run directory:
+
+- ``manifest.json``: perfkit's own (written by ``perfkit run`` / ``perfkit sweep``), with
+  ``schema_version``, ``factors``, ``load``, ``repetition``, ``block``, ``order``, ...;
+- ``meta.json``: the shared fixtures' format, with ``profile`` and ``params``.
+
+:func:`apply_manifest` merges one into a parsed :class:`~perfkit.model.Run`. The parsers stay pure
+``text -> Run``; only the loader calls this.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from perfkit.errors import ParseError
+from perfkit.model import Run
+from perfkit.units import UnitError, parse_duration_arg
+
+MANIFEST_NAMES = ("manifest.json", "meta.json")
+SCHEMA_VERSION = 1
+
+# keys of meta.json "params" / manifest "load" that are load levels, not factors
+_LOAD_KEYS = {"connections", "threads", "rate", "rate_rps", "target_rate_rps", "users",
+              "duration", "duration_s", "spawn_rate"}
+_BOOKKEEPING_KEYS = {"rep", "repetition", "order", "block"}
+
+
+@dataclasses.dataclass(frozen=True)
+class ManifestInfo:
+    """The parts of a manifest that enter a Run."""
+
+    path: str
+    tool: str | None = None
+    tool_version: str | None = None
+    argv: tuple[str, ...] | None = None
+    factors: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    load: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    run_id: str | None = None
+    repetition: int | None = None
+    block: int | None = None
+    order: int | None = None
+    start_utc: str | None = None
+    end_utc: str | None = None
+    exit_code: int | None = None
+    status: str | None = None
+    raw: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def find_manifest(directory: Path) -> Path | None:
+    for name in MANIFEST_NAMES:
+        candidate = directory / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_manifest(path: Path) -> ManifestInfo:
+    """Read ``manifest.json`` or ``meta.json``; a malformed one raises ParseError."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ParseError(str(path), exc.lineno, "a JSON object (run manifest)",
+                         exc.msg) from exc
+    if not isinstance(data, dict):
+        raise ParseError(str(path), 1, "a JSON object (run manifest)", type(data).__name__)
+    argv = data.get("argv")
+    if argv is not None and not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
+        raise ParseError(str(path), None, '"argv" to be a list of strings', repr(argv))
+    if path.name == "manifest.json":
+        return _from_perfkit(path, data)
+    return _from_meta(path, data)
+
+
+def _int_or_none(value: Any) -> int | None:
+    if value is None or value == "":
+        return None
+    return int(value)
+
+
+def _from_perfkit(path: Path, data: dict) -> ManifestInfo:
+    return ManifestInfo(
+        path=str(path),
+        tool=data.get("tool"),
+        tool_version=data.get("tool_version"),
+        argv=tuple(data["argv"]) if data.get("argv") else None,
+        factors=dict(data.get("factors") or {}),
+        load=dict(data.get("load") or {}),
+        run_id=data.get("run_id") or path.parent.name,
+        repetition=_int_or_none(data.get("repetition")),
+        block=_int_or_none(data.get("block")),
+        order=_int_or_none(data.get("order")),
+        start_utc=data.get("start_utc"),
+        end_utc=data.get("end_utc"),
+        exit_code=_int_or_none(data.get("exit_code")),
+        status=data.get("status"),
+        raw=data,
+    )
+
+
+def _from_meta(path: Path, data: dict) -> ManifestInfo:
+    params = dict(data.get("params") or {})
+    factors: dict[str, Any] = {}
+    if data.get("profile") is not None:
+        factors["profile"] = data["profile"]
+    for key, value in params.items():
+        if key not in _LOAD_KEYS and key not in _BOOKKEEPING_KEYS:
+            factors[key] = value
+    load = {k: v for k, v in params.items() if k in _LOAD_KEYS}
+    exit_code = _int_or_none(data.get("exit_code"))
+    return ManifestInfo(
+        path=str(path),
+        tool=data.get("tool"),
+        tool_version=data.get("version"),
+        argv=tuple(data["argv"]) if data.get("argv") else None,
+        factors=factors,
+        load=load,
+        run_id=path.parent.name,
+        repetition=_int_or_none(params.get("rep")),
+        block=_int_or_none(params.get("block")),
+        order=_int_or_none(params.get("order")),
+        start_utc=data.get("start_utc"),
+        end_utc=data.get("end_utc"),
+        exit_code=exit_code,
+        status=None if exit_code is None else "complete",
+        raw=data,
+    )
+
+
+# -- argv -----------------------------------------------------------------------------------
+_WRK_OPTS = {
+    "-t": "threads", "--threads": "threads",
+    "-c": "connections", "--connections": "connections",
+    "-d": "duration", "--duration": "duration",
+    "-R": "rate", "--rate": "rate",
+    "-s": "script", "--script": "script",
+    "-H": "header", "--header": "header",
+    "--timeout": "timeout", "-T": "timeout",
+}
+_WRK_FLAGS = {"--latency", "-L", "-U", "--u_latency", "-v", "--version", "-B", "--batch_latency"}
+
+_LOCUST_OPTS = {
+    "-u": "users", "--users": "users",
+    "-r": "spawn_rate", "--spawn-rate": "spawn_rate",
+    "-t": "run_time", "--run-time": "run_time",
+    "-H": "host", "--host": "host",
+    "--processes": "processes",
+}
+
+
+def parse_wrk_argv(argv: Sequence[str]) -> dict[str, Any]:
+    """Options of a wrk/wrk2 command line: threads, connections, duration_s, rate, url, ..."""
+    out: dict[str, Any] = {}
+    args = list(argv[1:])
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name, value = arg, None
+        if arg.startswith("--") and "=" in arg:
+            name, value = arg.split("=", 1)
+        elif arg[:2] in {"-t", "-c", "-d", "-R", "-s", "-H", "-T"} and len(arg) > 2:
+            name, value = arg[:2], arg[2:]
+        if name in _WRK_OPTS:
+            if value is None:
+                i += 1
+                value = args[i] if i < len(args) else None
+            out[_WRK_OPTS[name]] = value
+        elif name in _WRK_FLAGS:
+            out[name.lstrip("-")] = True
+        elif not arg.startswith("-"):
+            out["url"] = arg
+        i += 1
+    return _typed(out)
+
+
+def parse_locust_argv(argv: Sequence[str]) -> dict[str, Any]:
+    """Options of a locust command line: users, spawn_rate, run_time_s, host, processes."""
+    out: dict[str, Any] = {}
+    args = list(argv[1:])
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name, value = (arg.split("=", 1) + [None])[:2] if arg.startswith("--") else (arg, None)
+        if name in _LOCUST_OPTS:
+            if value is None:
+                i += 1
+                value = args[i] if i < len(args) else None
+            out[_LOCUST_OPTS[name]] = value
+        i += 1
+    return _typed(out)
+
+
+def _typed(opts: dict[str, Any]) -> dict[str, Any]:
+    out = dict(opts)
+    for key in ("threads", "connections", "users", "processes"):
+        if key in out:
+            try:
+                out[key] = int(out[key])
+            except (TypeError, ValueError):
+                out.pop(key)
+    for key in ("rate", "spawn_rate"):
+        if key in out:
+            try:
+                out[key] = float(str(out[key]).replace("k", "e3"))
+            except (TypeError, ValueError):
+                out.pop(key)
+    for key, dest in (("duration", "duration_s"), ("run_time", "run_time_s")):
+        if key in out:
+            try:
+                out[dest] = parse_duration_arg(str(out.pop(key)))
+            except UnitError:
+                pass
+    return out
+
+
+def apply_manifest(run: Run, info: ManifestInfo) -> Run:
+    """Fill what the output does not print from the manifest; never overwrite printed values."""
+    tool = run.tool
+    opts: dict[str, Any] = {}
+    if info.argv:
+        opts = parse_locust_argv(info.argv) if tool == "locust" else parse_wrk_argv(info.argv)
+    load = dict(info.load)
+    changes: dict[str, Any] = {
+        "run_id": run.run_id or info.run_id,
+        "tool_version": run.tool_version or info.tool_version,
+        "argv": run.argv or info.argv,
+        "factors": {**dict(info.factors), **dict(run.factors)},
+        "repetition": info.repetition if run.repetition is None else run.repetition,
+        "block": info.block if run.block is None else run.block,
+        "order": info.order if run.order is None else run.order,
+        "start_utc": run.start_utc or info.start_utc,
+        "end_utc": run.end_utc or info.end_utc,
+        "exit_code": info.exit_code if run.exit_code is None else run.exit_code,
+        "manifest": {"path": info.path, **dict(info.raw)},
+    }
+    if tool == "wrk2" and run.target_rate_rps is None:
+        rate = opts.get("rate", load.get("rate_rps", load.get("rate")))
+        changes["target_rate_rps"] = None if rate is None else float(rate)
+    if run.threads is None:
+        changes["threads"] = opts.get("threads", load.get("threads"))
+    if run.connections is None and tool != "locust":
+        changes["connections"] = opts.get("connections", load.get("connections"))
+    if tool == "locust" and run.users is None:
+        changes["users"] = opts.get("users", load.get("users"))
+    if run.url is None:
+        changes["url"] = opts.get("url") or opts.get("host")
+    notes = list(run.notes)
+    if info.status not in (None, "complete"):
+        notes.append(f"run status is {info.status!r} (exit code {info.exit_code}): "
+                     "it did not finish normally")
+    changes["notes"] = tuple(notes)
+    return run.replace(**changes)

@@ -1,0 +1,65 @@
+"""Recognise which tool wrote a file, from its name and first few kilobytes."""
+
+from __future__ import annotations
+
+import re
+
+HEAD_BYTES = 16_384
+
+WRK_START = re.compile(r"^Running \S+ test @ \S+", re.MULTILINE)
+WRK2_MARKERS = (
+    "Thread calibration:",
+    "Latency Distribution (HdrHistogram",
+    "Detailed Percentile spectrum",
+)
+WRK2_NAN_REQSEC = re.compile(r"^\s+Req/Sec\s+-nan\s+-nan", re.MULTILINE)
+HLOG_MARKERS = (
+    "#[Histogram log format version",
+    "#[StartTime:",
+    "#[BaseTime:",
+    '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"',
+)
+
+#: every kind of file perfkit reads
+KINDS = (
+    "wrk", "wrk2", "locust_json", "locust_stats", "locust_history", "locust_failures",
+    "locust_exceptions", "hlog",
+)
+
+
+def _csv_header(head: str) -> list[str]:
+    first = head.split("\n", 1)[0].strip().lstrip("\ufeff")
+    return [c.strip().strip('"') for c in first.split(",")]
+
+
+def sniff(head: str) -> str | None:
+    """The kind of tool output ``head`` (the start of a file) is, or None.
+
+    wrk and wrk2 print the same header; wrk2 is recognised by its calibration lines, its
+    HdrHistogram tables or its ``-nan`` Req/Sec line. A wrk2 run too short to calibrate and run
+    without ``--latency`` looks exactly like wrk: a manifest naming the tool settles it.
+    """
+    text = head.lstrip("\ufeff")
+    stripped = text.lstrip()
+    if not stripped:
+        return None
+    if WRK_START.match(stripped):
+        if any(m in text for m in WRK2_MARKERS) or WRK2_NAN_REQSEC.search(text):
+            return "wrk2"
+        return "wrk"
+    if stripped.startswith("["):
+        if '"num_requests"' in text or re.fullmatch(r"(?:\s*\[\s*\])+\s*", text):
+            return "locust_json"
+        return None
+    if any(line.startswith(HLOG_MARKERS) for line in text.splitlines()[:20]):
+        return "hlog"
+    cols = set(_csv_header(text))
+    if {"Timestamp", "User Count", "Name"} <= cols:
+        return "locust_history"
+    if {"Name", "Request Count", "Failure Count"} <= cols:
+        return "locust_stats"
+    if {"Method", "Name", "Error", "Occurrences"} <= cols:
+        return "locust_failures"
+    if {"Count", "Message", "Traceback"} <= cols:
+        return "locust_exceptions"
+    return None

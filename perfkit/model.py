@@ -1,0 +1,346 @@
+"""The run model: one :class:`Run` per run of one tool (per endpoint for Locust).
+
+Every numeric field carries its unit in its name. Missing is ``None`` (``NaN`` in frames), never
+0: a 0 means the tool said 0. Numbers the tool printed are kept exactly as printed, converted to
+the field's unit; derived numbers are computed elsewhere.
+
+``Run.warnings`` is what a reader must know before trusting the run: the notes its parser made
+(placeholders turned into missing values, a histogram that covers part of the run, ...) followed by
+validity checks derived from the run itself (error ratio, closed-loop latency, saturation).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from perfkit.histogram import LatencyHistogram
+
+#: where a run's latency numbers come from
+LATENCY_SOURCES = {
+    "hdr_corrected": "wrk2: HdrHistogram corrected for coordinated omission (open loop)",
+    "summary_only": "wrk: closed loop, four printed percentiles, no histogram",
+    "locust_rounded": "Locust: closed loop, response times rounded before percentiles",
+    "hdr_log": "HdrHistogram interval log (.hlog)",
+}
+
+CLOSED_LOOP_TOOLS = {"wrk", "locust"}
+
+#: error (or non-2xx/3xx) share above which a run is flagged
+ERROR_RATIO_WARN = 0.01
+#: achieved / target rate below which a wrk2 run did not keep up
+SATURATION_RATIO = 0.99
+
+#: the percentile columns every record has, whatever the tool printed
+CONTRACT_PERCENTILES = (50.0, 75.0, 90.0, 99.0, 99.9)
+UNCORRECTED_PERCENTILES = (50.0, 90.0, 99.0, 99.9)
+
+#: record columns, in order: the contract later work and users rely on
+RECORD_COLUMNS = (
+    # identity
+    "tool", "source", "endpoint", "url", "threads", "connections", "users",
+    # load
+    "duration_s", "target_rate_rps", "requests", "throughput_rps", "transfer_bytes_per_s",
+    # latency
+    "latency_mean_ms", "latency_stdev_ms", "latency_max_ms",
+    "latency_p50_ms", "latency_p75_ms", "latency_p90_ms", "latency_p99_ms", "latency_p99_9_ms",
+    # errors
+    "errors_connect", "errors_read", "errors_write", "errors_timeout", "non_2xx_3xx",
+    "failures", "error_ratio",
+    # provenance
+    "latency_source", "histogram_count", "warnings",
+)
+
+
+def percentile_label(q: float) -> str:
+    """``99.9`` -> ``'99_9'``, ``50`` -> ``'50'`` (for column names)."""
+    text = f"{float(q):.6f}".rstrip("0").rstrip(".")
+    return text.replace(".", "_")
+
+
+def percentile_column(q: float, kind: str = "") -> str:
+    """Column name of a percentile: ``latency_p99_9_ms``, ``latency_uncorrected_p99_ms``."""
+    prefix = f"latency_{kind}_" if kind else "latency_"
+    return f"{prefix}p{percentile_label(q)}_ms"
+
+
+class FrozenMap(Mapping):
+    """A read-only, picklable mapping (keeps :class:`Run` immutable all the way down)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping | None = None, /, **kwargs: Any):
+        object.__setattr__(self, "_data", dict(data or {}, **kwargs))
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+    def __iter__(self) -> Iterator:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._data!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return dict(self) == dict(other) if isinstance(other, Mapping) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self._data.items(), key=repr)))
+
+    def __reduce__(self):
+        return (FrozenMap, (self._data,))
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, FrozenMap):
+        return value
+    if isinstance(value, Mapping):
+        return FrozenMap({k: _freeze(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Run:
+    """One run of one load tool (for Locust: one endpoint, or the ``Aggregated`` total).
+
+    Times are in the unit their name says; ``percentiles_ms`` maps a percentile on the 0-100
+    scale to the latency the tool printed for it. ``histogram`` is present only when the tool
+    gave enough to build one (wrk2 ``--latency``, Locust ``--json``, ``.hlog``); it is never
+    invented from a handful of printed percentiles.
+    """
+
+    tool: str
+    source: str
+    latency_source: str
+    # identity
+    endpoint: str | None = None
+    method: str | None = None
+    is_aggregate: bool = False
+    url: str | None = None
+    threads: int | None = None
+    connections: int | None = None
+    users: int | None = None
+    # load
+    duration_s: float | None = None
+    target_rate_rps: float | None = None
+    requests: int | None = None
+    throughput_rps: float | None = None
+    transfer_bytes_per_s: float | None = None
+    bytes_read: float | None = None
+    # latency
+    latency_mean_ms: float | None = None
+    latency_stdev_ms: float | None = None
+    latency_min_ms: float | None = None
+    latency_max_ms: float | None = None
+    percentiles_ms: Mapping[float, float] = dataclasses.field(default_factory=FrozenMap)
+    histogram: LatencyHistogram | None = None
+    uncorrected_percentiles_ms: Mapping[float, float] = dataclasses.field(
+        default_factory=FrozenMap)
+    uncorrected_histogram: LatencyHistogram | None = None
+    # errors
+    errors_connect: int | None = None
+    errors_read: int | None = None
+    errors_write: int | None = None
+    errors_timeout: int | None = None
+    non_2xx_3xx: int | None = None
+    failures: int | None = None
+    # provenance
+    notes: tuple[str, ...] = ()
+    run_id: str | None = None
+    tool_version: str | None = None
+    argv: tuple[str, ...] | None = None
+    factors: Mapping[str, Any] = dataclasses.field(default_factory=FrozenMap)
+    repetition: int | None = None
+    block: int | None = None
+    order: int | None = None
+    start_utc: str | None = None
+    end_utc: str | None = None
+    exit_code: int | None = None
+    manifest: Mapping[str, Any] = dataclasses.field(default_factory=FrozenMap)
+    extra: Mapping[str, Any] = dataclasses.field(default_factory=FrozenMap)
+
+    def __post_init__(self) -> None:
+        if self.latency_source not in LATENCY_SOURCES:
+            raise ValueError(f"latency_source must be one of {sorted(LATENCY_SOURCES)}")
+        for name in ("percentiles_ms", "uncorrected_percentiles_ms"):
+            value = getattr(self, name)
+            frozen = FrozenMap({float(k): float(v) for k, v in dict(value).items()})
+            object.__setattr__(self, name, frozen)
+        for name in ("factors", "manifest", "extra"):
+            object.__setattr__(self, name, _freeze(getattr(self, name)))
+        object.__setattr__(self, "notes", tuple(self.notes))
+        if self.argv is not None:
+            object.__setattr__(self, "argv", tuple(self.argv))
+
+    def replace(self, **changes: Any) -> Run:
+        """A copy with some fields changed (runs are immutable)."""
+        return dataclasses.replace(self, **changes)
+
+    # -- derived ------------------------------------------------------------------------------
+    @property
+    def histogram_count(self) -> int | None:
+        """Requests the histogram holds (None without a histogram)."""
+        return None if self.histogram is None else self.histogram.total_count
+
+    @property
+    def socket_errors(self) -> int | None:
+        parts = (self.errors_connect, self.errors_read, self.errors_write, self.errors_timeout)
+        return None if all(p is None for p in parts) else sum(p or 0 for p in parts)
+
+    @property
+    def error_ratio(self) -> float | None:
+        """Share of attempts that failed, in [0, 1].
+
+        wrk/wrk2: (socket errors + non-2xx/3xx) / (completed requests + connect/read/write
+        errors), since those errors are attempts that never completed while timeouts and non-2xx
+        responses are among the completed requests. Locust: failures / requests.
+        """
+        if self.tool == "locust" or (self.failures is not None and self.socket_errors is None):
+            if self.failures is None or not self.requests:
+                return None
+            return min(1.0, self.failures / self.requests)
+        if self.requests is None:
+            return None
+        bad = (self.socket_errors or 0) + (self.non_2xx_3xx or 0)
+        attempts = self.requests + sum(
+            e or 0 for e in (self.errors_connect, self.errors_read, self.errors_write))
+        if attempts == 0:
+            return None
+        return min(1.0, bad / attempts)
+
+    @property
+    def saturated(self) -> bool | None:
+        """wrk2 only: achieved rate below 0.99 x target. None when unknown (no target rate)."""
+        if self.tool != "wrk2":
+            return None
+        if self.target_rate_rps is None or self.throughput_rps is None:
+            return None
+        return self.throughput_rps < SATURATION_RATIO * self.target_rate_rps
+
+    @property
+    def closed_loop(self) -> bool:
+        return self.tool in CLOSED_LOOP_TOOLS
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Parser notes, then validity checks; each says what it means for the numbers."""
+        return self.notes + validity_warnings(self)
+
+    def percentile_ms(self, q: float) -> float | None:
+        """The printed latency at percentile ``q`` (0-100), or None if the tool did not print it."""
+        return self.percentiles_ms.get(float(q))
+
+    def to_record(self) -> dict[str, Any]:
+        """One flat row: the contract columns first, then every other percentile and factor."""
+        return run_record(self)
+
+
+def validity_warnings(run: Run) -> tuple[str, ...]:
+    """Checks every reader of a run needs, derived from the run alone."""
+    out: list[str] = []
+    ratio = run.error_ratio
+    all_failed = False
+    if run.requests is not None and run.requests > 0:
+        bad_responses = run.non_2xx_3xx if run.tool != "locust" else run.failures
+        if bad_responses is not None and bad_responses >= run.requests:
+            all_failed = True
+    if ratio is not None and ratio >= 1.0:
+        all_failed = True
+    if run.requests == 0 and (run.socket_errors or run.failures):
+        all_failed = True
+    if all_failed:
+        out.append("every response failed: not a throughput measurement")
+    elif ratio is not None and ratio > ERROR_RATIO_WARN:
+        out.append(
+            f"{ratio:.1%} of requests failed (errors or non-2xx/3xx): "
+            "throughput and latency describe a failing server"
+        )
+    if run.tool in CLOSED_LOOP_TOOLS:
+        out.append(
+            f"{run.tool} is closed-loop: its latencies understate the tail "
+            "(coordinated omission); use wrk2 for tail latency"
+        )
+    if run.tool == "locust":
+        out.append(
+            "Locust rounds response times (whole ms below 100 ms, 10 ms below 1 s, 100 ms "
+            "below 10 s) before taking percentiles"
+        )
+    if run.tool == "wrk2":
+        sat = run.saturated
+        if sat is None:
+            out.append("saturation: unknown (no target rate -R; give a manifest with the argv)")
+        elif sat:
+            out.append(
+                f"saturated: achieved {run.throughput_rps:.0f} req/s < 0.99 x target "
+                f"{run.target_rate_rps:.0f} req/s; latencies include queueing in the generator"
+            )
+    return tuple(out)
+
+
+def _num(value: Any) -> Any:
+    return math.nan if value is None else value
+
+
+def run_record(run: Run) -> dict[str, Any]:
+    rec: dict[str, Any] = {
+        "tool": run.tool,
+        "source": run.source,
+        "endpoint": run.endpoint,
+        "url": run.url,
+        "threads": run.threads,
+        "connections": run.connections,
+        "users": run.users,
+        "duration_s": _num(run.duration_s),
+        "target_rate_rps": _num(run.target_rate_rps),
+        "requests": run.requests,
+        "throughput_rps": _num(run.throughput_rps),
+        "transfer_bytes_per_s": _num(run.transfer_bytes_per_s),
+        "latency_mean_ms": _num(run.latency_mean_ms),
+        "latency_stdev_ms": _num(run.latency_stdev_ms),
+        "latency_max_ms": _num(run.latency_max_ms),
+    }
+    for q in CONTRACT_PERCENTILES:
+        rec[percentile_column(q)] = _num(run.percentiles_ms.get(q))
+    rec.update(
+        errors_connect=run.errors_connect,
+        errors_read=run.errors_read,
+        errors_write=run.errors_write,
+        errors_timeout=run.errors_timeout,
+        non_2xx_3xx=run.non_2xx_3xx,
+        failures=run.failures,
+        error_ratio=_num(run.error_ratio),
+        latency_source=run.latency_source,
+        histogram_count=run.histogram_count,
+        warnings=list(run.warnings),
+    )
+    # beyond the contract
+    for q, v in sorted(run.percentiles_ms.items()):
+        rec.setdefault(percentile_column(q), v)
+    if run.tool == "wrk2":
+        for q in UNCORRECTED_PERCENTILES:
+            rec[percentile_column(q, "uncorrected")] = _num(
+                run.uncorrected_percentiles_ms.get(q))
+    rec.update(
+        latency_min_ms=_num(run.latency_min_ms),
+        method=run.method,
+        is_aggregate=run.is_aggregate,
+        saturated=run.saturated,
+        run_id=run.run_id,
+        tool_version=run.tool_version,
+        repetition=run.repetition,
+        block=run.block,
+        order=run.order,
+        start_utc=run.start_utc,
+        exit_code=run.exit_code,
+    )
+    for key, value in run.factors.items():
+        if key not in rec:
+            rec[key] = value
+    return rec

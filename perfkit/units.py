@@ -1,0 +1,101 @@
+"""The only place where strings printed by load tools become numbers.
+
+wrk and wrk2 print numbers with unit suffixes chosen per value (``574.78us``, ``1.32ms``,
+``10.15s``, ``3.00m``; ``19.63k``; ``480.36MB``). Each function here returns the value in the unit
+its name states. Conversion goes through :class:`decimal.Decimal`, so ``574.78us`` becomes exactly
+the float nearest to 0.57478 ms: a number the tool printed comes out as printed.
+
+``-nan`` / ``nan`` (printed by wrk/wrk2 when there is no data) becomes ``math.nan``; callers decide
+whether that deserves a warning.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import Decimal, InvalidOperation
+
+# wrk's units.c: time in microseconds scaled by 1000, 1000, 60, 60.
+_TIME_TO_MS = {
+    "us": Decimal("0.001"),
+    "ms": Decimal(1),
+    "s": Decimal(1000),
+    "m": Decimal(60_000),
+    "h": Decimal(3_600_000),
+}
+_METRIC = {"": Decimal(1), "k": Decimal(10) ** 3, "M": Decimal(10) ** 6, "G": Decimal(10) ** 9,
+           "T": Decimal(10) ** 12}
+# wrk's format_binary: powers of 1024, printed as KB, MB, GB, TB.
+_BINARY = {"B": Decimal(1), "KB": Decimal(1024), "MB": Decimal(1024) ** 2,
+           "GB": Decimal(1024) ** 3, "TB": Decimal(1024) ** 4}
+
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_NAN = re.compile(r"^[-+]?nan$", re.IGNORECASE)
+_SUFFIXED = re.compile(rf"^({_NUM})\s*([A-Za-z%]*)$")
+
+
+class UnitError(ValueError):
+    """A string is not a number with one of the expected unit suffixes."""
+
+
+def _split(text: str, units: dict[str, Decimal], what: str) -> Decimal | None:
+    s = text.strip()
+    if _NAN.match(s):
+        return None
+    m = _SUFFIXED.match(s)
+    if not m or m.group(2) not in units:
+        allowed = ", ".join(repr(u) for u in units)
+        raise UnitError(f"{what} with a unit in {allowed}")
+    try:
+        return Decimal(m.group(1)) * units[m.group(2)]
+    except InvalidOperation as exc:  # pragma: no cover - the regex admits only valid numbers
+        raise UnitError(what) from exc
+
+
+def _to_float(value: Decimal | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+def time_ms(text: str) -> float:
+    """``'574.78us'`` -> 0.57478, ``'10.15s'`` -> 10150.0; suffixes us, ms, s, m, h."""
+    return _to_float(_split(text, _TIME_TO_MS, "a time"))
+
+
+def duration_s(text: str) -> float:
+    """``'20.00s'`` -> 20.0, ``'3.00m'`` -> 180.0; suffixes us, ms, s, m, h."""
+    value = _split(text, _TIME_TO_MS, "a duration")
+    return _to_float(None if value is None else value / 1000)
+
+
+def count(text: str) -> float:
+    """``'19.63k'`` -> 19630.0, ``'158.13'`` -> 158.13; metric suffixes k, M, G, T (base 1000)."""
+    return _to_float(_split(text, _METRIC, "a count"))
+
+
+def bytes_(text: str) -> float:
+    """``'480.36MB'`` -> 480.36 * 1024**2; suffixes B, KB, MB, GB, TB (base 1024, as wrk)."""
+    return _to_float(_split(text, _BINARY, "a byte count"))
+
+
+def percent(text: str) -> float:
+    """``'68.33%'`` -> 68.33, ``'-nan%'`` -> nan."""
+    s = text.strip()
+    if not s.endswith("%"):
+        raise UnitError("a percentage ending in '%'")
+    return _to_float(_split(s[:-1], {"": Decimal(1)}, "a percentage"))
+
+
+def number(text: str) -> float:
+    """A plain decimal number; ``-nan`` -> nan."""
+    return _to_float(_split(text, {"": Decimal(1)}, "a number"))
+
+
+def parse_duration_arg(text: str) -> float:
+    """A wrk/Locust command-line duration (``'10s'``, ``'2m'``, ``'1h30m'``, ``'15'``) in seconds."""
+    s = text.strip()
+    if re.fullmatch(r"\d+(?:\.\d+)?", s):
+        return float(s)
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|us|h|m|s)", s)
+    if not parts or "".join(a + b for a, b in parts) != s:
+        raise UnitError(f"a duration such as 10s, 2m or 1h30m, not {text!r}")
+    return float(sum(Decimal(v) * _TIME_TO_MS[u] for v, u in parts) / 1000)
