@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import pkgutil
 import sys
 import traceback
 from typing import TextIO
@@ -16,10 +17,17 @@ from typing import TextIO
 from perfkit import __version__
 from perfkit.errors import PerfkitError
 
-#: subcommand modules, in the order ``perfkit --help`` lists them
-COMMANDS = (
-    "parse", "show",
-)
+#: the order ``perfkit --help`` lists subcommands in; any other module in perfkit.commands follows
+ORDER = ("parse", "show", "compare", "effects", "scaling", "run", "sweep", "testbed", "report")
+
+
+def command_names() -> list[str]:
+    """Every subcommand module in :mod:`perfkit.commands`, in help order."""
+    import perfkit.commands as pkg
+
+    found = [m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_")]
+    rank = {name: i for i, name in enumerate(ORDER)}
+    return sorted(found, key=lambda n: (rank.get(n, len(ORDER)), n))
 
 DESCRIPTION = """\
 Turn wrk, wrk2 and Locust load tests into trustworthy, publishable answers.
@@ -40,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true",
                         help="show the full traceback when something fails")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in command_names():
         importlib.import_module(f"perfkit.commands.{name}").register(sub)
     return parser
 

@@ -1,0 +1,1 @@
+"""Subcommands of ``perfkit``: each module defines ``register(subparsers)``."""
