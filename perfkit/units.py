@@ -91,7 +91,7 @@ def number(text: str) -> float:
 
 
 def parse_duration_arg(text: str) -> float:
-    """A wrk/Locust command-line duration (``'10s'``, ``'2m'``, ``'1h30m'``, ``'15'``) in seconds."""
+    """A wrk/Locust command-line duration (``'10s'``, ``'2m'``, ``'1h30m'``) in seconds."""
     s = text.strip()
     if re.fullmatch(r"\d+(?:\.\d+)?", s):
         return float(s)
