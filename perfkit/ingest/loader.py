@@ -16,12 +16,12 @@ Rules:
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from perfkit.errors import LoadError, ParseError, PerfkitError, UnknownFormatError
-from perfkit.ingest import hlog, locust, wrk, wrk2
 from perfkit.ingest.manifest import (
     MANIFEST_NAMES,
     ManifestInfo,
@@ -77,19 +77,22 @@ def classify(path: Path) -> _File | None:
     return None if kind is None else _File(path, kind, text)
 
 
+def _parser(module: str):
+    # imported on first use: ``import perfkit`` stays cheap and loads no parser it won't need
+    return importlib.import_module(f"perfkit.ingest.{module}")
+
+
 def _parse_one(f: _File) -> list[Run]:
     source = str(f.path)
-    if f.kind == "wrk":
-        return [wrk.parse(f.text, source)]
-    if f.kind == "wrk2":
-        return [wrk2.parse(f.text, source)]
+    if f.kind in ("wrk", "wrk2"):
+        return [_parser(f.kind).parse(f.text, source)]
     if f.kind == "hlog":
-        return hlog.parse(f.text, source)
+        return _parser("hlog").parse(f.text, source)
     raise AssertionError(f.kind)  # pragma: no cover - Locust files go through _parse_locust
 
 
 def _parse_locust(files: list[_File]) -> list[Run]:
-    return locust.parse_files([(f.kind, str(f.path), f.text) for f in files])
+    return _parser("locust").parse_files([(f.kind, str(f.path), f.text) for f in files])
 
 
 def _failed_placeholder(info: ManifestInfo, directory: Path, reason: str) -> Run:

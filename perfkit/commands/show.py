@@ -1,0 +1,100 @@
+"""``perfkit show``: a readable summary of each run, with its warnings."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TextIO
+
+from perfkit.commands._common import fmt_num, is_missing, load_paths
+from perfkit.model import LATENCY_SOURCES, Run, percentile_label
+
+HELP = """\
+Print a readable summary of each run found under the paths: what was run, the load achieved,
+the latency percentiles the tool printed (and the uncorrected ones for wrk2 -U), errors, and
+every warning a reader must know before trusting the numbers (error ratio, closed-loop
+latency, Locust's rounding, wrk2 saturation, a histogram covering part of the run).
+
+examples:
+  perfkit show run.stdout
+  perfkit show data/demo-wrk-factorial/runs/0007-keepalive-c64-r2
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("show", help="readable summary of runs, with warnings",
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="a tool's output file, a run directory or an experiment directory")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    result = load_paths(args.paths, err)
+    for i, r in enumerate(result.runs):
+        if i:
+            out.write("\n")
+        out.write(summary(r))
+    if not result.runs and not result.errors:
+        print("perfkit: no runs found under " + ", ".join(args.paths), file=err)
+        return 1
+    return 1 if result.errors else 0
+
+
+def _pcts(values: dict[float, float]) -> str:
+    return "  ".join(f"p{percentile_label(q).replace('_', '.')} {fmt_num(v)}"
+                     for q, v in sorted(values.items()))
+
+
+def summary(r: Run) -> str:
+    """The multi-line text ``perfkit show`` prints for one run."""
+    lines = [r.source + (f"  [{r.endpoint}]" if r.endpoint else "")]
+    ident = [r.tool + (f" ({r.tool_version})" if r.tool_version else "")]
+    if r.url:
+        ident.append(r.url)
+    load = []
+    if r.threads is not None:
+        load.append(f"{r.threads} threads")
+    if r.connections is not None:
+        load.append(f"{r.connections} connections")
+    if r.users is not None:
+        load.append(f"{r.users} users")
+    if load:
+        ident.append(", ".join(load))
+    if r.target_rate_rps is not None:
+        ident.append(f"target {fmt_num(r.target_rate_rps)} req/s")
+    lines.append("  " + " | ".join(ident))
+    if r.factors:
+        lines.append("  factors: " + ", ".join(f"{k}={v}" for k, v in r.factors.items()))
+    achieved = [f"duration {fmt_num(r.duration_s)} s", f"{fmt_num(r.requests)} requests",
+                f"{fmt_num(r.throughput_rps)} req/s"]
+    if not is_missing(r.transfer_bytes_per_s):
+        achieved.append(f"{fmt_num(r.transfer_bytes_per_s / 1024 ** 2)} MiB/s")
+    lines.append("  " + " | ".join(achieved))
+    hist = ("no histogram" if r.histogram is None
+            else f"histogram of {r.histogram_count} requests")
+    lines.append(f"  latency [ms] ({r.latency_source}: {LATENCY_SOURCES[r.latency_source]}; "
+                 f"{hist})")
+    lines.append(f"    mean {fmt_num(r.latency_mean_ms)}  stdev {fmt_num(r.latency_stdev_ms)}  "
+                 f"max {fmt_num(r.latency_max_ms)}")
+    if r.percentiles_ms:
+        lines.append("    " + _pcts(dict(r.percentiles_ms)))
+    if r.uncorrected_percentiles_ms:
+        lines.append("    uncorrected: " + _pcts(dict(r.uncorrected_percentiles_ms)))
+    errs = []
+    for name in ("connect", "read", "write", "timeout"):
+        v = getattr(r, f"errors_{name}")
+        if v is not None:
+            errs.append(f"{name} {v}")
+    if r.non_2xx_3xx is not None:
+        errs.append(f"non-2xx/3xx {r.non_2xx_3xx}")
+    if r.failures is not None:
+        errs.append(f"failures {r.failures}")
+    ratio = r.error_ratio
+    if errs or ratio is not None:
+        share = "" if ratio is None else f" ({ratio:.2%} of requests)"
+        lines.append("  errors: " + (", ".join(errs) or "-") + share)
+    warnings = r.warnings
+    if warnings:
+        lines.append("  warnings:")
+        lines.extend(f"    {i}. {w}" for i, w in enumerate(warnings, 1))
+    return "\n".join(lines) + "\n"
