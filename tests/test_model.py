@@ -1,0 +1,100 @@
+"""perfkit.model: the Run record, its derived fields and its validity warnings."""
+
+import math
+import pickle
+
+import pytest
+
+from perfkit.histogram import LatencyHistogram
+from perfkit.model import RECORD_COLUMNS, FrozenMap, Run, percentile_column
+
+
+def make(**kw):
+    base = dict(tool="wrk", source="x", latency_source="summary_only", requests=1000,
+                errors_connect=0, errors_read=0, errors_write=0, errors_timeout=0,
+                non_2xx_3xx=0, throughput_rps=100.0)
+    base.update(kw)
+    return Run(**base)
+
+
+def test_percentile_column_names():
+    assert percentile_column(99.9) == "latency_p99_9_ms"
+    assert percentile_column(50) == "latency_p50_ms"
+    assert percentile_column(99.99) == "latency_p99_99_ms"
+    assert percentile_column(99, "uncorrected") == "latency_uncorrected_p99_ms"
+
+
+def test_run_is_frozen_all_the_way_down():
+    run = make(percentiles_ms={50: 1.0}, factors={"profile": "a"})
+    with pytest.raises(AttributeError):
+        run.requests = 3
+    with pytest.raises(TypeError):
+        run.factors["profile"] = "b"
+    with pytest.raises(TypeError):
+        run.percentiles_ms[50.0] = 2.0
+    assert run.percentiles_ms == {50.0: 1.0}
+
+
+def test_run_pickles_with_its_histogram():
+    hist = LatencyHistogram.from_values_us([100, 200, 300])
+    run = make(tool="wrk2", latency_source="hdr_corrected", histogram=hist,
+               factors=FrozenMap(profile="a"))
+    back = pickle.loads(pickle.dumps(run))
+    assert back.histogram == hist and back.factors == {"profile": "a"}
+
+
+def test_unknown_latency_source_is_refused():
+    with pytest.raises(ValueError):
+        make(latency_source="averaged")
+
+
+def test_record_has_every_contract_column_in_order():
+    rec = make().to_record()
+    assert list(rec)[: len(RECORD_COLUMNS)] == list(RECORD_COLUMNS)
+    assert math.isnan(rec["latency_p99_9_ms"])  # wrk never prints it: missing, not 0
+    assert rec["histogram_count"] is None
+
+
+def test_error_ratio_counts_failed_attempts():
+    run = make(requests=42998, errors_write=105015)
+    assert run.error_ratio == pytest.approx(105015 / (42998 + 105015))
+    assert any("failed" in w for w in run.warnings)
+
+
+def test_no_error_warning_below_one_percent():
+    run = make(requests=10000, non_2xx_3xx=50)
+    assert run.error_ratio == pytest.approx(0.005)
+    assert not any("failed" in w for w in run.warnings)
+
+
+def test_every_response_failed_is_not_a_throughput_measurement():
+    run = make(requests=290698, non_2xx_3xx=290698)
+    assert any("not a throughput measurement" in w for w in run.warnings)
+
+
+def test_closed_loop_tools_are_flagged_for_coordinated_omission():
+    assert any("coordinated omission" in w for w in make().warnings)
+    wrk2 = make(tool="wrk2", latency_source="hdr_corrected")
+    assert not any("coordinated omission" in w for w in wrk2.warnings)
+
+
+def test_saturation_is_unknown_without_a_target_rate():
+    run = make(tool="wrk2", latency_source="hdr_corrected", throughput_rps=1000.0)
+    assert run.saturated is None
+    assert any("saturation: unknown" in w for w in run.warnings)
+
+
+@pytest.mark.parametrize("achieved, saturated", [(9901.0, False), (9899.0, True)])
+def test_saturation_threshold_is_99_percent_of_target(achieved, saturated):
+    run = make(tool="wrk2", latency_source="hdr_corrected", throughput_rps=achieved,
+               target_rate_rps=10000.0)
+    assert run.saturated is saturated
+    assert any(w.startswith("saturated") for w in run.warnings) is saturated
+
+
+def test_locust_rounding_and_failures():
+    run = Run(tool="locust", source="x", latency_source="locust_rounded", requests=200,
+              failures=10)
+    assert run.error_ratio == 0.05
+    text = " ".join(run.warnings)
+    assert "rounds response times" in text and "closed-loop" in text
