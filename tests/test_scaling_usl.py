@@ -1,0 +1,166 @@
+"""USL and Amdahl fits: the SPEC SDM91 known answer, scipy cross-checks, refusals, bootstrap."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import optimize
+from scipy import stats as sps
+
+from perfkit.errors import PerfkitError
+from perfkit.scaling import fit_amdahl, fit_usl, usl
+from perfkit.scaling.usl import linearised_start
+
+# Gunther, Guerrilla Capacity Planning (2007), SPEC SDM91 benchmark
+SDM91_N = [1, 18, 36, 72, 108, 144, 216]
+SDM91_X = [64.9, 995.9, 1652.4, 1853.2, 1828.9, 1775.0, 1702.2]
+
+
+@pytest.fixture(scope="module")
+def sdm91():
+    return fit_usl(SDM91_N, SDM91_X, n_resamples=300)
+
+
+def test_sdm91_parameters_match_the_published_answer(sdm91):
+    assert sdm91.sigma == pytest.approx(0.0277285, rel=2e-5)
+    assert sdm91.kappa == pytest.approx(1.04366e-4, rel=2e-5)
+    assert sdm91.gamma == pytest.approx(89.99523, rel=1e-6)
+    assert sdm91.n_star == pytest.approx(96.52, abs=0.005)
+
+
+def test_sdm91_peak_is_claimed_because_the_f_test_rejects_amdahl(sdm91):
+    amdahl = fit_amdahl(SDM91_N, SDM91_X, n_resamples=50)
+    f_stat = (amdahl.rss - sdm91.rss) / (sdm91.rss / (7 - 3))
+    assert sdm91.f_stat == pytest.approx(f_stat, rel=1e-9)
+    assert sdm91.f_p_value == pytest.approx(sps.f.sf(f_stat, 1, 4), rel=1e-9)
+    assert sdm91.f_p_value < 0.05
+    assert "Amdahl rejected" in sdm91.n_star_reason
+    lo, hi = sdm91.n_star_ci
+    assert lo < sdm91.n_star < hi
+
+
+def test_sdm91_agrees_with_scipy_curve_fit():
+    popt, _ = optimize.curve_fit(
+        lambda n, s, k, g: g * n / (1 + s * (n - 1) + k * n * (n - 1)),
+        np.array(SDM91_N, float), np.array(SDM91_X), p0=[0.03, 1e-4, 90], maxfev=20000,
+        xtol=1e-14, ftol=1e-14)
+    fit = fit_usl(SDM91_N, SDM91_X, n_resamples=20)
+    np.testing.assert_allclose([fit.sigma, fit.kappa, fit.gamma], popt, rtol=1e-6)
+
+
+def test_residual_standard_error_uses_every_observation(sdm91):
+    resid = np.array(SDM91_X) - usl(np.array(SDM91_N), sdm91.sigma, sdm91.kappa, sdm91.gamma)
+    assert sdm91.dof == 4 and sdm91.n_obs == 7
+    assert sdm91.residual_se == pytest.approx(math.sqrt(np.sum(resid**2) / 4), rel=1e-9)
+
+
+def test_predict_is_the_usl_curve(sdm91):
+    n = np.array([1.0, 50.0, 500.0])
+    expected = sdm91.gamma * n / (1 + sdm91.sigma * (n - 1) + sdm91.kappa * n * (n - 1))
+    np.testing.assert_allclose(sdm91.predict(n), expected)
+    assert sdm91.predict(1.0) == pytest.approx(sdm91.gamma)
+
+
+def test_noise_free_data_gives_back_its_parameters():
+    n = np.array([1, 2, 4, 8, 16, 32, 64, 128], float)
+    x = usl(n, 0.05, 2e-4, 1000.0)
+    fit = fit_usl(n, x, n_resamples=20)
+    np.testing.assert_allclose([fit.sigma, fit.kappa, fit.gamma], [0.05, 2e-4, 1000.0],
+                               rtol=1e-6)
+    np.testing.assert_allclose(linearised_start(n, x), [0.05, 2e-4, 1000.0], rtol=1e-6)
+
+
+def test_every_run_is_fitted_not_the_means():
+    rng = np.random.default_rng(3)
+    n = np.repeat([1, 4, 16, 32, 64], [1, 2, 5, 1, 4]).astype(float)  # unbalanced
+    x = usl(n, 0.04, 1e-4, 500.0) * rng.normal(1, 0.03, len(n))
+    fit = fit_usl(n, x, n_resamples=20)
+    frame = pd.DataFrame({"n": n, "x": x}).groupby("n")["x"].mean()
+    on_means = fit_usl(frame.index.to_numpy(), frame.to_numpy(), n_resamples=20)
+    assert fit.n_obs == len(n) and fit.n_levels == 5
+    assert fit.sigma != pytest.approx(on_means.sigma, rel=1e-3)
+
+
+def test_fewer_than_four_distinct_n_is_refused():
+    with pytest.raises(PerfkitError, match="at least 4"):
+        fit_usl([10, 10, 20, 20, 40, 40], [1.0, 1.1, 1.9, 2.0, 3.0, 3.1])
+
+
+def test_amdahl_needs_three_distinct_n():
+    with pytest.raises(PerfkitError, match="at least 3"):
+        fit_amdahl([10, 20, 20], [1.0, 1.9, 2.0])
+
+
+@pytest.mark.parametrize("name", ["target_rate_rps", "rate"])
+def test_an_offered_rate_is_refused_as_n(name):
+    n = pd.Series([1000, 2000, 4000, 8000], name=name)
+    with pytest.raises(PerfkitError, match="not a concurrency"):
+        fit_usl(n, [1000, 2000, 3900, 4000])
+    with pytest.raises(PerfkitError, match="not a concurrency"):
+        fit_usl([1, 2, 4, 8], [1000, 2000, 3900, 4000], n_column=name)
+
+
+def test_amdahl_data_gives_no_peak_and_says_why():
+    rng = np.random.default_rng(11)
+    n = np.repeat([1, 2, 4, 8, 16, 32], 3).astype(float)
+    x = usl(n, 0.08, 0.0, 100.0) * rng.normal(1, 0.02, len(n))
+    fit = fit_usl(n, x, n_resamples=100)
+    assert fit.n_star is None and fit.n_star_ci is None
+    assert fit.f_p_value >= 0.05
+    assert "no peak N* is claimed" in fit.n_star_reason
+    amdahl = fit_amdahl(n, x, n_resamples=100)
+    assert amdahl.sigma == pytest.approx(0.08, rel=0.15)
+    assert amdahl.max_throughput == pytest.approx(amdahl.gamma / amdahl.sigma)
+
+
+def test_a_peak_beyond_the_measured_range_is_flagged_as_extrapolation():
+    n = np.repeat([1, 2, 4, 8, 16, 32], 3).astype(float)
+    wobble = np.tile([0.995, 1.0, 1.005], 6)
+    x = usl(n, 0.01, 5e-4, 100.0) * wobble  # N* = 44.5, above the largest N
+    fit = fit_usl(n, x, n_resamples=100)
+    assert fit.n_star == pytest.approx(math.sqrt(0.99 / 5e-4), rel=0.05)
+    assert any("extrapolation" in w for w in fit.warnings)
+
+
+def test_missing_throughput_is_left_out_with_a_warning():
+    n = [1, 2, 4, 8, 16, 16]
+    x = list(usl(np.array(n, float), 0.05, 1e-3, 10.0))
+    x[-1] = math.nan
+    fit = fit_usl(n, x, n_resamples=20)
+    assert fit.n_obs == 5
+    assert any("left out" in w for w in fit.warnings)
+
+
+def test_bootstrap_is_seeded_and_reproducible():
+    rng = np.random.default_rng(5)
+    n = np.repeat([1, 4, 16, 32, 64], 3).astype(float)
+    x = usl(n, 0.04, 1e-4, 500.0) * rng.normal(1, 0.03, len(n))
+    a = fit_usl(n, x, n_resamples=200, seed=1)
+    b = fit_usl(n, x, n_resamples=200, seed=1)
+    c = fit_usl(n, x, n_resamples=200, seed=2)
+    assert a.sigma_ci == b.sigma_ci and a.gamma_ci == b.gamma_ci
+    assert a.sigma_ci != c.sigma_ci
+    for est, (lo, hi) in [(a.sigma, a.sigma_ci), (a.kappa, a.kappa_ci), (a.gamma, a.gamma_ci)]:
+        assert lo <= est <= hi
+
+
+def test_resampling_runs_within_n_needs_replicates():
+    rng = np.random.default_rng(5)
+    n = np.repeat([1, 4, 16, 32, 64], 3).astype(float)
+    x = usl(n, 0.04, 1e-4, 500.0) * rng.normal(1, 0.03, len(n))
+    fit = fit_usl(n, x, n_resamples=100, bootstrap="runs")
+    assert fit.bootstrap == "runs" and not any("instead" in w for w in fit.warnings)
+    single = fit_usl(SDM91_N, SDM91_X, n_resamples=50, bootstrap="runs")
+    assert single.bootstrap == "residual"
+    assert any("residual bootstrap instead" in w for w in single.warnings)
+
+
+def test_one_run_per_n_is_warned(sdm91):
+    assert any("one run per N" in w for w in sdm91.warnings)
+
+
+def test_parameters_rows_are_tidy(sdm91):
+    rows = sdm91.parameters()
+    assert [r["parameter"] for r in rows] == ["sigma", "kappa", "gamma", "n_star"]
+    assert rows[0]["estimate"] == sdm91.sigma
