@@ -1,0 +1,23 @@
+"""Honest statistics on load-test runs: the run is the experimental unit.
+
+Re-exports only; see the submodules for the methods and their sources.
+"""
+
+from perfkit.stats.bootstrap import (
+    PercentileCI,
+    cluster_bootstrap_quantile,
+    percentile_ci_across_runs,
+    t_log_interval,
+)
+from perfkit.stats.orderstats import MedianCI, QuantileCI, median_ci, quantile_ci
+
+__all__ = [
+    "MedianCI",
+    "PercentileCI",
+    "QuantileCI",
+    "cluster_bootstrap_quantile",
+    "median_ci",
+    "percentile_ci_across_runs",
+    "quantile_ci",
+    "t_log_interval",
+]
