@@ -1,0 +1,202 @@
+"""Locust: combine the files of one run (CSVs and ``--json`` stdout) into :class:`Run` records.
+
+The loader calls :func:`parse_files` once per directory with every Locust file in it. Files are
+grouped by prefix (``PREFIX_stats.csv``, ``PREFIX_stats_history.csv``, ``PREFIX_failures.csv``,
+``PREFIX_exceptions.csv``); the ``--json`` output (``run.stdout``, ``stdout.txt`` or
+``PREFIX.json``) joins the group of the same prefix, or the only group when the directory holds
+one run.
+
+Which numbers win: the ``--json`` totals. Locust rewrites its CSVs every second, so the last
+``_stats.csv`` can miss the final second of the run (``clean_u20``: 11300 requests in the CSV,
+11738 in the JSON and on the console). The difference is noted on the run. Without ``--json``
+the numbers come from ``_stats.csv`` and there is no histogram.
+
+The history, failures and exceptions tables ride along in ``Run.extra``: ``history`` (tuple of
+per-second dicts, see :func:`perfkit.ingest.locust_csv.parse_history_csv`),
+``history_cumulative_percentiles``, ``failures`` and ``exceptions``. ``users`` and ``url`` are
+left None: the loader merges them from the manifest (``-u``, ``--host``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from perfkit.ingest.locust_csv import (
+    History,
+    parse_exceptions_csv,
+    parse_failures_csv,
+    parse_history_csv,
+    parse_stats_csv,
+)
+from perfkit.ingest.locust_json import LATENCY_SOURCE, TOOL, parse_json
+from perfkit.model import Run
+
+__all__ = ["parse_exceptions_csv", "parse_failures_csv", "parse_files", "parse_history_csv",
+           "parse_json", "parse_stats_csv"]
+
+_SUFFIXES = {
+    "locust_stats": "_stats.csv",
+    "locust_history": "_stats_history.csv",
+    "locust_failures": "_failures.csv",
+    "locust_exceptions": "_exceptions.csv",
+}
+
+
+def _prefix(kind: str, path: str) -> str:
+    name = os.path.basename(path)
+    suffix = _SUFFIXES.get(kind, ".json")
+    if name.endswith(suffix) and len(name) > len(suffix):
+        return name[: -len(suffix)]
+    return name
+
+
+def _groups(files: Sequence[tuple[str, str, str]]) -> list[dict[str, tuple[str, str]]]:
+    """Files of one directory grouped per run: ``{kind: (path, text)}`` per group."""
+    csv_groups: dict[str, dict[str, tuple[str, str]]] = {}
+    jsons: list[tuple[str, str, str]] = []
+    for kind, path, text in files:
+        if kind == "locust_json":
+            jsons.append((_prefix(kind, path), path, text))
+        else:
+            csv_groups.setdefault(_prefix(kind, path), {})[kind] = (path, text)
+    loose = []
+    for prefix, path, text in jsons:
+        if prefix in csv_groups and "locust_json" not in csv_groups[prefix]:
+            csv_groups[prefix]["locust_json"] = (path, text)
+        else:
+            loose.append({"locust_json": (path, text)})
+    waiting = [g for g in csv_groups.values() if "locust_json" not in g]
+    if len(loose) == 1 and len(waiting) == 1:
+        waiting[0].update(loose.pop())
+    return list(csv_groups.values()) + loose
+
+
+def parse_files(files: Sequence[tuple[str, str, str]]) -> list[Run]:
+    """Runs from the Locust files of one directory: ``[(kind, path, text), ...]``.
+
+    ``kind`` is the sniffed kind (``locust_json``, ``locust_stats``, ``locust_history``,
+    ``locust_failures``, ``locust_exceptions``). Each group of files gives one run per request
+    name plus the Aggregated run, from the ``--json`` output when present, else from
+    ``_stats.csv``; a lone history CSV gives runs from its last rows. Malformed input raises
+    :class:`~perfkit.errors.ParseError`.
+    """
+    runs: list[Run] = []
+    for group in _groups(files):
+        runs.extend(_parse_group(group))
+    return runs
+
+
+def _parse_group(group: dict[str, tuple[str, str]]) -> list[Run]:
+    sources = tuple(path for path, _ in group.values())
+
+    def parsed(kind, parser):
+        if kind not in group:
+            return None
+        path, text = group[kind]
+        return parser(text, path)
+
+    stats = parsed("locust_stats", parse_stats_csv)
+    json_runs = parsed("locust_json", parse_json)
+    history = parsed("locust_history", parse_history_csv)
+    failures = parsed("locust_failures", parse_failures_csv)
+    exceptions = parsed("locust_exceptions", parse_exceptions_csv)
+
+    if json_runs is not None:
+        runs = json_runs if stats is None else _prefer_json(json_runs, stats)
+    elif stats is not None:
+        runs = stats
+    elif history is not None:
+        runs = _runs_from_history(history, group["locust_history"][0])
+    else:
+        path = sources[0]
+        runs = [Run(tool=TOOL, source=path, latency_source=LATENCY_SOURCE,
+                    endpoint="Aggregated", is_aggregate=True,
+                    notes=(f"{path}: only Locust's failures/exceptions table, "
+                           "no request statistics",))]
+    return [_attach(r, sources, history, failures, exceptions) for r in runs]
+
+
+def _key(run: Run) -> tuple[str | None, str | None]:
+    return ("", "Aggregated") if run.is_aggregate else (run.method, run.endpoint)
+
+
+def _prefer_json(json_runs: list[Run], stats: list[Run]) -> list[Run]:
+    """JSON numbers, with a note where the CSV disagrees; the CSV's printed rate when final.
+
+    When the CSV's Aggregated totals equal the JSON's, the CSV is final and its ``Requests/s``
+    is Locust's own ``total_rps`` (counted from the test start, which the JSON lacks), so the
+    throughput, transfer rate and duration are taken from it.
+    """
+    by_key = {_key(r): r for r in stats}
+    csv_agg = next(r for r in stats if r.is_aggregate)
+    json_agg = next(r for r in json_runs if r.is_aggregate)
+    final = (csv_agg.requests, csv_agg.failures) == (json_agg.requests, json_agg.failures)
+    out = []
+    for run in json_runs:
+        csv_run = by_key.get(_key(run))
+        notes = list(run.notes)
+        extra = dict(run.extra)
+        changes = {}
+        if csv_run is None:
+            notes.append(f"{run.endpoint!r} is in the --json output but not in the CSV stats "
+                         "(its first requests came after the last CSV write)")
+        elif (csv_run.requests, csv_run.failures) != (run.requests, run.failures):
+            verb = "lag" if (csv_run.requests or 0) <= (run.requests or 0) else "differ from"
+            text = (f"CSV stats {verb} the --json totals: {csv_run.requests} vs "
+                    f"{run.requests} requests")
+            if csv_run.failures != run.failures:
+                text += f", {csv_run.failures} vs {run.failures} failures"
+            notes.append(text + "; using --json")
+        if final and csv_run is not None and csv_run.throughput_rps is not None:
+            changes.update(throughput_rps=csv_run.throughput_rps,
+                           transfer_bytes_per_s=csv_run.transfer_bytes_per_s,
+                           duration_s=csv_run.duration_s)
+            extra["failures_per_s"] = csv_run.extra.get("failures_per_s")
+            extra["throughput_basis"] = "csv: Requests/s as printed (final totals)"
+        extra["csv_requests"] = None if csv_run is None else csv_run.requests
+        out.append(run.replace(notes=tuple(notes), extra=extra, **changes))
+    return out
+
+
+def _runs_from_history(history: History, path: str) -> list[Run]:
+    """Runs from the last history row of each name (totals only: no throughput printed)."""
+    last: dict[tuple, dict] = {}
+    for row in history.rows:
+        last[(row["method"], row["name"])] = row
+    runs = []
+    for (method, name), row in last.items():
+        is_agg = name == "Aggregated" and method is None
+        runs.append(Run(
+            tool=TOOL, source=path, latency_source=LATENCY_SOURCE, endpoint=name,
+            method=method, is_aggregate=is_agg, requests=row["total_requests"],
+            failures=row["total_failures"], latency_mean_ms=row["total_latency_mean_ms"],
+            latency_min_ms=row["total_latency_min_ms"],
+            latency_max_ms=row["total_latency_max_ms"],
+            notes=(f"{path}: only the history CSV; totals from its last row at "
+                   f"{row['timestamp_s']} (no throughput or percentiles of the whole run)",),
+        ))
+    runs.sort(key=lambda r: (r.is_aggregate, r.endpoint or "", r.method or ""))
+    return runs
+
+
+def _attach(run: Run, sources: tuple[str, ...], history: History | None,
+            failures: tuple | None, exceptions: tuple | None) -> Run:
+    extra = dict(run.extra)
+    notes = list(run.notes)
+    extra["sources"] = sources
+    if history is not None:
+        rows = tuple(r for r in history.rows
+                     if (r["name"] == "Aggregated" and r["method"] is None) == run.is_aggregate
+                     and (run.is_aggregate or (r["method"], r["name"]) ==
+                          (run.method, run.endpoint)))
+        extra["history"] = rows
+        extra["history_cumulative_percentiles"] = history.cumulative_percentiles
+        if run.is_aggregate:
+            notes.extend(history.notes)
+    if failures is not None:
+        extra["failures"] = failures if run.is_aggregate else tuple(
+            f for f in failures if (f["method"], f["name"]) == (run.method, run.endpoint))
+    if exceptions is not None and run.is_aggregate:
+        extra["exceptions"] = exceptions
+    return run.replace(extra=extra, notes=tuple(notes))
