@@ -1,0 +1,124 @@
+"""``perfkit run wrk|wrk2|locust``: one run, kept verbatim with its manifest."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TextIO
+
+from perfkit.errors import PerfkitError
+from perfkit.units import UnitError, parse_duration_arg
+
+HELP = """\
+Run one load test and keep everything: the tool's stdout and stderr byte for byte (and Locust's
+CSV and --json output), CPU samples of the generator and the server, and manifest.json (argv,
+tool version, load levels, start/end UTC, exit status, host, sysctls, server profile and its
+rendered config when the URL is the local testbed's, sha256 of every file).
+
+The run is written to OUT/.tmp-RUN_ID/ and renamed to OUT/RUN_ID/ when it ends, whatever its
+status (complete, failed or killed). The last line of stdout is that directory.
+Every run is bounded: after duration + --grace seconds the process group is killed.
+Only loopback URLs are loaded unless --allow-remote is given.
+
+examples:
+  perfkit run wrk --url http://127.0.0.1:8080/ --connections 64 --threads 2 --duration 10s \\
+      --out runs/
+  perfkit run wrk2 --url http://127.0.0.1:8080/ -c 64 -t 2 -d 30s --rate 20000 --out runs/
+  perfkit run locust --url http://127.0.0.1:8080 --locustfile tests/locust/locustfile.py \\
+      --users 20 --spawn-rate 10 --duration 20s --processes 2 --out runs/
+  perfkit run wrk --url http://127.0.0.1:8080/ -c 64 -t 1 -d 10s --clients 2 --out runs/
+"""
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("run", help="run wrk, wrk2 or Locust once and keep its raw output",
+                              description=HELP,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("tool", choices=("wrk", "wrk2", "locust"))
+    p.add_argument("--url", required=True, help="target (Locust: the --host base URL)")
+    p.add_argument("--out", default="runs", help="parent directory of the run (default: runs)")
+    p.add_argument("-d", "--duration", default="10s",
+                   help="measured duration, e.g. 10s (Locust: after every user has spawned)")
+    p.add_argument("-c", "--connections", type=int, help="wrk/wrk2: open connections")
+    p.add_argument("-t", "--threads", type=int, help="wrk/wrk2: threads")
+    p.add_argument("-R", "--rate", type=float, help="wrk2: target requests/s (-R)")
+    p.add_argument("--no-latency", action="store_true", help="wrk/wrk2: omit --latency")
+    p.add_argument("-U", "--uncorrected", action="store_true",
+                   help="wrk2: also print the uncorrected latency distribution")
+    p.add_argument("--timeout", help="wrk/wrk2: socket/request timeout, e.g. 2s")
+    p.add_argument("-H", "--header", action="append", default=[], help="wrk/wrk2: header")
+    p.add_argument("-s", "--script", help="wrk/wrk2: Lua script")
+    p.add_argument("--wrk2", metavar="PATH", help="the wrk2 binary (default: wrk2 on PATH)")
+    p.add_argument("-u", "--users", type=int, help="Locust: users")
+    p.add_argument("-r", "--spawn-rate", type=float, help="Locust: users/s (default: all at once)")
+    p.add_argument("--processes", type=int, help="Locust: --processes N (N worker processes)")
+    p.add_argument("-f", "--locustfile", help="Locust: the locustfile")
+    p.add_argument("--user-class", action="append", default=[], help="Locust: user class")
+    p.add_argument("--no-reset-stats", action="store_true",
+                   help="Locust: keep the ramp-up in the statistics (default: reset when spawned)")
+    p.add_argument("--arg", action="append", default=[], metavar="ARG",
+                   help="one more argument passed to the tool verbatim (repeatable)")
+    p.add_argument("--factor", action="append", default=[], metavar="NAME=LEVEL",
+                   help="a factor level recorded in the manifest (repeatable)")
+    p.add_argument("--taskset", metavar="GEN[:SERVER]",
+                   help="pin the generator (and the server) to CPUs, e.g. 0:1")
+    p.add_argument("--clients", type=int, default=1,
+                   help="wrk/wrk2: N concurrent generator processes (see docs/distributed.md)")
+    p.add_argument("--grace", type=float, default=20.0,
+                   help="seconds past the duration before the run is killed (default 20)")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="allow a non-loopback URL (load a remote machine on purpose)")
+    p.add_argument("--run-id", help="directory name of the run (default: UTC time-tool-random)")
+    p.set_defaults(func=main)
+
+
+def _seconds(text: str | None, what: str) -> float | None:
+    if text is None:
+        return None
+    try:
+        return parse_duration_arg(text)
+    except UnitError as exc:
+        raise PerfkitError(f"{what}: expected a duration such as 10s, found {text!r}") from exc
+
+
+def _factors(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, sep, level = item.partition("=")
+        if not sep or not name:
+            raise PerfkitError(f"--factor: expected NAME=LEVEL, found {item!r}")
+        out[name] = level
+    return out
+
+
+def spec_from_args(args: argparse.Namespace):
+    from perfkit.run.spec import RunSpec
+
+    return RunSpec(
+        tool=args.tool, url=args.url, duration_s=_seconds(args.duration, "--duration"),
+        connections=args.connections, threads=args.threads, rate_rps=args.rate,
+        latency=not args.no_latency, uncorrected=args.uncorrected,
+        request_timeout_s=_seconds(args.timeout, "--timeout"), headers=tuple(args.header),
+        script=args.script, users=args.users, spawn_rate=args.spawn_rate,
+        processes=args.processes, locustfile=args.locustfile,
+        user_classes=tuple(args.user_class), reset_stats=not args.no_reset_stats,
+        extra_args=tuple(args.arg), wrk2_path=args.wrk2, taskset=args.taskset,
+        allow_remote=args.allow_remote, grace_s=args.grace, run_id=args.run_id,
+        factors=_factors(args.factor))
+
+
+def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    spec = spec_from_args(args)
+    if args.clients > 1:
+        from perfkit.run.distributed import run_clients
+
+        group = run_clients(spec, args.clients, args.out, err=err)
+        for outcome in group.outcomes:
+            print(f"{outcome.run_id}  {outcome.status}", file=out)
+        print(group.path, file=out)
+        return 0 if group.status == "complete" else 1
+    from perfkit.run.runner import execute
+
+    outcome = execute(spec, args.out, err=err)
+    print(f"{outcome.status}  exit code {outcome.exit_code}", file=out)
+    print(outcome.path, file=out)
+    return 0 if outcome.status == "complete" else 1

@@ -1,0 +1,355 @@
+"""Child processes that never outlive perfkit: process groups, parent-death signal, watchdog.
+
+Every load generator runs in its own session (so its own process group, ``pgid == pid``). Three
+layers make sure nothing keeps loading the server after perfkit is gone, even after ``kill -9``:
+
+1. ``PR_SET_PDEATHSIG`` (Linux ``prctl(2)``, via ctypes): the kernel sends SIGKILL to the group
+   leader the moment its parent dies. The setting is not inherited across ``fork``, so it does
+   not reach Locust's forked workers (``--processes``).
+2. A watchdog process per child: it polls its own parent (perfkit) and kills the whole group
+   when perfkit disappears, which takes care of forked grandchildren.
+3. A state file listing every live group (pgid, pid, create time, command line). The next
+   ``perfkit sweep`` reads it and kills any group still running, after checking that the
+   process really is the one recorded (same start time and command line), so a recycled pid
+   is never killed by mistake.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO
+
+import psutil
+
+PR_SET_PDEATHSIG = 1
+#: seconds between a polite SIGTERM and SIGKILL when a group is stopped
+TERM_GRACE_S = 2.0
+
+_WATCHDOG = r"""
+import os, signal, sys, time
+parent, pgid = int(sys.argv[1]), int(sys.argv[2])
+while True:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        sys.exit(0)
+    except PermissionError:
+        pass
+    if os.getppid() != parent:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        sys.exit(0)
+    time.sleep(0.2)
+"""
+
+
+def _libc_prctl():
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return None
+
+
+_PRCTL = _libc_prctl()
+
+
+def _make_preexec(parent_pid: int):
+    """A ``preexec_fn`` that asks for SIGKILL when the parent dies (race-free)."""
+    prctl = _PRCTL
+
+    def preexec() -> None:  # runs in the child between fork and exec
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent_pid:  # the parent died before prctl took effect
+            os._exit(137)
+
+    return preexec
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupRecord:
+    """What identifies a running process group safely: pid, pgid, start time and argv."""
+
+    pid: int
+    pgid: int
+    create_time: float
+    cmdline: tuple[str, ...]
+
+    def to_json(self) -> dict:
+        return {"pid": self.pid, "pgid": self.pgid, "create_time": self.create_time,
+                "cmdline": list(self.cmdline)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> GroupRecord:
+        return cls(int(data["pid"]), int(data["pgid"]), float(data["create_time"]),
+                   tuple(data["cmdline"]))
+
+
+class StateFile:
+    """A JSON file holding the process groups a sweep currently runs (written atomically)."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    def read(self) -> list[GroupRecord]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (FileNotFoundError, json.JSONDecodeError):
+            return []
+        return [GroupRecord.from_json(d) for d in data.get("groups", [])]
+
+    def write(self, groups: Sequence[GroupRecord]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(json.dumps({"groups": [g.to_json() for g in groups]}, indent=1))
+        os.replace(tmp, self.path)
+
+    def add(self, record: GroupRecord) -> None:
+        self.write([g for g in self.read() if g.pgid != record.pgid] + [record])
+
+    def remove(self, pgid: int) -> None:
+        self.write([g for g in self.read() if g.pgid != pgid])
+
+
+class Child:
+    """A load generator running in its own process group, bounded in time.
+
+    Parameters
+    ----------
+    argv : sequence of str
+        The command; never a shell string.
+    stdout, stderr : binary file objects
+        Where the bytes go, verbatim.
+    cwd : path, optional
+        Working directory of the child.
+    state : StateFile, optional
+        Records the group while it runs (for cleanup after ``kill -9``).
+    watchdog : bool
+        Start the watchdog process that kills the group when perfkit dies.
+    """
+
+    def __init__(self, argv: Sequence[str], stdout: IO[bytes], stderr: IO[bytes],
+                 cwd: str | os.PathLike | None = None, env: dict | None = None,
+                 state: StateFile | None = None, watchdog: bool = True):
+        self.argv = [str(a) for a in argv]
+        self.state = state
+        self.killed_by_us = False
+        self.proc = subprocess.Popen(
+            self.argv, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, cwd=cwd, env=env,
+            start_new_session=True, preexec_fn=_make_preexec(os.getpid()), close_fds=True)
+        self.pgid = self.proc.pid
+        self.record = _record_of(self.proc.pid, self.argv)
+        if state is not None:
+            state.add(self.record)
+        self._watchdog = _start_watchdog(self.pgid) if watchdog else None
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def wait(self, timeout_s: float | None = None) -> int | None:
+        """Wait up to ``timeout_s`` seconds; the exit status, or None if still running."""
+        try:
+            return self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill_group(self, grace_s: float = TERM_GRACE_S) -> None:
+        """SIGTERM the whole group, then SIGKILL what is left after ``grace_s`` seconds."""
+        self.killed_by_us = True
+        kill_group(self.pgid, grace_s)
+        self.proc.wait()
+
+    def close(self) -> None:
+        """Reap the child and its watchdog; remove the group from the state file."""
+        if self.proc.poll() is None:
+            self.kill_group()
+        # whatever the leader forked (Locust workers) must not survive it
+        if group_alive(self.pgid):
+            kill_group(self.pgid, grace_s=1.0)
+        if self._watchdog is not None:
+            try:
+                self._watchdog.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self._watchdog.kill()
+                self._watchdog.wait()
+        if self.state is not None:
+            self.state.remove(self.pgid)
+
+    def __enter__(self) -> Child:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _record_of(pid: int, argv: Sequence[str]) -> GroupRecord:
+    try:
+        p = psutil.Process(pid)
+        create = p.create_time()
+    except psutil.Error:
+        create = time.time()
+    return GroupRecord(pid=pid, pgid=pid, create_time=create, cmdline=tuple(argv))
+
+
+def _start_watchdog(pgid: int) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-S", "-c", _WATCHDOG, str(os.getpid()), str(pgid)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, close_fds=True)
+
+
+def group_alive(pgid: int) -> bool:
+    """True while any process of group ``pgid`` exists (zombies excluded)."""
+    for p in psutil.process_iter(["pid"]):
+        try:
+            if os.getpgid(p.info["pid"]) == pgid and p.status() != psutil.STATUS_ZOMBIE:
+                return True
+        except (ProcessLookupError, psutil.Error, OSError):
+            continue
+    return False
+
+
+def kill_group(pgid: int, grace_s: float = TERM_GRACE_S) -> None:
+    """SIGTERM then SIGKILL every process of group ``pgid`` (a missing group is fine)."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if not group_alive(pgid):
+            return
+        time.sleep(0.05)
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+
+
+def _same_process(record: GroupRecord) -> bool:
+    try:
+        p = psutil.Process(record.pid)
+        return (abs(p.create_time() - record.create_time) < 0.05
+                and tuple(p.cmdline()) == record.cmdline)
+    except psutil.Error:
+        return False
+
+
+def _members_matching(record: GroupRecord) -> list[psutil.Process]:
+    """Processes still in the recorded group that run the recorded program."""
+    exe = Path(record.cmdline[0]).name if record.cmdline else ""
+    out = []
+    for p in psutil.process_iter(["pid", "cmdline"]):
+        try:
+            if os.getpgid(p.info["pid"]) != record.pgid:
+                continue
+        except OSError:
+            continue
+        cmd = p.info["cmdline"] or []
+        if any(Path(c).name == exe or c == exe for c in cmd[:3]):
+            out.append(p)
+    return out
+
+
+def kill_stale(state: StateFile) -> list[GroupRecord]:
+    """Kill the groups recorded in ``state`` that still run (after checking they are ours).
+
+    A group counts as ours when its leader has the recorded start time and command line, or,
+    once the leader is gone, when a member of the recorded group runs the same program (a
+    forked Locust worker). Returns the groups that were killed; the state file is emptied.
+    """
+    killed = []
+    for record in state.read():
+        if _same_process(record) or _members_matching(record):
+            kill_group(record.pgid, grace_s=1.0)
+            killed.append(record)
+    state.write([])
+    return killed
+
+
+# -- CPU use of the generator and the server ---------------------------------------------------
+class CpuSampler:
+    """CPU use of process trees, sampled from their CPU times (100% = one core busy).
+
+    Call :meth:`sample` every tick while the run goes. Each tree is its roots plus all their
+    descendants at the moment of sampling, so forked Locust workers and nginx workers started
+    by a reload are counted. Time spent by processes that exited between two ticks is lost, a
+    small undercount.
+    """
+
+    def __init__(self, generator_pids: Sequence[int], server_pids: Sequence[int] = ()):
+        self.roots = {"generator": list(generator_pids), "server": list(server_pids)}
+        self._last: dict[str, dict[int, float]] = {k: {} for k in self.roots}
+        self._last_t: float | None = None
+        self.rows: list[tuple[float, float | None, float | None, float | None]] = []
+        self._t0 = time.monotonic()
+        psutil.cpu_percent(interval=None)  # prime the host counter
+
+    def _tree_times(self, roots: Sequence[int]) -> dict[int, float]:
+        out: dict[int, float] = {}
+        for pid in roots:
+            try:
+                root = psutil.Process(pid)
+                procs = [root, *root.children(recursive=True)]
+            except psutil.Error:
+                continue
+            for p in procs:
+                try:
+                    t = p.cpu_times()
+                    out[p.pid] = t.user + t.system
+                except psutil.Error:
+                    continue
+        return out
+
+    def sample(self) -> None:
+        now = time.monotonic()
+        current = {k: self._tree_times(v) for k, v in self.roots.items()}
+        host = psutil.cpu_percent(interval=None)
+        if self._last_t is not None and now > self._last_t:
+            wall = now - self._last_t
+            pct: dict[str, float | None] = {}
+            for key, times in current.items():
+                if not self.roots[key] or not times:
+                    pct[key] = None
+                    continue
+                used = sum(t - self._last[key].get(pid, 0.0) for pid, t in times.items())
+                pct[key] = 100.0 * max(used, 0.0) / wall
+            self.rows.append((round(now - self._t0, 3), pct["generator"], pct["server"], host))
+        self._last, self._last_t = current, now
+
+    def csv_text(self) -> str:
+        """The samples as CSV: ``t_s,generator_cpu_percent,server_cpu_percent,host_cpu_percent``."""
+        lines = ["t_s,generator_cpu_percent,server_cpu_percent,host_cpu_percent"]
+        for row in self.rows:
+            lines.append(",".join("" if v is None else f"{v:.1f}" if i else f"{v:.3f}"
+                                  for i, v in enumerate(row)))
+        return "\n".join(lines) + "\n"
+
+    def summary(self, generator_cores: float | None) -> dict:
+        """Mean/max per tree, and the generator's share of the cores it can use."""
+        out: dict = {"samples": len(self.rows)}
+        for i, key in ((1, "generator"), (2, "server"), (3, "host")):
+            values = [r[i] for r in self.rows if r[i] is not None]
+            out[f"{key}_cpu_mean_percent"] = round(sum(values) / len(values), 1) if values else None
+            out[f"{key}_cpu_max_percent"] = round(max(values), 1) if values else None
+        mean = out["generator_cpu_mean_percent"]
+        out["generator_cores"] = generator_cores
+        out["generator_cpu_share"] = (None if mean is None or not generator_cores
+                                      else round(mean / (100.0 * generator_cores), 3))
+        return out

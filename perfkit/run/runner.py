@@ -1,0 +1,317 @@
+"""One run of wrk, wrk2 or Locust: verbatim output, CPU samples and a manifest.
+
+:func:`execute` writes everything into ``OUT/.tmp-<run_id>/`` and renames it to
+``OUT/<run_id>/`` when the run has ended, whatever its status (``complete``, ``failed`` or
+``killed``): a run that failed is kept, never silently dropped, and a directory without the
+``.tmp-`` prefix is always whole. A run cut short by ``kill -9`` of perfkit itself stays under
+its hidden ``.tmp-`` name, which no reader counts (``perfkit sweep`` moves it to
+``runs/.aborted/`` when it resumes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import psutil
+
+from perfkit import __version__
+from perfkit.run import hostinfo
+from perfkit.run.procs import Child, CpuSampler, StateFile
+from perfkit.run.server import ServerContext
+from perfkit.run.spec import (
+    RunError,
+    RunSpec,
+    build_argv,
+    check_url,
+    cpu_list,
+    find_tool,
+    generator_cores,
+    new_run_id,
+    parse_taskset,
+    utc_now,
+)
+
+SCHEMA_VERSION = 1
+#: a generator using more than this share of the cores it can use is the bottleneck
+GENERATOR_BOTTLENECK_SHARE = 0.9
+SAMPLE_INTERVAL_S = 0.5
+TMP_PREFIX = ".tmp-"
+
+__all__ = ["RunError", "RunOutcome", "RunSpec", "execute", "tool_version"]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunOutcome:
+    """Where a run landed and how it ended (``status``: complete, failed or killed)."""
+
+    run_id: str
+    path: Path
+    status: str
+    exit_code: int | None
+    manifest: Mapping[str, Any]
+
+
+_VERSIONS: dict[tuple[str, ...], str | None] = {}
+
+
+def tool_version(tool: str, prefix: Sequence[str]) -> str | None:
+    """``wrk -v`` / ``locust --version`` first line, cached per executable."""
+    key = (tool, *prefix)
+    if key not in _VERSIONS:
+        _VERSIONS[key] = (hostinfo.locust_version(prefix) if tool == "locust"
+                          else hostinfo.wrk_version(prefix[0]))
+    return _VERSIONS[key]
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def file_digests(directory: Path) -> dict[str, dict[str, Any]]:
+    """sha256 and size of every file under ``directory`` except the manifest itself."""
+    out = {}
+    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+        rel = path.relative_to(directory).as_posix()
+        if rel != "manifest.json" and not rel.endswith(".part"):
+            out[rel] = {"sha256": sha256_file(path), "bytes": path.stat().st_size}
+    return out
+
+
+def write_json(path: Path, data: Mapping[str, Any]) -> None:
+    """Write JSON atomically (a reader never sees half a manifest)."""
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def progress_disabled(err: TextIO | None) -> bool:
+    """No bar when ``PERFKIT_NO_PROGRESS=1`` or when ``err`` is not a terminal."""
+    return os.environ.get("PERFKIT_NO_PROGRESS") == "1" or err is None or not _isatty(err)
+
+
+def make_bar(err: TextIO | None, show: bool, **kwargs: Any):
+    from tqdm.auto import tqdm
+
+    tqdm.monitor_interval = 0  # no monitor thread: children are forked from this process
+    return tqdm(file=err, disable=not show or progress_disabled(err), **kwargs)
+
+
+@contextlib.contextmanager
+def _pinned(pids: Sequence[int], cpus: str | None) -> Iterator[dict | None]:
+    """Pin the server's processes (and their threads' future children) to ``cpus``."""
+    if not cpus or not pids:
+        yield None
+        return
+    wanted = cpu_list(cpus)
+    before: dict[int, list[int]] = {}
+    for pid in pids:
+        try:
+            procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+        except psutil.Error:
+            continue
+        for p in procs:
+            with contextlib.suppress(psutil.Error):
+                before[p.pid] = p.cpu_affinity()
+                p.cpu_affinity(wanted)
+    try:
+        yield {"server_cpus": cpus, "pinned_pids": sorted(before)}
+    finally:
+        for pid, cpus_before in before.items():
+            with contextlib.suppress(psutil.Error):
+                psutil.Process(pid).cpu_affinity(cpus_before)
+
+
+def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext | None = None,
+            state: StateFile | None = None, err: TextIO | None = None, progress: bool = True,
+            on_event: Callable[[str, Path], None] | None = None) -> RunOutcome:
+    """Run ``spec`` once and keep everything it printed, with a manifest.
+
+    Parameters
+    ----------
+    spec : RunSpec
+        The run. Its ``url`` must be loopback unless ``spec.allow_remote``.
+    out_dir : path
+        The run lands in ``out_dir/<run_id>/``.
+    server : ServerContext, optional
+        The server under load (testbed profile, config, pids); found from the URL when None.
+    state : StateFile, optional
+        Where the process group is recorded while it runs (for cleanup after ``kill -9``).
+    err : text stream, optional
+        Progress bar and warnings.
+    on_event : callable, optional
+        Called as ``on_event(name, tmp_dir)`` at ``spawned``, ``exited`` and ``written``.
+
+    Returns
+    -------
+    RunOutcome
+    """
+    check_url(spec.url, spec.allow_remote)
+    gen_cpus, server_cpus = parse_taskset(spec.taskset)
+    prefix = find_tool(spec)
+    argv = build_argv(spec, prefix)
+    if server is None:
+        server = ServerContext.for_url(spec.url)
+    command = list(argv)
+    if gen_cpus:
+        command = ["taskset", "-c", gen_cpus, *command]
+    command = server.wrap(command)
+    version = tool_version(spec.tool, prefix)
+
+    run_id = spec.run_id or new_run_id(spec.tool)
+    out = Path(out_dir)
+    final = out / run_id
+    if final.exists():
+        raise RunError(f"{final} already exists: each run needs a new run id")
+    tmp = out / f"{TMP_PREFIX}{run_id}"
+    tmp.mkdir(parents=True, exist_ok=False)
+    manifest = _base_manifest(spec, run_id, argv, command, version, server)
+    manifest["taskset"] = ({"generator_cpus": gen_cpus, "server_cpus": server_cpus}
+                           if spec.taskset else None)
+    write_json(tmp / "manifest.json", manifest)
+
+    cores = generator_cores(spec, gen_cpus)
+    total_s = spec.duration_s + spec.ramp_s
+    deadline_s = total_s + spec.grace_s
+    interrupted = False
+    with open(tmp / "stdout.txt", "wb") as so, open(tmp / "stderr.txt", "wb") as se:
+        manifest["start_utc"] = utc_now()
+        t0 = time.monotonic()
+        child = Child(command, so, se, cwd=tmp, state=state)
+        if on_event:
+            on_event("spawned", tmp)
+        sampler = CpuSampler([child.pid], server.pids())
+        bar = make_bar(err, progress, total=round(total_s), desc=f"{spec.tool} {run_id}",
+                       unit="s", leave=False, bar_format="{desc}: {bar} {n:.0f}/{total} s")
+        try:
+            with server.disturbance(), _pinned(server.pids(), server_cpus) as pin:
+                manifest["taskset"] = (None if not spec.taskset
+                                       else {**manifest["taskset"], **(pin or {})})
+                rc = _wait(child, sampler, bar, t0, deadline_s)
+        except KeyboardInterrupt:
+            interrupted = True
+            child.kill_group()
+            rc = child.proc.returncode
+        finally:
+            bar.close()
+            child.close()
+        wall_s = time.monotonic() - t0
+        manifest["end_utc"] = utc_now()
+    status, reason = _status(spec, child, rc, tmp, interrupted)
+    manifest.update(exit_code=rc, status=status, status_reason=reason, wall_s=round(wall_s, 3))
+    manifest["cpu"] = sampler.summary(cores)
+    (tmp / "cpu.csv").write_text(sampler.csv_text(), encoding="utf-8")
+    manifest["warnings"] = _warnings(manifest, status, reason)
+    manifest["files"] = file_digests(tmp)
+    write_json(tmp / "manifest.json", manifest)
+    if on_event:
+        on_event("written", tmp)
+    os.rename(tmp, final)
+    for warning in manifest["warnings"]:
+        if err is not None:
+            print(f"perfkit: warning: {run_id}: {warning}", file=err)
+    if interrupted:
+        raise KeyboardInterrupt
+    return RunOutcome(run_id, final, status, rc, manifest)
+
+
+def _wait(child: Child, sampler: CpuSampler, bar, t0: float, deadline_s: float) -> int | None:
+    """Sample CPU and move the bar until the child exits or the hard deadline passes."""
+    next_tick = SAMPLE_INTERVAL_S
+    while True:
+        elapsed = time.monotonic() - t0
+        if elapsed >= deadline_s:
+            child.kill_group()
+            return child.proc.returncode
+        rc = child.wait(min(next_tick, deadline_s) - elapsed if next_tick > elapsed else 0.0)
+        if rc is not None:
+            return rc
+        sampler.sample()
+        bar.n = min(round(time.monotonic() - t0), bar.total or 0)
+        bar.refresh()
+        next_tick += SAMPLE_INTERVAL_S
+
+
+def _status(spec: RunSpec, child: Child, rc: int | None, tmp: Path,
+            interrupted: bool) -> tuple[str, str | None]:
+    if interrupted:
+        return "killed", "interrupted (Ctrl-C)"
+    if child.killed_by_us:
+        return "killed", (f"hard timeout: still running {spec.grace_s:g} s after its "
+                          f"{spec.duration_s + spec.ramp_s:g} s; process group killed")
+    if rc is not None and rc < 0:
+        return "killed", f"killed by signal {-rc}"
+    if rc == 0:
+        return "complete", None
+    if spec.tool == "locust" and rc == 1 and (tmp / "stdout.txt").stat().st_size > 2:
+        return "complete", "locust exit code 1: some requests failed (--exit-code-on-error)"
+    return "failed", f"exit code {rc}"
+
+
+def _warnings(manifest: Mapping[str, Any], status: str, reason: str | None) -> list[str]:
+    out = []
+    if status != "complete":
+        out.append(f"run {status}: {reason}")
+    share = manifest["cpu"].get("generator_cpu_share")
+    if share is not None and share > GENERATOR_BOTTLENECK_SHARE:
+        out.append(f"load generator at {share:.0%} of its {manifest['cpu']['generator_cores']:g} "
+                   "core(s): the generator, not the server, may be the bottleneck")
+    return out
+
+
+def _base_manifest(spec: RunSpec, run_id: str, argv: Sequence[str], command: Sequence[str],
+                   version: str | None, server: ServerContext) -> dict[str, Any]:
+    load: dict[str, Any] = {"duration_s": spec.duration_s}
+    if spec.tool in ("wrk", "wrk2"):
+        load.update(connections=spec.connections, threads=spec.threads)
+        if spec.tool == "wrk2":
+            load["rate_rps"] = spec.rate_rps
+    else:
+        load.update(users=spec.users, spawn_rate=spec.effective_spawn_rate,
+                    processes=spec.processes, ramp_s=spec.ramp_s,
+                    run_time_s=spec.duration_s + spec.ramp_s)
+    book = dict(spec.bookkeeping)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "perfkit_version": __version__,
+        "run_id": run_id,
+        "tool": spec.tool,
+        "tool_version": version,
+        "tool_path": argv[0],
+        "argv": list(argv),
+        "command": list(command),
+        "url": spec.url,
+        "factors": dict(spec.factors),
+        "load": load,
+        "experiment": book.pop("experiment", None),
+        "repetition": book.pop("repetition", None),
+        "block": book.pop("block", None),
+        "order": book.pop("order", None),
+        **book,
+        "status": "running",
+        "host": hostinfo.host(),
+        "sysctls": hostinfo.sysctls(),
+        "server": server.describe(),
+        "locust": ({"reset_stats": spec.reset_stats, "ramp_s": spec.ramp_s,
+                    "steady_state": "statistics reset when every user has spawned "
+                                    "(--reset-stats); -t covers ramp + duration"}
+                   if spec.tool == "locust" else None),
+    }

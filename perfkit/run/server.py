@@ -1,0 +1,134 @@
+"""What perfkit knows about the server under load: the testbed's profile, config and processes.
+
+When the URL is the local testbed's, the manifest gets the testbed's profile, template
+variables, rendered config, nginx version, listen backlog and ``net.core.somaxconn``; the CPU
+sampler gets nginx's processes; the command is wrapped with ``ip netns exec`` when the testbed
+lives in a namespace; and the ``reload`` disturbance runs during the run. For any other URL the
+server is found, when possible, as the process listening on the URL's port.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+import psutil
+
+
+def _host_port(url: str) -> tuple[str, int]:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if host == "localhost":
+        host = "127.0.0.1"
+    return host, parts.port or (443 if parts.scheme == "https" else 80)
+
+
+def listening_pids(port: int) -> list[int]:
+    """Processes holding a listening TCP socket on ``port`` in this namespace (needs root for
+    other users' processes); [] when unknown."""
+    try:
+        conns = psutil.net_connections(kind="tcp")
+    except (psutil.Error, PermissionError):
+        return []
+    pids = {c.pid for c in conns
+            if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid}
+    # psutil names one holder per socket (maybe an nginx worker): climb to the master, whose
+    # children the sampler adds itself
+    roots = set()
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+            parent = proc.parent()
+            while parent is not None and parent.name() == proc.name():
+                proc, parent = parent, parent.parent()
+            roots.add(proc.pid)
+        except psutil.Error:
+            continue
+    return sorted(roots)
+
+
+@dataclasses.dataclass
+class ServerContext:
+    """The server of one run: a testbed (``testbed`` + ``info``) or just a URL."""
+
+    url: str
+    testbed: Any | None = None
+    info: Any | None = None
+
+    @classmethod
+    def for_url(cls, url: str, testbed: Any | None = None) -> ServerContext:
+        """The testbed when it serves ``url`` (same host and port), else a bare URL context."""
+        if testbed is None:
+            try:
+                from perfkit.run.testbed import Testbed
+            except ImportError:
+                return cls(url)
+            testbed = Testbed()
+        try:
+            info = testbed.status()
+        except Exception:  # a broken testbed state must not stop a run on another URL
+            return cls(url)
+        if info is None or _host_port(info.base_url) != _host_port(url):
+            return cls(url)
+        return cls(url, testbed, info)
+
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        """``ip netns exec NS argv`` when the testbed lives in a namespace."""
+        if self.testbed is not None and self.info is not None:
+            return list(self.testbed.wrap_command(list(argv)))
+        return list(argv)
+
+    def pids(self) -> list[int]:
+        """Root processes of the server (nginx master, upstream app); children are added by
+        the sampler."""
+        if self.info is not None:
+            found = [int(p) for p in (getattr(self.info, "pids", None) or ())]
+            for name in ("nginx_pid", "master_pid", "upstream_pid"):
+                value = getattr(self.info, name, None)
+                if value:
+                    found.append(int(value))
+            if found:
+                return sorted(set(found))
+        if self.info is not None and getattr(self.info, "netns", None):
+            return []
+        return listening_pids(_host_port(self.url)[1])
+
+    def reload_interval_s(self) -> float | None:
+        if self.info is None:
+            return None
+        value = (getattr(self.info, "variables", None) or {}).get("reload_interval_s")
+        return None if value in (None, "", 0) else float(value)
+
+    def disturbance(self):
+        """The testbed's reload disturbance during the run, when its profile asks for it."""
+        interval = self.reload_interval_s()
+        if interval is None or self.testbed is None:
+            return contextlib.nullcontext()
+        return self.testbed.reload_disturbance(interval)
+
+    def describe(self) -> dict[str, Any]:
+        """The ``server`` section of the manifest."""
+        if self.info is None:
+            pids = self.pids()
+            names = []
+            for pid in pids:
+                with contextlib.suppress(psutil.Error):
+                    names.append(psutil.Process(pid).name())
+            return {"testbed": False, "url": self.url, "profile": None,
+                    "listener_processes": names or None}
+        info = self.info
+        return {
+            "testbed": True,
+            "base_url": info.base_url,
+            "profile": info.profile,
+            "variables": dict(info.variables or {}),
+            "nginx_version": info.nginx_version,
+            "listen_backlog": info.backlog,
+            "somaxconn": info.somaxconn,
+            "netns": info.netns,
+            "reload_interval_s": self.reload_interval_s(),
+            "config_text": info.config_text,
+        }
