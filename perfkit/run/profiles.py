@@ -1,0 +1,344 @@
+"""nginx testbed profiles: named sets of template variables, and the config they render.
+
+A profile is a set of template variables. Profiles compose with ``+`` (``keepalive+cache-ram``),
+so each tuning factor of a factorial design is one variable and any combination can be asked
+for; two profiles that set the same variable to different values are an error.
+
+Profiles
+--------
+default       like ``fixtures/nginx/default.conf``: static 1024-byte page at ``/``,
+              ``/status503`` -> 503, ``/status500`` -> 500, missing files -> 404.
+keepalive     client ``keepalive_requests 100000`` and ``keepalive_timeout 300s``; upstream
+              ``keepalive 32`` (+ ``proxy_http_version 1.1`` and ``Connection ""``) for the
+              proxied locations. Alone it changes only client keepalive, since ``/`` is static;
+              combine it with ``proxy`` or ``cache-*`` to exercise the upstream side.
+backlog       ``listen ... backlog=8`` (nginx's default on Linux is 511). The kernel caps the
+              accept queue at ``net.core.somaxconn``; both values are reported.
+netns         nginx (and the upstream) in a network namespace of their own, with its own
+              loopback and ``net.core.somaxconn = 128``; load generators must then run inside
+              it (``Testbed.wrap_command``). Root only, needs ``ip``. The host's sysctls are
+              never changed. Compose as ``backlog+netns``.
+proxy         ``/`` is proxied to the slow upstream app (no cache).
+cache-disk    ``/`` is proxied to the slow upstream through ``proxy_cache`` stored on disk
+              under the state directory. A load test on the base URL measures the cache.
+cache-ram     the same with the cache on tmpfs (``/dev/shm``).
+buffered-log  ``access_log ... buffer=256k flush=10s``.
+reload        no config change: a disturbance flag (``reload_interval_s = 2``); the runner sends
+              ``SIGHUP`` (what ``nginx -s reload`` does) every 2 s during each run.
+
+With ``proxy`` or ``cache-*`` the slow upstream runs (``perfkit.run.upstream``) and nginx also
+routes ``/slow`` (answers after ~3 s) and ``/proxy/...`` (``?delay_ms=N`` honoured) to it,
+never cached. Cached responses carry ``X-Cache-Status`` (MISS, then HIT). The cache starts
+empty at every ``up``.
+
+Variables (name, default: meaning)
+----------------------------------
+See :data:`VARIABLES`; ``perfkit testbed --help`` prints the same table.
+"""
+
+from __future__ import annotations
+
+import grp
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from importlib import resources
+from string import Template
+
+from perfkit.errors import PerfkitError
+
+#: nginx's listen backlog when ``backlog=`` is not given, on Linux (nginx docs, ``listen``)
+NGINX_DEFAULT_BACKLOG = 511
+#: the upstream port is ``port + UPSTREAM_PORT_OFFSET`` unless set
+UPSTREAM_PORT_OFFSET = 1000
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One template variable: its default, type and meaning."""
+
+    name: str
+    default: object
+    kind: type
+    doc: str
+    choices: tuple[str, ...] | None = None
+    optional: bool = False
+
+
+VARIABLES: tuple[Variable, ...] = (
+    Variable("worker_processes", "auto", str, "worker_processes ('auto' = one per core, or N)"),
+    Variable("worker_connections", 1024, int, "worker_connections per worker"),
+    Variable("keepalive_timeout_s", 65, int, "client keepalive_timeout, seconds"),
+    Variable("keepalive_requests", None, int,
+             "client keepalive_requests; none = nginx 1.22 default (1000)", optional=True),
+    Variable("upstream_keepalive", 0, int,
+             "idle upstream connections kept per worker; 0 = new connection per request"),
+    Variable("backlog", None, int,
+             f"listen backlog=N; none = nginx default ({NGINX_DEFAULT_BACKLOG})", optional=True),
+    Variable("netns", False, bool, "run in a network namespace of its own (root, `ip`)"),
+    Variable("somaxconn", None, int,
+             "net.core.somaxconn inside the namespace (netns only); none = kernel default",
+             optional=True),
+    Variable("root_target", "static", str, "what / serves", choices=("static", "proxy")),
+    Variable("proxy_cache", "off", str, "proxy_cache for /: off, disk (state_dir/cache) or "
+             "ram (/dev/shm)", choices=("off", "disk", "ram")),
+    Variable("access_log", "on", str, "access_log (combined format)", choices=("on", "off")),
+    Variable("access_log_buffer", None, str, "access_log buffer= size (e.g. 256k); none = "
+             "unbuffered", optional=True),
+    Variable("access_log_flush_s", None, int, "access_log flush= seconds (with a buffer)",
+             optional=True),
+    Variable("upstream_delay_ms", 10, int, "upstream answer delay for / and /proxy/, ms"),
+    Variable("upstream_port", None, int,
+             f"upstream app port; none = port + {UPSTREAM_PORT_OFFSET}", optional=True),
+    Variable("reload_interval_s", None, float,
+             "disturbance: SIGHUP (reload) every N s during runs; none = off", optional=True),
+)
+VARIABLE_BY_NAME = {v.name: v for v in VARIABLES}
+
+PROFILES: dict[str, dict[str, object]] = {
+    "default": {},
+    "keepalive": {"keepalive_requests": 100000, "keepalive_timeout_s": 300,
+                  "upstream_keepalive": 32},
+    "backlog": {"backlog": 8},
+    "netns": {"netns": True, "somaxconn": 128},
+    "proxy": {"root_target": "proxy"},
+    "cache-disk": {"root_target": "proxy", "proxy_cache": "disk"},
+    "cache-ram": {"root_target": "proxy", "proxy_cache": "ram"},
+    "buffered-log": {"access_log_buffer": "256k", "access_log_flush_s": 10},
+    "reload": {"reload_interval_s": 2.0},
+}
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def default_state_dir() -> str:
+    """``$PERFKIT_TESTBED_DIR`` or ``/tmp/perfkit-testbed-<uid>``."""
+    return os.environ.get("PERFKIT_TESTBED_DIR") or f"/tmp/perfkit-testbed-{os.geteuid()}"
+
+
+def ram_cache_path(state_dir: str) -> str:
+    """The tmpfs cache directory of the testbed in ``state_dir`` (one per state directory)."""
+    digest = hashlib.sha1(os.path.abspath(state_dir).encode()).hexdigest()[:8]
+    return f"/dev/shm/perfkit-cache-{os.geteuid()}-{digest}"
+
+
+def coerce(name: str, value: object) -> object:
+    """Convert ``value`` (a Python value or a string from the command line) for variable
+    ``name``; raise PerfkitError when it does not fit."""
+    var = VARIABLE_BY_NAME.get(name)
+    if var is None:
+        raise PerfkitError(f"unknown testbed variable {name!r}; known: "
+                           + ", ".join(VARIABLE_BY_NAME))
+    if value is None or (isinstance(value, str) and value.lower() in ("none", "")):
+        if var.optional:
+            return None
+        raise PerfkitError(f"testbed variable {name} needs a value")
+    try:
+        out = _convert(var, value)
+    except (TypeError, ValueError):
+        raise PerfkitError(f"testbed variable {name}: expected {var.kind.__name__}, "
+                           f"found {value!r}") from None
+    if var.choices and out not in var.choices:
+        raise PerfkitError(f"testbed variable {name}: expected one of {', '.join(var.choices)}, "
+                           f"found {out!r}")
+    if isinstance(out, int | float) and not isinstance(out, bool) and out < 0:
+        raise PerfkitError(f"testbed variable {name}: expected >= 0, found {out!r}")
+    return out
+
+
+def _convert(var: Variable, value: object) -> object:
+    if var.kind is bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).lower()
+        if text in _TRUE or text in _FALSE:
+            return text in _TRUE
+        raise ValueError(value)
+    if var.kind is int:
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+            raise ValueError(value)
+        return int(value)
+    if var.kind is float:
+        return float(value)
+    return str(value)
+
+
+def parse_profile(profile: str) -> dict[str, object]:
+    """The template variables of a profile name such as ``"keepalive+cache-ram"``.
+
+    Returns only the variables the named profiles set (defaults are filled in by
+    :func:`resolve_variables`). Unknown names raise PerfkitError listing the known ones.
+    """
+    names = [p.strip() for p in str(profile).split("+")]
+    unknown = [n for n in names if n not in PROFILES]
+    if not names or unknown:
+        raise PerfkitError(f"unknown testbed profile {', '.join(unknown) or repr(profile)}; "
+                           f"known profiles: {', '.join(PROFILES)} (compose with '+')")
+    merged: dict[str, object] = {}
+    origin: dict[str, str] = {}
+    for name in names:
+        for key, value in PROFILES[name].items():
+            if key in merged and merged[key] != value:
+                raise PerfkitError(f"testbed profiles {origin[key]} and {name} conflict on "
+                                   f"{key} ({merged[key]!r} vs {value!r})")
+            merged[key] = value
+            origin[key] = name
+    return merged
+
+
+def resolve_variables(profile: str | dict | None = "default", overrides: dict | None = None,
+                      port: int = 8080, state_dir: str | None = None) -> dict[str, object]:
+    """Every template variable: defaults, then the profile's, then ``overrides``; validated.
+
+    Derived entries are added: ``port``, ``upstream_port`` (resolved), ``upstream_enabled``
+    (whether the slow upstream runs) and ``cache_path`` (absolute, or None).
+    """
+    chosen = parse_profile(profile) if isinstance(profile, str) else dict(profile or {})
+    chosen.update(overrides or {})
+    derived_keys = ("port", "upstream_enabled", "cache_path")
+    out = {v.name: v.default for v in VARIABLES}
+    for key, value in chosen.items():
+        if key in derived_keys:
+            continue
+        out[key] = coerce(key, value)
+    _validate(out)
+    state_dir = os.path.abspath(state_dir or default_state_dir())
+    port = int(port)
+    if not 1 <= port <= 65535:
+        raise PerfkitError(f"testbed port: expected 1..65535, found {port}")
+    out["port"] = port
+    if out["upstream_port"] is None:
+        up = port + UPSTREAM_PORT_OFFSET
+        out["upstream_port"] = up if up <= 65535 else port - UPSTREAM_PORT_OFFSET
+    out["upstream_enabled"] = out["root_target"] == "proxy" or out["proxy_cache"] != "off"
+    cache = out["proxy_cache"]
+    out["cache_path"] = (None if cache == "off" else ram_cache_path(state_dir) if cache == "ram"
+                         else os.path.join(state_dir, "cache"))
+    return out
+
+
+def _validate(v: dict[str, object]) -> None:
+    wp = str(v["worker_processes"])
+    if wp != "auto" and not (wp.isdigit() and int(wp) > 0):
+        raise PerfkitError(f"testbed variable worker_processes: expected 'auto' or N > 0, "
+                           f"found {wp!r}")
+    if v["somaxconn"] is not None and not v["netns"]:
+        raise PerfkitError("testbed variable somaxconn needs netns (the host's "
+                           "net.core.somaxconn is never changed); use profile 'netns'")
+    buf = v["access_log_buffer"]
+    if buf is not None and not re.fullmatch(r"[1-9][0-9]*[kKmM]?", str(buf)):
+        raise PerfkitError(f"testbed variable access_log_buffer: expected a size such as 256k, "
+                           f"found {buf!r}")
+    if v["access_log_flush_s"] is not None and buf is None:
+        raise PerfkitError("testbed variable access_log_flush_s needs access_log_buffer")
+    if v["root_target"] == "static" and v["proxy_cache"] != "off":
+        raise PerfkitError("testbed variable proxy_cache needs root_target=proxy")
+    if v["worker_connections"] == 0 or v["backlog"] == 0 or v["somaxconn"] == 0:
+        raise PerfkitError("testbed variables worker_connections, backlog and somaxconn "
+                           "must be > 0")
+
+
+def render_config(profile_or_variables: str | dict = "default", port: int = 8080,
+                  state_dir: str | None = None, profile_name: str | None = None) -> str:
+    """The nginx.conf text for a profile name or a dict of template variables.
+
+    The template is ``perfkit/run/templates/nginx.conf.tmpl``; relative paths in it resolve
+    under the prefix nginx is started with (``-p state_dir/``).
+    """
+    v = resolve_variables(profile_or_variables, None, port, state_dir)
+    if profile_name is None:
+        profile_name = (profile_or_variables if isinstance(profile_or_variables, str)
+                        else "custom")
+    text = resources.files("perfkit.run").joinpath("templates/nginx.conf.tmpl").read_text()
+    return Template(text).substitute(_blocks(v, profile_name))
+
+
+def _blocks(v: dict[str, object], profile: str) -> dict[str, object]:
+    defaults = {x.name: x.default for x in VARIABLES}
+    changed = [f"{k}={v[k]}" for k in defaults if v[k] != defaults[k]
+               and (k != "upstream_port" or v["upstream_enabled"])]
+    log = "access_log off;"
+    if v["access_log"] == "on":
+        log = "access_log logs/access.log combined"
+        if v["access_log_buffer"] is not None:
+            log += f" buffer={v['access_log_buffer']}"
+            if v["access_log_flush_s"] is not None:
+                log += f" flush={v['access_log_flush_s']}s"
+        log += ";"
+    kr = v["keepalive_requests"]
+    return {
+        "profile": profile,
+        "variables_summary": " ".join(changed) or "(all defaults)",
+        "user_line": _user_line(),
+        "worker_processes": v["worker_processes"],
+        "worker_connections": v["worker_connections"],
+        "access_log_line": log,
+        "keepalive_timeout_s": v["keepalive_timeout_s"],
+        "keepalive_requests_line": ("# keepalive_requests left at the nginx 1.22 default (1000)"
+                                    if kr is None else f"keepalive_requests {kr};"),
+        "port": v["port"],
+        "listen_params": "" if v["backlog"] is None else f" backlog={v['backlog']}",
+        "upstream_block": _upstream_block(v),
+        "root_location": _root_location(v),
+        "proxy_locations": _proxy_locations(v),
+    }
+
+
+def _user_line() -> str:
+    """Workers run as nobody when the master runs as root; the testbed's files are 0644/0755."""
+    if os.geteuid() != 0:
+        return "# not root: workers run as the current user"
+    try:
+        grp.getgrnam("nogroup")
+        group = "nogroup"
+    except KeyError:
+        group = "nobody"
+    return f"user nobody {group};"
+
+
+def _upstream_block(v: dict[str, object]) -> str:
+    if not v["upstream_enabled"]:
+        return ""
+    lines = []
+    if v["cache_path"] is not None:
+        lines.append(f"    proxy_cache_path {v['cache_path']} levels=1:2"
+                     " keys_zone=perfkit_cache:10m max_size=100m inactive=10m use_temp_path=off;")
+    lines += ["    upstream perfkit_upstream {", f"        server 127.0.0.1:{v['upstream_port']};"]
+    if v["upstream_keepalive"]:
+        lines.append(f"        keepalive {v['upstream_keepalive']};")
+    lines.append("    }")
+    return "\n".join(lines) + "\n"
+
+
+def _proxy_lines(v: dict[str, object], target: str, cache: bool) -> list[str]:
+    lines = [f"proxy_pass {target};"]
+    if v["upstream_keepalive"]:
+        lines += ["proxy_http_version 1.1;", 'proxy_set_header Connection "";']
+    if cache:
+        lines += ["proxy_cache perfkit_cache;", "proxy_cache_valid 200 10m;",
+                  "proxy_cache_lock on;",
+                  "add_header X-Cache-Status $upstream_cache_status always;"]
+    return lines
+
+
+def _location(match: str, lines: list[str]) -> str:
+    body = "".join(f"            {line}\n" for line in lines)
+    return f"        location {match} {{\n{body}        }}"
+
+
+def _root_location(v: dict[str, object]) -> str:
+    if v["root_target"] == "static":
+        return ("        # / and any file: static; a file that does not exist -> 404\n"
+                "        location / { }")
+    cached = v["proxy_cache"] != "off"
+    return _location("/", _proxy_lines(v, "http://perfkit_upstream", cached))
+
+
+def _proxy_locations(v: dict[str, object]) -> str:
+    if not v["upstream_enabled"]:
+        return ""
+    slow = _location("= /slow", _proxy_lines(v, "http://perfkit_upstream", False))
+    proxy = _location("/proxy/", _proxy_lines(v, "http://perfkit_upstream/", False))
+    return f"        # not cached: always reach the slow upstream\n{slow}\n{proxy}\n"
