@@ -31,9 +31,10 @@ routes ``/slow`` (answers after ~3 s) and ``/proxy/...`` (``?delay_ms=N`` honour
 never cached. Cached responses carry ``X-Cache-Status`` (MISS, then HIT). The cache starts
 empty at every ``up``.
 
-Variables (name, default: meaning)
-----------------------------------
-See :data:`VARIABLES`; ``perfkit testbed --help`` prints the same table.
+Variables
+---------
+The table below is built from :data:`VARIABLES` (``perfkit testbed --help`` prints it too);
+``none`` means the directive is left out and nginx's default applies.
 """
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("somaxconn", None, int,
              "net.core.somaxconn inside the namespace (netns only); none = kernel default",
              optional=True),
-    Variable("root_target", "static", str, "what / serves", choices=("static", "proxy")),
+    Variable("root_target", "static", str, "what / serves: static (the 1024-byte page) or proxy "
+             "(the slow upstream)", choices=("static", "proxy")),
     Variable("proxy_cache", "off", str, "proxy_cache for /: off, disk (state_dir/cache) or "
              "ram (/dev/shm)", choices=("off", "disk", "ram")),
     Variable("access_log", "on", str, "access_log (combined format)", choices=("on", "off")),
@@ -95,6 +97,18 @@ VARIABLES: tuple[Variable, ...] = (
              "disturbance: SIGHUP (reload) every N s during runs; none = off", optional=True),
 )
 VARIABLE_BY_NAME = {v.name: v for v in VARIABLES}
+
+
+def variables_table() -> str:
+    """One line per variable: name, default and meaning."""
+    rows = []
+    for v in VARIABLES:
+        default = "none" if v.default is None else str(v.default)
+        rows.append(f"{v.name:<19} {default:<7} {v.doc}")
+    return "\n".join(rows)
+
+
+__doc__ = f"{__doc__}\n{variables_table()}\n"
 
 PROFILES: dict[str, dict[str, object]] = {
     "default": {},
