@@ -1,0 +1,220 @@
+"""The line grammar wrk and wrk2 share, in one place.
+
+Both tools print (wrk.c ``main``; wrk2 keeps wrk's code)::
+
+    Running 10s test @ http://127.0.0.1:8080/
+      2 threads and 50 connections
+      Thread Stats   Avg      Stdev     Max   +/- Stdev
+        Latency     1.27ms    1.01ms  12.63ms   80.03%
+        Req/Sec    20.73k     2.63k   30.13k    76.00%
+      ... (latency distribution: tool specific) ...
+      412740 requests in 10.02s, 497.14MB read
+      Socket errors: connect 0, read 0, write 105015, timeout 0   (only when non-zero)
+      Non-2xx or 3xx responses: 290698                              (only when non-zero)
+    Requests/sec:  41200.66
+    Transfer/sec:     49.63MB
+    ... (lines printed by a Lua ``done()`` hook, if any) ...
+
+:class:`Cursor` walks the lines and raises :class:`~perfkit.errors.ParseError` with the 1-based
+line where reading failed; the ``read_*`` functions each consume one part of the grammar into an
+:class:`Accumulator`. Numbers go through :mod:`perfkit.units` only.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+from perfkit.errors import ParseError
+from perfkit.model import Run
+from perfkit.units import UnitError, bytes_, count, duration_s, number, percent, time_ms
+
+HEADER = re.compile(r"Running (\S+) test @ (\S.*?)\s*$")
+THREADS = re.compile(r"\s*(\d+) threads and (\d+) connections\s*$")
+STATS_HEADER = re.compile(r"\s*Thread Stats\s+Avg\s+Stdev\s+Max\s+\+/- Stdev\s*$")
+STAT_ROW = re.compile(r"\s*(Latency|Req/Sec)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
+TOTALS = re.compile(r"\s*(\d+) requests in (\S+), (\S+) read\s*$")
+SOCKET = re.compile(
+    r"\s*Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)\s*$")
+NON2XX = re.compile(r"\s*Non-2xx or 3xx responses: (\d+)\s*$")
+REQ_SEC = re.compile(r"Requests/sec:\s+(\S+)\s*$")
+TRANSFER_SEC = re.compile(r"Transfer/sec:\s+(\S+)\s*$")
+
+TRUNCATED = " (the output ends here: truncated run?)"
+NO_SAMPLES = (
+    "{tool} recorded no latency samples (it printed 0.00us; every request timed out?): "
+    "latency mean, stdev, max and percentiles are missing, not 0")
+
+
+class Cursor:
+    """The lines of one output and the position of the next line to read.
+
+    A final newline does not start a line, so "the line after the last line present" of a
+    truncated output is ``len(lines) + 1``.
+    """
+
+    __slots__ = ("lines", "pos", "source")
+
+    def __init__(self, text: str, source: str):
+        if not isinstance(text, str):
+            raise TypeError(f"parse() takes the output as str, not {type(text).__name__}")
+        if "\r" in text:
+            text = text.replace("\r\n", "\n")
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        self.lines = lines
+        self.pos = 0
+        self.source = source
+
+    def peek(self) -> str | None:
+        """The next line, or None at the end of the output."""
+        return self.lines[self.pos] if self.pos < len(self.lines) else None
+
+    def error(self, expected: str, line_index: int | None = None) -> ParseError:
+        """A ParseError at line ``line_index`` (0-based; default: the next line)."""
+        i = self.pos if line_index is None else line_index
+        if i >= len(self.lines):
+            if not self.lines or not any(s.strip() for s in self.lines):
+                return ParseError(self.source, 1, expected, "an empty output")
+            return ParseError(self.source, i + 1, expected + TRUNCATED)
+        return ParseError(self.source, i + 1, expected, self.lines[i])
+
+    def take(self, regex: re.Pattern, expected: str) -> re.Match:
+        """Match the next line against ``regex`` and consume it, or raise."""
+        line = self.peek()
+        m = None if line is None else regex.match(line)
+        if m is None:
+            raise self.error(expected)
+        self.pos += 1
+        return m
+
+    def take_if(self, regex: re.Pattern) -> re.Match | None:
+        """Consume the next line if it matches ``regex``."""
+        line = self.peek()
+        m = None if line is None else regex.match(line)
+        if m is not None:
+            self.pos += 1
+        return m
+
+    def convert(self, fn: Callable[[str], float], token: str, what: str,
+                line_index: int | None = None) -> float:
+        """``fn(token)`` through :mod:`perfkit.units`; a bad token is a ParseError at its line."""
+        try:
+            return fn(token)
+        except UnitError:
+            i = self.pos - 1 if line_index is None else line_index
+            raise self.error(f"{what}, not {token!r}", i) from None
+
+
+class Accumulator:
+    """What a parse has found so far: Run fields, ``extra`` and notes."""
+
+    __slots__ = ("fields", "extra", "notes", "no_samples")
+
+    def __init__(self) -> None:
+        self.fields: dict[str, Any] = {}
+        self.extra: dict[str, Any] = {}
+        self.notes: list[str] = []
+        #: the Latency row said no sample was recorded (its 0.00us are placeholders)
+        self.no_samples = False
+
+    def run(self, tool: str, source: str, latency_source: str) -> Run:
+        return Run(tool=tool, source=source, latency_source=latency_source,
+                   notes=tuple(self.notes), extra=self.extra, **self.fields)
+
+
+def missing(value: float) -> float | None:
+    """NaN (a printed ``-nan``) -> None."""
+    return None if math.isnan(value) else value
+
+
+def read_header(cur: Cursor, acc: Accumulator, tool: str) -> None:
+    """``Running 10s test @ URL`` and ``N threads and M connections``."""
+    m = cur.take(HEADER, f"{tool} output starting with 'Running <duration> test @ <url>'")
+    acc.fields["url"] = m.group(2)
+    acc.extra["requested_duration_s"] = cur.convert(
+        duration_s, m.group(1), "a test duration such as 10s")
+    m = cur.take(THREADS, "'<N> threads and <M> connections'")
+    acc.fields["threads"] = int(m.group(1))
+    acc.fields["connections"] = int(m.group(2))
+
+
+def read_thread_stats(cur: Cursor, acc: Accumulator, tool: str) -> None:
+    """The ``Thread Stats`` table: Latency row to the main fields, Req/Sec row to ``extra``."""
+    cur.take(STATS_HEADER, "the 'Thread Stats   Avg   Stdev   Max   +/- Stdev' table")
+    m = cur.take(STAT_ROW, "the thread-stats 'Latency' row (avg, stdev, max, +/- stdev %)")
+    if m.group(1) != "Latency":
+        raise cur.error("the thread-stats 'Latency' row", cur.pos - 1)
+    mean, stdev, max_ = (cur.convert(time_ms, t, "a latency such as 1.25ms")
+                         for t in m.group(2, 3, 4))
+    within = missing(cur.convert(percent, m.group(5), "a percentage such as 68.33%"))
+    if max_ == 0:
+        # no sample was recorded: wrk prints its zero-initialised statistics
+        acc.notes.append(NO_SAMPLES.format(tool=tool))
+        mean = stdev = max_ = math.nan
+    acc.fields.update(latency_mean_ms=missing(mean), latency_stdev_ms=missing(stdev),
+                      latency_max_ms=missing(max_))
+    acc.no_samples = math.isnan(max_)
+    m = cur.take(STAT_ROW, "the thread-stats 'Req/Sec' row (avg, stdev, max, +/- stdev %)")
+    if m.group(1) != "Req/Sec":
+        raise cur.error("the thread-stats 'Req/Sec' row", cur.pos - 1)
+    avg, sd, mx = (cur.convert(count, t, "a rate such as 19.63k") for t in m.group(2, 3, 4))
+    pct = cur.convert(percent, m.group(5), "a percentage such as 76.00%")
+    if math.isnan(avg):
+        acc.notes.append(
+            f"{tool} printed Req/Sec -nan (no per-thread rate samples: the run ended before "
+            "calibration or a sampling interval); the Req/Sec thread statistics are missing")
+        sd = mx = pct = math.nan
+    acc.extra["thread_stats"] = {
+        "latency_within_stdev_pct": within,
+        "req_per_thread_avg_rps": missing(avg),
+        "req_per_thread_stdev_rps": missing(sd),
+        "req_per_thread_max_rps": missing(mx),
+        "req_per_thread_within_stdev_pct": missing(pct),
+    }
+
+
+def read_tail(cur: Cursor, acc: Accumulator, expected_before: str) -> None:
+    """Totals, error lines, Requests/sec, Transfer/sec and any Lua ``done()`` lines.
+
+    ``expected_before`` names the tool-specific alternatives that could also have come next,
+    for the error message when the totals line is missing.
+    """
+    m = cur.take(TOTALS, f"{expected_before}'<N> requests in <T>, <B> read'")
+    acc.fields["requests"] = int(m.group(1))
+    acc.fields["duration_s"] = missing(cur.convert(duration_s, m.group(2), "a duration"))
+    acc.fields["bytes_read"] = missing(cur.convert(bytes_, m.group(3), "a byte count"))
+    errors = cur.take_if(SOCKET)
+    # wrk prints these lines only when non-zero: absent is a real 0
+    connect, read, write, timeout = (int(g) for g in errors.groups()) if errors else (0,) * 4
+    acc.fields.update(errors_connect=connect, errors_read=read, errors_write=write,
+                      errors_timeout=timeout)
+    non2xx = cur.take_if(NON2XX)
+    acc.fields["non_2xx_3xx"] = int(non2xx.group(1)) if non2xx else 0
+    alternatives = [] if errors or non2xx else ["'Socket errors: ...'"]
+    alternatives += [] if non2xx else ["'Non-2xx or 3xx responses: N'"]
+    alternatives.append("'Requests/sec: <rate>'")
+    m = cur.take(REQ_SEC, " or ".join(alternatives))
+    rps = cur.convert(number, m.group(1), "a rate such as 41200.66")
+    if math.isnan(rps):
+        acc.notes.append("Requests/sec printed as -nan: throughput is missing")
+    acc.fields["throughput_rps"] = missing(rps)
+    m = cur.take(TRANSFER_SEC, "'Transfer/sec: <bytes>'")
+    acc.fields["transfer_bytes_per_s"] = missing(
+        cur.convert(bytes_, m.group(1), "a byte rate such as 49.63MB"))
+    read_script_output(cur, acc)
+
+
+def read_script_output(cur: Cursor, acc: Accumulator) -> None:
+    """Lines after ``Transfer/sec`` come from a Lua ``done()`` hook; a second report is an error."""
+    rest = cur.lines[cur.pos:]
+    for i, line in enumerate(rest):
+        if HEADER.match(line):
+            raise cur.error("the end of the output (or Lua done() lines), not a second run",
+                            cur.pos + i)
+    if rest:
+        acc.extra["script_output"] = list(rest)
+    cur.pos = len(cur.lines)

@@ -1,0 +1,307 @@
+"""wrk2 text output -> :class:`~perfkit.model.Run`.
+
+wrk2 (github.com/giltene/wrk2) prints wrk's report (:mod:`perfkit.ingest._wrkcommon`) plus:
+
+- after ~10 s, one calibration line per thread, after which each thread resets its histograms::
+
+      Thread calibration: mean lat.: 1.196ms, rate sampling interval: 10ms
+
+- with ``--latency``, a latency distribution per histogram (``-U`` adds a second one, of the
+  latency measured without correcting for coordinated omission)::
+
+      Latency Distribution (HdrHistogram - Recorded Latency)
+     50.000%    1.24ms
+      ... 75, 90, 99, 99.9, 99.99, 99.999, 100 ...
+
+      Detailed Percentile spectrum:
+           Value   Percentile   TotalCount 1/(1-Percentile)
+
+           0.065     0.000000            1         1.00
+           ...
+          10.231     1.000000        98765          inf
+    #[Mean    =        1.247, StdDeviation   =        0.578]
+    #[Max     =       10.224, Total count    =        98765]
+    #[Buckets =           27, SubBuckets     =         2048]
+    ----------------------------------------------------------
+
+The spectrum (HdrHistogram_c ``hdr_percentiles_print``) is rebuilt into a
+:class:`~perfkit.histogram.LatencyHistogram` with :meth:`~LatencyHistogram.from_spectrum` and
+checked against its footer: the total count must match exactly, the maximum to the printed
+precision, and the mean must lie within the bounds the spectrum allows. A mismatch means the
+spectrum is corrupt and raises :class:`~perfkit.errors.ParseError`.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from perfkit.histogram import LAYOUT, LatencyHistogram
+from perfkit.ingest._wrkcommon import (
+    Accumulator,
+    Cursor,
+    missing,
+    read_header,
+    read_tail,
+    read_thread_stats,
+)
+from perfkit.model import Run
+from perfkit.units import number, time_ms
+
+#: the percentiles wrk2 prints above each spectrum (wrk.c ``print_hdr_latency``)
+WRK2_PERCENTILES = (50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 99.999, 100.0)
+#: below this share of ``requests`` in the histogram, say so (calibration dropped the rest)
+COVERAGE_NOTE_BELOW = 0.5
+
+CALIBRATION = re.compile(
+    r"\s*Thread calibration: mean lat\.: ([^,\s]+), rate sampling interval: (\S+?)\s*$")
+DISTRIBUTION = re.compile(r"\s*Latency Distribution \(HdrHistogram - (.*)\)\s*$")
+PERCENTILE_ROW = re.compile(r"\s*(\d+\.\d+)%\s+(\S+)\s*$")
+BLANK = re.compile(r"\s*$")
+SPECTRUM_TITLE = re.compile(r"\s*Detailed Percentile spectrum:\s*$")
+SPECTRUM_HEADER = re.compile(r"\s*Value\s+Percentile\s+TotalCount\s+1/\(1-Percentile\)\s*$")
+SPECTRUM_ROW = re.compile(r"\s*(\d+\.\d+)\s+(\d+\.\d+)\s+(\d+)\s+(\d+\.\d+|inf)\s*$")
+FOOTER_MEAN = re.compile(r"#\[Mean\s*=\s*(\S+), StdDeviation\s*=\s*(\S+)\]\s*$")
+FOOTER_MAX = re.compile(r"#\[Max\s*=\s*(\S+), Total count\s*=\s*(\d+)\]\s*$")
+FOOTER_BUCKETS = re.compile(r"#\[Buckets\s*=\s*(\d+), SubBuckets\s*=\s*(\d+)\]\s*$")
+_ROW = r" *\d+\.\d{3} +\d\.\d{6} +\d+ +"
+FAST_ROWS = re.compile(rf"(?:{_ROW}\d+\.\d{{2}}\n)*{_ROW}inf")
+DASHES = re.compile(r"-{10,}\s*$")
+
+CORRECTED = "Recorded Latency"
+UNCORRECTED = "Uncorrected Latency"
+ROW_EXPECTED = ("a spectrum row 'Value Percentile TotalCount 1/(1-Percentile)' "
+                "(the last one ending in 'inf')")
+
+
+def parse(text: str, source: str = "<string>") -> Run:
+    """Parse the standard output of one wrk2 run.
+
+    Parameters
+    ----------
+    text : str
+        wrk2's standard output, as written.
+    source : str
+        Where it came from (a path), used in ``Run.source`` and in error messages.
+
+    Returns
+    -------
+    Run
+        ``tool="wrk2"``, ``latency_source="hdr_corrected"``. With ``--latency``:
+        ``percentiles_ms`` (the eight printed ones) and ``histogram`` (rebuilt from the
+        spectrum: it covers only the requests after calibration); with ``-U`` also
+        ``uncorrected_percentiles_ms`` and ``uncorrected_histogram``. ``extra`` holds the
+        thread statistics, the calibration lines and the spectrum footers (``hdr``,
+        ``hdr_uncorrected``). ``tool_version`` and ``target_rate_rps`` are not printed: the
+        loader fills them from the run's manifest.
+
+    Raises
+    ------
+    perfkit.errors.ParseError
+        At the 1-based line where the output stops following wrk2's format (a truncated
+        output included), or where a spectrum disagrees with its own footer.
+    """
+    cur = Cursor(text, source)
+    acc = Accumulator()
+    read_header(cur, acc, "wrk2")
+    _read_calibration(cur, acc)
+    read_thread_stats(cur, acc, "wrk2")
+    blocks: dict[str, dict] = {}
+    while (kind := _next_block(cur, blocks)) is not None:
+        blocks[kind] = _read_block(cur, acc, kind)
+    if UNCORRECTED in blocks:
+        expected = ""
+    elif CORRECTED in blocks:
+        expected = "the uncorrected 'Latency Distribution (HdrHistogram - ...)' or "
+    else:
+        expected = "'Latency Distribution (HdrHistogram - Recorded Latency)' or "
+    read_tail(cur, acc, expected)
+    _store_blocks(acc, blocks)
+    return acc.run("wrk2", source, "hdr_corrected")
+
+
+def _read_calibration(cur: Cursor, acc: Accumulator) -> None:
+    calibration = []
+    while m := cur.take_if(CALIBRATION):
+        calibration.append({
+            "mean_latency_ms": cur.convert(time_ms, m.group(1), "a latency such as 1.196ms"),
+            "rate_sampling_interval_ms": cur.convert(time_ms, m.group(2),
+                                                     "an interval such as 10ms"),
+        })
+    if calibration:
+        acc.extra["calibration"] = calibration
+
+
+def _next_block(cur: Cursor, blocks: dict) -> str | None:
+    """Consume the title of the next latency distribution and return its kind, or None."""
+    start = cur.pos
+    while (line := cur.peek()) is not None and BLANK.match(line):
+        cur.pos += 1
+    m = cur.take_if(DISTRIBUTION)
+    if m is None:
+        cur.pos = start
+        return None
+    title = m.group(1)
+    kind = CORRECTED if title == CORRECTED else (
+        UNCORRECTED if title.startswith(UNCORRECTED) else None)
+    if kind is None or kind in blocks or (kind == CORRECTED and UNCORRECTED in blocks):
+        raise cur.error("the recorded latency distribution, then at most one uncorrected one",
+                        cur.pos - 1)
+    return kind
+
+
+def _read_block(cur: Cursor, acc: Accumulator, kind: str) -> dict:
+    percentiles: dict[float, float] = {}
+    for q in WRK2_PERCENTILES:
+        expected = f"the {q:.3f}% line of the latency distribution"
+        m = cur.take(PERCENTILE_ROW, expected)
+        if float(m.group(1)) != q:
+            raise cur.error(expected, cur.pos - 1)
+        percentiles[q] = cur.convert(time_ms, m.group(2), "a latency such as 1.24ms")
+    cur.take(BLANK, "an empty line before the spectrum")
+    cur.take(SPECTRUM_TITLE, "'Detailed Percentile spectrum:'")
+    cur.take(SPECTRUM_HEADER, "the spectrum header 'Value Percentile TotalCount 1/(1-Percentile)'")
+    cur.take(BLANK, "an empty line after the spectrum header")
+    values_us, counts = _read_rows(cur)
+    footer, where = _read_footer(cur)
+    hist = _check_and_build(cur, values_us, counts, footer, where)
+    if hist is None:
+        acc.notes.append(
+            f"wrk2's {kind.lower()} histogram is empty (Total count = 0): its printed "
+            "percentiles are placeholders and are missing, not 0")
+        percentiles = {}
+    return {"percentiles": percentiles, "histogram": hist, "footer": footer}
+
+
+def _read_rows(cur: Cursor) -> tuple[np.ndarray, np.ndarray]:
+    """Spectrum rows up to the one ending in ``inf``: values (us) and cumulative counts."""
+    parsed = _read_rows_fast(cur)
+    if parsed is None:
+        parsed = _read_rows_by_line(cur)
+    v, c = parsed
+    bad = np.flatnonzero((np.diff(v) < 0) | (np.diff(c) < 0))
+    if len(bad):
+        raise cur.error("spectrum rows non-decreasing in Value and TotalCount",
+                        cur.pos - len(v) + int(bad[0]) + 1)
+    return v, c
+
+
+def _read_rows_fast(cur: Cursor) -> tuple[np.ndarray, np.ndarray] | None:
+    """The common case in one regex over the whole table; None sends it to the careful path."""
+    lines = cur.lines
+    start = end = cur.pos
+    while end < len(lines) and not lines[end].endswith("inf"):
+        end += 1
+    if end == len(lines):
+        return None
+    block = "\n".join(lines[start:end + 1])
+    if not FAST_ROWS.fullmatch(block):
+        return None
+    tokens = block.split()
+    # Value is printed with exactly 3 decimals (the regex checked): ms -> us is exact
+    values_us = np.rint(np.array(tokens[0::4], dtype=np.float64) * 1000.0).astype(np.int64)
+    counts = np.array(tokens[2::4], dtype=np.int64)
+    cur.pos = end + 1
+    return values_us, counts
+
+
+def _read_rows_by_line(cur: Cursor) -> tuple[np.ndarray, np.ndarray]:
+    """Row by row, so that a bad row is reported at its own line."""
+    values: list[int] = []
+    counts: list[int] = []
+    lines = cur.lines
+    while True:
+        line = lines[cur.pos] if cur.pos < len(lines) else None
+        if line is not None and not values and FOOTER_MEAN.match(line):
+            break  # an empty histogram may print no row at all
+        m = None if line is None else SPECTRUM_ROW.match(line)
+        if m is None:
+            raise cur.error(ROW_EXPECTED)
+        cur.pos += 1
+        values.append(_milli_to_micro(m.group(1)))
+        counts.append(int(m.group(3)))
+        if m.group(4) == "inf":
+            break
+    return np.array(values, dtype=np.int64), np.array(counts, dtype=np.int64)
+
+
+def _milli_to_micro(token: str) -> int:
+    """``'1.238'`` (ms, printed with 3 decimals) -> 1238 us, exactly."""
+    whole, _, frac = token.partition(".")
+    return int(whole) * 1000 + int((frac + "000")[:3])
+
+
+def _read_footer(cur: Cursor) -> tuple[dict, dict]:
+    """The footer's numbers, and where they were printed (line indexes, for errors)."""
+    m = cur.take(FOOTER_MEAN, "the spectrum footer '#[Mean = ..., StdDeviation = ...]'")
+    mean = cur.convert(number, m.group(1), "a mean in ms")
+    stdev = cur.convert(number, m.group(2), "a standard deviation in ms")
+    where = {"mean_line": cur.pos - 1}
+    m = cur.take(FOOTER_MAX, "the spectrum footer '#[Max = ..., Total count = ...]'")
+    max_ = cur.convert(number, m.group(1), "a maximum in ms")
+    where.update(max_line=cur.pos - 1, max_text=m.group(1))
+    footer = {"mean_ms": missing(mean), "stdev_ms": missing(stdev), "max_ms": missing(max_),
+              "total_count": int(m.group(2))}
+    m = cur.take(FOOTER_BUCKETS, "the spectrum footer '#[Buckets = ..., SubBuckets = ...]'")
+    footer["buckets"], footer["sub_buckets"] = int(m.group(1)), int(m.group(2))
+    cur.take(DASHES, "the dashed line closing the latency distribution")
+    return footer, where
+
+
+def _check_and_build(cur: Cursor, values_us: np.ndarray, counts: np.ndarray, footer: dict,
+                     where: dict) -> LatencyHistogram | None:
+    """Rebuild the histogram and prove it against the footer (count, max, mean)."""
+    total = footer["total_count"]
+    last = int(counts[-1]) if len(counts) else 0
+    if last != total:
+        raise cur.error(f"Total count = {last}, the spectrum's last TotalCount "
+                        "(the spectrum disagrees with its footer)", where["max_line"])
+    if total == 0:
+        return None
+    idx = LAYOUT.index_of(values_us)
+    footer_max_us = _milli_to_micro(where["max_text"])
+    # wrk2's HdrHistogram_c prints the lowest value equivalent to the maximum; newer ones the
+    # highest. Either way it names the bucket of the last row.
+    if footer_max_us not in (int(LAYOUT.lowest[idx[-1]]), int(LAYOUT.highest[idx[-1]])):
+        raise cur.error(f"Max = {LAYOUT.lowest[idx[-1]] / 1000:.3f} (the bucket of the "
+                        "spectrum's last row)", where["max_line"])
+    _check_mean(cur, idx, counts, footer["mean_ms"], where["mean_line"])
+    return LatencyHistogram.from_spectrum(values_us / 1000.0, counts)
+
+
+def _check_mean(cur: Cursor, idx: np.ndarray, counts: np.ndarray, mean: float | None,
+                line_index: int) -> None:
+    """The printed mean must lie between the means the spectrum allows.
+
+    HdrHistogram's mean weights each bucket's count by its median-equivalent value. The counts
+    between two rows lie in the buckets after the earlier row's bucket up to the later row's
+    bucket, so the true mean is bounded by placing them all at one end or the other.
+    """
+    deltas = np.diff(counts, prepend=0)
+    low_idx = np.minimum(np.concatenate(([idx[0]], idx[:-1] + 1)), idx)
+    total = float(counts[-1])
+    low = float(np.dot(deltas, LAYOUT.median[low_idx])) / total / 1000.0
+    high = float(np.dot(deltas, LAYOUT.median[idx])) / total / 1000.0
+    half_digit = 0.0005 + 1e-9  # printed with 3 decimals
+    if mean is None or not low - half_digit <= mean <= high + half_digit:
+        raise cur.error(f"a Mean between {low:.3f} and {high:.3f} ms, as the spectrum allows",
+                        line_index)
+
+
+def _store_blocks(acc: Accumulator, blocks: dict[str, dict]) -> None:
+    for kind, prefix, key in ((CORRECTED, "", "hdr"),
+                              (UNCORRECTED, "uncorrected_", "hdr_uncorrected")):
+        block = blocks.get(kind)
+        if block is None:
+            continue
+        acc.fields[f"{prefix}percentiles_ms"] = block["percentiles"]
+        acc.fields[f"{prefix}histogram"] = block["histogram"]
+        acc.extra[key] = block["footer"]
+    hist = acc.fields.get("histogram")
+    requests = acc.fields.get("requests")
+    if hist is not None and requests and hist.total_count < COVERAGE_NOTE_BELOW * requests:
+        acc.notes.append(
+            f"histogram covers only {hist.total_count} of {requests} requests (after wrk2's "
+            "calibration): its percentiles describe the end of the run only")
+
