@@ -9,13 +9,17 @@ from perfkit.stats.bootstrap import (
     percentile_ci_across_runs,
     t_log_interval,
 )
+from perfkit.stats.compare import compare
+from perfkit.stats.multiple import adjust_pvalues
 from perfkit.stats.orderstats import MedianCI, QuantileCI, median_ci, quantile_ci
 
 __all__ = [
     "MedianCI",
     "PercentileCI",
     "QuantileCI",
+    "adjust_pvalues",
     "cluster_bootstrap_quantile",
+    "compare",
     "median_ci",
     "percentile_ci_across_runs",
     "quantile_ci",

@@ -1,0 +1,125 @@
+"""compare(): one tidy row per base/new comparison of per-run values."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from perfkit.stats import compare
+from perfkit.stats.compare import COLUMNS
+
+
+def _row(*args, **kwargs) -> dict:
+    frame = compare(*args, **kwargs)
+    assert list(frame.columns) == list(COLUMNS) and len(frame) == 1
+    return frame.iloc[0].to_dict()
+
+
+def test_three_versus_three_cannot_be_significant_and_says_run_more():
+    row = _row([1.0, 1.1, 1.2], [2.0, 2.1, 2.2])
+    assert row["significant"] is None
+    assert row["min_attainable_p"] == pytest.approx(0.1)
+    assert row["p_value"] == pytest.approx(0.1)
+    assert "3 vs 3 runs cannot reach p < 0.05 (smallest p 0.10): run more (>= 4 vs 4)" \
+        in row["warnings"]
+    assert math.isnan(row["ratio_ci_low"]) and math.isnan(row["ratio_ci_high"])
+    assert "base: need >= 6 runs for a 95% median CI" in row["warnings"]
+
+
+def test_five_versus_five_separated_is_significant_with_a_ratio_ci_above_one():
+    base = [1.0, 1.1, 1.2, 1.05, 1.15]
+    new = [1.3, 1.4, 1.25, 1.35, 1.5]
+    row = _row(base, new)
+    assert row["p_value"] == pytest.approx(2 / 252)
+    assert row["p_method"] == "exact" and row["significant"] is True
+    assert row["ratio_ci_low"] > 1 and row["ratio"] > 1
+    assert row["median_base"] == 1.1 and row["median_new"] == 1.35
+
+
+def test_p_value_matches_scipy_exact():
+    rng = np.random.default_rng(2)
+    base, new = rng.lognormal(0, 0.1, 7), rng.lognormal(0.05, 0.1, 9)
+    row = _row(base, new)
+    assert row["p_value"] == pytest.approx(sps.mannwhitneyu(new, base, method="exact").pvalue)
+
+
+def test_ratio_of_a_doubled_sample_is_two():
+    base = np.array([3.0, 3.3, 2.9, 3.6, 3.1, 3.2])
+    row = _row(base, 2 * base)
+    assert row["ratio"] == pytest.approx(2.0, rel=1e-12)
+
+
+def test_identical_samples_give_p_one_and_ratio_one():
+    row = _row([5.0, 6.0, 7.0, 8.0, 9.0], [5.0, 6.0, 7.0, 8.0, 9.0])
+    assert row["p_value"] == 1.0 and row["significant"] is False and row["ratio"] == 1.0
+
+
+def test_ratio_interval_excludes_one_exactly_when_significant():
+    rng = np.random.default_rng(9)
+    for _ in range(200):
+        n_b, n_n = rng.integers(4, 12, size=2)
+        base = rng.lognormal(0, 0.1, n_b)
+        new = rng.lognormal(rng.uniform(0, 0.2), 0.1, n_n)
+        row = _row(base, new)
+        excludes = row["ratio_ci_low"] > 1 or row["ratio_ci_high"] < 1
+        assert row["significant"] == excludes
+
+
+def test_failed_runs_rank_slower_than_every_finished_run():
+    base = [1.0, 1.1, 1.2, 1.3, 1.4]
+    new = [1.05, 1.15, 1.25, None, float("nan")]
+    row = _row(base, new)
+    assert row["n_new"] == 5 and row["n_failed_new"] == 2
+    # the two failed runs tie with each other above every value: enumerate all splits
+    pooled = sps.rankdata(base + [1.05, 1.15, 1.25, 1e9, 1e9])
+    u_new = pooled[5:].sum() - 15
+    splits = [pooled[list(c)].sum() - 15 for c in itertools.combinations(range(10), 5)]
+    assert u_new > 12.5
+    assert row["p_value"] == pytest.approx(2 * np.mean(np.array(splits) >= u_new))
+    assert row["median_new"] == 1.25
+    assert any("new: 2 failed run(s) ranked slower" in w for w in row["warnings"])
+
+
+def test_failed_runs_rank_lowest_when_higher_is_better():
+    row = _row([100.0, 101, 102, 103], [104.0, 105, 106, None], lower_is_better=False)
+    ref = sps.mannwhitneyu([104.0, 105, 106, -1.0], [100.0, 101, 102, 103], method="exact")
+    assert row["p_value"] == pytest.approx(ref.pvalue)
+    assert any("ranked lower" in w for w in row["warnings"])
+
+
+def test_a_failed_mask_marks_saturated_runs_with_values():
+    row = _row([1.0, 1.1, 1.2, 1.3], [0.9, 0.95, 1.05, 0.5], failed_new=[False, False, False, True])
+    ref = sps.mannwhitneyu([0.9, 0.95, 1.05, 99.0], [1.0, 1.1, 1.2, 1.3], method="exact")
+    assert row["n_failed_new"] == 1
+    assert row["p_value"] == pytest.approx(ref.pvalue)
+
+
+def test_explicit_exclusion_is_echoed_with_its_reason():
+    row = _row([1.0, 1.1, None, 1.3], [1.2, 1.4, 1.5, 1.6], exclude_failed="client crashed")
+    assert row["n_base"] == 3 and row["n_failed_base"] == 1
+    assert "excluded 1 failed base and 0 failed new runs (reason: client crashed)" \
+        in row["warnings"]
+
+
+def test_large_samples_use_the_normal_approximation():
+    rng = np.random.default_rng(4)
+    base, new = rng.lognormal(0, 0.1, 30), rng.lognormal(0.02, 0.1, 26)
+    row = _row(base, new)
+    ref = sps.mannwhitneyu(new, base, method="asymptotic", use_continuity=True)
+    assert row["p_method"] == "normal"
+    assert row["p_value"] == pytest.approx(ref.pvalue, rel=1e-9)
+
+
+def test_non_positive_values_give_no_ratio_but_still_a_test():
+    row = _row([0.0, 1, 2, 3], [4.0, 5, 6, 7])
+    assert math.isnan(row["ratio"]) and row["p_value"] == pytest.approx(2 / 70)
+    assert any("no ratio" in w for w in row["warnings"])
+
+
+def test_alpha_outside_zero_one_is_refused():
+    with pytest.raises(ValueError, match="alpha"):
+        compare([1, 2], [3, 4], alpha=5)
