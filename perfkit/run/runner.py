@@ -201,8 +201,9 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
         sampler = CpuSampler([child.pid], server.pids())
         bar = make_bar(err, progress, total=round(total_s), desc=f"{spec.tool} {run_id}",
                        unit="s", leave=False, bar_format="{desc}: {bar} {n:.0f}/{total} s")
+        dist = None
         try:
-            with server.disturbance(), _pinned(server.pids(), server_cpus) as pin:
+            with server.disturbance() as dist, _pinned(server.pids(), server_cpus) as pin:
                 manifest["taskset"] = (None if not spec.taskset
                                        else {**manifest["taskset"], **(pin or {})})
                 rc = _wait(child, sampler, bar, t0, deadline_s)
@@ -216,6 +217,7 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
         wall_s = time.monotonic() - t0
         manifest["end_utc"] = utc_now()
     status, reason = _status(spec, child, rc, tmp, interrupted)
+    manifest["disturbance"] = _disturbance(dist)
     manifest.update(exit_code=rc, status=status, status_reason=reason, wall_s=round(wall_s, 3))
     manifest["cpu"] = sampler.summary(cores)
     (tmp / "cpu.csv").write_text(sampler.csv_text(), encoding="utf-8")
@@ -231,6 +233,14 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
     if interrupted:
         raise KeyboardInterrupt
     return RunOutcome(run_id, final, status, rc, manifest)
+
+
+def _disturbance(record: Any) -> dict | None:
+    if record is None:
+        return None
+    return {"kind": "reload (SIGHUP to the nginx master)", "interval_s": record.interval_s,
+            "count": record.count, "sent_at_s": list(record.sent_at_s),
+            "errors": list(record.errors)}
 
 
 def _wait(child: Child, sampler: CpuSampler, bar, t0: float, deadline_s: float) -> int | None:

@@ -85,15 +85,11 @@ class ServerContext:
         """Root processes of the server (nginx master, upstream app); children are added by
         the sampler."""
         if self.info is not None:
-            found = [int(p) for p in (getattr(self.info, "pids", None) or ())]
-            for name in ("nginx_pid", "master_pid", "upstream_pid"):
-                value = getattr(self.info, name, None)
-                if value:
-                    found.append(int(value))
-            if found:
-                return sorted(set(found))
-        if self.info is not None and getattr(self.info, "netns", None):
-            return []
+            pids = getattr(self.info, "pids", None) or {}
+            values = pids.values() if isinstance(pids, dict) else pids
+            found = sorted({int(p) for p in values if p})
+            if found or getattr(self.info, "netns", None):
+                return found
         return listening_pids(_host_port(self.url)[1])
 
     def reload_interval_s(self) -> float | None:
@@ -119,16 +115,7 @@ class ServerContext:
                     names.append(psutil.Process(pid).name())
             return {"testbed": False, "url": self.url, "profile": None,
                     "listener_processes": names or None}
-        info = self.info
-        return {
-            "testbed": True,
-            "base_url": info.base_url,
-            "profile": info.profile,
-            "variables": dict(info.variables or {}),
-            "nginx_version": info.nginx_version,
-            "listen_backlog": info.backlog,
-            "somaxconn": info.somaxconn,
-            "netns": info.netns,
-            "reload_interval_s": self.reload_interval_s(),
-            "config_text": info.config_text,
-        }
+        described = dict(self.info.to_dict()) if hasattr(self.info, "to_dict") else {}
+        described.pop("create_times", None)
+        described.update(testbed=True, reload_interval_s=self.reload_interval_s())
+        return described

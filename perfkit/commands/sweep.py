@@ -1,0 +1,95 @@
+"""``perfkit sweep experiment.yaml``: a designed experiment in randomized complete blocks."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TextIO
+
+HELP = """\
+Run every cell of an experiment (factor levels x load levels) once per block, in a seeded
+random order within each block, on the local testbed (restarted when the profile changes) or
+on a given URL. Each run is kept as runs/RUN_ID/ with its raw output and manifest.
+
+Interrupted (Ctrl-C, kill -9, power loss)? Run the same command again: it refuses if
+experiment.yaml changed, kills what the dead sweep left running, moves the half-written run to
+runs/.aborted/, skips the runs already done and redoes the rest.
+
+The layout is OUT/experiment.yaml, OUT/plan.json, OUT/runs/RUN_ID/. OUT is --out, else the
+YAML's directory when the file is named experiment.yaml, else ./NAME (the file's stem).
+See examples/*.yaml for annotated designs.
+
+examples:
+  perfkit sweep examples/keepalive-cache.yaml --dry-run
+  perfkit sweep examples/keepalive-cache.yaml --out data/my-experiment
+  perfkit parse data/my-experiment
+"""
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("sweep", help="run a designed experiment (randomized blocks, "
+                              "resumable)", description=HELP,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("experiment", help="experiment.yaml")
+    p.add_argument("--out", help="experiment directory (see above)")
+    p.add_argument("--dry-run", action="store_true", help="print the plan; run nothing")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="redo runs that ended failed or killed (moved to runs/.failed/)")
+    p.set_defaults(func=main)
+
+
+def _fmt_s(seconds: float) -> str:
+    minutes, sec = divmod(round(seconds), 60)
+    return f"{minutes} min {sec:02d} s" if minutes else f"{sec} s"
+
+
+def print_plan(sweep, out: TextIO) -> None:
+    from perfkit.run.experiment import restarts_in
+    from perfkit.run.sweep import estimate_s
+
+    s, plan = sweep.spec, sweep.plan
+    done = sweep.completed() if sweep.runs_dir.is_dir() else {}
+    print(f"experiment {s['name']}: {s['tool']}, {len(plan['cells'])} cells x "
+          f"{s['repetitions']} blocks = {len(plan['runs'])} runs of {s['duration_s']:g} s, "
+          f"seed {s['seed']}", file=out)
+    print(f"directory  {sweep.dir}  ({len(done)} runs already done)", file=out)
+    restarts = restarts_in(plan, s["restart"])
+    if restarts:
+        print(f"testbed    {restarts} (re)starts ({s['restart']}; ~1 s each, the server "
+              "starts cold each time)", file=out)
+    print(f"warm-up    {_warmup_text(s['warmup'])}", file=out)
+    print(f"estimate   {_fmt_s(estimate_s(sweep))}", file=out)
+    header = ("seq", "block", "pos", "run_id", "profile", "load", "done")
+    print("  ".join(header), file=out)
+    for r in plan["runs"]:
+        load = " ".join(f"{k}={v:g}" for k, v in r["load"].items())
+        print(f"{r['seq']:>4}  {r['block']:>5}  {r['position_in_block']:>3}  {r['run_id']}  "
+              f"{r['profile'] or '-'}  {load}  {done.get(r['run_id'], '')}", file=out)
+
+
+def _warmup_text(w: dict) -> str:
+    if w["kind"] == "time":
+        return f"{w['seconds']:g} s of the same load before every run (discarded)"
+    if w["kind"] == "runs":
+        return f"{w['runs']} discarded run(s) at the start of each block"
+    return "none"
+
+
+def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from perfkit.run.sweep import Sweep
+
+    sweep = Sweep(args.experiment, args.out, err=err)
+    if args.dry_run:
+        sweep.check_plan()
+        print_plan(sweep, out)
+        return 0
+    result = sweep.run(retry_failed=args.retry_failed)
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(result.statuses.items())) or "nothing"
+    print(f"{result.ran} runs this time ({counts}); {result.done_before} were already done; "
+          f"{result.total} planned", file=out)
+    if result.stale_killed or result.aborted_moved:
+        print(f"resumed: {result.stale_killed} stale process group(s) killed, "
+              f"{len(result.aborted_moved)} interrupted run(s) moved to runs/.aborted/",
+              file=out)
+    print(f"testbed (re)starts: {result.restarts}; wall time {_fmt_s(result.wall_s)}", file=out)
+    print(result.path, file=out)
+    return 0 if set(result.statuses) <= {"complete"} else 1
