@@ -1,0 +1,93 @@
+"""Throughput and latency against load, the USL curve, and heat maps over two load axes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.colors import LogNorm
+
+from perfkit.plots.style import GREY, SEQUENTIAL_CMAP, THRESHOLD, series_style
+
+
+def load_curve(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabel: str,
+               by: str | None = None, slo: float | None = None, slo_label: str = "SLO",
+               logy: bool = False, identity: bool = False) -> Axes:
+    """Every run as a point, and the median of the runs at each load level as a line.
+
+    ``slo`` draws a horizontal threshold line; ``identity`` draws y = x (achieved = offered).
+    """
+    groups = [(None, frame)] if by is None else list(frame.groupby(by, sort=False))
+    for i, (key, group) in enumerate(groups):
+        st = series_style(i)
+        ax.plot(group[x], group[y], linestyle="none", marker=st["marker"], color=st["color"],
+                alpha=0.45, markeredgewidth=0)
+        med = group.groupby(x, sort=True)[y].median()
+        ax.plot(med.index, med.values, color=st["color"], linestyle=st["linestyle"],
+                marker=st["marker"], label=None if key is None else str(key))
+    if identity:
+        lim = float(np.nanmax(frame[x]))
+        ax.plot([0, lim], [0, lim], color=GREY, linestyle=":", linewidth=0.8,
+                label="achieved = offered")
+    if slo is not None:
+        ax.axhline(slo, color=THRESHOLD, linestyle="--", linewidth=0.9, label=slo_label)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if by is not None or slo is not None or identity:
+        ax.legend(title=by, loc="best")
+    return ax
+
+
+def usl_curve(frame: pd.DataFrame, ax: Axes, curve: pd.DataFrame, x: str, y: str,
+              xlabel: str, ylabel: str, n_star: float | None = None,
+              model_label: str = "USL fit") -> Axes:
+    """Observed runs, the fitted curve (``curve``: ``n, fit, low, high``) and its band, and N*."""
+    st = series_style(0)
+    ax.plot(frame[x], frame[y], linestyle="none", marker="o", color=st["color"], alpha=0.5,
+            markeredgewidth=0, label="runs")
+    fit = series_style(1)
+    ax.plot(curve["n"], curve["fit"], color=fit["color"], label=model_label)
+    if {"low", "high"} <= set(curve.columns) and curve["low"].notna().any():
+        ax.fill_between(curve["n"], curve["low"], curve["high"], color=fit["color"], alpha=0.2,
+                        linewidth=0, label="95% CI")
+    if n_star is not None and np.isfinite(n_star):
+        ax.axvline(n_star, color=GREY, linestyle=":", linewidth=0.9,
+                   label=f"N* = {n_star:.0f}")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="lower right")
+    return ax
+
+
+def heatmap(table: pd.DataFrame, ax: Axes, xlabel: str, ylabel: str, cbar_label: str,
+            fmt: str = "{:.3g}", log: bool = True) -> Axes:
+    """A grid of values (rows = ``table.index``, columns = ``table.columns``), each cell labelled.
+
+    Missing cells stay blank. ``log`` uses a logarithmic colour scale (latencies span decades).
+    """
+    values = table.to_numpy(dtype=float)
+    finite = values[np.isfinite(values)]
+    norm = None
+    if log and finite.size and finite.min() > 0:
+        norm = LogNorm(vmin=finite.min(), vmax=max(finite.max(), finite.min() * 1.01))
+    image = ax.imshow(np.ma.masked_invalid(values), cmap=SEQUENTIAL_CMAP, norm=norm,
+                      aspect="auto", origin="lower")
+    ax.set_xticks(range(len(table.columns)), [str(c) for c in table.columns])
+    ax.set_yticks(range(len(table.index)), [str(r) for r in table.index])
+    ax.grid(False)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    mid = np.sqrt(finite.min() * finite.max()) if norm is not None else (
+        finite.mean() if finite.size else 0)
+    for (r, c), v in np.ndenumerate(values):
+        if np.isfinite(v):
+            ax.text(c, r, fmt.format(v), ha="center", va="center", fontsize=6,
+                    color="black" if v > mid else "white")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    cbar = ax.figure.colorbar(image, ax=ax, pad=0.02)
+    cbar.set_label(cbar_label)
+    return ax

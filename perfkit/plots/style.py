@@ -1,0 +1,104 @@
+"""One figure style for every perfkit plot: single-column paper width, colour-blind-safe colours.
+
+- Size: 3.5 in wide (one column of a two-column paper), 8 pt text, so a figure reads the same in
+  print as on screen; :func:`figure` makes figures of this size with a constrained layout.
+- Colours: the Okabe-Ito palette (Okabe & Ito 2008, "Color Universal Design"), distinguishable
+  under the common colour-vision deficiencies; series are told apart by line style and marker as
+  well, so a grey-scale print still works.
+- Units: every axis label names its unit, as :func:`label` writes it: ``"latency (ms)"``.
+- Reproducible files: SVG ids are salted with a constant and no date is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import matplotlib as mpl
+from cycler import cycler
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+#: Okabe-Ito, by name
+OKABE_ITO = {
+    "black": "#000000", "orange": "#E69F00", "sky_blue": "#56B4E9", "bluish_green": "#009E73",
+    "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "reddish_purple": "#CC79A7",
+}
+#: the order series take colours in (yellow last: it is faint on white)
+SERIES = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
+          "#F0E442")
+LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 2)), "-")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+#: neutral elements: reference lines, grids
+GREY = "#666666"
+#: a threshold (SLO) line
+THRESHOLD = OKABE_ITO["vermillion"]
+#: sequential colour map for heat maps (perceptually uniform, colour-blind safe)
+SEQUENTIAL_CMAP = "cividis"
+
+WIDTH_IN = 3.5
+HEIGHT_IN = 2.4
+FONT_PT = 8
+
+RC = {
+    "figure.figsize": (WIDTH_IN, HEIGHT_IN),
+    "figure.dpi": 150,
+    "figure.constrained_layout.use": True,
+    "savefig.dpi": 300,
+    "font.size": FONT_PT,
+    "axes.titlesize": FONT_PT,
+    "axes.labelsize": FONT_PT,
+    "xtick.labelsize": FONT_PT - 1,
+    "ytick.labelsize": FONT_PT - 1,
+    "legend.fontsize": FONT_PT - 1,
+    "legend.frameon": False,
+    "legend.handlelength": 2.2,
+    "axes.prop_cycle": cycler(color=SERIES),
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": "#dddddd",
+    "grid.linewidth": 0.5,
+    "lines.linewidth": 1.2,
+    "lines.markersize": 3.5,
+    "svg.fonttype": "path",
+    "svg.hashsalt": "perfkit",
+    "pdf.fonttype": 42,
+    "image.cmap": SEQUENTIAL_CMAP,
+}
+
+
+def use() -> None:
+    """Apply the style to matplotlib's global settings (for notebooks)."""
+    mpl.rcParams.update(RC)
+
+
+def figure(nrows: int = 1, ncols: int = 1, height_in: float | None = None,
+           width_in: float = WIDTH_IN, **subplot_kw):
+    """A new styled figure and its axes (``Figure``, not pyplot: nothing is shown implicitly).
+
+    The style is applied globally first (matplotlib reads most settings when it draws, not when
+    the figure is made). Returns ``(fig, ax)``; ``ax`` is an array when ``nrows * ncols > 1``.
+    """
+    use()
+    height = height_in if height_in is not None else HEIGHT_IN * (0.75 * nrows + 0.25)
+    fig = Figure(figsize=(width_in, height), layout="constrained")
+    FigureCanvasAgg(fig)  # a canvas that can draw, without pyplot
+    axes = fig.subplots(nrows, ncols, squeeze=True, **subplot_kw)
+    return fig, axes
+
+
+def label(quantity: str, unit: str) -> str:
+    """An axis label with its unit: ``label("p99 latency", "ms")`` -> ``"p99 latency (ms)"``."""
+    return f"{quantity} ({unit})"
+
+
+def series_style(i: int) -> dict:
+    """Colour, line style and marker of the ``i``-th series."""
+    return {"color": SERIES[i % len(SERIES)], "linestyle": LINESTYLES[i % len(LINESTYLES)],
+            "marker": MARKERS[i % len(MARKERS)]}
+
+
+def series_styles(keys) -> Iterator[tuple[object, dict]]:
+    """``(key, style)`` for each key, in order."""
+    for i, key in enumerate(keys):
+        yield key, series_style(i)

@@ -1,0 +1,139 @@
+"""``perfkit report``: parameters -> executed notebooks -> HTML pages, figures, tables, index.
+
+Output folder layout::
+
+    OUT/index.html                 headline findings of every notebook, links to everything
+    OUT/<notebook>.html            one self-contained page per notebook (no code, images inline)
+    OUT/<notebook>.ipynb           the executed notebook, to reopen in JupyterLab
+    OUT/figures/<notebook>-<name>.svg|.png
+    OUT/tables/<notebook>-<name>.csv
+
+Parameters are checked before any notebook runs. A failing notebook does not stop the others;
+its page and the index say which cell failed and why, and the report's exit status is 1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+import nbformat
+
+from perfkit.report import nb as nbhelp
+from perfkit.report.execute import Execution, NotebookError, execute_notebook
+from perfkit.report.export import export_html
+from perfkit.report.index import NotebookEntry, write_index
+from perfkit.report.params import ReportParams, load_params
+
+PROGRESS_ENV = "PERFKIT_NO_PROGRESS"
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportResult:
+    """What a report run produced."""
+
+    out_dir: Path
+    index: Path
+    executions: tuple[Execution, ...]
+    entries: tuple[NotebookEntry, ...]
+
+    @property
+    def errors(self) -> list[NotebookError]:
+        return [e.error for e in self.executions if e.error is not None]
+
+
+def progress_enabled(stream: TextIO) -> bool:
+    """Bars only on a terminal, and never when ``PERFKIT_NO_PROGRESS=1``."""
+    if os.environ.get(PROGRESS_ENV, "") not in ("", "0"):
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def notebook_title(nb: nbformat.NotebookNode, fallback: str) -> str:
+    """The first ``# heading`` of the notebook's markdown, or ``fallback``."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return fallback
+
+
+def _clear_previous(out_dir: Path, name: str) -> None:
+    """Remove the figures and tables an earlier run of this notebook left (only those)."""
+    for kind in ("figures", "tables"):
+        folder = out_dir / kind
+        if folder.is_dir():
+            for old in folder.glob(f"{name}-*"):
+                old.unlink()
+
+
+def _files(out_dir: Path, kind: str, name: str, suffix: str) -> list[Path]:
+    folder = out_dir / kind
+    return sorted(folder.glob(f"{name}-*{suffix}")) if folder.is_dir() else []
+
+
+def _entry(execution: Execution, out_dir: Path) -> NotebookEntry:
+    name = execution.name
+    findings: list[tuple[str, str]] = []
+    title = name
+    html = out_dir / f"{name}.html"
+    if execution.executed.exists():
+        nb = nbformat.read(str(execution.executed), as_version=4)
+        title = notebook_title(nb, name)
+        findings = [tuple(p) for p in nbhelp.collect(nb)["findings"]]
+        try:
+            export_html(execution.executed, html, title=title)
+        except Exception as exc:  # noqa: BLE001 - the index says the page is missing
+            if execution.error is None:
+                execution = dataclasses.replace(execution, error=NotebookError(
+                    name, f"HTML export failed: {type(exc).__name__}: {exc}"))
+    return NotebookEntry(
+        name=name, title=title,
+        html=html.name if html.exists() else None,
+        ipynb=execution.executed.name if execution.executed.exists() else None,
+        findings=tuple(findings),
+        figures=tuple(str(p.relative_to(out_dir)) for p in _files(out_dir, "figures", name,
+                                                                  ".png")),
+        tables=tuple(str(p.relative_to(out_dir)) for p in _files(out_dir, "tables", name,
+                                                                 ".csv")),
+        error=str(execution.error) if execution.error else None,
+        seconds=execution.seconds,
+    )
+
+
+def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = None,
+                 kernel_name: str = "python3") -> ReportResult:
+    """Execute every notebook of ``params`` into ``out_dir`` and write the index."""
+    from tqdm.auto import tqdm
+
+    stream = stream or sys.stderr
+    out_dir = Path(out_dir).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    executions, entries = [], []
+    bar = tqdm(params.notebooks, desc="report", unit="notebook", file=stream,
+               disable=not progress_enabled(stream), leave=True)
+    for run in bar:
+        bar.set_postfix_str(run.name)
+        _clear_previous(out_dir, run.name)
+        parameters = {**run.parameters, "output_dir": str(out_dir)}
+        execution = execute_notebook(run.path, out_dir / f"{run.name}.ipynb", parameters,
+                                     kernel_name=kernel_name)
+        entry = _entry(execution, out_dir)
+        if entry.error and execution.error is None:
+            execution = dataclasses.replace(execution, error=NotebookError(run.name, entry.error))
+        executions.append(execution)
+        entries.append(entry)
+    bar.close()
+    index = write_index(out_dir, params.title, params.path.name, entries)
+    return ReportResult(out_dir, index, tuple(executions), tuple(entries))
+
+
+def run_report(params_path: str | os.PathLike, out_dir: str | os.PathLike,
+               stream: TextIO | None = None) -> ReportResult:
+    """Check the parameter file, then build the report (see :func:`build_report`)."""
+    params = load_params(params_path)
+    return build_report(params, Path(out_dir), stream)

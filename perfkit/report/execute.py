@@ -1,0 +1,113 @@
+"""Execute one report notebook with papermill, and say which cell failed and why when it does.
+
+The kernel gets ``PERFKIT_NO_PROGRESS=1`` (progress bars add volatile output and their widgets
+load from a CDN) and runs in the notebooks' folder, as under nbval, so a notebook behaves the same
+in CI, under ``perfkit report`` and in JupyterLab.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from perfkit.errors import PerfkitError
+
+KERNEL_ENV = {
+    "PERFKIT_NO_PROGRESS": "1",
+    # ipykernel's debugger warns about frozen modules on stderr at every start
+    "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+}
+
+#: the kernel logs only errors (ipykernel 7 warns about TCP transport at every start)
+KERNEL_ARGS = ["--IPKernelApp.log_level=ERROR"]
+
+
+class NotebookError(PerfkitError):
+    """A notebook failed: where (notebook, cell), what (exception) and where to look further."""
+
+    def __init__(self, notebook: str, message: str, executed: Path | None = None,
+                 cell: int | None = None):
+        self.notebook, self.cell, self.executed = notebook, cell, executed
+        where = f"{notebook}" + (f", cell {cell}" if cell is not None else "")
+        tail = f"\n  the executed notebook, with the traceback: {executed}" if executed else ""
+        super().__init__(f"{where}: {message}{tail}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Execution:
+    """The outcome of one notebook: the executed file, the time it took, the error if any."""
+
+    name: str
+    executed: Path
+    seconds: float
+    error: NotebookError | None = None
+
+
+@contextlib.contextmanager
+def kernel_environment(extra: Mapping[str, str] | None = None) -> Iterator[None]:
+    """Set the kernel's environment variables (kernels inherit ours) and restore them after."""
+    values = {**KERNEL_ENV, **(extra or {})}
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, old in saved.items():
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
+
+
+def _cell_number(nb_path: Path, cell_index: int) -> int:
+    """1-based number of the failing cell in the notebook as written (without the injected cell)."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(str(nb_path), as_version=4)
+    except (OSError, ValueError):
+        return cell_index + 1
+    injected = sum(1 for c in nb.cells[:cell_index]
+                   if "injected-parameters" in c.get("metadata", {}).get("tags", []))
+    return cell_index + 1 - injected
+
+
+def _describe_failure(exc: Exception, executed: Path, name: str) -> NotebookError:
+    from papermill.exceptions import PapermillExecutionError
+
+    if isinstance(exc, PapermillExecutionError):
+        first = next((ln for ln in str(exc.source).splitlines() if ln.strip()), "")
+        number = _cell_number(executed, exc.cell_index)
+        message = f"{exc.ename}: {exc.evalue}\n  in: {first.strip()}"
+        return NotebookError(name, message, executed, cell=number)
+    return NotebookError(name, f"{type(exc).__name__}: {exc}", executed if executed.exists()
+                         else None)
+
+
+def execute_notebook(source: Path, executed: Path, parameters: Mapping[str, Any],
+                     kernel_name: str = "python3", timeout_s: float = 600.0) -> Execution:
+    """Run ``source`` with ``parameters`` and write the executed notebook to ``executed``.
+
+    Never raises for a failure inside the notebook: the error (notebook, cell, exception) comes
+    back in :attr:`Execution.error`, and the executed notebook keeps the traceback.
+    """
+    import papermill
+
+    name = source.stem
+    start = time.perf_counter()
+    error = None
+    with kernel_environment():
+        try:
+            papermill.execute_notebook(
+                str(source), str(executed), parameters=dict(parameters),
+                kernel_name=kernel_name, progress_bar=False, log_output=False,
+                cwd=str(source.parent), request_save_on_cell_execute=False,
+                execution_timeout=timeout_s, extra_arguments=KERNEL_ARGS)
+        except Exception as exc:  # noqa: BLE001 - every failure is reported, none is swallowed
+            error = _describe_failure(exc, executed, name)
+    return Execution(name, executed, time.perf_counter() - start, error)

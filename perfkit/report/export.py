@@ -1,0 +1,79 @@
+"""Executed notebook -> one self-contained HTML file (no code, images embedded, nothing remote).
+
+nbconvert's ``lab`` and ``classic`` templates load require.js, MathJax and mermaid from a CDN, so
+a report built with them breaks offline and leaks its reader's address. The ``perfkit`` template
+(``templates/nbconvert/perfkit``) extends ``lab`` and empties every block that loads a script;
+:func:`remote_references` checks the result, and :func:`export_html` refuses to write a page that
+would load anything from the network.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+
+from perfkit.errors import PerfkitError
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+#: cells never shown in a report (papermill's parameter cells, cells a user hid)
+HIDDEN_TAGS = ("parameters", "injected-parameters", "remove-cell")
+
+_REMOTE_PATTERNS = (
+    # <script src=...>, <link href=...>, <img src=...>, <iframe src=...> with a remote URL
+    re.compile(r"<(?:script|link|img|iframe|source|embed)\b[^>]*?\b(?:src|href)\s*=\s*"
+               r"[\"']?\s*((?:https?:)?//[^\"'\s>]+)", re.IGNORECASE),
+    # CSS imports and url(...) loading from the network
+    re.compile(r"@import\s+(?:url\()?\s*[\"']?((?:https?:)?//[^\"')\s]+)", re.IGNORECASE),
+    re.compile(r"url\(\s*[\"']?((?:https?:)?//[^\"')\s]+)", re.IGNORECASE),
+    # ES module imports of remote code
+    re.compile(r"import\s*\(\s*[\"']((?:https?:)?//[^\"']+)", re.IGNORECASE),
+)
+
+
+def remote_references(html: str) -> list[str]:
+    """Every URL the page would fetch from the network (scripts, styles, images, frames).
+
+    Plain links (``<a href="https://...">``) are not fetched and are not listed.
+    """
+    found: list[str] = []
+    for pattern in _REMOTE_PATTERNS:
+        found.extend(m.group(1) for m in pattern.finditer(html))
+    return found
+
+
+def _exporter():
+    from nbconvert import HTMLExporter
+    from traitlets.config import Config
+
+    config = Config()
+    config.TagRemovePreprocessor.enabled = True
+    config.TagRemovePreprocessor.remove_cell_tags = set(HIDDEN_TAGS)
+    config.HTMLExporter.exclude_input = True
+    config.HTMLExporter.exclude_input_prompt = True
+    config.HTMLExporter.exclude_output_prompt = True
+    config.HTMLExporter.embed_images = True
+    return HTMLExporter(config=config, template_name="perfkit",
+                        extra_template_basedirs=[str(TEMPLATES / "nbconvert")])
+
+
+def notebook_to_html(nb: nbformat.NotebookNode, title: str | None = None) -> str:
+    """The HTML page of an executed notebook: outputs and markdown only, images inline."""
+    if title:
+        nb.metadata["title"] = title
+    body, _ = _exporter().from_notebook_node(nb)
+    return body
+
+
+def export_html(ipynb: Path, html: Path, title: str | None = None) -> Path:
+    """Write ``html`` from the executed notebook ``ipynb``; refuse pages that load remote files."""
+    nb = nbformat.read(str(ipynb), as_version=4)
+    page = notebook_to_html(nb, title)
+    remote = remote_references(page)
+    if remote:
+        raise PerfkitError(f"{html}: the page would load {len(remote)} file(s) from the "
+                           f"network ({', '.join(sorted(set(remote))[:3])}); a report must "
+                           "work offline")
+    html.write_text(page, encoding="utf-8")
+    return html

@@ -1,0 +1,58 @@
+"""The report's ``index.html``: headline findings of each notebook and links to everything.
+
+Rendered with Jinja2 with autoescaping on, so every string from data (endpoint names, labels,
+error messages) is HTML-escaped; links are percent-encoded. The page loads nothing from the
+network: inline CSS, and images by relative path from ``figures/``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from urllib.parse import quote
+
+from perfkit import __version__
+from perfkit.report.export import TEMPLATES
+
+
+@dataclasses.dataclass(frozen=True)
+class NotebookEntry:
+    """One notebook as the index shows it (paths relative to the report folder)."""
+
+    name: str
+    title: str
+    html: str | None
+    ipynb: str | None
+    findings: tuple[tuple[str, str], ...] = ()
+    figures: tuple[str, ...] = ()
+    tables: tuple[str, ...] = ()
+    error: str | None = None
+    seconds: float | None = None
+
+
+def _environment():
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=True, undefined=jinja2.StrictUndefined,
+        trim_blocks=True, lstrip_blocks=True)
+    env.filters["url"] = lambda path: quote(str(path))
+    env.filters["stem"] = lambda path: Path(str(path)).stem
+    env.filters["with_suffix"] = lambda path, s: str(Path(str(path)).with_suffix(s))
+    return env
+
+
+def render_index(title: str, params_name: str, entries: list[NotebookEntry]) -> str:
+    """The index page as a string."""
+    template = _environment().get_template("index.html.j2")
+    return template.render(title=title, params_name=params_name, entries=entries,
+                            version=__version__)
+
+
+def write_index(out_dir: Path, title: str, params_name: str,
+                entries: list[NotebookEntry]) -> Path:
+    """Write ``out_dir/index.html``."""
+    path = out_dir / "index.html"
+    path.write_text(render_index(title, params_name, entries), encoding="utf-8")
+    return path
