@@ -134,7 +134,13 @@ def decode_documents(text: str, source: str = "<string>") -> list[tuple[int, obj
         try:
             value, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            found = "end of file" if exc.pos >= len(text) else repr(text[exc.pos:exc.pos + 20])
+            rest = text[exc.pos:]
+            if not rest.strip():
+                found = "end of file"
+            elif "\n" not in rest.rstrip():  # the document stops on this line: cut off
+                found = f"{rest.strip()[:20]!r}, then end of file"
+            else:
+                found = repr(rest[:20])
             raise ParseError(source, exc.lineno, f"valid JSON ({exc.msg})", found) from exc
         docs.append((pos, value))
         pos = _skip_ws(text, end)
