@@ -14,7 +14,7 @@ upstream app (python -m perfkit.run.upstream) for the proxy and cache profiles.
   perfkit testbed up --profile keepalive+cache-ram --port 8080   last stdout line: the base URL
   perfkit testbed status                                          exit 3 when nothing runs
   perfkit testbed down                                            stops only what up started
-  perfkit testbed config --profile backlog                        print the rendered nginx.conf
+  perfkit testbed config --profile backlog [--check]              print the rendered nginx.conf
 
 Files live in --state-dir (default $PERFKIT_TESTBED_DIR or /tmp/perfkit-testbed-<uid>).
 `up` restarts a running testbed with the new profile, fresh processes and an empty cache.
@@ -59,6 +59,8 @@ def register(subparsers) -> None:
                         metavar="NAME=VALUE", help="override a template variable (repeatable)")
     parser.add_argument("--state-dir", help="testbed directory (default "
                         "$PERFKIT_TESTBED_DIR or /tmp/perfkit-testbed-<uid>)")
+    parser.add_argument("--check", action="store_true",
+                        help="config: also run `nginx -t` on the rendered config")
     parser.set_defaults(func=run)
 
 
@@ -82,6 +84,8 @@ def run(args, out, err) -> int:
     if args.action == "config":
         v = resolve_variables(args.profile, variables, args.port, tb.state_dir)
         out.write(render_config(v, args.port, tb.state_dir, profile_name=args.profile))
+        if args.check:
+            print(tb.check_config(args.profile, args.port, variables), file=err)
         return 0
     if args.action == "down":
         stopped = tb.down()

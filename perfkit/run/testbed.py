@@ -214,6 +214,25 @@ class Testbed:
     def _save(self, state: dict) -> None:
         procs.write_json(str(self.state_path), state)
 
+    def check_config(self, profile: str = "default", port: int = 8080,
+                     variables: dict | None = None) -> str:
+        """Render ``profile`` into ``STATE_DIR/check/`` and run ``nginx -t`` on it.
+
+        Nothing is started and a running testbed is left alone. Returns nginx's report; raises
+        PerfkitError with it when nginx rejects the config.
+        """
+        check_dir = os.path.join(self.state_dir, "check")
+        v = resolve_variables(profile, variables, port, check_dir)
+        procs.prepare_state_dir(check_dir)
+        text = render_config(v, port, check_dir, profile_name=profile)
+        procs.write_file(os.path.join(check_dir, "conf", "nginx.conf"), text.encode())
+        try:
+            return procs.nginx_test(self.nginx, check_dir)
+        finally:
+            procs.remove_path(check_dir)
+            if v["proxy_cache"] == "ram":
+                procs.remove_path(v["cache_path"], only_under="/dev/shm/perfkit-cache-")
+
     # -- status / down --------------------------------------------------------------------
     def _read_state(self) -> dict | None:
         return procs.read_json(str(self.state_path))

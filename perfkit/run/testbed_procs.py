@@ -193,6 +193,20 @@ def nginx_version(nginx: str) -> str:
     return m.group(1) if m else (done.stderr + done.stdout).strip()
 
 
+def nginx_test(nginx: str, prefix: str) -> str:
+    """``nginx -t`` on ``PREFIX/conf/nginx.conf``; its report, or PerfkitError with it."""
+    argv = [nginx, "-t", "-p", prefix.rstrip("/") + "/", "-c", "conf/nginx.conf",
+            "-e", "logs/error.log"]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, umask=0o022)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise PerfkitError(f"nginx -t: {exc}") from None
+    report = (done.stderr + done.stdout).strip()
+    if done.returncode != 0:
+        raise PerfkitError(f"nginx rejects the config: {report}")
+    return report
+
+
 def _start_daemon(argv: list[str], log: str, pid_file: str, what: str) -> int:
     """Run a command that daemonises itself and writes ``pid_file``; return that pid."""
     remove_path(pid_file)
