@@ -10,6 +10,7 @@ from perfkit.stats.bootstrap import (
     t_log_interval,
 )
 from perfkit.stats.compare import compare
+from perfkit.stats.factorial import factorial
 from perfkit.stats.multiple import adjust_pvalues
 from perfkit.stats.orderstats import MedianCI, QuantileCI, median_ci, quantile_ci
 
@@ -20,6 +21,7 @@ __all__ = [
     "adjust_pvalues",
     "cluster_bootstrap_quantile",
     "compare",
+    "factorial",
     "median_ci",
     "percentile_ci_across_runs",
     "quantile_ci",

@@ -1,0 +1,217 @@
+"""2^k r factorial designs (Jain, *The Art of Computer Systems Performance Analysis*, 1991,
+chapters 17-18): effects, their t-based CIs, and the allocation of variation.
+
+Factors are coded -1/+1 (see :mod:`perfkit.stats.coding`), every interaction is a product
+column, and the model is fitted by least squares. For a balanced design the columns are
+orthogonal, so each effect is Jain's q = (sign column . y) / N, half the high-minus-low
+difference, and its sum of squares is N q^2. On log responses an effect is a ratio exp(2q):
+the geometric mean at high over the geometric mean at low.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from perfkit.stats.coding import code_factor
+from perfkit.stats.multiple import adjust_pvalues
+
+BASE_COLUMNS = ["term", "effect", "ci_low", "ci_high", "ss", "variation_pct", "p_value"]
+RATIO_COLUMNS = ["ratio", "ratio_ci_low", "ratio_ci_high"]
+
+
+def factorial(frame: pd.DataFrame, factors: Sequence[str], response: str, log: bool = True,
+              confidence: float = 0.95, block: str | None = None,
+              by: str | Sequence[str] | None = None,
+              levels: Mapping[str, Sequence[Any]] | None = None) -> pd.DataFrame:
+    """Effects of a 2^k r design, one row per term, and a final ``error`` row.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per run, e.g. :func:`perfkit.frames.runs_frame`.
+    factors : sequence of str
+        Two-level factor columns (labels are mapped to low/high as in
+        :mod:`perfkit.stats.coding`; -1/+1 coding works as is).
+    response : str
+        The per-run response column, e.g. ``latency_p99_ms``. Runs where it is NaN (failed)
+        are left out with a warning, which makes the design unbalanced.
+    log : bool
+        Fit log(response): effects become ratios ``exp(2q)`` with their CI.
+    confidence : float
+        Coverage of the t intervals (df = error degrees of freedom).
+    block : str, optional
+        A nuisance blocking column (randomized complete blocks): its variation is removed
+        and reported in a ``block`` row; the error df become (2^k - 1)(r - 1).
+    by : str or sequence of str, optional
+        Load columns with more than two levels (e.g. ``connections``): the design is analysed
+        per level, a ``by`` column is prepended and ``p_value_holm`` Holm-adjusts each term's
+        p across levels. Factors with more than two levels are refused, pointing here.
+    levels : mapping, optional
+        ``{factor: (low, high)}`` to state the coding explicitly.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``term, effect, ci_low, ci_high, ss, variation_pct, p_value`` (and with
+        ``log`` also ``ratio, ratio_ci_low, ratio_ci_high``). ``attrs`` holds ``coding``
+        (factor -> low/high/rule), ``q0`` (per level when ``by``), ``df_error`` and ``warnings``.
+
+    Raises
+    ------
+    ValueError
+        An unreplicated design (no error df), a missing cell, or a factor without exactly two
+        levels. An unbalanced design is fitted by OLS with ``ss``/``variation_pct`` NaN and a
+        warning naming the short cells.
+    """
+    factors = list(factors)
+    if not factors:
+        raise ValueError("name at least one factor")
+    missing = [c for c in [*factors, response, *(_as_list(by)), *([block] if block else [])]
+               if c not in frame.columns]
+    if missing:
+        raise ValueError(f"no column(s) {missing} in the frame; columns: {list(frame.columns)}")
+    coding = {}
+    for name in factors:
+        _, coding[name] = code_factor(frame[name], name, levels)
+    fixed = {name: (coding[name]["low"], coding[name]["high"]) for name in factors}
+    if by is None:
+        table, info = _fit(frame, factors, response, log, confidence, block, fixed)
+        table.attrs.update(coding=coding, **info)
+        return table
+    return _fit_by(frame, factors, response, log, confidence, block, fixed, _as_list(by), coding)
+
+
+def _fit_by(frame, factors, response, log, confidence, block, fixed, by, coding) -> pd.DataFrame:
+    parts, q0, warnings, df_error = [], {}, [], {}
+    for key, sub in frame.groupby(by, sort=True, dropna=False):
+        label = key[0] if len(by) == 1 else key
+        table, info = _fit(sub, factors, response, log, confidence, block, fixed)
+        table.insert(0, "by", [label] * len(table))
+        parts.append(table)
+        q0[label], df_error[label] = info["q0"], info["df_error"]
+        warnings.extend(f"{'/'.join(by)}={label}: {w}" for w in info["warnings"])
+    out = pd.concat(parts, ignore_index=True)
+    out["p_value_holm"] = np.nan
+    for _, idx in out.groupby("term", sort=False).groups.items():
+        out.loc[idx, "p_value_holm"] = adjust_pvalues(out.loc[idx, "p_value"].to_numpy(), "holm")
+    out.attrs.update(coding=coding, q0=q0, df_error=df_error, warnings=warnings, by=by)
+    return out
+
+
+def _fit(frame, factors, response, log, confidence, block, fixed) -> tuple[pd.DataFrame, dict]:
+    warnings: list[str] = []
+    y_raw = pd.to_numeric(frame[response], errors="coerce").to_numpy(dtype=np.float64)
+    keep = np.isfinite(y_raw)
+    if (~keep).any():
+        warnings.append(f"{int((~keep).sum())} run(s) without {response} (failed?) left out")
+    frame, y = frame.loc[keep], y_raw[keep]
+    if log:
+        if (y <= 0).any():
+            raise ValueError(f"log=True needs positive {response}; use log=False")
+        y = np.log(y)
+    codes = {n: code_factor(frame[n], n, fixed)[0] for n in factors}
+    terms, columns = _terms(factors, codes)
+    cells = _cell_counts(frame, factors, fixed)
+    x = np.column_stack([np.ones(len(y)), *columns, *_block_columns(frame, block)])
+    beta, sse, rank = _ols(x, y)
+    df_e = len(y) - rank
+    if rank < x.shape[1]:
+        raise ValueError("the design matrix is singular: blocks confounded with factors?")
+    if df_e <= 0:
+        raise ValueError(f"unreplicated 2^{len(factors)} design: no degrees of freedom left for "
+                         "error; repeat every cell (r >= 2) to estimate effects with CIs")
+    balanced = cells.nunique() == 1
+    if not balanced:
+        short = cells[cells < cells.max()]
+        names = "; ".join(f"{k} ({v} runs)" for k, v in short.items())
+        warnings.append(f"unbalanced design (fitted by OLS; no allocation of variation): cells "
+                        f"with fewer than {cells.max()} runs: {names}")
+    s2 = sse / df_e
+    cov = s2 * np.linalg.inv(x.T @ x)
+    se = np.sqrt(np.diag(cov))
+    tcrit = float(sps.t.ppf(0.5 + confidence / 2.0, df_e))
+    sst = float(((y - y.mean()) ** 2).sum())
+    rows = []
+    for i, term in enumerate(terms, start=1):
+        q = float(beta[i])
+        ss = len(y) * q * q if balanced else math.nan
+        rows.append({"term": term, "effect": q, "ci_low": q - tcrit * se[i],
+                     "ci_high": q + tcrit * se[i], "ss": ss, "variation_pct": _pct(ss, sst),
+                     "p_value": float(2 * sps.t.sf(abs(q / se[i]), df_e))})
+    if block:
+        rows.append(_block_row(frame[block].nunique(), rows, sst, sse, s2, df_e, balanced))
+    rows.append({"term": "error", "effect": math.nan, "ci_low": math.nan, "ci_high": math.nan,
+                 "ss": sse, "variation_pct": _pct(sse, sst) if balanced else math.nan,
+                 "p_value": math.nan})
+    table = pd.DataFrame(rows, columns=BASE_COLUMNS)
+    if log:
+        for src, dst in zip(("effect", "ci_low", "ci_high"), RATIO_COLUMNS, strict=True):
+            table[dst] = np.exp(2.0 * table[src])
+    info = {"q0": float(beta[0]), "df_error": df_e, "warnings": warnings,
+            "n_runs": len(y), "cells": cells.to_dict()}
+    return table, info
+
+
+def _terms(factors: list[str], codes: dict) -> tuple[list[str], list[np.ndarray]]:
+    terms, columns = [], []
+    for order in range(1, len(factors) + 1):
+        for combo in itertools.combinations(factors, order):
+            terms.append(":".join(combo))
+            columns.append(np.prod([codes[f] for f in combo], axis=0))
+    return terms, columns
+
+
+def _cell_counts(frame: pd.DataFrame, factors: list[str], fixed: dict) -> pd.Series:
+    counts = {}
+    for combo in itertools.product(*[fixed[f] for f in factors]):
+        mask = np.ones(len(frame), dtype=bool)
+        for f, level in zip(factors, combo, strict=True):
+            mask &= (frame[f] == level).to_numpy()
+        counts[",".join(f"{f}={lv}" for f, lv in zip(factors, combo, strict=True))] = mask.sum()
+    cells = pd.Series(counts, dtype=int)
+    empty = cells[cells == 0]
+    if len(empty):
+        raise ValueError(f"incomplete design: no runs in cell(s) {'; '.join(empty.index)}")
+    return cells
+
+
+def _block_columns(frame: pd.DataFrame, block: str | None) -> list[np.ndarray]:
+    """Sum-to-zero (effect) coding of the block factor: b - 1 columns."""
+    if not block:
+        return []
+    labels = frame[block].to_numpy()
+    levels = list(pd.unique(labels))
+    last = labels == levels[-1]
+    return [np.where(labels == lv, 1.0, 0.0) - last for lv in levels[:-1]]
+
+
+def _block_row(n_blocks: int, rows: list[dict], sst: float, sse: float, s2: float, df_e: int,
+               balanced: bool) -> dict:
+    ss = sst - sse - sum(r["ss"] for r in rows) if balanced else math.nan
+    df_b = n_blocks - 1
+    p = float(sps.f.sf((ss / df_b) / s2, df_b, df_e)) if balanced and df_b else math.nan
+    return {"term": "block", "effect": math.nan, "ci_low": math.nan, "ci_high": math.nan,
+            "ss": ss, "variation_pct": _pct(ss, sst), "p_value": p}
+
+
+def _ols(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float, int]:
+    beta, _, rank, _ = np.linalg.lstsq(x, y, rcond=None)
+    resid = y - x @ beta
+    return beta, float(resid @ resid), int(rank)
+
+
+def _pct(ss: float, sst: float) -> float:
+    return 100.0 * ss / sst if sst > 0 and not math.isnan(ss) else math.nan
+
+
+def _as_list(by: str | Sequence[str] | None) -> list[str]:
+    if by is None:
+        return []
+    return [by] if isinstance(by, str) else list(by)
