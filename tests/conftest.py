@@ -1,0 +1,66 @@
+"""Shared test helpers. Keep additions small and prefixed by the area they serve."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+
+
+# -- wrk / wrk2 ------------------------------------------------------------------------------
+def _wrk_as_golden(run) -> dict:
+    """A parsed wrk/wrk2 Run in the shape written by tests/golden/make_golden_wrk.py."""
+    ts = run.extra["thread_stats"]
+    got = {
+        "tool": run.tool, "url": run.url, "threads": run.threads,
+        "connections": run.connections,
+        "requested_duration_s": run.extra["requested_duration_s"],
+        "calibration": [[c["mean_latency_ms"], c["rate_sampling_interval_ms"]]
+                        for c in run.extra.get("calibration", ())],
+        "latency_mean_ms": run.latency_mean_ms, "latency_stdev_ms": run.latency_stdev_ms,
+        "latency_max_ms": run.latency_max_ms,
+        "latency_within_stdev_pct": ts["latency_within_stdev_pct"],
+        "req_per_thread": [ts["req_per_thread_avg_rps"], ts["req_per_thread_stdev_rps"],
+                           ts["req_per_thread_max_rps"], ts["req_per_thread_within_stdev_pct"]],
+        "percentiles_ms": {str(q): v for q, v in run.percentiles_ms.items()},
+        "uncorrected_percentiles_ms": {
+            str(q): v for q, v in run.uncorrected_percentiles_ms.items()},
+        "hdr": dict(run.extra["hdr"]) if "hdr" in run.extra else None,
+        "hdr_uncorrected": (dict(run.extra["hdr_uncorrected"])
+                            if "hdr_uncorrected" in run.extra else None),
+        "requests": run.requests, "duration_s": run.duration_s, "bytes_read": run.bytes_read,
+        "errors": [run.errors_connect, run.errors_read, run.errors_write, run.errors_timeout],
+        "non_2xx_3xx": run.non_2xx_3xx, "throughput_rps": run.throughput_rps,
+        "transfer_bytes_per_s": run.transfer_bytes_per_s,
+        "script_output": list(run.extra.get("script_output", ())),
+    }
+    return json.loads(json.dumps(got))
+
+
+@pytest.fixture
+def wrk_check_golden():
+    """``check(run, name)``: compare a parsed run with tests/golden/<name>.json.
+
+    A ``null`` golden percentile means "printed as a no-data placeholder": the run must not
+    have that percentile at all. On a mismatch the parsed values are written beside the golden
+    file as ``<name>.json.got`` (gitignored) for review.
+    """
+
+    def check(run, name: str) -> None:
+        path = TESTS / "golden" / f"{name}.json"
+        golden = json.loads(path.read_text())
+        for key in ("percentiles_ms", "uncorrected_percentiles_ms"):
+            golden[key] = {q: v for q, v in golden[key].items() if v is not None}
+        got = _wrk_as_golden(run)
+        got_path = path.with_name(path.name + ".got")
+        if got != golden:
+            got_path.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+            diff = {k: (golden.get(k), got.get(k)) for k in golden.keys() | got.keys()
+                    if golden.get(k) != got.get(k)}
+            pytest.fail(f"{name}: parsed values differ from golden (see {got_path}): {diff}")
+        got_path.unlink(missing_ok=True)
+
+    return check
