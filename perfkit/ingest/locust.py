@@ -190,13 +190,13 @@ def _attach(run: Run, sources: tuple[str, ...], history: History | None,
                      if (r["name"] == "Aggregated" and r["method"] is None) == run.is_aggregate
                      and (run.is_aggregate or (r["method"], r["name"]) ==
                           (run.method, run.endpoint)))
-        extra["history"] = rows
+        extra["history"] = list(rows)  # lists and dicts are frozen by Run
         extra["history_cumulative_percentiles"] = history.cumulative_percentiles
         if run.is_aggregate:
             notes.extend(history.notes)
     if failures is not None:
-        extra["failures"] = failures if run.is_aggregate else tuple(
-            f for f in failures if (f["method"], f["name"]) == (run.method, run.endpoint))
+        extra["failures"] = [f for f in failures if run.is_aggregate or
+                             (f["method"], f["name"]) == (run.method, run.endpoint)]
     if exceptions is not None and run.is_aggregate:
-        extra["exceptions"] = exceptions
+        extra["exceptions"] = list(exceptions)
     return run.replace(extra=extra, notes=tuple(notes))

@@ -339,11 +339,10 @@ def parse_history_csv(text: str, source: str = "<string>") -> History:
         rows.append(out)
     notes = []
     if na_rows:
-        notes.append(f"{source}: {na_rows} history row(s) with N/A (no requests yet); "
-                     "kept as missing")
+        notes.append(f"history: {na_rows} row(s) with N/A (no requests yet); kept as missing")
     if placeholder_rows:
-        notes.append(f"{source}: {placeholder_rows} history row(s) with every windowed "
-                     "percentile printed as 0 (no 10 s window yet); kept as missing")
+        notes.append(f"history: {placeholder_rows} row(s) with every windowed percentile "
+                     "printed as 0 (no 10 s window yet); kept as missing")
     return History(tuple(rows), cumulative, tuple(notes))
 
 
