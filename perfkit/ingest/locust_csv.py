@@ -94,7 +94,7 @@ def read_table(text: str, source: str, required: tuple[str, ...], what: str) -> 
     line when the file does not end with a newline (Locust always ends its lines; a missing end
     means the file was cut off).
     """
-    check_text(text, source, what)
+    check_text(text.lstrip("\ufeff"), source, what)
     lines = list(_physical_lines(text.lstrip("\ufeff")))
     reader = csv.reader(lines, strict=True)
     try:
@@ -113,7 +113,9 @@ def read_table(text: str, source: str, required: tuple[str, ...], what: str) -> 
         except StopIteration:
             break
         except csv.Error as exc:
-            raise ParseError(source, start, f"a complete {what} row (closing quote)",
+            expected = (f"a complete {what} row (closing quote; the file looks cut off)"
+                        if "end of data" in str(exc) else f"a well-formed {what} row")
+            raise ParseError(source, start, expected,
                              f"{exc} in {lines[start - 1].rstrip()}") from exc
         raw = "".join(lines[start - 1:reader.line_num]).rstrip("\r\n")
         if record:
