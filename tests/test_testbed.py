@@ -378,6 +378,18 @@ def test_up_on_a_busy_port_fails_and_leaves_nothing_running(testbed, other_nginx
 
 @pytest.mark.live
 @needs_nginx
+@pytest.mark.skipif(os.geteuid() != 0, reason="workers drop to nobody only under root")
+def test_root_refuses_a_state_dir_its_workers_cannot_reach(state_dir):
+    private = os.path.join(state_dir, "private")
+    os.mkdir(private, 0o700)
+    tb = Testbed(os.path.join(private, "testbed"))
+    with pytest.raises(PerfkitError, match="not searchable by others"):
+        tb.up("default", port=free_port())
+    assert tb.status() is None
+
+
+@pytest.mark.live
+@needs_nginx
 def test_cli_up_prints_the_base_url_last_then_status_and_down(state_dir):
     port = free_port()
     out = io.StringIO()

@@ -254,7 +254,7 @@ class Testbed:
     def _markers(self, name: str) -> list[str]:
         if name == "nginx":
             return ["nginx", self.state_dir]
-        return ["perfkit.run.upstream", self.state_dir]
+        return [os.path.join("perfkit", "run", "upstream.py"), self.state_dir]
 
     def down(self) -> list[int]:
         """Stop what ``up`` started (only that); return the pids stopped. Idempotent."""

@@ -237,7 +237,9 @@ def start_nginx(nginx: str, state_dir: str, ns: str | None) -> int:
 
 def start_upstream(state_dir: str, port: int, delay_ms: int, ns: str | None) -> int:
     logs = os.path.join(state_dir, "logs")
-    argv = netns_prefix(ns) + [sys.executable, "-m", "perfkit.run.upstream", "--port", str(port),
+    # run the file itself, isolated (-I): stdlib only, without importing perfkit (and numpy)
+    script = str(Path(__file__).with_name("upstream.py"))
+    argv = netns_prefix(ns) + [sys.executable, "-I", script, "--port", str(port),
                                "--delay-ms", str(delay_ms), "--daemon",
                                "--pid-file", os.path.join(logs, "upstream.pid"),
                                "--log-file", os.path.join(logs, "upstream.log")]
