@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from perfkit.plots.style import label, series_style
+from perfkit.plots.style import label, plain_log, series_style
 
 TAIL_TICKS = (50.0, 90.0, 99.0, 99.9, 99.99, 99.999, 99.9999)
 
@@ -69,6 +69,7 @@ def spectrum(frame: pd.DataFrame, ax: Axes, by: str = "config", y: str = "latenc
     percentile_axis(ax, _top_percentile(data["percentile"]))
     if logy:
         ax.set_yscale("log")
+        plain_log(ax.yaxis)
     ax.set_ylabel(label(quantity, "ms"))
     if data[by].nunique() > 1:
         ax.legend(title=by, loc="upper left")
@@ -92,7 +93,49 @@ def percentile_points(frame: pd.DataFrame, ax: Axes, by: str = "config",
     percentile_axis(ax, _top_percentile(data["percentile"]))
     if logy:
         ax.set_yscale("log")
+        plain_log(ax.yaxis)
     ax.set_ylabel(label("latency", "ms"))
     if data[by].nunique() > 1:
         ax.legend(title=by, loc="upper left")
+    return ax
+
+
+def run_intervals(within: pd.DataFrame, across: pd.DataFrame, ax: Axes,
+                  quantity: str = "p99 latency", logy: bool = True,
+                  xlabel: str | None = None) -> Axes:
+    """Each run's percentile with its within-run CI (bars), over its configuration's across-run
+    CI (shaded band): runs that disagree beyond their own bars show run-to-run variation.
+
+    ``within``: ``config, latency_ms, ci_low_ms, ci_high_ms`` per run; ``across``: ``config,
+    latency_ms, ci_low_ms, ci_high_ms`` per configuration.
+    """
+    x = 0
+    ticks, names = [], []
+    for i, (config, group) in enumerate(within.groupby("config", sort=True)):
+        st = series_style(i)
+        xs = np.arange(x, x + len(group))
+        y = group["latency_ms"].to_numpy(dtype=float)
+        lo = np.clip(y - group["ci_low_ms"].to_numpy(dtype=float), 0, None)
+        hi = np.clip(group["ci_high_ms"].to_numpy(dtype=float) - y, 0, None)
+        ax.errorbar(xs, y, yerr=[np.nan_to_num(lo), np.nan_to_num(hi, posinf=0)],
+                    fmt=st["marker"], color=st["color"], capsize=2, markersize=3.5,
+                    linewidth=0.9)
+        row = across[across["config"] == config]
+        if len(row):
+            r = row.iloc[0]
+            ax.fill_between([xs[0] - 0.4, xs[-1] + 0.4], r["ci_low_ms"], r["ci_high_ms"],
+                            color=st["color"], alpha=0.15, linewidth=0)
+            ax.plot([xs[0] - 0.4, xs[-1] + 0.4], [r["latency_ms"]] * 2, color=st["color"],
+                    linestyle=st["linestyle"], linewidth=0.9)
+        ticks.append(float(xs.mean()))
+        names.append(str(config))
+        x += len(group) + 1
+    ax.set_xticks(ticks, names)
+    ax.grid(False, axis="x")
+    if logy:
+        ax.set_yscale("log")
+        plain_log(ax.yaxis)
+    ax.set_ylabel(label(quantity, "ms"))
+    if xlabel:
+        ax.set_xlabel(xlabel)
     return ax

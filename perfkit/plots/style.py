@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import matplotlib as mpl
+import numpy as np
 from cycler import cycler
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -102,3 +103,19 @@ def series_styles(keys) -> Iterator[tuple[object, dict]]:
     """``(key, style)`` for each key, in order."""
     for i, key in enumerate(keys):
         yield key, series_style(i)
+
+
+def _plain(value: float, _pos=None) -> str:
+    return f"{value:g}"
+
+
+def plain_log(axis) -> None:
+    """Label a log axis with plain numbers (0.5, 1, 2, 5, 10 ...) instead of powers of ten."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    low, high = sorted(axis.get_view_interval())
+    decades = np.log10(high / low) if low > 0 and high > 0 else 10
+    subs = (1.0, 2.0, 5.0) if decades <= 3 else (1.0,)
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(FuncFormatter(_plain))
+    axis.set_minor_formatter(NullFormatter())

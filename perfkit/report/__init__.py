@@ -6,14 +6,25 @@
 - :mod:`perfkit.report.index`: the index page with the headline findings;
 - :mod:`perfkit.report.build`: all of it, for ``perfkit report``;
 - :mod:`perfkit.report.nb`: what the notebooks call to show figures, tables and findings;
-- :mod:`perfkit.report.paths`: data and notebook folders, independent of the working directory.
+- :mod:`perfkit.report.paths`: data and notebook folders, independent of the working directory;
+- :mod:`perfkit.report.sections`: the analysis behind each notebook.
+
+The names below are imported on first use, so a notebook kernel that only needs
+:mod:`perfkit.report.nb` does not pay for papermill, nbformat and nbconvert.
 """
 
-from perfkit.report.build import ReportResult, build_report, run_report
-from perfkit.report.params import ParamsError, ReportParams, load_params
-from perfkit.report.paths import data_dir, data_root, notebooks_dir
+import importlib
 
-__all__ = [
-    "ParamsError", "ReportParams", "ReportResult", "build_report", "data_dir", "data_root",
-    "load_params", "notebooks_dir", "run_report",
-]
+_EXPORTS = {
+    "ReportResult": "build", "build_report": "build", "run_report": "build",
+    "ParamsError": "params", "ReportParams": "params", "load_params": "params",
+    "data_dir": "paths", "data_root": "paths", "notebooks_dir": "paths",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"perfkit.report.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'perfkit.report' has no attribute {name!r}")

@@ -1,0 +1,5 @@
+"""The analysis behind each report notebook (one module per notebook, plus ``common``).
+
+Notebooks stay thin: each cell calls one of these functions and a plot from
+:mod:`perfkit.plots`; everything here is tested like the rest of perfkit.
+"""
