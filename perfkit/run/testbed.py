@@ -152,12 +152,16 @@ class Testbed:
         upstream answers through it); on any failure everything started is stopped again.
         """
         v = resolve_variables(profile, variables, port, self.state_dir)
-        self.down()
+        with procs.locked(self.state_dir):
+            return self._up(profile, int(port), v)
+
+    def _up(self, profile: str, port: int, v: dict) -> TestbedInfo:
+        self._down()
         procs.prepare_state_dir(self.state_dir)
         config_text = render_config(v, port, self.state_dir, profile_name=profile)
         config_path = os.path.join(self.state_dir, "conf", "nginx.conf")
         self._write_files(config_text, v)
-        state: dict = {"profile": profile, "port": int(port), "variables": v,
+        state: dict = {"profile": profile, "port": port, "variables": v,
                        "config_path": config_path, "netns": None, "pids": {},
                        "create_times": {}, "ram_cache": None, "state_dir": self.state_dir,
                        "nginx": self.nginx}
@@ -166,7 +170,7 @@ class Testbed:
         try:
             self._start(state, v)
         except BaseException:
-            self.down()
+            self._down()
             raise
         return TestbedInfo.from_dict(state | {"config_text": config_text})
 
@@ -258,6 +262,12 @@ class Testbed:
 
     def down(self) -> list[int]:
         """Stop what ``up`` started (only that); return the pids stopped. Idempotent."""
+        if not self.state_path.exists():
+            return []
+        with procs.locked(self.state_dir):
+            return self._down()
+
+    def _down(self) -> list[int]:
         state = self._read_state()
         if state is None:
             return []

@@ -7,6 +7,7 @@ time, and nothing listens anywhere but 127.0.0.1.
 from __future__ import annotations
 
 import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -17,6 +18,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
@@ -59,6 +62,21 @@ def prepare_state_dir(state_dir: str) -> None:
                 f"testbed state directory {state_dir}: {parent} is not searchable by others "
                 f"(mode {parent.stat().st_mode & 0o777:o}); nginx's workers run as nobody and "
                 "could not read it. Use a directory under /tmp or set PERFKIT_TESTBED_DIR.")
+
+
+@contextmanager
+def locked(state_dir: str) -> Iterator[None]:
+    """Hold an exclusive lock on ``STATE_DIR/.lock`` (one up/down at a time per state dir)."""
+    os.makedirs(state_dir, exist_ok=True)
+    path = os.path.join(state_dir, ".lock")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        if os.fstat(fd).st_uid == os.geteuid():
+            os.fchmod(fd, FILE_MODE)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def write_file(path: str, data: bytes) -> None:
