@@ -150,10 +150,30 @@ def load_directory_files(directory: Path, paths: list[Path]) -> LoadResult:
     return result
 
 
-def _walk(root: Path) -> Iterable[tuple[Path, list[Path]]]:
-    for dirpath, dirnames, filenames in os.walk(root):
+def _visible_files(directory: Path, recursive: bool) -> list[Path]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(directory):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        yield Path(dirpath), [Path(dirpath) / n for n in filenames if not n.startswith(".")]
+        found.extend(Path(dirpath) / n for n in filenames if not n.startswith("."))
+        if not recursive:
+            break
+    return found
+
+
+def _walk(root: Path) -> Iterable[tuple[Path, list[Path]]]:
+    """Run directories under ``root`` with their files.
+
+    A directory holding a manifest is one run: the files of its subdirectories (e.g. Locust's
+    CSVs in ``runs/<id>/locust/``) belong to it. Other directories are searched further.
+    """
+    for dirpath, dirnames, _ in os.walk(root):
+        directory = Path(dirpath)
+        if find_manifest(directory) is not None:
+            dirnames[:] = []
+            yield directory, _visible_files(directory, recursive=True)
+            continue
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        yield directory, _visible_files(directory, recursive=False)
 
 
 def scan(path: str | os.PathLike) -> LoadResult:

@@ -1,0 +1,123 @@
+"""perfkit.load / perfkit.scan: finding tool outputs, skipping the rest, reporting bad files."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import perfkit
+from perfkit.errors import LoadError, ParseError, UnknownFormatError
+
+FIX = Path(__file__).parent / "fixtures"
+
+
+def test_every_shared_fixture_loads_without_error():
+    result = perfkit.scan(FIX)
+    assert result.errors == []
+    tools = {r.tool for r in result.runs}
+    assert tools == {"wrk", "wrk2", "locust"}
+    # 24 wrk sweep + 8 wrk singles + 48 wrk2 sweep + 11 wrk2 singles = 91 wrk/wrk2 runs
+    assert sum(r.tool in ("wrk", "wrk2") for r in result.runs) == 91
+
+
+def test_non_tool_files_in_a_directory_are_skipped_quietly():
+    # the Locust fixture directories hold HTML reports, meta.json, stderr logs: none is a run,
+    # none is an error; the locustfile one level up is skipped too
+    result = perfkit.scan(FIX / "locust")
+    assert result.errors == []
+    assert {r.source.rsplit("/", 1)[-1] for r in result.runs} >= {"run.stdout"}
+    assert not any(r.source.endswith((".html", ".py", "meta.json")) for r in result.runs)
+
+
+@pytest.mark.parametrize("name", ["locust/clean_u20/clean.html", "locust/locustfile.py",
+                                  "wrk/sweep/sweep_order.csv", "wrk/sweep/default_c10_rep1/meta.json"])
+def test_a_named_file_that_is_no_tools_output_is_an_error(name):
+    result = perfkit.scan(FIX / name)
+    assert result.runs == []
+    assert len(result.errors) == 1
+    assert isinstance(result.errors[0], (UnknownFormatError, ParseError))
+
+
+def test_named_empty_and_binary_files_are_errors(tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    binary = tmp_path / "blob.bin"
+    binary.write_bytes(bytes(range(256)) * 4)
+    (err_empty,) = perfkit.scan(empty).errors
+    assert str(err_empty) == f"{empty}:1: expected output of wrk, wrk2 or Locust, found 'an empty file'"
+    (err_bin,) = perfkit.scan(binary).errors
+    assert "binary" in str(err_bin)
+
+
+def test_missing_path_is_an_error(tmp_path):
+    (error,) = perfkit.scan(tmp_path / "nope").errors
+    assert "no such file" in str(error)
+
+
+def test_good_runs_load_beside_a_truncated_one(tmp_path):
+    good = tmp_path / "good"
+    shutil.copytree(FIX / "wrk/single/latency_default_c50", good)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    lines = (good / "run.stdout").read_text().splitlines(keepends=True)
+    (bad / "run.stdout").write_text("".join(lines[:9]))  # killed before the totals
+    result = perfkit.scan(tmp_path)
+    assert [r.run_id for r in result.runs] == ["good"]
+    (error,) = result.errors
+    assert isinstance(error, ParseError) and error.path == str(bad / "run.stdout")
+    with pytest.raises(LoadError) as info:
+        perfkit.load(tmp_path)
+    assert [r.run_id for r in info.value.runs] == ["good"]
+    assert perfkit.load(tmp_path, strict=False)[0].run_id == "good"
+
+
+def test_hidden_directories_such_as_aborted_runs_are_never_counted(tmp_path):
+    shutil.copytree(FIX / "wrk/single/plain_default_c50", tmp_path / "runs/a")
+    shutil.copytree(FIX / "wrk/single/plain_default_c50", tmp_path / "runs/.aborted/a")
+    assert [r.run_id for r in perfkit.load(tmp_path)] == ["a"]
+
+
+def test_a_run_directory_owns_the_files_of_its_subdirectories(tmp_path):
+    # perfkit's store keeps Locust's CSVs in runs/<id>/locust/ beside stdout.txt: one run
+    run = tmp_path / "runs/r1"
+    (run / "locust").mkdir(parents=True)
+    src = FIX / "locust/clean_u20"
+    shutil.copy(src / "run.stdout", run / "stdout.txt")
+    for name in ("clean_stats.csv", "clean_stats_history.csv", "clean_failures.csv",
+                 "clean_exceptions.csv"):
+        shutil.copy(src / name, run / "locust" / name)
+    meta = json.loads((src / "meta.json").read_text())
+    manifest = {"schema_version": 1, "tool": "locust", "argv": meta["argv"],
+                "factors": {"profile": "default"}, "run_id": "r1", "status": "complete"}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    runs = perfkit.load(tmp_path)
+    agg = [r for r in runs if r.is_aggregate]
+    assert len(agg) == 1 and agg[0].requests == 11738  # the --json totals, not the CSV's 11300
+    assert any("CSV stats lag" in w for w in agg[0].warnings)
+    assert agg[0].extra["history"]  # the history CSV was combined into the same run
+    assert agg[0].users == 20 and agg[0].factors == {"profile": "default"}
+
+
+def test_a_failed_run_without_output_is_kept_and_says_so(tmp_path):
+    run = tmp_path / "runs/r9"
+    run.mkdir(parents=True)
+    (run / "stdout.txt").write_text("")
+    (run / "manifest.json").write_text(json.dumps(
+        {"schema_version": 1, "tool": "wrk", "status": "killed", "exit_code": -9,
+         "run_id": "r9", "factors": {"profile": "default"}}))
+    (r,) = perfkit.load(tmp_path)
+    assert r.run_id == "r9" and r.exit_code == -9 and r.requests is None
+    assert any("killed" in w for w in r.warnings)
+
+
+def test_manifest_decides_wrk2_when_the_output_looks_like_wrk(tmp_path):
+    # a wrk2 run too short to calibrate and without --latency prints what wrk prints;
+    # here a real wrk output stands in, labelled wrk2 by its manifest
+    shutil.copytree(FIX / "wrk/single/plain_default_c50", tmp_path / "r")
+    (tmp_path / "r/meta.json").write_text(json.dumps(
+        {"tool": "wrk2", "argv": ["wrk2", "-t2", "-c50", "-d10s", "-R40000",
+                                  "http://127.0.0.1:8080/"]}))
+    (r,) = perfkit.load(tmp_path)
+    assert r.tool == "wrk2" and r.target_rate_rps == 40000.0
+    assert r.latency_source == "hdr_corrected" and r.histogram is None
