@@ -30,8 +30,10 @@ def test_non_tool_files_in_a_directory_are_skipped_quietly():
     assert not any(r.source.endswith((".html", ".py", "meta.json")) for r in result.runs)
 
 
-@pytest.mark.parametrize("name", ["locust/clean_u20/clean.html", "locust/locustfile.py",
-                                  "wrk/sweep/sweep_order.csv", "wrk/sweep/default_c10_rep1/meta.json"])
+@pytest.mark.parametrize("name", [
+    "locust/clean_u20/clean.html", "locust/locustfile.py", "wrk/sweep/sweep_order.csv",
+    "wrk/sweep/default_c10_rep1/meta.json",
+])
 def test_a_named_file_that_is_no_tools_output_is_an_error(name):
     result = perfkit.scan(FIX / name)
     assert result.runs == []
@@ -45,7 +47,8 @@ def test_named_empty_and_binary_files_are_errors(tmp_path):
     binary = tmp_path / "blob.bin"
     binary.write_bytes(bytes(range(256)) * 4)
     (err_empty,) = perfkit.scan(empty).errors
-    assert str(err_empty) == f"{empty}:1: expected output of wrk, wrk2 or Locust, found 'an empty file'"
+    expected = f"{empty}:1: expected output of wrk, wrk2 or Locust, found 'an empty file'"
+    assert str(err_empty) == expected
     (err_bin,) = perfkit.scan(binary).errors
     assert "binary" in str(err_bin)
 
