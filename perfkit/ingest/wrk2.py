@@ -298,10 +298,12 @@ def _store_blocks(acc: Accumulator, blocks: dict[str, dict]) -> None:
         acc.fields[f"{prefix}percentiles_ms"] = block["percentiles"]
         acc.fields[f"{prefix}histogram"] = block["histogram"]
         acc.extra[key] = block["footer"]
-    hist = acc.fields.get("histogram")
+    block = blocks.get(CORRECTED)
     requests = acc.fields.get("requests")
-    if hist is not None and requests and hist.total_count < COVERAGE_NOTE_BELOW * requests:
+    # the footer's Total count equals the rebuilt histogram's (checked in _check_and_build)
+    held = None if block is None or block["histogram"] is None else block["footer"]["total_count"]
+    if held is not None and requests and held < COVERAGE_NOTE_BELOW * requests:
         acc.notes.append(
-            f"histogram covers only {hist.total_count} of {requests} requests (after wrk2's "
+            f"histogram covers only {held} of {requests} requests (after wrk2's "
             "calibration): its percentiles describe the end of the run only")
 
