@@ -1,0 +1,309 @@
+"""The largest offered rate that meets a latency SLO, as a bracket [last pass, first fail].
+
+Open-loop runs (wrk2 ``-R``) at increasing target rates are judged one rate at a time
+(:func:`slo_verdict`):
+
+- **fail** when any run did not keep up (achieved < 0.99 x target: the rate is beyond what the
+  system sustains), when any run's error ratio exceeds ``max_error_ratio`` (failed requests
+  never enter the latency histogram, so they would otherwise look fast), or when the *lower*
+  confidence bound of the percentile is above the SLO;
+- **pass** when every run kept up and the *upper* confidence bound is below the SLO;
+- **inconclusive** otherwise, with an estimate of the runs needed for the interval to exclude
+  the SLO.
+
+The interval is the across-runs one of :func:`perfkit.stats.percentile_ci_across_runs`: runs,
+not requests, are the unit; with few runs it is a t-interval on the log per-run percentiles
+(its estimand, the geometric mean of per-run percentiles, is reported). :func:`slo_bracket`
+scans the rates upward: ``last_pass`` is the highest rate of the unbroken run of passes from the
+lowest rate, ``first_fail`` the first failing rate above it; a pass above a fail is warned about
+as non-monotone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from perfkit.errors import PerfkitError
+from perfkit.model import ERROR_RATIO_WARN, SATURATION_RATIO, Run, percentile_column
+from perfkit.stats import percentile_ci_across_runs
+
+#: the most runs a "runs needed" estimate will name; beyond it, the estimate sits on the SLO
+MAX_RUNS_NEEDED = 100
+
+
+@dataclasses.dataclass(frozen=True)
+class RateVerdict:
+    """The SLO verdict at one offered rate, with the interval and the runs behind it."""
+
+    rate_rps: float
+    verdict: str
+    slo_ms: float
+    percentile: float
+    n_runs: int
+    n_kept_up: int
+    min_achieved_ratio: float
+    max_error_ratio: float
+    estimate_ms: float
+    ci_low_ms: float
+    ci_high_ms: float
+    confidence: float
+    method: str
+    estimand: str
+    runs_needed: int | None
+    reason: str
+    warnings: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class SLOBracket:
+    """[last_pass_rps, first_fail_rps] under the SLO, with the verdict at every rate tested.
+
+    ``last_pass_rps`` is None when the lowest rate did not pass; ``first_fail_rps`` is None when
+    no tested rate above the last pass failed (the bracket is then open above).
+    """
+
+    slo_ms: float
+    percentile: float
+    confidence: float
+    last_pass_rps: float | None
+    first_fail_rps: float | None
+    rates: tuple[RateVerdict, ...]
+    monotone: bool
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def bracket(self) -> tuple[float | None, float | None]:
+        return (self.last_pass_rps, self.first_fail_rps)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per rate (the per-rate detail)."""
+        rows = [dataclasses.asdict(r) for r in self.rates]
+        return pd.DataFrame.from_records(rows).drop(columns=["warnings"], errors="ignore")
+
+
+# -- inputs ---------------------------------------------------------------------------------
+def _as_table(data: Any, q: float) -> tuple[pd.DataFrame, list]:
+    """A frame with rate, achieved, error ratio and factor columns, plus one item per row for
+    the across-runs interval (a Run, whose histogram is used, or the printed percentile)."""
+    if isinstance(data, pd.DataFrame):
+        col = percentile_column(q)
+        if col not in data:
+            raise PerfkitError(f"the runs frame has no {col!r} column for p{q:g}")
+        return data.reset_index(drop=True), list(data[col].astype("float64"))
+    runs = list(data)
+    if not all(isinstance(r, Run) for r in runs):
+        raise TypeError("give a runs frame or a sequence of perfkit Run objects")
+    from perfkit.frames import runs_frame  # a view of the same runs, for grouping
+
+    return runs_frame(runs), runs
+
+
+def _rates(table: pd.DataFrame) -> np.ndarray:
+    if "target_rate_rps" not in table:
+        raise PerfkitError("no target_rate_rps: the SLO bracket needs open-loop (wrk2 -R) runs")
+    rates = pd.to_numeric(table["target_rate_rps"], errors="coerce").to_numpy(dtype=float)
+    if np.isnan(rates).any():
+        raise PerfkitError(
+            f"{int(np.isnan(rates).sum())} run(s) have no target rate: the SLO bracket needs "
+            "open-loop runs with -R (closed-loop wrk/Locust runs have no offered rate)")
+    return rates
+
+
+def _column(table: pd.DataFrame, name: str) -> np.ndarray:
+    if name not in table:
+        return np.full(len(table), np.nan)
+    return pd.to_numeric(table[name], errors="coerce").to_numpy(dtype=float)
+
+
+# -- runs needed ----------------------------------------------------------------------------
+def _crit(method: str, n: float, confidence: float) -> float:
+    tail = 0.5 + confidence / 2.0
+    return float(sps.t.ppf(tail, n - 1)) if method == "t_log" else float(sps.norm.ppf(tail))
+
+
+def runs_needed(estimate_ms: float, low_ms: float, high_ms: float, n_runs: int, slo_ms: float,
+                method: str, confidence: float = 0.95) -> int | None:
+    """Runs for the interval to exclude the SLO, if the estimate and the spread stay as they are.
+
+    The half-width on the SLO's side is h = |log(bound) - log(estimate)| = crit(n) * s / sqrt(n)
+    (crit is Student's t on n - 1 df for ``t_log``, the normal quantile otherwise); the answer
+    is the smallest n' > n with crit(n') * s / sqrt(n') < |log(slo) - log(estimate)|. None when
+    it cannot be estimated (one run, an infinite bound) or exceeds :data:`MAX_RUNS_NEEDED`.
+    """
+    bound = high_ms if estimate_ms < slo_ms else low_ms
+    values = (estimate_ms, bound, slo_ms)
+    if n_runs < 2 or not all(math.isfinite(v) and v > 0 for v in values):
+        return None
+    gap = abs(math.log(slo_ms) - math.log(estimate_ms))
+    spread = abs(math.log(bound) - math.log(estimate_ms)) * math.sqrt(n_runs) / _crit(
+        method, n_runs, confidence)
+    if gap == 0:
+        return None
+    for n in range(n_runs + 1, MAX_RUNS_NEEDED + 1):
+        if _crit(method, n, confidence) * spread / math.sqrt(n) < gap:
+            return n
+    return None
+
+
+# -- verdicts -------------------------------------------------------------------------------
+def _judge(table: pd.DataFrame, items: list, rate: float, slo_ms: float, q: float,
+           confidence: float, seed: int | None, n_resamples: int,
+           max_error_ratio: float | None) -> RateVerdict:
+    achieved = _column(table, "throughput_rps") / rate
+    kept = achieved >= SATURATION_RATIO  # NaN (a run without a result) never keeps up
+    errors = _column(table, "error_ratio")
+    ci = percentile_ci_across_runs(items, q, confidence, seed, n_resamples=n_resamples)
+    n = len(table)
+    base = dict(rate_rps=rate, slo_ms=slo_ms, percentile=q, n_runs=n, n_kept_up=int(kept.sum()),
+                min_achieved_ratio=float(np.nanmin(achieved)) if np.isfinite(achieved).any()
+                else math.nan,
+                max_error_ratio=float(np.nanmax(errors)) if np.isfinite(errors).any()
+                else math.nan, estimate_ms=ci.estimate_ms, ci_low_ms=ci.low_ms,
+                ci_high_ms=ci.high_ms, confidence=confidence, method=ci.method,
+                estimand=ci.estimand, warnings=ci.warnings)
+    pct = f"{confidence:.0%} CI of p{q:g} [{ci.low_ms:.3g}, {ci.high_ms:.3g}] ms"
+    if not kept.all():
+        lost = n - int(kept.sum())
+        return RateVerdict(**base, verdict="fail", runs_needed=None, reason=(
+            f"{lost} of {n} runs did not keep up (achieved < {SATURATION_RATIO:g} x target; "
+            f"lowest {base['min_achieved_ratio']:.3f})"))
+    if max_error_ratio is not None and np.nanmax(errors, initial=0.0) > max_error_ratio:
+        return RateVerdict(**base, verdict="fail", runs_needed=None, reason=(
+            f"error ratio up to {base['max_error_ratio']:.2%} > {max_error_ratio:.2%}: failed "
+            "requests are not in the latency histogram"))
+    if ci.low_ms > slo_ms:
+        return RateVerdict(**base, verdict="fail", runs_needed=None,
+                           reason=f"{pct} lies above the SLO {slo_ms:g} ms")
+    if ci.high_ms < slo_ms:
+        return RateVerdict(**base, verdict="pass", runs_needed=None,
+                           reason=f"{pct} lies below the SLO {slo_ms:g} ms")
+    need = runs_needed(ci.estimate_ms, ci.low_ms, ci.high_ms, ci.n_runs, slo_ms, ci.method,
+                       confidence)
+    more = (f"about {need} runs would settle it" if need is not None
+            else "more runs are needed (the estimate is too close to the SLO to say how many)")
+    return RateVerdict(**base, verdict="inconclusive", runs_needed=need,
+                       reason=f"{pct} contains the SLO {slo_ms:g} ms: {more}")
+
+
+def _select(table: pd.DataFrame, items: list, rate: float) -> tuple[pd.DataFrame, list]:
+    rates = _rates(table)
+    mask = np.isclose(rates, rate, rtol=1e-9, atol=0.0)
+    if not mask.any():
+        have = ", ".join(f"{r:g}" for r in np.unique(rates))
+        raise PerfkitError(f"no runs at {rate:g} req/s (rates present: {have})")
+    return table[mask], [it for it, m in zip(items, mask, strict=True) if m]
+
+
+def slo_verdict(data: Any, rate: float, slo_ms: float, percentile: float = 99.0,
+                confidence: float = 0.95, *, seed: int | None = 0, n_resamples: int = 2000,
+                max_error_ratio: float | None = ERROR_RATIO_WARN) -> RateVerdict:
+    """Pass, fail or inconclusive for one offered rate.
+
+    Parameters
+    ----------
+    data : DataFrame or sequence of Run
+        A runs frame (uses the printed percentile column) or Runs (uses their histograms).
+    rate : float
+        The target rate (``target_rate_rps``, req/s) to judge.
+    slo_ms : float
+        The latency objective in milliseconds.
+    percentile : float
+        Percentile on the 0-100 scale (99 for p99).
+    confidence : float
+        Level of the across-runs interval.
+    seed, n_resamples :
+        Passed to :func:`perfkit.stats.percentile_ci_across_runs`.
+    max_error_ratio : float or None
+        A run above this error ratio fails the rate (None: ignore errors).
+
+    Returns
+    -------
+    RateVerdict
+        ``verdict`` is ``pass`` (CI upper < SLO, every run kept up), ``fail`` (a run did not
+        keep up, too many errors, or CI lower > SLO) or ``inconclusive`` with ``runs_needed``.
+    """
+    table, items = _as_table(data, percentile)
+    table, items = _select(table, items, float(rate))
+    return _judge(table.reset_index(drop=True), items, float(rate), slo_ms, float(percentile),
+                  confidence, seed, n_resamples, max_error_ratio)
+
+
+def _scan(verdicts: list[RateVerdict]) -> tuple[float | None, float | None, bool, list[str]]:
+    i = 0
+    while i < len(verdicts) and verdicts[i].verdict == "pass":
+        i += 1
+    last_pass = verdicts[i - 1].rate_rps if i else None
+    fails = [v for v in verdicts[i:] if v.verdict == "fail"]
+    first_fail = fails[0].rate_rps if fails else None
+    warns = []
+    seen_fail = [j for j, v in enumerate(verdicts) if v.verdict == "fail"]
+    late = [v.rate_rps for v in verdicts[seen_fail[0] + 1:] if v.verdict == "pass"] \
+        if seen_fail else []
+    if late:
+        failed = verdicts[seen_fail[0]].rate_rps
+        warns.append("not monotone: " + ", ".join(f"{r:g}" for r in late) + " req/s passed "
+                     f"above a failing {failed:g} req/s; repeat {failed:g} req/s before "
+                     "trusting the bracket")
+    between = [v for v in verdicts[i:] if v.verdict == "inconclusive"
+               and (first_fail is None or v.rate_rps < first_fail)]
+    for v in between:
+        warns.append(f"{v.rate_rps:g} req/s is inconclusive: " + v.reason.split(": ", 1)[-1])
+    if last_pass is None:
+        warns.append(f"the lowest rate tested ({verdicts[0].rate_rps:g} req/s) did not pass: "
+                     "test lower rates")
+    if first_fail is None:
+        warns.append("no tested rate failed: the bracket is open above; test higher rates")
+    return last_pass, first_fail, not late, warns
+
+
+def slo_bracket(data: Any, slo_ms: float, percentile: float = 99.0, confidence: float = 0.95,
+                *, seed: int | None = 0, n_resamples: int = 2000,
+                max_error_ratio: float | None = ERROR_RATIO_WARN) -> SLOBracket:
+    """Scan the offered rates upward and bracket the largest rate that meets the SLO.
+
+    Same inputs as :func:`slo_verdict`, for the runs of one configuration (group by profile
+    and connections first, e.g. with :func:`slo_brackets`). Returns an :class:`SLOBracket`
+    whose ``bracket`` is ``(last_pass_rps, first_fail_rps)``.
+    """
+    table, items = _as_table(data, percentile)
+    rates = np.unique(_rates(table))
+    verdicts = []
+    for rate in rates:
+        sub, sub_items = _select(table, items, float(rate))
+        verdicts.append(_judge(sub.reset_index(drop=True), sub_items, float(rate), slo_ms,
+                               float(percentile), confidence, seed, n_resamples,
+                               max_error_ratio))
+    last_pass, first_fail, monotone, warns = _scan(verdicts)
+    if "connections" in table and table["connections"].nunique() > 1:
+        warns.insert(0, "runs at several connection counts were judged together: group them "
+                        "(slo_brackets(..., by=['connections']))")
+    return SLOBracket(slo_ms, float(percentile), confidence, last_pass, first_fail,
+                      tuple(verdicts), monotone, tuple(warns))
+
+
+def slo_brackets(data: Any, slo_ms: float, by: Sequence[str], percentile: float = 99.0,
+                 confidence: float = 0.95, **kwargs: Any) -> dict[tuple, SLOBracket]:
+    """:func:`slo_bracket` per group of ``by`` columns (e.g. ``profile``, ``connections``)."""
+    table, items = _as_table(data, percentile)
+    missing = [c for c in by if c not in table]
+    if missing:
+        raise PerfkitError(f"no column {missing[0]!r} to group by")
+    out: dict[tuple, SLOBracket] = {}
+    if not by:
+        return {(): slo_bracket(data, slo_ms, percentile, confidence, **kwargs)}
+    for key, sub in table.groupby(list(by), sort=True, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        sub_items = [items[i] for i in sub.index]
+        if isinstance(data, pd.DataFrame):
+            out[key] = slo_bracket(data.reset_index(drop=True).loc[sub.index], slo_ms,
+                                   percentile, confidence, **kwargs)
+        else:
+            out[key] = slo_bracket(sub_items, slo_ms, percentile, confidence, **kwargs)
+    return out

@@ -1,0 +1,179 @@
+"""SLO verdicts and the [last pass, first fail] bracket: synthetic known answers and the real
+wrk2 sweep (default vs tuned nginx, 5000..45000 req/s, 16 and 64 connections, 3 reps)."""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+import perfkit
+from perfkit.errors import PerfkitError
+from perfkit.frames import runs_frame
+from perfkit.histogram import LatencyHistogram
+from perfkit.model import Run
+from perfkit.scaling import runs_needed, slo_bracket, slo_brackets, slo_verdict
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _frame(rows):
+    """rows: (rate, achieved, p99_ms[, error_ratio])"""
+    rows = [r + (0.0,) if len(r) == 3 else r for r in rows]
+    return pd.DataFrame(rows, columns=["target_rate_rps", "throughput_rps", "latency_p99_ms",
+                                       "error_ratio"])
+
+
+def _t_interval_ms(values, confidence=0.95):
+    logs = np.log(values)
+    lo, hi = sps.t.interval(confidence, len(logs) - 1, loc=logs.mean(), scale=sps.sem(logs))
+    return math.exp(lo), math.exp(hi)
+
+
+def test_pass_when_the_upper_bound_is_below_the_slo():
+    p99 = [2.0, 2.2, 2.1]
+    v = slo_verdict(_frame([(1000, 1000, x) for x in p99]), 1000, slo_ms=10)
+    lo, hi = _t_interval_ms(p99)
+    assert v.verdict == "pass"
+    assert (v.ci_low_ms, v.ci_high_ms) == pytest.approx((lo, hi), rel=1e-9)
+    assert v.method == "t_log" and "geometric mean" in v.estimand
+
+
+def test_fail_when_the_lower_bound_is_above_the_slo():
+    v = slo_verdict(_frame([(1000, 1000, x) for x in [20.0, 22.0, 21.0]]), 1000, slo_ms=10)
+    assert v.verdict == "fail" and v.ci_low_ms > 10
+
+
+def test_inconclusive_names_the_runs_needed():
+    p99 = [4.53, 3.03, 11.69]
+    v = slo_verdict(_frame([(1000, 1000, x) for x in p99]), 1000, slo_ms=10)
+    assert v.verdict == "inconclusive"
+    # check the estimate independently: with the same mean and spread of log p99, the t
+    # interval of `runs_needed` runs excludes 10 ms and one run fewer does not
+    logs = np.log(p99)
+    m, s = logs.mean(), logs.std(ddof=1)
+
+    def upper(n):
+        return math.exp(m + sps.t.ppf(0.975, n - 1) * s / math.sqrt(n))
+
+    need = v.runs_needed
+    assert need is not None and upper(need) < 10 <= upper(need - 1)
+    assert f"about {need} runs" in v.reason
+
+
+def test_runs_needed_is_none_for_one_run_or_an_estimate_on_the_slo():
+    assert runs_needed(5.0, 0.0, math.inf, 1, 10.0, "t_log") is None
+    assert runs_needed(10.0, 8.0, 12.0, 3, 10.0, "t_log") is None
+
+
+def test_a_run_that_did_not_keep_up_fails_the_rate_whatever_its_latency():
+    # 0.99 x 1000 = 990: 985 did not keep up
+    v = slo_verdict(_frame([(1000, 1000, 2.0), (1000, 985, 2.1), (1000, 1000, 2.2)]), 1000, 10)
+    assert v.verdict == "fail" and v.n_kept_up == 2
+    assert "did not keep up" in v.reason
+    ok = slo_verdict(_frame([(1000, 990, 2.0), (1000, 995, 2.1), (1000, 1000, 2.2)]), 1000, 10)
+    assert ok.verdict == "pass"
+
+
+def test_failing_requests_fail_the_rate():
+    frame = _frame([(1000, 1000, 2.0, 0.0), (1000, 1000, 2.1, 0.05), (1000, 1000, 2.2, 0.0)])
+    assert slo_verdict(frame, 1000, 10).verdict == "fail"
+    assert slo_verdict(frame, 1000, 10, max_error_ratio=None).verdict == "pass"
+
+
+def test_bracket_scans_upward():
+    rows = []
+    for rate, p99 in [(1000, 2.0), (2000, 3.0), (3000, 5.0), (4000, 30.0), (5000, 60.0)]:
+        rows += [(rate, rate, p99 * f) for f in (0.95, 1.0, 1.05)]
+    b = slo_bracket(_frame(rows), slo_ms=10)
+    assert b.bracket == (3000, 4000) and b.monotone and not b.warnings
+    assert [v.verdict for v in b.rates] == ["pass", "pass", "pass", "fail", "fail"]
+    assert list(b.to_frame()["rate_rps"]) == [1000, 2000, 3000, 4000, 5000]
+
+
+def test_bracket_warns_when_not_monotone_and_when_open():
+    rows = []
+    for rate, p99 in [(1000, 2.0), (2000, 30.0), (3000, 3.0)]:
+        rows += [(rate, rate, p99 * f) for f in (0.95, 1.0, 1.05)]
+    b = slo_bracket(_frame(rows), slo_ms=10)
+    assert b.bracket == (1000, 2000) and not b.monotone
+    assert any("not monotone" in w and "3000" in w for w in b.warnings)
+    rows = [(r, r, 2.0 * f) for r in (1000, 2000) for f in (0.95, 1.0, 1.05)]
+    open_above = slo_bracket(_frame(rows), slo_ms=10)
+    assert open_above.bracket == (2000, None)
+    assert any("open above" in w for w in open_above.warnings)
+
+
+def test_unknown_rate_and_closed_loop_runs_are_refused():
+    frame = _frame([(1000, 1000, 2.0)] * 3)
+    with pytest.raises(PerfkitError, match="rates present: 1000"):
+        slo_verdict(frame, 2000, 10)
+    closed = frame.assign(target_rate_rps=np.nan)
+    with pytest.raises(PerfkitError, match="open-loop"):
+        slo_bracket(closed, 10)
+
+
+def test_many_runs_with_histograms_use_the_cluster_bootstrap():
+    rng = np.random.default_rng(4)
+    runs = []
+    for i in range(12):
+        values = rng.lognormal(np.log(2000), 0.3, 20_000) * rng.normal(1, 0.05)
+        runs.append(Run(tool="wrk2", source=f"sim{i}", latency_source="hdr_corrected",
+                        target_rate_rps=1000.0, throughput_rps=1000.0,
+                        histogram=LatencyHistogram.from_values_us(values)))
+    v = slo_verdict(runs, 1000, slo_ms=10, n_resamples=500)
+    assert v.method == "cluster_bootstrap" and v.verdict == "pass"
+    pooled = LatencyHistogram.merge([r.histogram for r in runs]).percentile_ms(99)
+    assert v.estimate_ms == pytest.approx(pooled)
+
+
+# -- the real wrk2 sweep --------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def sweep_runs():
+    return perfkit.load(FIXTURES / "wrk2" / "sweep")
+
+
+@pytest.fixture(scope="module")
+def brackets(sweep_runs):
+    return slo_brackets(sweep_runs, slo_ms=10, by=["profile", "connections"])
+
+
+def test_real_sweep_default_profile_fails_at_45000_because_a_run_fell_behind(brackets):
+    # default_R45000_c16_rep1 achieved 41215.97 req/s and default_R45000_c64_rep2 39991.26,
+    # both below 0.99 x 45000 = 44550 (run.stdout "Requests/sec")
+    for conns in (16, 64):
+        b = brackets[("default", conns)]
+        assert b.bracket == (30000, 45000) and b.monotone
+        assert b.rates[-1].n_kept_up == 2 and "did not keep up" in b.rates[-1].reason
+
+
+def test_real_sweep_tuned_c16_is_open_above_with_45000_inconclusive(brackets):
+    # tuned_R45000_c16 p99: 4.53, 3.03, 11.69 ms: one run above the SLO, two below
+    b = brackets[("tuned", 16)]
+    assert b.bracket == (30000, None)
+    top = b.rates[-1]
+    assert top.verdict == "inconclusive" and top.ci_low_ms < 10 < top.ci_high_ms
+    assert top.runs_needed is not None and top.runs_needed > 3
+
+
+def test_real_sweep_tuned_c64_stumbles_at_5000_and_is_not_monotone(brackets):
+    # tuned_R5000_c64_rep2 achieved 4820.42 req/s < 4950
+    b = brackets[("tuned", 64)]
+    assert b.bracket == (None, 5000)
+    assert not b.monotone
+    assert [v.verdict for v in b.rates] == ["fail", "pass", "pass", "pass"]
+
+
+def test_real_sweep_frame_and_runs_agree(sweep_runs, brackets):
+    frame = runs_frame(sweep_runs)
+    from_frame = slo_brackets(frame, slo_ms=10, by=["profile", "connections"])
+    assert {k: b.bracket for k, b in from_frame.items()} == {
+        k: b.bracket for k, b in brackets.items()}
+
+
+def test_real_sweep_pooled_connections_are_warned(sweep_runs):
+    tuned = [r for r in sweep_runs if r.factors["profile"] == "tuned"]
+    b = slo_bracket(tuned, slo_ms=10)
+    assert any("several connection counts" in w for w in b.warnings)
