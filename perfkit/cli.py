@@ -8,6 +8,7 @@ as ``perfkit: error: ...`` and exit 1; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import pkgutil
 import sys
@@ -60,7 +61,9 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
     err = stderr or sys.stderr
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        # argparse prints --help and usage errors itself: send them to our streams
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits on --help and on usage errors
         return int(exc.code or 0)
     if not getattr(args, "func", None):

@@ -1,0 +1,112 @@
+"""`perfkit parse` and `perfkit show`: formats, the record contract, errors and exit codes."""
+
+import csv
+import io
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from perfkit.cli import main
+from perfkit.model import RECORD_COLUMNS
+
+FIX = Path(__file__).parent / "fixtures"
+U_RUN = FIX / "wrk2/single/uncorrected_U_default_R20000_c50"
+
+
+def run_cli(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_json_lines_with_nan_as_null_and_the_contract_columns():
+    code, out, err = run_cli("parse", str(FIX / "wrk/single"), "--format", "json")
+    assert code == 0 and err == ""
+    records = [json.loads(line) for line in out.splitlines()]
+    assert len(records) == 8
+    for rec in records:
+        assert list(rec)[: len(RECORD_COLUMNS)] == list(RECORD_COLUMNS)
+        assert rec["latency_p99_9_ms"] is None  # wrk never prints p99.9
+        assert rec["endpoint"] is None and rec["latency_source"] == "summary_only"
+    assert "NaN" not in out
+    timeouts = next(r for r in records if r["source"].endswith("timeouts_slow_upstream/run.stdout"))
+    assert timeouts["latency_p50_ms"] is None and timeouts["errors_timeout"] == 40
+
+
+def test_wrk2_minus_u_is_one_record_with_uncorrected_columns():
+    code, out, _ = run_cli("parse", str(U_RUN), "--format", "json")
+    (rec,) = [json.loads(line) for line in out.splitlines()]
+    assert code == 0
+    assert rec["latency_p99_ms"] == 2.68 and rec["latency_uncorrected_p99_ms"] == 1.2
+    assert rec["latency_uncorrected_p50_ms"] == 0.439
+    assert rec["latency_uncorrected_p99_9_ms"] == 2.71
+    assert rec["target_rate_rps"] == 20000 and rec["throughput_rps"] == 19940.03
+    assert rec["histogram_count"] == 197502 and rec["requests"] == 398806
+
+
+def test_csv_marks_locusts_aggregated_row():
+    code, out, _ = run_cli("parse", str(FIX / "locust/clean_u20"), "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert code == 0
+    assert [r["endpoint"] for r in rows] == ["/", "/index.html", "Aggregated"]
+    assert [r["is_aggregate"] for r in rows] == ["False", "False", "True"]
+    assert list(rows[0])[: len(RECORD_COLUMNS)] == list(RECORD_COLUMNS)
+    assert rows[2]["requests"] == "11738" and rows[2]["url"] == "http://127.0.0.1:8080"
+
+
+def test_table_lists_every_run_and_marks_the_aggregate():
+    code, out, _ = run_cli("parse", str(FIX / "locust/clean_u20"), str(U_RUN))
+    assert code == 0
+    assert "Aggregated *" in out and "uncorrected_U_default_R20000_c50" in out
+    assert "* Locust's Aggregated row" in out
+
+
+def test_malformed_file_exits_1_with_path_line_and_still_prints_good_runs(tmp_path):
+    shutil.copytree(FIX / "wrk/single/plain_default_c50", tmp_path / "good")
+    (tmp_path / "bad").mkdir()
+    lines = (U_RUN / "run.stdout").read_text().splitlines(keepends=True)
+    (tmp_path / "bad/run.stdout").write_text("".join(lines[:40]))  # killed mid-spectrum
+    code, out, err = run_cli("parse", str(tmp_path), "--format", "json")
+    assert code == 1
+    assert len(out.splitlines()) == 1 and json.loads(out)["source"].endswith("good/run.stdout")
+    assert err.startswith(f"perfkit: error: {tmp_path / 'bad/run.stdout'}:41: expected ")
+    assert "Traceback" not in err
+
+
+def test_named_non_tool_file_is_an_error_without_traceback():
+    code, out, err = run_cli("parse", str(FIX / "locust/clean_u20/clean.html"))
+    assert code == 1 and out == ""
+    assert err.startswith("perfkit: error: ") and "not the output of" in err
+
+
+def test_debug_shows_the_traceback_for_errors_raised_by_commands(tmp_path):
+    # python -m perfkit is the same program; --debug prints the traceback of a PerfkitError
+    bad = tmp_path / "manifest.json"
+    bad.write_text("{")
+    proc = subprocess.run([sys.executable, "-m", "perfkit", "--debug", "parse", str(tmp_path)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 1
+    assert f"{bad}:1: expected a JSON object" in proc.stderr
+
+
+def test_show_prints_warnings_numbered():
+    code, out, _ = run_cli("show", str(FIX / "wrk/single/timeouts_slow_upstream"))
+    assert code == 0
+    assert "warnings:" in out and "1. " in out
+    assert "not a throughput measurement" in out and "missing, not 0" in out
+
+
+def test_help_teaches_with_examples():
+    code, out, _ = run_cli("parse", "--help")
+    assert code == 0
+    assert "examples:" in out and "--format" in out
+
+
+def test_json_values_are_finite_or_null():
+    _, out, _ = run_cli("parse", str(FIX / "wrk2/sweep"), "--format", "json")
+    for line in out.splitlines():
+        for value in json.loads(line).values():
+            assert not (isinstance(value, float) and not math.isfinite(value))
