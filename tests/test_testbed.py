@@ -208,9 +208,10 @@ def test_cache_paths_are_on_tmpfs_or_under_the_state_dir():
     assert f"proxy_cache_path {ram} " in render_config("cache-ram", state_dir="/tmp/sd")
 
 
-def test_help_documents_every_profile_and_variable(capsys):
-    assert main(["testbed", "--help"], io.StringIO(), io.StringIO()) == 0
-    text = capsys.readouterr().out  # argparse prints help on sys.stdout
+def test_help_documents_every_profile_and_variable():
+    out = io.StringIO()
+    assert main(["testbed", "--help"], out, io.StringIO()) == 0
+    text = out.getvalue()
     for name in list(PROFILES) + [v.name for v in VARIABLES]:
         assert name in text
 
