@@ -76,9 +76,9 @@ class Cursor:
     def error(self, expected: str, line_index: int | None = None) -> ParseError:
         """A ParseError at line ``line_index`` (0-based; default: the next line)."""
         i = self.pos if line_index is None else line_index
+        if i == 0 and not any(s.strip() for s in self.lines):
+            return ParseError(self.source, 1, expected, "an empty output")
         if i >= len(self.lines):
-            if not self.lines or not any(s.strip() for s in self.lines):
-                return ParseError(self.source, 1, expected, "an empty output")
             return ParseError(self.source, i + 1, expected + TRUNCATED)
         return ParseError(self.source, i + 1, expected, self.lines[i])
 
@@ -142,9 +142,12 @@ def read_header(cur: Cursor, acc: Accumulator, tool: str) -> None:
     acc.fields["connections"] = int(m.group(2))
 
 
-def read_thread_stats(cur: Cursor, acc: Accumulator, tool: str) -> None:
-    """The ``Thread Stats`` table: Latency row to the main fields, Req/Sec row to ``extra``."""
-    cur.take(STATS_HEADER, "the 'Thread Stats   Avg   Stdev   Max   +/- Stdev' table")
+def read_thread_stats(cur: Cursor, acc: Accumulator, tool: str, before: str = "") -> None:
+    """The ``Thread Stats`` table: Latency row to the main fields, Req/Sec row to ``extra``.
+
+    ``before`` names what else could have come first (wrk2's calibration lines).
+    """
+    cur.take(STATS_HEADER, f"{before}the 'Thread Stats   Avg   Stdev   Max   +/- Stdev' table")
     m = cur.take(STAT_ROW, "the thread-stats 'Latency' row (avg, stdev, max, +/- stdev %)")
     if m.group(1) != "Latency":
         raise cur.error("the thread-stats 'Latency' row", cur.pos - 1)

@@ -106,7 +106,7 @@ def parse(text: str, source: str = "<string>") -> Run:
     acc = Accumulator()
     read_header(cur, acc, "wrk2")
     _read_calibration(cur, acc)
-    read_thread_stats(cur, acc, "wrk2")
+    read_thread_stats(cur, acc, "wrk2", before="'Thread calibration: ...' or ")
     blocks: dict[str, dict] = {}
     while (kind := _next_block(cur, blocks)) is not None:
         blocks[kind] = _read_block(cur, acc, kind)
@@ -140,7 +140,8 @@ def _next_block(cur: Cursor, blocks: dict) -> str | None:
         cur.pos += 1
     m = cur.take_if(DISTRIBUTION)
     if m is None:
-        cur.pos = start
+        if cur.peek() is not None:
+            cur.pos = start  # blank lines end at something else: let the caller report it
         return None
     title = m.group(1)
     kind = CORRECTED if title == CORRECTED else (
