@@ -120,7 +120,8 @@ def load_yaml(path: str | Path) -> tuple[dict, bytes]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark else str(p)
-        raise ExperimentError(f"{where}: expected valid YAML, found {exc}") from exc
+        found = getattr(exc, "problem", None) or str(exc)
+        raise ExperimentError(f"{where}: expected valid YAML, found {found}") from exc
     if not isinstance(data, dict):
         raise ExperimentError(f"{p}: expected a mapping of experiment keys, found "
                               f"{type(data).__name__}")

@@ -5,11 +5,13 @@ Everything here reads; nothing changes a setting. A value that cannot be read is
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -20,7 +22,7 @@ from typing import Any
 SYSCTLS = ("net.core.somaxconn", "net.ipv4.ip_local_port_range", "fs.file-max",
            "net.ipv4.tcp_max_syn_backlog")
 
-_VERSION_TIMEOUT_S = 20.0
+_VERSION_TIMEOUT_S = 10.0
 
 
 def read_sysctl(name: str, proc_root: Path = Path("/proc/sys")) -> str | None:
@@ -92,12 +94,24 @@ def _memory_bytes() -> int | None:
 
 
 def _first_line(argv: Sequence[str]) -> str | None:
+    """First line a command prints (stdout, then stderr); None when it hangs or fails to start.
+
+    The command runs in its own process group, killed whole on timeout, so a grandchild that
+    holds the pipes open cannot make the probe wait.
+    """
     try:
-        proc = subprocess.run(list(argv), capture_output=True, timeout=_VERSION_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
+        proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
         return None
-    text = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip()
+    try:
+        stdout, stderr = proc.communicate(timeout=_VERSION_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return None
+    text = (stdout + stderr).decode("utf-8", "replace").strip()
     return text.splitlines()[0].strip() if text else None
 
 

@@ -252,17 +252,17 @@ def _same_process(record: GroupRecord) -> bool:
 
 
 def _members_matching(record: GroupRecord) -> list[psutil.Process]:
-    """Processes still in the recorded group that run the recorded program."""
-    exe = Path(record.cmdline[0]).name if record.cmdline else ""
+    """Processes still in the recorded group, started after its leader, with its command line
+    (forked Locust workers keep their master's argv)."""
     out = []
-    for p in psutil.process_iter(["pid", "cmdline"]):
+    for p in psutil.process_iter(["pid", "cmdline", "create_time"]):
         try:
             if os.getpgid(p.info["pid"]) != record.pgid:
                 continue
         except OSError:
             continue
-        cmd = p.info["cmdline"] or []
-        if any(Path(c).name == exe or c == exe for c in cmd[:3]):
+        if (tuple(p.info["cmdline"] or ()) == record.cmdline
+                and (p.info["create_time"] or 0) >= record.create_time - 0.05):
             out.append(p)
     return out
 
@@ -271,8 +271,9 @@ def kill_stale(state: StateFile) -> list[GroupRecord]:
     """Kill the groups recorded in ``state`` that still run (after checking they are ours).
 
     A group counts as ours when its leader has the recorded start time and command line, or,
-    once the leader is gone, when a member of the recorded group runs the same program (a
-    forked Locust worker). Returns the groups that were killed; the state file is emptied.
+    once the leader is gone, when a member of the recorded group has the same command line and
+    started after the leader (a forked Locust worker). Returns the groups that were killed;
+    the state file is emptied.
     """
     killed = []
     for record in state.read():

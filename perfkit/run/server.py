@@ -57,6 +57,8 @@ class ServerContext:
     url: str
     testbed: Any | None = None
     info: Any | None = None
+    #: run the profile's reload disturbance (off for all but one of concurrent clients)
+    disturb: bool = True
 
     @classmethod
     def for_url(cls, url: str, testbed: Any | None = None) -> ServerContext:
@@ -101,7 +103,7 @@ class ServerContext:
     def disturbance(self):
         """The testbed's reload disturbance during the run, when its profile asks for it."""
         interval = self.reload_interval_s()
-        if interval is None or self.testbed is None:
+        if interval is None or self.testbed is None or not self.disturb:
             return contextlib.nullcontext()
         return self.testbed.reload_disturbance(interval)
 
