@@ -71,17 +71,55 @@ class _Layout:
 
     def index_of(self, values_us: np.ndarray) -> np.ndarray:
         """Vectorised ``HdrHistogram._counts_index_for`` for non-negative int64 values."""
-        v = values_us.astype(np.int64, copy=False)
-        # bit length of (v | mask): frexp's exponent, exact for integers below 2**53
-        _, exp = np.frexp((v | self.sub_bucket_mask).astype(np.float64))
-        bucket = exp.astype(np.int64) - self.unit_magnitude - (
-            self.sub_bucket_half_count_magnitude + 1)
-        sub = v >> (bucket + self.unit_magnitude)
-        return ((bucket + 1) << self.sub_bucket_half_count_magnitude) + (
-            sub - self.sub_bucket_half_count)
+        v = np.asarray(values_us).astype(np.int64, copy=False)
+        return self._index(v, v.astype(np.float64))
+
+    def _index(self, v: np.ndarray, v_float: np.ndarray) -> np.ndarray:
+        """Counts index of int64 ``v``, given the same values as float64 (``v_float``).
+
+        hdrh's bucket is ``bit_length(v | sub_bucket_mask) - unit_magnitude -
+        (sub_bucket_half_count_magnitude + 1)``, i.e. ``max(bit_length(v) - unit_magnitude -
+        sub_bucket_half_count_magnitude - 1, 0)``. ``bit_length(v)`` is read from the float64
+        exponent field (exact for integers below 2**53; 0 gives bucket 0). Works in place on
+        one temporary so large inputs stay cheap.
+        """
+        bucket = v_float.view(np.int64) >> 52
+        bucket -= 1022 + self.unit_magnitude + self.sub_bucket_half_count_magnitude + 1
+        np.maximum(bucket, 0, out=bucket)
+        sub = v >> (bucket + self.unit_magnitude) if self.unit_magnitude else v >> bucket
+        bucket += 1
+        bucket <<= self.sub_bucket_half_count_magnitude
+        bucket += sub
+        bucket -= self.sub_bucket_half_count
+        return bucket
 
 
 LAYOUT = _Layout()
+#: values per chunk when building from a large array (temporaries stay in cache)
+_CHUNK = 1 << 16
+#: below this many values, add straight into hdrh's counts instead of a dense bincount
+_SPARSE_BELOW = 2048
+
+
+def _rounded_index(chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Validate one chunk of latencies (us), round to integers, return (values, counts index)."""
+    if not len(chunk):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    low, high = chunk.min(), chunk.max()
+    if chunk.dtype.kind == "f":
+        if not (np.isfinite(low) and np.isfinite(high)):
+            raise ValueError("latency values must be finite")
+        if low < -0.5 or high >= HIGHEST_US + 0.5:
+            bad = chunk[(chunk < -0.5) | (chunk >= HIGHEST_US + 0.5)][0]
+            raise ValueError(f"latency {bad} us is outside [0, {HIGHEST_US}] us")
+        rounded = np.rint(chunk)
+        iv = rounded.astype(np.int64)
+        return iv, LAYOUT._index(iv, rounded)
+    if low < 0 or high > HIGHEST_US:
+        bad = chunk[(chunk < 0) | (chunk > HIGHEST_US)][0]
+        raise ValueError(f"latency {bad} us is outside [0, {HIGHEST_US}] us")
+    iv = chunk.astype(np.int64, copy=False)
+    return iv, LAYOUT._index(iv, iv.astype(np.float64))
 
 
 class LatencyHistogram:
@@ -129,31 +167,60 @@ class LatencyHistogram:
         Values are rounded to the nearest microsecond. ``counts`` optionally gives how many
         times each value occurred. A negative, non-finite or over-range (> 24 h) value raises
         ValueError naming it; nothing is dropped silently.
+
+        The result equals an ``hdrh`` ``record_value`` loop (counts, total, min, max). Large
+        inputs are processed in chunks that stay in cache; small ones (a wrk2 spectrum) are
+        added straight into hdrh's counts array without a dense temporary.
         """
-        v = np.asarray(values_us, dtype=np.float64).ravel()
-        if not np.all(np.isfinite(v)):
-            raise ValueError("latency values must be finite")
-        if len(v) and (v.min() < -0.5 or v.max() >= HIGHEST_US + 0.5):
-            bad = v[(v < -0.5) | (v >= HIGHEST_US + 0.5)][0]
-            raise ValueError(f"latency {bad} us is outside [0, {HIGHEST_US}] us")
-        iv = np.rint(v).astype(np.int64)
-        idx = LAYOUT.index_of(iv)
-        if counts is None:
-            weights = None
-        else:
+        v = np.asarray(values_us)
+        if v.dtype.kind not in "iuf":
+            v = v.astype(np.float64)
+        v = v.ravel()
+        weights = None
+        if counts is not None:
             weights = np.asarray(counts, dtype=np.int64).ravel()
-            if weights.shape != iv.shape:
+            if weights.shape != v.shape:
                 raise ValueError("values and counts must have the same length")
             if len(weights) and weights.min() < 0:
                 raise ValueError("counts must be non-negative")
-        binned = np.bincount(idx, weights=weights, minlength=LAYOUT.counts_len)
-        hist = cls.from_counts(np.rint(binned).astype(np.int64))
-        if len(iv):
-            # keep hdrh's exact min/max (it tracks the raw values, not bucket edges)
-            used = iv if weights is None else iv[weights > 0]
+        if len(v) < _SPARSE_BELOW:
+            return cls._from_few(v, weights)
+        binned = np.zeros(LAYOUT.counts_len, dtype=np.int64)
+        low = high = None
+        for start in range(0, len(v), _CHUNK):
+            iv, idx = _rounded_index(v[start:start + _CHUNK])
+            w = None if weights is None else weights[start:start + _CHUNK]
+            if w is None:
+                binned += np.bincount(idx, minlength=LAYOUT.counts_len)
+                used = iv
+            else:
+                binned += np.rint(np.bincount(idx, weights=w, minlength=LAYOUT.counts_len)
+                                  ).astype(np.int64)
+                used = iv[w > 0]
             if len(used):
-                hist._hdr.min_value = int(used.min())
-                hist._hdr.max_value = int(used.max())
+                lo, hi = int(used.min()), int(used.max())
+                low = lo if low is None else min(low, lo)
+                high = hi if high is None else max(high, hi)
+        hist = cls.from_counts(binned)
+        if low is not None:
+            # keep hdrh's exact min/max (it tracks the raw values, not bucket edges)
+            hist._hdr.min_value = low
+            hist._hdr.max_value = high
+        return hist
+
+    @classmethod
+    def _from_few(cls, v: np.ndarray, weights: np.ndarray | None) -> LatencyHistogram:
+        iv, idx = _rounded_index(v)
+        hist = cls()
+        hdr = hist._hdr
+        w = np.ones(len(idx), dtype=np.int64) if weights is None else weights
+        np.add.at(np.ctypeslib.as_array(hdr.counts), idx, w.astype(np.uint64))
+        used = w > 0
+        if used.any():
+            hdr.set_internal_tacking_values(int(idx[used].min()), int(idx[used].max()),
+                                            int(w.sum()))
+            hdr.min_value = int(iv[used].min())
+            hdr.max_value = int(iv[used].max())
         return hist
 
     @classmethod
