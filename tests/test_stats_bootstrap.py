@@ -43,7 +43,7 @@ def test_cluster_bootstrap_estimate_is_the_merged_percentile_and_inside_the_inte
     ci = cluster_bootstrap_quantile(hists, 99, n_resamples=400, seed=2)
     assert ci.estimate_ms == LatencyHistogram.merge(hists).percentile_ms(99)
     assert ci.low_ms <= ci.estimate_ms <= ci.high_ms
-    assert ci.method == "cluster_bootstrap" and ci.n_runs == 12 and ci.warnings == ()
+    assert ci.method == "cluster_bootstrap" and ci.n_runs == 12
     again = cluster_bootstrap_quantile(hists, 99, n_resamples=400, seed=2)
     assert again == ci
 
@@ -82,21 +82,37 @@ def test_t_log_interval_matches_scipy_t_interval_on_logs():
     assert ci.estimand == "geometric mean of per-run p99"
 
 
-def test_auto_uses_t_log_below_ten_runs_and_says_so():
-    ci = percentile_ci_across_runs(_runs(5), 99)
-    assert ci.method == "t_log"
-    assert "under-covers" in ci.warnings[0] and "geometric mean" in ci.warnings[0]
+@pytest.mark.parametrize("n_runs", [3, 5, 12, 30])
+def test_with_histograms_the_interval_is_centred_at_the_pooled_percentile(n_runs):
+    hists = _runs(n_runs)
+    ci = percentile_ci_across_runs(hists, 99)
+    pooled = LatencyHistogram.merge(hists).percentile_ms(99)
+    logs = np.log([h.percentile_ms(99) for h in hists])
+    half = sps.t.ppf(0.975, n_runs - 1) * sps.sem(logs)
+    assert ci.method == "t_log" and ci.estimand.startswith("p99 of all requests pooled")
+    assert ci.estimate_ms == pooled
+    assert ci.low_ms == pytest.approx(pooled * math.exp(-half), rel=1e-12)
+    assert ci.high_ms == pytest.approx(pooled * math.exp(half), rel=1e-12)
+    assert any("only 3 runs" in w for w in ci.warnings) == (n_runs < 5)
 
 
-def test_auto_uses_the_cluster_bootstrap_from_ten_runs_with_histograms():
-    ci = percentile_ci_across_runs(_runs(10), 99, n_resamples=200)
+def test_a_counts_matrix_gives_the_same_interval_as_histograms():
+    hists = _runs(7)
+    a = percentile_ci_across_runs(hists, 99.9)
+    b = percentile_ci_across_runs(np.vstack([h.counts for h in hists]), 99.9)
+    assert a == b
+
+
+def test_the_cluster_bootstrap_can_be_asked_for():
+    ci = percentile_ci_across_runs(_runs(10), 99, n_resamples=200, method="cluster_bootstrap")
     assert ci.method == "cluster_bootstrap"
-    assert ci.estimand.startswith("p99 of all requests pooled")
+    with pytest.raises(ValueError, match="histogram for every run"):
+        percentile_ci_across_runs([1.0, 2.0], 99, method="cluster_bootstrap")
 
 
-def test_per_run_values_without_histograms_use_t_log_at_any_count():
+def test_printed_per_run_values_estimate_the_geometric_mean():
     ci = percentile_ci_across_runs([2.0 + 0.01 * i for i in range(12)], 99)
-    assert ci.method == "t_log" and "not every run has a histogram" in ci.warnings[0]
+    assert ci.method == "t_log" and ci.estimand == "geometric mean of per-run p99"
 
 
 def test_failed_runs_are_left_out_with_a_warning_never_silently():
@@ -104,6 +120,9 @@ def test_failed_runs_are_left_out_with_a_warning_never_silently():
     ci = percentile_ci_across_runs(values, 99)
     assert ci.n_runs == 4
     assert any("2 of 6 runs have no usable p99" in w for w in ci.warnings)
+    hists = _runs(6)
+    ci = percentile_ci_across_runs([*hists, None, LatencyHistogram()], 99)
+    assert ci.n_runs == 6 and "2 of 8 runs have no usable p99" in ci.warnings[0]
 
 
 def test_runs_give_their_histogram_else_their_printed_percentile():

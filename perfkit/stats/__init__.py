@@ -3,12 +3,8 @@
 Re-exports only; see the submodules for the methods and their sources.
 """
 
-from perfkit.stats.bootstrap import (
-    PercentileCI,
-    cluster_bootstrap_quantile,
-    percentile_ci_across_runs,
-    t_log_interval,
-)
+from perfkit.stats.acrossruns import percentile_ci_across_runs, t_log_interval
+from perfkit.stats.bootstrap import PercentileCI, cluster_bootstrap_quantile
 from perfkit.stats.compare import compare
 from perfkit.stats.factorial import factorial
 from perfkit.stats.multiple import adjust_pvalues
