@@ -300,6 +300,7 @@ class CpuSampler:
         self._last_t: float | None = None
         self.rows: list[tuple[float, float | None, float | None, float | None]] = []
         self._t0 = time.monotonic()
+        self.max_processes: dict[str, int] = {}
         psutil.cpu_percent(interval=None)  # prime the host counter
 
     def _tree_times(self, roots: Sequence[int]) -> dict[int, float]:
@@ -321,6 +322,8 @@ class CpuSampler:
     def sample(self) -> None:
         now = time.monotonic()
         current = {k: self._tree_times(v) for k, v in self.roots.items()}
+        self.max_processes = {k: max(self.max_processes.get(k, 0), len(v))
+                              for k, v in current.items()}
         host = psutil.cpu_percent(interval=None)
         if self._last_t is not None and now > self._last_t:
             wall = now - self._last_t
@@ -344,7 +347,9 @@ class CpuSampler:
 
     def summary(self, generator_cores: float | None) -> dict:
         """Mean/max per tree, and the generator's share of the cores it can use."""
-        out: dict = {"samples": len(self.rows)}
+        out: dict = {"samples": len(self.rows),
+                     "generator_processes_max": self.max_processes.get("generator"),
+                     "server_processes_max": self.max_processes.get("server")}
         for i, key in ((1, "generator"), (2, "server"), (3, "host")):
             values = [r[i] for r in self.rows if r[i] is not None]
             out[f"{key}_cpu_mean_percent"] = round(sum(values) / len(values), 1) if values else None

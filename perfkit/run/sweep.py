@@ -96,11 +96,6 @@ class Sweep:
     def check_plan(self) -> None:
         """Refuse to resume when experiment.yaml (or the plan derived from it) changed."""
         plan_path = self.dir / "plan.json"
-        copy = self.dir / "experiment.yaml"
-        if copy.exists() and copy.resolve() != self.yaml_path.resolve():
-            if copy.read_bytes() != self.yaml_bytes:
-                raise SweepError(f"{copy} differs from {self.yaml_path}: this directory holds "
-                                 "another experiment; use a new --out")
         if plan_path.exists():
             old = json.loads(plan_path.read_text(encoding="utf-8"))
             if old.get("experiment_sha256") != self.plan["experiment_sha256"]:
@@ -111,6 +106,11 @@ class Sweep:
                     "design into a new --out directory")
             if [r["run_id"] for r in old["runs"]] != [r["run_id"] for r in self.plan["runs"]]:
                 raise SweepError(f"{plan_path} does not match the plan of {self.yaml_path}")
+        copy = self.dir / "experiment.yaml"
+        if copy.exists() and copy.resolve() != self.yaml_path.resolve():
+            if copy.read_bytes() != self.yaml_bytes:
+                raise SweepError(f"{copy} differs from {self.yaml_path}: this directory holds "
+                                 "another experiment; use a new --out")
 
     def write_plan(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -251,7 +251,7 @@ class Sweep:
             shutil.rmtree(old)
         spec = self._spec(entry, server, name, seconds)
         spec = dataclasses.replace(spec, bookkeeping={**spec.bookkeeping, "warmup_run": True})
-        self.event("warmup", entry["seq"], name=name)
+        self.event("warmup", entry["seq"], run_id=name)
         execute(spec, wdir, server=server, state=state, err=None, progress=False)
 
     def _spec(self, entry: dict, server: ServerContext, run_id: str, seconds: float) -> RunSpec:
@@ -310,16 +310,16 @@ class Sweep:
             self._testbed = None
 
     # -- log and test hooks ---------------------------------------------------------------
-    def event(self, name: str, seq: int, **fields: Any) -> None:
+    def event(self, event: str, seq: int, **fields: Any) -> None:
         """Append to .perfkit/events.log; stop here when PERFKIT_SWEEP_PAUSE_AT says so."""
         self.meta.mkdir(parents=True, exist_ok=True)
-        line = json.dumps({"utc": utc_now(), "pid": os.getpid(), "event": name, "seq": seq,
+        line = json.dumps({"utc": utc_now(), "pid": os.getpid(), "event": event, "seq": seq,
                            **fields})
         with open(self.meta / "events.log", "a", encoding="utf-8") as fh:
             fh.write(line + "\n")
             fh.flush()
             os.fsync(fh.fileno())
-        if os.environ.get(PAUSE_ENV) == f"{name}:{seq}":
+        if os.environ.get(PAUSE_ENV) == f"{event}:{seq}":
             while True:  # a test kills us here
                 time.sleep(3600)
 

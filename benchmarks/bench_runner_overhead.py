@@ -1,0 +1,129 @@
+"""Does ``perfkit run wrk`` cost the measured server anything? perfkit run vs bare wrk.
+
+Run: ``.venv/bin/python benchmarks/bench_runner_overhead.py [--pairs 12] [--duration 5]``
+
+A testbed (profile ``default``, a temporary state directory, a free loopback port) serves both
+arms. Each pair runs the same wrk command twice, once bare (``wrk -t2 -c64 -d5s --latency URL``,
+stdout captured) and once through ``python -m perfkit run wrk`` (own process group, CPU sampling
+every 0.5 s, manifest and checksums). The order alternates AB, BA, AB, ... so a drift of the box
+over time hits both arms alike. Both outputs are read by the same parser (``perfkit.load``).
+
+Analysis (paired, on log ratios): ``d_i = ln(X_perfkit,i / X_bare,i)`` for each pair; the 95%
+CI of the mean of ``d`` uses Student's t with n-1 degrees of freedom; the ratio and its CI are
+``exp`` of the mean and of the CI bounds (a geometric-mean ratio). Passes (exit 0) only when the
+whole CI lies inside [0.98, 1.02].
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from scipy import stats
+
+import perfkit
+from perfkit.run.testbed import Testbed
+
+REPO = Path(__file__).resolve().parent.parent
+BOUNDS = (0.98, 1.02)
+
+
+def free_port(start: int = 30100) -> int:
+    import socket
+
+    for port in range(start, start + 800, 7):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free port")
+
+
+def bare(url: str, args: list[str], work: Path, k: int) -> float:
+    out = work / f"bare-{k}"
+    out.mkdir()
+    proc = subprocess.run(["wrk", *args, url], capture_output=True, timeout=120, check=True)
+    (out / "stdout.txt").write_bytes(proc.stdout)
+    [run] = perfkit.load(out)
+    return run.throughput_rps
+
+
+def via_perfkit(url: str, conns: int, threads: int, duration: int, work: Path, k: int) -> float:
+    env = dict(os.environ, PERFKIT_NO_PROGRESS="1")
+    cmd = [sys.executable, "-m", "perfkit", "run", "wrk", "--url", url, "-c", str(conns),
+           "-t", str(threads), "-d", f"{duration}s", "--out", str(work / "perfkit"),
+           "--run-id", f"pk-{k}"]
+    subprocess.run(cmd, capture_output=True, timeout=120, check=True, cwd=REPO, env=env)
+    [run] = perfkit.load(work / "perfkit" / f"pk-{k}")
+    return run.throughput_rps
+
+
+def paired_log_ratio_ci(a: list[float], b: list[float], level: float = 0.95):
+    """Geometric-mean ratio a/b with a t-interval on the paired log ratios."""
+    d = [math.log(x / y) for x, y in zip(a, b, strict=True)]
+    n = len(d)
+    mean = sum(d) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1))
+    half = stats.t.ppf(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half), sd
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--pairs", type=int, default=12)
+    p.add_argument("--duration", type=int, default=5, help="seconds per run")
+    p.add_argument("--connections", type=int, default=64)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--profile", default="default")
+    args = p.parse_args(argv)
+    if args.pairs < 10:
+        p.error("--pairs: at least 10")
+    state = tempfile.mkdtemp(prefix="perfkit-bench-", dir="/tmp")
+    os.chmod(state, 0o755)
+    work = Path(tempfile.mkdtemp(prefix="perfkit-bench-runs-"))
+    tb = Testbed(state)
+    wrk_args = [f"-t{args.threads}", f"-c{args.connections}", f"-d{args.duration}s",
+                "--latency"]
+    xs_pk: list[float] = []
+    xs_bare: list[float] = []
+    try:
+        info = tb.up(args.profile, port=free_port())
+        print(f"testbed {info.profile} at {info.base_url}; wrk {' '.join(wrk_args)}; "
+              f"{args.pairs} pairs, order alternating AB/BA")
+        print(f"{'pair':>4}  {'order':>5}  {'bare_rps':>10}  {'perfkit_rps':>11}  ratio")
+        for k in range(args.pairs):
+            order = ("bare", "perfkit") if k % 2 == 0 else ("perfkit", "bare")
+            got = {}
+            for arm in order:
+                time.sleep(0.5)
+                got[arm] = (bare(info.base_url, wrk_args, work, k) if arm == "bare" else
+                            via_perfkit(info.base_url, args.connections, args.threads,
+                                        args.duration, work, k))
+            xs_bare.append(got["bare"])
+            xs_pk.append(got["perfkit"])
+            print(f"{k + 1:>4}  {'AB' if k % 2 == 0 else 'BA':>5}  {got['bare']:>10.0f}  "
+                  f"{got['perfkit']:>11.0f}  {got['perfkit'] / got['bare']:.4f}", flush=True)
+    finally:
+        tb.down()
+        shutil.rmtree(state, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+    ratio, lo, hi, sd = paired_log_ratio_ci(xs_pk, xs_bare)
+    ok = BOUNDS[0] <= lo and hi <= BOUNDS[1]
+    print(f"\nthroughput ratio perfkit/bare (geometric mean of {len(xs_pk)} paired ratios): "
+          f"{ratio:.4f}, 95% CI [{lo:.4f}, {hi:.4f}] (paired t on log ratios, sd {sd:.4f})")
+    print(f"{'PASS' if ok else 'FAIL'}: CI {'inside' if ok else 'not inside'} "
+          f"[{BOUNDS[0]}, {BOUNDS[1]}]")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,226 @@
+"""``perfkit sweep``: design validation, randomized complete blocks, dry run, and a live sweep."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from _runner_helpers import REPO, free_port, testbed_dir_fixture  # noqa: F401
+
+import perfkit
+from perfkit.cli import main
+from perfkit.run import experiment as ex
+from perfkit.run.runner import sha256_file
+from perfkit.run.sweep import Sweep, SweepError
+
+FACTORIAL = """\
+name: factorial
+tool: wrk
+target:
+  testbed: {port: 8080}
+factors:
+  keepalive: {none: null, keepalive: keepalive}
+  cache: {none: null, cache-ram: cache-ram}
+load:
+  connections: [16, 64, 256]
+  threads: 2
+duration: 5s
+repetitions: 5
+seed: 20261121
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "experiment.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def problems(tmp_path: Path, text: str) -> str:
+    path = write(tmp_path, text, "bad.yaml")
+    data, _ = ex.load_yaml(path)
+    with pytest.raises(ex.ExperimentError) as info:
+        ex.validate(data, str(path), tmp_path)
+    return str(info.value)
+
+
+# -- validation ---------------------------------------------------------------------------
+def test_errors_name_the_file_the_key_what_was_expected_and_what_was_found(tmp_path):
+    text = problems(tmp_path, FACTORIAL.replace("tool: wrk", "tool: ab")
+                    .replace("[16, 64, 256]", "[16, lots]"))
+    lines = text.splitlines()
+    assert f"{tmp_path / 'bad.yaml'}: tool: expected one of wrk, wrk2, locust, found 'ab'" in lines
+
+
+@pytest.mark.parametrize("change,key,expected", [
+    (("[16, 64, 256]", "[16, lots]"), "load.connections", "a positive integer"),
+    (("duration: 5s", "duration: soon"), "duration", "a duration such as 5s"),
+    (("repetitions: 5", "repetitions: 0"), "repetitions", "a positive integer"),
+    (("seed: 20261121", "seed: 20261121\nspeed: 3"), "speed", "one of "),
+    (("threads: 2", "threads: 32"), "load.threads", "no more threads than the fewest"),
+    (("threads: 2", "threads: 2\n  users: 3"), "load.users", "one of connections, threads"),
+    (("{none: null, keepalive: keepalive}", "{none: null, fast: turbo}"), "factors",
+     "levels that make a known testbed profile"),
+])
+def test_each_mistake_is_reported_at_its_key(tmp_path, change, key, expected):
+    from perfkit.run.profiles import parse_profile
+
+    path = write(tmp_path, FACTORIAL.replace(*change), "bad.yaml")
+    data, _ = ex.load_yaml(path)
+    with pytest.raises(ex.ExperimentError) as info:
+        ex.validate(data, str(path), tmp_path, profile_check=parse_profile)
+    assert f"{path}: {key}: expected {expected}" in str(info.value)
+
+
+def test_locust_needs_a_locustfile_that_exists(tmp_path):
+    text = problems(tmp_path, """\
+        tool: locust
+        target: {url: "http://127.0.0.1:8080"}
+        load: {users: 10}
+        duration: 5s
+        repetitions: 1
+        options: {locustfile: nowhere.py}
+        """)
+    assert "options.locustfile: expected an existing file" in text
+
+
+def test_profile_factors_are_refused_for_a_server_perfkit_does_not_run(tmp_path):
+    text = problems(tmp_path, FACTORIAL.replace("testbed: {port: 8080}",
+                                                'url: "http://127.0.0.1:8080/"'))
+    assert "factors: expected no testbed profile factors with target.url" in text
+
+
+def test_broken_yaml_gives_the_line(tmp_path):
+    path = write(tmp_path, "tool: wrk\nload: [16\n", "broken.yaml")
+    with pytest.raises(ex.ExperimentError, match=r"broken.yaml:\d+: expected valid YAML"):
+        ex.load_yaml(path)
+
+
+# -- the plan -----------------------------------------------------------------------------
+def factorial_plan(tmp_path: Path, seed: int = 20261121) -> dict:
+    path = write(tmp_path, FACTORIAL.replace("seed: 20261121", f"seed: {seed}"))
+    data, raw = ex.load_yaml(path)
+    return ex.make_plan(ex.validate(data, str(path), tmp_path), raw)
+
+
+def test_every_block_runs_every_cell_exactly_once(tmp_path):
+    plan = factorial_plan(tmp_path)
+    assert len(plan["cells"]) == 2 * 2 * 3 and len(plan["runs"]) == 12 * 5
+    for block in range(1, 6):
+        cells = [r["cell"] for r in plan["runs"] if r["block"] == block]
+        assert sorted(cells) == list(range(12))
+    assert len({r["run_id"] for r in plan["runs"]}) == 60
+    assert [r["seq"] for r in plan["runs"]] == list(range(1, 61))
+
+
+def test_block_orders_are_python_random_shuffles_of_the_seed(tmp_path):
+    plan = factorial_plan(tmp_path, seed=99)
+    rng = random.Random(99)
+    for block in range(1, 6):
+        expected = list(range(12))
+        rng.shuffle(expected)
+        assert [r["cell"] for r in plan["runs"] if r["block"] == block] == expected
+
+
+def test_the_order_is_random_between_blocks_and_seeds(tmp_path):
+    plan = factorial_plan(tmp_path)
+    orders = {tuple(r["cell"] for r in plan["runs"] if r["block"] == b) for b in range(1, 6)}
+    assert len(orders) == 5
+    (tmp_path / "other").mkdir()
+    other = factorial_plan(tmp_path / "other", seed=1)
+    assert [r["cell"] for r in other["runs"]] != [r["cell"] for r in plan["runs"]]
+
+
+def test_factor_levels_map_onto_composed_testbed_profiles(tmp_path):
+    plan = factorial_plan(tmp_path)
+    profiles = Counter((c["factors"]["keepalive"], c["factors"]["cache"], c["profile"])
+                       for c in plan["cells"])
+    assert profiles == Counter({("none", "none", "default"): 3,
+                                ("keepalive", "none", "keepalive"): 3,
+                                ("none", "cache-ram", "cache-ram"): 3,
+                                ("keepalive", "cache-ram", "keepalive+cache-ram"): 3})
+
+
+def test_restarts_count_profile_changes_in_run_order(tmp_path):
+    plan = factorial_plan(tmp_path)
+    profiles = [r["profile"] for r in plan["runs"]]
+    changes = sum(a != b for a, b in zip(profiles, profiles[1:], strict=False))
+    assert ex.restarts_in(plan, "on-change") == 1 + changes
+    assert ex.restarts_in(plan, "per-run") == 60
+
+
+def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path):
+    path = write(tmp_path, FACTORIAL)
+    out_dir = tmp_path / "exp"
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["sweep", str(path), "--out", str(out_dir), "--dry-run"], out, err) == 0
+    text = out.getvalue()
+    assert "12 cells x 5 blocks = 60 runs" in text
+    assert "0001-b01-" in text and "0060-b05-" in text
+    assert not out_dir.exists()
+
+
+def test_resume_refuses_a_changed_experiment(tmp_path):
+    path = write(tmp_path, FACTORIAL)
+    out_dir = tmp_path / "exp"
+    Sweep(path, str(out_dir)).write_plan()
+    assert json.loads((out_dir / "plan.json").read_text())["experiment_sha256"] == sha256_file(
+        path)
+    path.write_text(FACTORIAL.replace("repetitions: 5", "repetitions: 6"))
+    with pytest.raises(SweepError, match="changed since"):
+        Sweep(path, str(out_dir)).check_plan()
+
+
+# -- live ---------------------------------------------------------------------------------
+LIVE = """\
+name: live-two-profiles
+tool: wrk
+target:
+  testbed: {{port: {port}}}
+factors:
+  profile: [default, keepalive]
+load:
+  connections: 8
+  threads: 2
+duration: 2s
+repetitions: 2
+warmup: 1s
+seed: 5
+"""
+
+
+@pytest.mark.live
+def test_a_sweep_on_the_testbed_reads_back_as_its_design(tmp_path, testbed_dir):
+    from perfkit.run.testbed import Testbed
+
+    path = write(tmp_path, LIVE.format(port=free_port()))
+    out_dir = tmp_path / "exp"
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["sweep", str(path), "--out", str(out_dir)], out, err) == 0, err.getvalue()
+    assert Testbed(testbed_dir).status() is None  # the sweep brought its testbed down
+    plan = json.loads((out_dir / "plan.json").read_text())
+    runs = perfkit.load(out_dir)
+    assert len(runs) == 4  # warm-up runs (runs/.warmup/) are never counted
+    assert len(list((out_dir / "runs" / ".warmup").iterdir())) == 4
+    by_id = {r.run_id: r for r in runs}
+    for entry in plan["runs"]:
+        run = by_id[entry["run_id"]]
+        manifest = json.loads((out_dir / "runs" / entry["run_id"] / "manifest.json").read_text())
+        assert manifest["status"] == "complete"
+        assert (run.block, run.order, run.repetition) == (entry["block"], entry["seq"],
+                                                          entry["repetition"])
+        assert run.factors["profile"] == entry["profile"] == manifest["server"]["profile"]
+        keepalive_line = "keepalive_requests 100000;" in manifest["server"]["config_text"]
+        assert keepalive_line == (entry["profile"] == "keepalive")
+        assert run.connections == 8 and run.requests > 0 and run.throughput_rps > 0
+        for name, f in manifest["files"].items():
+            assert sha256_file(out_dir / "runs" / entry["run_id"] / name) == f["sha256"]
+    again = io.StringIO()
+    assert main(["sweep", str(path), "--out", str(out_dir)], again, err) == 0
+    assert "0 runs this time" in again.getvalue()
+    assert REPO.exists()
