@@ -18,6 +18,7 @@ decodes and prints its percentile distribution with hdrh's own code.
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 
@@ -105,9 +106,9 @@ def _rounded_index(chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Validate one chunk of latencies (us), round to integers, return (values, counts index)."""
     if not len(chunk):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    low, high = chunk.min(), chunk.max()
+    low, high = float(chunk.min()), float(chunk.max())
     if chunk.dtype.kind == "f":
-        if not (np.isfinite(low) and np.isfinite(high)):
+        if not (math.isfinite(low) and math.isfinite(high)):
             raise ValueError("latency values must be finite")
         if low < -0.5 or high >= HIGHEST_US + 0.5:
             bad = chunk[(chunk < -0.5) | (chunk >= HIGHEST_US + 0.5)][0]
@@ -214,7 +215,7 @@ class LatencyHistogram:
         hist = cls()
         hdr = hist._hdr
         w = np.ones(len(idx), dtype=np.int64) if weights is None else weights
-        np.add.at(np.ctypeslib.as_array(hdr.counts), idx, w.astype(np.uint64))
+        np.add.at(np.frombuffer(hdr.counts, dtype=np.uint64), idx, w.astype(np.uint64))
         used = w > 0
         if used.any():
             hdr.set_internal_tacking_values(int(idx[used].min()), int(idx[used].max()),

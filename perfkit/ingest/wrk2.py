@@ -181,10 +181,10 @@ def _read_rows(cur: Cursor) -> tuple[np.ndarray, np.ndarray]:
     if parsed is None:
         parsed = _read_rows_by_line(cur)
     v, c = parsed
-    bad = np.flatnonzero((np.diff(v) < 0) | (np.diff(c) < 0))
-    if len(bad):
+    down = (v[1:] < v[:-1]) | (c[1:] < c[:-1])
+    if down.any():
         raise cur.error("spectrum rows non-decreasing in Value and TotalCount",
-                        cur.pos - len(v) + int(bad[0]) + 1)
+                        cur.pos - len(v) + int(down.argmax()) + 1)
     return v, c
 
 
@@ -200,9 +200,9 @@ def _read_rows_fast(cur: Cursor) -> tuple[np.ndarray, np.ndarray] | None:
     if not FAST_ROWS.fullmatch(block):
         return None
     tokens = block.split()
-    # Value is printed with exactly 3 decimals (the regex checked): ms -> us is exact
-    values_us = np.rint(np.array(tokens[0::4], dtype=np.float64) * 1000.0).astype(np.int64)
-    counts = np.array(tokens[2::4], dtype=np.int64)
+    # Value is printed with exactly 3 decimals (the regex checked): dropping the point gives us
+    values_us = np.array([int(t.replace(".", "")) for t in tokens[0::4]], dtype=np.int64)
+    counts = np.array(list(map(int, tokens[2::4])), dtype=np.int64)
     cur.pos = end + 1
     return values_us, counts
 
@@ -279,8 +279,10 @@ def _check_mean(cur: Cursor, idx: np.ndarray, counts: np.ndarray, mean: float | 
     between two rows lie in the buckets after the earlier row's bucket up to the later row's
     bucket, so the true mean is bounded by placing them all at one end or the other.
     """
-    deltas = np.diff(counts, prepend=0)
-    low_idx = np.minimum(np.concatenate(([idx[0]], idx[:-1] + 1)), idx)
+    deltas = counts.copy()
+    deltas[1:] -= counts[:-1]
+    low_idx = idx.copy()
+    low_idx[1:] = np.minimum(idx[:-1] + 1, idx[1:])
     total = float(counts[-1])
     low = float(np.dot(deltas, LAYOUT.median[low_idx])) / total / 1000.0
     high = float(np.dot(deltas, LAYOUT.median[idx])) / total / 1000.0

@@ -1,0 +1,117 @@
+"""Parse throughput over >= 1,000 wrk2 ``--latency`` outputs, histograms included.
+
+Run: ``.venv/bin/python benchmarks/bench_parse.py [--copies 21]``
+
+The 48 wrk2 sweep outputs of ``tests/fixtures/wrk2/sweep`` (each with its ``meta.json``) are
+copied ``--copies`` times into a temporary directory (default 21 x 48 = 1,008 files). Measured
+side by side in this one process, best of ``--repeats``:
+
+- ``wrk2.parse`` on the texts already in memory (the parser alone: line grammar, unit
+  conversion, spectrum -> HdrHistogram, footer cross-checks, the frozen Run);
+- ``perfkit.load`` on the directory (adds reading, format sniffing and the meta.json merge);
+- for scale, ``LatencyHistogram.from_spectrum`` alone on the already-split spectra.
+
+Throughput is megabytes of ``run.stdout`` per second (10**6 bytes), from wall-clock time and from
+process CPU time (the box is shared and noisy: CPU time is the steadier figure). Target (issue 2):
+>= 50 MB/s. Exit status 1 if the in-memory parser misses it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import perfkit
+from perfkit.histogram import LatencyHistogram
+from perfkit.ingest import wrk2
+
+SWEEP = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "wrk2" / "sweep"
+TARGET_MB_S = 50.0
+
+
+def best_of(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """(wall seconds, CPU seconds), each the best of ``repeats`` runs."""
+    walls, cpus = [], []
+    for _ in range(repeats):
+        w0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        walls.append(time.perf_counter() - w0)
+        cpus.append(time.process_time() - c0)
+    return min(walls), min(cpus)
+
+
+def make_tree(root: Path, copies: int) -> list[Path]:
+    files = []
+    for k in range(copies):
+        for run_dir in sorted(p for p in SWEEP.iterdir() if p.is_dir()):
+            target = root / f"copy{k:03d}" / run_dir.name
+            target.mkdir(parents=True)
+            for name in ("run.stdout", "meta.json"):
+                shutil.copy(run_dir / name, target / name)
+            files.append(target / "run.stdout")
+    return files
+
+
+def spectra(text: str) -> list[tuple[list[float], list[int]]]:
+    out = []
+    for part in text.split("Detailed Percentile spectrum:")[1:]:
+        rows = [line.split() for line in part.split("#[Mean")[0].split("\n")[3:] if line]
+        out.append(([float(r[0]) for r in rows], [int(r[2]) for r in rows]))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, default=21)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="perfkit-bench-") as tmp:
+        files = make_tree(Path(tmp), args.copies)
+        texts = [(str(f), f.read_text()) for f in files]
+        megabytes = sum(len(t.encode()) for _, t in texts) / 1e6
+        rows = [s for _, t in texts for s in spectra(t)]
+
+        def parse_all() -> None:
+            runs = [wrk2.parse(text, source) for source, text in texts]
+            assert all(r.histogram is not None for r in runs)
+
+        def parse_streaming() -> None:
+            for source, text in texts:
+                assert wrk2.parse(text, source).histogram is not None
+
+        def load_all() -> None:
+            runs = perfkit.load(tmp)
+            assert len(runs) == len(files) and all(r.target_rate_rps for r in runs)
+
+        def rebuild_all() -> None:
+            for values_ms, totals in rows:
+                LatencyHistogram.from_spectrum(values_ms, totals)
+
+        parse_all()  # warm up imports and caches of the interpreter, not of the data
+        results = [("wrk2.parse, in memory, runs kept", best_of(parse_all, args.repeats)),
+                   ("wrk2.parse, in memory, runs dropped", best_of(parse_streaming,
+                                                                   args.repeats)),
+                   ("perfkit.load(directory)", best_of(load_all, args.repeats)),
+                   ("  of which from_spectrum alone", best_of(rebuild_all, args.repeats))]
+    n = len(files)
+    print(f"{n} wrk2 --latency outputs, {megabytes:.2f} MB "
+          f"({megabytes / n * 1e3:.2f} kB each, {len(rows)} spectra)")
+    print(f"{'what':<34}{'wall MB/s':>11}{'CPU MB/s':>10}{'us/file (CPU)':>15}")
+    for name, (wall, cpu) in results:
+        print(f"{name:<34}{megabytes / wall:>11.1f}{megabytes / cpu:>10.1f}"
+              f"{cpu / n * 1e6:>15.0f}")
+    wall, cpu = results[0][1]
+    best = megabytes / min(wall, cpu)
+    ok = best >= TARGET_MB_S
+    print(f"parser throughput {best:.1f} MB/s (target >= {TARGET_MB_S:.0f} MB/s) "
+          f"{'ok' if ok else 'MISSED'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
