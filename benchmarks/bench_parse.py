@@ -9,7 +9,9 @@ side by side in this one process, best of ``--repeats``:
 - ``wrk2.parse`` on the texts already in memory (the parser alone: line grammar, unit
   conversion, spectrum -> HdrHistogram, footer cross-checks, the frozen Run);
 - ``perfkit.load`` on the directory (adds reading, format sniffing and the meta.json merge);
-- for scale, ``LatencyHistogram.from_spectrum`` alone on the already-split spectra.
+- for scale, ``LatencyHistogram.from_spectrum`` alone on the already-split spectra, and the
+  allocation floor: one empty ``LatencyHistogram()`` per file, all kept (each holds hdrh's dense
+  counts array, 28,672 x 8 bytes, which the kernel must map page by page).
 
 Throughput is megabytes of ``run.stdout`` per second (10**6 bytes), from wall-clock time and from
 process CPU time (the box is shared and noisy: CPU time is the steadier figure). Target (issue 2):
@@ -92,12 +94,18 @@ def main(argv: list[str] | None = None) -> int:
             for values_ms, totals in rows:
                 LatencyHistogram.from_spectrum(values_ms, totals)
 
+        def empty_histograms() -> None:
+            kept = [LatencyHistogram() for _ in rows]
+            assert len(kept) == len(rows)
+
         parse_all()  # warm up imports and caches of the interpreter, not of the data
         results = [("wrk2.parse, in memory, runs kept", best_of(parse_all, args.repeats)),
                    ("wrk2.parse, in memory, runs dropped", best_of(parse_streaming,
                                                                    args.repeats)),
                    ("perfkit.load(directory)", best_of(load_all, args.repeats)),
-                   ("  of which from_spectrum alone", best_of(rebuild_all, args.repeats))]
+                   ("  of which from_spectrum alone", best_of(rebuild_all, args.repeats)),
+                   ("  empty LatencyHistogram(), kept", best_of(empty_histograms,
+                                                               args.repeats))]
     n = len(files)
     print(f"{n} wrk2 --latency outputs, {megabytes:.2f} MB "
           f"({megabytes / n * 1e3:.2f} kB each, {len(rows)} spectra)")
@@ -105,11 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, (wall, cpu) in results:
         print(f"{name:<34}{megabytes / wall:>11.1f}{megabytes / cpu:>10.1f}"
               f"{cpu / n * 1e6:>15.0f}")
-    wall, cpu = results[0][1]
-    best = megabytes / min(wall, cpu)
-    ok = best >= TARGET_MB_S
-    print(f"parser throughput {best:.1f} MB/s (target >= {TARGET_MB_S:.0f} MB/s) "
-          f"{'ok' if ok else 'MISSED'}")
+    cpu = results[0][1][1]
+    ok = megabytes / cpu >= TARGET_MB_S
+    print(f"parser throughput (runs kept, CPU time) {megabytes / cpu:.1f} MB/s "
+          f"(target >= {TARGET_MB_S:.0f} MB/s) {'ok' if ok else 'MISSED'}")
     return 0 if ok else 1
 
 

@@ -44,7 +44,7 @@ TRANSFER_SEC = re.compile(r"Transfer/sec:\s+(\S+)\s*$")
 
 TRUNCATED = " (the output ends here: truncated run?)"
 NO_SAMPLES = (
-    "{tool} recorded no latency samples (it printed 0.00us; every request timed out?): "
+    "{tool} recorded no latency samples (it printed 0.00us or -nan; every request timed out?): "
     "latency mean, stdev, max and percentiles are missing, not 0")
 
 
@@ -154,13 +154,13 @@ def read_thread_stats(cur: Cursor, acc: Accumulator, tool: str, before: str = ""
     mean, stdev, max_ = (cur.convert(time_ms, t, "a latency such as 1.25ms")
                          for t in m.group(2, 3, 4))
     within = missing(cur.convert(percent, m.group(5), "a percentage such as 68.33%"))
-    if max_ == 0:
-        # no sample was recorded: wrk prints its zero-initialised statistics
+    acc.no_samples = max_ == 0 or math.isnan(max_)
+    if acc.no_samples:
+        # no sample was recorded: wrk prints its zero-initialised statistics (or -nan)
         acc.notes.append(NO_SAMPLES.format(tool=tool))
         mean = stdev = max_ = math.nan
     acc.fields.update(latency_mean_ms=missing(mean), latency_stdev_ms=missing(stdev),
                       latency_max_ms=missing(max_))
-    acc.no_samples = math.isnan(max_)
     m = cur.take(STAT_ROW, "the thread-stats 'Req/Sec' row (avg, stdev, max, +/- stdev %)")
     if m.group(1) != "Req/Sec":
         raise cur.error("the thread-stats 'Req/Sec' row", cur.pos - 1)
