@@ -7,7 +7,7 @@ would need as a number (those come from :mod:`perfkit.stats` and :mod:`perfkit.s
 """
 
 from perfkit.plots import checks, style
-from perfkit.plots.effects import forest
+from perfkit.plots.effects import forest, variation
 from perfkit.plots.latency import (
     percentile_axis,
     percentile_points,
@@ -15,13 +15,12 @@ from perfkit.plots.latency import (
     spectrum,
     tail_x,
 )
-from perfkit.plots.overview import bars, drift, timeseries
+from perfkit.plots.overview import bars, drift, points, timeseries
 from perfkit.plots.scaling import heatmap, load_curve, usl_curve
 from perfkit.plots.style import figure, label
 
 __all__ = [
     "bars", "checks", "drift", "figure", "forest", "heatmap", "label", "load_curve",
-    "percentile_axis", "percentile_points", "run_intervals", "spectrum", "style", "tail_x",
-    "timeseries",
-    "usl_curve",
+    "percentile_axis", "percentile_points", "points", "run_intervals", "spectrum", "style",
+    "tail_x", "timeseries", "usl_curve", "variation",
 ]

@@ -49,9 +49,10 @@ def _hidden_tick_labels(fig: Figure) -> set[int]:
     return hidden
 
 
-def drawn_texts(fig: Figure) -> list[Text]:
+def drawn_texts(fig: Figure, drawn: bool = False) -> list[Text]:
     """Every visible, non-empty text as drawn (tick labels outside the view excluded)."""
-    _draw(fig)
+    if not drawn:
+        _draw(fig)
     hidden = _hidden_tick_labels(fig)
     texts = []
     for t in fig.findobj(Text):
@@ -63,11 +64,12 @@ def drawn_texts(fig: Figure) -> list[Text]:
     return texts
 
 
-def overlapping_texts(fig: Figure, tolerance_px: float = 0.5) -> list[tuple[str, str]]:
+def overlapping_texts(fig: Figure, tolerance_px: float = 0.5, drawn: bool = False
+                      ) -> list[tuple[str, str]]:
     """Pairs of drawn texts whose bounding boxes overlap by more than ``tolerance_px``."""
-    renderer = _draw(fig)
+    renderer = fig.canvas.get_renderer() if drawn else _draw(fig)
     boxes = []
-    for t in drawn_texts(fig):
+    for t in drawn_texts(fig, drawn=True):
         bb = t.get_window_extent(renderer)
         if bb.width <= 0 or bb.height <= 0:
             continue
@@ -81,12 +83,12 @@ def overlapping_texts(fig: Figure, tolerance_px: float = 0.5) -> list[tuple[str,
     return found
 
 
-def texts_outside(fig: Figure, tolerance_px: float = 1.0) -> list[str]:
+def texts_outside(fig: Figure, tolerance_px: float = 1.0, drawn: bool = False) -> list[str]:
     """Texts that reach beyond the figure's edges (they would be cut off)."""
-    renderer = _draw(fig)
+    renderer = fig.canvas.get_renderer() if drawn else _draw(fig)
     width, height = fig.canvas.get_width_height()
     out = []
-    for t in drawn_texts(fig):
+    for t in drawn_texts(fig, drawn=True):
         bb = t.get_window_extent(renderer)
         if (bb.x0 < -tolerance_px or bb.y0 < -tolerance_px or bb.x1 > width + tolerance_px
                 or bb.y1 > height + tolerance_px):
@@ -100,9 +102,10 @@ def _shows_numbers(axis: Axis) -> bool:
     return bool(labels) and all(_NUMBER_RE.match(s.strip()) for s in labels)
 
 
-def labels_without_units(fig: Figure) -> list[str]:
+def labels_without_units(fig: Figure, drawn: bool = False) -> list[str]:
     """Axis labels without a unit, and numeric axes without a label (as readable strings)."""
-    _draw(fig)
+    if not drawn:
+        _draw(fig)
     problems = []
     for i, ax in enumerate(fig.axes):
         if not ax.get_visible() or not ax.axison:
@@ -117,3 +120,12 @@ def labels_without_units(fig: Figure) -> list[str]:
             elif not text.strip() and _shows_numbers(axis):
                 problems.append(f"{name}: {letter} axis shows numbers but has no label")
     return problems
+
+
+def check(fig: Figure) -> dict[str, list]:
+    """All the checks after one draw: ``overlapping_text``, ``labels_without_units``,
+    ``text_outside`` (each an empty list when the figure is fine)."""
+    _draw(fig)
+    return {"overlapping_text": [list(p) for p in overlapping_texts(fig, drawn=True)],
+            "labels_without_units": labels_without_units(fig, drawn=True),
+            "text_outside": texts_outside(fig, drawn=True)}

@@ -11,12 +11,13 @@ from perfkit.plots.style import GREY, series_style
 
 def forest(frame: pd.DataFrame, ax: Axes, xlabel: str, label: str = "term",
            value: str = "ratio", low: str = "ratio_ci_low", high: str = "ratio_ci_high",
-           by: str | None = None, log: bool = True) -> Axes:
+           by: str | None = None, log: bool = True, legend_title: str | None = None) -> Axes:
     """One row per effect: the point estimate and its CI, with a reference line at 1 (no effect).
 
     A filled marker means the CI excludes 1; an open one that it does not. Rows whose CI is
     missing (too few runs) are drawn as a point with "(no CI)" in their label. ``by`` colours
-    rows by a grouping column (for example the connection level).
+    rows by a grouping column (for example the connection level); its legend sits above the
+    axes, outside the data.
     """
     rows = frame.reset_index(drop=True)
     y = np.arange(len(rows))[::-1]
@@ -44,7 +45,8 @@ def forest(frame: pd.DataFrame, ax: Axes, xlabel: str, label: str = "term",
         _ratio_ticks(ax, rows[[low, high, value]].to_numpy(dtype=float))
     ax.set_xlabel(xlabel)
     if by:
-        ax.legend(list(handles.values()), list(handles.keys()), title=by, loc="best")
+        ax.figure.legend(list(handles.values()), list(handles.keys()), title=legend_title,
+                         loc="outside upper center", ncols=min(4, len(handles)))
     return ax
 
 
@@ -67,3 +69,38 @@ def _ratio_ticks(ax: Axes, values: np.ndarray) -> None:
     ax.set_xlim(lo / 1.08, hi * 1.08)
     ax.set_xticks(kept, [f"{t:g}" for t in kept])
     ax.minorticks_off()
+
+
+def variation(frame: pd.DataFrame, ax: Axes, xlabel: str = "variation explained (%)",
+              term: str = "term", by: str = "by", value: str = "variation_pct",
+              ylabel: str | None = None) -> Axes:
+    """Allocation of variation: one stacked bar per ``by`` level, a segment per term (Jain's
+    "percentage of variation explained"), the unexplained ``error`` last in grey."""
+    data = frame[frame[term] != "block"]
+    terms = [t for t in dict.fromkeys(data[term]) if t != "error"] + ["error"]
+    levels = list(dict.fromkeys(data[by]))
+    y = np.arange(len(levels))[::-1]
+    left = np.zeros(len(levels))
+    for i, t in enumerate(terms):
+        vals = np.array([_first(data, term, t, by, lv, value) for lv in levels])
+        color = "#bbbbbb" if t == "error" else series_style(i)["color"]
+        ax.barh(y, np.nan_to_num(vals), left=left, color=color, height=0.6,
+                label=t.replace(":", " × "), edgecolor="white", linewidth=0.5)
+        left += np.nan_to_num(vals)
+    ax.set_yticks(y, [_level_text(lv) for lv in levels])
+    ax.set_xlim(0, 100)
+    ax.grid(False, axis="y")
+    ax.set_xlabel(xlabel)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    ax.figure.legend(loc="outside upper center", ncols=min(3, len(terms)))
+    return ax
+
+
+def _first(data: pd.DataFrame, term: str, t: str, by: str, level, value: str) -> float:
+    hit = data[(data[term] == t) & (data[by] == level)][value]
+    return float(hit.iloc[0]) if len(hit) else np.nan
+
+
+def _level_text(v) -> str:
+    return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)

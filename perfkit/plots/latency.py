@@ -51,7 +51,8 @@ def _top_percentile(percentiles: pd.Series) -> float:
 
 def spectrum(frame: pd.DataFrame, ax: Axes, by: str = "config", y: str = "latency_ms",
              low: str | None = "ci_low_ms", high: str | None = "ci_high_ms",
-             logy: bool = True, quantity: str = "latency") -> Axes:
+             logy: bool = True, quantity: str = "latency",
+             legend_title: str | None = None) -> Axes:
     """Percentile spectra, one line per ``by`` group, with a CI band where ``low``/``high`` exist.
 
     ``frame`` is long form: ``by, percentile`` (0-100), ``y`` (ms) and optionally the band
@@ -72,7 +73,7 @@ def spectrum(frame: pd.DataFrame, ax: Axes, by: str = "config", y: str = "latenc
         plain_log(ax.yaxis)
     ax.set_ylabel(label(quantity, "ms"))
     if data[by].nunique() > 1:
-        ax.legend(title=by, loc="upper left")
+        ax.legend(title=legend_title, loc="upper left")
     return ax
 
 

@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-from perfkit.plots.style import GREY, series_style
+from perfkit.plots.style import GREY, THRESHOLD, series_style
 
 
 def timeseries(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabel: str,
-               by: str | None = None, step: bool = False) -> Axes:
+               by: str | None = None, step: bool = False, legend: bool = True) -> Axes:
     """A time series per ``by`` group (e.g. throughput per second of each Locust run)."""
     groups = [(None, frame)] if by is None else list(frame.groupby(by, sort=False))
     for i, (key, group) in enumerate(groups):
@@ -22,8 +22,8 @@ def timeseries(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabe
              label=None if key is None else str(key), **kwargs)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    if by is not None and len(groups) > 1:
-        ax.legend(title=by, loc="best")
+    if legend and by is not None and len(groups) > 1:
+        ax.legend(loc="best")
     return ax
 
 
@@ -67,4 +67,24 @@ def bars(frame: pd.DataFrame, ax: Axes, label: str, value: str, xlabel: str,
         if threshold_label:
             ax.legend(loc="best")
     ax.set_xlabel(xlabel)
+    return ax
+
+
+def points(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabel: str,
+           by: str | None = None, threshold: float | None = None,
+           threshold_label: str = "") -> Axes:
+    """A scatter of ``y`` against ``x`` per ``by`` group, with an optional threshold line."""
+    data = frame.dropna(subset=[x, y])
+    groups = [(None, data)] if by is None else list(data.groupby(by, sort=False))
+    for i, (key, group) in enumerate(groups):
+        st = series_style(i)
+        ax.plot(group[x], group[y], linestyle="none", marker=st["marker"], color=st["color"],
+                alpha=0.75, markeredgewidth=0, label=None if key is None else str(key))
+    if threshold is not None:
+        ax.axhline(threshold, color=THRESHOLD, linestyle=(0, (4, 2)), linewidth=0.9,
+                   label=threshold_label or None)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if (by is not None and len(groups) > 1) or threshold_label:
+        ax.legend(loc="best", title=None)
     return ax

@@ -7,12 +7,22 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm
 
-from perfkit.plots.style import GREY, SEQUENTIAL_CMAP, THRESHOLD, series_style
+from perfkit.plots.style import (
+    GREY,
+    SEQUENTIAL_CMAP,
+    THRESHOLD,
+    _compact,
+    compact_numbers,
+    plain_log,
+    series_style,
+)
 
 
 def load_curve(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabel: str,
                by: str | None = None, slo: float | None = None, slo_label: str = "SLO",
-               logy: bool = False, identity: bool = False) -> Axes:
+               logy: bool = False, identity: bool = False,
+               identity_label: str = "achieved = offered", legend_title: str | None = None
+               ) -> Axes:
     """Every run as a point, and the median of the runs at each load level as a line.
 
     ``slo`` draws a horizontal threshold line; ``identity`` draws y = x (achieved = offered).
@@ -28,22 +38,28 @@ def load_curve(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabe
     if identity:
         lim = float(np.nanmax(frame[x]))
         ax.plot([0, lim], [0, lim], color=GREY, linestyle=":", linewidth=0.8,
-                label="achieved = offered")
+                label=identity_label)
     if slo is not None:
-        ax.axhline(slo, color=THRESHOLD, linestyle="--", linewidth=0.9, label=slo_label)
+        ax.axhline(slo, color=THRESHOLD, linestyle=(0, (4, 2)), linewidth=0.9, label=slo_label)
+    compact_numbers(ax.xaxis)
     if logy:
         ax.set_yscale("log")
+        plain_log(ax.yaxis)
+    else:
+        compact_numbers(ax.yaxis)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if by is not None or slo is not None or identity:
-        ax.legend(title=by, loc="best")
+        ax.legend(title=legend_title, loc="best")
     return ax
 
 
 def usl_curve(frame: pd.DataFrame, ax: Axes, curve: pd.DataFrame, x: str, y: str,
               xlabel: str, ylabel: str, n_star: float | None = None,
-              model_label: str = "USL fit") -> Axes:
-    """Observed runs, the fitted curve (``curve``: ``n, fit, low, high``) and its band, and N*."""
+              n_star_ci: tuple[float, float] | None = None,
+              model_label: str = "USL fit", title: str | None = None) -> Axes:
+    """Observed runs, the fitted curve (``curve``: ``n, fit``, optional band ``low, high``),
+    and the peak N* with its interval when one is claimed."""
     st = series_style(0)
     ax.plot(frame[x], frame[y], linestyle="none", marker="o", color=st["color"], alpha=0.5,
             markeredgewidth=0, label="runs")
@@ -55,15 +71,21 @@ def usl_curve(frame: pd.DataFrame, ax: Axes, curve: pd.DataFrame, x: str, y: str
     if n_star is not None and np.isfinite(n_star):
         ax.axvline(n_star, color=GREY, linestyle=":", linewidth=0.9,
                    label=f"N* = {n_star:.0f}")
+        if n_star_ci is not None and all(np.isfinite(n_star_ci)):
+            ax.axvspan(n_star_ci[0], n_star_ci[1], color=GREY, alpha=0.12, linewidth=0)
+    compact_numbers(ax.xaxis)
+    compact_numbers(ax.yaxis)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_ylim(bottom=0)
     ax.legend(loc="lower right")
+    if title:
+        ax.set_title(title)
     return ax
 
 
 def heatmap(table: pd.DataFrame, ax: Axes, xlabel: str, ylabel: str, cbar_label: str,
-            fmt: str = "{:.3g}", log: bool = True) -> Axes:
+            fmt: str = "{:.3g}", log: bool = True, title: str | None = None) -> Axes:
     """A grid of values (rows = ``table.index``, columns = ``table.columns``), each cell labelled.
 
     Missing cells stay blank. ``log`` uses a logarithmic colour scale (latencies span decades).
@@ -75,8 +97,8 @@ def heatmap(table: pd.DataFrame, ax: Axes, xlabel: str, ylabel: str, cbar_label:
         norm = LogNorm(vmin=finite.min(), vmax=max(finite.max(), finite.min() * 1.01))
     image = ax.imshow(np.ma.masked_invalid(values), cmap=SEQUENTIAL_CMAP, norm=norm,
                       aspect="auto", origin="lower")
-    ax.set_xticks(range(len(table.columns)), [str(c) for c in table.columns])
-    ax.set_yticks(range(len(table.index)), [str(r) for r in table.index])
+    ax.set_xticks(range(len(table.columns)), [_tick(c) for c in table.columns])
+    ax.set_yticks(range(len(table.index)), [_tick(r) for r in table.index])
     ax.grid(False)
     for spine in ax.spines.values():
         spine.set_visible(False)
@@ -90,4 +112,14 @@ def heatmap(table: pd.DataFrame, ax: Axes, xlabel: str, ylabel: str, cbar_label:
     ax.set_ylabel(ylabel)
     cbar = ax.figure.colorbar(image, ax=ax, pad=0.02)
     cbar.set_label(cbar_label)
+    if norm is not None:
+        plain_log(cbar.ax.yaxis)
+    if title:
+        ax.set_title(title)
     return ax
+
+
+def _tick(value) -> str:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return _compact(float(value))
+    return str(value)

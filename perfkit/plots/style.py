@@ -31,8 +31,8 @@ LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 #: neutral elements: reference lines, grids
 GREY = "#666666"
-#: a threshold (SLO) line
-THRESHOLD = OKABE_ITO["vermillion"]
+#: a threshold (SLO) line: black and dashed, so it is never mistaken for a series
+THRESHOLD = OKABE_ITO["black"]
 #: sequential colour map for heat maps (perceptually uniform, colour-blind safe)
 SEQUENTIAL_CMAP = "cividis"
 
@@ -51,7 +51,9 @@ RC = {
     "xtick.labelsize": FONT_PT - 1,
     "ytick.labelsize": FONT_PT - 1,
     "legend.fontsize": FONT_PT - 1,
-    "legend.frameon": False,
+    "legend.frameon": True,
+    "legend.framealpha": 0.85,
+    "legend.edgecolor": "none",
     "legend.handlelength": 2.2,
     "axes.prop_cycle": cycler(color=SERIES),
     "axes.spines.top": False,
@@ -119,3 +121,69 @@ def plain_log(axis) -> None:
     axis.set_major_locator(LogLocator(base=10, subs=subs))
     axis.set_major_formatter(FuncFormatter(_plain))
     axis.set_minor_formatter(NullFormatter())
+
+
+def as_list(axes) -> list:
+    """The axes of :func:`figure` as a flat list, whether one or many."""
+    return list(np.atleast_1d(axes).ravel())
+
+
+#: readable names and units of common frame columns
+COLUMNS = {
+    "target_rate_rps": ("offered rate", "req/s"),
+    "throughput_rps": ("throughput", "req/s"),
+    "connections": ("connections", "count"),
+    "users": ("users", "count"),
+    "threads": ("threads", "count"),
+    "error_ratio": ("error ratio", "fraction"),
+    "latency_mean_ms": ("mean latency", "ms"),
+    "latency_max_ms": ("max latency", "ms"),
+    "order": ("run order", "index"),
+}
+_SUFFIX_UNITS = (("_ms", "ms"), ("_rps", "req/s"), ("_s", "s"), ("_bytes", "B"),
+                 ("_percent", "%"), ("_pct", "%"))
+
+
+def column_name(column: str) -> str:
+    """A readable name without unit: ``latency_p99_9_ms`` -> ``"p99.9 latency"``."""
+    if column in COLUMNS:
+        return COLUMNS[column][0]
+    import re
+
+    m = re.fullmatch(r"latency_(uncorrected_)?p(\d+)(?:_(\d+))?_ms", column)
+    if m:
+        q = m.group(2) + (f".{m.group(3)}" if m.group(3) else "")
+        return f"{'uncorrected ' if m.group(1) else ''}p{q} latency"
+    for suffix, _ in _SUFFIX_UNITS:
+        if column.endswith(suffix):
+            return column[: -len(suffix)].replace("_", " ")
+    return column.replace("_", " ")
+
+
+def column_unit(column: str) -> str:
+    """The unit of a column from its name (``_ms`` -> ms); ``level`` when it has none."""
+    if column in COLUMNS:
+        return COLUMNS[column][1]
+    for suffix, unit in _SUFFIX_UNITS:
+        if column.endswith(suffix):
+            return unit
+    return "level"
+
+
+def column_label(column: str) -> str:
+    """Axis label of a column: ``"offered rate (req/s)"``, ``"p99 latency (ms)"``."""
+    return label(column_name(column), column_unit(column))
+
+
+def _compact(value: float, _pos=None) -> str:
+    if abs(value) >= 10_000:
+        return f"{value / 1000:g}k"
+    return f"{value:g}"
+
+
+def compact_numbers(axis, nbins: int = 6) -> None:
+    """At most ``nbins`` ticks, with thousands as ``k`` (45000 -> 45k): labels never crowd."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(nbins=nbins, steps=[1, 2, 2.5, 5, 10]))
+    axis.set_major_formatter(FuncFormatter(_compact))

@@ -34,9 +34,9 @@ import pandas as pd
 #: output metadata key under which the report finds figures and findings
 META_KEY = "perfkit"
 PROGRESS_ENV = "PERFKIT_NO_PROGRESS"
-PNG_DPI = 300
+PNG_DPI = 200
 #: on-screen width of a figure, in CSS pixels per inch of figure width
-SCREEN_PX_PER_IN = 150
+SCREEN_PX_PER_IN = 140
 
 
 def _display(data: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> None:
@@ -86,8 +86,7 @@ class Report:
         if svg_path is not None:
             fig.savefig(svg_path, format="svg", metadata={"Date": None, "Creator": None})
             svg_path.with_suffix(".png").write_bytes(png)
-        problems = {"overlapping_text": [list(p) for p in checks.overlapping_texts(fig)],
-                    "labels_without_units": checks.labels_without_units(fig)}
+        problems = checks.check(fig)
         width_px = int(round(fig.get_figwidth() * SCREEN_PX_PER_IN))
         meta = {"image/png": {"width": width_px},
                 META_KEY: {"figure": name, "notebook": self.name, **problems}}

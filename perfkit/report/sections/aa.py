@@ -1,0 +1,125 @@
+"""The A/A experiment: the same configuration in both arms, so every "difference" is noise.
+
+Two empirical false-positive rates are measured on the real runs:
+
+- **runs as the unit** (perfkit's way): the runs are split at random into two disjoint groups
+  of ``k`` runs (seeded), and :func:`perfkit.stats.compare` (exact Mann-Whitney U over per-run
+  values) tests each split. Its rate should stay at or below ``alpha``.
+- **requests as the unit** (the common mistake): every pair of runs is compared with a Welch
+  z-test on mean latency that treats each request as an independent observation (mean,
+  standard deviation and request count as the tool printed them). Requests inside a run are
+  autocorrelated and runs differ by more than request noise, so this test calls most A/A
+  pairs "significant".
+
+Splits overlap, so the rates are descriptive (not independent trials); the interval given is
+Clopper-Pearson on the number of splits and is optimistic for that reason.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from perfkit.report.sections.effects import lower_is_better
+from perfkit.stats import compare
+
+
+def designed_comparison(frame: pd.DataFrame, arm: str, metrics: Sequence[str],
+                        alpha: float = 0.05) -> pd.DataFrame:
+    """The A/A comparison as designed (first arm level vs second), one row per metric."""
+    levels = sorted(frame[arm].dropna().unique().tolist(), key=str)
+    if len(levels) != 2:
+        raise ValueError(f"A/A needs exactly two levels of {arm!r}, found {levels}")
+    a, b = (frame[frame[arm] == lv] for lv in levels)
+    rows = []
+    for metric in metrics:
+        r = compare(a[metric].astype(float).to_numpy(), b[metric].astype(float).to_numpy(),
+                    alpha, lower_is_better=lower_is_better(metric)).iloc[0]
+        rows.append({"metric": metric, "base": f"{arm}={levels[0]}", "new": f"{arm}={levels[1]}",
+                     "n_base": r["n_base"], "n_new": r["n_new"], "ratio": r["ratio"],
+                     "ratio_ci_low": r["ratio_ci_low"], "ratio_ci_high": r["ratio_ci_high"],
+                     "p_value": r["p_value"], "significant": r["significant"]})
+    return pd.DataFrame(rows)
+
+
+def split_false_positive_rate(values: np.ndarray, k: int, alpha: float = 0.05,
+                              n_splits: int = 200, seed: int = 0,
+                              lower_better: bool = True) -> tuple[int, int]:
+    """(significant, tested) over ``n_splits`` random disjoint k-vs-k splits of ``values``."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    if len(values) < 2 * k:
+        return 0, 0
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for _ in range(n_splits):
+        order = rng.permutation(len(values))
+        r = compare(values[order[:k]], values[order[k:2 * k]], alpha,
+                    lower_is_better=lower_better).iloc[0]
+        hits += bool(r["p_value"] < alpha)
+    return hits, n_splits
+
+
+def pooled_request_false_positive_rate(frame: pd.DataFrame, alpha: float = 0.05
+                                       ) -> tuple[int, int]:
+    """(significant, tested) over every pair of runs, Welch z on mean latency per request."""
+    cols = ["latency_mean_ms", "latency_stdev_ms", "requests"]
+    usable = frame.dropna(subset=cols)
+    usable = usable[(usable["requests"].astype(float) > 1)]
+    m = usable["latency_mean_ms"].astype(float).to_numpy()
+    s = usable["latency_stdev_ms"].astype(float).to_numpy()
+    n = usable["requests"].astype(float).to_numpy()
+    hits = tested = 0
+    for i, j in itertools.combinations(range(len(usable)), 2):
+        se = math.sqrt(s[i] ** 2 / n[i] + s[j] ** 2 / n[j])
+        if se <= 0:
+            continue
+        p = 2 * sps.norm.sf(abs(m[i] - m[j]) / se)
+        hits += bool(p < alpha)
+        tested += 1
+    return hits, tested
+
+
+def clopper_pearson(hits: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Exact binomial interval of a proportion (Clopper and Pearson, Biometrika 26, 1934)."""
+    if n == 0:
+        return (math.nan, math.nan)
+    tail = (1 - confidence) / 2
+    low = 0.0 if hits == 0 else float(sps.beta.ppf(tail, hits, n - hits + 1))
+    high = 1.0 if hits == n else float(sps.beta.ppf(1 - tail, hits + 1, n - hits))
+    return low, high
+
+
+def false_positive_rates(frame: pd.DataFrame, metrics: Sequence[str], alpha: float = 0.05,
+                         k: int = 5, n_splits: int = 200, seed: int = 0) -> pd.DataFrame:
+    """One row per test: ``test, unit, metric, comparisons, significant, rate, rate_ci_low,
+    rate_ci_high`` (see the module docstring)."""
+    rows = []
+    for metric in metrics:
+        hits, tested = split_false_positive_rate(frame[metric].to_numpy(dtype=float), k, alpha,
+                                                 n_splits, seed, lower_is_better(metric))
+        rows.append(_rate_row(f"Mann-Whitney U, {k} vs {k} runs", "run", metric, hits, tested))
+    hits, tested = pooled_request_false_positive_rate(frame, alpha)
+    rows.append(_rate_row("Welch z, run vs run", "request", "latency_mean_ms", hits, tested))
+    return pd.DataFrame(rows)
+
+
+def _rate_row(test: str, unit: str, metric: str, hits: int, tested: int) -> dict:
+    low, high = clopper_pearson(hits, tested)
+    return {"test": test, "unit": unit, "metric": metric, "comparisons": tested,
+            "significant": hits, "rate": hits / tested if tested else math.nan,
+            "rate_ci_low": low, "rate_ci_high": high}
+
+
+def headline(rates: pd.DataFrame, alpha: float) -> dict[str, str]:
+    out = {}
+    for _, r in rates.iterrows():
+        if r["comparisons"]:
+            out[f"A/A false-positive rate, {r['test']} ({r['metric']})"] = (
+                f"{r['rate']:.2f} over {r['comparisons']} comparisons (alpha {alpha:g})")
+    return out

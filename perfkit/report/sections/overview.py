@@ -1,0 +1,246 @@
+"""The overview notebook's analysis: design, manifests, data quality, Locust series, drift.
+
+Drift: each run's residual is the log of its metric minus the mean log of the runs in its cell
+(same factor levels and load), plotted against the order the runs were executed in. A trend
+says the system changed during the experiment; the slope of residual on order is reported with
+its t interval (ordinary least squares).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from perfkit.frames import timeseries_frame
+from perfkit.report.sections.common import Experiment, config_labels, fmt_ci
+
+#: seconds over which the per-second Locust throughput is averaged for display (with several
+#: processes the master's totals move only when a worker reports, every ~3 s)
+SMOOTH_S = 3
+LOAD_COLUMNS = ("connections", "target_rate_rps", "users", "threads")
+SYSCTL_KEYS = ("net.core.somaxconn", "net.ipv4.ip_local_port_range", "fs.file-max", "ulimit -n")
+
+
+def _levels_text(series: pd.Series) -> str:
+    values = sorted({_plain(v) for v in series.dropna()}, key=lambda v: (str(type(v)), v))
+    return ", ".join(map(str, values)) if values else ""
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _aggregate_rows(exp: Experiment) -> pd.DataFrame:
+    frame = exp.frame
+    if "is_aggregate" in frame and frame["tool"].eq("locust").any():
+        keep = ~frame["tool"].eq("locust") | frame["is_aggregate"].fillna(False).astype(bool)
+        return frame[keep.to_numpy()]
+    return frame
+
+
+def design_table(experiments: Sequence[Experiment]) -> pd.DataFrame:
+    """One row per experiment: tools and versions, runs, factors, load levels, repetitions."""
+    rows = []
+    for exp in experiments:
+        f = _aggregate_rows(exp)
+        design = exp.design or {}
+        rows.append({
+            "experiment": exp.name,
+            "tool": ", ".join(exp.tools),
+            "tool_version": ", ".join(sorted({str(v) for v in f["tool_version"].dropna()})),
+            "runs": len(f),
+            "factors": "; ".join(f"{c}: {_levels_text(f[c])}" for c in exp.factors),
+            "load": "; ".join(f"{c}: {_levels_text(f[c])}" for c in LOAD_COLUMNS
+                              if c in f and f[c].notna().any()),
+            "repetitions": _plain(f["repetition"].max()) if "repetition" in f
+            and f["repetition"].notna().any() else None,
+            "duration_s": _levels_text(f["duration_s"]) if "duration_s" in f else "",
+            "seed": design.get("seed"),
+        })
+    return pd.DataFrame(rows)
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}{k}."))
+        return out
+    return {prefix.rstrip("."): value}
+
+
+def manifest_table(experiments: Sequence[Experiment]) -> pd.DataFrame:
+    """Per experiment: the distinct host, sysctl and server-profile values its manifests hold."""
+    rows = []
+    for exp in experiments:
+        seen: dict[str, set] = {}
+        for run in exp.runs:
+            m = run.manifest or {}
+            items = {**_flatten(m.get("host"), "host."), **_flatten(m.get("sysctls"), "sysctl.")}
+            server = m.get("server")
+            if isinstance(server, Mapping):
+                items["server.profile"] = server.get("profile")
+            elif "profile" in m:
+                items["server.profile"] = m.get("profile")
+            for key, value in items.items():
+                if value not in (None, "") and "config" not in key:
+                    seen.setdefault(key, set()).add(str(value))
+        for key in sorted(seen):
+            rows.append({"experiment": exp.name, "item": key,
+                         "values": " | ".join(sorted(seen[key]))})
+    return pd.DataFrame(rows, columns=["experiment", "item", "values"])
+
+
+def _cpu(run, key: str) -> float:
+    cpu = (run.manifest or {}).get("cpu") or {}
+    value = cpu.get(key) if isinstance(cpu, Mapping) else None
+    return float(value) if isinstance(value, int | float) else math.nan
+
+
+def quality_frame(experiments: Sequence[Experiment]) -> pd.DataFrame:
+    """One row per run: errors, non-2xx/3xx, saturation, generator CPU, warnings."""
+    rows = []
+    for exp in experiments:
+        frame = exp.frame
+        for i, run in enumerate(exp.runs):
+            rec = frame.iloc[i]
+            if run.tool == "locust" and not run.is_aggregate:
+                continue
+            rows.append({
+                "experiment": exp.name, "run_id": run.run_id, "tool": run.tool,
+                "order": _order(run), "requests": run.requests,
+                "error_ratio": rec["error_ratio"], "non_2xx_3xx": run.non_2xx_3xx,
+                "socket_errors": run.socket_errors, "saturated": run.saturated,
+                "generator_cpu_mean_percent": _cpu(run, "generator_cpu_mean_percent"),
+                "generator_cpu_share": _cpu(run, "generator_cpu_share"),
+                "exit_code": run.exit_code, "warnings": len(run.warnings),
+            })
+    return pd.DataFrame(rows)
+
+
+def _order(run) -> float:
+    return float(run.order) if run.order is not None else math.nan
+
+
+def quality_points(quality: pd.DataFrame) -> pd.DataFrame:
+    """The quality frame in plotting units: error and generator CPU share in percent."""
+    out = quality.copy()
+    out["error_percent"] = 100.0 * out["error_ratio"].astype(float)
+    out["generator_cpu_share_percent"] = 100.0 * out["generator_cpu_share"].astype(float)
+    return out
+
+
+def quality_summary(quality: pd.DataFrame, experiments: Sequence[Experiment],
+                    error_ratio_max: float = 0.01, cpu_share_max: float = 0.9) -> pd.DataFrame:
+    """Per experiment: how many runs have each problem (and files that could not be read)."""
+    rows = []
+    errors = {e.name: len(e.errors) for e in experiments}
+    for name, g in quality.groupby("experiment", sort=False):
+        rows.append({
+            "experiment": name, "runs": len(g),
+            "unreadable_files": errors.get(name, 0),
+            "failed_exit": int((g["exit_code"].fillna(0) != 0).sum()),
+            f"error_ratio_over_{error_ratio_max:g}": int(
+                (g["error_ratio"] > error_ratio_max).sum()),
+            "non_2xx_runs": int((g["non_2xx_3xx"].fillna(0) > 0).sum()),
+            "saturated": int(g["saturated"].astype(object).eq(True).sum()),
+            f"generator_cpu_share_over_{cpu_share_max:g}": int(
+                (g["generator_cpu_share"] > cpu_share_max).sum()),
+            "generator_cpu_known": int(g["generator_cpu_share"].notna().sum()),
+        })
+    return pd.DataFrame(rows)
+
+
+def locust_series(exp: Experiment, one_per_config: bool = True) -> pd.DataFrame:
+    """Locust's per-second Aggregated history, throughput derived from the request counts.
+
+    With ``one_per_config``, only the first repetition of each configuration is kept (a
+    readable plot), labelled by its configuration (factors and users).
+    """
+    runs = [r for r in exp.runs if r.tool == "locust" and r.is_aggregate]
+    if one_per_config and runs:
+        frame = runs_meta(exp, runs)
+        first = frame.sort_values(["config", "repetition"], na_position="last")
+        keep = set(first.drop_duplicates("config")["run_id"])
+        runs = [r for r in runs if r.run_id in keep]
+    series = timeseries_frame(runs)
+    if len(series):
+        series["throughput_smoothed_rps"] = series.groupby("run_id")["throughput_rps"].transform(
+            lambda v: v.rolling(SMOOTH_S, center=True, min_periods=1).mean())
+        labels = dict(zip(runs_meta(exp, runs)["run_id"], runs_meta(exp, runs)["config"],
+                          strict=True))
+        series["config"] = series["run_id"].map(labels)
+    return series
+
+
+def runs_meta(exp: Experiment, runs) -> pd.DataFrame:
+    idx = [exp.runs.index(r) for r in runs]
+    frame = exp.frame.iloc[idx].reset_index(drop=True)
+    cols = [c for c in exp.factors if c in frame] + [c for c in ("users",) if c in frame]
+    frame["config"] = config_labels(frame, cols) if cols else frame["run_id"]
+    if len(runs) > 1 and frame["config"].nunique() == 1 and not cols:
+        frame["config"] = frame["run_id"]
+    return frame
+
+
+def drift_frame(experiments: Sequence[Experiment], metric: str) -> pd.DataFrame:
+    """Per run: ``experiment, order, cell, residual`` (log metric minus its cell's mean log)."""
+    parts = []
+    for exp in experiments:
+        f = _aggregate_rows(exp).copy()
+        if metric not in f or "order" not in f:
+            continue
+        cols = list(exp.factors) + [c for c in LOAD_COLUMNS if c in f and f[c].notna().any()]
+        f = f[pd.to_numeric(f[metric], errors="coerce") > 0]
+        f = f[f["order"].notna()]
+        if f.empty:
+            continue
+        log = np.log(f[metric].astype(float))
+        cell = config_labels(f, cols) if cols else pd.Series("all", index=f.index)
+        counts = cell.map(cell.value_counts())
+        residual = log - log.groupby(cell).transform("mean")
+        part = pd.DataFrame({"experiment": exp.name, "order": f["order"].astype(float),
+                             "cell": cell, "residual": residual})
+        parts.append(part[counts.to_numpy() >= 2])
+    if not parts:
+        return pd.DataFrame(columns=["experiment", "order", "cell", "residual"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def drift_trend(drift: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Per experiment: the OLS slope of residual on run order, as the % change it implies from
+    the first run to the last, with its t interval and p-value."""
+    rows = []
+    for name, g in drift.groupby("experiment", sort=False):
+        if len(g) < 3 or g["order"].nunique() < 3:
+            continue
+        fit = sps.linregress(g["order"].astype(float), g["residual"].astype(float))
+        t = float(sps.t.ppf(0.5 + confidence / 2, len(g) - 2))
+        lo, hi = fit.slope - t * fit.stderr, fit.slope + t * fit.stderr
+        span = float(g["order"].max() - g["order"].min())
+        pct = [100 * (math.exp(span * v) - 1) for v in (fit.slope, lo, hi)]
+        rows.append({"experiment": name, "runs": len(g), "change_first_to_last_pct": pct[0],
+                     "ci_low_pct": pct[1], "ci_high_pct": pct[2], "p_value": fit.pvalue})
+    return pd.DataFrame(rows)
+
+
+def headline(summary: pd.DataFrame, trend: pd.DataFrame, alpha: float = 0.05) -> dict[str, str]:
+    out = {}
+    total = int(summary["runs"].sum()) if len(summary) else 0
+    out["runs"] = f"{total} in {len(summary)} experiment(s)"
+    bad = [c for c in summary.columns if c not in ("experiment", "runs", "generator_cpu_known")]
+    problems = {c: int(summary[c].sum()) for c in bad if int(summary[c].sum())}
+    out["data quality"] = (", ".join(f"{c.replace('_', ' ')}: {n}" for c, n in problems.items())
+                           or "no problem found")
+    for _, r in trend.iterrows():
+        drift = "drift" if r["p_value"] < alpha else "no significant drift"
+        change = fmt_ci(r["change_first_to_last_pct"], r["ci_low_pct"], r["ci_high_pct"], "%")
+        out[f"drift, {r['experiment']}"] = f"{drift}: {change} from first to last run"
+    return out
