@@ -212,3 +212,16 @@ def test_perfkit_run_wrk_on_the_testbed_writes_the_contract_layout(tmp_path, tes
     [record] = [json.loads(line) for line in parsed.getvalue().splitlines()]
     assert record["tool"] == "wrk" and record["connections"] == 8 and record["requests"] > 0
     assert record["arm"] == "A" and record["run_id"] == run_dir.name
+
+
+def test_warnings_recorded_during_a_run_reach_the_loaded_run(tmp_path):
+    spec = RunSpec("wrk2", "http://127.0.0.1:9/", 20, connections=50, threads=2,
+                   rate_rps=10000, wrk2_path=replay_wrk2(tmp_path))
+    outcome = execute(spec, tmp_path / "runs", server=_bare())
+    manifest_path = outcome.path / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    warning = "load generator at 97% of its 2 core(s): the generator may be the bottleneck"
+    manifest["warnings"] = [warning]  # as the runner writes it when the generator saturates
+    manifest_path.write_text(json.dumps(manifest))
+    [run] = perfkit.load(outcome.path)
+    assert warning in run.warnings

@@ -254,5 +254,9 @@ def apply_manifest(run: Run, info: ManifestInfo) -> Run:
     if info.status not in (None, "complete"):
         notes.append(f"run status is {info.status!r} (exit code {info.exit_code}): "
                      "it did not finish normally")
+    # warnings perfkit run recorded while the run went (e.g. the generator was the bottleneck)
+    for warning in info.raw.get("warnings") or ():
+        if isinstance(warning, str) and not warning.startswith("run ") and warning not in notes:
+            notes.append(warning)
     changes["notes"] = tuple(notes)
     return run.replace(**changes)
