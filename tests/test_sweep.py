@@ -224,3 +224,9 @@ def test_a_sweep_on_the_testbed_reads_back_as_its_design(tmp_path, testbed_dir):
     assert main(["sweep", str(path), "--out", str(out_dir)], again, err) == 0
     assert "0 runs this time" in again.getvalue()
     assert REPO.exists()
+
+
+def test_an_imported_experiment_documents_its_design_but_is_never_swept(tmp_path):
+    path = write(tmp_path, FACTORIAL + "imported: {from: somewhere else}\n")
+    with pytest.raises(ex.ExperimentError, match="imported: expected a design perfkit can run"):
+        Sweep(path)

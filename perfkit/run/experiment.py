@@ -26,6 +26,9 @@ The YAML (every key but ``tool``, ``target``, ``duration`` and ``repetitions`` i
     taskset: "0:1"
     grace: 20s
 
+An experiment imported from runs recorded elsewhere (``scripts/import_wrk2_sweep.py``) has an
+``imported:`` section; its YAML documents the design but cannot be swept again.
+
 Cells are every combination of factor levels and load levels. Block ``b`` (one per repetition)
 runs every cell once, in an order drawn by ``random.Random(seed)`` (Python's Mersenne Twister)
 for blocks 1, 2, ... in turn, so the plan is the same on every machine for one seed.
@@ -54,7 +57,8 @@ _LOAD_KEYS = {"wrk": ("connections", "threads"), "wrk2": ("connections", "thread
 _REQUIRED_LOAD = {"wrk": ("connections", "threads"), "wrk2": ("connections", "threads", "rate"),
                   "locust": ("users",)}
 _TOP_KEYS = {"name", "description", "tool", "target", "factors", "load", "duration",
-             "repetitions", "warmup", "seed", "pause", "restart", "options", "taskset", "grace"}
+             "repetitions", "warmup", "seed", "pause", "restart", "options", "taskset", "grace",
+             "imported"}
 _OPTION_KEYS = {"latency", "timeout", "headers", "script", "args", "locustfile", "user_classes",
                 "reset_stats", "wrk2", "uncorrected"}
 
@@ -134,6 +138,12 @@ def validate(data: dict, path: str, base_dir: Path, profile_check=None) -> dict:
     ``profile_check(name)`` raises PerfkitError for an unknown testbed profile.
     """
     chk = _Checker(path)
+    if "imported" in data:
+        source = (data["imported"] or {}).get("from") if isinstance(data["imported"], dict) \
+            else data["imported"]
+        raise ExperimentError(f"{path}: imported: expected a design perfkit can run; this "
+                              f"experiment was imported from recorded runs ({source}), so it "
+                              "documents them but cannot be swept again")
     for key in sorted(set(data) - _TOP_KEYS):
         chk.bad(key, f"one of {', '.join(sorted(_TOP_KEYS))}", key)
     tool = data.get("tool")
