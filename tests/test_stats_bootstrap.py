@@ -20,7 +20,7 @@ def _runs(n_runs: int, n_requests: int = 3000, seed: int = 1) -> list[LatencyHis
         np.exp(rng.normal(7.0 + rng.normal(0, 0.05), 0.5, n_requests))) for _ in range(n_runs)]
 
 
-def test_windowed_resample_positions_equal_explicit_merges():
+def test_resampled_positions_equal_explicit_merges():
     hists = _runs(8)
     counts = np.vstack([h.counts for h in hists])
     nz = np.flatnonzero(counts.any(axis=0))
@@ -28,7 +28,7 @@ def test_windowed_resample_positions_equal_explicit_merges():
     cum = np.cumsum(counts[:, first:nz[-1] + 1], axis=1, dtype=np.float64)
     rng = np.random.default_rng(5)
     weights = rng.multinomial(8, [1 / 8] * 8, size=60).astype(np.float64)
-    # extreme resamples (one run repeated) stress the window's edges
+    # extreme resamples (one run repeated) stress the search's edges
     weights[:8] = np.eye(8) * 8
     for q in (50.0, 99.0, 99.9, 100.0):
         got = _resampled_positions(cum, weights, q) + first

@@ -4,8 +4,8 @@
 percentile of the sum (Davison and Hinkley, *Bootstrap Methods and their Application*, 1997,
 section 3.8, "multistage sampling"; Field and Welsh, "Bootstrapping clustered data", JRSS B 69,
 2007). The resample weights are a (B x runs) matrix and the runs' cumulative counts a (runs x
-buckets) matrix, so one matrix product gives every resample's cumulative histogram; only the
-buckets where the percentile can fall are multiplied.
+buckets) matrix; a resample's cumulative histogram is their product, searched for the
+percentile's rank by a vectorised binary search over buckets.
 
 Its percentile interval is narrow with few runs (measured coverage of a nominal 95%: 0.83 at
 5 runs, 0.89 at 10, 0.93 at 30; tests/test_calibration.py), so the publishable interval is
@@ -148,24 +148,23 @@ def _resample_weights(rng: np.random.Generator, n_runs: int, size: int) -> np.nd
 
 
 def _resampled_positions(cum: np.ndarray, weights: np.ndarray, q: float) -> np.ndarray:
-    """Bucket index of percentile q in every resample, multiplying only a window of buckets.
+    """Bucket index of percentile q in every resample, by a vectorised binary search.
 
-    The pooled percentile lies between the smallest and the largest per-run percentile, so
-    only those buckets (plus a guard column each side) are multiplied; a resample whose rank
-    falls outside the window (possible only through rounding of ranks) is redone in full.
+    A resample's cumulative count at bucket j is ``weights[b] @ cum[:, j]``, so each step of
+    the search gathers one column per resample: O(B x runs x log2(buckets)) work instead of
+    materialising the (B x buckets) matrix of resampled histograms.
     """
-    per_run = _positions(cum, q)
-    lo = max(int(per_run.min()) - 2, 0)
-    hi = min(int(per_run.max()) + 2, cum.shape[1] - 1)
     ranks = _ranks(weights @ cum[:, -1], q)
-    window = weights @ cum[:, lo:hi + 1]
-    pos = (window < ranks[:, None]).sum(axis=1)
-    out = lo + pos
-    redo = ((pos == 0) & (lo > 0)) | (pos > hi - lo)
-    if redo.any():
-        full = weights[redo] @ cum
-        out[redo] = (full < ranks[redo, None]).sum(axis=1)
-    return out
+    lo = np.zeros(len(weights), dtype=np.int64)
+    hi = np.full(len(weights), cum.shape[1] - 1, dtype=np.int64)
+    while True:
+        open_ = lo < hi
+        if not open_.any():
+            return lo
+        mid = (lo + hi) // 2
+        reached = np.einsum("br,rb->b", weights, cum[:, mid]) >= ranks
+        hi = np.where(open_ & reached, mid, hi)
+        lo = np.where(open_ & ~reached, mid + 1, lo)
 
 
 def check_confidence(confidence: float) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 
 import numpy as np
 from scipy import stats as sps
@@ -55,6 +56,7 @@ class QuantileCI:
     warnings: tuple[str, ...]
 
 
+@lru_cache(maxsize=1024)
 def order_statistic_bounds(n: int, p: float, confidence: float) -> tuple[int, int, float]:
     """1-based order statistics ``(lo, hi)`` of an equal-tailed interval for the p-quantile.
 
