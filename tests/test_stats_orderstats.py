@@ -83,3 +83,25 @@ def test_quantile_ci_widens_to_bucket_edges_above_exact_range():
 def test_quantile_ci_refuses_a_fraction():
     with pytest.raises(ValueError, match="percentile must be in"):
         quantile_ci(LatencyHistogram.from_values_us([1.0, 2.0]), 0.99)
+
+
+def test_coordinated_omission_known_answer_through_quantile_ci():
+    """10,000 requests of 1 ms every 10 ms, then one 100 s stall (DESIGN.md section 6)."""
+    from hdrh.histogram import HdrHistogram
+
+    from perfkit.histogram import HIGHEST_US, LOWEST_US, SIGNIFICANT_FIGURES
+
+    plain = HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_FIGURES)
+    corrected = HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_FIGURES)
+    for value_us in [1_000] * 10_000 + [100_000_000]:
+        plain.record_value(value_us)
+        corrected.record_corrected_value(value_us, 10_000)
+    uncorrected = quantile_ci(LatencyHistogram(plain), 99.99)
+    assert uncorrected.estimate_ms == 1.0
+    # and 10,001 requests cannot bound a p99.99 from above at all: the CI says so
+    assert uncorrected.high_ms == math.inf and "need >= 36887" in uncorrected.warnings[0]
+    p75 = quantile_ci(LatencyHistogram(corrected), 75)
+    p9999 = quantile_ci(LatencyHistogram(corrected), 99.99)
+    assert p75.estimate_ms / 1000 == pytest.approx(50, rel=0.01)
+    assert p75.low_ms < 50_000 < p75.high_ms
+    assert p9999.estimate_ms / 1000 == pytest.approx(100, rel=0.01)
