@@ -225,3 +225,30 @@ def test_warnings_recorded_during_a_run_reach_the_loaded_run(tmp_path):
     manifest_path.write_text(json.dumps(manifest))
     [run] = perfkit.load(outcome.path)
     assert warning in run.warnings
+
+
+@pytest.mark.live
+def test_sigterm_stops_the_run_and_keeps_it_as_killed(tmp_path, testbed_dir):
+    import subprocess
+
+    from _runner_helpers import REPO, perfkit_cmd
+
+    from perfkit.run.testbed import Testbed
+
+    info = Testbed(testbed_dir).up("default", port=free_port())
+    proc = subprocess.Popen(perfkit_cmd("run", "wrk", "--url", info.base_url, "-c", "4", "-t", "1",
+                                        "-d", "30s", "--out", str(tmp_path)), cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while not list(tmp_path.glob(".tmp-*/stdout.txt")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    proc.terminate()
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr.decode()
+    [run_dir] = list(tmp_path.iterdir())
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert not run_dir.name.startswith(".tmp-")
+    assert manifest["status"] == "killed" and "interrupted" in manifest["status_reason"]
+    assert wait_gone([p.pid for p in psutil.process_iter(["name"])
+                      if p.info["name"] == "wrk" and str(info.port) in " ".join(p.cmdline())]) == []

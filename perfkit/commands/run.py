@@ -107,6 +107,13 @@ def spec_from_args(args: argparse.Namespace):
 
 
 def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from perfkit.run.procs import sigterm_as_interrupt
+
+    with sigterm_as_interrupt():
+        return _run(args, out, err)
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     spec = spec_from_args(args)
     if args.clients > 1:
         from perfkit.run.distributed import run_clients

@@ -82,7 +82,10 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         sweep.check_plan()
         print_plan(sweep, out)
         return 0
-    result = sweep.run(retry_failed=args.retry_failed)
+    from perfkit.run.procs import sigterm_as_interrupt
+
+    with sigterm_as_interrupt():
+        result = sweep.run(retry_failed=args.retry_failed)
     counts = ", ".join(f"{n} {k}" for k, n in sorted(result.statuses.items())) or "nothing"
     print(f"{result.ran} runs this time ({counts}); {result.done_before} were already done; "
           f"{result.total} planned", file=out)

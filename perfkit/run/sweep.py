@@ -287,7 +287,7 @@ class Sweep:
             return self._server
         profile = entry["profile"]
         if (self._server is None or profile != self._profile_up
-                or self.spec["restart"] == "per-run"):
+                or self.spec["restart"] == "per-run" or self._testbed.status() is None):
             self._start_testbed(profile, target["testbed"]["port"], entry["seq"])
         return self._server
 
