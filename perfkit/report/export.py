@@ -37,10 +37,10 @@ def remote_references(html: str) -> list[str]:
 
     Plain links (``<a href="https://...">``) are not fetched and are not listed.
     """
-    found: list[str] = []
+    found: dict[str, None] = {}
     for pattern in _REMOTE_PATTERNS:
-        found.extend(m.group(1) for m in pattern.finditer(html))
-    return found
+        found.update((m.group(1), None) for m in pattern.finditer(html))
+    return list(found)
 
 
 def _exporter():

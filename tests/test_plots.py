@@ -1,0 +1,195 @@
+"""Figures are checked by tests, not by eye: units on every axis, no overlapping text, the tail
+axis of the percentile spectrum, the colour-blind-safe palette, and the checks themselves."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.colors import to_rgb
+
+from perfkit import plots
+from perfkit.plots import checks, style
+from perfkit.report.sections import common, latency, scaling
+
+FIX = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def wrk2_sweep():
+    return common.load_experiment(str(FIX / "wrk2" / "sweep"))
+
+
+@pytest.fixture(scope="module")
+def wrk_sweep():
+    return common.load_experiment(str(FIX / "wrk" / "sweep"))
+
+
+def assert_publishable(fig):
+    result = checks.check(fig)
+    assert result == {"overlapping_text": [], "labels_without_units": [], "text_outside": []}
+
+
+# -- the checks can fail -----------------------------------------------------------------------
+def test_has_unit_accepts_parentheses_and_brackets_only_at_the_end():
+    assert checks.has_unit("p99 latency (ms)")
+    assert checks.has_unit("rate [req/s]")
+    assert not checks.has_unit("latency")
+    assert not checks.has_unit("(ms) latency")
+    assert not checks.has_unit("latency ()")
+
+
+def test_overlapping_texts_finds_two_labels_at_the_same_place():
+    fig, ax = plots.figure()
+    ax.text(0.5, 0.5, "first label", transform=ax.transAxes)
+    ax.text(0.52, 0.5, "second label", transform=ax.transAxes)
+    ax.set_xlabel("x (s)")
+    ax.set_ylabel("y (ms)")
+    pairs = checks.overlapping_texts(fig)
+    assert ("first label", "second label") in pairs
+
+
+def test_overlapping_texts_finds_crowded_tick_labels():
+    fig, ax = plots.figure(width_in=1.5)
+    ax.set_xticks(range(10), [f"label-{i:03d}" for i in range(10)])
+    assert checks.overlapping_texts(fig)
+
+
+def test_labels_without_units_names_the_axis():
+    fig, ax = plots.figure()
+    ax.plot([1, 2], [3, 4])
+    ax.set_xlabel("connections")
+    found = checks.labels_without_units(fig)
+    assert any("x label 'connections' has no unit" in p for p in found)
+    assert any("y axis shows numbers but has no label" in p for p in found)
+
+
+def test_text_outside_the_figure_is_reported():
+    fig, ax = plots.figure()
+    ax.set_xlabel("x (s)")
+    ax.set_ylabel("y (ms)")
+    fig.text(0.95, 0.5, "a long note that runs off the right edge")
+    assert checks.texts_outside(fig) == ["a long note that runs off the right edge"]
+
+
+def test_tick_labels_outside_the_view_are_not_counted():
+    fig, ax = plots.figure()
+    ax.plot([0, 1], [0, 1])
+    ax.set_xticks([-100, 0, 1, 100])
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("x (s)")
+    ax.set_ylabel("y (ms)")
+    texts = {t.get_text() for t in checks.drawn_texts(fig)}
+    assert "100" not in texts and "−100" not in texts
+
+
+# -- style -------------------------------------------------------------------------------------
+def test_palette_is_okabe_ito():
+    okabe_ito = {"#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00",
+                 "#CC79A7"}
+    assert set(style.SERIES) == okabe_ito
+    assert style.SERIES[-1] == "#F0E442"  # yellow, faint on white, comes last
+
+
+def test_series_differ_by_more_than_colour():
+    a, b = style.series_style(0), style.series_style(1)
+    assert a["linestyle"] != b["linestyle"] and a["marker"] != b["marker"]
+
+
+def test_figure_is_single_column_width_with_readable_text():
+    fig, _ = plots.figure()
+    assert fig.get_figwidth() == pytest.approx(3.5)
+    assert style.RC["font.size"] >= 7 and style.RC["xtick.labelsize"] >= 6
+
+
+@pytest.mark.parametrize(("column", "label"), [
+    ("latency_p99_ms", "p99 latency (ms)"),
+    ("latency_p99_9_ms", "p99.9 latency (ms)"),
+    ("latency_uncorrected_p50_ms", "uncorrected p50 latency (ms)"),
+    ("target_rate_rps", "offered rate (req/s)"),
+    ("connections", "connections (count)"),
+    ("profile", "profile (level)"),
+])
+def test_column_labels_carry_units(column, label):
+    assert style.column_label(column) == label
+
+
+# -- the tail axis -----------------------------------------------------------------------------
+def test_tail_positions_are_one_over_one_minus_p():
+    np.testing.assert_allclose(plots.tail_x([50, 90, 99, 99.9, 99.99]),
+                               [2, 10, 100, 1000, 10000])
+
+
+def test_percentile_axis_ticks_read_as_percentiles():
+    fig, ax = plots.figure()
+    plots.percentile_axis(ax, 99.99)
+    ax.set_ylabel("latency (ms)")
+    fig.canvas.draw()
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["50%", "90%", "99%", "99.9%", "99.99%"]
+    assert ax.get_xscale() == "log"
+    assert ax.get_xlabel() == "percentile (%)"
+
+
+# -- every plot on real data -------------------------------------------------------------------
+def test_spectrum_of_the_wrk2_sweep_is_publishable(wrk2_sweep):
+    groups = latency.grouped_runs(wrk2_sweep, ["profile"],
+                                  {"target_rate_rps": 30000, "connections": 64})
+    frame = latency.spectrum_frame(groups, n_resamples=200)
+    fig, ax = plots.figure()
+    plots.spectrum(frame, ax, legend_title="profile")
+    assert_publishable(fig)
+    assert len(ax.collections) == 2  # one CI band per configuration
+
+
+def test_run_intervals_and_printed_points_are_publishable(wrk2_sweep, wrk_sweep):
+    groups = latency.grouped_runs(wrk2_sweep, ["profile"],
+                                  {"target_rate_rps": 15000, "connections": 16})
+    table = latency.percentile_table(groups, (99.0,))
+    fig, ax = plots.figure()
+    plots.run_intervals(latency.within_run_table(groups), table, ax)
+    assert_publishable(fig)
+    printed = latency.spectrum_frame(latency.grouped_runs(wrk_sweep, ["profile"],
+                                                          {"connections": 50}))
+    fig, ax = plots.figure()
+    plots.percentile_points(printed, ax)
+    assert_publishable(fig)
+
+
+def test_load_curves_and_heatmap_are_publishable(wrk2_sweep):
+    frame, _ = scaling.runs_with_config(wrk2_sweep, ["profile", "connections"])
+    fig, ax = plots.figure()
+    plots.load_curve(frame, ax, "target_rate_rps", "latency_p99_ms",
+                     style.column_label("target_rate_rps"), style.column_label("latency_p99_ms"),
+                     by="config", slo=5.0, slo_label="SLO 5 ms", logy=True)
+    assert_publishable(fig)
+    grids = scaling.heat_tables(frame, "latency_p99_ms", "profile")
+    fig, axes = plots.figure(nrows=2, height_in=4.2)
+    for ax, (key, grid) in zip(style.as_list(axes), grids.items(), strict=True):
+        plots.heatmap(grid, ax, "offered rate (req/s)", "connections (count)", "p99 (ms)",
+                      title=key)
+    assert_publishable(fig)
+
+
+def test_forest_marks_intervals_that_exclude_one():
+    rows = pd.DataFrame({"term": ["a", "b"], "ratio": [0.5, 1.1],
+                         "ratio_ci_low": [0.4, 0.9], "ratio_ci_high": [0.6, 1.3]})
+    fig, ax = plots.figure()
+    plots.forest(rows, ax, "effect on p99 latency (ratio)")
+    assert_publishable(fig)
+    faces = [line.get_markerfacecolor() for line in ax.lines if line.get_marker() not in
+             ("None", "", None) and len(line.get_xdata()) == 1]
+    white = (1.0, 1.0, 1.0)
+    assert to_rgb(faces[0]) != white  # "a": [0.4, 0.6] excludes 1, filled
+    assert to_rgb(faces[1]) == white  # "b": [0.9, 1.3] contains 1, open
+
+
+def test_drift_plot_has_a_zero_line_and_a_running_median():
+    frame = pd.DataFrame({"order": np.arange(12.0), "residual": np.linspace(-0.1, 0.1, 12),
+                          "experiment": ["e"] * 12})
+    fig, ax = plots.figure()
+    plots.drift(frame, ax, by="experiment")
+    assert_publishable(fig)
+    assert ax.get_xlabel() == "run order (index)"
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any(lbl.startswith("running median") for lbl in labels)
