@@ -1,0 +1,181 @@
+"""The demo report renders in a real browser: headless Chromium (Debian's ``chromium``) opens
+index.html and every page it links, and every image loads, nothing errors, and nothing is
+fetched from the network.
+
+Chromium is driven through the Chrome DevTools Protocol over ``--remote-debugging-pipe``
+(JSON messages separated by NUL on file descriptors 3 and 4): no extra package, no port.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from test_report import demo_report
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run",
+         "--disable-dev-shm-usage", "--remote-debugging-pipe")
+TIMEOUT_S = 60.0
+
+IMAGES_JS = """JSON.stringify(Array.from(document.images).map(i => ({
+  src: i.currentSrc.slice(0, 80), complete: i.complete, width: i.naturalWidth})))"""
+LINKS_JS = """JSON.stringify(Array.from(document.querySelectorAll('a[href$=".html"]'))
+  .map(a => a.href))"""
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium not installed")
+
+
+class Browser:
+    """A headless Chromium and one tab, spoken to over the DevTools pipe."""
+
+    def __init__(self, profile: str):
+        r3, self._w = os.pipe()  # we write, the browser reads fd 3
+        self._r, w4 = os.pipe()  # the browser writes fd 4, we read
+
+        def wire():  # runs in the child before exec
+            os.dup2(r3, 3)
+            os.dup2(w4, 4)
+
+        self.proc = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=wire, close_fds=False)
+        os.close(r3)
+        os.close(w4)
+        self._buf = b""
+        self._id = 0
+        self.events: list[dict] = []
+        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = self.call("Target.attachToTarget",
+                                 {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            self.call(f"{domain}.enable", session=True)
+
+    def _send(self, message: dict) -> None:
+        os.write(self._w, json.dumps(message).encode() + b"\0")
+
+    def _next(self, deadline: float) -> dict:
+        while b"\0" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("chromium did not answer in time")
+            ready, _, _ = select.select([self._r], [], [], left)
+            if ready:
+                chunk = os.read(self._r, 1 << 16)
+                if not chunk:
+                    raise ConnectionError("chromium closed the DevTools pipe")
+                self._buf += chunk
+        raw, self._buf = self._buf.split(b"\0", 1)
+        return json.loads(raw)
+
+    def call(self, method: str, params: dict | None = None, session: bool = False) -> dict:
+        self._id += 1
+        message = {"id": self._id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = self.session
+        self._send(message)
+        deadline = time.monotonic() + TIMEOUT_S
+        while True:
+            reply = self._next(deadline)
+            if reply.get("id") == self._id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+            self.events.append(reply)
+
+    def wait_for(self, method: str) -> dict:
+        deadline = time.monotonic() + TIMEOUT_S
+        while True:
+            event = self._next(deadline)
+            self.events.append(event)
+            if event.get("method") == method:
+                return event
+
+    def open(self, url: str) -> None:
+        self.events.clear()
+        self.call("Page.navigate", {"url": url}, session=True)
+        self.wait_for("Page.loadEventFired")
+
+    def evaluate(self, expression: str):
+        result = self.call("Runtime.evaluate", {"expression": expression,
+                                                "returnByValue": True}, session=True)
+        return json.loads(result["result"]["value"])
+
+    def close(self) -> None:
+        try:
+            self._send({"id": self._id + 1, "method": "Browser.close"})
+            self.proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        finally:
+            os.close(self._w)
+            os.close(self._r)
+
+
+def problems(events: list[dict]) -> list[str]:
+    """Console errors, uncaught exceptions, failed loads and any request off the machine."""
+    found = []
+    for e in events:
+        method, params = e.get("method"), e.get("params", {})
+        if method == "Runtime.exceptionThrown":
+            found.append(f"exception: {params['exceptionDetails'].get('text')}")
+        elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
+            found.append(f"console.{params['type']}: {params.get('args')}")
+        elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
+            found.append(f"log: {params['entry'].get('text')} {params['entry'].get('url', '')}")
+        elif method == "Network.loadingFailed":
+            found.append(f"failed load: {params.get('errorText')}")
+        elif method == "Network.requestWillBeSent":
+            url = params["request"]["url"]
+            if not url.startswith(("file:", "data:", "about:")):
+                found.append(f"network request: {url}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser():
+    profile = tempfile.mkdtemp(prefix="perfkit-chromium-")
+    b = Browser(profile)
+    try:
+        yield b
+    finally:
+        b.close()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def test_index_and_every_page_render_offline_with_all_images(browser):
+    out = demo_report()
+    browser.open((out / "index.html").as_uri())
+    assert problems(browser.events) == []
+    images = browser.evaluate(IMAGES_JS)
+    assert images, "the index shows the figures"
+    assert [i for i in images if not (i["complete"] and i["width"] > 0)] == []
+    pages = browser.evaluate(LINKS_JS)
+    assert len(pages) >= 4
+    for page in sorted(set(pages)):
+        browser.open(page)
+        assert problems(browser.events) == [], page
+        images = browser.evaluate(IMAGES_JS)
+        assert images, f"{page} has figures"
+        broken = [i for i in images if not (i["complete"] and i["width"] > 0)]
+        assert broken == [], page
+
+
+def test_a_broken_image_is_detected(browser, tmp_path):
+    page = tmp_path / "broken.html"
+    page.write_text('<html><body><img src="missing.png"><img src="data:image/png;base64,'
+                    'iVBORw0KGgo="></body></html>')
+    browser.open(page.as_uri())
+    images = browser.evaluate(IMAGES_JS)
+    assert [i["width"] for i in images] == [0, 0]
+    assert any("failed load" in p for p in problems(browser.events))
