@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -103,9 +104,16 @@ def _isatty(stream: Any) -> bool:
         return False
 
 
+def _in_notebook() -> bool:
+    return "ipykernel" in sys.modules
+
+
 def progress_disabled(err: TextIO | None) -> bool:
-    """No bar when ``PERFKIT_NO_PROGRESS=1`` or when ``err`` is not a terminal."""
-    return os.environ.get("PERFKIT_NO_PROGRESS") == "1" or err is None or not _isatty(err)
+    """No bar when ``PERFKIT_NO_PROGRESS=1``, or when ``err`` is neither a terminal nor the
+    output of a Jupyter kernel (where ``tqdm.auto`` draws its notebook widget)."""
+    if os.environ.get("PERFKIT_NO_PROGRESS") == "1" or err is None:
+        return True
+    return not (_isatty(err) or (_in_notebook() and err is sys.stderr))
 
 
 def make_bar(err: TextIO | None, show: bool, **kwargs: Any):
