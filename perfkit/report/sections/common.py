@@ -98,17 +98,16 @@ def select(frame: pd.DataFrame, where: Mapping[str, Any] | None) -> pd.Series:
 
 
 def config_labels(frame: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
-    """One readable label per row from ``columns``: ``"keepalive=on, cache=ram"``.
+    """One readable label per row: the values of ``columns`` joined, ``"tuned, 64"``.
 
-    A single column gives its bare value (``"tuned"``); no column gives ``"all runs"``.
+    Legends and tables name the columns (``"profile, connections"``) once, so the labels stay
+    short; no column gives ``"all runs"``.
     """
     columns = [c for c in columns if c in frame]
     if not columns:
         return pd.Series("all runs", index=frame.index)
-    if len(columns) == 1:
-        return frame[columns[0]].map(_fmt_level)
     return frame[columns].apply(
-        lambda row: ", ".join(f"{c}={_fmt_level(row[c])}" for c in columns), axis=1)
+        lambda row: ", ".join(_fmt_level(row[c]) for c in columns), axis=1).astype(str)
 
 
 def _fmt_level(value: Any) -> str:
