@@ -120,6 +120,7 @@ def test_locust_with_two_processes_runs_master_and_workers(tmp_path, testbed_dir
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "complete" and manifest["load"]["processes"] == 2
     assert manifest["cpu"]["generator_processes_max"] >= 3  # master + 2 forked workers
+    assert manifest["locust"]["reset_stats"] and manifest["locust"]["all_users_spawned_at"]
     decoder, text, docs, i = json.JSONDecoder(), (run_dir / "stdout.txt").read_text(), [], 0
     while i < len(text.rstrip()):
         doc, i = decoder.raw_decode(text, i)

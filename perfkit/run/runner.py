@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -226,6 +227,8 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
         manifest["end_utc"] = utc_now()
     status, reason = _status(spec, child, rc, tmp, interrupted)
     manifest["disturbance"] = _disturbance(dist)
+    if spec.tool == "locust":
+        manifest["locust"]["all_users_spawned_at"] = _spawned_at(tmp / "stderr.txt")
     manifest.update(exit_code=rc, status=status, status_reason=reason, wall_s=round(wall_s, 3))
     manifest["cpu"] = sampler.summary(cores)
     (tmp / "cpu.csv").write_text(sampler.csv_text(), encoding="utf-8")
@@ -241,6 +244,19 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
     if interrupted:
         raise KeyboardInterrupt
     return RunOutcome(run_id, final, status, rc, manifest)
+
+
+_SPAWNED = re.compile(rb"^\[([^\]]+?)\] [^:]*: All users spawned", re.MULTILINE)
+
+
+def _spawned_at(stderr: Path) -> str | None:
+    """Locust's log time (host local time, as printed) of "All users spawned": the end of
+    the ramp-up, where --reset-stats starts the steady-state statistics."""
+    try:
+        match = _SPAWNED.search(stderr.read_bytes())
+    except OSError:
+        return None
+    return None if match is None else match.group(1).decode("ascii", "replace")
 
 
 def _disturbance(record: Any) -> dict | None:
