@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any
 
 from perfkit.errors import ParseError
@@ -55,7 +56,7 @@ class Cursor:
     truncated output is ``len(lines) + 1``.
     """
 
-    __slots__ = ("lines", "pos", "source")
+    __slots__ = ("lines", "pos", "source", "text", "_offsets")
 
     def __init__(self, text: str, source: str):
         if not isinstance(text, str):
@@ -65,9 +66,17 @@ class Cursor:
         lines = text.split("\n")
         if lines[-1] == "":
             lines.pop()
+        self.text = text
         self.lines = lines
         self.pos = 0
         self.source = source
+        self._offsets: list[int] | None = None
+
+    def offset(self, line_index: int) -> int:
+        """Character offset in ``text`` where line ``line_index`` (0-based) starts."""
+        if self._offsets is None:
+            self._offsets = list(accumulate((len(s) + 1 for s in self.lines), initial=0))
+        return self._offsets[line_index]
 
     def peek(self) -> str | None:
         """The next line, or None at the end of the output."""

@@ -66,7 +66,7 @@ FOOTER_MEAN = re.compile(r"#\[Mean\s*=\s*(\S+), StdDeviation\s*=\s*(\S+)\]\s*$")
 FOOTER_MAX = re.compile(r"#\[Max\s*=\s*(\S+), Total count\s*=\s*(\d+)\]\s*$")
 FOOTER_BUCKETS = re.compile(r"#\[Buckets\s*=\s*(\d+), SubBuckets\s*=\s*(\d+)\]\s*$")
 _ROW = r" *\d+\.\d{3} +\d\.\d{6} +\d+ +"
-FAST_ROWS = re.compile(rf"(?:{_ROW}\d+\.\d{{2}}\n)*{_ROW}inf")
+FAST_ROWS = re.compile(rf"(?:{_ROW}\d+\.\d{{2}}\n)*{_ROW}inf(?=\n|$)")
 DASHES = re.compile(r"-{10,}\s*$")
 
 CORRECTED = "Recorded Latency"
@@ -190,20 +190,18 @@ def _read_rows(cur: Cursor) -> tuple[np.ndarray, np.ndarray]:
 
 def _read_rows_fast(cur: Cursor) -> tuple[np.ndarray, np.ndarray] | None:
     """The common case in one regex over the whole table; None sends it to the careful path."""
-    lines = cur.lines
-    start = end = cur.pos
-    while end < len(lines) and not lines[end].endswith("inf"):
-        end += 1
-    if end == len(lines):
+    if cur.pos >= len(cur.lines):
         return None
-    block = "\n".join(lines[start:end + 1])
-    if not FAST_ROWS.fullmatch(block):
+    start = cur.offset(cur.pos)
+    m = FAST_ROWS.match(cur.text, start)
+    if m is None:
         return None
+    block = m.group()
     tokens = block.split()
     # Value is printed with exactly 3 decimals (the regex checked): dropping the point gives us
     values_us = np.array([int(t.replace(".", "")) for t in tokens[0::4]], dtype=np.int64)
     counts = np.array(list(map(int, tokens[2::4])), dtype=np.int64)
-    cur.pos = end + 1
+    cur.pos += block.count("\n") + 1
     return values_us, counts
 
 
