@@ -89,12 +89,35 @@ def _describe_failure(exc: Exception, executed: Path, name: str) -> NotebookErro
                          else None)
 
 
+def current_env_kernel_manager():
+    """A kernel manager class whose kernels run in this Python (as nbval's --current-env).
+
+    A ``python3`` kernelspec installed elsewhere (``~/.local/share/jupyter/kernels``) would
+    otherwise start another interpreter, without this perfkit.
+    """
+    import ipykernel.kernelspec
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import AsyncKernelManager
+
+    class CurrentEnvSpecs(KernelSpecManager):
+        def get_kernel_spec(self, kernel_name):
+            return self.kernel_spec_class(resource_dir=ipykernel.kernelspec.RESOURCES,
+                                          **ipykernel.kernelspec.get_kernel_dict())
+
+    class CurrentEnvKernelManager(AsyncKernelManager):
+        def _kernel_spec_manager_default(self):
+            return CurrentEnvSpecs(data_dir=self.data_dir)
+
+    return CurrentEnvKernelManager
+
+
 def execute_notebook(source: Path, executed: Path, parameters: Mapping[str, Any],
                      kernel_name: str = "python3", timeout_s: float = 600.0) -> Execution:
     """Run ``source`` with ``parameters`` and write the executed notebook to ``executed``.
 
-    Never raises for a failure inside the notebook: the error (notebook, cell, exception) comes
-    back in :attr:`Execution.error`, and the executed notebook keeps the traceback.
+    The kernel is this Python (:func:`current_env_kernel_manager`). Never raises for a failure
+    inside the notebook: the error (notebook, cell, exception) comes back in
+    :attr:`Execution.error`, and the executed notebook keeps the traceback.
     """
     import papermill
 
@@ -107,7 +130,8 @@ def execute_notebook(source: Path, executed: Path, parameters: Mapping[str, Any]
                 str(source), str(executed), parameters=dict(parameters),
                 kernel_name=kernel_name, progress_bar=False, log_output=False,
                 cwd=str(source.parent), request_save_on_cell_execute=False,
-                execution_timeout=timeout_s, extra_arguments=KERNEL_ARGS)
+                execution_timeout=timeout_s, extra_arguments=KERNEL_ARGS,
+                kernel_manager_class=current_env_kernel_manager())
         except Exception as exc:  # noqa: BLE001 - every failure is reported, none is swallowed
             error = _describe_failure(exc, executed, name)
     return Execution(name, executed, time.perf_counter() - start, error)
