@@ -115,18 +115,30 @@ def test_unknown_rate_and_closed_loop_runs_are_refused():
         slo_bracket(closed, 10)
 
 
-def test_many_runs_with_histograms_use_the_cluster_bootstrap():
-    rng = np.random.default_rng(4)
+def _histogram_runs(n_runs, seed=4):
+    rng = np.random.default_rng(seed)
     runs = []
-    for i in range(12):
+    for i in range(n_runs):
         values = rng.lognormal(np.log(2000), 0.3, 20_000) * rng.normal(1, 0.05)
         runs.append(Run(tool="wrk2", source=f"sim{i}", latency_source="hdr_corrected",
                         target_rate_rps=1000.0, throughput_rps=1000.0,
                         histogram=LatencyHistogram.from_values_us(values)))
+    return runs
+
+
+def test_runs_with_histograms_are_judged_on_the_pooled_percentile():
+    runs = _histogram_runs(12)
     v = slo_verdict(runs, 1000, slo_ms=10, n_resamples=500)
-    assert v.method == "cluster_bootstrap" and v.verdict == "pass"
     pooled = LatencyHistogram.merge([r.histogram for r in runs]).percentile_ms(99)
+    assert v.verdict == "pass"
     assert v.estimate_ms == pytest.approx(pooled)
+    assert v.ci_low_ms < pooled < v.ci_high_ms
+
+
+def test_the_interval_method_can_be_chosen():
+    runs = _histogram_runs(12)
+    v = slo_verdict(runs, 1000, slo_ms=10, n_resamples=500, method="cluster_bootstrap")
+    assert v.method == "cluster_bootstrap"
 
 
 # -- the real wrk2 sweep --------------------------------------------------------------------

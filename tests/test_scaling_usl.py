@@ -109,6 +109,8 @@ def test_amdahl_data_gives_no_peak_and_says_why():
     assert fit.n_star is None and fit.n_star_ci is None
     assert fit.f_p_value >= 0.05
     assert "no peak N* is claimed" in fit.n_star_reason
+    if fit.kappa == 0:  # on its bound: a percentile interval, not a degenerate bootstrap-t
+        assert fit.kappa_ci[0] == 0 and fit.kappa_ci[1] > 0
     amdahl = fit_amdahl(n, x, n_resamples=100)
     assert amdahl.sigma == pytest.approx(0.08, rel=0.15)
     assert amdahl.max_throughput == pytest.approx(amdahl.gamma / amdahl.sigma)
@@ -145,6 +147,33 @@ def test_bootstrap_is_seeded_and_reproducible():
         assert lo <= est <= hi
 
 
+def test_kappa_on_its_bound_gets_a_percentile_interval():
+    n = np.repeat([1, 2, 4, 8, 16, 32], 3).astype(float)
+    wobble = np.tile([0.98, 1.0, 1.02], 6)
+    fit = fit_usl(n, usl(n, 0.1, 0.0, 100.0) * wobble, n_resamples=200)
+    assert fit.kappa == 0.0
+    assert fit.kappa_ci[0] == 0.0 and fit.kappa_ci[1] > 0.0
+
+
+@pytest.mark.parametrize("scheme", ["wild", "residual", "runs"])
+@pytest.mark.parametrize("kind", ["studentized", "percentile"])
+def test_every_bootstrap_scheme_brackets_the_estimate(scheme, kind):
+    rng = np.random.default_rng(8)
+    n = np.repeat([1, 4, 16, 32, 64], 3).astype(float)
+    x = usl(n, 0.04, 1e-4, 500.0) * rng.normal(1, 0.03, len(n))
+    fit = fit_usl(n, x, n_resamples=200, bootstrap=scheme, interval=kind)
+    assert fit.bootstrap == scheme and fit.interval == kind
+    for est, (lo, hi) in [(fit.sigma, fit.sigma_ci), (fit.gamma, fit.gamma_ci)]:
+        assert lo < est < hi
+
+
+def test_unknown_bootstrap_options_are_refused():
+    with pytest.raises(ValueError, match="bootstrap"):
+        fit_usl(SDM91_N, SDM91_X, bootstrap="jackknife")
+    with pytest.raises(ValueError, match="interval"):
+        fit_usl(SDM91_N, SDM91_X, interval="bca", n_resamples=10)
+
+
 def test_resampling_runs_within_n_needs_replicates():
     rng = np.random.default_rng(5)
     n = np.repeat([1, 4, 16, 32, 64], 3).astype(float)
@@ -152,8 +181,8 @@ def test_resampling_runs_within_n_needs_replicates():
     fit = fit_usl(n, x, n_resamples=100, bootstrap="runs")
     assert fit.bootstrap == "runs" and not any("instead" in w for w in fit.warnings)
     single = fit_usl(SDM91_N, SDM91_X, n_resamples=50, bootstrap="runs")
-    assert single.bootstrap == "residual"
-    assert any("residual bootstrap instead" in w for w in single.warnings)
+    assert single.bootstrap == "wild"
+    assert any("wild bootstrap instead" in w for w in single.warnings)
 
 
 def test_one_run_per_n_is_warned(sdm91):

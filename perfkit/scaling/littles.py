@@ -47,7 +47,8 @@ FLAGS = {
                         "synthetic tail samples (stats_correct) or errors inflate it",
     "connections_exhausted": "every connection was busy: requests queued in the client "
                              "(the server fell behind, or use more connections)",
-    "think_time_unknown": "Locust: implied think time reported; give think_time_ms to check it",
+    "think_time_unknown": "Locust: the implied think time Z = N/X - R is reported; give the "
+                          "configured mean wait (think_time_ms; CLI --think-time-ms) to check it",
     "no_data": "throughput, latency or concurrency missing",
 }
 

@@ -12,8 +12,9 @@ Open-loop runs (wrk2 ``-R``) at increasing target rates are judged one rate at a
   the SLO.
 
 The interval is the across-runs one of :func:`perfkit.stats.percentile_ci_across_runs`: runs,
-not requests, are the unit; with few runs it is a t-interval on the log per-run percentiles
-(its estimand, the geometric mean of per-run percentiles, is reported). :func:`slo_bracket`
+not requests, are the unit, and the method and its estimand are reported with each verdict
+(Runs with histograms give the pooled percentile of all their requests; a runs frame gives
+the printed per-run percentiles). :func:`slo_bracket`
 scans the rates upward: ``last_pass`` is the highest rate of the unbroken run of passes from the
 lowest rate, ``first_fail`` the first failing rate above it; a pass above a fail is warned about
 as non-monotone.
@@ -155,11 +156,12 @@ def runs_needed(estimate_ms: float, low_ms: float, high_ms: float, n_runs: int, 
 # -- verdicts -------------------------------------------------------------------------------
 def _judge(table: pd.DataFrame, items: list, rate: float, slo_ms: float, q: float,
            confidence: float, seed: int | None, n_resamples: int,
-           max_error_ratio: float | None) -> RateVerdict:
+           max_error_ratio: float | None, method: str) -> RateVerdict:
     achieved = _column(table, "throughput_rps") / rate
     kept = achieved >= SATURATION_RATIO  # NaN (a run without a result) never keeps up
     errors = _column(table, "error_ratio")
-    ci = percentile_ci_across_runs(items, q, confidence, seed, n_resamples=n_resamples)
+    ci = percentile_ci_across_runs(items, q, confidence, seed, n_resamples=n_resamples,
+                                   method=method)
     n = len(table)
     base = dict(rate_rps=rate, slo_ms=slo_ms, percentile=q, n_runs=n, n_kept_up=int(kept.sum()),
                 min_achieved_ratio=float(np.nanmin(achieved)) if np.isfinite(achieved).any()
@@ -203,7 +205,8 @@ def _select(table: pd.DataFrame, items: list, rate: float) -> tuple[pd.DataFrame
 
 def slo_verdict(data: Any, rate: float, slo_ms: float, percentile: float = 99.0,
                 confidence: float = 0.95, *, seed: int | None = 0, n_resamples: int = 2000,
-                max_error_ratio: float | None = ERROR_RATIO_WARN) -> RateVerdict:
+                max_error_ratio: float | None = ERROR_RATIO_WARN,
+                method: str = "auto") -> RateVerdict:
     """Pass, fail or inconclusive for one offered rate.
 
     Parameters
@@ -218,8 +221,9 @@ def slo_verdict(data: Any, rate: float, slo_ms: float, percentile: float = 99.0,
         Percentile on the 0-100 scale (99 for p99).
     confidence : float
         Level of the across-runs interval.
-    seed, n_resamples :
-        Passed to :func:`perfkit.stats.percentile_ci_across_runs`.
+    seed, n_resamples, method :
+        Passed to :func:`perfkit.stats.percentile_ci_across_runs` (``method`` picks the
+        interval; ``auto`` lets it choose one that holds its coverage at this many runs).
     max_error_ratio : float or None
         A run above this error ratio fails the rate (None: ignore errors).
 
@@ -232,7 +236,7 @@ def slo_verdict(data: Any, rate: float, slo_ms: float, percentile: float = 99.0,
     table, items = _as_table(data, percentile)
     table, items = _select(table, items, float(rate))
     return _judge(table.reset_index(drop=True), items, float(rate), slo_ms, float(percentile),
-                  confidence, seed, n_resamples, max_error_ratio)
+                  confidence, seed, n_resamples, max_error_ratio, method)
 
 
 def _scan(verdicts: list[RateVerdict]) -> tuple[float | None, float | None, bool, list[str]]:
@@ -253,8 +257,9 @@ def _scan(verdicts: list[RateVerdict]) -> tuple[float | None, float | None, bool
                      "trusting the bracket")
     between = [v for v in verdicts[i:] if v.verdict == "inconclusive"
                and (first_fail is None or v.rate_rps < first_fail)]
-    for v in between:
-        warns.append(f"{v.rate_rps:g} req/s is inconclusive: " + v.reason.split(": ", 1)[-1])
+    if between:
+        warns.append("inconclusive above the last pass: " + ", ".join(
+            f"{v.rate_rps:g}" for v in between) + " req/s; run more there (see runs_needed)")
     if last_pass is None:
         warns.append(f"the lowest rate tested ({verdicts[0].rate_rps:g} req/s) did not pass: "
                      "test lower rates")
@@ -265,7 +270,8 @@ def _scan(verdicts: list[RateVerdict]) -> tuple[float | None, float | None, bool
 
 def slo_bracket(data: Any, slo_ms: float, percentile: float = 99.0, confidence: float = 0.95,
                 *, seed: int | None = 0, n_resamples: int = 2000,
-                max_error_ratio: float | None = ERROR_RATIO_WARN) -> SLOBracket:
+                max_error_ratio: float | None = ERROR_RATIO_WARN,
+                method: str = "auto") -> SLOBracket:
     """Scan the offered rates upward and bracket the largest rate that meets the SLO.
 
     Same inputs as :func:`slo_verdict`, for the runs of one configuration (group by profile
@@ -279,7 +285,7 @@ def slo_bracket(data: Any, slo_ms: float, percentile: float = 99.0, confidence: 
         sub, sub_items = _select(table, items, float(rate))
         verdicts.append(_judge(sub.reset_index(drop=True), sub_items, float(rate), slo_ms,
                                float(percentile), confidence, seed, n_resamples,
-                               max_error_ratio))
+                               max_error_ratio, method))
     last_pass, first_fail, monotone, warns = _scan(verdicts)
     if "connections" in table and table["connections"].nunique() > 1:
         warns.insert(0, "runs at several connection counts were judged together: group them "
