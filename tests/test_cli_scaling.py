@@ -1,0 +1,91 @@
+"""``perfkit scaling``: golden stdout on the real sweeps, and user errors.
+
+On a mismatch the output is written beside the golden file as ``<name>.txt.got`` (gitignored).
+"""
+
+import io
+from pathlib import Path
+
+import pytest
+
+from perfkit.cli import main
+
+TESTS = Path(__file__).parent
+FIXTURES = TESTS / "fixtures"
+GOLDEN = TESTS / "golden" / "cli_scaling"
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / f"{name}.txt"
+    got = path.with_name(path.name + ".got")
+    if text != path.read_text():
+        got.write_text(text)
+        pytest.fail(f"output differs from {path} (see {got})")
+    got.unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="module")
+def wrk_sweep():
+    return run_cli("scaling", str(FIXTURES / "wrk" / "sweep"), "--x", "connections",
+                   "--by", "profile")
+
+
+@pytest.fixture(scope="module")
+def wrk2_sweep():
+    return run_cli("scaling", str(FIXTURES / "wrk2" / "sweep"), "--x", "target_rate_rps",
+                   "--slo-ms", "10", "--percentile", "99", "--by", "profile")
+
+
+def test_wrk_sweep_usl_and_littles_law_golden(wrk_sweep):
+    code, out, err = wrk_sweep
+    assert code == 0 and err == ""
+    check_golden("wrk_sweep_connections_by_profile", out)
+
+
+def test_wrk_sweep_claims_no_peak_on_flat_throughput(wrk_sweep):
+    # 2-core box: throughput is flat from 10 connections on, so no retrograde region is seen
+    out = wrk_sweep[1]
+    assert out.count("no peak claimed") == 2
+    assert "the rising part of the curve was not measured" in out
+
+
+def test_wrk2_sweep_slo_bracket_golden(wrk2_sweep):
+    code, out, err = wrk2_sweep
+    assert code == 0 and err == ""
+    check_golden("wrk2_sweep_slo10_p99_by_profile", out)
+
+
+def test_wrk2_sweep_brackets_per_profile_and_connections(wrk2_sweep):
+    out = wrk2_sweep[1]
+    assert "profile=default  connections=16  (12 runs)  bracket [30000, 45000] req/s" in out
+    assert "profile=tuned  connections=16  (12 runs)  bracket [30000, -] req/s" in out
+    assert "profile=tuned  connections=64  (12 runs)  bracket [-, 5000] req/s" in out
+    assert "not monotone" in out
+
+
+def test_locust_users_with_think_time_golden():
+    code, out, err = run_cli("scaling", str(FIXTURES / "locust"), "--x", "users",
+                             "--think-time-ms", "30")
+    assert code == 0 and err == ""
+    check_golden("locust_users_think30", out)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("wrk2/sweep", "--x", "connections"), "open loop"),
+    (("wrk2/sweep", "--x", "target_rate_rps"), "needs --slo-ms"),
+    (("wrk/sweep", "--x", "target_rate_rps", "--slo-ms", "5"), "no run has a target rate"),
+    (("wrk/sweep", "--x", "connections", "--by", "nope"), "no column 'nope'"),
+    (("locust", "--x", "connections"), "Locust runs use --x users"),
+    (("wrk2/sweep", "--x", "target_rate_rps", "--slo-ms", "5", "--percentile", "0.99"),
+     "0-100 scale"),
+])
+def test_user_errors_say_what_to_do(argv, message):
+    code, out, err = run_cli("scaling", str(FIXTURES / argv[0]), *argv[1:])
+    assert code == 1 and out == ""
+    assert err.startswith("perfkit: error: ") and message in err
