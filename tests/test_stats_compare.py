@@ -27,7 +27,8 @@ def test_three_versus_three_cannot_be_significant_and_says_run_more():
     assert "3 vs 3 runs cannot reach p < 0.05 (smallest p 0.10): run more (>= 4 vs 4)" \
         in row["warnings"]
     assert math.isnan(row["ratio_ci_low"]) and math.isnan(row["ratio_ci_high"])
-    assert "base: need >= 6 runs for a 95% median CI" in row["warnings"]
+    assert "base and new: need >= 6 runs for a 95% median CI" in row["warnings"]
+    assert "new: need >= 6 runs for a 95% median CI" in _row([1.0] * 6, [2.0] * 5)["warnings"]
 
 
 def test_five_versus_five_separated_is_significant_with_a_ratio_ci_above_one():

@@ -38,7 +38,7 @@ def code_factor(values: pd.Series, name: str,
         shown = ", ".join(map(str, sorted(uniq, key=_natural_key)[:6]))
         raise ValueError(
             f"factor {name!r} has {len(uniq)} levels ({shown}); a 2^k design needs exactly two "
-            f"(analyse a load level per level with by={name!r})")
+            f"(a load level is analysed per level: by={name!r}, or leave it out of the factors)")
     low, high, rule = _order(uniq, name, levels)
     codes = np.where(values.to_numpy() == high, 1.0, -1.0)
     return codes, {"low": _plain(low), "high": _plain(high), "rule": rule}

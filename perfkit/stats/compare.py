@@ -94,11 +94,16 @@ def compare(base: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarra
         warnings.append("nothing to compare: a side has no runs")
         row["warnings"] = warnings
         return _frame(row)
+    median_notes = {}
     for label, values in (("base", b), ("new", n)):
         m = median_ci(values, confidence)
         row.update({f"median_{label}": m.estimate, f"median_{label}_ci_low": m.low,
                     f"median_{label}_ci_high": m.high})
-        warnings.extend(f"{label}: {w}" for w in m.warnings)
+        median_notes[label] = m.warnings
+    if median_notes["base"] and median_notes["base"] == median_notes["new"]:
+        warnings.extend(f"base and new: {w}" for w in median_notes["base"])
+    else:
+        warnings.extend(f"{k}: {w}" for k, ws in median_notes.items() for w in ws)
     test, null = mann_whitney(n, b)
     min_p = min_attainable_p(len(n), len(b))
     row.update({"p_value": test.p_value, "p_method": test.method, "min_attainable_p": min_p})
