@@ -141,6 +141,11 @@ def _float(value: str) -> float | None:
         return None
 
 
+def pinned(filters: dict[str, list[str]]) -> list[str]:
+    """Columns a selection fixes to one value (they never make rows)."""
+    return [key for key, values in filters.items() if len(values) == 1]
+
+
 def group_columns(frames: list[pd.DataFrame], runs: list, exclude: Iterable[str],
                   by: str = "auto") -> list[str]:
     """Columns that make rows: ``by`` as given, or (auto) the load columns and manifest factors
@@ -187,8 +192,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise PerfkitError(f"{label} has no column {args.metric!r}; try one of: "
                                f"{', '.join(numeric)}")
     lower = not (args.higher_is_better or args.metric.endswith(("_rps", "_per_s")))
-    keys = group_columns([base, new], base_runs + new_runs, [*base_filters, *new_filters],
-                         args.by)
+    keys = group_columns([base, new], base_runs + new_runs,
+                         [*pinned(base_filters), *pinned(new_filters)], args.by)
     rows = _compare_groups(base, new, keys, args, lower)
     notes = Footnotes()
     header = _header(args, lower, len(rows), base, new, notes, base_runs + new_runs)
