@@ -156,3 +156,38 @@ def test_a_failing_notebook_fails_the_report_and_the_index_says_why(
     assert "This notebook failed: broken, cell 4: ZeroDivisionError" in index
     assert (tmp_path / "rep" / "broken.ipynb").exists()
     assert sys.executable  # the kernel is the current environment's python
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (4987.2, "4990"), (45000.0, "45000"), (0.01234, "0.0123"), (1.2345, "1.23"),
+    (1.234e-05, "1.23e-05"), (float("nan"), ""), (float("inf"), "inf"), (0.0, "0"),
+])
+def test_tables_show_three_significant_digits_without_needless_exponents(value, text):
+    assert nbhelp.format_number(value) == text
+
+
+def test_progress_bar_only_on_a_terminal_and_never_when_turned_off(monkeypatch):
+    from perfkit.report.build import progress_enabled
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.delenv("PERFKIT_NO_PROGRESS", raising=False)
+    assert progress_enabled(Tty()) and not progress_enabled(io.StringIO())
+    monkeypatch.setenv("PERFKIT_NO_PROGRESS", "1")
+    assert not progress_enabled(Tty())
+
+
+def test_kernels_run_without_progress_bars_in_this_python(tmp_path, monkeypatch):
+    monkeypatch.delenv("PERFKIT_NO_PROGRESS", raising=False)
+    nb = new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [new_code_cell("import os, sys\nprint(os.environ.get('PERFKIT_NO_PROGRESS'), "
+                              "sys.executable)")]
+    nbformat.write(nb, str(tmp_path / "env.ipynb"))
+    result = execute_notebook(tmp_path / "env.ipynb", tmp_path / "out.ipynb", {})
+    assert result.error is None
+    ran = nbformat.read(str(tmp_path / "out.ipynb"), as_version=4)
+    assert ran.cells[0].outputs[0]["text"].split() == ["1", sys.executable]

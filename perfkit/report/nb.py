@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import io
+import math
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -50,12 +51,28 @@ def escape(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+def format_number(value: float, digits: int = 3) -> str:
+    """``digits`` significant digits, without exponents between 0.001 and 10^15: 4987.2 ->
+    ``"4990"``, 0.01234 -> ``"0.0123"``; missing -> ``""``."""
+    if pd.isna(value):
+        return ""
+    v = float(value)
+    if v == 0 or math.isinf(v):
+        return f"{v:g}"
+    magnitude = math.floor(math.log10(abs(v)))
+    if magnitude >= digits - 1 and magnitude < 15:
+        return f"{round(v, digits - 1 - magnitude):.0f}"
+    if magnitude >= -3:
+        return f"{v:.{digits}g}"
+    return f"{v:.{digits - 1}e}"
+
+
 def format_frame(frame: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     """A copy for display: floats to ``digits`` significant digits, missing shown as blank."""
     out = frame.copy()
     for col in out.columns:
         if pd.api.types.is_float_dtype(out[col]):
-            out[col] = [("" if pd.isna(v) else f"{v:.{digits}g}") for v in out[col]]
+            out[col] = [format_number(v, digits) for v in out[col]]
     return out
 
 

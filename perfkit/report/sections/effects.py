@@ -164,8 +164,9 @@ def headline(ab: pd.DataFrame, tables: Sequence[pd.DataFrame], per: str | None,
                 out[f"{r['metric']}: {r['label']} at {r['level']}"] = (
                     f"x{fmt_ci(r['ratio'], r['ratio_ci_low'], r['ratio_ci_high'])}")
     if len(ab):
-        counts = ab["verdict"].str.split(" ").str[0].value_counts()
-        out["A/B comparisons"] = ", ".join(f"{n} {v}" for v, n in counts.items())
+        kinds = ab["verdict"].str.replace(r" \(.*\)$", "", regex=True)
+        counts = kinds.replace("~", "no significant change").value_counts()
+        out["A/B comparisons"] = ", ".join(f"{v}: {n}" for v, n in counts.items())
     if not out:
         out["effects"] = "no effect is significant at the chosen alpha"
     return out
