@@ -208,7 +208,7 @@ def _rates_report(frame: pd.DataFrame, runs: list, by: list[str], args,
     for label, g in _groups(table, groups):
         items = [runs[i] for i in g.index]
         b = slo_bracket(items, args.slo_ms, q, args.confidence, seed=args.seed,
-                        n_resamples=max(args.resamples, 1000))
+                        n_resamples=args.resamples)
         lo, hi = (fmt_num(v) if v is not None else "-" for v in b.bracket)
         common = set.intersection(*(set(v.warnings) for v in b.rates))
         marks = " ".join(notes.mark(w) for w in [*b.warnings, *sorted(common)])
