@@ -252,3 +252,15 @@ def test_sigterm_stops_the_run_and_keeps_it_as_killed(tmp_path, testbed_dir):
     assert manifest["status"] == "killed" and "interrupted" in manifest["status_reason"]
     assert wait_gone([p.pid for p in psutil.process_iter(["name"])
                       if p.info["name"] == "wrk" and str(info.port) in " ".join(p.cmdline())]) == []
+
+
+def test_a_tool_that_cannot_start_is_kept_as_failed_with_the_reason(tmp_path):
+    tool = tmp_path / "not-executable"
+    tool.write_text("")
+    tool.chmod(0o755)  # executable bit but no valid format: exec fails
+    spec = RunSpec("wrk2", "http://127.0.0.1:9/", 1, connections=1, threads=1, rate_rps=1,
+                   wrk2_path=str(tool), run_id="r1")
+    with pytest.raises(RunError, match="could not start"):
+        execute(spec, tmp_path / "runs", server=_bare())
+    manifest = json.loads((tmp_path / "runs" / "r1" / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and "could not start" in manifest["status_reason"]

@@ -204,7 +204,15 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
     with open(tmp / "stdout.txt", "wb") as so, open(tmp / "stderr.txt", "wb") as se:
         manifest["start_utc"] = utc_now()
         t0 = time.monotonic()
-        child = Child(command, so, se, cwd=tmp, state=state)
+        try:
+            child = Child(command, so, se, cwd=tmp, state=state)
+        except OSError as exc:  # e.g. taskset or ip missing: keep the attempt, say why
+            manifest.update(end_utc=utc_now(), exit_code=None, status="failed",
+                            status_reason=f"could not start {command[0]}: {exc.strerror}")
+            manifest["files"] = {}
+            write_json(tmp / "manifest.json", manifest)
+            os.rename(tmp, final)
+            raise RunError(f"{run_id}: could not start {command[0]}: {exc.strerror}") from exc
         if on_event:
             on_event("spawned", tmp)
         sampler = CpuSampler([child.pid], server.pids())
