@@ -43,6 +43,7 @@ def test_checked_cells_hold_their_expected_output(path):
     assert checked, "at least one key result is output-checked by nbval"
     for cell in checked:
         assert cell.outputs, f"checked cell without committed output: {cell.source[:60]!r}"
+        assert cell.execution_count is not None  # nbval skips a reference cell without one
         text = "".join(o.get("text", "") for o in cell.outputs)
         assert "Traceback" not in text
 
@@ -105,4 +106,6 @@ def test_clean_keeps_the_outputs_of_checked_cells():
     nb.cells = [checked, other]
     clean.clean(nb)
     assert checked.outputs[0]["text"] == "1\n" and other.outputs == []
-    assert checked.execution_count is None
+    assert checked.execution_count == 3 and other.execution_count is None
+    checked.execution_count = None
+    assert any("without an execution count" in p for p in clean.problems(nb))

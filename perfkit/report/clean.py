@@ -3,8 +3,9 @@
 A committed notebook holds:
 
 - no outputs, except in cells marked ``# NBVAL_CHECK_OUTPUT`` (nbval compares those against a
-  fresh run, so they must be committed);
-- no execution counts, in cells or in outputs;
+  fresh run, so they must be committed, with the execution count of a fresh run: nbval
+  refuses a reference output whose cell has no count);
+- no execution counts anywhere else;
 - no volatile metadata: papermill's, execution timings, widget state, the kernel's version.
 
 :func:`problems` lists what breaks these rules (used by ``tests/test_notebooks_clean.py``);
@@ -50,9 +51,12 @@ def problems(nb: nbformat.NotebookNode) -> list[str]:
         where = f"cell {i}"
         if cell.cell_type != "code":
             continue
-        if cell.get("execution_count") is not None:
+        checked = is_checked(cell)
+        if cell.get("execution_count") is not None and not checked:
             found.append(f"{where}: execution count {cell.execution_count}")
-        if cell.outputs and not is_checked(cell):
+        if checked and cell.outputs and cell.get("execution_count") is None:
+            found.append(f"{where}: checked output without an execution count (nbval refuses it)")
+        if cell.outputs and not checked:
             found.append(f"{where}: {len(cell.outputs)} output(s) in a cell nbval does not check")
         for out in cell.outputs:
             if _volatile_output(out):
@@ -78,9 +82,11 @@ def clean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             cell.metadata.pop(key, None)
         if cell.cell_type != "code":
             continue
-        cell.execution_count = None
         if not is_checked(cell):
+            cell.execution_count = None
             cell.outputs = []
+        elif not cell.outputs:
+            cell.execution_count = None
         for out in cell.outputs:
             if "execution_count" in out:
                 out["execution_count"] = None
@@ -104,10 +110,11 @@ def refresh_checked(path: Path) -> nbformat.NotebookNode:
         if result.error is not None:
             raise result.error
         ran = nbformat.read(str(executed), as_version=4)
-    outputs = {c.get("id"): c.outputs for c in ran.cells if c.cell_type == "code"}
+    outputs = {c.get("id"): c for c in ran.cells if c.cell_type == "code"}
     for cell in source.cells:
-        if is_checked(cell):
-            cell.outputs = outputs.get(cell.get("id"), [])
+        if is_checked(cell) and cell.get("id") in outputs:
+            cell.outputs = outputs[cell.id].outputs
+            cell.execution_count = outputs[cell.id].execution_count
     return clean(source)
 
 
