@@ -7,7 +7,7 @@ section 3.8, "multistage sampling"; Field and Welsh, "Bootstrapping clustered da
 buckets) matrix; a resample's cumulative histogram is their product, searched for the
 percentile's rank by a vectorised binary search over buckets.
 
-Its percentile interval is narrow with few runs (measured coverage of a nominal 95%: 0.83 at
+Its percentile interval is narrow with few runs (measured coverage of a nominal 95%: 0.82 at
 5 runs, 0.89 at 10, 0.93 at 30; tests/test_calibration.py), so the publishable interval is
 :func:`perfkit.stats.percentile_ci_across_runs`, which uses a t interval over runs.
 """
