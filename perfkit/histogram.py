@@ -10,9 +10,9 @@ place:
 
 The layout is wrk2's (lowest 1 us, highest 24 h, 3 significant digits: 27 buckets of 2048
 sub-buckets), so a histogram rebuilt from wrk2's spectrum lands in the same buckets wrk2 used.
-Bulk operations (building from arrays, percentiles, merging) are vectorised with numpy on the
-counts array that hdrh itself owns, so the object stays a genuine hdrh histogram: it encodes,
-decodes and prints its percentile distribution with hdrh's own code.
+Bulk operations (building from arrays, percentiles, merging) are vectorised with numpy on sparse
+counts in hdrh's own bucket layout; encoding, decoding and printing the percentile distribution
+go through a genuine hdrh histogram, built when first needed.
 """
 
 from __future__ import annotations
@@ -127,19 +127,48 @@ class LatencyHistogram:
     """An HdrHistogram of request latencies in microseconds.
 
     Build one with :meth:`from_values_us`, :meth:`from_spectrum`, :meth:`from_buckets_ms`,
-    :meth:`decode` or :meth:`merge`; it is treated as immutable once built.
+    :meth:`from_counts`, :meth:`decode` or :meth:`merge`; it is immutable once built.
+
+    The counts are held sparsely (the used bucket indexes of the shared layout and their
+    counts), so a histogram rebuilt from a 100-row spectrum costs a few hundred bytes, and
+    percentiles, mean and merges are numpy operations on those arrays. The genuine
+    :class:`hdrh.histogram.HdrHistogram` is built on first use of :attr:`hdr`,
+    :meth:`encode` or :meth:`spectrum_text`, so encoding and printing are hdrh's own code.
     """
 
-    __slots__ = ("_hdr", "__dict__")
+    __slots__ = ("_idx", "_cnt", "_total", "_min_raw", "_max_raw", "__dict__")
 
     def __init__(self, hdr: HdrHistogram | None = None):
         if hdr is None:
-            hdr = HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_FIGURES)
+            self._set(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+            return
         if hdr.counts_len != LAYOUT.counts_len or hdr.unit_magnitude != LAYOUT.unit_magnitude:
             other = HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_FIGURES)
             other.add(hdr)
             hdr = other
-        self._hdr = hdr
+        view = np.ctypeslib.as_array(hdr.counts)[: LAYOUT.counts_len]
+        idx = np.flatnonzero(view)
+        total = hdr.get_total_count()
+        self._set(idx.astype(np.int64), view[idx].astype(np.int64),
+                  hdr.min_value if total else None, hdr.max_value if total else None)
+
+    def _set(self, idx: np.ndarray, cnt: np.ndarray, min_raw: int | None = None,
+             max_raw: int | None = None) -> None:
+        idx.flags.writeable = False
+        cnt.flags.writeable = False
+        self._idx = idx
+        self._cnt = cnt
+        self._total = int(cnt.sum())
+        self._min_raw = min_raw
+        self._max_raw = max_raw
+
+    @classmethod
+    def _sparse(cls, idx: np.ndarray, cnt: np.ndarray, min_raw: int | None = None,
+                max_raw: int | None = None) -> LatencyHistogram:
+        """From sorted unique bucket indexes and their positive counts (no copy, no checks)."""
+        hist = cls.__new__(cls)
+        hist._set(idx, cnt, min_raw, max_raw)
+        return hist
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -150,14 +179,8 @@ class LatencyHistogram:
             raise ValueError("counts must be a 1-d array no longer than the layout")
         if len(counts) and (counts.min() < 0):
             raise ValueError("counts must be non-negative")
-        hist = cls()
-        hdr = hist._hdr
-        view = np.ctypeslib.as_array(hdr.counts)
-        view[: len(counts)] = counts
-        nonzero = np.flatnonzero(counts)
-        if len(nonzero):
-            hdr.set_internal_tacking_values(int(nonzero[0]), int(nonzero[-1]), int(counts.sum()))
-        return hist
+        idx = np.flatnonzero(counts).astype(np.int64)
+        return cls._sparse(idx, counts[idx].astype(np.int64))
 
     @classmethod
     def from_values_us(
@@ -171,7 +194,7 @@ class LatencyHistogram:
 
         The result equals an ``hdrh`` ``record_value`` loop (counts, total, min, max). Large
         inputs are processed in chunks that stay in cache; small ones (a wrk2 spectrum) are
-        added straight into hdrh's counts array without a dense temporary.
+        combined without a dense temporary.
         """
         v = np.asarray(values_us)
         if v.dtype.kind not in "iuf":
@@ -202,27 +225,26 @@ class LatencyHistogram:
                 lo, hi = int(used.min()), int(used.max())
                 low = lo if low is None else min(low, lo)
                 high = hi if high is None else max(high, hi)
-        hist = cls.from_counts(binned)
-        if low is not None:
-            # keep hdrh's exact min/max (it tracks the raw values, not bucket edges)
-            hist._hdr.min_value = low
-            hist._hdr.max_value = high
-        return hist
+        nonzero = np.flatnonzero(binned).astype(np.int64)
+        # keep hdrh's exact min/max (it tracks the raw values, not bucket edges)
+        return cls._sparse(nonzero, binned[nonzero], low, high)
 
     @classmethod
     def _from_few(cls, v: np.ndarray, weights: np.ndarray | None) -> LatencyHistogram:
         iv, idx = _rounded_index(v)
-        hist = cls()
-        hdr = hist._hdr
-        w = np.ones(len(idx), dtype=np.int64) if weights is None else weights
-        np.add.at(np.frombuffer(hdr.counts, dtype=np.uint64), idx, w.astype(np.uint64))
-        used = w > 0
-        if used.any():
-            hdr.set_internal_tacking_values(int(idx[used].min()), int(idx[used].max()),
-                                            int(w.sum()))
-            hdr.min_value = int(iv[used].min())
-            hdr.max_value = int(iv[used].max())
-        return hist
+        if weights is not None:
+            used = weights > 0
+            iv, idx, w = iv[used], idx[used], weights[used]
+        else:
+            w = np.ones(len(idx), dtype=np.int64)
+        if not len(idx):
+            return cls()
+        if np.any(idx[1:] < idx[:-1]):  # a spectrum is sorted already
+            order = np.argsort(idx, kind="stable")
+            idx, w = idx[order], w[order]
+        starts = np.flatnonzero(np.concatenate(([True], idx[1:] != idx[:-1])))
+        return cls._sparse(idx[starts], np.add.reduceat(w, starts).astype(np.int64),
+                           int(iv.min()), int(iv.max()))
 
     @classmethod
     def from_spectrum(
@@ -237,13 +259,33 @@ class LatencyHistogram:
         printed spectrum exactly (see the round-trip test).
         """
         us = np.rint(np.asarray(values_ms, dtype=np.float64) * 1000.0)
+        return cls.from_spectrum_us(us.astype(np.int64), total_counts)
+
+    @classmethod
+    def from_spectrum_us(cls, values_us: Sequence[int] | np.ndarray,
+                         total_counts: Sequence[int] | np.ndarray) -> LatencyHistogram:
+        """:meth:`from_spectrum` with the Value column already in integer microseconds."""
+        v = np.asarray(values_us, dtype=np.int64)
         cum = np.asarray(total_counts, dtype=np.int64)
-        if us.shape != cum.shape:
-            raise ValueError("values and counts must have the same length")
-        if len(cum) and (np.any(np.diff(cum) < 0) or np.any(np.diff(us) < 0) or cum[0] < 0):
+        if v.shape != cum.shape or v.ndim != 1:
+            raise ValueError("values and counts must be 1-d and of the same length")
+        if not len(v):
+            return cls()
+        deltas = np.empty_like(cum)
+        deltas[0] = cum[0]
+        np.subtract(cum[1:], cum[:-1], out=deltas[1:])
+        if deltas.min() < 0 or (v[1:] < v[:-1]).any():
             raise ValueError("a spectrum must be non-decreasing in value and count")
-        deltas = np.diff(cum, prepend=0)
-        return cls.from_values_us(us, deltas)
+        if v[0] < 0 or v[-1] > HIGHEST_US:
+            raise ValueError(f"spectrum values must lie in [0, {HIGHEST_US}] us")
+        used = deltas > 0
+        if not used.all():
+            v, deltas = v[used], deltas[used]
+        if not len(v):
+            return cls()
+        idx = LAYOUT._index(v, v.astype(np.float64))
+        starts = np.flatnonzero(np.concatenate(([True], idx[1:] != idx[:-1])))
+        return cls._sparse(idx[starts], np.add.reduceat(deltas, starts), int(v[0]), int(v[-1]))
 
     @classmethod
     def from_buckets_ms(cls, buckets: Mapping[str | float, int]) -> LatencyHistogram:
@@ -257,16 +299,19 @@ class LatencyHistogram:
     @classmethod
     def merge(cls, hists: Iterable[LatencyHistogram]) -> LatencyHistogram:
         """Sum the counts of several histograms (the only honest way to combine percentiles)."""
-        hists = list(hists)
-        if not hists:
+        nonempty = [h for h in hists if h._total]
+        if not nonempty:
             return cls()
-        counts = np.sum([h.counts for h in hists], axis=0)
-        merged = cls.from_counts(counts)
-        nonempty = [h for h in hists if h.total_count]
-        if nonempty:
-            merged._hdr.min_value = min(h._hdr.min_value for h in nonempty)
-            merged._hdr.max_value = max(h._hdr.max_value for h in nonempty)
-        return merged
+        idx = np.concatenate([h._idx for h in nonempty])
+        cnt = np.concatenate([h._cnt for h in nonempty])
+        used, inverse = np.unique(idx, return_inverse=True)
+        summed = np.zeros(len(used), dtype=np.int64)
+        np.add.at(summed, inverse, cnt)
+        lows = [h._min_raw for h in nonempty]
+        highs = [h._max_raw for h in nonempty]
+        return cls._sparse(used.astype(np.int64), summed,
+                           None if None in lows else min(lows),
+                           None if None in highs else max(highs))
 
     def __add__(self, other: LatencyHistogram) -> LatencyHistogram:
         return LatencyHistogram.merge([self, other])
@@ -280,33 +325,51 @@ class LatencyHistogram:
 
     def encode(self) -> str:
         """HdrHistogram's compressed base64 form, as text (for JSON and Parquet)."""
-        return self._hdr.encode().decode("ascii")
+        return self.hdr.encode().decode("ascii")
 
     # -- reading ------------------------------------------------------------------------------
-    @property
+    @cached_property
     def hdr(self) -> HdrHistogram:
-        """The underlying :class:`hdrh.histogram.HdrHistogram` (do not modify it)."""
-        return self._hdr
+        """An :class:`hdrh.histogram.HdrHistogram` with these counts (do not modify it)."""
+        hdr = HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_FIGURES)
+        if self._total:
+            counts = np.frombuffer(hdr.counts, dtype=np.uint64)
+            counts[self._idx] = self._cnt
+            hdr.set_internal_tacking_values(int(self._idx[0]), int(self._idx[-1]), self._total)
+            if self._min_raw is not None:
+                hdr.min_value = self._min_raw
+            if self._max_raw is not None:
+                hdr.max_value = self._max_raw
+        return hdr
 
     @cached_property
     def counts(self) -> np.ndarray:
-        """Read-only int64 copy of the counts array (``LAYOUT.counts_len`` long)."""
-        view = np.ctypeslib.as_array(self._hdr.counts)
+        """Read-only dense int64 counts array (``LAYOUT.counts_len`` long)."""
         out = np.zeros(LAYOUT.counts_len, dtype=np.int64)
-        out[: len(view)] = view[: LAYOUT.counts_len]
+        out[self._idx] = self._cnt
         out.flags.writeable = False
         return out
 
+    @property
+    def bucket_indexes(self) -> np.ndarray:
+        """The used counts indexes of the layout, ascending (read-only)."""
+        return self._idx
+
+    @property
+    def bucket_counts(self) -> np.ndarray:
+        """The counts at :attr:`bucket_indexes` (read-only, all positive)."""
+        return self._cnt
+
     @cached_property
     def _cumulative(self) -> np.ndarray:
-        return np.cumsum(self.counts)
+        return np.cumsum(self._cnt)
 
     @property
     def total_count(self) -> int:
-        return int(self._cumulative[-1])
+        return self._total
 
     def __len__(self) -> int:
-        return self.total_count
+        return self._total
 
     def __bool__(self) -> bool:
         return True
@@ -322,60 +385,66 @@ class LatencyHistogram:
     def percentiles_us(self, qs: Sequence[float]) -> np.ndarray:
         """Vectorised :meth:`percentile_us` for several percentiles (each in (1, 100])."""
         qs = np.array([check_percentile(q) for q in qs], dtype=np.float64)
-        total = self.total_count
-        if total == 0:
+        if self._total == 0:
             return np.full(len(qs), np.nan)
-        return values_at_percentiles(self._cumulative, qs)
+        ranks = np.maximum(np.floor(qs * self._total / 100.0 + 0.5), 1)
+        pos = np.minimum(np.searchsorted(self._cumulative, ranks, side="left"),
+                         len(self._idx) - 1)
+        return LAYOUT.highest[self._idx[pos]].astype(np.float64)
 
     def percentile_ms(self, q: float) -> float:
         return self.percentile_us(q) / 1000.0
 
     @property
     def min_us(self) -> float:
-        return float(self._hdr.get_min_value()) if self.total_count else float("nan")
+        """hdrh's ``get_min_value``: the lowest value of the lowest used bucket; NaN if empty."""
+        return float(LAYOUT.lowest[self._idx[0]]) if self._total else float("nan")
 
     @property
     def max_us(self) -> float:
-        return float(self._hdr.get_max_value()) if self.total_count else float("nan")
+        """hdrh's ``get_max_value``: the highest value of the highest used bucket; NaN if empty."""
+        return float(LAYOUT.highest[self._idx[-1]]) if self._total else float("nan")
 
     @property
     def mean_us(self) -> float:
         """Mean as hdrh computes it (bucket medians), NaN when empty."""
-        if not self.total_count:
+        if not self._total:
             return float("nan")
-        return float(np.dot(self.counts, LAYOUT.median) / self.total_count)
+        return float(np.dot(self._cnt, LAYOUT.median[self._idx]) / self._total)
 
     @property
     def stdev_us(self) -> float:
         """Population standard deviation as hdrh computes it, NaN when empty."""
-        if not self.total_count:
+        if not self._total:
             return float("nan")
-        dev = LAYOUT.median - self.mean_us
-        return float(np.sqrt(np.dot(self.counts, dev * dev) / self.total_count))
+        dev = LAYOUT.median[self._idx] - self.mean_us
+        return float(np.sqrt(np.dot(self._cnt, dev * dev) / self._total))
 
     def spectrum_text(self, ticks_per_half_distance: int = 5, scale: float = 1000.0) -> str:
         """hdrh's own ``output_percentile_distribution`` (values divided by ``scale``: ms)."""
         buf = io.BytesIO()
-        self._hdr.output_percentile_distribution(buf, scale, ticks_per_half_distance)
+        self.hdr.output_percentile_distribution(buf, scale, ticks_per_half_distance)
         return buf.getvalue().decode("ascii")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LatencyHistogram):
             return NotImplemented
-        return bool(np.array_equal(self.counts, other.counts))
+        return bool(np.array_equal(self._idx, other._idx)
+                    and np.array_equal(self._cnt, other._cnt))
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        if not self.total_count:
+        if not self._total:
             return "LatencyHistogram(empty)"
         return (
-            f"LatencyHistogram(n={self.total_count}, p50={self.percentile_ms(50):.3f} ms, "
+            f"LatencyHistogram(n={self._total}, p50={self.percentile_ms(50):.3f} ms, "
             f"p99={self.percentile_ms(99):.3f} ms, max={self.max_us / 1000:.3f} ms)"
         )
 
     def __reduce__(self):
-        return (LatencyHistogram.decode, (self.encode(),))
+        return (LatencyHistogram._sparse, (np.array(self._idx), np.array(self._cnt),
+                                           self._min_raw, self._max_raw))
 
 
 def values_at_percentiles(cumulative: np.ndarray, qs: np.ndarray) -> np.ndarray:

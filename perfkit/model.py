@@ -171,12 +171,16 @@ class Run:
             raise ValueError(f"latency_source must be one of {sorted(LATENCY_SOURCES)}")
         for name in ("percentiles_ms", "uncorrected_percentiles_ms"):
             value = getattr(self, name)
-            frozen = FrozenMap({float(k): float(v) for k, v in dict(value).items()})
-            object.__setattr__(self, name, frozen)
+            if not isinstance(value, FrozenMap):  # Run.replace() passes them on frozen
+                frozen = FrozenMap({float(k): float(v) for k, v in dict(value).items()})
+                object.__setattr__(self, name, frozen)
         for name in ("factors", "manifest", "extra"):
-            object.__setattr__(self, name, _freeze(getattr(self, name)))
-        object.__setattr__(self, "notes", tuple(self.notes))
-        if self.argv is not None:
+            value = getattr(self, name)
+            if not isinstance(value, FrozenMap):
+                object.__setattr__(self, name, _freeze(value))
+        if not isinstance(self.notes, tuple):
+            object.__setattr__(self, "notes", tuple(self.notes))
+        if self.argv is not None and not isinstance(self.argv, tuple):
             object.__setattr__(self, "argv", tuple(self.argv))
 
     def replace(self, **changes: Any) -> Run:

@@ -38,6 +38,36 @@ class UnitError(ValueError):
     """A string is not a number with one of the expected unit suffixes."""
 
 
+# Scalings by a power of ten or of two, as (decimal exponent, binary factor): the exact result
+# is obtained without Decimal, since float() of "574.78e-3" is correctly rounded and
+# multiplying by a power of two is exact. Other factors (60 s, 3600 s) go through Decimal.
+_FAST_TIME_MS = {"us": ("e-3", 1), "ms": ("", 1), "s": ("e3", 1)}
+_FAST_DURATION_S = {"us": ("e-6", 1), "ms": ("e-3", 1), "s": ("", 1)}
+_FAST_METRIC = {"": ("", 1), "k": ("e3", 1), "M": ("e6", 1), "G": ("e9", 1), "T": ("e12", 1)}
+_FAST_BINARY = {"B": ("", 1), "KB": ("", 1024), "MB": ("", 1024**2), "GB": ("", 1024**3),
+                "TB": ("", 1024**4)}
+_FAST_PLAIN = {"": ("", 1)}
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_PLAIN_NUMBER = re.compile(r"\d+(?:\.\d+)?$")
+
+
+def _fast(text: str, fast: dict[str, tuple[str, int]]) -> float | None:
+    """The exact conversion for power-of-ten/two units; None to take the Decimal path.
+
+    Only plain ``digits[.digits]`` with a known suffix is taken here; anything else (signs,
+    exponents, nan, junk) goes to the careful path, which also produces the error messages.
+    """
+    token = text.strip()
+    number_text = token.rstrip(_LETTERS)
+    scale = fast.get(token[len(number_text):])
+    if scale is None or not _PLAIN_NUMBER.match(number_text):
+        return None
+    exponent, factor = scale
+    return float(number_text + exponent) * factor
+
+
 def _split(text: str, units: dict[str, Decimal], what: str) -> Decimal | None:
     s = text.strip()
     if _NAN.match(s):
@@ -58,23 +88,29 @@ def _to_float(value: Decimal | None) -> float:
 
 def time_ms(text: str) -> float:
     """``'574.78us'`` -> 0.57478, ``'10.15s'`` -> 10150.0; suffixes us, ms, s, m, h."""
-    return _to_float(_split(text, _TIME_TO_MS, "a time"))
+    fast = _fast(text, _FAST_TIME_MS)
+    return fast if fast is not None else _to_float(_split(text, _TIME_TO_MS, "a time"))
 
 
 def duration_s(text: str) -> float:
     """``'20.00s'`` -> 20.0, ``'3.00m'`` -> 180.0; suffixes us, ms, s, m, h."""
+    fast = _fast(text, _FAST_DURATION_S)
+    if fast is not None:
+        return fast
     value = _split(text, _TIME_TO_MS, "a duration")
     return _to_float(None if value is None else value / 1000)
 
 
 def count(text: str) -> float:
     """``'19.63k'`` -> 19630.0, ``'158.13'`` -> 158.13; metric suffixes k, M, G, T (base 1000)."""
-    return _to_float(_split(text, _METRIC, "a count"))
+    fast = _fast(text, _FAST_METRIC)
+    return fast if fast is not None else _to_float(_split(text, _METRIC, "a count"))
 
 
 def bytes_(text: str) -> float:
     """``'480.36MB'`` -> 480.36 * 1024**2; suffixes B, KB, MB, GB, TB (base 1024, as wrk)."""
-    return _to_float(_split(text, _BINARY, "a byte count"))
+    fast = _fast(text, _FAST_BINARY)
+    return fast if fast is not None else _to_float(_split(text, _BINARY, "a byte count"))
 
 
 def percent(text: str) -> float:
@@ -87,7 +123,8 @@ def percent(text: str) -> float:
 
 def number(text: str) -> float:
     """A plain decimal number; ``-nan`` -> nan."""
-    return _to_float(_split(text, {"": Decimal(1)}, "a number"))
+    fast = _fast(text, _FAST_PLAIN)
+    return fast if fast is not None else _to_float(_split(text, {"": Decimal(1)}, "a number"))
 
 
 def parse_duration_arg(text: str) -> float:

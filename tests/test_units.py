@@ -90,3 +90,25 @@ def test_parse_duration_arg(text, expected):
 def test_parse_duration_arg_rejects_junk():
     with pytest.raises(units.UnitError):
         units.parse_duration_arg("10 seconds")
+
+
+def _decimal_reference(number_text, factor):
+    from decimal import Decimal
+
+    return float(Decimal(number_text) * Decimal(factor))
+
+
+def test_fast_path_equals_exact_decimal_conversion_on_many_values():
+    # every 2-decimal value wrk prints in a wide range: the float fast path must give the
+    # float nearest to the exact decimal product, exactly as the Decimal path does
+    import random
+
+    rng = random.Random(7)
+    for _ in range(5000):
+        text = f"{rng.uniform(0, 99999):.2f}"
+        assert units.time_ms(text + "us") == _decimal_reference(text, "0.001")
+        assert units.time_ms(text + "s") == _decimal_reference(text, "1000")
+        assert units.count(text + "k") == _decimal_reference(text, "1000")
+        assert units.bytes_(text + "MB") == _decimal_reference(text, 1024**2)
+        assert units.duration_s(text + "ms") == _decimal_reference(text, "0.001")
+        assert units.time_ms(text + "m") == _decimal_reference(text, "60000")

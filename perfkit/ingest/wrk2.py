@@ -266,7 +266,7 @@ def _check_and_build(cur: Cursor, values_us: np.ndarray, counts: np.ndarray, foo
         raise cur.error(f"Max = {LAYOUT.lowest[idx[-1]] / 1000:.3f} (the bucket of the "
                         "spectrum's last row)", where["max_line"])
     _check_mean(cur, idx, counts, footer["mean_ms"], where["mean_line"])
-    return LatencyHistogram.from_spectrum(values_us / 1000.0, counts)
+    return LatencyHistogram.from_spectrum_us(values_us, counts)
 
 
 def _check_mean(cur: Cursor, idx: np.ndarray, counts: np.ndarray, mean: float | None,
