@@ -1,12 +1,19 @@
 """Does ``perfkit run wrk`` cost the measured server anything? perfkit run vs bare wrk.
 
-Run: ``.venv/bin/python benchmarks/bench_runner_overhead.py [--pairs 12] [--duration 5]``
+Run: ``.venv/bin/python benchmarks/bench_runner_overhead.py [--pairs 20] [--duration 10]``
+(about 7 minutes with the defaults; run it on a quiet machine).
 
-A testbed (profile ``default``, a temporary state directory, a free loopback port) serves both
-arms. Each pair runs the same wrk command twice, once bare (``wrk -t2 -c64 -d5s --latency URL``,
-stdout captured) and once through ``python -m perfkit run wrk`` (own process group, CPU sampling
-every 0.5 s, manifest and checksums). The order alternates AB, BA, AB, ... so a drift of the box
-over time hits both arms alike. Both outputs are read by the same parser (``perfkit.load``).
+A testbed (profile ``default`` with its access log off, so disk writes add no noise; a temporary
+state directory; a free loopback port) serves both arms. Each pair runs the same wrk command
+twice, once bare (``wrk -t2 -c64 -d10s --latency URL``, stdout captured) and once through ``python -m perfkit run wrk`` (own process group, CPU
+sampling every 0.5 s, manifest and checksums). The order alternates AB, BA, AB, ... so a drift of
+the box over time hits both arms alike. Both outputs are read by the same parser
+(``perfkit.load``).
+
+On the 2-core development VM, back-to-back bare runs of 3 s vary by ~6% (CV), of 10 s by ~3%,
+hence 10 s runs and 20 pairs by default. ``--pin`` puts nginx on CPU 1 and wrk on CPU 0 in *both*
+arms (bare: ``taskset -c 0 wrk ...``; perfkit: ``--taskset 0``); perfkit's own Python process is
+never pinned, so whatever it costs, it costs.
 
 Analysis (paired, on log ratios): ``d_i = ln(X_perfkit,i / X_bare,i)`` for each pair; the 95%
 CI of the mean of ``d`` uses Student's t with n-1 degrees of freedom; the ratio and its CI are
@@ -48,23 +55,38 @@ def free_port(start: int = 30100) -> int:
     raise RuntimeError("no free port")
 
 
-def bare(url: str, args: list[str], work: Path, k: int) -> float:
+def bare(url: str, args: list[str], work: Path, k: int, pin: list[str]) -> float:
     out = work / f"bare-{k}"
     out.mkdir()
-    proc = subprocess.run(["wrk", *args, url], capture_output=True, timeout=120, check=True)
+    proc = subprocess.run([*pin, "wrk", *args, url], capture_output=True, timeout=120,
+                          check=True)
     (out / "stdout.txt").write_bytes(proc.stdout)
     [run] = perfkit.load(out)
     return run.throughput_rps
 
 
-def via_perfkit(url: str, conns: int, threads: int, duration: int, work: Path, k: int) -> float:
+def via_perfkit(url: str, conns: int, threads: int, duration: int, work: Path, k: int,
+                pin: list[str]) -> float:
     env = dict(os.environ, PERFKIT_NO_PROGRESS="1")
     cmd = [sys.executable, "-m", "perfkit", "run", "wrk", "--url", url, "-c", str(conns),
            "-t", str(threads), "-d", f"{duration}s", "--out", str(work / "perfkit"),
            "--run-id", f"pk-{k}"]
+    if pin:
+        cmd += ["--taskset", pin[-1]]
     subprocess.run(cmd, capture_output=True, timeout=120, check=True, cwd=REPO, env=env)
     [run] = perfkit.load(work / "perfkit" / f"pk-{k}")
     return run.throughput_rps
+
+
+def pin_server(info) -> list[str]:
+    """Pin nginx (master and workers) to CPU 1; the taskset prefix that puts wrk on CPU 0."""
+    import psutil
+
+    for pid in info.pids.values():
+        root = psutil.Process(pid)
+        for p in [root, *root.children(recursive=True)]:
+            p.cpu_affinity([1])
+    return ["taskset", "-c", "0"]
 
 
 def paired_log_ratio_ci(a: list[float], b: list[float], level: float = 0.95):
@@ -79,11 +101,15 @@ def paired_log_ratio_ci(a: list[float], b: list[float], level: float = 0.95):
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--pairs", type=int, default=12)
-    p.add_argument("--duration", type=int, default=5, help="seconds per run")
+    p.add_argument("--pairs", type=int, default=20)
+    p.add_argument("--duration", type=int, default=10, help="seconds per run")
     p.add_argument("--connections", type=int, default=64)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--profile", default="default")
+    p.add_argument("--access-log", action=argparse.BooleanOptionalAction, default=False,
+                   help="keep nginx's access log (default: off, less noise)")
+    p.add_argument("--pin", action=argparse.BooleanOptionalAction, default=False,
+                   help="wrk on CPU 0, nginx on CPU 1, in both arms")
     args = p.parse_args(argv)
     if args.pairs < 10:
         p.error("--pairs: at least 10")
@@ -96,18 +122,22 @@ def main(argv: list[str] | None = None) -> int:
     xs_pk: list[float] = []
     xs_bare: list[float] = []
     try:
-        info = tb.up(args.profile, port=free_port())
-        print(f"testbed {info.profile} at {info.base_url}; wrk {' '.join(wrk_args)}; "
-              f"{args.pairs} pairs, order alternating AB/BA")
+        info = tb.up(args.profile, port=free_port(),
+                     variables=None if args.access_log else {"access_log": "off"})
+        pin = pin_server(info) if args.pin else []
+        print(f"testbed {info.profile} (access_log {info.variables['access_log']}) at "
+              f"{info.base_url}; wrk {' '.join(wrk_args)}; "
+              f"{args.pairs} pairs, order alternating AB/BA; "
+              f"{'wrk on CPU 0, nginx on CPU 1' if pin else 'no pinning'}")
         print(f"{'pair':>4}  {'order':>5}  {'bare_rps':>10}  {'perfkit_rps':>11}  ratio")
         for k in range(args.pairs):
             order = ("bare", "perfkit") if k % 2 == 0 else ("perfkit", "bare")
             got = {}
             for arm in order:
                 time.sleep(0.5)
-                got[arm] = (bare(info.base_url, wrk_args, work, k) if arm == "bare" else
+                got[arm] = (bare(info.base_url, wrk_args, work, k, pin) if arm == "bare" else
                             via_perfkit(info.base_url, args.connections, args.threads,
-                                        args.duration, work, k))
+                                        args.duration, work, k, pin))
             xs_bare.append(got["bare"])
             xs_pk.append(got["perfkit"])
             print(f"{k + 1:>4}  {'AB' if k % 2 == 0 else 'BA':>5}  {got['bare']:>10.0f}  "

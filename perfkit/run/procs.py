@@ -309,9 +309,10 @@ class CpuSampler:
     """CPU use of process trees, sampled from their CPU times (100% = one core busy).
 
     Call :meth:`sample` every tick while the run goes. Each tree is its roots plus all their
-    descendants at the moment of sampling, so forked Locust workers and nginx workers started
-    by a reload are counted. Time spent by processes that exited between two ticks is lost, a
-    small undercount.
+    descendants, looked up on the first ticks and then every ``REFRESH``-th tick (a scan of
+    /proc costs more than the sampling itself), so forked Locust workers and nginx workers
+    started by a reload are counted. Time spent by processes that exited between two lookups
+    is lost, a small undercount.
     """
 
     def __init__(self, generator_pids: Sequence[int], server_pids: Sequence[int] = ()):
@@ -321,27 +322,40 @@ class CpuSampler:
         self.rows: list[tuple[float, float | None, float | None, float | None]] = []
         self._t0 = time.monotonic()
         self.max_processes: dict[str, int] = {}
+        self._cache: dict[str, list[psutil.Process]] = {}
+        self._ticks = 0
         psutil.cpu_percent(interval=None)  # prime the host counter
 
-    def _tree_times(self, roots: Sequence[int]) -> dict[int, float]:
-        out: dict[int, float] = {}
-        for pid in roots:
-            try:
-                root = psutil.Process(pid)
-                procs = [root, *root.children(recursive=True)]
-            except psutil.Error:
-                continue
-            for p in procs:
+    #: descendants are looked up (a scan of /proc) on the first ticks, then every REFRESH-th
+    REFRESH = 4
+
+    def _members(self, key: str) -> list[psutil.Process]:
+        ticks = self._ticks
+        if key not in self._cache or ticks < self.REFRESH or ticks % self.REFRESH == 0:
+            procs: list[psutil.Process] = []
+            for pid in self.roots[key]:
                 try:
-                    t = p.cpu_times()
-                    out[p.pid] = t.user + t.system
+                    root = psutil.Process(pid)
+                    procs += [root, *root.children(recursive=True)]
                 except psutil.Error:
                     continue
+            self._cache[key] = procs
+        return self._cache[key]
+
+    def _tree_times(self, key: str) -> dict[int, float]:
+        out: dict[int, float] = {}
+        for p in self._members(key):
+            try:
+                t = p.cpu_times()
+            except psutil.Error:
+                continue
+            out[p.pid] = t.user + t.system
         return out
 
     def sample(self) -> None:
         now = time.monotonic()
-        current = {k: self._tree_times(v) for k, v in self.roots.items()}
+        current = {k: self._tree_times(k) for k in self.roots}
+        self._ticks += 1
         self.max_processes = {k: max(self.max_processes.get(k, 0), len(v))
                               for k, v in current.items()}
         host = psutil.cpu_percent(interval=None)
