@@ -5,10 +5,10 @@ Run: ``.venv/bin/python benchmarks/bench_runner_overhead.py [--pairs 20] [--dura
 
 A testbed (profile ``default`` with its access log off, so disk writes add no noise; a temporary
 state directory; a free loopback port) serves both arms. Each pair runs the same wrk command
-twice, once bare (``wrk -t2 -c64 -d10s --latency URL``, stdout captured) and once through ``python -m perfkit run wrk`` (own process group, CPU
-sampling every 0.5 s, manifest and checksums). The order alternates AB, BA, AB, ... so a drift of
-the box over time hits both arms alike. Both outputs are read by the same parser
-(``perfkit.load``).
+twice, once bare (``wrk -t2 -c64 -d10s --latency URL``, stdout captured) and once through
+``python -m perfkit run wrk`` (own process group, CPU sampling every 0.5 s, manifest and
+checksums). The order alternates AB, BA, AB, ... so a drift of the box over time hits both arms
+alike. Both outputs are read by the same parser (``perfkit.load``).
 
 On the 2-core development VM, back-to-back bare runs of 3 s vary by ~6% (CV), of 10 s by ~3%,
 hence 10 s runs and 20 pairs by default. ``--pin`` puts nginx on CPU 1 and wrk on CPU 0 in *both*
