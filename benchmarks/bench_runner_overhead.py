@@ -11,9 +11,13 @@ checksums). The order alternates AB, BA, AB, ... so a drift of the box over time
 alike. Both outputs are read by the same parser (``perfkit.load``).
 
 On the 2-core development VM, back-to-back bare runs of 3 s vary by ~6% (CV), of 10 s by ~3%,
-hence 10 s runs and 20 pairs by default. ``--pin`` puts nginx on CPU 1 and wrk on CPU 0 in *both*
-arms (bare: ``taskset -c 0 wrk ...``; perfkit: ``--taskset 0``); perfkit's own Python process is
-never pinned, so whatever it costs, it costs.
+hence 10 s runs and 30 pairs by default. The box is shared, so before each pair the script
+waits until the host's CPU has stayed below 10% for ``--quiet`` seconds (default 3): a rule
+fixed in advance, blind to the outcome, that keeps other jobs' bursts out of most pairs.
+
+``--pin`` puts nginx on CPU 1 and wrk on CPU 0 in *both* arms (bare: ``taskset -c 0 wrk ...``;
+perfkit: ``--taskset 0``); perfkit's own Python process is never pinned, so whatever it costs,
+it costs.
 
 Analysis (paired, on log ratios): ``d_i = ln(X_perfkit,i / X_bare,i)`` for each pair; the 95%
 CI of the mean of ``d`` uses Student's t with n-1 degrees of freedom; the ratio and its CI are
@@ -78,6 +82,17 @@ def via_perfkit(url: str, conns: int, threads: int, duration: int, work: Path, k
     return run.throughput_rps
 
 
+def wait_quiet(seconds: float, limit_s: float = 600.0) -> float:
+    """Wait until host CPU < 10% for ``seconds`` in a row (at most ``limit_s``); the wait."""
+    import psutil
+
+    t0 = time.monotonic()
+    calm = 0.0
+    while calm < seconds and time.monotonic() - t0 < limit_s:
+        calm = calm + 0.5 if psutil.cpu_percent(interval=0.5) < 10 else 0.0
+    return time.monotonic() - t0
+
+
 def pin_server(info) -> list[str]:
     """Pin nginx (master and workers) to CPU 1; the taskset prefix that puts wrk on CPU 0."""
     import psutil
@@ -101,7 +116,9 @@ def paired_log_ratio_ci(a: list[float], b: list[float], level: float = 0.95):
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--pairs", type=int, default=20)
+    p.add_argument("--pairs", type=int, default=30)
+    p.add_argument("--quiet", type=float, default=3.0,
+                   help="seconds of host CPU < 10%% to wait for before each pair (0: no wait)")
     p.add_argument("--duration", type=int, default=10, help="seconds per run")
     p.add_argument("--connections", type=int, default=64)
     p.add_argument("--threads", type=int, default=2)
@@ -131,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{'wrk on CPU 0, nginx on CPU 1' if pin else 'no pinning'}")
         print(f"{'pair':>4}  {'order':>5}  {'bare_rps':>10}  {'perfkit_rps':>11}  ratio")
         for k in range(args.pairs):
+            waited = wait_quiet(args.quiet)
             order = ("bare", "perfkit") if k % 2 == 0 else ("perfkit", "bare")
             got = {}
             for arm in order:
@@ -141,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
             xs_bare.append(got["bare"])
             xs_pk.append(got["perfkit"])
             print(f"{k + 1:>4}  {'AB' if k % 2 == 0 else 'BA':>5}  {got['bare']:>10.0f}  "
-                  f"{got['perfkit']:>11.0f}  {got['perfkit'] / got['bare']:.4f}", flush=True)
+                  f"{got['perfkit']:>11.0f}  {got['perfkit'] / got['bare']:.4f}  "
+                  f"(waited {waited:.0f} s for quiet)", flush=True)
     finally:
         tb.down()
         shutil.rmtree(state, ignore_errors=True)
