@@ -16,11 +16,12 @@ from perfkit.plots.latency import (
     tail_x,
 )
 from perfkit.plots.overview import bars, drift, points, timeseries
-from perfkit.plots.scaling import heatmap, load_curve, usl_curve
+from perfkit.plots.scaling import heatmap, load_curve, model_curves, usl_curve
 from perfkit.plots.style import figure, label
 
 __all__ = [
     "bars", "checks", "drift", "figure", "forest", "heatmap", "label", "load_curve",
+    "model_curves",
     "percentile_axis", "percentile_points", "points", "run_intervals", "spectrum", "style",
     "tail_x", "timeseries", "usl_curve", "variation",
 ]

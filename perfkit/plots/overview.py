@@ -10,8 +10,12 @@ from perfkit.plots.style import GREY, THRESHOLD, series_style
 
 
 def timeseries(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabel: str,
-               by: str | None = None, step: bool = False, legend: bool = True) -> Axes:
-    """A time series per ``by`` group (e.g. throughput per second of each Locust run)."""
+               by: str | None = None, step: bool = False, legend: str | None = "axes",
+               legend_title: str | None = None) -> Axes:
+    """A time series per ``by`` group (e.g. throughput per second of each Locust run).
+
+    ``legend``: ``"axes"`` (inside), ``"figure"`` (above all panels), or None.
+    """
     groups = [(None, frame)] if by is None else list(frame.groupby(by, sort=False))
     for i, (key, group) in enumerate(groups):
         st = series_style(i)
@@ -22,8 +26,11 @@ def timeseries(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabe
              label=None if key is None else str(key), **kwargs)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    if legend and by is not None and len(groups) > 1:
-        ax.legend(loc="best")
+    if legend == "axes" and by is not None and len(groups) > 1:
+        ax.legend(loc="best", title=legend_title)
+    elif legend == "figure" and by is not None:
+        ax.figure.legend(loc="outside upper center", ncols=min(3, len(groups)),
+                         title=legend_title)
     return ax
 
 

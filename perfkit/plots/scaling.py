@@ -84,6 +84,42 @@ def usl_curve(frame: pd.DataFrame, ax: Axes, curve: pd.DataFrame, x: str, y: str
     return ax
 
 
+def model_curves(points: pd.DataFrame, curves: pd.DataFrame, ax: Axes, x: str, y: str,
+                 xlabel: str, ylabel: str, by: str = "config",
+                 peaks: pd.DataFrame | None = None, logy: bool = True,
+                 legend_title: str | None = None) -> Axes:
+    """Scaling models of several configurations: runs as points, each fitted curve as a line
+    (``curves``: ``by, n, fit``), and a claimed peak N* as a dotted line with its interval
+    shaded (``peaks``: ``by, n_star, n_star_low, n_star_high``). The legend sits above."""
+    keys = list(dict.fromkeys(curves[by])) if len(curves) else list(dict.fromkeys(points[by]))
+    for i, key in enumerate(keys):
+        st = series_style(i)
+        pts = points[points[by] == key]
+        ax.plot(pts[x], pts[y], linestyle="none", marker=st["marker"], color=st["color"],
+                alpha=0.45, markeredgewidth=0)
+        cur = curves[curves[by] == key]
+        ax.plot(cur["n"], cur["fit"], color=st["color"], linestyle=st["linestyle"],
+                label=str(key))
+        peak = peaks[peaks[by] == key] if peaks is not None and len(peaks) else []
+        for _, row in (peak.iterrows() if len(peak) else []):
+            ax.axvline(row["n_star"], color=st["color"], linestyle=":", linewidth=0.9)
+            if np.isfinite(row["n_star_low"]) and np.isfinite(row["n_star_high"]):
+                ax.axvspan(row["n_star_low"], row["n_star_high"], color=st["color"],
+                           alpha=0.1, linewidth=0)
+    compact_numbers(ax.xaxis)
+    if logy:
+        ax.set_yscale("log")
+        plain_log(ax.yaxis)
+    else:
+        compact_numbers(ax.yaxis)
+        ax.set_ylim(bottom=0)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.figure.legend(title=legend_title, loc="outside upper center",
+                     ncols=min(2, max(1, len(keys))))
+    return ax
+
+
 def heatmap(table: pd.DataFrame, ax: Axes, xlabel: str, ylabel: str, cbar_label: str,
             fmt: str = "{:.3g}", log: bool = True, title: str | None = None) -> Axes:
     """A grid of values (rows = ``table.index``, columns = ``table.columns``), each cell labelled.

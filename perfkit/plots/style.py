@@ -107,10 +107,6 @@ def series_styles(keys) -> Iterator[tuple[object, dict]]:
         yield key, series_style(i)
 
 
-def _plain(value: float, _pos=None) -> str:
-    return f"{value:g}"
-
-
 def plain_log(axis) -> None:
     """Label a log axis with plain numbers (0.5, 1, 2, 5, 10 ...) instead of powers of ten."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
@@ -119,7 +115,7 @@ def plain_log(axis) -> None:
     decades = np.log10(high / low) if low > 0 and high > 0 else 10
     subs = (1.0, 2.0, 5.0) if decades <= 3 else (1.0,)
     axis.set_major_locator(LogLocator(base=10, subs=subs))
-    axis.set_major_formatter(FuncFormatter(_plain))
+    axis.set_major_formatter(FuncFormatter(_compact))
     axis.set_minor_formatter(NullFormatter())
 
 
@@ -179,6 +175,11 @@ def _compact(value: float, _pos=None) -> str:
     if abs(value) >= 10_000:
         return f"{value / 1000:g}k"
     return f"{value:g}"
+
+
+def plain(value: float, _pos=None) -> str:
+    """Tick text of a log axis: plain numbers, thousands as ``k``."""
+    return _compact(value)
 
 
 def compact_numbers(axis, nbins: int = 6) -> None:

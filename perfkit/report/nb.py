@@ -26,6 +26,7 @@ import html
 import io
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,11 @@ def _display(data: Mapping[str, Any], metadata: Mapping[str, Any] | None = None)
 def escape(value: Any) -> str:
     """``html.escape`` of ``str(value)`` (quotes included): the one way data text enters HTML."""
     return html.escape(str(value), quote=True)
+
+
+def slug(name: str) -> str:
+    """A file-name-safe figure or table name: ``"usl-none, ram"`` -> ``"usl-none-ram"``."""
+    return re.sub(r"[^A-Za-z0-9._]+", "-", name).strip("-") or "unnamed"
 
 
 def format_number(value: float, digits: int = 3) -> str:
@@ -90,7 +96,7 @@ class Report:
             return None
         folder = self.output_dir / kind
         folder.mkdir(parents=True, exist_ok=True)
-        return folder / f"{self.name}-{name}{suffix}"
+        return folder / f"{self.name}-{slug(name)}{suffix}"
 
     def figure(self, fig, name: str, caption: str | None = None) -> None:
         """Show ``fig`` (a :class:`matplotlib.figure.Figure`) and save it as SVG and PNG."""

@@ -140,9 +140,13 @@ def round_sig(frame: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
 
 
 def text_table(frame: pd.DataFrame, digits: int = 3) -> str:
-    """A plain-text table of ``frame`` with floats to ``digits`` significant digits."""
+    """A plain-text table of ``frame`` with floats to ``digits`` significant digits (stable text
+    for output-checked cells: 30000 prints as ``30000``, missing as ``nan``)."""
+    from perfkit.report.nb import format_number
+
     shown = frame.copy()
     for col in shown.columns:
         if pd.api.types.is_float_dtype(shown[col]):
-            shown[col] = [("nan" if pd.isna(v) else f"{v:.{digits}g}") for v in shown[col]]
+            shown[col] = [("nan" if pd.isna(v) else format_number(v, digits))
+                          for v in shown[col]]
     return shown.to_string(index=False)

@@ -165,18 +165,22 @@ def locust_series(exp: Experiment, one_per_config: bool = True) -> pd.DataFrame:
     readable plot), labelled by its configuration (factors and users).
     """
     runs = [r for r in exp.runs if r.tool == "locust" and r.is_aggregate]
+    meta = runs_meta(exp, runs) if runs else None
     if one_per_config and runs:
-        frame = runs_meta(exp, runs)
-        first = frame.sort_values(["config", "repetition"], na_position="last")
+        first = meta.sort_values(["config", "repetition"], na_position="last")
         keep = set(first.drop_duplicates("config")["run_id"])
         runs = [r for r in runs if r.run_id in keep]
+        meta = runs_meta(exp, runs)
     series = timeseries_frame(runs)
     if len(series):
+        order = meta.sort_values(meta.attrs["sort"])["run_id"].tolist()
+        series = series.sort_values(
+            "run_id", key=lambda c: c.map({r: i for i, r in enumerate(order)}), kind="stable")
         series["throughput_smoothed_rps"] = series.groupby("run_id")["throughput_rps"].transform(
             lambda v: v.rolling(SMOOTH_S, center=True, min_periods=1).mean())
-        labels = dict(zip(runs_meta(exp, runs)["run_id"], runs_meta(exp, runs)["config"],
-                          strict=True))
+        labels = dict(zip(meta["run_id"], meta["config"], strict=True))
         series["config"] = series["run_id"].map(labels)
+        series.attrs["columns"] = meta.attrs["columns"]
     return series
 
 
@@ -185,6 +189,8 @@ def runs_meta(exp: Experiment, runs) -> pd.DataFrame:
     frame = exp.frame.iloc[idx].reset_index(drop=True)
     cols = [c for c in exp.factors if c in frame] + [c for c in ("users",) if c in frame]
     frame["config"] = config_labels(frame, cols) if cols else frame["run_id"]
+    frame.attrs["sort"] = cols + ["run_id"]
+    frame.attrs["columns"] = cols
     if len(runs) > 1 and frame["config"].nunique() == 1 and not cols:
         frame["config"] = frame["run_id"]
     return frame

@@ -21,6 +21,7 @@ from perfkit.report.sections.common import Experiment, config_labels, fmt_ci, se
 from perfkit.scaling import ScalingFit, fit_amdahl, fit_usl, littles_law
 from perfkit.scaling.slo import slo_bracket
 
+MODEL_NAMES = {"usl": "USL", "amdahl": "Amdahl"}
 #: fewest distinct concurrency levels for each model (a 3- and a 2-parameter curve)
 MIN_LEVELS_USL = 4
 MIN_LEVELS_AMDAHL = 3
@@ -156,6 +157,40 @@ def scaling_table(results: Sequence[ScalingResult]) -> pd.DataFrame:
             rows.append({"config": r.config, "model": r.fit.model, **p,
                          "note": r.reason if p["parameter"] in ("n_star", "gamma") else ""})
     return pd.DataFrame(rows)
+
+
+def model_frames(results: Sequence[ScalingResult], x_column: str = "throughput_rps",
+                 points: int = 200) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """For :func:`perfkit.plots.model_curves`: the runs (``config, n, x``), the fitted curves
+    (``config, n, fit``) and the claimed peaks (``config, n_star, n_star_low, n_star_high``)."""
+    runs, curves, peaks = [], [], []
+    for r in results:
+        runs.append(pd.DataFrame({"config": r.config, "n": r.frame[r.n_column].astype(float),
+                                  "x": r.frame[x_column].astype(float)}))
+        if r.fit is None:
+            continue
+        curve = scaling_curve(r, points)
+        curve.insert(0, "config", r.config)
+        curves.append(curve)
+        if r.fit.n_star is not None:
+            lo, hi = r.fit.n_star_ci or (math.nan, math.nan)
+            peaks.append({"config": r.config, "n_star": r.fit.n_star, "n_star_low": lo,
+                          "n_star_high": hi})
+    empty = pd.DataFrame(columns=["config", "n", "fit"])
+    return (pd.concat(runs, ignore_index=True) if runs else pd.DataFrame(
+                columns=["config", "n", "x"]),
+            pd.concat(curves, ignore_index=True) if curves else empty,
+            pd.DataFrame(peaks, columns=["config", "n_star", "n_star_low", "n_star_high"]))
+
+
+def models_caption(results: Sequence[ScalingResult]) -> str:
+    """One sentence per configuration: the model fitted and whether a peak is claimed."""
+    parts = []
+    for r in results:
+        model = MODEL_NAMES.get(r.fit.model, r.fit.model) if r.fit else "no model"
+        peak = "" if r.fit is None or r.fit.n_star is None else f", N* = {r.fit.n_star:.0f}"
+        parts.append(f"{r.config}: {model}{peak}.")
+    return " ".join(parts)
 
 
 def scaling_curve(result: ScalingResult, points: int = 200) -> pd.DataFrame:
