@@ -11,9 +11,15 @@ checksums). The order alternates AB, BA, AB, ... so a drift of the box over time
 alike. Both outputs are read by the same parser (``perfkit.load``).
 
 On the 2-core development VM, back-to-back bare runs of 3 s vary by ~6% (CV), of 10 s by ~3%,
-hence 10 s runs and 30 pairs by default. The box is shared, so before each pair the script
-waits until the host's CPU has stayed below 10% for ``--quiet`` seconds (default 3): a rule
-fixed in advance, blind to the outcome, that keeps other jobs' bursts out of most pairs.
+hence 10 s runs and 30 pairs by default. The box is shared, so two rules fixed in advance and
+blind to the outcome keep other jobs' CPU bursts out of the comparison:
+
+- before each pair, wait until the host's CPU has stayed below 10% for ``--quiet`` seconds;
+- during each pair, measure the CPU time used by every process that is not this benchmark, its
+  children (wrk, perfkit and what perfkit starts) or the testbed's nginx: host busy time
+  (user + nice + system, from /proc/stat) minus ours. A pair during which others used more
+  than ``--max-other`` cores on average (default 0.05) is discarded and run again (at most 5
+  times; the count of discarded pairs is printed).
 
 ``--pin`` puts nginx on CPU 1 and wrk on CPU 0 in *both* arms (bare: ``taskset -c 0 wrk ...``;
 perfkit: ``--taskset 0``); perfkit's own Python process is never pinned, so whatever it costs,
@@ -59,8 +65,11 @@ def free_port(start: int = 30100) -> int:
     raise RuntimeError("no free port")
 
 
+_runs = iter(range(1, 1_000_000))
+
+
 def bare(url: str, args: list[str], work: Path, k: int, pin: list[str]) -> float:
-    out = work / f"bare-{k}"
+    out = work / f"bare-{k}-{next(_runs)}"
     out.mkdir()
     proc = subprocess.run([*pin, "wrk", *args, url], capture_output=True, timeout=120,
                           check=True)
@@ -74,11 +83,11 @@ def via_perfkit(url: str, conns: int, threads: int, duration: int, work: Path, k
     env = dict(os.environ, PERFKIT_NO_PROGRESS="1")
     cmd = [sys.executable, "-m", "perfkit", "run", "wrk", "--url", url, "-c", str(conns),
            "-t", str(threads), "-d", f"{duration}s", "--out", str(work / "perfkit"),
-           "--run-id", f"pk-{k}"]
+           "--run-id", f"pk-{k}-{next(_runs)}"]
     if pin:
         cmd += ["--taskset", pin[-1]]
     subprocess.run(cmd, capture_output=True, timeout=120, check=True, cwd=REPO, env=env)
-    [run] = perfkit.load(work / "perfkit" / f"pk-{k}")
+    [run] = perfkit.load(work / "perfkit" / cmd[-1])
     return run.throughput_rps
 
 
@@ -91,6 +100,40 @@ def wait_quiet(seconds: float, limit_s: float = 600.0) -> float:
     while calm < seconds and time.monotonic() - t0 < limit_s:
         calm = calm + 0.5 if psutil.cpu_percent(interval=0.5) < 10 else 0.0
     return time.monotonic() - t0
+
+
+class OtherCpu:
+    """CPU (in cores) used by processes other than ours and the testbed's between start/stop."""
+
+    def __init__(self, server_pids: list[int]):
+        import psutil
+
+        self.psutil = psutil
+        self.server = [psutil.Process(p) for p in server_pids]
+
+    def _host_busy(self) -> float:
+        t = self.psutil.cpu_times()
+        return t.user + t.nice + t.system
+
+    def _ours(self) -> float:
+        t = os.times()
+        total = t.user + t.system + t.children_user + t.children_system
+        for root in self.server:
+            for p in [root, *root.children(recursive=True)]:
+                try:
+                    c = p.cpu_times()
+                except self.psutil.Error:
+                    continue
+                total += c.user + c.system
+        return total
+
+    def start(self) -> None:
+        self.t0, self.host0, self.ours0 = time.monotonic(), self._host_busy(), self._ours()
+
+    def stop(self) -> float:
+        wall = time.monotonic() - self.t0
+        other = (self._host_busy() - self.host0) - (self._ours() - self.ours0)
+        return max(other, 0.0) / wall
 
 
 def pin_server(info) -> list[str]:
@@ -119,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pairs", type=int, default=30)
     p.add_argument("--quiet", type=float, default=3.0,
                    help="seconds of host CPU < 10%% to wait for before each pair (0: no wait)")
+    p.add_argument("--max-other", type=float, default=0.05,
+                   help="discard a pair when other processes used more cores than this")
     p.add_argument("--duration", type=int, default=10, help="seconds per run")
     p.add_argument("--connections", type=int, default=64)
     p.add_argument("--threads", type=int, default=2)
@@ -147,20 +192,31 @@ def main(argv: list[str] | None = None) -> int:
               f"{args.pairs} pairs, order alternating AB/BA; "
               f"{'wrk on CPU 0, nginx on CPU 1' if pin else 'no pinning'}")
         print(f"{'pair':>4}  {'order':>5}  {'bare_rps':>10}  {'perfkit_rps':>11}  ratio")
+        other_cpu = OtherCpu(list(info.pids.values()))
+        discarded = 0
         for k in range(args.pairs):
-            waited = wait_quiet(args.quiet)
-            order = ("bare", "perfkit") if k % 2 == 0 else ("perfkit", "bare")
-            got = {}
-            for arm in order:
-                time.sleep(0.5)
-                got[arm] = (bare(info.base_url, wrk_args, work, k, pin) if arm == "bare" else
-                            via_perfkit(info.base_url, args.connections, args.threads,
-                                        args.duration, work, k, pin))
+            for attempt in range(6):
+                waited = wait_quiet(args.quiet)
+                order = ("bare", "perfkit") if k % 2 == 0 else ("perfkit", "bare")
+                got = {}
+                other_cpu.start()
+                for arm in order:
+                    time.sleep(0.5)
+                    got[arm] = (bare(info.base_url, wrk_args, work, k, pin) if arm == "bare"
+                                else via_perfkit(info.base_url, args.connections, args.threads,
+                                                 args.duration, work, k, pin))
+                other = other_cpu.stop()
+                if other <= args.max_other or attempt == 5:
+                    break
+                discarded += 1
+                print(f"{k + 1:>4}  discarded: other processes used {other:.2f} cores",
+                      flush=True)
             xs_bare.append(got["bare"])
             xs_pk.append(got["perfkit"])
             print(f"{k + 1:>4}  {'AB' if k % 2 == 0 else 'BA':>5}  {got['bare']:>10.0f}  "
                   f"{got['perfkit']:>11.0f}  {got['perfkit'] / got['bare']:.4f}  "
-                  f"(waited {waited:.0f} s for quiet)", flush=True)
+                  f"(others {other:.3f} cores; waited {waited:.0f} s for quiet)", flush=True)
+        print(f"discarded pairs (others above {args.max_other} cores): {discarded}")
     finally:
         tb.down()
         shutil.rmtree(state, ignore_errors=True)
