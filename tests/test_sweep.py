@@ -230,3 +230,39 @@ def test_an_imported_experiment_documents_its_design_but_is_never_swept(tmp_path
     path = write(tmp_path, FACTORIAL + "imported: {from: somewhere else}\n")
     with pytest.raises(ex.ExperimentError, match="imported: expected a design perfkit can run"):
         Sweep(path)
+
+
+# -- the bundled demo data ----------------------------------------------------------------
+DATA = REPO / "data"
+SWEPT = ("demo-wrk-factorial", "demo-locust", "demo-aa")
+
+
+@pytest.mark.parametrize("name", SWEPT)
+def test_bundled_experiments_hold_exactly_their_plan_with_untouched_raw_files(name):
+    exp = DATA / name
+    plan = json.loads((exp / "plan.json").read_text())
+    assert plan["experiment_sha256"] == sha256_file(exp / "experiment.yaml")
+    runs = sorted(p.name for p in (exp / "runs").iterdir() if not p.name.startswith("."))
+    assert runs == sorted(r["run_id"] for r in plan["runs"])
+    for entry in plan["runs"]:
+        run_dir = exp / "runs" / entry["run_id"]
+        manifest = json.loads((run_dir / "manifest.json").read_text())
+        assert manifest["status"] == "complete"
+        assert (manifest["block"], manifest["order"]) == (entry["block"], entry["seq"])
+        for rel, f in manifest["files"].items():
+            assert sha256_file(run_dir / rel) == f["sha256"], (run_dir, rel)
+    for block in {r["block"] for r in plan["runs"]}:
+        cells = [r["cell"] for r in plan["runs"] if r["block"] == block]
+        assert sorted(cells) == list(range(len(plan["cells"])))
+
+
+def test_the_imported_wrk2_sweep_keeps_every_fixture_byte():
+    exp = DATA / "demo-wrk2-sweep"
+    source = REPO / "tests" / "fixtures" / "wrk2" / "sweep"
+    runs = [p for p in (exp / "runs").iterdir()]
+    assert len(runs) == 48
+    for run_dir in runs:
+        for ours, theirs in (("stdout.txt", "run.stdout"), ("stderr.txt", "run.stderr"),
+                             ("meta.json", "meta.json")):
+            assert sha256_file(run_dir / ours) == sha256_file(source / run_dir.name / theirs)
+    assert len(perfkit.load(exp)) == 48
