@@ -243,3 +243,24 @@ def test_quality_counts_runs_with_failures(locust):
     series = overview.locust_series(locust)
     assert set(series["run_id"]) == {"clean_u20", "failures_u30", "processes2_u40"}
     assert (series["endpoint"] == "Aggregated").all()
+
+
+def test_headline_lists_the_largest_significant_effects_first(wrk2):
+    frame = effects.runs_for_analysis(wrk2)
+    tables = [effects.effects(frame, ["profile", "connections"], m, per="target_rate_rps")
+              for m in ("latency_p99_ms", "throughput_rps")]
+    found = effects.headline(pd.DataFrame(), tables, "target_rate_rps", alpha=0.05)
+    ratios = [float(v.split(" ")[0][1:]) for k, v in found.items() if k != "effects"
+              and k != "other significant effects"]
+    assert ratios and len(ratios) <= effects.MAX_HEADLINE_EFFECTS
+    sizes = [abs(math.log(r)) for r in ratios]
+    assert sizes == sorted(sizes, reverse=True)
+
+
+def test_scaling_headline_groups_configurations_without_a_peak(wrk):
+    frame, _ = scaling.runs_with_config(wrk, ["profile"])
+    three = frame[frame["connections"] != 200]
+    results = scaling.fit_scaling(three, "connections", n_resamples=20)
+    found = scaling.headline(pd.DataFrame(columns=["config"]), results, 5.0, 99.0)
+    assert list(found) == ["peak concurrency N*, every configuration"]
+    assert "Amdahl's law only" in found["peak concurrency N*, every configuration"]

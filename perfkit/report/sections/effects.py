@@ -22,6 +22,9 @@ from perfkit.stats import adjust_pvalues, compare
 from perfkit.stats.coding import code_factor
 from perfkit.stats.factorial import factorial
 
+#: the largest significant effects the report index lists
+MAX_HEADLINE_EFFECTS = 6
+
 
 def lower_is_better(metric: str) -> bool:
     """Latencies and error ratios: lower is better; throughput (``*_rps``): higher is better."""
@@ -157,12 +160,20 @@ def headline(ab: pd.DataFrame, tables: Sequence[pd.DataFrame], per: str | None,
              alpha: float = 0.05) -> dict:
     """The significant factorial effects (ratio with CI), and what the A/B tests could show."""
     out: dict[str, str] = {}
+    significant = []
     for table in tables:
         for _, r in forest_rows(table, per).iterrows():
             p = r.get("p_value_holm", r["p_value"])
             if np.isfinite(p) and p < alpha:
-                out[f"{r['metric']}: {r['label']} at {r['level']}"] = (
-                    f"x{fmt_ci(r['ratio'], r['ratio_ci_low'], r['ratio_ci_high'])}")
+                significant.append(r)
+    significant.sort(key=lambda r: -abs(np.log(r["ratio"])))
+    for r in significant[:MAX_HEADLINE_EFFECTS]:
+        where = f" at {per}={r['level']}" if per else ""
+        out[f"{r['metric']}: {r['label']}{where}"] = (
+            f"x{fmt_ci(r['ratio'], r['ratio_ci_low'], r['ratio_ci_high'])}")
+    if len(significant) > MAX_HEADLINE_EFFECTS:
+        out["other significant effects"] = (
+            f"{len(significant) - MAX_HEADLINE_EFFECTS} more (smaller), in the forest plots")
     if len(ab):
         kinds = ab["verdict"].str.replace(r" \(.*\)$", "", regex=True)
         counts = kinds.replace("~", "no significant change").value_counts()

@@ -225,15 +225,17 @@ def headline(brackets: pd.DataFrame, results: Sequence[ScalingResult], slo_ms: f
     out = {}
     for _, row in brackets.iterrows():
         out[f"max rate with p{percentile:g} < {slo_ms:g} ms, {row['config']}"] = bracket_text(row)
+    unclaimed: dict[str, list[str]] = {}
     for r in results:
-        if r.fit is None:
-            continue
-        if r.fit.n_star is not None:
+        if r.fit is not None and r.fit.n_star is not None:
             lo, hi = r.fit.n_star_ci or (math.nan, math.nan)
             out[f"peak concurrency N*, {r.config}"] = fmt_ci(r.fit.n_star, lo, hi,
                                                              r.n_column)
         else:
-            out[f"peak concurrency N*, {r.config}"] = f"not claimed ({r.reason})"
+            unclaimed.setdefault(r.reason, []).append(r.config)
+    for reason, configs in unclaimed.items():
+        which = "every configuration" if len(configs) == len(results) else "; ".join(configs)
+        out[f"peak concurrency N*, {which}"] = f"not claimed ({reason})"
     return out
 
 
