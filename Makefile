@@ -17,7 +17,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m perfkit parse data/
+	$(PY) -m perfkit report -p params/demo.yaml -o reports/demo
+	@echo "open reports/demo/index.html in a browser (it works offline)"
 
 test: $(STAMP)
 	$(PY) -m ruff check perfkit tests benchmarks

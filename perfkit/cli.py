@@ -34,8 +34,15 @@ DESCRIPTION = """\
 Turn wrk, wrk2 and Locust load tests into trustworthy, publishable answers.
 
 typical use:
-  perfkit parse data/                       one row per run (per endpoint for Locust)
-  perfkit show runs/RUN_ID                   a readable summary with its warnings
+  perfkit testbed up --profile cache-ram        local nginx on 127.0.0.1 (prints its URL)
+  perfkit sweep experiment.yaml                 a designed, resumable experiment
+  perfkit parse data/demo-wrk-factorial         one row per run (per endpoint for Locust)
+  perfkit show data/demo-aa/runs/RUN_ID         a readable summary with its warnings
+  perfkit effects EXPERIMENT --factors a,b      factorial tuning effects with CIs
+  perfkit report -p params/demo.yaml -o reports/demo
+                                                the HTML report of the notebooks
+
+Run 'perfkit COMMAND --help' for a command's options and examples.
 """
 
 
