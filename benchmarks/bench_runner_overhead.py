@@ -16,10 +16,10 @@ blind to the outcome keep other jobs' CPU bursts out of the comparison:
 
 - before each pair, wait until the host's CPU has stayed below 10% for ``--quiet`` seconds;
 - during each pair, measure the CPU time used by every process that is not this benchmark, its
-  children (wrk, perfkit and what perfkit starts) or the testbed's nginx: host busy time
-  (user + nice + system, from /proc/stat) minus ours. A pair during which others used more
-  than ``--max-other`` cores on average (default 0.05) is discarded and run again (at most 5
-  times; the count of discarded pairs is printed).
+  children (wrk, perfkit and what perfkit starts), the testbed's nginx or a kernel thread
+  (:class:`OtherCpu`). A pair during which others used more than ``--max-other`` cores on
+  average (default 0.05) is discarded and run again (at most 5 times; the count of discarded
+  pairs is printed).
 
 ``--pin`` puts nginx on CPU 1 and wrk on CPU 0 in *both* arms (bare: ``taskset -c 0 wrk ...``;
 perfkit: ``--taskset 0``); perfkit's own Python process is never pinned, so whatever it costs,
@@ -103,37 +103,69 @@ def wait_quiet(seconds: float, limit_s: float = 600.0) -> float:
 
 
 class OtherCpu:
-    """CPU (in cores) used by processes other than ours and the testbed's between start/stop."""
+    """CPU (in cores) used by processes that are neither ours nor the testbed's, meanwhile.
+
+    A thread snapshots every process's CPU time every 0.25 s and sums the increments of the
+    others: not this process or its descendants (wrk, perfkit and what it starts), not the
+    testbed's nginx, not kernel threads (they also serve our own loopback traffic). A process
+    first seen after the start counts from zero; one that lives less than 0.25 s may be missed.
+    """
+
+    INTERVAL_S = 0.25
 
     def __init__(self, server_pids: list[int]):
         import psutil
 
         self.psutil = psutil
-        self.server = [psutil.Process(p) for p in server_pids]
+        self.server = list(server_pids)
 
-    def _host_busy(self) -> float:
-        t = self.psutil.cpu_times()
-        return t.user + t.nice + t.system
+    def _ours(self) -> set[int]:
+        pids = {os.getpid(), *self.server}
+        for root in [os.getpid(), *self.server]:
+            try:
+                pids |= {c.pid for c in self.psutil.Process(root).children(recursive=True)}
+            except self.psutil.Error:
+                continue
+        return pids
 
-    def _ours(self) -> float:
-        t = os.times()
-        total = t.user + t.system + t.children_user + t.children_system
-        for root in self.server:
-            for p in [root, *root.children(recursive=True)]:
-                try:
-                    c = p.cpu_times()
-                except self.psutil.Error:
-                    continue
-                total += c.user + c.system
-        return total
+    def _snapshot(self) -> None:
+        ours = self._ours()
+        for p in self.psutil.process_iter(["pid", "ppid"]):
+            pid = p.info["pid"]
+            if pid in ours or pid == 2 or p.info["ppid"] == 2:
+                continue
+            try:
+                t = p.cpu_times()
+            except self.psutil.Error:
+                continue
+            used = t.user + t.system
+            if self._first:
+                self._last[pid] = used
+                continue
+            self.total_s += max(used - self._last.get(pid, 0.0), 0.0)
+            self._last[pid] = used
+        self._first = False
 
     def start(self) -> None:
-        self.t0, self.host0, self.ours0 = time.monotonic(), self._host_busy(), self._ours()
+        import threading
+
+        self._last: dict[int, float] = {}
+        self._first, self.total_s = True, 0.0
+        self._stop = threading.Event()
+        self.t0 = time.monotonic()
+        self._snapshot()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.INTERVAL_S):
+            self._snapshot()
 
     def stop(self) -> float:
-        wall = time.monotonic() - self.t0
-        other = (self._host_busy() - self.host0) - (self._ours() - self.ours0)
-        return max(other, 0.0) / wall
+        self._stop.set()
+        self._thread.join()
+        self._snapshot()
+        return self.total_s / (time.monotonic() - self.t0)
 
 
 def pin_server(info) -> list[str]:
