@@ -1,18 +1,22 @@
 """Does ``perfkit run wrk`` cost the measured server anything? perfkit run vs bare wrk.
 
-Run: ``.venv/bin/python benchmarks/bench_runner_overhead.py [--pairs 20] [--duration 10]``
-(about 7 minutes with the defaults; run it on a quiet machine).
+Run: ``.venv/bin/python benchmarks/bench_runner_overhead.py [--pairs 80] [--duration 5]``
+(about 20 minutes with the defaults; run it on a quiet machine).
 
 A testbed (profile ``default`` with its access log off, so disk writes add no noise; a temporary
 state directory; a free loopback port) serves both arms. Each pair runs the same wrk command
-twice, once bare (``wrk -t2 -c64 -d10s --latency URL``, stdout captured) and once through
+twice, once bare (``wrk -t2 -c64 -d5s --latency URL``, stdout captured) and once through
 ``python -m perfkit run wrk`` (own process group, CPU sampling every 0.5 s, manifest and
 checksums). The order alternates AB, BA, AB, ... so a drift of the box over time hits both arms
 alike. Both outputs are read by the same parser (``perfkit.load``).
 
-On the 2-core development VM, back-to-back bare runs of 3 s vary by ~6% (CV), of 10 s by ~3%,
-hence 10 s runs and 30 pairs by default. The box is shared, so two rules fixed in advance and
-blind to the outcome keep other jobs' CPU bursts out of the comparison:
+On the 2-core development VM the noise is large and does not shrink much with longer runs: the
+log ratio of two *bare* runs back to back (an A/A pair) has a standard deviation of about 5.5%
+(5 s runs, pinned) to 6.5% (10 s, unpinned). For a 95% CI narrower than +-2% that takes
+(2 x 0.06 / 0.02)^2 = 36 pairs at the very least, hence 80 pairs of 5 s by default.
+
+The box is shared, so two rules fixed in advance and blind to the outcome keep other jobs' CPU
+bursts out of the comparison:
 
 - before each pair, wait until the host's CPU has stayed below 10% for ``--quiet`` seconds;
 - during each pair, measure the CPU time used by every process that is not this benchmark, its
@@ -191,12 +195,12 @@ def paired_log_ratio_ci(a: list[float], b: list[float], level: float = 0.95):
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--pairs", type=int, default=30)
+    p.add_argument("--pairs", type=int, default=80)
     p.add_argument("--quiet", type=float, default=3.0,
                    help="seconds of host CPU < 10%% to wait for before each pair (0: no wait)")
     p.add_argument("--max-other", type=float, default=0.05,
                    help="discard a pair when other processes used more cores than this")
-    p.add_argument("--duration", type=int, default=10, help="seconds per run")
+    p.add_argument("--duration", type=int, default=5, help="seconds per run")
     p.add_argument("--connections", type=int, default=64)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--profile", default="default")
