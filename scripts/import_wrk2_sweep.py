@@ -1,8 +1,12 @@
-"""Import the recorded wrk2 sweep (shared fixtures) as a perfkit experiment directory.
+"""Import recorded wrk2 runs (shared fixtures) as a perfkit experiment directory.
 
 Run: ``.venv/bin/python scripts/import_wrk2_sweep.py [--source DIR] [--out DIR]``
 (defaults: ``tests/fixtures/wrk2/sweep``, a verbatim copy of the shared fixtures'
 ``wrk2/sweep``, and ``data/demo-wrk2-sweep``).
+
+``--single RUN [RUN ...]`` imports chosen runs of ``tests/fixtures/wrk2/single`` instead (as
+``data/demo-wrk2-uncorrected`` holds the ``-U`` run): ``--source tests/fixtures/wrk2/single
+--single uncorrected_U_default_R20000_c50 --out data/demo-wrk2-uncorrected``.
 
 For each of the 48 runs ``PROFILE_R<rate>_c<conns>_rep<n>/`` it writes ``runs/<same name>/``:
 
@@ -26,6 +30,8 @@ import json
 import shutil
 import sys
 from pathlib import Path
+
+from perfkit.ingest.manifest import parse_wrk_argv
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "tests" / "fixtures" / "wrk2" / "sweep"
@@ -72,9 +78,25 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def manifest_for(meta: dict, run_id: str, run_dir: Path, source_dir: Path) -> dict:
+SINGLE_YAML = """\
+# Imported, not swept by perfkit: single wrk2 runs of the shared fixtures (wrk2/single/),
+# converted by scripts/import_wrk2_sweep.py --single. Raw outputs are byte for byte;
+# manifest.json is generated from each run's meta.json (kept beside it).
+name: {name}
+description: >
+  {runs} recorded wrk2 run(s), kept for what they show (e.g. -U: corrected and uncorrected
+  latency of the same requests); see the fixtures README for how each was made.
+imported:
+  from: shared fixtures wrk2/single ({names})
+tool: wrk2
+"""
+
+
+def manifest_for(meta: dict, run_id: str, run_dir: Path, source_dir: Path,
+                 experiment: str = "demo-wrk2-sweep") -> dict:
     params = meta["params"]
     profile = meta["profile"]
+    opts = parse_wrk_argv(meta["argv"])
     conf = NGINX / f"{profile}.conf"
     files = {name: {"sha256": sha256(run_dir / name), "bytes": (run_dir / name).stat().st_size}
              for name in ("stdout.txt", "stderr.txt", "meta.json")}
@@ -82,7 +104,7 @@ def manifest_for(meta: dict, run_id: str, run_dir: Path, source_dir: Path) -> di
         "schema_version": 1,
         "perfkit_version": None,
         "imported_by": "scripts/import_wrk2_sweep.py",
-        "imported_from": {"run_dir": f"wrk2/sweep/{source_dir.name}",
+        "imported_from": {"run_dir": f"wrk2/{source_dir.parent.name}/{source_dir.name}",
                           "meta_sha256": sha256(source_dir / "meta.json")},
         "run_id": run_id,
         "tool": meta["tool"],
@@ -90,12 +112,12 @@ def manifest_for(meta: dict, run_id: str, run_dir: Path, source_dir: Path) -> di
         "argv": meta["argv"],
         "url": meta["argv"][-1],
         "factors": {"profile": profile},
-        "load": {"duration_s": 15.0, "connections": params["connections"],
-                 "threads": params["threads"], "rate_rps": float(params["rate"])},
-        "experiment": "demo-wrk2-sweep",
-        "repetition": params["rep"],
+        "load": {"duration_s": opts["duration_s"], "connections": opts["connections"],
+                 "threads": opts["threads"], "rate_rps": opts["rate"]},
+        "experiment": experiment,
+        "repetition": params.get("rep", 1),
         "block": None,
-        "order": params["order"],
+        "order": params.get("order"),
         "start_utc": meta["start_utc"],
         "end_utc": meta["end_utc"],
         "wall_s": meta["wall_seconds"],
@@ -111,34 +133,45 @@ def manifest_for(meta: dict, run_id: str, run_dir: Path, source_dir: Path) -> di
     }
 
 
-def convert(source: Path, out: Path) -> int:
+def convert(source: Path, out: Path, single: list[str] | None = None) -> int:
     if out.exists():
         raise SystemExit(f"{out} exists: remove it first (the import never overwrites)")
+    if single:
+        sources = [source / name for name in single]
+        missing = [str(p) for p in sources if not (p / "meta.json").is_file()]
+        if missing:
+            raise SystemExit(f"no recorded run (meta.json) in: {', '.join(missing)}")
+    else:
+        sources = sorted(p for p in source.iterdir() if (p / "meta.json").is_file())
     runs = out / "runs"
     runs.mkdir(parents=True)
-    (out / "experiment.yaml").write_text(EXPERIMENT_YAML)
-    for name in ("sweep_order.csv", "sweep.json"):
-        shutil.copyfile(source / name, out / name)
-    count = 0
-    for src in sorted(p for p in source.iterdir() if (p / "meta.json").is_file()):
+    if single:
+        (out / "experiment.yaml").write_text(SINGLE_YAML.format(
+            name=out.name, runs=len(single), names=", ".join(single)))
+    else:
+        (out / "experiment.yaml").write_text(EXPERIMENT_YAML)
+        for name in ("sweep_order.csv", "sweep.json"):
+            shutil.copyfile(source / name, out / name)
+    for src in sources:
         dest = runs / src.name
         dest.mkdir()
         shutil.copyfile(src / "run.stdout", dest / "stdout.txt")
         shutil.copyfile(src / "run.stderr", dest / "stderr.txt")
         shutil.copyfile(src / "meta.json", dest / "meta.json")
         meta = json.loads((src / "meta.json").read_text())
-        manifest = manifest_for(meta, src.name, dest, src)
+        manifest = manifest_for(meta, src.name, dest, src, experiment=out.name)
         (dest / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-        count += 1
-    return count
+    return len(sources)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--source", type=Path, default=SOURCE)
     p.add_argument("--out", type=Path, default=OUT)
+    p.add_argument("--single", nargs="+", metavar="RUN",
+                   help="import only these run directories of --source (no sweep files)")
     args = p.parse_args(argv)
-    n = convert(args.source, args.out)
+    n = convert(args.source, args.out, args.single)
     print(f"{n} runs imported into {args.out}")
     return 0
 

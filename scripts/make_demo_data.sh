@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Remake the bundled demo experiments in data/ (about 15-20 minutes on a 2-core box).
 #
-#   scripts/make_demo_data.sh            # all four
+#   scripts/make_demo_data.sh            # all six
 #   scripts/make_demo_data.sh demo-aa    # just one
 #
 # Each sweep runs on the local nginx testbed (loopback only, port 8090) and is resumable:
@@ -11,7 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
-ALL=(demo-wrk-factorial demo-locust demo-aa demo-wrk2-sweep)
+ALL=(demo-wrk-factorial demo-wrk-connections demo-locust demo-aa demo-wrk2-sweep
+     demo-wrk2-uncorrected)
 WANT=("${@:-${ALL[@]}}")
 
 busy=$(ps -eo pcpu=,args= | awk '$1 > 20 {print}' | grep -v -e make_demo_data -e "ps -eo" || true)
@@ -26,6 +27,12 @@ for name in "${WANT[@]}"; do
         # the real wrk2 sweep of the shared fixtures, imported byte for byte (no wrk2 here)
         rm -rf "data/$name"
         "$PY" scripts/import_wrk2_sweep.py --out "data/$name"
+        ;;
+    demo-wrk2-uncorrected)
+        # the real wrk2 -U run of the shared fixtures, imported byte for byte
+        rm -rf "data/$name"
+        "$PY" scripts/import_wrk2_sweep.py --source tests/fixtures/wrk2/single \
+            --single uncorrected_U_default_R20000_c50 --out "data/$name"
         ;;
     *)
         echo "== $name: $(date -u +%FT%TZ)"

@@ -234,7 +234,7 @@ def test_an_imported_experiment_documents_its_design_but_is_never_swept(tmp_path
 
 # -- the bundled demo data ----------------------------------------------------------------
 DATA = REPO / "data"
-SWEPT = ("demo-wrk-factorial", "demo-locust", "demo-aa")
+SWEPT = ("demo-wrk-factorial", "demo-wrk-connections", "demo-locust", "demo-aa")
 
 
 @pytest.mark.parametrize("name", SWEPT)
@@ -256,13 +256,17 @@ def test_bundled_experiments_hold_exactly_their_plan_with_untouched_raw_files(na
         assert sorted(cells) == list(range(len(plan["cells"])))
 
 
-def test_the_imported_wrk2_sweep_keeps_every_fixture_byte():
-    exp = DATA / "demo-wrk2-sweep"
-    source = REPO / "tests" / "fixtures" / "wrk2" / "sweep"
+@pytest.mark.parametrize("name, source, count", [
+    ("demo-wrk2-sweep", "sweep", 48),
+    ("demo-wrk2-uncorrected", "single", 1),
+])
+def test_the_imported_wrk2_runs_keep_every_fixture_byte(name, source, count):
+    exp = DATA / name
+    source = REPO / "tests" / "fixtures" / "wrk2" / source
     runs = [p for p in (exp / "runs").iterdir()]
-    assert len(runs) == 48
+    assert len(runs) == count
     for run_dir in runs:
         for ours, theirs in (("stdout.txt", "run.stdout"), ("stderr.txt", "run.stderr"),
                              ("meta.json", "meta.json")):
             assert sha256_file(run_dir / ours) == sha256_file(source / run_dir.name / theirs)
-    assert len(perfkit.load(exp)) == 48
+    assert len(perfkit.load(exp)) == count
