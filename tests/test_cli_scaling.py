@@ -89,3 +89,19 @@ def test_user_errors_say_what_to_do(argv, message):
     code, out, err = run_cli("scaling", str(FIXTURES / argv[0]), *argv[1:])
     assert code == 1 and out == ""
     assert err.startswith("perfkit: error: ") and message in err
+
+
+def test_every_footnote_is_referenced_including_a_claimed_peak():
+    # the bundled closed-loop sweep: the default profile's peak is claimed, buffered-log's not
+    code, out, _ = run_cli("scaling", str(TESTS.parent / "data" / "demo-wrk-connections"),
+                           "--x", "connections", "--by", "profile")
+    assert code == 0
+    body, _, notes = out.partition("\n[1] ")
+    numbers = ["1"] + [line[1:line.index("]")] for line in notes.splitlines()
+                       if line.startswith("[")]
+    for n in numbers:
+        assert f"[{n}]" in body, f"footnote [{n}] is printed but no row refers to it"
+    n_star = [line for line in body.splitlines() if line.strip().startswith("N*")]
+    assert len(n_star) == 2 and any("no peak claimed" in line for line in n_star)
+    claimed = next(line for line in n_star if "no peak claimed" not in line)
+    assert claimed.rstrip().endswith("]") and claimed.count("[") == 2  # CI, then its footnote

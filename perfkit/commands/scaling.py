@@ -151,12 +151,12 @@ def _usl_table(g: pd.DataFrame, args, notes: Footnotes) -> str:
     for row in fit.parameters():
         name = {"gamma": f"gamma [{unit}/N]" if unit else "gamma", "n_star": "N*"}.get(
             row["parameter"], row["parameter"])
-        body.append([name, fmt_num(row["estimate"]),
-                     f"[{fmt_num(row['ci_low'])}, {fmt_num(row['ci_high'])}]"])
+        interval = f"[{fmt_num(row['ci_low'])}, {fmt_num(row['ci_high'])}]"
+        if row["parameter"] == "n_star":  # claimed: the F-test that allowed it is footnoted
+            interval += " " + notes.mark(fit.n_star_reason)
+        body.append([name, fmt_num(row["estimate"]), interval])
     if fit.n_star is None:
         body.append(["N*", "-", "no peak claimed " + notes.mark(fit.n_star_reason)])
-    else:
-        notes.mark(fit.n_star_reason)
     body.append([f"residual SE{f' [{unit}]' if unit else ''}", fmt_num(fit.residual_se),
                  f"({fit.n_obs} runs, {fit.dof} df)"])
     text = _indent(render_table(["USL", "estimate", ci], body, [False, True, False]))
