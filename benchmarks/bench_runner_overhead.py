@@ -258,6 +258,11 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(state, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
     ratio, lo, hi, sd = paired_log_ratio_ci(xs_pk, xs_bare)
+    for name, start in (("AB (bare first)", 0), ("BA (perfkit first)", 1)):
+        sub_pk, sub_bare = xs_pk[start::2], xs_bare[start::2]
+        if len(sub_pk) >= 2:
+            r, a, b, _ = paired_log_ratio_ci(sub_pk, sub_bare)
+            print(f"  pairs {name}: ratio {r:.4f} [{a:.4f}, {b:.4f}] (n={len(sub_pk)})")
     ok = BOUNDS[0] <= lo and hi <= BOUNDS[1]
     print(f"\nthroughput ratio perfkit/bare (geometric mean of {len(xs_pk)} paired ratios): "
           f"{ratio:.4f}, 95% CI [{lo:.4f}, {hi:.4f}] (paired t on log ratios, sd {sd:.4f})")
