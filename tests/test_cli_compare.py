@@ -6,13 +6,11 @@ On a mismatch the output is written beside the golden file as ``<name>.txt.got``
 
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
+import _cli_helpers as _cli
 import pytest
 
-from perfkit.cli import main
 from perfkit.commands.compare import parse_selection
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -20,19 +18,11 @@ GOLDEN = Path(__file__).parent / "golden" / "cli_compare"
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.chdir(FIXTURES):
-        code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
+    return _cli.run_cli(*argv, cwd=FIXTURES)
 
 
 def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / f"{name}.txt"
-    got = path.with_name(path.name + ".got")
-    if not path.exists() or text != path.read_text():
-        got.write_text(text)
-        pytest.fail(f"output differs from {path} (see {got})")
-    got.unlink(missing_ok=True)
+    _cli.check_golden(GOLDEN / f"{name}.txt", text)
 
 
 WRK_BASE, WRK_NEW = "wrk/sweep::profile=default", "wrk/sweep::profile=tuned"

@@ -5,15 +5,13 @@ Paths are relative to tests/fixtures; on a mismatch ``<name>.txt.got`` is writte
 
 from __future__ import annotations
 
-import contextlib
-import io
 import math
 from pathlib import Path
 
+import _cli_helpers as _cli
 import pytest
 
 import perfkit
-from perfkit.cli import main
 from perfkit.frames import runs_frame
 from perfkit.stats import factorial
 
@@ -22,19 +20,11 @@ GOLDEN = Path(__file__).parent / "golden" / "cli_effects"
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.chdir(FIXTURES):
-        code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
+    return _cli.run_cli(*argv, cwd=FIXTURES)
 
 
 def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / f"{name}.txt"
-    got = path.with_name(path.name + ".got")
-    if not path.exists() or text != path.read_text():
-        got.write_text(text)
-        pytest.fail(f"output differs from {path} (see {got})")
-    got.unlink(missing_ok=True)
+    _cli.check_golden(GOLDEN / f"{name}.txt", text)
 
 
 def test_wrk_profile_effect_per_connection_level_golden():

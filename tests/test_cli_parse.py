@@ -9,17 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from perfkit.cli import main
+from _cli_helpers import run_cli
+
 from perfkit.model import RECORD_COLUMNS
 
 FIX = Path(__file__).parent / "fixtures"
 U_RUN = FIX / "wrk2/single/uncorrected_U_default_R20000_c50"
-
-
-def run_cli(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_json_lines_with_nan_as_null_and_the_contract_columns():

@@ -3,12 +3,10 @@
 On a mismatch the output is written beside the golden file as ``<name>.txt.got`` (gitignored).
 """
 
-import io
 from pathlib import Path
 
+import _cli_helpers as _cli
 import pytest
-
-from perfkit.cli import main
 
 TESTS = Path(__file__).parent
 FIXTURES = TESTS / "fixtures"
@@ -16,18 +14,11 @@ GOLDEN = TESTS / "golden" / "cli_scaling"
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
+    return _cli.run_cli(*argv)
 
 
 def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / f"{name}.txt"
-    got = path.with_name(path.name + ".got")
-    if text != path.read_text():
-        got.write_text(text)
-        pytest.fail(f"output differs from {path} (see {got})")
-    got.unlink(missing_ok=True)
+    _cli.check_golden(GOLDEN / f"{name}.txt", text)
 
 
 @pytest.fixture(scope="module")
