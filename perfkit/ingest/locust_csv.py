@@ -168,7 +168,7 @@ class RowReader:
         raise ParseError(self.source, self.row.line, f"{kind} in column {name!r}",
                          f"{value!r} in {self.row.text}")
 
-    def integer(self, name: str, allow_na: bool = False) -> int | None:
+    def _convert(self, name: str, allow_na: bool, pattern: re.Pattern, kind: str, cast):
         value = self.raw(name)
         if value is None:
             return None
@@ -176,21 +176,15 @@ class RowReader:
         if allow_na and value == NA:
             self.na_columns.append(name)
             return None
-        if not _INTEGER.fullmatch(value):
-            self._fail(name, "a whole number", value)
-        return int(value)
+        if not pattern.fullmatch(value):
+            self._fail(name, kind, value)
+        return cast(value)
+
+    def integer(self, name: str, allow_na: bool = False) -> int | None:
+        return self._convert(name, allow_na, _INTEGER, "a whole number", int)
 
     def number(self, name: str, allow_na: bool = True) -> float | None:
-        value = self.raw(name)
-        if value is None:
-            return None
-        value = value.strip()
-        if allow_na and value == NA:
-            self.na_columns.append(name)
-            return None
-        if not _NUMBER.fullmatch(value):
-            self._fail(name, "a number", value)
-        return float(value)
+        return self._convert(name, allow_na, _NUMBER, "a number", float)
 
 
 def _na_note(na_columns: list[str], where: str) -> str:
