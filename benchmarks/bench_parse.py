@@ -10,8 +10,8 @@ side by side in this one process, best of ``--repeats``:
   conversion, spectrum -> HdrHistogram, footer cross-checks, the frozen Run);
 - ``perfkit.load`` on the directory (adds reading, format sniffing and the meta.json merge);
 - for scale, ``LatencyHistogram.from_spectrum`` alone on the already-split spectra, and the
-  allocation floor: one empty ``LatencyHistogram()`` per file, all kept (each holds hdrh's dense
-  counts array, 28,672 x 8 bytes, which the kernel must map page by page).
+  allocation floor: one empty ``LatencyHistogram()`` per file, all kept (sparse: the dense hdrh
+  counts array, 28,672 x 8 bytes, is built only when encoding or printing needs it).
 
 Throughput is megabytes of ``run.stdout`` per second (10**6 bytes), from wall-clock time and from
 process CPU time (the box is shared and noisy: CPU time is the steadier figure). Target (issue 2):

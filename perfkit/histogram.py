@@ -216,14 +216,22 @@ class LatencyHistogram:
             raise ValueError("a spectrum must be non-decreasing in value and count")
         if v[0] < 0 or v[-1] > HIGHEST_US:
             raise ValueError(f"spectrum values must lie in [0, {HIGHEST_US}] us")
-        used = deltas > 0
-        if not used.all():
-            v, deltas = v[used], deltas[used]
-        if not len(v):
+        return cls._from_checked_spectrum(v, deltas, LAYOUT._index(v, v.astype(np.float64)))
+
+    @classmethod
+    def _from_checked_spectrum(cls, v: np.ndarray, deltas: np.ndarray,
+                               idx: np.ndarray) -> LatencyHistogram:
+        """The core of :meth:`from_spectrum_us` for rows already checked (parsers that check
+        them themselves, to report the line, skip a second pass): non-decreasing in-range
+        values ``v`` (us), non-negative per-row counts ``deltas`` and the rows' bucket ``idx``.
+        """
+        used = np.flatnonzero(deltas)
+        if not len(used):
             return cls()
-        idx = LAYOUT._index(v, v.astype(np.float64))
         starts = np.flatnonzero(np.concatenate(([True], idx[1:] != idx[:-1])))
-        return cls._sparse(idx[starts], np.add.reduceat(deltas, starts), int(v[0]), int(v[-1]))
+        summed = np.add.reduceat(deltas, starts)
+        keep = summed > 0
+        return cls._sparse(idx[starts][keep], summed[keep], int(v[used[0]]), int(v[used[-1]]))
 
     @classmethod
     def from_buckets_ms(cls, buckets: Mapping[str | float, int]) -> LatencyHistogram:

@@ -96,8 +96,11 @@ class FrozenMap(Mapping):
         return (FrozenMap, (self._data,))
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def _freeze(value: Any) -> Any:
-    if isinstance(value, FrozenMap):
+    if type(value) in _SCALARS or isinstance(value, FrozenMap):  # the common cases, cheaply
         return value
     if isinstance(value, Mapping):
         return FrozenMap({k: _freeze(v) for k, v in value.items()})

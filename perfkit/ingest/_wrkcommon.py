@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from itertools import accumulate
 from typing import Any
 
 from perfkit.errors import ParseError
@@ -56,7 +55,7 @@ class Cursor:
     truncated output is ``len(lines) + 1``.
     """
 
-    __slots__ = ("lines", "pos", "source", "text", "_offsets")
+    __slots__ = ("lines", "pos", "source", "text")
 
     def __init__(self, text: str, source: str):
         if not isinstance(text, str):
@@ -70,13 +69,10 @@ class Cursor:
         self.lines = lines
         self.pos = 0
         self.source = source
-        self._offsets: list[int] | None = None
 
     def offset(self, line_index: int) -> int:
         """Character offset in ``text`` where line ``line_index`` (0-based) starts."""
-        if self._offsets is None:
-            self._offsets = list(accumulate((len(s) + 1 for s in self.lines), initial=0))
-        return self._offsets[line_index]
+        return sum(map(len, self.lines[:line_index])) + line_index
 
     def peek(self) -> str | None:
         """The next line, or None at the end of the output."""

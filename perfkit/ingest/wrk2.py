@@ -37,7 +37,7 @@ import re
 
 import numpy as np
 
-from perfkit.histogram import LAYOUT, LatencyHistogram
+from perfkit.histogram import HIGHEST_US, LAYOUT, LatencyHistogram
 from perfkit.ingest._wrkcommon import (
     Accumulator,
     Cursor,
@@ -51,6 +51,8 @@ from perfkit.units import number, time_ms
 
 #: the percentiles wrk2 prints above each spectrum (wrk.c ``print_hdr_latency``)
 WRK2_PERCENTILES = (50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 99.999, 100.0)
+_PERCENTILE_LINES = tuple((q, f"the {q:.3f}% line of the latency distribution")
+                          for q in WRK2_PERCENTILES)
 #: below this share of ``requests`` in the histogram, say so (calibration dropped the rest)
 COVERAGE_NOTE_BELOW = 0.5
 
@@ -65,8 +67,9 @@ SPECTRUM_ROW = re.compile(r"\s*(\d+\.\d+)\s+(\d+\.\d+)\s+(\d+)\s+(\d+\.\d+|inf)\
 FOOTER_MEAN = re.compile(r"#\[Mean\s*=\s*(\S+), StdDeviation\s*=\s*(\S+)\]\s*$")
 FOOTER_MAX = re.compile(r"#\[Max\s*=\s*(\S+), Total count\s*=\s*(\d+)\]\s*$")
 FOOTER_BUCKETS = re.compile(r"#\[Buckets\s*=\s*(\d+), SubBuckets\s*=\s*(\d+)\]\s*$")
-_ROW = r" *\d+\.\d{3} +\d\.\d{6} +\d+ +"
-FAST_ROWS = re.compile(rf"(?:{_ROW}\d+\.\d{{2}}\n)*{_ROW}inf(?=\n|$)")
+# possessive quantifiers: a row either matches or the fast path gives up, never backtracks
+_ROW = r" *+\d++\.\d{3} ++\d\.\d{6} ++\d++ ++"
+FAST_ROWS = re.compile(rf"(?:{_ROW}\d++\.\d{{2}}\n)*+{_ROW}inf(?=\n|$)")
 DASHES = re.compile(r"-{10,}\s*$")
 
 CORRECTED = "Recorded Latency"
@@ -154,8 +157,7 @@ def _next_block(cur: Cursor, blocks: dict) -> str | None:
 
 def _read_block(cur: Cursor, acc: Accumulator, kind: str) -> dict:
     percentiles: dict[float, float] = {}
-    for q in WRK2_PERCENTILES:
-        expected = f"the {q:.3f}% line of the latency distribution"
+    for q, expected in _PERCENTILE_LINES:
         m = cur.take(PERCENTILE_ROW, expected)
         if float(m.group(1)) != q:
             raise cur.error(expected, cur.pos - 1)
@@ -185,6 +187,9 @@ def _read_rows(cur: Cursor) -> tuple[np.ndarray, np.ndarray]:
     if down.any():
         raise cur.error("spectrum rows non-decreasing in Value and TotalCount",
                         cur.pos - len(v) + int(down.argmax()) + 1)
+    if len(v) and v[-1] > HIGHEST_US:
+        raise cur.error(f"a Value of at most {HIGHEST_US / 1000:.3f} ms (wrk2's 24 h limit)",
+                        cur.pos - 1)
     return v, c
 
 
@@ -197,12 +202,13 @@ def _read_rows_fast(cur: Cursor) -> tuple[np.ndarray, np.ndarray] | None:
     if m is None:
         return None
     block = m.group()
-    tokens = block.split()
-    # Value is printed with exactly 3 decimals (the regex checked): dropping the point gives us
-    values_us = np.array([int(t.replace(".", "")) for t in tokens[0::4]], dtype=np.int64)
-    counts = np.array(list(map(int, tokens[2::4])), dtype=np.int64)
+    # The regex checked every row: four columns, Value with exactly 3 decimals, the last row
+    # ending in inf. Without the points every token is an integer (Value in us), so numpy's C
+    # text reader takes the whole table at once; the inf column is not used.
+    table = np.fromstring(block[:-3].replace(".", ""), dtype=np.int64, sep=" ")
+    table = np.append(table, 0).reshape(-1, 4)
     cur.pos += block.count("\n") + 1
-    return values_us, counts
+    return table[:, 0], table[:, 2]
 
 
 def _read_rows_by_line(cur: Cursor) -> tuple[np.ndarray, np.ndarray]:
@@ -259,17 +265,19 @@ def _check_and_build(cur: Cursor, values_us: np.ndarray, counts: np.ndarray, foo
     if total == 0:
         return None
     idx = LAYOUT.index_of(values_us)
+    deltas = np.diff(counts, prepend=0)
     footer_max_us = _milli_to_micro(where["max_text"])
     # wrk2's HdrHistogram_c prints the lowest value equivalent to the maximum; newer ones the
     # highest. Either way it names the bucket of the last row.
     if footer_max_us not in (int(LAYOUT.lowest[idx[-1]]), int(LAYOUT.highest[idx[-1]])):
         raise cur.error(f"Max = {LAYOUT.lowest[idx[-1]] / 1000:.3f} (the bucket of the "
                         "spectrum's last row)", where["max_line"])
-    _check_mean(cur, idx, counts, footer["mean_ms"], where["mean_line"])
-    return LatencyHistogram.from_spectrum_us(values_us, counts)
+    _check_mean(cur, idx, deltas, footer["mean_ms"], where["mean_line"])
+    # _read_rows checked the rows (with their line numbers): build without checking again
+    return LatencyHistogram._from_checked_spectrum(values_us, deltas, idx)
 
 
-def _check_mean(cur: Cursor, idx: np.ndarray, counts: np.ndarray, mean: float | None,
+def _check_mean(cur: Cursor, idx: np.ndarray, deltas: np.ndarray, mean: float | None,
                 line_index: int) -> None:
     """The printed mean must lie between the means the spectrum allows.
 
@@ -277,11 +285,9 @@ def _check_mean(cur: Cursor, idx: np.ndarray, counts: np.ndarray, mean: float | 
     between two rows lie in the buckets after the earlier row's bucket up to the later row's
     bucket, so the true mean is bounded by placing them all at one end or the other.
     """
-    deltas = counts.copy()
-    deltas[1:] -= counts[:-1]
     low_idx = idx.copy()
     low_idx[1:] = np.minimum(idx[:-1] + 1, idx[1:])
-    total = float(counts[-1])
+    total = float(deltas.sum())
     low = float(np.dot(deltas, LAYOUT.median[low_idx])) / total / 1000.0
     high = float(np.dot(deltas, LAYOUT.median[idx])) / total / 1000.0
     half_digit = 0.0005 + 1e-9  # printed with 3 decimals
