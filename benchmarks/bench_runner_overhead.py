@@ -195,15 +195,16 @@ def paired_log_ratio_ci(a: list[float], b: list[float], level: float = 0.95):
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--pairs", type=int, default=80)
+    p.add_argument("--pairs", type=int, default=80,
+                   help="interleaved A/B pairs (default 80; 5 s runs take about 20 min)")
     p.add_argument("--quiet", type=float, default=3.0,
                    help="seconds of host CPU < 10%% to wait for before each pair (0: no wait)")
     p.add_argument("--max-other", type=float, default=0.05,
                    help="discard a pair when other processes used more cores than this")
     p.add_argument("--duration", type=int, default=5, help="seconds per run")
-    p.add_argument("--connections", type=int, default=64)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--profile", default="default")
+    p.add_argument("--connections", type=int, default=64, help="wrk -c (default 64)")
+    p.add_argument("--threads", type=int, default=2, help="wrk -t (default 2)")
+    p.add_argument("--profile", default="default", help="testbed profile (default: default)")
     p.add_argument("--access-log", action=argparse.BooleanOptionalAction, default=False,
                    help="keep nginx's access log (default: off, less noise)")
     p.add_argument("--pin", action=argparse.BooleanOptionalAction, default=False,
