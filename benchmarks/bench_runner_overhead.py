@@ -85,13 +85,14 @@ def bare(url: str, args: list[str], work: Path, k: int, pin: list[str]) -> float
 def via_perfkit(url: str, conns: int, threads: int, duration: int, work: Path, k: int,
                 pin: list[str]) -> float:
     env = dict(os.environ, PERFKIT_NO_PROGRESS="1")
+    run_id = f"pk-{k}-{next(_runs)}"
     cmd = [sys.executable, "-m", "perfkit", "run", "wrk", "--url", url, "-c", str(conns),
            "-t", str(threads), "-d", f"{duration}s", "--out", str(work / "perfkit"),
-           "--run-id", f"pk-{k}-{next(_runs)}"]
+           "--run-id", run_id]
     if pin:
         cmd += ["--taskset", pin[-1]]
     subprocess.run(cmd, capture_output=True, timeout=120, check=True, cwd=REPO, env=env)
-    [run] = perfkit.load(work / "perfkit" / cmd[-1])
+    [run] = perfkit.load(work / "perfkit" / run_id)
     return run.throughput_rps
 
 
