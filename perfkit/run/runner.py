@@ -201,12 +201,16 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
     total_s = spec.duration_s + spec.ramp_s
     deadline_s = total_s + spec.grace_s
     interrupted = False
+    # everything that costs CPU (the bar imports tqdm) happens before the load starts
+    bar = make_bar(err, progress, total=round(total_s), desc=f"{spec.tool} {run_id}",
+                   unit="s", leave=False, bar_format="{desc}: {bar} {n:.0f}/{total} s")
     with open(tmp / "stdout.txt", "wb") as so, open(tmp / "stderr.txt", "wb") as se:
         manifest["start_utc"] = utc_now()
         t0 = time.monotonic()
         try:
             child = Child(command, so, se, cwd=tmp, state=state)
         except OSError as exc:  # e.g. taskset or ip missing: keep the attempt, say why
+            bar.close()
             manifest.update(end_utc=utc_now(), exit_code=None, status="failed",
                             status_reason=f"could not start {command[0]}: {exc.strerror}")
             manifest["files"] = {}
@@ -216,8 +220,6 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
         if on_event:
             on_event("spawned", tmp)
         sampler = CpuSampler([child.pid], server.pids())
-        bar = make_bar(err, progress, total=round(total_s), desc=f"{spec.tool} {run_id}",
-                       unit="s", leave=False, bar_format="{desc}: {bar} {n:.0f}/{total} s")
         dist = None
         try:
             with server.disturbance() as dist, _pinned(server.pids(), server_cpus) as pin:
