@@ -37,12 +37,20 @@ PR_SET_PDEATHSIG = 1
 #: seconds between a polite SIGTERM and SIGKILL when a group is stopped
 TERM_GRACE_S = 2.0
 
-# The watchdog sleeps on a pidfd of its parent (readable when the parent exits), waking every
-# few seconds only to leave once the group is gone; Child.close() also stops it. Without
-# pidfd_open (Linux < 5.3) it polls. Either way it costs the measured box no CPU to speak of.
+# The watchdog starts (and says "ready") before the load does, so its interpreter's start-up
+# does not compete with the load; it then reads the group id on stdin. It sleeps on a pidfd
+# of its parent (readable when the parent exits), waking every few seconds only to leave once
+# the group is gone; Child.close() also stops it. Without pidfd_open (Linux < 5.3) it polls.
+# Either way it costs the measured box no CPU to speak of.
 _WATCHDOG = r"""
 import os, select, signal, sys, time
-parent, pgid = int(sys.argv[1]), int(sys.argv[2])
+parent = int(sys.argv[1])
+sys.stdout.write("ready\n")
+sys.stdout.flush()
+line = sys.stdin.readline()  # the group to guard, once it exists; EOF: nothing to guard
+if not line.strip():
+    sys.exit(0)
+pgid = int(line)
 try:
     fd = os.pidfd_open(parent)
 except (AttributeError, OSError):
@@ -159,14 +167,23 @@ class Child:
         self.argv = [str(a) for a in argv]
         self.state = state
         self.killed_by_us = False
-        self.proc = subprocess.Popen(
-            self.argv, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, cwd=cwd, env=env,
-            start_new_session=True, preexec_fn=_make_preexec(os.getpid()), close_fds=True)
+        self._watchdog = _start_watchdog() if watchdog else None
+        try:
+            self.proc = subprocess.Popen(
+                self.argv, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, cwd=cwd,
+                env=env, start_new_session=True, preexec_fn=_make_preexec(os.getpid()),
+                close_fds=True)
+        except BaseException:
+            if self._watchdog is not None:
+                _release_watchdog(self._watchdog, None)
+                self._watchdog.wait()
+            raise
         self.pgid = self.proc.pid
+        if self._watchdog is not None:
+            _release_watchdog(self._watchdog, self.pgid)
         self.record = _record_of(self.proc.pid, self.argv)
         if state is not None:
             state.add(self.record)
-        self._watchdog = _start_watchdog(self.pgid) if watchdog else None
         self._pidfd = _pidfd(self.proc.pid)
 
     @property
@@ -244,11 +261,23 @@ def _pidfd(pid: int) -> int | None:
         return None
 
 
-def _start_watchdog(pgid: int) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-S", "-c", _WATCHDOG, str(os.getpid()), str(pgid)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+def _start_watchdog() -> subprocess.Popen:
+    """Start a watchdog and wait until its interpreter is up (it then waits for a group)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-S", "-c", _WATCHDOG, str(os.getpid())],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         start_new_session=True, close_fds=True)
+    proc.stdout.readline()  # "ready" (or EOF if it could not start: it then guards nothing)
+    proc.stdout.close()
+    return proc
+
+
+def _release_watchdog(proc: subprocess.Popen, pgid: int | None) -> None:
+    """Tell the watchdog which group to guard (None: none, it exits)."""
+    with contextlib.suppress(OSError):
+        if pgid is not None:
+            proc.stdin.write(f"{pgid}\n".encode())
+        proc.stdin.close()
 
 
 @contextlib.contextmanager
