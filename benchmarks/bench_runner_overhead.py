@@ -11,9 +11,16 @@ checksums). The order alternates AB, BA, AB, ... so a drift of the box over time
 alike. Both outputs are read by the same parser (``perfkit.load``).
 
 On the 2-core development VM the noise is large and does not shrink much with longer runs: the
-log ratio of two *bare* runs back to back (an A/A pair) has a standard deviation of about 5.5%
-(5 s runs, pinned) to 6.5% (10 s, unpinned). For a 95% CI narrower than +-2% that takes
-(2 x 0.06 / 0.02)^2 = 36 pairs at the very least, hence 80 pairs of 5 s by default.
+sd of the paired log ratio was 5.5-6.5% in early A/A checks, then 6.4-8.5% pinned and 11.4%
+unpinned over 80-100 pairs (2026-11). A 95% CI inside +-2% needs n >= (2 x sd / 0.02)^2 pairs:
+36 at sd 6%, 72 at sd 8.5%, and more still when the ratio is not centred on 1. Use --pin and
+as many pairs as the box allows (``--pairs 200``, about 55 minutes).
+
+What it found once: with both cores saturated (``--pin``), perfkit cost 3.7% of throughput
+(ratio 0.963 [0.951, 0.976], 100 pairs) while its process woke every 50 ms in
+``Popen.wait(timeout)`` and scanned /proc for process trees. Waiting on a pidfd, reading
+``/proc/<pid>/task/<tid>/children`` and starting the watchdog before the load brought
+perfkit's own CPU during a 5 s run from 57 ms to 11 ms, and the ratio to 1.008 [0.991, 1.025].
 
 The box is shared, so two rules fixed in advance and blind to the outcome keep other jobs' CPU
 bursts out of the comparison:
