@@ -9,7 +9,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import stat
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from _runner_helpers import port_is_free
 
 from perfkit.cli import main
 from perfkit.errors import PerfkitError
@@ -40,16 +40,6 @@ def statements(conf: str) -> Counter:
     text = re.sub(r"#[^\n]*", "", conf)
     found = re.findall(r"[^;{}]*[;{}]", text)
     return Counter(" ".join(s.split()) for s in found if s.strip())
-
-
-def port_is_free(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 _next = itertools.count(28100, 7)

@@ -41,12 +41,7 @@ def load_curve(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabe
                 label=identity_label)
     if slo is not None:
         ax.axhline(slo, color=THRESHOLD, linestyle=(0, (4, 2)), linewidth=0.9, label=slo_label)
-    compact_numbers(ax.xaxis)
-    if logy:
-        ax.set_yscale("log")
-        plain_log(ax.yaxis)
-    else:
-        compact_numbers(ax.yaxis)
+    _scale_axes(ax, logy)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if by is not None or slo is not None or identity:
@@ -106,12 +101,8 @@ def model_curves(points: pd.DataFrame, curves: pd.DataFrame, ax: Axes, x: str, y
             if np.isfinite(row["n_star_low"]) and np.isfinite(row["n_star_high"]):
                 ax.axvspan(row["n_star_low"], row["n_star_high"], color=st["color"],
                            alpha=0.1, linewidth=0)
-    compact_numbers(ax.xaxis)
-    if logy:
-        ax.set_yscale("log")
-        plain_log(ax.yaxis)
-    else:
-        compact_numbers(ax.yaxis)
+    _scale_axes(ax, logy)
+    if not logy:
         ax.set_ylim(bottom=0)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -159,3 +150,13 @@ def _tick(value) -> str:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return _compact(float(value))
     return str(value)
+
+
+def _scale_axes(ax, logy: bool) -> None:
+    """Compact tick labels on x; y logarithmic with plain labels, or compact."""
+    compact_numbers(ax.xaxis)
+    if logy:
+        ax.set_yscale("log")
+        plain_log(ax.yaxis)
+    else:
+        compact_numbers(ax.yaxis)
