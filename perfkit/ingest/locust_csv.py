@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from perfkit.errors import ParseError
@@ -168,7 +168,9 @@ class RowReader:
         raise ParseError(self.source, self.row.line, f"{kind} in column {name!r}",
                          f"{value!r} in {self.row.text}")
 
-    def _convert(self, name: str, allow_na: bool, pattern: re.Pattern, kind: str, cast):
+    def _convert(self, name: str, allow_na: bool, pattern: re.Pattern, kind: str,
+                 cast: Callable[[str], int | float]) -> int | float | None:
+        """Column ``name`` through ``cast`` once it matches ``pattern``; N/A -> None if allowed."""
         value = self.raw(name)
         if value is None:
             return None
