@@ -1,7 +1,7 @@
 """Does ``perfkit run wrk`` cost the measured server anything? perfkit run vs bare wrk.
 
-Run: ``.venv/bin/python benchmarks/bench_runner_overhead.py [--pairs 80] [--duration 5]``
-(about 20 minutes with the defaults; run it on a quiet machine).
+Run: ``.venv/bin/python benchmarks/bench_runner_overhead.py [--pairs 150] [--duration 5]``
+(about 40 minutes with the defaults; run it on a quiet machine).
 
 A testbed (profile ``default`` with its access log off, so disk writes add no noise; a temporary
 state directory; a free loopback port) serves both arms. Each pair runs the same wrk command
@@ -13,8 +13,8 @@ alike. Both outputs are read by the same parser (``perfkit.load``).
 On the 2-core development VM the noise is large and does not shrink much with longer runs: the
 sd of the paired log ratio was 5.5-6.5% in early A/A checks, then 6.4-8.5% pinned and 11.4%
 unpinned over 80-100 pairs (2026-11). A 95% CI inside +-2% needs n >= (2 x sd / 0.02)^2 pairs:
-36 at sd 6%, 72 at sd 8.5%, and more still when the ratio is not centred on 1. Use --pin and
-as many pairs as the box allows (``--pairs 200``, about 55 minutes).
+36 at sd 6%, 72 at sd 8.5%, and more still when the ratio is not centred on 1. Hence the
+defaults: ``--pin`` and 150 pairs (1.0036 [0.9908, 1.0166], sd 8.0%, on 2026-11-22).
 
 What it found once: with both cores saturated (``--pin``), perfkit cost 3.7% of throughput
 (ratio 0.963 [0.951, 0.976], 100 pairs) while its process woke every 50 ms in
@@ -203,8 +203,8 @@ def paired_log_ratio_ci(a: list[float], b: list[float], level: float = 0.95):
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--pairs", type=int, default=80,
-                   help="interleaved A/B pairs (default 80; 5 s runs take about 20 min)")
+    p.add_argument("--pairs", type=int, default=150,
+                   help="interleaved A/B pairs (default 150; 5 s runs take about 40 min)")
     p.add_argument("--quiet", type=float, default=3.0,
                    help="seconds of host CPU < 10%% to wait for before each pair (0: no wait)")
     p.add_argument("--max-other", type=float, default=0.05,
@@ -215,8 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--profile", default="default", help="testbed profile (default: default)")
     p.add_argument("--access-log", action=argparse.BooleanOptionalAction, default=False,
                    help="keep nginx's access log (default: off, less noise)")
-    p.add_argument("--pin", action=argparse.BooleanOptionalAction, default=False,
-                   help="wrk on CPU 0, nginx on CPU 1, in both arms")
+    p.add_argument("--pin", action=argparse.BooleanOptionalAction, default=True,
+                   help="wrk on CPU 0, nginx on CPU 1, in both arms (default: on)")
     args = p.parse_args(argv)
     if args.pairs < 10:
         p.error("--pairs: at least 10")
