@@ -177,11 +177,6 @@ def _compact(value: float, _pos=None) -> str:
     return f"{value:g}"
 
 
-def plain(value: float, _pos=None) -> str:
-    """Tick text of a log axis: plain numbers, thousands as ``k``."""
-    return _compact(value)
-
-
 def compact_numbers(axis, nbins: int = 6) -> None:
     """At most ``nbins`` ticks, with thousands as ``k`` (45000 -> 45k): labels never crowd."""
     from matplotlib.ticker import FuncFormatter, MaxNLocator
