@@ -2,7 +2,8 @@
 
 Each subcommand lives in :mod:`perfkit.commands` as a module with ``register(subparsers)``, which
 adds its parser and sets ``func(args, out, err) -> int``. Errors perfkit raises on purpose print
-as ``perfkit: error: ...`` and exit 1; ``--debug`` shows the traceback instead.
+as one line, ``perfkit: error: ...``, and exit 2 for usage errors, 1 for data errors
+(:attr:`perfkit.errors.PerfkitError.exit_status`); ``--debug`` shows the traceback too.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
         if args.debug:
             traceback.print_exc(file=err)
         print(f"perfkit: error: {exc}", file=err)
-        return 1
+        return exc.exit_status
     except KeyboardInterrupt:
         print("perfkit: interrupted", file=err)
         return 130

@@ -8,7 +8,29 @@ from __future__ import annotations
 
 
 class PerfkitError(Exception):
-    """Base class of every error perfkit raises on purpose."""
+    """Base class of every error perfkit raises on purpose.
+
+    The CLI prints it as one line, ``perfkit: error: ...``, and exits with :attr:`exit_status`:
+    2 for usage errors (the request cannot be answered as asked), 1 for data errors (the data
+    cannot answer it).
+    """
+
+    exit_status = 1
+
+
+class UsageError(PerfkitError, ValueError):
+    """Bad input from the user: an unknown metric or column, an option out of range, a selection
+    that does not parse, a design the method does not take (a factor with three levels in a
+    2^k analysis). Exit status 2. Also a :class:`ValueError`, for callers that catch that."""
+
+    exit_status = 2
+
+
+class DataError(PerfkitError, ValueError):
+    """The data cannot answer the question: no runs, too few levels for a fit, a side with no
+    runs. Exit status 1. Also a :class:`ValueError`, for callers that catch that."""
+
+    exit_status = 1
 
 
 class ParseError(PerfkitError):
