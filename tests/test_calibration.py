@@ -75,7 +75,7 @@ def aa_simulation():
 @pytest.mark.slow
 def test_aa_false_positive_rate_of_compare_on_per_run_p50_is_at_most_alpha(aa_simulation):
     p50, _ = aa_simulation
-    rows = [compare(base, new, alpha=ALPHA).iloc[0] for base, new in p50]
+    rows = [compare(base, new, alpha=ALPHA).to_dict() for base, new in p50]
     significant = np.array([r["significant"] for r in rows], dtype=object)
     fpr = float(np.mean(significant == True))  # noqa: E712 (None is not a rejection)
     print(f"\nA/A false-positive rate of compare() at 5 vs 5: {fpr:.3f}")

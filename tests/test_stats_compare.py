@@ -1,4 +1,4 @@
-"""compare(): one tidy row per base/new comparison of per-run values."""
+"""compare(): a Comparison of the per-run values of a base and a new configuration."""
 
 from __future__ import annotations
 
@@ -9,14 +9,20 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from perfkit.errors import UsageError
 from perfkit.stats import compare
-from perfkit.stats.compare import COLUMNS
+from perfkit.stats.compare import COLUMNS, Comparison
 
 
 def _row(*args, **kwargs) -> dict:
-    frame = compare(*args, **kwargs)
+    result = compare(*args, **kwargs)
+    assert isinstance(result, Comparison)
+    frame = result.to_frame()  # the one-row frame compare() used to return
     assert list(frame.columns) == list(COLUMNS) and len(frame) == 1
-    return frame.iloc[0].to_dict()
+    for key, value in result.to_dict().items():
+        got = frame.iloc[0][key]
+        assert got == value or (isinstance(value, float) and math.isnan(value) and math.isnan(got))
+    return result.to_dict()
 
 
 def test_three_versus_three_cannot_be_significant_and_says_run_more():
@@ -68,6 +74,49 @@ def test_ratio_interval_excludes_one_exactly_when_significant():
         row = _row(base, new)
         excludes = row["ratio_ci_low"] > 1 or row["ratio_ci_high"] < 1
         assert row["significant"] == excludes
+
+
+def test_with_heavy_ties_a_significant_interval_may_touch_one_but_never_straddle_it():
+    # what the docstring promises: significant -> the interval lies on one side of 1 (an
+    # endpoint can equal 1, the interval being open there); not significant -> 1 is inside
+    rng = np.random.default_rng(13)
+    touched = 0
+    for _ in range(2000):
+        n_b, n_n = rng.integers(4, 9, size=2)
+        base = rng.integers(1, 4, n_b).astype(float)
+        new = rng.integers(1, 5, n_n).astype(float)
+        row = _row(base, new)
+        if row["significant"] is None:
+            continue
+        low, high = row["ratio_ci_low"], row["ratio_ci_high"]
+        if row["significant"]:
+            assert low >= 1 or high <= 1
+            touched += low == 1 or high == 1
+        else:
+            assert low <= 1 <= high
+    assert touched > 0  # the case exists: the test would catch a docstring that denied it
+
+
+def test_two_all_failed_sides_give_no_estimate_not_a_precise_no_change():
+    row = _row([math.nan] * 5, [math.nan] * 5)
+    assert row["significant"] is None
+    assert all(math.isnan(row[k]) for k in ("ratio", "ratio_ci_low", "ratio_ci_high",
+                                            "p_value", "median_base", "median_new"))
+    assert row["n_failed_base"] == row["n_failed_new"] == 5
+    assert any("no finished run on either side" in w for w in row["warnings"])
+
+
+def test_one_all_failed_side_is_a_result_ranked_worst():
+    row = _row([1.0, 1.1, 1.2, 1.3, 1.4], [math.nan] * 5)
+    assert row["significant"] is True and row["ratio"] == math.inf
+    assert row["p_value"] == pytest.approx(2 / 252)
+
+
+def test_a_design_whose_smallest_p_equals_alpha_is_not_testable():
+    row = _row([1.0, 1.1, 1.2], [2.0, 2.1, 2.2], alpha=0.1)  # 3 vs 3: smallest p is 0.1
+    assert row["min_attainable_p"] == pytest.approx(0.1)
+    assert row["significant"] is None
+    assert any("cannot reach p < 0.1" in w for w in row["warnings"])
 
 
 def test_failed_runs_rank_slower_than_every_finished_run():
@@ -122,5 +171,7 @@ def test_non_positive_values_give_no_ratio_but_still_a_test():
 
 
 def test_alpha_outside_zero_one_is_refused():
-    with pytest.raises(ValueError, match="alpha"):
+    with pytest.raises(UsageError, match="alpha"):
         compare([1, 2], [3, 4], alpha=5)
+    with pytest.raises(ValueError, match="alpha"):  # a UsageError is also a ValueError
+        compare([1, 2], [3, 4], alpha=0)

@@ -38,7 +38,7 @@ def test_wrk_default_vs_tuned_p99_at_50_connections_is_too_few_runs(wrk_runs):
     frame = runs_frame(wrk_runs)
     base = _cell(frame, profile="default", connections=50)["latency_p99_ms"]
     new = _cell(frame, profile="tuned", connections=50)["latency_p99_ms"]
-    row = compare(base, new).iloc[0]
+    row = compare(base, new).to_dict()
     assert (row["n_base"], row["n_new"]) == (3, 3)
     assert row["significant"] is None
     assert any(w.startswith("3 vs 3 runs cannot reach p < 0.05 (smallest p 0.10): run more")
@@ -54,7 +54,7 @@ def test_a_saturated_wrk2_run_ranks_as_the_slowest(wrk2_runs):
     saturated = base["saturated"].astype(bool).to_numpy()
     assert saturated.sum() == 1
     row = compare(base["latency_p99_ms"], new["latency_p99_ms"],
-                  failed_base=saturated).iloc[0]
+                  failed_base=saturated).to_dict()
     assert row["n_failed_base"] == 1
     assert any("base: 1 failed run(s) ranked slower" in w for w in row["warnings"])
 

@@ -1,16 +1,19 @@
-"""Compare two configurations run by run, as benchstat does: one tidy row out.
+"""Compare two configurations run by run, as benchstat does: one :class:`Comparison` out.
 
 The observations are per-run summaries (a run's p99, its throughput, ...), never requests.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from perfkit.errors import UsageError
 from perfkit.stats.mannwhitney import (
     hodges_lehmann_moses,
     mann_whitney,
@@ -19,6 +22,7 @@ from perfkit.stats.mannwhitney import (
 )
 from perfkit.stats.orderstats import median_ci
 
+#: the fields of :class:`Comparison`, in order (also the columns of :meth:`Comparison.to_frame`)
 COLUMNS = (
     "n_base", "n_new",
     "median_base", "median_base_ci_low", "median_base_ci_high",
@@ -28,12 +32,62 @@ COLUMNS = (
     "n_failed_base", "n_failed_new", "warnings",
 )
 
+_NAN = math.nan
+
+
+@dataclasses.dataclass(frozen=True)
+class Comparison:
+    """The run-vs-run comparison of one metric between a base and a new configuration.
+
+    ``ratio`` is new over base (the Hodges-Lehmann shift of log values, exponentiated) with its
+    Moses interval at 1 - ``alpha``; ``significant`` is True/False, or None when the test could
+    not decide: the run counts cannot reach ``p < alpha`` (``min_attainable_p >= alpha``), or a
+    side has no finished run. Every number that could not be computed is NaN, never 0 or 1.
+    """
+
+    n_base: int
+    n_new: int
+    median_base: float = _NAN
+    median_base_ci_low: float = _NAN
+    median_base_ci_high: float = _NAN
+    median_new: float = _NAN
+    median_new_ci_low: float = _NAN
+    median_new_ci_high: float = _NAN
+    ratio: float = _NAN
+    ratio_ci_low: float = _NAN
+    ratio_ci_high: float = _NAN
+    p_value: float = _NAN
+    p_method: str | None = None
+    min_attainable_p: float = _NAN
+    alpha: float = 0.05
+    significant: bool | None = None
+    n_failed_base: int = 0
+    n_failed_new: int = 0
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def testable(self) -> bool:
+        """Whether the run counts can reach ``p < alpha`` at all."""
+        return self.min_attainable_p < self.alpha
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict (``warnings`` as a list)."""
+        out = dataclasses.asdict(self)
+        out["warnings"] = list(self.warnings)
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row with the columns of :data:`COLUMNS` (the shape ``compare`` used to return)."""
+        frame = pd.DataFrame([self.to_dict()], columns=list(COLUMNS))
+        frame["significant"] = pd.Series([self.significant], dtype=object)
+        return frame
+
 
 def compare(base: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarray,
             alpha: float = 0.05, *, confidence: float = 0.95, lower_is_better: bool = True,
             failed_base: Sequence[bool] | np.ndarray | None = None,
             failed_new: Sequence[bool] | np.ndarray | None = None,
-            exclude_failed: str | None = None) -> pd.DataFrame:
+            exclude_failed: str | None = None) -> Comparison:
     """Compare per-run values of a base and a new configuration.
 
     Parameters
@@ -41,8 +95,8 @@ def compare(base: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarra
     base, new : array-like of float
         One value per run (e.g. each run's p99 in ms). None/NaN marks a failed run.
     alpha : float
-        Significance level of the two-sided Mann-Whitney U test; the ratio interval has
-        coverage 1 - alpha, so it excludes 1 exactly when p < alpha.
+        Significance level in (0, 1) of the two-sided Mann-Whitney U test; the Moses ratio
+        interval inverts the same test at 1 - alpha.
     confidence : float
         Coverage of the order-statistic intervals of the two medians.
     lower_is_better : bool
@@ -55,64 +109,66 @@ def compare(base: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarra
 
     Returns
     -------
-    pandas.DataFrame
-        One row: ``n_base, n_new``, the medians with their CIs, ``ratio`` (new over base: the
-        Hodges-Lehmann shift of log values, exponentiated) with its Moses interval,
-        ``p_value`` and ``p_method`` ("exact" when both n <= 25, midranks with ties, else
-        "normal" with tie and continuity correction), ``min_attainable_p``, ``alpha``,
-        ``significant`` (True/False, None when ``min_attainable_p > alpha``), the failed-run
-        counts and ``warnings`` (a list of strings, each naming the next step).
+    Comparison
+        The medians with their CIs, the ratio new/base with its interval, ``p_value`` and
+        ``p_method`` ("exact" when both n <= 25, midranks with ties, else "normal" with tie and
+        continuity correction), ``min_attainable_p``, ``significant`` and ``warnings`` (each
+        naming the next step). ``to_frame()`` gives the former one-row frame.
 
     Notes
     -----
+    What holds, exactly:
+
+    - ``significant`` is None when ``min_attainable_p >= alpha`` (no data of these sizes could
+      reject) or when neither side has a finished run (nothing to compare: every estimate is
+      NaN). Otherwise it is ``p_value < alpha``.
+    - The ratio interval is the closure of the shifts the test accepts, so a significant result
+      has its whole interval on one side of 1; with tied values the interval may end exactly
+      at 1 (it is open there). A non-significant result has 1 inside its interval.
+    - A side whose runs all failed still ranks (worst), so "new failed every run" is a result;
+      its ratio is then infinite or 0.
+
     Mann and Whitney (1947); exact distribution with ties after Klotz (1966); Hodges and
     Lehmann (1963); Moses interval as in Hollander, Wolfe and Chicken (2014), section 4.3.
     The rules (exact limit, p = 2 P(U <= min(U1, U2)) capped at 1, warnings) follow benchstat.
     """
     if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        raise UsageError(f"alpha must be in (0, 1), got {alpha!r}")
     warnings: list[str] = []
     b, b_failed = _values(base, failed_base, "base")
     n, n_failed = _values(new, failed_new, "new")
-    n_failed_base, n_failed_new = int(b_failed.sum()), int(n_failed.sum())
+    counts = {"n_failed_base": int(b_failed.sum()), "n_failed_new": int(n_failed.sum())}
     if exclude_failed is not None:
         b, n = b[~b_failed], n[~n_failed]
         b_failed, n_failed = b_failed[~b_failed], n_failed[~n_failed]
-        if n_failed_base or n_failed_new:
-            warnings.append(f"excluded {n_failed_base} failed base and {n_failed_new} failed new "
-                            f"runs (reason: {exclude_failed})")
-    else:
-        worst = math.inf if lower_is_better else -math.inf
-        side = "slower" if lower_is_better else "lower"
-        for label, values, failed in (("base", b, b_failed), ("new", n, n_failed)):
-            values[failed] = worst
-            if failed.any():
-                warnings.append(f"{label}: {int(failed.sum())} failed run(s) ranked {side} than "
-                                "every finished run")
-    row = _empty_row(len(b), len(n), alpha, n_failed_base, n_failed_new)
+        if counts["n_failed_base"] or counts["n_failed_new"]:
+            warnings.append(f"excluded {counts['n_failed_base']} failed base and "
+                            f"{counts['n_failed_new']} failed new runs (reason: {exclude_failed})")
     if len(b) == 0 or len(n) == 0:
         warnings.append("nothing to compare: a side has no runs")
-        row["warnings"] = warnings
-        return _frame(row)
-    median_notes = {}
-    for label, values in (("base", b), ("new", n)):
-        m = median_ci(values, confidence)
-        row.update({f"median_{label}": m.estimate, f"median_{label}_ci_low": m.low,
-                    f"median_{label}_ci_high": m.high})
-        median_notes[label] = m.warnings
-    if median_notes["base"] and median_notes["base"] == median_notes["new"]:
-        warnings.extend(f"base and new: {w}" for w in median_notes["base"])
-    else:
-        warnings.extend(f"{k}: {w}" for k, ws in median_notes.items() for w in ws)
+        return Comparison(len(b), len(n), alpha=alpha, warnings=tuple(warnings), **counts)
+    if b_failed.all() and n_failed.all():
+        warnings.append("no finished run on either side: every run failed, nothing to compare "
+                        "(fix the failures, or see each run's warnings)")
+        return Comparison(len(b), len(n), alpha=alpha, warnings=tuple(warnings), **counts)
+    worst = math.inf if lower_is_better else -math.inf
+    side = "slower" if lower_is_better else "lower"
+    for label, values, failed in (("base", b, b_failed), ("new", n, n_failed)):
+        values[failed] = worst
+        if failed.any():
+            warnings.append(f"{label}: {int(failed.sum())} failed run(s) ranked {side} than "
+                            "every finished run")
+    fields: dict[str, Any] = {}
+    fields.update(_medians(b, n, confidence, warnings))
     test, null = mann_whitney(n, b)
     min_p = min_attainable_p(len(n), len(b))
-    row.update({"p_value": test.p_value, "p_method": test.method, "min_attainable_p": min_p})
-    row["significant"] = None if min_p > alpha else bool(test.p_value < alpha)
-    if min_p > alpha:
+    testable = min_p < alpha
+    fields.update(p_value=test.p_value, p_method=test.method, min_attainable_p=min_p,
+                  significant=bool(test.p_value < alpha) if testable else None)
+    if not testable:
         warnings.append(_too_few(len(b), len(n), alpha, min_p))
-    row.update(_ratio(b, n, null, alpha, min_p, warnings))
-    row["warnings"] = warnings
-    return _frame(row)
+    fields.update(_ratio(b, n, null, alpha, testable, warnings))
+    return Comparison(len(b), len(n), alpha=alpha, warnings=tuple(warnings), **counts, **fields)
 
 
 def _values(values, failed, label: str) -> tuple[np.ndarray, np.ndarray]:
@@ -122,12 +178,26 @@ def _values(values, failed, label: str) -> tuple[np.ndarray, np.ndarray]:
     if failed is not None:
         extra = np.asarray(failed, dtype=bool).ravel()
         if extra.shape != v.shape:
-            raise ValueError(f"failed_{label} must have one flag per {label} run")
+            raise UsageError(f"failed_{label} must have one flag per {label} run")
         mask |= extra
     return v, mask
 
 
-def _ratio(b: np.ndarray, n: np.ndarray, null, alpha: float, min_p: float,
+def _medians(b: np.ndarray, n: np.ndarray, confidence: float, warnings: list[str]) -> dict:
+    out, notes = {}, {}
+    for label, values in (("base", b), ("new", n)):
+        m = median_ci(values, confidence)
+        out.update({f"median_{label}": m.estimate, f"median_{label}_ci_low": m.low,
+                    f"median_{label}_ci_high": m.high})
+        notes[label] = m.warnings
+    if notes["base"] and notes["base"] == notes["new"]:
+        warnings.extend(f"base and new: {w}" for w in notes["base"])
+    else:
+        warnings.extend(f"{k}: {w}" for k, ws in notes.items() for w in ws)
+    return out
+
+
+def _ratio(b: np.ndarray, n: np.ndarray, null, alpha: float, testable: bool,
            warnings: list[str]) -> dict:
     finished = np.concatenate([b[np.isfinite(b)], n[np.isfinite(n)]])
     if (finished <= 0).any():
@@ -135,7 +205,7 @@ def _ratio(b: np.ndarray, n: np.ndarray, null, alpha: float, min_p: float,
         return {}
     shift, low, high = hodges_lehmann_moses(_log(n), _log(b), null, alpha)
     out = {"ratio": _exp(shift), "ratio_ci_low": _exp(low), "ratio_ci_high": _exp(high)}
-    if min_p > alpha:
+    if not testable:
         out["ratio_ci_low"] = out["ratio_ci_high"] = math.nan
         warnings.append(f"no {_pct(1 - alpha)} ratio CI from {len(b)} vs {len(n)} runs")
     return out
@@ -166,16 +236,3 @@ def _pct(c: float) -> str:
 
 def _exp(x: float) -> float:
     return math.nan if math.isnan(x) else math.exp(x)
-
-
-def _empty_row(n_b: int, n_n: int, alpha: float, f_b: int, f_n: int) -> dict:
-    row: dict = {c: math.nan for c in COLUMNS}
-    row.update({"n_base": n_b, "n_new": n_n, "alpha": alpha, "p_method": None,
-                "significant": None, "n_failed_base": f_b, "n_failed_new": f_n})
-    return row
-
-
-def _frame(row: dict) -> pd.DataFrame:
-    frame = pd.DataFrame([row], columns=list(COLUMNS))
-    frame["significant"] = pd.Series([row["significant"]], dtype=object)
-    return frame

@@ -104,9 +104,10 @@ def min_attainable_p(n_x: int, n_y: int) -> float:
 
 
 def runs_needed(alpha: float, limit: int = 50) -> int | None:
-    """Fewest equal runs per side whose smallest attainable p is at most ``alpha``."""
+    """Fewest equal runs per side whose smallest attainable p is below ``alpha`` (p < alpha is
+    what a test must reach, so a design whose smallest p equals alpha cannot reject)."""
     for n in range(1, limit + 1):
-        if min_attainable_p(n, n) <= alpha:
+        if min_attainable_p(n, n) < alpha:
             return n
     return None
 
