@@ -22,13 +22,12 @@ from typing import TextIO
 
 import nbformat
 
+from perfkit.formatting import progress_disabled
 from perfkit.report import nb as nbhelp
 from perfkit.report.execute import Execution, NotebookError, execute_notebook
 from perfkit.report.export import export_html
 from perfkit.report.index import NotebookEntry, write_index
 from perfkit.report.params import ReportParams, load_params
-
-PROGRESS_ENV = "PERFKIT_NO_PROGRESS"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,7 +46,7 @@ class ReportResult:
 
 def progress_enabled(stream: TextIO) -> bool:
     """Bars only on a terminal, and never when ``PERFKIT_NO_PROGRESS=1``."""
-    if os.environ.get(PROGRESS_ENV, "") not in ("", "0"):
+    if progress_disabled():
         return False
     return bool(getattr(stream, "isatty", lambda: False)())
 

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.errors import PerfkitError
+from perfkit.formatting import PROGRESS_ENV
 
 KERNEL_ENV = {
-    "PERFKIT_NO_PROGRESS": "1",
+    PROGRESS_ENV: "1",
     # ipykernel's debugger warns about frozen modules on stderr at every start
     "PYDEVD_DISABLE_FILE_VALIDATION": "1",
 }

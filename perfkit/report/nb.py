@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import html
 import io
-import math
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -33,9 +32,10 @@ from typing import Any
 
 import pandas as pd
 
+from perfkit.formatting import PROGRESS_ENV, fmt_num
+
 #: output metadata key under which the report finds figures and findings
 META_KEY = "perfkit"
-PROGRESS_ENV = "PERFKIT_NO_PROGRESS"
 PNG_DPI = 200
 #: on-screen width of a figure, in CSS pixels per inch of figure width
 SCREEN_PX_PER_IN = 140
@@ -58,19 +58,8 @@ def slug(name: str) -> str:
 
 
 def format_number(value: float, digits: int = 3) -> str:
-    """``digits`` significant digits, without exponents between 0.001 and 10^15: 4987.2 ->
-    ``"4990"``, 0.01234 -> ``"0.0123"``; missing -> ``""``."""
-    if pd.isna(value):
-        return ""
-    v = float(value)
-    if v == 0 or math.isinf(v):
-        return f"{v:g}"
-    magnitude = math.floor(math.log10(abs(v)))
-    if magnitude >= digits - 1 and magnitude < 15:
-        return f"{round(v, digits - 1 - magnitude):.0f}"
-    if magnitude >= -3:
-        return f"{v:.{digits}g}"
-    return f"{v:.{digits - 1}e}"
+    """A number for a table cell: :func:`perfkit.formatting.fmt_num`, missing as blank."""
+    return "" if pd.isna(value) else fmt_num(value, digits)
 
 
 def format_frame(frame: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
@@ -120,12 +109,14 @@ class Report:
         self.figures.append(name)
 
     def table(self, frame: pd.DataFrame, name: str, caption: str | None = None,
-              digits: int = 3, index: bool = False) -> None:
-        """Show ``frame`` (values to ``digits`` significant digits); save it in full as CSV."""
+              digits: int = 3, index: bool = False, hide: Iterable[str] = ("warnings",)
+              ) -> None:
+        """Show ``frame`` (values to ``digits`` significant digits, without the ``hide``
+        columns); save it in full as CSV, exactly as ``perfkit ... --format csv`` prints it."""
         csv_path = self._path("tables", name, ".csv")
         if csv_path is not None:
             frame.to_csv(csv_path, index=index)
-        shown = format_frame(frame, digits)
+        shown = format_frame(frame.drop(columns=[c for c in hide if c in frame]), digits)
         body = shown.to_html(index=index, escape=True, border=0, na_rep="",
                              classes="perfkit-table")
         head = f"<p><b>{escape(caption)}</b></p>" if caption else ""

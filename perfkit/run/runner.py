@@ -24,7 +24,7 @@ from typing import Any, TextIO
 
 import psutil
 
-from perfkit import __version__
+from perfkit import __version__, formatting
 from perfkit.run import hostinfo
 from perfkit.run.procs import Child, CpuSampler, StateFile
 from perfkit.run.server import ServerContext
@@ -112,7 +112,7 @@ def _in_notebook() -> bool:
 def progress_disabled(err: TextIO | None) -> bool:
     """No bar when ``PERFKIT_NO_PROGRESS=1``, or when ``err`` is neither a terminal nor the
     output of a Jupyter kernel (where ``tqdm.auto`` draws its notebook widget)."""
-    if os.environ.get("PERFKIT_NO_PROGRESS") == "1" or err is None:
+    if formatting.progress_disabled() or err is None:
         return True
     return not (_isatty(err) or (_in_notebook() and err is sys.stderr))
 

@@ -1,0 +1,135 @@
+"""How numbers and notes look, for every front end (the CLI's tables and the report's pages).
+
+One place decides that 64.0 prints as ``64``, that a p-value below 0.001 prints as ``1.2e-05``,
+that an interval prints as ``3.1 [2.9, 3.4]``, and how footnotes are numbered. Nothing here
+computes or decides anything about the data.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+#: environment variable that turns every progress bar off when set to anything but 0
+PROGRESS_ENV = "PERFKIT_NO_PROGRESS"
+
+
+def progress_disabled() -> bool:
+    """True when ``PERFKIT_NO_PROGRESS`` is set (to anything but ``0``)."""
+    return os.environ.get(PROGRESS_ENV, "") not in ("", "0")
+
+
+def is_missing(value: Any) -> bool:
+    """None, NaN and pandas' NA are missing; 0 is a value."""
+    if value is None:
+        return True
+    try:
+        return bool(value != value)  # NaN and pd.NA
+    except (TypeError, ValueError):
+        return False
+
+
+def plain(value: Any) -> Any:
+    """A Python scalar for a numpy one, and an integral float as an int (64.0 -> 64)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def level_text(value: Any) -> str:
+    """A factor or load level as text: ``64`` for 64.0, ``tuned`` for tuned."""
+    return str(plain(value))
+
+
+def fmt_num(value: Any, digits: int = 4) -> str:
+    """Compact human form: integers as is, floats to ``digits`` significant digits (from
+    10^digits up, rounded to a whole number), missing as ``-``, booleans as yes/no."""
+    if is_missing(value):
+        return "-"
+    value = plain(value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value == 0:
+            return "0"
+        if abs(value) >= 10 ** digits:
+            return f"{value:.0f}"
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+def fmt_p(p: Any) -> str:
+    """A p-value: three decimals, or two significant digits in exponent form below 0.001."""
+    if is_missing(p):
+        return "-"
+    p = float(p)
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
+
+
+def pct(fraction: float) -> str:
+    """``0.95`` -> ``"95%"``."""
+    return f"{fraction * 100:g}%"
+
+
+def pct_change(ratio: float) -> str:
+    """A ratio as a signed change: 1.031 -> ``"+3.1%"``; infinite -> ``"+inf"``."""
+    if is_missing(ratio):
+        return "-"
+    if math.isinf(ratio):
+        return "+inf"
+    return f"{(ratio - 1) * 100:+.1f}%"
+
+
+def fmt_ci(estimate: Any, low: Any, high: Any, unit: str = "", digits: int = 3) -> str:
+    """``"1.23 ms [1.10, 1.41]"``; an infinite side prints as ``inf``, a missing one as ``-``."""
+    def f(v: Any) -> str:
+        if is_missing(v):
+            return "-"
+        if math.isinf(float(v)):
+            return "inf" if v > 0 else "-inf"
+        return fmt_num(float(v), digits)
+
+    suffix = f" {unit}" if unit else ""
+    return f"{f(estimate)}{suffix} [{f(low)}, {f(high)}]"
+
+
+def render_table(header: Sequence[str], rows: Sequence[Sequence[str]],
+                 right_align: Sequence[bool] | None = None) -> str:
+    """A plain aligned text table (two spaces between columns)."""
+    widths = [len(h) for h in header]
+    for row in rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    right = list(right_align) if right_align is not None else [False] * len(header)
+
+    def line(cells: Sequence[str]) -> str:
+        parts = [c.rjust(w) if r else c.ljust(w)
+                 for c, w, r in zip(cells, widths, right, strict=True)]
+        return "  ".join(parts).rstrip()
+
+    return "\n".join([line(header)] + [line(r) for r in rows])
+
+
+class Footnotes:
+    """Numbered, de-duplicated notes: ``mark`` returns ``"[1][2]"``, ``render`` the list."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def mark(self, texts: str | Iterable[str]) -> str:
+        out = []
+        for text in [texts] if isinstance(texts, str) else texts:
+            if text not in self.texts:
+                self.texts.append(text)
+            out.append(f"[{self.texts.index(text) + 1}]")
+        return "".join(out)
+
+    def render(self) -> str:
+        return "".join(f"[{i}] {t}\n" for i, t in enumerate(self.texts, 1))
