@@ -157,7 +157,7 @@ def test_run_intervals_and_printed_points_are_publishable(wrk2_sweep, wrk_sweep)
 
 
 def test_load_curves_and_heatmap_are_publishable(wrk2_sweep):
-    frame, _ = scaling.runs_with_config(wrk2_sweep, ["profile", "connections"])
+    _, frame = scaling.runs_with_config(wrk2_sweep, ["profile", "connections"])
     fig, ax = plots.figure()
     plots.load_curve(frame, ax, "target_rate_rps", "latency_p99_ms",
                      style.column_label("target_rate_rps"), style.column_label("latency_p99_ms"),

@@ -9,11 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from perfkit.errors import PerfkitError
 from perfkit.report.sections import aa, common, effects, latency, overview, scaling
-from perfkit.scaling.slo import slo_bracket
-from perfkit.stats import compare, percentile_ci_across_runs, quantile_ci
-from perfkit.stats.factorial import factorial
+from perfkit.stats import quantile_ci
 
 FIX = Path(__file__).resolve().parent / "fixtures"
 
@@ -34,37 +31,32 @@ def locust():
 
 
 # -- common ------------------------------------------------------------------------------------
-def test_select_matches_numbers_as_numbers_and_lists_as_any(wrk2):
-    f = wrk2.frame
-    assert common.select(f, {"connections": 16.0}).sum() == 24
-    assert common.select(f, {"target_rate_rps": [5000, 45000], "profile": "tuned"}).sum() == 12
-    with pytest.raises(PerfkitError, match="no column 'conns'"):
-        common.select(f, {"conns": 16})
-
-
 def test_config_labels_and_experiment_factors(wrk2):
     assert wrk2.factors == ["profile"]
     labels = common.config_labels(wrk2.frame, ["profile", "connections"])
     assert set(labels) == {"default, 16", "default, 64", "tuned, 16", "tuned, 64"}
 
 
-def test_fmt_ci_prints_infinite_sides():
-    assert common.fmt_ci(1.2345, 1.1, math.inf, "ms") == "1.23 ms [1.1, inf]"
+def test_text_table_prints_whole_numbers_without_a_decimal_point():
+    text = common.text_table(pd.DataFrame({"rate_rps": [30000.0, math.nan], "x": [1.2345, 2.0]}))
+    assert text.split("\n")[1].split() == ["30000", "1.23"]
+    assert text.split("\n")[2].split() == ["nan", "2"]
 
 
 # -- latency -----------------------------------------------------------------------------------
-def test_spectrum_line_and_band_are_one_across_runs_interval(wrk2):
+def test_spectrum_keeps_enough_requests_per_tail_position_and_brackets_its_estimate(wrk2):
     groups = latency.grouped_runs(wrk2, ["profile"], {"target_rate_rps": 30000,
                                                       "connections": 64})
     assert {k: len(v) for k, v in groups.items()} == {"default": 3, "tuned": 3}
     spec = latency.spectrum_frame(groups, n_resamples=200, seed=3)
-    for _, row in spec.sample(6, random_state=1).iterrows():
-        ci = percentile_ci_across_runs(groups[row["config"]], row["percentile"], seed=3,
-                                       n_resamples=200)
-        assert (row["latency_ms"], row["ci_low_ms"], row["ci_high_ms"]) == pytest.approx(
-            (ci.estimate_ms, ci.low_ms, ci.high_ms))
+    assert (spec["ci_low_ms"] <= spec["latency_ms"]).all()
+    assert (spec["latency_ms"] <= spec["ci_high_ms"]).all()
     fewest = min(r.histogram.total_count for rs in groups.values() for r in rs)
     assert (1 / (1 - spec["percentile"] / 100) <= fewest / latency.MIN_TAIL_SAMPLES).all()
+    # every estimate lies within the runs' own percentiles (read from each run's histogram)
+    for (config, q), row in spec.set_index(["config", "percentile"]).iterrows():
+        per_run = [r.histogram.percentile_ms(q) for r in groups[config]]
+        assert min(per_run) <= row["latency_ms"] <= max(per_run)
 
 
 def test_within_run_intervals_are_the_binomial_ones(wrk2):
@@ -100,7 +92,7 @@ def test_caveats_name_closed_loop_tools_and_few_runs(wrk):
 
 # -- scaling -----------------------------------------------------------------------------------
 def test_heat_map_cells_are_medians_of_runs(wrk2):
-    frame, _ = scaling.runs_with_config(wrk2, ["profile"])
+    _, frame = scaling.runs_with_config(wrk2, ["profile"])
     grid = scaling.heat_tables(frame, "latency_p99_ms", "profile")["tuned"]
     runs = frame[(frame["profile"] == "tuned") & (frame["connections"] == 64)
                  & (frame["target_rate_rps"] == 30000)]["latency_p99_ms"]
@@ -108,37 +100,47 @@ def test_heat_map_cells_are_medians_of_runs(wrk2):
     assert grid.shape == (2, 4)
 
 
-def test_slo_brackets_are_those_of_the_statistics_api(wrk2):
-    frame, runs = scaling.runs_with_config(wrk2, ["profile", "connections"])
-    brackets, verdicts = scaling.slo_tables(frame, runs, 5.0, n_resamples=200)
-    sel = [r for r in runs if r.factors["profile"] == "default" and r.connections == 16]
-    direct = slo_bracket(sel, 5.0, n_resamples=200, seed=0)
-    row = brackets[brackets["config"] == "default, 16"].iloc[0]
-    assert (row["last_pass_rps"], row["first_fail_rps"]) == direct.bracket
+def test_slo_verdicts_follow_their_rule_on_the_runs(wrk2):
+    rows, frame = scaling.runs_with_config(wrk2, ["profile", "connections"])
+    table = scaling.slo(rows, ["profile", "connections"], 5.0, n_resamples=200)
+    verdicts = table.verdicts_frame()
     assert len(verdicts) == 16 and set(verdicts["verdict"]) <= {"pass", "fail", "inconclusive"}
+    for _, v in verdicts.iterrows():
+        sel = frame[(frame["profile"] == v["profile"]) & (frame["connections"] == v["connections"])
+                    & (frame["target_rate_rps"] == v["rate_rps"])]
+        kept_up = (sel["throughput_rps"] >= 0.99 * v["rate_rps"]).all()
+        if v["verdict"] == "pass":
+            assert kept_up and v["ci_high_ms"] < 5.0
+        elif not kept_up:
+            assert v["verdict"] == "fail"
+        elif v["verdict"] == "inconclusive":
+            assert v["ci_low_ms"] <= 5.0 <= v["ci_high_ms"]
+    brackets = table.to_frame().set_index(["profile", "connections"])
+    assert brackets.loc[("default", 16), "last_pass_rps"] == 30000
+    assert brackets.loc[("default", 16), "first_fail_rps"] == 45000
 
 
 def test_scaling_model_follows_the_number_of_concurrency_levels(wrk):
-    frame, _ = scaling.runs_with_config(wrk, ["profile"], {"profile": "tuned"})
-    (usl,) = scaling.fit_scaling(frame, "connections", n_resamples=50)
-    assert usl.fit.model == "usl"
-    three = frame[frame["connections"] != 200]
-    (amdahl,) = scaling.fit_scaling(three, "connections", n_resamples=50)
-    assert amdahl.fit.model == "amdahl" and "Amdahl's law only" in amdahl.reason
-    two = frame[frame["connections"].isin([10, 50])]
-    (none,) = scaling.fit_scaling(two, "connections", n_resamples=50)
+    rows = wrk.rows({"profile": "tuned"})
+    (usl,) = scaling.fits(rows, ["profile"], n_resamples=50).results
+    assert usl.model == "usl"
+    three = rows.where({"connections": [10, 50, 100]})
+    (amdahl,) = scaling.fits(three, ["profile"], n_resamples=50).results
+    assert amdahl.model == "amdahl" and "Amdahl's law only" in amdahl.reason
+    two = rows.where({"connections": [10, 50]})
+    (none,) = scaling.fits(two, ["profile"], n_resamples=50).results
     assert none.fit is None and "no scaling model" in none.reason
-    table = scaling.scaling_table([usl, none])
-    assert set(table[table["config"] == "tuned"]["parameter"]) >= {"sigma", "kappa", "gamma"}
+    table = scaling.fits(rows, ["profile"], n_resamples=50).to_frame()
+    assert {"sigma", "kappa", "gamma_rps", "n_star", "model"} <= set(table.columns)
 
 
 def test_littles_law_summary_is_x_times_r_over_n(wrk):
-    frame, _ = scaling.runs_with_config(wrk, ["profile"])
-    summary = scaling.littles_summary(scaling.littles_table(frame))
-    sub = frame[(frame["profile"] == "default") & (frame["connections"] == 100)]
+    rows = wrk.rows()
+    summary = scaling.fits(rows, ["profile"], n_resamples=20).littles_frame()
+    sub = rows.frame[(rows.frame["profile"] == "default") & (rows.frame["connections"] == 100)]
     ratio = sub["throughput_rps"] * sub["latency_mean_ms"] / 1000 / 100
-    row = summary[(summary["config"] == "default") & (summary["concurrency"] == 100)].iloc[0]
-    assert row["median_ratio"] == pytest.approx(float(np.median(ratio)))
+    row = summary[(summary["profile"] == "default") & (summary["connections"] == 100)].iloc[0]
+    assert row["ratio"] == pytest.approx(float(np.median(ratio)))
 
 
 # -- effects -------------------------------------------------------------------------------------
@@ -152,34 +154,40 @@ def holm(p):
     return adjusted
 
 
-def test_ab_comparisons_say_not_enough_runs_and_are_holm_adjusted(wrk):
-    frame = effects.runs_for_analysis(wrk)
-    ab = effects.ab_table(frame, ["profile"], ["latency_p99_ms", "throughput_rps"],
-                          per="connections")
-    assert len(ab) == 8
-    assert (ab["verdict"] == "not enough runs (3 vs 3)").all()  # 3 vs 3 cannot reach 0.05
+def test_ab_comparisons_are_not_testable_with_3_runs_and_are_holm_adjusted(wrk):
+    rows = wrk.rows()
+    tables = effects.ab_tables(rows, ["profile"], ["latency_p99_ms", "throughput_rps"],
+                               per="connections")
+    assert [t.metric.name for t in tables] == ["latency_p99_ms", "throughput_rps"]
+    ab = tables[1].to_frame()
+    assert len(ab) == 4 and (ab["verdict"] == "not testable").all()  # 3 vs 3 < 0.05: never
     np.testing.assert_allclose(ab["p_value_holm"], holm(ab["p_value"].to_numpy()))
-    sub = frame[frame["connections"] == 10]
-    direct = compare(sub[sub["profile"] == "default"]["throughput_rps"].to_numpy(float),
-                     sub[sub["profile"] == "tuned"]["throughput_rps"].to_numpy(float),
-                     lower_is_better=False).iloc[0]
-    row = ab[(ab["per_level"] == 10) & (ab["metric"] == "throughput_rps")].iloc[0]
-    assert row["p_value"] == direct["p_value"] and row["ratio"] == direct["ratio"]
-    assert any("cannot reach" in n for n in effects.ab_notes(ab))
+    sub = rows.frame[rows.frame["connections"] == 10]
+    base = sub[sub["profile"] == "default"]["throughput_rps"].to_numpy(float)
+    new = sub[sub["profile"] == "tuned"]["throughput_rps"].to_numpy(float)
+    row = ab[ab["connections"] == 10].iloc[0]
+    assert row["p_value"] == pytest.approx(sps.mannwhitneyu(new, base, method="exact").pvalue)
+    pairwise = np.log(new)[:, None] - np.log(base)[None, :]
+    assert row["ratio"] == pytest.approx(math.exp(np.median(pairwise)))  # Hodges-Lehmann
+    assert any("cannot reach" in n for n in effects.notes(tables))
 
 
-def test_factorial_effects_match_the_statistics_api_and_variation_sums_to_100(wrk2):
-    frame = effects.runs_for_analysis(wrk2)
-    table = effects.effects(frame, ["profile", "connections"], "latency_p99_ms",
-                            per="target_rate_rps")
-    direct = factorial(frame, ["profile", "connections"], "latency_p99_ms",
-                       by="target_rate_rps")
-    np.testing.assert_allclose(table["ratio"], direct["ratio"])
-    totals = table.groupby("by")["variation_pct"].sum()
+def test_factorial_effects_are_ratios_of_geometric_means_and_variation_sums_to_100(wrk2):
+    rows = wrk2.rows()
+    (result,) = effects.factorials(rows, ["profile", "connections"], ["latency_p99_ms"],
+                                   per="target_rate_rps")
+    table = result.to_frame()
+    f = rows.frame[rows.frame["target_rate_rps"] == 15000]
+    logs = np.log(f["latency_p99_ms"].to_numpy(float))
+    tuned = (f["profile"] == "tuned").to_numpy()
+    expected = math.exp(logs[tuned].mean() - logs[~tuned].mean())  # balanced: exp(2q)
+    got = table[(table["target_rate_rps"] == 15000) & (table["term"] == "profile")]["ratio"]
+    assert got.iloc[0] == pytest.approx(expected)
+    totals = table.groupby("target_rate_rps")["variation_pct"].sum()
     np.testing.assert_allclose(totals, 100.0)
-    rows = effects.forest_rows(table, "target_rate_rps")
-    assert set(rows["label"]) == {"profile", "connections", "profile × connections"}
-    assert effects.coding_text(table) == "profile: default -> tuned; connections: 16 -> 64"
+    rows_ = effects.forest_rows(result)
+    assert set(rows_["label"]) == {"profile", "connections", "profile × connections"}
+    assert effects.coding_text(result) == "profile: default -> tuned; connections: 16 -> 64"
 
 
 # -- A/A -----------------------------------------------------------------------------------------
@@ -206,11 +214,11 @@ def test_run_level_splits_of_identical_runs_are_never_significant():
 
 
 def test_designed_aa_comparison_needs_two_arms(wrk):
-    frame = effects.runs_for_analysis(wrk)
-    table = aa.designed_comparison(frame, "profile", ["throughput_rps"])
-    assert list(table["base"]) == ["profile=default"] and table["n_base"].iloc[0] == 12
+    rows = wrk.rows()
+    (table,) = aa.designed_comparisons(rows, "profile", ["throughput_rps"])
+    assert table.base.endswith("::profile=default") and table.n_base_runs == 12
     with pytest.raises(ValueError, match="exactly two levels"):
-        aa.designed_comparison(frame, "connections", ["throughput_rps"])
+        aa.designed_comparisons(rows, "connections", ["throughput_rps"])
 
 
 # -- overview ------------------------------------------------------------------------------------
@@ -246,10 +254,10 @@ def test_quality_counts_runs_with_failures(locust):
 
 
 def test_headline_lists_the_largest_significant_effects_first(wrk2):
-    frame = effects.runs_for_analysis(wrk2)
-    tables = [effects.effects(frame, ["profile", "connections"], m, per="target_rate_rps")
-              for m in ("latency_p99_ms", "throughput_rps")]
-    found = effects.headline(pd.DataFrame(), tables, "target_rate_rps", alpha=0.05)
+    rows = wrk2.rows()
+    results = effects.factorials(rows, ["profile", "connections"],
+                                 ["latency_p99_ms", "throughput_rps"], per="target_rate_rps")
+    found = effects.headline([], results, alpha=0.05)
     ratios = [float(v.split(" ")[0][1:]) for k, v in found.items() if k != "effects"
               and k != "other significant effects"]
     assert ratios and len(ratios) <= effects.MAX_HEADLINE_EFFECTS
@@ -258,9 +266,8 @@ def test_headline_lists_the_largest_significant_effects_first(wrk2):
 
 
 def test_scaling_headline_groups_configurations_without_a_peak(wrk):
-    frame, _ = scaling.runs_with_config(wrk, ["profile"])
-    three = frame[frame["connections"] != 200]
-    results = scaling.fit_scaling(three, "connections", n_resamples=20)
-    found = scaling.headline(pd.DataFrame(columns=["config"]), results, 5.0, 99.0)
+    three = wrk.rows({"connections": [10, 50, 100]})
+    models = scaling.fits(three, ["profile"], n_resamples=20)
+    found = scaling.headline(None, models)
     assert list(found) == ["peak concurrency N*, every configuration"]
     assert "Amdahl's law only" in found["peak concurrency N*, every configuration"]

@@ -1,12 +1,28 @@
-"""Helpers shared by subcommands: loading paths with error reporting, number formatting."""
+"""Helpers the subcommands share: loading with error reporting, and the output formats.
+
+Analysis decisions live in :mod:`perfkit.analysis`; this module only reads paths (reporting
+unreadable files on stderr) and writes what the analysis returns as a text table, CSV, JSON or
+Markdown.
+"""
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+import pandas as pd
+
+from perfkit.analysis import Experiment, RunSet, Selection, load_experiment
+from perfkit.errors import DataError, UsageError
+from perfkit.formatting import Footnotes, fmt_num, is_missing, render_table
 from perfkit.ingest import LoadResult, scan_many
+
+__all__ = ["Footnotes", "Loader", "fmt_num", "is_missing", "load_paths", "render_table"]
+
+FORMATS = ("table", "csv", "json", "markdown")
 
 
 def load_paths(paths: Sequence[str], err: TextIO) -> LoadResult:
@@ -17,38 +33,103 @@ def load_paths(paths: Sequence[str], err: TextIO) -> LoadResult:
     return result
 
 
-def is_missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+class Loader:
+    """Loads each path once, prints its unreadable files once, and remembers that it did."""
+
+    def __init__(self, err: TextIO) -> None:
+        self.err = err
+        self.experiments: dict[str, Experiment] = {}
+        self.had_errors = False
+
+    def experiment(self, path: str) -> Experiment:
+        if path not in self.experiments:
+            exp = load_experiment(path)
+            for error in exp.errors:
+                print(f"perfkit: error: {error}", file=self.err)
+            self.had_errors |= bool(exp.errors)
+            self.experiments[path] = exp
+        return self.experiments[path]
+
+    def select(self, text: str, per_endpoint: bool = False) -> tuple[RunSet, Selection]:
+        selection = Selection.parse(text)
+        return selection.apply(self.experiment(selection.path), per_endpoint), selection
+
+    @property
+    def status(self) -> int:
+        """1 when some input file could not be read, else 0."""
+        return 1 if self.had_errors else 0
 
 
-def fmt_num(value: Any, digits: int = 4) -> str:
-    """Compact human form: integers as is, floats to ``digits`` significant digits, missing '-'."""
-    if is_missing(value):
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if value == 0:
-            return "0"
-        if abs(value) >= 10 ** digits:
-            return f"{value:.0f}"
-        return f"{value:.{digits}g}"
-    return str(value)
+def add_format_argument(p: argparse.ArgumentParser, extra: Sequence[str] = ()) -> None:
+    choices = (*FORMATS, *extra)
+    p.add_argument("--format", choices=choices, default="table",
+                   help="table (default): for reading; csv/json: exactly the columns of the "
+                        "report's table for the same analysis; markdown: a GitHub table for a "
+                        "CI job summary" + ("; " + ", ".join(extra) if extra else ""))
 
 
-def render_table(header: Sequence[str], rows: Sequence[Sequence[str]],
-                 right_align: Sequence[bool] | None = None) -> str:
-    """A plain aligned text table (two spaces between columns)."""
-    widths = [len(h) for h in header]
-    for row in rows:
-        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
-    right = list(right_align) if right_align is not None else [False] * len(header)
+def check_alpha(alpha: float, name: str = "--alpha") -> float:
+    if not 0.0 < alpha < 1.0:
+        raise UsageError(f"{name} must be in (0, 1), got {alpha:g}")
+    return alpha
 
-    def line(cells: Sequence[str]) -> str:
-        parts = [c.rjust(w) if r else c.ljust(w)
-                 for c, w, r in zip(cells, widths, right, strict=True)]
-        return "  ".join(parts).rstrip()
 
-    return "\n".join([line(header)] + [line(r) for r in rows])
+def check_confidence(confidence: float) -> float:
+    return check_alpha(confidence, "--confidence")
+
+
+def write_table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool],
+                fmt: str, out: TextIO) -> None:
+    """The human table as aligned text, or as a GitHub-flavoured Markdown table."""
+    if fmt == "markdown":
+        out.write(markdown_table(header, rows, right) + "\n")
+    else:
+        out.write(render_table(header, rows, right) + "\n")
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]],
+                   right: Sequence[bool]) -> str:
+    def cell(text: str) -> str:
+        return str(text).replace("|", "\\|") or " "
+
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |",
+             "|" + "|".join("---:" if r else ":---" for r in right) + "|"]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def write_notes(notes: Footnotes, fmt: str, out: TextIO) -> None:
+    if not notes.texts:
+        return
+    if fmt == "markdown":
+        out.write("\n" + "".join(f"{i}. {t}\n" for i, t in enumerate(notes.texts, 1)))
+    else:
+        out.write("\n" + notes.render())
+
+
+def write_frame(frame: pd.DataFrame, out: TextIO) -> None:
+    """CSV exactly as the report writes its tables (``DataFrame.to_csv(index=False)``)."""
+    out.write(frame.to_csv(index=False))
+
+
+def write_json(data: Any, out: TextIO) -> None:
+    out.write(json.dumps(jsonable(data), indent=2, allow_nan=False) + "\n")
+
+
+def jsonable(value: Any) -> Any:
+    """NaN and infinities as null; numpy scalars as Python ones; tuples as lists."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is pd.NA:
+        return None
+    return value
+
+
+def no_runs(paths: Sequence[str]) -> DataError:
+    return DataError("no runs found under " + ", ".join(paths))

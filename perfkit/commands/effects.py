@@ -1,4 +1,8 @@
-"""``perfkit effects EXPERIMENT --factors a,b``: the 2^k r factorial table of a tuning sweep."""
+"""``perfkit effects EXPERIMENT --factors a,b``: the 2^k r factorial table of a tuning sweep.
+
+Formatting only: the analysis is :func:`perfkit.analysis.effects.factorial_effects` (and
+:func:`~perfkit.analysis.effects.ab_comparisons` with ``--ab``).
+"""
 
 from __future__ import annotations
 
@@ -6,38 +10,52 @@ import argparse
 import math
 from typing import TextIO
 
-import pandas as pd
-
-from perfkit.commands._common import fmt_num, render_table
-from perfkit.commands.compare import (
-    Footnotes,
-    add_by_argument,
-    group_columns,
-    load_selection,
-    pinned,
+from perfkit.analysis import metric
+from perfkit.analysis.effects import (
+    FactorialResult,
+    ab_comparisons,
+    factorial_effects,
+    parse_levels,
 )
-from perfkit.errors import PerfkitError
-from perfkit.stats import factorial
+from perfkit.commands import compare as compare_cmd
+from perfkit.commands._common import (
+    Loader,
+    add_format_argument,
+    check_alpha,
+    check_confidence,
+    write_frame,
+    write_json,
+    write_notes,
+    write_table,
+)
+from perfkit.errors import UsageError
+from perfkit.formatting import Footnotes, fmt_num, fmt_p, level_text, pct
 
 HELP = """\
 Effects of two-level factors on a per-run metric, as in Jain's 2^k r design: each effect with
 its t-based CI and p-value, the share of the variation it explains, and the unexplained
 (error) share. By default the metric is analysed on the log scale, so an effect is a ratio:
 the geometric mean at the factor's high level over the one at its low level (--linear gives
-Jain's additive q instead).
+Jain's additive q instead). When an interaction is significant, the main effects of its
+factors are not interpretable alone: the simple effects (each factor at each level of the
+other) are printed below the table.
 
 Low and high: numbers, smaller is low; False is low; labels such as off/no/default/disabled
 are low; otherwise natural sort order (backlog8 < backlog4096). --levels states it explicitly.
 The mapping is printed. Load levels and other factors that vary (connections 16/64/256, the
-offered rate, ...) are analysed per level, with Holm's correction across levels.
+offered rate, ...) are analysed per level, with Holm's correction across levels. Randomized
+complete blocks recorded in the manifests enter as a nuisance term (--block auto) when every
+block holds the whole design.
+
+--ab prints instead each factor's high level against its low level (the other factors at
+their low level) at each load level, run against run (as `perfkit compare`).
 
 EXPERIMENT is a path, or PATH::column=value,... as in `perfkit compare`.
 
 examples:
-  perfkit effects data/sweep --factors profile --metric latency_p99_ms
-  perfkit effects data/tuning --factors backlog,keepalive,cache --block block \\
-                  --metric throughput_rps
-  perfkit effects data/sweep --factors profile,connections --by target_rate_rps --linear
+  perfkit effects data/demo-wrk-factorial --factors keepalive,cache --metric latency_p99_ms
+  perfkit effects data/tuning --factors backlog,keepalive,cache --metric throughput_rps
+  perfkit effects data/demo-wrk-factorial --factors keepalive,cache --ab --format csv
 """
 
 
@@ -48,108 +66,113 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--factors", required=True, help="comma-separated two-level factor columns")
     p.add_argument("--metric", default="latency_p99_ms",
                    help="per-run response column (default latency_p99_ms)")
-    p.add_argument("--block", help="blocking column (randomized complete blocks), a nuisance")
+    p.add_argument("--block", default="auto",
+                   help="blocking column (a nuisance term); 'auto' (default): the recorded "
+                        "block when every block holds the whole design; 'none': no blocks")
     p.add_argument("--linear", action="store_true",
                    help="additive effects on the raw metric instead of ratios on the log scale")
     p.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="level at which an interaction calls for simple effects (default 0.05)")
     p.add_argument("--levels", default="",
                    help="explicit coding, e.g. 'cache=off:on,backlog=8:4096' (low:high)")
-    add_by_argument(p)
+    p.add_argument("--ab", action="store_true",
+                   help="A/B comparisons (high vs low per factor) instead of the factorial")
+    compare_cmd.add_by_argument(p)
+    add_format_argument(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    frame, filters, runs = load_selection(args.experiment, err, {})
+    check_confidence(args.confidence)
+    check_alpha(args.alpha)
+    loader = Loader(err)
+    rows, selection = loader.select(args.experiment)
     factors = [f.strip() for f in args.factors.split(",") if f.strip()]
-    missing = [c for c in [*factors, args.metric] if c not in frame]
-    if missing:
-        raise PerfkitError(f"no column {missing[0]!r}; factors are manifest factors or "
-                           f"runs-frame columns")
-    exclude = [*factors, *pinned(filters), *([args.block] if args.block else [])]
-    by = group_columns([frame], runs, exclude, args.by)
-    try:
-        table = factorial(frame, factors, args.metric, log=not args.linear,
-                          confidence=args.confidence, block=args.block, by=by or None,
-                          levels=_levels(args.levels, frame))
-    except ValueError as exc:
-        raise PerfkitError(str(exc)) from exc
+    if not factors:
+        raise UsageError("--factors: name at least one factor")
+    m = metric(args.metric, rows.frame.columns)
+    if args.ab:
+        table = ab_comparisons(rows, factors, m, by=args.by, exclude=selection.pinned,
+                               alpha=args.alpha, confidence=args.confidence)
+        if args.format == "csv":
+            write_frame(table.to_frame(), out)
+        elif args.format == "json":
+            write_json(table.to_dict(), out)
+        else:
+            compare_cmd.write_human(table, list(rows.runs), args.format, out)
+        return loader.status
+    block = None if args.block.lower() == "none" else args.block
+    result = factorial_effects(rows, factors, m, by=args.by, exclude=selection.pinned,
+                               block=block, levels=parse_levels(args.levels, rows.frame),
+                               log=not args.linear, confidence=args.confidence,
+                               alpha=args.alpha)
+    if args.format == "csv":
+        write_frame(result.to_frame(), out)
+    elif args.format == "json":
+        write_json(result.to_dict(), out)
+    else:
+        write_human(result, args.format, out)
+    return loader.status
+
+
+def write_human(result: FactorialResult, fmt: str, out: TextIO) -> None:
     notes = Footnotes()
-    if "saturated" in frame and frame["saturated"].fillna(False).astype(bool).any():
-        count = int(frame["saturated"].fillna(False).astype(bool).sum())
-        table.attrs["warnings"] = [f"{count} saturated run(s) kept with their measured "
-                                   f"{args.metric} (queueing in the generator included)",
-                                   *table.attrs["warnings"]]
-    out.write(_header(args, table, by, len(frame), notes) + "\n")
-    out.write(_table(table, by, args) + "\n")
-    if notes.texts:
-        out.write("\n" + notes.render())
-    return 0
+    out.write(_header(result, notes) + "\n")
+    frame = result.to_frame()
+    per = list(result.per)
+    ratio = result.log
+    header = [*per, "term", "ratio" if ratio else "effect", f"{pct(result.confidence)} CI",
+              "variation", "p"] + (["p Holm"] if per else [])
+    body = []
+    est_cols = (("ratio", "ratio_ci_low", "ratio_ci_high") if ratio else
+                tuple(f"effect{s}{result.metric.suffix}" for s in ("", "_ci_low", "_ci_high")))
+    for _, row in frame.iterrows():
+        error = row["term"] in ("error", "block")
+        est, low, high = (row[c] for c in est_cols)
+        term = row["term"]
+        if not error and not row["interpretable_alone"]:
+            term += " " + notes.mark("not interpretable alone: its interaction is significant "
+                                     "(see the simple effects)")
+        cells = [*(fmt_num(row[c]) for c in per), term, "" if error else fmt_num(est, 3),
+                 "" if error else f"[{fmt_num(low, 3)}, {fmt_num(high, 3)}]",
+                 _share(row["variation_pct"]), _p(row["p_value"])]
+        if per:
+            cells.append(_p(row.get("p_value_holm")))
+        body.append(cells)
+    right = [False] * (len(per) + 1) + [True, False, True, True] + ([True] if per else [])
+    write_table(header, body, right, fmt, out)
+    if len(result.simple_effects):
+        out.write("\nsimple effects (each factor at each level of the other, where the "
+                  "interaction is significant):\n")
+        s = result.simple_effects
+        rows = [[*(fmt_num(r[c]) for c in per), r["factor"], r["at"], fmt_num(r["effect"], 3),
+                 f"[{fmt_num(r['ci_low'], 3)}, {fmt_num(r['ci_high'], 3)}]", _p(r["p_value"]),
+                 str(r["n_runs"])] for _, r in s.iterrows()]
+        write_table([*per, "factor", "at", "ratio" if ratio else "effect",
+                     f"{pct(result.confidence)} CI", "p", "runs"], rows,
+                    [False] * (len(per) + 2) + [True, False, True, True], fmt, out)
+    write_notes(notes, fmt, out)
 
 
-def _levels(spec: str, frame: pd.DataFrame) -> dict:
-    """'a=off:on,b=8:4096' -> {"a": ("off", "on"), "b": (8, 4096)} typed like the column."""
-    out = {}
-    for part in filter(None, (p.strip() for p in spec.split(","))):
-        name, _, pair = part.partition("=")
-        low, sep, high = pair.partition(":")
-        if not sep or name not in frame:
-            raise PerfkitError(f"--levels: expected factor=low:high with a known factor, "
-                               f"found {part!r}")
-        present = {str(v): v for v in frame[name].dropna().unique()}
-        if low not in present or high not in present:
-            raise PerfkitError(f"--levels: {name} has levels {sorted(present)}")
-        out[name] = (present[low], present[high])
-    return out
-
-
-def _header(args, table: pd.DataFrame, by: list[str], n_runs: int, notes: Footnotes) -> str:
-    scale = ("additive effects q (half of high minus low)" if args.linear else
+def _header(result: FactorialResult, notes: Footnotes) -> str:
+    scale = ("additive effects q (half of high minus low)" if not result.log else
              "log scale: effect = ratio of geometric means, high / low")
-    df = table.attrs["df_error"]
-    dfs = sorted(set(df.values())) if isinstance(df, dict) else [df]
-    per = f"; per {', '.join(by)}, Holm across levels" if by else ""
-    coding = "; ".join(f"{name}: {c['low']} -> {c['high']} ({c['rule']})"
-                       for name, c in table.attrs["coding"].items())
-    marks = notes.mark(table.attrs["warnings"])
-    return (f"{args.metric}, {n_runs} runs: {scale}; {_pct(args.confidence)} t CIs "
-            f"(error df {', '.join(map(str, dfs))}){per}{marks}\n"
+    dfs = sorted({v for v in result.df_error.values() if v is not None})
+    per = f"; per {', '.join(result.per)}, Holm across levels" if result.per else ""
+    block = f"; blocks: {result.block}" if result.block else ""
+    coding = "; ".join(f"{name}: {level_text(c['low'])} -> {level_text(c['high'])} "
+                       f"({c['rule']})" for name, c in result.coding.items())
+    marks = notes.mark(result.warnings)
+    return (f"{result.metric.name}, {result.n_runs} runs: {scale}; "
+            f"{pct(result.confidence)} t CIs (error df {', '.join(map(str, dfs))})"
+            f"{per}{block}{marks}\n"
             f"coding (low -> high): {coding}\n")
 
 
-def _table(table: pd.DataFrame, by: list[str], args) -> str:
-    ratio = not args.linear
-    header = [*by, "term", "ratio" if ratio else "effect", f"{_pct(args.confidence)} CI",
-              "variation", "p"] + (["p Holm"] if by else [])
-    body = []
-    for _, row in table.iterrows():
-        labels = _labels(row["by"], by) if by else []
-        est, low, high = ((row["ratio"], row["ratio_ci_low"], row["ratio_ci_high"]) if ratio
-                          else (row["effect"], row["ci_low"], row["ci_high"]))
-        error = row["term"] in ("error", "block")
-        cells = [*labels, row["term"], "" if error else fmt_num(est, 3),
-                 "" if error else f"[{fmt_num(low, 3)}, {fmt_num(high, 3)}]",
-                 _share(row["variation_pct"]), _fmt_p(row["p_value"])]
-        if by:
-            cells.append(_fmt_p(row.get("p_value_holm")))
-        body.append(cells)
-    right = [False] * (len(by) + 1) + [True, False, True, True] + ([True] if by else [])
-    return render_table(header, body, right)
+def _share(value: float) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.1f}%"
 
 
-def _labels(value, by: list[str]) -> list[str]:
-    values = value if isinstance(value, tuple) else (value,)
-    return [fmt_num(int(v) if isinstance(v, float) and v.is_integer() else v) for v in values]
-
-
-def _share(pct: float) -> str:
-    return "-" if pct is None or math.isnan(pct) else f"{pct:.1f}%"
-
-
-def _fmt_p(p) -> str:
-    if p is None or (isinstance(p, float) and math.isnan(p)):
-        return ""
-    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
-
-
-def _pct(c: float) -> str:
-    return f"{c * 100:g}%"
+def _p(value) -> str:
+    return "" if value is None or value != value else fmt_p(value)

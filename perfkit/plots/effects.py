@@ -11,10 +11,13 @@ from perfkit.plots.style import GREY, series_style
 
 def forest(frame: pd.DataFrame, ax: Axes, xlabel: str, label: str = "term",
            value: str = "ratio", low: str = "ratio_ci_low", high: str = "ratio_ci_high",
-           by: str | None = None, log: bool = True, legend_title: str | None = None) -> Axes:
+           by: str | None = None, log: bool = True, legend_title: str | None = None,
+           significant: str | None = None) -> Axes:
     """One row per effect: the point estimate and its CI, with a reference line at 1 (no effect).
 
-    A filled marker means the CI excludes 1; an open one that it does not. Rows whose CI is
+    A filled marker means the effect is significant: the boolean column ``significant`` when
+    given (the analysis' verdict, e.g. after Holm's adjustment), else the CI excludes 1; an open
+    marker that it is not. Rows whose CI is
     missing (too few runs) are drawn as a point with "(no CI)" in their label. ``by`` colours
     rows by a grouping column (for example the connection level); its legend sits above the
     axes, outside the data.
@@ -27,7 +30,7 @@ def forest(frame: pd.DataFrame, ax: Axes, xlabel: str, label: str = "term",
         st = series_style(groups.index(row[by]) if by else 0)
         lo, hi, v = row[low], row[high], row[value]
         has_ci = np.isfinite(lo) and np.isfinite(hi)
-        excludes = has_ci and (lo > 1 or hi < 1)
+        excludes = (bool(row[significant]) if significant else has_ci and (lo > 1 or hi < 1))
         if has_ci:
             ax.plot([lo, hi], [y[i], y[i]], color=st["color"], linewidth=1.1)
         (h,) = ax.plot([v], [y[i]], marker=st["marker"], color=st["color"], linestyle="none",

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfkit.errors import UsageError
+
 LOW_LABELS = frozenset({"off", "no", "false", "default", "disabled", "low", "baseline", "base",
                         "none", "0", "-", "-1"})
 
@@ -29,14 +31,15 @@ def code_factor(values: pd.Series, name: str,
                 levels: Mapping[str, Sequence[Any]] | None = None) -> tuple[np.ndarray, dict]:
     """Code a two-level column as -1/+1; return the codes and ``{"low": .., "high": .., "rule"}``.
 
-    Raises ValueError when the column is missing values or does not have exactly two levels.
+    Raises :class:`~perfkit.errors.UsageError` (a ValueError) when the column is missing values
+    or does not have exactly two levels.
     """
     if values.isna().any():
-        raise ValueError(f"factor {name!r} has missing levels in {int(values.isna().sum())} runs")
+        raise UsageError(f"factor {name!r} has missing levels in {int(values.isna().sum())} runs")
     uniq = list(pd.unique(values))
     if len(uniq) != 2:
         shown = ", ".join(map(str, sorted(uniq, key=_natural_key)[:6]))
-        raise ValueError(
+        raise UsageError(
             f"factor {name!r} has {len(uniq)} levels ({shown}); a 2^k design needs exactly two "
             f"(a load level is analysed per level: by={name!r}, or leave it out of the factors)")
     low, high, rule = _order(uniq, name, levels)
@@ -48,7 +51,7 @@ def _order(uniq: list, name: str, levels: Mapping[str, Sequence[Any]] | None) ->
     if levels and name in levels:
         low, high = levels[name]
         if {low, high} != set(uniq):
-            raise ValueError(f"levels for {name!r} are {uniq}, not {[low, high]}")
+            raise UsageError(f"levels for {name!r} are {uniq}, not {[low, high]}")
         return low, high, "given"
     a, b = uniq
     if all(isinstance(v, (bool, np.bool_)) for v in uniq):

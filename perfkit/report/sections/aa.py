@@ -25,26 +25,24 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from perfkit.report.sections.effects import lower_is_better
+from perfkit.analysis import ComparisonTable, RunSet, compare_runs, metric
+from perfkit.errors import UsageError
+from perfkit.formatting import level_text
 from perfkit.stats import compare
 
 
-def designed_comparison(frame: pd.DataFrame, arm: str, metrics: Sequence[str],
-                        alpha: float = 0.05) -> pd.DataFrame:
-    """The A/A comparison as designed (first arm level vs second), one row per metric."""
-    levels = sorted(frame[arm].dropna().unique().tolist(), key=str)
+def designed_comparisons(rows: RunSet, arm: str, metrics: Sequence[str],
+                         alpha: float = 0.05) -> list[ComparisonTable]:
+    """The A/A comparison as designed (first arm level vs second), one table per metric: the
+    same analysis as ``perfkit compare EXP::ARM=A EXP::ARM=B``."""
+    levels = sorted(rows.frame[arm].dropna().unique().tolist(), key=str)
     if len(levels) != 2:
-        raise ValueError(f"A/A needs exactly two levels of {arm!r}, found {levels}")
-    a, b = (frame[frame[arm] == lv] for lv in levels)
-    rows = []
-    for metric in metrics:
-        r = compare(a[metric].astype(float).to_numpy(), b[metric].astype(float).to_numpy(),
-                    alpha, lower_is_better=lower_is_better(metric)).iloc[0]
-        rows.append({"metric": metric, "base": f"{arm}={levels[0]}", "new": f"{arm}={levels[1]}",
-                     "n_base": r["n_base"], "n_new": r["n_new"], "ratio": r["ratio"],
-                     "ratio_ci_low": r["ratio_ci_low"], "ratio_ci_high": r["ratio_ci_high"],
-                     "p_value": r["p_value"], "significant": r["significant"]})
-    return pd.DataFrame(rows)
+        raise UsageError(f"A/A needs exactly two levels of {arm!r}, found {levels}")
+    a, b = (rows.where({arm: level_text(lv)}) for lv in levels)
+    a = RunSet(a.frame, a.runs, f"{rows.label}::{arm}={level_text(levels[0])}", a.factors)
+    b = RunSet(b.frame, b.runs, f"{rows.label}::{arm}={level_text(levels[1])}", b.factors)
+    return [compare_runs(a, b, metric(m, rows.frame.columns), exclude=[arm], alpha=alpha)
+            for m in metrics]
 
 
 def split_false_positive_rate(values: np.ndarray, k: int, alpha: float = 0.05,
@@ -60,8 +58,8 @@ def split_false_positive_rate(values: np.ndarray, k: int, alpha: float = 0.05,
     for _ in range(n_splits):
         order = rng.permutation(len(values))
         r = compare(values[order[:k]], values[order[k:2 * k]], alpha,
-                    lower_is_better=lower_better).iloc[0]
-        hits += bool(r["p_value"] < alpha)
+                    lower_is_better=lower_better)
+        hits += bool(r.p_value < alpha)
     return hits, n_splits
 
 
@@ -100,10 +98,11 @@ def false_positive_rates(frame: pd.DataFrame, metrics: Sequence[str], alpha: flo
     """One row per test: ``test, unit, metric, comparisons, significant, rate, rate_ci_low,
     rate_ci_high`` (see the module docstring)."""
     rows = []
-    for metric in metrics:
-        hits, tested = split_false_positive_rate(frame[metric].to_numpy(dtype=float), k, alpha,
-                                                 n_splits, seed, lower_is_better(metric))
-        rows.append(_rate_row(f"Mann-Whitney U, {k} vs {k} runs", "run", metric, hits, tested))
+    for name in metrics:
+        m = metric(name, frame.columns)
+        hits, tested = split_false_positive_rate(frame[name].to_numpy(dtype=float), k, alpha,
+                                                 n_splits, seed, m.lower_is_better)
+        rows.append(_rate_row(f"Mann-Whitney U, {k} vs {k} runs", "run", name, hits, tested))
     hits, tested = pooled_request_false_positive_rate(frame, alpha)
     rows.append(_rate_row("Welch z, run vs run", "request", "latency_mean_ms", hits, tested))
     return pd.DataFrame(rows)

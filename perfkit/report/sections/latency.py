@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 
 from perfkit.audit import coordinated_omission
+from perfkit.formatting import fmt_ci
 from perfkit.model import Run
-from perfkit.report.sections.common import Experiment, config_labels, fmt_ci, select
+from perfkit.report.sections.common import Experiment, config_labels
 from perfkit.stats import percentile_ci_across_runs, quantile_ci
 
 #: percentiles drawn for a spectrum: dense enough for a smooth line on the tail axis
@@ -28,17 +29,14 @@ MIN_TAIL_SAMPLES = 10
 
 def grouped_runs(exp: Experiment, by: Sequence[str] | str,
                  where: Mapping[str, Any] | None = None) -> dict[str, list[Run]]:
-    """The runs of ``exp`` matching ``where``, grouped by their ``by`` label (in run order)."""
+    """The analysis rows of ``exp`` matching ``where``, grouped by their ``by`` label (in run
+    order)."""
     by = [by] if isinstance(by, str) else list(by)
-    frame = exp.frame
-    mask = select(frame, where)
-    if "is_aggregate" in frame:  # Locust: the Aggregated row only
-        locust = frame["tool"].eq("locust")
-        mask &= ~locust | frame["is_aggregate"].fillna(False).astype(bool)
-    labels = config_labels(frame, by)
+    rows = exp.rows(where)
+    labels = config_labels(rows.frame, by)
     groups: dict[str, list[Run]] = {}
-    for i in np.flatnonzero(mask.to_numpy()):
-        groups.setdefault(str(labels.iloc[i]), []).append(exp.runs[i])
+    for label, run in zip(labels, rows.runs, strict=True):
+        groups.setdefault(str(label), []).append(run)
     return dict(sorted(groups.items()))
 
 

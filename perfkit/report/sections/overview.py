@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from perfkit.formatting import fmt_ci, plain
 from perfkit.frames import timeseries_frame
-from perfkit.report.sections.common import Experiment, config_labels, fmt_ci
+from perfkit.report.sections.common import Experiment, config_labels
 
 #: seconds over which the per-second Locust throughput is averaged for display (with several
 #: processes the master's totals move only when a worker reports, every ~3 s)
@@ -27,22 +28,12 @@ SYSCTL_KEYS = ("net.core.somaxconn", "net.ipv4.ip_local_port_range", "fs.file-ma
 
 
 def _levels_text(series: pd.Series) -> str:
-    values = sorted({_plain(v) for v in series.dropna()}, key=lambda v: (str(type(v)), v))
+    values = sorted({plain(v) for v in series.dropna()}, key=lambda v: (str(type(v)), v))
     return ", ".join(map(str, values)) if values else ""
 
 
-def _plain(v: Any) -> Any:
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    return v.item() if isinstance(v, np.generic) else v
-
-
 def _aggregate_rows(exp: Experiment) -> pd.DataFrame:
-    frame = exp.frame
-    if "is_aggregate" in frame and frame["tool"].eq("locust").any():
-        keep = ~frame["tool"].eq("locust") | frame["is_aggregate"].fillna(False).astype(bool)
-        return frame[keep.to_numpy()]
-    return frame
+    return exp.rows().frame
 
 
 def design_table(experiments: Sequence[Experiment]) -> pd.DataFrame:
@@ -59,7 +50,7 @@ def design_table(experiments: Sequence[Experiment]) -> pd.DataFrame:
             "factors": "; ".join(f"{c}: {_levels_text(f[c])}" for c in exp.factors),
             "load": "; ".join(f"{c}: {_levels_text(f[c])}" for c in LOAD_COLUMNS
                               if c in f and f[c].notna().any()),
-            "repetitions": _plain(f["repetition"].max()) if "repetition" in f
+            "repetitions": plain(f["repetition"].max()) if "repetition" in f
             and f["repetition"].notna().any() else None,
             "duration_s": _levels_text(f["duration_s"]) if "duration_s" in f else "",
             "seed": design.get("seed"),

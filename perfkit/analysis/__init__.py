@@ -1,0 +1,41 @@
+"""The analysis layer: every analysis decision perfkit makes, in one place.
+
+Between the statistics (:mod:`perfkit.stats`, :mod:`perfkit.scaling`) and the front ends (the
+CLI in :mod:`perfkit.commands`, the report sections in :mod:`perfkit.report.sections`): which
+runs are analysed (:mod:`~perfkit.analysis.experiment`), which direction is better and in
+which unit (:mod:`~perfkit.analysis.metrics`), what a failed run is
+(:mod:`~perfkit.analysis.runstatus`), which columns make rows
+(:mod:`~perfkit.analysis.grouping`), and the results, as frozen types with ``to_frame()`` and
+``to_dict()`` that both front ends only format. Re-exports only.
+"""
+
+from perfkit.analysis.compare import ComparisonRow, ComparisonTable, compare_runs, verdict
+from perfkit.analysis.experiment import (
+    LOAD_COLUMNS,
+    NOT_FACTORS,
+    Experiment,
+    RunSet,
+    Selection,
+    load_experiment,
+    select_mask,
+)
+from perfkit.analysis.metrics import Metric, metric
+from perfkit.analysis.runstatus import RunStatus, run_statuses
+
+__all__ = [
+    "LOAD_COLUMNS",
+    "NOT_FACTORS",
+    "ComparisonRow",
+    "ComparisonTable",
+    "Experiment",
+    "Metric",
+    "RunSet",
+    "RunStatus",
+    "Selection",
+    "compare_runs",
+    "load_experiment",
+    "metric",
+    "run_statuses",
+    "select_mask",
+    "verdict",
+]

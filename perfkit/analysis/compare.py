@@ -1,0 +1,263 @@
+"""Run-vs-run comparisons of one metric, row by row, with one verdict rule for every front end.
+
+:func:`compare_runs` takes two :class:`RunSet` (BASE and NEW), splits them into rows
+(:mod:`perfkit.analysis.grouping`), gives every run its status
+(:mod:`perfkit.analysis.runstatus`), compares each row with :func:`perfkit.stats.compare`
+and Holm-adjusts the p-values over the rows (one family per metric). The verdict of a row
+(:func:`verdict`) is one of
+
+- ``better`` / ``worse``: the Holm-adjusted p is below alpha (direction from the metric);
+- ``~``: no significant change;
+- ``not testable``: no data of these run counts could reach alpha after the adjustment
+  (the smallest attainable p times the family size is not below alpha), so "no change"
+  would mean nothing; the row says how many runs per arm would be needed;
+- ``no data``: a side has no finished run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perfkit.analysis import runstatus
+from perfkit.analysis.experiment import RunSet, match
+from perfkit.analysis.grouping import row_keys
+from perfkit.analysis.metrics import Metric
+from perfkit.formatting import level_text, plain
+from perfkit.stats import adjust_pvalues, compare
+from perfkit.stats.compare import Comparison
+from perfkit.stats.mannwhitney import min_attainable_p
+
+BETTER, WORSE, NO_CHANGE, NOT_TESTABLE, NO_DATA = "better", "worse", "~", "not testable", "no data"
+
+
+def runs_per_arm_needed(alpha: float, family: int = 1, limit: int = 100) -> int | None:
+    """Fewest equal runs per arm whose smallest attainable p, times ``family`` (Holm's first
+    step), is below ``alpha``."""
+    for n in range(2, limit + 1):
+        if min_attainable_p(n, n) * family < alpha:
+            return n
+    return None
+
+
+def verdict(comparison: Comparison, p_adjusted: float, metric: Metric, family: int = 1) -> str:
+    """The one verdict rule (see the module docstring)."""
+    if comparison.significant is None and math.isnan(comparison.p_value):
+        return NO_DATA
+    if not comparison.min_attainable_p * family < comparison.alpha:
+        return NOT_TESTABLE
+    if p_adjusted < comparison.alpha and not math.isnan(comparison.ratio):
+        return metric.verdict(comparison.ratio)
+    return NO_CHANGE
+
+
+@dataclasses.dataclass(frozen=True)
+class ComparisonRow:
+    """One row: its key values, the comparison, the adjusted p and the verdict; ``sensitivity``
+    repeats the comparison without the runs in doubt (``short``) when there are any."""
+
+    key: tuple[Any, ...]
+    comparison: Comparison
+    p_adjusted: float
+    verdict: str
+    n_short_base: int = 0
+    n_short_new: int = 0
+    sensitivity: Comparison | None = None
+    sensitivity_verdict: str | None = None
+    warnings: tuple[str, ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class ComparisonTable:
+    """Every row of a comparison of ``metric`` between ``base`` and ``new``."""
+
+    metric: Metric
+    base: str
+    new: str
+    keys: tuple[str, ...]
+    rows: tuple[ComparisonRow, ...]
+    alpha: float
+    confidence: float
+    n_base_runs: int
+    n_new_runs: int
+    correction: str = "holm"
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def family(self) -> int:
+        return len(self.rows)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy: one row per comparison row, every number in its own unit-suffixed column."""
+        u = self.metric.suffix
+        records = []
+        for row in self.rows:
+            c, s = row.comparison, row.sensitivity
+            rec: dict[str, Any] = {"metric": self.metric.name}
+            rec.update({k: plain(v) for k, v in zip(self.keys, row.key, strict=True)})
+            rec.update(dict(row.labels))
+            rec.update({
+                "n_base": c.n_base, "n_new": c.n_new,
+                "n_failed_base": c.n_failed_base, "n_failed_new": c.n_failed_new,
+                "n_short_base": row.n_short_base, "n_short_new": row.n_short_new,
+                f"median_base{u}": c.median_base, f"median_base_ci_low{u}": c.median_base_ci_low,
+                f"median_base_ci_high{u}": c.median_base_ci_high,
+                f"median_new{u}": c.median_new, f"median_new_ci_low{u}": c.median_new_ci_low,
+                f"median_new_ci_high{u}": c.median_new_ci_high,
+                "ratio": c.ratio, "ratio_ci_low": c.ratio_ci_low,
+                "ratio_ci_high": c.ratio_ci_high, "p_value": c.p_value,
+                f"p_value_{self.correction}": row.p_adjusted,
+                "min_attainable_p": c.min_attainable_p, "verdict": row.verdict,
+                "ratio_without_short": s.ratio if s else math.nan,
+                "p_value_without_short": s.p_value if s else math.nan,
+                "verdict_without_short": row.sensitivity_verdict or "",
+                "warnings": "; ".join(row.warnings),
+            })
+            records.append(rec)
+        return pd.DataFrame.from_records(records)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric.name, "unit": self.metric.unit,
+                "better": self.metric.better, "base": self.base, "new": self.new,
+                "keys": list(self.keys), "alpha": self.alpha, "confidence": self.confidence,
+                "correction": self.correction, "warnings": list(self.warnings),
+                "rows": _records(self.to_frame())}
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    out = []
+    for rec in frame.to_dict(orient="records"):
+        out.append({k: (None if isinstance(v, float) and math.isnan(v) else plain(v))
+                    for k, v in rec.items()})
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    """One row to compare: its key values, its two sides, and labels shown beside the key
+    (e.g. ``base``/``new`` when each row compares different levels)."""
+
+    key: tuple[Any, ...]
+    base: RunSet
+    new: RunSet
+    labels: tuple[tuple[str, str], ...] = ()
+
+
+def compare_runs(base: RunSet, new: RunSet, metric: Metric, *, by: Any = "auto",
+                 exclude: Sequence[str] = (), alpha: float = 0.05, confidence: float = 0.95,
+                 exclude_failed: str | None = None) -> ComparisonTable:
+    """Compare ``metric`` between ``base`` and ``new``, row by row (see the module docstring).
+
+    ``exclude`` lists columns never to split rows on (e.g. those a selection pins).
+    """
+    keys, notes = row_keys([base, new], by, exclude)
+    cells = [Cell(label, _part(base, keys, label), _part(new, keys, label))
+             for label in _labels([base, new], keys)]
+    return compare_cells(cells, metric, keys, base.label, new.label, alpha=alpha,
+                         confidence=confidence, exclude_failed=exclude_failed, notes=notes,
+                         n_runs=(len(base), len(new)))
+
+
+def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], base: str,
+                  new: str, *, alpha: float = 0.05, confidence: float = 0.95,
+                  exclude_failed: str | None = None, notes: Sequence[str] = (),
+                  n_runs: tuple[int, int] | None = None) -> ComparisonTable:
+    """Compare every cell, Holm-adjust over all of them (one family), give each its verdict."""
+    raw = [_compare_cell(c.base, c.new, metric, alpha, confidence, exclude_failed)
+           for c in cells]
+    adjusted = adjust_pvalues(np.array([r[0].p_value for r in raw], dtype=float), "holm")
+    family = len(raw)
+    rows = []
+    for cell, (c, short, sens, notes_row), p_adj in zip(cells, raw, adjusted, strict=True):
+        v = verdict(c, p_adj, metric, family)
+        sv = verdict(sens, sens.p_value, metric, family) if sens is not None else None
+        rows.append(ComparisonRow(cell.key, c, float(p_adj), v, short[0], short[1], sens, sv,
+                                  tuple(notes_row) + c.warnings + _untestable(c, v, family),
+                                  cell.labels))
+    if n_runs is None:
+        n_runs = (sum(len(c.base) for c in cells), sum(len(c.new) for c in cells))
+    return ComparisonTable(metric, base, new, tuple(keys), tuple(rows), alpha, confidence,
+                           n_runs[0], n_runs[1], warnings=tuple(notes))
+
+
+def _untestable(c: Comparison, v: str, family: int) -> tuple[str, ...]:
+    """The note of a row that only the family's adjustment makes untestable (a row that
+    cannot reach alpha on its own already says so)."""
+    alpha = c.alpha
+    if v != NOT_TESTABLE or family < 2 or not c.min_attainable_p < alpha:
+        return ()
+    need = runs_per_arm_needed(alpha, family)
+    more = f">= {need} runs per arm" if need else "many more runs"
+    return (f"not testable with this design: Holm over {family} comparisons needs {more}, "
+            "or fewer comparisons",)
+
+
+def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence: float,
+                  exclude_failed: str | None) -> tuple:
+    sides = []
+    for rows in (b, n):
+        statuses = runstatus.run_statuses(rows, metric)
+        values = rows.values(metric.name) if metric.name in rows.frame else np.full(
+            len(rows), np.nan)
+        sides.append((values, statuses))
+    notes = []
+    failed = []
+    for label, (_, statuses) in zip(("base", "new"), sides, strict=True):
+        # a run without a value is failed in any case (compare ranks NaN as failed)
+        worst = [s.counts_as_failed and metric.failed_is_worst for s in statuses]
+        failed.append(np.array(worst, dtype=bool))
+        notes.extend(_status_notes(label, statuses))
+    c = compare(sides[0][0], sides[1][0], alpha, confidence=confidence,
+                lower_is_better=metric.lower_is_better, failed_base=failed[0],
+                failed_new=failed[1], exclude_failed=exclude_failed)
+    short = [np.array([s.status == runstatus.SHORT for s in st]) for _, st in sides]
+    sens = None
+    if any(m.any() for m in short):
+        keep = [~m for m in short]
+        sens = compare(sides[0][0][keep[0]], sides[1][0][keep[1]], alpha, confidence=confidence,
+                       lower_is_better=metric.lower_is_better, failed_base=failed[0][keep[0]],
+                       failed_new=failed[1][keep[1]], exclude_failed=exclude_failed)
+    return c, (int(short[0].sum()), int(short[1].sum())), sens, notes
+
+
+def _status_notes(label: str, statuses: list[runstatus.RunStatus]) -> list[str]:
+    out = []
+    for kind, text in ((runstatus.SATURATED, "saturated (ranked with the failed runs)"),
+                       (runstatus.SHORT, "in doubt, kept with their values; the "
+                                         "*_without_short columns leave them out")):
+        reasons = [s.reason for s in statuses if s.status == kind]
+        if reasons:
+            out.append(f"{label}: {len(reasons)} run(s) {text}: {'; '.join(reasons[:3])}"
+                       + (" ..." if len(reasons) > 3 else ""))
+    return out
+
+
+def _labels(sides: Sequence[RunSet], keys: list[str]) -> list[tuple]:
+    if not keys:
+        return [()]
+    both = pd.concat([s.frame[keys] for s in sides], ignore_index=True).drop_duplicates()
+    both = both.sort_values(keys, key=_sort_key, ignore_index=True)
+    return [tuple(plain(v) for v in r) for r in both.itertuples(index=False)]
+
+
+def _sort_key(column: pd.Series) -> pd.Series:
+    numeric = pd.to_numeric(column, errors="coerce")
+    return numeric if numeric.notna().all() else column.astype(str)
+
+
+def _part(rows: RunSet, keys: list[str], label: tuple) -> RunSet:
+    mask = np.ones(len(rows), dtype=bool)
+    for key, value in zip(keys, label, strict=True):
+        mask &= match(rows.frame[key], [level_text(value)]) if not _isnan(value) else \
+            rows.frame[key].isna().to_numpy()
+    return rows.subset(mask)
+
+
+def _isnan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)

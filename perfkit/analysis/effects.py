@@ -1,0 +1,289 @@
+"""Tuning effects: the 2^k r factorial analysis and the A/B comparisons of a factorial sweep.
+
+- :func:`factorial_effects` wraps :func:`perfkit.stats.factorial` with perfkit's rules: the
+  load columns analysed level by level (rows from :mod:`perfkit.analysis.grouping`, Holm
+  across levels), randomized complete blocks used as a nuisance term when every block holds
+  the whole design (:func:`usable_block`), failed runs left out and saturated runs kept with
+  a warning, and, when an interaction is significant, the simple effects of its factors (each
+  at each level of the other) with a note that the main effect is not interpretable alone.
+- :func:`ab_comparisons`: each factor's high level against its low level, the other factors
+  held at their low level, at each load level: a :class:`ComparisonTable` per metric (one Holm
+  family per metric).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perfkit.analysis import runstatus
+from perfkit.analysis.compare import Cell, ComparisonTable, compare_cells
+from perfkit.analysis.experiment import RunSet, match
+from perfkit.analysis.grouping import row_keys
+from perfkit.analysis.metrics import Metric
+from perfkit.errors import PerfkitError, UsageError
+from perfkit.formatting import level_text, plain
+from perfkit.stats.coding import code_factor
+from perfkit.stats.factorial import factorial
+
+NON_EFFECT_TERMS = ("error", "block")
+
+
+@dataclasses.dataclass(frozen=True)
+class FactorialResult:
+    """Effects of two-level ``factors`` on ``metric``, per level of the ``per`` columns.
+
+    ``effects`` is :func:`perfkit.stats.factorial`'s table (a ``by`` column holds the per
+    level); ``coding`` maps each factor to its low/high level and the rule that chose them;
+    ``simple_effects`` holds, for every significant two-factor interaction, each factor's
+    effect at each level of the other.
+    """
+
+    metric: Metric
+    factors: tuple[str, ...]
+    per: tuple[str, ...]
+    log: bool
+    confidence: float
+    alpha: float
+    block: str | None
+    coding: Mapping[str, Mapping[str, Any]]
+    df_error: Mapping[Any, int]
+    n_runs: int
+    effects: pd.DataFrame
+    simple_effects: pd.DataFrame
+    warnings: tuple[str, ...] = ()
+
+    def p_column(self) -> str:
+        return "p_value_holm" if "p_value_holm" in self.effects else "p_value"
+
+    def effect_rows(self) -> pd.DataFrame:
+        """The factor and interaction rows (no ``error``/``block``)."""
+        return self.effects[~self.effects["term"].isin(NON_EFFECT_TERMS)]
+
+    def interpretable(self, term: str, level: Any) -> bool:
+        """False for a main effect whose factor is in a significant interaction at ``level``."""
+        if ":" in term or not len(self.simple_effects):
+            return True
+        hit = self.simple_effects[(self.simple_effects["factor"] == term)
+                                  & _same(self.simple_effects["level_key"], level)]
+        return not len(hit)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy: one row per level and term; the log scale of ``effect``/``ss`` is named."""
+        t = self.effects
+        out = pd.DataFrame({"metric": self.metric.name}, index=t.index)
+        for i, col in enumerate(self.per):
+            values = t["by"] if len(self.per) == 1 else t["by"].map(lambda v, i=i: v[i])
+            out[col] = [plain(v) for v in values]
+        out["term"] = t["term"]
+        if self.log:
+            for src in ("ratio", "ratio_ci_low", "ratio_ci_high"):
+                out[src] = t[src]
+        scale = "_log" if self.log else self.metric.suffix
+        out[f"effect{scale}"] = t["effect"]
+        out[f"effect_ci_low{scale}"] = t["ci_low"]
+        out[f"effect_ci_high{scale}"] = t["ci_high"]
+        out["ss" + ("_log" if self.log else "")] = t["ss"]
+        out["variation_pct"] = t["variation_pct"]
+        out["p_value"] = t["p_value"]
+        if "p_value_holm" in t:
+            out["p_value_holm"] = t["p_value_holm"]
+        levels = t["by"] if "by" in t else pd.Series([None] * len(t), index=t.index)
+        out["df_error"] = [self.df_error.get(lv, self.df_error.get(None)) for lv in levels]
+        out["interpretable_alone"] = [
+            term not in NON_EFFECT_TERMS and self.interpretable(term, lv)
+            for term, lv in zip(t["term"], levels, strict=True)]
+        return out.reset_index(drop=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        from perfkit.analysis.compare import _records
+
+        return {"metric": self.metric.name, "factors": list(self.factors),
+                "per": list(self.per), "log": self.log, "confidence": self.confidence,
+                "block": self.block, "coding": {k: dict(v) for k, v in self.coding.items()},
+                "warnings": list(self.warnings), "effects": _records(self.to_frame()),
+                "simple_effects": _records(self.simple_effects)}
+
+
+def usable_block(rows: RunSet, factors: Sequence[str], per: Sequence[str],
+                 block: str | None = "auto") -> tuple[str | None, str | None]:
+    """The block column to use and, when blocks exist but are not used, why.
+
+    ``auto`` uses ``block`` when every run has one, there are two or more, and every block
+    holds every cell of the design (a complete replicate); an explicit column is used as given.
+    """
+    if block != "auto":
+        if block and block not in rows.frame:
+            raise UsageError(f"--block: no column {block!r}")
+        return (block or None), None
+    frame = rows.frame
+    if "block" not in frame or frame["block"].isna().all():
+        return None, None
+    if frame["block"].isna().any() or frame["block"].nunique() < 2:
+        return None, "blocks not used: some runs have no block, or there is only one"
+    keys = [*factors, *per]
+    cells = frame[keys].astype(str).drop_duplicates()
+    per_block = frame.groupby("block")[keys].apply(lambda g: len(g.astype(str).drop_duplicates()))
+    if (per_block != len(cells)).any():
+        return None, ("blocks not used: not every block holds the whole design (incomplete "
+                      "blocks), so the block term would not be a nuisance term")
+    return "block", None
+
+
+def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
+                      by: Any = "auto", exclude: Sequence[str] = (), block: str | None = "auto",
+                      levels: Mapping[str, Sequence[Any]] | None = None, log: bool = True,
+                      confidence: float = 0.95, alpha: float = 0.05) -> FactorialResult:
+    """The factorial analysis of ``metric`` (see the module docstring)."""
+    factors = list(factors)
+    missing = [c for c in [*factors, metric.name] if c not in rows.frame]
+    if missing:
+        raise UsageError(f"no column {missing[0]!r}; factors are manifest factors or "
+                         "runs-frame columns")
+    pre_block = None if block == "auto" else block
+    per, _ = row_keys([rows], by, [*factors, *exclude, *([pre_block] if pre_block else [])])
+    used, why = usable_block(rows, factors, per, block)
+    warnings = [why] if why else []
+    warnings += _saturation_notes(rows, metric, [*factors, *per])
+    try:
+        table = factorial(rows.frame, factors, metric.name, log=log, confidence=confidence,
+                          block=used, by=per or None, levels=levels)
+    except ValueError as exc:  # the design cannot be analysed as asked
+        if isinstance(exc, PerfkitError):
+            raise
+        raise UsageError(str(exc)) from exc
+    warnings += list(table.attrs.get("warnings", []))
+    df = table.attrs["df_error"]
+    df_error = df if isinstance(df, dict) else {None: df}
+    if "by" not in table:
+        table.insert(0, "by", None)
+    result = FactorialResult(metric, tuple(factors), tuple(per), log, confidence, alpha, used,
+                             dict(table.attrs["coding"]), df_error, len(rows), table,
+                             pd.DataFrame(), tuple(warnings))
+    simple = simple_effects(rows, result)
+    return dataclasses.replace(result, simple_effects=simple)
+
+
+def _saturation_notes(rows: RunSet, metric: Metric, cells: list[str]) -> list[str]:
+    statuses = runstatus.statuses_by_cell(rows, metric, cells)
+    out = []
+    for kind, what in ((runstatus.SATURATED, "did not sustain their offered rate"),
+                       (runstatus.SHORT, "fell slightly short of their offered rate (in doubt)")):
+        n = sum(s.status == kind for s in statuses)
+        if n:
+            out.append(f"{n} wrk2 run(s) {what}: kept with their measured {metric.name} "
+                       "(a factorial needs a value per run; queueing in the generator included)")
+    return out
+
+
+def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
+    """For every significant two-factor interaction A:B at a level: the effect of A at each
+    level of B and of B at each level of A, each fitted on the runs at that level alone."""
+    found = []
+    t = result.effects
+    pcol = result.p_column()
+    for _, r in t[t["term"].str.count(":") == 1].iterrows():
+        if not (np.isfinite(r[pcol]) and r[pcol] < result.alpha):
+            continue
+        a, b = r["term"].split(":")
+        at = _at_level(rows, result.per, r["by"])
+        for factor, other in ((a, b), (b, a)):
+            for level in (result.coding[other]["low"], result.coding[other]["high"]):
+                sub = at.subset(match(at.frame[other], [level_text(level)]))
+                found.append(_simple_row(sub, factor, other, level, r["by"], result))
+    return pd.DataFrame(found)
+
+
+def _at_level(rows: RunSet, per: Sequence[str], key: Any) -> RunSet:
+    if not per:
+        return rows
+    values = key if isinstance(key, tuple) else (key,)
+    mask = np.ones(len(rows), dtype=bool)
+    for col, v in zip(per, values, strict=True):
+        mask &= match(rows.frame[col], [level_text(v)])
+    return rows.subset(mask)
+
+
+def _simple_row(sub: RunSet, factor: str, other: str, level: Any, key: Any,
+                result: FactorialResult) -> dict:
+    fixed = {factor: (result.coding[factor]["low"], result.coding[factor]["high"])}
+    rest = [f for f in result.factors if f not in (factor, other)]
+    table = factorial(sub.frame, [factor, *rest], result.metric.name, log=result.log,
+                      confidence=result.confidence, levels=fixed)
+    row = table[table["term"] == factor].iloc[0]
+    col = "ratio" if result.log else "effect"
+    low, high = ("ratio_ci_low", "ratio_ci_high") if result.log else ("ci_low", "ci_high")
+    out = {"metric": result.metric.name, "level_key": key}
+    out.update({c: plain(v) for c, v in zip(result.per, key if isinstance(key, tuple)
+                                             else (key,), strict=False)} if result.per else {})
+    out.update({"factor": factor, "at": f"{other}={level_text(level)}",
+                "interaction": f"{min(factor, other)}:{max(factor, other)}",
+                "effect": row[col], "ci_low": row[low], "ci_high": row[high],
+                "p_value": row["p_value"], "n_runs": len(sub)})
+    return out
+
+
+def _same(series: pd.Series, value: Any) -> pd.Series:
+    return series.map(lambda v: v == value or (_nan(v) and _nan(value)))
+
+
+def _nan(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+# -- A/B comparisons ------------------------------------------------------------------------------
+def ab_comparisons(rows: RunSet, factors: Sequence[str], metric: Metric, *, by: Any = "auto",
+                   exclude: Sequence[str] = (), alpha: float = 0.05,
+                   confidence: float = 0.95) -> ComparisonTable:
+    """High vs low level of each factor, the others at their low level, at each load level."""
+    per, notes = row_keys([rows], by, [*factors, *exclude])
+    coding = {f: code_factor(rows.frame[f], f)[1] for f in factors}
+    per_levels = _per_levels(rows, per)
+    cells = []
+    for factor in factors:
+        others = {f: coding[f]["low"] for f in factors if f != factor}
+        held = ", ".join(f"{k}={level_text(v)}" for k, v in others.items())
+        for key in per_levels:
+            at = _at_level(rows, per, key if len(per) != 1 else key[0]).where(
+                {k: level_text(v) for k, v in others.items()})
+            base = at.where({factor: level_text(coding[factor]["low"])})
+            new = at.where({factor: level_text(coding[factor]["high"])})
+            labels = (("base", f"{factor}={level_text(coding[factor]['low'])}"),
+                      ("new", f"{factor}={level_text(coding[factor]['high'])}"),
+                      ("held_at", held))
+            cells.append(Cell((factor, *key), base, new, labels))
+    return compare_cells(cells, metric, ("factor", *per), "low level", "high level",
+                         alpha=alpha, confidence=confidence, notes=notes,
+                         n_runs=(len(rows), len(rows)))
+
+
+def _per_levels(rows: RunSet, per: Sequence[str]) -> list[tuple]:
+    if not per:
+        return [()]
+    frame = rows.frame[list(per)].drop_duplicates()
+    frame = frame.sort_values(list(per), key=lambda c: pd.to_numeric(c, errors="coerce")
+                              if pd.to_numeric(c, errors="coerce").notna().all()
+                              else c.astype(str))
+    return [tuple(plain(v) for v in r) for r in frame.itertuples(index=False)]
+
+
+def parse_levels(spec: str, frame: pd.DataFrame) -> dict[str, tuple[Any, Any]]:
+    """``'a=off:on,b=8:4096'`` -> ``{"a": ("off", "on"), "b": (8, 4096)}``, typed like the
+    column (the explicit low:high coding of a factor)."""
+    out = {}
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        name, _, pair = part.partition("=")
+        low, sep, high = pair.partition(":")
+        if not sep or name not in frame:
+            raise UsageError(f"--levels: expected factor=low:high with a known factor, "
+                             f"found {part!r}")
+        present = {level_text(v): v for v in frame[name].dropna().unique()}
+        if low not in present or high not in present:
+            raise UsageError(f"--levels: {name} has levels {sorted(present)}")
+        out[name] = (present[low], present[high])
+    return out

@@ -1,0 +1,79 @@
+"""Which columns make the rows of a comparison, one rule for every front end.
+
+``by="auto"``: every load column and design factor that varies across the runs, except
+
+- bookkeeping columns (:data:`~perfkit.analysis.experiment.NOT_FACTORS`),
+- columns a selection pins to one value,
+- columns **confounded with the arms**: whose values in BASE and in NEW do not overlap (each
+  arm ran on its own port, URL or profile). Such a column is part of what distinguishes the
+  arms, never a row key: splitting on it would leave every row with one side empty. A note
+  says so.
+
+``by="none"`` pools every run into one row; a comma-separated list names the columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import pandas as pd
+
+from perfkit.analysis.experiment import LOAD_COLUMNS, NOT_FACTORS, RunSet
+from perfkit.errors import UsageError
+from perfkit.formatting import level_text
+
+
+def parse_by(by: str | Sequence[str] | None) -> str | list[str]:
+    """``"auto"``, ``"none"`` (as ``[]``) or the list of columns ``by`` names."""
+    if by is None:
+        return []
+    if isinstance(by, str):
+        text = by.strip().lower()
+        if text == "auto":
+            return "auto"
+        if text in ("none", ""):
+            return []
+        return [c.strip() for c in by.split(",") if c.strip()]
+    return list(by)
+
+
+def row_keys(sides: Sequence[RunSet], by: str | Sequence[str] | None = "auto",
+             exclude: Iterable[str] = ()) -> tuple[list[str], list[str]]:
+    """The row-key columns and the notes explaining what was left out and why."""
+    wanted = parse_by(by)
+    frames = [s.frame for s in sides]
+    both = pd.concat(frames, ignore_index=True)
+    if wanted != "auto":
+        missing = [c for c in wanted if c not in both]
+        if missing:
+            raise UsageError(f"--by: no column {missing[0]!r} (columns: "
+                             f"{', '.join(map(str, both.columns))})")
+        return list(wanted), []
+    factors = [f for s in sides for f in s.factors]
+    for side in sides:
+        factors += [k for r in side.runs for k in r.factors]
+    skip = set(exclude) | NOT_FACTORS
+    keys, notes = [], []
+    for col in dict.fromkeys([*LOAD_COLUMNS, *factors]):
+        if col not in both or col in skip or both[col].astype(str).nunique(dropna=False) < 2:
+            continue
+        if len(sides) == 2 and _confounded(sides[0].frame, sides[1].frame, col):
+            notes.append(_confounded_note(col, sides))
+            continue
+        keys.append(col)
+    return keys, notes
+
+
+def _values(frame: pd.DataFrame, col: str) -> set[str]:
+    return {level_text(v) for v in frame[col]} if col in frame else set()
+
+
+def _confounded(base: pd.DataFrame, new: pd.DataFrame, col: str) -> bool:
+    a, b = _values(base, col), _values(new, col)
+    return bool(a) and bool(b) and not (a & b)
+
+
+def _confounded_note(col: str, sides: Sequence[RunSet]) -> str:
+    a, b = (", ".join(sorted(_values(s.frame, col))) for s in sides)
+    return (f"{col} differs between the arms (base: {a}; new: {b}): it is part of what the "
+            "arms compare, not a row")

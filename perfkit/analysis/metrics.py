@@ -1,0 +1,113 @@
+"""The metric registry: every per-run column perfkit can analyse, its unit and which way is better.
+
+A metric's unit is the suffix of its column name (``_ms`` milliseconds, ``_rps`` requests per
+second, ``_bytes_per_s`` bytes per second, ``_ratio`` a share in [0, 1]); counts have none.
+Direction follows from what the number measures: time and errors are better lower, rates are
+better higher. ``failed_is_worst`` says whether a run that failed (or, for latency, a wrk2 run
+that did not keep up with its offered rate) ranks worst on this metric instead of entering
+with the value it printed: a latency measured while every response failed, or while the
+generator queued requests it could not send, is not a latency of the system under test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable
+
+from perfkit.errors import UsageError
+
+LOWER = "lower"
+HIGHER = "higher"
+
+
+@dataclasses.dataclass(frozen=True)
+class Metric:
+    """One analysable per-run column.
+
+    ``unit`` is the text printed after values (``ms``, ``req/s``); ``suffix`` the column-name
+    suffix it comes from (``_ms``); ``better`` is :data:`LOWER` or :data:`HIGHER`;
+    ``label`` a short human name for axes and headers; ``digits`` the significant digits shown.
+    """
+
+    name: str
+    unit: str
+    suffix: str
+    better: str
+    label: str
+    failed_is_worst: bool
+    digits: int = 3
+
+    @property
+    def lower_is_better(self) -> bool:
+        return self.better == LOWER
+
+    @property
+    def is_latency(self) -> bool:
+        return self.suffix == "_ms"
+
+    @property
+    def axis_label(self) -> str:
+        """``"p99 latency [ms]"``: the label with its unit, for figures and table headers."""
+        return f"{self.label} [{self.unit}]" if self.unit else self.label
+
+    def verdict(self, ratio: float) -> str:
+        """``better`` or ``worse`` for a significant change new/base = ``ratio``."""
+        up = ratio > 1
+        return "worse" if up == self.lower_is_better else "better"
+
+
+_FIXED = (
+    Metric("throughput_rps", "req/s", "_rps", HIGHER, "throughput", True, 4),
+    Metric("transfer_bytes_per_s", "B/s", "_bytes_per_s", HIGHER, "transfer", True, 4),
+    Metric("latency_mean_ms", "ms", "_ms", LOWER, "mean latency", True),
+    Metric("latency_stdev_ms", "ms", "_ms", LOWER, "latency stdev", True),
+    Metric("latency_min_ms", "ms", "_ms", LOWER, "min latency", True),
+    Metric("latency_max_ms", "ms", "_ms", LOWER, "max latency", True),
+    Metric("error_ratio", "", "_ratio", LOWER, "error ratio", False),
+    Metric("errors_connect", "", "", LOWER, "connect errors", False),
+    Metric("errors_read", "", "", LOWER, "read errors", False),
+    Metric("errors_write", "", "", LOWER, "write errors", False),
+    Metric("errors_timeout", "", "", LOWER, "timeouts", False),
+    Metric("non_2xx_3xx", "", "", LOWER, "non-2xx/3xx responses", False),
+    Metric("failures", "", "", LOWER, "failures", False),
+)
+FIXED_METRICS = {m.name: m for m in _FIXED}
+
+_PERCENTILE = re.compile(r"^latency_(uncorrected_)?p(\d+)(?:_(\d+))?_ms$")
+
+
+def percentile_of(name: str) -> float | None:
+    """The percentile (0-100) a latency column holds: ``latency_p99_9_ms`` -> 99.9."""
+    m = _PERCENTILE.match(name)
+    if not m:
+        return None
+    return float(f"{m.group(2)}.{m.group(3)}") if m.group(3) else float(m.group(2))
+
+
+def _percentile_metric(name: str) -> Metric | None:
+    q = percentile_of(name)
+    if q is None:
+        return None
+    kind = "uncorrected " if name.startswith("latency_uncorrected_") else ""
+    return Metric(name, "ms", "_ms", LOWER, f"{kind}p{q:g} latency", True)
+
+
+def metric(name: str, known: Iterable[str] | None = None) -> Metric:
+    """The registered metric ``name``; an unknown one raises :class:`UsageError` listing the
+    analysable metrics (those in ``known``, e.g. a frame's columns, when given)."""
+    found = FIXED_METRICS.get(name) or _percentile_metric(name)
+    if found is not None and (known is None or name in set(known)):
+        return found
+    choices = analysable(known) if known is not None else sorted(FIXED_METRICS)
+    where = "in these runs" if found is not None else "known"
+    raise UsageError(f"no metric {name!r} {where}; metrics: {', '.join(choices)}")
+
+
+def is_metric(name: str) -> bool:
+    return name in FIXED_METRICS or percentile_of(name) is not None
+
+
+def analysable(columns: Iterable[str]) -> list[str]:
+    """The columns among ``columns`` that are registered metrics, in their order."""
+    return [c for c in columns if is_metric(c)]

@@ -1,0 +1,154 @@
+"""The one rule for what a failed run is, and what a run that fell short of its target is.
+
+Every run gets a :class:`RunStatus` for the metric being analysed:
+
+- ``failed``: the tool exited non-zero or was killed, every response failed, or the run has no
+  value of the metric. A failed run ranks worst on metrics where failure means "worse"
+  (:attr:`Metric.failed_is_worst`), else it is left out with a warning.
+- For open-loop wrk2 runs whose achieved rate is below 0.99 x the target rate (the
+  "saturation" check of :mod:`perfkit.model`), the rule tells two causes apart:
+
+  - ``saturated``: the server did not sustain the rate. The run achieved less than
+    :data:`SATURATED_BELOW` of its target, or its latency moved: it lies above its kept-up
+    peers (same arm, same configuration and load) by more than their own spread allows
+    (:func:`latency_moved`). Latencies of such a run include queueing, so on latency metrics
+    it ranks worst, as a failed run does.
+  - ``short``: the generator fell slightly short, and the run is in doubt rather than failed:
+    the generator used >= :data:`GENERATOR_BUSY` of its cores (the run measured the
+    generator), or the achieved rate is within 10% of the target while the latency looks like
+    its peers'. It keeps its measured value, is warned about, and every comparison it enters
+    is repeated without the doubtful runs (a sensitivity result) rather than re-ranked.
+
+- ``ok``: everything else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+from perfkit.analysis.experiment import RunSet
+from perfkit.analysis.metrics import Metric
+from perfkit.model import SATURATION_RATIO, Run
+
+OK, FAILED, SATURATED, SHORT = "ok", "failed", "saturated", "short"
+#: achieved / target below which a wrk2 run is saturated whatever its latency
+SATURATED_BELOW = 0.9
+#: generator CPU share (of the cores it may use) from which a short run measured the generator
+GENERATOR_BUSY = 0.9
+#: a run's log latency beyond its peers' median by this many robust sds has moved ...
+MOVED_SDS = 3.0
+#: ... and by at least this factor (peers that agree closely would flag tiny differences)
+MOVED_FACTOR = 1.5
+#: the latency column judged for "moved" when the metric itself is not a latency
+REFERENCE_LATENCY = "latency_p99_ms"
+FAILED_STATUSES = ("failed", "killed", "aborted", "timeout")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunStatus:
+    """A run's status for one analysis, and the reason in words (empty when ``ok``)."""
+
+    status: str
+    reason: str = ""
+
+    @property
+    def counts_as_failed(self) -> bool:
+        return self.status in (FAILED, SATURATED)
+
+
+def failure_reason(run: Run, value: float) -> str:
+    """Why ``run`` failed (empty when it did not), ``value`` being its metric value."""
+    status = run.manifest.get("status") if run.manifest else None
+    if run.exit_code not in (None, 0):
+        return f"exit code {run.exit_code}"
+    if status in FAILED_STATUSES:
+        return f"run {status}"
+    if any(w.startswith("every response failed") for w in run.warnings):
+        return "every response failed"
+    if not math.isfinite(value):
+        return "no value"
+    return ""
+
+
+def generator_share(run: Run) -> float:
+    """The load generator's CPU use as a share of the cores it could use (NaN if unknown)."""
+    cpu = run.manifest.get("cpu") if run.manifest else None
+    value = cpu.get("generator_cpu_share") if isinstance(cpu, Mapping) else None
+    return float(value) if isinstance(value, int | float) else math.nan
+
+
+def achieved_ratio(run: Run) -> float:
+    """Achieved over target rate of an open-loop run (NaN without a target)."""
+    if run.target_rate_rps and run.throughput_rps is not None:
+        return run.throughput_rps / run.target_rate_rps
+    return math.nan
+
+
+def latency_moved(value: float, peers: np.ndarray) -> bool | None:
+    """Whether ``value`` (a latency) lies above ``peers`` by more than their spread allows:
+    log(value) > median + max(3 x 1.4826 MAD, log 1.5) of the peers' logs. None with fewer
+    than two peers (nothing to judge against)."""
+    peers = peers[np.isfinite(peers) & (peers > 0)]
+    if len(peers) < 2 or not (math.isfinite(value) and value > 0):
+        return None
+    logs = np.log(peers)
+    centre = float(np.median(logs))
+    spread = 1.4826 * float(np.median(np.abs(logs - centre)))
+    return math.log(value) - centre > max(MOVED_SDS * spread, math.log(MOVED_FACTOR))
+
+
+def run_statuses(rows: RunSet, metric: Metric) -> list[RunStatus]:
+    """The status of every run of ``rows`` for ``metric``; ``rows`` should be one arm of one
+    configuration and load level, so that a run's kept-up peers are the other runs in it."""
+    values = rows.values(metric.name) if metric.name in rows.frame else np.full(len(rows), np.nan)
+    reference = metric.name if metric.is_latency else REFERENCE_LATENCY
+    latency = rows.values(reference) if reference in rows.frame else np.full(len(rows), np.nan)
+    ratios = np.array([achieved_ratio(r) for r in rows.runs], dtype=float)
+    kept_up = ~(ratios < SATURATION_RATIO)  # NaN (no target) counts as kept up
+    out = []
+    for i, run in enumerate(rows.runs):
+        reason = failure_reason(run, values[i])
+        if reason:
+            out.append(RunStatus(FAILED, reason))
+        elif run.tool == "wrk2" and ratios[i] < SATURATION_RATIO:
+            peers = latency[kept_up & (np.arange(len(rows)) != i)]
+            out.append(_short_or_saturated(run, ratios[i], latency[i], peers))
+        else:
+            out.append(RunStatus(OK))
+    return out
+
+
+def _short_or_saturated(run: Run, ratio: float, latency: float, peers: np.ndarray) -> RunStatus:
+    share = generator_share(run)
+    achieved = f"achieved {ratio:.3f} x its target rate"
+    if share >= GENERATOR_BUSY:
+        return RunStatus(SHORT, f"{achieved} with the generator at {share:.0%} of its cores: "
+                                "it measured the generator")
+    if ratio < SATURATED_BELOW:
+        return RunStatus(SATURATED, f"{achieved}: the rate was not sustained")
+    moved = latency_moved(latency, peers)
+    if moved:
+        return RunStatus(SATURATED, f"{achieved} and its latency rose above its kept-up peers'")
+    why = ("no kept-up peer to judge its latency by" if moved is None
+           else "its latency is like its kept-up peers'")
+    cpu = "" if math.isnan(share) else f", generator at {share:.0%} of its cores"
+    return RunStatus(SHORT, f"{achieved} ({why}{cpu}): the generator fell short")
+
+
+def statuses_by_cell(rows: RunSet, metric: Metric, cells: list[str]) -> list[RunStatus]:
+    """:func:`run_statuses` within each cell (the runs sharing the values of ``cells``), so
+    that a run's peers are the runs of its own configuration and load; aligned with ``rows``."""
+    out: list[RunStatus | None] = [None] * len(rows)
+    keys = rows.frame[cells].astype(str).agg("|".join, axis=1) if cells else \
+        np.zeros(len(rows)).astype(str)
+    for key in dict.fromkeys(keys):
+        idx = np.flatnonzero((keys == key).to_numpy() if cells else np.ones(len(rows), bool))
+        mask = np.zeros(len(rows), dtype=bool)
+        mask[idx] = True
+        for i, status in zip(idx, run_statuses(rows.subset(mask), metric), strict=True):
+            out[i] = status
+    return [s for s in out if s is not None]

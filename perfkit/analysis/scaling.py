@@ -1,0 +1,323 @@
+"""Throughput scaling over concurrency, and the SLO bracket over offered rates: one rule each.
+
+- :func:`scaling_fits`: per configuration, the model is chosen by one rule
+  (:func:`choose_model`): the USL with four or more concurrency levels (a peak N* only when
+  its F-test rejects Amdahl), Amdahl's law with three, no model below. N is a concurrency
+  (connections for wrk, users for Locust), never an offered rate; open-loop wrk2 runs are
+  refused. Little's law is checked per run and summarised per level.
+- :func:`slo_brackets`: per configuration (the load columns that vary, connections always),
+  :func:`perfkit.scaling.slo_bracket` over the offered rates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perfkit.analysis.compare import _records
+from perfkit.analysis.experiment import RunSet, match
+from perfkit.analysis.grouping import parse_by
+from perfkit.analysis.metrics import Metric
+from perfkit.errors import DataError, PerfkitError, UsageError
+from perfkit.formatting import level_text, plain
+from perfkit.scaling import ScalingFit, fit_amdahl, fit_usl, littles_law, slo_bracket
+from perfkit.scaling.slo import SLOBracket
+
+CONCURRENCY = ("connections", "users")
+#: fewest distinct concurrency levels for each model (a 3- and a 2-parameter curve)
+MIN_LEVELS_USL = 4
+MIN_LEVELS_AMDAHL = 3
+MODEL_NAMES = {"usl": "USL", "amdahl": "Amdahl"}
+
+
+def choose_model(levels: int) -> tuple[str | None, str]:
+    """The one model-choice rule: ``("usl" | "amdahl" | None, reason)``."""
+    if levels >= MIN_LEVELS_USL:
+        return "usl", ""
+    if levels >= MIN_LEVELS_AMDAHL:
+        return "amdahl", (f"{levels} concurrency levels: Amdahl's law only (the USL needs "
+                          f">= {MIN_LEVELS_USL})")
+    return None, (f"{levels} concurrency level(s): no scaling model can be fitted (Amdahl "
+                  f"needs >= {MIN_LEVELS_AMDAHL})")
+
+
+def _groups(rows: RunSet, by: Sequence[str]) -> list[tuple[tuple, RunSet]]:
+    if not by:
+        return [((), rows)]
+    frame = rows.frame[list(by)].drop_duplicates()
+    out = []
+    for key in sorted((tuple(plain(v) for v in r) for r in frame.itertuples(index=False)),
+                      key=lambda k: tuple(str(v) for v in k)):
+        mask = np.ones(len(rows), dtype=bool)
+        for col, value in zip(by, key, strict=True):
+            mask &= match(rows.frame[col], [level_text(value)])
+        out.append((key, rows.subset(mask)))
+    return out
+
+
+def _by_columns(rows: RunSet, by: Any) -> list[str]:
+    wanted = parse_by(by)
+    cols = list(rows.factors) if wanted == "auto" else wanted
+    missing = [c for c in cols if c not in rows.frame]
+    if missing:
+        raise UsageError(f"no column {missing[0]!r} to group by")
+    return [c for c in cols if rows.frame[c].astype(str).nunique() > 1] \
+        if wanted == "auto" else cols
+
+
+@dataclasses.dataclass(frozen=True)
+class ScalingResult:
+    """The scaling model of one configuration (``fit`` None when none could be fitted)."""
+
+    by: tuple[str, ...]
+    key: tuple[Any, ...]
+    n_column: str
+    metric: Metric
+    fit: ScalingFit | None
+    reason: str
+    rows: RunSet
+    littles: pd.DataFrame
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def model(self) -> str | None:
+        return self.fit.model if self.fit is not None else None
+
+    @property
+    def label(self) -> str:
+        return ", ".join(level_text(v) for v in self.key) or "all runs"
+
+    def to_record(self) -> dict[str, Any]:
+        u = self.metric.suffix
+        rec: dict[str, Any] = dict(zip(self.by, self.key, strict=True))
+        rec.update({"concurrency": self.n_column, "model": MODEL_NAMES.get(self.model, "none"),
+                    "n_runs": len(self.rows)})
+        f = self.fit
+        nan2 = (math.nan, math.nan)
+        rec["n_levels"] = f.n_levels if f else self.rows.frame[self.n_column].nunique()
+        for name, value, ci, unit in (
+                ("sigma", f.sigma if f else math.nan, f.sigma_ci if f else nan2, ""),
+                ("kappa", f.kappa if f else math.nan, f.kappa_ci if f else nan2, ""),
+                ("gamma", f.gamma if f else math.nan, f.gamma_ci if f else nan2, u),
+                ("n_star", (f.n_star if f and f.n_star is not None else math.nan),
+                 (f.n_star_ci if f and f.n_star_ci else nan2), "")):
+            rec[f"{name}{unit}"] = value
+            rec[f"{name}_ci_low{unit}"], rec[f"{name}_ci_high{unit}"] = ci
+        rec[f"x_at_n_star{u}"] = f.x_at_n_star if f and f.x_at_n_star is not None else math.nan
+        rec["f_stat"] = f.f_stat if f and f.f_stat is not None else math.nan
+        rec["f_p_value"] = f.f_p_value if f and f.f_p_value is not None else math.nan
+        rec[f"residual_se{u}"] = f.residual_se if f else math.nan
+        rec["note"] = self.reason
+        rec["warnings"] = "; ".join(self.warnings)
+        return rec
+
+
+@dataclasses.dataclass(frozen=True)
+class ScalingTable:
+    """Every configuration's :class:`ScalingResult`."""
+
+    results: tuple[ScalingResult, ...]
+    n_column: str
+    metric: Metric
+    confidence: float
+    alpha: float
+    n_resamples: int
+    seed: int
+    warnings: tuple[str, ...] = ()
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per configuration: model, parameters with CIs (gamma in the metric's unit
+        per unit of concurrency), N* (only when claimed), the F-test and a note."""
+        return pd.DataFrame.from_records([r.to_record() for r in self.results])
+
+    def littles_frame(self) -> pd.DataFrame:
+        """Per configuration and concurrency level: runs, median ratio X(R+Z)/N, flags."""
+        parts = [r.littles for r in self.results if len(r.littles)]
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric.name, "concurrency": self.n_column,
+                "confidence": self.confidence, "alpha": self.alpha,
+                "n_resamples": self.n_resamples, "seed": self.seed,
+                "warnings": list(self.warnings), "models": _records(self.to_frame()),
+                "littles_law": _records(self.littles_frame())}
+
+
+def concurrency_column(rows: RunSet) -> str:
+    """``users`` for Locust runs, ``connections`` otherwise."""
+    f = rows.frame
+    if "users" in f and f["users"].notna().any() and f["tool"].eq("locust").all():
+        return "users"
+    return "connections"
+
+
+def scaling_fits(rows: RunSet, metric: Metric, *, x: str | None = None, by: Any = "auto",
+                 confidence: float = 0.95, alpha: float = 0.05, n_resamples: int = 1000,
+                 seed: int = 0, think_time_ms: float | None = None) -> ScalingTable:
+    """The scaling model of every configuration (see the module docstring)."""
+    x = x or concurrency_column(rows)
+    if x not in CONCURRENCY:
+        raise UsageError(f"{x!r} is not a concurrency: the USL needs N = connections or users "
+                         "(an offered rate is judged with the SLO bracket instead)")
+    if (rows.frame["tool"] == "wrk2").any():
+        raise UsageError("wrk2 runs are open loop: their throughput follows the offered rate, "
+                         "not the connections; judge them with the SLO bracket (--x "
+                         "target_rate_rps with --slo-ms)")
+    if metric.name not in rows.frame:
+        raise UsageError(f"no metric column {metric.name!r}")
+    notes = []
+    lacking = rows.frame[x].isna().to_numpy() if x in rows.frame else np.ones(len(rows), bool)
+    hint = "Locust runs use --x users, wrk runs --x connections"
+    if lacking.all():
+        raise DataError(f"no run has {x} ({hint})")
+    if lacking.any():
+        notes.append(f"{int(lacking.sum())} run(s) without {x} left out ({hint})")
+        rows = rows.subset(~lacking)
+    by_cols = _by_columns(rows, by)
+    results = [_fit_one(key, group, by_cols, x, metric, confidence, alpha, n_resamples, seed,
+                        think_time_ms) for key, group in _groups(rows, by_cols)]
+    return ScalingTable(tuple(results), x, metric, confidence, alpha, n_resamples, seed,
+                        tuple(notes))
+
+
+def _fit_one(key, group: RunSet, by, x, metric, confidence, alpha, n_resamples, seed,
+             think_time_ms) -> ScalingResult:
+    frame = group.frame.dropna(subset=[x, metric.name])
+    levels = int(frame[x].nunique())
+    model, reason = choose_model(levels)
+    fit = None
+    n, v = frame[x].astype(float), frame[metric.name].astype(float)
+    try:
+        if model == "usl":
+            fit = fit_usl(n, v, confidence=confidence, alpha=alpha, n_resamples=n_resamples,
+                          seed=seed, n_column=x)
+            reason = fit.n_star_reason
+        elif model == "amdahl":
+            fit = fit_amdahl(n, v, confidence=confidence, n_resamples=n_resamples, seed=seed,
+                             n_column=x)
+    except (PerfkitError, ValueError) as exc:
+        fit, reason = None, f"fit failed: {exc}"
+    littles = _littles(group, by, key, x, think_time_ms)
+    return ScalingResult(tuple(by), key, x, metric, fit, reason, group, littles,
+                         fit.warnings if fit is not None else ())
+
+
+def _littles(group: RunSet, by, key, x: str, think_time_ms) -> pd.DataFrame:
+    checked = littles_law(group.frame, think_time_ms=think_time_ms)
+    if not len(checked):
+        return pd.DataFrame()
+    checked[x] = group.frame.loc[checked.index, x]
+    rows = []
+    for level, sub in checked.groupby(x, sort=True):
+        rec = dict(zip(by, key, strict=True))
+        rec.update({x: plain(level), "runs": len(sub),
+                    "throughput_rps": float(sub["throughput_rps"].median()),
+                    "latency_mean_ms": float(sub["latency_mean_ms"].median()),
+                    "ratio": float(sub["ratio"].median()),
+                    "implied_think_time_ms": float(sub["implied_think_time_ms"].median()),
+                    "flags": _flags(sub["flag"])})
+        rows.append(rec)
+    return pd.DataFrame(rows)
+
+
+def _flags(flags: pd.Series) -> str:
+    """``"latency_inflated x2"``: each flag other than ok with its count; ``ok`` if none."""
+    counts = flags[flags != "ok"].value_counts()
+    return ", ".join(f"{f} x{n}" for f, n in counts.items()) or "ok"
+
+
+# -- SLO bracket over offered rates -------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class SloBracket:
+    """The SLO bracket of one configuration: ``bracket`` is :class:`SLOBracket`."""
+
+    by: tuple[str, ...]
+    key: tuple[Any, ...]
+    bracket: SLOBracket
+    n_runs: int
+
+    @property
+    def label(self) -> str:
+        return ", ".join(level_text(v) for v in self.key) or "all runs"
+
+    def to_record(self) -> dict[str, Any]:
+        rec: dict[str, Any] = dict(zip(self.by, self.key, strict=True))
+        rec.update({"n_runs": self.n_runs,
+                    "last_pass_rps": _none_nan(self.bracket.last_pass_rps),
+                    "first_fail_rps": _none_nan(self.bracket.first_fail_rps),
+                    "monotone": self.bracket.monotone,
+                    "warnings": "; ".join(self.bracket.warnings)})
+        return rec
+
+    def verdict_records(self) -> list[dict[str, Any]]:
+        out = []
+        for v in self.bracket.rates:
+            rec: dict[str, Any] = dict(zip(self.by, self.key, strict=True))
+            rec.update({"rate_rps": v.rate_rps, "verdict": v.verdict, "n_runs": v.n_runs,
+                        "n_kept_up": v.n_kept_up, "estimate_ms": v.estimate_ms,
+                        "ci_low_ms": v.ci_low_ms, "ci_high_ms": v.ci_high_ms,
+                        "method": v.method, "estimand": v.estimand,
+                        "runs_needed": v.runs_needed if v.runs_needed is not None else math.nan,
+                        "reason": v.reason, "warnings": "; ".join(v.warnings)})
+            out.append(rec)
+        return out
+
+
+def _none_nan(value: float | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class SloTable:
+    """Every configuration's :class:`SloBracket` under one SLO."""
+
+    brackets: tuple[SloBracket, ...]
+    slo_ms: float
+    percentile: float
+    confidence: float
+    warnings: tuple[str, ...] = ()
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per configuration: ``[last_pass_rps, first_fail_rps]`` and its warnings."""
+        return pd.DataFrame.from_records([b.to_record() for b in self.brackets])
+
+    def verdicts_frame(self) -> pd.DataFrame:
+        """One row per configuration and offered rate: the verdict and its interval."""
+        return pd.DataFrame.from_records([r for b in self.brackets for r in b.verdict_records()])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"slo_ms": self.slo_ms, "percentile": self.percentile,
+                "confidence": self.confidence, "warnings": list(self.warnings),
+                "brackets": _records(self.to_frame()),
+                "verdicts": _records(self.verdicts_frame())}
+
+
+def slo_brackets(rows: RunSet, slo_ms: float, *, percentile: float = 99.0, by: Any = "auto",
+                 confidence: float = 0.95, seed: int = 0,
+                 n_resamples: int = 2000) -> SloTable:
+    """The SLO bracket of every configuration (connections is always part of it)."""
+    if not slo_ms or slo_ms <= 0:
+        raise UsageError("the SLO bracket needs a latency objective > 0 ms (--slo-ms)")
+    if not 1 < percentile <= 100:
+        raise UsageError(f"the percentile is on the 0-100 scale (99 for p99), got {percentile:g}")
+    rated = rows.frame["target_rate_rps"].notna().to_numpy() if "target_rate_rps" in \
+        rows.frame else np.zeros(len(rows), bool)
+    if not rated.any():
+        raise DataError("no run has a target rate: the SLO bracket needs wrk2 runs with -R")
+    notes = []
+    if (~rated).any():
+        notes.append(f"{int((~rated).sum())} run(s) without a target rate (closed loop) left out")
+        rows = rows.subset(rated)
+    by_cols = _by_columns(rows, by)
+    if "connections" in rows.frame and "connections" not in by_cols:
+        by_cols.append("connections")
+    out = [SloBracket(tuple(by_cols), key,
+                      slo_bracket(list(group.runs), slo_ms, percentile, confidence, seed=seed,
+                                  n_resamples=n_resamples), len(group))
+           for key, group in _groups(rows, by_cols)]
+    return SloTable(tuple(out), slo_ms, percentile, confidence, tuple(notes))
