@@ -180,8 +180,9 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
         rows.append(ComparisonRow(cell.key, c, float(p_adj), v, short[0], short[1], sens, sv,
                                   tuple(notes_row) + c.warnings + _untestable(c, v, family),
                                   cell.labels))
-    if n_runs is None:
-        n_runs = (sum(len(c.base) for c in cells), sum(len(c.new) for c in cells))
+    if n_runs is None:  # distinct runs: cells may share a side (A/B tables share the base)
+        n_runs = (len({id(r) for c in cells for r in c.base.runs}),
+                  len({id(r) for c in cells for r in c.new.runs}))
     return ComparisonTable(metric, base, new, tuple(keys), tuple(rows), alpha, confidence,
                            n_runs[0], n_runs[1], warnings=tuple(notes))
 

@@ -257,9 +257,10 @@ def ab_comparisons(rows: RunSet, factors: Sequence[str], metric: Metric, *, by: 
                       ("new", f"{factor}={level_text(coding[factor]['high'])}"),
                       ("held_at", held))
             cells.append(Cell((factor, *key), base, new, labels))
-    return compare_cells(cells, metric, ("factor", *per), "low level", "high level",
-                         alpha=alpha, confidence=confidence, notes=notes,
-                         n_runs=(len(rows), len(rows)))
+    return compare_cells(cells, metric, ("factor", *per),
+                         f"{rows.label}: each factor at its low level, the others too",
+                         f"{rows.label}: each factor at its high level, the others at low",
+                         alpha=alpha, confidence=confidence, notes=notes)
 
 
 def _per_levels(rows: RunSet, per: Sequence[str]) -> list[tuple]:

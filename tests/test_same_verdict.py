@@ -1,0 +1,139 @@
+"""One truth: on every bundled experiment, the CLI (``--format csv``) and the report's section
+code give the same table, byte for byte: rows, estimates, CIs, p-values and verdicts.
+
+Each experiment in data/ is listed in ``CASES`` with the CLI command and the section call that
+answer the same question with the same options (the report's, from params/demo.yaml). A new
+experiment in data/ without a case fails :func:`test_every_bundled_experiment_has_a_case`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import _cli_helpers as _cli
+import pytest
+import yaml
+
+from perfkit.report.sections import aa, common, effects, scaling
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "data"
+PARAMS = yaml.safe_load((REPO / "params" / "demo.yaml").read_text())["notebooks"]
+#: folders of data/ that are not experiments of our own, with the reason
+NOT_EXPERIMENTS = {"seeds": "published write-ups transcribed for re-analysis (issue 12)"}
+
+
+def load(name: str):
+    return common.load_experiment(name, str(DATA))
+
+
+def cli_csv(*argv: str) -> str:
+    code, out, err = _cli.run_cli(*argv, cwd=REPO)
+    assert code == 0, err
+    return out
+
+
+def _factorial(metric: str):
+    p = PARAMS["tuning-effects"]
+    rows = load(p["experiment"]).rows()
+    (result,) = effects.factorials(rows, p["factors"], [metric], p["per"], 0.95, p["alpha"])
+    argv = ("effects", f"data/{p['experiment']}", "--factors", ",".join(p["factors"]),
+            "--metric", metric, "--by", p["per"], "--alpha", str(p["alpha"]), "--format", "csv")
+    return result.to_frame(), argv
+
+
+def _ab(metric: str):
+    p = PARAMS["tuning-effects"]
+    rows = load(p["experiment"]).rows()
+    (table,) = effects.ab_tables(rows, p["factors"], [metric], p["per"], p["alpha"], 0.95)
+    argv = ("effects", f"data/{p['experiment']}", "--factors", ",".join(p["factors"]),
+            "--metric", metric, "--by", p["per"], "--ab", "--format", "csv")
+    return table.to_frame(), argv
+
+
+def _aa(metric: str):
+    p = PARAMS["tuning-effects"]
+    (table,) = aa.designed_comparisons(load(p["aa_experiment"]).rows(), p["aa_arm"], [metric],
+                                       p["alpha"])
+    exp, arm = p["aa_experiment"], p["aa_arm"]
+    argv = ("compare", f"data/{exp}::{arm}=A", f"data/{exp}::{arm}=B", "--metric", metric,
+            "--format", "csv")
+    return table.to_frame(), argv
+
+
+def _slo(table_name: str):
+    p = PARAMS["scaling"]
+    rows = load(p["experiment"]).rows()
+    table = scaling.slo(rows, p["by"], p["slo_ms"], p["percentile"], 0.95, seed=1,
+                        n_resamples=2000)
+    frame = table.to_frame() if table_name == "brackets" else table.verdicts_frame()
+    argv = ("scaling", f"data/{p['experiment']}", "--x", "target_rate_rps", "--slo-ms",
+            str(p["slo_ms"]), "--percentile", str(p["percentile"]), "--by", ",".join(p["by"]),
+            "--seed", "1", "--resamples", "2000", "--table", table_name, "--format", "csv")
+    return frame, argv
+
+
+def _models(table_name: str):
+    p = PARAMS["scaling"]
+    rows = load(p["closed_experiment"]).rows()
+    table = scaling.fits(rows, p["closed_by"], 0.95, 0.05, n_resamples=200, seed=1)
+    frame = table.to_frame() if table_name == "models" else table.littles_frame()
+    argv = ("scaling", f"data/{p['closed_experiment']}", "--x", "connections", "--by",
+            ",".join(p["closed_by"]), "--resamples", "200", "--seed", "1", "--table",
+            table_name, "--format", "csv")
+    return frame, argv
+
+
+def _locust_factorial():
+    rows = load("demo-locust").rows()
+    (result,) = effects.factorials(rows, ["profile"], ["throughput_rps"], "users")
+    return result.to_frame(), ("effects", "data/demo-locust", "--factors", "profile",
+                               "--metric", "throughput_rps", "--by", "users", "--format", "csv")
+
+
+def _locust_compare():
+    rows = load("demo-locust").rows()
+    from perfkit.analysis import compare_runs, metric
+
+    base = rows.where({"profile": "default"})
+    new = rows.where({"profile": "buffered-log"})
+    base = type(base)(base.frame, base.runs, "data/demo-locust::profile=default", base.factors)
+    new = type(new)(new.frame, new.runs, "data/demo-locust::profile=buffered-log", new.factors)
+    table = compare_runs(base, new, metric("latency_p99_ms"), exclude=["profile"])
+    return table.to_frame(), ("compare", "data/demo-locust::profile=default",
+                              "data/demo-locust::profile=buffered-log", "--format", "csv")
+
+
+def _uncorrected_slo():
+    rows = load("demo-wrk2-uncorrected").rows()
+    table = scaling.slo(rows, [], 5.0, 99.0, 0.95, seed=1, n_resamples=200)
+    return table.verdicts_frame(), ("scaling", "data/demo-wrk2-uncorrected", "--x",
+                                    "target_rate_rps", "--slo-ms", "5", "--by", "none",
+                                    "--seed", "1", "--resamples", "200", "--table",
+                                    "verdicts", "--format", "csv")
+
+
+CASES = {
+    "demo-wrk-factorial": [lambda: _factorial("latency_p99_ms"),
+                           lambda: _factorial("throughput_rps"),
+                           lambda: _ab("latency_p99_ms"), lambda: _ab("throughput_rps")],
+    "demo-aa": [lambda: _aa("latency_p50_ms"), lambda: _aa("latency_p99_ms"),
+                lambda: _aa("throughput_rps")],
+    "demo-wrk2-sweep": [lambda: _slo("brackets"), lambda: _slo("verdicts")],
+    "demo-wrk-connections": [lambda: _models("models"), lambda: _models("littles")],
+    "demo-locust": [_locust_factorial, _locust_compare],
+    "demo-wrk2-uncorrected": [_uncorrected_slo],
+}
+
+
+def test_every_bundled_experiment_has_a_case():
+    found = {p.name for p in DATA.iterdir() if p.is_dir() and not p.name.startswith(".")}
+    assert found - set(NOT_EXPERIMENTS) == set(CASES)
+
+
+@pytest.mark.parametrize(("experiment", "i"), [(e, i) for e, fs in CASES.items()
+                                               for i in range(len(fs))])
+def test_cli_csv_is_the_report_table(experiment, i):
+    frame, argv = CASES[experiment][i]()
+    assert len(frame), "an empty table proves nothing"
+    assert cli_csv(*argv) == frame.to_csv(index=False)
