@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -99,22 +99,6 @@ def fmt_ci(estimate: Any, low: Any, high: Any, unit: str = "", digits: int = 3) 
 
     suffix = f" {unit}" if unit else ""
     return f"{f(estimate)}{suffix} [{f(low)}, {f(high)}]"
-
-
-def render_table(header: Sequence[str], rows: Sequence[Sequence[str]],
-                 right_align: Sequence[bool] | None = None) -> str:
-    """A plain aligned text table (two spaces between columns)."""
-    widths = [len(h) for h in header]
-    for row in rows:
-        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
-    right = list(right_align) if right_align is not None else [False] * len(header)
-
-    def line(cells: Sequence[str]) -> str:
-        parts = [c.rjust(w) if r else c.ljust(w)
-                 for c, w, r in zip(cells, widths, right, strict=True)]
-        return "  ".join(parts).rstrip()
-
-    return "\n".join([line(header)] + [line(r) for r in rows])
 
 
 class Footnotes:

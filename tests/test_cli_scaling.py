@@ -54,9 +54,10 @@ def test_wrk2_sweep_slo_bracket_golden(wrk2_sweep):
 
 def test_wrk2_sweep_brackets_per_profile_and_connections(wrk2_sweep):
     out = wrk2_sweep[1]
-    assert "profile=default  connections=16  (12 runs)  bracket [30000, 45000] req/s" in out
-    assert "profile=tuned  connections=16  (12 runs)  bracket [30000, -] req/s" in out
-    assert "profile=tuned  connections=64  (12 runs)  bracket [-, 5000] req/s" in out
+    assert "profile=default  connections=16 (12 runs): SLO p99 < 10 ms, bracket [30000, 45000]" \
+        in out
+    assert "profile=tuned  connections=16 (12 runs): SLO p99 < 10 ms, bracket [30000, -]" in out
+    assert "profile=tuned  connections=64 (12 runs): SLO p99 < 10 ms, bracket [-, 5000]" in out
     assert "not monotone" in out
 
 
@@ -96,11 +97,18 @@ def test_every_footnote_is_referenced_including_a_claimed_peak():
     code, out, _ = run_cli("scaling", str(TESTS.parent / "data" / "demo-wrk-connections"),
                            "--x", "connections", "--by", "profile")
     assert code == 0
-    body, _, notes = out.partition("\n[1] ")
-    numbers = ["1"] + [line[1:line.index("]")] for line in notes.splitlines()
-                       if line.startswith("[")]
-    for n in numbers:
-        assert f"[{n}]" in body, f"footnote [{n}] is printed but no row refers to it"
+    # every table's notes are referenced in that table (its title or its rows)
+    from perfkit import present
+    from perfkit.analysis import load_experiment, metric
+    from perfkit.analysis.scaling import scaling_fits
+
+    rows = load_experiment(TESTS.parent / "data" / "demo-wrk-connections").rows()
+    fits = scaling_fits(rows, metric("throughput_rps"), by=["profile"])
+    for table in present.scaling(fits):
+        text = table.title + " ".join(c for row in table.rows for c in row)
+        for n in range(1, len(table.notes) + 1):
+            assert f"[{n}]" in text, f"footnote [{n}] is printed but no row refers to it"
+    body = out
     n_star = [line for line in body.splitlines() if line.strip().startswith("N*")]
     assert len(n_star) == 2 and any("no peak claimed" in line for line in n_star)
     claimed = next(line for line in n_star if "no peak claimed" not in line)

@@ -17,12 +17,13 @@ import pandas as pd
 
 from perfkit.analysis import Experiment, RunSet, Selection, load_experiment
 from perfkit.errors import DataError, UsageError
-from perfkit.formatting import Footnotes, fmt_num, is_missing, render_table
+from perfkit.formatting import Footnotes, fmt_num, is_missing
 from perfkit.ingest import LoadResult, scan_many
+from perfkit.tables import Table, render_all
 
-__all__ = ["Footnotes", "Loader", "fmt_num", "is_missing", "load_paths", "render_table"]
+__all__ = ["Footnotes", "Loader", "fmt_num", "is_missing", "load_paths"]
 
-FORMATS = ("table", "csv", "json", "markdown")
+FORMATS = ("table", "csv", "json", "markdown", "latex")
 
 
 def load_paths(paths: Sequence[str], err: TextIO) -> LoadResult:
@@ -65,7 +66,8 @@ def add_format_argument(p: argparse.ArgumentParser, extra: Sequence[str] = ()) -
     p.add_argument("--format", choices=choices, default="table",
                    help="table (default): for reading; csv/json: exactly the columns of the "
                         "report's table for the same analysis; markdown: a GitHub table for a "
-                        "CI job summary" + ("; " + ", ".join(extra) if extra else ""))
+                        "CI job summary; latex: a booktabs table for a paper"
+                        + ("; " + ", ".join(extra) if extra else ""))
 
 
 def check_alpha(alpha: float, name: str = "--alpha") -> float:
@@ -78,33 +80,9 @@ def check_confidence(confidence: float) -> float:
     return check_alpha(confidence, "--confidence")
 
 
-def write_table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool],
-                fmt: str, out: TextIO) -> None:
-    """The human table as aligned text, or as a GitHub-flavoured Markdown table."""
-    if fmt == "markdown":
-        out.write(markdown_table(header, rows, right) + "\n")
-    else:
-        out.write(render_table(header, rows, right) + "\n")
-
-
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]],
-                   right: Sequence[bool]) -> str:
-    def cell(text: str) -> str:
-        return str(text).replace("|", "\\|") or " "
-
-    lines = ["| " + " | ".join(cell(h) for h in header) + " |",
-             "|" + "|".join("---:" if r else ":---" for r in right) + "|"]
-    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def write_notes(notes: Footnotes, fmt: str, out: TextIO) -> None:
-    if not notes.texts:
-        return
-    if fmt == "markdown":
-        out.write("\n" + "".join(f"{i}. {t}\n" for i, t in enumerate(notes.texts, 1)))
-    else:
-        out.write("\n" + notes.render())
+def write_tables(tables: Sequence[Table], fmt: str, out: TextIO) -> None:
+    """Paper-ready tables as text (``table``), Markdown or LaTeX."""
+    out.write(render_all(tables, {"table": "text"}.get(fmt, fmt)))
 
 
 def write_frame(frame: pd.DataFrame, out: TextIO) -> None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from perfkit import present
 from perfkit.analysis import ComparisonTable, compare_runs, metric
-from perfkit.analysis.compare import NO_CHANGE
 from perfkit.commands._common import (
     Loader,
     add_format_argument,
@@ -18,10 +18,8 @@ from perfkit.commands._common import (
     check_confidence,
     write_frame,
     write_json,
-    write_notes,
-    write_table,
+    write_tables,
 )
-from perfkit.formatting import Footnotes, fmt_num, fmt_p, level_text, pct, pct_change
 
 HELP = """\
 Compare two sets of runs metric-wise, as benchstat does: the run is the unit. Each row holds
@@ -97,50 +95,4 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def write_human(table: ComparisonTable, runs: list, fmt: str, out: TextIO) -> None:
-    notes = Footnotes()
-    out.write(header(table, runs, notes) + "\n")
-    cols = [*table.keys, "base", "new", "vs base", "p", "p Holm", "runs"]
-    body = []
-    for row in table.rows:
-        c = row.comparison
-        body.append([*(level_text(v) for v in row.key), _median(c, "base"), _median(c, "new"),
-                     change_text(row), fmt_p(c.p_value) if c.p_value == c.p_value else "-",
-                     fmt_p(row.p_adjusted) if row.p_adjusted == row.p_adjusted else "-",
-                     f"{c.n_base} vs {c.n_new} {notes.mark(row.warnings)}".rstrip()])
-    right = [False] * len(table.keys) + [True, True, False, True, True, False]
-    write_table(cols, body, right, fmt, out)
-    write_notes(notes, fmt, out)
-
-
-def header(table: ComparisonTable, runs: list, notes: Footnotes) -> str:
-    """The lines above the table: metric, direction, method, the two selections."""
-    m = table.metric
-    closed = sorted({w for r in runs if r.closed_loop for w in r.warnings
-                     if "closed-loop" in w}) if m.is_latency else []
-    mark = notes.mark([*closed, *table.warnings])
-    unit = f", {m.unit}" if m.unit else ""
-    holm = f", Holm over {table.family} rows" if table.family > 1 else ""
-    return (f"{m.name} ({m.better} is better{unit}){mark}: medians of runs with "
-            f"{pct(table.confidence)} CIs; change new/base with its {pct(1 - table.alpha)} CI; "
-            f"alpha {table.alpha:g}{holm}\n"
-            f"base: {table.base} ({table.n_base_runs} runs)\n"
-            f"new:  {table.new} ({table.n_new_runs} runs)\n")
-
-
-def change_text(row) -> str:
-    """``+3.1% [+1.0%, +5.2%]`` for a significant change, else the verdict (``~``, ...)."""
-    c = row.comparison
-    if row.verdict in ("better", "worse"):
-        return (f"{pct_change(c.ratio)} [{pct_change(c.ratio_ci_low)}, "
-                f"{pct_change(c.ratio_ci_high)}]")
-    return row.verdict if row.verdict != NO_CHANGE else "~"
-
-
-def _median(c, side: str) -> str:
-    est = getattr(c, f"median_{side}")
-    low, high = getattr(c, f"median_{side}_ci_low"), getattr(c, f"median_{side}_ci_high")
-    if est != est:
-        return "-"
-    if abs(low) == float("inf") or abs(high) == float("inf"):
-        return f"{fmt_num(est, 3)} ± inf"
-    return f"{fmt_num(est, 3)} [{fmt_num(low, 3)}, {fmt_num(high, 3)}]"
+    write_tables([present.comparison(table, runs)], fmt, out)

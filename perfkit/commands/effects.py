@@ -7,9 +7,9 @@ Formatting only: the analysis is :func:`perfkit.analysis.effects.factorial_effec
 from __future__ import annotations
 
 import argparse
-import math
 from typing import TextIO
 
+from perfkit import present
 from perfkit.analysis import metric
 from perfkit.analysis.effects import (
     FactorialResult,
@@ -25,11 +25,9 @@ from perfkit.commands._common import (
     check_confidence,
     write_frame,
     write_json,
-    write_notes,
-    write_table,
+    write_tables,
 )
 from perfkit.errors import UsageError
-from perfkit.formatting import Footnotes, fmt_num, fmt_p, level_text, pct
 
 HELP = """\
 Effects of two-level factors on a per-run metric, as in Jain's 2^k r design: each effect with
@@ -117,62 +115,4 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def write_human(result: FactorialResult, fmt: str, out: TextIO) -> None:
-    notes = Footnotes()
-    out.write(_header(result, notes) + "\n")
-    frame = result.to_frame()
-    per = list(result.per)
-    ratio = result.log
-    header = [*per, "term", "ratio" if ratio else "effect", f"{pct(result.confidence)} CI",
-              "variation", "p"] + (["p Holm"] if per else [])
-    body = []
-    est_cols = (("ratio", "ratio_ci_low", "ratio_ci_high") if ratio else
-                tuple(f"effect{s}{result.metric.suffix}" for s in ("", "_ci_low", "_ci_high")))
-    for _, row in frame.iterrows():
-        error = row["term"] in ("error", "block")
-        est, low, high = (row[c] for c in est_cols)
-        term = row["term"]
-        if not error and not row["interpretable_alone"]:
-            term += " " + notes.mark("not interpretable alone: its interaction is significant "
-                                     "(see the simple effects)")
-        cells = [*(fmt_num(row[c]) for c in per), term, "" if error else fmt_num(est, 3),
-                 "" if error else f"[{fmt_num(low, 3)}, {fmt_num(high, 3)}]",
-                 _share(row["variation_pct"]), _p(row["p_value"])]
-        if per:
-            cells.append(_p(row.get("p_value_holm")))
-        body.append(cells)
-    right = [False] * (len(per) + 1) + [True, False, True, True] + ([True] if per else [])
-    write_table(header, body, right, fmt, out)
-    if len(result.simple_effects):
-        out.write("\nsimple effects (each factor at each level of the other, where the "
-                  "interaction is significant):\n")
-        s = result.simple_effects
-        rows = [[*(fmt_num(r[c]) for c in per), r["factor"], r["at"], fmt_num(r["effect"], 3),
-                 f"[{fmt_num(r['ci_low'], 3)}, {fmt_num(r['ci_high'], 3)}]", _p(r["p_value"]),
-                 str(r["n_runs"])] for _, r in s.iterrows()]
-        write_table([*per, "factor", "at", "ratio" if ratio else "effect",
-                     f"{pct(result.confidence)} CI", "p", "runs"], rows,
-                    [False] * (len(per) + 2) + [True, False, True, True], fmt, out)
-    write_notes(notes, fmt, out)
-
-
-def _header(result: FactorialResult, notes: Footnotes) -> str:
-    scale = ("additive effects q (half of high minus low)" if not result.log else
-             "log scale: effect = ratio of geometric means, high / low")
-    dfs = sorted({v for v in result.df_error.values() if v is not None})
-    per = f"; per {', '.join(result.per)}, Holm across levels" if result.per else ""
-    block = f"; blocks: {result.block}" if result.block else ""
-    coding = "; ".join(f"{name}: {level_text(c['low'])} -> {level_text(c['high'])} "
-                       f"({c['rule']})" for name, c in result.coding.items())
-    marks = notes.mark(result.warnings)
-    return (f"{result.metric.name}, {result.n_runs} runs: {scale}; "
-            f"{pct(result.confidence)} t CIs (error df {', '.join(map(str, dfs))})"
-            f"{per}{block}{marks}\n"
-            f"coding (low -> high): {coding}\n")
-
-
-def _share(value: float) -> str:
-    return "-" if value is None or math.isnan(value) else f"{value:.1f}%"
-
-
-def _p(value) -> str:
-    return "" if value is None or value != value else fmt_p(value)
+    write_tables(present.factorial(result), fmt, out)

@@ -9,8 +9,9 @@ import math
 import os
 from typing import Any, TextIO
 
-from perfkit.commands._common import fmt_num, load_paths, render_table
+from perfkit.commands._common import fmt_num, load_paths
 from perfkit.model import RECORD_COLUMNS, Run
+from perfkit.tables import Column, Table, render
 
 HELP = """\
 Read the raw output of wrk, wrk2 or Locust (files, run directories, whole experiments) and print
@@ -125,7 +126,6 @@ def short_run_name(run: Run) -> str:
 def write_table(runs: list[Run], records: list[dict], out: TextIO) -> None:
     if not records:
         return
-    header = [h for h, _ in TABLE_COLUMNS]
     rows = []
     for run, rec in zip(runs, records, strict=True):
         cells = []
@@ -143,8 +143,8 @@ def write_table(runs: list[Run], records: list[dict], out: TextIO) -> None:
             else:
                 cells.append(fmt_num(rec[key]))
         rows.append(cells)
-    right = [k not in ("run", "tool", "endpoint") for _, k in TABLE_COLUMNS]
-    out.write(render_table(header, rows, right) + "\n")
+    columns = tuple(Column(h, right=k not in ("run", "tool", "endpoint")) for h, k in TABLE_COLUMNS)
+    out.write(render(Table(columns, tuple(tuple(r) for r in rows)), "text"))
     if any(r.is_aggregate for r in runs):
         out.write("* Locust's Aggregated row (all endpoints together)\n")
     out.write("warn = number of warnings; `perfkit show PATH` prints them\n")

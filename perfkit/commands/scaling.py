@@ -10,11 +10,9 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from perfkit import present
 from perfkit.analysis import metric
 from perfkit.analysis.scaling import (
-    ScalingResult,
-    ScalingTable,
-    SloTable,
     scaling_fits,
     slo_brackets,
 )
@@ -23,15 +21,11 @@ from perfkit.commands._common import (
     add_format_argument,
     check_alpha,
     check_confidence,
-    render_table,
     write_frame,
     write_json,
-    write_notes,
+    write_tables,
 )
 from perfkit.errors import UsageError
-from perfkit.formatting import Footnotes, fmt_num, level_text, pct
-from perfkit.model import percentile_label
-from perfkit.scaling.littles import FLAGS
 
 HELP = """\
 Over concurrency (--x connections for wrk, --x users for Locust): fit the Universal
@@ -113,108 +107,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     elif args.format == "json":
         write_json(result.to_dict(), out)
     else:
-        notes = Footnotes()
-        text = (_rates_text(result, notes) if kind == "rates"
-                else _concurrency_text(result, args.think_time_ms, notes))
-        out.write(text if args.format == "table" else _markdown_blocks(text))
-        write_notes(notes, args.format, out)
+        tables = present.slo(result) if kind == "rates" else present.scaling(result)
+        write_tables(tables, args.format, out)
     return loader.status
 
 
-def _markdown_blocks(text: str) -> str:
-    return "```\n" + text + "```\n"
-
-
-# -- concurrency ------------------------------------------------------------------------------
-def _concurrency_text(table: ScalingTable, think_time_ms, notes: Footnotes) -> str:
-    parts = [f"perfkit scaling: {table.metric.name} vs {table.n_column}, model fit on every "
-             f"run ({pct(table.confidence)} CIs: wild bootstrap-t, {table.n_resamples} "
-             f"resamples, seed {table.seed}){notes.mark(table.warnings)}\n"]
-    for r in table.results:
-        tools = ",".join(sorted(r.rows.frame["tool"].unique()))
-        levels = sorted(r.rows.frame[r.n_column].dropna().unique())
-        parts.append(f"\n{_label(r)}  ({tools}, {len(r.rows)} runs, {r.n_column} "
-                     f"{', '.join(level_text(v) for v in levels)})\n")
-        parts.append(_model_table(r, notes))
-        parts.append(_littles_table(r, think_time_ms, notes))
-    return "".join(parts)
-
-
-def _label(r: ScalingResult) -> str:
-    return "  ".join(f"{k}={level_text(v)}" for k, v in zip(r.by, r.key, strict=True)) \
-        or "all runs"
-
-
-def _model_table(r: ScalingResult, notes: Footnotes) -> str:
-    fit = r.fit
-    if fit is None:
-        return f"  model: none {notes.mark(r.reason)}\n"
-    unit = r.metric.unit
-    body = []
-    for row in fit.parameters():
-        name = {"gamma": f"gamma [{unit}/N]" if unit else "gamma", "n_star": "N*"}.get(
-            row["parameter"], row["parameter"])
-        interval = f"[{fmt_num(row['ci_low'])}, {fmt_num(row['ci_high'])}]"
-        if row["parameter"] == "n_star":  # claimed: the F-test that allowed it is footnoted
-            interval += " " + notes.mark(fit.n_star_reason)
-        body.append([name, fmt_num(row["estimate"]), interval])
-    if fit.n_star is None:
-        body.append(["N*", "-", "no peak claimed " + notes.mark(r.reason or fit.n_star_reason)])
-    body.append([f"residual SE{f' [{unit}]' if unit else ''}", fmt_num(fit.residual_se),
-                 f"({fit.n_obs} runs, {fit.dof} df)"])
-    name = {"usl": "USL", "amdahl": "Amdahl"}[fit.model]
-    text = _indent(render_table([name, "estimate", f"{pct(fit.confidence)} CI"], body,
-                                [False, True, False]))
-    marks = notes.mark(fit.warnings)
-    return text + (f"  warnings {marks}\n" if marks else "")
-
-
-def _littles_table(r: ScalingResult, think_time_ms, notes: Footnotes) -> str:
-    if not len(r.littles):
-        return ""
-    locust = bool((r.rows.frame["tool"] == "locust").any())
-    body = []
-    for _, row in r.littles.iterrows():
-        flags = [f.split(" x") for f in row["flags"].split(", ") if f != "ok"]
-        marks = " ".join(f"{f} x{n} {notes.mark(f'{f}: {FLAGS[f]}')}" for f, n in flags)
-        cells = [fmt_num(row[r.n_column]), str(row["runs"]), fmt_num(row["throughput_rps"]),
-                 fmt_num(row["latency_mean_ms"]), fmt_num(row["ratio"], 3)]
-        if locust:
-            cells.append(fmt_num(row["implied_think_time_ms"]))
-        body.append(cells + [marks or "ok"])
-    header = ["Little's law", "runs", "X [rps]", "R [ms]", "X(R+Z)/N" if locust else "X*R/N"]
-    header += ["Z = N/X-R [ms]"] if locust else []
-    header += ["flags"]
-    return _indent(render_table(header, body, [True] * (len(header) - 1) + [False]))
-
-
-# -- rates ----------------------------------------------------------------------------------
-def _rates_text(table: SloTable, notes: Footnotes) -> str:
-    label_q = f"p{percentile_label(table.percentile).replace('_', '.')}"
-    parts = [f"perfkit scaling: SLO {label_q} < {fmt_num(table.slo_ms)} ms over "
-             f"target_rate_rps ({pct(table.confidence)} across-runs CIs)"
-             f"{notes.mark(table.warnings)}\n"]
-    for b in table.brackets:
-        lo, hi = (fmt_num(v) if v is not None else "-" for v in b.bracket.bracket)
-        common = set.intersection(*(set(v.warnings) for v in b.bracket.rates))
-        marks = " ".join(notes.mark(w) for w in [*b.bracket.warnings, *sorted(common)])
-        label = "  ".join(f"{k}={level_text(v)}" for k, v in zip(b.by, b.key, strict=True))
-        parts.append(f"\n{label or 'all runs'}  ({b.n_runs} runs)  bracket [{lo}, {hi}] "
-                     f"req/s {marks}".rstrip() + "\n")
-        body = []
-        for v in b.bracket.rates:
-            extra = [notes.mark(w) for w in v.warnings if w not in common]
-            if v.verdict != "pass":
-                extra.insert(0, notes.mark(f"{fmt_num(v.rate_rps)} req/s: {v.reason}"))
-            body.append([fmt_num(v.rate_rps), f"{v.n_kept_up}/{v.n_runs}",
-                         fmt_num(v.estimate_ms),
-                         f"[{fmt_num(v.ci_low_ms)}, {fmt_num(v.ci_high_ms)}]",
-                         " ".join([v.verdict] + extra)])
-        header = ["rate [rps]", "kept up", f"{label_q} [ms]", f"{pct(table.confidence)} CI [ms]",
-                  "verdict"]
-        parts.append(_indent(render_table(header, body, [True, True, True, False, False])))
-    return "".join(parts)
-
-
-def _indent(text: str) -> str:
-    return "".join(f"  {line}\n" for line in text.splitlines())

@@ -1,0 +1,219 @@
+"""Analysis results as paper-ready tables (:class:`perfkit.tables.Table`): one presentation for
+the CLI (text, Markdown, LaTeX) and the report (HTML, Markdown and LaTeX files).
+
+Formatting only: every number, verdict and warning comes from the result objects of
+:mod:`perfkit.analysis`. Estimates print with their interval as ``3.1 [2.9, 3.4]``; a change
+as ``+3.1% [+1.0%, +5.2%]`` when the analysis calls it significant, else its verdict (``~``,
+``not testable``, ``no data``); warnings become numbered notes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+from perfkit.analysis import ComparisonTable
+from perfkit.analysis.effects import FactorialResult
+from perfkit.analysis.scaling import MODEL_NAMES, ScalingResult, ScalingTable, SloTable
+from perfkit.formatting import Footnotes, fmt_ci, fmt_num, fmt_p, level_text, pct, pct_change
+from perfkit.model import percentile_label
+from perfkit.scaling.littles import FLAGS
+from perfkit.tables import Column, Table
+
+SIGNIFICANT = ("better", "worse")
+
+
+def _p(value: float) -> str:
+    return "" if value is None or value != value else fmt_p(value)
+
+
+def _interval(est: float, low: float, high: float, digits: int = 3) -> str:
+    if est != est:
+        return "-"
+    if math.isinf(low) or math.isinf(high):
+        return f"{fmt_num(est, digits)} ± inf"
+    return fmt_ci(est, low, high, digits=digits)
+
+
+def change_text(verdict: str, ratio: float, low: float, high: float) -> str:
+    """``+3.1% [+1.0%, +5.2%]`` when significant, else the verdict (``~``, ``not testable``)."""
+    if verdict in SIGNIFICANT:
+        return f"{pct_change(ratio)} [{pct_change(low)}, {pct_change(high)}]"
+    return verdict
+
+
+# -- comparisons ----------------------------------------------------------------------------------
+def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
+    """The benchstat-like table of a :class:`ComparisonTable` (``runs``: for the closed-loop
+    note on latency metrics)."""
+    notes = Footnotes()
+    m = table.metric
+    closed = sorted({w for r in runs if r.closed_loop for w in r.warnings
+                     if "closed-loop" in w}) if m.is_latency else []
+    mark = notes.mark([*closed, *table.warnings])
+    holm = f", Holm over {table.family} rows" if table.family > 1 else ""
+    unit = f", {m.unit}" if m.unit else ""
+    title = (f"{m.name} ({m.better} is better{unit}){mark}: medians of runs with "
+             f"{pct(table.confidence)} CIs; change new/base with its {pct(1 - table.alpha)} CI; "
+             f"alpha {table.alpha:g}{holm}\nbase: {table.base} ({table.n_base_runs} runs)\n"
+             f"new:  {table.new} ({table.n_new_runs} runs)")
+    labels = [k for k, _ in table.rows[0].labels] if table.rows else []
+    cols = [Column(k) for k in table.keys] + [Column(k) for k in labels if k != "held_at"]
+    cols += [Column("base", m.unit, True), Column("new", m.unit, True), Column("vs base"),
+             Column("p", right=True), Column("p Holm", right=True), Column("runs")]
+    rows = []
+    for row in table.rows:
+        c = row.comparison
+        extra = [v for k, v in row.labels if k != "held_at"]
+        rows.append((*(level_text(v) for v in row.key), *extra,
+                     _interval(c.median_base, c.median_base_ci_low, c.median_base_ci_high),
+                     _interval(c.median_new, c.median_new_ci_low, c.median_new_ci_high),
+                     change_text(row.verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high),
+                     _p(c.p_value) or "-", _p(row.p_adjusted) or "-",
+                     f"{c.n_base} vs {c.n_new} {notes.mark(row.warnings)}".rstrip()))
+    return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
+
+
+# -- factorial effects ----------------------------------------------------------------------------
+def factorial(result: FactorialResult) -> list[Table]:
+    """The effects table, and the simple effects where an interaction is significant."""
+    notes = Footnotes()
+    scale = ("additive effects q (half of high minus low)" if not result.log else
+             "log scale: effect = ratio of geometric means, high / low")
+    dfs = sorted({v for v in result.df_error.values() if v is not None})
+    per = f"; per {', '.join(result.per)}, Holm across levels" if result.per else ""
+    block = f"; blocks: {result.block}" if result.block else ""
+    coding = "; ".join(f"{name}: {level_text(c['low'])} -> {level_text(c['high'])} "
+                       f"({c['rule']})" for name, c in result.coding.items())
+    marks = notes.mark(result.warnings)
+    title = (f"{result.metric.name}, {result.n_runs} runs: {scale}; {pct(result.confidence)} t "
+             f"CIs (error df {', '.join(map(str, dfs))}){per}{block}{marks}\n"
+             f"coding (low -> high): {coding}")
+    frame = result.to_frame()
+    est = (("ratio", "ratio_ci_low", "ratio_ci_high") if result.log else
+           tuple(f"effect{s}{result.metric.suffix}" for s in ("", "_ci_low", "_ci_high")))
+    cols = [Column(c) for c in result.per] + [
+        Column("term"), Column("ratio" if result.log else "effect",
+                               "" if result.log else result.metric.unit, True),
+        Column(f"{pct(result.confidence)} CI"), Column("variation", "%", True),
+        Column("p", right=True)] + ([Column("p Holm", right=True)] if result.per else [])
+    rows = []
+    for _, r in frame.iterrows():
+        error = r["term"] in ("error", "block")
+        term = r["term"]
+        if not error and not r["interpretable_alone"]:
+            term += " " + notes.mark("not interpretable alone: its interaction is significant "
+                                     "(see the simple effects)")
+        share = "-" if r["variation_pct"] != r["variation_pct"] else f"{r['variation_pct']:.1f}"
+        cells = [*(level_text(r[c]) for c in result.per), term,
+                 "" if error else fmt_num(r[est[0]], 3),
+                 "" if error else f"[{fmt_num(r[est[1]], 3)}, {fmt_num(r[est[2]], 3)}]",
+                 share, _p(r["p_value"])]
+        if result.per:
+            cells.append(_p(r.get("p_value_holm")))
+        rows.append(tuple(cells))
+    out = [Table(tuple(cols), tuple(rows), title, tuple(notes.texts))]
+    if len(result.simple_effects):
+        s = result.simple_effects
+        scols = [Column(c) for c in result.per] + [
+            Column("factor"), Column("at"), Column("ratio" if result.log else "effect",
+                                                   right=True),
+            Column(f"{pct(result.confidence)} CI"), Column("p", right=True),
+            Column("runs", right=True)]
+        srows = [(*(level_text(r[c]) for c in result.per), r["factor"], r["at"],
+                  fmt_num(r["effect"], 3), f"[{fmt_num(r['ci_low'], 3)}, "
+                  f"{fmt_num(r['ci_high'], 3)}]", _p(r["p_value"]), str(r["n_runs"]))
+                 for _, r in s.iterrows()]
+        out.append(Table(tuple(scols), tuple(srows), "simple effects (each factor at each level "
+                                                     "of the other, where the interaction is "
+                                                     "significant)"))
+    return out
+
+
+# -- scaling ------------------------------------------------------------------------------
+def _label(by: Sequence[str], key: Sequence) -> str:
+    return "  ".join(f"{k}={level_text(v)}" for k, v in zip(by, key, strict=True)) or "all runs"
+
+
+def scaling(table: ScalingTable) -> list[Table]:
+    """Per configuration: the model's parameters with CIs, then Little's law per level."""
+    out = []
+    for r in table.results:
+        out.append(_model(r, table))
+        if len(r.littles):
+            out.append(_littles(r))
+    return out
+
+
+def _model(r: ScalingResult, table: ScalingTable) -> Table:
+    notes = Footnotes()
+    tools = ",".join(sorted(r.rows.frame["tool"].unique()))
+    levels = sorted(r.rows.frame[r.n_column].dropna().unique())
+    title = (f"{_label(r.by, r.key)}: {r.metric.name} vs {r.n_column} ({tools}, {len(r.rows)} "
+             f"runs at {', '.join(level_text(v) for v in levels)}); {pct(table.confidence)} "
+             f"wild bootstrap-t CIs, {table.n_resamples} resamples, seed {table.seed}"
+             f"{notes.mark(table.warnings)}")
+    fit, unit = r.fit, r.metric.unit
+    cols = (Column(MODEL_NAMES.get(r.model, "model")), Column("estimate", right=True),
+            Column(f"{pct(table.confidence)} CI"))
+    if fit is None:
+        return Table(cols, (("none", "-", notes.mark(r.reason)),), title, tuple(notes.texts))
+    rows = []
+    for p in fit.parameters():
+        name = {"gamma": f"gamma [{unit}/N]" if unit else "gamma", "n_star": "N*"}.get(
+            p["parameter"], p["parameter"])
+        interval = f"[{fmt_num(p['ci_low'])}, {fmt_num(p['ci_high'])}]"
+        if p["parameter"] == "n_star":
+            interval += " " + notes.mark(fit.n_star_reason)
+        rows.append((name, fmt_num(p["estimate"]), interval))
+    if fit.n_star is None:
+        rows.append(("N*", "-", "no peak claimed " + notes.mark(r.reason or fit.n_star_reason)))
+    rows.append((f"residual SE [{unit}]" if unit else "residual SE", fmt_num(fit.residual_se),
+                 f"({fit.n_obs} runs, {fit.dof} df) {notes.mark(fit.warnings)}".rstrip()))
+    return Table(cols, tuple(rows), title, tuple(notes.texts))
+
+
+def _littles(r: ScalingResult) -> Table:
+    notes = Footnotes()
+    locust = bool((r.rows.frame["tool"] == "locust").any())
+    rows = []
+    for _, row in r.littles.iterrows():
+        flags = [f.split(" x") for f in row["flags"].split(", ") if f != "ok"]
+        marks = " ".join(f"{f} x{n} {notes.mark(f'{f}: {FLAGS[f]}')}" for f, n in flags)
+        cells = [level_text(row[r.n_column]), str(row["runs"]), fmt_num(row["throughput_rps"]),
+                 fmt_num(row["latency_mean_ms"]), fmt_num(row["ratio"], 3)]
+        if locust:
+            cells.append(fmt_num(row["implied_think_time_ms"]))
+        rows.append(tuple(cells + [marks or "ok"]))
+    cols = [Column(r.n_column, right=True), Column("runs", right=True),
+            Column("X", "req/s", True), Column("R", "ms", True),
+            Column("X(R+Z)/N" if locust else "X*R/N", right=True)]
+    cols += [Column("Z = N/X-R", "ms", True)] if locust else []
+    cols += [Column("flags")]
+    return Table(tuple(cols), tuple(rows), f"{_label(r.by, r.key)}: Little's law "
+                                           "(medians of runs)", tuple(notes.texts))
+
+
+def slo(table: SloTable) -> list[Table]:
+    """Per configuration: the bracket, then the verdict at every offered rate."""
+    q = f"p{percentile_label(table.percentile).replace('_', '.')}"
+    out = []
+    for b in table.brackets:
+        notes = Footnotes()
+        lo, hi = (fmt_num(v) if v is not None else "-" for v in b.bracket.bracket)
+        common = set.intersection(*(set(v.warnings) for v in b.bracket.rates))
+        marks = notes.mark([*table.warnings, *b.bracket.warnings, *sorted(common)])
+        title = (f"{_label(b.by, b.key)} ({b.n_runs} runs): SLO {q} < {fmt_num(table.slo_ms)} "
+                 f"ms, bracket [{lo}, {hi}] req/s {marks}").rstrip()
+        rows = []
+        for v in b.bracket.rates:
+            extra = [notes.mark(w) for w in v.warnings if w not in common]
+            if v.verdict != "pass":
+                extra.insert(0, notes.mark(f"{fmt_num(v.rate_rps)} req/s: {v.reason}"))
+            rows.append((fmt_num(v.rate_rps), f"{v.n_kept_up}/{v.n_runs}",
+                         _interval(v.estimate_ms, v.ci_low_ms, v.ci_high_ms, 4),
+                         " ".join([v.verdict, *extra])))
+        cols = (Column("rate", "req/s", True), Column("kept up", right=True),
+                Column(f"{q} with {pct(table.confidence)} CI", "ms", True), Column("verdict"))
+        out.append(Table(cols, tuple(rows), title, tuple(notes.texts)))
+    return out

@@ -1,0 +1,135 @@
+"""Paper-ready tables: one model, four renderers (plain text, Markdown, LaTeX, HTML).
+
+A :class:`Table` holds formatted cells (text), column headers with their units, and numbered
+notes; :func:`render` writes it as
+
+- ``text``: aligned columns for a terminal (what ``perfkit compare`` prints);
+- ``markdown``: a GitHub-flavoured table, fit for a CI job summary;
+- ``latex``: a ``booktabs`` table (``\\toprule``/``\\midrule``/``\\bottomrule``), units in the
+  headers, special characters escaped, notes below;
+- ``html``: a ``<table>`` in a horizontally scrolling box, every text escaped.
+
+The CLI and the report render the same :class:`Table` built from the same analysis result
+(:mod:`perfkit.present`), so a number reads the same in a terminal, a CI summary, a web page
+and a paper.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+from collections.abc import Sequence
+
+FORMATS = ("text", "markdown", "latex", "html")
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    """A column: its header, unit (shown as ``header [unit]``) and alignment."""
+
+    name: str
+    unit: str = ""
+    right: bool = False
+
+    @property
+    def header(self) -> str:
+        return f"{self.name} [{self.unit}]" if self.unit else self.name
+
+
+@dataclasses.dataclass(frozen=True)
+class Table:
+    """Formatted cells under headers, with a title above and numbered notes below."""
+
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[str, ...], ...]
+    title: str = ""
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for row in self.rows:
+            if len(row) != len(self.columns):
+                raise ValueError(f"a row has {len(row)} cells for {len(self.columns)} columns")
+
+
+def render(table: Table, fmt: str = "text") -> str:
+    """``table`` as ``text``, ``markdown``, ``latex`` or ``html`` (see the module docstring)."""
+    renderers = {"text": _text, "markdown": _markdown, "latex": _latex, "html": _html}
+    if fmt not in renderers:
+        raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
+    return renderers[fmt](table)
+
+
+def render_all(tables: Sequence[Table], fmt: str = "text") -> str:
+    return "\n".join(render(t, fmt) for t in tables)
+
+
+def _text(t: Table) -> str:
+    header = [c.header for c in t.columns]
+    widths = [len(h) for h in header]
+    for row in t.rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if col.right else c.ljust(w)
+                         for c, w, col in zip(cells, widths, t.columns, strict=True)).rstrip()
+
+    out = [t.title, ""] if t.title else []
+    out += [line(header), *(line(r) for r in t.rows)]
+    if t.notes:
+        out += [""] + [f"[{i}] {n}" for i, n in enumerate(t.notes, 1)]
+    return "\n".join(out) + "\n"
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|") or " "
+
+
+def _markdown(t: Table) -> str:
+    out = [f"**{_md_cell(t.title)}**", ""] if t.title else []
+    out.append("| " + " | ".join(_md_cell(c.header) for c in t.columns) + " |")
+    out.append("|" + "|".join("---:" if c.right else ":---" for c in t.columns) + "|")
+    out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in t.rows]
+    if t.notes:
+        out += [""] + [f"[{i}] {n}  " for i, n in enumerate(t.notes, 1)]
+    return "\n".join(out) + "\n"
+
+
+_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+          "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+          "^": r"\textasciicircum{}", "±": r"$\pm$", "×": r"$\times$", "−": "-", "≥": r"$\geq$",
+          "≤": r"$\leq$", "μ": r"$\mu$", "σ": r"$\sigma$", "κ": r"$\kappa$", "γ": r"$\gamma$"}
+
+
+def latex_escape(text: str) -> str:
+    """``text`` safe in LaTeX body text (special characters escaped, a few symbols as math)."""
+    return "".join(_LATEX.get(ch, ch) for ch in text)
+
+
+def _latex(t: Table) -> str:
+    spec = "".join("r" if c.right else "l" for c in t.columns)
+    lines = [r"\begin{table}[htbp]", r"\centering", r"\small"]
+    if t.title:
+        lines.append(r"\caption{" + latex_escape(t.title) + "}")
+    lines += [r"\begin{tabular}{" + spec + "}", r"\toprule",
+              " & ".join(latex_escape(c.header) for c in t.columns) + r" \\", r"\midrule"]
+    lines += [" & ".join(latex_escape(c) for c in row) + r" \\" for row in t.rows]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if t.notes:
+        lines.append(r"\par\smallskip\footnotesize")
+        lines += [f"[{i}] " + latex_escape(n) + r"\par" for i, n in enumerate(t.notes, 1)]
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def _html(t: Table) -> str:
+    esc = html.escape
+    head = "".join(f'<th style="text-align:{"right" if c.right else "left"}">{esc(c.header)}'
+                   "</th>" for c in t.columns)
+    body = "".join("<tr>" + "".join(
+        f'<td style="text-align:{"right" if c.right else "left"}">{esc(v)}</td>'
+        for v, c in zip(row, t.columns, strict=True)) + "</tr>" for row in t.rows)
+    title = f"<p><b>{esc(t.title)}</b></p>" if t.title else ""
+    notes = ("<ol class=\"perfkit-notes\">" + "".join(f"<li>{esc(n)}</li>" for n in t.notes)
+             + "</ol>") if t.notes else ""
+    return (f'{title}<div class="perfkit-scroll"><table class="perfkit-table"><thead><tr>{head}'
+            f"</tr></thead><tbody>{body}</tbody></table></div>{notes}")

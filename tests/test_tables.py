@@ -1,0 +1,96 @@
+"""Paper-ready tables: the four renderers, and the LaTeX of real results compiling."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from perfkit import present
+from perfkit.analysis import compare_runs, load_experiment, metric
+from perfkit.analysis.effects import factorial_effects
+from perfkit.analysis.scaling import scaling_fits, slo_brackets
+from perfkit.tables import Column, Table, latex_escape, render
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+TABLE = Table((Column("config"), Column("p99", "ms", right=True)),
+              (("a_b & <c>", "1.5 [1.2, 1.9]"), ("50%|x", "10")), "p99 by config", ("# note ~",))
+
+
+def test_text_aligns_numbers_right_and_lists_notes():
+    lines = render(TABLE, "text").splitlines()
+    assert lines[0] == "p99 by config" and lines[2].startswith("config")
+    assert lines[2].endswith("p99 [ms]")
+    assert lines[3].endswith("1.5 [1.2, 1.9]") and lines[4].endswith("            10")
+    assert lines[-1] == "[1] # note ~"
+
+
+def test_markdown_escapes_pipes_and_aligns():
+    text = render(TABLE, "markdown")
+    assert "| config | p99 [ms] |" in text and "|:---|---:|" in text
+    assert "| 50%\\|x | 10 |" in text
+
+
+def test_latex_is_booktabs_with_units_in_headers_and_escapes():
+    text = render(TABLE, "latex")
+    assert "\\toprule" in text and "\\midrule" in text and "\\bottomrule" in text
+    assert "\\begin{tabular}{lr}" in text and "config & p99 [ms] \\\\" in text
+    assert "a\\_b \\& <c> & 1.5 [1.2, 1.9] \\\\" in text and "50\\%|x" in text
+    assert "[1] \\# note \\textasciitilde{}" in text
+    assert latex_escape("± × ≥") == "$\\pm$ $\\times$ $\\geq$"
+
+
+def test_html_escapes_every_cell_and_scrolls():
+    text = render(TABLE, "html")
+    assert "a_b &amp; &lt;c&gt;" in text and 'class="perfkit-scroll"' in text
+    with pytest.raises(ValueError, match="format must be one of"):
+        render(TABLE, "rtf")
+    with pytest.raises(ValueError, match="2 columns"):
+        Table((Column("a"), Column("b")), (("1",),))
+
+
+def _results():
+    fact = load_experiment(DATA / "demo-wrk-factorial").rows()
+    aa = load_experiment(DATA / "demo-aa").rows()
+    conns = load_experiment(DATA / "demo-wrk-connections").rows()
+    sweep = load_experiment(DATA / "demo-wrk2-sweep").rows()
+    p99 = metric("latency_p99_ms")
+    return [
+        present.comparison(compare_runs(aa.where({"arm": "A"}), aa.where({"arm": "B"}), p99,
+                                        exclude=["arm"]), aa.runs),
+        *present.factorial(factorial_effects(fact, ["keepalive", "cache"], p99)),
+        *present.scaling(scaling_fits(conns, metric("throughput_rps"), by=["profile"],
+                                      n_resamples=50)),
+        *present.slo(slo_brackets(sweep, 5.0, by=["profile"], n_resamples=200)),
+    ]
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None,
+                    reason="pdflatex not installed (Debian: texlive-latex-recommended); the "
+                           "structural test below still runs")
+def test_latex_of_real_results_compiles(tmp_path):
+    body = "\n".join(render(t, "latex") for t in _results())
+    doc = ("\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage[T1]{fontenc}\n"
+           "\\usepackage[utf8]{inputenc}\n\\usepackage[margin=1cm,landscape]{geometry}\n"
+           "\\begin{document}\n" + body + "\\end{document}\n")
+    (tmp_path / "t.tex").write_text(doc, encoding="utf-8")
+    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-2000:]
+    assert (tmp_path / "t.pdf").stat().st_size > 1000
+
+
+def test_latex_of_real_results_is_balanced():
+    for table in _results():
+        text = render(table, "latex")
+        assert text.count("\\begin{") == text.count("\\end{") == 2
+        depth = 0
+        for ch in text.replace("\\{", "").replace("\\}", ""):
+            depth += {"{": 1, "}": -1}.get(ch, 0)
+            assert depth >= 0
+        assert depth == 0
+        rows = [ln for ln in text.splitlines() if ln.endswith("\\\\")]
+        cols = len(table.columns)
+        assert all(ln.replace("\\&", "").count("&") == cols - 1 for ln in rows)
