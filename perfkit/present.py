@@ -217,3 +217,33 @@ def slo(table: SloTable) -> list[Table]:
                 Column(f"{q} with {pct(table.confidence)} CI", "ms", True), Column("verdict"))
         out.append(Table(cols, tuple(rows), title, tuple(notes.texts)))
     return out
+
+
+# -- any tidy frame ------------------------------------------------------------------------
+_SUFFIX_UNITS = (("_bytes_per_s", "B/s"), ("_rps", "req/s"), ("_ms", "ms"), ("_us", "us"),
+                 ("_pct", "%"), ("_percent", "%"), ("_bytes", "B"), ("_s", "s"))
+
+
+def column(name: str, numeric: bool) -> Column:
+    """A tidy column name as a header with its unit: ``median_base_ms`` -> ``median base [ms]``."""
+    for suffix, unit in _SUFFIX_UNITS:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return Column(name[: -len(suffix)].replace("_", " "), unit, numeric)
+    return Column(name.replace("_", " "), "", numeric)
+
+
+def frame(table, title: str = "", digits: int = 3, hide: Sequence[str] = ("warnings",)) -> Table:
+    """Any tidy frame as a :class:`Table`: units from the column suffixes, floats to ``digits``
+    significant digits, whole numbers without a decimal point, missing as blank."""
+    import pandas as pd
+
+    shown = table.drop(columns=[c for c in hide if c in table])
+    cols, cells = [], []
+    for name in shown.columns:
+        values = shown[name]
+        numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+        cols.append(column(str(name), numeric))
+        cells.append(["" if v is None or v is pd.NA or (isinstance(v, float) and v != v)
+                      else fmt_num(v, digits) if numeric else level_text(v) for v in values])
+    rows = tuple(zip(*cells, strict=True)) if cells else ()
+    return Table(tuple(cols), tuple(tuple(r) for r in rows), title)

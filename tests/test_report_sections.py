@@ -191,12 +191,6 @@ def test_factorial_effects_are_ratios_of_geometric_means_and_variation_sums_to_1
 
 
 # -- A/A -----------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("hits", "n"), [(0, 20), (3, 50), (20, 20), (9, 190)])
-def test_clopper_pearson_matches_scipy(hits, n):
-    expected = sps.binomtest(hits, n).proportion_ci(method="exact")
-    assert aa.clopper_pearson(hits, n) == pytest.approx((expected.low, expected.high))
-
-
 def test_request_level_test_flags_runs_that_differ_beyond_request_noise():
     frame = pd.DataFrame({"latency_mean_ms": [1.00, 1.01, 1.30], "latency_stdev_ms": [0.5] * 3,
                           "requests": [100000, 100000, 100000]})

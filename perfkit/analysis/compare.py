@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis import runstatus
+from perfkit.analysis import drift, runstatus
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.metrics import Metric
@@ -93,6 +93,17 @@ class ComparisonTable:
     def family(self) -> int:
         return len(self.rows)
 
+    def describe(self) -> str:
+        """The method, in a sentence a reader can paste into a paper."""
+        holm = (f", Holm-adjusted over the {self.family} comparisons of the table"
+                if self.family > 1 else "")
+        return (f"{self.metric.label.capitalize()} was compared run against run (one value per "
+                f"run): the two-sided Mann-Whitney U test (exact, tie-aware, up to 25 runs per "
+                f"side), the change as the Hodges-Lehmann ratio new/base with its "
+                f"{1 - self.alpha:.0%} Moses interval{holm}, at alpha {self.alpha:g}; medians "
+                f"of runs with distribution-free order-statistic {self.confidence:.0%} intervals."
+                )
+
     def to_frame(self) -> pd.DataFrame:
         """Tidy: one row per comparison row, every number in its own unit-suffixed column."""
         u = self.metric.suffix
@@ -138,6 +149,26 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
+def order_check(base: RunSet, new: RunSet, metric: Metric, keys: Sequence[str]) -> list[str]:
+    """When the arms were not interleaved in time: say so, and report the drift of the
+    residuals (within each arm and row) over the run order beside the comparison."""
+    warning = drift.interleaving(base, new)
+    if warning is None:
+        return []
+    both = pd.concat([base.frame.assign(_arm="base"), new.frame.assign(_arm="new")],
+                     ignore_index=True)
+    starts = pd.Series([r.start_utc for r in (*base.runs, *new.runs)])
+    if starts.notna().all():
+        both["order"] = starts.rank(method="first").to_numpy()
+    res = drift.residuals(RunSet(both, (*base.runs, *new.runs)), metric.name, [*keys, "_arm"])
+    d = drift.trend(res)
+    if d is None:
+        return [warning]
+    return [warning, f"drift check over the run order ({d.runs} runs, residuals within each "
+                     f"arm and row): {d.change_pct:+.1f}% [{d.ci_low_pct:+.1f}%, "
+                     f"{d.ci_high_pct:+.1f}%] from the first run to the last: {d.verdict}"]
+
+
 @dataclasses.dataclass(frozen=True)
 class Cell:
     """One row to compare: its key values, its two sides, and labels shown beside the key
@@ -157,6 +188,7 @@ def compare_runs(base: RunSet, new: RunSet, metric: Metric, *, by: Any = "auto",
     ``exclude`` lists columns never to split rows on (e.g. those a selection pins).
     """
     keys, notes = row_keys([base, new], by, exclude)
+    notes += order_check(base, new, metric, keys)
     cells = [Cell(label, _part(base, keys, label), _part(new, keys, label))
              for label in _labels([base, new], keys)]
     return compare_cells(cells, metric, keys, base.label, new.label, alpha=alpha,

@@ -26,6 +26,7 @@ from perfkit.analysis.compare import Cell, ComparisonTable, compare_cells
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.metrics import Metric
+from perfkit.analysis.validity import value_caps
 from perfkit.errors import PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.coding import code_factor
@@ -57,6 +58,24 @@ class FactorialResult:
     effects: pd.DataFrame
     simple_effects: pd.DataFrame
     warnings: tuple[str, ...] = ()
+    #: per level of ``per``: values sitting on a known timeout (artefacts driving effects)
+    level_warnings: Mapping[Any, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    #: runs analysed at each level of ``per`` (``None``: all runs)
+    level_runs: Mapping[Any, int] = dataclasses.field(default_factory=dict)
+
+    def describe(self) -> str:
+        """The method, in a sentence a reader can paste into a paper."""
+        k = len(self.factors)
+        scale = (f"log {self.metric.name}, effects reported as ratios of geometric means "
+                 "(high over low)" if self.log else f"{self.metric.name} (additive effects)")
+        block = f", with {self.block} as a nuisance term" if self.block else ""
+        per = (f", separately at each level of {', '.join(self.per)} with Holm's adjustment "
+               "across levels" if self.per else "")
+        return (f"Factorial effects (Jain 1991, 2^{k}r design) were estimated by ordinary least "
+                f"squares on {scale}, with all interactions{block}{per}, with "
+                f"{self.confidence:.0%} t intervals on the error degrees of freedom; where an "
+                f"interaction was significant at alpha {self.alpha:g}, the simple effects of "
+                "its factors were estimated at each level of the other.")
 
     def p_column(self) -> str:
         return "p_value_holm" if "p_value_holm" in self.effects else "p_value"
@@ -98,6 +117,7 @@ class FactorialResult:
         out["interpretable_alone"] = [
             term not in NON_EFFECT_TERMS and self.interpretable(term, lv)
             for term, lv in zip(t["term"], levels, strict=True)]
+        out["on_timeout_cap"] = [lv in self.level_warnings for lv in levels]
         return out.reset_index(drop=True)
 
     def to_dict(self) -> dict[str, Any]:
@@ -166,7 +186,16 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
                              dict(table.attrs["coding"]), df_error, len(rows), table,
                              pd.DataFrame(), tuple(warnings))
     simple = simple_effects(rows, result)
-    return dataclasses.replace(result, simple_effects=simple)
+    caps, counts = {}, {}
+    for key in (table["by"].drop_duplicates() if per else [None]):
+        at = _at_level(rows, per, key) if per else rows
+        counts[key] = len(at)
+        found = value_caps(at, "", [metric.name]) if metric.is_latency else []
+        if found:
+            caps[key] = tuple(found)
+    warnings_all = list(result.warnings) + [w for ws in caps.values() for w in ws]
+    return dataclasses.replace(result, simple_effects=simple, level_warnings=caps,
+                               level_runs=counts, warnings=tuple(warnings_all))
 
 
 def _saturation_notes(rows: RunSet, metric: Metric, cells: list[str]) -> list[str]:

@@ -142,13 +142,12 @@ def _short_or_saturated(run: Run, ratio: float, latency: float, peers: np.ndarra
 def statuses_by_cell(rows: RunSet, metric: Metric, cells: list[str]) -> list[RunStatus]:
     """:func:`run_statuses` within each cell (the runs sharing the values of ``cells``), so
     that a run's peers are the runs of its own configuration and load; aligned with ``rows``."""
-    out: list[RunStatus | None] = [None] * len(rows)
-    keys = rows.frame[cells].astype(str).agg("|".join, axis=1) if cells else \
-        np.zeros(len(rows)).astype(str)
+    keys = [tuple(str(v) for v in r) for r in rows.frame[cells].itertuples(index=False)] \
+        if cells else [()] * len(rows)
+    out: list[RunStatus] = [RunStatus(OK)] * len(rows)
     for key in dict.fromkeys(keys):
-        idx = np.flatnonzero((keys == key).to_numpy() if cells else np.ones(len(rows), bool))
-        mask = np.zeros(len(rows), dtype=bool)
-        mask[idx] = True
-        for i, status in zip(idx, run_statuses(rows.subset(mask), metric), strict=True):
+        mask = np.array([k == key for k in keys], dtype=bool)
+        for i, status in zip(np.flatnonzero(mask), run_statuses(rows.subset(mask), metric),
+                             strict=True):
             out[i] = status
-    return [s for s in out if s is not None]
+    return out

@@ -130,6 +130,16 @@ class ScalingTable:
     seed: int
     warnings: tuple[str, ...] = ()
 
+    def describe(self) -> str:
+        """The method, in a sentence a reader can paste into a paper."""
+        return (f"Throughput scaling over {self.n_column} was modelled by the Universal "
+                "Scalability Law (Gunther 2007) with four or more concurrency levels, Amdahl's "
+                "law with three, fitted by bounded nonlinear least squares to every run (not "
+                f"to means), with {self.confidence:.0%} wild bootstrap-t intervals "
+                f"({self.n_resamples} resamples, seed {self.seed}); a peak concurrency N* is "
+                f"claimed only where an F-test rejects Amdahl's law at alpha {self.alpha:g}; "
+                "Little's law was checked per run.")
+
     def to_frame(self) -> pd.DataFrame:
         """One row per configuration: model, parameters with CIs (gamma in the metric's unit
         per unit of concurrency), N* (only when claimed), the F-test and a note."""
@@ -281,6 +291,15 @@ class SloTable:
     percentile: float
     confidence: float
     warnings: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """The method, in a sentence a reader can paste into a paper."""
+        return (f"Each offered rate was judged against the objective p{self.percentile:g} < "
+                f"{self.slo_ms:g} ms: a pass when every run sustained the rate and the upper "
+                f"bound of the {self.confidence:.0%} across-runs interval lay below the "
+                "objective, a fail when a run did not sustain it, errors exceeded 1%, or the "
+                "lower bound lay above it, else inconclusive; the largest rate meeting it is "
+                "reported as the bracket [last pass, first fail].")
 
     def to_frame(self) -> pd.DataFrame:
         """One row per configuration: ``[last_pass_rps, first_fail_rps]`` and its warnings."""

@@ -2,7 +2,8 @@
 
 Output folder layout::
 
-    OUT/index.html                 headline findings of every notebook, links to everything
+    OUT/index.html                 headline answers, Methods, then every notebook's page
+    OUT/methods.md                 the Methods paragraph of every experiment
     OUT/<notebook>.html            one self-contained page per notebook (no code, images inline)
     OUT/<notebook>.ipynb           the executed notebook, to reopen in JupyterLab
     OUT/figures/<notebook>-<name>.svg|.png
@@ -23,6 +24,7 @@ from typing import TextIO
 import nbformat
 
 from perfkit.formatting import progress_disabled
+from perfkit.report import methods
 from perfkit.report import nb as nbhelp
 from perfkit.report.execute import Execution, NotebookError, execute_notebook
 from perfkit.report.export import export_html
@@ -77,13 +79,16 @@ def _files(out_dir: Path, kind: str, name: str, suffix: str) -> list[Path]:
 
 def _entry(execution: Execution, out_dir: Path) -> NotebookEntry:
     name = execution.name
-    findings: list[tuple[str, str]] = []
+    answers, methods, alts = [], {}, {}
     title = name
     html = out_dir / f"{name}.html"
     if execution.executed.exists():
         nb = nbformat.read(str(execution.executed), as_version=4)
         title = notebook_title(nb, name)
-        findings = [tuple(p) for p in nbhelp.collect(nb)["findings"]]
+        found = nbhelp.collect(nb)
+        answers, methods = found["answers"], found["methods"]
+        alts = {f"figures/{name}-{nbhelp.slug(f['figure'])}.png": f.get("alt", "")
+                for f in found["figures"]}
         try:
             export_html(execution.executed, html, title=title)
         except Exception as exc:  # noqa: BLE001 - the index says the page is missing
@@ -94,7 +99,7 @@ def _entry(execution: Execution, out_dir: Path) -> NotebookEntry:
         name=name, title=title,
         html=html.name if html.exists() else None,
         ipynb=execution.executed.name if execution.executed.exists() else None,
-        findings=tuple(findings),
+        answers=tuple(answers), methods=methods, alts=alts,
         figures=tuple(str(p.relative_to(out_dir)) for p in _files(out_dir, "figures", name,
                                                                   ".png")),
         tables=tuple(str(p.relative_to(out_dir)) for p in _files(out_dir, "tables", name,
@@ -102,6 +107,15 @@ def _entry(execution: Execution, out_dir: Path) -> NotebookEntry:
         error=str(execution.error) if execution.error else None,
         seconds=execution.seconds,
     )
+
+
+def merged_methods(entries: list[NotebookEntry]) -> dict[str, dict[str, list[str]]]:
+    """Each experiment's Methods record, its analyses gathered from every notebook."""
+    by_experiment: dict[str, list] = {}
+    for e in entries:
+        for name, records in e.methods.items():
+            by_experiment.setdefault(name, []).extend(records)
+    return {name: methods.merge(records) for name, records in by_experiment.items()}
 
 
 def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = None,
@@ -127,7 +141,11 @@ def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = No
         executions.append(execution)
         entries.append(entry)
     bar.close()
-    index = write_index(out_dir, params.title, params.path.name, entries)
+    records = merged_methods(entries)
+    (out_dir / "methods.md").write_text(methods.methods_markdown(records, params.title),
+                                        encoding="utf-8")
+    index = write_index(out_dir, params.title, params.path.name, entries,
+                        {name: methods.paragraph(r) for name, r in records.items()})
     return ReportResult(out_dir, index, tuple(executions), tuple(entries))
 
 

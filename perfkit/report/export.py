@@ -19,6 +19,8 @@ from perfkit.errors import PerfkitError
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 #: cells never shown in a report (papermill's parameter cells, cells a user hid)
 HIDDEN_TAGS = ("parameters", "injected-parameters", "remove-cell")
+#: output-checked cells (nbval): their plain-text dump of a table shown above stays off the page
+CHECK_CELL = r"# NBVAL_CHECK_OUTPUT[\s\S]*"
 
 _REMOTE_PATTERNS = (
     # <script src=...>, <link href=...>, <img src=...>, <iframe src=...> with a remote URL
@@ -50,6 +52,9 @@ def _exporter():
     config = Config()
     config.TagRemovePreprocessor.enabled = True
     config.TagRemovePreprocessor.remove_cell_tags = set(HIDDEN_TAGS)
+    # cells whose printed text nbval checks: the same numbers are on the page already
+    config.RegexRemovePreprocessor.enabled = True
+    config.RegexRemovePreprocessor.patterns = [CHECK_CELL]
     config.HTMLExporter.exclude_input = True
     config.HTMLExporter.exclude_input_prompt = True
     config.HTMLExporter.exclude_output_prompt = True

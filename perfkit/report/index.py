@@ -1,4 +1,4 @@
-"""The report's ``index.html``: headline findings of each notebook and links to everything.
+"""The report's ``index.html``: the headline answers first, then Methods, then each notebook.
 
 Rendered with Jinja2 with autoescaping on, so every string from data (endpoint names, labels,
 error messages) is HTML-escaped; links are percent-encoded. The page loads nothing from the
@@ -8,6 +8,7 @@ network: inline CSS, and images by relative path from ``figures/``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote
 
@@ -23,7 +24,9 @@ class NotebookEntry:
     title: str
     html: str | None
     ipynb: str | None
-    findings: tuple[tuple[str, str], ...] = ()
+    answers: tuple = ()
+    alts: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    methods: Mapping[str, list] = dataclasses.field(default_factory=dict)
     figures: tuple[str, ...] = ()
     tables: tuple[str, ...] = ()
     error: str | None = None
@@ -43,16 +46,25 @@ def _environment():
     return env
 
 
-def render_index(title: str, params_name: str, entries: list[NotebookEntry]) -> str:
-    """The index page as a string."""
+def render_index(title: str, params_name: str, entries: list[NotebookEntry],
+                 methods: Mapping[str, str] | None = None) -> str:
+    """The index page as a string: one table of headline answers (each caveat numbered), the
+    Methods paragraph of each experiment, then each notebook's figures and files."""
+    notes: dict[str, int] = {}
+    answers = []
+    for e in entries:
+        for a in e.answers:
+            marks = [notes.setdefault(w, len(notes) + 1) for w in a.warnings]
+            answers.append((e, a, marks))
     template = _environment().get_template("index.html.j2")
     return template.render(title=title, params_name=params_name, entries=entries,
-                            version=__version__)
+                           answers=answers, notes=list(notes), methods=methods or {},
+                           version=__version__)
 
 
-def write_index(out_dir: Path, title: str, params_name: str,
-                entries: list[NotebookEntry]) -> Path:
+def write_index(out_dir: Path, title: str, params_name: str, entries: list[NotebookEntry],
+                methods: Mapping[str, str] | None = None) -> Path:
     """Write ``out_dir/index.html``."""
     path = out_dir / "index.html"
-    path.write_text(render_index(title, params_name, entries), encoding="utf-8")
+    path.write_text(render_index(title, params_name, entries, methods), encoding="utf-8")
     return path

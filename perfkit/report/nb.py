@@ -12,8 +12,9 @@ and then shows everything through ``report``:
   metadata for the tests;
 - :meth:`Report.table`: display a frame, save it as
   ``<output_dir>/tables/<notebook>-<name>.csv``;
-- :meth:`Report.findings`: the headline numbers, shown in the notebook and collected by the
-  report's ``index.html`` from the executed notebook;
+- :meth:`Report.answers`: the headline answers (question, answer with its interval, verdict,
+  runs, caveats), shown in the notebook and collected by the report's ``index.html``;
+- :meth:`Report.methods`: the Methods paragraph of each experiment, written from its manifests;
 - :meth:`Report.note`: a caveat or warning, escaped.
 
 All text that comes from data is escaped here with :func:`html.escape`.
@@ -21,6 +22,7 @@ All text that comes from data is escaped here with :func:`html.escape`.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import html
 import io
@@ -33,10 +35,14 @@ from typing import Any
 import pandas as pd
 
 from perfkit.formatting import PROGRESS_ENV, fmt_num
+from perfkit.tables import render
 
-#: output metadata key under which the report finds figures and findings
+#: output metadata key under which the report finds figures, tables, answers and methods
 META_KEY = "perfkit"
-PNG_DPI = 200
+#: resolution of the PNG files saved beside the SVG and PDF
+PNG_DPI = 300
+#: resolution of the image shown on the page
+SCREEN_DPI = 150
 #: on-screen width of a figure, in CSS pixels per inch of figure width
 SCREEN_PX_PER_IN = 140
 
@@ -71,6 +77,26 @@ def format_frame(frame: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    """One headline answer: the question, the answer with its interval, the verdict, the runs
+    it rests on (``n``) and the warnings that travel with it."""
+
+    question: str
+    answer: str
+    verdict: str = ""
+    n: str = ""
+    warnings: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        extra = f" ({self.verdict}; n = {self.n})" if self.verdict or self.n else ""
+        return f"{self.question}: {self.answer}{extra}" + "".join(
+            f"\n  - {w}" for w in self.warnings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "warnings": list(self.warnings)}
+
+
 @dataclasses.dataclass
 class Report:
     """The output sink of one notebook (see the module docstring)."""
@@ -87,51 +113,118 @@ class Report:
         folder.mkdir(parents=True, exist_ok=True)
         return folder / f"{self.name}-{slug(name)}{suffix}"
 
-    def figure(self, fig, name: str, caption: str | None = None) -> None:
-        """Show ``fig`` (a :class:`matplotlib.figure.Figure`) and save it as SVG and PNG."""
+    def figure(self, fig, name: str, caption: str | None = None, alt: str | None = None
+               ) -> None:
+        """Show ``fig`` (a :class:`matplotlib.figure.Figure`) with its caption and alt text;
+        under ``perfkit report`` save it as SVG, PDF and a 300 dpi PNG."""
         from perfkit.plots import checks
 
         buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=PNG_DPI, metadata={"Software": None})
-        png = buf.getvalue()
+        fig.savefig(buf, format="png", dpi=SCREEN_DPI, metadata={"Software": None})
         svg_path = self._path("figures", name, ".svg")
         if svg_path is not None:
             fig.savefig(svg_path, format="svg", metadata={"Date": None, "Creator": None})
-            svg_path.with_suffix(".png").write_bytes(png)
+            fig.savefig(svg_path.with_suffix(".pdf"), format="pdf",
+                        metadata={"CreationDate": None, "Creator": None, "Producer": None})
+            fig.savefig(svg_path.with_suffix(".png"), format="png", dpi=PNG_DPI,
+                        metadata={"Software": None})
         problems = checks.check(fig)
+        alt = alt or caption or name
         width_px = int(round(fig.get_figwidth() * SCREEN_PX_PER_IN))
-        meta = {"image/png": {"width": width_px},
-                META_KEY: {"figure": name, "notebook": self.name, **problems}}
-        _display({"image/png": png, "text/plain": f"<figure {name}>"}, meta)
-        if caption:
-            _display({"text/html": f'<p class="perfkit-caption">{escape(caption)}</p>',
-                      "text/plain": caption})
+        data = base64.b64encode(buf.getvalue()).decode("ascii")
+        cap = f'<figcaption class="perfkit-caption">{escape(caption)}</figcaption>' \
+            if caption else ""
+        page = (f'<figure class="perfkit-figure"><img src="data:image/png;base64,{data}" '
+                f'width="{width_px}" alt="{escape(alt)}">{cap}</figure>')
+        meta = {META_KEY: {"figure": name, "notebook": self.name, "alt": alt,
+                           "caption": caption or "", **problems}}
+        _display({"text/html": page, "text/plain": f"<figure {name}: {alt}>"}, meta)
         self.figures.append(name)
 
     def table(self, frame: pd.DataFrame, name: str, caption: str | None = None,
-              digits: int = 3, index: bool = False, hide: Iterable[str] = ("warnings",)
-              ) -> None:
-        """Show ``frame`` (values to ``digits`` significant digits, without the ``hide``
-        columns); save it in full as CSV, exactly as ``perfkit ... --format csv`` prints it."""
+              digits: int = 3, index: bool = False, hide: Iterable[str] = ("warnings",),
+              presentation: Any = None, show: bool = True) -> None:
+        """Save ``frame`` in full as CSV (exactly as ``perfkit ... --format csv`` prints it) and
+        its paper-ready ``presentation`` (a :class:`perfkit.tables.Table` or a list of them;
+        by default the frame itself, units from its column names) as Markdown and LaTeX
+        beside it; show the presentation, or with ``show=False`` only a link to the CSV."""
+        from perfkit import present
+        from perfkit.tables import render_all
+
+        if index:
+            frame = frame.reset_index()
+        tables = presentation if presentation is not None else present.frame(
+            frame, caption or "", digits, tuple(hide))
+        tables = list(tables) if isinstance(tables, list | tuple) else [tables]
         csv_path = self._path("tables", name, ".csv")
         if csv_path is not None:
-            frame.to_csv(csv_path, index=index)
-        shown = format_frame(frame.drop(columns=[c for c in hide if c in frame]), digits)
-        body = shown.to_html(index=index, escape=True, border=0, na_rep="",
-                             classes="perfkit-table")
-        head = f"<p><b>{escape(caption)}</b></p>" if caption else ""
-        _display({"text/html": head + body, "text/plain": shown.to_string(index=index)},
+            frame.to_csv(csv_path, index=False)
+            csv_path.with_suffix(".md").write_text(render_all(tables, "markdown"))
+            csv_path.with_suffix(".tex").write_text(render_all(tables, "latex"))
+        head = f"<p><b>{escape(caption)}</b></p>" if caption and presentation is not None \
+            else ""
+        if show:
+            body = head + "".join(render(t, "html") for t in tables)
+        else:
+            body = (f'<p class="perfkit-link">{escape(caption or name)}: {len(frame)} rows in '
+                    f'<a href="tables/{escape(self.name)}-{escape(slug(name))}.csv">'
+                    f'tables/{escape(self.name)}-{escape(slug(name))}.csv</a></p>')
+        _display({"text/html": body, "text/plain": render_all(tables, "text") if show
+                  else f"{caption or name}: {len(frame)} rows (CSV)"},
                  {META_KEY: {"table": name, "notebook": self.name}})
         self.tables.append(name)
 
-    def findings(self, items: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
-        """Show the headline results and mark them for the report index."""
-        pairs = [(str(k), str(v)) for k, v in (items.items() if isinstance(items, Mapping)
-                                              else items)]
-        rows = "".join(f"<li><b>{escape(k)}</b>: {escape(v)}</li>" for k, v in pairs)
-        _display({"text/html": f'<div class="perfkit-findings"><ul>{rows}</ul></div>',
-                  "text/plain": "\n".join(f"{k}: {v}" for k, v in pairs)},
-                 {META_KEY: {"findings": pairs, "notebook": self.name}})
+    def answers(self, items: Iterable[Answer]) -> None:
+        """Show the headline answers and mark them for the index's answers table."""
+        items = list(items)
+        if not items:
+            return
+        rows = "".join(f"<tr><td>{escape(a.question)}</td><td>{escape(a.answer)}</td>"
+                       f"<td>{escape(a.verdict)}</td><td>{escape(a.n)}</td><td>"
+                       + "<br>".join(escape(w) for w in a.warnings) + "</td></tr>"
+                       for a in items)
+        html_ = ('<div class="perfkit-findings perfkit-scroll"><table class="perfkit-table">'
+                 "<thead><tr><th>question</th><th>answer</th><th>verdict</th><th>n</th>"
+                 f"<th>caveats</th></tr></thead><tbody>{rows}</tbody></table></div>")
+        _display({"text/html": html_, "text/plain": "\n".join(a.text() for a in items)},
+                 {META_KEY: {"answers": [a.to_dict() for a in items], "notebook": self.name}})
+
+    def methods(self, records: Mapping[str, Mapping[str, list[str]]]) -> None:
+        """Show the Methods paragraph of each experiment (``records`` from
+        :func:`perfkit.report.methods.record`) and mark them for the index and methods.md."""
+        from perfkit.report.methods import paragraph
+
+        if not records:
+            return
+        texts = [paragraph(r) for r in records.values()]
+        body = "".join(f"<p>{escape(t)}</p>" for t in texts)
+        _display({"text/html": f'<div class="perfkit-methods"><h2>Methods</h2>{body}</div>',
+                  "text/plain": "\n\n".join(texts)},
+                 {META_KEY: {"methods": {k: dict(v) for k, v in records.items()},
+                             "notebook": self.name}})
+
+    def runs(self, rows: Any, name: str) -> None:
+        """Save the per-run metrics and the per-run warnings of ``rows`` (a
+        :class:`perfkit.analysis.RunSet`) as CSV, so every figure can be rebuilt from the
+        report's files; show links only."""
+        from perfkit.report.sections.common import runs_table
+
+        frame, warnings = runs_table(rows)
+        self.table(frame, f"runs-{name}", caption=f"Per-run metrics of {name}", show=False)
+        self.table(warnings, f"warnings-{name}", caption=f"Per-run warnings of {name}",
+                   show=False)
+
+    def histograms(self, hists: Mapping[str, Any], name: str) -> None:
+        """Save merged latency histograms (label -> LatencyHistogram) as HdrHistogram
+        percentile-distribution files (``.hgrm``) under ``histograms/``."""
+        if self.output_dir is None:
+            return
+        folder = self.output_dir / "histograms"
+        folder.mkdir(parents=True, exist_ok=True)
+        for label, hist in hists.items():
+            if hist is not None and hist.total_count:
+                path = folder / f"{self.name}-{slug(name)}-{slug(label)}.hgrm"
+                path.write_text(hist.spectrum_text(), encoding="utf-8")
 
     def note(self, text: str | Iterable[str], kind: str = "warning") -> None:
         """Show a caveat (one paragraph, or a list when several lines are given)."""
@@ -160,16 +253,20 @@ def setup(name: str, output_dir: str | os.PathLike | None = "") -> Report:
     return Report(name=name, output_dir=out)
 
 
-def collect(nb: Any) -> dict[str, list]:
-    """Findings and figure checks recorded in an executed notebook's outputs."""
-    found: dict[str, list] = {"findings": [], "figures": [], "tables": []}
+def collect(nb: Any) -> dict[str, Any]:
+    """Answers, Methods paragraphs, figures and tables recorded in an executed notebook."""
+    found: dict[str, Any] = {"answers": [], "methods": {}, "figures": [], "tables": []}
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             meta = output.get("metadata", {}).get(META_KEY)
             if not meta:
                 continue
-            if "findings" in meta:
-                found["findings"].extend(tuple(p) for p in meta["findings"])
+            if "answers" in meta:
+                found["answers"].extend(Answer(**{**a, "warnings": tuple(a["warnings"])})
+                                        for a in meta["answers"])
+            if "methods" in meta:
+                for name, rec in meta["methods"].items():
+                    found["methods"].setdefault(name, []).append(rec)
             if "figure" in meta:
                 found["figures"].append(dict(meta))
             if "table" in meta:

@@ -49,3 +49,32 @@ def text_table(frame: pd.DataFrame, digits: int = 3) -> str:
         if pd.api.types.is_float_dtype(shown[col]):
             shown[col] = [("nan" if pd.isna(v) else fmt_num(v, digits)) for v in shown[col]]
     return shown.to_string(index=False)
+
+
+def methods(experiments: Sequence[Experiment], analyses: Sequence[str] = ()) -> dict:
+    """The Methods record of each experiment (:func:`perfkit.report.methods.record`) with the
+    ``describe()`` sentences of the analyses this notebook ran on it."""
+    from perfkit.analysis.provenance import provenance
+    from perfkit.report.methods import record
+
+    return {exp.name: record(provenance(exp), analyses) for exp in experiments}
+
+
+def threats(experiments: Sequence[Experiment]) -> list[str]:
+    """Threats to validity of the experiments shown, one sentence each, from their manifests."""
+    from perfkit.analysis.validity import threats as _threats
+
+    seen: dict[str, None] = {}
+    for exp in experiments:
+        for t in _threats(exp):
+            seen.setdefault(t.text, None)
+    return list(seen)
+
+
+def runs_table(rows) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per run: every metric (tidy, no lists in cells), and its warnings one per row."""
+    frame = rows.frame.drop(columns=["warnings"], errors="ignore")
+    warnings = pd.DataFrame([{"run_id": r.run_id or r.source, "warning": w}
+                             for r in rows.runs for w in r.warnings],
+                            columns=["run_id", "warning"])
+    return frame, warnings

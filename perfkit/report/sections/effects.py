@@ -14,6 +14,7 @@ import pandas as pd
 from perfkit.analysis import ComparisonTable, RunSet, metric
 from perfkit.analysis.effects import FactorialResult, ab_comparisons, factorial_effects
 from perfkit.formatting import fmt_ci, level_text
+from perfkit.report.nb import Answer
 
 #: the largest significant effects the report index lists
 MAX_HEADLINE_EFFECTS = 6
@@ -68,6 +69,8 @@ def forest_rows(result: FactorialResult) -> pd.DataFrame:
                      if per else "all runs")
     p = rows["p_value_holm"] if "p_value_holm" in rows else rows["p_value"]
     rows["significant"] = p < result.alpha
+    rows["by_key"] = result.effects.loc[
+        ~result.effects["term"].isin(["error", "block"]), "by"].to_numpy()
     return rows
 
 
@@ -104,32 +107,47 @@ def check_lines(results: Sequence[FactorialResult], digits: int = 3) -> str:
     return "\n".join(lines)
 
 
-def headline(tables: Sequence[ComparisonTable], results: Sequence[FactorialResult],
-             alpha: float = 0.05) -> dict[str, str]:
-    """The largest significant factorial effects (ratio with CI), and the A/B verdict counts."""
-    out: dict[str, str] = {}
-    significant = []
+def answers(tables: Sequence[ComparisonTable], results: Sequence[FactorialResult],
+            limit: int = MAX_HEADLINE_EFFECTS) -> list[Answer]:
+    """The largest significant factorial effects (ratio with CI), each with the warnings that
+    travel with it (an interaction, a value on a timeout cap), and the A/B verdict counts."""
+    found = []
     for result in results:
         rows = forest_rows(result)
         for _, r in rows[rows["significant"]].iterrows():
-            significant.append((result, r))
-    significant.sort(key=lambda item: -abs(np.log(item[1]["ratio"])))
-    for result, r in significant[:MAX_HEADLINE_EFFECTS]:
-        where = f" at {', '.join(result.per)}={r['level']}" if result.per else ""
-        alone = "" if r["interpretable_alone"] else " (not interpretable alone: interaction)"
-        out[f"{result.metric.name}: {r['label']}{where}"] = (
-            f"x{fmt_ci(r['ratio'], r['ratio_ci_low'], r['ratio_ci_high'])}{alone}")
-    if len(significant) > MAX_HEADLINE_EFFECTS:
-        out["other significant effects"] = (
-            f"{len(significant) - MAX_HEADLINE_EFFECTS} more (smaller), in the forest plots")
+            found.append((result, r))
+    found.sort(key=lambda item: -abs(np.log(item[1]["ratio"])))
+    out = []
+    for result, r in found[:limit]:
+        where = f" at {', '.join(result.per)} = {r['level']}" if result.per else ""
+        key = r["by_key"] if "by_key" in r else None
+        caveats = list(result.level_warnings.get(key, ()))
+        verdict = result.metric.verdict(r["ratio"])
+        if not r["interpretable_alone"]:
+            verdict += ", not interpretable alone"
+            caveats.insert(0, f"{r['label']} interacts with another factor{where}: read the "
+                              "simple effects")
+        out.append(Answer(f"Effect of {r['label']} on {result.metric.label}{where}",
+                          f"x{fmt_ci(r['ratio'], r['ratio_ci_low'], r['ratio_ci_high'])} "
+                          "(high / low)", verdict, _n(result, key), tuple(caveats)))
+    if len(found) > limit:
+        out.append(Answer("Other significant effects", f"{len(found) - limit} more (smaller)",
+                          "", "", ("see the forest plots of the tuning-effects page",)))
     for table in tables:
         counts = pd.Series([r.verdict for r in table.rows]).value_counts()
         names = {"~": "no significant change"}
-        out[f"A/B comparisons, {table.metric.name}"] = ", ".join(
-            f"{names.get(v, v)}: {n}" for v, n in counts.items())
+        untestable = [w for r in table.rows for w in r.warnings if "not testable" in w][:1]
+        out.append(Answer(f"A/B: each factor high vs low, {table.metric.label}",
+                          ", ".join(f"{names.get(v, v)}: {n}" for v, n in counts.items()),
+                          "", f"{table.family} comparisons", tuple(untestable)))
     if not out:
-        out["effects"] = "no effect is significant at the chosen alpha"
+        out.append(Answer("Tuning effects", "no effect is significant at the chosen alpha"))
     return out
+
+
+def _n(result: FactorialResult, key) -> str:
+    n = result.level_runs.get(key)
+    return f"{n} runs" if n else f"{result.n_runs} runs"
 
 
 # -- figures (a notebook cell is a call and a display) ------------------------------------------
@@ -164,3 +182,54 @@ def variation_figure(result: FactorialResult):
               else ", ".join(result.per) or None)
     plots.variation(frame, ax, by="level", ylabel=ylabel)
     return fig
+
+
+# -- text around the results ----------------------------------------------------------------------
+def methods(exp, tables: Sequence[ComparisonTable], results: Sequence[FactorialResult],
+            aa_exp=None, aa_tables: Sequence[ComparisonTable] = ()) -> dict:
+    """The Methods records of the experiments this page analyses, with the analyses' own
+    description of their method."""
+    from perfkit.report.sections.common import methods as records
+
+    out = records([exp], [*(t.describe() for t in tables[:1]),
+                          *(r.describe() for r in results[:1])])
+    if aa_exp is not None:
+        out.update(records([aa_exp], [t.describe() for t in aa_tables[:1]]))
+    return out
+
+
+def ab_caption(table: ComparisonTable) -> str:
+    return (f"{table.metric.name}: each factor's high level against its low level, the others "
+            f"at their low level, at each load level; medians of runs with "
+            f"{table.confidence:.0%} order-statistic intervals, the change as the "
+            f"Hodges-Lehmann ratio with its {1 - table.alpha:.0%} Moses interval, Mann-Whitney U "
+            f"p-values Holm-adjusted over the {table.family} comparisons")
+
+
+def present_table(table: ComparisonTable, rows: RunSet):
+    from perfkit import present
+
+    return present.comparison(table, rows.runs)
+
+
+def present_factorial(result: FactorialResult):
+    from perfkit import present
+
+    return present.factorial(result)
+
+
+def forest_alt(result: FactorialResult) -> str:
+    rows = forest_rows(result)
+    sig = rows[rows["significant"]]
+    order = sig["ratio"].map(lambda r: abs(np.log(r))).sort_values(ascending=False).index
+    sig = sig.loc[order]
+    biggest = (f"; the largest significant effect is {sig.iloc[0]['label']} "
+               f"(x{sig.iloc[0]['ratio']:.3g}) at {sig.iloc[0]['level']}" if len(sig) else "")
+    return (f"Forest plot of {len(rows)} effects on {result.metric.label} as ratios on a log "
+            f"axis with {result.confidence:.0%} intervals; {len(sig)} are significant"
+            f"{biggest}.")
+
+
+def variation_alt(result: FactorialResult) -> str:
+    return (f"Stacked bars of the share of the variation of log {result.metric.name} explained "
+            f"by each term, one bar per {', '.join(result.per) or 'experiment'}.")

@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 
 from perfkit.audit import coordinated_omission
-from perfkit.formatting import fmt_ci
+from perfkit.formatting import fmt_ci, level_text
 from perfkit.model import Run
+from perfkit.report.nb import Answer
 from perfkit.report.sections.common import Experiment, config_labels
 from perfkit.stats import percentile_ci_across_runs, quantile_ci
 
@@ -171,13 +172,21 @@ def caveats(groups: Mapping[str, Sequence[Run]], across: pd.DataFrame) -> list[s
     return out
 
 
-def headline(table: pd.DataFrame, q: float = 99.0) -> dict[str, str]:
-    """``{"p99, tuned": "1.23 ms [1.10, 1.41] (t_log, 3 runs)"}`` for the report index."""
-    out = {}
+def load_point(where: Mapping[str, Any] | None) -> str:
+    """The load point a selection fixes, in words: ``"30000 req/s offered, 64 connections"``."""
+    names = {"target_rate_rps": "req/s offered", "connections": "connections",
+             "users": "users", "threads": "threads"}
+    parts = [f"{level_text(v)} {names[k]}" for k, v in (where or {}).items() if k in names]
+    return ", ".join(parts) or "all load levels together"
+
+
+def answers(table: pd.DataFrame, q: float, where: Mapping[str, Any] | None) -> list[Answer]:
+    """The headline percentile of each configuration at the load point shown."""
+    out = []
     for _, row in table[np.isclose(table["percentile"], q)].iterrows():
-        out[f"p{q:g}, {row['config']}"] = (
-            f"{fmt_ci(row['latency_ms'], row['ci_low_ms'], row['ci_high_ms'], 'ms')} "
-            f"({row['method']}, {row['n_runs']} runs)")
+        out.append(Answer(f"p{q:g} latency of {row['config']} at {load_point(where)}",
+                          fmt_ci(row["latency_ms"], row["ci_low_ms"], row["ci_high_ms"], "ms"),
+                          str(row["estimand"]), f"{row['n_runs']} runs"))
     return out
 
 
@@ -195,3 +204,65 @@ def selection_table(groups: Mapping[str, Sequence[Run]]) -> pd.DataFrame:
             "saturated_runs": sum(1 for r in runs if r.saturated),
         })
     return pd.DataFrame(rows)
+
+
+# -- text and figures around the results (a notebook cell is a call and a display) -------------
+def describe(table: pd.DataFrame) -> str:
+    """The across-runs interval's method, in a sentence a reader can paste into a paper."""
+    methods = ", ".join(sorted(set(table["method"]))) if len(table) else "t_log"
+    estimands = "; ".join(sorted(set(table["estimand"]))) if len(table) else ""
+    return (f"Latency percentiles were estimated across runs (method {methods}: {estimands}), "
+            "never by averaging percentiles; each run's histogram is read at the percentile, "
+            "and runs without a value are left out with a warning.")
+
+
+def merged_histograms(groups: Mapping[str, Sequence[Run]]) -> dict:
+    """Per configuration, its runs' histograms merged (counts added): what the spectrum of all
+    its requests is read from."""
+    from perfkit.histogram import LatencyHistogram
+
+    out = {}
+    for config, runs in groups.items():
+        hists = [r.histogram for r in runs if r.histogram is not None and r.histogram.total_count]
+        if hists:
+            out[config] = LatencyHistogram.merge(hists)
+    return out
+
+
+def spectrum_figure(spectrum: pd.DataFrame, groups: Mapping[str, Sequence[Run]], by):
+    from perfkit import plots
+
+    fig, ax = plots.figure()
+    plots.spectrum(spectrum, ax, by="config", legend_title=", ".join(by))
+    return fig
+
+
+def spectrum_caption(spectrum: pd.DataFrame, where, confidence: float) -> str:
+    n = (spectrum.groupby("config")["n_runs"].max().astype(int).astype(str).str.cat(sep="/")
+         if len(spectrum) else "0")
+    estimands = "; ".join(sorted(set(spectrum["estimand"]))) if len(spectrum) else ""
+    return (f"Percentile spectrum per configuration at {load_point(where)}: {n} runs per "
+            f"configuration; bands are {confidence:.0%} across-run intervals ({estimands})")
+
+
+def spectrum_alt(spectrum: pd.DataFrame, where) -> str:
+    configs = ", ".join(dict.fromkeys(spectrum["config"])) if len(spectrum) else "none"
+    return (f"Latency percentile spectra on a log 1/(1-p) axis at {load_point(where)} for "
+            f"{configs}, each with its across-run interval band.")
+
+
+def intervals_figure(within: pd.DataFrame, table: pd.DataFrame, q: float, by):
+    from perfkit import plots
+
+    fig, ax = plots.figure()
+    plots.run_intervals(within, table[np.isclose(table["percentile"], q)], ax,
+                        quantity=f"p{q:g} latency")
+    return fig
+
+
+def co_figure(co_spectrum: pd.DataFrame):
+    from perfkit import plots
+
+    fig, ax = plots.figure()
+    plots.spectrum(co_spectrum, ax, by="config", low=None, high=None)
+    return fig

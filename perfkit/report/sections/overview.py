@@ -12,12 +12,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
+from perfkit.analysis import drift
 from perfkit.formatting import fmt_ci, plain
 from perfkit.frames import timeseries_frame
+from perfkit.report.nb import Answer
 from perfkit.report.sections.common import Experiment, config_labels
 
 #: seconds over which the per-second Locust throughput is averaged for display (with several
@@ -188,56 +188,47 @@ def runs_meta(exp: Experiment, runs) -> pd.DataFrame:
 
 
 def drift_frame(experiments: Sequence[Experiment], metric: str) -> pd.DataFrame:
-    """Per run: ``experiment, order, cell, residual`` (log metric minus its cell's mean log)."""
+    """Per run: ``experiment, order, cell, residual`` (:func:`perfkit.analysis.drift.residuals`:
+    log metric minus its cell's mean log)."""
     parts = []
     for exp in experiments:
-        f = _aggregate_rows(exp).copy()
-        if metric not in f or "order" not in f:
-            continue
-        cols = list(exp.factors) + [c for c in LOAD_COLUMNS if c in f and f[c].notna().any()]
-        f = f[pd.to_numeric(f[metric], errors="coerce") > 0]
-        f = f[f["order"].notna()]
-        if f.empty:
-            continue
-        log = np.log(f[metric].astype(float))
-        cell = config_labels(f, cols) if cols else pd.Series("all", index=f.index)
-        counts = cell.map(cell.value_counts())
-        residual = log - log.groupby(cell).transform("mean")
-        part = pd.DataFrame({"experiment": exp.name, "order": f["order"].astype(float),
-                             "cell": cell, "residual": residual})
-        parts.append(part[counts.to_numpy() >= 2])
+        cells = list(exp.factors) + list(LOAD_COLUMNS)
+        res = drift.residuals(exp.rows(), metric, cells)
+        if len(res):
+            parts.append(res.assign(experiment=exp.name))
     if not parts:
         return pd.DataFrame(columns=["experiment", "order", "cell", "residual"])
-    return pd.concat(parts, ignore_index=True)
+    return pd.concat(parts, ignore_index=True)[["experiment", "order", "cell", "residual"]]
 
 
-def drift_trend(drift: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
-    """Per experiment: the OLS slope of residual on run order, as the % change it implies from
-    the first run to the last, with its t interval and p-value."""
+def drift_trend(residuals: pd.DataFrame, confidence: float = 0.95,
+                alpha: float = 0.05) -> pd.DataFrame:
+    """Per experiment: :func:`perfkit.analysis.drift.trend` (the % change from the first run to
+    the last with its t interval, p-value and verdict)."""
     rows = []
-    for name, g in drift.groupby("experiment", sort=False):
-        if len(g) < 3 or g["order"].nunique() < 3:
-            continue
-        fit = sps.linregress(g["order"].astype(float), g["residual"].astype(float))
-        t = float(sps.t.ppf(0.5 + confidence / 2, len(g) - 2))
-        lo, hi = fit.slope - t * fit.stderr, fit.slope + t * fit.stderr
-        span = float(g["order"].max() - g["order"].min())
-        pct = [100 * (math.exp(span * v) - 1) for v in (fit.slope, lo, hi)]
-        rows.append({"experiment": name, "runs": len(g), "change_first_to_last_pct": pct[0],
-                     "ci_low_pct": pct[1], "ci_high_pct": pct[2], "p_value": fit.pvalue})
-    return pd.DataFrame(rows)
+    for name, g in residuals.groupby("experiment", sort=False):
+        d = drift.trend(g, confidence, alpha)
+        if d is not None:
+            rows.append({"experiment": name, "runs": d.runs,
+                         "change_first_to_last_pct": d.change_pct, "ci_low_pct": d.ci_low_pct,
+                         "ci_high_pct": d.ci_high_pct, "p_value": d.p_value,
+                         "verdict": d.verdict})
+    return pd.DataFrame(rows, columns=["experiment", "runs", "change_first_to_last_pct",
+                                       "ci_low_pct", "ci_high_pct", "p_value", "verdict"])
 
 
-def headline(summary: pd.DataFrame, trend: pd.DataFrame, alpha: float = 0.05) -> dict[str, str]:
-    out = {}
+def answers(summary: pd.DataFrame, trend: pd.DataFrame) -> list[Answer]:
+    """The data-quality and drift answers of the overview."""
     total = int(summary["runs"].sum()) if len(summary) else 0
-    out["runs"] = f"{total} in {len(summary)} experiment(s)"
     bad = [c for c in summary.columns if c not in ("experiment", "runs", "generator_cpu_known")]
     problems = {c: int(summary[c].sum()) for c in bad if int(summary[c].sum())}
-    out["data quality"] = (", ".join(f"{c.replace('_', ' ')}: {n}" for c, n in problems.items())
-                           or "no problem found")
+    out = [Answer("Data quality: runs with a problem",
+                  ", ".join(f"{c.replace('_', ' ')}: {n}" for c, n in problems.items())
+                  or "no problem found", "", f"{total} runs in {len(summary)} experiments")]
     for _, r in trend.iterrows():
-        drift = "drift" if r["p_value"] < alpha else "no significant drift"
-        change = fmt_ci(r["change_first_to_last_pct"], r["ci_low_pct"], r["ci_high_pct"], "%")
-        out[f"drift, {r['experiment']}"] = f"{drift}: {change} from first to last run"
+        change = fmt_ci(r["change_first_to_last_pct"], r["ci_low_pct"], r["ci_high_pct"], "%",
+                        digits=2)
+        out.append(Answer(f"Did {r['experiment']} drift over its run order?",
+                          f"{change} from the first run to the last", r["verdict"],
+                          f"{r['runs']} runs"))
     return out

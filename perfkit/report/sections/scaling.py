@@ -28,6 +28,7 @@ from perfkit.analysis.scaling import (
 from perfkit.analysis.scaling import concurrency_column as _concurrency
 from perfkit.formatting import fmt_ci, level_text
 from perfkit.model import percentile_column
+from perfkit.report.nb import Answer
 from perfkit.report.sections.common import Experiment, config_labels
 
 
@@ -152,27 +153,28 @@ def littles_points(table: ScalingTable) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-# -- findings --------------------------------------------------------------------------------
-def headline(slo_table: SloTable | None, table: ScalingTable | None) -> dict[str, str]:
-    out = {}
+# -- answers ---------------------------------------------------------------------------------
+def answers(slo_table: SloTable | None, table: ScalingTable | None) -> list[Answer]:
+    """The SLO bracket of every configuration and the claimed peaks (with their warnings)."""
+    out = []
     if slo_table is not None:
         q = f"p{slo_table.percentile:g}"
         for b in slo_table.brackets:
-            text = bracket_text(b.bracket.last_pass_rps, b.bracket.first_fail_rps)
-            if b.bracket.warnings:
-                text += " (" + "; ".join(b.bracket.warnings) + ")"
-            out[f"max rate with {q} < {slo_table.slo_ms:g} ms, {b.label}"] = text
-    unclaimed: dict[str, list[str]] = {}
+            out.append(Answer(f"Largest offered rate with {q} < {slo_table.slo_ms:g} ms, "
+                              f"{b.label}",
+                              bracket_text(b.bracket.last_pass_rps, b.bracket.first_fail_rps),
+                              "monotone" if b.bracket.monotone else "not monotone: repeat",
+                              f"{b.n_runs} runs", tuple(b.bracket.warnings)))
     for r in table.results if table is not None else ():
         if r.fit is not None and r.fit.n_star is not None:
             lo, hi = r.fit.n_star_ci or (math.nan, math.nan)
-            out[f"peak concurrency N*, {r.label}"] = fmt_ci(r.fit.n_star, lo, hi, r.n_column)
+            out.append(Answer(f"Peak concurrency N*, {r.label}",
+                              fmt_ci(r.fit.n_star, lo, hi, r.n_column), "claimed (F-test)",
+                              f"{len(r.rows)} runs", (r.reason, *r.warnings)))
         else:
-            unclaimed.setdefault(r.reason, []).append(r.label)
-    for reason, configs in unclaimed.items():
-        which = ("every configuration" if table is not None and len(configs) == len(
-            table.results) else "; ".join(configs))
-        out[f"peak concurrency N*, {which}"] = f"not claimed ({reason})"
+            out.append(Answer(f"Peak concurrency N*, {r.label}", "not claimed",
+                              MODEL_NAMES.get(r.model, "no model"), f"{len(r.rows)} runs",
+                              (r.reason,)))
     return out
 
 

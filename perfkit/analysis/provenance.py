@@ -1,0 +1,205 @@
+"""What an experiment's design file and run manifests record: the facts a Methods section and a
+threats-to-validity list are written from (never typed by hand).
+
+:func:`provenance` reads them from an :class:`~perfkit.analysis.experiment.Experiment`:
+the design (factors and levels, load levels, repetitions, randomization and blocking, seed,
+warm-up, pause, duration), the tools with their exact versions and an argv template (the
+parts that vary between runs shown as ``{connections}``...), the host (CPUs, kernel, the
+sysctls recorded), the server (nginx version, profiles), the generator's CPU, and the runs'
+statuses (failed, saturated, in doubt) under the one rule of :mod:`perfkit.analysis.runstatus`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from perfkit.analysis import runstatus
+from perfkit.analysis.experiment import NOT_FACTORS, Experiment
+from perfkit.analysis.metrics import metric
+from perfkit.formatting import level_text, plain
+from perfkit.units import parse_duration_arg
+
+#: generator CPU share (of its cores) from which a run measured the generator as much as the
+#: server
+GENERATOR_BUSY = 0.85
+_ARGV_LOAD = {"-c": "connections", "--connections": "connections", "-t": "threads",
+              "--threads": "threads", "-R": "rate", "--rate": "rate", "-u": "users",
+              "--users": "users", "-d": "duration", "--duration": "duration"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Provenance:
+    """The recorded facts of one experiment (see the module docstring)."""
+
+    name: str
+    n_runs: int
+    tools: tuple[tuple[str, str], ...]
+    argv: str
+    factors: Mapping[str, tuple[Any, ...]]
+    load: Mapping[str, tuple[Any, ...]]
+    repetitions: int | None
+    randomization: str
+    blocked: bool
+    seed: int | None
+    warmup: str | None
+    pause_s: float | None
+    durations_s: tuple[float, ...]
+    host: Mapping[str, Any]
+    sysctls: Mapping[str, tuple[str, ...]]
+    nginx_versions: tuple[str, ...]
+    profiles: tuple[str, ...]
+    urls: tuple[str, ...]
+    same_host: bool
+    generator_cpu_known: int
+    generator_busy: int
+    first_utc: str | None
+    last_utc: str | None
+    unreadable: int
+    statuses: Mapping[str, tuple[str, ...]]
+
+
+def provenance(exp: Experiment) -> Provenance:
+    rows = exp.rows()
+    runs = rows.runs
+    manifests = [r.manifest or {} for r in runs]
+    design = dict(exp.design or {})
+    factors = {f: tuple(sorted({plain(v) for v in rows.frame[f].dropna()}, key=str))
+               for f in exp.factors}
+    load = {c: tuple(sorted({plain(v) for v in rows.frame[c].dropna()}))
+            for c in ("connections", "users", "target_rate_rps", "threads")
+            if c in rows.frame and rows.frame[c].notna().any()}
+    starts = sorted(r.start_utc for r in runs if r.start_utc)
+    shares = [runstatus.generator_share(r) for r in runs]
+    known = [s for s in shares if not math.isnan(s)]
+    return Provenance(
+        name=exp.name, n_runs=len(runs),
+        tools=tuple(sorted({(r.tool, r.tool_version or "version not recorded") for r in runs})),
+        argv=argv_template([m.get("argv") or list(r.argv or ()) for m, r in
+                            zip(manifests, runs, strict=True)]),
+        factors=factors, load=load,
+        repetitions=_int(design.get("repetitions")) or _max(rows.frame, "repetition"),
+        randomization=_randomization(design, rows.frame),
+        blocked=bool("block" in rows.frame and rows.frame["block"].notna().all()
+                     and rows.frame["block"].nunique() > 1),
+        seed=_int(design.get("seed")), warmup=_text(design.get("warmup")),
+        pause_s=_seconds(design.get("pause")),
+        durations_s=tuple(sorted({float(d) for d in rows.frame["duration_s"].dropna()})),
+        host=_host(manifests), sysctls=_sysctls(manifests),
+        nginx_versions=tuple(sorted({str(v) for m in manifests
+                                     if (v := (m.get("server") or {}).get("nginx_version"))})),
+        profiles=tuple(sorted({str(p) for m in manifests
+                               if (p := (m.get("server") or {}).get("profile"))})),
+        urls=tuple(sorted({r.url for r in runs if r.url})),
+        same_host=all(_loopback(r.url) for r in runs if r.url),
+        generator_cpu_known=len(known),
+        generator_busy=sum(s >= GENERATOR_BUSY for s in known),
+        first_utc=starts[0] if starts else None, last_utc=starts[-1] if starts else None,
+        unreadable=len(exp.errors), statuses=_statuses(exp))
+
+
+def _statuses(exp: Experiment) -> dict[str, tuple[str, ...]]:
+    rows = exp.rows()
+    cells = [c for c in (*exp.factors, "connections", "users", "target_rate_rps")
+             if c in rows.frame and c not in NOT_FACTORS]
+    out: dict[str, list[str]] = {}
+    for run, s in zip(rows.runs, runstatus.statuses_by_cell(rows, metric("latency_p99_ms"),
+                                                            cells), strict=True):
+        if s.status != runstatus.OK:
+            out.setdefault(s.status, []).append(f"{run.run_id or run.source}: {s.reason}")
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def argv_template(argvs: list[list[str]]) -> str:
+    """One command line for all runs: arguments that differ become ``{name}``.
+
+    ``wrk -t2 -c{connections} -d5s --latency {url}``; an option's value is named after the
+    option when perfkit knows it, else ``{value}``.
+    """
+    argvs = [list(a) for a in argvs if a]
+    if not argvs:
+        return ""
+    width = max(len(a) for a in argvs)
+    out = []
+    for i in range(width):
+        values = {a[i] if i < len(a) else "" for a in argvs}
+        first = argvs[0][i] if i < len(argvs[0]) else ""
+        if len(values) == 1:
+            out.append(first.rsplit("/", 1)[-1] if i == 0 else first)
+            continue
+        out.append(_placeholder(first, argvs[0][i - 1] if i else ""))
+    return " ".join(out)
+
+
+def _placeholder(arg: str, previous: str) -> str:
+    if arg.startswith("http"):
+        return "{url}"
+    if previous in _ARGV_LOAD:  # "-u 60": the value of the option before it
+        return f"{{{_ARGV_LOAD[previous]}}}"
+    m = re.match(r"^(-[a-zA-Z])(.+)$", arg)
+    if m and m.group(1) in _ARGV_LOAD:
+        return f"{m.group(1)}{{{_ARGV_LOAD[m.group(1)]}}}"
+    return "{value}"
+
+
+def _host(manifests: list[Mapping]) -> dict[str, Any]:
+    out: dict[str, set] = {}
+    for m in manifests:
+        for k, v in (m.get("host") or {}).items():
+            if v not in (None, "") and k != "note":
+                out.setdefault(k, set()).add(v)
+    return {k: next(iter(v)) if len(v) == 1 else tuple(sorted(map(str, v)))
+            for k, v in out.items()}
+
+
+def _sysctls(manifests: list[Mapping]) -> dict[str, tuple[str, ...]]:
+    out: dict[str, set] = {}
+    for m in manifests:
+        for k, v in (m.get("sysctls") or {}).items():
+            if v not in (None, ""):
+                out.setdefault(k, set()).add(str(v))
+    return {k: tuple(sorted(v)) for k, v in sorted(out.items())}
+
+
+def _randomization(design: Mapping, frame) -> str:
+    imported = design.get("imported") or {}
+    if isinstance(imported, Mapping) and imported.get("randomization"):
+        return " ".join(str(imported["randomization"]).split())
+    if "block" in frame and frame["block"].notna().all() and frame["block"].nunique() > 1:
+        return "randomized complete blocks"
+    return "not recorded"
+
+
+def _loopback(url: str) -> bool:
+    return bool(re.match(r"^https?://(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:|/|$)", url))
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _max(frame, col: str) -> int | None:
+    return int(frame[col].max()) if col in frame and frame[col].notna().any() else None
+
+
+def _text(value: Any) -> str | None:
+    if value in (None, "", "none"):
+        return None
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} {level_text(v)}" for k, v in value.items())
+    return str(value)
+
+
+def _seconds(value: Any) -> float | None:
+    if value in (None, ""):
+        return None
+    try:
+        return float(value) if isinstance(value, int | float) else parse_duration_arg(str(value))
+    except Exception:  # noqa: BLE001 - a design written by hand may hold anything
+        return None

@@ -1,0 +1,139 @@
+"""Threats to validity, stated from the manifests and the analysis (never typed by hand).
+
+:func:`threats` lists, for one experiment, what a reviewer must weigh before trusting its
+numbers: client and server sharing a host, a load generator busy enough to be the thing
+measured, generator CPU not recorded, runs too short for wrk2's calibration (its histogram
+then covers only the end of each run), the server and workload as recorded (nginx version,
+profiles, URL, response size), blocks that differ while an analysis ignores them, and
+:func:`value_caps`: latencies sitting exactly on a known timeout (a retransmission or the
+tool's timeout, not service time). Each threat is one sentence that names its evidence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from perfkit.analysis.experiment import Experiment, RunSet
+from perfkit.analysis.provenance import GENERATOR_BUSY, Provenance, provenance
+
+#: wrk2 recalibrates (and resets its histogram) about this long into a run
+WRK2_CALIBRATION_S = 10.0
+#: latencies (ms) that are timeouts, not service times: Linux's initial SYN retransmission
+#: timeout (1 s, RFC 6298) and its next backoff (3 s total), wrk's default --timeout (2 s)
+KNOWN_CAPS_MS = {1000.0: "the Linux SYN retransmission timeout (1 s): connection attempts "
+                         "dropped from a full accept queue and retried",
+                 2000.0: "wrk's default request timeout (2 s)",
+                 3000.0: "the second SYN retransmission (3 s)"}
+#: a printed value within this relative distance of a cap sits on it
+CAP_TOLERANCE = 0.005
+
+
+@dataclasses.dataclass(frozen=True)
+class Threat:
+    """One threat to validity: ``kind`` (a short key) and the sentence that states it."""
+
+    kind: str
+    text: str
+
+
+def threats(exp: Experiment, p: Provenance | None = None) -> list[Threat]:
+    """The threats to validity of ``exp`` (see the module docstring)."""
+    p = p or provenance(exp)
+    out: list[Threat] = []
+    if p.same_host:
+        cpus = p.host.get("cpus", "?")
+        out.append(Threat("same-host", f"{exp.name}: load generator and server ran on the same "
+                          f"host ({cpus} CPUs) over loopback: they compete for the same cores, "
+                          "so absolute numbers are this box's, not the server's alone."))
+    if p.generator_busy:
+        out.append(Threat("generator-busy", f"{exp.name}: the load generator used >= "
+                          f"{GENERATOR_BUSY:.0%} of its cores in {p.generator_busy} of "
+                          f"{p.generator_cpu_known} runs: those runs measure the generator as "
+                          "much as the server."))
+    if not p.generator_cpu_known:
+        out.append(Threat("generator-unknown", f"{exp.name}: generator CPU was not recorded "
+                          "for any run: a generator bottleneck cannot be ruled out."))
+    tools = {t for t, _ in p.tools}
+    calibrated = [r for r in exp.rows().runs
+                  if any("after wrk2's calibration" in n for n in r.notes)]
+    if "wrk2" in tools and calibrated:
+        out.append(Threat("wrk2-calibration", f"{exp.name}: in {len(calibrated)} wrk2 run(s) "
+                          "the histogram covers only the part after wrk2's calibration (it "
+                          "resets its histogram ~10 s into a run): the percentiles describe the "
+                          "end of each run, the request counts the whole run."))
+    if p.durations_s and max(p.durations_s) < 10:
+        out.append(Threat("short-runs", f"{exp.name}: runs of {_span(p.durations_s)} s: slow "
+                          "effects (caches warming, log flushes, GC) may not show."))
+    out.append(Threat("workload", f"{exp.name}: server {_server(p)}; workload "
+                      f"{', '.join(p.urls) or 'URL not recorded'}{_body(exp)}."))
+    out += [Threat("value-cap", t) for t in value_caps(exp.rows(), exp.name)]
+    return out
+
+
+def _span(values) -> str:
+    lo, hi = min(values), max(values)
+    return f"{lo:.3g}" if f"{lo:.3g}" == f"{hi:.3g}" else f"{lo:.3g}-{hi:.3g}"
+
+
+def _server(p: Provenance) -> str:
+    version = f"nginx {', '.join(p.nginx_versions)}" if p.nginx_versions else \
+        "version not recorded"
+    profiles = f" (profiles {', '.join(p.profiles)})" if p.profiles else ""
+    return version + profiles
+
+
+def _body(exp: Experiment) -> str:
+    frame = exp.rows().frame
+    if "transfer_bytes_per_s" not in frame or "throughput_rps" not in frame:
+        return ""
+    per = (frame["transfer_bytes_per_s"] / frame["throughput_rps"]).replace(
+        [np.inf, -np.inf], np.nan).dropna()
+    return f"; about {per.median():.0f} bytes read per response (headers included)" \
+        if len(per) else ""
+
+
+def value_caps(rows: RunSet, name: str = "", columns: list[str] | None = None) -> list[str]:
+    """Runs whose latency percentiles (or ``columns``) sit on a known timeout
+    (:data:`KNOWN_CAPS_MS`)."""
+    out = []
+    cols = columns if columns is not None else [
+        c for c in rows.frame.columns if c.startswith("latency_p") and c.endswith("_ms")]
+    cols = [c for c in cols if c in rows.frame]
+    for cap, why in KNOWN_CAPS_MS.items():
+        hits = []
+        for col in cols:
+            v = pd.to_numeric(rows.frame[col], errors="coerce").to_numpy(dtype=float)
+            on = np.abs(v - cap) <= CAP_TOLERANCE * cap
+            hits += [f"{rid} {col}" for rid, h in zip(rows.frame["run_id"], on, strict=True)
+                     if h]
+        if hits:
+            shown = ", ".join(hits[:4]) + (" ..." if len(hits) > 4 else "")
+            out.append(f"{name + ': ' if name else ''}{len(hits)} latency value(s) sit exactly "
+                       f"on {cap:g} ms, {why} ({shown}): they measure the timeout, not the "
+                       "service; effects computed from them are artefacts of it.")
+    return out
+
+
+def block_effect(rows: RunSet, metric: str, cells: list[str]) -> tuple[float, float] | None:
+    """How much blocks differ after removing the cells' means: the block's largest relative
+    deviation of the geometric mean (e.g. 0.4 = 40% slower) and the p-value of the block term
+    (one-way ANOVA of the log residuals); None without blocks."""
+    f = rows.frame
+    if "block" not in f or f["block"].nunique() < 2 or metric not in f:
+        return None
+    y = np.log(pd.to_numeric(f[metric], errors="coerce"))
+    keep = np.isfinite(y)
+    f, y = f[keep], y[keep]
+    keys = [f[c].astype(object).map(str) for c in cells]
+    resid = y - (y.groupby(keys).transform("mean") if cells else y.mean())
+    groups = [g.to_numpy() for _, g in resid.groupby(f["block"])]
+    if len(groups) < 2 or min(len(g) for g in groups) < 2:
+        return None
+    p = float(sps.f_oneway(*groups).pvalue)
+    worst = max(abs(math.expm1(float(np.mean(g)))) for g in groups)
+    return worst, p
