@@ -9,17 +9,31 @@ from perfkit.stats.compare import compare
 from perfkit.stats.factorial import factorial
 from perfkit.stats.multiple import adjust_pvalues
 from perfkit.stats.orderstats import MedianCI, QuantileCI, median_ci, quantile_ci
+from perfkit.stats.power import (
+    MinDetectable,
+    PowerAtRatio,
+    RunsNeeded,
+    min_detectable_ratio,
+    power_at_ratio,
+    runs_needed,
+)
 
 __all__ = [
     "MedianCI",
+    "MinDetectable",
     "PercentileCI",
+    "PowerAtRatio",
     "QuantileCI",
+    "RunsNeeded",
     "adjust_pvalues",
     "cluster_bootstrap_quantile",
     "compare",
     "factorial",
     "median_ci",
+    "min_detectable_ratio",
     "percentile_ci_across_runs",
+    "power_at_ratio",
     "quantile_ci",
+    "runs_needed",
     "t_log_interval",
 ]
