@@ -5,6 +5,7 @@ Re-exports only; see the submodules for the methods and their sources.
 
 from perfkit.stats.acrossruns import percentile_ci_across_runs, t_log_interval
 from perfkit.stats.bootstrap import PercentileCI, cluster_bootstrap_quantile
+from perfkit.stats.changepoint import ChangePoint, ChangePoints, Segment, change_points
 from perfkit.stats.compare import compare
 from perfkit.stats.factorial import factorial
 from perfkit.stats.multiple import adjust_pvalues
@@ -19,13 +20,17 @@ from perfkit.stats.power import (
 )
 
 __all__ = [
+    "ChangePoint",
+    "ChangePoints",
     "MedianCI",
     "MinDetectable",
     "PercentileCI",
     "PowerAtRatio",
     "QuantileCI",
     "RunsNeeded",
+    "Segment",
     "adjust_pvalues",
+    "change_points",
     "cluster_bootstrap_quantile",
     "compare",
     "factorial",
