@@ -5,21 +5,40 @@ Re-exports only; see the submodules for the methods and their sources.
 
 from perfkit.stats.acrossruns import percentile_ci_across_runs, t_log_interval
 from perfkit.stats.bootstrap import PercentileCI, cluster_bootstrap_quantile
+from perfkit.stats.changepoint import ChangePoint, ChangePoints, Segment, change_points
 from perfkit.stats.compare import compare
 from perfkit.stats.factorial import factorial
 from perfkit.stats.multiple import adjust_pvalues
 from perfkit.stats.orderstats import MedianCI, QuantileCI, median_ci, quantile_ci
+from perfkit.stats.power import (
+    MinDetectable,
+    PowerAtRatio,
+    RunsNeeded,
+    min_detectable_ratio,
+    power_at_ratio,
+    runs_needed,
+)
 
 __all__ = [
+    "ChangePoint",
+    "ChangePoints",
     "MedianCI",
+    "MinDetectable",
     "PercentileCI",
+    "PowerAtRatio",
     "QuantileCI",
+    "RunsNeeded",
+    "Segment",
     "adjust_pvalues",
+    "change_points",
     "cluster_bootstrap_quantile",
     "compare",
     "factorial",
     "median_ci",
+    "min_detectable_ratio",
     "percentile_ci_across_runs",
+    "power_at_ratio",
     "quantile_ci",
+    "runs_needed",
     "t_log_interval",
 ]
