@@ -35,10 +35,14 @@ def _interval(est: float, low: float, high: float, digits: int = 3) -> str:
     return fmt_ci(est, low, high, digits=digits)
 
 
-def change_text(verdict: str, ratio: float, low: float, high: float) -> str:
-    """``+3.1% [+1.0%, +5.2%]`` when significant, else the verdict (``~``, ``not testable``)."""
+def change_text(verdict: str, ratio: float, low: float, high: float, mde=None) -> str:
+    """``+3.1% [+1.0%, +5.2%]`` when significant, else the verdict (``~``, ``not testable``);
+    a ``~`` says which changes the design could have detected (``mde``, 80% power)."""
     if verdict in SIGNIFICANT:
         return f"{pct_change(ratio)} [{pct_change(low)}, {pct_change(high)}]"
+    if verdict == "~" and mde is not None and mde.testable:
+        return (f"~ (could detect {pct_change(mde.ratio_high)} / {pct_change(mde.ratio_low)} "
+                f"at {mde.power:.0%} power)")
     return verdict
 
 
@@ -68,7 +72,8 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
         rows.append((*(level_text(v) for v in row.key), *extra,
                      _interval(c.median_base, c.median_base_ci_low, c.median_base_ci_high),
                      _interval(c.median_new, c.median_new_ci_low, c.median_new_ci_high),
-                     change_text(row.verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high),
+                     change_text(row.verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high,
+                                 row.mde),
                      _p(c.p_value) or "-", _p(row.p_adjusted) or "-",
                      f"{c.n_base} vs {c.n_new} {notes.mark(row.warnings)}".rstrip()))
     return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))

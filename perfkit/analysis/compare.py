@@ -28,12 +28,16 @@ from perfkit.analysis import drift, runstatus
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.metrics import Metric
+from perfkit.analysis.validity import value_caps
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues, compare
 from perfkit.stats.compare import Comparison
 from perfkit.stats.mannwhitney import min_attainable_p
+from perfkit.stats.power import MinDetectable, min_detectable_ratio
 
 BETTER, WORSE, NO_CHANGE, NOT_TESTABLE, NO_DATA = "better", "worse", "~", "not testable", "no data"
+#: the power at which a "~" row states the smallest change it could have detected
+POWER = 0.8
 
 
 def runs_per_arm_needed(alpha: float, family: int = 1, limit: int = 100) -> int | None:
@@ -71,6 +75,8 @@ class ComparisonRow:
     sensitivity_verdict: str | None = None
     warnings: tuple[str, ...] = ()
     labels: tuple[tuple[str, str], ...] = ()
+    #: for a "~" row: the smallest changes the design could have detected at 80% power
+    mde: MinDetectable | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,6 +131,8 @@ class ComparisonTable:
                 "ratio_ci_high": c.ratio_ci_high, "p_value": c.p_value,
                 f"p_value_{self.correction}": row.p_adjusted,
                 "min_attainable_p": c.min_attainable_p, "verdict": row.verdict,
+                "mde_ratio_high": _mde(row.mde, "ratio_high"),
+                "mde_ratio_low": _mde(row.mde, "ratio_low"),
                 "ratio_without_short": s.ratio if s else math.nan,
                 "p_value_without_short": s.p_value if s else math.nan,
                 "verdict_without_short": row.sensitivity_verdict or "",
@@ -139,6 +147,11 @@ class ComparisonTable:
                 "keys": list(self.keys), "alpha": self.alpha, "confidence": self.confidence,
                 "correction": self.correction, "warnings": list(self.warnings),
                 "rows": _records(self.to_frame())}
+
+
+def _mde(mde: MinDetectable | None, name: str) -> float:
+    value = getattr(mde, name) if mde is not None else None
+    return math.nan if value is None else float(value)
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -209,14 +222,26 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
     for cell, (c, short, sens, notes_row), p_adj in zip(cells, raw, adjusted, strict=True):
         v = verdict(c, p_adj, metric, family)
         sv = verdict(sens, sens.p_value, metric, family) if sens is not None else None
+        mde = _detectable(cell, metric, alpha, family) if v == NO_CHANGE else None
         rows.append(ComparisonRow(cell.key, c, float(p_adj), v, short[0], short[1], sens, sv,
                                   tuple(notes_row) + c.warnings + _untestable(c, v, family),
-                                  cell.labels))
+                                  cell.labels, mde))
     if n_runs is None:  # distinct runs: cells may share a side (A/B tables share the base)
         n_runs = (len({id(r) for c in cells for r in c.base.runs}),
                   len({id(r) for c in cells for r in c.new.runs}))
     return ComparisonTable(metric, base, new, tuple(keys), tuple(rows), alpha, confidence,
                            n_runs[0], n_runs[1], warnings=tuple(notes))
+
+
+def _detectable(cell: Cell, metric: Metric, alpha: float, family: int) -> MinDetectable | None:
+    """The minimum detectable ratio of a row with no significant change, from its runs'
+    spread (:func:`perfkit.stats.power.min_detectable_ratio`, 80% power, Holm's first step)."""
+    values = [c.values(metric.name) for c in (cell.base, cell.new)]
+    values = [v[np.isfinite(v) & (v > 0)] for v in values]
+    if min(len(v) for v in values) < 2:
+        return None
+    return min_detectable_ratio(values[0], values[1], alpha=alpha, power=POWER,
+                                lower_is_better=metric.lower_is_better, family_size=family)
 
 
 def _untestable(c: Comparison, v: str, family: int) -> tuple[str, ...]:
@@ -239,7 +264,8 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
         values = rows.values(metric.name) if metric.name in rows.frame else np.full(
             len(rows), np.nan)
         sides.append((values, statuses))
-    notes = []
+    notes = [w for side, rows in (("base", b), ("new", n))
+             for w in value_caps(rows, side, [metric.name])] if metric.is_latency else []
     failed = []
     for label, (_, statuses) in zip(("base", "new"), sides, strict=True):
         # a run without a value is failed in any case (compare ranks NaN as failed)

@@ -261,7 +261,7 @@ def _change_point(names: list[str], runs: list[np.ndarray], cuts: list[int], j: 
         new = [math.exp(float(np.mean(np.log(r)))) for r in after]
     else:
         base, new = np.concatenate(before), np.concatenate(after)
-    row = compare(base, new, alpha=ci_alpha, lower_is_better=lower_is_better).iloc[0]
+    row = compare(base, new, alpha=ci_alpha, lower_is_better=lower_is_better).to_dict()
     p, p_adjacent, q, order = detail
     return ChangePoint(tau, names[tau], names[tau - 1], p, p_adjacent, q, order,
                        float(row["ratio"]),
