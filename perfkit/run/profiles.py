@@ -25,6 +25,19 @@ cache-ram     the same with the cache on tmpfs (``/dev/shm``).
 buffered-log  ``access_log ... buffer=256k flush=10s``.
 reload        no config change: a disturbance flag (``reload_interval_s = 2``); the runner sends
               ``SIGHUP`` (what ``nginx -s reload`` does) every 2 s during each run.
+keepalive-client
+              the client half of ``keepalive`` alone: ``keepalive_requests 100000``,
+              ``keepalive_timeout 300s``.
+keepalive-upstream
+              the upstream half of ``keepalive`` alone: ``keepalive 32`` to the upstream.
+worker-connections
+              ``worker_connections 10240`` (the default is 1024 per worker).
+somaxconn-large
+              ``netns`` with ``net.core.somaxconn = 32768`` and ``listen ... backlog=32768``
+              in the namespace (as ingress-nginx does, whose listen backlog follows
+              somaxconn). It conflicts with ``netns`` and ``backlog``.
+slow-upstream ``upstream_delay_ms = 20``: the upstream answers after 20 ms instead of 10.
+              Compose it with ``proxy`` or ``cache-*``; alone it changes nothing served.
 
 With ``proxy`` or ``cache-*`` the slow upstream runs (``perfkit.run.upstream``) and nginx also
 routes ``/slow`` (answers after ~3 s) and ``/proxy/...`` (``?delay_ms=N`` honoured) to it,
@@ -121,6 +134,11 @@ PROFILES: dict[str, dict[str, object]] = {
     "cache-ram": {"root_target": "proxy", "proxy_cache": "ram"},
     "buffered-log": {"access_log_buffer": "256k", "access_log_flush_s": 10},
     "reload": {"reload_interval_s": 2.0},
+    "keepalive-client": {"keepalive_requests": 100000, "keepalive_timeout_s": 300},
+    "keepalive-upstream": {"upstream_keepalive": 32},
+    "worker-connections": {"worker_connections": 10240},
+    "somaxconn-large": {"netns": True, "somaxconn": 32768, "backlog": 32768},
+    "slow-upstream": {"upstream_delay_ms": 20},
 }
 
 _TRUE = {"1", "true", "yes", "on"}
