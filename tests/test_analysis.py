@@ -164,3 +164,23 @@ def test_compare_exits_1_when_an_input_file_could_not_be_read(tmp_path):
                                   f"{tmp_path}::profile=tuned", "--by", "none")
     assert code == 1 and "2 vs 3" in out
     assert err.count("perfkit: error:") == 1 and "run.stdout:" in err
+
+
+def test_wrk2_aa_runs_slightly_short_are_in_doubt_and_the_medians_stay_bounded():
+    # the real wrk2 A/A experiment (10 vs 10 at -R 8000): some runs reached 0.96-0.98 x the
+    # target with latencies like their peers'. Ranked as failed they made both medians' CIs
+    # infinite; in doubt, they keep their values and the row is repeated without them.
+    rows = load_experiment(DATA / "demo-wrk2-aa").rows()
+    a, b = rows.where({"arm": "A"}), rows.where({"arm": "B"})
+    for side in (a, b):
+        statuses = run_statuses(side, metric("latency_p99_ms"))
+        ratios = side.values("throughput_rps") / side.values("target_rate_rps")
+        for s, r in zip(statuses, ratios, strict=True):
+            if s.status == SHORT:
+                assert 0.9 <= r < 0.99 and "in doubt" in s.reason
+    (row,) = compare_runs(a, b, metric("latency_p99_ms")).rows
+    c = row.comparison
+    assert row.n_short_base + row.n_short_new >= 2 and row.sensitivity is not None
+    assert all(math.isfinite(v) for v in (c.median_base_ci_low, c.median_base_ci_high,
+                                          c.median_new_ci_low, c.median_new_ci_high))
+    assert row.verdict == "~" and row.sensitivity_verdict == "~"

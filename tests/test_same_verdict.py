@@ -20,7 +20,8 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
 PARAMS = yaml.safe_load((REPO / "params" / "demo.yaml").read_text())["notebooks"]
 #: folders of data/ that are not experiments of our own, with the reason
-NOT_EXPERIMENTS = {"seeds": "published write-ups transcribed for re-analysis (issue 12)"}
+NOT_EXPERIMENTS = {"seeds": "published write-ups transcribed for re-analysis (issue 12)",
+                   "demo-history": "a performance history of 16 CI jobs (its own tests)"}
 
 
 def load(name: str):
@@ -113,7 +114,15 @@ def _uncorrected_slo():
                                     "verdicts", "--format", "csv")
 
 
+def _wrk2_aa():
+    rows = load("demo-wrk2-aa").rows()
+    (table,) = aa.designed_comparisons(rows, "arm", ["latency_p99_ms"], 0.05)
+    return table.to_frame(), ("compare", "data/demo-wrk2-aa::arm=A", "data/demo-wrk2-aa::arm=B",
+                              "--format", "csv")
+
+
 CASES = {
+    "demo-wrk2-aa": [_wrk2_aa],
     "demo-wrk-factorial": [lambda: _factorial("latency_p99_ms"),
                            lambda: _factorial("throughput_rps"),
                            lambda: _ab("latency_p99_ms"), lambda: _ab("throughput_rps")],

@@ -136,7 +136,8 @@ def _short_or_saturated(run: Run, ratio: float, latency: float, peers: np.ndarra
     why = ("no kept-up peer to judge its latency by" if moved is None
            else "its latency is like its kept-up peers'")
     cpu = "" if math.isnan(share) else f", generator at {share:.0%} of its cores"
-    return RunStatus(SHORT, f"{achieved} ({why}{cpu}): the generator fell short")
+    return RunStatus(SHORT, f"{achieved} ({why}{cpu}): a shortfall in doubt, not a failed "
+                            "server")
 
 
 def statuses_by_cell(rows: RunSet, metric: Metric, cells: list[str]) -> list[RunStatus]:

@@ -37,25 +37,37 @@ def _aggregate_rows(exp: Experiment) -> pd.DataFrame:
 
 
 def design_table(experiments: Sequence[Experiment]) -> pd.DataFrame:
-    """One row per experiment: tools and versions, runs, factors, load levels, repetitions."""
+    """One row per experiment: tool, runs, repetitions, duration range and seed (tidy: the
+    levels of its factors and loads are in :func:`levels_table`)."""
     rows = []
     for exp in experiments:
         f = _aggregate_rows(exp)
         design = exp.design or {}
+        duration = pd.to_numeric(f["duration_s"], errors="coerce").dropna()
         rows.append({
-            "experiment": exp.name,
-            "tool": ", ".join(exp.tools),
-            "tool_version": ", ".join(sorted({str(v) for v in f["tool_version"].dropna()})),
-            "runs": len(f),
-            "factors": "; ".join(f"{c}: {_levels_text(f[c])}" for c in exp.factors),
-            "load": "; ".join(f"{c}: {_levels_text(f[c])}" for c in LOAD_COLUMNS
-                              if c in f and f[c].notna().any()),
+            "experiment": exp.name, "tool": ", ".join(exp.tools), "runs": len(f),
             "repetitions": plain(f["repetition"].max()) if "repetition" in f
             and f["repetition"].notna().any() else None,
-            "duration_s": _levels_text(f["duration_s"]) if "duration_s" in f else "",
+            "duration_min_s": float(duration.min()) if len(duration) else math.nan,
+            "duration_max_s": float(duration.max()) if len(duration) else math.nan,
             "seed": design.get("seed"),
         })
     return pd.DataFrame(rows)
+
+
+def levels_table(experiments: Sequence[Experiment]) -> pd.DataFrame:
+    """One row per experiment, factor or load column, and level (tidy: no lists in cells)."""
+    rows = []
+    for exp in experiments:
+        f = _aggregate_rows(exp)
+        for kind, cols in (("factor", exp.factors), ("load", LOAD_COLUMNS)):
+            for c in cols:
+                if c in f and f[c].notna().any():
+                    for v in sorted({plain(x) for x in f[c].dropna()}, key=lambda x: (str(
+                            type(x)), x)):
+                        rows.append({"experiment": exp.name, "kind": kind, "column": c,
+                                     "level": v})
+    return pd.DataFrame(rows, columns=["experiment", "kind", "column", "level"])
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -68,25 +80,25 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def manifest_table(experiments: Sequence[Experiment]) -> pd.DataFrame:
-    """Per experiment: the distinct host, sysctl and server-profile values its manifests hold."""
+    """Per experiment and recorded item (host, sysctl, server profile, tool version): each
+    distinct value, with the number of runs that recorded it (one value per row)."""
     rows = []
     for exp in experiments:
-        seen: dict[str, set] = {}
-        for run in exp.runs:
+        seen: dict[tuple[str, str], int] = {}
+        for run in exp.rows().runs:
             m = run.manifest or {}
             items = {**_flatten(m.get("host"), "host."), **_flatten(m.get("sysctls"), "sysctl.")}
             server = m.get("server")
             if isinstance(server, Mapping):
                 items["server.profile"] = server.get("profile")
-            elif "profile" in m:
-                items["server.profile"] = m.get("profile")
+                items["server.nginx_version"] = server.get("nginx_version")
+            items["tool_version"] = run.tool_version
             for key, value in items.items():
                 if value not in (None, "") and "config" not in key:
-                    seen.setdefault(key, set()).add(str(value))
-        for key in sorted(seen):
-            rows.append({"experiment": exp.name, "item": key,
-                         "values": " | ".join(sorted(seen[key]))})
-    return pd.DataFrame(rows, columns=["experiment", "item", "values"])
+                    seen[(key, str(value))] = seen.get((key, str(value)), 0) + 1
+        for (key, value), n in sorted(seen.items()):
+            rows.append({"experiment": exp.name, "item": key, "value": value, "runs": n})
+    return pd.DataFrame(rows, columns=["experiment", "item", "value", "runs"])
 
 
 def _cpu(run, key: str) -> float:
@@ -232,3 +244,41 @@ def answers(summary: pd.DataFrame, trend: pd.DataFrame) -> list[Answer]:
                           f"{change} from the first run to the last", r["verdict"],
                           f"{r['runs']} runs"))
     return out
+
+
+# -- figures (a notebook cell is a call and a display) ------------------------------------------
+def quality_figure(quality: pd.DataFrame, error_ratio_max: float, cpu_share_max: float):
+    from perfkit import plots
+
+    points = quality_points(quality)
+    fig, axes = plots.figure(nrows=2, height_in=3.6, sharex=True)
+    plots.points(points, axes[0], "order", "error_percent", "",
+                 plots.label("failed requests", "%"), by="experiment",
+                 threshold=100 * error_ratio_max, threshold_label="flag")
+    plots.points(points, axes[1], "order", "generator_cpu_share_percent",
+                 plots.label("run order", "index"), plots.label("generator CPU", "% of its cores"),
+                 threshold=100 * cpu_share_max, by="experiment")
+    return fig
+
+
+def locust_figure(series: pd.DataFrame):
+    from perfkit import plots
+
+    fig, axes = plots.figure(nrows=3, height_in=4.6, sharex=True)
+    title = ", ".join(series.attrs.get("columns", [])) or None
+    plots.timeseries(series, axes[0], "elapsed_s", "throughput_smoothed_rps", "",
+                     plots.label("throughput", "req/s"), by="config", legend="figure",
+                     legend_title=title)
+    plots.timeseries(series, axes[1], "elapsed_s", "user_count", "", plots.label("users", "count"),
+                     by="config", step=True, legend=None)
+    plots.timeseries(series, axes[2], "elapsed_s", "latency_p95_ms", plots.label("time", "s"),
+                     plots.label("p95 response", "ms"), by="config", legend=None)
+    return fig
+
+
+def drift_figure(residuals: pd.DataFrame):
+    from perfkit import plots
+
+    fig, ax = plots.figure()
+    plots.drift(residuals, ax, by="experiment", ylabel=plots.label("residual", "log ratio"))
+    return fig

@@ -213,3 +213,47 @@ def littles_figure(table: ScalingTable):
                      plots.label("concurrency N", "count"), plots.label("X x R", "requests"),
                      by="config", identity=True, identity_label="X x R = N")
     return fig
+
+
+def throughput_figure(frame: pd.DataFrame, by: Sequence[str]):
+    from perfkit import plots
+
+    fig, ax = plots.figure()
+    plots.load_curve(frame, ax, "target_rate_rps", "throughput_rps",
+                     plots.label("offered rate", "req/s"),
+                     plots.label("achieved throughput", "req/s"), by="config", identity=True,
+                     legend_title=", ".join(by))
+    return fig
+
+
+def latency_figure(frame: pd.DataFrame, by: Sequence[str], percentile: float, slo_ms: float):
+    from perfkit import plots
+
+    fig, ax = plots.figure()
+    plots.load_curve(frame, ax, "target_rate_rps", percentile_col(percentile),
+                     plots.label("offered rate", "req/s"),
+                     plots.label(f"p{percentile:g} latency", "ms"), by="config", slo=slo_ms,
+                     slo_label=f"SLO {slo_ms:g} ms", logy=True, legend_title=", ".join(by))
+    return fig
+
+
+def present_slo(table: SloTable):
+    from perfkit import present
+
+    return present.slo(table)
+
+
+def present_models(table: ScalingTable):
+    from perfkit import present
+
+    return present.scaling(table)
+
+
+def methods(exp, slo_table: SloTable | None, closed, models: ScalingTable | None) -> dict:
+    """The Methods records of the experiments on this page, with their analyses' methods."""
+    from perfkit.report.sections.common import methods as records
+
+    out = records([exp], [slo_table.describe()] if slo_table is not None else [])
+    if closed is not None and models is not None:
+        out.update(records([closed], [models.describe()]))
+    return out
