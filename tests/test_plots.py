@@ -27,7 +27,9 @@ def wrk_sweep():
 
 def assert_publishable(fig):
     result = checks.check(fig)
-    assert result == {"overlapping_text": [], "labels_without_units": [], "text_outside": []}
+    assert set(result) >= {"overlapping_text", "labels_without_units", "text_outside",
+                           "linear_wide_axes", "split_colour_scales"}
+    assert {k: v for k, v in result.items() if v} == {}
 
 
 # -- the checks can fail -----------------------------------------------------------------------
@@ -81,6 +83,59 @@ def test_tick_labels_outside_the_view_are_not_counted():
     ax.set_ylabel("y (ms)")
     texts = {t.get_text() for t in checks.drawn_texts(fig)}
     assert "100" not in texts and "−100" not in texts
+
+
+def test_linear_wide_axes_flags_a_latency_axis_spanning_decades_on_a_linear_scale():
+    fig, ax = plots.figure()
+    ax.plot([1, 2, 3], [1.5, 40.0, 2500.0], marker="o")
+    ax.set_xlabel("run (index)")
+    ax.set_ylabel("p99 latency (ms)")
+    found = checks.linear_wide_axes(fig)
+    assert len(found) == 1 and "'p99 latency (ms)'" in found[0] and "3.2 decades" in found[0]
+    ax.set_yscale("log")
+    assert checks.linear_wide_axes(fig) == []
+
+
+def test_linear_wide_axes_ignores_reference_lines_and_other_units():
+    fig, ax = plots.figure()
+    ax.plot([1, 2], [2.0, 3.0])
+    ax.axhline(1000.0)  # a reference line is not data
+    ax.set_ylabel("p99 latency (ms)")
+    ax.set_xlabel("rate (req/s)")
+    assert checks.linear_wide_axes(fig) == []
+    fig, ax = plots.figure()
+    ax.plot([1, 2], [10.0, 50000.0])
+    ax.set_ylabel("throughput (req/s)")  # not a latency axis
+    assert checks.linear_wide_axes(fig) == []
+
+
+def test_split_colour_scales_flags_panels_each_on_their_own_scale():
+    grids = [pd.DataFrame([[1.0, 2.0], [3.0, 300.0]]), pd.DataFrame([[1.5, 2.0], [3.0, 4.0]])]
+    fig, axes = plots.figure(nrows=2, height_in=4)
+    for ax, grid in zip(axes, grids, strict=True):
+        plots.heatmap(grid, ax, "x (s)", "y (s)", "p99 (ms)")
+    assert checks.split_colour_scales(fig) == ["'p99 (ms)' is drawn on 2 colour scales"]
+    fig, axes = plots.figure(nrows=2, height_in=4)
+    plots.heatmaps(dict(zip("ab", grids, strict=True)), axes, "x (s)", "y (s)", "p99 (ms)")
+    assert checks.split_colour_scales(fig) == []
+
+
+def test_series_colours_reads_legend_and_labelled_series():
+    fig, ax = plots.figure()
+    ax.plot([1, 2], [1, 2], color="#0072B2", label="tuned")
+    ax.plot([1, 2], [2, 1], color="#D55E00", label="_hidden")
+    ax.legend()
+    fig.legend([plt_line("#009E73")], ["above"])
+    assert checks.series_colours(fig) == {"tuned": "#0072b2", "above": "#009e73"}
+    conflicts = checks.colour_conflicts([{"tuned": "#0072b2"}, {"tuned": "#d55e00"},
+                                         {"default": "#009e73"}])
+    assert conflicts == {"tuned": {"#0072b2", "#d55e00"}}
+
+
+def plt_line(colour):
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], color=colour)
 
 
 # -- style -------------------------------------------------------------------------------------
@@ -165,9 +220,7 @@ def test_load_curves_and_heatmap_are_publishable(wrk2_sweep):
     assert_publishable(fig)
     grids = scaling.heat_tables(frame, "latency_p99_ms", "profile")
     fig, axes = plots.figure(nrows=2, height_in=4.2)
-    for ax, (key, grid) in zip(style.as_list(axes), grids.items(), strict=True):
-        plots.heatmap(grid, ax, "offered rate (req/s)", "connections (count)", "p99 (ms)",
-                      title=key)
+    plots.heatmaps(grids, axes, "offered rate (req/s)", "connections (count)", "p99 (ms)")
     assert_publishable(fig)
 
 
@@ -191,5 +244,8 @@ def test_drift_plot_has_a_zero_line_and_a_running_median():
     plots.drift(frame, ax, by="experiment")
     assert_publishable(fig)
     assert ax.get_xlabel() == "run order (index)"
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert any(lbl.startswith("running median") for lbl in labels)
+    fig, ax = plots.figure()
+    plots.drift(frame, ax, by="experiment", legend="axes")
+    assert any(t.get_text().startswith("running median") for t in ax.get_legend().get_texts())

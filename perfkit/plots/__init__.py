@@ -1,13 +1,16 @@
 """Plots: pure ``f(frame, ax, ...) -> ax`` functions in one publication style.
 
 Each function draws on the axes it is given and returns them; it computes nothing that a reader
-would need as a number (those come from :mod:`perfkit.stats` and :mod:`perfkit.scaling`).
-:mod:`perfkit.plots.style` sets size, fonts and the colour-blind-safe palette;
-:mod:`perfkit.plots.checks` tests a drawn figure for units and overlapping text.
+would need as a number (those come from :mod:`perfkit.analysis`, :mod:`perfkit.stats` and
+:mod:`perfkit.scaling`). :mod:`perfkit.plots.style` sets size, fonts and the colour-blind-safe
+:class:`~perfkit.plots.style.Palette` (one look per configuration across a report);
+:mod:`perfkit.plots.checks` tests a drawn figure (units, overlapping text, log scales, the
+label -> colour mapping); :func:`perfkit.plots.alt.describe` writes its alt text.
 """
 
-from perfkit.plots import checks, style
-from perfkit.plots.effects import forest, variation
+from perfkit.plots import alt, checks, style
+from perfkit.plots.alt import describe
+from perfkit.plots.effects import forest, forest_height_in, variation
 from perfkit.plots.latency import (
     percentile_axis,
     percentile_points,
@@ -16,12 +19,12 @@ from perfkit.plots.latency import (
     tail_x,
 )
 from perfkit.plots.overview import bars, drift, points, timeseries
-from perfkit.plots.scaling import heatmap, load_curve, model_curves, usl_curve
-from perfkit.plots.style import figure, label
+from perfkit.plots.scaling import heatmap, heatmaps, load_curve, model_curves, usl_curve
+from perfkit.plots.style import Palette, figure, label
 
 __all__ = [
-    "bars", "checks", "drift", "figure", "forest", "heatmap", "label", "load_curve",
-    "model_curves",
+    "Palette", "alt", "bars", "checks", "describe", "drift", "figure", "forest",
+    "forest_height_in", "heatmap", "heatmaps", "label", "load_curve", "model_curves",
     "percentile_axis", "percentile_points", "points", "run_intervals", "spectrum", "style",
     "tail_x", "timeseries", "usl_curve", "variation",
 ]

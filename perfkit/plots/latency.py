@@ -10,9 +10,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from perfkit.plots.style import label, plain_log, series_style
+from perfkit.plots.alt import note
+from perfkit.plots.style import (
+    GREY,
+    Palette,
+    label,
+    plain_log,
+    resolve_log,
+    series_style,
+    styles_for,
+)
 
 TAIL_TICKS = (50.0, 90.0, 99.0, 99.9, 99.99, 99.999, 99.9999)
 
@@ -52,18 +62,39 @@ def _top_percentile(percentiles: pd.Series) -> float:
 def spectrum(frame: pd.DataFrame, ax: Axes, by: str = "config", y: str = "latency_ms",
              low: str | None = "ci_low_ms", high: str | None = "ci_high_ms",
              logy: bool = True, quantity: str = "latency",
-             legend_title: str | None = None) -> Axes:
+             legend_title: str | None = None, *, palette: Palette | None = None,
+             runs: pd.DataFrame | None = None, run: str = "run_id") -> Axes:
     """Percentile spectra, one line per ``by`` group, with a CI band where ``low``/``high`` exist.
 
     ``frame`` is long form: ``by, percentile`` (0-100), ``y`` (ms) and optionally the band
     columns. The 100th percentile (the maximum) has no place on a tail axis and is left out.
+
+    Parameters
+    ----------
+    palette
+        Colour and line style of each ``by`` label (one look per configuration).
+    runs
+        Each run's own spectrum, long form ``by, run, percentile, y``: drawn as thin lines of
+        its configuration's colour behind the summary, so the spread the band summarises shows.
+    run
+        The column of ``runs`` naming the run.
     """
     data = frame[frame["percentile"] < 100]
-    for i, (key, group) in enumerate(data.groupby(by, sort=False)):
+    keys = list(dict.fromkeys(data[by]))
+    styles = dict(zip(keys, styles_for(keys, palette), strict=True))
+    if runs is not None and len(runs):
+        per_run = runs[runs["percentile"] < 100]
+        for (key, _), group in per_run.groupby([by, run], sort=False):
+            st = styles.get(key) or (palette.style(key) if palette else series_style(0))
+            group = group.sort_values("percentile")
+            ax.plot(tail_x(group["percentile"]), group[y], color=st["color"], linewidth=0.5,
+                    alpha=0.45, zorder=1.5)
+    for key, group in data.groupby(by, sort=False):
         group = group.sort_values("percentile")
-        st = series_style(i)
+        st = styles[key]
         x = tail_x(group["percentile"])
-        ax.plot(x, group[y], color=st["color"], linestyle=st["linestyle"], label=str(key))
+        ax.plot(x, group[y], color=st["color"], linestyle=st["linestyle"], label=str(key),
+                zorder=3)
         if low and high and low in group and high in group and group[low].notna().any():
             ax.fill_between(x, group[low], group[high], color=st["color"], alpha=0.2,
                             linewidth=0)
@@ -74,21 +105,28 @@ def spectrum(frame: pd.DataFrame, ax: Axes, by: str = "config", y: str = "latenc
     ax.set_ylabel(label(quantity, "ms"))
     if data[by].nunique() > 1:
         ax.legend(title=legend_title, loc="upper left")
+    n_runs = 0 if runs is None or not len(runs) else runs.groupby([by, run]).ngroups
+    note(ax, f"percentile spectra of {len(keys)} configurations on the 1/(1-p) tail axis"
+             + (", with CI bands" if low and high and low in data else "")
+             + (f", behind them {n_runs} runs' own spectra" if n_runs else ""))
     return ax
 
 
 def percentile_points(frame: pd.DataFrame, ax: Axes, by: str = "config",
-                      y: str = "latency_ms", logy: bool = True) -> Axes:
+                      y: str = "latency_ms", logy: bool = True, *,
+                      palette: Palette | None = None) -> Axes:
     """Printed percentiles of each run (wrk's 50/75/90/99 %) as markers on the tail axis.
 
     Runs of one group share a colour and marker; nothing is interpolated between the printed
-    points, since a closed-loop tool's four percentiles are not a spectrum.
+    points, since a closed-loop tool's four percentiles are not a spectrum. ``palette`` gives
+    each ``by`` label its colour and marker (one look per configuration).
     """
     data = frame[frame["percentile"] < 100]
-    for i, (key, group) in enumerate(data.groupby(by, sort=False)):
-        st = series_style(i)
+    groups = list(data.groupby(by, sort=False))
+    styles = styles_for([k for k, _ in groups], palette)
+    for i, ((key, group), st) in enumerate(zip(groups, styles, strict=True)):
         # spread the groups slightly along x so their markers do not hide each other
-        shift = 1.0 + 0.06 * (i - (data[by].nunique() - 1) / 2)
+        shift = 1.0 + 0.06 * (i - (len(groups) - 1) / 2)
         ax.plot(tail_x(group["percentile"]) * shift, group[y], linestyle="none",
                 marker=st["marker"], color=st["color"], alpha=0.8, label=str(key))
     percentile_axis(ax, _top_percentile(data["percentile"]))
@@ -98,29 +136,48 @@ def percentile_points(frame: pd.DataFrame, ax: Axes, by: str = "config",
     ax.set_ylabel(label("latency", "ms"))
     if data[by].nunique() > 1:
         ax.legend(title=by, loc="upper left")
+    note(ax, "printed percentiles of each run as points on the 1/(1-p) tail axis")
     return ax
 
 
 def run_intervals(within: pd.DataFrame, across: pd.DataFrame, ax: Axes,
-                  quantity: str = "p99 latency", logy: bool = True,
-                  xlabel: str | None = None) -> Axes:
+                  quantity: str = "p99 latency", logy: bool | None = None,
+                  xlabel: str | None = None, *, palette: Palette | None = None,
+                  confidence: float | None = None) -> Axes:
     """Each run's percentile with its within-run CI (bars), over its configuration's across-run
     CI (shaded band): runs that disagree beyond their own bars show run-to-run variation.
 
     ``within``: ``config, latency_ms, ci_low_ms, ci_high_ms`` per run; ``across``: ``config,
     latency_ms, ci_low_ms, ci_high_ms`` per configuration.
+
+    A run is an open marker crossed by its bar, whose caps are wider than the marker: a
+    within-run interval narrower than the marker still shows as a line through it.
+
+    Parameters
+    ----------
+    logy
+        Log y axis; ``None`` (the default) is automatic: log when the values drawn span more
+        than a decade.
+    xlabel
+        Label of the configuration axis; ``None``: ``"configuration (level)"``.
+    palette
+        Colour and marker of each configuration label (one look per configuration).
+    confidence
+        Coverage of both intervals (e.g. 0.95), named in the legend when given.
     """
     x = 0
     ticks, names = [], []
-    for i, (config, group) in enumerate(within.groupby("config", sort=True)):
-        st = series_style(i)
+    groups = list(within.groupby("config", sort=True))
+    styles = styles_for([c for c, _ in groups], palette)
+    for (config, group), st in zip(groups, styles, strict=True):
         xs = np.arange(x, x + len(group))
         y = group["latency_ms"].to_numpy(dtype=float)
         lo = np.clip(y - group["ci_low_ms"].to_numpy(dtype=float), 0, None)
         hi = np.clip(group["ci_high_ms"].to_numpy(dtype=float) - y, 0, None)
         ax.errorbar(xs, y, yerr=[np.nan_to_num(lo), np.nan_to_num(hi, posinf=0)],
-                    fmt=st["marker"], color=st["color"], capsize=2, markersize=3.5,
-                    linewidth=0.9)
+                    fmt=st["marker"], color=st["color"], markerfacecolor="white",
+                    capsize=3.5, capthick=1.0, markersize=3.5, linewidth=1.0, zorder=3,
+                    label=str(config))
         row = across[across["config"] == config]
         if len(row):
             r = row.iloc[0]
@@ -132,11 +189,29 @@ def run_intervals(within: pd.DataFrame, across: pd.DataFrame, ax: Axes,
         names.append(str(config))
         x += len(group) + 1
     ax.set_xticks(ticks, names)
+    ax.set_xlim(-0.8, x - 0.2)
     ax.grid(False, axis="x")
-    if logy:
+    drawn = np.concatenate([within[c].to_numpy(dtype=float) for c in
+                            ("latency_ms", "ci_low_ms", "ci_high_ms")]
+                           + [across[c].to_numpy(dtype=float) for c in
+                              ("latency_ms", "ci_low_ms", "ci_high_ms") if c in across])
+    if resolve_log(logy, drawn):
         ax.set_yscale("log")
         plain_log(ax.yaxis)
     ax.set_ylabel(label(quantity, "ms"))
-    if xlabel:
-        ax.set_xlabel(xlabel)
+    ax.set_xlabel(xlabel if xlabel is not None else label("configuration", "level"))
+    level = f"{confidence:.0%} " if confidence is not None else ""
+    run_key = ax.errorbar([np.nan], [np.nan], yerr=[[np.nan], [np.nan]], fmt="o", color=GREY,
+                          markerfacecolor="white", capsize=3.5, capthick=1.0, markersize=3.5,
+                          linewidth=1.0, label="_run key")
+    band_key = Patch(color=GREY, alpha=0.3, linewidth=0)
+    ax.figure.legend([run_key, band_key],
+                     [f"one run, its within-run {level}CI (bar)",
+                      f"across runs: estimate (line), {level}CI (band)"],
+                     loc="outside upper center", ncols=1)
+    width = np.nanmedian((within["ci_high_ms"] - within["ci_low_ms"]) / within["latency_ms"])
+    note(ax, f"{len(within)} runs of {len(groups)} configurations, each with its within-run "
+             f"interval (median width {100 * width:.2g}% of the value) over the across-run "
+             "interval band" if np.isfinite(width) else
+             f"{len(within)} runs of {len(groups)} configurations over the across-run band")
     return ax

@@ -5,13 +5,21 @@
 - Colours: the Okabe-Ito palette (Okabe & Ito 2008, "Color Universal Design"), distinguishable
   under the common colour-vision deficiencies; series are told apart by line style and marker as
   well, so a grey-scale print still works.
+- One look per configuration: a :class:`Palette` built from every configuration label of a
+  report (sorted, so any two notebooks building it from the same labels agree) gives each label
+  one (colour, marker, line style) in every figure; grey is kept for reference lines and black
+  for thresholds, so neither is ever mistaken for a series.
 - Units: every axis label names its unit, as :func:`label` writes it: ``"latency (ms)"``.
+- Log scales: a latency axis whose data span more than a decade is logarithmic
+  (:func:`spans_decade`), labelled with plain numbers (:func:`plain_log`), never bare 10^k.
 - Reproducible files: SVG ids are salted with a constant and no date is written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import matplotlib as mpl
 import numpy as np
@@ -29,6 +37,9 @@ SERIES = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#00
           "#F0E442")
 LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 2)), "-")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+#: colours a :class:`Palette` gives series: Okabe-Ito without black (kept for thresholds) and
+#: yellow (too faint for lines and markers on white), ordered so that neighbours differ most
+PALETTE_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9", "#E69F00")
 #: neutral elements: reference lines, grids
 GREY = "#666666"
 #: a threshold (SLO) line: black and dashed, so it is never mistaken for a series
@@ -107,16 +118,128 @@ def series_styles(keys) -> Iterator[tuple[object, dict]]:
         yield key, series_style(i)
 
 
+def natural_key(text: str) -> tuple:
+    """Sort key that orders numbers inside labels by value: ``"default, 16"`` before
+    ``"default, 256"``, ``"demo-2"`` before ``"demo-10"``."""
+    parts = [p for p in re.split(r"(\d+(?:\.\d+)?)", text) if p]
+    return tuple((0, float(p), p) if p[0].isdigit() else (1, 0.0, p) for p in parts)
+
+
+@dataclass(frozen=True)
+class Palette:
+    """One look (colour, marker, line style) per configuration label, the same in every figure.
+
+    Build it once per report from the labels of every configuration any figure shows:
+    ``Palette.for_labels(labels)`` sorts them (numbers inside labels by value), so two notebooks
+    building it from the same labels get the same mapping, whatever order they list them in.
+    Colours are Okabe-Ito (:data:`PALETTE_COLORS`, colour-blind safe); label ``i`` takes colour
+    ``i mod 6``, and from the seventh label on the marker and line style shift as well, so no
+    two labels of a palette (up to 48) share all three. :attr:`reference` (grey) is reserved
+    for reference lines (no effect, y = x) and :attr:`threshold` (black) for thresholds such
+    as an SLO.
+
+    Every series-drawing function of :mod:`perfkit.plots` takes ``palette=``; a series whose
+    label is not in the palette raises ``KeyError`` (a figure silently taking another colour is
+    what the palette exists to prevent).
+    """
+
+    labels: tuple[str, ...]
+    reference: str = GREY
+    threshold: str = THRESHOLD
+
+    def __post_init__(self) -> None:
+        if len(set(self.labels)) != len(self.labels):
+            raise ValueError(f"palette labels must be unique, got {list(self.labels)}")
+
+    @classmethod
+    def for_labels(cls, labels: Iterable[object]) -> Palette:
+        """A palette of the distinct ``labels`` (as ``str``), in natural sort order."""
+        return cls(tuple(sorted({str(v) for v in labels}, key=natural_key)))
+
+    def __contains__(self, label: object) -> bool:
+        return str(label) in self.labels
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def style(self, label: object) -> dict:
+        """``{"color", "marker", "linestyle"}`` of ``label``."""
+        key = str(label)
+        if key not in self.labels:
+            raise KeyError(f"label {key!r} is not in the palette; build it from every label "
+                           f"of the report (it has {list(self.labels)})")
+        i = self.labels.index(key)
+        n = len(PALETTE_COLORS)
+        shift = i % n + i // n
+        return {"color": PALETTE_COLORS[i % n], "marker": MARKERS[shift % len(MARKERS)],
+                "linestyle": LINESTYLES[(shift + i // n) % len(LINESTYLES)]}
+
+    def color(self, label: object) -> str:
+        """The colour (``#rrggbb``) of ``label``."""
+        return self.style(label)["color"]
+
+    def mapping(self) -> dict[str, str]:
+        """``label -> colour`` for every label (to compare with
+        :func:`perfkit.plots.checks.series_colours` of a drawn figure)."""
+        return {lbl: self.color(lbl) for lbl in self.labels}
+
+
+def styles_for(keys: Iterable[object], palette: Palette | None = None) -> list[dict]:
+    """The style of each series key: from ``palette`` by label when given, else by position
+    (:func:`series_style`, the behaviour without a palette). A ``None`` key (one unnamed
+    series) takes the first style."""
+    out = []
+    for i, key in enumerate(keys):
+        out.append(palette.style(key) if palette is not None and key is not None
+                   else series_style(i))
+    return out
+
+
+def spans_decade(values, decades: float = 1.0) -> bool:
+    """True when the positive finite ``values`` span more than ``decades`` powers of ten
+    (max / min > 10**decades): such a latency axis reads better on a log scale."""
+    v = np.asarray(values, dtype=float).ravel()
+    v = v[np.isfinite(v) & (v > 0)]
+    return bool(v.size >= 2 and v.max() / v.min() > 10.0 ** decades)
+
+
+def is_latency_column(column: str | None) -> bool:
+    """A latency column by its unit suffix (``_ms``, ``_us``)."""
+    return bool(column) and str(column).endswith(("_ms", "_us"))
+
+
+def resolve_log(logy: bool | None, values, latency: bool = True) -> bool:
+    """``logy`` when given; ``None`` means automatic: log when ``latency`` and the values
+    span more than a decade."""
+    if logy is not None:
+        return bool(logy)
+    return latency and spans_decade(values)
+
+
 def plain_log(axis) -> None:
     """Label a log axis with plain numbers (0.5, 1, 2, 5, 10 ...) instead of powers of ten."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     low, high = sorted(axis.get_view_interval())
     decades = np.log10(high / low) if low > 0 and high > 0 else 10
-    subs = (1.0, 2.0, 5.0) if decades <= 3 else (1.0,)
+    subs = ((1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0) if decades <= 1 else
+            (1.0, 2.0, 5.0) if decades <= 3 else (1.0,))
     axis.set_major_locator(LogLocator(base=10, subs=subs))
     axis.set_major_formatter(FuncFormatter(_compact))
     axis.set_minor_formatter(NullFormatter())
+
+
+def count_log(axis, max_ticks: int = 10) -> None:
+    """Make ``axis`` (an x or y :class:`~matplotlib.axis.Axis`) a base-2 log axis for counts
+    (connections, users), ticks at 1, 2, 4, 8, ... printed as plain numbers (every other
+    power of two when more than ``max_ticks`` would show)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+
+    ax = axis.axes
+    (ax.set_xscale if axis is ax.xaxis else ax.set_yscale)("log", base=2)
+    axis.set_major_locator(LogLocator(base=2, numticks=max_ticks + 1))
+    axis.set_major_formatter(FuncFormatter(_compact))
+    axis.set_minor_locator(NullLocator())
 
 
 def as_list(axes) -> list:
@@ -144,8 +267,6 @@ def column_name(column: str) -> str:
     """A readable name without unit: ``latency_p99_9_ms`` -> ``"p99.9 latency"``."""
     if column in COLUMNS:
         return COLUMNS[column][0]
-    import re
-
     m = re.fullmatch(r"latency_(uncorrected_)?p(\d+)(?:_(\d+))?_ms", column)
     if m:
         q = m.group(2) + (f".{m.group(3)}" if m.group(3) else "")
