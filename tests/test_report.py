@@ -8,6 +8,8 @@ The report is built once per test session (:func:`demo_report`, shared with test
 from __future__ import annotations
 
 import atexit
+import html
+import re
 import functools
 import io
 import os
@@ -58,11 +60,13 @@ def test_writes_index_pages_notebooks_figures_and_tables(report):
         nbformat.validate(nbformat.read(str(report / f"{name}.ipynb"), as_version=4))
     svgs = sorted((report / "figures").glob("*.svg"))
     pngs = sorted((report / "figures").glob("*.png"))
-    assert svgs and [p.stem for p in svgs] == [p.stem for p in pngs]
+    pdfs = sorted((report / "figures").glob("*.pdf"))
+    assert svgs and [p.stem for p in svgs] == [p.stem for p in pngs] == [p.stem for p in pdfs]
     for name in NOTEBOOKS:
         assert any(p.name.startswith(f"{name}-") for p in svgs), f"{name} has no figure"
     tables = sorted((report / "tables").glob("*.csv"))
     assert tables and all(p.read_text().count("\n") >= 2 for p in tables)
+    assert (report / "methods.md").read_text().startswith("# Methods")
 
 
 def test_pages_stand_alone_without_code(report, executed):
@@ -98,13 +102,74 @@ def test_notebooks_run_clean_without_warnings_or_progress_bars(executed):
                 assert "application/vnd.jupyter.widget-view+json" not in out.get("data", {})
 
 
-def test_index_lists_headline_findings_of_every_notebook(report, executed):
+def test_index_opens_with_the_answers_then_methods_then_each_notebook(report, executed):
     index = (report / "index.html").read_text(encoding="utf-8")
     for name, nb in executed.items():
-        findings = nbhelp.collect(nb)["findings"]
-        assert findings, f"{name} states no finding"
+        answers = nbhelp.collect(nb)["answers"]
+        assert answers, f"{name} states no answer"
+        for a in answers:
+            assert nbhelp.escape(a.question) in index and nbhelp.escape(a.answer) in index
         assert f'href="{name}.html"' in index
+    assert index.index('id="answers"') < index.index('id="methods"') < index.index(
+        'id="overview"')
     assert "This notebook failed" not in index
+
+
+def test_warnings_travel_with_their_numbers_to_the_index(report, executed):
+    # the non-monotone SLO bracket of tuned, 64 connections keeps its warning on the index
+    index = (report / "index.html").read_text(encoding="utf-8")
+    answers = {a.question: a for a in nbhelp.collect(executed["scaling"])["answers"]}
+    bracket = answers["Largest offered rate with p99 < 5 ms, tuned, 64"]
+    assert any("not monotone" in w for w in bracket.warnings)
+    assert nbhelp.escape(bracket.warnings[0]) in index
+
+
+def test_every_figure_is_saved_as_svg_pdf_and_a_300_dpi_png_with_alt_text(report, executed):
+    import struct
+
+    figures = [f for nb in executed.values() for f in nbhelp.collect(nb)["figures"]]
+    for f in figures:
+        stem = report / "figures" / f"{f['notebook']}-{nbhelp.slug(f['figure'])}"
+        for suffix in (".svg", ".pdf", ".png"):
+            assert stem.with_suffix(suffix).stat().st_size > 0, stem
+        png = stem.with_suffix(".png").read_bytes()
+        phys = png.index(b"pHYs")
+        ppm = struct.unpack(">I", png[phys + 4:phys + 8])[0]
+        assert round(ppm * 0.0254) == 300, f"{stem}: {ppm * 0.0254:.0f} dpi"
+        assert len(f["alt"]) > 30 and f["alt"] != f["figure"]
+        page = (report / f"{f['notebook']}.html").read_text(encoding="utf-8")
+        alts = {html.unescape(a) for a in re.findall(r'<img [^>]*alt="([^"]*)"', page)}
+        assert f["alt"] in alts, f"{stem}: alt text not on the page"
+
+
+def test_one_colour_per_configuration_across_the_report(executed):
+    from perfkit.plots import checks
+
+    figures = [f for nb in executed.values() for f in nbhelp.collect(nb)["figures"]]
+    mappings = [f["colours"] for f in figures if f["colours"]]
+    assert len(mappings) >= 8
+    assert checks.colour_conflicts(mappings) == {}
+    shared = [lbl for lbl in ("default", "tuned") if sum(lbl in m for m in mappings) >= 2]
+    assert shared, "no configuration appears in two figures: the test would prove nothing"
+
+
+def test_every_figure_passes_the_rendering_checks(executed):
+    figures = [f for nb in executed.values() for f in nbhelp.collect(nb)["figures"]]
+    for f in figures:
+        for check in ("linear_wide_axes", "split_colour_scales", "label_colour_conflicts"):
+            assert f[check] == [], f"{f['notebook']}/{f['figure']}: {check}: {f[check]}"
+
+
+def test_tables_are_also_markdown_and_latex_and_the_page_has_no_text_dumps(report):
+    for csv in (report / "tables").glob("*.csv"):
+        assert csv.with_suffix(".md").stat().st_size > 0
+        tex = csv.with_suffix(".tex").read_text()
+        assert "\\toprule" in tex and "\\bottomrule" in tex
+    for name in NOTEBOOKS:
+        page = (report / f"{name}.html").read_text(encoding="utf-8")
+        assert "NBVAL_CHECK_OUTPUT" not in page
+        assert len(page) < 400_000, f"{name}.html is {len(page)} bytes"
+        assert "jp-ThemedContainer" not in page or "--jp-layout-color0" not in page
 
 
 def test_rebuilding_clears_only_that_notebooks_old_files(tmp_path):

@@ -26,6 +26,7 @@ import base64
 import dataclasses
 import html
 import io
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -105,6 +106,27 @@ class Report:
     output_dir: Path | None = None
     figures: list[str] = dataclasses.field(default_factory=list)
     tables: list[str] = dataclasses.field(default_factory=list)
+    labels: list[str] = dataclasses.field(default_factory=list)
+
+    def palette(self, labels: Iterable[Any]):
+        """The report's :class:`perfkit.plots.style.Palette`, extended by ``labels``.
+
+        A label keeps the colour it got the first time any figure of the report showed it:
+        the labels seen so far are kept in ``<output_dir>/palette.json``, shared by every
+        notebook of one ``perfkit report`` (in JupyterLab, by the notebook's figures)."""
+        from perfkit.plots.style import Palette, natural_key
+
+        path = self.output_dir / "palette.json" if self.output_dir is not None else None
+        if path is not None and path.is_file():
+            known = json.loads(path.read_text(encoding="utf-8"))
+            self.labels[:] = [*known, *(x for x in self.labels if x not in known)]
+        new = sorted({str(v) for v in labels} - set(self.labels), key=natural_key)
+        if new:
+            self.labels.extend(new)
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps(self.labels), encoding="utf-8")
+        return Palette(tuple(self.labels))
 
     def _path(self, kind: str, name: str, suffix: str) -> Path | None:
         if self.output_dir is None:
@@ -117,7 +139,7 @@ class Report:
                ) -> None:
         """Show ``fig`` (a :class:`matplotlib.figure.Figure`) with its caption and alt text;
         under ``perfkit report`` save it as SVG, PDF and a 300 dpi PNG."""
-        from perfkit.plots import checks
+        from perfkit.plots import checks, describe
 
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=SCREEN_DPI, metadata={"Software": None})
@@ -129,7 +151,7 @@ class Report:
             fig.savefig(svg_path.with_suffix(".png"), format="png", dpi=PNG_DPI,
                         metadata={"Software": None})
         problems = checks.check(fig)
-        alt = alt or caption or name
+        alt = alt or describe(fig)
         width_px = int(round(fig.get_figwidth() * SCREEN_PX_PER_IN))
         data = base64.b64encode(buf.getvalue()).decode("ascii")
         cap = f'<figcaption class="perfkit-caption">{escape(caption)}</figcaption>' \
@@ -137,7 +159,8 @@ class Report:
         page = (f'<figure class="perfkit-figure"><img src="data:image/png;base64,{data}" '
                 f'width="{width_px}" alt="{escape(alt)}">{cap}</figure>')
         meta = {META_KEY: {"figure": name, "notebook": self.name, "alt": alt,
-                           "caption": caption or "", **problems}}
+                           "caption": caption or "", "colours": checks.series_colours(fig),
+                           **problems}}
         _display({"text/html": page, "text/plain": f"<figure {name}: {alt}>"}, meta)
         self.figures.append(name)
 
@@ -151,6 +174,10 @@ class Report:
         from perfkit import present
         from perfkit.tables import render_all
 
+        if not len(frame):
+            _display({"text/html": f"<p><i>{escape(caption or name)}: none.</i></p>",
+                      "text/plain": f"{caption or name}: none."})
+            return
         if index:
             frame = frame.reset_index()
         tables = presentation if presentation is not None else present.frame(

@@ -24,7 +24,7 @@ import numpy as np
 from scipy import stats as sps
 from scipy.special import comb
 
-#: largest sample size (each side) for the exact distribution, as in the issue's rules
+#: largest sample size (each side) for the exact distribution, as benchstat does
 EXACT_LIMIT = 25
 
 

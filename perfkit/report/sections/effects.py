@@ -74,11 +74,6 @@ def forest_rows(result: FactorialResult) -> pd.DataFrame:
     return rows
 
 
-def forest_height_in(n_rows: int) -> float:
-    """Figure height for a forest plot of ``n_rows`` effects (readable row spacing)."""
-    return 0.9 + 0.17 * n_rows
-
-
 def variation_height_in(result: FactorialResult) -> float:
     levels = result.effects["by"].nunique(dropna=False)
     return 1.5 + 0.3 * levels
@@ -151,23 +146,30 @@ def _n(result: FactorialResult, key) -> str:
 
 
 # -- figures (a notebook cell is a call and a display) ------------------------------------------
-def forest_figure(result: FactorialResult):
-    """The forest plot of ``result``'s effects: filled markers are the significant ones."""
+def forest_figure(result: FactorialResult, palette=None, threshold: float | None = None):
+    """The forest plot of ``result``'s effects: filled markers are the significant ones, rows
+    in labelled blocks per load level, values printed, the practical ``threshold`` (±, e.g.
+    0.05) shaded; ``palette`` maps labels to :class:`perfkit.plots.Palette`
+    (``Report.palette``)."""
     from perfkit import plots
 
     rows = forest_rows(result)
-    fig, ax = plots.figure(height_in=forest_height_in(len(rows)))
+    levels = list(dict.fromkeys(rows["level"]))
+    fig, ax = plots.figure(height_in=plots.forest_height_in(len(rows), len(levels)))
     plots.forest(rows, ax, plots.label(f"effect on {result.metric.label}", "ratio"),
                  label="label", by="level", legend_title=", ".join(result.per) or None,
-                 significant="significant")
+                 significant="significant", palette=palette(levels) if palette else None,
+                 threshold=threshold)
     return fig
 
 
-def forest_caption(result: FactorialResult) -> str:
+def forest_caption(result: FactorialResult, threshold: float | None = None) -> str:
     p = "Holm-adjusted across levels, " if result.per else ""
+    band = f"; shaded: the practical threshold ±{threshold:.0%}" if threshold else ""
     return (f"Effects on {result.metric.name} as ratios (high / low) with "
-            f"{result.confidence:.0%} t intervals; filled: significant ({p}alpha "
-            f"{result.alpha:g}); {result.n_runs} runs; low -> high: {coding_text(result)}")
+            f"{result.confidence:.0%} t intervals (OLS on log values); filled: significant "
+            f"({p}alpha {result.alpha:g}); {result.n_runs} runs; low -> high: "
+            f"{coding_text(result)}{band}")
 
 
 def variation_figure(result: FactorialResult):

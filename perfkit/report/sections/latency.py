@@ -229,11 +229,29 @@ def merged_histograms(groups: Mapping[str, Sequence[Run]]) -> dict:
     return out
 
 
-def spectrum_figure(spectrum: pd.DataFrame, groups: Mapping[str, Sequence[Run]], by):
+def run_spectra(spectrum: pd.DataFrame, groups: Mapping[str, Sequence[Run]]) -> pd.DataFrame:
+    """Each run's own percentiles at its configuration's spectrum grid (``config, run_id,
+    percentile, latency_ms``): the per-run lines behind the across-run estimate."""
+    rows = []
+    for config, runs in groups.items():
+        grid = sorted(spectrum.loc[spectrum["config"] == config, "percentile"])
+        for run in runs:
+            if run.histogram is not None and run.histogram.total_count and grid:
+                for q, v in zip(grid, run.histogram.percentiles_us(grid) / 1000.0, strict=True):
+                    rows.append({"config": config, "run_id": run.run_id, "percentile": q,
+                                 "latency_ms": float(v)})
+    return pd.DataFrame(rows, columns=["config", "run_id", "percentile", "latency_ms"])
+
+
+def spectrum_figure(spectrum: pd.DataFrame, groups: Mapping[str, Sequence[Run]], by,
+                    palette=None):
+    """Spectra per configuration with their across-run bands, each run as a thin line."""
     from perfkit import plots
 
     fig, ax = plots.figure()
-    plots.spectrum(spectrum, ax, by="config", legend_title=", ".join(by))
+    plots.spectrum(spectrum, ax, by="config", legend_title=", ".join(by),
+                   palette=palette(groups) if palette else None,
+                   runs=run_spectra(spectrum, groups))
     return fig
 
 
@@ -251,18 +269,23 @@ def spectrum_alt(spectrum: pd.DataFrame, where) -> str:
             f"{configs}, each with its across-run interval band.")
 
 
-def intervals_figure(within: pd.DataFrame, table: pd.DataFrame, q: float, by):
+def intervals_figure(within: pd.DataFrame, table: pd.DataFrame, q: float, by, palette=None,
+                     confidence: float = 0.95):
     from perfkit import plots
 
     fig, ax = plots.figure()
     plots.run_intervals(within, table[np.isclose(table["percentile"], q)], ax,
-                        quantity=f"p{q:g} latency")
+                        quantity=f"p{q:g} latency", xlabel=plots.label(", ".join(by) or
+                                                                       "configuration", "level"),
+                        palette=palette(within["config"]) if palette else None,
+                        confidence=confidence)
     return fig
 
 
-def co_figure(co_spectrum: pd.DataFrame):
+def co_figure(co_spectrum: pd.DataFrame, palette=None):
     from perfkit import plots
 
     fig, ax = plots.figure()
-    plots.spectrum(co_spectrum, ax, by="config", low=None, high=None)
+    plots.spectrum(co_spectrum, ax, by="config", low=None, high=None,
+                   palette=palette(co_spectrum["config"]) if palette else None)
     return fig

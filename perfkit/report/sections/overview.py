@@ -247,38 +247,42 @@ def answers(summary: pd.DataFrame, trend: pd.DataFrame) -> list[Answer]:
 
 
 # -- figures (a notebook cell is a call and a display) ------------------------------------------
-def quality_figure(quality: pd.DataFrame, error_ratio_max: float, cpu_share_max: float):
+def quality_figure(quality: pd.DataFrame, error_ratio_max: float, cpu_share_max: float,
+                   palette=None):
     from perfkit import plots
 
     points = quality_points(quality)
+    pal = palette(points["experiment"]) if palette else None
     fig, axes = plots.figure(nrows=2, height_in=3.6, sharex=True)
     plots.points(points, axes[0], "order", "error_percent", "",
                  plots.label("failed requests", "%"), by="experiment",
-                 threshold=100 * error_ratio_max, threshold_label="flag")
+                 threshold=100 * error_ratio_max, threshold_label="flag", palette=pal)
     plots.points(points, axes[1], "order", "generator_cpu_share_percent",
                  plots.label("run order", "index"), plots.label("generator CPU", "% of its cores"),
-                 threshold=100 * cpu_share_max, by="experiment")
+                 threshold=100 * cpu_share_max, by="experiment", palette=pal)
     return fig
 
 
-def locust_figure(series: pd.DataFrame):
+def locust_figure(series: pd.DataFrame, palette=None):
     from perfkit import plots
 
+    pal = palette(series["config"]) if palette else None
     fig, axes = plots.figure(nrows=3, height_in=4.6, sharex=True)
     title = ", ".join(series.attrs.get("columns", [])) or None
     plots.timeseries(series, axes[0], "elapsed_s", "throughput_smoothed_rps", "",
                      plots.label("throughput", "req/s"), by="config", legend="figure",
-                     legend_title=title)
+                     legend_title=title, palette=pal)
     plots.timeseries(series, axes[1], "elapsed_s", "user_count", "", plots.label("users", "count"),
-                     by="config", step=True, legend=None)
+                     by="config", step=True, legend=None, palette=pal)
     plots.timeseries(series, axes[2], "elapsed_s", "latency_p95_ms", plots.label("time", "s"),
-                     plots.label("p95 response", "ms"), by="config", legend=None)
+                     plots.label("p95 response", "ms"), by="config", legend=None, palette=pal)
     return fig
 
 
-def drift_figure(residuals: pd.DataFrame):
+def drift_figure(residuals: pd.DataFrame, palette=None):
     from perfkit import plots
 
-    fig, ax = plots.figure()
-    plots.drift(residuals, ax, by="experiment", ylabel=plots.label("residual", "log ratio"))
+    fig, ax = plots.figure(height_in=3.2)
+    plots.drift(residuals, ax, by="experiment", ylabel=plots.label("residual", "log ratio"),
+                palette=palette(residuals["experiment"]) if palette else None)
     return fig

@@ -180,18 +180,17 @@ def answers(slo_table: SloTable | None, table: ScalingTable | None) -> list[Answ
 
 # -- figures (a notebook cell is a call and a display) ------------------------------------------
 def heatmap_figure(grids: Mapping[str, pd.DataFrame], percentile: float):
-    """One heat map panel (connections x offered rate) per level of the split column."""
+    """One heat map panel (connections x offered rate) per level of the split column, on one
+    shared log colour scale, each cell's value printed."""
     from perfkit import plots
 
     fig, axes = plots.figure(nrows=len(grids), height_in=1.2 + 1.5 * len(grids))
-    for ax, (key, grid) in zip(plots.style.as_list(axes), grids.items(), strict=True):
-        plots.heatmap(grid, ax, plots.label("offered rate", "req/s"),
-                      plots.label("connections", "count"),
-                      plots.label(f"p{percentile:g}", "ms"), title=key)
+    plots.heatmaps(grids, axes, plots.label("offered rate", "req/s"),
+                   plots.label("connections", "count"), plots.label(f"p{percentile:g}", "ms"))
     return fig
 
 
-def models_figure(table: ScalingTable, by: Sequence[str]):
+def models_figure(table: ScalingTable, by: Sequence[str], palette=None):
     """Every run's throughput against its concurrency, with each configuration's fitted model
     and its claimed peak."""
     from perfkit import plots
@@ -200,40 +199,63 @@ def models_figure(table: ScalingTable, by: Sequence[str]):
     fig, ax = plots.figure(height_in=2.9)
     plots.model_curves(points, curves, ax, "n", "x", plots.label(table.n_column, "count"),
                        plots.label("throughput", "req/s"), peaks=peaks,
-                       legend_title=", ".join(by) or None)
+                       legend_title=", ".join(by) or None,
+                       palette=palette(points["config"]) if palette else None)
     return fig
 
 
-def littles_figure(table: ScalingTable):
+def littles_figure(table: ScalingTable, palette=None):
     """Little's law: the concurrency X x R implied by each run against the configured one."""
     from perfkit import plots
 
+    points = littles_points(table)
     fig, ax = plots.figure()
-    plots.load_curve(littles_points(table), ax, "concurrency", "implied_concurrency",
+    plots.load_curve(points, ax, "concurrency", "implied_concurrency",
                      plots.label("concurrency N", "count"), plots.label("X x R", "requests"),
-                     by="config", identity=True, identity_label="X x R = N")
+                     by="config", identity=True, identity_label="X x R = N",
+                     palette=palette(points["config"]) if palette else None)
     return fig
 
 
-def throughput_figure(frame: pd.DataFrame, by: Sequence[str]):
+def throughput_figure(frame: pd.DataFrame, by: Sequence[str], palette=None):
     from perfkit import plots
 
     fig, ax = plots.figure()
     plots.load_curve(frame, ax, "target_rate_rps", "throughput_rps",
                      plots.label("offered rate", "req/s"),
                      plots.label("achieved throughput", "req/s"), by="config", identity=True,
-                     legend_title=", ".join(by))
+                     legend_title=", ".join(by),
+                     palette=palette(frame["config"]) if palette else None)
     return fig
 
 
-def latency_figure(frame: pd.DataFrame, by: Sequence[str], percentile: float, slo_ms: float):
+def verdict_points(slo_table: SloTable, frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """The SLO verdicts' estimates and intervals per configuration and rate, labelled as the
+    runs frame's ``config`` (what the latency figure draws over the runs)."""
+    verdicts = slo_table.verdicts_frame()
+    if not len(verdicts):
+        return verdicts
+    verdicts = verdicts.rename(columns={"rate_rps": "target_rate_rps"})
+    verdicts.insert(0, "config", config_labels(verdicts, list(by)).to_numpy())
+    return verdicts
+
+
+def latency_figure(frame: pd.DataFrame, by: Sequence[str], percentile: float, slo_ms: float,
+                   slo_table: SloTable | None = None, palette=None):
+    """Every run's percentile against the offered rate, with the SLO line and, when given, the
+    SLO verdicts' across-run estimates and intervals (the numbers the bracket rests on)."""
     from perfkit import plots
 
+    summary = verdict_points(slo_table, frame, by) if slo_table is not None else None
     fig, ax = plots.figure()
     plots.load_curve(frame, ax, "target_rate_rps", percentile_col(percentile),
                      plots.label("offered rate", "req/s"),
                      plots.label(f"p{percentile:g} latency", "ms"), by="config", slo=slo_ms,
-                     slo_label=f"SLO {slo_ms:g} ms", logy=True, legend_title=", ".join(by))
+                     slo_label=f"SLO {slo_ms:g} ms", legend_title=", ".join(by),
+                     palette=palette(frame["config"]) if palette else None, summary=summary,
+                     estimate="estimate_ms" if summary is not None else None,
+                     low="ci_low_ms" if summary is not None else None,
+                     high="ci_high_ms" if summary is not None else None)
     return fig
 
 
