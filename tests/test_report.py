@@ -8,11 +8,11 @@ The report is built once per test session (:func:`demo_report`, shared with test
 from __future__ import annotations
 
 import atexit
-import html
-import re
 import functools
+import html
 import io
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
