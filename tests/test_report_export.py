@@ -75,7 +75,7 @@ def capture(monkeypatch) -> list:
     return shown
 
 
-def test_tables_notes_and_findings_escape_data_text(monkeypatch, tmp_path):
+def test_tables_notes_answers_and_methods_escape_data_text(monkeypatch, tmp_path):
     import pandas as pd
 
     shown = capture(monkeypatch)
@@ -83,11 +83,14 @@ def test_tables_notes_and_findings_escape_data_text(monkeypatch, tmp_path):
     evil = "<script>alert(1)</script>"
     report.table(pd.DataFrame({"endpoint": [evil], "p99_ms": [1.23456]}), "tab", caption=evil)
     report.note([evil, "second"])
-    report.findings({evil: evil})
+    report.methods({evil: {"setup": [evil], "analyses": [], "closing": []}})
+    report.answers([nbhelp.Answer(evil, evil, evil, evil, (evil,))])
     html = "".join(d.get("text/html", "") for d, _ in shown)
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert (tmp_path / "tables" / "t-tab.csv").read_text().splitlines()[1].startswith(evil)
-    assert shown[-1][1]["perfkit"]["findings"] == [(evil, evil)]
+    assert "p99 [ms]" in (tmp_path / "tables" / "t-tab.md").read_text()
+    assert "\\textless{}" not in (tmp_path / "tables" / "t-tab.tex").read_text()
+    assert shown[-1][1]["perfkit"]["answers"][0]["question"] == evil
 
 
 def test_figures_are_saved_as_svg_and_png_and_checked(monkeypatch, tmp_path):
@@ -100,6 +103,7 @@ def test_figures_are_saved_as_svg_and_png_and_checked(monkeypatch, tmp_path):
     nbhelp.Report("t", tmp_path).figure(fig, "f")
     assert (tmp_path / "figures" / "t-f.svg").read_text().lstrip().startswith("<?xml")
     assert (tmp_path / "figures" / "t-f.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "figures" / "t-f.pdf").read_bytes()[:4] == b"%PDF"
     meta = shown[0][1]["perfkit"]
     assert meta["figure"] == "f"
     assert any("'connections' has no unit" in p for p in meta["labels_without_units"])
@@ -108,9 +112,11 @@ def test_figures_are_saved_as_svg_and_png_and_checked(monkeypatch, tmp_path):
 def test_index_escapes_everything_from_data():
     evil = '<img src=x onerror="alert(1)">'
     entry = NotebookEntry(name="latency", title=evil, html="latency.html", ipynb="latency.ipynb",
-                          findings=((evil, evil),), figures=("figures/latency-a b.png",),
+                          answers=(nbhelp.Answer(evil, evil, evil, evil, (evil,)),),
+                          figures=("figures/latency-a b.png",),
+                          alts={"figures/latency-a b.png": evil},
                           tables=("tables/latency-t.csv",), error=evil)
-    page = render_index(evil, evil, [entry])
+    page = render_index(evil, evil, [entry], {evil: evil})
     assert "<img src=x" not in page and "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in page
     assert 'src="figures/latency-a%20b.png"' in page
     assert remote_references(page) == []

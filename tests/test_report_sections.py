@@ -216,12 +216,13 @@ def test_designed_aa_comparison_needs_two_arms(wrk):
 
 
 # -- overview ------------------------------------------------------------------------------------
-def test_design_table_describes_the_sweep(wrk):
+def test_design_table_describes_the_sweep_one_value_per_cell(wrk):
     row = overview.design_table([wrk]).iloc[0]
-    assert row["runs"] == 24 and row["tool"] == "wrk"
-    assert row["factors"] == "profile: default, tuned"
-    assert row["load"].startswith("connections: 10, 50, 100, 200")
-    assert row["repetitions"] == 3
+    assert row["runs"] == 24 and row["tool"] == "wrk" and row["repetitions"] == 3
+    assert (row["duration_min_s"], row["duration_max_s"]) == (5.0, 5.1)
+    levels = overview.levels_table([wrk])
+    assert levels[levels["column"] == "profile"]["level"].tolist() == ["default", "tuned"]
+    assert levels[levels["column"] == "connections"]["level"].tolist() == [10, 50, 100, 200]
 
 
 def test_drift_residuals_are_centred_per_cell_and_the_trend_is_recovered(wrk2):
@@ -251,9 +252,8 @@ def test_headline_lists_the_largest_significant_effects_first(wrk2):
     rows = wrk2.rows()
     results = effects.factorials(rows, ["profile", "connections"],
                                  ["latency_p99_ms", "throughput_rps"], per="target_rate_rps")
-    found = effects.headline([], results, alpha=0.05)
-    ratios = [float(v.split(" ")[0][1:]) for k, v in found.items() if k != "effects"
-              and k != "other significant effects"]
+    found = effects.answers([], results)
+    ratios = [float(a.answer.split(" ")[0][1:]) for a in found if a.answer.startswith("x")]
     assert ratios and len(ratios) <= effects.MAX_HEADLINE_EFFECTS
     sizes = [abs(math.log(r)) for r in ratios]
     assert sizes == sorted(sizes, reverse=True)
@@ -262,6 +262,7 @@ def test_headline_lists_the_largest_significant_effects_first(wrk2):
 def test_scaling_headline_groups_configurations_without_a_peak(wrk):
     three = wrk.rows({"connections": [10, 50, 100]})
     models = scaling.fits(three, ["profile"], n_resamples=20)
-    found = scaling.headline(None, models)
-    assert list(found) == ["peak concurrency N*, every configuration"]
-    assert "Amdahl's law only" in found["peak concurrency N*, every configuration"]
+    found = scaling.answers(None, models)
+    assert [a.question for a in found] == ["Peak concurrency N*, default",
+                                           "Peak concurrency N*, tuned"]
+    assert all(a.answer == "not claimed" and "Amdahl's law only" in a.warnings[0] for a in found)

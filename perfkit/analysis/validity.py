@@ -72,7 +72,43 @@ def threats(exp: Experiment, p: Provenance | None = None) -> list[Threat]:
                           "effects (caches warming, log flushes, GC) may not show."))
     out.append(Threat("workload", f"{exp.name}: server {_server(p)}; workload "
                       f"{', '.join(p.urls) or 'URL not recorded'}{_body(exp)}."))
+    diffs = config_diffs(exp)
+    if diffs:
+        out.append(Threat("configs", f"{exp.name}: what each profile changes in the rendered "
+                          "nginx configuration (as recorded in the manifests): " + "; ".join(
+                              f"{prof}: {', '.join(lines)}" for prof, lines in diffs.items())))
+    cells = [c for c in (*exp.factors, "connections", "users", "target_rate_rps")
+             if c in exp.frame]
+    effect = block_effect(exp.rows(), "throughput_rps", cells)
+    if effect is not None and effect[1] < 0.05:
+        out.append(Threat("blocks", f"{exp.name}: throughput differs between blocks (run "
+                          f"order) by up to {effect[0]:.0%} after removing the cells' means "
+                          f"(p = {effect[1]:.2g}): an analysis that ignores blocks (the "
+                          "scalability fit, the SLO bracket) counts this drift as noise."))
     out += [Threat("value-cap", t) for t in value_caps(exp.rows(), exp.name)]
+    return out
+
+
+def config_diffs(exp: Experiment, limit: int = 6) -> dict[str, list[str]]:
+    """Per server profile: the nginx config lines (directives) not in the first profile's,
+    from the rendered configs the manifests record (comments and paths left out)."""
+    configs: dict[str, set[str]] = {}
+    for run in exp.rows().runs:
+        server = (run.manifest or {}).get("server") or {}
+        text, profile = server.get("config_text"), server.get("profile")
+        if text and profile and profile not in configs:
+            configs[profile] = {" ".join(ln.split()) for ln in text.splitlines()
+                                if ln.strip() and not ln.strip().startswith("#")
+                                and "temp_path" not in ln and "listen" not in ln}
+    if len(configs) < 2:
+        return {}
+    first, *rest = configs
+    out = {}
+    for prof in rest:
+        extra = sorted(configs[prof] - configs[first])
+        if extra:
+            out[f"{prof} vs {first}"] = extra[:limit] + ([f"... {len(extra) - limit} more"]
+                                                         if len(extra) > limit else [])
     return out
 
 
