@@ -29,6 +29,8 @@ KNOWN_CAPS_MS = {1000.0: "the Linux SYN retransmission timeout (1 s): connection
                          "dropped from a full accept queue and retried",
                  2000.0: "wrk's default request timeout (2 s)",
                  3000.0: "the second SYN retransmission (3 s)"}
+#: the per-run metrics whose drift over the run order is reported as a threat
+DRIFT_METRICS = ("latency_p50_ms", "throughput_rps")
 #: a value within this relative distance of a cap sits on it: a timeout plus a little service
 #: time, printed to 3 significant digits (wrk prints 1.01s)
 CAP_TOLERANCE = 0.05
@@ -86,7 +88,27 @@ def threats(exp: Experiment, p: Provenance | None = None) -> list[Threat]:
                           f"(p = {effect[1]:.2g}): an analysis that ignores blocks (the "
                           "scalability fit, the SLO bracket) counts this drift as noise."))
     out += [Threat("value-cap", t) for t in value_caps(exp.rows(), exp.name)]
+    out += _drift(exp, cells)
     return out
+
+
+def _drift(exp: Experiment, cells: list[str]) -> list[Threat]:
+    """A significant trend of the runs over their order (:mod:`perfkit.analysis.drift`)."""
+    from perfkit.analysis import drift
+
+    found = []
+    for metric in DRIFT_METRICS:
+        d = drift.trend(drift.residuals(exp.rows(), metric, cells))
+        if d is not None and d.verdict == drift.DRIFT:
+            found.append(f"{metric} {d.change_pct:+.0f}% [{d.ci_low_pct:+.0f}%, "
+                         f"{d.ci_high_pct:+.0f}%] from the first run to the last (p = "
+                         f"{d.p_value:.2g})")
+    if not found:
+        return []
+    return [Threat("drift", f"{exp.name}: the system drifted during the experiment: "
+                   + "; ".join(found) + ". Randomized order keeps drift from biasing the "
+                   "comparisons, but it widens every interval; unrandomized comparisons "
+                   "(history, gates) would mistake it for a change.")]
 
 
 def config_diffs(exp: Experiment, limit: int = 6) -> dict[str, list[str]]:
