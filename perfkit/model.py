@@ -16,6 +16,7 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from perfkit.consistency import consistency_warnings
 from perfkit.histogram import LatencyHistogram
 
 #: where a run's latency numbers come from
@@ -262,6 +263,9 @@ def validity_warnings(run: Run) -> tuple[str, ...]:
         all_failed = True
     if run.requests == 0 and (run.socket_errors or run.failures):
         all_failed = True
+    if run.requests == 0 and not all_failed:
+        out.append("no request completed (0 requests): the server never answered within the "
+                   "run; throughput 0 and no latency, not a measurement")
     if all_failed:
         out.append("every response failed: not a throughput measurement")
     elif ratio is not None and ratio > ERROR_RATIO_WARN:
@@ -279,6 +283,7 @@ def validity_warnings(run: Run) -> tuple[str, ...]:
             "Locust rounds response times (whole ms below 100 ms, 10 ms below 1 s, 100 ms "
             "below 10 s) before taking percentiles"
         )
+    out.extend(consistency_warnings(run))
     if run.tool == "wrk2":
         sat = run.saturated
         if sat is None:

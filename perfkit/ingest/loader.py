@@ -105,6 +105,23 @@ def _failed_placeholder(info: ManifestInfo, directory: Path, reason: str) -> Run
     )
 
 
+STDERR_NAMES = ("stderr.txt", "run.stderr")
+
+
+def _stderr_reason(paths: list[Path]) -> str:
+    """Why a run wrote no output: the last line of its stderr (``unable to connect ...``)."""
+    for path in paths:
+        if path.name in STDERR_NAMES:
+            try:
+                lines = path.read_bytes()[-4096:].decode("utf-8", "replace").splitlines()
+            except OSError:
+                continue
+            last = next((ln.strip() for ln in reversed(lines) if ln.strip()), None)
+            if last:
+                return f"no tool output was written; {path.name} says {last[:200]!r}"
+    return "no tool output was written"
+
+
 def load_directory_files(directory: Path, paths: list[Path]) -> LoadResult:
     """Load the tool outputs among ``paths`` (all in ``directory``) as one run directory."""
     result = LoadResult()
@@ -144,7 +161,7 @@ def load_directory_files(directory: Path, paths: list[Path]) -> LoadResult:
     if info is not None:
         runs = [apply_manifest(r, info) for r in runs]
         if failed and not runs:
-            reason = "; ".join(reasons) or "no tool output was written"
+            reason = "; ".join(reasons) or _stderr_reason(paths)
             runs = [apply_manifest(_failed_placeholder(info, directory, reason), info)]
     result.runs.extend(runs)
     return result

@@ -20,6 +20,7 @@ so rows are located through the reader's ``line_num``, not by counting rows.
 from __future__ import annotations
 
 import csv
+import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -180,7 +181,10 @@ class RowReader:
             return None
         if not pattern.fullmatch(value):
             self._fail(name, kind, value)
-        return cast(value)
+        number = cast(value)
+        if not 0 <= number < math.inf:  # Locust never prints a negative or non-finite count/time
+            self._fail(name, f"{kind} (finite, not negative)", value)
+        return number
 
     def integer(self, name: str, allow_na: bool = False) -> int | None:
         return self._convert(name, allow_na, _INTEGER, "a whole number", int)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -168,6 +169,8 @@ def _check_value(key: str, value: object, types: tuple, nullable: bool) -> str |
         return f"{key!r} is {type(value).__name__}"
     if isinstance(value, int) and types == (int,) and value < 0:
         return f"{key!r} is negative"
+    if isinstance(value, float) and not 0 <= value < math.inf:
+        return f"{key!r} is {value!r} (Locust writes finite, non-negative numbers)"
     return None
 
 

@@ -125,10 +125,20 @@ def parse(text: str, source: str = "<string>") -> Run:
 
 
 def _read_calibration(cur: Cursor, acc: Accumulator) -> None:
+    """``Thread calibration`` lines. wrk2 calibrates as soon as its histogram's mean is not 0,
+    and the mean of an empty histogram is NaN, not 0: it then prints NaN cast to an integer,
+    ``mean lat.: 9223372036854776.000ms``. A mean beyond wrk2's 24 h range is that placeholder."""
     calibration = []
     while m := cur.take_if(CALIBRATION):
+        mean = cur.convert(time_ms, m.group(1), "a latency such as 1.196ms")
+        if not mean <= HIGHEST_US / 1000:
+            acc.notes.append(
+                f"calibration mean_latency_ms: wrk2 printed {m.group(1)!r}, beyond its 24 h "
+                "range (it calibrated on an empty histogram: no response had arrived yet); "
+                "kept as missing")
+            mean = None
         calibration.append({
-            "mean_latency_ms": cur.convert(time_ms, m.group(1), "a latency such as 1.196ms"),
+            "mean_latency_ms": mean,
             "rate_sampling_interval_ms": cur.convert(time_ms, m.group(2),
                                                      "an interval such as 10ms"),
         })
@@ -170,9 +180,10 @@ def _read_block(cur: Cursor, acc: Accumulator, kind: str) -> dict:
     footer, where = _read_footer(cur)
     hist = _check_and_build(cur, values_us, counts, footer, where)
     if hist is None:
+        field = "percentiles_ms" if kind == CORRECTED else "uncorrected_percentiles_ms"
         acc.notes.append(
-            f"wrk2's {kind.lower()} histogram is empty (Total count = 0): its printed "
-            "percentiles are placeholders and are missing, not 0")
+            f"{field}: wrk2's {kind.lower()} histogram is empty (Total count = 0): its printed "
+            "percentiles (0.00us) and footer (Mean = -nan) are placeholders, missing, not 0")
         percentiles = {}
     return {"percentiles": percentiles, "histogram": hist, "footer": footer}
 
@@ -263,6 +274,7 @@ def _check_and_build(cur: Cursor, values_us: np.ndarray, counts: np.ndarray, foo
         raise cur.error(f"Total count = {last}, the spectrum's last TotalCount "
                         "(the spectrum disagrees with its footer)", where["max_line"])
     if total == 0:
+        footer["max_ms"] = None  # "Max = 0.000" of an empty histogram: a placeholder
         return None
     idx = LAYOUT.index_of(values_us)
     deltas = np.diff(counts, prepend=0)
