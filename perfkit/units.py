@@ -83,7 +83,9 @@ def _split(text: str, units: dict[str, Decimal], what: str) -> Decimal | None:
         return None
     m = _PLACEHOLDER.match(s)
     if m and m.group(2) in units:
-        return None if m.group(1).lower() == "nan" else Decimal("Infinity")
+        if m.group(1).lower() == "nan":
+            return None
+        return Decimal("-Infinity") if s.startswith("-") else Decimal("Infinity")
     m = _SUFFIXED.match(s)
     if not m or m.group(2) not in units:
         allowed = ", ".join(repr(u) for u in units)

@@ -31,14 +31,16 @@ from perfkit.errors import ParseError
 from perfkit.model import Run
 from perfkit.units import UnitError, bytes_, count, duration_s, number, percent, time_ms
 
-HEADER = re.compile(r"Running (\S+) test @ (\S.*?)\s*$")
-THREADS = re.compile(r"\s*(\d+) threads and (\d+) connections\s*$")
+# integers have at most 18 digits (below 2**63): a longer one is damage, not a count
+HEADER = re.compile(r"Running (\S+) test @ (\S+)\s*$")  # no lazy .*: quadratic on long lines
+THREADS = re.compile(r"\s*(\d{1,18}) threads and (\d{1,18}) connections\s*$")
 STATS_HEADER = re.compile(r"\s*Thread Stats\s+Avg\s+Stdev\s+Max\s+\+/- Stdev\s*$")
 STAT_ROW = re.compile(r"\s*(Latency|Req/Sec)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
-TOTALS = re.compile(r"\s*(\d+) requests in (\S+), (\S+) read\s*$")
+TOTALS = re.compile(r"\s*(\d{1,18}) requests in (\S+), (\S+) read\s*$")
 SOCKET = re.compile(
-    r"\s*Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)\s*$")
-NON2XX = re.compile(r"\s*Non-2xx or 3xx responses: (\d+)\s*$")
+    r"\s*Socket errors: connect (\d{1,18}), read (\d{1,18}), write (\d{1,18}), "
+    r"timeout (\d{1,18})\s*$")
+NON2XX = re.compile(r"\s*Non-2xx or 3xx responses: (\d{1,18})\s*$")
 REQ_SEC = re.compile(r"Requests/sec:\s+(\S+)\s*$")
 TRANSFER_SEC = re.compile(r"Transfer/sec:\s+(\S+)\s*$")
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -62,20 +63,82 @@ def find_manifest(directory: Path) -> Path | None:
 
 def read_manifest(path: Path) -> ManifestInfo:
     """Read ``manifest.json`` or ``meta.json``; a malformed one raises ParseError."""
-    text = path.read_text(encoding="utf-8")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ParseError(str(path), line, "a UTF-8 JSON object (run manifest)",
+                         f"the byte {raw[exc.start:exc.start + 1]!r}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ParseError(str(path), exc.lineno, "a JSON object (run manifest)",
                          exc.msg) from exc
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        m = re.search(r"\d{1000,}", text)
+        line = text.count("\n", 0, m.start()) + 1 if m else 1
+        raise ParseError(str(path), line, "a JSON object (run manifest)", str(exc)) from None
     if not isinstance(data, dict):
         raise ParseError(str(path), 1, "a JSON object (run manifest)", type(data).__name__)
-    argv = data.get("argv")
-    if argv is not None and not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
-        raise ParseError(str(path), None, '"argv" to be a list of strings', repr(argv))
+    _check_types(path, text, data)
     if path.name == "manifest.json":
         return _from_perfkit(path, data)
     return _from_meta(path, data)
+
+
+_NUMBER_TYPES = (int, float)
+#: key -> (accepted JSON types, what to say); None is always accepted (absent)
+_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "tool": ((str,), "a string"), "tool_version": ((str,), "a string"),
+    "version": ((str,), "a string"), "run_id": ((str,), "a string"),
+    "status": ((str,), "a string"), "start_utc": ((str,), "a string"),
+    "end_utc": ((str,), "a string"), "factors": ((dict,), "an object"),
+    "load": ((dict,), "an object"), "params": ((dict,), "an object"),
+    "warnings": ((list,), "a list"), "argv": ((list,), "a list of strings"),
+    "repetition": ((int, str), "an integer"), "block": ((int, str), "an integer"),
+    "order": ((int, str), "an integer"), "exit_code": ((int, str), "an integer"),
+}
+_INT_KEYS = ("repetition", "block", "order", "exit_code", "rep")  # meta.json: params.rep
+
+
+def _key_line(text: str, key: str) -> int:
+    at = text.find(f'"{key}"')
+    return text.count("\n", 0, at) + 1 if at >= 0 else 1
+
+
+def _check_types(path: Path, text: str, data: dict) -> None:
+    """Every key perfkit uses has the type it needs; else a ParseError at the key's line."""
+
+    def fail(key: str, what: str, value: Any) -> None:
+        raise ParseError(str(path), _key_line(text, key), f'"{key}" to be {what}',
+                         repr(value)[:80])
+
+    for key, (types, what) in _TYPES.items():
+        value = data.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
+            fail(key, what, value)
+    argv = data.get("argv")
+    if argv is not None and not all(isinstance(a, str) for a in argv):
+        fail("argv", "a list of strings", argv)
+    params = data.get("params") or {}
+    for key in _INT_KEYS:
+        for value in (data.get(key), params.get(key)):
+            if value is None or value == "":
+                continue
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+                value = int(value) if len(value) < 19 else 2**63
+            if isinstance(value, bool) or not isinstance(value, int):
+                fail(key, "an integer", value)
+            if abs(value) > 2**62:
+                fail(key, "an integer of a sane size", value)
+    for section in ("load", "params"):
+        for key, value in (data.get(section) or {}).items():
+            if key in _LOAD_KEYS and value is not None and (
+                    isinstance(value, bool) or not isinstance(value, _NUMBER_TYPES + (str,))):
+                fail(key, "a number", value)
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -219,6 +282,17 @@ def _typed(opts: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _positive(value: Any, kind: type) -> Any:
+    """A load level as ``kind`` (int or float), or None when it is not a finite number > 0."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if not 0 < number < float("inf"):
+        return None
+    return int(number) if kind is int else number
+
+
 def apply_manifest(run: Run, info: ManifestInfo) -> Run:
     """Fill what the output does not print from the manifest; never overwrite printed values."""
     tool = run.tool
@@ -241,13 +315,14 @@ def apply_manifest(run: Run, info: ManifestInfo) -> Run:
     }
     if tool == "wrk2" and run.target_rate_rps is None:
         rate = opts.get("rate", load.get("rate_rps", load.get("rate")))
-        changes["target_rate_rps"] = None if rate is None else float(rate)
+        changes["target_rate_rps"] = _positive(rate, float)
     if run.threads is None:
-        changes["threads"] = opts.get("threads", load.get("threads"))
+        changes["threads"] = _positive(opts.get("threads", load.get("threads")), int)
     if run.connections is None and tool != "locust":
-        changes["connections"] = opts.get("connections", load.get("connections"))
+        changes["connections"] = _positive(opts.get("connections", load.get("connections")),
+                                           int)
     if tool == "locust" and run.users is None:
-        changes["users"] = opts.get("users", load.get("users"))
+        changes["users"] = _positive(opts.get("users", load.get("users")), int)
     if run.url is None:
         changes["url"] = opts.get("url") or opts.get("host")
     notes = list(run.notes)

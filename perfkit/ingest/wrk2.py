@@ -65,10 +65,12 @@ SPECTRUM_TITLE = re.compile(r"\s*Detailed Percentile spectrum:\s*$")
 SPECTRUM_HEADER = re.compile(r"\s*Value\s+Percentile\s+TotalCount\s+1/\(1-Percentile\)\s*$")
 SPECTRUM_ROW = re.compile(r"\s*(\d+\.\d+)\s+(\d+\.\d+)\s+(\d+)\s+(\d+\.\d+|inf)\s*$")
 FOOTER_MEAN = re.compile(r"#\[Mean\s*=\s*(\S+), StdDeviation\s*=\s*(\S+)\]\s*$")
-FOOTER_MAX = re.compile(r"#\[Max\s*=\s*(\S+), Total count\s*=\s*(\d+)\]\s*$")
-FOOTER_BUCKETS = re.compile(r"#\[Buckets\s*=\s*(\d+), SubBuckets\s*=\s*(\d+)\]\s*$")
+FOOTER_MAX = re.compile(r"#\[Max\s*=\s*(\S+), Total count\s*=\s*(\d{1,18})\]\s*$")
+FOOTER_BUCKETS = re.compile(r"#\[Buckets\s*=\s*(\d{1,18}), SubBuckets\s*=\s*(\d{1,18})\]\s*$")
 # possessive quantifiers: a row either matches or the fast path gives up, never backtracks
-_ROW = r" *+\d++\.\d{3} ++\d\.\d{6} ++\d++ ++"
+# at most 8 digits of ms (wrk2's 24 h limit is 86400000.000 ms) and 18 of count (< 2**63):
+# numpy's text reader would saturate a longer integer silently
+_ROW = r" *+\d{1,8}+\.\d{3} ++\d\.\d{6} ++\d{1,18}+ ++"
 FAST_ROWS = re.compile(rf"(?:{_ROW}\d++\.\d{{2}}\n)*+{_ROW}inf(?=\n|$)")
 DASHES = re.compile(r"-{10,}\s*$")
 
@@ -235,6 +237,9 @@ def _read_rows_by_line(cur: Cursor) -> tuple[np.ndarray, np.ndarray]:
         if m is None:
             raise cur.error(ROW_EXPECTED)
         cur.pos += 1
+        if len(m.group(1)) > 12 or len(m.group(3)) > 18:
+            raise cur.error(f"a Value of at most {HIGHEST_US / 1000:.3f} ms and a TotalCount "
+                            "below 10**18", cur.pos - 1)
         values.append(_milli_to_micro(m.group(1)))
         counts.append(int(m.group(3)))
         if m.group(4) == "inf":
@@ -278,6 +283,8 @@ def _check_and_build(cur: Cursor, values_us: np.ndarray, counts: np.ndarray, foo
         return None
     idx = LAYOUT.index_of(values_us)
     deltas = np.diff(counts, prepend=0)
+    if not re.fullmatch(r"\d+\.\d+", where["max_text"]):
+        raise cur.error("a Max in ms with 3 decimals", where["max_line"])
     footer_max_us = _milli_to_micro(where["max_text"])
     # wrk2's HdrHistogram_c prints the lowest value equivalent to the maximum; newer ones the
     # highest. Either way it names the bucket of the last row.
