@@ -84,6 +84,22 @@ class FrozenMap(Mapping):
     def __len__(self) -> int:
         return len(self._data)
 
+    # the dict's own methods: Mapping's generic ones go through __getitem__ and are slow
+    def get(self, key, default=None):
+        return self._data.get(key, default)
+
+    def __contains__(self, key) -> bool:
+        return key in self._data
+
+    def keys(self):
+        return self._data.keys()
+
+    def items(self):
+        return self._data.items()
+
+    def values(self):
+        return self._data.values()
+
     def __repr__(self) -> str:
         return f"FrozenMap({self._data!r})"
 
@@ -188,8 +204,26 @@ class Run:
             object.__setattr__(self, "argv", tuple(self.argv))
 
     def replace(self, **changes: Any) -> Run:
-        """A copy with some fields changed (runs are immutable)."""
-        return dataclasses.replace(self, **changes)
+        """A copy with some fields changed (runs are immutable).
+
+        What :func:`dataclasses.replace` does (the fields copied, ``__post_init__`` run on
+        the result), without its per-call introspection: loading calls it once per run.
+        """
+        unknown = changes.keys() - _FIELD_NAMES
+        if unknown:
+            raise TypeError(f"Run has no field(s) {sorted(unknown)}")
+        new = object.__new__(Run)
+        state = new.__dict__
+        state.update(self.__dict__)
+        state.update(changes)
+        new.__post_init__()
+        return new
+
+    def same_as(self, other: Run) -> bool:
+        """True when every field of ``other`` equals this run's, with the same type (an int
+        is not a float, NaN equals NaN; histograms compare by counts, maps by content)."""
+        return isinstance(other, Run) and all(
+            _same(getattr(self, f), getattr(other, f)) for f in _FIELD_NAMES)
 
     # -- derived ------------------------------------------------------------------------------
     @property
@@ -248,6 +282,23 @@ class Run:
     def to_record(self) -> dict[str, Any]:
         """One flat row: the contract columns first, then every other percentile and factor."""
         return run_record(self)
+
+
+_FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(Run))
+
+
+def _same(a: Any, b: Any) -> bool:
+    if type(a) is not type(b) and not (isinstance(a, Mapping) and isinstance(b, Mapping)):
+        return False
+    if isinstance(a, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    if isinstance(a, Mapping):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, LatencyHistogram):
+        return a == b and (a._min_raw, a._max_raw) == (b._min_raw, b._max_raw)
+    return a == b
 
 
 def validity_warnings(run: Run) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ Two sidecar formats are read from a run directory:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.errors import ParseError
-from perfkit.model import Run
+from perfkit.model import FrozenMap, Run
 from perfkit.units import UnitError, parse_duration_arg
 
 MANIFEST_NAMES = ("manifest.json", "meta.json")
@@ -52,6 +53,11 @@ class ManifestInfo:
     status: str | None = None
     raw: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
+    @functools.cached_property
+    def frozen(self) -> FrozenMap:
+        """What a Run keeps as its ``manifest``: the path, then every key as read."""
+        return FrozenMap({"path": self.path, **dict(self.raw)})
+
 
 def find_manifest(directory: Path) -> Path | None:
     for name in MANIFEST_NAMES:
@@ -71,7 +77,7 @@ def read_manifest(path: Path) -> ManifestInfo:
         raise ParseError(str(path), line, "a UTF-8 JSON object (run manifest)",
                          f"the byte {raw[exc.start:exc.start + 1]!r}") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_hook=_frozen_object)
     except json.JSONDecodeError as exc:
         raise ParseError(str(path), exc.lineno, "a JSON object (run manifest)",
                          exc.msg) from exc
@@ -79,12 +85,25 @@ def read_manifest(path: Path) -> ManifestInfo:
         m = re.search(r"\d{1000,}", text)
         line = text.count("\n", 0, m.start()) + 1 if m else 1
         raise ParseError(str(path), line, "a JSON object (run manifest)", str(exc)) from None
-    if not isinstance(data, dict):
+    if not isinstance(data, FrozenMap):
         raise ParseError(str(path), 1, "a JSON object (run manifest)", type(data).__name__)
     _check_types(path, text, data)
     if path.name == "manifest.json":
         return _from_perfkit(path, data)
     return _from_meta(path, data)
+
+
+def _frozen_list(items: list) -> tuple:
+    return tuple(_frozen_list(x) if type(x) is list else x for x in items)
+
+
+def _frozen_object(obj: dict) -> FrozenMap:
+    """``json.loads`` object hook: the manifest comes out frozen as a Run holds it (objects
+    as FrozenMap, arrays as tuples), without a second pass over it."""
+    for key, value in obj.items():
+        if type(value) is list:
+            obj[key] = _frozen_list(value)
+    return FrozenMap(obj)
 
 
 _NUMBER_TYPES = (int, float)
@@ -93,9 +112,9 @@ _TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "tool": ((str,), "a string"), "tool_version": ((str,), "a string"),
     "version": ((str,), "a string"), "run_id": ((str,), "a string"),
     "status": ((str,), "a string"), "start_utc": ((str,), "a string"),
-    "end_utc": ((str,), "a string"), "factors": ((dict,), "an object"),
-    "load": ((dict,), "an object"), "params": ((dict,), "an object"),
-    "warnings": ((list,), "a list"), "argv": ((list,), "a list of strings"),
+    "end_utc": ((str,), "a string"), "factors": ((Mapping,), "an object"),
+    "load": ((Mapping,), "an object"), "params": ((Mapping,), "an object"),
+    "warnings": ((tuple,), "a list"), "argv": ((tuple,), "a list of strings"),
     "repetition": ((int, str), "an integer"), "block": ((int, str), "an integer"),
     "order": ((int, str), "an integer"), "exit_code": ((int, str), "an integer"),
 }
@@ -107,15 +126,16 @@ def _key_line(text: str, key: str) -> int:
     return text.count("\n", 0, at) + 1 if at >= 0 else 1
 
 
-def _check_types(path: Path, text: str, data: dict) -> None:
+def _check_types(path: Path, text: str, data: Mapping) -> None:
     """Every key perfkit uses has the type it needs; else a ParseError at the key's line."""
 
     def fail(key: str, what: str, value: Any) -> None:
         raise ParseError(str(path), _key_line(text, key), f'"{key}" to be {what}',
                          repr(value)[:80])
 
-    for key, (types, what) in _TYPES.items():
-        value = data.get(key)
+    for key in _TYPES.keys() & data.keys():
+        value = data[key]
+        types, what = _TYPES[key]
         if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
             fail(key, what, value)
     argv = data.get("argv")
@@ -123,7 +143,10 @@ def _check_types(path: Path, text: str, data: dict) -> None:
         fail("argv", "a list of strings", argv)
     params = data.get("params") or {}
     for key in _INT_KEYS:
-        for value in (data.get(key), params.get(key)):
+        values = (data.get(key), params.get(key))
+        if values == (None, None):
+            continue
+        for value in values:
             if value is None or value == "":
                 continue
             if isinstance(value, float) and value.is_integer():
@@ -147,7 +170,7 @@ def _int_or_none(value: Any) -> int | None:
     return int(value)
 
 
-def _from_perfkit(path: Path, data: dict) -> ManifestInfo:
+def _from_perfkit(path: Path, data: Mapping) -> ManifestInfo:
     return ManifestInfo(
         path=str(path),
         tool=data.get("tool"),
@@ -167,7 +190,7 @@ def _from_perfkit(path: Path, data: dict) -> ManifestInfo:
     )
 
 
-def _from_meta(path: Path, data: dict) -> ManifestInfo:
+def _from_meta(path: Path, data: Mapping) -> ManifestInfo:
     params = dict(data.get("params") or {})
     factors: dict[str, Any] = {}
     if data.get("profile") is not None:
@@ -219,6 +242,11 @@ _LOCUST_OPTS = {
 
 def parse_wrk_argv(argv: Sequence[str]) -> dict[str, Any]:
     """Options of a wrk/wrk2 command line: threads, connections, duration_s, rate, url, ..."""
+    return dict(_parse_wrk_argv(tuple(argv)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_wrk_argv(argv: tuple[str, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     args = list(argv[1:])
     i = 0
@@ -311,7 +339,7 @@ def apply_manifest(run: Run, info: ManifestInfo) -> Run:
         "start_utc": run.start_utc or info.start_utc,
         "end_utc": run.end_utc or info.end_utc,
         "exit_code": info.exit_code if run.exit_code is None else run.exit_code,
-        "manifest": {"path": info.path, **dict(info.raw)},
+        "manifest": info.frozen,
     }
     if tool == "wrk2" and run.target_rate_rps is None:
         rate = opts.get("rate", load.get("rate_rps", load.get("rate")))
