@@ -288,6 +288,8 @@ _FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(Run))
 
 
 def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, LatencyHistogram) and isinstance(b, LatencyHistogram):
+        return a == b and (a._min_raw, a._max_raw) == (b._min_raw, b._max_raw)
     if type(a) is not type(b) and not (isinstance(a, Mapping) and isinstance(b, Mapping)):
         return False
     if isinstance(a, float):
@@ -296,8 +298,6 @@ def _same(a: Any, b: Any) -> bool:
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, tuple):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, LatencyHistogram):
-        return a == b and (a._min_raw, a._max_raw) == (b._min_raw, b._max_raw)
     return a == b
 
 

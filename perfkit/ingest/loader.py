@@ -221,24 +221,49 @@ def load_directory_files(directory: str | os.PathLike, paths: list, fast: bool =
     return _finish(d, _fast_parse([d]) if fast else {})
 
 
-def scan_directory(root: Path, fast: bool = True) -> LoadResult:
-    """Every run under the directory ``root``, wrk2 outputs parsed in one batch."""
-    dirs = [_prepare(directory, [p for p, _ in entries], manifest)
-            for directory, entries, manifest in walk(str(Path(root)))]
-    parsed = _fast_parse(dirs) if fast else {}
+def scan_directory(root: Path, fast: bool = True, cache: bool | None = None) -> LoadResult:
+    """Every run under the directory ``root``, wrk2 outputs parsed in one batch.
+
+    With the run store (``cache``; default: on unless ``PERFKIT_CACHE=0``) the runs of run
+    directories whose files did not change come from ``root/.perfkit/cache`` (see
+    :mod:`perfkit.ingest.cache`); the others are parsed and the cache is updated.
+    """
+    walked = list(walk(str(Path(root))))
+    caching = _parser("cache")
+    store = caching.RunCache(str(Path(root))) if caching.enabled(cache) else None
+    reused: dict[int, list[Run]] = {}
+    todo = []
+    for i, (directory, entries, manifest) in enumerate(walked):
+        runs = None if store is None else store.lookup(directory, entries)
+        if runs is not None:
+            reused[i] = runs
+        else:
+            todo.append((i, _prepare(directory, [p for p, _ in entries], manifest)))
+    parsed = _fast_parse([d for _, d in todo]) if fast else {}
+    done = {i: _finish(d, parsed) for i, d in todo}
     result = LoadResult()
-    for d in dirs:
-        result.extend(_finish(d, parsed))
+    for i, (directory, entries, _) in enumerate(walked):
+        if i in reused:
+            result.runs.extend(reused[i])
+            continue
+        one = done[i]
+        if store is not None and not one.errors:
+            store.put(directory, entries, one.runs)
+        result.extend(one)
+    if store is not None:
+        store.save()
     return result
 
 
-def scan(path: str | os.PathLike) -> LoadResult:
-    """Load every run under ``path`` (a file or a directory), collecting errors."""
+def scan(path: str | os.PathLike, cache: bool | None = None) -> LoadResult:
+    """Load every run under ``path`` (a file or a directory), collecting errors.
+
+    ``cache``: use the run store of a directory (default: on unless ``PERFKIT_CACHE=0``)."""
     p = Path(path)
     if not p.exists():
         return LoadResult(errors=[UnknownFormatError(f"{p}: no such file or directory")])
     if p.is_dir():
-        return scan_directory(p)
+        return scan_directory(p, cache=cache)
     return _scan_file(p)
 
 
@@ -265,7 +290,8 @@ def scan_many(paths: Iterable[str | os.PathLike]) -> LoadResult:
     return result
 
 
-def load(path: str | os.PathLike, strict: bool = True) -> list[Run]:
+def load(path: str | os.PathLike, strict: bool = True, cache: bool | None = None
+         ) -> list[Run]:
     """Load every run under ``path`` (a file or a directory) as a list of :class:`Run`.
 
     Parameters
@@ -276,8 +302,12 @@ def load(path: str | os.PathLike, strict: bool = True) -> list[Run]:
         When True (default), any malformed file raises :class:`~perfkit.errors.LoadError`, which
         lists every error and still carries the runs that loaded in ``.runs``. When False, the
         good runs are returned and the errors are ignored.
+    cache : bool, optional
+        Keep and use the run store in ``DIR/.perfkit/cache/`` when ``path`` is a directory
+        (:mod:`perfkit.ingest.cache`): unchanged run directories are not parsed again.
+        Default: on, unless the environment sets ``PERFKIT_CACHE=0``.
     """
-    result = scan(path)
+    result = scan(path, cache=cache)
     if result.errors and strict:
         raise LoadError(result.errors, result.runs)
     return result.runs
