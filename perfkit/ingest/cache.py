@@ -67,6 +67,7 @@ class RunCache:
     def __init__(self, root: str):
         self.root = root
         self.directory = os.path.join(root, CACHE_DIR)
+        self._prefix = os.path.join(root, "")
         self.started_ns = time.time_ns()
         self.index: dict[str, list[FileKey]] = {}
         self.runs: dict[str, list[Run]] = {}
@@ -108,7 +109,10 @@ class RunCache:
             self.runs.setdefault(d, []).append(run)
 
     def _rel(self, path: str) -> str:
-        return os.path.relpath(path, self.root)
+        """``path`` relative to the root (paths from the walk all start with it)."""
+        if path.startswith(self._prefix):
+            return path[len(self._prefix):]
+        return "." if path == self.root else os.path.relpath(path, self.root)
 
     def lookup(self, directory: str, entries: Sequence[tuple[str, os.stat_result]]
                ) -> list[Run] | None:
@@ -121,14 +125,15 @@ class RunCache:
         if len(by_name) != len(entries):
             return None
         keys = []
+        racy_after = self.written_ns - RACY_NS
         for path, st in entries:
             key = by_name.get(self._rel(path))
             if key is None:
                 return None
             _, size, mtime, ctime, sha = key
-            racy = max(mtime, ctime) >= self.written_ns - RACY_NS
-            same_stat = (size, mtime, ctime) == (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-            if not same_stat or racy:
+            same_stat = (size == st.st_size and mtime == st.st_mtime_ns
+                         and ctime == st.st_ctime_ns)
+            if not same_stat or mtime >= racy_after or ctime >= racy_after:
                 try:
                     if sha256_file(path) != sha:
                         return None
