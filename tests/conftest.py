@@ -68,3 +68,34 @@ def wrk_check_golden():
         got_path.unlink(missing_ok=True)
 
     return check
+
+
+# -- system tools: a missing one skips every test that needs it, with one reason -------------
+_INSTALL_HINT = "run `bash scripts/install-system-packages.sh` (make test does)"
+
+
+def _missing_tools(tools: tuple[str, ...]) -> list[str]:
+    import shutil
+
+    def present(tool: str) -> bool:
+        if tool == "nginx" and os.access("/usr/sbin/nginx", os.X_OK):
+            return True
+        found = shutil.which(tool)
+        return found is not None and os.access(found, os.X_OK)
+
+    return [t for t in tools if not present(t)]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Live tests need Debian's nginx and wrk, the browser check chromium: where one is
+    missing they are skipped, all with the same reason, instead of failing in set-up."""
+    needs = {"live": ("nginx", "wrk"), "browser": ("chromium",)}
+    missing = {kind: _missing_tools(tools) for kind, tools in needs.items()}
+    for item in items:
+        kind = ("live" if item.get_closest_marker("live") else
+                "browser" if item.module is not None
+                and item.module.__name__.endswith("test_browser") else None)
+        if kind and missing[kind]:
+            item.add_marker(pytest.mark.skip(
+                reason=f"needs {', '.join(missing[kind])} (Debian packages, not installed): "
+                       f"{_INSTALL_HINT}"))
