@@ -36,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.perf_counter() - start
     total = sum(report.counts.values())
     print(f"{total} mutated inputs from {len(seeds)} real outputs (seed {args.seed}), "
-          f"{wall:.0f} s, slowest input {report.slowest_s * 1000:.0f} ms (hang: > {HANG_S:g} s)")
+          f"{wall:.0f} s, slowest input {report.slowest_s * 1000:.0f} ms of CPU "
+          f"(hang: > {HANG_S:g} s)")
     for outcome in ("runs", "parse_error", "perfkit_error", *FAILURES):
         print(f"  {outcome:<14}{report.counts[outcome]:>8}")
     for outcome in FAILURES:

@@ -75,6 +75,13 @@ class FrozenMap(Mapping):
     def __init__(self, data: Mapping | None = None, /, **kwargs: Any):
         object.__setattr__(self, "_data", dict(data or {}, **kwargs))
 
+    @classmethod
+    def wrap(cls, data: dict) -> FrozenMap:
+        """A FrozenMap of ``data`` itself, not a copy: the caller gives up ``data``."""
+        new = cls.__new__(cls)
+        object.__setattr__(new, "_data", data)
+        return new
+
     def __getitem__(self, key):
         return self._data[key]
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from _fuzz import load_seeds, mutate
 
+import perfkit
 from perfkit.errors import ParseError
 from perfkit.ingest import fastwrk2, wrk2
 from perfkit.ingest.loader import scan_directory
@@ -74,3 +75,17 @@ def test_same_as_sees_every_field():
     assert not run.same_as(run.replace(threads=float(run.threads)))  # an int is not a float
     assert not run.same_as(run.replace(source="b"))
     assert not run.same_as(run.replace(histogram=None))
+
+
+@pytest.mark.parametrize("bad", ["/", ":", "-", "\x00", "é"])
+def test_a_damaged_spectrum_byte_falls_back_to_the_careful_error(bad, tmp_path):
+    """Found by the 10**5 fuzz run: a non-digit inside a row once reached numpy's indexing
+    (negative bucket index) before the row was refused."""
+    text = OUTPUTS[0].read_text()
+    row = text.index("\n", text.index("Value   Percentile") + 60) + 1
+    damaged = text[:row + 3] + bad + text[row + 4:]
+    assert fastwrk2.parse_many([(damaged, "d.txt")]) == [None]
+    assert careful(damaged, "d.txt") is None
+    (tmp_path / "run.stdout").write_text(damaged)
+    result = perfkit.scan(tmp_path, cache=False)
+    assert result.runs == [] and len(result.errors) == (bad != "\x00")  # NUL: a binary file

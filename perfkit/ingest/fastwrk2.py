@@ -246,7 +246,8 @@ def _histograms(blocks: list[tuple]) -> list[LatencyHistogram | None]:
     bad = np.bincount(seg[down | bad_rows], minlength=len(blocks)) > 0
     totals = np.array([b[2]["total_count"] for b in blocks], dtype=np.int64)
     bad |= (c[ends] != totals) | (v[ends] > HIGHEST_US)
-    v_ok = np.where(v > HIGHEST_US, 0, v)  # a bad block is dropped below; keep indexing safe
+    # rows of a bad block (dropped below) may hold anything: keep the indexing safe
+    v_ok = np.where((v < 0) | (v > HIGHEST_US) | bad_rows, 0, v)
     idx = LAYOUT.index_of(v_ok)
     deltas = np.empty_like(c)
     deltas[0] = c[0]

@@ -16,6 +16,7 @@ Rules:
 from __future__ import annotations
 
 import dataclasses
+import gc
 import importlib
 import os
 from collections.abc import Iterable
@@ -262,9 +263,17 @@ def scan(path: str | os.PathLike, cache: bool | None = None) -> LoadResult:
     p = Path(path)
     if not p.exists():
         return LoadResult(errors=[UnknownFormatError(f"{p}: no such file or directory")])
-    if p.is_dir():
+    if not p.is_dir():
+        return _scan_file(p)
+    # Loading builds many small objects and no reference cycle: Python's cyclic garbage
+    # collector would walk them again and again (it doubled the time of a cached load).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
         return scan_directory(p, cache=cache)
-    return _scan_file(p)
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _scan_file(p: Path) -> LoadResult:

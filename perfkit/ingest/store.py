@@ -60,15 +60,12 @@ SCALARS = _scalar_fields()
 
 
 # -- JSON with typed keys -----------------------------------------------------------------------
-def _plain(value: Any) -> Any:
+def _default(value: Any) -> Any:
+    """json's hook for what it cannot write: frozen mappings (tuples it writes as lists)."""
     if isinstance(value, Mapping):
         if all(type(k) is str for k in value) and "__map__" not in value:
-            return {k: _plain(v) for k, v in value.items()}
-        return {"__map__": [[_plain(k), _plain(v)] for k, v in value.items()]}
-    if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    if value is None or type(value) in (str, int, float, bool):
-        return value
+            return dict(value)
+        return {"__map__": [[k, v] for k, v in value.items()]}
     raise TypeError(f"cannot store a {type(value).__name__} in a run table")
 
 
@@ -83,9 +80,17 @@ def _hook(obj: dict) -> FrozenMap:
     return FrozenMap({k: _tuples(v) if type(v) is list else v for k, v in obj.items()})
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=True, default=_default)
+
+
 def dumps(value: Any) -> str:
-    """JSON of a frozen value with its key types kept (see the module docstring)."""
-    return json.dumps(_plain(value), separators=(",", ":"), allow_nan=True)
+    """JSON of a frozen value with its key types kept (see the module docstring).
+
+    Every mapping in a Run is a FrozenMap, which json hands to :func:`_default`: so a mapping
+    with non-string keys is always tagged, never silently given string keys."""
+    if isinstance(value, Mapping):
+        value = _default(value)
+    return _ENCODER.encode(value)
 
 
 def loads(text: str) -> Any:
@@ -203,8 +208,10 @@ def table_to_runs(table: pa.Table) -> list[Run]:
     for name in SCALARS:
         values = table.column(name).to_pylist()
         columns[name] = [loads(v) for v in values] if name in json_columns else values
+    empty = FrozenMap()
     for name in _PERCENTILES:
-        columns[name] = [FrozenMap(dict(items)) for items in table.column(name).to_pylist()]
+        columns[name] = [FrozenMap.wrap(dict(items)) if items else empty
+                         for items in table.column(name).to_pylist()]
     for name in _HISTOGRAMS:
         columns[name] = _histograms(table, name)
     columns["notes"] = [tuple(v) for v in table.column("notes").to_pylist()]
@@ -212,13 +219,13 @@ def table_to_runs(table: pa.Table) -> list[Run]:
     for name in _JSON_MAPS:
         columns[name] = [LazyMap(text) for text in table.column(name).to_pylist()]
     names = list(columns)
-    return [_run(dict(zip(names, row, strict=True)))
+    return [_run(zip(names, row, strict=True))
             for row in zip(*(columns[n] for n in names), strict=True)]
 
 
-def _run(fields: dict[str, Any]) -> Run:
-    """A Run from every one of its fields (what ``Run(**fields)`` does, without the
-    keyword-argument machinery: 10,000 cached runs are built per load)."""
+def _run(fields) -> Run:
+    """A Run from (name, value) pairs of every one of its fields: what ``Run(**fields)``
+    does, without the keyword-argument machinery (10,000 cached runs are built per load)."""
     run = object.__new__(Run)
     run.__dict__.update(fields)
     run.__post_init__()
