@@ -92,9 +92,10 @@ def pytest_collection_modifyitems(config, items):
     needs = {"live": ("nginx", "wrk"), "browser": ("chromium",)}
     missing = {kind: _missing_tools(tools) for kind, tools in needs.items()}
     for item in items:
+        module = getattr(item, "module", None)  # notebook cells (nbval) have none
         kind = ("live" if item.get_closest_marker("live") else
-                "browser" if item.module is not None
-                and item.module.__name__.endswith("test_browser") else None)
+                "browser" if module is not None
+                and module.__name__.endswith("test_browser") else None)
         if kind and missing[kind]:
             item.add_marker(pytest.mark.skip(
                 reason=f"needs {', '.join(missing[kind])} (Debian packages, not installed): "

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.errors import ParseError
+from perfkit.ingest.lazymap import LazyJsonMap
 from perfkit.model import FrozenMap, Run
+from perfkit.model import _freeze as _freeze_value
 from perfkit.units import UnitError, parse_duration_arg
 
 MANIFEST_NAMES = ("manifest.json", "meta.json")
@@ -55,8 +57,10 @@ class ManifestInfo:
 
     @functools.cached_property
     def frozen(self) -> FrozenMap:
-        """What a Run keeps as its ``manifest``: the path, then every key as read."""
-        return FrozenMap({"path": self.path, **dict(self.raw)})
+        """What a Run keeps as its ``manifest``: the path, then every key as read (frozen).
+
+        :func:`read_manifest` sets it to a map decoded from the file's text on first use."""
+        return FrozenMap({"path": self.path, **_freeze_value(dict(self.raw))})
 
 
 def find_manifest(directory: Path) -> Path | None:
@@ -69,7 +73,8 @@ def find_manifest(directory: Path) -> Path | None:
 
 def read_manifest(path: Path) -> ManifestInfo:
     """Read ``manifest.json`` or ``meta.json``; a malformed one raises ParseError."""
-    raw = path.read_bytes()
+    with open(path, "rb") as fh:
+        raw = fh.read()
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -77,7 +82,7 @@ def read_manifest(path: Path) -> ManifestInfo:
         raise ParseError(str(path), line, "a UTF-8 JSON object (run manifest)",
                          f"the byte {raw[exc.start:exc.start + 1]!r}") from None
     try:
-        data = json.loads(text, object_hook=_frozen_object)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ParseError(str(path), exc.lineno, "a JSON object (run manifest)",
                          exc.msg) from exc
@@ -85,12 +90,17 @@ def read_manifest(path: Path) -> ManifestInfo:
         m = re.search(r"\d{1000,}", text)
         line = text.count("\n", 0, m.start()) + 1 if m else 1
         raise ParseError(str(path), line, "a JSON object (run manifest)", str(exc)) from None
-    if not isinstance(data, FrozenMap):
+    if not isinstance(data, dict):
         raise ParseError(str(path), 1, "a JSON object (run manifest)", type(data).__name__)
     _check_types(path, text, data)
-    if path.name == "manifest.json":
-        return _from_perfkit(path, data)
-    return _from_meta(path, data)
+    info = _from_perfkit(path, data) if path.name == "manifest.json" else _from_meta(path, data)
+    # what a Run keeps as its manifest: decoded again, frozen, only when someone reads it
+    object.__setattr__(info, "frozen", LazyJsonMap(text, _decode_frozen, {"path": info.path}))
+    return info
+
+
+def _decode_frozen(text: str) -> FrozenMap:
+    return json.loads(text, object_hook=_frozen_object)
 
 
 def _frozen_list(items: list) -> tuple:
@@ -112,9 +122,9 @@ _TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "tool": ((str,), "a string"), "tool_version": ((str,), "a string"),
     "version": ((str,), "a string"), "run_id": ((str,), "a string"),
     "status": ((str,), "a string"), "start_utc": ((str,), "a string"),
-    "end_utc": ((str,), "a string"), "factors": ((Mapping,), "an object"),
-    "load": ((Mapping,), "an object"), "params": ((Mapping,), "an object"),
-    "warnings": ((tuple,), "a list"), "argv": ((tuple,), "a list of strings"),
+    "end_utc": ((str,), "a string"), "factors": ((dict,), "an object"),
+    "load": ((dict,), "an object"), "params": ((dict,), "an object"),
+    "warnings": ((list,), "a list"), "argv": ((list,), "a list of strings"),
     "repetition": ((int, str), "an integer"), "block": ((int, str), "an integer"),
     "order": ((int, str), "an integer"), "exit_code": ((int, str), "an integer"),
 }
