@@ -70,6 +70,26 @@ def wrk_check_golden():
     return check
 
 
+# -- temporary files: one private directory per session, removed at the end ------------------
+def pytest_configure(config):
+    """tmp_path directories go to a directory of this session's own (other pytest sessions on
+    the machine share /tmp/pytest-of-USER and prune each other's), removed when it ends: the
+    suite leaves nothing behind in /tmp."""
+    if config.option.basetemp is None:
+        import tempfile
+
+        config._perfkit_basetemp = tempfile.mkdtemp(prefix="perfkit-pytest-")
+        config.option.basetemp = config._perfkit_basetemp
+
+
+def pytest_unconfigure(config):
+    base = getattr(config, "_perfkit_basetemp", None)
+    if base:
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)
+
+
 # -- system tools: a missing one skips every test that needs it, with one reason -------------
 _INSTALL_HINT = "run `bash scripts/install-system-packages.sh` (make test does)"
 
