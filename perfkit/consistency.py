@@ -52,9 +52,10 @@ def _percentile_order(name: str, percentiles: Mapping[float, float],
         if v2 < v1 - _PRINT_SLACK_MS:
             out.append(f"{name}: p{q2:g} ({v2} ms) is below p{q1:g} ({v1} ms); percentiles "
                        "must not decrease: input damaged?")
-    if items and max_ms is not None and math.isfinite(max_ms):
-        q, v = items[-1]
-        if _above(v, max_ms):
+    if max_ms is not None and math.isfinite(max_ms):
+        above = [(q, v) for q, v in items if _above(v, max_ms)]
+        if above:
+            q, v = above[0]
             out.append(f"{name}: p{q:g} ({v} ms) is above latency_max_ms ({max_ms} ms): "
                        "input damaged?")
     for q, v in items:
