@@ -21,6 +21,7 @@ demo: $(STAMP)
 	@echo "open reports/demo/index.html in a browser (it works offline)"
 
 test: $(STAMP)
+	bash scripts/install-system-packages.sh
 	$(PY) -m ruff check perfkit tests benchmarks
 	$(PY) -m pytest
 

@@ -16,6 +16,7 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from perfkit.consistency import consistency_warnings
 from perfkit.histogram import LatencyHistogram
 
 #: where a run's latency numbers come from
@@ -74,6 +75,13 @@ class FrozenMap(Mapping):
     def __init__(self, data: Mapping | None = None, /, **kwargs: Any):
         object.__setattr__(self, "_data", dict(data or {}, **kwargs))
 
+    @classmethod
+    def wrap(cls, data: dict) -> FrozenMap:
+        """A FrozenMap of ``data`` itself, not a copy: the caller gives up ``data``."""
+        new = cls.__new__(cls)
+        object.__setattr__(new, "_data", data)
+        return new
+
     def __getitem__(self, key):
         return self._data[key]
 
@@ -82,6 +90,22 @@ class FrozenMap(Mapping):
 
     def __len__(self) -> int:
         return len(self._data)
+
+    # the dict's own methods: Mapping's generic ones go through __getitem__ and are slow
+    def get(self, key, default=None):
+        return self._data.get(key, default)
+
+    def __contains__(self, key) -> bool:
+        return key in self._data
+
+    def keys(self):
+        return self._data.keys()
+
+    def items(self):
+        return self._data.items()
+
+    def values(self):
+        return self._data.values()
 
     def __repr__(self) -> str:
         return f"FrozenMap({self._data!r})"
@@ -187,8 +211,26 @@ class Run:
             object.__setattr__(self, "argv", tuple(self.argv))
 
     def replace(self, **changes: Any) -> Run:
-        """A copy with some fields changed (runs are immutable)."""
-        return dataclasses.replace(self, **changes)
+        """A copy with some fields changed (runs are immutable).
+
+        What :func:`dataclasses.replace` does (the fields copied, ``__post_init__`` run on
+        the result), without its per-call introspection: loading calls it once per run.
+        """
+        unknown = changes.keys() - _FIELD_NAMES
+        if unknown:
+            raise TypeError(f"Run has no field(s) {sorted(unknown)}")
+        new = object.__new__(Run)
+        state = new.__dict__
+        state.update(self.__dict__)
+        state.update(changes)
+        new.__post_init__()
+        return new
+
+    def same_as(self, other: Run) -> bool:
+        """True when every field of ``other`` equals this run's, with the same type (an int
+        is not a float, NaN equals NaN; histograms compare by counts, maps by content)."""
+        return isinstance(other, Run) and all(
+            _same(getattr(self, f), getattr(other, f)) for f in _FIELD_NAMES)
 
     # -- derived ------------------------------------------------------------------------------
     @property
@@ -249,6 +291,23 @@ class Run:
         return run_record(self)
 
 
+_FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(Run))
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, LatencyHistogram) and isinstance(b, LatencyHistogram):
+        return a == b and (a._min_raw, a._max_raw) == (b._min_raw, b._max_raw)
+    if type(a) is not type(b) and not (isinstance(a, Mapping) and isinstance(b, Mapping)):
+        return False
+    if isinstance(a, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    if isinstance(a, Mapping):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
 def validity_warnings(run: Run) -> tuple[str, ...]:
     """Checks every reader of a run needs, derived from the run alone."""
     out: list[str] = []
@@ -262,6 +321,9 @@ def validity_warnings(run: Run) -> tuple[str, ...]:
         all_failed = True
     if run.requests == 0 and (run.socket_errors or run.failures):
         all_failed = True
+    if run.requests == 0 and not all_failed:
+        out.append("no request completed (0 requests): the server never answered within the "
+                   "run; throughput 0 and no latency, not a measurement")
     if all_failed:
         out.append("every response failed: not a throughput measurement")
     elif ratio is not None and ratio > ERROR_RATIO_WARN:
@@ -279,6 +341,7 @@ def validity_warnings(run: Run) -> tuple[str, ...]:
             "Locust rounds response times (whole ms below 100 ms, 10 ms below 1 s, 100 ms "
             "below 10 s) before taking percentiles"
         )
+    out.extend(consistency_warnings(run))
     if run.tool == "wrk2":
         sat = run.saturated
         if sat is None:

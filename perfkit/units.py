@@ -5,8 +5,10 @@ wrk and wrk2 print numbers with unit suffixes chosen per value (``574.78us``, ``
 its name states. Conversion goes through :class:`decimal.Decimal`, so ``574.78us`` becomes exactly
 the float nearest to 0.57478 ms: a number the tool printed comes out as printed.
 
-``-nan`` / ``nan`` (printed by wrk/wrk2 when there is no data) becomes ``math.nan``; callers decide
-whether that deserves a warning.
+``-nan`` / ``nan`` (printed by wrk/wrk2 when there is no data) becomes ``math.nan``, with or
+without the unit the tool glues to it (wrk2 prints an empty histogram's mean as ``-nanus``);
+``inf`` becomes ``math.inf`` the same way. :func:`is_placeholder` tells such a token apart from a
+number; callers decide how to report it (never as 0).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ _BINARY = {"B": Decimal(1), "KB": Decimal(1024), "MB": Decimal(1024) ** 2,
 
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _NAN = re.compile(r"^[-+]?nan$", re.IGNORECASE)
+#: a no-data token with an optional unit glued on: ``-nan``, ``nan%``, ``-nanus``, ``inf``
+_PLACEHOLDER = re.compile(r"^[-+]?(nan|inf(?:inity)?)([A-Za-z%]*)$", re.IGNORECASE)
 _SUFFIXED = re.compile(rf"^({_NUM})\s*([A-Za-z%]*)$")
 
 
@@ -68,10 +72,20 @@ def _fast(text: str, fast: dict[str, tuple[str, int]]) -> float | None:
     return float(number_text + exponent) * factor
 
 
+def is_placeholder(text: str) -> bool:
+    """True for a printed no-data token (``-nan``, ``nan%``, ``-nanus``, ``inf``), any unit."""
+    return _PLACEHOLDER.match(text.strip()) is not None
+
+
 def _split(text: str, units: dict[str, Decimal], what: str) -> Decimal | None:
     s = text.strip()
     if _NAN.match(s):
         return None
+    m = _PLACEHOLDER.match(s)
+    if m and m.group(2) in units:
+        if m.group(1).lower() == "nan":
+            return None
+        return Decimal("-Infinity") if s.startswith("-") else Decimal("Infinity")
     m = _SUFFIXED.match(s)
     if not m or m.group(2) not in units:
         allowed = ", ".join(repr(u) for u in units)
@@ -83,7 +97,7 @@ def _split(text: str, units: dict[str, Decimal], what: str) -> Decimal | None:
 
 
 def _to_float(value: Decimal | None) -> float:
-    return math.nan if value is None else float(value)
+    return math.nan if value is None else float(value)  # a huge number becomes inf
 
 
 def time_ms(text: str) -> float:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 TESTS = Path(__file__).resolve().parent
+# The run store (perfkit.ingest.cache) would write .perfkit/cache/ into tests/fixtures and
+# data/: tests that exercise it pass cache=True on their own temporary copies.
+os.environ["PERFKIT_CACHE"] = "0"
 
 
 # -- wrk / wrk2 ------------------------------------------------------------------------------
@@ -64,3 +68,55 @@ def wrk_check_golden():
         got_path.unlink(missing_ok=True)
 
     return check
+
+
+# -- temporary files: one private directory per session, removed at the end ------------------
+def pytest_configure(config):
+    """tmp_path directories go to a directory of this session's own (other pytest sessions on
+    the machine share /tmp/pytest-of-USER and prune each other's), removed when it ends: the
+    suite leaves nothing behind in /tmp."""
+    if config.option.basetemp is None:
+        import tempfile
+
+        config._perfkit_basetemp = tempfile.mkdtemp(prefix="perfkit-pytest-")
+        config.option.basetemp = config._perfkit_basetemp
+
+
+def pytest_unconfigure(config):
+    base = getattr(config, "_perfkit_basetemp", None)
+    if base:
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)
+
+
+# -- system tools: a missing one skips every test that needs it, with one reason -------------
+_INSTALL_HINT = "run `bash scripts/install-system-packages.sh` (make test does)"
+
+
+def _missing_tools(tools: tuple[str, ...]) -> list[str]:
+    import shutil
+
+    def present(tool: str) -> bool:
+        if tool == "nginx" and os.access("/usr/sbin/nginx", os.X_OK):
+            return True
+        found = shutil.which(tool)
+        return found is not None and os.access(found, os.X_OK)
+
+    return [t for t in tools if not present(t)]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Live tests need Debian's nginx and wrk, the browser check chromium: where one is
+    missing they are skipped, all with the same reason, instead of failing in set-up."""
+    needs = {"live": ("nginx", "wrk"), "browser": ("chromium",)}
+    missing = {kind: _missing_tools(tools) for kind, tools in needs.items()}
+    for item in items:
+        module = getattr(item, "module", None)  # notebook cells (nbval) have none
+        kind = ("live" if item.get_closest_marker("live") else
+                "browser" if module is not None
+                and module.__name__.endswith("test_browser") else None)
+        if kind and missing[kind]:
+            item.add_marker(pytest.mark.skip(
+                reason=f"needs {', '.join(missing[kind])} (Debian packages, not installed): "
+                       f"{_INSTALL_HINT}"))

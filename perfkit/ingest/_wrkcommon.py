@@ -31,22 +31,28 @@ from perfkit.errors import ParseError
 from perfkit.model import Run
 from perfkit.units import UnitError, bytes_, count, duration_s, number, percent, time_ms
 
-HEADER = re.compile(r"Running (\S+) test @ (\S.*?)\s*$")
-THREADS = re.compile(r"\s*(\d+) threads and (\d+) connections\s*$")
+# integers have at most 18 digits (below 2**63): a longer one is damage, not a count
+HEADER = re.compile(r"Running (\S+) test @ (\S+)\s*$")  # no lazy .*: quadratic on long lines
+THREADS = re.compile(r"\s*(\d{1,18}) threads and (\d{1,18}) connections\s*$")
 STATS_HEADER = re.compile(r"\s*Thread Stats\s+Avg\s+Stdev\s+Max\s+\+/- Stdev\s*$")
 STAT_ROW = re.compile(r"\s*(Latency|Req/Sec)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
-TOTALS = re.compile(r"\s*(\d+) requests in (\S+), (\S+) read\s*$")
+TOTALS = re.compile(r"\s*(\d{1,18}) requests in (\S+), (\S+) read\s*$")
 SOCKET = re.compile(
-    r"\s*Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)\s*$")
-NON2XX = re.compile(r"\s*Non-2xx or 3xx responses: (\d+)\s*$")
+    r"\s*Socket errors: connect (\d{1,18}), read (\d{1,18}), write (\d{1,18}), "
+    r"timeout (\d{1,18})\s*$")
+NON2XX = re.compile(r"\s*Non-2xx or 3xx responses: (\d{1,18})\s*$")
 REQ_SEC = re.compile(r"Requests/sec:\s+(\S+)\s*$")
 TRANSFER_SEC = re.compile(r"Transfer/sec:\s+(\S+)\s*$")
 
 TRUNCATED = " (the output ends here: truncated run?)"
 NO_SAMPLES = (
-    "{tool} recorded no latency samples (it printed 0.00us or -nan; every request timed out?): "
-    "latency mean, stdev, max and percentiles are missing, not 0")
-
+    "{tool} recorded no latency samples (its Latency row printed {row!r}: 0.00us or -nan "
+    "placeholders; every request timed out or failed?): latency_mean_ms, latency_stdev_ms, "
+    "latency_max_ms, the +/- Stdev share and the percentiles are missing, not 0")
+NO_RATE_SAMPLES = (
+    "{tool} printed Req/Sec {row!r} (Req/Sec -nan: no per-thread rate sample, as when the run "
+    "ends before calibration or a sampling interval): the Req/Sec thread statistics "
+    "(req_per_thread_*) are missing, not 0")
 
 class Cursor:
     """The lines of one output and the position of the next line to read.
@@ -106,12 +112,19 @@ class Cursor:
 
     def convert(self, fn: Callable[[str], float], token: str, what: str,
                 line_index: int | None = None) -> float:
-        """``fn(token)`` through :mod:`perfkit.units`; a bad token is a ParseError at its line."""
+        """``fn(token)`` through :mod:`perfkit.units`; a bad token is a ParseError at its line.
+
+        wrk and wrk2 never print a negative number, so one is an error too. A placeholder
+        (``-nan``, ``-nanus``, ``inf``) comes back as NaN or inf for the caller to report.
+        """
         try:
-            return fn(token)
+            value = fn(token)
         except UnitError:
+            value = None
+        if value is None or value < 0:
             i = self.pos - 1 if line_index is None else line_index
             raise self.error(f"{what}, not {token!r}", i) from None
+        return value
 
 
 class Accumulator:
@@ -126,14 +139,21 @@ class Accumulator:
         #: the Latency row said no sample was recorded (its 0.00us are placeholders)
         self.no_samples = False
 
+    def printed(self, field: str, value: float, token: str, why: str) -> float | None:
+        """``value`` as printed, or None with a note naming ``field`` when it is not finite."""
+        if math.isfinite(value):
+            return value
+        self.notes.append(f"{field}: printed {token!r} ({why}); kept as missing, not 0")
+        return None
+
     def run(self, tool: str, source: str, latency_source: str) -> Run:
         return Run(tool=tool, source=source, latency_source=latency_source,
                    notes=tuple(self.notes), extra=self.extra, **self.fields)
 
 
 def missing(value: float) -> float | None:
-    """NaN (a printed ``-nan``) -> None."""
-    return None if math.isnan(value) else value
+    """NaN (a printed ``-nan``) or inf -> None."""
+    return value if math.isfinite(value) else None
 
 
 def read_header(cur: Cursor, acc: Accumulator, tool: str) -> None:
@@ -151,6 +171,16 @@ def read_thread_stats(cur: Cursor, acc: Accumulator, tool: str, before: str = ""
     """The ``Thread Stats`` table: Latency row to the main fields, Req/Sec row to ``extra``.
 
     ``before`` names what else could have come first (wrk2's calibration lines).
+
+    No-data rows, as the tools print them (wrk.c ``print_stats``, ``stats.c``):
+
+    - wrk, nothing recorded: ``Latency 0.00us 0.00us 0.00us -nan%`` (mean and stdev 0 by
+      definition, max 0, 0/0 within);
+    - wrk2, empty histogram: ``Latency -nanus -nanus 0.00us 0.00%`` (HdrHistogram's mean 0/0,
+      max 0, ``stats_within_stdev`` returns 0 for an empty histogram);
+    - wrk2, no rate sample: ``Req/Sec -nan -nan 0.00 0.00%``.
+
+    A maximum of 0 (or not a number) therefore means "no sample": the whole row is missing.
     """
     cur.take(STATS_HEADER, f"{before}the 'Thread Stats   Avg   Stdev   Max   +/- Stdev' table")
     m = cur.take(STAT_ROW, "the thread-stats 'Latency' row (avg, stdev, max, +/- stdev %)")
@@ -158,30 +188,40 @@ def read_thread_stats(cur: Cursor, acc: Accumulator, tool: str, before: str = ""
         raise cur.error("the thread-stats 'Latency' row", cur.pos - 1)
     mean, stdev, max_ = (cur.convert(time_ms, t, "a latency such as 1.25ms")
                          for t in m.group(2, 3, 4))
-    within = missing(cur.convert(percent, m.group(5), "a percentage such as 68.33%"))
+    within = cur.convert(percent, m.group(5), "a percentage such as 68.33%")
     acc.no_samples = max_ == 0 or math.isnan(max_)
     if acc.no_samples:
-        # no sample was recorded: wrk prints its zero-initialised statistics (or -nan)
-        acc.notes.append(NO_SAMPLES.format(tool=tool))
-        mean = stdev = max_ = math.nan
-    acc.fields.update(latency_mean_ms=missing(mean), latency_stdev_ms=missing(stdev),
-                      latency_max_ms=missing(max_))
+        row = " ".join(m.group(2, 3, 4, 5))
+        acc.notes.append(NO_SAMPLES.format(tool=tool, row=row))
+        mean = stdev = max_ = within = None
+    else:
+        mean, stdev, max_ = (acc.printed(f, v, t, "not a number: no latency data")
+                             for f, v, t in zip(("latency_mean_ms", "latency_stdev_ms",
+                                                 "latency_max_ms"), (mean, stdev, max_),
+                                                m.group(2, 3, 4), strict=True))
+        within = acc.printed("latency_within_stdev_pct", within, m.group(5),
+                             "not a number: no latency data")
+    acc.fields.update(latency_mean_ms=mean, latency_stdev_ms=stdev, latency_max_ms=max_)
     m = cur.take(STAT_ROW, "the thread-stats 'Req/Sec' row (avg, stdev, max, +/- stdev %)")
     if m.group(1) != "Req/Sec":
         raise cur.error("the thread-stats 'Req/Sec' row", cur.pos - 1)
     avg, sd, mx = (cur.convert(count, t, "a rate such as 19.63k") for t in m.group(2, 3, 4))
     pct = cur.convert(percent, m.group(5), "a percentage such as 76.00%")
     if math.isnan(avg):
-        acc.notes.append(
-            f"{tool} printed Req/Sec -nan (no per-thread rate samples: the run ended before "
-            "calibration or a sampling interval); the Req/Sec thread statistics are missing")
-        sd = mx = pct = math.nan
+        acc.notes.append(NO_RATE_SAMPLES.format(tool=tool, row=" ".join(m.group(2, 3, 4, 5))))
+        avg = sd = mx = pct = None
+    else:
+        why = "not a number: no rate data"
+        avg = acc.printed("req_per_thread_avg_rps", avg, m.group(2), why)
+        sd = acc.printed("req_per_thread_stdev_rps", sd, m.group(3), why)
+        mx = acc.printed("req_per_thread_max_rps", mx, m.group(4), why)
+        pct = acc.printed("req_per_thread_within_stdev_pct", pct, m.group(5), why)
     acc.extra["thread_stats"] = {
         "latency_within_stdev_pct": within,
-        "req_per_thread_avg_rps": missing(avg),
-        "req_per_thread_stdev_rps": missing(sd),
-        "req_per_thread_max_rps": missing(mx),
-        "req_per_thread_within_stdev_pct": missing(pct),
+        "req_per_thread_avg_rps": avg,
+        "req_per_thread_stdev_rps": sd,
+        "req_per_thread_max_rps": mx,
+        "req_per_thread_within_stdev_pct": pct,
     }
 
 
@@ -193,8 +233,12 @@ def read_tail(cur: Cursor, acc: Accumulator, expected_before: str) -> None:
     """
     m = cur.take(TOTALS, f"{expected_before}'<N> requests in <T>, <B> read'")
     acc.fields["requests"] = int(m.group(1))
-    acc.fields["duration_s"] = missing(cur.convert(duration_s, m.group(2), "a duration"))
-    acc.fields["bytes_read"] = missing(cur.convert(bytes_, m.group(3), "a byte count"))
+    acc.fields["duration_s"] = acc.printed(
+        "duration_s", cur.convert(duration_s, m.group(2), "a duration"), m.group(2),
+        "not a finite duration")
+    acc.fields["bytes_read"] = acc.printed(
+        "bytes_read", cur.convert(bytes_, m.group(3), "a byte count"), m.group(3),
+        "not a finite byte count")
     errors = cur.take_if(SOCKET)
     # wrk prints these lines only when non-zero: absent is a real 0
     connect, read, write, timeout = (int(g) for g in errors.groups()) if errors else (0,) * 4
@@ -207,12 +251,12 @@ def read_tail(cur: Cursor, acc: Accumulator, expected_before: str) -> None:
     alternatives.append("'Requests/sec: <rate>'")
     m = cur.take(REQ_SEC, " or ".join(alternatives))
     rps = cur.convert(number, m.group(1), "a rate such as 41200.66")
-    if math.isnan(rps):
-        acc.notes.append("Requests/sec printed as -nan: throughput is missing")
-    acc.fields["throughput_rps"] = missing(rps)
+    acc.fields["throughput_rps"] = acc.printed(
+        "throughput_rps", rps, m.group(1), "Requests/sec is not a number: throughput unknown")
     m = cur.take(TRANSFER_SEC, "'Transfer/sec: <bytes>'")
-    acc.fields["transfer_bytes_per_s"] = missing(
-        cur.convert(bytes_, m.group(1), "a byte rate such as 49.63MB"))
+    acc.fields["transfer_bytes_per_s"] = acc.printed(
+        "transfer_bytes_per_s", cur.convert(bytes_, m.group(1), "a byte rate such as 49.63MB"),
+        m.group(1), "Transfer/sec is not a number")
     read_script_output(cur, acc)
 
 

@@ -20,6 +20,7 @@ so rows are located through the reader's ``line_num``, not by counting rows.
 from __future__ import annotations
 
 import csv
+import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ LATENCY_SOURCE = "locust_rounded"
 NA = "N/A"
 
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
-_INTEGER = re.compile(r"\d+")
+_INTEGER = re.compile(r"\d{1,18}")  # below 2**63: a longer one is damage
 _PERCENTILE_HEADER = re.compile(r"(\d+(?:\.\d+)?)%")
 
 #: header aliases: older Locust versions called the request type column "Method"
@@ -180,7 +181,12 @@ class RowReader:
             return None
         if not pattern.fullmatch(value):
             self._fail(name, kind, value)
-        return cast(value)
+        if len(value) > 400:  # float() would take it, int() refuses > 4300 digits
+            self._fail(name, f"{kind} (of a sane length)", value[:40] + "...")
+        number = cast(value)
+        if not 0 <= number < math.inf:  # Locust never prints a negative or non-finite count/time
+            self._fail(name, f"{kind} (finite, not negative)", value)
+        return number
 
     def integer(self, name: str, allow_na: bool = False) -> int | None:
         return self._convert(name, allow_na, _INTEGER, "a whole number", int)

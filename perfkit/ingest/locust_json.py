@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import bisect
 import json
+import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
 
 from perfkit.errors import ParseError
-from perfkit.histogram import LatencyHistogram
+from perfkit.histogram import HIGHEST_US, LatencyHistogram
 from perfkit.ingest.locust_csv import LATENCY_SOURCE, TOOL, check_text
 from perfkit.model import Run
 
@@ -38,6 +40,8 @@ LOCUST_FRACTIONS = {50.0: 0.50, 66.0: 0.66, 75.0: 0.75, 80.0: 0.80, 90.0: 0.90, 
                     98.0: 0.98, 99.0: 0.99, 99.9: 0.999, 99.99: 0.9999, 100.0: 1.0}
 
 _NUMBER = (int, float)
+#: counts beyond this are damage (and would overflow numpy's int64 histograms)
+_MAX_COUNT = 2**62
 #: key -> (accepted types, may be null)
 _REQUIRED = {
     "name": ((str,), False),
@@ -142,6 +146,10 @@ def decode_documents(text: str, source: str = "<string>") -> list[tuple[int, obj
             else:
                 found = repr(rest[:20])
             raise ParseError(source, exc.lineno, f"valid JSON ({exc.msg})", found) from exc
+        except ValueError as exc:  # an integer of more than 4300 digits
+            m = re.compile(r"\d{1000,}").search(text, pos)
+            raise ParseError(source, _line_of(text, m.start() if m else pos),
+                             "valid JSON with numbers of a sane size", str(exc)[:60]) from None
         docs.append((pos, value))
         pos = _skip_ws(text, end)
     return docs
@@ -166,19 +174,24 @@ def _check_value(key: str, value: object, types: tuple, nullable: bool) -> str |
         return None if nullable else f"{key!r} is null"
     if isinstance(value, bool) or not isinstance(value, types):
         return f"{key!r} is {type(value).__name__}"
-    if isinstance(value, int) and types == (int,) and value < 0:
-        return f"{key!r} is negative"
+    if isinstance(value, int) and not 0 <= value < _MAX_COUNT:
+        return f"{key!r} is {'negative' if value < 0 else 'beyond 2**62'}"
+    if isinstance(value, float) and not 0 <= value < math.inf:
+        return f"{key!r} is {value!r} (Locust writes finite, non-negative numbers)"
     return None
 
 
-def _numeric_keys(mapping: dict, key: str, as_int: bool) -> tuple[dict, str | None]:
+def _numeric_keys(mapping: dict, key: str, as_int: bool,
+                  limit: float = math.inf) -> tuple[dict, str | None]:
     out = {}
     for k, v in mapping.items():
         try:
             num = int(k) if as_int else float(k)
         except ValueError:
             return {}, f"{key!r} has the key {k!r}"
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        if not 0 <= num <= limit:
+            return {}, f"{key!r} has the key {k!r} (not a number in [0, {limit:g}])"
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < _MAX_COUNT:
             return {}, f"{key!r} has the count {v!r}"
         out[num] = out.get(num, 0) + v
     return out, None
@@ -195,7 +208,8 @@ def _entry(obj: object) -> tuple[Entry | None, str | None]:
             problem = _check_value(key, obj[key], types, nullable)
             if problem:
                 return None, problem
-    buckets, problem = _numeric_keys(obj["response_times"], "response_times", as_int=False)
+    buckets, problem = _numeric_keys(obj["response_times"], "response_times", as_int=False,
+                                     limit=HIGHEST_US / 1000)
     per_s, problem2 = _numeric_keys(obj.get("num_reqs_per_sec", {}), "num_reqs_per_sec", True)
     fail_s, problem3 = _numeric_keys(obj.get("num_fail_per_sec", {}), "num_fail_per_sec", True)
     if problem or problem2 or problem3:

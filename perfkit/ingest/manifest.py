@@ -13,13 +13,17 @@ Two sidecar formats are read from a run directory:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from perfkit.errors import ParseError
-from perfkit.model import Run
+from perfkit.ingest.lazymap import LazyJsonMap
+from perfkit.model import FrozenMap, Run
+from perfkit.model import _freeze as _freeze_value
 from perfkit.units import UnitError, parse_duration_arg
 
 MANIFEST_NAMES = ("manifest.json", "meta.json")
@@ -51,6 +55,13 @@ class ManifestInfo:
     status: str | None = None
     raw: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
+    @functools.cached_property
+    def frozen(self) -> FrozenMap:
+        """What a Run keeps as its ``manifest``: the path, then every key as read (frozen).
+
+        :func:`read_manifest` sets it to a map decoded from the file's text on first use."""
+        return FrozenMap({"path": self.path, **_freeze_value(dict(self.raw))})
+
 
 def find_manifest(directory: Path) -> Path | None:
     for name in MANIFEST_NAMES:
@@ -62,20 +73,105 @@ def find_manifest(directory: Path) -> Path | None:
 
 def read_manifest(path: Path) -> ManifestInfo:
     """Read ``manifest.json`` or ``meta.json``; a malformed one raises ParseError."""
-    text = path.read_text(encoding="utf-8")
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ParseError(str(path), line, "a UTF-8 JSON object (run manifest)",
+                         f"the byte {raw[exc.start:exc.start + 1]!r}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ParseError(str(path), exc.lineno, "a JSON object (run manifest)",
                          exc.msg) from exc
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        m = re.search(r"\d{1000,}", text)
+        line = text.count("\n", 0, m.start()) + 1 if m else 1
+        raise ParseError(str(path), line, "a JSON object (run manifest)", str(exc)) from None
     if not isinstance(data, dict):
         raise ParseError(str(path), 1, "a JSON object (run manifest)", type(data).__name__)
+    _check_types(path, text, data)
+    info = _from_perfkit(path, data) if path.name == "manifest.json" else _from_meta(path, data)
+    # what a Run keeps as its manifest: decoded again, frozen, only when someone reads it
+    object.__setattr__(info, "frozen", LazyJsonMap(text, _decode_frozen, {"path": info.path}))
+    return info
+
+
+def _decode_frozen(text: str) -> FrozenMap:
+    return json.loads(text, object_hook=_frozen_object)
+
+
+def _frozen_list(items: list) -> tuple:
+    return tuple(_frozen_list(x) if type(x) is list else x for x in items)
+
+
+def _frozen_object(obj: dict) -> FrozenMap:
+    """``json.loads`` object hook: the manifest comes out frozen as a Run holds it (objects
+    as FrozenMap, arrays as tuples), without a second pass over it."""
+    for key, value in obj.items():
+        if type(value) is list:
+            obj[key] = _frozen_list(value)
+    return FrozenMap(obj)
+
+
+_NUMBER_TYPES = (int, float)
+#: key -> (accepted JSON types, what to say); None is always accepted (absent)
+_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "tool": ((str,), "a string"), "tool_version": ((str,), "a string"),
+    "version": ((str,), "a string"), "run_id": ((str,), "a string"),
+    "status": ((str,), "a string"), "start_utc": ((str,), "a string"),
+    "end_utc": ((str,), "a string"), "factors": ((dict,), "an object"),
+    "load": ((dict,), "an object"), "params": ((dict,), "an object"),
+    "warnings": ((list,), "a list"), "argv": ((list,), "a list of strings"),
+    "repetition": ((int, str), "an integer"), "block": ((int, str), "an integer"),
+    "order": ((int, str), "an integer"), "exit_code": ((int, str), "an integer"),
+}
+_INT_KEYS = ("repetition", "block", "order", "exit_code", "rep")  # meta.json: params.rep
+
+
+def _key_line(text: str, key: str) -> int:
+    at = text.find(f'"{key}"')
+    return text.count("\n", 0, at) + 1 if at >= 0 else 1
+
+
+def _check_types(path: Path, text: str, data: Mapping) -> None:
+    """Every key perfkit uses has the type it needs; else a ParseError at the key's line."""
+
+    def fail(key: str, what: str, value: Any) -> None:
+        raise ParseError(str(path), _key_line(text, key), f'"{key}" to be {what}',
+                         repr(value)[:80])
+
+    for key in _TYPES.keys() & data.keys():
+        value = data[key]
+        types, what = _TYPES[key]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
+            fail(key, what, value)
     argv = data.get("argv")
-    if argv is not None and not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
-        raise ParseError(str(path), None, '"argv" to be a list of strings', repr(argv))
-    if path.name == "manifest.json":
-        return _from_perfkit(path, data)
-    return _from_meta(path, data)
+    if argv is not None and not all(isinstance(a, str) for a in argv):
+        fail("argv", "a list of strings", argv)
+    params = data.get("params") or {}
+    for key in _INT_KEYS:
+        values = (data.get(key), params.get(key))
+        if values == (None, None):
+            continue
+        for value in values:
+            if value is None or value == "":
+                continue
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+                value = int(value) if len(value) < 19 else 2**63
+            if isinstance(value, bool) or not isinstance(value, int):
+                fail(key, "an integer", value)
+            if abs(value) > 2**62:
+                fail(key, "an integer of a sane size", value)
+    for section in ("load", "params"):
+        for key, value in (data.get(section) or {}).items():
+            if key in _LOAD_KEYS and value is not None and (
+                    isinstance(value, bool) or not isinstance(value, _NUMBER_TYPES + (str,))):
+                fail(key, "a number", value)
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -84,7 +180,7 @@ def _int_or_none(value: Any) -> int | None:
     return int(value)
 
 
-def _from_perfkit(path: Path, data: dict) -> ManifestInfo:
+def _from_perfkit(path: Path, data: Mapping) -> ManifestInfo:
     return ManifestInfo(
         path=str(path),
         tool=data.get("tool"),
@@ -104,7 +200,7 @@ def _from_perfkit(path: Path, data: dict) -> ManifestInfo:
     )
 
 
-def _from_meta(path: Path, data: dict) -> ManifestInfo:
+def _from_meta(path: Path, data: Mapping) -> ManifestInfo:
     params = dict(data.get("params") or {})
     factors: dict[str, Any] = {}
     if data.get("profile") is not None:
@@ -156,6 +252,11 @@ _LOCUST_OPTS = {
 
 def parse_wrk_argv(argv: Sequence[str]) -> dict[str, Any]:
     """Options of a wrk/wrk2 command line: threads, connections, duration_s, rate, url, ..."""
+    return dict(_parse_wrk_argv(tuple(argv)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_wrk_argv(argv: tuple[str, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     args = list(argv[1:])
     i = 0
@@ -219,6 +320,17 @@ def _typed(opts: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _positive(value: Any, kind: type) -> Any:
+    """A load level as ``kind`` (int or float), or None when it is not a finite number > 0."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if not 0 < number < float("inf"):
+        return None
+    return int(number) if kind is int else number
+
+
 def apply_manifest(run: Run, info: ManifestInfo) -> Run:
     """Fill what the output does not print from the manifest; never overwrite printed values."""
     tool = run.tool
@@ -237,17 +349,18 @@ def apply_manifest(run: Run, info: ManifestInfo) -> Run:
         "start_utc": run.start_utc or info.start_utc,
         "end_utc": run.end_utc or info.end_utc,
         "exit_code": info.exit_code if run.exit_code is None else run.exit_code,
-        "manifest": {"path": info.path, **dict(info.raw)},
+        "manifest": info.frozen,
     }
     if tool == "wrk2" and run.target_rate_rps is None:
         rate = opts.get("rate", load.get("rate_rps", load.get("rate")))
-        changes["target_rate_rps"] = None if rate is None else float(rate)
+        changes["target_rate_rps"] = _positive(rate, float)
     if run.threads is None:
-        changes["threads"] = opts.get("threads", load.get("threads"))
+        changes["threads"] = _positive(opts.get("threads", load.get("threads")), int)
     if run.connections is None and tool != "locust":
-        changes["connections"] = opts.get("connections", load.get("connections"))
+        changes["connections"] = _positive(opts.get("connections", load.get("connections")),
+                                           int)
     if tool == "locust" and run.users is None:
-        changes["users"] = opts.get("users", load.get("users"))
+        changes["users"] = _positive(opts.get("users", load.get("users")), int)
     if run.url is None:
         changes["url"] = opts.get("url") or opts.get("host")
     notes = list(run.notes)

@@ -65,10 +65,12 @@ SPECTRUM_TITLE = re.compile(r"\s*Detailed Percentile spectrum:\s*$")
 SPECTRUM_HEADER = re.compile(r"\s*Value\s+Percentile\s+TotalCount\s+1/\(1-Percentile\)\s*$")
 SPECTRUM_ROW = re.compile(r"\s*(\d+\.\d+)\s+(\d+\.\d+)\s+(\d+)\s+(\d+\.\d+|inf)\s*$")
 FOOTER_MEAN = re.compile(r"#\[Mean\s*=\s*(\S+), StdDeviation\s*=\s*(\S+)\]\s*$")
-FOOTER_MAX = re.compile(r"#\[Max\s*=\s*(\S+), Total count\s*=\s*(\d+)\]\s*$")
-FOOTER_BUCKETS = re.compile(r"#\[Buckets\s*=\s*(\d+), SubBuckets\s*=\s*(\d+)\]\s*$")
+FOOTER_MAX = re.compile(r"#\[Max\s*=\s*(\S+), Total count\s*=\s*(\d{1,18})\]\s*$")
+FOOTER_BUCKETS = re.compile(r"#\[Buckets\s*=\s*(\d{1,18}), SubBuckets\s*=\s*(\d{1,18})\]\s*$")
 # possessive quantifiers: a row either matches or the fast path gives up, never backtracks
-_ROW = r" *+\d++\.\d{3} ++\d\.\d{6} ++\d++ ++"
+# at most 8 digits of ms (wrk2's 24 h limit is 86400000.000 ms) and 18 of count (< 2**63):
+# numpy's text reader would saturate a longer integer silently
+_ROW = r" *+\d{1,8}+\.\d{3} ++\d\.\d{6} ++\d{1,18}+ ++"
 FAST_ROWS = re.compile(rf"(?:{_ROW}\d++\.\d{{2}}\n)*+{_ROW}inf(?=\n|$)")
 DASHES = re.compile(r"-{10,}\s*$")
 
@@ -125,10 +127,20 @@ def parse(text: str, source: str = "<string>") -> Run:
 
 
 def _read_calibration(cur: Cursor, acc: Accumulator) -> None:
+    """``Thread calibration`` lines. wrk2 calibrates as soon as its histogram's mean is not 0,
+    and the mean of an empty histogram is NaN, not 0: it then prints NaN cast to an integer,
+    ``mean lat.: 9223372036854776.000ms``. A mean beyond wrk2's 24 h range is that placeholder."""
     calibration = []
     while m := cur.take_if(CALIBRATION):
+        mean = cur.convert(time_ms, m.group(1), "a latency such as 1.196ms")
+        if not mean <= HIGHEST_US / 1000:
+            acc.notes.append(
+                f"calibration mean_latency_ms: wrk2 printed {m.group(1)!r}, beyond its 24 h "
+                "range (it calibrated on an empty histogram: no response had arrived yet); "
+                "kept as missing")
+            mean = None
         calibration.append({
-            "mean_latency_ms": cur.convert(time_ms, m.group(1), "a latency such as 1.196ms"),
+            "mean_latency_ms": mean,
             "rate_sampling_interval_ms": cur.convert(time_ms, m.group(2),
                                                      "an interval such as 10ms"),
         })
@@ -170,9 +182,10 @@ def _read_block(cur: Cursor, acc: Accumulator, kind: str) -> dict:
     footer, where = _read_footer(cur)
     hist = _check_and_build(cur, values_us, counts, footer, where)
     if hist is None:
+        field = "percentiles_ms" if kind == CORRECTED else "uncorrected_percentiles_ms"
         acc.notes.append(
-            f"wrk2's {kind.lower()} histogram is empty (Total count = 0): its printed "
-            "percentiles are placeholders and are missing, not 0")
+            f"{field}: wrk2's {kind.lower()} histogram is empty (Total count = 0): its printed "
+            "percentiles (0.00us) and footer (Mean = -nan) are placeholders, missing, not 0")
         percentiles = {}
     return {"percentiles": percentiles, "histogram": hist, "footer": footer}
 
@@ -224,6 +237,9 @@ def _read_rows_by_line(cur: Cursor) -> tuple[np.ndarray, np.ndarray]:
         if m is None:
             raise cur.error(ROW_EXPECTED)
         cur.pos += 1
+        if len(m.group(1)) > 12 or len(m.group(3)) > 18:
+            raise cur.error(f"a Value of at most {HIGHEST_US / 1000:.3f} ms and a TotalCount "
+                            "below 10**18", cur.pos - 1)
         values.append(_milli_to_micro(m.group(1)))
         counts.append(int(m.group(3)))
         if m.group(4) == "inf":
@@ -263,9 +279,12 @@ def _check_and_build(cur: Cursor, values_us: np.ndarray, counts: np.ndarray, foo
         raise cur.error(f"Total count = {last}, the spectrum's last TotalCount "
                         "(the spectrum disagrees with its footer)", where["max_line"])
     if total == 0:
+        footer["max_ms"] = None  # "Max = 0.000" of an empty histogram: a placeholder
         return None
     idx = LAYOUT.index_of(values_us)
     deltas = np.diff(counts, prepend=0)
+    if not re.fullmatch(r"\d+\.\d+", where["max_text"]):
+        raise cur.error("a Max in ms with 3 decimals", where["max_line"])
     footer_max_us = _milli_to_micro(where["max_text"])
     # wrk2's HdrHistogram_c prints the lowest value equivalent to the maximum; newer ones the
     # highest. Either way it names the bucket of the last row.

@@ -125,9 +125,15 @@ def history_summary(path):
     }
 
 
-def make(run_dir, prefix):
-    d = FIXTURES / run_dir
-    entries, n_docs = last_json_array(d / "run.stdout")
+#: the wild fixtures (issue 10: every request failing), written by ``perfkit run`` with
+#: ``--csv locust`` and the --json output in stdout.txt
+WILD = HERE.parent / "fixtures" / "wild" / "locust"
+WILD_OUT = HERE / "wild" / "locust"
+
+
+def make(run_dir, prefix, root=FIXTURES, stdout="run.stdout"):
+    d = root / run_dir
+    entries, n_docs = last_json_array(d / stdout)
     from_json = json_rows(entries)
     from_csv = stats_rows(d / f"{prefix}_stats.csv")
     csv_final = (from_csv["Aggregated"]["requests"], from_csv["Aggregated"]["failures"]) == (
@@ -164,6 +170,12 @@ def main():
     for run_dir, prefix in RUNS.items():
         golden = make(run_dir, prefix)
         path = OUT / f"{run_dir}.json"
+        path.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        print("wrote", path)
+    WILD_OUT.mkdir(parents=True, exist_ok=True)
+    for run_dir in sorted(p.name for p in WILD.iterdir() if p.is_dir()):
+        golden = make(run_dir, "locust", WILD, "stdout.txt")
+        path = WILD_OUT / f"{run_dir}.json"
         path.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         print("wrote", path)
 

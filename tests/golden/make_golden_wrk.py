@@ -10,7 +10,14 @@ Conventions (the contract of issue 2, applied here by hand):
 - a number is converted to the field's unit and rounded once to the nearest float;
 - wrk's ``0.00us`` Latency row (no samples) and its ``0.00us`` percentiles become null;
 - a ``-nan`` Req/Sec row becomes null in all four columns;
-- absent ``Socket errors`` / ``Non-2xx`` lines mean 0.
+- absent ``Socket errors`` / ``Non-2xx`` lines mean 0;
+- (issue 10, the wild fixtures) wrk2's empty-histogram Latency row ``-nanus -nanus 0.00us
+  0.00%`` is null in all four columns, a spectrum whose footer says ``Total count = 0`` has
+  null percentiles and a null mean/stdev (printed ``-nan``), and a calibration mean beyond
+  wrk2's 24 h range (``9223372036854776.000ms``: NaN cast to an integer) is null.
+
+The wild fixtures (``fixtures/wild/{wrk,wrk2}/*/stdout.txt``, written by ``perfkit run``) go to
+``golden/wild/``; a run that printed nothing (refused to start) has no golden file.
 """
 
 from __future__ import annotations
@@ -32,6 +39,13 @@ BINARY = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
 def split_unit(token: str) -> tuple[str, str]:
     digits = token.rstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
     return digits, token[len(digits):]
+
+
+MAX_LATENCY_MS = 24 * 3600 * 1000  # wrk2's MAX_LATENCY
+
+
+def number(token: str) -> float | None:
+    return None if "nan" in token else float(Fraction(token))
 
 
 def ms(token: str) -> float:
@@ -68,9 +82,11 @@ def hdr_footer(lines: list[str], start: int) -> tuple[dict, int]:
     mean = lines[i].replace(",", " ").replace("]", " ").split()
     mx = lines[i + 1].replace(",", " ").replace("]", " ").split()
     bk = lines[i + 2].replace(",", " ").replace("]", " ").split()
-    footer = {"mean_ms": float(Fraction(mean[2])), "stdev_ms": float(Fraction(mean[5])),
-              "max_ms": float(Fraction(mx[2])), "total_count": int(mx[6]),
+    footer = {"mean_ms": number(mean[2]), "stdev_ms": number(mean[5]),
+              "max_ms": number(mx[2]), "total_count": int(mx[6]),
               "buckets": int(bk[2]), "sub_buckets": int(bk[5])}
+    if footer["total_count"] == 0:  # an empty histogram's "Max = 0.000" is a placeholder
+        footer["max_ms"] = None
     return footer, i
 
 
@@ -85,13 +101,16 @@ def read(path: Path) -> dict:
     out["calibration"] = [
         [ms(ln.split()[4].rstrip(",")), ms(ln.split()[8])]
         for ln in lines if ln.strip().startswith("Thread calibration:")]
-    lat = next(ln.split() for ln in lines if ln.strip().startswith("Latency ")
-               and ln.split()[1][0].isdigit())
-    no_samples = lat[3] == "0.00us"
+    for row in out["calibration"]:
+        if row[0] > MAX_LATENCY_MS:
+            row[0] = None
+    lat = next(ln.split() for ln in lines if ln.split()[:1] == ["Latency"]
+               and ln.split()[1] != "Distribution")
+    no_samples = lat[3] == "0.00us" or "nan" in lat[3]
     out["latency_mean_ms"] = None if no_samples else ms(lat[1])
     out["latency_stdev_ms"] = None if no_samples else ms(lat[2])
     out["latency_max_ms"] = None if no_samples else ms(lat[3])
-    out["latency_within_stdev_pct"] = pct(lat[4])
+    out["latency_within_stdev_pct"] = None if no_samples else pct(lat[4])
     rq = next(ln.split() for ln in lines if ln.strip().startswith("Req/Sec"))
     nan = "nan" in rq[1]
     out["req_per_thread"] = [None if nan else metric(x) for x in rq[1:4]] + [
@@ -107,10 +126,11 @@ def read(path: Path) -> dict:
                     None if no_samples else ms(v))
         if ln.strip().startswith("Latency Distribution (HdrHistogram"):  # wrk2
             key = "uncorrected_" if "Uncorrected" in ln else ""
+            footer, _ = hdr_footer(lines, i)
             for row in lines[i + 1:i + 9]:
                 q, v = row.split()
-                out[key + "percentiles_ms"][str(float(q.rstrip("%")))] = ms(v)
-            footer, _ = hdr_footer(lines, i)
+                out[key + "percentiles_ms"][str(float(q.rstrip("%")))] = (
+                    None if footer["total_count"] == 0 else ms(v))
             out["hdr_uncorrected" if key else "hdr"] = footer
     totals = next(ln.split() for ln in lines if " requests in " in ln)
     out["requests"] = int(totals[0])
@@ -135,6 +155,14 @@ def main() -> int:
             rel = stdout.parent.relative_to(ROOT)
             golden = {"tool": tool, **read(stdout)}
             target = OUT / rel.parent / f"{rel.name}.json"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
+            written += 1
+        for stdout in sorted((ROOT / "wild" / tool).glob("*/stdout.txt")):
+            if not stdout.read_text().strip():
+                continue
+            golden = {"tool": tool, **read(stdout)}
+            target = OUT / "wild" / tool / f"{stdout.parent.name}.json"
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
             written += 1

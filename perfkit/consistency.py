@@ -1,0 +1,86 @@
+"""Internal consistency of one parsed run: what no tool can print unless the input is damaged.
+
+:func:`consistency_warnings` is part of :attr:`perfkit.model.Run.warnings`. A run that passes
+has no negative or non-finite count, latency or rate, percentiles that never decrease with the
+percentile (p50 <= p75 <= p90 <= p99 <= p99.9 <= max), a mean between its min and max, and no
+more histogram samples than requests. Each warning names the field and what is wrong with it,
+so a damaged or hand-edited file cannot slip into an analysis unnoticed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+#: numeric fields of a Run checked for sign and finiteness, with their unit for the message
+NUMERIC_FIELDS = (
+    "duration_s", "target_rate_rps", "requests", "throughput_rps", "transfer_bytes_per_s",
+    "bytes_read", "latency_mean_ms", "latency_stdev_ms", "latency_min_ms", "latency_max_ms",
+    "errors_connect", "errors_read", "errors_write", "errors_timeout", "non_2xx_3xx",
+    "failures", "threads", "connections", "users",
+)
+#: slack of a comparison against the max. wrk and wrk2 print 2 decimals in a unit chosen per
+#: value (``2.89s``: +-5 ms), and wrk2 prints its max as the lowest value of the max's
+#: HdrHistogram bucket but its percentiles as the highest (3 significant digits: up to 0.1%
+#: apart): so ``Max 2.89s`` beside ``100.000% 2.90s`` is a real output, not damage.
+_PRINT_SLACK_MS = 0.0101
+_RELATIVE_SLACK = 0.012
+
+
+def _bad_number(name: str, value: Any) -> str | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return f"{name} is NaN (not a number) without a printed placeholder: input damaged?"
+    if isinstance(value, int | float) and not math.isfinite(value):
+        return f"{name} is infinite ({value}): not a measurement; input damaged?"
+    if isinstance(value, int | float) and value < 0:
+        return f"{name} is negative ({value}): no tool prints that; input damaged?"
+    return None
+
+
+def _above(value: float, limit: float) -> bool:
+    return value > limit * (1 + _RELATIVE_SLACK) + _PRINT_SLACK_MS
+
+
+def _percentile_order(name: str, percentiles: Mapping[float, float],
+                      max_ms: float | None) -> list[str]:
+    out = []
+    items = sorted(percentiles.items())
+    for (q1, v1), (q2, v2) in zip(items, items[1:], strict=False):
+        if v2 < v1 - _PRINT_SLACK_MS:
+            out.append(f"{name}: p{q2:g} ({v2} ms) is below p{q1:g} ({v1} ms); percentiles "
+                       "must not decrease: input damaged?")
+    if max_ms is not None and math.isfinite(max_ms):
+        above = [(q, v) for q, v in items if _above(v, max_ms)]
+        if above:
+            q, v = above[0]
+            out.append(f"{name}: p{q:g} ({v} ms) is above latency_max_ms ({max_ms} ms): "
+                       "input damaged?")
+    for q, v in items:
+        problem = _bad_number(f"{name}[{q:g}]", v)
+        if problem:
+            out.append(problem)
+    return out
+
+
+def consistency_warnings(run: Any) -> list[str]:
+    """Warnings for a :class:`~perfkit.model.Run` that contradicts itself (empty if none)."""
+    out = [p for p in (_bad_number(n, getattr(run, n)) for n in NUMERIC_FIELDS) if p]
+    # Locust rounds its percentiles (to 100 ms above 1 s) but not its max: no max check there
+    rounded = run.latency_source == "locust_rounded"
+    out += _percentile_order("percentiles_ms", run.percentiles_ms,
+                             None if rounded else run.latency_max_ms)
+    out += _percentile_order("uncorrected_percentiles_ms", run.uncorrected_percentiles_ms,
+                             None)
+    low, mean, high = run.latency_min_ms, run.latency_mean_ms, run.latency_max_ms
+    if None not in (mean, high) and _above(mean, high):
+        out.append(f"latency_mean_ms ({mean}) is above latency_max_ms ({high}): input damaged?")
+    if None not in (low, high) and _above(low, high):
+        out.append(f"latency_min_ms ({low}) is above latency_max_ms ({high}): input damaged?")
+    held = run.histogram_count
+    if held is not None and run.requests is not None and held > run.requests >= 0:
+        out.append(f"the histogram holds {held} samples but requests is {run.requests}: "
+                   "input damaged?")
+    return out

@@ -1,0 +1,197 @@
+"""The run store: parsed runs cached per directory in ``DIR/.perfkit/cache/`` (Parquet).
+
+``perfkit.load(DIR)`` reuses the cached runs of a run directory only when every file in it is
+the one they were parsed from, and re-parses the rest:
+
+- the key of a run directory is the list of its files with each one's size, mtime, ctime and
+  sha256. A file whose size, mtime_ns and ctime_ns are unchanged is taken as unchanged (``touch
+  -d`` restoring an mtime still changes the ctime); one whose stat changed is hashed, and only
+  a different sha256 re-parses it. As in git's index, a file modified within
+  :data:`RACY_NS` of the last cache write could share its timestamps with an edit: it is always
+  hashed. An added or removed file changes the list: the directory is re-parsed;
+- a directory that gave an error is never cached, so its error is reported on every load;
+- the cache is one file, ``runs-<sha256 of its bytes>.parquet``, written to a temporary file
+  and renamed (a crash leaves the previous cache or none); a file whose bytes do not match its
+  name, that Parquet cannot read, or that another version of perfkit wrote is ignored with a
+  :class:`CacheWarning` and replaced. It may be deleted at any time;
+- it holds the root path as given: loading the same directory under another spelling
+  (absolute vs relative) re-parses once, since every Run's ``source`` names the path.
+
+Set ``PERFKIT_CACHE=0`` (or pass ``cache=False``) to read without the cache.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import time
+import warnings
+from collections.abc import Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from perfkit import __version__
+from perfkit.ingest.store import TABLE_VERSION, runs_to_table, table_to_runs
+from perfkit.model import Run
+
+CACHE_DIR = os.path.join(".perfkit", "cache")
+#: a file changed less than this before the cache was written is always re-hashed
+RACY_NS = 2_000_000_000
+_VERSION = f"{TABLE_VERSION}/{__version__}"
+
+#: (relative path, size, mtime_ns, ctime_ns, sha256) of one file of a run directory
+FileKey = list
+
+
+class CacheWarning(UserWarning):
+    """The run store could not be used as it was (ignored and rebuilt)."""
+
+
+def enabled(cache: bool | None) -> bool:
+    if cache is not None:
+        return cache
+    return os.environ.get("PERFKIT_CACHE", "1").lower() not in ("0", "false", "no", "off")
+
+
+def sha256_file(path: str) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+class RunCache:
+    """The cached runs of one root directory, and the new cache being assembled."""
+
+    def __init__(self, root: str):
+        self.root = root
+        self.directory = os.path.join(root, CACHE_DIR)
+        self._prefix = os.path.join(root, "")
+        self.started_ns = time.time_ns()
+        self.index: dict[str, list[FileKey]] = {}
+        self.runs: dict[str, list[Run]] = {}
+        self.written_ns = 0
+        self.new_index: dict[str, list[FileKey]] = {}
+        self.new_runs: dict[str, list[Run]] = {}
+        self.changed = False
+        self._read()
+
+    # -- reading --------------------------------------------------------------------------
+    def _read(self) -> None:
+        found = sorted(glob.glob(os.path.join(glob.escape(self.directory), "runs-*.parquet")),
+                       key=os.path.getmtime)
+        if not found:
+            return
+        path = found[-1]
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            if hashlib.sha256(data).hexdigest() != os.path.basename(path)[5:-8]:
+                raise ValueError("its bytes do not match its name (a damaged file)")
+            table = pq.read_table(pa.BufferReader(data))
+            meta = table.schema.metadata or {}
+            if meta.get(b"perfkit.cache_version", b"").decode() != _VERSION:
+                raise ValueError(f"written by another version "
+                                 f"({meta.get(b'perfkit.cache_version', b'?').decode()})")
+            if meta.get(b"perfkit.root", b"").decode() != self.root:
+                return  # the same data under another path spelling: parse once, rewrite
+            self.index = json.loads(meta[b"perfkit.index"])
+            self.written_ns = int(meta[b"perfkit.written_ns"])
+            dirs = table.column("_dir").to_pylist()
+            runs = table_to_runs(table.drop_columns(["_dir"]))
+        except Exception as exc:  # noqa: BLE001 - any damage: never trust it
+            warnings.warn(f"{path}: run cache ignored and rebuilt: {exc}", CacheWarning,
+                          stacklevel=4)
+            self.index, self.changed = {}, True
+            return
+        for d, run in zip(dirs, runs, strict=True):
+            self.runs.setdefault(d, []).append(run)
+
+    def _rel(self, path: str) -> str:
+        """``path`` relative to the root (paths from the walk all start with it)."""
+        if path.startswith(self._prefix):
+            return path[len(self._prefix):]
+        return "." if path == self.root else os.path.relpath(path, self.root)
+
+    def lookup(self, directory: str, entries: Sequence[tuple[str, os.stat_result]]
+               ) -> list[Run] | None:
+        """The cached runs of ``directory`` if none of its files changed, else None."""
+        rel = self._rel(directory)
+        cached = self.index.get(rel)
+        if cached is None:
+            return None
+        by_name = {key[0]: key for key in cached}
+        if len(by_name) != len(entries):
+            return None
+        keys = []
+        racy_after = self.written_ns - RACY_NS
+        for path, st in entries:
+            key = by_name.get(self._rel(path))
+            if key is None:
+                return None
+            _, size, mtime, ctime, sha = key
+            same_stat = (size == st.st_size and mtime == st.st_mtime_ns
+                         and ctime == st.st_ctime_ns)
+            if not same_stat or mtime >= racy_after or ctime >= racy_after:
+                try:
+                    if sha256_file(path) != sha:
+                        return None
+                except OSError:
+                    return None
+                self.changed = True  # refresh its stat (and the racy window) on disk
+            keys.append([key[0], st.st_size, st.st_mtime_ns, st.st_ctime_ns, sha])
+        runs = self.runs.get(rel, [])
+        self.new_index[rel] = keys
+        self.new_runs[rel] = runs
+        return runs
+
+    # -- writing --------------------------------------------------------------------------
+    def put(self, directory: str, entries: Sequence[tuple[str, os.stat_result]],
+            runs: list[Run]) -> None:
+        """Remember the freshly parsed runs of ``directory`` (hashing its files now)."""
+        keys = []
+        for path, st in entries:
+            try:
+                keys.append([self._rel(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns,
+                             sha256_file(path)])
+            except OSError:
+                return  # a file vanished while loading: do not cache this directory
+        rel = self._rel(directory)
+        self.new_index[rel] = keys
+        self.new_runs[rel] = runs
+        self.changed = True
+
+    def save(self) -> None:
+        """Write the new cache atomically if anything changed (silently not, if read-only)."""
+        if not self.changed and self.new_index.keys() == self.index.keys():
+            return
+        dirs = [d for d, runs in self.new_runs.items() for _ in runs]
+        runs = [r for d in self.new_runs for r in self.new_runs[d]]
+        table = runs_to_table(runs).append_column("_dir", pa.array(dirs, type=pa.string()))
+        meta = dict(table.schema.metadata or {})
+        meta.update({b"perfkit.cache_version": _VERSION.encode(),
+                     b"perfkit.root": self.root.encode(),
+                     b"perfkit.written_ns": str(self.started_ns).encode(),
+                     b"perfkit.index": json.dumps(self.new_index).encode()})
+        table = table.replace_schema_metadata(meta)
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, compression="zstd")
+        data = sink.getvalue().to_pybytes()
+        name = f"runs-{hashlib.sha256(data).hexdigest()}.parquet"
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            tmp = os.path.join(self.directory, f".tmp-{os.getpid()}-{name}")
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, os.path.join(self.directory, name))
+        except OSError:
+            return
+        for old in glob.glob(os.path.join(glob.escape(self.directory), "runs-*.parquet")):
+            if os.path.basename(old) != name:
+                try:
+                    os.unlink(old)
+                except OSError:
+                    pass

@@ -1,0 +1,321 @@
+"""The fast path for wrk2 outputs of the common shape, many files at once.
+
+:func:`parse_many` reads each output with one regex over the whole text (:data:`OUTPUT`) and
+then rebuilds and checks every spectrum of every file in a few numpy operations on one
+concatenated table, so the per-file cost is a regex match, some float() calls and the Run.
+Anything unusual (a placeholder such as ``-nan``, an empty histogram, a calibration on an empty
+histogram, a unit other than us/ms/s, CRLF, Lua output, a spectrum that disagrees with its
+footer, any damage) does not match or fails a check, and that file gets ``None``: the caller
+parses it with the careful line parser (:func:`perfkit.ingest.wrk2.parse`), which gives the
+same Run or the ``path:line`` error. ``tests/test_fastpath.py`` checks that both paths give
+equal Runs on every fixture and on fuzzed inputs.
+
+The conversions are those of :mod:`perfkit.units` (``float('1.24' + 'e-3')`` is its
+correctly rounded fast path), restricted to the tokens the regex admits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from perfkit.histogram import HIGHEST_US, LAYOUT, LatencyHistogram
+from perfkit.ingest.wrk2 import COVERAGE_NOTE_BELOW, WRK2_PERCENTILES
+from perfkit.model import FrozenMap, Run
+
+_NUM = r"\d{1,15}\.\d{1,6}"
+_TIME = rf"({_NUM})(us|ms|s)"
+_INT = r"(\d{1,18})"
+_SPECTRUM_HEAD = (
+    r"((?: *+\d{1,3}\.\d{3}% ++" + _TIME + r" ?\n){8})"
+    r"\n  Detailed Percentile spectrum:\n"
+    r"       Value   Percentile   TotalCount 1/\(1-Percentile\)\n\n"
+)
+#: the start of an output, up to the first spectrum row
+HEAD = re.compile(
+    r"Running (\d{1,6}(?:\.\d+)?)(us|ms|s) test @ (\S+)\n"
+    rf"  {_INT} threads and {_INT} connections\n"
+    r"((?:  Thread calibration: mean lat\.: \d{1,9}\.\d{3}ms, rate sampling interval: "
+    r"\d{1,9}ms\n)*)"
+    r"  Thread Stats   Avg      Stdev     Max   \+/- Stdev\n"
+    rf"    Latency +{_TIME} +{_TIME} +{_TIME} +({_NUM})%\n"
+    rf"    Req/Sec +({_NUM})(k|M|G|T)? +({_NUM})(k|M|G|T)? +({_NUM})(k|M|G|T)? +({_NUM})%\n"
+    r"  Latency Distribution \(HdrHistogram - Recorded Latency\)\n" + _SPECTRUM_HEAD)
+#: the uncorrected distribution's start (-U), up to its first spectrum row
+U_HEAD = re.compile(
+    r"\n  Latency Distribution \(HdrHistogram - Uncorrected Latency \(measured without "
+    r"taking delayed starts into account\)\)\n" + _SPECTRUM_HEAD)
+#: a spectrum's footer, after its last row
+FOOTER = re.compile(
+    rf"\n#\[Mean    = +({_NUM}), StdDeviation   = +({_NUM})\]\n"
+    rf"#\[Max     = +(\d{{1,8}}\.\d{{3}}), Total count    = +{_INT}\]\n"
+    rf"#\[Buckets = +{_INT}, SubBuckets     = +{_INT}\]\n"
+    r"-{58}\n")
+#: the end of an output, after the last distribution
+TAIL = re.compile(
+    rf"  {_INT} requests in {_TIME}, ({_NUM})(B|KB|MB|GB|TB) read\n"
+    rf"(?:  Socket errors: connect {_INT}, read {_INT}, write {_INT}, timeout {_INT}\n)?"
+    rf"(?:  Non-2xx or 3xx responses: {_INT}\n)?"
+    rf"Requests/sec: +({_NUM})\n"
+    rf"Transfer/sec: +({_NUM})(B|KB|MB|GB|TB)\n?")
+_CALIBRATION = re.compile(r"mean lat\.: (\d+\.\d{3})ms, rate sampling interval: (\d+)ms")
+_PERCENT_ROW = re.compile(r" *(\d+\.\d{3})% +(\S+?)(us|ms|s) ?\n")
+_TIME_EXP = {"us": "e-3", "ms": "", "s": "e3"}
+_DURATION_EXP = {"us": "e-6", "ms": "e-3", "s": ""}
+_METRIC_EXP = {None: "", "k": "e3", "M": "e6", "G": "e9", "T": "e12"}
+_BINARY = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
+
+# A spectrum row is printed with "%12.3f %12f %12d %12.2f\n" (HdrHistogram_c, CLASSIC): 52
+# bytes. Rows of exactly that layout are checked and read as a byte matrix, all files at once.
+ROW_BYTES = 52
+_SPACE, _DOT, _NL = ord(" "), ord("."), ord("\n")
+#: (first, last) byte of each right-aligned integer part; decimals checked separately
+_INT_PARTS = ((0, 8), (13, 18), (26, 38), (39, 48))
+_DIGIT_COLS = (9, 10, 11, 19, 20, 21, 22, 23, 24)
+_INF = np.frombuffer(b"         inf", dtype=np.uint8)
+#: bytes every row has in the same place: the separators, the points, the newline
+_FIXED_COLS = np.array([8, 12, 18, 25, 38, 51])
+_FIXED_BYTES = np.array([_DOT, _SPACE, _DOT, _SPACE, _SPACE, _NL], dtype=np.uint8)
+#: the Value's digits (8 before the point, 3 after: microseconds) and their weights
+_VALUE_COLS = np.array([0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11])
+_W_VALUE = 10 ** np.arange(10, -1, -1, dtype=np.int64)
+#: the TotalCount's 12 digits and their weights
+_W_COUNT = 10 ** np.arange(11, -1, -1, dtype=np.int64)
+
+
+def _ms(num: str, unit: str) -> float:
+    return float(num + _TIME_EXP[unit])
+
+
+class _Parsed:
+    """One output's fields before its histograms exist (filled in by the batch step)."""
+
+    __slots__ = ("source", "fields", "extra", "blocks")
+
+    def __init__(self, source: str, fields: dict, extra: dict, blocks: list):
+        self.source = source
+        self.fields = fields
+        self.extra = extra
+        self.blocks = blocks
+
+
+def _block(pct_rows: str, rows: str, f: re.Match) -> tuple | None:
+    """Percentiles, spectrum rows, footer and the footer's Max text of one distribution."""
+    found = _PERCENT_ROW.findall(pct_rows)
+    if [float(q) for q, _, _ in found] != list(WRK2_PERCENTILES):
+        return None
+    percentiles = {q: _ms(v, u) for q, (_, v, u) in zip(WRK2_PERCENTILES, found, strict=True)}
+    g = f.groups()
+    footer = {"mean_ms": float(g[0]), "stdev_ms": float(g[1]), "max_ms": float(g[2]),
+              "total_count": int(g[3]), "buckets": int(g[4]), "sub_buckets": int(g[5])}
+    if footer["total_count"] == 0 or (len(rows) + 1) % ROW_BYTES:
+        return None  # an empty histogram (placeholders) or rows not in the usual layout
+    return percentiles, rows, footer, g[2]
+
+
+def _distribution(text: str, start: int, pct_rows: str) -> tuple[tuple | None, int]:
+    """One distribution from its spectrum's first row at ``start``: (block, end) or (None, 0).
+
+    ``pct_rows`` are its eight printed percentile lines."""
+    end = text.find("\n#[Mean", start)
+    f = FOOTER.match(text, end) if end >= 0 else None
+    if f is None:
+        return None, 0
+    return _block(pct_rows, text[start:end], f), f.end()
+
+
+def match(text: str, source: str) -> _Parsed | None:
+    """The fields of one output of the usual shape, or None for the careful parser."""
+    m = HEAD.match(text)
+    if m is None:
+        return None
+    g = m.groups()
+    if float(g[10]) == 0:  # Latency max 0: no sample recorded (placeholders)
+        return None
+    calibration = []
+    for mean, interval in _CALIBRATION.findall(g[5]):
+        value = float(mean)
+        if value > HIGHEST_US / 1000:
+            return None
+        calibration.append(FrozenMap(mean_latency_ms=value,
+                                     rate_sampling_interval_ms=float(interval)))
+    block, pos = _distribution(text, m.end(), g[20])
+    blocks = [block]
+    u = U_HEAD.match(text, pos) if block is not None else None
+    if u is not None:
+        block, pos = _distribution(text, u.end(), u.group(1))
+        blocks.append(block)
+    t = TAIL.fullmatch(text, pos) if block is not None else None
+    if t is None:
+        return None
+    t = t.groups()
+    errors = [0, 0, 0, 0] if t[5] is None else [int(x) for x in t[5:9]]
+    fields = {
+        "url": g[2], "threads": int(g[3]), "connections": int(g[4]),
+        "latency_mean_ms": _ms(g[6], g[7]), "latency_stdev_ms": _ms(g[8], g[9]),
+        "latency_max_ms": _ms(g[10], g[11]),
+        "requests": int(t[0]), "duration_s": float(t[1] + _DURATION_EXP[t[2]]),
+        "bytes_read": float(t[3]) * _BINARY[t[4]],
+        "errors_connect": errors[0], "errors_read": errors[1], "errors_write": errors[2],
+        "errors_timeout": errors[3], "non_2xx_3xx": 0 if t[9] is None else int(t[9]),
+        "throughput_rps": float(t[10]),
+        "transfer_bytes_per_s": float(t[11]) * _BINARY[t[12]],
+    }
+    extra = {"requested_duration_s": float(g[0] + _DURATION_EXP[g[1]])}
+    if calibration:
+        extra["calibration"] = tuple(calibration)
+    extra["thread_stats"] = FrozenMap(
+        latency_within_stdev_pct=float(g[12]),
+        req_per_thread_avg_rps=float(g[13] + _METRIC_EXP[g[14]]),
+        req_per_thread_stdev_rps=float(g[15] + _METRIC_EXP[g[16]]),
+        req_per_thread_max_rps=float(g[17] + _METRIC_EXP[g[18]]),
+        req_per_thread_within_stdev_pct=float(g[19]))
+    return _Parsed(source, fields, extra, blocks)
+
+
+def _is_digit(x: np.ndarray) -> np.ndarray:
+    return (x >= 48) & (x <= 57)
+
+
+def _right_aligned(c: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """Rows whose bytes ``lo:hi`` are spaces then at least one digit (``%12d``-style).
+
+    ``c`` is the byte matrix transposed (one row per column of text): each test is a
+    contiguous vector operation over all rows of all files."""
+    ok = _is_digit(c[hi - 1])
+    for k in range(lo, hi - 1):
+        digit = _is_digit(c[k])
+        ok &= digit | (c[k] == _SPACE)
+        ok &= ~digit | (c[k + 1] != _SPACE)
+    return ok
+
+
+def _rows(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Value (us) and TotalCount of every row of every spectrum, and which rows break the
+    layout ``%12.3f %12f %12d %12.2f`` (the last row of a spectrum: ``inf``)."""
+    raw = "\n".join(texts) + "\n"
+    try:
+        data = raw.encode("ascii")
+    except UnicodeEncodeError:
+        data = raw.encode("ascii", "replace")  # a non-ASCII byte becomes "?" and fails below
+    c = np.ascontiguousarray(np.frombuffer(data, dtype=np.uint8).reshape(-1, ROW_BYTES).T)
+    ok = np.ones(c.shape[1], dtype=bool)
+    for col, byte in zip(_FIXED_COLS, _FIXED_BYTES, strict=True):
+        ok &= c[col] == byte
+    for col in _DIGIT_COLS:
+        ok &= _is_digit(c[col])
+    for lo, hi in _INT_PARTS[:3]:
+        ok &= _right_aligned(c, lo, hi)
+    lengths = np.array([(len(t) + 1) // ROW_BYTES for t in texts], dtype=np.int64)
+    is_last = np.zeros(c.shape[1], dtype=bool)
+    is_last[np.cumsum(lengths) - 1] = True
+    inf = np.ones(c.shape[1], dtype=bool)
+    for k, byte in enumerate(_INF):
+        inf &= c[39 + k] == byte
+    f4 = (_right_aligned(c, *_INT_PARTS[3]) & (c[48] == _DOT) & _is_digit(c[49])
+          & _is_digit(c[50]))
+    ok &= np.where(is_last, inf, f4)
+    value = c[_VALUE_COLS].astype(np.int64)
+    value[value == _SPACE] = 48
+    count = c[26:38].astype(np.int64)
+    count[count == _SPACE] = 48
+    return _W_VALUE @ (value - 48), _W_COUNT @ (count - 48), ~ok
+
+
+def _histograms(blocks: list[tuple]) -> list[LatencyHistogram | None]:
+    """Every spectrum rebuilt and checked against its footer, in one set of numpy operations.
+
+    The checks are :func:`perfkit.ingest.wrk2._check_and_build`'s: rows non-decreasing, the
+    last row within 24 h, its TotalCount equal to the footer's, the footer's Max naming the
+    last row's bucket, the printed Mean within the bounds the spectrum allows. A block that
+    fails gets None (its file goes to the careful parser, which reports the line).
+    """
+    texts = [b[1] for b in blocks]
+    lengths = np.array([(len(t) + 1) // ROW_BYTES for t in texts], dtype=np.int64)
+    v, c, bad_rows = _rows(texts)
+    n = len(v)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    ends = starts + lengths - 1
+    seg = np.repeat(np.arange(len(blocks)), lengths)
+    first = np.zeros(n, dtype=bool)
+    first[starts] = True
+    down = np.zeros(n, dtype=bool)
+    down[1:] = ((v[1:] < v[:-1]) | (c[1:] < c[:-1])) & ~first[1:]
+    bad = np.bincount(seg[down | bad_rows], minlength=len(blocks)) > 0
+    totals = np.array([b[2]["total_count"] for b in blocks], dtype=np.int64)
+    bad |= (c[ends] != totals) | (v[ends] > HIGHEST_US)
+    # rows of a bad block (dropped below) may hold anything: keep the indexing safe
+    v_ok = np.where((v < 0) | (v > HIGHEST_US) | bad_rows, 0, v)
+    idx = LAYOUT.index_of(v_ok)
+    deltas = np.empty_like(c)
+    deltas[0] = c[0]
+    np.subtract(c[1:], c[:-1], out=deltas[1:])
+    deltas[starts] = c[starts]
+    max_us = np.array([int(b[3].replace(".", "")) for b in blocks], dtype=np.int64)
+    last = idx[ends]
+    bad |= (max_us != LAYOUT.lowest[last]) & (max_us != LAYOUT.highest[last])
+    low_idx = idx.copy()
+    low_idx[1:] = np.minimum(idx[:-1] + 1, idx[1:])
+    low_idx[starts] = idx[starts]
+    low = np.add.reduceat(deltas * LAYOUT.median[low_idx], starts)
+    high = np.add.reduceat(deltas * LAYOUT.median[idx], starts)
+    sums = np.add.reduceat(deltas, starts)
+    out: list[LatencyHistogram | None] = []
+    runs = np.flatnonzero(first | np.concatenate(([True], idx[1:] != idx[:-1])))
+    summed = np.add.reduceat(deltas, runs)
+    keep = summed > 0
+    h_idx, h_cnt, h_seg = idx[runs][keep], summed[keep], seg[runs][keep]
+    bounds = np.searchsorted(h_seg, np.arange(len(blocks) + 1))
+    used = np.flatnonzero(deltas)
+    used_seg = seg[used]
+    used_lo = np.searchsorted(used_seg, np.arange(len(blocks)))
+    used_hi = np.searchsorted(used_seg, np.arange(len(blocks)), side="right") - 1
+    half_digit = 0.0005 + 1e-9  # the mean is printed with 3 decimals
+    for k, block in enumerate(blocks):
+        if bad[k] or sums[k] == 0:
+            out.append(None)
+            continue
+        total = float(sums[k])
+        lo, hi = float(low[k]) / total / 1000.0, float(high[k]) / total / 1000.0
+        if not lo - half_digit <= block[2]["mean_ms"] <= hi + half_digit:
+            out.append(None)
+            continue
+        a, b = bounds[k], bounds[k + 1]
+        out.append(LatencyHistogram._sparse(h_idx[a:b], h_cnt[a:b], int(v[used[used_lo[k]]]),
+                                            int(v[used[used_hi[k]]])))
+    return out
+
+
+def parse_many(items: Sequence[tuple[str, str]]) -> list[Run | None]:
+    """``[(text, source), ...]`` -> a Run for each output of the usual shape, else None."""
+    parsed = [match(text, source) for text, source in items]
+    blocks = [b for p in parsed if p is not None for b in p.blocks]
+    hists = iter(_histograms(blocks) if blocks else [])
+    out: list[Run | None] = []
+    for p in parsed:
+        if p is None:
+            out.append(None)
+            continue
+        built = [next(hists) for _ in p.blocks]
+        out.append(None if any(h is None for h in built) else _run(p, built))
+    return out
+
+
+def _run(p: _Parsed, hists: list[LatencyHistogram]) -> Run:
+    fields = p.fields
+    extra = p.extra
+    notes: tuple[str, ...] = ()
+    for (percentiles, _, footer, _), hist, prefix, key in zip(
+            p.blocks, hists, ("", "uncorrected_"), ("hdr", "hdr_uncorrected"), strict=False):
+        fields[f"{prefix}percentiles_ms"] = FrozenMap(percentiles)
+        fields[f"{prefix}histogram"] = hist
+        extra[key] = FrozenMap(footer)
+    held = hists[0].total_count
+    requests = fields["requests"]
+    if requests and held < COVERAGE_NOTE_BELOW * requests:
+        notes = (f"histogram covers only {held} of {requests} requests (after wrk2's "
+                 "calibration): its percentiles describe the end of the run only",)
+    return Run(tool="wrk2", source=p.source, latency_source="hdr_corrected", notes=notes,
+               extra=FrozenMap(extra), **fields)

@@ -1,0 +1,67 @@
+"""No silent nonsense: a run that contradicts itself carries a warning naming the field; every
+real output (fixtures, wild states, bundled data) is consistent."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+import perfkit
+from perfkit.consistency import consistency_warnings
+from perfkit.ingest import wrk2
+
+HERE = Path(__file__).resolve().parent
+RUN = HERE / "fixtures" / "wrk2" / "single" / "normal_tuned_R10000_c50" / "run.stdout"
+
+
+@pytest.fixture(scope="module")
+def run():
+    return wrk2.parse(RUN.read_text(), str(RUN))
+
+
+def test_every_real_run_is_consistent():
+    runs = perfkit.load(HERE / "fixtures") + perfkit.load(HERE.parent / "data")
+    assert len(runs) > 300
+    assert [(r.source, consistency_warnings(r)) for r in runs
+            if consistency_warnings(r)] == []
+
+
+@pytest.mark.parametrize(("changes", "words"), [
+    ({"requests": -5}, "requests is negative"),
+    ({"throughput_rps": -1.0}, "throughput_rps is negative"),
+    ({"latency_mean_ms": math.nan}, "latency_mean_ms is NaN"),
+    ({"latency_max_ms": math.inf}, "latency_max_ms is infinite"),
+    ({"errors_timeout": -1}, "errors_timeout is negative"),
+    ({"latency_mean_ms": 500.0}, "latency_mean_ms (500.0) is above latency_max_ms"),
+    ({"latency_min_ms": 900.0, "latency_max_ms": 10.0}, "latency_min_ms (900.0) is above"),
+    ({"requests": 10}, "the histogram holds"),
+])
+def test_a_damaged_field_is_named_in_a_warning(run, changes, words):
+    assert consistency_warnings(run) == []
+    damaged = run.replace(**changes)
+    assert any(words in w for w in damaged.warnings), damaged.warnings
+
+
+def test_percentiles_must_not_decrease_nor_pass_the_max(run):
+    p = dict(run.percentiles_ms)
+    p[99.0], p[90.0] = p[90.0], p[99.0] + 1.0
+    (warning,) = [w for w in consistency_warnings(run.replace(percentiles_ms=p))
+                  if "p99" in w]
+    assert "percentiles_ms: p99" in warning and "below p90" in warning
+    high = dict(run.percentiles_ms)
+    high[99.9] = run.latency_max_ms * 2
+    assert any("above latency_max_ms" in w
+               for w in consistency_warnings(run.replace(percentiles_ms=high)))
+    bad = {**run.uncorrected_percentiles_ms, 50.0: -1.0}
+    assert any("uncorrected_percentiles_ms[50] is negative" in w
+               for w in consistency_warnings(run.replace(uncorrected_percentiles_ms=bad)))
+
+
+def test_printing_precision_is_not_damage(run):
+    """wrk2 prints Max 2.89s beside 100.000% 2.90s (a real output): within the slack."""
+    p = dict(run.percentiles_ms)
+    p[99.999] = p[100.0] = 2900.0
+    warnings = consistency_warnings(run.replace(percentiles_ms=p, latency_max_ms=2890.0))
+    assert not any("above latency_max_ms" in w for w in warnings)

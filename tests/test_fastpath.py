@@ -1,0 +1,91 @@
+"""The fast whole-file wrk2 path (perfkit.ingest.fastwrk2) gives exactly the careful line
+parser's Runs, or steps aside (None) so the careful parser runs: on every real output, through
+perfkit.load, and on thousands of mutated outputs (where it must never accept what the careful
+parser refuses)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from _fuzz import load_seeds, mutate
+
+import perfkit
+from perfkit.errors import ParseError
+from perfkit.ingest import fastwrk2, wrk2
+from perfkit.ingest.loader import scan_directory
+
+HERE = Path(__file__).resolve().parent
+ROOTS = [HERE / "fixtures", HERE.parent / "data"]
+OUTPUTS = sorted(p for root in ROOTS for p in root.rglob("*") if p.is_file()
+                 and p.name in ("run.stdout", "stdout.txt") and "wrk2" in str(p.parent))
+
+
+def careful(text: str, source: str):
+    try:
+        return wrk2.parse(text, source)
+    except ParseError:
+        return None
+
+
+def test_the_fast_path_takes_most_real_outputs_and_matches_the_careful_parser():
+    items = [(p.read_text(), str(p)) for p in OUTPUTS]
+    fast = fastwrk2.parse_many(items)
+    taken = 0
+    for (text, source), run in zip(items, fast, strict=True):
+        if run is None:
+            continue
+        taken += 1
+        expected = careful(text, source)
+        assert expected is not None and run.same_as(expected), source
+    assert len(items) > 100 and taken >= 0.8 * len(items)
+
+
+@pytest.mark.parametrize("root", ROOTS, ids=["fixtures", "data"])
+def test_load_gives_identical_runs_and_errors_on_both_paths(root):
+    fast, slow = scan_directory(root, fast=True), scan_directory(root, fast=False)
+    assert [str(e) for e in fast.errors] == [str(e) for e in slow.errors]
+    assert len(fast.runs) == len(slow.runs)
+    for a, b in zip(fast.runs, slow.runs, strict=True):
+        assert a.same_as(b), a.source
+
+
+def test_on_mutated_outputs_the_fast_path_never_disagrees():
+    rng = random.Random(42)
+    seeds = [s for s in load_seeds() if s.kind == "wrk2"]
+    items = []
+    for _ in range(1500):
+        data, _how = mutate(rng, rng.choice(seeds).data)
+        items.append((data.decode("utf-8", "replace"), "m.txt"))
+    fast = fastwrk2.parse_many(items)
+    taken = 0
+    for (text, source), run in zip(items, fast, strict=True):
+        if run is not None:
+            taken += 1
+            expected = careful(text, source)
+            assert expected is not None and run.same_as(expected), text[:200]
+    assert taken > 50  # mutations that keep the shape (e.g. a changed digit) take the fast path
+
+
+def test_same_as_sees_every_field():
+    run = wrk2.parse(OUTPUTS[0].read_text(), "a")
+    assert run.same_as(wrk2.parse(OUTPUTS[0].read_text(), "a"))
+    assert not run.same_as(run.replace(requests=run.requests + 1))
+    assert not run.same_as(run.replace(threads=float(run.threads)))  # an int is not a float
+    assert not run.same_as(run.replace(source="b"))
+    assert not run.same_as(run.replace(histogram=None))
+
+
+@pytest.mark.parametrize("bad", ["/", ":", "-", "\x00", "é"])
+def test_a_damaged_spectrum_byte_falls_back_to_the_careful_error(bad, tmp_path):
+    """Found by the 10**5 fuzz run: a non-digit inside a row once reached numpy's indexing
+    (negative bucket index) before the row was refused."""
+    text = OUTPUTS[0].read_text()
+    row = text.index("\n", text.index("Value   Percentile") + 60) + 1
+    damaged = text[:row + 3] + bad + text[row + 4:]
+    assert fastwrk2.parse_many([(damaged, "d.txt")]) == [None]
+    assert careful(damaged, "d.txt") is None
+    (tmp_path / "run.stdout").write_text(damaged)
+    result = perfkit.scan(tmp_path, cache=False)
+    assert result.runs == [] and len(result.errors) == (bad != "\x00")  # NUL: a binary file

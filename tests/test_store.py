@@ -1,0 +1,197 @@
+"""The run store: runs_to_table/table_to_runs round trips, and the per-directory cache in
+.perfkit/cache/ (reuse, re-parse on any change, corrupt or foreign caches ignored)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import warnings
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import perfkit
+from perfkit.ingest import cache as run_cache
+from perfkit.ingest.store import runs_to_table, table_to_runs
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def all_runs():
+    return perfkit.load(FIXTURES) + perfkit.load(HERE.parent / "data")
+
+
+def _parquet_round_trip(table: pa.Table) -> pa.Table:
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    return pq.read_table(pa.BufferReader(sink.getvalue()))
+
+
+def test_table_round_trip_gives_equal_runs_in_every_field(all_runs):
+    assert len(all_runs) > 300
+    assert {r.tool for r in all_runs} >= {"wrk", "wrk2", "locust"}
+    table = _parquet_round_trip(runs_to_table(all_runs))
+    back = table_to_runs(table)
+    assert len(back) == len(all_runs)
+    for a, b in zip(all_runs, back, strict=True):
+        assert a.same_as(b), a.source
+        assert b.to_record().keys() == a.to_record().keys()
+
+
+def test_table_columns_are_typed_and_histograms_are_hdrhistogram_strings(all_runs):
+    table = runs_to_table(all_runs)
+    assert table.schema.field("requests").type == pa.int64()
+    assert table.schema.field("duration_s").type == pa.float64()
+    assert table.schema.field("percentiles_ms").type == pa.map_(pa.float64(), pa.float64())
+    encoded = [h for h in table.column("histogram").to_pylist() if h]
+    assert encoded and all(h.startswith("HISTF") for h in encoded)
+    from hdrh.histogram import HdrHistogram  # any HdrHistogram library reads them
+
+    first = next(r for r in all_runs if r.histogram is not None)
+    assert HdrHistogram.decode(table.column("histogram")[all_runs.index(first)].as_py()
+                               ).get_total_count() == first.histogram.total_count
+
+
+def test_a_value_of_another_type_than_declared_keeps_its_type(all_runs):
+    run = all_runs[0].replace(latency_mean_ms=3, threads=None, extra={"k": {1: (2, 3.5)}})
+    (back,) = table_to_runs(_parquet_round_trip(runs_to_table([run])))
+    assert back.same_as(run) and type(back.latency_mean_ms) is int
+    assert back.extra["k"][1] == (2, 3.5)
+
+
+# -- the cache ------------------------------------------------------------------------------
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "runs"
+    shutil.copytree(FIXTURES / "wrk2" / "sweep", root / "wrk2")
+    shutil.copytree(FIXTURES / "locust" / "clean_u20", root / "locust" / "clean_u20")
+    shutil.copytree(FIXTURES / "wild" / "wrk2" / "connection_refused", root / "refused")
+    old = time.time() - 3600  # data written long before: outside the racy window
+    for p in root.rglob("*"):
+        os.utime(p, (old, old))
+    return root
+
+
+def _cache_files(root: Path) -> list[Path]:
+    return sorted((root / ".perfkit" / "cache").iterdir())
+
+
+def _same(a: list, b: list) -> bool:
+    return len(a) == len(b) and all(x.same_as(y) for x, y in zip(a, b, strict=True))
+
+
+def test_second_load_comes_from_the_cache_and_is_identical(tree, monkeypatch):
+    # the copies' ctimes are seconds old: outside a racy window of 0 (see the next test)
+    monkeypatch.setattr(run_cache, "RACY_NS", 0)
+    first = perfkit.load(tree, cache=True)
+    (cached,) = _cache_files(tree)
+    assert cached.name.startswith("runs-") and cached.suffix == ".parquet"
+    parsed = []
+    real = run_cache.RunCache.put
+    monkeypatch.setattr(run_cache.RunCache, "put",
+                        lambda self, d, e, r: (parsed.append(d), real(self, d, e, r)))
+    second = perfkit.load(tree, cache=True)
+    assert parsed == [] and _same(first, second)
+    assert _same(second, perfkit.load(tree, cache=False))
+    assert _cache_files(tree) == [cached]  # nothing changed: not rewritten
+
+
+def test_files_changed_just_before_the_cache_was_written_are_hashed_again(tree, monkeypatch):
+    """Racy files (git's term): an edit within the timestamp granularity could keep the stat;
+    such files are re-hashed (never trusted by stat alone) and the cache is refreshed."""
+    monkeypatch.setattr(run_cache, "RACY_NS", 3600 * 10**9)
+    perfkit.load(tree, cache=True)
+    hashed = []
+    real = run_cache.sha256_file
+    monkeypatch.setattr(run_cache, "sha256_file", lambda p: (hashed.append(p), real(p))[1])
+    perfkit.load(tree, cache=True)
+    assert len(hashed) == sum(1 for p in tree.rglob("*") if p.is_file()
+                              and ".perfkit" not in p.parts)
+
+
+def test_an_edited_added_or_removed_file_is_parsed_again(tree):
+    perfkit.load(tree, cache=True)
+    target = tree / "wrk2" / "default_R15000_c16_rep1" / "run.stdout"
+    target.write_text(target.read_text().replace("Requests/sec:  ", "Requests/sec:  9"))
+    (edited,) = [r for r in perfkit.load(tree, cache=True) if r.source == str(target)]
+    assert edited.throughput_rps > 90_000
+    shutil.copytree(tree / "wrk2" / "default_R15000_c16_rep2", tree / "wrk2" / "copy")
+    assert sum("copy" in r.source for r in perfkit.load(tree, cache=True)) == 1
+    shutil.rmtree(tree / "wrk2" / "copy")
+    runs = perfkit.load(tree, cache=True)
+    assert not any("copy" in r.source for r in runs)
+    assert _same(runs, perfkit.load(tree, cache=False))
+
+
+def test_an_edit_keeping_size_and_mtime_is_still_seen(tree):
+    perfkit.load(tree, cache=True)
+    target = tree / "wrk2" / "default_R15000_c16_rep1" / "run.stdout"
+    st = target.stat()
+    text = target.read_text()
+    target.write_text(text.replace("Requests/sec:  1", "Requests/sec:  2", 1))
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # the ctime still moves
+    assert target.stat().st_size == st.st_size and target.stat().st_mtime_ns == st.st_mtime_ns
+    (run,) = [r for r in perfkit.load(tree, cache=True) if r.source == str(target)]
+    assert str(run.throughput_rps).startswith("2")
+
+
+def test_touch_without_change_reuses_the_cached_runs(tree):
+    first = perfkit.load(tree, cache=True)
+    os.utime(tree / "wrk2" / "default_R15000_c16_rep1" / "run.stdout")
+    assert _same(first, perfkit.load(tree, cache=True))
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "garbage", "version"])
+def test_a_corrupt_or_foreign_cache_is_ignored_with_a_warning(tree, damage):
+    expected = perfkit.load(tree, cache=False)
+    perfkit.load(tree, cache=True)
+    (path,) = _cache_files(tree)
+    data = path.read_bytes()
+    if damage == "flip":
+        path.write_bytes(data[:200] + bytes([data[200] ^ 0xFF]) + data[201:])
+    elif damage == "truncate":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "garbage":
+        path.write_bytes(b"not parquet at all")
+    else:
+        table = pq.read_table(path)
+        meta = dict(table.schema.metadata)
+        meta[b"perfkit.cache_version"] = b"0/0.0.0"
+        sink = pa.BufferOutputStream()
+        pq.write_table(table.replace_schema_metadata(meta), sink)
+        import hashlib
+
+        raw = sink.getvalue().to_pybytes()
+        path.unlink()
+        (path.parent / f"runs-{hashlib.sha256(raw).hexdigest()}.parquet").write_bytes(raw)
+    with pytest.warns(run_cache.CacheWarning, match="ignored and rebuilt"):
+        runs = perfkit.load(tree, cache=True)
+    assert _same(runs, expected)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # rebuilt: the next load trusts it again
+        assert _same(perfkit.load(tree, cache=True), expected)
+
+
+def test_the_cache_can_be_deleted_and_errors_are_never_cached(tree):
+    perfkit.load(tree, cache=True)
+    shutil.rmtree(tree / ".perfkit")
+    bad = tree / "wrk2" / "default_R15000_c16_rep1" / "run.stdout"
+    bad.write_text(bad.read_text()[:500])
+    for _ in range(2):
+        result = perfkit.scan(tree, cache=True)
+        assert [e.path for e in result.errors] == [str(bad)]
+    assert not list((tree / ".perfkit" / "cache").glob(".tmp-*"))
+
+
+def test_no_cache_is_written_when_disabled(tree, monkeypatch):
+    monkeypatch.setenv("PERFKIT_CACHE", "0")
+    perfkit.load(tree)
+    assert not (tree / ".perfkit").exists()
+    monkeypatch.setenv("PERFKIT_CACHE", "1")
+    perfkit.load(tree)
+    assert _cache_files(tree)
