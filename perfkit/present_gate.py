@@ -58,6 +58,11 @@ def gate_status(g: GateRow) -> str:
     return word if g.outcome in (REGRESSION, "no regression") else f"{word} ({g.outcome})"
 
 
+def span(labels: Sequence[str]) -> str:
+    """``v01..v07`` for a run of labels, ``v08`` for one."""
+    return "..".join(dict.fromkeys((labels[0], labels[-1]))) if labels else ""
+
+
 def key_text(keys: Sequence[str], key: Sequence) -> str:
     return " ".join(f"{k}={level_text(v)}" for k, v in zip(keys, key, strict=True))
 
@@ -230,7 +235,7 @@ def history_gates(items: Sequence[HistoryGate], keys: Sequence[str],
             c = g.row.comparison
             need = g.runs_per_arm_needed
             rows.append((*(level_text(v) for v in item.key), item.label,
-                         "..".join(dict.fromkeys((item.baseline[0], item.baseline[-1]))),
+                         span(item.baseline),
                          f"{c.n_base} vs {c.n_new}",
                          change(c.ratio, c.ratio_ci_low, c.ratio_ci_high), gate_status(g),
                          "" if g.status != INCONCLUSIVE else (str(need) if need else "> 200")))

@@ -65,9 +65,10 @@ def load_history(path: str | Path, name: str | None = None) -> Experiment:
     if store.is_store(p):
         files, notes = store.label_files(p)
         parts = [(f.label, f.time_utc, store.read_label(f)) for f in files]
+        designs = [f.design for f in files]
         errors: list[PerfkitError] = []
     elif (p / LABELS_CSV).is_file():
-        parts, errors = _read_jobs(p)
+        parts, errors, designs = _read_jobs(p)
         notes = []
     else:
         raise DataError(f"no history at {p}: expected a history store ({store.MARKER}) or a "
@@ -86,11 +87,23 @@ def load_history(path: str | Path, name: str | None = None) -> Experiment:
     frame = runs_frame(runs)
     for col in LABEL_COLUMNS:
         frame[col] = columns[col]
-    design = {"history": {"labels": [parts[i][0] for i in order], "warnings": notes}}
+    design = _common_design(designs)
+    design["history"] = {"labels": [parts[i][0] for i in order], "warnings": notes}
     return Experiment(name or p.name, p, tuple(runs), frame, design, tuple(errors))
 
 
-def _read_jobs(folder: Path) -> tuple[list[tuple[str, str, list]], list[PerfkitError]]:
+def _common_design(designs: Sequence[dict]) -> dict:
+    """The design entries every job shares (repetitions, warm-up, ...), for the Methods."""
+    if not designs:
+        return {}
+    keys = set.intersection(*(set(d) for d in designs))
+    return {k: designs[0][k] for k in sorted(keys)
+            if k not in ("name", "description", "history")
+            and all(d[k] == designs[0][k] for d in designs)}
+
+
+def _read_jobs(folder: Path) -> tuple[list[tuple[str, str, list]], list[PerfkitError],
+                                      list[dict]]:
     path = folder / LABELS_CSV
     with path.open(newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
@@ -100,7 +113,7 @@ def _read_jobs(folder: Path) -> tuple[list[tuple[str, str, list]], list[PerfkitE
             raise DataError(f"{path}:1: expected columns label, time_utc, job_dir, found "
                             f"{', '.join(reader.fieldnames or []) or 'none'}")
         rows = list(reader)
-    parts, errors, seen = [], [], set()
+    parts, errors, designs, seen = [], [], [], set()
     for line, row in enumerate(rows, start=2):
         label, job = (row.get("label") or "").strip(), (row.get("job_dir") or "").strip()
         if not label or label in seen:
@@ -116,8 +129,9 @@ def _read_jobs(folder: Path) -> tuple[list[tuple[str, str, list]], list[PerfkitE
                             f"{row.get('time_utc')!r}") from None
         exp = load_experiment(job_path)
         errors.extend(exp.errors)
+        designs.append(dict(exp.design or {}))
         parts.append((label, when, list(exp.runs)))
-    return parts, errors
+    return parts, errors, designs
 
 
 def labels_of(history: Experiment) -> list[str]:

@@ -157,6 +157,7 @@ class LabelFile:
     time_utc: str
     seq: int
     n_runs: int
+    design: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def is_store(path: str | os.PathLike) -> bool:
@@ -216,7 +217,8 @@ def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _table(runs: Sequence[Run], label: str, time_utc: str, seq: int, job: str) -> pa.Table:
+def _table(runs: Sequence[Run], label: str, time_utc: str, seq: int, job: str,
+           design: Mapping[str, Any]) -> pa.Table:
     frame = runs_frame(runs)
     frame["warnings"] = ["; ".join(w) for w in frame["warnings"]]
     head = {"label": [label] * len(runs), "time_utc": [time_utc] * len(runs),
@@ -228,7 +230,8 @@ def _table(runs: Sequence[Run], label: str, time_utc: str, seq: int, job: str) -
             columns[str(name)] = _arrow_column(frame[name])
     columns["run_json"] = pa.array([run_to_json(r) for r in runs], pa.string())
     meta = {META_KEY: json.dumps({"label": label, "time_utc": time_utc, "seq": seq,
-                                  "n_runs": len(runs), "version": VERSION}).encode()}
+                                  "n_runs": len(runs), "version": VERSION,
+                                  "design": dict(design)}, default=str).encode()}
     return pa.table(columns).replace_schema_metadata(meta)
 
 
@@ -284,8 +287,10 @@ def _write_atomic(target: Path, data: bytes, exclusive: bool) -> bool:
 
 
 def add_label(store: str | os.PathLike, runs: Sequence[Run], label: str,
-              time_utc: str | None = None, job: str = "", replace: bool = False) -> LabelFile:
-    """Store ``runs`` as ``label`` (see the module docstring); return the file written."""
+              time_utc: str | None = None, job: str = "", replace: bool = False,
+              design: Mapping[str, Any] | None = None) -> LabelFile:
+    """Store ``runs`` as ``label`` (see the module docstring); return the file written.
+    ``design``: the job's experiment design (its ``experiment.yaml``), kept in the metadata."""
     if not label or not label.strip():
         raise UsageError("--label: expected a commit or version, found an empty label")
     if not runs:
@@ -301,12 +306,12 @@ def add_label(store: str | os.PathLike, runs: Sequence[Run], label: str,
     seq = max([f.seq for f in existing] + [0]) + 1
     while True:
         buf = io.BytesIO()
-        pq.write_table(_table(runs, label, when, seq, job), buf)
+        pq.write_table(_table(runs, label, when, seq, job, design or {}), buf)
         target = path / "labels" / f"{seq:06d}-{_slug(label)}.parquet"
         if _write_atomic(target, buf.getvalue(), exclusive=True):
             break
         seq += 1
-    written = LabelFile(target, label, when, seq, len(runs))
+    written = LabelFile(target, label, when, seq, len(runs), dict(design or {}))
     _settle(path, written, {f.path for f in older}, replace)
     return written
 
@@ -335,7 +340,7 @@ def _read_meta(file: Path) -> LabelFile:
     try:
         info = json.loads((pq.read_schema(file).metadata or {})[META_KEY])
         return LabelFile(file, str(info["label"]), str(info["time_utc"]), int(info["seq"]),
-                         int(info["n_runs"]))
+                         int(info["n_runs"]), info.get("design") or {})
     except (KeyError, ValueError, TypeError, pa.ArrowException):
         raise DataError(f"{file}: expected a Parquet file with perfkit history metadata "
                         f"({META_KEY.decode()}), found none") from None

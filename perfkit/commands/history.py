@@ -97,7 +97,7 @@ def run_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise DataError(f"{len(exp.errors)} file(s) under {args.dir} could not be read: "
                         "nothing added (a history point from part of a job would mislead)")
     written = store.add_label(args.store, exp.runs, args.label, when, job=str(args.dir),
-                              replace=args.replace)
+                              replace=args.replace, design=exp.design)
     files, _ = store.label_files(args.store)
     print(f"added {args.label!r}: {written.n_runs} runs at {written.time_utc} -> "
           f"{written.path} ({len(files)} labels in {args.store})", file=out)
