@@ -20,8 +20,8 @@ from perfkit import __version__
 from perfkit.errors import PerfkitError
 
 #: the order ``perfkit --help`` lists subcommands in; any other module in perfkit.commands follows
-ORDER = ("parse", "show", "compare", "effects", "scaling", "run", "sweep", "testbed", "report",
-         "export")
+ORDER = ("parse", "show", "compare", "gate", "effects", "scaling", "plan", "history", "run",
+         "sweep", "testbed", "report", "export")
 
 
 def command_names() -> list[str]:

@@ -310,6 +310,17 @@ def _sort_key(column: pd.Series) -> pd.Series:
     return numeric if numeric.notna().all() else column.astype(str)
 
 
+def row_labels(sides: Sequence[RunSet], keys: Sequence[str]) -> list[tuple]:
+    """The rows' key values over ``sides``, in the order :func:`compare_runs` lists them."""
+    return _labels(list(sides), list(keys))
+
+
+def cell_runs(rows: RunSet, keys: Sequence[str], key: Sequence[Any]) -> RunSet:
+    """The runs of ``rows`` in the comparison row whose ``keys`` columns have the values
+    ``key`` (a :attr:`ComparisonRow.key` of a table over ``keys``)."""
+    return _part(rows, list(keys), tuple(key))
+
+
 def _part(rows: RunSet, keys: list[str], label: tuple) -> RunSet:
     mask = np.ones(len(rows), dtype=bool)
     for key, value in zip(keys, label, strict=True):

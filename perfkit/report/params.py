@@ -169,7 +169,8 @@ RULES: tuple[tuple[Callable[[str], bool], Callable[[Any], bool], str], ...] = (
 
 
 def _is_experiment_param(name: str) -> bool:
-    return name in ("experiment", "experiments") or name.endswith(("_experiment", "_experiments"))
+    return (name in ("experiment", "experiments", "history")
+            or name.endswith(("_experiment", "_experiments")))
 
 
 # -- locating keys in the YAML text ----------------------------------------------------------------

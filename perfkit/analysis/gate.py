@@ -1,0 +1,271 @@
+"""The regression gate: did NEW get worse than BASE by more than a stated threshold?
+
+Built on :func:`perfkit.analysis.compare_runs` (one verdict rule for every front end): each
+row of the comparison (a metric at one load level) gets a gate status from its verdict and its
+ratio new/base with the ratio's ``1 - alpha`` interval (the Moses interval of the test), against
+the **threshold ratio** in the metric's bad direction: ``1 + max_regression`` for metrics where
+lower is better (latency, errors), ``1 - max_regression`` where higher is better (throughput).
+
+- ``regression``: the comparison calls the change significant and worse (Holm-adjusted p below
+  alpha) *and* the whole interval lies beyond the threshold;
+- ``pass``: the whole interval lies on the good side of the threshold (at or inside it), so a
+  change as large as the threshold is ruled out; a significant change inside the threshold is
+  reported as "significant, below threshold", a significant change for the better as
+  "improvement";
+- ``inconclusive``: the runs can never reach alpha ("not testable": too few runs), or the
+  interval straddles the threshold (or lies beyond it without a significant test after Holm's
+  adjustment); the row says how many runs per arm would resolve the threshold at the observed
+  run-to-run spread (:func:`perfkit.stats.power.runs_needed`: 80% power to detect a change of
+  the threshold's size; by the symmetry of the shift model, about the chance that an unchanged
+  service's interval then ends inside the threshold);
+- ``error``: a side has no run in the row (``no data``): the gate cannot judge it.
+
+The exit status of a gate (:attr:`GateResult.exit_status`): 2 when a row is an error, else 1
+when a row is a regression, else 3 when a row is inconclusive, else 0.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perfkit.analysis.compare import (
+    BETTER,
+    NO_DATA,
+    NOT_TESTABLE,
+    WORSE,
+    ComparisonRow,
+    ComparisonTable,
+    cell_runs,
+    compare_runs,
+    runs_per_arm_needed,
+)
+from perfkit.analysis.experiment import RunSet
+from perfkit.analysis.metrics import Metric
+from perfkit.errors import UsageError
+from perfkit.formatting import pct_change, plain
+from perfkit.stats.power import RunsNeeded, runs_needed
+
+PASS, REGRESSION, INCONCLUSIVE, ERROR = "pass", "regression", "inconclusive", "error"
+#: exit status of a gate by its worst row (ERROR first: the gate could not run as asked)
+EXIT_STATUS = {ERROR: 2, REGRESSION: 1, INCONCLUSIVE: 3, PASS: 0}
+#: power at which the runs needed to resolve the threshold are stated
+POWER = 0.8
+
+
+def parse_percent(text: str, option: str = "--max-regression") -> float:
+    """``"5%"`` -> 0.05; anything else (a bare number is ambiguous) raises UsageError."""
+    m = re.fullmatch(r"\s*\+?(\d+(?:\.\d*)?|\.\d+)\s*%\s*", str(text))
+    value = float(m.group(1)) / 100 if m else math.nan
+    if not m or not 0 < value < 1:
+        raise UsageError(f"{option}: expected a percentage in (0%, 100%) such as 5%, found "
+                         f"{text!r}")
+    return value
+
+
+def threshold_ratio(metric: Metric, max_regression: float) -> float:
+    """The ratio new/base beyond which ``metric`` has regressed by ``max_regression``."""
+    return 1 + max_regression if metric.lower_is_better else 1 - max_regression
+
+
+@dataclasses.dataclass(frozen=True)
+class GateRow:
+    """The gate of one comparison row: ``status`` (pass, regression, inconclusive, error), the
+    ``outcome`` in words, ``reason`` (why, with the numbers) and, when inconclusive, the runs
+    per arm that would resolve the threshold (``needed``; None when the spread is unknown)."""
+
+    metric: Metric
+    keys: tuple[str, ...]
+    row: ComparisonRow
+    threshold_ratio: float
+    status: str
+    outcome: str
+    reason: str
+    needed: RunsNeeded | None = None
+    needed_to_test: int | None = None
+
+    @property
+    def runs_per_arm_needed(self) -> int | None:
+        """Runs per arm to resolve the threshold (or, spread unknown, to reach alpha at all)."""
+        if self.needed is not None:
+            return self.needed.runs_per_arm
+        return self.needed_to_test
+
+
+@dataclasses.dataclass(frozen=True)
+class GateResult:
+    """Every gated row of every metric, with the comparisons they come from."""
+
+    base: str
+    new: str
+    max_regression: float
+    alpha: float
+    tables: tuple[ComparisonTable, ...]
+    rows: tuple[GateRow, ...]
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def status(self) -> str:
+        """The worst row status (:data:`EXIT_STATUS` order); ``pass`` without rows."""
+        found = {r.status for r in self.rows}
+        return next((s for s in EXIT_STATUS if s in found), PASS)
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_STATUS[self.status]
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(r.status == s for r in self.rows) for s in (PASS, REGRESSION,
+                                                                    INCONCLUSIVE, ERROR)}
+
+    def describe(self) -> str:
+        """The rule, in a sentence a reader can paste into a paper or a CI log."""
+        return (f"A change counts as a regression when the run-vs-run comparison (two-sided "
+                f"Mann-Whitney U over per-run values, Holm-adjusted over the load levels of "
+                f"each metric, alpha {self.alpha:g}) calls it significantly worse and the whole "
+                f"{1 - self.alpha:.0%} interval of the ratio new/base (Hodges-Lehmann with the "
+                f"Moses interval) lies beyond the threshold of {self.max_regression:.1%} in the "
+                f"metric's bad direction; an interval that straddles the threshold, or too few "
+                f"runs to reach alpha, is inconclusive, with the runs per arm that would give "
+                f"{POWER:.0%} power to detect a change of the threshold's size at the observed "
+                f"run-to-run spread.")
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per gated row: key columns, ratio with CI, p-values, verdict, gate."""
+        records = []
+        for g in self.rows:
+            c = g.row.comparison
+            rec: dict[str, Any] = {"metric": g.metric.name}
+            rec.update({k: plain(v) for k, v in zip(g.keys, g.row.key, strict=True)})
+            rec.update({
+                "n_base": c.n_base, "n_new": c.n_new, "ratio": c.ratio,
+                "ratio_ci_low": c.ratio_ci_low, "ratio_ci_high": c.ratio_ci_high,
+                "threshold_ratio": g.threshold_ratio, "p_value": c.p_value,
+                "p_value_holm": g.row.p_adjusted, "verdict": g.row.verdict,
+                "gate": g.status, "outcome": g.outcome, "reason": g.reason,
+                "runs_per_arm_needed": g.runs_per_arm_needed,
+                "power_needed": g.needed.power_stated if g.needed is not None else math.nan,
+                "log_sd": g.needed.log_sd if g.needed is not None else math.nan,
+                "mde_ratio_high": _mde(g.row, "ratio_high"),
+                "mde_ratio_low": _mde(g.row, "ratio_low"),
+                "warnings": "; ".join(g.row.warnings),
+            })
+            records.append(rec)
+        frame = pd.DataFrame.from_records(records)
+        if "runs_per_arm_needed" in frame:
+            frame["runs_per_arm_needed"] = frame["runs_per_arm_needed"].astype("Int64")
+        return frame
+
+    def to_dict(self) -> dict[str, Any]:
+        rows = [{k: (None if _missing(v) else plain(v)) for k, v in rec.items()}
+                for rec in self.to_frame().to_dict(orient="records")]
+        return {"base": self.base, "new": self.new, "max_regression": self.max_regression,
+                "alpha": self.alpha, "status": self.status, "exit_status": self.exit_status,
+                "counts": self.counts(), "method": self.describe(),
+                "warnings": list(self.warnings),
+                "comparison_warnings": {t.metric.name: list(t.warnings) for t in self.tables},
+                "rows": rows}
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def _mde(row: ComparisonRow, name: str) -> float:
+    value = getattr(row.mde, name, None) if row.mde is not None else None
+    return math.nan if value is None else float(value)
+
+
+def gate_runs(base: RunSet, new: RunSet, metrics: Sequence[Metric], max_regression: float,
+              *, alpha: float = 0.05, by: Any = "auto", exclude: Sequence[str] = (),
+              confidence: float = 0.95, exclude_failed: str | None = None,
+              n_sim: int = 4000, seed: int = 0) -> GateResult:
+    """Gate ``new`` against ``base`` on every metric (see the module docstring).
+
+    Parameters
+    ----------
+    base, new : RunSet
+        The runs of the baseline and of the candidate (e.g. two selections).
+    metrics : sequence of Metric
+        Each is compared with :func:`perfkit.analysis.compare_runs` (its own Holm family).
+    max_regression : float
+        The practical threshold as a fraction (0.05 for 5%).
+    alpha, by, exclude, confidence, exclude_failed :
+        As for :func:`perfkit.analysis.compare_runs`.
+    n_sim, seed : int
+        Simulations and seed of :func:`perfkit.stats.power.runs_needed` for inconclusive rows.
+    """
+    if not 0 < max_regression < 1:
+        raise UsageError(f"max_regression must be in (0, 1), got {max_regression!r}")
+    tables, rows = [], []
+    for m in metrics:
+        table = compare_runs(base, new, m, by=by, exclude=exclude, alpha=alpha,
+                             confidence=confidence, exclude_failed=exclude_failed)
+        tables.append(table)
+        for row in table.rows:
+            rows.append(gate_row(table, row, base, new, max_regression, n_sim, seed))
+    return GateResult(base.label, new.label, max_regression, alpha, tuple(tables), tuple(rows))
+
+
+def gate_row(table: ComparisonTable, row: ComparisonRow, base: RunSet, new: RunSet,
+             max_regression: float, n_sim: int = 4000, seed: int = 0) -> GateRow:
+    """The gate of one row of ``table`` (``base``/``new``: the runs the table compared)."""
+    m = table.metric
+    limit = threshold_ratio(m, max_regression)
+    status, outcome, reason = classify(row, m, limit, table.family)
+    out = GateRow(m, table.keys, row, limit, status, outcome, reason)
+    if status != INCONCLUSIVE:
+        return out
+    values = [cell_runs(side, table.keys, row.key).values(m.name) for side in (base, new)]
+    values = [v[np.isfinite(v) & (v > 0)] for v in values]
+    if max(len(v) for v in values) < 2:
+        need = runs_per_arm_needed(table.alpha, table.family)
+        return dataclasses.replace(out, needed_to_test=need, reason=reason + (
+            f"; the run-to-run spread is unknown (a side needs >= 2 runs): >= {need} runs per "
+            "arm reach alpha at all" if need else ""))
+    needed = runs_needed(limit, values[0], values[1], alpha=table.alpha, power=POWER,
+                         family_size=table.family, n_sim=n_sim, seed=seed)
+    more = (f"{needed.runs_per_arm} runs per arm would resolve {pct_change(limit)} "
+            f"({POWER:.0%} power at the observed spread, log sd {needed.log_sd:.3f})"
+            if needed.runs_per_arm is not None else
+            f"more than {needed.max_runs} runs per arm would be needed to resolve "
+            f"{pct_change(limit)} at the observed spread (log sd {needed.log_sd:.3f})")
+    return dataclasses.replace(out, needed=needed, reason=f"{reason}; {more}")
+
+
+def classify(row: ComparisonRow, metric: Metric, limit: float, family: int = 1
+             ) -> tuple[str, str, str]:
+    """(status, outcome, reason) of a comparison row against the threshold ratio ``limit``; the
+    reason refers to the row's ratio interval ("the CI straddles +5.0%")."""
+    c = row.comparison
+    lo, hi = c.ratio_ci_low, c.ratio_ci_high
+    bound = pct_change(limit)
+    if row.verdict == NO_DATA:
+        return ERROR, "no data", f"{c.n_base} vs {c.n_new} runs: a side has no run here"
+    if row.verdict == NOT_TESTABLE:
+        holm = f" after Holm over {family} rows" if family > 1 else ""
+        return (INCONCLUSIVE, "not testable",
+                f"{c.n_base} vs {c.n_new} runs can never reach p < {c.alpha:g}{holm} "
+                f"(smallest p {c.min_attainable_p:.2g})")
+    if math.isnan(lo) or math.isnan(hi):
+        return INCONCLUSIVE, "no interval", f"no ratio interval ({'; '.join(c.warnings)})"
+    up = metric.lower_is_better
+    beyond = lo > limit if up else hi < limit
+    inside = hi <= limit if up else lo >= limit
+    if row.verdict == WORSE and beyond:
+        return REGRESSION, "regression", f"the CI lies beyond {bound}"
+    if inside:
+        outcome = {WORSE: "significant, below threshold", BETTER: "improvement"}.get(
+            row.verdict, "no regression")
+        return PASS, outcome, f"the CI lies within {bound}"
+    if beyond:
+        return (INCONCLUSIVE, "beyond threshold, not significant",
+                f"the CI lies beyond {bound} but p Holm {row.p_adjusted:.2g} is not below "
+                f"{c.alpha:g}")
+    return INCONCLUSIVE, "straddles threshold", f"the CI straddles {bound}"

@@ -1,0 +1,160 @@
+"""Planning a comparison: how many runs per arm detect a change of a stated size, and what the
+current design can detect, from the run-to-run spread observed in existing runs.
+
+:func:`plan_runs` takes one or two :class:`RunSet` (a pilot, or the BASE and NEW of an earlier
+comparison) and splits them into the rows a comparison would have (load levels, as
+:func:`perfkit.analysis.compare_runs` splits them). For each row, from the pooled log residuals
+of its runs (:mod:`perfkit.stats.powersim`):
+
+- :func:`perfkit.stats.power.runs_needed`: the fewest equal runs per arm that detect the
+  change ``detect`` in the metric's bad direction (``1 + detect`` for latencies, ``1 - detect``
+  for throughput) with the stated power at alpha, Holm-adjusted over the rows as compare and
+  gate adjust them (Holm's first step: alpha / rows);
+- for the current design (the runs per arm observed: n vs n for one set of runs, n_base vs
+  n_new for two): the minimum detectable ratios each way
+  (:func:`perfkit.stats.power.min_detectable_ratio`) and the power at ``detect``
+  (:func:`perfkit.stats.power.power_at_ratio`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perfkit.analysis.compare import cell_runs, row_labels
+from perfkit.analysis.experiment import RunSet
+from perfkit.analysis.gate import threshold_ratio
+from perfkit.analysis.grouping import row_keys
+from perfkit.analysis.metrics import Metric
+from perfkit.errors import DataError, UsageError
+from perfkit.formatting import plain
+from perfkit.stats.power import (
+    MinDetectable,
+    PowerAtRatio,
+    RunsNeeded,
+    min_detectable_ratio,
+    power_at_ratio,
+    runs_needed,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanRow:
+    """One row: the observed runs per arm, the answers of the power engine, and warnings."""
+
+    key: tuple[Any, ...]
+    n_base: int
+    n_new: int
+    needed: RunsNeeded
+    current: MinDetectable
+    power_now: PowerAtRatio
+    warnings: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """The plan for detecting ``detect`` (a fraction) on ``metric``, row by row."""
+
+    metric: Metric
+    sources: tuple[str, ...]
+    keys: tuple[str, ...]
+    detect: float
+    ratio: float
+    alpha: float
+    power: float
+    family: int
+    rows: tuple[PlanRow, ...]
+    warnings: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        holm = f", Holm over {self.family} rows (alpha / {self.family})" if self.family > 1 else ""
+        method = self.rows[0].needed.method if self.rows else ""
+        return (f"Runs per arm to detect a change of {self.detect:.1%} in {self.metric.label} "
+                f"(ratio new/base {self.ratio:g}) with {self.power:.0%} power at alpha "
+                f"{self.alpha:g}{holm}, from the run-to-run spread of the runs given: {method}.")
+
+    def to_frame(self) -> pd.DataFrame:
+        records = []
+        for r in self.rows:
+            rec: dict[str, Any] = {"metric": self.metric.name}
+            rec.update({k: plain(v) for k, v in zip(self.keys, r.key, strict=True)})
+            rec.update({
+                "n_base": r.n_base, "n_new": r.n_new, "log_sd": r.needed.log_sd,
+                "spread_source": r.needed.spread_source, "detect_ratio": self.ratio,
+                "runs_per_arm_needed": r.needed.runs_per_arm,
+                "power_stated": r.needed.power_stated,
+                "noether_runs_per_arm": r.needed.noether_runs_per_arm,
+                "power_now": r.power_now.power, "mde_ratio_high": _none(r.current.ratio_high),
+                "mde_ratio_low": _none(r.current.ratio_low),
+                "alpha_adjusted": r.needed.alpha_adjusted,
+                "warnings": "; ".join(r.warnings),
+            })
+            records.append(rec)
+        frame = pd.DataFrame.from_records(records)
+        if "runs_per_arm_needed" in frame:
+            frame["runs_per_arm_needed"] = frame["runs_per_arm_needed"].astype("Int64")
+        return frame
+
+    def to_dict(self) -> dict[str, Any]:
+        rows = [{k: (None if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
+                     else plain(v)) for k, v in rec.items()}
+                for rec in self.to_frame().to_dict(orient="records")]
+        return {"metric": self.metric.name, "sources": list(self.sources),
+                "keys": list(self.keys), "detect": self.detect, "ratio": self.ratio,
+                "alpha": self.alpha, "power": self.power, "family": self.family,
+                "method": self.describe(), "warnings": list(self.warnings), "rows": rows}
+
+
+def _none(value: float | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+def plan_runs(sides: Sequence[RunSet], metric: Metric, detect: float, *, alpha: float = 0.05,
+              power: float = 0.8, by: Any = "auto", exclude: Sequence[str] = (),
+              family: int | None = None, n_sim: int = 4000, seed: int = 0) -> Plan:
+    """Runs per arm needed to detect ``detect`` (a fraction, 0.03 for 3%), row by row (see the
+    module docstring). ``family``: the Holm family size (default: the number of rows)."""
+    if len(sides) not in (1, 2):
+        raise UsageError(f"--from: expected one or two selections, found {len(sides)}")
+    if not 0 < detect < 1:
+        raise UsageError(f"detect must be in (0, 1), got {detect!r}")
+    keys, notes = row_keys(list(sides), by, exclude)
+    labels = row_labels(sides, keys)
+    family = family or len(labels)
+    ratio = threshold_ratio(metric, detect)
+    rows = []
+    for key in labels:
+        values = [_positive(cell_runs(s, keys, key).values(metric.name)) for s in sides]
+        rows.append(_row(key, values, metric, ratio, alpha, power, family, n_sim, seed))
+    return Plan(metric, tuple(s.label for s in sides), tuple(keys), detect, ratio, alpha, power,
+                family, tuple(rows), tuple(notes))
+
+
+def _positive(values: np.ndarray) -> np.ndarray:
+    return values[np.isfinite(values) & (values > 0)]
+
+
+def _row(key: tuple, values: list[np.ndarray], metric: Metric, ratio: float, alpha: float,
+         power: float, family: int, n_sim: int, seed: int) -> PlanRow:
+    base = values[0]
+    new = values[1] if len(values) == 2 else np.array([], dtype=float)
+    where = f"row {', '.join(map(str, key))}" if key else "the runs"
+    if len(values) == 2 and min(len(base), len(new)) == 0:
+        raise DataError(f"{where}: a side has no run with a positive {metric.name}")
+    if max(len(base), len(new)) < 2:
+        raise DataError(f"{where}: the run-to-run spread needs >= 2 runs with a positive "
+                        f"{metric.name} on one side, found {len(base)} and {len(new)}")
+    n_b = len(base)
+    n_n = len(new) if len(values) == 2 else n_b
+    common = {"alpha": alpha, "family_size": family, "n_sim": n_sim, "seed": seed}
+    needed = runs_needed(ratio, base, new, power=power, **common)
+    current = min_detectable_ratio(base, new, n_base=n_b, n_new=n_n, power=power,
+                                   lower_is_better=metric.lower_is_better, **common)
+    now = power_at_ratio(ratio, base, new, n_base=n_b, n_new=n_n, **common)
+    warnings = tuple(dict.fromkeys([*needed.warnings, *current.warnings]))
+    return PlanRow(key, n_b, n_n, needed, current, now, warnings)

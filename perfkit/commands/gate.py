@@ -1,0 +1,148 @@
+"""``perfkit gate BASE NEW``: the regression gate for CI, with an exit status CI can act on.
+
+Formatting only: the gate of each row comes from :func:`perfkit.analysis.gate.gate_runs`,
+which builds on :func:`perfkit.analysis.compare_runs`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TextIO
+
+from perfkit import present_gate
+from perfkit.analysis import Experiment, metric
+from perfkit.analysis.gate import GateResult, gate_runs, parse_percent
+from perfkit.analysis.history import is_history, load_history
+from perfkit.commands._common import (
+    Loader,
+    check_alpha,
+    check_confidence,
+    write_frame,
+    write_json,
+    write_tables,
+)
+from perfkit.errors import DataError, PerfkitError
+
+FORMATS = ("table", "markdown", "json", "junit", "csv")
+
+HELP = """\
+Gate NEW against BASE for CI: is NEW worse than BASE by more than --max-regression?
+
+Each metric is compared as `perfkit compare` compares it (runs as the unit, Mann-Whitney U,
+the change new/base as a Hodges-Lehmann ratio with its 1-alpha CI, Holm over the load levels
+of each metric). A row is a REGRESSION when the change is significantly worse AND its whole CI
+lies beyond the threshold (+5% for latencies, -5% for throughput at --max-regression 5%); it
+passes when the whole CI lies within the threshold (a significant change inside it is
+"significant, below threshold"); it is INCONCLUSIVE when the runs can never reach alpha or the
+CI straddles the threshold, and then says how many runs per arm would resolve the threshold at
+the observed run-to-run spread (80% power).
+
+exit status: 0 no regression; 1 a regression; 3 inconclusive (and no regression), so CI may
+fail on 3 too; 2 usage or data errors (a selection without runs, unreadable files, a load
+level with no run on one side). 2 wins over 1, 1 over 3.
+
+BASE and NEW are selections as in compare: PATH or PATH::column=value,... A history (a
+`perfkit history` store, or a folder of jobs with labels.csv) is a selection too, with the
+columns label, label_index and labels_ago (0 = the newest label):
+  perfkit gate '.perfkit/history::labels_ago=0|1|2' runs/new      (the last three labels)
+
+--format: table (default), markdown (for $GITHUB_STEP_SUMMARY), json, junit (JUnit XML: one
+test case per metric and load level; a regression is a failure, inconclusive is skipped, no
+data is an error), csv. --junit PATH writes the JUnit XML to PATH as well. The run-order check
+of compare (arms not interleaved in time, and the drift over the run order) is printed as a
+note.
+
+examples:
+  perfkit gate baseline/ candidate/ --metric latency_p99_ms --metric throughput_rps
+  perfkit gate data/demo-history::label=v07 data/demo-history::label=v08 --max-regression 5%
+  perfkit gate base/ new/ --format markdown --junit gate.xml >> "$GITHUB_STEP_SUMMARY"
+"""
+
+
+class GateDataError(DataError):
+    """A data error of the gate: exit status 2, as the gate's contract says."""
+
+    exit_status = 2
+
+
+class HistoryLoader(Loader):
+    """A :class:`Loader` that also reads histories (a store, or jobs with labels.csv)."""
+
+    def experiment(self, path: str) -> Experiment:
+        if path not in self.experiments and is_history(path):
+            exp = load_history(path)
+            for error in exp.errors:
+                print(f"perfkit: error: {error}", file=self.err)
+            for note in exp.design["history"].get("warnings", []):
+                print(f"perfkit: warning: {note}", file=self.err)
+            self.had_errors |= bool(exp.errors)
+            self.experiments[path] = exp
+        return super().experiment(path)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("gate", help="regression gate for CI (exit 0/1/3, 2 on errors)",
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("base", metavar="BASE", help="PATH or PATH::column=value,... (the baseline)")
+    p.add_argument("new", metavar="NEW", help="PATH or PATH::column=value,... (the candidate)")
+    p.add_argument("--metric", action="append", metavar="M",
+                   help="per-run column to gate on; repeat for several (default "
+                        "latency_p99_ms)")
+    p.add_argument("--max-regression", default="5%", metavar="PCT",
+                   help="the practical threshold, e.g. 5%% (default 5%%)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--confidence", type=float, default=0.95,
+                   help="level of the median CIs (default 0.95)")
+    p.add_argument("--exclude-failed", metavar="REASON",
+                   help="drop failed runs instead of ranking them, for this stated reason")
+    p.add_argument("--by", default="auto", metavar="COLS",
+                   help="columns that make rows (as in compare; default: load levels)")
+    p.add_argument("--format", choices=FORMATS, default="table", help="output format")
+    p.add_argument("--junit", metavar="PATH", help="also write the JUnit XML to PATH")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        return _run(args, out, err)
+    except PerfkitError as exc:
+        if exc.exit_status == 2:
+            raise
+        raise GateDataError(str(exc)) from exc
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    check_alpha(args.alpha)
+    check_confidence(args.confidence)
+    threshold = parse_percent(args.max_regression)
+    loader = HistoryLoader(err)
+    per_endpoint = "endpoint" in args.by.split(",")
+    base, base_sel = loader.select(args.base, per_endpoint)
+    new, new_sel = loader.select(args.new, per_endpoint)
+    columns = [*base.frame.columns, *new.frame.columns]
+    metrics = [metric(m, columns) for m in dict.fromkeys(args.metric or ["latency_p99_ms"])]
+    result = gate_runs(base, new, metrics, threshold, alpha=args.alpha, by=args.by,
+                       exclude=[*base_sel.pinned, *new_sel.pinned],
+                       confidence=args.confidence, exclude_failed=args.exclude_failed)
+    write(result, args.format, out)
+    if args.junit:
+        Path(args.junit).write_text(present_gate.junit(result), encoding="utf-8")
+    if loader.had_errors:
+        print("perfkit: error: some input files could not be read (above): the gate's inputs "
+              "are incomplete", file=err)
+        return 2
+    return result.exit_status
+
+
+def write(result: GateResult, fmt: str, out: TextIO) -> None:
+    if fmt == "json":
+        write_json(result.to_dict(), out)
+    elif fmt == "csv":
+        write_frame(result.to_frame(), out)
+    elif fmt == "junit":
+        out.write(present_gate.junit(result))
+    else:
+        write_tables([present_gate.gate(result)], fmt, out)
+        if fmt == "markdown":
+            out.write(f"\n{result.describe()}\n")

@@ -1,0 +1,141 @@
+"""``perfkit history add|show``: record CI jobs in a history store, show a metric's series with
+its change points.
+
+Formatting only: the store is :mod:`perfkit.analysis.history_store`, the series and change
+points come from :func:`perfkit.analysis.history.analyse`, the gates from
+:func:`perfkit.analysis.history.gates`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TextIO
+
+from perfkit import present_gate
+from perfkit.analysis import Selection, load_experiment, metric
+from perfkit.analysis import history as hist
+from perfkit.analysis import history_store as store
+from perfkit.analysis.gate import parse_percent
+from perfkit.commands._common import (
+    check_alpha,
+    check_confidence,
+    write_frame,
+    write_json,
+    write_tables,
+)
+from perfkit.errors import DataError, UsageError
+
+HELP = """\
+A performance history: the runs of every CI job, one label (commit or version) per job.
+
+  perfkit history add DIR --label COMMIT_OR_VERSION [--time T] [--store PATH] [--replace]
+  perfkit history show [--metric M] [--store PATH] [--max-regression 5%]
+
+The store is a folder (default .perfkit/history/ under the current directory): HISTORY.json
+and labels/NNNNNN-LABEL.parquet, one Parquet file per label with one row per run (the tidy
+per-run columns, label, time_utc, and every field of the run). It only grows: a label added
+twice is refused unless --replace, and every file is written atomically.
+
+show prints, per load level, every label's runs and median with its interval, and the change
+points (E-divisive means with permutation tests that shuffle whole labels: the method of
+MongoDB's CI and Hunter): position, label, the ratio after/before with its CI, and p-values.
+With --max-regression it also gates each label against the labels before it in its segment.
+--store also takes a folder of jobs with labels.csv (label,time_utc,job_dir), and a selection:
+--store .perfkit/history::connections=64.
+
+examples:
+  perfkit history add runs/ --label "$GITHUB_SHA" --time "$(git show -s --format=%cI)"
+  perfkit history show --metric latency_p99_ms
+  perfkit history show --store data/demo-history --metric throughput_rps --max-regression 5%
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("history", help="record CI jobs in a history; series and change points",
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    a = actions.add_parser("add", help="add the runs of a CI job under a label",
+                           description="Add the runs under DIR to the history as LABEL.")
+    a.add_argument("dir", metavar="DIR", help="the runs of one CI job (a sweep's folder)")
+    a.add_argument("--label", required=True, help="commit or version of the job")
+    a.add_argument("--time", metavar="T",
+                   help="the label's time, ISO 8601 (default: the first run's start)")
+    a.add_argument("--store", default=str(store.DEFAULT_STORE), metavar="PATH",
+                   help=f"the history folder (default {store.DEFAULT_STORE})")
+    a.add_argument("--replace", action="store_true",
+                   help="replace the runs of a label already stored")
+    a.set_defaults(func=run_add)
+    s = actions.add_parser("show", help="a metric's series and change points",
+                           description="Show the series of a metric and its change points.")
+    s.add_argument("--metric", default="latency_p99_ms",
+                   help="per-run column (default latency_p99_ms)")
+    s.add_argument("--store", default=str(store.DEFAULT_STORE), metavar="PATH",
+                   help="a history store (default .perfkit/history) or a folder of jobs with "
+                        "labels.csv; PATH::column=value,... keeps those runs")
+    s.add_argument("--by", default="auto", metavar="COLS",
+                   help="columns that split the series (default: load columns that vary)")
+    s.add_argument("--alpha", type=float, default=0.05,
+                   help="level of the change-point tests (default 0.05)")
+    s.add_argument("--confidence", type=float, default=0.95,
+                   help="coverage of the medians' and ratios' intervals (default 0.95)")
+    s.add_argument("--permutations", type=int, default=199,
+                   help="permutations per change-point test (default 199)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the permutations (default 0)")
+    s.add_argument("--max-regression", metavar="PCT",
+                   help="also gate each label against the labels before it, e.g. 5%%")
+    s.add_argument("--format", choices=("table", "markdown", "json", "csv"), default="table",
+                   help="output format (csv: the series, one row per label)")
+    s.set_defaults(func=run_show)
+
+
+def run_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    when = store.utc_text(args.time) if args.time else None
+    exp = load_experiment(args.dir)
+    if exp.errors:
+        for error in exp.errors:
+            print(f"perfkit: error: {error}", file=err)
+        raise DataError(f"{len(exp.errors)} file(s) under {args.dir} could not be read: "
+                        "nothing added (a history point from part of a job would mislead)")
+    written = store.add_label(args.store, exp.runs, args.label, when, job=str(args.dir),
+                              replace=args.replace, design=exp.design)
+    files, _ = store.label_files(args.store)
+    print(f"added {args.label!r}: {written.n_runs} runs at {written.time_utc} -> "
+          f"{written.path} ({len(files)} labels in {args.store})", file=out)
+    return 0
+
+
+def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    check_alpha(args.alpha)
+    check_confidence(args.confidence)
+    if args.permutations < 1:
+        raise UsageError(f"--permutations must be >= 1, got {args.permutations}")
+    selection = Selection.parse(args.store)
+    history = hist.load_history(selection.path)
+    for error in history.errors:
+        print(f"perfkit: error: {error}", file=err)
+    where = selection.where
+    for key in where:
+        if key not in history.frame:
+            raise UsageError(f"--store {args.store!r}: no column {key!r}")
+    m = metric(args.metric, history.frame.columns)
+    analysis = hist.analyse(history, m, by=args.by, where=where, alpha=args.alpha,
+                            confidence=args.confidence, permutations=args.permutations,
+                            seed=args.seed)
+    gates = []
+    threshold = None
+    if args.max_regression:
+        threshold = parse_percent(args.max_regression)
+        gates = hist.gates(history, analysis, threshold, where=where, seed=args.seed)
+    if args.format == "csv":
+        write_frame(analysis.to_frame(), out)
+    elif args.format == "json":
+        data = analysis.to_dict()
+        if gates:
+            data["gates"] = hist.gates_frame(gates, analysis.keys).to_dict(orient="records")
+        write_json(data, out)
+    else:
+        tables = present_gate.series(analysis)
+        if gates:
+            tables.append(present_gate.history_gates(gates, analysis.keys, threshold))
+        write_tables(tables, args.format, out)
+    return 1 if history.errors else 0

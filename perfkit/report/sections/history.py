@@ -1,0 +1,190 @@
+"""The history notebook: a metric over a performance history, its change points, and each
+label gated against the labels before it.
+
+Every decision comes from :mod:`perfkit.analysis.history` (series, change points, gates) and
+:mod:`perfkit.analysis.gate`; the tables from :mod:`perfkit.present_gate`. This module loads
+the history by name, draws its figure and words its answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perfkit import present_gate
+from perfkit.analysis import Experiment, metric
+from perfkit.analysis import history as hist
+from perfkit.formatting import fmt_num, fmt_p, pct_change
+from perfkit.report import paths
+from perfkit.report.nb import Answer
+
+
+def load(name: str, data_root: str | None = None) -> Experiment:
+    """The history ``<data_root>/<name>`` (a store, or jobs with labels.csv), or a path."""
+    return hist.load_history(paths.data_dir(name, data_root or None), name=name)
+
+
+def analyse(history: Experiment, metrics: Sequence[str], select: Mapping[str, Any] | None = None,
+            alpha: float = 0.05, confidence: float = 0.95, permutations: int = 199,
+            seed: int = 0) -> list[hist.HistoryAnalysis]:
+    """One analysis per metric (:func:`perfkit.analysis.history.analyse`)."""
+    return [hist.analyse(history, metric(m, history.frame.columns), where=dict(select or {}),
+                         alpha=alpha, confidence=confidence, permutations=permutations,
+                         seed=seed) for m in metrics]
+
+
+def labels_table(history: Experiment) -> pd.DataFrame:
+    """One row per label: its time, runs, tool and the job it came from."""
+    f = history.frame
+    out = (f.groupby("label", sort=False)
+           .agg(time_utc=("time_utc", "first"), runs=("label", "size"),
+                tool=("tool", lambda s: ", ".join(sorted(set(map(str, s))))))
+           .reset_index())
+    return out
+
+
+# -- figure ------------------------------------------------------------------------------------
+def series_figure(analysis: hist.HistoryAnalysis):
+    """Per run a faint point, per label the median with its interval, the segments' medians as
+    steps, and a dashed line before every change point; one panel per load level."""
+    from perfkit.plots import style
+
+    n = max(1, len(analysis.series))
+    fig, axes = style.figure(nrows=n, height_in=1.2 + 1.6 * n, width_in=style.WIDTH_IN * 1.6)
+    m = analysis.metric
+    for i, (ax, s) in enumerate(zip(style.as_list(axes), analysis.series, strict=False)):
+        st = style.series_style(0)
+        x = np.arange(len(s.points))
+        for j, p in enumerate(s.points):
+            ax.plot(np.full(len(p.values), j), p.values, linestyle="none", marker=".",
+                    color=style.GREY, alpha=0.8, markersize=3, zorder=3,
+                    label="runs" if j == 0 else None)
+        med = np.array([p.median for p in s.points])
+        low = np.array([p.ci_low for p in s.points])
+        high = np.array([p.ci_high for p in s.points])
+        err = np.vstack([med - np.where(np.isnan(low), med, low),
+                         np.where(np.isnan(high), med, high) - med])
+        ax.errorbar(x, med, yerr=err, linestyle="none", marker=st["marker"], color=st["color"],
+                    capsize=2, label="median, interval")
+        for seg in s.change.segments:
+            ax.hlines(seg.median, seg.start - 0.4, seg.end - 0.6, color=style.OKABE_ITO["black"],
+                      linewidth=1.0, label="segment median" if seg.start == 0 else None)
+        for c in s.change.change_points:
+            ax.axvline(c.index - 0.5, color=style.OKABE_ITO["vermillion"], linestyle="--",
+                       linewidth=0.9, label="change point" if c is s.change.change_points[0]
+                       else None)
+        ax.set_xticks(x, [p.label for p in s.points], rotation=90)
+        values = np.concatenate([p.values for p in s.points]) if s.points else np.array([1.0])
+        if values.size and values.max() / values.min() > 10:  # more than a decade: log
+            from matplotlib.ticker import LogLocator
+
+            ax.set_yscale("log")
+            style.plain_log(ax.yaxis)
+            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 3, 5, 7)))
+        ax.set_ylabel(style.label(m.label, m.unit or "count"))
+        where = present_gate.key_text(analysis.keys, s.key)
+        ax.set_xlabel("label (in time order)" + (f", {where}" if where else ""))
+        if i == 0:
+            ax.legend(loc="best", fontsize=style.FONT_PT - 2)
+    return fig
+
+
+def series_caption(analysis: hist.HistoryAnalysis) -> str:
+    s0 = analysis.series[0] if analysis.series else None
+    runs = sum(p.n_runs for s in analysis.series for p in s.points)
+    n_labels = len(s0.points) if s0 else 0
+    return (f"{analysis.metric.label} over {n_labels} labels of {analysis.name} ({runs} runs): "
+            f"grey dots are runs, markers each label's median with the range of its runs (an "
+            f"order-statistic interval, {analysis.confidence:.0%} from 6 runs); black steps "
+            f"are the segments' medians, dashed lines the change points found by E-divisive "
+            f"means (permutation tests shuffling labels, alpha {analysis.alpha:g}).")
+
+
+def series_alt(analysis: hist.HistoryAnalysis) -> str:
+    found = "; ".join(f"{c.label} {pct_change(c.ratio)}" for s in analysis.series
+                      for c in s.change.change_points) or "no change point"
+    return f"{analysis.metric.label} per label of {analysis.name}, with change points: {found}"
+
+
+# -- tables ------------------------------------------------------------------------------------
+def series_tables(analysis: hist.HistoryAnalysis):
+    """(frame, presentation) of the series with its change points."""
+    return analysis.to_frame(), present_gate.series(analysis)
+
+
+def change_text(analysis: hist.HistoryAnalysis) -> str:
+    """The change points as stable text (for the output-checked cell)."""
+    frame = analysis.change_frame()
+    if not len(frame):
+        return f"{analysis.metric.name}: no change point at alpha {analysis.alpha:g}"
+    lines = [f"{analysis.metric.name}: {len(frame)} change point(s)"]
+    for _, r in frame.iterrows():
+        lines.append(f"  {r['label_before']} -> {r['label']} (position {int(r['position'])}): "
+                     f"ratio {fmt_num(r['ratio'], 3)} [{fmt_num(r['ratio_ci_low'], 3)}, "
+                     f"{fmt_num(r['ratio_ci_high'], 3)}], p {fmt_p(r['p_value'])}, "
+                     f"{r['direction']}")
+    return "\n".join(lines)
+
+
+def gates(history: Experiment, analysis: hist.HistoryAnalysis, max_regression: float,
+          select: Mapping[str, Any] | None = None, n_sim: int = 2000, seed: int = 0):
+    """(frame, presentation) of every label gated against the labels before it."""
+    items = hist.gates(history, analysis, max_regression, where=dict(select or {}),
+                       n_sim=n_sim, seed=seed)
+    return (hist.gates_frame(items, analysis.keys),
+            present_gate.history_gates(items, analysis.keys, max_regression), items)
+
+
+def gates_text(frame: pd.DataFrame) -> str:
+    """The gates as stable text: label, baseline, gate status."""
+    if not len(frame):
+        return "no gates"
+    return "\n".join(f"{r['metric']} {r['label']} vs {r['baseline']}: {r['gate']}"
+                     + ("" if r["outcome"] == r["gate"] else f" ({r['outcome']})")
+                     for _, r in frame.iterrows())
+
+
+def describe(analyses: Sequence[hist.HistoryAnalysis], max_regression: float,
+             alpha: float) -> list[str]:
+    """The Methods sentences of the analyses shown."""
+    out = [a.describe() for a in analyses]
+    out.append(f"Each label was gated against the labels before it in its segment (the first "
+               f"label of a segment against the whole previous segment) at a maximum "
+               f"regression of {max_regression:.1%}: a regression is a significantly worse "
+               f"change (Mann-Whitney U over per-run values, alpha {alpha:g}) whose whole "
+               f"{1 - alpha:.0%} ratio interval lies beyond the threshold; the baseline pools "
+               "the runs of several labels, so a spread between labels makes the test liberal.")
+    return out
+
+
+def answers(analyses: Sequence[hist.HistoryAnalysis],
+            gate_items: Mapping[str, Sequence[hist.HistoryGate]]) -> list[Answer]:
+    """Per metric: its change points with ratios and CIs, and the newest label's gate."""
+    out = []
+    for a in analyses:
+        for s in a.series:
+            where = present_gate.key_text(a.keys, s.key)
+            runs = sum(p.n_runs for p in s.points)
+            found = "; ".join(
+                f"{c.label}: {present_gate.change(c.ratio, c.ratio_ci_low, c.ratio_ci_high)} "
+                f"(p {fmt_p(c.p_value)})" for c in s.change.change_points)
+            out.append(Answer(f"Where did {a.metric.label} change over {a.name}"
+                              + (f" ({where})" if where else "") + "?",
+                              found or "no change point", f"{len(s.change.change_points)} "
+                              "change point(s)", f"{len(s.points)} labels, {runs} runs",
+                              s.change.warnings))
+        items = list(gate_items.get(a.metric.name, ()))
+        if items:
+            g = items[-1]
+            row = g.result.rows[0]
+            c = row.row.comparison
+            out.append(Answer(f"Did the newest label ({g.label}) regress in {a.metric.label} "
+                              f"against {present_gate.span(g.baseline)}?",
+                              present_gate.change(c.ratio, c.ratio_ci_low, c.ratio_ci_high),
+                              present_gate.gate_status(row), f"{c.n_base} vs {c.n_new} runs",
+                              (row.reason,)))
+    return out
+

@@ -1,0 +1,227 @@
+"""``perfkit gate``: the decision rule, exit statuses and outputs, on real bundled runs.
+
+The real cases: the demo history's v07 -> v08 (the upstream went from 10 to 20 ms: a real
+regression), its v12 -> v13 (upstream keepalive on: a real improvement), the A/A experiment
+(the same configuration in both arms), and 2 vs 2 runs. The rule table itself is checked on
+constructed comparison rows, every branch and boundary.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import _cli_helpers as _cli
+import pytest
+
+from perfkit.analysis import ComparisonRow, metric
+from perfkit.analysis.gate import (
+    ERROR,
+    INCONCLUSIVE,
+    PASS,
+    REGRESSION,
+    classify,
+    parse_percent,
+    threshold_ratio,
+)
+from perfkit.stats.compare import Comparison
+
+REPO = Path(__file__).resolve().parents[1]
+H = "data/demo-history"
+V07, V08 = f"{H}::label=v07", f"{H}::label=v08"
+BOTH = ("--metric", "latency_p99_ms", "--metric", "throughput_rps")
+
+
+def gate(*argv: str, cwd: Path = REPO) -> tuple[int, str, str]:
+    return _cli.run_cli("gate", *argv, cwd=cwd)
+
+
+def gate_json(*argv: str) -> tuple[int, dict]:
+    code, out, err = gate(*argv, "--format", "json")
+    return code, json.loads(out)
+
+
+# -- the rule -------------------------------------------------------------------------------
+def _row(verdict: str, ratio: float, low: float, high: float, p_adj: float = 0.01,
+         n: int = 10) -> ComparisonRow:
+    c = Comparison(n, n, ratio=ratio, ratio_ci_low=low, ratio_ci_high=high, p_value=p_adj,
+                   min_attainable_p=1e-5, alpha=0.05, significant=p_adj < 0.05)
+    return ComparisonRow((), c, p_adj, verdict)
+
+
+LAT, THR = metric("latency_p99_ms"), metric("throughput_rps")
+
+
+@pytest.mark.parametrize(("m", "verdict", "ci", "status", "outcome"), [
+    (LAT, "worse", (1.06, 1.20), REGRESSION, "regression"),
+    (LAT, "worse", (1.05, 1.20), INCONCLUSIVE, "straddles threshold"),  # touches: not beyond
+    (LAT, "worse", (1.01, 1.05), PASS, "significant, below threshold"),  # at the limit: within
+    (LAT, "worse", (1.01, 1.08), INCONCLUSIVE, "straddles threshold"),
+    (LAT, "~", (0.97, 1.04), PASS, "no regression"),
+    (LAT, "~", (0.90, 1.10), INCONCLUSIVE, "straddles threshold"),
+    (LAT, "better", (0.80, 0.90), PASS, "improvement"),
+    (LAT, "~", (1.06, 1.30), INCONCLUSIVE, "beyond threshold, not significant"),
+    (THR, "worse", (0.80, 0.94), REGRESSION, "regression"),
+    (THR, "worse", (0.96, 0.99), PASS, "significant, below threshold"),
+    (THR, "~", (0.93, 1.02), INCONCLUSIVE, "straddles threshold"),
+    (THR, "better", (1.10, 1.30), PASS, "improvement"),
+])
+def test_the_rule_is_significance_and_the_whole_ci_beyond_the_threshold(m, verdict, ci, status,
+                                                                       outcome):
+    limit = threshold_ratio(m, 0.05)
+    got = classify(_row(verdict, (ci[0] + ci[1]) / 2, *ci), m, limit)
+    assert got[:2] == (status, outcome)
+
+
+def test_not_testable_and_no_data_rows():
+    c = Comparison(2, 2, ratio=1.1, p_value=0.33, min_attainable_p=1 / 3, alpha=0.05)
+    status, outcome, reason = classify(ComparisonRow((), c, 0.33, "not testable"), LAT, 1.05)
+    assert (status, outcome) == (INCONCLUSIVE, "not testable") and "never reach" in reason
+    c = Comparison(0, 3)
+    assert classify(ComparisonRow((), c, math.nan, "no data"), LAT, 1.05)[0] == ERROR
+
+
+def test_threshold_directions_and_percent_parsing():
+    assert threshold_ratio(LAT, 0.05) == pytest.approx(1.05)
+    assert threshold_ratio(THR, 0.05) == pytest.approx(0.95)
+    assert parse_percent("5%") == pytest.approx(0.05)
+    assert parse_percent(" 2.5 % ") == pytest.approx(0.025)
+    for bad in ("5", "0.05", "0%", "100%", "-5%", "five%"):
+        with pytest.raises(ValueError, match="expected a percentage"):
+            parse_percent(bad)
+
+
+# -- real runs ------------------------------------------------------------------------------
+def test_a_real_regression_gates_to_1_with_its_ratio_and_ci():
+    code, data = gate_json(V07, V08, *BOTH)
+    assert code == 1 and data["status"] == REGRESSION and data["exit_status"] == 1
+    lat, thr = data["rows"]
+    assert lat["gate"] == thr["gate"] == REGRESSION
+    assert lat["ratio_ci_low"] > 1.05 and lat["ratio"] == pytest.approx(1.501, abs=1e-3)
+    assert thr["ratio_ci_high"] < 0.95 and thr["ratio"] == pytest.approx(0.623, abs=1e-3)
+
+
+def test_the_gate_uses_compares_verdicts_and_numbers():
+    jobs = (f"{H}/jobs/07-v07", f"{H}/jobs/08-v08")
+    code, out, _ = _cli.run_cli("compare", *jobs, "--format", "json", cwd=REPO)
+    compared = json.loads(out)["rows"][0]
+    row = gate_json(*jobs)[1]["rows"][0]
+    for key in ("ratio", "ratio_ci_low", "ratio_ci_high", "p_value", "verdict"):
+        assert row[key] == compared[key]
+
+
+def test_a_real_improvement_passes_and_a_large_threshold_makes_the_regression_pass():
+    code, data = gate_json(f"{H}::label=v12", f"{H}::label=v13", *BOTH)
+    assert code == 0 and {r["outcome"] for r in data["rows"]} == {"improvement"}
+    code, data = gate_json(V07, V08, *BOTH, "--max-regression", "70%")
+    assert code == 0
+    assert {r["outcome"] for r in data["rows"]} == {"significant, below threshold"}
+
+
+def test_an_a_a_pair_gates_to_0():
+    code, data = gate_json("data/demo-aa::arm=A", "data/demo-aa::arm=B", "--metric",
+                           "latency_p50_ms", "--metric", "throughput_rps",
+                           "--max-regression", "10%")
+    assert code == 0, data
+    assert all(r["verdict"] == "~" and r["gate"] == PASS for r in data["rows"])
+
+
+def test_a_ci_straddling_the_threshold_is_inconclusive_with_the_runs_needed():
+    code, data = gate_json(f"{H}::label=v06", V07)
+    (row,) = data["rows"]
+    assert code == 3 and row["outcome"] == "straddles threshold"
+    assert row["ratio_ci_low"] < 1.05 < row["ratio_ci_high"]
+    assert row["runs_per_arm_needed"] == 23 and row["power_needed"] >= 0.8
+
+
+def test_two_vs_two_runs_gate_to_3_with_the_runs_needed():
+    code, out, _ = gate(f"{H}::label=v06,repetition=1|2", f"{H}::label=v07,repetition=1|2")
+    assert code == 3
+    assert "INCONCLUSIVE (not testable)" in out and "2 vs 2 runs can never reach p < 0.05" in out
+    assert "runs per arm would resolve +5.0%" in out
+
+
+def test_holm_over_load_levels_can_make_every_row_untestable():
+    code, data = gate_json("data/demo-wrk2-sweep::profile=default",
+                           "data/demo-wrk2-sweep::profile=tuned")
+    assert code == 3 and len(data["rows"]) == 8
+    assert {r["outcome"] for r in data["rows"]} == {"not testable"}
+    assert all(r["runs_per_arm_needed"] or "more than 200 runs per arm" in r["reason"]
+               for r in data["rows"])
+    assert all("after Holm over 8 rows" in r["reason"] for r in data["rows"])
+
+
+def test_a_load_level_without_runs_on_one_side_is_an_error_2():
+    code, data = gate_json("data/demo-wrk2-sweep::profile=default,target_rate_rps=5000|15000",
+                           "data/demo-wrk2-sweep::profile=tuned,target_rate_rps=15000|30000")
+    assert code == 2 and data["status"] == ERROR
+    no_data = [(r["target_rate_rps"], r["n_base"], r["n_new"]) for r in data["rows"]
+               if r["gate"] == ERROR]
+    assert len(no_data) == 4 and set(no_data) == {(5000, 3, 0), (30000, 0, 3)}  # x 2 conns
+
+
+def test_the_run_order_check_is_printed():
+    out = gate(V07, V08)[1]
+    assert "the arms were not interleaved" in out and "drift check over the run order" in out
+
+
+# -- outputs --------------------------------------------------------------------------------
+def test_junit_has_a_case_per_metric_failures_skips_and_matches_the_exit(tmp_path):
+    code, out, _ = gate(V07, V08, *BOTH, "--format", "junit", "--junit",
+                        str(tmp_path / "g.xml"))
+    assert code == 1 and (tmp_path / "g.xml").read_text() == out
+    root = ET.fromstring(out)
+    cases = root.findall("./testsuite/testcase")
+    assert [c.get("classname") for c in cases] == ["perfkit.gate.latency_p99_ms",
+                                                   "perfkit.gate.throughput_rps"]
+    assert all(c.find("failure").get("type") == "regression" for c in cases)
+    assert root.get("failures") == "2" and root.get("skipped") == "0"
+    code, out, _ = gate(f"{H}::label=v06", V07, "--format", "junit")
+    (case,) = ET.fromstring(out).findall("./testsuite/testcase")
+    assert code == 3 and case.find("skipped") is not None and case.find("failure") is None
+    assert "runs per arm would resolve" in case.find("skipped").get("message")
+
+
+def test_markdown_is_a_job_summary_with_the_rule():
+    code, out, _ = gate(V07, V08, "--format", "markdown")
+    assert code == 1 and out.startswith("**perfkit gate: REGRESSION (exit 1")
+    assert "| metric |" in out and "A change counts as a regression" in out
+
+
+def test_csv_has_one_row_per_metric_and_level():
+    code, out, _ = gate(V07, V08, *BOTH, "--format", "csv")
+    lines = out.strip().splitlines()
+    assert code == 1 and len(lines) == 3 and lines[0].startswith("metric,")
+
+
+# -- errors ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("argv", [
+    (V07, V08, "--max-regression", "5"),
+    (V07, V08, "--metric", "no_such_metric"),
+    (V07, V08, "--alpha", "2"),
+    (V07, f"{H}::no_column=1"),
+])
+def test_usage_errors_exit_2(argv):
+    code, out, err = gate(*argv)
+    assert code == 2 and out == "" and err.startswith("perfkit: error:")
+
+
+def test_data_errors_exit_2(tmp_path):
+    code, _, err = gate(V07, "no/such/folder")
+    assert code == 2 and "no runs found" in err
+    code, _, err = gate(V07, f"{H}::label=v99")
+    assert code == 2 and "matches no run" in err
+
+
+def test_an_unreadable_run_makes_the_gate_exit_2_after_printing_it(tmp_path):
+    runs = REPO / H / "jobs/08-v08/runs"
+    for d in sorted(runs.iterdir()):
+        shutil.copytree(d, tmp_path / d.name)
+    stdout = tmp_path / "0005-b05-run" / "stdout.txt"
+    stdout.write_text("".join(stdout.read_text().splitlines(keepends=True)[:5]))  # killed run
+    code, out, err = gate(V07, str(tmp_path))
+    assert code == 2 and "REGRESSION" in out
+    assert "stdout.txt:6: expected" in err and "inputs are incomplete" in err

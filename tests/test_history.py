@@ -1,0 +1,261 @@
+"""The history store and ``perfkit history add|show``: lossless, append-only, atomic; the
+series and change points of the real demo history (data/demo-history: 16 CI jobs, real changes
+at v08 and v13 per its labels.csv), the same from a store as from the jobs folder.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import _cli_helpers as _cli
+import pandas as pd
+import pytest
+
+import perfkit
+from perfkit.analysis import history as hist
+from perfkit.analysis import history_store as store
+from perfkit.analysis import metric
+from perfkit.errors import DataError, UsageError
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = REPO / "data" / "demo-history"
+TRUTH = list(csv.DictReader((DEMO / "labels.csv").open()))
+CHANGES = [r["label"] for r in TRUTH if r["description"].startswith("CHANGE")]
+
+
+def cli(*argv: str, cwd: Path = REPO) -> tuple[int, str, str]:
+    return _cli.run_cli("history", *argv, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return hist.load_history(DEMO)
+
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory) -> Path:
+    """The demo history added job by job with ``perfkit history add``, as CI would."""
+    path = tmp_path_factory.mktemp("store") / "history"
+    for row in TRUTH:
+        code, out, err = cli("add", str(DEMO / row["job_dir"]), "--label", row["label"],
+                             "--time", row["time_utc"], "--store", str(path))
+        assert code == 0, err
+    return path
+
+
+# -- the store ------------------------------------------------------------------------------
+def test_runs_come_back_equal_in_every_field_histograms_included():
+    runs = [*perfkit.load(REPO / "data" / "demo-wrk2-uncorrected"),
+            *perfkit.load(REPO / "data" / "demo-locust")]
+    assert any(r.histogram is not None for r in runs)
+    for run in runs:
+        back = store.run_from_json(store.run_to_json(run))
+        for field in run.__dataclass_fields__:
+            assert getattr(back, field) == getattr(run, field), field
+
+
+def test_layout_marker_one_parquet_file_per_label_and_tidy_columns(demo_store):
+    assert json.loads((demo_store / store.MARKER).read_text()) == {"format": store.FORMAT,
+                                                                   "version": store.VERSION}
+    files = sorted((demo_store / "labels").iterdir())
+    assert [f.name for f in files] == [f"{i:06d}-{r['label']}.parquet"
+                                       for i, r in enumerate(TRUTH, 1)]
+    frame = pd.read_parquet(files[7])
+    assert set(frame["label"]) == {"v08"} and len(frame) == 5
+    assert {"time_utc", "run_id", "latency_p99_ms", "throughput_rps", "run_json"} <= set(frame)
+    assert frame["time_utc"].iloc[0] == TRUTH[7]["time_utc"]
+
+
+def test_a_label_is_refused_twice_unless_replaced(tmp_path):
+    runs = perfkit.load(DEMO / "jobs" / "01-v01")
+    first = store.add_label(tmp_path / "h", runs, "v01")
+    with pytest.raises(DataError, match="already in the history .* refused; use --replace"):
+        store.add_label(tmp_path / "h", runs[:2], "v01")
+    assert store.label_files(tmp_path / "h")[0] == [first]
+    second = store.add_label(tmp_path / "h", runs[:2], "v01", replace=True)
+    files, notes = store.label_files(tmp_path / "h")
+    assert files == [second] and second.n_runs == 2 and not notes
+    assert not first.path.exists()
+    assert sorted(p.name for p in (tmp_path / "h" / "labels").iterdir()) == [second.path.name]
+
+
+def test_a_failed_write_leaves_the_store_as_it_was(tmp_path, monkeypatch):
+    runs = perfkit.load(DEMO / "jobs" / "01-v01")
+    store.add_label(tmp_path / "h", runs, "v01")
+    before = sorted(p.name for p in (tmp_path / "h").rglob("*"))
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store.os, "fsync", broken)
+    with pytest.raises(OSError, match="disk full"):
+        store.add_label(tmp_path / "h", runs, "v02")
+    assert sorted(p.name for p in (tmp_path / "h").rglob("*")) == before  # no temp file left
+
+
+def test_of_two_writers_racing_for_one_label_the_first_wins(tmp_path, monkeypatch):
+    runs = perfkit.load(DEMO / "jobs" / "01-v01")
+    store.add_label(tmp_path / "h", runs, "v01")
+    real = store.label_files
+    monkeypatch.setattr(store, "label_files", lambda p: ([], []))  # it checked before the other
+    with pytest.raises(DataError, match="by another writer at the same time"):
+        store.add_label(tmp_path / "h", runs, "v01")
+    monkeypatch.setattr(store, "label_files", real)
+    files, _ = store.label_files(tmp_path / "h")
+    assert [f.seq for f in files] == [1] and len(list((tmp_path / "h" / "labels").iterdir())) == 1
+
+
+def test_a_store_that_is_not_one_is_refused_by_name(tmp_path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "notes.txt").write_text("mine")
+    with pytest.raises(UsageError, match="without HISTORY.json"):
+        store.add_label(tmp_path / "x", perfkit.load(DEMO / "jobs" / "01-v01"), "v01")
+    (tmp_path / "y").mkdir()
+    (tmp_path / "y" / store.MARKER).write_text('{"format": "other"}')
+    with pytest.raises(DataError, match=r"y/HISTORY.json: expected format 'perfkit-history'"):
+        store.label_files(tmp_path / "y")
+
+
+def test_times_are_parsed_to_utc_and_bad_ones_refused():
+    assert store.utc_text("2026-11-22T23:03:12+01:00") == "2026-11-22T22:03:12.000Z"
+    assert store.utc_text("2026-11-22") == "2026-11-22T00:00:00.000Z"
+    with pytest.raises(UsageError, match="expected an ISO 8601 time"):
+        store.utc_text("yesterday")
+
+
+# -- labels.csv -----------------------------------------------------------------------------
+def _jobs_copy(tmp_path: Path, rows: list[dict]) -> Path:
+    (tmp_path / "jobs").symlink_to(DEMO / "jobs")
+    with (tmp_path / "labels.csv").open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"job_dir": "jobs/99-v99"}, "labels.csv:3: expected a job folder, found 'jobs/99-v99'"),
+    ({"label": "v01"}, "labels.csv:3: expected a new label, found 'v01'"),
+    ({"time_utc": "soon"}, "labels.csv:3: expected an ISO 8601 time_utc, found 'soon'"),
+])
+def test_labels_csv_errors_name_the_line(tmp_path, change, message):
+    rows = [dict(TRUTH[0]), {**TRUTH[1], **change}]
+    with pytest.raises(DataError, match=message):
+        hist.load_history(_jobs_copy(tmp_path, rows))
+
+
+# -- the demo history: series and change points ---------------------------------------------
+def test_the_history_is_a_selection_with_label_columns(demo):
+    f = demo.frame
+    assert hist.labels_of(demo) == [r["label"] for r in TRUTH] and len(f) == 80
+    newest = f[f["labels_ago"] == 0]
+    assert set(newest["label"]) == {"v16"} and set(f[f["label_index"] == 0]["label"]) == {"v01"}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_p99_change_points_are_exactly_the_two_real_changes(demo, seed):
+    a = hist.analyse(demo, metric("latency_p99_ms"), seed=seed)
+    (s,) = a.series
+    assert [c.label for c in s.change.change_points] == CHANGES == ["v08", "v13"]
+    slower, faster = s.change.change_points
+    assert slower.ratio_ci_low > 1 and faster.ratio_ci_high < 1  # v08 slower, v13 faster
+    assert slower.p_value <= 0.05 and faster.p_value <= 0.05
+
+
+@pytest.mark.parametrize("name", ["throughput_rps", "latency_p50_ms", "latency_mean_ms"])
+def test_other_metrics_find_both_changes_in_the_right_direction(demo, name):
+    """Both real changes at every seed. With some seeds a third point appears at v03 (the
+    first two jobs ran ~10% slower: the testbed, not the server, changed; its adjacent test's p
+    is 0.04-0.05); never anywhere else."""
+    m = metric(name)
+    for seed in range(5):
+        (s,) = hist.analyse(demo, m, seed=seed).series
+        found = {c.label: c for c in s.change.change_points}
+        assert set(CHANGES) <= set(found) <= {*CHANGES, "v03"}
+        assert m.verdict(found["v08"].ratio) == "worse"
+        assert m.verdict(found["v13"].ratio) == "better"
+        for c in (found["v08"], found["v13"]):
+            assert (c.ratio_ci_low - 1) * (c.ratio_ci_high - 1) > 0  # CI excludes 1
+
+
+def test_store_and_jobs_folder_give_the_same_series(demo_store):
+    a = cli("show", "--store", str(demo_store), "--format", "json")
+    b = cli("show", "--store", str(DEMO), "--format", "json")
+    assert a[0] == b[0] == 0
+    da, db = json.loads(a[1]), json.loads(b[1])
+    for d in (da, db):
+        d.pop("history"), d.pop("method")
+    assert da == db and len(da["change_points"]) == 2
+
+
+def test_show_csv_is_the_report_sections_table(demo):
+    from perfkit.report.sections import history as section
+
+    (a,) = section.analyse(section.load("demo-history", str(REPO / "data")),
+                           ["latency_p99_ms"])
+    code, out, _ = cli("show", "--store", "data/demo-history", "--format", "csv")
+    assert code == 0 and out == a.to_frame().to_csv(index=False)
+
+
+def test_show_prints_series_change_points_and_gates():
+    code, out, err = cli("show", "--store", "data/demo-history::connections=16",
+                         "--max-regression", "5%")
+    assert code == 0, err
+    assert "v07 -> v08" in out and "v12 -> v13" in out
+    gates = {line.split()[0]: line for line in out.splitlines() if line[:1] == "v"
+             and " vs " in line}
+    assert "REGRESSION" in gates["v08"] and "improvement" in gates["v13"]
+    assert sum("REGRESSION" in g for g in gates.values()) == 1  # no false regression
+
+
+def test_gates_use_the_previous_segment_as_baseline(demo):
+    a = hist.analyse(demo, metric("latency_p99_ms"))
+    items = {g.label: g for g in hist.gates(demo, a, 0.05, n_sim=500)}
+    assert items["v08"].baseline == tuple(f"v{i:02d}" for i in range(1, 8))
+    assert items["v09"].baseline == ("v08",)
+    assert items["v13"].baseline == tuple(f"v{i:02d}" for i in range(8, 13))
+    assert items["v08"].result.status == "regression"
+
+
+# -- the CLI --------------------------------------------------------------------------------
+def test_add_twice_is_refused_then_replaced(tmp_path):
+    job = str(DEMO / "jobs" / "03-v03")
+    code, out, _ = cli("add", job, "--label", "abc123", "--store", "h", cwd=tmp_path)
+    assert code == 0 and "added 'abc123': 5 runs at 2026-11-22T22:04:44.747Z" in out
+    code, _, err = cli("add", job, "--label", "abc123", "--store", "h", cwd=tmp_path)
+    assert code == 1 and "refused; use --replace" in err
+    code, _, _ = cli("add", job, "--label", "abc123", "--store", "h", "--replace", cwd=tmp_path)
+    assert code == 0 and len(list((tmp_path / "h" / "labels").iterdir())) == 1
+
+
+def test_add_uses_the_default_store_folder(tmp_path):
+    code, _, err = cli("add", str(DEMO / "jobs" / "01-v01"), "--label", "v1", cwd=tmp_path)
+    assert code == 0, err
+    assert (tmp_path / ".perfkit" / "history" / store.MARKER).is_file()
+
+
+def test_add_refuses_a_job_with_an_unreadable_run(tmp_path):
+    shutil.copytree(DEMO / "jobs" / "02-v02" / "runs", tmp_path / "job")
+    out = tmp_path / "job" / "0002-b02-run" / "stdout.txt"
+    out.write_text("".join(out.read_text().splitlines(keepends=True)[:4]))  # a killed run
+    code, _, err = cli("add", str(tmp_path / "job"), "--label", "v2", "--store",
+                       str(tmp_path / "h"))
+    assert code == 1 and "stdout.txt:5: expected" in err and "nothing added" in err
+    assert not (tmp_path / "h").exists()
+
+
+def test_show_without_a_store_says_how_to_make_one(tmp_path):
+    code, _, err = cli("show", cwd=tmp_path)
+    assert code == 1 and "no history at .perfkit/history" in err
+
+
+def test_gate_reads_a_store_as_a_selection(demo_store):
+    s = str(demo_store)
+    code, out, err = _cli.run_cli("gate", f"{s}::labels_ago=9", f"{s}::labels_ago=8",
+                                  "--format", "json")
+    data = json.loads(out)
+    assert code == 1 and data["rows"][0]["gate"] == "regression"  # v07 -> v08
+    assert data["base"].endswith("labels_ago=9")
