@@ -3,22 +3,38 @@
 Re-exports only; see the submodules for the methods and their sources.
 """
 
-from perfkit.stats.acrossruns import percentile_ci_across_runs, t_log_interval
+from perfkit.stats.acrossruns import (
+    ESTIMAND,
+    estimand_label,
+    per_run_percentiles_ms,
+    percentile_ci_across_runs,
+    t_log_interval,
+)
 from perfkit.stats.bootstrap import PercentileCI, cluster_bootstrap_quantile
 from perfkit.stats.compare import compare
 from perfkit.stats.factorial import factorial
 from perfkit.stats.multiple import adjust_pvalues
-from perfkit.stats.orderstats import MedianCI, QuantileCI, median_ci, quantile_ci
+from perfkit.stats.orderstats import (
+    MedianCI,
+    QuantileCI,
+    interpolated_median_ci,
+    median_ci,
+    quantile_ci,
+)
 
 __all__ = [
+    "ESTIMAND",
     "MedianCI",
     "PercentileCI",
     "QuantileCI",
     "adjust_pvalues",
     "cluster_bootstrap_quantile",
     "compare",
+    "estimand_label",
     "factorial",
+    "interpolated_median_ci",
     "median_ci",
+    "per_run_percentiles_ms",
     "percentile_ci_across_runs",
     "quantile_ci",
     "t_log_interval",
