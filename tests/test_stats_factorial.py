@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sps
 
 from perfkit.stats import factorial
 from perfkit.stats.coding import code_factor
@@ -96,8 +97,82 @@ def test_unbalanced_design_is_fitted_by_ols_and_names_the_short_cell():
     means = short.groupby(["A", "B"])["y"].mean()
     q_a = (means[1, 1] + means[1, -1] - means[-1, 1] - means[-1, -1]) / 4
     assert _by_term(table).loc["A", "effect"] == pytest.approx(q_a)
-    assert table["variation_pct"].isna().all()
     assert any("A=1,B=1 (2 runs)" in w for w in table.attrs["warnings"])
+    # Type II sums of squares, checked against dummy-coded fits below
+    expected = _type2_reference(short, block=None)
+    assert _by_term(table).loc[["A", "B", "A:B"], "ss"].tolist() == pytest.approx(
+        [expected["A"], expected["B"], expected["A:B"]], rel=1e-10)
+    assert table.attrs["orthogonal"] is False and table.attrs["ss_type"] == "II"
+    assert any("Type II" in w and "not an allocation" in w for w in table.attrs["warnings"])
+
+
+def _rss(columns: list[np.ndarray], y: np.ndarray) -> float:
+    x = np.column_stack([np.ones(len(y)), *columns])
+    coef = np.linalg.lstsq(x, y, rcond=None)[0]
+    return float(((y - x @ coef) ** 2).sum())
+
+
+def _type2_reference(frame: pd.DataFrame, block: str | None) -> dict:
+    """Type II SS of a 2x2 (+ blocks) design from 0/1 dummy-coded OLS fits, written apart
+    from perfkit: SS(A) = RSS(B, blocks) - RSS(A, B, blocks); SS(A:B) = RSS(A, B, blocks) -
+    RSS(A, B, A:B, blocks); SS(blocks) = RSS(A, B, A:B) - RSS(everything)."""
+    y = frame["y"].to_numpy(float)
+    a = (frame["A"] == frame["A"].max()).to_numpy(float)
+    b = (frame["B"] == frame["B"].max()).to_numpy(float)
+    d = []
+    if block:
+        labels = sorted(frame[block].unique())
+        d = [(frame[block] == lv).to_numpy(float) for lv in labels[1:]]
+    out = {"A": _rss([b, *d], y) - _rss([a, b, *d], y),
+           "B": _rss([a, *d], y) - _rss([a, b, *d], y),
+           "A:B": _rss([a, b, *d], y) - _rss([a, b, a * b, *d], y)}
+    if block:
+        out["block"] = _rss([a, b, a * b], y) - _rss([a, b, a * b, *d], y)
+    return out
+
+
+def _incomplete_blocks_frame() -> pd.DataFrame:
+    """2^2 x 4 runs, every cell complete, but day d1 holds 6 runs and d2 holds 10."""
+    rng = np.random.default_rng(13)
+    rows = []
+    days = {(-1, -1): "d1 d1 d2 d2", (1, -1): "d1 d2 d2 d2", (-1, 1): "d1 d1 d2 d2",
+            (1, 1): "d1 d2 d2 d2"}
+    for (a, b), labels in days.items():
+        for day in labels.split():
+            y = 10 + 1.0 * a + 0.5 * b + 0.2 * a * b + (2.0 if day == "d2" else 0.0)
+            rows.append({"A": a, "B": b, "day": day, "y": y + rng.normal(0, 0.3)})
+    return pd.DataFrame(rows)
+
+
+def test_incomplete_blocks_get_type2_sums_of_squares_and_a_warning():
+    frame = _incomplete_blocks_frame()
+    assert frame.groupby("day").size().to_dict() == {"d1": 6, "d2": 10}
+    table = factorial(frame, ["A", "B"], "y", log=False, block="day")
+    t = _by_term(table)
+    expected = _type2_reference(frame, block="day")
+    for term in ("A", "B", "A:B", "block"):
+        assert t.loc[term, "ss"] == pytest.approx(expected[term], rel=1e-10)
+    # effects are the least-squares ones with blocks in the model
+    x = np.column_stack([np.ones(16), frame["A"], frame["B"], frame["A"] * frame["B"],
+                         (frame["day"] == "d2").astype(float)])
+    coef = np.linalg.lstsq(x, frame["y"].to_numpy(), rcond=None)[0]
+    assert t.loc[["A", "B", "A:B"], "effect"].tolist() == pytest.approx(coef[1:4], rel=1e-10)
+    # what the complete-block formula gave (N q^2 and block SS by subtraction) is not it
+    assert abs(16 * t.loc["A", "effect"] ** 2 - t.loc["A", "ss"]) > 0.05 * t.loc["A", "ss"]
+    assert table.attrs["orthogonal"] is False
+    assert any("blocks of 'day' are incomplete" in w for w in table.attrs["warnings"])
+    assert t["variation_pct"].sum() != pytest.approx(100)
+    block_f = (expected["block"] / 1) / (t.loc["error", "ss"] / table.attrs["df_error"])
+    assert t.loc["block", "p_value"] == pytest.approx(
+        sps.f.sf(block_f, 1, table.attrs["df_error"]), rel=1e-9)
+
+
+def test_complete_blocks_stay_orthogonal_with_type2_equal_to_jain():
+    table = factorial(_jain_frame(), ["A", "B"], "y", log=False, block="rep")
+    t = _by_term(table)
+    assert table.attrs["orthogonal"] is True
+    assert t.loc["A", "ss"] == pytest.approx(12 * 21.5 ** 2)
+    assert not any("Type II" in w for w in table.attrs["warnings"])
 
 
 def test_a_failed_run_is_left_out_with_a_warning():

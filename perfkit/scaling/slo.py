@@ -12,9 +12,9 @@ Open-loop runs (wrk2 ``-R``) at increasing target rates are judged one rate at a
   the SLO.
 
 The interval is the across-runs one of :func:`perfkit.stats.percentile_ci_across_runs`: runs,
-not requests, are the unit, and the method and its estimand are reported with each verdict
-(Runs with histograms give the pooled percentile of all their requests; a runs frame gives
-the printed per-run percentiles). :func:`slo_bracket`
+not requests, are the unit, and the method and its estimand (the median run's percentile) are
+reported with each verdict (Runs with histograms give each run's percentile from its histogram;
+a runs frame gives the printed per-run percentiles). :func:`slo_bracket`
 scans the rates upward: ``last_pass`` is the highest rate of the unbroken run of passes from the
 lowest rate, ``first_fail`` the first failing rate above it; a pass above a fail is warned about
 as non-monotone.
@@ -126,25 +126,28 @@ def _column(table: pd.DataFrame, name: str) -> np.ndarray:
 # -- runs needed ----------------------------------------------------------------------------
 def _crit(method: str, n: float, confidence: float) -> float:
     tail = 0.5 + confidence / 2.0
-    return float(sps.t.ppf(tail, n - 1)) if method == "t_log" else float(sps.norm.ppf(tail))
+    if method in ("t_log", "order_stats"):
+        return float(sps.t.ppf(tail, n - 1))
+    return float(sps.norm.ppf(tail))
 
 
 def runs_needed(estimate_ms: float, low_ms: float, high_ms: float, n_runs: int, slo_ms: float,
                 method: str, confidence: float = 0.95) -> int | None:
     """Runs for the interval to exclude the SLO, if the estimate and the spread stay as they are.
 
-    The half-width on the SLO's side is h = |log(bound) - log(estimate)| = crit(n) * s / sqrt(n)
-    (crit is Student's t on n - 1 df for ``t_log``, the normal quantile otherwise); the answer
-    is the smallest n' > n with crit(n') * s / sqrt(n') < |log(slo) - log(estimate)|. None when
-    it cannot be estimated (one run, an infinite bound) or exceeds :data:`MAX_RUNS_NEEDED`.
+    The spread s comes from the interval's half-width on the log scale,
+    h = (log(high) - log(low)) / 2 = crit(n) * s / sqrt(n), with crit Student's t on n - 1 df
+    (``t_log`` and ``order_stats``; for the median's order statistics this is an
+    approximation) or the normal quantile; the answer is the smallest n' > n with
+    crit(n') * s / sqrt(n') < |log(slo) - log(estimate)|. None when it cannot be estimated (one
+    run, an infinite bound) or exceeds :data:`MAX_RUNS_NEEDED`.
     """
-    bound = high_ms if estimate_ms < slo_ms else low_ms
-    values = (estimate_ms, bound, slo_ms)
+    values = (estimate_ms, low_ms, high_ms, slo_ms)
     if n_runs < 2 or not all(math.isfinite(v) and v > 0 for v in values):
         return None
     gap = abs(math.log(slo_ms) - math.log(estimate_ms))
-    spread = abs(math.log(bound) - math.log(estimate_ms)) * math.sqrt(n_runs) / _crit(
-        method, n_runs, confidence)
+    half = (math.log(high_ms) - math.log(low_ms)) / 2.0
+    spread = half * math.sqrt(n_runs) / _crit(method, n_runs, confidence)
     if gap == 0:
         return None
     for n in range(n_runs + 1, MAX_RUNS_NEEDED + 1):

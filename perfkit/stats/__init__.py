@@ -3,13 +3,25 @@
 Re-exports only; see the submodules for the methods and their sources.
 """
 
-from perfkit.stats.acrossruns import percentile_ci_across_runs, t_log_interval
+from perfkit.stats.acrossruns import (
+    ESTIMAND,
+    estimand_label,
+    per_run_percentiles_ms,
+    percentile_ci_across_runs,
+    t_log_interval,
+)
 from perfkit.stats.bootstrap import PercentileCI, cluster_bootstrap_quantile
 from perfkit.stats.changepoint import ChangePoint, ChangePoints, Segment, change_points
 from perfkit.stats.compare import compare
 from perfkit.stats.factorial import factorial
 from perfkit.stats.multiple import adjust_pvalues
-from perfkit.stats.orderstats import MedianCI, QuantileCI, median_ci, quantile_ci
+from perfkit.stats.orderstats import (
+    MedianCI,
+    QuantileCI,
+    interpolated_median_ci,
+    median_ci,
+    quantile_ci,
+)
 from perfkit.stats.power import (
     MinDetectable,
     PowerAtRatio,
@@ -20,6 +32,7 @@ from perfkit.stats.power import (
 )
 
 __all__ = [
+    "ESTIMAND",
     "ChangePoint",
     "ChangePoints",
     "MedianCI",
@@ -33,9 +46,12 @@ __all__ = [
     "change_points",
     "cluster_bootstrap_quantile",
     "compare",
+    "estimand_label",
     "factorial",
+    "interpolated_median_ci",
     "median_ci",
     "min_detectable_ratio",
+    "per_run_percentiles_ms",
     "percentile_ci_across_runs",
     "power_at_ratio",
     "quantile_ci",

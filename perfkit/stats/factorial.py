@@ -6,6 +6,16 @@ column, and the model is fitted by least squares. For a balanced design the colu
 orthogonal, so each effect is Jain's q = (sign column . y) / N, half the high-minus-low
 difference, and its sum of squares is N q^2. On log responses an effect is a ratio exp(2q):
 the geometric mean at high over the geometric mean at low.
+
+Sums of squares are Type II, from nested least-squares fits: a term's SS is the drop in the
+residual SS when it is added to the model of every term that does not contain it (blocks
+included); the block's SS is its drop after all factor terms (Fox, *Applied Regression
+Analysis and Generalized Linear Models*, 3rd ed., 2016, section 8.2.5; Langsrud, "ANOVA for
+unbalanced data: use Type II instead of Type III sums of squares", Statistics and Computing 13,
+2003). In an orthogonal design (equal cells, blocks that are complete replicates) they equal
+Jain's N q^2 and, with the error SS, add up to the total. When cells are unequal or blocks are
+incomplete (6 runs in one block, 10 in the other) they do not add up: a warning says so, and
+``variation_pct`` is each term's Type II share of the total, not an allocation.
 """
 
 from __future__ import annotations
@@ -24,6 +34,9 @@ from perfkit.stats.multiple import adjust_pvalues
 
 BASE_COLUMNS = ["term", "effect", "ci_low", "ci_high", "ss", "variation_pct", "p_value"]
 RATIO_COLUMNS = ["ratio", "ratio_ci_low", "ratio_ci_high"]
+SS_TYPE = "II"
+#: relative tolerance for "the sums of squares add up to the total"
+_ADDS_UP = 1e-9
 
 
 def factorial(frame: pd.DataFrame, factors: Sequence[str], response: str, log: bool = True,
@@ -47,8 +60,10 @@ def factorial(frame: pd.DataFrame, factors: Sequence[str], response: str, log: b
     confidence : float
         Coverage of the t intervals (df = error degrees of freedom).
     block : str, optional
-        A nuisance blocking column (randomized complete blocks): its variation is removed
-        and reported in a ``block`` row; the error df become (2^k - 1)(r - 1).
+        A nuisance blocking column: its variation is removed and reported in a ``block`` row.
+        With complete blocks (each a full replicate) the error df are (2^k - 1)(r - 1); with
+        incomplete blocks the effects are still right (least squares) and the sums of squares
+        are Type II, with a warning.
     by : str or sequence of str, optional
         Load columns with more than two levels (e.g. ``connections``): the design is analysed
         per level, a ``by`` column is prepended and ``p_value_holm`` Holm-adjusts each term's
@@ -60,15 +75,17 @@ def factorial(frame: pd.DataFrame, factors: Sequence[str], response: str, log: b
     -------
     pandas.DataFrame
         Columns ``term, effect, ci_low, ci_high, ss, variation_pct, p_value`` (and with
-        ``log`` also ``ratio, ratio_ci_low, ratio_ci_high``). ``attrs`` holds ``coding``
-        (factor -> low/high/rule), ``q0`` (per level when ``by``), ``df_error`` and ``warnings``.
+        ``log`` also ``ratio, ratio_ci_low, ratio_ci_high``). ``ss`` are Type II sums of
+        squares (in squared log units with ``log``). ``attrs`` holds ``coding`` (factor ->
+        low/high/rule), ``q0``, ``df_error``, ``orthogonal`` (the SS add up to the total) and
+        ``ss_type`` (each per level when ``by``), and ``warnings``.
 
     Raises
     ------
     ValueError
-        An unreplicated design (no error df), a missing cell, or a factor without exactly two
-        levels. An unbalanced design is fitted by OLS with ``ss``/``variation_pct`` NaN and a
-        warning naming the short cells.
+        An unreplicated design (no error df), a missing cell, blocks confounded with the
+        factors, or a factor without exactly two levels. An unbalanced design is fitted by OLS
+        with a warning naming the short cells.
     """
     factors = list(factors)
     if not factors:
@@ -83,25 +100,27 @@ def factorial(frame: pd.DataFrame, factors: Sequence[str], response: str, log: b
     fixed = {name: (coding[name]["low"], coding[name]["high"]) for name in factors}
     if by is None:
         table, info = _fit(frame, factors, response, log, confidence, block, fixed)
-        table.attrs.update(coding=coding, **info)
+        table.attrs.update(coding=coding, ss_type=SS_TYPE, **info)
         return table
     return _fit_by(frame, factors, response, log, confidence, block, fixed, _as_list(by), coding)
 
 
 def _fit_by(frame, factors, response, log, confidence, block, fixed, by, coding) -> pd.DataFrame:
-    parts, q0, warnings, df_error = [], {}, [], {}
+    parts, q0, warnings, df_error, orthogonal = [], {}, [], {}, {}
     for key, sub in frame.groupby(by, sort=True, dropna=False):
         label = key[0] if len(by) == 1 else key
         table, info = _fit(sub, factors, response, log, confidence, block, fixed)
         table.insert(0, "by", [label] * len(table))
         parts.append(table)
         q0[label], df_error[label] = info["q0"], info["df_error"]
+        orthogonal[label] = info["orthogonal"]
         warnings.extend(f"{'/'.join(by)}={label}: {w}" for w in info["warnings"])
     out = pd.concat(parts, ignore_index=True)
     out["p_value_holm"] = np.nan
     for _, idx in out.groupby("term", sort=False).groups.items():
         out.loc[idx, "p_value_holm"] = adjust_pvalues(out.loc[idx, "p_value"].to_numpy(), "holm")
-    out.attrs.update(coding=coding, q0=q0, df_error=df_error, warnings=warnings, by=by)
+    out.attrs.update(coding=coding, q0=q0, df_error=df_error, warnings=warnings, by=by,
+                     orthogonal=orthogonal, ss_type=SS_TYPE)
     return out
 
 
@@ -119,7 +138,8 @@ def _fit(frame, factors, response, log, confidence, block, fixed) -> tuple[pd.Da
     codes = {n: code_factor(frame[n], n, fixed)[0] for n in factors}
     terms, columns = _terms(factors, codes)
     cells = _cell_counts(frame, factors, fixed)
-    x = np.column_stack([np.ones(len(y)), *columns, *_block_columns(frame, block)])
+    blocks = _block_columns(frame, block)
+    x = np.column_stack([np.ones(len(y)), *columns, *blocks])
     beta, sse, rank = _ols(x, y)
     df_e = len(y) - rank
     if rank < x.shape[1]:
@@ -127,36 +147,65 @@ def _fit(frame, factors, response, log, confidence, block, fixed) -> tuple[pd.Da
     if df_e <= 0:
         raise ValueError(f"unreplicated 2^{len(factors)} design: no degrees of freedom left for "
                          "error; repeat every cell (r >= 2) to estimate effects with CIs")
-    balanced = cells.nunique() == 1
-    if not balanced:
+    if cells.nunique() != 1:
         short = cells[cells < cells.max()]
         names = "; ".join(f"{k} ({v} runs)" for k, v in short.items())
-        warnings.append(f"unbalanced design (fitted by OLS; no allocation of variation): cells "
-                        f"with fewer than {cells.max()} runs: {names}")
+        warnings.append(f"unbalanced design (fitted by OLS): cells with fewer than "
+                        f"{cells.max()} runs: {names}")
+    ss_terms, ss_block = type2_ss(y, terms, columns, blocks)
     s2 = sse / df_e
     cov = s2 * np.linalg.inv(x.T @ x)
     se = np.sqrt(np.diag(cov))
     tcrit = float(sps.t.ppf(0.5 + confidence / 2.0, df_e))
     sst = float(((y - y.mean()) ** 2).sum())
+    total = sum(ss_terms) + sse + (ss_block if block else 0.0)
+    orthogonal = bool(abs(total - sst) <= _ADDS_UP * max(sst, 1e-300))
+    if not orthogonal:
+        why = "unequal cells" if cells.nunique() != 1 else f"blocks of {block!r} are incomplete"
+        warnings.append(f"non-orthogonal design ({why}): sums of squares are Type II and add up "
+                        f"to {_pct(total, sst):.1f}% of the total, so variation_pct is each "
+                        "term's share after the others, not an allocation of the variation")
     rows = []
     for i, term in enumerate(terms, start=1):
         q = float(beta[i])
-        ss = len(y) * q * q if balanced else math.nan
         rows.append({"term": term, "effect": q, "ci_low": q - tcrit * se[i],
-                     "ci_high": q + tcrit * se[i], "ss": ss, "variation_pct": _pct(ss, sst),
+                     "ci_high": q + tcrit * se[i], "ss": ss_terms[i - 1],
+                     "variation_pct": _pct(ss_terms[i - 1], sst),
                      "p_value": float(2 * sps.t.sf(abs(q / se[i]), df_e))})
     if block:
-        rows.append(_block_row(frame[block].nunique(), rows, sst, sse, s2, df_e, balanced))
+        rows.append(_block_row(len(blocks), ss_block, sst, s2, df_e))
     rows.append({"term": "error", "effect": math.nan, "ci_low": math.nan, "ci_high": math.nan,
-                 "ss": sse, "variation_pct": _pct(sse, sst) if balanced else math.nan,
-                 "p_value": math.nan})
+                 "ss": sse, "variation_pct": _pct(sse, sst), "p_value": math.nan})
     table = pd.DataFrame(rows, columns=BASE_COLUMNS)
     if log:
         for src, dst in zip(("effect", "ci_low", "ci_high"), RATIO_COLUMNS, strict=True):
             table[dst] = np.exp(2.0 * table[src])
     info = {"q0": float(beta[0]), "df_error": df_e, "warnings": warnings,
-            "n_runs": len(y), "cells": cells.to_dict()}
+            "n_runs": len(y), "cells": cells.to_dict(), "orthogonal": orthogonal}
     return table, info
+
+
+def type2_ss(y: np.ndarray, terms: list[str], columns: list[np.ndarray],
+             blocks: list[np.ndarray]) -> tuple[list[float], float]:
+    """Type II sums of squares of each factor term and of the blocks, by nested OLS fits.
+
+    A term's SS is RSS(every term not containing it) - RSS(the same plus the term), the
+    intercept and blocks always in; the blocks' SS is RSS(all factor terms) - RSS(full model).
+    """
+    ones = np.ones(len(y))
+    parts = [set(t.split(":")) for t in terms]
+    out = []
+    for i, part in enumerate(parts):
+        kept = [c for j, c in enumerate(columns) if j != i and not part <= parts[j]]
+        without = _ols(np.column_stack([ones, *kept, *blocks]), y)[1]
+        with_term = _ols(np.column_stack([ones, *kept, columns[i], *blocks]), y)[1]
+        out.append(max(without - with_term, 0.0))
+    ss_block = math.nan
+    if blocks:
+        factors_only = _ols(np.column_stack([ones, *columns]), y)[1]
+        full = _ols(np.column_stack([ones, *columns, *blocks]), y)[1]
+        ss_block = max(factors_only - full, 0.0)
+    return out, ss_block
 
 
 def _terms(factors: list[str], codes: dict) -> tuple[list[str], list[np.ndarray]]:
@@ -192,11 +241,8 @@ def _block_columns(frame: pd.DataFrame, block: str | None) -> list[np.ndarray]:
     return [np.where(labels == lv, 1.0, 0.0) - last for lv in levels[:-1]]
 
 
-def _block_row(n_blocks: int, rows: list[dict], sst: float, sse: float, s2: float, df_e: int,
-               balanced: bool) -> dict:
-    ss = sst - sse - sum(r["ss"] for r in rows) if balanced else math.nan
-    df_b = n_blocks - 1
-    p = float(sps.f.sf((ss / df_b) / s2, df_b, df_e)) if balanced and df_b else math.nan
+def _block_row(df_b: int, ss: float, sst: float, s2: float, df_e: int) -> dict:
+    p = float(sps.f.sf((ss / df_b) / s2, df_b, df_e)) if df_b and s2 > 0 else math.nan
     return {"term": "block", "effect": math.nan, "ci_low": math.nan, "ci_high": math.nan,
             "ss": ss, "variation_pct": _pct(ss, sst), "p_value": p}
 

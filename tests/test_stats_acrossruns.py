@@ -1,0 +1,200 @@
+"""percentile_ci_across_runs: the median run's percentile, one number whatever the input kind."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from perfkit.histogram import LatencyHistogram
+from perfkit.model import Run
+from perfkit.stats import (
+    ESTIMAND,
+    estimand_label,
+    interpolated_median_ci,
+    median_ci,
+    per_run_percentiles_ms,
+    percentile_ci_across_runs,
+)
+from perfkit.stats import simulate as sim
+
+
+def _runs(n_runs: int, n_requests: int = 3000, seed: int = 1) -> list[LatencyHistogram]:
+    rng = np.random.default_rng(seed)
+    return [LatencyHistogram.from_values_us(
+        np.exp(rng.normal(7.0 + rng.normal(0, 0.2), 0.5, n_requests))) for _ in range(n_runs)]
+
+
+def _printed(hist: LatencyHistogram, q: float = 99.0, **kw) -> Run:
+    return Run(tool="wrk", source="x", latency_source="summary_only",
+               percentiles_ms={q: hist.percentile_ms(q)}, **kw)
+
+
+def _hs_reference(x: np.ndarray, c: float = 0.95) -> tuple[float, float]:
+    """Hettmansperger-Sheather (1986) written out: d = deepest order with coverage >= c."""
+    x = np.sort(x)
+    n = len(x)
+
+    def g(d):  # coverage of (x_(d), x_(n-d+1))
+        return 1 - 2 * sps.binom.cdf(d - 1, n, 0.5)
+
+    d = 1
+    while g(d + 1) >= c:
+        d += 1
+    i = (g(d) - c) / (g(d) - g(d + 1))
+    lam = (n - d) * i / (d + (n - 2 * d) * i)
+    return (1 - lam) * x[d - 1] + lam * x[d], (1 - lam) * x[n - d] + lam * x[n - d - 1]
+
+
+def test_the_estimate_is_the_median_of_per_run_percentiles_with_hs_bounds():
+    hists = _runs(12)
+    ci = percentile_ci_across_runs(hists, 99)
+    per = np.array([h.percentile_ms(99) for h in hists])
+    assert ci.estimate_ms == np.median(per)
+    assert (ci.low_ms, ci.high_ms) == pytest.approx(_hs_reference(per), rel=1e-12)
+    assert ci.method == "order_stats" and ci.estimand == "median of per-run p99"
+    assert ci.estimand == estimand_label(99) and ESTIMAND == "median of per-run percentiles"
+    assert ci.achieved_confidence == 0.95 and ci.n_runs == 12 and ci.warnings == ()
+    assert per_run_percentiles_ms(hists, 99) == pytest.approx(per)
+
+
+def test_histograms_counts_runs_and_printed_values_give_the_same_number():
+    hists = _runs(9)
+    per = [h.percentile_ms(99) for h in hists]
+    with_hist = [Run(tool="wrk2", source=f"r{i}", latency_source="hdr_corrected", histogram=h)
+                 for i, h in enumerate(hists)]
+    results = [percentile_ci_across_runs(items, 99) for items in (
+        hists, np.vstack([h.counts for h in hists]), with_hist, [_printed(h) for h in hists],
+        per)]
+    assert all(r == results[0] for r in results)
+
+
+def test_a_run_gives_its_printed_percentile_else_its_histograms():
+    hist = _runs(1)[0]
+    both = Run(tool="wrk2", source="x", latency_source="hdr_corrected", histogram=hist,
+               percentiles_ms={99: 4.0})
+    assert per_run_percentiles_ms([both], 99)[0] == 4.0
+    assert per_run_percentiles_ms([both], 99.9)[0] == hist.percentile_ms(99.9)
+    printed_only = Run(tool="wrk", source="y", latency_source="summary_only",
+                       percentiles_ms={99: 4.0})
+    assert math.isnan(per_run_percentiles_ms([printed_only], 99.9)[0])
+
+
+def test_the_interval_shrinks_as_runs_are_added():
+    rng = np.random.default_rng(3)
+    def width(n):
+        m = interpolated_median_ci(rng.lognormal(0, 0.3, n))
+        return m.high - m.low
+
+    widths = {n: np.mean([width(n) for _ in range(4000)]) for n in (5, 6, 8, 10, 15, 20, 30)}
+    assert list(widths.values()) == sorted(widths.values(), reverse=True)
+
+
+def test_five_runs_give_their_range_with_its_exact_coverage():
+    ci = percentile_ci_across_runs([3.0, 1.0, 2.0, 5.0, 4.0], 99)
+    assert (ci.estimate_ms, ci.low_ms, ci.high_ms) == (3.0, 1.0, 5.0)
+    assert ci.achieved_confidence == 0.9375
+    assert any("93.75%" in w for w in ci.warnings)
+
+
+def test_few_runs_fall_back_to_a_t_interval_on_logs_and_say_so():
+    values = [2.0, 2.2, 2.1]
+    ci = percentile_ci_across_runs(values, 99)
+    logs = np.log(values)
+    lo, hi = sps.t.interval(0.95, 2, loc=logs.mean(), scale=sps.sem(logs))
+    assert ci.estimate_ms == 2.1 and ci.method == "t_log"
+    assert ci.estimand == "median of per-run p99"
+    assert (ci.low_ms, ci.high_ms) == pytest.approx((math.exp(lo), math.exp(hi)), rel=1e-12)
+    assert any("only 3 runs" in w and "log-normal" in w for w in ci.warnings)
+
+
+def test_one_run_has_no_across_runs_interval():
+    ci = percentile_ci_across_runs([3.0], 99)
+    assert ci.estimate_ms == 3.0 and (ci.low_ms, ci.high_ms) == (0.0, math.inf)
+    assert any("1 run: no 95% interval" in w and "need >= 5 runs" in w for w in ci.warnings)
+
+
+def test_ties_keep_the_exact_closed_interval():
+    values = [1.0, 1.01, 1.0, 1.02, 1.0, 1.01, 1.0, 1.0, 1.03, 1.0]
+    ci = interpolated_median_ci(values)
+    exact = median_ci(values)
+    assert (ci.low, ci.high) == (exact.low, exact.high) == (1.0, 1.02)  # x_(2), x_(9)
+    assert ci.achieved_confidence == pytest.approx(1 - 2 * sps.binom.cdf(1, 10, 0.5))
+
+
+def test_failed_runs_are_left_out_or_ranked_slowest_never_silently():
+    values = [2.0, 2.1, None, 1.9, float("nan"), 2.2]
+    ci = percentile_ci_across_runs(values, 99)
+    assert ci.n_runs == 4 and ci.estimate_ms == pytest.approx(2.05)
+    assert any("2 of 6 runs have no usable p99" in w for w in ci.warnings)
+    slow = percentile_ci_across_runs(values + [2.3, 2.4], 99, failed="slowest")
+    assert slow.n_runs == 8 and slow.estimate_ms == pytest.approx(2.25)
+    assert slow.high_ms == math.inf and any("ranked slower" in w for w in slow.warnings)
+    hists = _runs(6)
+    ci = percentile_ci_across_runs([*hists, None, LatencyHistogram()], 99)
+    assert ci.n_runs == 6 and "2 of 8 runs have no usable p99" in ci.warnings[0]
+    with pytest.raises(ValueError, match="failed"):
+        percentile_ci_across_runs(values, 99, failed="zero")
+
+
+def test_a_slow_run_does_not_drag_the_median_run():
+    fast = [3.0, 3.1, 2.9, 3.05, 2.95, 3.02, 2.98, 3.01, 2.99]
+    ci = percentile_ci_across_runs([*fast, 1000.0], 99)  # one run on a 1 s SYN retry
+    gm = percentile_ci_across_runs([*fast, 1000.0], 99, method="t_log")
+    assert ci.estimate_ms == pytest.approx(3.005) and ci.high_ms < 3.2
+    assert gm.estimate_ms > 5 and gm.estimand == "geometric mean of per-run p99"
+
+
+def test_a_percentile_inside_a_pause_mode_is_warned():
+    scenario = sim.ISSUE_SCENARIOS[3]
+    counts = sim.histogram_counts(sim.log_latencies_us(scenario, np.random.default_rng(5), 5))
+    ci = percentile_ci_across_runs(counts, 99)
+    assert any("sits on a jump" in w and "pause mode" in w for w in ci.warnings)
+    steady = sim.histogram_counts(sim.log_latencies_us(sim.ISSUE_SCENARIOS[1],
+                                                       np.random.default_rng(5), 5))
+    assert not any("jump" in w for w in percentile_ci_across_runs(steady, 99).warnings)
+
+
+def test_runs_with_few_requests_beyond_the_percentile_are_warned():
+    hists = _runs(6, n_requests=500)  # 5 requests beyond p99 per run
+    ci = percentile_ci_across_runs(hists, 99)
+    assert any("fewer than 10 requests beyond p99 (fewest 5)" in w for w in ci.warnings)
+    printed = [_printed(h, requests=500) for h in hists]
+    assert any("fewer than 10" in w for w in percentile_ci_across_runs(printed, 99).warnings)
+    assert not any("fewer than 10" in w for w in percentile_ci_across_runs(hists, 90).warnings)
+
+
+def test_a_trend_with_the_run_order_is_warned_when_the_order_is_known():
+    hists = _runs(8, seed=2)
+    per = sorted(h.percentile_ms(99) for h in hists)
+    by_value = sorted(hists, key=lambda h: h.percentile_ms(99))
+    runs = [_printed(h, order=i) for i, h in enumerate(by_value)]
+    ci = percentile_ci_across_runs(runs, 99)
+    assert ci.estimate_ms == np.median(per)
+    assert any("rises with the run order" in w and "Kendall" in w for w in ci.warnings)
+    shuffled = [_printed(h, order=i) for i, h in enumerate(hists)]
+    assert not any("run order" in w for w in percentile_ci_across_runs(shuffled, 99).warnings)
+    assert not any("run order" in w for w in percentile_ci_across_runs(per, 99).warnings)
+    stamped = [_printed(h, start_utc=f"2024-05-01T10:{i:02d}:00Z") for i, h in
+               enumerate(by_value)]
+    assert any("run order" in w for w in percentile_ci_across_runs(stamped, 99).warnings)
+
+
+def test_the_simulated_runs_report_what_their_histograms_report():
+    scenario = sim.Scenario("check", run_sd=0.3, requests=5000)
+    logs = sim.log_latencies_us(scenario, np.random.default_rng(1), 4)
+    counts = sim.histogram_counts(logs)
+    for q in (50.0, 99.0, 99.9):
+        hist_values = [LatencyHistogram.from_counts(c).percentile_ms(q) for c in counts]
+        assert sim.run_percentiles_ms(logs, q) == pytest.approx(hist_values, rel=0, abs=0)
+
+
+def test_unknown_method_or_fraction_is_refused():
+    with pytest.raises(ValueError, match="method"):
+        percentile_ci_across_runs([1.0, 2.0], 99, method="bca")
+    with pytest.raises(ValueError, match="percentile must be in"):
+        percentile_ci_across_runs([1.0, 2.0], 0.99)
+    with pytest.raises(ValueError, match="failed='slowest' needs"):
+        percentile_ci_across_runs([1.0, 2.0], 99, method="t_log", failed="slowest")
