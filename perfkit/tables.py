@@ -20,7 +20,28 @@ import dataclasses
 import html
 from collections.abc import Sequence
 
+import numpy as np
+import pandas as pd
+
 FORMATS = ("text", "markdown", "latex", "html")
+#: integers beyond this magnitude do not survive a float64 exactly
+_EXACT_INT = 2 ** 53
+
+
+def csv_text(frame: pd.DataFrame) -> str:
+    """The tidy CSV of a result frame, as ``perfkit ... --format csv`` prints it and the report
+    writes it: a float column whose values are all whole numbers (a rate of 5000 req/s, a run
+    count with gaps) is written as integers (``5000``, not ``5000.0``); missing stays empty."""
+    out = frame.copy()
+    for name in out.columns:
+        col = out[name]
+        if col.dtype.kind != "f":
+            continue
+        values = col.dropna().to_numpy()
+        if len(values) and np.isfinite(values).all() and (np.abs(values) < _EXACT_INT).all() \
+                and (values == np.round(values)).all():
+            out[name] = col.astype("Int64")
+    return out.to_csv(index=False)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -116,12 +116,13 @@ def test_index_opens_with_the_answers_then_methods_then_each_notebook(report, ex
 
 
 def test_warnings_travel_with_their_numbers_to_the_index(report, executed):
-    # the non-monotone SLO bracket of tuned, 64 connections keeps its warning on the index
+    # the SLO bracket of tuned, 64 connections rests on a rate where one run fell short of its
+    # target (kept, in doubt): that warning is on the index beside the bracket
     index = (report / "index.html").read_text(encoding="utf-8")
     answers = {a.question: a for a in nbhelp.collect(executed["scaling"])["answers"]}
     bracket = answers["Largest offered rate with p99 < 5 ms, tuned, 64"]
-    assert any("not monotone" in w for w in bracket.warnings)
-    assert nbhelp.escape(bracket.warnings[0]) in index
+    short = [w for w in bracket.warnings if "fell short of the target" in w]
+    assert short and nbhelp.escape(short[0]) in index
 
 
 def test_every_figure_is_saved_as_svg_pdf_and_a_300_dpi_png_with_alt_text(report, executed):

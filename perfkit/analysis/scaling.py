@@ -22,9 +22,11 @@ import pandas as pd
 from perfkit.analysis.compare import _records
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import parse_by
-from perfkit.analysis.metrics import Metric
+from perfkit.analysis.metrics import Metric, metric
+from perfkit.analysis.runstatus import REFERENCE_LATENCY, SHORT, statuses_by_cell
 from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
+from perfkit.model import percentile_column
 from perfkit.scaling import ScalingFit, fit_amdahl, fit_usl, littles_law, slo_bracket
 from perfkit.scaling.slo import SLOBracket
 
@@ -316,6 +318,14 @@ class SloTable:
                 "verdicts": _records(self.verdicts_frame())}
 
 
+def _in_doubt(group: RunSet, percentile: float) -> list[bool]:
+    """Per run of one configuration: a shortfall the run-status rule calls ``short`` (the
+    generator fell slightly short, latency like its peers' at the same rate), not a failure."""
+    name = percentile_column(percentile)
+    latency = metric(name if name in group.frame else REFERENCE_LATENCY)
+    return [s.status == SHORT for s in statuses_by_cell(group, latency, ["target_rate_rps"])]
+
+
 def slo_brackets(rows: RunSet, slo_ms: float, *, percentile: float = 99.0, by: Any = "auto",
                  confidence: float = 0.95, seed: int = 0,
                  n_resamples: int = 2000) -> SloTable:
@@ -337,6 +347,7 @@ def slo_brackets(rows: RunSet, slo_ms: float, *, percentile: float = 99.0, by: A
         by_cols.append("connections")
     out = [SloBracket(tuple(by_cols), key,
                       slo_bracket(list(group.runs), slo_ms, percentile, confidence, seed=seed,
-                                  n_resamples=n_resamples), len(group))
+                                  n_resamples=n_resamples,
+                                  in_doubt=_in_doubt(group, percentile)), len(group))
            for key, group in _groups(rows, by_cols)]
     return SloTable(tuple(out), slo_ms, percentile, confidence, tuple(notes))

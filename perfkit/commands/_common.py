@@ -19,7 +19,7 @@ from perfkit.analysis import Experiment, RunSet, Selection, load_experiment
 from perfkit.errors import DataError, UsageError
 from perfkit.formatting import Footnotes, fmt_num, is_missing
 from perfkit.ingest import LoadResult, scan_many
-from perfkit.tables import Table, render_all
+from perfkit.tables import Table, csv_text, render_all
 
 __all__ = ["Footnotes", "Loader", "fmt_num", "is_missing", "load_paths"]
 
@@ -86,8 +86,8 @@ def write_tables(tables: Sequence[Table], fmt: str, out: TextIO) -> None:
 
 
 def write_frame(frame: pd.DataFrame, out: TextIO) -> None:
-    """CSV exactly as the report writes its tables (``DataFrame.to_csv(index=False)``)."""
-    out.write(frame.to_csv(index=False))
+    """CSV exactly as the report writes its tables (:func:`perfkit.tables.csv_text`)."""
+    out.write(csv_text(frame))
 
 
 def write_json(data: Any, out: TextIO) -> None:

@@ -36,10 +36,12 @@ from typing import Any
 import pandas as pd
 
 from perfkit.formatting import PROGRESS_ENV, fmt_num
-from perfkit.tables import render
+from perfkit.tables import csv_text, render
 
 #: output metadata key under which the report finds figures, tables, answers and methods
 META_KEY = "perfkit"
+#: the most rows a table shows on a page; a longer one is written to CSV and linked
+MAX_SHOWN_ROWS = 60
 #: resolution of the PNG files saved beside the SVG and PDF
 PNG_DPI = 300
 #: resolution of the image shown on the page
@@ -166,11 +168,12 @@ class Report:
 
     def table(self, frame: pd.DataFrame, name: str, caption: str | None = None,
               digits: int = 3, index: bool = False, hide: Iterable[str] = ("warnings",),
-              presentation: Any = None, show: bool = True) -> None:
+              presentation: Any = None, show: bool | None = None) -> None:
         """Save ``frame`` in full as CSV (exactly as ``perfkit ... --format csv`` prints it) and
         its paper-ready ``presentation`` (a :class:`perfkit.tables.Table` or a list of them;
         by default the frame itself, units from its column names) as Markdown and LaTeX
-        beside it; show the presentation, or with ``show=False`` only a link to the CSV."""
+        beside it; show the presentation, or with ``show=False`` only a link to the CSV. By
+        default a table of more than :data:`MAX_SHOWN_ROWS` rows is linked, not shown."""
         from perfkit import present
         from perfkit.tables import render_all
 
@@ -183,9 +186,11 @@ class Report:
         tables = presentation if presentation is not None else present.frame(
             frame, caption or "", digits, tuple(hide))
         tables = list(tables) if isinstance(tables, list | tuple) else [tables]
+        if show is None:
+            show = len(frame) <= MAX_SHOWN_ROWS
         csv_path = self._path("tables", name, ".csv")
         if csv_path is not None:
-            frame.to_csv(csv_path, index=False)
+            csv_path.write_text(csv_text(frame), encoding="utf-8")
             csv_path.with_suffix(".md").write_text(render_all(tables, "markdown"))
             csv_path.with_suffix(".tex").write_text(render_all(tables, "latex"))
         head = f"<p><b>{escape(caption)}</b></p>" if caption and presentation is not None \

@@ -4,8 +4,11 @@ Open-loop runs (wrk2 ``-R``) at increasing target rates are judged one rate at a
 (:func:`slo_verdict`):
 
 - **fail** when any run did not keep up (achieved < 0.99 x target: the rate is beyond what the
-  system sustains), when any run's error ratio exceeds ``max_error_ratio`` (failed requests
-  never enter the latency histogram, so they would otherwise look fast), or when the *lower*
+  system sustains) and is not marked ``in_doubt`` (a run whose generator fell slightly short
+  while its latency stayed like its peers', judged by :mod:`perfkit.analysis.runstatus`: it
+  keeps its value and is warned about), when any run's error ratio exceeds
+  ``max_error_ratio`` (failed requests never enter the latency histogram, so they would
+  otherwise look fast), or when the *lower*
   confidence bound of the percentile is above the SLO;
 - **pass** when every run kept up and the *upper* confidence bound is below the SLO;
 - **inconclusive** otherwise, with an estimate of the runs needed for the interval to exclude
@@ -35,6 +38,10 @@ from perfkit.errors import PerfkitError
 from perfkit.model import ERROR_RATIO_WARN, SATURATION_RATIO, Run, percentile_column
 from perfkit.stats import percentile_ci_across_runs
 
+#: the column of the judged table flagging runs whose shortfall is in doubt (not a failure)
+IN_DOUBT = "in_doubt_"
+#: the words of the warning on a rate with a shortfall in doubt (it travels to the bracket)
+SHORTFALL = "fell short of the target"
 #: the most runs a "runs needed" estimate will name; beyond it, the estimate sits on the SLO
 MAX_RUNS_NEEDED = 100
 
@@ -90,9 +97,20 @@ class SLOBracket:
 
 
 # -- inputs ---------------------------------------------------------------------------------
-def _as_table(data: Any, q: float) -> tuple[pd.DataFrame, list]:
+def _as_table(data: Any, q: float, in_doubt: Sequence[bool] | None = None
+              ) -> tuple[pd.DataFrame, list]:
     """A frame with rate, achieved, error ratio and factor columns, plus one item per row for
     the across-runs interval (a Run, whose histogram is used, or the printed percentile)."""
+    table, items = _as_table_plain(data, q)
+    if in_doubt is not None:
+        flags = np.asarray(in_doubt, dtype=bool)
+        if flags.shape != (len(table),):
+            raise PerfkitError(f"in_doubt has {flags.size} flags for {len(table)} runs")
+        table = table.assign(**{IN_DOUBT: flags})
+    return table, items
+
+
+def _as_table_plain(data: Any, q: float) -> tuple[pd.DataFrame, list]:
     if isinstance(data, pd.DataFrame):
         col = percentile_column(q)
         if col not in data:
@@ -161,7 +179,10 @@ def _judge(table: pd.DataFrame, items: list, rate: float, slo_ms: float, q: floa
            confidence: float, seed: int | None, n_resamples: int,
            max_error_ratio: float | None, method: str) -> RateVerdict:
     achieved = _column(table, "throughput_rps") / rate
-    kept = achieved >= SATURATION_RATIO  # NaN (a run without a result) never keeps up
+    doubt = table[IN_DOUBT].to_numpy(dtype=bool) if IN_DOUBT in table else \
+        np.zeros(len(table), bool)
+    # NaN (a run without a result) never keeps up; a shortfall in doubt is not a failure
+    kept = (achieved >= SATURATION_RATIO) | (doubt & np.isfinite(achieved))
     errors = _column(table, "error_ratio")
     ci = percentile_ci_across_runs(items, q, confidence, seed, n_resamples=n_resamples,
                                    method=method)
@@ -172,7 +193,7 @@ def _judge(table: pd.DataFrame, items: list, rate: float, slo_ms: float, q: floa
                 max_error_ratio=float(np.nanmax(errors)) if np.isfinite(errors).any()
                 else math.nan, estimate_ms=ci.estimate_ms, ci_low_ms=ci.low_ms,
                 ci_high_ms=ci.high_ms, confidence=confidence, method=ci.method,
-                estimand=ci.estimand, warnings=ci.warnings)
+                estimand=ci.estimand, warnings=ci.warnings + _doubt_warning(achieved, doubt))
     pct = f"{confidence:.0%} CI of p{q:g} [{ci.low_ms:.3g}, {ci.high_ms:.3g}] ms"
     if not kept.all():
         lost = n - int(kept.sum())
@@ -195,6 +216,15 @@ def _judge(table: pd.DataFrame, items: list, rate: float, slo_ms: float, q: floa
             else "more runs are needed (the estimate is too close to the SLO to say how many)")
     return RateVerdict(**base, verdict="inconclusive", runs_needed=need,
                        reason=f"{pct} contains the SLO {slo_ms:g} ms: {more}")
+
+
+def _doubt_warning(achieved: np.ndarray, doubt: np.ndarray) -> tuple[str, ...]:
+    short = doubt & (achieved < SATURATION_RATIO)
+    if not short.any():
+        return ()
+    ratios = ", ".join(f"{r:.3f}" for r in achieved[short])
+    return (f"{int(short.sum())} run(s) {SHORTFALL} ({ratios} x) with a latency "
+            "like their peers': kept, a generator shortfall in doubt rather than a failure",)
 
 
 def _select(table: pd.DataFrame, items: list, rate: float) -> tuple[pd.DataFrame, list]:
@@ -274,14 +304,16 @@ def _scan(verdicts: list[RateVerdict]) -> tuple[float | None, float | None, bool
 def slo_bracket(data: Any, slo_ms: float, percentile: float = 99.0, confidence: float = 0.95,
                 *, seed: int | None = 0, n_resamples: int = 2000,
                 max_error_ratio: float | None = ERROR_RATIO_WARN,
-                method: str = "auto") -> SLOBracket:
+                method: str = "auto", in_doubt: Sequence[bool] | None = None) -> SLOBracket:
     """Scan the offered rates upward and bracket the largest rate that meets the SLO.
 
     Same inputs as :func:`slo_verdict`, for the runs of one configuration (group by profile
-    and connections first, e.g. with :func:`slo_brackets`). Returns an :class:`SLOBracket`
-    whose ``bracket`` is ``(last_pass_rps, first_fail_rps)``.
+    and connections first, e.g. with :func:`slo_brackets`). ``in_doubt`` flags, per run, a
+    shortfall of the generator that is not a failure (the analysis layer's run status
+    ``short``): such a run below 0.99 x its target does not fail its rate. Returns an
+    :class:`SLOBracket` whose ``bracket`` is ``(last_pass_rps, first_fail_rps)``.
     """
-    table, items = _as_table(data, percentile)
+    table, items = _as_table(data, percentile, in_doubt)
     rates = np.unique(_rates(table))
     verdicts = []
     for rate in rates:
@@ -290,6 +322,8 @@ def slo_bracket(data: Any, slo_ms: float, percentile: float = 99.0, confidence: 
                                float(percentile), confidence, seed, n_resamples,
                                max_error_ratio, method))
     last_pass, first_fail, monotone, warns = _scan(verdicts)
+    warns += [f"at {v.rate_rps:g} req/s, {w}" for v in verdicts for w in v.warnings
+              if SHORTFALL in w]
     if "connections" in table and table["connections"].nunique() > 1:
         warns.insert(0, "runs at several connection counts were judged together: group them "
                         "(slo_brackets(..., by=['connections']))")
