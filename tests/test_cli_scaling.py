@@ -57,8 +57,10 @@ def test_wrk2_sweep_brackets_per_profile_and_connections(wrk2_sweep):
     assert "profile=default  connections=16 (12 runs): SLO p99 < 10 ms, bracket [30000, 45000]" \
         in out
     assert "profile=tuned  connections=16 (12 runs): SLO p99 < 10 ms, bracket [30000, -]" in out
-    assert "profile=tuned  connections=64 (12 runs): SLO p99 < 10 ms, bracket [-, 5000]" in out
-    assert "not monotone" in out
+    # one run at 5000 req/s reached 0.964 x its target with its peers' latency: in doubt, kept
+    assert "profile=tuned  connections=64 (12 runs): SLO p99 < 10 ms, bracket [45000, -]" in out
+    assert "1 run(s) fell short of the target (0.964 x)" in out
+    assert "not monotone" not in out
 
 
 def test_locust_users_with_think_time_golden():

@@ -53,9 +53,10 @@ def test_spectrum_keeps_enough_requests_per_tail_position_and_brackets_its_estim
     assert (spec["latency_ms"] <= spec["ci_high_ms"]).all()
     fewest = min(r.histogram.total_count for rs in groups.values() for r in rs)
     assert (1 / (1 - spec["percentile"] / 100) <= fewest / latency.MIN_TAIL_SAMPLES).all()
-    # every estimate lies within the runs' own percentiles (read from each run's histogram)
+    # every estimate lies within the runs' own percentiles (the one wrk2 printed where it
+    # printed that percentile, else read from the run's histogram)
     for (config, q), row in spec.set_index(["config", "percentile"]).iterrows():
-        per_run = [r.histogram.percentile_ms(q) for r in groups[config]]
+        per_run = [r.percentiles_ms.get(q, r.histogram.percentile_ms(q)) for r in groups[config]]
         assert min(per_run) <= row["latency_ms"] <= max(per_run)
 
 
@@ -108,7 +109,11 @@ def test_slo_verdicts_follow_their_rule_on_the_runs(wrk2):
     for _, v in verdicts.iterrows():
         sel = frame[(frame["profile"] == v["profile"]) & (frame["connections"] == v["connections"])
                     & (frame["target_rate_rps"] == v["rate_rps"])]
-        kept_up = (sel["throughput_rps"] >= 0.99 * v["rate_rps"]).all()
+        ratio = sel["throughput_rps"] / v["rate_rps"]
+        # a shortfall in doubt (0.9-0.99 x, latency within 1.5 x its peers' median) is kept
+        p99 = sel["latency_p99_ms"]
+        doubt = (ratio >= 0.9) & (ratio < 0.99) & (p99 <= 1.5 * p99[ratio >= 0.99].median())
+        kept_up = ((ratio >= 0.99) | doubt).all()
         if v["verdict"] == "pass":
             assert kept_up and v["ci_high_ms"] < 5.0
         elif not kept_up:

@@ -115,6 +115,15 @@ def _uncorrected_slo():
                                     "verdicts", "--format", "csv")
 
 
+def _rates_slo(table_name: str):
+    rows = load("demo-wrk2-rates").rows()
+    table = scaling.slo(rows, ["profile"], 5.0, 99.0, 0.95, seed=1, n_resamples=500)
+    frame = table.to_frame() if table_name == "brackets" else table.verdicts_frame()
+    return frame, ("scaling", "data/demo-wrk2-rates", "--x", "target_rate_rps", "--slo-ms", "5",
+                   "--by", "profile", "--seed", "1", "--resamples", "500", "--table",
+                   table_name, "--format", "csv")
+
+
 def _wrk2_aa():
     rows = load("demo-wrk2-aa").rows()
     (table,) = aa.designed_comparisons(rows, "arm", ["latency_p99_ms"], 0.05)
@@ -133,6 +142,7 @@ CASES = {
     "demo-wrk-connections": [lambda: _models("models"), lambda: _models("littles")],
     "demo-locust": [_locust_factorial, _locust_compare],
     "demo-wrk2-uncorrected": [_uncorrected_slo],
+    "demo-wrk2-rates": [lambda: _rates_slo("brackets"), lambda: _rates_slo("verdicts")],
 }
 
 
