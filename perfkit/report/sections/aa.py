@@ -109,12 +109,12 @@ def answers(rates: pd.DataFrame, alpha: float, n_runs: int) -> list[Answer]:
     requests. The splits share runs, so no binomial interval is given (they are not
     independent trials)."""
     out = []
-    for _, r in rates.iterrows():
-        if not r["comparisons"]:
-            continue
-        near = r["rate"] <= 2 * alpha
-        out.append(Answer(f"A/A false-positive rate, {r['test']} ({r['metric']})",
-                          f"{r['rate']:.2f} of {r['comparisons']} comparisons at alpha "
+    for test, group in rates[rates["comparisons"] > 0].groupby("test", sort=False):
+        near = bool((group["rate"] <= 2 * alpha).all())
+        parts = ", ".join(f"{r['metric']} {r['rate']:.2f}" for _, r in group.iterrows())
+        counts = sorted(set(int(c) for c in group["comparisons"]))
+        out.append(Answer(f"A/A false-positive rate, {test}",
+                          f"{parts} of {'/'.join(map(str, counts))} comparisons at alpha "
                           f"{alpha:g}", "holds alpha" if near else "does not hold alpha",
                           f"{n_runs} runs",
                           ("the comparisons share runs: a rate, not a binomial proportion; no "

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from perfkit.analysis import drift
+from perfkit.analysis.drift import DRIFT, INCONCLUSIVE
 from perfkit.formatting import fmt_ci, plain
 from perfkit.frames import timeseries_frame
 from perfkit.report.nb import Answer
@@ -237,13 +238,26 @@ def answers(summary: pd.DataFrame, trend: pd.DataFrame) -> list[Answer]:
     out = [Answer("Data quality: runs with a problem",
                   ", ".join(f"{c.replace('_', ' ')}: {n}" for c, n in problems.items())
                   or "no problem found", "", f"{total} runs in {len(summary)} experiments")]
-    for _, r in trend.iterrows():
-        change = fmt_ci(r["change_first_to_last_pct"], r["ci_low_pct"], r["ci_high_pct"], "%",
-                        digits=2)
-        out.append(Answer(f"Did {r['experiment']} drift over its run order?",
-                          f"{change} from the first run to the last", r["verdict"],
-                          f"{r['runs']} runs"))
+    if len(trend):
+        out.append(_drift_answer(trend))
     return out
+
+
+def _drift_answer(trend: pd.DataFrame) -> Answer:
+    """One line for every experiment's drift check: those that drifted, with their change; the
+    inconclusive ones named in a warning."""
+    def change(r) -> str:
+        return (f"{r['experiment']} " + fmt_ci(r["change_first_to_last_pct"], r["ci_low_pct"],
+                                               r["ci_high_pct"], "%", digits=2))
+
+    drifted = trend[trend["verdict"] == DRIFT]
+    unsure = trend[trend["verdict"] == INCONCLUSIVE]
+    answer = "; ".join(change(r) for _, r in drifted.iterrows()) or "none drifted"
+    warns = (("inconclusive (interval wider than +-10%): "
+              + "; ".join(change(r) for _, r in unsure.iterrows()),) if len(unsure) else ())
+    return Answer("Did an experiment drift over its run order (first run to last)?", answer,
+                  f"{len(drifted)} of {len(trend)} drifted", f"{int(trend['runs'].sum())} runs",
+                  warns)
 
 
 # -- figures (a notebook cell is a call and a display) ------------------------------------------
