@@ -56,8 +56,8 @@ class Provenance:
     same_host: bool
     generator_cpu_known: int
     generator_busy: int
-    first_utc: str | None
-    last_utc: str | None
+    first_utc: str | None  # the first run's start
+    last_utc: str | None  # the last run's end (its start when no end was recorded)
     unreadable: int
     statuses: Mapping[str, tuple[str, ...]]
 
@@ -73,6 +73,7 @@ def provenance(exp: Experiment) -> Provenance:
             for c in ("connections", "users", "target_rate_rps", "threads")
             if c in rows.frame and rows.frame[c].notna().any()}
     starts = sorted(r.start_utc for r in runs if r.start_utc)
+    ends = sorted(r.end_utc for r in runs if r.end_utc)
     shares = [runstatus.generator_share(r) for r in runs]
     known = [s for s in shares if not math.isnan(s)]
     return Provenance(
@@ -97,7 +98,8 @@ def provenance(exp: Experiment) -> Provenance:
         same_host=all(_loopback(r.url) for r in runs if r.url),
         generator_cpu_known=len(known),
         generator_busy=sum(s >= GENERATOR_BUSY for s in known),
-        first_utc=starts[0] if starts else None, last_utc=starts[-1] if starts else None,
+        first_utc=starts[0] if starts else None,
+        last_utc=ends[-1] if ends else (starts[-1] if starts else None),
         unreadable=len(exp.errors), statuses=_statuses(exp))
 
 

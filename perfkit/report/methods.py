@@ -36,9 +36,11 @@ def _range(values: Sequence[float], unit: str) -> str:
 
 
 def design_sentence(p: Provenance) -> str:
-    factors = "; ".join(f"{f} ({_levels(v)})" for f, v in p.factors.items()) or "no factor"
+    factors = ("over factors " + "; ".join(f"{f} ({_levels(v)})" for f, v in p.factors.items())
+               if p.factors else "of one configuration")
     load = "; ".join(f"{c} {_levels(v)}" for c, v in p.load.items()) or "one load level"
-    reps = f"{p.repetitions} repetitions" if p.repetitions else "repetitions not recorded"
+    reps = (f"{p.repetitions} repetition{'s' if p.repetitions != 1 else ''}" if p.repetitions
+            else "repetitions not recorded")
     order = p.randomization + (f" (seed {p.seed})" if p.seed is not None else "")
     extra = []
     if p.warmup:
@@ -46,7 +48,8 @@ def design_sentence(p: Provenance) -> str:
     if p.pause_s is not None:
         extra.append(f"a pause of {p.pause_s:g} s between runs")
     tail = f", with {' and '.join(extra)}" if extra else ""
-    return (f"Experiment {p.name}: {p.n_runs} runs over factors {factors} at {load}, "
+    runs = f"{p.n_runs} run{'s' if p.n_runs != 1 else ''}"
+    return (f"Experiment {p.name}: {runs} {factors} at {load}, "
             f"{reps}, in this run order: {order}{tail}; runs lasted {_range(p.durations_s, 's')} "
             f"({p.first_utc or '?'} to {p.last_utc or '?'}).")
 

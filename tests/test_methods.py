@@ -1,0 +1,71 @@
+"""Issue 12: every number of a report's Methods paragraph matches the run manifests.
+
+The paragraphs come from the built demo report (``methods.md``); the expected values are read
+here straight from each run's ``manifest.json`` with :mod:`json`, not through perfkit.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+PARAMS = Path(__file__).resolve().parents[1] / "params" / "demo.yaml"
+
+
+@pytest.fixture(scope="module")
+def paragraphs() -> dict[str, str]:
+    from test_report import demo_report
+
+    text = (demo_report() / "methods.md").read_text(encoding="utf-8")
+    parts = re.split(r"^## (\S+)\n", text, flags=re.M)
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts), 2)}
+
+
+def _manifests(name: str) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((DATA / name).glob("runs/*/manifest.json"))]
+
+
+def _experiments() -> list[str]:
+    notebooks = yaml.safe_load(PARAMS.read_text())["notebooks"]
+    return sorted(n for n in notebooks["overview"]["experiments"]
+                  if _manifests(n) and (DATA / n / "experiment.yaml").exists())
+
+
+@pytest.mark.parametrize("name", _experiments())
+def test_methods_numbers_are_the_manifests(paragraphs, name):
+    text = paragraphs[name]
+    manifests = _manifests(name)
+    design = yaml.safe_load((DATA / name / "experiment.yaml").read_text())
+    assert re.search(rf"\b{len(manifests)} runs?\b", text)
+    if "seed" in design:
+        assert f"seed {design['seed']}" in text
+    if "repetitions" in design:
+        assert re.search(rf"\b{design['repetitions']} repetitions?\b", text)
+    starts = sorted(m["start_utc"] for m in manifests)
+    ends = sorted(m["end_utc"] for m in manifests)
+    assert f"({starts[0]} to {ends[-1]})" in text  # first start to last end
+    versions = {m["tool_version"] for m in manifests}
+    assert all(v in text for v in versions)
+    host = manifests[0]["host"]
+    assert f"{host['cpus']} CPUs" in text and host["kernel"] in text
+    assert f"{round(host['memory_bytes'] / 2**30)} GiB" in text
+    for key, value in manifests[0]["sysctls"].items():
+        if key.startswith("net.") and all(m["sysctls"].get(key) == value for m in manifests):
+            assert f"{key} = {value}" in text, key
+    cpu = [m.get("cpu") or {} for m in manifests]
+    recorded = sum(1 for c in cpu if c.get("generator_cpu_share") is not None)
+    assert (f"generator CPU recorded for {recorded} of {len(manifests)} runs" in text
+            if recorded else "generator CPU not recorded" in text)
+    server = {m["server"]["version"] for m in manifests if m.get("server")
+              and m["server"].get("version")}
+    assert all(v.split("/")[-1] in text for v in server)
+    load = design.get("load", {})
+    for column in ("connections", "users"):
+        levels = load.get(column)
+        for c in levels if isinstance(levels, list) else [levels] if levels else []:
+            assert re.search(rf"{column} [^;]*\b{c}\b", text), (column, c)
