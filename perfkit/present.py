@@ -27,11 +27,13 @@ def _p(value: float) -> str:
     return "" if value is None or value != value else fmt_p(value)
 
 
-def _interval(est: float, low: float, high: float, digits: int = 3) -> str:
+def interval_text(est: float, low: float, high: float, digits: int = 3) -> str:
+    """``3.1 [2.9, 3.4]``; ``3.1 (no CI)`` when too few runs bound the interval (a footnote
+    says how many it needs); ``-`` without an estimate."""
     if est != est:
         return "-"
     if math.isinf(low) or math.isinf(high):
-        return f"{fmt_num(est, digits)} ± inf"
+        return f"{fmt_num(est, digits)} (no CI)"
     return fmt_ci(est, low, high, digits=digits)
 
 
@@ -70,8 +72,8 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
         c = row.comparison
         extra = [v for k, v in row.labels if k != "held_at"]
         rows.append((*(level_text(v) for v in row.key), *extra,
-                     _interval(c.median_base, c.median_base_ci_low, c.median_base_ci_high),
-                     _interval(c.median_new, c.median_new_ci_low, c.median_new_ci_high),
+                     interval_text(c.median_base, c.median_base_ci_low, c.median_base_ci_high),
+                     interval_text(c.median_new, c.median_new_ci_low, c.median_new_ci_high),
                      change_text(row.verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high,
                                  row.mde),
                      _p(c.p_value) or "-", _p(row.p_adjusted) or "-",
@@ -216,7 +218,7 @@ def slo(table: SloTable) -> list[Table]:
             if v.verdict != "pass":
                 extra.insert(0, notes.mark(f"{fmt_num(v.rate_rps)} req/s: {v.reason}"))
             rows.append((fmt_num(v.rate_rps), f"{v.n_kept_up}/{v.n_runs}",
-                         _interval(v.estimate_ms, v.ci_low_ms, v.ci_high_ms, 4),
+                         interval_text(v.estimate_ms, v.ci_low_ms, v.ci_high_ms, 4),
                          " ".join([v.verdict, *extra])))
         cols = (Column("rate", "req/s", True), Column("kept up", right=True),
                 Column(f"{q} with {pct(table.confidence)} CI", "ms", True), Column("verdict"))

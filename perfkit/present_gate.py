@@ -15,7 +15,6 @@ threshold and, when inconclusive, the runs per arm needed.
 
 from __future__ import annotations
 
-import math
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
@@ -24,7 +23,8 @@ import pandas as pd
 from perfkit.analysis.gate import ERROR, INCONCLUSIVE, PASS, REGRESSION, GateResult, GateRow
 from perfkit.analysis.history import HistoryAnalysis, HistoryGate
 from perfkit.analysis.plan import Plan
-from perfkit.formatting import Footnotes, fmt_ci, fmt_num, fmt_p, level_text, pct_change
+from perfkit.formatting import Footnotes, fmt_num, fmt_p, level_text, pct_change
+from perfkit.present import interval_text
 from perfkit.tables import Column, Table
 
 STATUS_TEXT = {PASS: "pass", REGRESSION: "REGRESSION", INCONCLUSIVE: "INCONCLUSIVE",
@@ -45,11 +45,8 @@ def change(ratio: float, low: float, high: float) -> str:
 
 
 def _median(est: float, low: float, high: float, unit: str) -> str:
-    if est != est:
-        return "-"
-    text = (f"{fmt_num(est, 3)} ± inf" if math.isinf(low) or math.isinf(high)
-            else fmt_ci(est, low, high, digits=3))
-    return f"{text} {unit}".rstrip()
+    text = interval_text(est, low, high, 3)
+    return text if text == "-" else f"{text} {unit}".rstrip()
 
 
 def gate_status(g: GateRow) -> str:
