@@ -32,14 +32,17 @@ def careful(text: str, source: str):
 def test_the_fast_path_takes_most_real_outputs_and_matches_the_careful_parser():
     items = [(p.read_text(), str(p)) for p in OUTPUTS]
     fast = fastwrk2.parse_many(items)
-    taken = 0
+    taken = usual = 0
     for (text, source), run in zip(items, fast, strict=True):
+        # outputs with a placeholder (-nan: a saturated or failed run) are the careful
+        # parser's; the fast path is for the usual shape, and must take nearly all of those
+        usual += "nan" not in text
         if run is None:
             continue
         taken += 1
         expected = careful(text, source)
         assert expected is not None and run.same_as(expected), source
-    assert len(items) > 100 and taken >= 0.8 * len(items)
+    assert usual > 100 and taken >= 0.95 * usual
 
 
 @pytest.mark.parametrize("root", ROOTS, ids=["fixtures", "data"])

@@ -19,7 +19,7 @@ def _importer():
 
 
 def _same_tree(a: Path, b: Path) -> bool:
-    cmp = filecmp.dircmp(a, b)
+    cmp = filecmp.dircmp(a, b, ignore=[".perfkit"])  # the run store perfkit.load keeps
     if cmp.left_only or cmp.right_only or cmp.funny_files:
         return False
     _, mismatch, errors = filecmp.cmpfiles(a, b, cmp.common_files, shallow=False)
