@@ -31,7 +31,7 @@ from perfkit.ingest.manifest import (
     find_manifest,
     read_manifest,
 )
-from perfkit.ingest.sniff import HEAD_BYTES, sniff
+from perfkit.ingest.sniffer import HEAD_BYTES, sniff
 from perfkit.model import Run
 
 FAILED_STATUSES = {"failed", "killed", "aborted", "timeout"}

@@ -94,6 +94,8 @@ def read_design(path: str | os.PathLike) -> tuple[ExperimentYaml, bytes]:
         where = f"{p}:{mark.line + 1}" if mark else str(p)
         found = getattr(exc, "problem", None) or str(exc)
         raise ExperimentError(f"{where}: expected valid YAML, found {found}") from exc
+    if data is None:  # an empty file: no keys (the checks then say which are missing)
+        data = {}
     if not isinstance(data, dict):
         raise ExperimentError(f"{p}: expected a mapping of experiment keys, found "
                               f"{type(data).__name__}")
