@@ -46,7 +46,7 @@ def check_version(path: str | os.PathLike, data: Mapping[str, Any], current: int
     """
     version = data.get(KEY, default)
     if version is None or isinstance(version, bool) or not isinstance(version, int) \
-            or version < 0:
+            or version < 1:
         raise ParseError(str(path), None, f'"{KEY}" to be a positive integer ({what})',
                          repr(version))
     if version > current:
