@@ -2,6 +2,7 @@
 
 - :func:`write_bytes_atomic` / :func:`write_json_atomic`: write a temporary file beside the
   target, then rename it over (or hard-link it, so an existing target is never replaced);
+  :func:`replacing` does the same for writers that want a file name;
 - :func:`flock`: an exclusive ``flock(2)`` on a lock file, released by the kernel when the
   holder dies (even ``kill -9``).
 
@@ -79,7 +80,23 @@ def write_json_atomic(path: str | os.PathLike, data: Any, *, indent: int = 2,
     write_bytes_atomic(path, text.encode("utf-8"), mode=mode, durable=durable)
 
 
-def fsync_dir(path: str) -> None:
+@contextlib.contextmanager
+def replacing(path: str | os.PathLike, suffix: str = ".part") -> Iterator[str]:
+    """A temporary file name beside ``path`` for a writer that takes a path (pandas, pyarrow);
+    renamed over ``path`` when the block ends without an error, removed otherwise."""
+    target = os.fspath(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=suffix,
+                               dir=os.path.dirname(os.path.abspath(target)))
+    os.close(fd)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def fsync_dir(path: str | os.PathLike) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
