@@ -119,15 +119,16 @@ def _check_types(path: Path, text: str, data: Mapping,
         raise ParseError(str(path), _key_line(text, key), f'"{key}" to be {what}',
                          repr(value)[:80])
 
-    for key in types_of.keys() & data.keys():
-        value = data[key]
-        types, what = types_of[key]
-        if value is not None and ((isinstance(value, bool) and bool not in types)
-                                  or not isinstance(value, types)):
+    for key, value in data.items():
+        expected = types_of.get(key)
+        if expected is None or value is None or type(value) in expected[0]:
+            continue  # the common case, decided by one lookup
+        types, what = expected
+        if isinstance(value, bool) or not isinstance(value, types):
             fail(key, what, value)
     for key in ("argv", "command", "warnings"):
         values = data.get(key)
-        if values is not None and not all(isinstance(a, str) for a in values):
+        if values is not None and not all(type(a) is str for a in values):
             fail(key, "a list of strings", values)
     params = data.get("params") or {}
     for key in _INT_KEYS:
