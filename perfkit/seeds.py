@@ -1,6 +1,7 @@
 """The published nginx-tuning write-ups (``data/seeds/``) as tidy frames, and what they support.
 
-Each folder under ``data/seeds/`` transcribes one write-up of ``/work/shared/seeds``:
+Each folder under ``data/seeds/`` transcribes one published write-up (``data/seeds/sources.csv``
+names them):
 
 - ``raw/<run>/stdout.txt`` + ``meta.json``: a tool output the write-up printed, byte for byte,
   with what the write-up says about it (tool, argv, configuration, ``source`` lines);

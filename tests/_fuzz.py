@@ -35,7 +35,7 @@ import numpy as np
 import perfkit
 from perfkit.errors import ParseError, PerfkitError
 from perfkit.ingest import hlog, locust, wrk, wrk2
-from perfkit.ingest.sniff import sniff
+from perfkit.ingest.sniffer import sniff
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 HANG_S = 1.0

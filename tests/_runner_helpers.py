@@ -79,12 +79,12 @@ def wait_for_event(experiment: Path, name: str, seq: int, pid: int,
 
 
 def start_sweep(yaml_path: Path, out: Path, pause_at: str | None = None) -> subprocess.Popen:
-    env = dict(os.environ)
-    env.pop("PERFKIT_SWEEP_PAUSE_AT", None)
-    if pause_at:
-        env["PERFKIT_SWEEP_PAUSE_AT"] = pause_at
-    return subprocess.Popen(perfkit_cmd("sweep", str(yaml_path), "--out", str(out)), env=env,
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    """``perfkit sweep`` as a subprocess; ``pause_at="EVENT:SEQ"`` makes it stop (asleep) at
+    that checkpoint of its event log (see ``_paused_sweep.py``)."""
+    args = ["sweep", str(yaml_path), "--out", str(out)]
+    argv = ([sys.executable, str(Path(__file__).with_name("_paused_sweep.py")), pause_at, *args]
+            if pause_at else perfkit_cmd(*args))
+    return subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 def live_processes(name: str) -> list[psutil.Process]:

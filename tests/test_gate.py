@@ -27,7 +27,7 @@ from perfkit.analysis.gate import (
     parse_percent,
     threshold_ratio,
 )
-from perfkit.stats.compare import Comparison
+from perfkit.stats.comparison import Comparison
 
 REPO = Path(__file__).resolve().parents[1]
 H = "data/demo-history"

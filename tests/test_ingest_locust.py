@@ -16,7 +16,7 @@ import pytest
 import perfkit
 from perfkit.ingest import locust
 from perfkit.ingest.locust_json import LOCUST_FRACTIONS, locust_percentile_ms
-from perfkit.ingest.sniff import sniff
+from perfkit.ingest.sniffer import sniff
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures" / "locust"

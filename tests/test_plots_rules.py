@@ -293,14 +293,6 @@ def test_scaling_curves_use_a_log_x_axis_labelled_in_plain_counts(models):
     labels = [t.get_text() for t in ax.get_xticklabels()
               if t.get_text() and ax.get_xlim()[0] <= t.get_position()[0] <= ax.get_xlim()[1]]
     assert labels == ["1", "2", "4", "8", "16", "32", "64", "128", "256"]
-    result = next(r for r in models.results if r.fit is not None)
-    fig, ax = plots.figure()
-    plots.usl_curve(pd.DataFrame({"n": result.rows.frame[result.n_column],
-                                  "x": result.rows.frame[result.metric.name]}), ax,
-                    scaling.scaling_curve(result), "n", "x", "connections (count)",
-                    "throughput (req/s)")
-    assert ax.get_xscale() == "log"
-    assert_publishable(fig)
 
 
 # -- 9. variation bars --------------------------------------------------------------------------

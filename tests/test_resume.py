@@ -1,8 +1,9 @@
 """kill -9 of ``perfkit sweep`` at several moments, then resume: one complete copy per run.
 
-The sweep runs as a real subprocess. ``PERFKIT_SWEEP_PAUSE_AT=EVENT:SEQ`` makes it stop at a
-checkpoint (it logs the event, then sleeps) so that the kill lands exactly there; the kill
-during a run needs no pause: it waits for the ``spawned`` event of that run.
+The sweep runs as a real subprocess. ``start_sweep(..., pause_at="EVENT:SEQ")`` makes it stop
+at a checkpoint (it logs the event, then sleeps: ``_paused_sweep.py``) so that the kill lands
+exactly there; the kill during a run needs no pause: it waits for the ``spawned`` event of that
+run.
 """
 
 from __future__ import annotations

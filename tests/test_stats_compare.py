@@ -11,7 +11,7 @@ from scipy import stats as sps
 
 from perfkit.errors import UsageError
 from perfkit.stats import compare
-from perfkit.stats.compare import COLUMNS, Comparison
+from perfkit.stats.comparison import COLUMNS, Comparison
 
 
 def _row(*args, **kwargs) -> dict:

@@ -31,7 +31,7 @@ from perfkit.analysis.metrics import Metric
 from perfkit.analysis.validity import value_caps
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues, compare
-from perfkit.stats.compare import Comparison
+from perfkit.stats.comparison import Comparison
 from perfkit.stats.mannwhitney import min_attainable_p
 from perfkit.stats.power import MinDetectable, min_detectable_ratio
 

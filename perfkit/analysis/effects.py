@@ -30,7 +30,7 @@ from perfkit.analysis.validity import value_caps
 from perfkit.errors import PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.coding import code_factor
-from perfkit.stats.factorial import factorial
+from perfkit.stats.factorial_design import factorial
 
 NON_EFFECT_TERMS = ("error", "block")
 

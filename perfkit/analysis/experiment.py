@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.frames import runs_frame
 from perfkit.ingest import scan
 from perfkit.model import Run
+from perfkit.schemas.design import DESIGN_NAME, read_design
 
 #: run bookkeeping recorded in manifests: never a factor, never a row key
 NOT_FACTORS = frozenset({"rep", "repetition", "replicate", "block", "order", "seed", "run",
@@ -130,10 +130,10 @@ def load_experiment(path: str | os.PathLike, name: str | None = None) -> Experim
         raise DataError(f"no runs found under {p}: {problems}")
     runs = tuple(sorted(result.runs, key=_run_key))
     frame = runs_frame(runs)
-    design_path = p / "experiment.yaml" if p.is_dir() else None
-    design = {}
+    design_path = p / DESIGN_NAME if p.is_dir() else None
+    design: Mapping[str, Any] = {}
     if design_path is not None and design_path.is_file():
-        design = yaml.safe_load(design_path.read_text(encoding="utf-8")) or {}
+        design, _ = read_design(design_path)
     return Experiment(name or p.name, p, runs, frame, design, tuple(result.errors))
 
 

@@ -157,14 +157,10 @@ class GateResult:
                 "warnings": "; ".join(g.row.warnings),
             })
             records.append(rec)
-        frame = pd.DataFrame.from_records(records)
-        if "runs_per_arm_needed" in frame:
-            frame["runs_per_arm_needed"] = frame["runs_per_arm_needed"].astype("Int64")
-        return frame
+        return records_frame(records)
 
     def to_dict(self) -> dict[str, Any]:
-        rows = [{k: (None if _missing(v) else plain(v)) for k, v in rec.items()}
-                for rec in self.to_frame().to_dict(orient="records")]
+        rows = plain_rows(self.to_frame())
         return {"base": self.base, "new": self.new, "max_regression": self.max_regression,
                 "alpha": self.alpha, "status": self.status, "exit_status": self.exit_status,
                 "counts": self.counts(), "method": self.describe(),
@@ -175,6 +171,20 @@ class GateResult:
 
 def _missing(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Table rows as a frame; ``runs_per_arm_needed`` a nullable integer (missing: ``<NA>``)."""
+    frame = pd.DataFrame.from_records(records)
+    if "runs_per_arm_needed" in frame:
+        frame["runs_per_arm_needed"] = frame["runs_per_arm_needed"].astype("Int64")
+    return frame
+
+
+def plain_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A frame's rows for JSON: plain Python values, None where missing."""
+    return [{k: (None if _missing(v) else plain(v)) for k, v in rec.items()}
+            for rec in frame.to_dict(orient="records")]
 
 
 def _mde(row: ComparisonRow, name: str) -> float:

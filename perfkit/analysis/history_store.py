@@ -38,7 +38,6 @@ import json
 import math
 import os
 import re
-import tempfile
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,6 +47,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from perfkit._fsutil import fsync_dir, write_bytes_atomic
 from perfkit.errors import DataError, UsageError
 from perfkit.frames import runs_frame
 from perfkit.histogram import LatencyHistogram
@@ -239,14 +239,6 @@ def _slug(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-.")[:60] or "label"
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def init_store(store: str | os.PathLike) -> Path:
     """Create the store's folder and marker when missing; return its path."""
     path = Path(store)
@@ -264,26 +256,9 @@ def init_store(store: str | os.PathLike) -> Path:
 
 
 def _write_atomic(target: Path, data: bytes, exclusive: bool) -> bool:
-    """Write ``data`` to ``target`` via a fsynced temporary file; with ``exclusive``, link it
-    (False when ``target`` exists, nothing written), else rename it over."""
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if exclusive:
-            try:
-                os.link(tmp, target)
-            except FileExistsError:
-                return False
-        else:
-            os.replace(tmp, target)
-        _fsync_dir(target.parent)
-        return True
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    """Write ``data`` to ``target`` durably (fsynced); with ``exclusive`` never over an existing
+    file (False: ``target`` exists, nothing written)."""
+    return write_bytes_atomic(target, data, durable=True, exclusive=exclusive)
 
 
 def add_label(store: str | os.PathLike, runs: Sequence[Run], label: str,
@@ -322,14 +297,14 @@ def _settle(path: Path, written: LabelFile, replaced: set[Path], replace: bool) 
     rivals = [f for f in every if f.path not in replaced]
     if rivals and not replace and min(f.seq for f in rivals) < written.seq:
         written.path.unlink()
-        _fsync_dir(written.path.parent)
+        fsync_dir(written.path.parent)
         raise DataError(f"label {written.label!r} was added to {path} by another writer at "
                         "the same time: refused; use --replace to replace it")
     if replace:
         for f in every:
             if f.seq < written.seq:
                 f.path.unlink(missing_ok=True)
-        _fsync_dir(written.path.parent)
+        fsync_dir(written.path.parent)
 
 
 def _all_files(path: Path) -> list[LabelFile]:

@@ -28,7 +28,7 @@ import pandas as pd
 
 from perfkit.analysis.compare import cell_runs, row_labels
 from perfkit.analysis.experiment import RunSet
-from perfkit.analysis.gate import threshold_ratio
+from perfkit.analysis.gate import plain_rows, records_frame, threshold_ratio
 from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.metrics import Metric
 from perfkit.errors import DataError, UsageError
@@ -95,15 +95,10 @@ class Plan:
                 "warnings": "; ".join(r.warnings),
             })
             records.append(rec)
-        frame = pd.DataFrame.from_records(records)
-        if "runs_per_arm_needed" in frame:
-            frame["runs_per_arm_needed"] = frame["runs_per_arm_needed"].astype("Int64")
-        return frame
+        return records_frame(records)
 
     def to_dict(self) -> dict[str, Any]:
-        rows = [{k: (None if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
-                     else plain(v)) for k, v in rec.items()}
-                for rec in self.to_frame().to_dict(orient="records")]
+        rows = plain_rows(self.to_frame())
         return {"metric": self.metric.name, "sources": list(self.sources),
                 "keys": list(self.keys), "detect": self.detect, "ratio": self.ratio,
                 "alpha": self.alpha, "power": self.power, "family": self.family,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 from typing import TextIO
 
+from perfkit._fsutil import replacing
 from perfkit.commands._common import load_paths
 from perfkit.errors import PerfkitError
 
@@ -51,17 +51,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     frame = runs_frame(result.runs)
     if kind == ".csv":
         frame["warnings"] = [" | ".join(w) for w in frame["warnings"]]
-    directory = os.path.dirname(os.path.abspath(args.to))
-    fd, tmp = tempfile.mkstemp(prefix=".export-", suffix=kind, dir=directory)
-    os.close(fd)
-    try:
+    with replacing(args.to, suffix=kind) as tmp:
         if kind == ".parquet":
             frame.to_parquet(tmp, index=False)
         else:
             frame.to_csv(tmp, index=False)
-        os.replace(tmp, args.to)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     print(f"{len(frame)} runs, {len(frame.columns)} columns -> {args.to}", file=out)
     return 1 if result.errors else 0

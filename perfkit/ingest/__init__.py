@@ -2,6 +2,6 @@
 loader that finds them on disk and merges in their manifests."""
 
 from perfkit.ingest.loader import LoadResult, load, scan, scan_many
-from perfkit.ingest.sniff import sniff
+from perfkit.ingest.sniffer import sniff
 
 __all__ = ["LoadResult", "load", "scan", "scan_many", "sniff"]

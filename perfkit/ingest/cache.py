@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from perfkit import __version__
+from perfkit._fsutil import write_bytes_atomic
 from perfkit.ingest.store import TABLE_VERSION, runs_to_table, table_to_runs
 from perfkit.model import Run
 
@@ -181,12 +182,7 @@ class RunCache:
         name = f"runs-{hashlib.sha256(data).hexdigest()}.parquet"
         try:
             os.makedirs(self.directory, exist_ok=True)
-            tmp = os.path.join(self.directory, f".tmp-{os.getpid()}-{name}")
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, os.path.join(self.directory, name))
+            write_bytes_atomic(os.path.join(self.directory, name), data, durable=True)
         except OSError:
             return
         for old in glob.glob(os.path.join(glob.escape(self.directory), "runs-*.parquet")):

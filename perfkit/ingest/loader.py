@@ -31,8 +31,9 @@ from perfkit.ingest.manifest import (
     find_manifest,
     read_manifest,
 )
-from perfkit.ingest.sniff import HEAD_BYTES, sniff
+from perfkit.ingest.sniffer import HEAD_BYTES, sniff
 from perfkit.model import Run
+from perfkit.schemas.version import SchemaVersionError
 
 FAILED_STATUSES = {"failed", "killed", "aborted", "timeout"}
 _TOOL_LATENCY_SOURCE = {"wrk": "summary_only", "wrk2": "hdr_corrected",
@@ -152,7 +153,7 @@ def _prepare(directory: str, paths: list[str], manifest: str | None | object = _
     if manifest_path is not None:
         try:
             info = read_manifest(Path(manifest_path))
-        except ParseError as exc:
+        except (ParseError, SchemaVersionError) as exc:
             errors.append(exc)
     files = []
     for path in sorted(paths):

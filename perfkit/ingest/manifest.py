@@ -24,15 +24,12 @@ from perfkit.errors import ParseError
 from perfkit.ingest.lazymap import LazyJsonMap
 from perfkit.model import FrozenMap, Run
 from perfkit.model import _freeze as _freeze_value
+from perfkit.schemas import manifest as schema
 from perfkit.units import UnitError, parse_duration_arg
 
-MANIFEST_NAMES = ("manifest.json", "meta.json")
-SCHEMA_VERSION = 1
-
-# keys of meta.json "params" / manifest "load" that are load levels, not factors
-_LOAD_KEYS = {"connections", "threads", "rate", "rate_rps", "target_rate_rps", "users",
-              "duration", "duration_s", "spawn_rate"}
-_BOOKKEEPING_KEYS = {"rep", "repetition", "order", "block"}
+MANIFEST_NAMES = (schema.MANIFEST_NAME, schema.FIXTURE_META_NAME)
+SCHEMA_VERSION = schema.SCHEMA_VERSION
+_LOAD_KEYS = schema.LOAD_KEYS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,28 +69,14 @@ def find_manifest(directory: Path) -> Path | None:
 
 
 def read_manifest(path: Path) -> ManifestInfo:
-    """Read ``manifest.json`` or ``meta.json``; a malformed one raises ParseError."""
+    """Read ``manifest.json`` or ``meta.json``: a malformed one raises ParseError, one written by
+    a newer perfkit SchemaVersionError (:mod:`perfkit.schemas.manifest` has the record)."""
     with open(path, "rb") as fh:
         raw = fh.read()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise ParseError(str(path), line, "a UTF-8 JSON object (run manifest)",
-                         f"the byte {raw[exc.start:exc.start + 1]!r}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ParseError(str(path), exc.lineno, "a JSON object (run manifest)",
-                         exc.msg) from exc
-    except ValueError as exc:  # e.g. an integer of more than 4300 digits
-        m = re.search(r"\d{1000,}", text)
-        line = text.count("\n", 0, m.start()) + 1 if m else 1
-        raise ParseError(str(path), line, "a JSON object (run manifest)", str(exc)) from None
-    if not isinstance(data, dict):
-        raise ParseError(str(path), 1, "a JSON object (run manifest)", type(data).__name__)
-    _check_types(path, text, data)
-    info = _from_perfkit(path, data) if path.name == "manifest.json" else _from_meta(path, data)
+    text, data = schema.decode(path, raw)
+    version = schema.version_of(path, data)
+    _check_types(path, text, data, _TYPES[version])
+    info = _info(path, schema.upgrade(path, data, version), data)
     # what a Run keeps as its manifest: decoded again, frozen, only when someone reads it
     object.__setattr__(info, "frozen", LazyJsonMap(text, _decode_frozen, {"path": info.path}))
     return info
@@ -117,17 +100,8 @@ def _frozen_object(obj: dict) -> FrozenMap:
 
 
 _NUMBER_TYPES = (int, float)
-#: key -> (accepted JSON types, what to say); None is always accepted (absent)
-_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
-    "tool": ((str,), "a string"), "tool_version": ((str,), "a string"),
-    "version": ((str,), "a string"), "run_id": ((str,), "a string"),
-    "status": ((str,), "a string"), "start_utc": ((str,), "a string"),
-    "end_utc": ((str,), "a string"), "factors": ((dict,), "an object"),
-    "load": ((dict,), "an object"), "params": ((dict,), "an object"),
-    "warnings": ((list,), "a list"), "argv": ((list,), "a list of strings"),
-    "repetition": ((int, str), "an integer"), "block": ((int, str), "an integer"),
-    "order": ((int, str), "an integer"), "exit_code": ((int, str), "an integer"),
-}
+#: key -> (accepted JSON types, what to say), from the records; None is always accepted (absent)
+_TYPES = {version: schema.json_types(record) for version, record in schema.RECORDS.items()}
 _INT_KEYS = ("repetition", "block", "order", "exit_code", "rep")  # meta.json: params.rep
 
 
@@ -136,21 +110,26 @@ def _key_line(text: str, key: str) -> int:
     return text.count("\n", 0, at) + 1 if at >= 0 else 1
 
 
-def _check_types(path: Path, text: str, data: Mapping) -> None:
-    """Every key perfkit uses has the type it needs; else a ParseError at the key's line."""
+def _check_types(path: Path, text: str, data: Mapping,
+                 types_of: Mapping[str, tuple[tuple[type, ...], str]]) -> None:
+    """Every key the record lists has its type (``types_of``); else a ParseError at the key's
+    line."""
 
     def fail(key: str, what: str, value: Any) -> None:
         raise ParseError(str(path), _key_line(text, key), f'"{key}" to be {what}',
                          repr(value)[:80])
 
-    for key in _TYPES.keys() & data.keys():
-        value = data[key]
-        types, what = _TYPES[key]
-        if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
+    for key, value in data.items():
+        expected = types_of.get(key)
+        if expected is None or value is None or type(value) in expected[0]:
+            continue  # the common case, decided by one lookup
+        types, what = expected
+        if isinstance(value, bool) or not isinstance(value, types):
             fail(key, what, value)
-    argv = data.get("argv")
-    if argv is not None and not all(isinstance(a, str) for a in argv):
-        fail("argv", "a list of strings", argv)
+    for key in ("argv", "command", "warnings"):
+        values = data.get(key)
+        if values is not None and not all(type(a) is str for a in values):
+            fail(key, "a list of strings", values)
     params = data.get("params") or {}
     for key in _INT_KEYS:
         values = (data.get(key), params.get(key))
@@ -180,52 +159,24 @@ def _int_or_none(value: Any) -> int | None:
     return int(value)
 
 
-def _from_perfkit(path: Path, data: Mapping) -> ManifestInfo:
+def _info(path: Path, record: schema.RunManifest, raw: Mapping) -> ManifestInfo:
+    """The parts of a (version-1) record that enter a Run; ``raw`` is the file as read."""
     return ManifestInfo(
         path=str(path),
-        tool=data.get("tool"),
-        tool_version=data.get("tool_version"),
-        argv=tuple(data["argv"]) if data.get("argv") else None,
-        factors=dict(data.get("factors") or {}),
-        load=dict(data.get("load") or {}),
-        run_id=data.get("run_id") or path.parent.name,
-        repetition=_int_or_none(data.get("repetition")),
-        block=_int_or_none(data.get("block")),
-        order=_int_or_none(data.get("order")),
-        start_utc=data.get("start_utc"),
-        end_utc=data.get("end_utc"),
-        exit_code=_int_or_none(data.get("exit_code")),
-        status=data.get("status"),
-        raw=data,
-    )
-
-
-def _from_meta(path: Path, data: Mapping) -> ManifestInfo:
-    params = dict(data.get("params") or {})
-    factors: dict[str, Any] = {}
-    if data.get("profile") is not None:
-        factors["profile"] = data["profile"]
-    for key, value in params.items():
-        if key not in _LOAD_KEYS and key not in _BOOKKEEPING_KEYS:
-            factors[key] = value
-    load = {k: v for k, v in params.items() if k in _LOAD_KEYS}
-    exit_code = _int_or_none(data.get("exit_code"))
-    return ManifestInfo(
-        path=str(path),
-        tool=data.get("tool"),
-        tool_version=data.get("version"),
-        argv=tuple(data["argv"]) if data.get("argv") else None,
-        factors=factors,
-        load=load,
-        run_id=path.parent.name,
-        repetition=_int_or_none(params.get("rep")),
-        block=_int_or_none(params.get("block")),
-        order=_int_or_none(params.get("order")),
-        start_utc=data.get("start_utc"),
-        end_utc=data.get("end_utc"),
-        exit_code=exit_code,
-        status=None if exit_code is None else "complete",
-        raw=data,
+        tool=record.get("tool"),
+        tool_version=record.get("tool_version"),
+        argv=tuple(record["argv"]) if record.get("argv") else None,
+        factors=dict(record.get("factors") or {}),
+        load=dict(record.get("load") or {}),
+        run_id=record.get("run_id") or path.parent.name,
+        repetition=_int_or_none(record.get("repetition")),
+        block=_int_or_none(record.get("block")),
+        order=_int_or_none(record.get("order")),
+        start_utc=record.get("start_utc"),
+        end_utc=record.get("end_utc"),
+        exit_code=_int_or_none(record.get("exit_code")),
+        status=record.get("status"),
+        raw=raw,
     )
 
 

@@ -109,7 +109,7 @@ def drift(frame: pd.DataFrame, ax: Axes, x: str = "order", y: str = "residual",
         (:func:`robust_limits`). Points beyond them are drawn at the edge as arrows
         pointing out, in their series' colour, and counted in the legend ("beyond the axis
         (11)"; per series in the alt text); the running medians use every point.
-        ``None``: limits from all the data, as before.
+        ``None``: limits from all the data (no point drawn at the edge).
     legend
         ``"figure"`` (above the axes, out of the data: the default) or ``"axes"`` (inside).
     """

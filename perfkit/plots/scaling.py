@@ -22,7 +22,6 @@ from perfkit.plots.style import (
     is_latency_column,
     plain_log,
     resolve_log,
-    series_style,
     styles_for,
 )
 
@@ -145,54 +144,6 @@ def _summary_of(summary: pd.DataFrame | None, by: str | None, key, x: str, est: 
     part = summary if by is None or key is None else summary[summary[by] == key]
     cols = [c for c in (x, est, low, high) if c and c in part]
     return part[cols].sort_values(x)
-
-
-def usl_curve(frame: pd.DataFrame, ax: Axes, curve: pd.DataFrame, x: str, y: str,
-              xlabel: str, ylabel: str, n_star: float | None = None,
-              n_star_ci: tuple[float, float] | None = None,
-              model_label: str = "USL fit", title: str | None = None, *,
-              logx: bool = True, palette: Palette | None = None, config: str | None = None
-              ) -> Axes:
-    """Observed runs, the fitted curve (``curve``: ``n, fit``, optional band ``low, high``),
-    and the peak N* with its interval when one is claimed.
-
-    Parameters
-    ----------
-    logx
-        Concurrency on a base-2 log axis labelled 1, 2, 4, 8, ... (levels are usually
-        doubled, and the small levels, where scaling is decided, get room).
-    palette, config
-        With both, the runs and the curve take ``config``'s colour from the palette; without,
-        the runs take the first series colour and the fit the second (as before).
-    """
-    if palette is not None and config is not None:
-        st = fit = palette.style(config)
-    else:
-        st, fit = series_style(0), series_style(1)
-    ax.plot(frame[x], frame[y], linestyle="none", marker=st["marker"], color=st["color"],
-            alpha=0.5, markeredgewidth=0, label="runs")
-    ax.plot(curve["n"], curve["fit"], color=fit["color"], label=model_label)
-    if {"low", "high"} <= set(curve.columns) and curve["low"].notna().any():
-        ax.fill_between(curve["n"], curve["low"], curve["high"], color=fit["color"], alpha=0.2,
-                        linewidth=0, label="95% CI")
-    if n_star is not None and np.isfinite(n_star):
-        ax.axvline(n_star, color=GREY, linestyle=":", linewidth=0.9,
-                   label=f"N* = {n_star:.0f}")
-        if n_star_ci is not None and all(np.isfinite(n_star_ci)):
-            ax.axvspan(n_star_ci[0], n_star_ci[1], color=GREY, alpha=0.12, linewidth=0)
-    if logx:
-        count_log(ax.xaxis)
-    else:
-        compact_numbers(ax.xaxis)
-    compact_numbers(ax.yaxis)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="lower right")
-    if title:
-        ax.set_title(title)
-    note(ax, f"scalability model: {len(frame)} runs as points and the fitted curve")
-    return ax
 
 
 def model_curves(points: pd.DataFrame, curves: pd.DataFrame, ax: Axes, x: str, y: str,

@@ -45,26 +45,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from perfkit.errors import PerfkitError
+from perfkit.schemas.design import YAML_KEYS, Design, ExperimentError, read_design
+from perfkit.schemas.plan import PLAN_SCHEMA_VERSION, Plan, PlanCell, PlanRun
 from perfkit.units import UnitError, parse_duration_arg
 
-PLAN_SCHEMA_VERSION = 1
 TOOLS = ("wrk", "wrk2", "locust")
 _LOAD_KEYS = {"wrk": ("connections", "threads"), "wrk2": ("connections", "threads", "rate"),
               "locust": ("users", "spawn_rate", "processes")}
 _REQUIRED_LOAD = {"wrk": ("connections", "threads"), "wrk2": ("connections", "threads", "rate"),
                   "locust": ("users",)}
-_TOP_KEYS = {"name", "description", "tool", "target", "factors", "load", "duration",
-             "repetitions", "warmup", "seed", "pause", "restart", "options", "taskset", "grace",
-             "imported"}
+_TOP_KEYS = YAML_KEYS
 _OPTION_KEYS = {"latency", "timeout", "headers", "script", "args", "locustfile", "user_classes",
                 "reset_stats", "wrk2", "uncorrected"}
-
-
-class ExperimentError(PerfkitError):
-    """experiment.yaml is not a valid design; lists every problem as ``path: key: ...``."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,26 +106,12 @@ def _positive_ints(chk: _Checker, key: str, value: Any, number: type = int) -> l
 
 
 def load_yaml(path: str | Path) -> tuple[dict, bytes]:
-    """The parsed YAML and its exact bytes (hashed into the plan)."""
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise ExperimentError(f"{p}: cannot read: {exc.strerror}") from exc
-    try:
-        data = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{p}:{mark.line + 1}" if mark else str(p)
-        found = getattr(exc, "problem", None) or str(exc)
-        raise ExperimentError(f"{where}: expected valid YAML, found {found}") from exc
-    if not isinstance(data, dict):
-        raise ExperimentError(f"{p}: expected a mapping of experiment keys, found "
-                              f"{type(data).__name__}")
-    return data, raw
+    """The parsed YAML and its exact bytes (hashed into the plan): :func:`read_design`."""
+    data, raw = read_design(path)
+    return dict(data), raw
 
 
-def validate(data: dict, path: str, base_dir: Path, profile_check=None) -> dict:
+def validate(data: dict, path: str, base_dir: Path, profile_check=None) -> Design:
     """Check the design and return it normalised (durations in s, lists everywhere).
 
     ``profile_check(name)`` raises PerfkitError for an unknown testbed profile.
@@ -189,7 +168,7 @@ def validate(data: dict, path: str, base_dir: Path, profile_check=None) -> dict:
                 break
     if chk.problems:
         raise ExperimentError("\n".join(chk.problems))
-    return spec
+    return Design(**spec)  # type: ignore[typeddict-item]
 
 
 def _target(chk: _Checker, value: Any) -> dict:
@@ -315,7 +294,7 @@ _LOAD_ABBREV = {"connections": "c", "threads": "t", "rate": "R", "users": "u",
                 "spawn_rate": "r", "processes": "p"}
 
 
-def cells(spec: dict) -> list[Cell]:
+def cells(spec: Design) -> list[Cell]:
     """Every factor x load combination, in YAML order (the last factor varies fastest)."""
     factors = spec["factors"]
     base = (spec["target"].get("testbed") or {}).get("profile")
@@ -340,7 +319,7 @@ def cells(spec: dict) -> list[Cell]:
     return out
 
 
-def make_plan(spec: dict, yaml_bytes: bytes) -> dict:
+def make_plan(spec: Design, yaml_bytes: bytes) -> Plan:
     """The runs in randomized complete blocks: block b holds every cell once, shuffled."""
     all_cells = cells(spec)
     rng = random.Random(spec["seed"])
@@ -352,23 +331,23 @@ def make_plan(spec: dict, yaml_bytes: bytes) -> dict:
         for position, index in enumerate(order, start=1):
             seq += 1
             cell = all_cells[index]
-            runs.append({"seq": seq, "run_id": f"{seq:04d}-b{block:02d}-{cell.slug}",
-                         "block": block, "repetition": block, "position_in_block": position,
-                         "cell": index, "factors": dict(cell.factors), "load": dict(cell.load),
-                         "profile": cell.profile})
-    return {
-        "schema_version": PLAN_SCHEMA_VERSION,
-        "experiment": spec["name"],
-        "experiment_sha256": hashlib.sha256(yaml_bytes).hexdigest(),
-        "randomization": "randomized complete blocks: random.Random(seed).shuffle of the cells "
-                         "for each block in turn",
-        "design": spec,
-        "cells": [dataclasses.asdict(c) for c in all_cells],
-        "runs": runs,
-    }
+            runs.append(PlanRun(seq=seq, run_id=f"{seq:04d}-b{block:02d}-{cell.slug}",
+                                block=block, repetition=block, position_in_block=position,
+                                cell=index, factors=dict(cell.factors), load=dict(cell.load),
+                                profile=cell.profile))
+    return Plan(
+        schema_version=PLAN_SCHEMA_VERSION,
+        experiment=spec["name"],
+        experiment_sha256=hashlib.sha256(yaml_bytes).hexdigest(),
+        randomization="randomized complete blocks: random.Random(seed).shuffle of the cells "
+                      "for each block in turn",
+        design=dict(spec),
+        cells=[PlanCell(**dataclasses.asdict(c)) for c in all_cells],  # type: ignore[typeddict-item]
+        runs=runs,
+    )
 
 
-def restarts_in(plan: dict, restart: str) -> int:
+def restarts_in(plan: Plan, restart: str) -> int:
     """Testbed (re)starts the plan needs when run from the start."""
     profiles = [r["profile"] for r in plan["runs"]]
     if not profiles or profiles[0] is None:

@@ -27,11 +27,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
 import psutil
+
+from perfkit._fsutil import write_json_atomic
 
 PR_SET_PDEATHSIG = 1
 #: seconds between a polite SIGTERM and SIGKILL when a group is stopped
@@ -133,9 +135,7 @@ class StateFile:
 
     def write(self, groups: Sequence[GroupRecord]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps({"groups": [g.to_json() for g in groups]}, indent=1))
-        os.replace(tmp, self.path)
+        write_json_atomic(self.path, {"groups": [g.to_json() for g in groups]}, indent=1)
 
     def add(self, record: GroupRecord) -> None:
         self.write([g for g in self.read() if g.pgid != record.pgid] + [record])
@@ -395,6 +395,26 @@ def _tree_pids(root: int) -> list[int] | None:
     return out
 
 
+def process_tree(pids: Iterable[int],
+                 known: Mapping[int, psutil.Process] | None = None) -> list[psutil.Process]:
+    """Each of ``pids`` still running, followed by all its descendants.
+
+    ``known``: Process objects to reuse by pid (they keep their CPU-time baselines)."""
+    known = known or {}
+    out: list[psutil.Process] = []
+    for pid in pids:
+        tree = _tree_pids(pid)
+        try:
+            if tree is None:  # no /proc/<pid>/task/<tid>/children: psutil's full scan
+                root = psutil.Process(pid)
+                out += [root, *root.children(recursive=True)]
+                continue
+            out += [known.get(p) or psutil.Process(p) for p in tree]
+        except psutil.Error:
+            continue
+    return out
+
+
 class CpuSampler:
     """CPU use of process trees, sampled from their CPU times (100% = one core busy).
 
@@ -423,18 +443,7 @@ class CpuSampler:
         ticks = self._ticks
         if key not in self._cache or ticks < self.REFRESH or ticks % self.REFRESH == 0:
             known = {p.pid: p for p in self._cache.get(key, ())}
-            procs: list[psutil.Process] = []
-            for pid in self.roots[key]:
-                tree = _tree_pids(pid)
-                try:
-                    if tree is None:  # no /proc/<pid>/task/<tid>/children: psutil's full scan
-                        root = psutil.Process(pid)
-                        procs += [root, *root.children(recursive=True)]
-                        continue
-                    procs += [known.get(p) or psutil.Process(p) for p in tree]
-                except psutil.Error:
-                    continue
-            self._cache[key] = procs
+            self._cache[key] = process_tree(self.roots[key], known)
         return self._cache[key]
 
     def _tree_times(self, key: str) -> dict[int, float]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
-import json
 import os
 import re
 import sys
@@ -25,8 +24,9 @@ from typing import Any, TextIO
 import psutil
 
 from perfkit import __version__, formatting
+from perfkit._fsutil import write_json_atomic
 from perfkit.run import hostinfo
-from perfkit.run.procs import Child, CpuSampler, StateFile
+from perfkit.run.procs import Child, CpuSampler, StateFile, process_tree
 from perfkit.run.server import ServerContext
 from perfkit.run.spec import (
     RunError,
@@ -40,14 +40,14 @@ from perfkit.run.spec import (
     parse_taskset,
     utc_now,
 )
+from perfkit.schemas.manifest import MANIFEST_NAME, SCHEMA_VERSION, RunManifest, write_manifest
 
-SCHEMA_VERSION = 1
 #: a generator using more than this share of the cores it can use is the bottleneck
 GENERATOR_BOTTLENECK_SHARE = 0.9
 SAMPLE_INTERVAL_S = 0.5
 TMP_PREFIX = ".tmp-"
 
-__all__ = ["RunError", "RunOutcome", "RunSpec", "execute", "tool_version"]
+__all__ = ["SCHEMA_VERSION", "RunError", "RunOutcome", "RunSpec", "execute", "tool_version"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,16 +86,14 @@ def file_digests(directory: Path) -> dict[str, dict[str, Any]]:
     out = {}
     for path in sorted(p for p in directory.rglob("*") if p.is_file()):
         rel = path.relative_to(directory).as_posix()
-        if rel != "manifest.json" and not rel.endswith(".part"):
+        if rel != MANIFEST_NAME and not rel.endswith(".part"):
             out[rel] = {"sha256": sha256_file(path), "bytes": path.stat().st_size}
     return out
 
 
 def write_json(path: Path, data: Mapping[str, Any]) -> None:
-    """Write JSON atomically (a reader never sees half a manifest)."""
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    """Write JSON atomically (a reader never sees half a file)."""
+    write_json_atomic(path, data)
 
 
 def _isatty(stream: Any) -> bool:
@@ -132,15 +130,10 @@ def _pinned(pids: Sequence[int], cpus: str | None) -> Iterator[dict | None]:
         return
     wanted = cpu_list(cpus)
     before: dict[int, list[int]] = {}
-    for pid in pids:
-        try:
-            procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
-        except psutil.Error:
-            continue
-        for p in procs:
-            with contextlib.suppress(psutil.Error):
-                before[p.pid] = p.cpu_affinity()
-                p.cpu_affinity(wanted)
+    for p in process_tree(pids):
+        with contextlib.suppress(psutil.Error):
+            before[p.pid] = p.cpu_affinity()
+            p.cpu_affinity(wanted)
     try:
         yield {"server_cpus": cpus, "pinned_pids": sorted(before)}
     finally:
@@ -195,7 +188,7 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
     manifest = _base_manifest(spec, run_id, argv, command, version, server)
     manifest["taskset"] = ({"generator_cpus": gen_cpus, "server_cpus": server_cpus}
                            if spec.taskset else None)
-    write_json(tmp / "manifest.json", manifest)
+    write_manifest(tmp / MANIFEST_NAME, manifest)
 
     cores = generator_cores(spec, gen_cpus)
     total_s = spec.duration_s + spec.ramp_s
@@ -214,7 +207,7 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
             manifest.update(end_utc=utc_now(), exit_code=None, status="failed",
                             status_reason=f"could not start {command[0]}: {exc.strerror}")
             manifest["files"] = {}
-            write_json(tmp / "manifest.json", manifest)
+            write_manifest(tmp / MANIFEST_NAME, manifest)
             os.rename(tmp, final)
             raise RunError(f"{run_id}: could not start {command[0]}: {exc.strerror}") from exc
         if on_event:
@@ -244,7 +237,7 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
     (tmp / "cpu.csv").write_text(sampler.csv_text(), encoding="utf-8")
     manifest["warnings"] = _warnings(manifest, status, reason)
     manifest["files"] = file_digests(tmp)
-    write_json(tmp / "manifest.json", manifest)
+    write_manifest(tmp / MANIFEST_NAME, manifest)
     if on_event:
         on_event("written", tmp)
     os.rename(tmp, final)
@@ -322,7 +315,7 @@ def _warnings(manifest: Mapping[str, Any], status: str, reason: str | None) -> l
 
 
 def _base_manifest(spec: RunSpec, run_id: str, argv: Sequence[str], command: Sequence[str],
-                   version: str | None, server: ServerContext) -> dict[str, Any]:
+                   version: str | None, server: ServerContext) -> RunManifest:
     load: dict[str, Any] = {"duration_s": spec.duration_s}
     if spec.tool in ("wrk", "wrk2"):
         load.update(connections=spec.connections, threads=spec.threads)
@@ -333,7 +326,7 @@ def _base_manifest(spec: RunSpec, run_id: str, argv: Sequence[str], command: Seq
                     processes=spec.processes, ramp_s=spec.ramp_s,
                     run_time_s=spec.duration_s + spec.ramp_s)
     book = dict(spec.bookkeeping)
-    return {
+    return {  # type: ignore[typeddict-item]  # spec.bookkeeping's keys are RunManifest's
         "schema_version": SCHEMA_VERSION,
         "perfkit_version": __version__,
         "run_id": run_id,

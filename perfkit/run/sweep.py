@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import fcntl
 import json
 import os
 import shutil
@@ -30,15 +29,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from perfkit._fsutil import flock
 from perfkit.errors import PerfkitError
 from perfkit.run import experiment as ex
 from perfkit.run.procs import StateFile, kill_stale
 from perfkit.run.runner import TMP_PREFIX, execute, make_bar, utc_now, write_json
 from perfkit.run.server import ServerContext
 from perfkit.run.spec import RunSpec
+from perfkit.schemas.design import DESIGN_NAME, write_design
+from perfkit.schemas.manifest import MANIFEST_NAME, read_run_manifest
+from perfkit.schemas.plan import PLAN_NAME, Plan, read_plan, write_plan
 
-#: test hook: ``EVENT:SEQ`` makes the sweep stop (sleep) at that checkpoint
-PAUSE_ENV = "PERFKIT_SWEEP_PAUSE_AT"
 _RUN_OVERHEAD_S = {"wrk": 0.3, "wrk2": 0.3, "locust": 4.0}
 _RESTART_S = 1.0
 
@@ -95,9 +96,9 @@ class Sweep:
     # -- preparation ----------------------------------------------------------------------
     def check_plan(self) -> None:
         """Refuse to resume when experiment.yaml (or the plan derived from it) changed."""
-        plan_path = self.dir / "plan.json"
+        plan_path = self.dir / PLAN_NAME
         if plan_path.exists():
-            old = json.loads(plan_path.read_text(encoding="utf-8"))
+            old = read_plan(plan_path)
             if old.get("experiment_sha256") != self.plan["experiment_sha256"]:
                 raise SweepError(
                     f"{self.yaml_path} changed since {plan_path} was made (sha256 "
@@ -106,7 +107,7 @@ class Sweep:
                     "design into a new --out directory")
             if [r["run_id"] for r in old["runs"]] != [r["run_id"] for r in self.plan["runs"]]:
                 raise SweepError(f"{plan_path} does not match the plan of {self.yaml_path}")
-        copy = self.dir / "experiment.yaml"
+        copy = self.dir / DESIGN_NAME
         if copy.exists() and copy.resolve() != self.yaml_path.resolve():
             if copy.read_bytes() != self.yaml_bytes:
                 raise SweepError(f"{copy} differs from {self.yaml_path}: this directory holds "
@@ -114,28 +115,23 @@ class Sweep:
 
     def write_plan(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
-        copy = self.dir / "experiment.yaml"
+        copy = self.dir / DESIGN_NAME
         if not copy.exists():
-            copy.write_bytes(self.yaml_bytes)
-        plan_path = self.dir / "plan.json"
+            write_design(copy, self.yaml_bytes)
+        plan_path = self.dir / PLAN_NAME
         if not plan_path.exists():
-            write_json(plan_path, {**self.plan, "created_utc": utc_now()})
+            write_plan(plan_path, Plan(**self.plan, created_utc=utc_now()))
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """One sweep per directory at a time (the lock dies with its process, even kill -9)."""
         self.meta.mkdir(parents=True, exist_ok=True)
-        fh = open(self.meta / "lock", "a+")
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            fh.close()
-            raise SweepError(f"another perfkit sweep is running in {self.dir}") from exc
-        try:
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(flock(self.meta / "lock", blocking=False))
+            except BlockingIOError as exc:
+                raise SweepError(f"another perfkit sweep is running in {self.dir}") from exc
             yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-            fh.close()
 
     def recover(self) -> tuple[int, list[str]]:
         """Kill stale groups and move half-written runs aside; returns (killed, moved)."""
@@ -177,8 +173,8 @@ class Sweep:
                 self._warn(f"{d} is not in the plan; it is left alone")
                 continue
             try:
-                out[d.name] = json.loads((d / "manifest.json").read_text())["status"]
-            except (OSError, ValueError, KeyError):
+                out[d.name] = read_run_manifest(d / MANIFEST_NAME).get("status") or "unknown"
+            except (OSError, PerfkitError):
                 out[d.name] = "unknown"
         return out
 
@@ -309,9 +305,9 @@ class Sweep:
             self.event("testbed-down", 0)
             self._testbed = None
 
-    # -- log and test hooks ---------------------------------------------------------------
+    # -- log ------------------------------------------------------------------------------
     def event(self, event: str, seq: int, **fields: Any) -> None:
-        """Append to .perfkit/events.log; stop here when PERFKIT_SWEEP_PAUSE_AT says so."""
+        """Append to .perfkit/events.log (fsynced: the log outlives a kill -9)."""
         self.meta.mkdir(parents=True, exist_ok=True)
         line = json.dumps({"utc": utc_now(), "pid": os.getpid(), "event": event, "seq": seq,
                            **fields})
@@ -319,9 +315,6 @@ class Sweep:
             fh.write(line + "\n")
             fh.flush()
             os.fsync(fh.fileno())
-        if os.environ.get(PAUSE_ENV) == f"{event}:{seq}":
-            while True:  # a test kills us here
-                time.sleep(3600)
 
     def _warn(self, text: str) -> None:
         if self.err is not None:

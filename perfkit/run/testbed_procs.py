@@ -7,7 +7,6 @@ time, and nothing listens anywhere but 127.0.0.1.
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -24,10 +23,11 @@ from pathlib import Path
 
 import psutil
 
+from perfkit._fsutil import FILE_MODE, flock, write_bytes_atomic, write_json_atomic
 from perfkit.errors import PerfkitError
+from perfkit.run.procs import process_tree
 
 DIR_MODE = 0o755
-FILE_MODE = 0o644
 STOP_TIMEOUT_S = 5.0
 _PROBE = ("import http.client,sys\n"
           "c=http.client.HTTPConnection('127.0.0.1',int(sys.argv[1]),timeout=2)\n"
@@ -68,28 +68,17 @@ def prepare_state_dir(state_dir: str) -> None:
 def locked(state_dir: str) -> Iterator[None]:
     """Hold an exclusive lock on ``STATE_DIR/.lock`` (one up/down at a time per state dir)."""
     os.makedirs(state_dir, exist_ok=True)
-    path = os.path.join(state_dir, ".lock")
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
-    try:
-        if os.fstat(fd).st_uid == os.geteuid():
-            os.fchmod(fd, FILE_MODE)
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with flock(os.path.join(state_dir, ".lock"), mode=FILE_MODE):
         yield
-    finally:
-        os.close(fd)
 
 
 def write_file(path: str, data: bytes) -> None:
     """Write atomically with mode 0644."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.chmod(tmp, FILE_MODE)
-    os.replace(tmp, path)
+    write_bytes_atomic(path, data, mode=FILE_MODE)
 
 
 def write_json(path: str, data: dict) -> None:
-    write_file(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
+    write_json_atomic(path, data, sort_keys=True, mode=FILE_MODE)
 
 
 def read_json(path: str) -> dict | None:
@@ -362,11 +351,5 @@ def _wait_gone(procs: list[psutil.Process], timeout_s: float) -> list[psutil.Pro
 
 
 def tree_pids(pids: list[int]) -> list[int]:
-    out = []
-    for pid in pids:
-        try:
-            proc = psutil.Process(pid)
-            out += [pid] + [c.pid for c in proc.children(recursive=True)]
-        except psutil.Error:
-            continue
-    return out
+    """Each of ``pids`` still running and all its descendants."""
+    return [p.pid for p in process_tree(pids)]

@@ -9,7 +9,7 @@ from perfkit.scaling.slo import (
     slo_brackets,
     slo_verdict,
 )
-from perfkit.scaling.usl import ScalingFit, fit_amdahl, fit_usl, usl
+from perfkit.scaling.usl_fit import ScalingFit, fit_amdahl, fit_usl, usl
 
 __all__ = [
     "RateVerdict",

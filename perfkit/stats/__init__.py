@@ -12,8 +12,8 @@ from perfkit.stats.acrossruns import (
 )
 from perfkit.stats.bootstrap import PercentileCI, cluster_bootstrap_quantile
 from perfkit.stats.changepoint import ChangePoint, ChangePoints, Segment, change_points
-from perfkit.stats.compare import compare
-from perfkit.stats.factorial import factorial
+from perfkit.stats.comparison import compare
+from perfkit.stats.factorial_design import factorial
 from perfkit.stats.multiple import adjust_pvalues
 from perfkit.stats.orderstats import (
     MedianCI,

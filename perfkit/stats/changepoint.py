@@ -18,7 +18,7 @@ exchangeable. Hence:
   only when they are not; with a between-label spread it calls flat series changed far more
   often than alpha (benchmarks/calibration_changepoint.py), so perfkit does not offer it;
 - the ratio of levels across a change compares the per-label geometric means of the segments
-  either side (``ci_unit="label"``) with :func:`perfkit.stats.compare.compare`: the
+  either side (``ci_unit="label"``) with :func:`perfkit.stats.compare`: the
   Hodges-Lehmann ratio with its Moses interval. The interval is conditional on the detected
   position, which the data chose; its coverage is measured in the benchmark.
 
@@ -55,7 +55,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from perfkit.stats import edivisive
-from perfkit.stats.compare import compare
+from perfkit.stats.comparison import compare
 
 CI_UNITS = ("label", "run")
 
@@ -162,7 +162,7 @@ def change_points(values: Sequence[Sequence[float] | float], labels: Sequence[st
         Coverage of the ratio interval and its unit: per-label geometric means ("label") or
         single runs ("run", valid only without a between-label spread).
     lower_is_better : bool
-        Passed to :func:`perfkit.stats.compare.compare` (it only affects failed runs).
+        Passed to :func:`perfkit.stats.compare` (it only affects failed runs).
     max_change_points : int, optional
         Stop after this many.
     seed : int

@@ -107,6 +107,18 @@ def min_n_for_finite_ci(p: float, confidence: float = 0.95) -> int:
     return n
 
 
+def _sorted_runs(values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """The per-run values sorted; NaN (a run not ranked) raises ValueError."""
+    x = np.sort(np.asarray(values, dtype=np.float64).ravel())
+    if np.isnan(x).any():
+        raise ValueError("values contain NaN: rank failed runs (+inf) or exclude them explicitly")
+    return x
+
+
+def _no_runs(confidence: float) -> MedianCI:
+    return MedianCI(math.nan, -math.inf, math.inf, ("no runs",), 0, confidence, 1.0)
+
+
 def median_ci(values: Sequence[float] | np.ndarray, confidence: float = 0.95) -> MedianCI:
     """Median of per-run values with a distribution-free order-statistic interval.
 
@@ -128,12 +140,10 @@ def median_ci(values: Sequence[float] | np.ndarray, confidence: float = 0.95) ->
     -----
     Conover (1999), section 3.2; the same interval benchstat prints for its medians.
     """
-    x = np.sort(np.asarray(values, dtype=np.float64).ravel())
-    if np.isnan(x).any():
-        raise ValueError("values contain NaN: rank failed runs (+inf) or exclude them explicitly")
+    x = _sorted_runs(values)
     n = len(x)
     if n == 0:
-        return MedianCI(math.nan, -math.inf, math.inf, ("no runs",), 0, confidence, 1.0)
+        return _no_runs(confidence)
     lo, hi, achieved = order_statistic_bounds(n, 0.5, confidence)
     low = float(x[lo - 1]) if lo >= 1 else -math.inf
     high = float(x[hi - 1]) if hi <= n else math.inf
@@ -184,12 +194,10 @@ def interpolated_median_ci(values: Sequence[float] | np.ndarray, confidence: flo
     Statistics & Probability Letters 4 (1986) 75-79; Conover (1999), section 3.2.
     """
     _check_confidence(confidence)
-    x = np.sort(np.asarray(values, dtype=np.float64).ravel())
-    if np.isnan(x).any():
-        raise ValueError("values contain NaN: rank failed runs (+inf) or exclude them explicitly")
+    x = _sorted_runs(values)
     n = len(x)
     if n == 0:
-        return MedianCI(math.nan, -math.inf, math.inf, ("no runs",), 0, confidence, 1.0)
+        return _no_runs(confidence)
     mid = n // 2
     estimate = float(x[mid]) if n % 2 else _midpoint(x[mid - 1], x[mid])
     cover = _median_coverages(n)  # cover[d] = exact coverage of (x_(d), x_(n-d+1)), d >= 1

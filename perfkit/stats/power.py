@@ -1,6 +1,6 @@
 """Power and minimum detectable effect of perfkit's run-vs-run comparison.
 
-The comparison is :func:`perfkit.stats.compare.compare`: a two-sided Mann-Whitney U test over
+The comparison is :func:`perfkit.stats.compare`: a two-sided Mann-Whitney U test over
 per-run values (exact up to 25 runs per side), whose effect is a ratio new/base (the
 Hodges-Lehmann shift of log values). Its power is found by simulating that same test on runs
 drawn from the observed run-to-run spread (see :mod:`perfkit.stats.powersim` for the model):

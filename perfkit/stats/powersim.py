@@ -27,7 +27,7 @@ effect (a ratio new/base is a shift of log values):
 - Stated as a log standard deviation instead: normal log values with that spread, known
   exactly unless its degrees of freedom are given.
 
-The test is the one :func:`perfkit.stats.compare.compare` runs: two-sided Mann-Whitney U,
+The test is the one :func:`perfkit.stats.compare` runs: two-sided Mann-Whitney U,
 exact up to :data:`perfkit.stats.mannwhitney.EXACT_LIMIT` runs per side, else normal. Draws are
 continuous, so U is an integer and the rejection region is ``U >= u_hi`` or ``U <= K - u_hi``.
 """

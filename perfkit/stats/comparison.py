@@ -77,7 +77,7 @@ class Comparison:
         return out
 
     def to_frame(self) -> pd.DataFrame:
-        """One row with the columns of :data:`COLUMNS` (the shape ``compare`` used to return)."""
+        """One row with the columns of :data:`COLUMNS` (a pingouin-style tidy row)."""
         frame = pd.DataFrame([self.to_dict()], columns=list(COLUMNS))
         frame["significant"] = pd.Series([self.significant], dtype=object)
         return frame

@@ -1,0 +1,120 @@
+"""Files that are never seen half-written, and locks that die with their process.
+
+- :func:`write_bytes_atomic` / :func:`write_json_atomic`: write a temporary file beside the
+  target, then rename it over (or hard-link it, so an existing target is never replaced);
+  :func:`replacing` does the same for writers that want a file name;
+- :func:`flock`: an exclusive ``flock(2)`` on a lock file, released by the kernel when the
+  holder dies (even ``kill -9``).
+
+Temporary files are named ``.<name>.<random>.part`` in the target's folder: hidden, and with
+the ``.part`` suffix that the run manifest's file list skips.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+FILE_MODE = 0o644
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes, *, mode: int = FILE_MODE,
+                       durable: bool = False, exclusive: bool = False) -> bool:
+    """Write ``data`` to ``path`` so that a reader sees the old file or the new, never a part.
+
+    Parameters
+    ----------
+    path : path
+        The target; its folder must exist.
+    data : bytes
+        The whole content.
+    mode : int
+        Permission bits of the new file (default 0644: other users and nginx's workers read it).
+    durable : bool
+        fsync the file and its folder, so the write survives a power cut.
+    exclusive : bool
+        Never replace an existing ``path``: link the new file into place instead of renaming.
+
+    Returns
+    -------
+    bool
+        False only when ``exclusive`` and ``path`` already existed (nothing written).
+    """
+    target = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(target))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".part",
+                               dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            os.fchmod(fh.fileno(), mode)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        if exclusive:
+            try:
+                os.link(tmp, target)
+            except FileExistsError:
+                return False
+        else:
+            os.replace(tmp, target)
+        if durable:
+            fsync_dir(folder)
+        return True
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def write_json_atomic(path: str | os.PathLike, data: Any, *, indent: int = 2,
+                      sort_keys: bool = False, mode: int = FILE_MODE,
+                      durable: bool = False) -> None:
+    """``data`` as indented JSON and a final newline, written by :func:`write_bytes_atomic`
+    (values JSON does not know are written as their ``str``)."""
+    text = json.dumps(data, indent=indent, sort_keys=sort_keys, default=str) + "\n"
+    write_bytes_atomic(path, text.encode("utf-8"), mode=mode, durable=durable)
+
+
+@contextlib.contextmanager
+def replacing(path: str | os.PathLike, suffix: str = ".part") -> Iterator[str]:
+    """A temporary file name beside ``path`` for a writer that takes a path (pandas, pyarrow);
+    renamed over ``path`` when the block ends without an error, removed otherwise."""
+    target = os.fspath(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=suffix,
+                               dir=os.path.dirname(os.path.abspath(target)))
+    os.close(fd)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def fsync_dir(path: str | os.PathLike) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def flock(path: str | os.PathLike, *, blocking: bool = True,
+          mode: int = FILE_MODE) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (created when missing) while in the block.
+
+    Raises BlockingIOError at once when ``blocking`` is False and another process holds it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, mode)
+    try:
+        if os.fstat(fd).st_uid == os.geteuid():
+            os.fchmod(fd, mode)
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        yield
+    finally:
+        os.close(fd)
