@@ -39,6 +39,9 @@ from perfkit.scaling._model import best_fit, linearised_start, rss, standard_err
 __all__ = ["RATE_NAMES", "ScalingFit", "fit_amdahl", "fit_usl", "kappa_test", "linearised_start",
            "usl"]
 
+#: where the N* interval's coverage was measured (benchmarks/calibration_usl.py)
+NSTAR_COVERAGE_NOTE = ("200 simulated USL data sets, N = 1-128 x 3 runs, 3% proportional "
+                       "noise; MC se 0.023")
 #: names of columns that hold an offered rate, never a concurrency
 RATE_NAMES = ("target_rate_rps", "rate", "rate_rps", "throughput_rps")
 #: mean throughput at the lowest N, as a share of the highest, above which the rise is unseen
@@ -232,6 +235,9 @@ def _peak(n, x, p_hat, dof, est, alpha, confidence, warns) -> dict:
                n_star_ci=percentile_interval(n_star_of(est[:, 0], est[:, 1]), confidence),
                x_at_n_star=float(usl(n_star, *p_hat)),
                n_star_reason=f"{test} < alpha {alpha:g}: Amdahl rejected")
+    warns.append(f"the N* interval is a bootstrap percentile interval whose measured coverage "
+                 f"falls short of its level (0.875 at nominal 0.95, {NSTAR_COVERAGE_NOTE}): "
+                 "read it as a rough range")
     if n_star > n.max():
         warns.append(f"N* = {n_star:.4g} lies beyond the largest N measured ({n.max():g}): "
                      "an extrapolation; measure above it")
