@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 import pandas as pd
@@ -78,6 +78,25 @@ def check_alpha(alpha: float, name: str = "--alpha") -> float:
 
 def check_confidence(confidence: float) -> float:
     return check_alpha(confidence, "--confidence")
+
+
+def check_levels(args: argparse.Namespace) -> None:
+    """``--alpha`` and ``--confidence`` of a command, each in (0, 1)."""
+    check_alpha(args.alpha)
+    check_confidence(args.confidence)
+
+
+def emit(fmt: str, out: TextIO, frame: Callable[[], pd.DataFrame], data: Callable[[], Any],
+         tables: Callable[[], Sequence[Table]]) -> None:
+    """Write a result in the chosen ``--format``: ``csv`` the tidy frame (as the report's
+    tables), ``json`` its dict, else its paper-ready tables (text, Markdown or LaTeX). Each is
+    built only when asked for."""
+    if fmt == "csv":
+        write_frame(frame(), out)
+    elif fmt == "json":
+        write_json(data(), out)
+    else:
+        write_tables(tables(), fmt, out)
 
 
 def write_tables(tables: Sequence[Table], fmt: str, out: TextIO) -> None:

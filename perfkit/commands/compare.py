@@ -10,16 +10,8 @@ import argparse
 from typing import TextIO
 
 from perfkit import present
-from perfkit.analysis import ComparisonTable, compare_runs, metric
-from perfkit.commands._common import (
-    Loader,
-    add_format_argument,
-    check_alpha,
-    check_confidence,
-    write_frame,
-    write_json,
-    write_tables,
-)
+from perfkit.analysis import compare_runs, metric
+from perfkit.commands._common import Loader, add_format_argument, check_levels, emit
 
 HELP = """\
 Compare two sets of runs metric-wise, as benchstat does: the run is the unit. Each row holds
@@ -75,8 +67,7 @@ def add_by_argument(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    check_alpha(args.alpha)
-    check_confidence(args.confidence)
+    check_levels(args)
     loader = Loader(err)
     per_endpoint = "endpoint" in args.by.split(",")
     base, base_sel = loader.select(args.base, per_endpoint)
@@ -85,14 +76,6 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     table = compare_runs(base, new, m, by=args.by, exclude=[*base_sel.pinned, *new_sel.pinned],
                          alpha=args.alpha, confidence=args.confidence,
                          exclude_failed=args.exclude_failed)
-    if args.format == "csv":
-        write_frame(table.to_frame(), out)
-    elif args.format == "json":
-        write_json(table.to_dict(), out)
-    else:
-        write_human(table, [*base.runs, *new.runs], args.format, out)
+    emit(args.format, out, table.to_frame, table.to_dict,
+         lambda: [present.comparison(table, [*base.runs, *new.runs])])
     return loader.status
-
-
-def write_human(table: ComparisonTable, runs: list, fmt: str, out: TextIO) -> None:
-    write_tables([present.comparison(table, runs)], fmt, out)

@@ -12,21 +12,12 @@ from typing import TextIO
 from perfkit import present
 from perfkit.analysis import metric
 from perfkit.analysis.effects import (
-    FactorialResult,
     ab_comparisons,
     factorial_effects,
     parse_levels,
 )
 from perfkit.commands import compare as compare_cmd
-from perfkit.commands._common import (
-    Loader,
-    add_format_argument,
-    check_alpha,
-    check_confidence,
-    write_frame,
-    write_json,
-    write_tables,
-)
+from perfkit.commands._common import Loader, add_format_argument, check_levels, emit
 from perfkit.errors import UsageError
 
 HELP = """\
@@ -82,8 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    check_confidence(args.confidence)
-    check_alpha(args.alpha)
+    check_levels(args)
     loader = Loader(err)
     rows, selection = loader.select(args.experiment)
     factors = [f.strip() for f in args.factors.split(",") if f.strip()]
@@ -93,26 +83,14 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.ab:
         table = ab_comparisons(rows, factors, m, by=args.by, exclude=selection.pinned,
                                alpha=args.alpha, confidence=args.confidence)
-        if args.format == "csv":
-            write_frame(table.to_frame(), out)
-        elif args.format == "json":
-            write_json(table.to_dict(), out)
-        else:
-            compare_cmd.write_human(table, list(rows.runs), args.format, out)
+        emit(args.format, out, table.to_frame, table.to_dict,
+             lambda: [present.comparison(table, list(rows.runs))])
         return loader.status
     block = None if args.block.lower() == "none" else args.block
     result = factorial_effects(rows, factors, m, by=args.by, exclude=selection.pinned,
                                block=block, levels=parse_levels(args.levels, rows.frame),
                                log=not args.linear, confidence=args.confidence,
                                alpha=args.alpha)
-    if args.format == "csv":
-        write_frame(result.to_frame(), out)
-    elif args.format == "json":
-        write_json(result.to_dict(), out)
-    else:
-        write_human(result, args.format, out)
+    emit(args.format, out, result.to_frame, result.to_dict,
+         lambda: present.factorial(result))
     return loader.status
-
-
-def write_human(result: FactorialResult, fmt: str, out: TextIO) -> None:
-    write_tables(present.factorial(result), fmt, out)

@@ -16,13 +16,7 @@ from perfkit.analysis import Selection, load_experiment, metric
 from perfkit.analysis import history as hist
 from perfkit.analysis import history_store as store
 from perfkit.analysis.gate import parse_percent
-from perfkit.commands._common import (
-    check_alpha,
-    check_confidence,
-    write_frame,
-    write_json,
-    write_tables,
-)
+from perfkit.commands._common import check_levels, emit
 from perfkit.errors import DataError, UsageError
 
 HELP = """\
@@ -105,8 +99,7 @@ def run_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    check_alpha(args.alpha)
-    check_confidence(args.confidence)
+    check_levels(args)
     if args.permutations < 1:
         raise UsageError(f"--permutations must be >= 1, got {args.permutations}")
     selection = Selection.parse(args.store)
@@ -126,16 +119,17 @@ def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.max_regression:
         threshold = parse_percent(args.max_regression)
         gates = hist.gates(history, analysis, threshold, where=where, seed=args.seed)
-    if args.format == "csv":
-        write_frame(analysis.to_frame(), out)
-    elif args.format == "json":
-        data = analysis.to_dict()
+    def data() -> dict:
+        found = analysis.to_dict()
         if gates:
-            data["gates"] = hist.gates_frame(gates, analysis.keys).to_dict(orient="records")
-        write_json(data, out)
-    else:
-        tables = present_gate.series(analysis)
+            found["gates"] = hist.gates_frame(gates, analysis.keys).to_dict(orient="records")
+        return found
+
+    def tables() -> list:
+        found = present_gate.series(analysis)
         if gates:
-            tables.append(present_gate.history_gates(gates, analysis.keys, threshold))
-        write_tables(tables, args.format, out)
+            found.append(present_gate.history_gates(gates, analysis.keys, threshold))
+        return found
+
+    emit(args.format, out, analysis.to_frame, data, tables)
     return 1 if history.errors else 0

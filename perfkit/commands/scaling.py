@@ -16,15 +16,7 @@ from perfkit.analysis.scaling import (
     scaling_fits,
     slo_brackets,
 )
-from perfkit.commands._common import (
-    Loader,
-    add_format_argument,
-    check_alpha,
-    check_confidence,
-    write_frame,
-    write_json,
-    write_tables,
-)
+from perfkit.commands._common import Loader, add_format_argument, check_levels, emit
 from perfkit.errors import UsageError
 
 HELP = """\
@@ -79,8 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    check_confidence(args.confidence)
-    check_alpha(args.alpha)
+    check_levels(args)
     if args.resamples < 1:
         raise UsageError(f"--resamples must be >= 1, got {args.resamples}")
     loader = Loader(err)
@@ -102,13 +93,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                               n_resamples=args.resamples, seed=args.seed,
                               think_time_ms=args.think_time_ms)
         frames = {"models": result.to_frame, "littles": result.littles_frame}
-    if args.format == "csv":
-        write_frame(frames[args.table or TABLES[kind][0]](), out)
-    elif args.format == "json":
-        write_json(result.to_dict(), out)
-    else:
-        tables = present.slo(result) if kind == "rates" else present.scaling(result)
-        write_tables(tables, args.format, out)
+    emit(args.format, out, frames[args.table or TABLES[kind][0]], result.to_dict,
+         lambda: present.slo(result) if kind == "rates" else present.scaling(result))
     return loader.status
 
 
