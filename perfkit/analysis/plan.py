@@ -33,14 +33,7 @@ from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.metrics import Metric
 from perfkit.errors import DataError, UsageError
 from perfkit.formatting import plain
-from perfkit.stats.power import (
-    MinDetectable,
-    PowerAtRatio,
-    RunsNeeded,
-    min_detectable_ratio,
-    power_at_ratio,
-    runs_needed,
-)
+from perfkit.stats import power as pw
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,9 +43,9 @@ class PlanRow:
     key: tuple[Any, ...]
     n_base: int
     n_new: int
-    needed: RunsNeeded
-    current: MinDetectable
-    power_now: PowerAtRatio
+    needed: pw.RunsNeeded
+    current: pw.MinDetectable
+    power_now: pw.PowerAtRatio
     warnings: tuple[str, ...]
 
 
@@ -147,9 +140,9 @@ def _row(key: tuple, values: list[np.ndarray], metric: Metric, ratio: float, alp
     n_b = len(base)
     n_n = len(new) if len(values) == 2 else n_b
     common = {"alpha": alpha, "family_size": family, "n_sim": n_sim, "seed": seed}
-    needed = runs_needed(ratio, base, new, power=power, **common)
-    current = min_detectable_ratio(base, new, n_base=n_b, n_new=n_n, power=power,
+    needed = pw.runs_needed(ratio, base, new, power=power, **common)
+    current = pw.min_detectable_ratio(base, new, n_base=n_b, n_new=n_n, power=power,
                                    lower_is_better=metric.lower_is_better, **common)
-    now = power_at_ratio(ratio, base, new, n_base=n_b, n_new=n_n, **common)
+    now = pw.power_at_ratio(ratio, base, new, n_base=n_b, n_new=n_n, **common)
     warnings = tuple(dict.fromkeys([*needed.warnings, *current.warnings]))
     return PlanRow(key, n_b, n_n, needed, current, now, warnings)
