@@ -208,6 +208,8 @@ class ClaimResult:
     runs_needed: int | None
     runs_needed_ratio: float
     runs_needed_note: str
+    #: the printed values of ``published_base`` and ``published_new`` (empty when none)
+    published_values: tuple[float, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -251,23 +253,27 @@ def _record(r: ClaimResult) -> dict[str, Any]:
     }
 
 
-def published_ratio(link: Link, raw: pd.DataFrame, claim: pd.Series) -> float:
-    """new/base of ``link.metric`` between the claim's printed outputs of ``published_new``
-    and ``published_base`` (means when a configuration printed several), else the
-    ``published_ratio`` of the link, else NaN."""
+def published_values(link: Link, raw: pd.DataFrame, claim: pd.Series) -> tuple[float, ...]:
+    """The printed ``link.metric`` of the claim's raw outputs of ``published_base`` and
+    ``published_new`` (means when a configuration printed several); empty when not printed."""
     if not link.published_base or not link.published_new:
-        return link.published_ratio
+        return ()
     evidence = raw[(raw["seed"] == claim["seed"])
                    & raw["run_dir"].isin(seedfiles._items(claim["evidence_raw"]))]
     if link.metric not in evidence:
-        return link.published_ratio
+        return ()
     by = pd.to_numeric(evidence[link.metric], errors="coerce").groupby(
         evidence["configuration"]).mean()
     if not {link.published_base, link.published_new} <= set(by.index):
         raise DataError(f"replications.csv:{link.line}: expected configurations of "
                         f"{claim['claim_id']}'s raw outputs ({', '.join(map(str, by.index))}), "
                         f"found {link.published_base!r}, {link.published_new!r}")
-    return float(by[link.published_new] / by[link.published_base])
+    return float(by[link.published_base]), float(by[link.published_new])
+
+
+def published_ratio(link: Link, values: tuple[float, ...]) -> float:
+    """new/base of the printed values, else the link's ``published_ratio``, else NaN."""
+    return values[1] / values[0] if len(values) == 2 else link.published_ratio
 
 
 Loader = Callable[[str], Experiment]
@@ -348,7 +354,8 @@ def reanalyse(load: Loader, root: str | os.PathLike | None = None, *, threshold:
     results = []
     for _, claim in claims.iterrows():
         link = links.get(claim["claim_id"])
-        ratio = published_ratio(link, raw, claim) if link else math.nan
+        printed = published_values(link, raw, claim) if link else ()
+        ratio = published_ratio(link, printed) if link else math.nan
         rep = replicate(link, load, alpha, confidence) if link and link.kind == "repeat" else None
         a = assessment.loc[claim["claim_id"]]
         if rep is not None:
@@ -361,7 +368,8 @@ def reanalyse(load: Loader, root: str | os.PathLike | None = None, *, threshold:
         n, detect, note = (_needed(link, ratio, load, alpha, threshold, seed) if measured
                            else (None, math.nan, ""))
         results.append(ClaimResult(claim.to_dict(), {"claim_id": claim["claim_id"], **a},
-                                   link, ratio, rep, verdict, reason, n, detect, note))
+                                   link, ratio, rep, verdict, reason, n, detect, note,
+                                   printed))
     return SeedsAnalysis(tuple(results), threshold, alpha)
 
 
