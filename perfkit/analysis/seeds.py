@@ -333,10 +333,12 @@ def _needed(link: Link | None, ratio: float, load: Loader, alpha: float, thresho
     answer = runs_needed(detect, base, new, alpha=alpha, power=POWER, seed=seed)
     what = "the published ratio" if detect == ratio else f"a {threshold:.0%} change"
     where = f"{link.experiment}::{link.base}" + (f" at {link.at}" if link.at else "")
-    more = "" if answer.runs_per_arm is not None else f"more than {answer.max_runs} runs, "
-    return answer.runs_per_arm, detect, (f"{more}to detect {what} (x{detect:.3g}) with "
-                                         f"{POWER:.0%} power at alpha {alpha:g}, spread of "
-                                         f"{where} (log sd {answer.log_sd:.3g})")
+    runs = (f">= {answer.runs_per_arm}" if answer.runs_per_arm is not None
+            else f"more than {answer.max_runs}")
+    return answer.runs_per_arm, detect, (f"a repeat would need {runs} runs per arm to detect "
+                                         f"{what} (x{detect:.3g}) with {POWER:.0%} power at "
+                                         f"alpha {alpha:g}, at the spread of {where} on our "
+                                         f"testbed (log sd {answer.log_sd:.3g})")
 
 
 def reanalyse(load: Loader, root: str | os.PathLike | None = None, *, threshold: float = 0.1,

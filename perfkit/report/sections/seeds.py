@@ -94,7 +94,8 @@ def _answer(r: ClaimResult) -> Answer:
     caveats = [r.reason] + ([r.runs_needed_note] if r.runs_needed_note else [])
     if rep is None:
         n_pub = r.assessment["n_per_configuration"]
-        n = "not stated" if pd.isna(n_pub) else f"{n_pub} per configuration (published)"
+        n = ("not stated" if pd.isna(n_pub) else "no measurement" if n_pub == 0
+             else f"{n_pub} per configuration (published)")
         need = (f"; a repeat would need >= {r.runs_needed} runs per arm" if r.runs_needed
                 else "")
         return Answer(question, f"published: {published}; no repeat here{need}", r.verdict, n,
