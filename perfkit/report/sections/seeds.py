@@ -245,12 +245,14 @@ def ratio_caption(analysis: SeedsAnalysis) -> str:
 
 # -- text ------------------------------------------------------------------------------------------
 def methods(analysis: SeedsAnalysis, data_root: str = "") -> dict:
-    """The Methods records of the repeated experiments, with the comparisons' description and
-    the verdict rule."""
-    names = list(dict.fromkeys(r.link.experiment for r in analysis.replications))
-    exps = [common.load_experiment(n, data_root or None) for n in names]
-    first = analysis.replications[0].table.describe() if analysis.replications else ""
-    return common.methods(exps, [first, rule_sentence(analysis)])
+    """The Methods record of each repeated experiment, with the description of each of its
+    comparisons and the verdict rule."""
+    out: dict = {}
+    for exp in experiments(analysis, data_root):
+        reps = [r for r in analysis.replications if r.link.experiment == exp.name]
+        texts = dict.fromkeys([*(r.table.describe() for r in reps), rule_sentence(analysis)])
+        out.update(common.methods([exp], list(texts)))
+    return out
 
 
 def rule_sentence(analysis: SeedsAnalysis) -> str:
