@@ -117,7 +117,7 @@ def _axis_label(rep: Replication) -> str:
 
 def runs_figure(result: ClaimResult, palette=None):
     """Per-run values of both arms of a repeated claim (points), their medians with the
-    order-statistic intervals, and the published values (diamonds) where printed."""
+    order-statistic intervals, and the published values (stars) where printed."""
     from perfkit import plots
 
     rep = result.replication
@@ -129,13 +129,18 @@ def runs_figure(result: ClaimResult, palette=None):
     c = rep.row.comparison
     key_runs = [_at(rs, rep) for _, rs, _ in arms]
     all_values = []
-    for x, ((label, _, side), values) in enumerate(zip(arms, key_runs, strict=True)):
+    for x, ((label, _, side), (values, worst)) in enumerate(zip(arms, key_runs, strict=True)):
         st = colours.style(label) if colours is not None else plots.style.series_style(x)
-        shown_values = values[np.isfinite(values) & (values > 0)]
-        all_values.extend(shown_values)
-        jitter = np.linspace(-0.12, 0.12, len(shown_values)) if len(shown_values) > 1 else [0]
-        ax.plot(x + np.asarray(jitter), shown_values, linestyle="none", marker=st["marker"],
-                color=st["color"], alpha=0.7, markeredgewidth=0, label=f"{label}: runs")
+        keep = np.isfinite(values) & (values > 0)
+        all_values.extend(values[keep])
+        jitter = np.linspace(-0.12, 0.12, len(values)) if len(values) > 1 else np.zeros(1)
+        for hollow in (False, True):
+            pick = keep & (worst == hollow)
+            if pick.any():
+                ax.plot(x + jitter[pick], values[pick], linestyle="none", marker=st["marker"],
+                        color=st["color"], alpha=0.8, markerfacecolor="white" if hollow
+                        else st["color"], label=f"{label}: runs" + (
+                            " ranked worst (failed)" if hollow else ""))
         med = getattr(c, f"median_{side}")
         lo, hi = getattr(c, f"median_{side}_ci_low"), getattr(c, f"median_{side}_ci_high")
         if np.isfinite(med) and med > 0:
@@ -144,8 +149,8 @@ def runs_figure(result: ClaimResult, palette=None):
                 ax.plot([x + 0.3, x + 0.3], [max(lo, 1e-12), hi], color=st["color"])
     published = _published_points(result)
     for x, value in published:
-        ax.plot([x - 0.3], [value], marker="D", color="black", markerfacecolor="white",
-                linestyle="none", label="published (1 run)" if x == published[0][0] else None)
+        ax.plot([x - 0.3], [value], marker="*", markersize=9, color="black", linestyle="none",
+                label="published (1 run)" if x == published[0][0] else None)
         all_values.append(value)
     ax.set_xticks([0, 1], labels)
     ax.set_xlim(-0.6, 1.6)
@@ -170,10 +175,16 @@ def arm_levels(rep: Replication) -> tuple[str, tuple[str, str]]:
                                   for side in sides)
 
 
-def _at(rows, rep: Replication) -> np.ndarray:
+def _at(rows, rep: Replication) -> tuple[np.ndarray, np.ndarray]:
+    """The arm's per-run values at the claim's load level, and which runs the test ranks
+    worst (failed, or a wrk2 run that did not keep up, on a latency)."""
+    from perfkit.analysis import run_statuses
     from perfkit.analysis.compare import cell_runs
 
-    return cell_runs(rows, rep.table.keys, rep.row.key).values(rep.metric.name)
+    cell = cell_runs(rows, rep.table.keys, rep.row.key)
+    worst = [s.counts_as_failed and rep.metric.failed_is_worst
+             for s in run_statuses(cell, rep.metric)]
+    return cell.values(rep.metric.name), np.array(worst, dtype=bool)
 
 
 def _published_points(result: ClaimResult) -> list[tuple[int, float]]:
@@ -186,10 +197,11 @@ def _published_points(result: ClaimResult) -> list[tuple[int, float]]:
 def runs_caption(result: ClaimResult) -> str:
     rep = result.replication
     c = rep.row.comparison
-    pub = ("diamonds: the published values (one run per configuration, the authors' testbed); "
+    pub = ("stars: the published values (one run per configuration, the authors' testbed); "
            if _published_points(result) else "no published value of this metric to draw; ")
     failed = c.n_failed_base + c.n_failed_new
-    gone = f"; {failed} failed run(s) not drawn, ranked worst in the test" if failed else ""
+    gone = (f"; {failed} run(s) ranked worst in the test (failed or not keeping up): open "
+            "markers at their printed value, not drawn without one" if failed else "")
     few = " (none with fewer than 6 runs)" if min(c.n_base, c.n_new) < 6 else ""
     return (f"Claim {result.claim['claim_id']}: {rep.metric.name} per run at {result.link.at}, "
             f"{rep.base_text} ({c.n_base} runs) vs {rep.new_text} ({c.n_new} runs); bars: "
