@@ -17,7 +17,7 @@ from perfkit.report import clean
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-EXPECTED = {"latency", "scaling", "tuning-effects", "overview", "history"}
+EXPECTED = {"latency", "scaling", "tuning-effects", "overview", "history", "seeds"}
 #: the longest a notebook cell may be (logic longer than this belongs in perfkit)
 MAX_CELL_LINES = 12
 

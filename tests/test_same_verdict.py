@@ -14,6 +14,7 @@ import _cli_helpers as _cli
 import pytest
 import yaml
 
+from perfkit.analysis import seeds as seeds_rule
 from perfkit.report.sections import aa, common, effects, scaling
 from perfkit.tables import csv_text
 
@@ -131,7 +132,31 @@ def _wrk2_aa():
                               "--format", "csv")
 
 
+def _seed_repeat(claim_id: str):
+    """A seeds-* experiment: the repeated comparison of the seeds report (the link of
+    ``claim_id`` in data/seeds/replications.csv) and ``perfkit compare`` on the same arms."""
+    (link,) = [x for x in seeds_rule.read_links(seeds_rule.links_path(DATA / "seeds"))
+               if x.claim_id == claim_id]
+    rep = seeds_rule.replicate(link, load)
+    return rep.table.to_frame(), ("compare", rep.base_text, rep.new_text, "--metric",
+                                  link.metric, "--format", "csv")
+
+
+def _keepalive_factorial():
+    rows = load("seeds-keepalive").rows()
+    factors = ["client_keepalive", "upstream_keepalive"]
+    (result,) = effects.factorials(rows, factors, ["latency_p99_ms"], "target_rate_rps")
+    return result.to_frame(), ("effects", "data/seeds-keepalive", "--factors",
+                               ",".join(factors), "--metric", "latency_p99_ms", "--by",
+                               "target_rate_rps", "--format", "csv")
+
+
 CASES = {
+    "seeds-backlog": [lambda: _seed_repeat("000-1")],
+    "seeds-keepalive": [lambda: _seed_repeat("000-2"), _keepalive_factorial],
+    "seeds-worker-connections": [lambda: _seed_repeat("002-1"), lambda: _seed_repeat("002-2")],
+    "seeds-cache": [lambda: _seed_repeat("004-3")],
+    "seeds-buffered-log": [lambda: _seed_repeat("004-4")],
     "demo-wrk2-aa": [_wrk2_aa],
     "demo-wrk-factorial": [lambda: _factorial("latency_p99_ms"),
                            lambda: _factorial("throughput_rps"),
