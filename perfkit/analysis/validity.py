@@ -186,7 +186,8 @@ def block_effect(rows: RunSet, metric: str, cells: list[str]) -> tuple[float, fl
     f = rows.frame
     if "block" not in f or f["block"].nunique() < 2 or metric not in f:
         return None
-    y = np.log(pd.to_numeric(f[metric], errors="coerce"))
+    values = pd.to_numeric(f[metric], errors="coerce")
+    y = np.log(values.where(values > 0))  # a zero (a run that served nothing) has no log
     keep = np.isfinite(y)
     f, y = f[keep], y[keep]
     keys = [f[c].astype(object).map(str) for c in cells]
