@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages the test suite needs, when they are missing: nginx and wrk (the
-# live tests on 127.0.0.1), chromium (the offline report check) and make. Called by the
+# live tests on 127.0.0.1), chromium (the offline report check), pdflatex with booktabs (the
+# report's LaTeX tables compiled) and make. Called by the
 # Makefile's test target and by .ci/run. With sudo when not root (non-interactive when there
 # is no terminal). Where it cannot install (no apt-get, no sudo, no network), it says so and
 # exits 0: the tests that need a missing tool are then skipped, each with the same one reason.
@@ -11,6 +12,8 @@ need=()
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v make >/dev/null 2>&1 || need+=(make)
+command -v pdflatex >/dev/null 2>&1 && kpsewhich booktabs.sty >/dev/null 2>&1 \
+    || need+=(texlive-latex-base texlive-latex-recommended)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 skip() {

@@ -14,6 +14,7 @@ import io
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -171,6 +172,24 @@ def test_tables_are_also_markdown_and_latex_and_the_page_has_no_text_dumps(repor
         assert "NBVAL_CHECK_OUTPUT" not in page
         assert len(page) < 400_000, f"{name}.html is {len(page)} bytes"
         assert "jp-ThemedContainer" not in page or "--jp-layout-color0" not in page
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None,
+                    reason="pdflatex not installed (Debian: texlive-latex-recommended); the "
+                           "structural checks above still run")
+def test_every_latex_table_of_the_report_compiles(report, tmp_path):
+    tables = sorted((report / "tables").glob("*.tex"))
+    assert tables
+    body = "".join(f"\\section*{{\\detokenize{{{t.stem}}}}}\n\\input{{{t.as_posix()}}}\n"
+                   "\\clearpage\n" for t in tables)
+    (tmp_path / "all.tex").write_text(
+        "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage[T1]{fontenc}\n"
+        "\\usepackage[utf8]{inputenc}\n\\usepackage[margin=1cm,landscape,a3paper]{geometry}\n"
+        "\\begin{document}\n" + body + "\\end{document}\n", encoding="utf-8")
+    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "all.tex"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert (tmp_path / "all.pdf").stat().st_size > 1000
 
 
 def test_rebuilding_clears_only_that_notebooks_old_files(tmp_path):
