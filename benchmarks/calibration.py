@@ -18,7 +18,9 @@ of all requests pooled (the mixture of runs), the previous default (t on log per
 centred at the merged histogram) and the percentile cluster bootstrap.
 
 Target: nominal 95% within [0.93, 0.97] at 5, 10 and 30 runs (3 runs are shown for
-information: they carry a warning). Exit status 1 if a cell of the issue's table misses it.
+information: they carry a warning). Exit status 1 if a cell of the issue's table misses it by
+more than twice its Monte Carlo standard error (5 runs give the range of the runs, whose
+coverage is exactly 93.75% for continuous values: a cell there lands below 0.93 by chance).
 """
 
 from __future__ import annotations
@@ -104,9 +106,15 @@ def main(argv: list[str] | None = None) -> int:
         for r in rows:
             flag = ""
             inside = TARGET[0] <= r["coverage"] <= TARGET[1]
+            # a miss is a cell whose whole +-2 MC se band lies outside the target: 5 runs give
+            # the range of the runs, exactly 93.75%, which 2000 simulations put below 0.93
+            # about one time in ten by chance alone
+            beyond = (r["coverage"] + 2 * r["se"] < TARGET[0]
+                      or r["coverage"] - 2 * r["se"] > TARGET[1])
             if r["n"] >= 5 and not inside:
-                flag = "  <- outside [0.93, 0.97]" + (" (warned)" if r["warned"] > 0.5 else "")
-                if scenario in sim.ISSUE_SCENARIOS and r["warned"] < 0.5:
+                flag = ("  <- outside [0.93, 0.97]" + ("" if beyond else ", within 2 MC se")
+                        + (" (warned)" if r["warned"] > 0.5 else ""))
+                if scenario in sim.ISSUE_SCENARIOS and r["warned"] < 0.5 and beyond:
                     missed.append((scenario.name, r["n"]))
             extra = "  ".join(f"{k} {r[k]:.3f}" for k in r if k.startswith("cmp_"))
             print(f"  {r['n']:2d} runs: coverage {r['coverage']:.3f} ({r['se']:.3f})  width "
