@@ -37,6 +37,13 @@ def parse_by(by: str | Sequence[str] | None) -> str | list[str]:
     return list(by)
 
 
+def per_endpoint(by: str | Sequence[str] | None) -> bool:
+    """Whether rows are split by Locust endpoint: only when ``by`` names ``endpoint``; otherwise
+    a Locust run enters an analysis through its ``Aggregated`` row alone."""
+    wanted = parse_by(by)
+    return wanted != "auto" and "endpoint" in wanted
+
+
 def row_keys(sides: Sequence[RunSet], by: str | Sequence[str] | None = "auto",
              exclude: Iterable[str] = ()) -> tuple[list[str], list[str]]:
     """The row-key columns and the notes explaining what was left out and why."""

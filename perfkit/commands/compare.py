@@ -10,7 +10,7 @@ import argparse
 from typing import TextIO
 
 from perfkit import present
-from perfkit.analysis import compare_runs, metric
+from perfkit.analysis import compare_runs, grouping, metric
 from perfkit.commands._common import Loader, add_format_argument, check_levels, emit
 
 HELP = """\
@@ -69,7 +69,7 @@ def add_by_argument(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     check_levels(args)
     loader = Loader(err)
-    per_endpoint = "endpoint" in args.by.split(",")
+    per_endpoint = grouping.per_endpoint(args.by)
     base, base_sel = loader.select(args.base, per_endpoint)
     new, new_sel = loader.select(args.new, per_endpoint)
     m = metric(args.metric, [*base.frame.columns, *new.frame.columns])

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from perfkit import present_gate
-from perfkit.analysis import Experiment, metric
+from perfkit.analysis import Experiment, grouping, metric
 from perfkit.analysis.gate import GateResult, gate_runs, parse_percent
 from perfkit.analysis.history import is_history, load_history
 from perfkit.commands._common import (
@@ -117,7 +117,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     check_confidence(args.confidence)
     threshold = parse_percent(args.max_regression)
     loader = HistoryLoader(err)
-    per_endpoint = "endpoint" in args.by.split(",")
+    per_endpoint = grouping.per_endpoint(args.by)
     base, base_sel = loader.select(args.base, per_endpoint)
     new, new_sel = loader.select(args.new, per_endpoint)
     columns = [*base.frame.columns, *new.frame.columns]

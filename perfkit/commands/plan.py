@@ -10,7 +10,7 @@ import argparse
 from typing import TextIO
 
 from perfkit import present_gate
-from perfkit.analysis import metric
+from perfkit.analysis import grouping, metric
 from perfkit.analysis.gate import parse_percent
 from perfkit.analysis.plan import plan_runs
 from perfkit.commands._common import check_alpha, write_frame, write_json, write_tables
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.family is not None and args.family < 1:
         raise UsageError(f"--family must be >= 1, got {args.family}")
     loader = HistoryLoader(err)
-    per_endpoint = "endpoint" in args.by.split(",")
+    per_endpoint = grouping.per_endpoint(args.by)
     picked = [loader.select(s, per_endpoint) for s in args.sources]
     sides = [rows for rows, _ in picked]
     columns = [c for rows in sides for c in rows.frame.columns]
