@@ -6,7 +6,10 @@ place:
 - values are integers, so latencies are stored in microseconds;
 - percentiles run 0-100 (a ``q`` of 1 or less is refused: 0.99 is not p99);
 - ``record_value`` silently returns False for a value out of range; here that raises;
-- an empty histogram reports mean 0; here it reports NaN.
+- an empty histogram reports mean 0; here it reports NaN;
+- ``output_percentile_distribution`` divides the mean and max by its scale but prints the
+  standard deviation unscaled (in microseconds under a millisecond heading);
+  :meth:`spectrum_text` prints it scaled.
 
 The layout is wrk2's (lowest 1 us, highest 24 h, 3 significant digits: 27 buckets of 2048
 sub-buckets), so a histogram rebuilt from wrk2's spectrum lands in the same buckets wrk2 used.
@@ -369,8 +372,12 @@ class LatencyHistogram:
     def spectrum_text(self, ticks_per_half_distance: int = 5, scale: float = 1000.0) -> str:
         """hdrh's own ``output_percentile_distribution`` (values divided by ``scale``: ms)."""
         buf = io.BytesIO()
-        self.hdr.output_percentile_distribution(buf, scale, ticks_per_half_distance)
-        return buf.getvalue().decode("ascii")
+        hdr = self.hdr
+        hdr.output_percentile_distribution(buf, scale, ticks_per_half_distance)
+        text = buf.getvalue().decode("ascii")
+        unscaled = f"StdDeviation   = %12.{SIGNIFICANT_FIGURES}f]" % hdr.get_stddev()
+        scaled = f"StdDeviation   = %12.{SIGNIFICANT_FIGURES}f]" % (hdr.get_stddev() / scale)
+        return text.replace(unscaled, scaled, 1)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LatencyHistogram):

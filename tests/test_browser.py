@@ -28,6 +28,8 @@ TIMEOUT_S = 60.0
 
 IMAGES_JS = """JSON.stringify(Array.from(document.images).map(i => ({
   src: i.currentSrc.slice(0, 80), complete: i.complete, width: i.naturalWidth})))"""
+HEADINGS_JS = """JSON.stringify(Array.from(document.querySelectorAll('h1, h2')).map(h => ({
+  text: h.textContent.trim().slice(0, 60), visible: h.getClientRects().length > 0})))"""
 LINKS_JS = """JSON.stringify(Array.from(document.querySelectorAll('a[href$=".html"]'))
   .map(a => a.href))"""
 
@@ -169,6 +171,9 @@ def test_index_and_every_page_render_offline_with_all_images(browser):
         assert images, f"{page} has figures"
         broken = [i for i in images if not (i["complete"] and i["width"] > 0)]
         assert broken == [], page
+        headings = browser.evaluate(HEADINGS_JS)
+        assert headings, f"{page} has headings"
+        assert [h["text"] for h in headings if not h["visible"]] == [], page
 
 
 def test_a_broken_image_is_detected(browser, tmp_path):

@@ -211,3 +211,15 @@ def test_from_spectrum_reproduces_a_histograms_own_rows():
     assert rebuilt.total_count == source.total_count
     with pytest.raises(ValueError, match="non-decreasing"):
         LatencyHistogram.from_spectrum([1.0, 0.5], [1, 2])
+
+
+def test_spectrum_text_prints_the_standard_deviation_in_its_unit():
+    """hdrh prints the footer's StdDeviation unscaled (us under an ms heading); ours is in ms."""
+    values = latencies_us(40_000, 7)
+    footer = LatencyHistogram.from_values_us(values).spectrum_text().split("#[Mean")[1]
+    mean_ms, sd_ms = (float(x.split("=")[1].strip(" ]\n")) for x in footer.split("\n")[0]
+                      .split(","))
+    max_ms = float(footer.split("Max     =")[1].split(",")[0])
+    assert sd_ms == pytest.approx(np.std(values) / 1000, rel=0.01)
+    assert mean_ms == pytest.approx(np.mean(values) / 1000, rel=0.01)
+    assert sd_ms < max_ms
