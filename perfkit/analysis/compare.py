@@ -32,7 +32,7 @@ from perfkit.analysis.validity import value_caps
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues, compare
 from perfkit.stats.comparison import Comparison
-from perfkit.stats.mannwhitney import min_attainable_p
+from perfkit.stats.mannwhitney import runs_needed
 from perfkit.stats.power import MinDetectable, min_detectable_ratio
 
 BETTER, WORSE, NO_CHANGE, NOT_TESTABLE, NO_DATA = "better", "worse", "~", "not testable", "no data"
@@ -42,11 +42,8 @@ POWER = 0.8
 
 def runs_per_arm_needed(alpha: float, family: int = 1, limit: int = 100) -> int | None:
     """Fewest equal runs per arm whose smallest attainable p, times ``family`` (Holm's first
-    step), is below ``alpha``."""
-    for n in range(2, limit + 1):
-        if min_attainable_p(n, n) * family < alpha:
-            return n
-    return None
+    step), is below ``alpha`` (:func:`perfkit.stats.mannwhitney.runs_needed`)."""
+    return runs_needed(alpha, limit, family)
 
 
 def verdict(comparison: Comparison, p_adjusted: float, metric: Metric, family: int = 1) -> str:
@@ -214,10 +211,10 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
                   exclude_failed: str | None = None, notes: Sequence[str] = (),
                   n_runs: tuple[int, int] | None = None) -> ComparisonTable:
     """Compare every cell, Holm-adjust over all of them (one family), give each its verdict."""
-    raw = [_compare_cell(c.base, c.new, metric, alpha, confidence, exclude_failed)
+    family = len(cells)
+    raw = [_compare_cell(c.base, c.new, metric, alpha, confidence, exclude_failed, family)
            for c in cells]
     adjusted = adjust_pvalues(np.array([r[0].p_value for r in raw], dtype=float), "holm")
-    family = len(raw)
     rows = []
     for cell, (c, short, sens, notes_row), p_adj in zip(cells, raw, adjusted, strict=True):
         v = verdict(c, p_adj, metric, family)
@@ -257,7 +254,7 @@ def _untestable(c: Comparison, v: str, family: int) -> tuple[str, ...]:
 
 
 def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence: float,
-                  exclude_failed: str | None) -> tuple:
+                  exclude_failed: str | None, family: int = 1) -> tuple:
     sides = []
     for rows in (b, n):
         statuses = runstatus.run_statuses(rows, metric)
@@ -274,14 +271,15 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
         notes.extend(_status_notes(label, statuses))
     c = compare(sides[0][0], sides[1][0], alpha, confidence=confidence,
                 lower_is_better=metric.lower_is_better, failed_base=failed[0],
-                failed_new=failed[1], exclude_failed=exclude_failed)
+                failed_new=failed[1], exclude_failed=exclude_failed, family=family)
     short = [np.array([s.status == runstatus.SHORT for s in st]) for _, st in sides]
     sens = None
     if any(m.any() for m in short):
         keep = [~m for m in short]
         sens = compare(sides[0][0][keep[0]], sides[1][0][keep[1]], alpha, confidence=confidence,
                        lower_is_better=metric.lower_is_better, failed_base=failed[0][keep[0]],
-                       failed_new=failed[1][keep[1]], exclude_failed=exclude_failed)
+                       failed_new=failed[1][keep[1]], exclude_failed=exclude_failed,
+                       family=family)
     return c, (int(short[0].sum()), int(short[1].sum())), sens, notes
 
 
