@@ -74,6 +74,9 @@ class ComparisonRow:
     labels: tuple[tuple[str, str], ...] = ()
     #: for a "~" row: the smallest changes the design could have detected at 80% power
     mde: MinDetectable | None = None
+    #: per run of each side (in :func:`cell_runs` order): ranked worst (:func:`ranked_worst`)
+    worst_base: tuple[bool, ...] = ()
+    worst_new: tuple[bool, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -216,13 +219,14 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
            for c in cells]
     adjusted = adjust_pvalues(np.array([r[0].p_value for r in raw], dtype=float), "holm")
     rows = []
-    for cell, (c, short, sens, notes_row), p_adj in zip(cells, raw, adjusted, strict=True):
+    for cell, (c, short, sens, notes_row, worst), p_adj in zip(cells, raw, adjusted,
+                                                                 strict=True):
         v = verdict(c, p_adj, metric, family)
         sv = verdict(sens, sens.p_value, metric, family) if sens is not None else None
         mde = _detectable(cell, metric, alpha, family) if v == NO_CHANGE else None
         rows.append(ComparisonRow(cell.key, c, float(p_adj), v, short[0], short[1], sens, sv,
                                   tuple(notes_row) + c.warnings + _untestable(c, v, family),
-                                  cell.labels, mde))
+                                  cell.labels, mde, *(tuple(map(bool, w)) for w in worst)))
     if n_runs is None:  # distinct runs: cells may share a side (A/B tables share the base)
         n_runs = (len({id(r) for c in cells for r in c.base.runs}),
                   len({id(r) for c in cells for r in c.new.runs}))
@@ -265,9 +269,7 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
              for w in value_caps(rows, side, [metric.name])] if metric.is_latency else []
     failed = []
     for label, (_, statuses) in zip(("base", "new"), sides, strict=True):
-        # a run without a value is failed in any case (compare ranks NaN as failed)
-        worst = [s.counts_as_failed and metric.failed_is_worst for s in statuses]
-        failed.append(np.array(worst, dtype=bool))
+        failed.append(ranked_worst(statuses, metric))
         notes.extend(_status_notes(label, statuses))
     c = compare(sides[0][0], sides[1][0], alpha, confidence=confidence,
                 lower_is_better=metric.lower_is_better, failed_base=failed[0],
@@ -280,7 +282,16 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
                        lower_is_better=metric.lower_is_better, failed_base=failed[0][keep[0]],
                        failed_new=failed[1][keep[1]], exclude_failed=exclude_failed,
                        family=family)
-    return c, (int(short[0].sum()), int(short[1].sum())), sens, notes
+    return c, (int(short[0].sum()), int(short[1].sum())), sens, notes, failed
+
+
+def ranked_worst(statuses: Sequence[runstatus.RunStatus], metric: Metric) -> np.ndarray:
+    """Which runs a comparison of ``metric`` ranks worst whatever their value: the failed and
+    saturated ones, on a metric where failing is worst (:attr:`Metric.failed_is_worst`). A
+    run without a value ranks worst in any case (:func:`perfkit.stats.compare` takes NaN as
+    failed)."""
+    return np.array([s.counts_as_failed and metric.failed_is_worst for s in statuses],
+                    dtype=bool)
 
 
 def _status_notes(label: str, statuses: list[runstatus.RunStatus]) -> list[str]:
