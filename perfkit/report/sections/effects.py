@@ -188,15 +188,17 @@ def variation_figure(result: FactorialResult):
 
 # -- text around the results ----------------------------------------------------------------------
 def methods(exp, tables: Sequence[ComparisonTable], results: Sequence[FactorialResult],
-            aa_exp=None, aa_tables: Sequence[ComparisonTable] = ()) -> dict:
+            calibration=None) -> dict:
     """The Methods records of the experiments this page analyses, with the analyses' own
-    description of their method."""
+    description of their method (``calibration``: the page's A/A part, if any)."""
     from perfkit.report.sections.common import methods as records
 
     out = records([exp], [*(t.describe() for t in tables[:1]),
                           *(r.describe() for r in results[:1])])
-    if aa_exp is not None:
-        out.update(records([aa_exp], [t.describe() for t in aa_tables[:1]]))
+    if calibration is not None:
+        aa = calibration.result
+        out.update(records([calibration.experiment],
+                           [*(t.describe() for t in aa.designed[:1]), aa.describe()]))
     return out
 
 
