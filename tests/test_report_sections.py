@@ -199,6 +199,32 @@ def test_factorial_effects_are_ratios_of_geometric_means_and_variation_sums_to_1
     assert effects.coding_text(result) == "profile: default -> tuned; connections: 16 -> 64"
 
 
+def test_factorial_rows_carry_significance_and_verdict_from_the_holm_p(wrk2):
+    (result,) = effects.factorials(wrk2.rows(), ["profile", "connections"], ["latency_p99_ms"],
+                                   per="target_rate_rps")
+    table = result.to_frame()
+    effect = ~table["term"].isin(["error", "block"])
+    assert (table["significant"] == (effect & (table["p_value_holm"] < 0.05))).all()
+    assert (table.loc[~effect, "verdict"] == "").all()
+    sig = table[table["significant"]]
+    assert len(sig) and (sig["verdict"] == np.where(sig["ratio"] > 1, "worse", "better")).all()
+    assert (table.loc[effect & ~table["significant"], "verdict"] == "~").all()
+    ranked = result.ranked()
+    sizes = np.abs(np.log(ranked["ratio"].to_numpy()))
+    np.testing.assert_allclose(ranked["size"], sizes)
+    assert list(sizes) == sorted(sizes, reverse=True) and len(ranked) == len(sig)
+
+
+def test_ab_headline_says_why_rows_are_not_testable_from_their_verdicts(wrk):
+    tables = effects.ab_tables(wrk.rows(), ["profile"], ["throughput_rps"], per="connections")
+    (answer,) = effects.answers(tables, [])
+    assert answer.answer == "not testable: 4"
+    # 3 vs 3 runs: smallest p 0.1; over 4 rows Holm needs 4 x 2/C(2n, n) < 0.05: n = 5
+    assert answer.warnings == ("4 of 4 comparisons not testable: 3 vs 3 runs cannot reach "
+                               "p < 0.05 after Holm over 4 comparisons; >= 5 runs per arm "
+                               "would",)
+
+
 # -- A/A -----------------------------------------------------------------------------------------
 def test_request_level_test_flags_runs_that_differ_beyond_request_noise():
     frame = pd.DataFrame({"latency_mean_ms": [1.00, 1.01, 1.30], "latency_stdev_ms": [0.5] * 3,

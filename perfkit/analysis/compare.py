@@ -16,6 +16,7 @@ and Holm-adjusts the p-values over the rows (one family per metric). The verdict
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
 from collections.abc import Sequence
@@ -98,6 +99,24 @@ class ComparisonTable:
     @property
     def family(self) -> int:
         return len(self.rows)
+
+    def verdict_counts(self) -> dict[str, int]:
+        """How many rows got each verdict, most frequent first."""
+        return dict(collections.Counter(r.verdict for r in self.rows).most_common())
+
+    def not_testable_note(self) -> str | None:
+        """Why rows are ``not testable`` and how many runs per arm would make them testable
+        (Holm over the table); None when no row is."""
+        rows = [r for r in self.rows if r.verdict == NOT_TESTABLE]
+        if not rows:
+            return None
+        need = runs_per_arm_needed(self.alpha, self.family)
+        sizes = ", ".join(dict.fromkeys(f"{r.comparison.n_base} vs {r.comparison.n_new}"
+                                        for r in rows))
+        holm = f" after Holm over {self.family} comparisons" if self.family > 1 else ""
+        more = f">= {need} runs per arm would" if need else "many more runs would"
+        return (f"{len(rows)} of {self.family} comparisons not testable: {sizes} runs cannot "
+                f"reach p < {self.alpha:g}{holm}; {more}")
 
     def describe(self) -> str:
         """The method, in a sentence a reader can paste into a paper."""
