@@ -87,6 +87,11 @@ def variation_height_in(result: FactorialResult) -> float:
     return 1.5 + 0.3 * levels
 
 
+def variation_caption(result: FactorialResult) -> str:
+    return (f"Allocation of the variation of log {result.metric.name} per "
+            f"{', '.join(result.per) or 'experiment'} ({result.n_runs} runs)")
+
+
 def variation_table(result: FactorialResult) -> pd.DataFrame:
     """Allocation of variation: the share of the log metric's variation each term explains,
     one row per level and term (tidy)."""
