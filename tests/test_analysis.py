@@ -102,6 +102,26 @@ def test_wrk2_runs_far_short_or_with_a_risen_latency_are_saturated(wrk2):
         assert len(saturated) == 1 and reason in saturated[0].reason
 
 
+def test_a_row_carries_which_runs_it_ranked_worst_in_cell_order(wrk2):
+    from perfkit.analysis.compare import cell_runs
+
+    base, new = (wrk2.rows({"profile": p}) for p in ("default", "tuned"))
+    for name in ("latency_p99_ms", "throughput_rps", "error_ratio"):
+        m = metric(name)
+        table = compare_runs(base, new, m)
+        for row in table.rows:
+            for side, rows, n_failed in (("base", base, row.comparison.n_failed_base),
+                                         ("new", new, row.comparison.n_failed_new)):
+                cell = cell_runs(rows, table.keys, row.key)
+                flags = getattr(row, f"worst_{side}")
+                expected = [s.counts_as_failed and m.failed_is_worst
+                            for s in run_statuses(cell, m)]
+                assert list(flags) == expected and len(flags) == len(cell)
+                assert sum(flags) == n_failed  # every value is there: flags are the failures
+    rows = compare_runs(base, new, metric("latency_p99_ms")).rows
+    assert sum(sum(r.worst_base) for r in rows) == 2  # the two saturated default runs
+
+
 def test_statuses_by_cell_use_the_cells_own_peers(wrk2):
     rows = wrk2.rows()
     statuses = statuses_by_cell(rows, metric("latency_p99_ms"),

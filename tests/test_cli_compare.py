@@ -6,6 +6,7 @@ On a mismatch the output is written beside the golden file as ``<name>.txt.got``
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import _cli_helpers as _cli
@@ -38,8 +39,18 @@ def test_three_runs_a_side_are_not_testable_and_say_run_more():
     out = run_cli("compare", WRK_BASE, WRK_NEW)[1]
     rows = [line for line in out.splitlines() if line[:3] in ("10 ", "50 ", "100", "200")]
     assert len(rows) == 4 and all("  not testable  " in row for row in rows)
-    assert "3 vs 3 runs cannot reach p < 0.05 (smallest p 0.10): run more (>= 4 vs 4)" in out
+    # Holm over the 4 rows: 4 x 2/C(2n, n) < 0.05 from n = 5 (4 vs 4 would do alone)
+    assert ("3 vs 3 runs cannot reach p < 0.05 (smallest p 0.10): run more (>= 5 vs 5 for Holm "
+            "over 4 comparisons)") in out
     assert "wrk is closed-loop" in out
+
+
+def test_the_run_more_footnote_of_an_8_row_table_names_the_runs_holm_needs():
+    out = run_cli("compare", "wrk2/sweep::profile=default", "wrk2/sweep::profile=tuned")[1]
+    assert "Holm over 8 rows" in out and "(>= 4 vs 4)" not in out
+    need = next(n for n in range(2, 20) if 8 * 2 / math.comb(2 * n, n) < 0.05)
+    assert need == 6
+    assert f"run more (>= {need} vs {need} for Holm over 8 comparisons)" in out
 
 
 def test_pooled_throughput_is_a_significant_change_with_its_ci_golden():

@@ -6,7 +6,9 @@ at v08 and v13 per its labels.csv), the same from a store as from the jobs folde
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -259,3 +261,79 @@ def test_gate_reads_a_store_as_a_selection(demo_store):
     data = json.loads(out)
     assert code == 1 and data["rows"][0]["gate"] == "regression"  # v07 -> v08
     assert data["base"].endswith("labels_ago=9")
+
+
+# -- the points' intervals, failed runs, gates per load level, the labels table --------------
+def _store(path: Path, labels: dict[str, list]) -> Path:
+    for day, (label, runs) in enumerate(labels.items(), start=1):
+        store.add_label(path, runs, label, time_utc=f"2026-01-{day:02d}T00:00:00Z")
+    return path
+
+
+def _job(i: int) -> list:
+    return list(perfkit.load(DEMO / TRUTH[i]["job_dir"]))
+
+
+def test_a_points_interval_is_the_median_rule_of_every_median_with_its_coverage(tmp_path):
+    from perfkit.stats.orderstats import interpolated_median_ci
+
+    h = hist.load_history(_store(tmp_path / "h", {"two": _job(0)[:2], "five": _job(1),
+                                                  "seven": _job(2) + _job(3)[:2]}))
+    (s,) = hist.analyse(h, metric("latency_p99_ms"), permutations=19).series
+    two, five, seven = s.points
+    # 2 runs: their range covers the median with probability 1/2: no 95% interval is claimed
+    assert math.isnan(two.ci_low) and math.isnan(two.ci_high) and math.isnan(two.coverage)
+    assert any("need >= 5 runs" in w for w in two.warnings)
+    assert (five.ci_low, five.ci_high) == (min(five.values), max(five.values))
+    assert five.coverage == pytest.approx(1 - 2 / 2 ** 5)  # 93.75%, stated
+    ci = interpolated_median_ci(seven.values, 0.95)
+    assert (seven.ci_low, seven.ci_high, seven.coverage) == (ci.low, ci.high,
+                                                             ci.achieved_confidence)
+    assert seven.coverage == pytest.approx(0.95)  # interpolated, not the exact 98.4%
+    frame = hist.analyse(h, metric("latency_p99_ms"), permutations=19).to_frame()
+    assert frame["ci_coverage"].iloc[1] == pytest.approx(0.9375)
+
+
+def test_a_failed_run_ranks_worst_where_failing_is_worse_and_keeps_its_value_elsewhere(
+        tmp_path):
+    runs = _job(1)
+    runs[0] = dataclasses.replace(runs[0], exit_code=1, errors_read=7)
+    h = hist.load_history(_store(tmp_path / "h", {"a": _job(0), "b": runs}))
+    a = hist.analyse(h, metric("latency_p99_ms"), permutations=19)
+    b = a.series[0].points[1]
+    finished = sorted(r.percentiles_ms[99.0] for r in runs[1:])
+    assert b.n_failed == 1 and len(b.values) == 4
+    assert b.median == pytest.approx(finished[2])  # of 4 values and the failed run (+inf)
+    assert b.ci_high == math.inf  # the range of 5 runs reaches the failed one
+    assert any("1 run(s) of label b failed" in w and "ranked worst" in w for w in a.warnings)
+    (s,) = hist.analyse(h, metric("errors_read"), permutations=19).series
+    assert s.points[1].n_failed == 0 and 7.0 in s.points[1].values  # errors: kept as counted
+
+
+def test_the_newest_labels_gate_is_answered_at_every_load_level(tmp_path):
+    from perfkit.report.sections import history as section
+
+    sweep = list(perfkit.load(REPO / "tests" / "fixtures" / "wrk" / "sweep"))
+    h = hist.load_history(_store(tmp_path / "h", {
+        "old": [r for r in sweep if r.factors.get("profile") == "default"],
+        "new": [r for r in sweep if r.factors.get("profile") == "tuned"]}))
+    analyses = section.analyse(h, ["latency_p99_ms"], permutations=19)
+    _, _, items = section.gates(h, analyses[0], 0.05, n_sim=200)
+    assert analyses[0].keys == ("connections",) and len(items) == 4
+    assert [g.key for g in hist.latest_gates(items)] == [(10,), (50,), (100,), (200,)]
+    asked = [a.question for a in section.answers(analyses, {"latency_p99_ms": items})
+             if a.question.startswith("Did the newest label")]
+    assert asked == [f"Did the newest label (new) regress in p99 latency at connections={c} "
+                     "against old?" for c in (10, 50, 100, 200)]
+
+
+def test_the_labels_table_counts_the_runs_the_series_count(tmp_path):
+    from perfkit.report.sections import history as section
+
+    runs = list(perfkit.load(REPO / "data" / "demo-locust"))
+    assert any(not r.is_aggregate for r in runs)  # endpoint rows besides each Aggregated one
+    h = hist.load_history(_store(tmp_path / "h", {"v1": runs}))
+    table = section.labels_table(h)
+    a = hist.analyse(h, metric("throughput_rps"), permutations=19)
+    per_point = sum(p.n_runs for s in a.series for p in s.points)
+    assert list(table["runs"]) == [sum(r.is_aggregate for r in runs)] == [per_point]

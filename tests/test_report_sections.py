@@ -1,6 +1,7 @@
 """The analysis behind the notebooks, checked on the real fixture sweeps against independent
 computations (pandas, scipy, the statistics API called directly)."""
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -9,10 +10,13 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
+from perfkit.analysis import RunSet, metric
+from perfkit.analysis import aa as analysis_aa
 from perfkit.report.sections import aa, common, effects, latency, overview, scaling
 from perfkit.stats import quantile_ci
 
 FIX = Path(__file__).resolve().parent / "fixtures"
+DATA = FIX.parents[1] / "data"
 
 
 @pytest.fixture(scope="module")
@@ -195,29 +199,97 @@ def test_factorial_effects_are_ratios_of_geometric_means_and_variation_sums_to_1
     assert effects.coding_text(result) == "profile: default -> tuned; connections: 16 -> 64"
 
 
+def test_factorial_rows_carry_significance_and_verdict_from_the_holm_p(wrk2):
+    (result,) = effects.factorials(wrk2.rows(), ["profile", "connections"], ["latency_p99_ms"],
+                                   per="target_rate_rps")
+    table = result.to_frame()
+    effect = ~table["term"].isin(["error", "block"])
+    assert (table["significant"] == (effect & (table["p_value_holm"] < 0.05))).all()
+    assert (table.loc[~effect, "verdict"] == "").all()
+    sig = table[table["significant"]]
+    assert len(sig) and (sig["verdict"] == np.where(sig["ratio"] > 1, "worse", "better")).all()
+    assert (table.loc[effect & ~table["significant"], "verdict"] == "~").all()
+    ranked = result.ranked()
+    sizes = np.abs(np.log(ranked["ratio"].to_numpy()))
+    np.testing.assert_allclose(ranked["size"], sizes)
+    assert list(sizes) == sorted(sizes, reverse=True) and len(ranked) == len(sig)
+
+
+def test_ab_headline_says_why_rows_are_not_testable_from_their_verdicts(wrk):
+    tables = effects.ab_tables(wrk.rows(), ["profile"], ["throughput_rps"], per="connections")
+    (answer,) = effects.answers(tables, [])
+    assert answer.answer == "not testable: 4"
+    # 3 vs 3 runs: smallest p 0.1; over 4 rows Holm needs 4 x 2/C(2n, n) < 0.05: n = 5
+    assert answer.warnings == ("4 of 4 comparisons not testable: 3 vs 3 runs cannot reach "
+                               "p < 0.05 after Holm over 4 comparisons; >= 5 runs per arm "
+                               "would",)
+
+
 # -- A/A -----------------------------------------------------------------------------------------
 def test_request_level_test_flags_runs_that_differ_beyond_request_noise():
     frame = pd.DataFrame({"latency_mean_ms": [1.00, 1.01, 1.30], "latency_stdev_ms": [0.5] * 3,
                           "requests": [100000, 100000, 100000]})
     # z for 1.00 vs 1.01: 0.01 / sqrt(2 * 0.25 / 1e5) = 4.47 -> significant; all pairs are
-    assert aa.pooled_request_false_positive_rate(frame) == (3, 3)
+    assert analysis_aa.pooled_request_false_positive_rate(frame) == (3, 3)
     few = frame.assign(requests=[10, 10, 10])
-    assert aa.pooled_request_false_positive_rate(few) == (0, 3)
+    assert analysis_aa.pooled_request_false_positive_rate(few) == (0, 3)
 
 
 def test_run_level_splits_of_identical_runs_are_never_significant():
-    assert aa.split_false_positive_rate(np.full(10, 2.0), 5, n_splits=20) == (0, 20)
-    hits, n = aa.split_false_positive_rate(np.arange(10.0), 5, n_splits=50, seed=4)
-    assert n == 50 and hits == aa.split_false_positive_rate(np.arange(10.0), 5, n_splits=50,
-                                                             seed=4)[0]
+    p99 = metric("latency_p99_ms")
+    split = analysis_aa.split_false_positive_rate
+    assert split(np.full(10, 2.0), 5, p99, n_splits=20) == (0, 20)
+    hits, n = split(np.arange(1.0, 11.0), 5, p99, n_splits=50, seed=4)
+    assert n == 50 and hits == split(np.arange(1.0, 11.0), 5, p99, n_splits=50, seed=4)[0]
+    assert split(np.arange(1.0, 11.0), 3, p99, n_splits=50) == (0, 0)  # 3 vs 3: p >= 0.1
+
+
+def test_a_run_without_a_value_ranks_worst_in_the_splits_not_dropped():
+    p99 = metric("latency_p99_ms")
+    values = np.array([*np.linspace(1.0, 1.9, 9), np.nan])  # one failed run among 10
+    hits, tested = analysis_aa.split_false_positive_rate(values, 5, p99, n_splits=40, seed=2)
+    assert tested == 40  # dropping it would leave 9 runs: no 5 vs 5 split at all
+    ranked = np.where(np.isnan(values), np.inf, values)
+    assert (hits, tested) == analysis_aa.split_false_positive_rate(ranked, 5, p99, n_splits=40,
+                                                                   seed=2)
+
+
+def test_aa_calibration_ranks_a_failed_run_worst_by_the_run_status_rule():
+    exp = common.load_experiment("demo-aa", str(DATA))
+    runs = list(exp.rows().runs)
+    runs[3] = dataclasses.replace(runs[3], exit_code=1)  # a run that failed, value printed
+    rows = RunSet(exp.rows().frame, tuple(runs), "demo-aa", ("arm",))
+    result = analysis_aa.aa_calibration(rows, "arm", ["latency_p99_ms"], k=5, n_splits=60,
+                                        seed=1)
+    worst = np.zeros(20, bool)
+    worst[3] = True
+    expected = analysis_aa.split_false_positive_rate(rows.values("latency_p99_ms"), 5,
+                                                     metric("latency_p99_ms"), 0.05, 60, 1,
+                                                     worst)
+    split, requests = result.rates
+    assert (split.significant, split.comparisons) == expected and split.comparisons == 60
+    assert requests.comparisons == math.comb(19, 2)  # the failed run left out of the pairs
+    assert any("1 run(s) failed, saturated or without a value, ranked worst" in w
+               for w in result.warnings)
+    assert "rate_ci_low" not in result.to_frame() and "holds_alpha" in result.to_frame()
 
 
 def test_designed_aa_comparison_needs_two_arms(wrk):
     rows = wrk.rows()
-    (table,) = aa.designed_comparisons(rows, "profile", ["throughput_rps"])
+    (table,) = analysis_aa.designed_comparisons(rows, "profile", ["throughput_rps"])
     assert table.base.endswith("::profile=default") and table.n_base_runs == 12
     with pytest.raises(ValueError, match="exactly two levels"):
-        aa.designed_comparisons(rows, "connections", ["throughput_rps"])
+        analysis_aa.designed_comparisons(rows, "connections", ["throughput_rps"])
+
+
+def test_the_aa_section_only_formats_and_says_when_there_is_no_experiment():
+    assert aa.calibrate("", None, "arm", ["latency_p99_ms"]) is None
+    assert aa.notes(None) == [aa.NO_AA] and aa.answers(None) == [] and not len(aa.rates(None))
+    cal = aa.calibrate("demo-aa", str(DATA), "arm", ["latency_p99_ms"], 0.05, 5, 200, 1)
+    frame = aa.rates(cal)
+    assert list(frame["holds_alpha"]) == [True, False]  # runs: 0.045; requests: 0.963
+    found = aa.answers(cal)
+    assert [a.verdict for a in found] == ["holds alpha", "does not hold alpha"]
 
 
 # -- overview ------------------------------------------------------------------------------------

@@ -16,13 +16,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from perfkit.analysis import aa as aa_calibration
 from perfkit.analysis import load_experiment, metric
 from perfkit.analysis.compare import NOT_TESTABLE, compare_runs, runs_per_arm_needed, verdict
 from perfkit.analysis.drift import INCONCLUSIVE
 from perfkit.analysis.drift import verdict as drift_verdict
 from perfkit.analysis.effects import factorial_effects
 from perfkit.analysis.validity import threats
-from perfkit.report.sections import aa, effects, latency, scaling
+from perfkit.report.sections import effects, latency, scaling
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -232,8 +233,10 @@ def test_item09_a_wide_drift_interval_is_inconclusive_and_aa_rates_have_no_inter
     assert drift_verdict(0.4, -66.0, 163.0) == INCONCLUSIVE
     rng = np.random.default_rng(3)
     values = rng.lognormal(0, 0.1, 20)
-    hits, tested = aa.split_false_positive_rate(values, 5, 0.05, 200, 1, True)
+    hits, tested = aa_calibration.split_false_positive_rate(values, 5, metric("latency_p99_ms"),
+                                                            0.05, 200, 1)
     assert tested == 200 and 0 <= hits <= tested
-    frame = aa.false_positive_rates(load_experiment(DATA / "demo-aa").rows().frame,
-                                    ["latency_p99_ms"])
-    assert not any("ci" in c for c in frame.columns)
+    result = aa_calibration.aa_calibration(load_experiment(DATA / "demo-aa").rows(), "arm",
+                                           ["latency_p99_ms"])
+    assert not any("ci" in c for c in result.to_frame().columns)
+    assert any("carries no interval" in w for w in result.warnings)

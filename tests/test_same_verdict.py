@@ -56,8 +56,9 @@ def _ab(metric: str):
 
 def _aa(metric: str):
     p = PARAMS["tuning-effects"]
-    (table,) = aa.designed_comparisons(load(p["aa_experiment"]).rows(), p["aa_arm"], [metric],
-                                       p["alpha"])
+    cal = aa.calibrate(p["aa_experiment"], str(DATA), p["aa_arm"], [metric], p["alpha"],
+                       5, 20)
+    (table,) = aa.designed(cal)
     exp, arm = p["aa_experiment"], p["aa_arm"]
     argv = ("compare", f"data/{exp}::{arm}=A", f"data/{exp}::{arm}=B", "--metric", metric,
             "--format", "csv")
@@ -126,8 +127,8 @@ def _rates_slo(table_name: str):
 
 
 def _wrk2_aa():
-    rows = load("demo-wrk2-aa").rows()
-    (table,) = aa.designed_comparisons(rows, "arm", ["latency_p99_ms"], 0.05)
+    cal = aa.calibrate("demo-wrk2-aa", str(DATA), "arm", ["latency_p99_ms"], 0.05, 5, 20)
+    (table,) = aa.designed(cal)
     return table.to_frame(), ("compare", "data/demo-wrk2-aa::arm=A", "data/demo-wrk2-aa::arm=B",
                               "--format", "csv")
 

@@ -260,6 +260,11 @@ def test_the_seeds_report_states_every_claim_with_its_numbers(built, analysis):
             assert output.output_type != "error" and output.get("name") != "stderr", output
 
 
+def test_the_threats_of_the_repeated_experiments_raise_no_numpy_warning(analysis):
+    with np.errstate(all="raise"):  # the block check leaves zero values out (no log of 0)
+        assert section.threats(analysis, str(DATA))
+
+
 def test_the_seeds_figures_pass_their_checks(built):
     executed = nbformat.read(str(built / "seeds.ipynb"), as_version=4)
     figures = nbhelp.collect(executed)["figures"]

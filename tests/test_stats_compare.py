@@ -37,6 +37,13 @@ def test_three_versus_three_cannot_be_significant_and_says_run_more():
     assert "new: need >= 6 runs for a 95% median CI" in _row([1.0] * 6, [2.0] * 5)["warnings"]
 
 
+def test_run_more_names_the_runs_holm_needs_in_a_family():
+    c = compare([1.0, 1.1, 1.2], [2.0, 2.1, 2.2], family=8)
+    assert c.p_value == pytest.approx(0.1) and c.significant is None  # the test's own p
+    assert ("3 vs 3 runs cannot reach p < 0.05 (smallest p 0.10): run more (>= 6 vs 6 for "
+            "Holm over 8 comparisons)") in c.warnings
+
+
 def test_five_versus_five_separated_is_significant_with_a_ratio_ci_above_one():
     base = [1.0, 1.1, 1.2, 1.05, 1.15]
     new = [1.3, 1.4, 1.25, 1.35, 1.5]

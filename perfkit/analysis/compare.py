@@ -16,6 +16,7 @@ and Holm-adjusts the p-values over the rows (one family per metric). The verdict
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
 from collections.abc import Sequence
@@ -32,7 +33,7 @@ from perfkit.analysis.validity import value_caps
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues, compare
 from perfkit.stats.comparison import Comparison
-from perfkit.stats.mannwhitney import min_attainable_p
+from perfkit.stats.mannwhitney import runs_needed
 from perfkit.stats.power import MinDetectable, min_detectable_ratio
 
 BETTER, WORSE, NO_CHANGE, NOT_TESTABLE, NO_DATA = "better", "worse", "~", "not testable", "no data"
@@ -42,11 +43,8 @@ POWER = 0.8
 
 def runs_per_arm_needed(alpha: float, family: int = 1, limit: int = 100) -> int | None:
     """Fewest equal runs per arm whose smallest attainable p, times ``family`` (Holm's first
-    step), is below ``alpha``."""
-    for n in range(2, limit + 1):
-        if min_attainable_p(n, n) * family < alpha:
-            return n
-    return None
+    step), is below ``alpha`` (:func:`perfkit.stats.mannwhitney.runs_needed`)."""
+    return runs_needed(alpha, limit, family)
 
 
 def verdict(comparison: Comparison, p_adjusted: float, metric: Metric, family: int = 1) -> str:
@@ -77,6 +75,9 @@ class ComparisonRow:
     labels: tuple[tuple[str, str], ...] = ()
     #: for a "~" row: the smallest changes the design could have detected at 80% power
     mde: MinDetectable | None = None
+    #: per run of each side (in :func:`cell_runs` order): ranked worst (:func:`ranked_worst`)
+    worst_base: tuple[bool, ...] = ()
+    worst_new: tuple[bool, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +99,24 @@ class ComparisonTable:
     @property
     def family(self) -> int:
         return len(self.rows)
+
+    def verdict_counts(self) -> dict[str, int]:
+        """How many rows got each verdict, most frequent first."""
+        return dict(collections.Counter(r.verdict for r in self.rows).most_common())
+
+    def not_testable_note(self) -> str | None:
+        """Why rows are ``not testable`` and how many runs per arm would make them testable
+        (Holm over the table); None when no row is."""
+        rows = [r for r in self.rows if r.verdict == NOT_TESTABLE]
+        if not rows:
+            return None
+        need = runs_per_arm_needed(self.alpha, self.family)
+        sizes = ", ".join(dict.fromkeys(f"{r.comparison.n_base} vs {r.comparison.n_new}"
+                                        for r in rows))
+        holm = f" after Holm over {self.family} comparisons" if self.family > 1 else ""
+        more = f">= {need} runs per arm would" if need else "many more runs would"
+        return (f"{len(rows)} of {self.family} comparisons not testable: {sizes} runs cannot "
+                f"reach p < {self.alpha:g}{holm}; {more}")
 
     def describe(self) -> str:
         """The method, in a sentence a reader can paste into a paper."""
@@ -214,18 +233,19 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
                   exclude_failed: str | None = None, notes: Sequence[str] = (),
                   n_runs: tuple[int, int] | None = None) -> ComparisonTable:
     """Compare every cell, Holm-adjust over all of them (one family), give each its verdict."""
-    raw = [_compare_cell(c.base, c.new, metric, alpha, confidence, exclude_failed)
+    family = len(cells)
+    raw = [_compare_cell(c.base, c.new, metric, alpha, confidence, exclude_failed, family)
            for c in cells]
     adjusted = adjust_pvalues(np.array([r[0].p_value for r in raw], dtype=float), "holm")
-    family = len(raw)
     rows = []
-    for cell, (c, short, sens, notes_row), p_adj in zip(cells, raw, adjusted, strict=True):
+    for cell, (c, short, sens, notes_row, worst), p_adj in zip(cells, raw, adjusted,
+                                                                 strict=True):
         v = verdict(c, p_adj, metric, family)
         sv = verdict(sens, sens.p_value, metric, family) if sens is not None else None
         mde = _detectable(cell, metric, alpha, family) if v == NO_CHANGE else None
         rows.append(ComparisonRow(cell.key, c, float(p_adj), v, short[0], short[1], sens, sv,
                                   tuple(notes_row) + c.warnings + _untestable(c, v, family),
-                                  cell.labels, mde))
+                                  cell.labels, mde, *(tuple(map(bool, w)) for w in worst)))
     if n_runs is None:  # distinct runs: cells may share a side (A/B tables share the base)
         n_runs = (len({id(r) for c in cells for r in c.base.runs}),
                   len({id(r) for c in cells for r in c.new.runs}))
@@ -257,7 +277,7 @@ def _untestable(c: Comparison, v: str, family: int) -> tuple[str, ...]:
 
 
 def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence: float,
-                  exclude_failed: str | None) -> tuple:
+                  exclude_failed: str | None, family: int = 1) -> tuple:
     sides = []
     for rows in (b, n):
         statuses = runstatus.run_statuses(rows, metric)
@@ -268,21 +288,29 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
              for w in value_caps(rows, side, [metric.name])] if metric.is_latency else []
     failed = []
     for label, (_, statuses) in zip(("base", "new"), sides, strict=True):
-        # a run without a value is failed in any case (compare ranks NaN as failed)
-        worst = [s.counts_as_failed and metric.failed_is_worst for s in statuses]
-        failed.append(np.array(worst, dtype=bool))
+        failed.append(ranked_worst(statuses, metric))
         notes.extend(_status_notes(label, statuses))
     c = compare(sides[0][0], sides[1][0], alpha, confidence=confidence,
                 lower_is_better=metric.lower_is_better, failed_base=failed[0],
-                failed_new=failed[1], exclude_failed=exclude_failed)
+                failed_new=failed[1], exclude_failed=exclude_failed, family=family)
     short = [np.array([s.status == runstatus.SHORT for s in st]) for _, st in sides]
     sens = None
     if any(m.any() for m in short):
         keep = [~m for m in short]
         sens = compare(sides[0][0][keep[0]], sides[1][0][keep[1]], alpha, confidence=confidence,
                        lower_is_better=metric.lower_is_better, failed_base=failed[0][keep[0]],
-                       failed_new=failed[1][keep[1]], exclude_failed=exclude_failed)
-    return c, (int(short[0].sum()), int(short[1].sum())), sens, notes
+                       failed_new=failed[1][keep[1]], exclude_failed=exclude_failed,
+                       family=family)
+    return c, (int(short[0].sum()), int(short[1].sum())), sens, notes, failed
+
+
+def ranked_worst(statuses: Sequence[runstatus.RunStatus], metric: Metric) -> np.ndarray:
+    """Which runs a comparison of ``metric`` ranks worst whatever their value: the failed and
+    saturated ones, on a metric where failing is worst (:attr:`Metric.failed_is_worst`). A
+    run without a value ranks worst in any case (:func:`perfkit.stats.compare` takes NaN as
+    failed)."""
+    return np.array([s.counts_as_failed and metric.failed_is_worst for s in statuses],
+                    dtype=bool)
 
 
 def _status_notes(label: str, statuses: list[runstatus.RunStatus]) -> list[str]:

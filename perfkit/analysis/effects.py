@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis import runstatus
-from perfkit.analysis.compare import Cell, ComparisonTable, compare_cells
+from perfkit.analysis.compare import NO_CHANGE, Cell, ComparisonTable, compare_cells
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.metrics import Metric
@@ -84,6 +84,40 @@ class FactorialResult:
         """The factor and interaction rows (no ``error``/``block``)."""
         return self.effects[~self.effects["term"].isin(NON_EFFECT_TERMS)]
 
+    def significant(self) -> pd.Series:
+        """Per row of ``effects``: the effect's p (Holm-adjusted across levels when analysed
+        per level) is below alpha; never for the ``error``/``block`` rows."""
+        p = self.effects[self.p_column()].astype(float)
+        return (p < self.alpha) & ~self.effects["term"].isin(NON_EFFECT_TERMS)
+
+    def verdicts(self) -> pd.Series:
+        """Per row of ``effects``: ``better``/``worse`` (the metric's direction, high over low)
+        for a significant effect, ``~`` for another effect, empty for ``error``/``block``."""
+        sig = self.significant()
+        out = [("" if term in NON_EFFECT_TERMS else _direction(self.metric, eff) if s
+                else NO_CHANGE) for term, eff, s in zip(self.effects["term"],
+                                                        self.effects["effect"], sig,
+                                                        strict=True)]
+        return pd.Series(out, index=self.effects.index, dtype=object)
+
+    def effect_frame(self) -> pd.DataFrame:
+        """:meth:`to_frame` without the ``error``/``block`` rows, with ``level_key``: the level
+        of ``per`` as :attr:`level_runs` and :attr:`level_warnings` key it."""
+        frame = self.to_frame()
+        keep = (~frame["term"].isin(NON_EFFECT_TERMS)).to_numpy()
+        out = frame[keep].copy()
+        out["level_key"] = self.effects["by"].to_numpy()[keep]
+        return out
+
+    def ranked(self) -> pd.DataFrame:
+        """The significant effects, largest first: :meth:`effect_frame` rows ordered by
+        ``size``, |log ratio| on logs (else the absolute effect, in the metric's unit)."""
+        frame = self.effect_frame()
+        size = (np.log(frame["ratio"].astype(float)) if self.log
+                else frame[f"effect{self.metric.suffix}"].astype(float))
+        frame = frame.assign(size=size.abs())
+        return frame[frame["significant"]].sort_values("size", ascending=False, kind="stable")
+
     def interpretable(self, term: str, level: Any) -> bool:
         """False for a main effect whose factor is in a significant interaction at ``level``."""
         if ":" in term or not len(self.simple_effects):
@@ -112,6 +146,8 @@ class FactorialResult:
         out["p_value"] = t["p_value"]
         if "p_value_holm" in t:
             out["p_value_holm"] = t["p_value_holm"]
+        out["significant"] = self.significant()
+        out["verdict"] = self.verdicts()
         levels = t["by"] if "by" in t else pd.Series([None] * len(t), index=t.index)
         out["df_error"] = [self.df_error.get(lv, self.df_error.get(None)) for lv in levels]
         out["interpretable_alone"] = [
@@ -128,6 +164,22 @@ class FactorialResult:
                 "block": self.block, "coding": {k: dict(v) for k, v in self.coding.items()},
                 "warnings": list(self.warnings), "effects": _records(self.to_frame()),
                 "simple_effects": _records(self.simple_effects)}
+
+
+def headline_effects(results: Sequence[FactorialResult], limit: int | None = None
+                     ) -> tuple[list[tuple[FactorialResult, pd.Series]], int]:
+    """The significant effects of all ``results``, largest first (:meth:`FactorialResult.
+    ranked`, ordered across results on the log scale), at most ``limit`` of them, and how
+    many more there are."""
+    found = [(result, row) for result in results for _, row in result.ranked().iterrows()]
+    found.sort(key=lambda item: -item[1]["size"])
+    shown = found if limit is None else found[:limit]
+    return shown, len(found) - len(shown)
+
+
+def _direction(metric: Metric, effect: float) -> str:
+    """``better``/``worse`` for an effect (high minus low on the analysis scale) of ``metric``."""
+    return metric.verdict(2.0 if effect > 0 else 0.5)
 
 
 def usable_block(rows: RunSet, factors: Sequence[str], per: Sequence[str],

@@ -8,7 +8,8 @@ A history is read from either
   one row per label, the job's runs under ``job_dir`` relative to the folder), as
   ``data/demo-history`` is;
 
-into an :class:`~perfkit.analysis.experiment.Experiment` whose frame has the columns
+(:mod:`perfkit.analysis.history_load`) into an :class:`~perfkit.analysis.experiment.Experiment`
+whose frame has the columns
 ``label``, ``time_utc``, ``label_index`` (0 = the oldest label) and ``labels_ago`` (0 = the
 newest), so a history is also a selection for ``compare`` and ``gate``:
 ``.perfkit/history::labels_ago=0|1|2`` are the runs of the last three labels.
@@ -18,138 +19,51 @@ only "factor"), every label's runs and median with an order-statistic interval, 
 points of :func:`perfkit.stats.changepoint.change_points` (E-divisive means on log per-run
 values, permutation tests shuffling whole labels). :func:`gates` gates each label against the
 labels before it in its segment (for the first label of a segment: the whole previous
-segment) with :func:`perfkit.analysis.gate.gate_runs`.
+segment) with :func:`perfkit.analysis.gate.gate_runs`; :func:`latest_gates` picks, at every
+load level, the gate of its newest label.
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis import history_store as store
 from perfkit.analysis import runstatus
-from perfkit.analysis.experiment import LOAD_COLUMNS, Experiment, RunSet, load_experiment
+from perfkit.analysis.compare import ranked_worst
+from perfkit.analysis.experiment import LOAD_COLUMNS, Experiment, RunSet
 from perfkit.analysis.gate import GateResult, gate_runs
 from perfkit.analysis.grouping import row_keys
+from perfkit.analysis.history_load import LABEL_COLUMNS as LABEL_COLUMNS
+from perfkit.analysis.history_load import LABELS_CSV as LABELS_CSV
+from perfkit.analysis.history_load import history_rows, labels_of
+from perfkit.analysis.history_load import is_history as is_history
+from perfkit.analysis.history_load import labels_frame as labels_frame
+from perfkit.analysis.history_load import load_history as load_history
 from perfkit.analysis.metrics import Metric
-from perfkit.errors import DataError, PerfkitError
+from perfkit.errors import DataError
 from perfkit.formatting import level_text, plain
-from perfkit.frames import runs_frame
 from perfkit.stats.changepoint import ChangePoints, change_points
-from perfkit.stats.orderstats import median_ci
-
-LABELS_CSV = "labels.csv"
-LABEL_COLUMNS = ("label", "time_utc", "label_index", "labels_ago")
-
-
-def is_history(path: str | Path) -> bool:
-    """True for a history store, or a folder of jobs with a ``labels.csv``."""
-    p = Path(path)
-    return store.is_store(p) or (p / LABELS_CSV).is_file()
-
-
-# -- loading ------------------------------------------------------------------------------------
-def load_history(path: str | Path, name: str | None = None) -> Experiment:
-    """Every run of the history at ``path``, with the label columns (see the module docstring).
-
-    Runs that cannot be read are kept as ``errors`` (jobs folder), as ``load_experiment`` does.
-    """
-    p = Path(path)
-    if store.is_store(p):
-        files, notes = store.label_files(p)
-        parts = [(f.label, f.time_utc, store.read_label(f)) for f in files]
-        designs = [f.design for f in files]
-        errors: list[PerfkitError] = []
-    elif (p / LABELS_CSV).is_file():
-        parts, errors, designs = _read_jobs(p)
-        notes = []
-    else:
-        raise DataError(f"no history at {p}: expected a history store ({store.MARKER}) or a "
-                        f"folder of jobs with {LABELS_CSV}")
-    parts = [x for x in parts if x[2]]
-    if not parts:
-        raise DataError(f"the history at {p} holds no runs")
-    order = sorted(range(len(parts)), key=lambda i: (parts[i][1], i))
-    runs, columns = [], {c: [] for c in LABEL_COLUMNS}
-    for rank, i in enumerate(order):
-        label, time_utc, label_runs = parts[i]
-        runs.extend(label_runs)
-        for col, value in zip(LABEL_COLUMNS, (label, time_utc, rank, len(parts) - 1 - rank),
-                              strict=True):
-            columns[col].extend([value] * len(label_runs))
-    frame = runs_frame(runs)
-    for col in LABEL_COLUMNS:
-        frame[col] = columns[col]
-    design = _common_design(designs)
-    design["history"] = {"labels": [parts[i][0] for i in order], "warnings": notes}
-    return Experiment(name or p.name, p, tuple(runs), frame, design, tuple(errors))
-
-
-def _common_design(designs: Sequence[dict]) -> dict:
-    """The design entries every job shares (repetitions, warm-up, ...), for the Methods."""
-    if not designs:
-        return {}
-    keys = set.intersection(*(set(d) for d in designs))
-    return {k: designs[0][k] for k in sorted(keys)
-            if k not in ("name", "description", "history")
-            and all(d[k] == designs[0][k] for d in designs)}
-
-
-def _read_jobs(folder: Path) -> tuple[list[tuple[str, str, list]], list[PerfkitError],
-                                      list[dict]]:
-    path = folder / LABELS_CSV
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        missing = [c for c in ("label", "time_utc", "job_dir") if c not in (reader.fieldnames
-                                                                            or [])]
-        if missing:
-            raise DataError(f"{path}:1: expected columns label, time_utc, job_dir, found "
-                            f"{', '.join(reader.fieldnames or []) or 'none'}")
-        rows = list(reader)
-    parts, errors, designs, seen = [], [], [], set()
-    for line, row in enumerate(rows, start=2):
-        label, job = (row.get("label") or "").strip(), (row.get("job_dir") or "").strip()
-        if not label or label in seen:
-            raise DataError(f"{path}:{line}: expected a new label, found {label!r}")
-        seen.add(label)
-        job_path = folder / job
-        if not job or not job_path.is_dir():
-            raise DataError(f"{path}:{line}: expected a job folder, found {job!r}")
-        try:
-            when = store.utc_text(row.get("time_utc"), "time_utc")
-        except PerfkitError:
-            raise DataError(f"{path}:{line}: expected an ISO 8601 time_utc, found "
-                            f"{row.get('time_utc')!r}") from None
-        exp = load_experiment(job_path)
-        errors.extend(exp.errors)
-        designs.append(dict(exp.design or {}))
-        parts.append((label, when, list(exp.runs)))
-    return parts, errors, designs
-
-
-def labels_of(history: Experiment) -> list[str]:
-    """The labels of a history in series order."""
-    return list(history.design["history"]["labels"])
-
-
-def history_rows(history: Experiment, where: dict | None = None) -> RunSet:
-    """The analysis rows (one per run; Locust: its Aggregated row) matching ``where``."""
-    return history.rows(where)
+from perfkit.stats.orderstats import interpolated_median_ci
 
 
 # -- the series and its change points ---------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class Point:
-    """One label of a series: its runs, the failed ones left out, and their median with an
-    order-statistic interval of coverage ``coverage`` (the requested level from 6 runs; below
-    that the range of the runs, whose coverage is 1 - 2^(1-n))."""
+    """One label of a series: its runs and their median with the order-statistic interval of
+    :func:`perfkit.stats.orderstats.interpolated_median_ci` (the rule of every median of runs:
+    interpolated to the requested level from 6 runs at 95%, the range of 5 runs at 93.75%, no
+    interval below: NaN bounds), ``coverage`` the coverage it achieves.
+
+    Failed and saturated runs follow the comparison's rule
+    (:func:`perfkit.analysis.compare.ranked_worst`): where failing makes the metric worse they
+    rank worst in the median and its interval (``n_failed``), else they keep their value; a
+    run without a value ranks worst. ``values`` are the finished runs' positive values (the
+    change points take their logs); ``warnings`` say what the interval covers."""
 
     label: str
     time_utc: str
@@ -160,6 +74,7 @@ class Point:
     ci_high: float
     coverage: float
     values: tuple[float, ...]
+    warnings: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,8 +110,11 @@ class HistoryAnalysis:
         method = self.series[0].change.method if self.series else ""
         return (f"The history of {self.metric.label} ({self.name}) was analysed label by label "
                 f"(one value per run; each label's median with a distribution-free "
-                f"order-statistic interval, {self.confidence:.0%} from 6 runs, else the range "
-                f"of its runs); change points: {method}.")
+                f"order-statistic interval interpolated to {self.confidence:.0%} "
+                f"(Hettmansperger and Sheather 1986), or the range of the runs with its "
+                f"achieved coverage when they are too few for that (5 runs at 95%: 93.75%), "
+                f"none when even the range falls short; failed runs ranked worst where failing "
+                f"makes the metric worse); change points: {method}.")
 
     def to_frame(self) -> pd.DataFrame:
         """One row per load level and label: runs, median with interval, segment, change."""
@@ -287,8 +205,9 @@ def analyse(history: Experiment, metric: Metric, *, by: Any = "auto",
                             lower_is_better=metric.lower_is_better, seed=seed)
         series.append(Series(key, tuple(points), cps))
     notes = list(history.design["history"].get("warnings", []))
+    notes += _point_notes(metric, series)
     return HistoryAnalysis(history.name, metric, tuple(keys), tuple(series), confidence, alpha,
-                           tuple(notes))
+                           tuple(dict.fromkeys(notes)))
 
 
 def _levels(rows: RunSet, keys: Sequence[str]) -> list[tuple]:
@@ -308,21 +227,43 @@ def _point(rows: RunSet, label: str, metric: Metric, confidence: float) -> Point
     if not len(rows):
         return None
     values = rows.values(metric.name)
-    failed = np.array([s.counts_as_failed for s in runstatus.run_statuses(rows, metric)])
-    ok = values[np.isfinite(values) & ~failed & (values > 0)]
+    worst = ranked_worst(runstatus.run_statuses(rows, metric), metric) | ~np.isfinite(values)
+    kept = worst | (values > 0)  # a finished value <= 0 has no log: left out, as before
+    ranked = np.where(worst, math.inf if metric.lower_is_better else -math.inf, values)[kept]
     time_utc = str(rows.frame["time_utc"].iloc[0])
-    n = len(ok)
-    if n >= 6 or n == 0:
-        ci = median_ci(ok, confidence) if n else None
-        low, high = (ci.low, ci.high) if ci else (math.nan, math.nan)
-        est = ci.estimate if ci else math.nan
-        coverage = ci.achieved_confidence if ci else math.nan
-    else:
-        est = float(np.median(ok))
-        low, high = (float(ok.min()), float(ok.max())) if n > 1 else (math.nan, math.nan)
-        coverage = 1 - 2.0 ** (1 - n) if n > 1 else math.nan
-    return Point(label, time_utc, len(rows), len(rows) - n, est, low, high, coverage,
-                 tuple(float(v) for v in ok))
+    finished = values[kept & ~worst]
+    if not len(ranked):
+        return Point(label, time_utc, len(rows), int(worst.sum()), math.nan, math.nan,
+                     math.nan, math.nan, ())
+    ci = interpolated_median_ci(ranked, confidence)
+    none = ci.low == -math.inf and ci.high == math.inf  # too few runs for any interval
+    return Point(label, time_utc, len(rows), int(worst.sum()), ci.estimate,
+                 math.nan if none else ci.low, math.nan if none else ci.high,
+                 math.nan if none else ci.achieved_confidence,
+                 tuple(float(v) for v in finished), ci.warnings)
+
+
+def _point_notes(metric: Metric, series: Sequence[Series]) -> list[str]:
+    """What the points' intervals cover, and how failed runs entered them, once per kind."""
+    found: dict[str, list[str]] = {}
+    for s in series:
+        for p in s.points:
+            for w in p.warnings:
+                found.setdefault(w, []).append(p.label)
+    notes = [f"{_names(labels)}: {w}" for w, labels in found.items()]
+    failed = [p.label for s in series for p in s.points if p.n_failed]
+    if failed:
+        n = sum(p.n_failed for s in series for p in s.points)
+        notes.append(f"{n} run(s) of {_names(failed)} failed, did not keep up or have no value "
+                     f"of {metric.name}: ranked worst in their label's median and interval, "
+                     "left out of the change points")
+    return notes
+
+
+def _names(labels: Sequence[str]) -> str:
+    labels = list(dict.fromkeys(labels))
+    head = ", ".join(labels[:4]) + (f" and {len(labels) - 4} more" if len(labels) > 4 else "")
+    return f"label{'s' if len(labels) > 1 else ''} {head}"
 
 
 # -- gates over the history -------------------------------------------------------------------
@@ -357,6 +298,15 @@ def gates(history: Experiment, analysis: HistoryAnalysis, max_regression: float,
                                n_sim=n_sim, seed=seed)
             out.append(HistoryGate(s.key, names[i], tuple(base_labels), result))
     return out
+
+
+def latest_gates(items: Sequence[HistoryGate]) -> list[HistoryGate]:
+    """At every load level, the gate of its newest gated label (in the order of ``items``, as
+    :func:`gates` lists them: one per load level, whatever its verdict)."""
+    newest: dict[tuple, HistoryGate] = {}
+    for item in items:
+        newest[tuple(item.key)] = item  # gates lists each level's labels in series order
+    return list(newest.values())
 
 
 def _baseline(series: Series, names: list[str], i: int) -> list[str]:

@@ -87,7 +87,7 @@ def compare(base: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarra
             alpha: float = 0.05, *, confidence: float = 0.95, lower_is_better: bool = True,
             failed_base: Sequence[bool] | np.ndarray | None = None,
             failed_new: Sequence[bool] | np.ndarray | None = None,
-            exclude_failed: str | None = None) -> Comparison:
+            exclude_failed: str | None = None, family: int = 1) -> Comparison:
     """Compare per-run values of a base and a new configuration.
 
     Parameters
@@ -106,6 +106,10 @@ def compare(base: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarra
         Runs to treat as failed although they have a value (e.g. saturated runs).
     exclude_failed : str, optional
         Drop failed runs instead of ranking them, for this stated reason (echoed in warnings).
+    family : int
+        Comparisons Holm adjusts together with this one (the rows of one table). Only the
+        runs the "run more" warning names depend on it (Holm's first step: the smallest p
+        times ``family`` below ``alpha``); ``p_value`` and ``significant`` are this test's own.
 
     Returns
     -------
@@ -166,7 +170,7 @@ def compare(base: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarra
     fields.update(p_value=test.p_value, p_method=test.method, min_attainable_p=min_p,
                   significant=bool(test.p_value < alpha) if testable else None)
     if not testable:
-        warnings.append(_too_few(len(b), len(n), alpha, min_p))
+        warnings.append(_too_few(len(b), len(n), alpha, min_p, family))
     fields.update(_ratio(b, n, null, alpha, testable, warnings))
     return Comparison(len(b), len(n), alpha=alpha, warnings=tuple(warnings), **counts, **fields)
 
@@ -219,9 +223,10 @@ def _log(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _too_few(n_b: int, n_n: int, alpha: float, min_p: float) -> str:
-    need = runs_needed(alpha)
-    hint = f" (>= {need} vs {need})" if need is not None else ""
+def _too_few(n_b: int, n_n: int, alpha: float, min_p: float, family: int = 1) -> str:
+    need = runs_needed(alpha, family=family)
+    holm = f" for Holm over {family} comparisons" if family > 1 else ""
+    hint = f" (>= {need} vs {need}{holm})" if need is not None else ""
     return (f"{n_b} vs {n_n} runs cannot reach p < {alpha:g} (smallest p {_fmt_p(min_p)}): "
             f"run more{hint}")
 

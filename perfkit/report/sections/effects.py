@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
 
 from perfkit.analysis import ComparisonTable, RunSet, metric
-from perfkit.analysis.effects import FactorialResult, ab_comparisons, factorial_effects
+from perfkit.analysis.effects import (
+    FactorialResult,
+    ab_comparisons,
+    factorial_effects,
+    headline_effects,
+)
 from perfkit.formatting import fmt_ci, level_text
 from perfkit.report.nb import Answer
 
@@ -60,23 +64,32 @@ def display_frame(table: ComparisonTable) -> pd.DataFrame:
 
 
 def forest_rows(result: FactorialResult) -> pd.DataFrame:
-    """The effect rows, labelled for a forest plot (``label``, ``level``, ratio and CI)."""
-    rows = result.to_frame()
-    rows = rows[~rows["term"].isin(["error", "block"])].copy()
-    rows["label"] = rows["term"].str.replace(":", " × ")
-    per = list(result.per)
-    rows["level"] = (rows[per].apply(lambda r: ", ".join(level_text(v) for v in r), axis=1)
-                     if per else "all runs")
-    p = rows["p_value_holm"] if "p_value_holm" in rows else rows["p_value"]
-    rows["significant"] = p < result.alpha
-    rows["by_key"] = result.effects.loc[
-        ~result.effects["term"].isin(["error", "block"]), "by"].to_numpy()
-    return rows
+    """The effect rows (:meth:`FactorialResult.effect_frame`: ratio and CI, ``significant``,
+    ``verdict``) labelled for a forest plot (``label``, ``level``)."""
+    return _labelled(result, result.effect_frame())
+
+
+def _labelled(result: FactorialResult, rows: pd.DataFrame) -> pd.DataFrame:
+    return rows.assign(label=[_label(t) for t in rows["term"]],
+                       level=[_level(result, r) for _, r in rows.iterrows()])
+
+
+def _label(term: str) -> str:
+    return term.replace(":", " × ")
+
+
+def _level(result: FactorialResult, row: pd.Series) -> str:
+    return ", ".join(level_text(row[c]) for c in result.per) if result.per else "all runs"
 
 
 def variation_height_in(result: FactorialResult) -> float:
     levels = result.effects["by"].nunique(dropna=False)
     return 1.5 + 0.3 * levels
+
+
+def variation_caption(result: FactorialResult) -> str:
+    return (f"Allocation of the variation of log {result.metric.name} per "
+            f"{', '.join(result.per) or 'experiment'} ({result.n_runs} runs)")
 
 
 def variation_table(result: FactorialResult) -> pd.DataFrame:
@@ -106,35 +119,30 @@ def answers(tables: Sequence[ComparisonTable], results: Sequence[FactorialResult
             limit: int = MAX_HEADLINE_EFFECTS) -> list[Answer]:
     """The largest significant factorial effects (ratio with CI), each with the warnings that
     travel with it (an interaction, a value on a timeout cap), and the A/B verdict counts."""
-    found = []
-    for result in results:
-        rows = forest_rows(result)
-        for _, r in rows[rows["significant"]].iterrows():
-            found.append((result, r))
-    found.sort(key=lambda item: -abs(np.log(item[1]["ratio"])))
+    found, more = headline_effects(results, limit)
     out = []
-    for result, r in found[:limit]:
-        where = f" at {', '.join(result.per)} = {r['level']}" if result.per else ""
-        key = r["by_key"] if "by_key" in r else None
-        caveats = list(result.level_warnings.get(key, ()))
-        verdict = result.metric.verdict(r["ratio"])
+    for result, r in found:
+        label = _label(r["term"])
+        where = f" at {', '.join(result.per)} = {_level(result, r)}" if result.per else ""
+        caveats = list(result.level_warnings.get(r["level_key"], ()))
+        verdict = r["verdict"]
         if not r["interpretable_alone"]:
             verdict += ", not interpretable alone"
-            caveats.insert(0, f"{r['label']} interacts with another factor{where}: read the "
+            caveats.insert(0, f"{label} interacts with another factor{where}: read the "
                               "simple effects")
-        out.append(Answer(f"Effect of {r['label']} on {result.metric.label}{where}",
+        out.append(Answer(f"Effect of {label} on {result.metric.label}{where}",
                           f"x{fmt_ci(r['ratio'], r['ratio_ci_low'], r['ratio_ci_high'])} "
-                          "(high / low)", verdict, _n(result, key), tuple(caveats)))
-    if len(found) > limit:
-        out.append(Answer("Other significant effects", f"{len(found) - limit} more (smaller)",
+                          "(high / low)", verdict, _n(result, r["level_key"]), tuple(caveats)))
+    if more:
+        out.append(Answer("Other significant effects", f"{more} more (smaller)",
                           "", "", ("see the forest plots of the tuning-effects page",)))
+    names = {"~": "no significant change"}
     for table in tables:
-        counts = pd.Series([r.verdict for r in table.rows]).value_counts()
-        names = {"~": "no significant change"}
-        untestable = [w for r in table.rows for w in r.warnings if "not testable" in w][:1]
+        note = table.not_testable_note()
         out.append(Answer(f"A/B: each factor high vs low, {table.metric.label}",
-                          ", ".join(f"{names.get(v, v)}: {n}" for v, n in counts.items()),
-                          "", f"{table.family} comparisons", tuple(untestable)))
+                          ", ".join(f"{names.get(v, v)}: {n}"
+                                    for v, n in table.verdict_counts().items()),
+                          "", f"{table.family} comparisons", (note,) if note else ()))
     if not out:
         out.append(Answer("Tuning effects", "no effect is significant at the chosen alpha"))
     return out
@@ -188,15 +196,17 @@ def variation_figure(result: FactorialResult):
 
 # -- text around the results ----------------------------------------------------------------------
 def methods(exp, tables: Sequence[ComparisonTable], results: Sequence[FactorialResult],
-            aa_exp=None, aa_tables: Sequence[ComparisonTable] = ()) -> dict:
+            calibration=None) -> dict:
     """The Methods records of the experiments this page analyses, with the analyses' own
-    description of their method."""
+    description of their method (``calibration``: the page's A/A part, if any)."""
     from perfkit.report.sections.common import methods as records
 
     out = records([exp], [*(t.describe() for t in tables[:1]),
                           *(r.describe() for r in results[:1])])
-    if aa_exp is not None:
-        out.update(records([aa_exp], [t.describe() for t in aa_tables[:1]]))
+    if calibration is not None:
+        aa = calibration.result
+        out.update(records([calibration.experiment],
+                           [*(t.describe() for t in aa.designed[:1]), aa.describe()]))
     return out
 
 
@@ -222,9 +232,7 @@ def present_factorial(result: FactorialResult):
 
 def forest_alt(result: FactorialResult) -> str:
     rows = forest_rows(result)
-    sig = rows[rows["significant"]]
-    order = sig["ratio"].map(lambda r: abs(np.log(r))).sort_values(ascending=False).index
-    sig = sig.loc[order]
+    sig = _labelled(result, result.ranked())
     biggest = (f"; the largest significant effect is {sig.iloc[0]['label']} "
                f"(x{sig.iloc[0]['ratio']:.3g}) at {sig.iloc[0]['level']}" if len(sig) else "")
     return (f"Forest plot of {len(rows)} effects on {result.metric.label} as ratios on a log "

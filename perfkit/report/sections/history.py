@@ -17,7 +17,7 @@ import pandas as pd
 from perfkit import present_gate
 from perfkit.analysis import Experiment, metric
 from perfkit.analysis import history as hist
-from perfkit.formatting import fmt_num, fmt_p, pct_change
+from perfkit.formatting import fmt_num, fmt_p, pct, pct_change
 from perfkit.report import paths
 from perfkit.report.nb import Answer
 
@@ -36,14 +36,10 @@ def analyse(history: Experiment, metrics: Sequence[str], select: Mapping[str, An
                          seed=seed) for m in metrics]
 
 
-def labels_table(history: Experiment) -> pd.DataFrame:
-    """One row per label: its time, runs, tool and the job it came from."""
-    f = history.frame
-    out = (f.groupby("label", sort=False)
-           .agg(time_utc=("time_utc", "first"), runs=("label", "size"),
-                tool=("tool", lambda s: ", ".join(sorted(set(map(str, s))))))
-           .reset_index())
-    return out
+def labels_table(history: Experiment, select: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """One row per label: its time, runs (the analysis rows the series count) and tools
+    (:func:`perfkit.analysis.history.labels_frame`)."""
+    return hist.labels_frame(history, dict(select or {}))
 
 
 # -- figure ------------------------------------------------------------------------------------
@@ -65,10 +61,11 @@ def series_figure(analysis: hist.HistoryAnalysis):
         med = np.array([p.median for p in s.points])
         low = np.array([p.ci_low for p in s.points])
         high = np.array([p.ci_high for p in s.points])
-        err = np.vstack([med - np.where(np.isnan(low), med, low),
-                         np.where(np.isnan(high), med, high) - med])
-        ax.errorbar(x, med, yerr=err, linestyle="none", marker=st["marker"], color=st["color"],
-                    capsize=2, label="median, interval")
+        shown = np.isfinite(med)  # a median of mostly failed runs is infinite: not drawn
+        err = np.vstack([med - np.where(np.isfinite(low), low, med),
+                         np.where(np.isfinite(high), high, med) - med])
+        ax.errorbar(x[shown], med[shown], yerr=err[:, shown], linestyle="none",
+                    marker=st["marker"], color=st["color"], capsize=2, label="median, interval")
         for seg in s.change.segments:
             ax.hlines(seg.median, seg.start - 0.4, seg.end - 0.6, color=style.OKABE_ITO["black"],
                       linewidth=1.0, label="segment median" if seg.start == 0 else None)
@@ -96,11 +93,16 @@ def series_caption(analysis: hist.HistoryAnalysis) -> str:
     s0 = analysis.series[0] if analysis.series else None
     runs = sum(p.n_runs for s in analysis.series for p in s.points)
     n_labels = len(s0.points) if s0 else 0
+    covers = sorted({p.coverage for s in analysis.series for p in s.points
+                     if np.isfinite(p.coverage)})
+    cover = ("no label has enough runs for one" if not covers else
+             f"coverage {pct(covers[0])}" if len(covers) == 1 else
+             f"coverage {pct(covers[0])} to {pct(covers[-1])}")
     return (f"{analysis.metric.label} over {n_labels} labels of {analysis.name} ({runs} runs): "
-            f"grey dots are runs, markers each label's median with the range of its runs (an "
-            f"order-statistic interval, {analysis.confidence:.0%} from 6 runs); black steps "
-            f"are the segments' medians, dashed lines the change points found by E-divisive "
-            f"means (permutation tests shuffling labels, alpha {analysis.alpha:g}).")
+            f"grey dots are runs, markers each label's median with its order-statistic "
+            f"interval ({cover}; the table gives each label's); black steps are the segments' "
+            f"medians, dashed lines the change points found by E-divisive means (permutation "
+            f"tests shuffling labels, alpha {analysis.alpha:g}).")
 
 
 def series_alt(analysis: hist.HistoryAnalysis) -> str:
@@ -162,7 +164,8 @@ def describe(analyses: Sequence[hist.HistoryAnalysis], max_regression: float,
 
 def answers(analyses: Sequence[hist.HistoryAnalysis],
             gate_items: Mapping[str, Sequence[hist.HistoryGate]]) -> list[Answer]:
-    """Per metric: its change points with ratios and CIs, and the newest label's gate."""
+    """Per metric: its change points with ratios and CIs, and at every load level the gate of
+    its newest label (:func:`perfkit.analysis.history.latest_gates`)."""
     out = []
     for a in analyses:
         for s in a.series:
@@ -176,15 +179,14 @@ def answers(analyses: Sequence[hist.HistoryAnalysis],
                               found or "no change point", f"{len(s.change.change_points)} "
                               "change point(s)", f"{len(s.points)} labels, {runs} runs",
                               s.change.warnings))
-        items = list(gate_items.get(a.metric.name, ()))
-        if items:
-            g = items[-1]
-            row = g.result.rows[0]
-            c = row.row.comparison
-            out.append(Answer(f"Did the newest label ({g.label}) regress in {a.metric.label} "
-                              f"against {present_gate.span(g.baseline)}?",
-                              present_gate.change(c.ratio, c.ratio_ci_low, c.ratio_ci_high),
-                              present_gate.gate_status(row), f"{c.n_base} vs {c.n_new} runs",
-                              (row.reason,)))
+        for g in hist.latest_gates(gate_items.get(a.metric.name, ())):
+            where = present_gate.key_text(a.keys, g.key)
+            for row in g.result.rows:
+                c = row.row.comparison
+                out.append(Answer(f"Did the newest label ({g.label}) regress in "
+                                  f"{a.metric.label}" + (f" at {where}" if where else "")
+                                  + f" against {present_gate.span(g.baseline)}?",
+                                  present_gate.change(c.ratio, c.ratio_ci_low, c.ratio_ci_high),
+                                  present_gate.gate_status(row), f"{c.n_base} vs {c.n_new} runs",
+                                  (row.reason,)))
     return out
-

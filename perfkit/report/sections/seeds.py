@@ -127,7 +127,7 @@ def runs_figure(result: ClaimResult, palette=None):
     labels = [a[0] for a in arms]
     colours = palette(labels) if palette is not None else None
     c = rep.row.comparison
-    key_runs = [_at(rs, rep) for _, rs, _ in arms]
+    key_runs = [_at(rs, rep, side) for _, rs, side in arms]
     all_values = []
     for x, ((label, _, side), (values, worst)) in enumerate(zip(arms, key_runs, strict=True)):
         st = colours.style(label) if colours is not None else plots.style.series_style(x)
@@ -175,16 +175,13 @@ def arm_levels(rep: Replication) -> tuple[str, tuple[str, str]]:
                                   for side in sides)
 
 
-def _at(rows, rep: Replication) -> tuple[np.ndarray, np.ndarray]:
-    """The arm's per-run values at the claim's load level, and which runs the test ranks
-    worst (failed, or a wrk2 run that did not keep up, on a latency)."""
-    from perfkit.analysis import run_statuses
+def _at(rows, rep: Replication, side: str) -> tuple[np.ndarray, np.ndarray]:
+    """The arm's per-run values at the claim's load level, and which runs the test ranked
+    worst (the comparison row's flags: failed, or a wrk2 run that did not keep up)."""
     from perfkit.analysis.compare import cell_runs
 
     cell = cell_runs(rows, rep.table.keys, rep.row.key)
-    worst = [s.counts_as_failed and rep.metric.failed_is_worst
-             for s in run_statuses(cell, rep.metric)]
-    return cell.values(rep.metric.name), np.array(worst, dtype=bool)
+    return cell.values(rep.metric.name), np.array(getattr(rep.row, f"worst_{side}"), dtype=bool)
 
 
 def _published_points(result: ClaimResult) -> list[tuple[int, float]]:
@@ -298,10 +295,8 @@ def table_caption(rep: Replication) -> str:
 
 
 def threats(analysis: SeedsAnalysis, data_root: str = "") -> list[str]:
-    """Threats to validity of the repeated experiments (a zero value in a metric's log is
-    left out by the block check; numpy's warning about it is silenced here)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return common.threats(experiments(analysis, data_root))
+    """Threats to validity of the repeated experiments."""
+    return common.threats(experiments(analysis, data_root))
 
 
 def present_verdicts(frame: pd.DataFrame, caption: str):
