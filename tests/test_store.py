@@ -197,3 +197,31 @@ def test_no_cache_is_written_when_disabled(tree, monkeypatch):
     monkeypatch.setenv("PERFKIT_CACHE", "1")
     perfkit.load(tree)
     assert _cache_files(tree)
+
+
+def test_an_unchanged_tree_is_not_listed_again(tree, monkeypatch):
+    """The second load stats each directory instead of scanning it (the root, which gained
+    .perfkit/ after its listing was taken, is the one scan left)."""
+    monkeypatch.setattr(run_cache, "RACY_NS", 0)  # the fixture's ctimes are seconds old
+    first = perfkit.load(tree, cache=True)
+    scanned = []
+    real = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda p=".": (scanned.append(str(p)), real(p))[1])
+    assert _same(first, perfkit.load(tree, cache=True))
+    assert [p for p in scanned if ".perfkit" not in p] == [str(tree)]
+
+
+def test_an_entry_added_under_restored_directory_times_is_still_seen(tree):
+    """Creating a file moves its directory's mtime and ctime; `touch -d` can put the mtime
+    back, never the ctime: the directory is scanned again and its new file loaded."""
+    perfkit.load(tree, cache=True)
+    run_dir = tree / "locust" / "clean_u20"
+    st = run_dir.stat()
+    extra = next(p for p in run_dir.rglob("*_stats.csv"))
+    shutil.copy(extra, extra.with_name("again_stats.csv"))
+    os.utime(extra.parent, ns=(st.st_atime_ns, st.st_mtime_ns))
+    runs = perfkit.scan(tree, cache=True)
+    expected = perfkit.scan(tree, cache=False)
+    assert len(runs.runs) == len(expected.runs)
+    assert [str(e) for e in runs.errors] == [str(e) for e in expected.errors]
+    assert _same(runs.runs, expected.runs)

@@ -9,6 +9,9 @@ the one they were parsed from, and re-parses the rest:
   a different sha256 re-parses it. As in git's index, a file modified within
   :data:`RACY_NS` of the last cache write could share its timestamps with an edit: it is always
   hashed. An added or removed file changes the list: the directory is re-parsed;
+- the walk itself is remembered: a directory whose mtime and ctime are unchanged (and outside
+  the racy window) has the listing it had, so one ``stat`` replaces its scan
+  (:class:`perfkit.ingest.discover.Listings`); its files are still each checked as above;
 - a directory that gave an error is never cached, so its error is reported on every load;
 - the cache is one file, ``runs-<sha256 of its bytes>.parquet``, written to a temporary file
   and renamed (a crash leaves the previous cache or none); a file whose bytes do not match its
@@ -41,7 +44,9 @@ from perfkit.model import Run
 CACHE_DIR = os.path.join(".perfkit", "cache")
 #: a file changed less than this before the cache was written is always re-hashed
 RACY_NS = 2_000_000_000
-_VERSION = f"{TABLE_VERSION}/{__version__}"
+#: the layout of the cache file around the run table (its index and listings)
+CACHE_LAYOUT = "2"
+_VERSION = f"{TABLE_VERSION}/{CACHE_LAYOUT}/{__version__}"
 
 #: (relative path, size, mtime_ns, ctime_ns, sha256) of one file of a run directory
 FileKey = list
@@ -75,6 +80,10 @@ class RunCache:
         self.written_ns = 0
         self.new_index: dict[str, list[FileKey]] = {}
         self.new_runs: dict[str, list[Run]] = {}
+        #: relative directory -> [mtime_ns, ctime_ns, file names, subdirectory names]
+        self.listings: dict[str, list] = {}
+        self.new_listings: dict[str, list] = {}
+        self._times: dict[str, tuple[int, int]] = {}
         self.changed = False
         self._read()
 
@@ -97,14 +106,17 @@ class RunCache:
                                  f"({meta.get(b'perfkit.cache_version', b'?').decode()})")
             if meta.get(b"perfkit.root", b"").decode() != self.root:
                 return  # the same data under another path spelling: parse once, rewrite
-            self.index = json.loads(meta[b"perfkit.index"])
+            state = json.loads(pa.decompress(
+                meta[b"perfkit.state"], int(meta[b"perfkit.state_size"]), codec="zstd",
+                asbytes=True))
+            self.index, self.listings = state["index"], state["listings"]
             self.written_ns = int(meta[b"perfkit.written_ns"])
             dirs = table.column("_dir").to_pylist()
             runs = table_to_runs(table.drop_columns(["_dir"]))
         except Exception as exc:  # noqa: BLE001 - any damage: never trust it
             warnings.warn(f"{path}: run cache ignored and rebuilt: {exc}", CacheWarning,
                           stacklevel=4)
-            self.index, self.changed = {}, True
+            self.index, self.listings, self.changed = {}, {}, True
             return
         for d, run in zip(dirs, runs, strict=True):
             self.runs.setdefault(d, []).append(run)
@@ -114,6 +126,38 @@ class RunCache:
         if path.startswith(self._prefix):
             return path[len(self._prefix):]
         return "." if path == self.root else os.path.relpath(path, self.root)
+
+    def listing(self, directory: str) -> tuple[list[str], list[str]] | None:
+        """The remembered listing of ``directory`` if its times are unchanged, else None (and
+        the times just read are kept for :meth:`remember`: taken before the scan, so an entry
+        added during it moves the directory past them and is seen on the next load)."""
+        try:
+            st = os.stat(directory)
+        except OSError:
+            return None
+        rel = self._rel(directory)
+        known = self.listings.get(rel)
+        racy_after = self.written_ns - RACY_NS
+        if (known is None or known[0] != st.st_mtime_ns or known[1] != st.st_ctime_ns
+                or st.st_mtime_ns >= racy_after or st.st_ctime_ns >= racy_after):
+            self._times[rel] = (st.st_mtime_ns, st.st_ctime_ns)
+            return None
+        self.new_listings[rel] = known
+        return known[2], known[3]
+
+    def remember(self, directory: str, files: list[str], dirs: list[str]) -> None:
+        """Keep the fresh listing of ``directory`` with the times read before its scan."""
+        rel = self._rel(directory)
+        times = self._times.pop(rel, None)
+        if times is None:
+            return
+        known = self.listings.get(rel)
+        self.new_listings[rel] = [*times, files, dirs]
+        # new entries rewrite the cache; new times alone (the root gaining .perfkit/, a
+        # directory touched) do not: they are kept when the cache is next written, and until
+        # then that directory is scanned again
+        if known is None or known[2:] != [files, dirs]:
+            self.changed = True
 
     def lookup(self, directory: str, entries: Sequence[tuple[str, os.stat_result]]
                ) -> list[Run] | None:
@@ -165,16 +209,22 @@ class RunCache:
 
     def save(self) -> None:
         """Write the new cache atomically if anything changed (silently not, if read-only)."""
-        if not self.changed and self.new_index.keys() == self.index.keys():
+        if (not self.changed and self.new_index.keys() == self.index.keys()
+                and self.new_listings.keys() == self.listings.keys()):
             return
         dirs = [d for d, runs in self.new_runs.items() for _ in runs]
         runs = [r for d in self.new_runs for r in self.new_runs[d]]
         table = runs_to_table(runs).append_column("_dir", pa.array(dirs, type=pa.string()))
         meta = dict(table.schema.metadata or {})
+        # the index and the listings, compressed: Arrow keeps schema metadata twice in the
+        # file (raw and in its serialized schema), and every read parses both
+        raw = json.dumps({"index": self.new_index, "listings": self.new_listings},
+                         separators=(",", ":")).encode()
+        state, size = pa.compress(raw, codec="zstd", asbytes=True), len(raw)
         meta.update({b"perfkit.cache_version": _VERSION.encode(),
                      b"perfkit.root": self.root.encode(),
                      b"perfkit.written_ns": str(self.started_ns).encode(),
-                     b"perfkit.index": json.dumps(self.new_index).encode()})
+                     b"perfkit.state": state, b"perfkit.state_size": str(size).encode()})
         table = table.replace_schema_metadata(meta)
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink, compression="zstd")

@@ -1,17 +1,25 @@
-"""Find run directories and their files with one ``os.scandir`` per directory.
+"""Find run directories and their files.
 
-:func:`walk` yields ``(directory, files)``: a directory holding a manifest (``manifest.json``
-or ``meta.json``) is one run and takes every file below it (Locust's CSVs may sit in a
-subdirectory); other directories give their own files and are searched further, in sorted
-order. Hidden files and directories (``.perfkit/``, ``runs/.aborted/``) are never listed.
-Each file comes with its ``os.stat_result`` (from the same scan), which the run store uses as
-its first check that a file has not changed.
+:func:`walk` yields ``(directory, files, manifest)``: a directory holding a manifest
+(``manifest.json`` or ``meta.json``) is one run and takes every file below it (Locust's CSVs
+may sit in a subdirectory); other directories give their own files and are searched further,
+in sorted order. Hidden files and directories (``.perfkit/``, ``runs/.aborted/``) are never
+listed. Each file comes with its ``os.stat_result``, which the run store uses as its first check
+that a file has not changed.
+
+A directory is listed with one ``os.scandir``, unless a :class:`Listings` memo (the run store's)
+still holds its listing: a directory whose mtime and ctime are unchanged has the same entries
+(creating, removing or renaming an entry updates them), so one ``stat`` of the directory
+replaces the scan. Its files are still each ``stat``-ed: an edit in place changes a file's
+times, not its directory's.
 """
 
 from __future__ import annotations
 
 import os
+import stat as stat_module
 from collections.abc import Iterator
+from typing import Protocol
 
 from perfkit.ingest.manifest import MANIFEST_NAMES
 
@@ -19,8 +27,22 @@ from perfkit.ingest.manifest import MANIFEST_NAMES
 Entry = tuple[str, os.stat_result]
 
 
-def _scan(directory: str) -> tuple[list[os.DirEntry], list[os.DirEntry]]:
-    """Visible files and subdirectories of ``directory`` (unreadable: none)."""
+class Listings(Protocol):
+    """A memo of directory listings (see the module docstring)."""
+
+    def listing(self, directory: str) -> tuple[list[str], list[str]] | None:
+        """(file names, subdirectory names) if ``directory`` is known unchanged, else None."""
+
+    def remember(self, directory: str, files: list[str], dirs: list[str]) -> None:
+        """Record a fresh listing of ``directory``."""
+
+
+def _scan(directory: str, memo: Listings | None) -> tuple[list[str], list[str]]:
+    """Visible file and subdirectory names of ``directory`` (unreadable: none)."""
+    if memo is not None:
+        known = memo.listing(directory)
+        if known is not None:
+            return known
     files, dirs = [], []
     try:
         with os.scandir(directory) as it:
@@ -29,48 +51,54 @@ def _scan(directory: str) -> tuple[list[os.DirEntry], list[os.DirEntry]]:
                     continue
                 try:
                     if not entry.is_dir():
-                        files.append(entry)
+                        files.append(entry.name)
                     elif not entry.is_symlink():  # as os.walk: linked directories not entered
-                        dirs.append(entry)
+                        dirs.append(entry.name)
                 except OSError:
                     continue
     except OSError:
-        pass
+        return [], []
+    dirs.sort()
+    if memo is not None:
+        memo.remember(directory, files, dirs)
     return files, dirs
 
 
-def _stat(entry: os.DirEntry) -> os.stat_result | None:
-    try:
-        return entry.stat()
-    except OSError:  # a broken symlink, a file removed meanwhile
-        return None
-
-
-def _entries(files: list[os.DirEntry]) -> list[Entry]:
+def _entries(directory: str, names: list[str]) -> list[Entry]:
     out = []
-    for e in files:
-        st = _stat(e)
-        if st is not None:
-            out.append((e.path, st))
+    stat = os.stat  # follows symlinks, as DirEntry.stat() did
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            out.append((path, stat(path)))
+        except OSError:  # a broken symlink, a file removed meanwhile
+            continue
     return out
 
 
-def _all_below(directory: str, files: list[os.DirEntry], dirs: list[os.DirEntry]) -> list[Entry]:
-    found = _entries(files)
-    for sub in sorted(d.path for d in dirs):
-        sub_files, sub_dirs = _scan(sub)
-        found.extend(_all_below(sub, sub_files, sub_dirs))
-    return found
+def _all_below(directory: str, entries: list[Entry], dirs: list[str],
+               memo: Listings | None) -> list[Entry]:
+    for name in dirs:
+        sub = os.path.join(directory, name)
+        files, subdirs = _scan(sub, memo)
+        entries.extend(_all_below(sub, _entries(sub, files), subdirs, memo))
+    return entries
 
 
-def walk(root: str) -> Iterator[tuple[str, list[Entry], str | None]]:
+def _manifest(entries: list[Entry]) -> str | None:
+    regular = {os.path.basename(p): p for p, st in entries if stat_module.S_ISREG(st.st_mode)}
+    return next((regular[n] for n in MANIFEST_NAMES if n in regular), None)
+
+
+def walk(root: str, memo: Listings | None = None
+         ) -> Iterator[tuple[str, list[Entry], str | None]]:
     """Run directories under ``root`` with their files and their manifest's path (or None)."""
-    files, dirs = _scan(root)
-    names = {e.name for e in files if e.name in MANIFEST_NAMES and e.is_file()}
-    if names:
-        manifest = next(n for n in MANIFEST_NAMES if n in names)
-        yield root, _all_below(root, files, dirs), os.path.join(root, manifest)
+    files, dirs = _scan(root, memo)
+    entries = _entries(root, files)
+    manifest = _manifest(entries) if any(n in files for n in MANIFEST_NAMES) else None
+    if manifest is not None:
+        yield root, _all_below(root, entries, dirs, memo), manifest
         return
-    yield root, _entries(files), None
-    for sub in sorted(d.path for d in dirs):
-        yield from walk(sub)
+    yield root, entries, None
+    for name in dirs:
+        yield from walk(os.path.join(root, name), memo)

@@ -230,9 +230,9 @@ def scan_directory(root: Path, fast: bool = True, cache: bool | None = None) -> 
     directories whose files did not change come from ``root/.perfkit/cache`` (see
     :mod:`perfkit.ingest.cache`); the others are parsed and the cache is updated.
     """
-    walked = list(walk(str(Path(root))))
     caching = _parser("cache")
     store = caching.RunCache(str(Path(root))) if caching.enabled(cache) else None
+    walked = list(walk(str(Path(root)), store))
     reused: dict[int, list[Run]] = {}
     todo = []
     for i, (directory, entries, manifest) in enumerate(walked):
