@@ -88,7 +88,7 @@ def test_caveats_name_closed_loop_tools_and_few_runs(wrk):
     table = latency.percentile_table(groups, (99.0,))
     text = " ".join(latency.caveats(groups, table))
     assert "wrk measure(s) in a closed loop" in text
-    assert "With 3 run(s) per configuration" in text
+    assert "With 3 run(s) per configuration the estimate is the median run" in text
 
 
 # -- scaling -----------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from scipy import stats as sps
 from perfkit.errors import PerfkitError
 from perfkit.model import ERROR_RATIO_WARN, SATURATION_RATIO, Run, percentile_column
 from perfkit.stats import percentile_ci_across_runs
+from perfkit.stats.acrossruns import FEW_RUNS_METHOD
 
 #: the column of the judged table flagging runs whose shortfall is in doubt (not a failure)
 IN_DOUBT = "in_doubt_"
@@ -144,7 +145,7 @@ def _column(table: pd.DataFrame, name: str) -> np.ndarray:
 # -- runs needed ----------------------------------------------------------------------------
 def _crit(method: str, n: float, confidence: float) -> float:
     tail = 0.5 + confidence / 2.0
-    if method in ("t_log", "order_stats"):
+    if method in ("t_log", FEW_RUNS_METHOD, "order_stats"):
         return float(sps.t.ppf(tail, n - 1))
     return float(sps.norm.ppf(tail))
 
@@ -155,8 +156,8 @@ def runs_needed(estimate_ms: float, low_ms: float, high_ms: float, n_runs: int, 
 
     The spread s comes from the interval's half-width on the log scale,
     h = (log(high) - log(low)) / 2 = crit(n) * s / sqrt(n), with crit Student's t on n - 1 df
-    (``t_log`` and ``order_stats``; for the median's order statistics this is an
-    approximation) or the normal quantile; the answer is the smallest n' > n with
+    (``t_log``, ``median_t_log`` and ``order_stats``; for the median's order statistics this
+    is an approximation) or the normal quantile; the answer is the smallest n' > n with
     crit(n') * s / sqrt(n') < |log(slo) - log(estimate)|. None when it cannot be estimated (one
     run, an infinite bound) or exceeds :data:`MAX_RUNS_NEEDED`.
     """

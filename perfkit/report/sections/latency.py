@@ -2,8 +2,9 @@
 
 Percentiles are never averaged across runs. The spectrum line and its band at each percentile
 come from one call of :func:`perfkit.stats.percentile_ci_across_runs`, so they always describe
-the same estimand: the pooled percentile (cluster bootstrap over runs, >= 10 runs with
-histograms) or the geometric mean of per-run percentiles (t-interval on logs, fewer runs).
+the same estimand: the median of the per-run percentiles (:data:`perfkit.stats.ESTIMAND`),
+with an order-statistic interval from 5 runs and, with 2-4 runs, a t interval on their logs
+and a warning.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from perfkit.model import Run
 from perfkit.report.nb import Answer
 from perfkit.report.sections.common import Experiment, config_labels
 from perfkit.stats import percentile_ci_across_runs, quantile_ci
+from perfkit.stats.acrossruns import FEW_RUNS, FEW_RUNS_METHOD
 
 #: percentiles drawn for a spectrum: dense enough for a smooth line on the tail axis
 SPECTRUM_GRID = (10.0, 25.0, 50.0, 68.4, 80.0, 90.0, 95.0, 96.8, 98.0, 99.0, 99.5, 99.68, 99.8,
@@ -163,12 +165,14 @@ def caveats(groups: Mapping[str, Sequence[Run]], across: pd.DataFrame) -> list[s
         out.append(f"{len(partial)} wrk2 run(s) have a histogram of the post-calibration part "
                    "only (wrk2 resets it after ~10 s): their percentiles describe the end of "
                    "each run.")
-    if len(across) and (across["method"] == "t_log").any():
-        n = int(across.loc[across["method"] == "t_log", "n_runs"].min())
-        out.append(f"With {n} run(s) per configuration the across-run interval is a t-interval "
-                   "on log per-run percentiles; it estimates the geometric mean of per-run "
-                   "percentiles (the typical run), not the pooled percentile. Run >= 10 "
-                   "repetitions for the cluster bootstrap.")
+    few = across["method"] == FEW_RUNS_METHOD if len(across) else pd.Series(dtype=bool)
+    if few.any():
+        n = int(across.loc[few, "n_runs"].min())
+        out.append(f"With {n} run(s) per configuration the estimate is the median run's "
+                   "percentile, but no distribution-free interval exists: the interval is a "
+                   "t interval on log per-run percentiles, which assumes a log-normal "
+                   f"run-to-run spread. Run >= {FEW_RUNS} repetitions for an order-statistic "
+                   "interval.")
     return out
 
 
@@ -209,7 +213,7 @@ def selection_table(groups: Mapping[str, Sequence[Run]]) -> pd.DataFrame:
 # -- text and figures around the results (a notebook cell is a call and a display) -------------
 def describe(table: pd.DataFrame) -> str:
     """The across-runs interval's method, in a sentence a reader can paste into a paper."""
-    methods = ", ".join(sorted(set(table["method"]))) if len(table) else "t_log"
+    methods = ", ".join(sorted(set(table["method"]))) if len(table) else "order_stats"
     estimands = "; ".join(sorted(set(table["estimand"]))) if len(table) else ""
     return (f"Latency percentiles were estimated across runs (method {methods}: {estimands}), "
             "never by averaging percentiles; each run's histogram is read at the percentile, "
