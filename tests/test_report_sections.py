@@ -11,6 +11,7 @@ from scipy import stats as sps
 
 from perfkit.report.sections import aa, common, effects, latency, overview, scaling
 from perfkit.stats import quantile_ci
+from perfkit.stats._perrun import MIN_TAIL_REQUESTS
 
 FIX = Path(__file__).resolve().parent / "fixtures"
 
@@ -52,7 +53,7 @@ def test_spectrum_keeps_enough_requests_per_tail_position_and_brackets_its_estim
     assert (spec["ci_low_ms"] <= spec["latency_ms"]).all()
     assert (spec["latency_ms"] <= spec["ci_high_ms"]).all()
     fewest = min(r.histogram.total_count for rs in groups.values() for r in rs)
-    assert (1 / (1 - spec["percentile"] / 100) <= fewest / latency.MIN_TAIL_SAMPLES).all()
+    assert (1 / (1 - spec["percentile"] / 100) <= fewest / MIN_TAIL_REQUESTS).all()
     # every estimate lies within the runs' own percentiles (the one wrk2 printed where it
     # printed that percentile, else read from the run's histogram)
     for (config, q), row in spec.set_index(["config", "percentile"]).iterrows():
@@ -85,8 +86,7 @@ def test_corrected_and_uncorrected_spectra_come_from_their_own_histograms():
 
 def test_caveats_name_closed_loop_tools_and_few_runs(wrk):
     groups = latency.grouped_runs(wrk, ["profile"], {"connections": 50})
-    table = latency.percentile_table(groups, (99.0,))
-    text = " ".join(latency.caveats(groups, table))
+    text = " ".join(latency.caveats(latency.percentiles(groups, (99.0,))))
     assert "wrk measure(s) in a closed loop" in text
     assert "With 3 run(s) per configuration the estimate is the median run" in text
 

@@ -22,11 +22,10 @@ import pandas as pd
 from perfkit.analysis.compare import _records
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import parse_by
-from perfkit.analysis.metrics import Metric, metric
-from perfkit.analysis.runstatus import REFERENCE_LATENCY, SHORT, statuses_by_cell
+from perfkit.analysis.metrics import Metric
+from perfkit.analysis.runstatus import FAILED, SHORT, peer_columns, percentile_statuses
 from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
-from perfkit.model import percentile_column
 from perfkit.scaling import ScalingFit, fit_amdahl, fit_usl, littles_law, slo_bracket
 from perfkit.scaling.slo import SLOBracket
 
@@ -318,12 +317,14 @@ class SloTable:
                 "verdicts": _records(self.verdicts_frame())}
 
 
-def _in_doubt(group: RunSet, percentile: float) -> list[bool]:
-    """Per run of one configuration: a shortfall the run-status rule calls ``short`` (the
-    generator fell slightly short, latency like its peers' at the same rate), not a failure."""
-    name = percentile_column(percentile)
-    latency = metric(name if name in group.frame else REFERENCE_LATENCY)
-    return [s.status == SHORT for s in statuses_by_cell(group, latency, ["target_rate_rps"])]
+def _status_flags(group: RunSet, percentile: float) -> dict[str, list[bool]]:
+    """Per run of one configuration, under the run-status rule (as on the latency page,
+    :mod:`perfkit.analysis.latency`): ``in_doubt``, a shortfall it calls ``short`` (the
+    generator fell slightly short, latency like its peers' at the same rate), not a failure;
+    ``failed``, a run left out of the interval that fails its rate."""
+    statuses = percentile_statuses(group, percentile, peer_columns(group))
+    return {"in_doubt": [s.status == SHORT for s in statuses],
+            "failed": [s.status == FAILED for s in statuses]}
 
 
 def slo_brackets(rows: RunSet, slo_ms: float, *, percentile: float = 99.0, by: Any = "auto",
@@ -347,7 +348,7 @@ def slo_brackets(rows: RunSet, slo_ms: float, *, percentile: float = 99.0, by: A
         by_cols.append("connections")
     out = [SloBracket(tuple(by_cols), key,
                       slo_bracket(list(group.runs), slo_ms, percentile, confidence, seed=seed,
-                                  n_resamples=n_resamples,
-                                  in_doubt=_in_doubt(group, percentile)), len(group))
+                                  n_resamples=n_resamples, **_status_flags(group, percentile)),
+                      len(group))
            for key, group in _groups(rows, by_cols)]
     return SloTable(tuple(out), slo_ms, percentile, confidence, tuple(notes))
