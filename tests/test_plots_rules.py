@@ -340,8 +340,8 @@ def test_every_plot_function_is_publishable_and_described(sweep, sweep_rows, fac
                                   {"target_rate_rps": 30000, "connections": 64})
     printed = latency.spectrum_frame(latency.grouped_runs(
         common.load_experiment(str(FIX / "wrk" / "sweep")), ["profile"], {"connections": 50}))
-    quality = overview.quality_frame([common.load_experiment(n) for n in DEMO[:3]])
-    aa_quality = overview.quality_frame([common.load_experiment("demo-aa")])
+    quality = overview.quality([common.load_experiment(n) for n in DEMO[:3]]).to_frame()
+    aa_quality = overview.quality([common.load_experiment("demo-aa")]).to_frame()
     series = overview.locust_series(common.load_experiment("demo-locust"))
     points, curves, peaks = scaling.model_frames(models)
     draws = {

@@ -244,8 +244,7 @@ def test_drift_residuals_are_centred_per_cell_and_the_trend_is_recovered(wrk2):
 
 
 def test_quality_counts_runs_with_failures(locust):
-    quality = overview.quality_frame([locust])
-    summary = overview.quality_summary(quality, [locust]).iloc[0]
+    summary = overview.quality([locust]).summary_frame().iloc[0]
     assert summary["runs"] == 3  # the Aggregated row of each Locust run
     assert summary["error_ratio_over_0.01"] == 2  # failures_u30 and processes2_u40
     series = overview.locust_series(locust)
