@@ -90,3 +90,32 @@ def test_the_result_serializes_with_its_warnings(sweep):
     assert [r["config"] for r in out["percentiles"]] == ["default", "tuned"]
     assert any("With 3 run(s) per configuration" in w for w in out["warnings"])
     assert "median of per-run percentiles" in table.describe()
+
+
+def test_the_heat_map_cell_is_the_slo_estimate_and_the_latency_pages(sweep):
+    grids = scaling.heat_tables(scaling.slo(sweep.rows(), ["profile", "connections"], 5.0,
+                                            99.0, 0.95, seed=1))
+    for profile in ("default", "tuned"):
+        for conns in (16, 64):
+            groups = latency.grouped_runs(sweep, ["profile"], {
+                "profile": profile, "connections": conns, "target_rate_rps": 45000})
+            (row,) = latency.percentile_table(groups, (99.0,)).to_dict("records")
+            assert grids[profile].loc[conns, 45000] == row["latency_ms"]
+
+
+def test_a_failed_run_leaves_the_heat_map_cell_as_it_leaves_the_latency_page(sweep):
+    rows = sweep.rows()
+    runs = list(rows.runs)
+    cell = [i for i, r in enumerate(runs) if r.factors["profile"] == "tuned"
+            and r.connections == 16 and r.target_rate_rps == 15000]
+    slowest = max(cell, key=lambda i: runs[i].percentiles_ms[99.0])
+    runs[slowest] = dataclasses.replace(runs[slowest], exit_code=1)
+    broken = RunSet(runs_frame(runs), tuple(runs), "broken", rows.factors)
+    grid = scaling.heat_tables(scaling.slo(broken, ["profile", "connections"], 5.0))["tuned"]
+    others = [runs[i].percentiles_ms[99.0] for i in cell if i != slowest]
+    assert grid.loc[16, 15000] == pytest.approx(np.median(others))
+    printed = [runs[i].percentiles_ms[99.0] for i in cell]
+    assert np.median(printed) != pytest.approx(np.median(others))  # the old heat map's value
+    cell_rows = broken.where({"profile": "tuned", "connections": 16, "target_rate_rps": 15000})
+    (e,) = percentiles(group_runs(cell_rows, ["profile"]), (99.0,)).estimates
+    assert e.ci.estimate_ms == grid.loc[16, 15000]

@@ -206,8 +206,9 @@ def test_forest_never_clips_an_interval_silently():
 
 # -- 5. heat maps -------------------------------------------------------------------------------
 def test_heatmaps_share_one_log_scale_and_one_colour_bar(sweep_rows):
-    _, frame = sweep_rows
-    grids = scaling.heat_tables(frame, "latency_p99_ms", "profile")
+    rows, _ = sweep_rows
+    grids = scaling.heat_tables(scaling.slo(rows, ["profile", "connections"], 5.0,
+                                            n_resamples=200))
     fig, axes = plots.figure(nrows=len(grids), height_in=1.2 + 1.5 * len(grids))
     plots.heatmaps(grids, axes, "offered rate (req/s)", "connections (count)", "p99 (ms)")
     assert_publishable(fig)

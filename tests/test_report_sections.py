@@ -92,13 +92,17 @@ def test_caveats_name_closed_loop_tools_and_few_runs(wrk):
 
 
 # -- scaling -----------------------------------------------------------------------------------
-def test_heat_map_cells_are_medians_of_runs(wrk2):
-    _, frame = scaling.runs_with_config(wrk2, ["profile"])
-    grid = scaling.heat_tables(frame, "latency_p99_ms", "profile")["tuned"]
+def test_heat_map_cells_are_the_slo_tables_estimates_medians_of_runs(wrk2):
+    rows, frame = scaling.runs_with_config(wrk2, ["profile"])
+    table = scaling.slo(rows, ["profile"], 5.0, n_resamples=200)
+    grids = scaling.heat_tables(table)
+    assert set(grids) == {"default", "tuned"} and grids["tuned"].shape == (2, 4)
     runs = frame[(frame["profile"] == "tuned") & (frame["connections"] == 64)
                  & (frame["target_rate_rps"] == 30000)]["latency_p99_ms"]
-    assert grid.loc[64, 30000] == pytest.approx(float(np.median(runs)))
-    assert grid.shape == (2, 4)
+    assert grids["tuned"].loc[64, 30000] == pytest.approx(float(np.median(runs)))
+    verdicts = table.verdicts_frame()
+    for _, v in verdicts.iterrows():
+        assert grids[v["profile"]].loc[v["connections"], v["rate_rps"]] == v["estimate_ms"]
 
 
 def test_slo_verdicts_follow_their_rule_on_the_runs(wrk2):
@@ -270,3 +274,17 @@ def test_scaling_headline_groups_configurations_without_a_peak(wrk):
     assert [a.question for a in found] == ["Peak concurrency N*, default",
                                            "Peak concurrency N*, tuned"]
     assert all(a.answer == "not claimed" and "Amdahl's law only" in a.warnings[0] for a in found)
+
+
+def test_littles_law_points_are_the_analysis_per_run_check_with_its_think_time(locust):
+    rows = locust.rows()
+    models = scaling.fits(rows, [], n_resamples=20, think_time_ms=30.0)
+    points = scaling.littles_points(models)
+    f = rows.frame.set_index("run_id")
+    assert len(points) == len(rows) and (points["think_time_ms"] == 30.0).all()
+    for _, p in points.iterrows():
+        x, r = f.loc[p["run_id"], "throughput_rps"], f.loc[p["run_id"], "latency_mean_ms"]
+        assert p["implied_concurrency"] == pytest.approx(x * (r + 30.0) / 1000.0)
+    per_level = points.groupby("concurrency")["ratio"].median()
+    summary = models.littles_frame().set_index("users")["ratio"]
+    np.testing.assert_allclose(per_level.to_numpy(), summary.loc[per_level.index].to_numpy())

@@ -180,7 +180,7 @@ def test_item07_heat_map_panels_share_one_log_colour_scale(sweep, slo_table):
     matplotlib.use("Agg")
     from perfkit.plots import checks
 
-    grids = scaling.heat_tables(sweep.rows().frame, "latency_p99_ms", "profile")
+    grids = scaling.heat_tables(slo_table)
     assert len(grids) == 2
     fig = scaling.heatmap_figure(grids, 99.0)
     assert checks.split_colour_scales(fig) == []
