@@ -3,16 +3,20 @@
 Every run gets a :class:`RunStatus` for the metric being analysed:
 
 - ``failed``: the tool exited non-zero or was killed, every response failed, or the run has no
-  value of the metric. A failed run ranks worst on metrics where failure means "worse"
-  (:attr:`Metric.failed_is_worst`), else it is left out with a warning.
+  value of the metric. In a comparison a failed run ranks worst on metrics where failure means
+  "worse" (:attr:`Metric.failed_is_worst`), else it is left out with a warning; a cell's
+  percentile estimate (:mod:`perfkit.analysis.latency`, the SLO verdicts) leaves it out and the
+  SLO verdict fails its rate.
 - For open-loop wrk2 runs whose achieved rate is below 0.99 x the target rate (the
   "saturation" check of :mod:`perfkit.model`), the rule tells two causes apart:
 
   - ``saturated``: the server did not sustain the rate. The run achieved less than
     :data:`SATURATED_BELOW` of its target, or its latency moved: it lies above its kept-up
     peers (same arm, same configuration and load) by more than their own spread allows
-    (:func:`latency_moved`). Latencies of such a run include queueing, so on latency metrics
-    it ranks worst, as a failed run does.
+    (:func:`latency_moved`). Latencies of such a run include queueing, so in a comparison on
+    latency metrics it ranks worst, as a failed run does; a cell's percentile estimate keeps
+    its measured value (wrk2's corrected latency at the offered rate) and names it, and the
+    SLO verdict fails the rate.
   - ``short``: the generator fell slightly short, and the run is in doubt rather than failed:
     the generator used >= :data:`GENERATOR_BUSY` of its cores (the run measured the
     generator: :func:`generator_busy`, the one test every page uses), or the achieved rate is

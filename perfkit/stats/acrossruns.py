@@ -91,7 +91,8 @@ def percentile_ci_across_runs(per_run_items: Sequence[Any] | np.ndarray, q: floa
         Used by ``method="cluster_bootstrap"`` only.
     method : {"auto", "order_stats", "t_log", "cluster_bootstrap"}
         ``auto`` = ``order_stats``: median of per-run values, interpolated order-statistic
-        interval. ``t_log``: geometric mean of per-run values, Student t on their logs.
+        interval (with 2-4 runs a t interval on logs, reported as :data:`FEW_RUNS_METHOD`).
+        ``t_log``: geometric mean of per-run values, Student t on their logs.
         ``cluster_bootstrap``: :func:`cluster_bootstrap_quantile` (pooled requests; histograms
         only).
     failed : {"exclude", "slowest"}
