@@ -109,3 +109,16 @@ def test_clean_keeps_the_outputs_of_checked_cells():
     assert checked.execution_count == 3 and other.execution_count is None
     checked.execution_count = None
     assert any("without an execution count" in p for p in clean.problems(nb))
+
+
+#: notebooks whose cells hold no decision (issue 9: the analysis layer decides what to show)
+DECISION_FREE = ("latency", "overview", "scaling")
+
+
+@pytest.mark.parametrize("name", DECISION_FREE)
+def test_cells_are_calls_and_displays_without_decisions(name):
+    nb = nbformat.read(str(ROOT / "notebooks" / f"{name}.ipynb"), as_version=4)
+    for cell in code_cells(nb)[2:]:
+        decisions = [ast.get_source_segment(cell.source, n) for n in ast.walk(
+            ast.parse(cell.source)) if isinstance(n, ast.If | ast.IfExp | ast.BoolOp)]
+        assert decisions == [], f"{name}: a cell decides what to show: {decisions[0]!r}"

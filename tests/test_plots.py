@@ -218,7 +218,8 @@ def test_load_curves_and_heatmap_are_publishable(wrk2_sweep):
                      style.column_label("target_rate_rps"), style.column_label("latency_p99_ms"),
                      by="config", slo=5.0, slo_label="SLO 5 ms", logy=True)
     assert_publishable(fig)
-    grids = scaling.heat_tables(frame, "latency_p99_ms", "profile")
+    grids = scaling.heat_tables(scaling.slo(wrk2_sweep.rows(), ["profile", "connections"], 5.0,
+                                            n_resamples=200))
     fig, axes = plots.figure(nrows=2, height_in=4.2)
     plots.heatmaps(grids, axes, "offered rate (req/s)", "connections (count)", "p99 (ms)")
     assert_publishable(fig)

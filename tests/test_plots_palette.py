@@ -84,8 +84,7 @@ def _figures(sweep, runs_frame, palette):
                      by="config", palette=palette)
     figs.append(fig)
     groups = latency.grouped_runs(sweep, ["profile", "connections"],
-                                  {"target_rate_rps": 30000})
-    groups = {k: v for k, v in groups.items() if k.startswith("tuned")}
+                                  {"target_rate_rps": 30000, "profile": "tuned"})
     fig, ax = plots.figure()
     plots.spectrum(latency.spectrum_frame(groups, n_resamples=100), ax, palette=palette)
     figs.append(fig)

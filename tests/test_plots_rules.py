@@ -206,8 +206,9 @@ def test_forest_never_clips_an_interval_silently():
 
 # -- 5. heat maps -------------------------------------------------------------------------------
 def test_heatmaps_share_one_log_scale_and_one_colour_bar(sweep_rows):
-    _, frame = sweep_rows
-    grids = scaling.heat_tables(frame, "latency_p99_ms", "profile")
+    rows, _ = sweep_rows
+    grids = scaling.heat_tables(scaling.slo(rows, ["profile", "connections"], 5.0,
+                                            n_resamples=200))
     fig, axes = plots.figure(nrows=len(grids), height_in=1.2 + 1.5 * len(grids))
     plots.heatmaps(grids, axes, "offered rate (req/s)", "connections (count)", "p99 (ms)")
     assert_publishable(fig)
@@ -340,8 +341,8 @@ def test_every_plot_function_is_publishable_and_described(sweep, sweep_rows, fac
                                   {"target_rate_rps": 30000, "connections": 64})
     printed = latency.spectrum_frame(latency.grouped_runs(
         common.load_experiment(str(FIX / "wrk" / "sweep")), ["profile"], {"connections": 50}))
-    quality = overview.quality_frame([common.load_experiment(n) for n in DEMO[:3]])
-    aa_quality = overview.quality_frame([common.load_experiment("demo-aa")])
+    quality = overview.quality([common.load_experiment(n) for n in DEMO[:3]]).to_frame()
+    aa_quality = overview.quality([common.load_experiment("demo-aa")]).to_frame()
     series = overview.locust_series(common.load_experiment("demo-locust"))
     points, curves, peaks = scaling.model_frames(models)
     draws = {

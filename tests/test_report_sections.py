@@ -14,6 +14,7 @@ from perfkit.analysis import RunSet, metric
 from perfkit.analysis import aa as analysis_aa
 from perfkit.report.sections import aa, common, effects, latency, overview, scaling
 from perfkit.stats import quantile_ci
+from perfkit.stats._perrun import MIN_TAIL_REQUESTS
 
 FIX = Path(__file__).resolve().parent / "fixtures"
 DATA = FIX.parents[1] / "data"
@@ -56,7 +57,7 @@ def test_spectrum_keeps_enough_requests_per_tail_position_and_brackets_its_estim
     assert (spec["ci_low_ms"] <= spec["latency_ms"]).all()
     assert (spec["latency_ms"] <= spec["ci_high_ms"]).all()
     fewest = min(r.histogram.total_count for rs in groups.values() for r in rs)
-    assert (1 / (1 - spec["percentile"] / 100) <= fewest / latency.MIN_TAIL_SAMPLES).all()
+    assert (1 / (1 - spec["percentile"] / 100) <= fewest / MIN_TAIL_REQUESTS).all()
     # every estimate lies within the runs' own percentiles (the one wrk2 printed where it
     # printed that percentile, else read from the run's histogram)
     for (config, q), row in spec.set_index(["config", "percentile"]).iterrows():
@@ -89,20 +90,23 @@ def test_corrected_and_uncorrected_spectra_come_from_their_own_histograms():
 
 def test_caveats_name_closed_loop_tools_and_few_runs(wrk):
     groups = latency.grouped_runs(wrk, ["profile"], {"connections": 50})
-    table = latency.percentile_table(groups, (99.0,))
-    text = " ".join(latency.caveats(groups, table))
+    text = " ".join(latency.caveats(latency.percentiles(groups, (99.0,))))
     assert "wrk measure(s) in a closed loop" in text
-    assert "With 3 run(s) per configuration" in text
+    assert "With 3 run(s) per configuration the estimate is the median run" in text
 
 
 # -- scaling -----------------------------------------------------------------------------------
-def test_heat_map_cells_are_medians_of_runs(wrk2):
-    _, frame = scaling.runs_with_config(wrk2, ["profile"])
-    grid = scaling.heat_tables(frame, "latency_p99_ms", "profile")["tuned"]
+def test_heat_map_cells_are_the_slo_tables_estimates_medians_of_runs(wrk2):
+    rows, frame = scaling.runs_with_config(wrk2, ["profile"])
+    table = scaling.slo(rows, ["profile"], 5.0, n_resamples=200)
+    grids = scaling.heat_tables(table)
+    assert set(grids) == {"default", "tuned"} and grids["tuned"].shape == (2, 4)
     runs = frame[(frame["profile"] == "tuned") & (frame["connections"] == 64)
                  & (frame["target_rate_rps"] == 30000)]["latency_p99_ms"]
-    assert grid.loc[64, 30000] == pytest.approx(float(np.median(runs)))
-    assert grid.shape == (2, 4)
+    assert grids["tuned"].loc[64, 30000] == pytest.approx(float(np.median(runs)))
+    verdicts = table.verdicts_frame()
+    for _, v in verdicts.iterrows():
+        assert grids[v["profile"]].loc[v["connections"], v["rate_rps"]] == v["estimate_ms"]
 
 
 def test_slo_verdicts_follow_their_rule_on_the_runs(wrk2):
@@ -316,8 +320,7 @@ def test_drift_residuals_are_centred_per_cell_and_the_trend_is_recovered(wrk2):
 
 
 def test_quality_counts_runs_with_failures(locust):
-    quality = overview.quality_frame([locust])
-    summary = overview.quality_summary(quality, [locust]).iloc[0]
+    summary = overview.quality([locust]).summary_frame().iloc[0]
     assert summary["runs"] == 3  # the Aggregated row of each Locust run
     assert summary["error_ratio_over_0.01"] == 2  # failures_u30 and processes2_u40
     series = overview.locust_series(locust)
@@ -343,3 +346,17 @@ def test_scaling_headline_groups_configurations_without_a_peak(wrk):
     assert [a.question for a in found] == ["Peak concurrency N*, default",
                                            "Peak concurrency N*, tuned"]
     assert all(a.answer == "not claimed" and "Amdahl's law only" in a.warnings[0] for a in found)
+
+
+def test_littles_law_points_are_the_analysis_per_run_check_with_its_think_time(locust):
+    rows = locust.rows()
+    models = scaling.fits(rows, [], n_resamples=20, think_time_ms=30.0)
+    points = scaling.littles_points(models)
+    f = rows.frame.set_index("run_id")
+    assert len(points) == len(rows) and (points["think_time_ms"] == 30.0).all()
+    for _, p in points.iterrows():
+        x, r = f.loc[p["run_id"], "throughput_rps"], f.loc[p["run_id"], "latency_mean_ms"]
+        assert p["implied_concurrency"] == pytest.approx(x * (r + 30.0) / 1000.0)
+    per_level = points.groupby("concurrency")["ratio"].median()
+    summary = models.littles_frame().set_index("users")["ratio"]
+    np.testing.assert_allclose(per_level.to_numpy(), summary.loc[per_level.index].to_numpy())

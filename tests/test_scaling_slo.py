@@ -40,7 +40,7 @@ def test_pass_when_the_upper_bound_is_below_the_slo():
     # 3 runs: the median run's p99, with a t interval on logs and a warning saying why
     assert v.estimate_ms == 2.1
     assert (v.ci_low_ms, v.ci_high_ms) == pytest.approx((lo, hi), rel=1e-9)
-    assert v.method == "t_log" and v.estimand == "median of per-run p99"
+    assert v.method == "median_t_log" and v.estimand == "median of per-run p99"
     assert any("only 3 runs" in w for w in v.warnings)
 
 

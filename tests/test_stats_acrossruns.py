@@ -104,7 +104,7 @@ def test_few_runs_fall_back_to_a_t_interval_on_logs_and_say_so():
     ci = percentile_ci_across_runs(values, 99)
     logs = np.log(values)
     lo, hi = sps.t.interval(0.95, 2, loc=logs.mean(), scale=sps.sem(logs))
-    assert ci.estimate_ms == 2.1 and ci.method == "t_log"
+    assert ci.estimate_ms == 2.1 and ci.method == "median_t_log"
     assert ci.estimand == "median of per-run p99"
     assert (ci.low_ms, ci.high_ms) == pytest.approx((math.exp(lo), math.exp(hi)), rel=1e-12)
     assert any("only 3 runs" in w and "log-normal" in w for w in ci.warnings)

@@ -63,7 +63,7 @@ def test_across_runs_p99_of_real_wrk2_runs_is_the_median_run_as_printed(wrk2_run
             and r.target_rate_rps == 30000]
     ci = percentile_ci_across_runs(cell, 99)
     printed = [r.percentiles_ms[99.0] for r in cell]  # 2.36, 3.38, 3.34 ms
-    assert ci.n_runs == 3 and ci.method == "t_log" and ci.estimand == "median of per-run p99"
+    assert ci.n_runs == 3 and ci.method == "median_t_log" and ci.estimand == "median of per-run p99"
     assert ci.estimate_ms == 3.34 == np.median(printed)
     assert ci.low_ms < ci.estimate_ms < ci.high_ms
     assert any("only 3 runs" in w for w in ci.warnings)

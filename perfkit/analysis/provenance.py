@@ -18,14 +18,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from perfkit.analysis import runstatus
-from perfkit.analysis.experiment import NOT_FACTORS, Experiment
-from perfkit.analysis.metrics import metric
+from perfkit.analysis.experiment import Experiment
 from perfkit.formatting import level_text, plain
 from perfkit.units import parse_duration_arg
 
-#: generator CPU share (of its cores) from which a run measured the generator as much as the
-#: server
-GENERATOR_BUSY = 0.85
 _ARGV_LOAD = {"-c": "connections", "--connections": "connections", "-t": "threads",
               "--threads": "threads", "-R": "rate", "--rate": "rate", "-u": "users",
               "--users": "users", "-d": "duration", "--duration": "duration"}
@@ -97,19 +93,15 @@ def provenance(exp: Experiment) -> Provenance:
         urls=tuple(sorted({r.url for r in runs if r.url})),
         same_host=all(_loopback(r.url) for r in runs if r.url),
         generator_cpu_known=len(known),
-        generator_busy=sum(s >= GENERATOR_BUSY for s in known),
+        generator_busy=sum(runstatus.generator_busy(r) for r in runs),
         first_utc=starts[0] if starts else None,
         last_utc=ends[-1] if ends else (starts[-1] if starts else None),
         unreadable=len(exp.errors), statuses=_statuses(exp))
 
 
 def _statuses(exp: Experiment) -> dict[str, tuple[str, ...]]:
-    rows = exp.rows()
-    cells = [c for c in (*exp.factors, "connections", "users", "target_rate_rps")
-             if c in rows.frame and c not in NOT_FACTORS]
     out: dict[str, list[str]] = {}
-    for run, s in zip(rows.runs, runstatus.statuses_by_cell(rows, metric("latency_p99_ms"),
-                                                            cells), strict=True):
+    for run, s in zip(exp.rows().runs, runstatus.experiment_statuses(exp), strict=True):
         if s.status != runstatus.OK:
             out.setdefault(s.status, []).append(f"{run.run_id or run.source}: {s.reason}")
     return {k: tuple(v) for k, v in out.items()}

@@ -3,41 +3,51 @@
 Every run gets a :class:`RunStatus` for the metric being analysed:
 
 - ``failed``: the tool exited non-zero or was killed, every response failed, or the run has no
-  value of the metric. A failed run ranks worst on metrics where failure means "worse"
-  (:attr:`Metric.failed_is_worst`), else it is left out with a warning.
+  value of the metric. In a comparison a failed run ranks worst on metrics where failure means
+  "worse" (:attr:`Metric.failed_is_worst`), else it is left out with a warning; a cell's
+  percentile estimate (:mod:`perfkit.analysis.latency`, the SLO verdicts) leaves it out and the
+  SLO verdict fails its rate.
 - For open-loop wrk2 runs whose achieved rate is below 0.99 x the target rate (the
   "saturation" check of :mod:`perfkit.model`), the rule tells two causes apart:
 
   - ``saturated``: the server did not sustain the rate. The run achieved less than
     :data:`SATURATED_BELOW` of its target, or its latency moved: it lies above its kept-up
     peers (same arm, same configuration and load) by more than their own spread allows
-    (:func:`latency_moved`). Latencies of such a run include queueing, so on latency metrics
-    it ranks worst, as a failed run does.
+    (:func:`latency_moved`). Latencies of such a run include queueing, so in a comparison on
+    latency metrics it ranks worst, as a failed run does; a cell's percentile estimate keeps
+    its measured value (wrk2's corrected latency at the offered rate) and names it, and the
+    SLO verdict fails the rate.
   - ``short``: the generator fell slightly short, and the run is in doubt rather than failed:
     the generator used >= :data:`GENERATOR_BUSY` of its cores (the run measured the
-    generator), or the achieved rate is within 10% of the target while the latency looks like
-    its peers'. It keeps its measured value, is warned about, and every comparison it enters
-    is repeated without the doubtful runs (a sensitivity result) rather than re-ranked.
+    generator: :func:`generator_busy`, the one test every page uses), or the achieved rate is
+    within 10% of the target while the latency looks like its peers'. It keeps its measured
+    value, is warned about, and every comparison it enters is repeated without the doubtful
+    runs (a sensitivity result) rather than re-ranked.
 
 - ``ok``: everything else.
+
+A run's peers are the runs of its configuration and load (:func:`peer_columns`); for a latency
+percentile the status is judged on that percentile's column, else on p99
+(:func:`percentile_statuses`), on every page that shows the percentile.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from perfkit.analysis.experiment import RunSet
-from perfkit.analysis.metrics import Metric
-from perfkit.model import SATURATION_RATIO, Run
+from perfkit.analysis.experiment import LOAD_COLUMNS, NOT_FACTORS, Experiment, RunSet
+from perfkit.analysis.metrics import Metric, metric
+from perfkit.model import SATURATION_RATIO, Run, percentile_column
 
 OK, FAILED, SATURATED, SHORT = "ok", "failed", "saturated", "short"
 #: achieved / target below which a wrk2 run is saturated whatever its latency
 SATURATED_BELOW = 0.9
-#: generator CPU share (of the cores it may use) from which a short run measured the generator
+#: generator CPU share (of the cores it may use) from which a run measured the generator (>=):
+#: the one threshold of the run status, the data-quality table, the threats and the Methods
 GENERATOR_BUSY = 0.9
 #: a run's log latency beyond its peers' median by this many robust sds has moved ...
 MOVED_SDS = 3.0
@@ -79,6 +89,11 @@ def generator_share(run: Run) -> float:
     cpu = run.manifest.get("cpu") if run.manifest else None
     value = cpu.get("generator_cpu_share") if isinstance(cpu, Mapping) else None
     return float(value) if isinstance(value, int | float) else math.nan
+
+
+def generator_busy(run: Run) -> bool:
+    """Whether the generator used >= :data:`GENERATOR_BUSY` of its cores (False if unknown)."""
+    return generator_share(run) >= GENERATOR_BUSY
 
 
 def achieved_ratio(run: Run) -> float:
@@ -125,7 +140,7 @@ def run_statuses(rows: RunSet, metric: Metric) -> list[RunStatus]:
 def _short_or_saturated(run: Run, ratio: float, latency: float, peers: np.ndarray) -> RunStatus:
     share = generator_share(run)
     achieved = f"achieved {ratio:.3f} x its target rate"
-    if share >= GENERATOR_BUSY:
+    if generator_busy(run):
         return RunStatus(SHORT, f"{achieved} with the generator at {share:.0%} of its cores: "
                                 "it measured the generator")
     if ratio < SATURATED_BELOW:
@@ -152,3 +167,25 @@ def statuses_by_cell(rows: RunSet, metric: Metric, cells: list[str]) -> list[Run
                              strict=True):
             out[i] = status
     return out
+
+
+def peer_columns(rows: RunSet, by: Sequence[str] = ()) -> list[str]:
+    """The columns whose values make a run's peers: the factors, ``by`` and the load columns
+    present in ``rows`` (bookkeeping columns never)."""
+    cols = [*rows.factors, *by, *LOAD_COLUMNS]
+    return [c for c in dict.fromkeys(cols) if c in rows.frame and c not in NOT_FACTORS]
+
+
+def percentile_statuses(rows: RunSet, q: float, cells: Sequence[str]) -> list[RunStatus]:
+    """:func:`statuses_by_cell` for the latency percentile ``q`` (0-100): judged on its own
+    column where the runs frame has one, else on :data:`REFERENCE_LATENCY`."""
+    name = percentile_column(q)
+    latency = metric(name if name in rows.frame else REFERENCE_LATENCY)
+    return statuses_by_cell(rows, latency, list(cells))
+
+
+def experiment_statuses(exp: Experiment) -> list[RunStatus]:
+    """Every analysis row's status for p99, among its peers (:func:`peer_columns`); aligned
+    with ``exp.rows()``."""
+    rows = exp.rows()
+    return percentile_statuses(rows, 99.0, peer_columns(rows))

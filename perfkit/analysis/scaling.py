@@ -4,7 +4,8 @@
   (:func:`choose_model`): the USL with four or more concurrency levels (a peak N* only when
   its F-test rejects Amdahl), Amdahl's law with three, no model below. N is a concurrency
   (connections for wrk, users for Locust), never an offered rate; open-loop wrk2 runs are
-  refused. Little's law is checked per run and summarised per level.
+  refused. Little's law is checked per run (:attr:`ScalingResult.littles_runs`, with the think
+  time given) and summarised per level (:attr:`ScalingResult.littles`).
 - :func:`slo_brackets`: per configuration (the load columns that vary, connections always),
   :func:`perfkit.scaling.slo_bracket` over the offered rates.
 """
@@ -22,11 +23,10 @@ import pandas as pd
 from perfkit.analysis.compare import _records
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import parse_by
-from perfkit.analysis.metrics import Metric, metric
-from perfkit.analysis.runstatus import REFERENCE_LATENCY, SHORT, statuses_by_cell
+from perfkit.analysis.metrics import Metric
+from perfkit.analysis.runstatus import FAILED, SHORT, peer_columns, percentile_statuses
 from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
-from perfkit.model import percentile_column
 from perfkit.scaling import ScalingFit, fit_amdahl, fit_usl, littles_law, slo_bracket
 from perfkit.scaling.slo import SLOBracket
 
@@ -84,6 +84,7 @@ class ScalingResult:
     reason: str
     rows: RunSet
     littles: pd.DataFrame
+    littles_runs: pd.DataFrame
     warnings: tuple[str, ...] = ()
 
     @property
@@ -152,6 +153,13 @@ class ScalingTable:
         parts = [r.littles for r in self.results if len(r.littles)]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
+    def littles_runs_frame(self) -> pd.DataFrame:
+        """Per run: the configuration's columns, then :func:`perfkit.scaling.littles_law`'s
+        check (concurrency, X, R, think time, implied concurrency X(R+Z), ratio, flag): the
+        runs behind :meth:`littles_frame`."""
+        parts = [r.littles_runs for r in self.results if len(r.littles_runs)]
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric.name, "concurrency": self.n_column,
                 "confidence": self.confidence, "alpha": self.alpha,
@@ -214,16 +222,22 @@ def _fit_one(key, group: RunSet, by, x, metric, confidence, alpha, n_resamples, 
                              n_column=x)
     except (PerfkitError, ValueError) as exc:
         fit, reason = None, f"fit failed: {exc}"
-    littles = _littles(group, by, key, x, think_time_ms)
-    return ScalingResult(tuple(by), key, x, metric, fit, reason, group, littles,
+    littles, per_run = _littles(group, by, key, x, think_time_ms)
+    return ScalingResult(tuple(by), key, x, metric, fit, reason, group, littles, per_run,
                          fit.warnings if fit is not None else ())
 
 
-def _littles(group: RunSet, by, key, x: str, think_time_ms) -> pd.DataFrame:
+def _littles(group: RunSet, by, key, x: str, think_time_ms
+             ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Little's law per level (medians of runs) and per run, with ``think_time_ms``."""
     checked = littles_law(group.frame, think_time_ms=think_time_ms)
     if not len(checked):
-        return pd.DataFrame()
+        return pd.DataFrame(), pd.DataFrame()
     checked[x] = group.frame.loc[checked.index, x]
+    per_run = checked.reset_index(drop=True)
+    for i, (col, value) in enumerate((c, v) for c, v in zip(by, key, strict=True)
+                                     if c not in per_run):
+        per_run.insert(i, col, value)
     rows = []
     for level, sub in checked.groupby(x, sort=True):
         rec = dict(zip(by, key, strict=True))
@@ -234,7 +248,7 @@ def _littles(group: RunSet, by, key, x: str, think_time_ms) -> pd.DataFrame:
                     "implied_think_time_ms": float(sub["implied_think_time_ms"].median()),
                     "flags": _flags(sub["flag"])})
         rows.append(rec)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows), per_run
 
 
 def _flags(flags: pd.Series) -> str:
@@ -318,12 +332,14 @@ class SloTable:
                 "verdicts": _records(self.verdicts_frame())}
 
 
-def _in_doubt(group: RunSet, percentile: float) -> list[bool]:
-    """Per run of one configuration: a shortfall the run-status rule calls ``short`` (the
-    generator fell slightly short, latency like its peers' at the same rate), not a failure."""
-    name = percentile_column(percentile)
-    latency = metric(name if name in group.frame else REFERENCE_LATENCY)
-    return [s.status == SHORT for s in statuses_by_cell(group, latency, ["target_rate_rps"])]
+def _status_flags(group: RunSet, percentile: float) -> dict[str, list[bool]]:
+    """Per run of one configuration, under the run-status rule (as on the latency page,
+    :mod:`perfkit.analysis.latency`): ``in_doubt``, a shortfall it calls ``short`` (the
+    generator fell slightly short, latency like its peers' at the same rate), not a failure;
+    ``failed``, a run left out of the interval that fails its rate."""
+    statuses = percentile_statuses(group, percentile, peer_columns(group))
+    return {"in_doubt": [s.status == SHORT for s in statuses],
+            "failed": [s.status == FAILED for s in statuses]}
 
 
 def slo_brackets(rows: RunSet, slo_ms: float, *, percentile: float = 99.0, by: Any = "auto",
@@ -347,7 +363,7 @@ def slo_brackets(rows: RunSet, slo_ms: float, *, percentile: float = 99.0, by: A
         by_cols.append("connections")
     out = [SloBracket(tuple(by_cols), key,
                       slo_bracket(list(group.runs), slo_ms, percentile, confidence, seed=seed,
-                                  n_resamples=n_resamples,
-                                  in_doubt=_in_doubt(group, percentile)), len(group))
+                                  n_resamples=n_resamples, **_status_flags(group, percentile)),
+                      len(group))
            for key, group in _groups(rows, by_cols)]
     return SloTable(tuple(out), slo_ms, percentile, confidence, tuple(notes))

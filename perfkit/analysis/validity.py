@@ -19,7 +19,8 @@ import pandas as pd
 from scipy import stats as sps
 
 from perfkit.analysis.experiment import Experiment, RunSet
-from perfkit.analysis.provenance import GENERATOR_BUSY, Provenance, provenance
+from perfkit.analysis.provenance import Provenance, provenance
+from perfkit.analysis.runstatus import GENERATOR_BUSY
 
 #: wrk2 recalibrates (and resets its histogram) about this long into a run
 WRK2_CALIBRATION_S = 10.0

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from perfkit.analysis.provenance import Provenance
+from perfkit.analysis.runstatus import GENERATOR_BUSY
 from perfkit.formatting import level_text
 
 #: how each tool's latencies relate to coordinated omission
@@ -70,8 +71,8 @@ def host_sentence(p: Provenance) -> str:
     where = ("client and server on the same host over loopback" if p.same_host
              else "client and server on different hosts")
     sysctls = "; ".join(f"{k} = {' | '.join(v)}" for k, v in p.sysctls.items())
-    busy = (f", at or above 85% of its cores in {p.generator_busy}" if p.generator_busy
-            else "")
+    busy = (f", at or above {GENERATOR_BUSY:.0%} of its cores in {p.generator_busy}"
+            if p.generator_busy else "")
     cpu_use = (f"generator CPU recorded for {p.generator_cpu_known} of {p.n_runs} runs{busy}"
                if p.generator_cpu_known else "generator CPU not recorded")
     return (f"Host: {cpu}{mem}, {os_}; {where}; {cpu_use}."

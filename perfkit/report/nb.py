@@ -137,12 +137,17 @@ class Report:
         folder.mkdir(parents=True, exist_ok=True)
         return folder / f"{self.name}-{slug(name)}{suffix}"
 
-    def figure(self, fig, name: str, caption: str | None = None, alt: str | None = None
-               ) -> None:
+    def figure(self, fig, name: str, caption: str | None = None, alt: str | None = None,
+               missing: str | None = None) -> None:
         """Show ``fig`` (a :class:`matplotlib.figure.Figure`) with its caption and alt text;
-        under ``perfkit report`` save it as SVG, PDF and a 300 dpi PNG."""
+        under ``perfkit report`` save it as SVG, PDF and a 300 dpi PNG. A section that has
+        nothing to draw returns None: then ``missing`` is shown as a note (nothing if None)."""
         from perfkit.plots import checks, describe
 
+        if fig is None:
+            if missing:
+                self.note(missing)
+            return
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=SCREEN_DPI, metadata={"Software": None})
         svg_path = self._path("figures", name, ".svg")
@@ -166,17 +171,20 @@ class Report:
         _display({"text/html": page, "text/plain": f"<figure {name}: {alt}>"}, meta)
         self.figures.append(name)
 
-    def table(self, frame: pd.DataFrame, name: str, caption: str | None = None,
+    def table(self, frame: pd.DataFrame | None, name: str, caption: str | None = None,
               digits: int = 3, index: bool = False, hide: Iterable[str] = ("warnings",),
               presentation: Any = None, show: bool | None = None) -> None:
         """Save ``frame`` in full as CSV (exactly as ``perfkit ... --format csv`` prints it) and
         its paper-ready ``presentation`` (a :class:`perfkit.tables.Table` or a list of them;
         by default the frame itself, units from its column names) as Markdown and LaTeX
         beside it; show the presentation, or with ``show=False`` only a link to the CSV. By
-        default a table of more than :data:`MAX_SHOWN_ROWS` rows is linked, not shown."""
+        default a table of more than :data:`MAX_SHOWN_ROWS` rows is linked, not shown. A
+        section with no table to give returns None: nothing is shown."""
         from perfkit import present
         from perfkit.tables import render_all
 
+        if frame is None:
+            return
         if not len(frame):
             _display({"text/html": f"<p><i>{escape(caption or name)}: none.</i></p>",
                       "text/plain": f"{caption or name}: none."})

@@ -3,7 +3,9 @@
 Open-loop runs (wrk2 ``-R``) at increasing target rates are judged one rate at a time
 (:func:`slo_verdict`):
 
-- **fail** when any run did not keep up (achieved < 0.99 x target: the rate is beyond what the
+- **fail** when a run is marked ``failed`` (by :mod:`perfkit.analysis.runstatus`: the tool
+  failed or every response did; its value, if any, is left out of the interval), when any run
+  did not keep up (achieved < 0.99 x target: the rate is beyond what the
   system sustains) and is not marked ``in_doubt`` (a run whose generator fell slightly short
   while its latency stayed like its peers', judged by :mod:`perfkit.analysis.runstatus`: it
   keeps its value and is warned about), when any run's error ratio exceeds
@@ -37,9 +39,12 @@ from scipy import stats as sps
 from perfkit.errors import PerfkitError
 from perfkit.model import ERROR_RATIO_WARN, SATURATION_RATIO, Run, percentile_column
 from perfkit.stats import percentile_ci_across_runs
+from perfkit.stats.acrossruns import FEW_RUNS_METHOD
 
 #: the column of the judged table flagging runs whose shortfall is in doubt (not a failure)
 IN_DOUBT = "in_doubt_"
+#: the column of the judged table flagging failed runs (left out of the interval, fail the rate)
+FAILED = "failed_"
 #: the words of the warning on a rate with a shortfall in doubt (it travels to the bracket)
 SHORTFALL = "fell short of the target"
 #: the most runs a "runs needed" estimate will name; beyond it, the estimate sits on the SLO
@@ -97,16 +102,17 @@ class SLOBracket:
 
 
 # -- inputs ---------------------------------------------------------------------------------
-def _as_table(data: Any, q: float, in_doubt: Sequence[bool] | None = None
-              ) -> tuple[pd.DataFrame, list]:
+def _as_table(data: Any, q: float, in_doubt: Sequence[bool] | None = None,
+              failed: Sequence[bool] | None = None) -> tuple[pd.DataFrame, list]:
     """A frame with rate, achieved, error ratio and factor columns, plus one item per row for
     the across-runs interval (a Run, whose histogram is used, or the printed percentile)."""
     table, items = _as_table_plain(data, q)
-    if in_doubt is not None:
-        flags = np.asarray(in_doubt, dtype=bool)
-        if flags.shape != (len(table),):
-            raise PerfkitError(f"in_doubt has {flags.size} flags for {len(table)} runs")
-        table = table.assign(**{IN_DOUBT: flags})
+    for name, given, column in (("in_doubt", in_doubt, IN_DOUBT), ("failed", failed, FAILED)):
+        if given is not None:
+            flags = np.asarray(given, dtype=bool)
+            if flags.shape != (len(table),):
+                raise PerfkitError(f"{name} has {flags.size} flags for {len(table)} runs")
+            table = table.assign(**{column: flags})
     return table, items
 
 
@@ -144,7 +150,7 @@ def _column(table: pd.DataFrame, name: str) -> np.ndarray:
 # -- runs needed ----------------------------------------------------------------------------
 def _crit(method: str, n: float, confidence: float) -> float:
     tail = 0.5 + confidence / 2.0
-    if method in ("t_log", "order_stats"):
+    if method in ("t_log", FEW_RUNS_METHOD, "order_stats"):
         return float(sps.t.ppf(tail, n - 1))
     return float(sps.norm.ppf(tail))
 
@@ -155,8 +161,8 @@ def runs_needed(estimate_ms: float, low_ms: float, high_ms: float, n_runs: int, 
 
     The spread s comes from the interval's half-width on the log scale,
     h = (log(high) - log(low)) / 2 = crit(n) * s / sqrt(n), with crit Student's t on n - 1 df
-    (``t_log`` and ``order_stats``; for the median's order statistics this is an
-    approximation) or the normal quantile; the answer is the smallest n' > n with
+    (``t_log``, ``median_t_log`` and ``order_stats``; for the median's order statistics this
+    is an approximation) or the normal quantile; the answer is the smallest n' > n with
     crit(n') * s / sqrt(n') < |log(slo) - log(estimate)|. None when it cannot be estimated (one
     run, an infinite bound) or exceeds :data:`MAX_RUNS_NEEDED`.
     """
@@ -179,10 +185,11 @@ def _judge(table: pd.DataFrame, items: list, rate: float, slo_ms: float, q: floa
            confidence: float, seed: int | None, n_resamples: int,
            max_error_ratio: float | None, method: str) -> RateVerdict:
     achieved = _column(table, "throughput_rps") / rate
-    doubt = table[IN_DOUBT].to_numpy(dtype=bool) if IN_DOUBT in table else \
-        np.zeros(len(table), bool)
+    doubt, failed = (table[c].to_numpy(dtype=bool) if c in table else np.zeros(len(table), bool)
+                     for c in (IN_DOUBT, FAILED))
+    items = [None if f else it for it, f in zip(items, failed, strict=True)]
     # NaN (a run without a result) never keeps up; a shortfall in doubt is not a failure
-    kept = (achieved >= SATURATION_RATIO) | (doubt & np.isfinite(achieved))
+    kept = ((achieved >= SATURATION_RATIO) | (doubt & np.isfinite(achieved))) & ~failed
     errors = _column(table, "error_ratio")
     ci = percentile_ci_across_runs(items, q, confidence, seed, n_resamples=n_resamples,
                                    method=method)
@@ -195,6 +202,9 @@ def _judge(table: pd.DataFrame, items: list, rate: float, slo_ms: float, q: floa
                 ci_high_ms=ci.high_ms, confidence=confidence, method=ci.method,
                 estimand=ci.estimand, warnings=ci.warnings + _doubt_warning(achieved, doubt))
     pct = f"{confidence:.0%} CI of p{q:g} [{ci.low_ms:.3g}, {ci.high_ms:.3g}] ms"
+    if failed.any():
+        return RateVerdict(**base, verdict="fail", runs_needed=None, reason=(
+            f"{int(failed.sum())} of {n} runs failed (left out of the interval)"))
     if not kept.all():
         lost = n - int(kept.sum())
         return RateVerdict(**base, verdict="fail", runs_needed=None, reason=(
@@ -304,16 +314,18 @@ def _scan(verdicts: list[RateVerdict]) -> tuple[float | None, float | None, bool
 def slo_bracket(data: Any, slo_ms: float, percentile: float = 99.0, confidence: float = 0.95,
                 *, seed: int | None = 0, n_resamples: int = 2000,
                 max_error_ratio: float | None = ERROR_RATIO_WARN,
-                method: str = "auto", in_doubt: Sequence[bool] | None = None) -> SLOBracket:
+                method: str = "auto", in_doubt: Sequence[bool] | None = None,
+                failed: Sequence[bool] | None = None) -> SLOBracket:
     """Scan the offered rates upward and bracket the largest rate that meets the SLO.
 
     Same inputs as :func:`slo_verdict`, for the runs of one configuration (group by profile
     and connections first, e.g. with :func:`slo_brackets`). ``in_doubt`` flags, per run, a
     shortfall of the generator that is not a failure (the analysis layer's run status
-    ``short``): such a run below 0.99 x its target does not fail its rate. Returns an
-    :class:`SLOBracket` whose ``bracket`` is ``(last_pass_rps, first_fail_rps)``.
+    ``short``): such a run below 0.99 x its target does not fail its rate. ``failed`` flags
+    the runs whose status is ``failed``: left out of the interval, they fail their rate.
+    Returns an :class:`SLOBracket` whose ``bracket`` is ``(last_pass_rps, first_fail_rps)``.
     """
-    table, items = _as_table(data, percentile, in_doubt)
+    table, items = _as_table(data, percentile, in_doubt, failed)
     rates = np.unique(_rates(table))
     verdicts = []
     for rate in rates:

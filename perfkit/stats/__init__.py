@@ -5,6 +5,7 @@ Re-exports only; see the submodules for the methods and their sources.
 
 from perfkit.stats.acrossruns import (
     ESTIMAND,
+    FEW_RUNS_METHOD,
     estimand_label,
     per_run_percentiles_ms,
     percentile_ci_across_runs,
@@ -33,6 +34,7 @@ from perfkit.stats.power import (
 
 __all__ = [
     "ESTIMAND",
+    "FEW_RUNS_METHOD",
     "ChangePoint",
     "ChangePoints",
     "MedianCI",

@@ -1,9 +1,9 @@
-"""The latency notebook's analysis: spectra with across-run CIs, within-run CIs, CO audit.
+"""The latency notebook: spectra with across-run CIs, within-run CIs, CO audit.
 
-Percentiles are never averaged across runs. The spectrum line and its band at each percentile
-come from one call of :func:`perfkit.stats.percentile_ci_across_runs`, so they always describe
-the same estimand: the pooled percentile (cluster bootstrap over runs, >= 10 runs with
-histograms) or the geometric mean of per-run percentiles (t-interval on logs, fewer runs).
+Which runs count and what each configuration's percentile is are decided by
+:mod:`perfkit.analysis.latency` (the rule the SLO table and the heat map use too: failed runs
+left out, saturated and short runs kept and named, the median of per-run percentiles with its
+across-runs interval); this module shapes its results for the page and the plots.
 """
 
 from __future__ import annotations
@@ -14,76 +14,53 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfkit.analysis import latency as rule
+from perfkit.analysis.latency import LatencyTable, RunGroups, histogram_grid
+from perfkit.analysis.latency import spectrum_grid as spectrum_grid  # the grid the plots use
 from perfkit.audit import coordinated_omission
 from perfkit.formatting import fmt_ci, level_text
 from perfkit.model import Run
 from perfkit.report.nb import Answer
-from perfkit.report.sections.common import Experiment, config_labels
-from perfkit.stats import percentile_ci_across_runs, quantile_ci
-
-#: percentiles drawn for a spectrum: dense enough for a smooth line on the tail axis
-SPECTRUM_GRID = (10.0, 25.0, 50.0, 68.4, 80.0, 90.0, 95.0, 96.8, 98.0, 99.0, 99.5, 99.68, 99.8,
-                 99.9, 99.95, 99.968, 99.98, 99.99, 99.995, 99.998, 99.999)
-#: requests per tail position (1 / (1 - p)) required before a percentile is drawn
-MIN_TAIL_SAMPLES = 10
+from perfkit.report.sections.common import Experiment, load_experiment
+from perfkit.stats import quantile_ci
 
 
 def grouped_runs(exp: Experiment, by: Sequence[str] | str,
-                 where: Mapping[str, Any] | None = None) -> dict[str, list[Run]]:
-    """The analysis rows of ``exp`` matching ``where``, grouped by their ``by`` label (in run
-    order)."""
-    by = [by] if isinstance(by, str) else list(by)
-    rows = exp.rows(where)
-    labels = config_labels(rows.frame, by)
-    groups: dict[str, list[Run]] = {}
-    for label, run in zip(labels, rows.runs, strict=True):
-        groups.setdefault(str(label), []).append(run)
-    return dict(sorted(groups.items()))
+                 where: Mapping[str, Any] | None = None) -> RunGroups:
+    """The analysis rows of ``exp`` matching ``where``, grouped by their ``by`` label
+    (:func:`perfkit.analysis.latency.group_runs`; a mapping ``label -> runs``)."""
+    return rule.group_runs(exp.rows(where), by)
 
 
-def _has_histograms(runs: Sequence[Run]) -> bool:
-    return all(r.histogram is not None and r.histogram.total_count for r in runs)
+def co_experiment(exp: Experiment, name: str, data_root: str | None = None) -> Experiment:
+    """The experiment holding the wrk2 ``-U`` runs: ``name``, or ``exp`` when none is named."""
+    return load_experiment(name, data_root) if name else exp
 
 
-def spectrum_grid(runs: Sequence[Run]) -> list[float]:
-    """Percentiles of :data:`SPECTRUM_GRID` that every run holds enough requests to resolve."""
-    counts = [r.histogram.total_count for r in runs if r.histogram is not None]
-    if not counts:
-        return sorted({q for r in runs for q in r.percentiles_ms if q < 100})
-    top = min(counts) / MIN_TAIL_SAMPLES
-    return [q for q in SPECTRUM_GRID if 1.0 / (1.0 - q / 100.0) <= top]
+def percentiles(groups: RunGroups, qs: Sequence[float] = (50, 99, 99.9),
+                confidence: float = 0.95, seed: int = 0,
+                n_resamples: int = 2000) -> LatencyTable:
+    """Each configuration's percentiles under the analysis layer's rule."""
+    return rule.percentiles(groups, [float(q) for q in qs], confidence, seed, n_resamples)
 
 
-def spectrum_frame(groups: Mapping[str, Sequence[Run]], confidence: float = 0.95,
-                   seed: int = 0, n_resamples: int = 2000) -> pd.DataFrame:
-    """Long form ``config, percentile, latency_ms, ci_low_ms, ci_high_ms, method, n_runs``."""
-    rows = []
-    for config, runs in groups.items():
-        grid = spectrum_grid(runs) if _has_histograms(runs) else sorted(
-            {q for r in runs for q in r.percentiles_ms if q < 100})
-        for q in grid:
-            ci = percentile_ci_across_runs(list(runs), q, confidence, seed,
-                                           n_resamples=n_resamples)
-            rows.append({"config": config, "percentile": q, "latency_ms": ci.estimate_ms,
-                         "ci_low_ms": ci.low_ms, "ci_high_ms": ci.high_ms,
-                         "method": ci.method, "estimand": ci.estimand, "n_runs": ci.n_runs})
-    return pd.DataFrame(rows)
-
-
-def percentile_table(groups: Mapping[str, Sequence[Run]], qs: Sequence[float] = (50, 99, 99.9),
+def percentile_table(groups: RunGroups, qs: Sequence[float] = (50, 99, 99.9),
                      confidence: float = 0.95, seed: int = 0,
                      n_resamples: int = 2000) -> pd.DataFrame:
-    """Across-run CI of each percentile per configuration, with its method and estimand."""
-    rows = []
-    for config, runs in groups.items():
-        for q in qs:
-            ci = percentile_ci_across_runs(list(runs), q, confidence, seed,
-                                           n_resamples=n_resamples)
-            rows.append({"config": config, "percentile": float(q), "n_runs": ci.n_runs,
-                         "latency_ms": ci.estimate_ms, "ci_low_ms": ci.low_ms,
-                         "ci_high_ms": ci.high_ms, "method": ci.method,
-                         "estimand": ci.estimand})
-    return pd.DataFrame(rows)
+    """:func:`percentiles` as a frame (config, percentile, estimate, CI, method, estimand)."""
+    return percentiles(groups, qs, confidence, seed, n_resamples).to_frame()
+
+
+def spectrum(groups: RunGroups, confidence: float = 0.95, seed: int = 0,
+             n_resamples: int = 2000) -> LatencyTable:
+    """Each configuration's percentile spectrum under the analysis layer's rule."""
+    return rule.spectrum(groups, confidence, seed, n_resamples)
+
+
+def spectrum_frame(groups: RunGroups, confidence: float = 0.95, seed: int = 0,
+                   n_resamples: int = 2000) -> pd.DataFrame:
+    """Long form ``config, percentile, latency_ms, ci_low_ms, ci_high_ms, method, n_runs``."""
+    return spectrum(groups, confidence, seed, n_resamples).to_frame()
 
 
 def within_run_table(groups: Mapping[str, Sequence[Run]], q: float = 99.0,
@@ -104,16 +81,17 @@ def within_run_table(groups: Mapping[str, Sequence[Run]], q: float = 99.0,
     return pd.DataFrame(rows)
 
 
-def spread_summary(within: pd.DataFrame, across: pd.DataFrame, q: float = 99.0) -> pd.DataFrame:
+def spread_summary(within: pd.DataFrame, across: LatencyTable, q: float = 99.0) -> pd.DataFrame:
     """Per configuration: the median width of the within-run CIs vs the across-run CI width.
 
     Both as a ratio ``high / low`` (a multiplicative width); an across-run width far above the
     within-run one says runs differ by more than request-level noise explains.
     """
+    frame = across.to_frame()
     rows = []
     for config, group in within.groupby("config", sort=True):
         inner = (group["ci_high_ms"] / group["ci_low_ms"]).median()
-        outer_row = across[(across["config"] == config) & np.isclose(across["percentile"], q)]
+        outer_row = frame[(frame["config"] == config) & np.isclose(frame["percentile"], q)]
         outer = (float(outer_row["ci_high_ms"].iloc[0] / outer_row["ci_low_ms"].iloc[0])
                  if len(outer_row) else np.nan)
         rows.append({"config": config, "percentile": float(q), "n_runs": len(group),
@@ -134,8 +112,7 @@ def corrected_vs_uncorrected(runs: Sequence[Run]) -> tuple[pd.DataFrame, pd.Data
                 ("corrected", run.histogram, run.percentiles_ms),
                 ("uncorrected", run.uncorrected_histogram, run.uncorrected_percentiles_ms)):
             if hist is not None and hist.total_count:
-                top = hist.total_count / MIN_TAIL_SAMPLES
-                qs = [q for q in SPECTRUM_GRID if 1.0 / (1.0 - q / 100.0) <= top]
+                qs = histogram_grid(hist)
                 values = hist.percentiles_us(qs) / 1000.0
             else:
                 qs = sorted(q for q in printed if q < 100)
@@ -145,31 +122,11 @@ def corrected_vs_uncorrected(runs: Sequence[Run]) -> tuple[pd.DataFrame, pd.Data
     return audit, pd.DataFrame(rows)
 
 
-def caveats(groups: Mapping[str, Sequence[Run]], across: pd.DataFrame) -> list[str]:
-    """What a reader must know before trusting these latencies (one sentence each)."""
-    runs = [r for rs in groups.values() for r in rs]
-    out = []
-    closed = sorted({r.tool for r in runs if r.closed_loop})
-    if closed:
-        out.append(f"{', '.join(closed)} measure(s) in a closed loop: the tail is understated "
-                   "(coordinated omission); only wrk2's corrected percentiles describe it.")
-    saturated = [r.run_id for r in runs if r.saturated]
-    if saturated:
-        out.append(f"{len(saturated)} run(s) did not keep up with their target rate "
-                   f"(saturated): their latencies include queueing in the generator "
-                   f"({', '.join(map(str, saturated[:4]))}{' ...' if len(saturated) > 4 else ''}).")
-    partial = [r for r in runs if any("after wrk2's calibration" in n for n in r.notes)]
-    if partial:
-        out.append(f"{len(partial)} wrk2 run(s) have a histogram of the post-calibration part "
-                   "only (wrk2 resets it after ~10 s): their percentiles describe the end of "
-                   "each run.")
-    if len(across) and (across["method"] == "t_log").any():
-        n = int(across.loc[across["method"] == "t_log", "n_runs"].min())
-        out.append(f"With {n} run(s) per configuration the across-run interval is a t-interval "
-                   "on log per-run percentiles; it estimates the geometric mean of per-run "
-                   "percentiles (the typical run), not the pooled percentile. Run >= 10 "
-                   "repetitions for the cluster bootstrap.")
-    return out
+def caveats(table: LatencyTable) -> list[str]:
+    """What a reader must know before trusting these latencies (one sentence each): the
+    analysis layer's warnings (closed-loop tools, wrk2's calibration, failed, saturated and
+    short runs, too few runs for a distribution-free interval)."""
+    return list(table.warnings)
 
 
 def load_point(where: Mapping[str, Any] | None) -> str:
@@ -180,42 +137,28 @@ def load_point(where: Mapping[str, Any] | None) -> str:
     return ", ".join(parts) or "all load levels together"
 
 
-def answers(table: pd.DataFrame, q: float, where: Mapping[str, Any] | None) -> list[Answer]:
-    """The headline percentile of each configuration at the load point shown."""
+def answers(table: LatencyTable, q: float, where: Mapping[str, Any] | None) -> list[Answer]:
+    """The headline percentile of each configuration at the load point shown, with the
+    warnings of its runs' statuses."""
     out = []
-    for _, row in table[np.isclose(table["percentile"], q)].iterrows():
-        out.append(Answer(f"p{q:g} latency of {row['config']} at {load_point(where)}",
-                          fmt_ci(row["latency_ms"], row["ci_low_ms"], row["ci_high_ms"], "ms"),
-                          str(row["estimand"]), f"{row['n_runs']} runs"))
+    for e in table.estimates:
+        if np.isclose(e.ci.q, q):
+            row = e.to_record()
+            warns = tuple(w for w in table.warnings if w.startswith(f"{e.config}: "))
+            out.append(Answer(f"p{q:g} latency of {e.config} at {load_point(where)}",
+                              fmt_ci(row["latency_ms"], row["ci_low_ms"], row["ci_high_ms"],
+                                     "ms"), str(row["estimand"]), f"{row['n_runs']} runs",
+                              warns))
     return out
 
 
-def selection_table(groups: Mapping[str, Sequence[Run]]) -> pd.DataFrame:
-    """What is compared: per configuration, the runs, tools and histogram sizes."""
-    rows = []
-    for config, runs in groups.items():
-        counts = [r.histogram.total_count for r in runs if r.histogram is not None]
-        rows.append({
-            "config": config, "runs": len(runs),
-            "tool": ", ".join(sorted({r.tool for r in runs})),
-            "requests_min": min((r.requests for r in runs if r.requests is not None),
-                                default=None),
-            "histogram_requests_min": min(counts) if counts else None,
-            "saturated_runs": sum(1 for r in runs if r.saturated),
-        })
-    return pd.DataFrame(rows)
+def selection_table(groups: RunGroups, q: float = 99.0) -> pd.DataFrame:
+    """What is compared: per configuration, the runs, tools, histogram sizes and how many runs
+    failed, saturated or fell short (their status at percentile ``q``)."""
+    return groups.to_frame(q)
 
 
 # -- text and figures around the results (a notebook cell is a call and a display) -------------
-def describe(table: pd.DataFrame) -> str:
-    """The across-runs interval's method, in a sentence a reader can paste into a paper."""
-    methods = ", ".join(sorted(set(table["method"]))) if len(table) else "t_log"
-    estimands = "; ".join(sorted(set(table["estimand"]))) if len(table) else ""
-    return (f"Latency percentiles were estimated across runs (method {methods}: {estimands}), "
-            "never by averaging percentiles; each run's histogram is read at the percentile, "
-            "and runs without a value are left out with a warning.")
-
-
 def merged_histograms(groups: Mapping[str, Sequence[Run]]) -> dict:
     """Per configuration, its runs' histograms merged (counts added): what the spectrum of all
     its requests is read from."""
@@ -243,38 +186,40 @@ def run_spectra(spectrum: pd.DataFrame, groups: Mapping[str, Sequence[Run]]) -> 
     return pd.DataFrame(rows, columns=["config", "run_id", "percentile", "latency_ms"])
 
 
-def spectrum_figure(spectrum: pd.DataFrame, groups: Mapping[str, Sequence[Run]], by,
-                    palette=None):
+def spectrum_figure(spectrum: LatencyTable, by, palette=None):
     """Spectra per configuration with their across-run bands, each run as a thin line."""
     from perfkit import plots
 
+    frame = spectrum.to_frame()
     fig, ax = plots.figure()
-    plots.spectrum(spectrum, ax, by="config", legend_title=", ".join(by),
-                   palette=palette(groups) if palette else None,
-                   runs=run_spectra(spectrum, groups))
+    plots.spectrum(frame, ax, by="config", legend_title=", ".join(by),
+                   palette=palette(spectrum.groups) if palette else None,
+                   runs=run_spectra(frame, spectrum.groups))
     return fig
 
 
-def spectrum_caption(spectrum: pd.DataFrame, where, confidence: float) -> str:
-    n = (spectrum.groupby("config")["n_runs"].max().astype(int).astype(str).str.cat(sep="/")
-         if len(spectrum) else "0")
-    estimands = "; ".join(sorted(set(spectrum["estimand"]))) if len(spectrum) else ""
+def spectrum_caption(spectrum: LatencyTable, where, confidence: float) -> str:
+    frame = spectrum.to_frame()
+    n = (frame.groupby("config")["n_runs"].max().astype(int).astype(str).str.cat(sep="/")
+         if len(frame) else "0")
+    estimands = "; ".join(sorted(set(frame["estimand"])))
     return (f"Percentile spectrum per configuration at {load_point(where)}: {n} runs per "
             f"configuration; bands are {confidence:.0%} across-run intervals ({estimands})")
 
 
-def spectrum_alt(spectrum: pd.DataFrame, where) -> str:
-    configs = ", ".join(dict.fromkeys(spectrum["config"])) if len(spectrum) else "none"
+def spectrum_alt(spectrum: LatencyTable, where) -> str:
+    configs = ", ".join(spectrum.groups) or "none"
     return (f"Latency percentile spectra on a log 1/(1-p) axis at {load_point(where)} for "
             f"{configs}, each with its across-run interval band.")
 
 
-def intervals_figure(within: pd.DataFrame, table: pd.DataFrame, q: float, by, palette=None,
+def intervals_figure(within: pd.DataFrame, table: LatencyTable, q: float, by, palette=None,
                      confidence: float = 0.95):
     from perfkit import plots
 
+    frame = table.to_frame()
     fig, ax = plots.figure()
-    plots.run_intervals(within, table[np.isclose(table["percentile"], q)], ax,
+    plots.run_intervals(within, frame[np.isclose(frame["percentile"], q)], ax,
                         quantity=f"p{q:g} latency", xlabel=plots.label(", ".join(by) or
                                                                        "configuration", "level"),
                         palette=palette(within["config"]) if palette else None,
@@ -283,9 +228,17 @@ def intervals_figure(within: pd.DataFrame, table: pd.DataFrame, q: float, by, pa
 
 
 def co_figure(co_spectrum: pd.DataFrame, palette=None):
+    """The corrected and uncorrected spectra of the wrk2 ``-U`` runs; None without any."""
     from perfkit import plots
 
+    if not len(co_spectrum):
+        return None
     fig, ax = plots.figure()
     plots.spectrum(co_spectrum, ax, by="config", low=None, high=None,
                    palette=palette(co_spectrum["config"]) if palette else None)
     return fig
+
+
+def co_missing(co: Experiment) -> str:
+    """The note shown instead of the corrected-vs-uncorrected figure when there is none."""
+    return f"No wrk2 -U run in {co.name!r}: the size of the correction is not known."

@@ -1,4 +1,7 @@
-"""The overview notebook's analysis: design, manifests, data quality, Locust series, drift.
+"""The overview notebook: design, manifests, data quality, Locust series, drift.
+
+Data quality is :mod:`perfkit.analysis.quality` (the run statuses, error and generator-busy
+thresholds every page uses); this module shapes it for the page.
 
 Drift: each run's residual is the log of its metric minus the mean log of the runs in its cell
 (same factor levels and load), plotted against the order the runs were executed in. A trend
@@ -15,16 +18,20 @@ from typing import Any
 import pandas as pd
 
 from perfkit.analysis import drift
-from perfkit.analysis.drift import DRIFT, INCONCLUSIVE
+from perfkit.analysis.drift import DRIFT, INCONCLUSIVE, TOLERANCE_PCT
+from perfkit.analysis.experiment import LOAD_COLUMNS
+from perfkit.analysis.quality import QualityTable
+from perfkit.analysis.quality import quality as _quality
+from perfkit.analysis.runstatus import GENERATOR_BUSY
 from perfkit.formatting import fmt_ci, plain
 from perfkit.frames import timeseries_frame
+from perfkit.model import ERROR_RATIO_WARN
 from perfkit.report.nb import Answer
-from perfkit.report.sections.common import Experiment, config_labels
+from perfkit.report.sections.common import Experiment, config_labels, load_experiment
 
 #: seconds over which the per-second Locust throughput is averaged for display (with several
 #: processes the master's totals move only when a worker reports, every ~3 s)
 SMOOTH_S = 3
-LOAD_COLUMNS = ("connections", "target_rate_rps", "users", "threads")
 SYSCTL_KEYS = ("net.core.somaxconn", "net.ipv4.ip_local_port_range", "fs.file-max", "ulimit -n")
 
 
@@ -102,35 +109,9 @@ def manifest_table(experiments: Sequence[Experiment]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["experiment", "item", "value", "runs"])
 
 
-def _cpu(run, key: str) -> float:
-    cpu = (run.manifest or {}).get("cpu") or {}
-    value = cpu.get(key) if isinstance(cpu, Mapping) else None
-    return float(value) if isinstance(value, int | float) else math.nan
-
-
-def quality_frame(experiments: Sequence[Experiment]) -> pd.DataFrame:
-    """One row per run: errors, non-2xx/3xx, saturation, generator CPU, warnings."""
-    rows = []
-    for exp in experiments:
-        frame = exp.frame
-        for i, run in enumerate(exp.runs):
-            rec = frame.iloc[i]
-            if run.tool == "locust" and not run.is_aggregate:
-                continue
-            rows.append({
-                "experiment": exp.name, "run_id": run.run_id, "tool": run.tool,
-                "order": _order(run), "requests": run.requests,
-                "error_ratio": rec["error_ratio"], "non_2xx_3xx": run.non_2xx_3xx,
-                "socket_errors": run.socket_errors, "saturated": run.saturated,
-                "generator_cpu_mean_percent": _cpu(run, "generator_cpu_mean_percent"),
-                "generator_cpu_share": _cpu(run, "generator_cpu_share"),
-                "exit_code": run.exit_code, "warnings": len(run.warnings),
-            })
-    return pd.DataFrame(rows)
-
-
-def _order(run) -> float:
-    return float(run.order) if run.order is not None else math.nan
+def quality(experiments: Sequence[Experiment]) -> QualityTable:
+    """Every run's quality checks (:func:`perfkit.analysis.quality.quality`)."""
+    return _quality(experiments)
 
 
 def quality_points(quality: pd.DataFrame) -> pd.DataFrame:
@@ -141,41 +122,22 @@ def quality_points(quality: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def quality_summary(quality: pd.DataFrame, experiments: Sequence[Experiment],
-                    error_ratio_max: float = 0.01, cpu_share_max: float = 0.9) -> pd.DataFrame:
-    """Per experiment: how many runs have each problem (and files that could not be read)."""
-    rows = []
-    errors = {e.name: len(e.errors) for e in experiments}
-    for name, g in quality.groupby("experiment", sort=False):
-        rows.append({
-            "experiment": name, "runs": len(g),
-            "unreadable_files": errors.get(name, 0),
-            "failed_exit": int((g["exit_code"].fillna(0) != 0).sum()),
-            f"error_ratio_over_{error_ratio_max:g}": int(
-                (g["error_ratio"] > error_ratio_max).sum()),
-            "non_2xx_runs": int((g["non_2xx_3xx"].fillna(0) > 0).sum()),
-            "saturated": int(g["saturated"].astype(object).eq(True).sum()),
-            f"generator_cpu_share_over_{cpu_share_max:g}": int(
-                (g["generator_cpu_share"] > cpu_share_max).sum()),
-            "generator_cpu_known": int(g["generator_cpu_share"].notna().sum()),
-        })
-    return pd.DataFrame(rows)
-
-
-def locust_series(exp: Experiment, one_per_config: bool = True) -> pd.DataFrame:
-    """Locust's per-second Aggregated history, throughput derived from the request counts.
+def locust_series(exp: Experiment | None, one_per_config: bool = True) -> pd.DataFrame:
+    """Locust's per-second Aggregated history, throughput derived from the request counts (the
+    analysis rows of ``exp``: one per Locust run; none without an experiment).
 
     With ``one_per_config``, only the first repetition of each configuration is kept (a
     readable plot), labelled by its configuration (factors and users).
     """
-    runs = [r for r in exp.runs if r.tool == "locust" and r.is_aggregate]
-    meta = runs_meta(exp, runs) if runs else None
-    if one_per_config and runs:
+    if exp is None:
+        return pd.DataFrame()
+    rows = exp.rows()
+    rows = rows.subset(rows.frame["tool"].eq("locust").to_numpy())
+    meta = runs_meta(exp, rows.frame)
+    if one_per_config and len(meta):
         first = meta.sort_values(["config", "repetition"], na_position="last")
-        keep = set(first.drop_duplicates("config")["run_id"])
-        runs = [r for r in runs if r.run_id in keep]
-        meta = runs_meta(exp, runs)
-    series = timeseries_frame(runs)
+        meta = meta[meta["run_id"].isin(set(first.drop_duplicates("config")["run_id"]))]
+    series = timeseries_frame([r for r in rows.runs if r.run_id in set(meta["run_id"])])
     if len(series):
         order = meta.sort_values(meta.attrs["sort"])["run_id"].tolist()
         series = series.sort_values(
@@ -188,14 +150,19 @@ def locust_series(exp: Experiment, one_per_config: bool = True) -> pd.DataFrame:
     return series
 
 
-def runs_meta(exp: Experiment, runs) -> pd.DataFrame:
-    idx = [exp.runs.index(r) for r in runs]
-    frame = exp.frame.iloc[idx].reset_index(drop=True)
+def locust_experiment(name: str, data_root: str | None = None) -> Experiment | None:
+    """The experiment whose Locust time series are drawn; None when none is named."""
+    return load_experiment(name, data_root) if name else None
+
+
+def runs_meta(exp: Experiment, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (analysis rows of ``exp``) with a ``config`` label of factors and users."""
+    frame = frame.reset_index(drop=True)
     cols = [c for c in exp.factors if c in frame] + [c for c in ("users",) if c in frame]
     frame["config"] = config_labels(frame, cols) if cols else frame["run_id"]
     frame.attrs["sort"] = cols + ["run_id"]
     frame.attrs["columns"] = cols
-    if len(runs) > 1 and frame["config"].nunique() == 1 and not cols:
+    if len(frame) > 1 and frame["config"].nunique() == 1 and not cols:
         frame["config"] = frame["run_id"]
     return frame
 
@@ -253,7 +220,7 @@ def _drift_answer(trend: pd.DataFrame) -> Answer:
     drifted = trend[trend["verdict"] == DRIFT]
     unsure = trend[trend["verdict"] == INCONCLUSIVE]
     answer = "; ".join(change(r) for _, r in drifted.iterrows()) or "none drifted"
-    warns = (("inconclusive (interval wider than +-10%): "
+    warns = ((f"inconclusive (interval wider than +-{TOLERANCE_PCT:g}%): "
               + "; ".join(change(r) for _, r in unsure.iterrows()),) if len(unsure) else ())
     return Answer("Did an experiment drift over its run order (first run to last)?", answer,
                   f"{len(drifted)} of {len(trend)} drifted", f"{int(trend['runs'].sum())} runs",
@@ -261,25 +228,34 @@ def _drift_answer(trend: pd.DataFrame) -> Answer:
 
 
 # -- figures (a notebook cell is a call and a display) ------------------------------------------
-def quality_figure(quality: pd.DataFrame, error_ratio_max: float, cpu_share_max: float,
-                   palette=None):
+def quality_figure(quality: QualityTable, palette=None):
+    """Failed requests and generator CPU per run in run order, with the flags' thresholds."""
     from perfkit import plots
 
-    points = quality_points(quality)
+    points = quality_points(quality.to_frame())
     pal = palette(points["experiment"]) if palette else None
     fig, axes = plots.figure(nrows=2, height_in=3.6, sharex=True)
     plots.points(points, axes[0], "order", "error_percent", "",
                  plots.label("failed requests", "%"), by="experiment",
-                 threshold=100 * error_ratio_max, threshold_label="flag", palette=pal)
+                 threshold=100 * ERROR_RATIO_WARN, threshold_label="flag", palette=pal)
     plots.points(points, axes[1], "order", "generator_cpu_share_percent",
                  plots.label("run order", "index"), plots.label("generator CPU", "% of its cores"),
-                 threshold=100 * cpu_share_max, by="experiment", palette=pal)
+                 threshold=100 * GENERATOR_BUSY, by="experiment", palette=pal)
     return fig
 
 
+def quality_caption(quality: QualityTable) -> str:
+    return (f"Failed requests and load-generator CPU per run, in run order ({len(quality.runs)} "
+            f"runs of {len(quality.experiments)} experiments); dashed lines: the flags "
+            f"({ERROR_RATIO_WARN:.0%} failed, {GENERATOR_BUSY:.0%} of the generator's cores)")
+
+
 def locust_figure(series: pd.DataFrame, palette=None):
+    """Throughput, users and p95 per second of each configuration; None without a series."""
     from perfkit import plots
 
+    if not len(series):
+        return None
     pal = palette(series["config"]) if palette else None
     fig, axes = plots.figure(nrows=3, height_in=4.6, sharex=True)
     title = ", ".join(series.attrs.get("columns", [])) or None

@@ -4,7 +4,9 @@ Open-loop runs (wrk2 at fixed offered rates) answer "how does latency grow with 
 rate, and up to which rate is the SLO met"; closed-loop runs (wrk connections, Locust users)
 answer "how does throughput scale with concurrency". The analysis is
 :mod:`perfkit.analysis.scaling` (the same calls as ``perfkit scaling``); this module shapes it
-for the page and the plots.
+for the page and the plots. The heat map draws the SLO verdicts' estimates, so a cell holds the
+number the SLO table and the latency page give for it. Without a closed-loop experiment the
+model functions take None and return None (nothing to show).
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ from perfkit.analysis.scaling import (
     slo_brackets,
 )
 from perfkit.analysis.scaling import concurrency_column as _concurrency
-from perfkit.formatting import fmt_ci, level_text
+from perfkit.formatting import fmt_ci
 from perfkit.model import percentile_column
 from perfkit.report.nb import Answer
-from perfkit.report.sections.common import Experiment, config_labels
+from perfkit.report.sections.common import Experiment, config_labels, load_experiment
 
 
 def runs_with_config(exp: Experiment, by: Sequence[str],
@@ -71,28 +73,72 @@ def _missing(v: Any) -> bool:
 
 
 # -- heat map -----------------------------------------------------------------------------------
-def heat_tables(frame: pd.DataFrame, value: str, split: str | None,
-                rows: str = "connections", cols: str = "target_rate_rps"
+def heat_tables(slo_table: SloTable, rows: str = "connections", cols: str = "rate_rps"
                 ) -> dict[str, pd.DataFrame]:
-    """Median of ``value`` over runs on a ``rows`` x ``cols`` grid, one grid per ``split`` level."""
-    parts = [("all runs", frame)] if not split else [
-        (level_text(k), g) for k, g in frame.groupby(split, sort=True)]
+    """The SLO verdicts' estimates (``estimate_ms``: the median run's percentile, under the
+    run-status rule) on a ``rows`` x ``cols`` grid, one grid per configuration of the SLO
+    table's other columns (``"all runs"`` without any)."""
+    verdicts = slo_table.verdicts_frame()
+    if not len(verdicts):
+        return {}
+    split = [c for c in (slo_table.brackets[0].by if slo_table.brackets else ()) if c != rows]
+    labels = config_labels(verdicts, split) if split else pd.Series("all runs",
+                                                                    index=verdicts.index)
+    if rows not in verdicts:
+        verdicts = verdicts.assign(**{rows: "all"})
     out = {}
-    for key, group in parts:
-        grid = group.pivot_table(index=rows, columns=cols, values=value, aggfunc="median")
-        grid.index = [int(v) if float(v).is_integer() else v for v in grid.index]
-        grid.columns = [int(v) if float(v).is_integer() else v for v in grid.columns]
+    for key in sorted(set(labels)):
+        grid = verdicts[labels == key].pivot(index=rows, columns=cols, values="estimate_ms")
+        grid.index = [_whole(v) for v in grid.index]
+        grid.columns = [_whole(v) for v in grid.columns]
         out[key] = grid
     return out
 
 
+def _whole(v: Any) -> Any:
+    return int(v) if isinstance(v, float) and v.is_integer() else v
+
+
+def heatmap_caption(slo_table: SloTable) -> str:
+    split = [c for c in (slo_table.brackets[0].by if slo_table.brackets else ())
+             if c != "connections"]
+    per = f", per {', '.join(split)}" if split else ""
+    return (f"p{slo_table.percentile:g} over connections x offered rate{per}: the SLO "
+            "verdicts' estimate in each cell (the median run's percentile), one log colour "
+            "scale")
+
+
 # -- scalability models ----------------------------------------------------------------------
 def fits(rows: RunSet, by: Sequence[str], confidence: float = 0.95, alpha: float = 0.05,
-         n_resamples: int = 1000, seed: int = 0) -> ScalingTable:
-    """The scalability model of every configuration (as ``perfkit scaling --x connections``)."""
+         n_resamples: int = 1000, seed: int = 0,
+         think_time_ms: float | None = None) -> ScalingTable:
+    """The scalability model of every configuration (as ``perfkit scaling --x connections``;
+    ``think_time_ms`` as ``--think-time-ms``)."""
     return scaling_fits(rows, metric("throughput_rps", rows.frame.columns),
                         by=list(by) or "none", confidence=confidence, alpha=alpha,
-                        n_resamples=n_resamples, seed=seed)
+                        n_resamples=n_resamples, seed=seed, think_time_ms=think_time_ms)
+
+
+def closed_experiment(name: str, data_root: str | None = None) -> Experiment | None:
+    """The closed-loop experiment named, or None when none is."""
+    return load_experiment(name, data_root) if name else None
+
+
+def closed_models(closed: Experiment | None, select: Mapping[str, Any] | None,
+                  by: Sequence[str], confidence: float = 0.95, alpha: float = 0.05,
+                  n_resamples: int = 1000, seed: int = 0,
+                  think_time_ms: float | None = None) -> ScalingTable | None:
+    """:func:`fits` on the analysis rows of ``closed`` matching ``select``; None without it."""
+    if closed is None:
+        return None
+    return fits(closed.rows(select), by, confidence, alpha, n_resamples, seed, think_time_ms)
+
+
+def threats(exp: Experiment, closed: Experiment | None) -> list[str]:
+    """The threats to validity of the experiments on this page."""
+    from perfkit.report.sections.common import threats as _threats
+
+    return _threats([e for e in (exp, closed) if e is not None])
 
 
 def model_frames(table: ScalingTable, points: int = 200
@@ -130,10 +176,10 @@ def scaling_curve(result: ScalingResult, points: int = 200) -> pd.DataFrame:
     return pd.DataFrame({"n": n, "fit": fit})
 
 
-def models_caption(table: ScalingTable) -> str:
+def models_caption(table: ScalingTable | None) -> str:
     """One sentence per configuration: the model fitted and whether a peak is claimed."""
     parts = []
-    for r in table.results:
+    for r in table.results if table is not None else ():
         model = MODEL_NAMES.get(r.model, "no model") if r.fit else "no model"
         peak = "" if r.fit is None or r.fit.n_star is None else f", N* = {r.fit.n_star:.0f}"
         parts.append(f"{r.label}: {model}{peak}.")
@@ -142,14 +188,12 @@ def models_caption(table: ScalingTable) -> str:
 
 def littles_points(table: ScalingTable) -> pd.DataFrame:
     """Per run: configured vs implied concurrency (``config, concurrency,
-    implied_concurrency``), for the Little's-law plot."""
-    from perfkit.scaling import littles_law
-
+    implied_concurrency``), for the Little's-law plot: the analysis result's per-run check
+    (:meth:`ScalingTable.littles_runs_frame`, with the think time it was given)."""
     parts = []
     for r in table.results:
-        checked = littles_law(r.rows.frame)
-        checked.insert(0, "config", r.label)
-        parts.append(checked)
+        if len(r.littles_runs):
+            parts.append(r.littles_runs.assign(config=r.label))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
@@ -190,11 +234,13 @@ def heatmap_figure(grids: Mapping[str, pd.DataFrame], percentile: float):
     return fig
 
 
-def models_figure(table: ScalingTable, by: Sequence[str], palette=None):
+def models_figure(table: ScalingTable | None, by: Sequence[str], palette=None):
     """Every run's throughput against its concurrency, with each configuration's fitted model
-    and its claimed peak."""
+    and its claimed peak (None without a table)."""
     from perfkit import plots
 
+    if table is None:
+        return None
     points, curves, peaks = model_frames(table)
     fig, ax = plots.figure(height_in=2.9)
     plots.model_curves(points, curves, ax, "n", "x", plots.label(table.n_column, "count"),
@@ -204,15 +250,19 @@ def models_figure(table: ScalingTable, by: Sequence[str], palette=None):
     return fig
 
 
-def littles_figure(table: ScalingTable, palette=None):
-    """Little's law: the concurrency X x R implied by each run against the configured one."""
+def littles_figure(table: ScalingTable | None, palette=None):
+    """Little's law: the concurrency X x (R + Z) implied by each run against the configured
+    one (None without a table)."""
     from perfkit import plots
 
+    if table is None:
+        return None
     points = littles_points(table)
     fig, ax = plots.figure()
     plots.load_curve(points, ax, "concurrency", "implied_concurrency",
-                     plots.label("concurrency N", "count"), plots.label("X x R", "requests"),
-                     by="config", identity=True, identity_label="X x R = N",
+                     plots.label("concurrency N", "count"),
+                     plots.label("X x (R + Z)", "requests"), by="config", identity=True,
+                     identity_label="X x (R + Z) = N",
                      palette=palette(points["config"]) if palette else None)
     return fig
 
@@ -265,10 +315,25 @@ def present_slo(table: SloTable):
     return present.slo(table)
 
 
-def present_models(table: ScalingTable):
+def present_models(table: ScalingTable | None):
     from perfkit import present
 
-    return present.scaling(table)
+    return present.scaling(table) if table is not None else None
+
+
+def models_table(table: ScalingTable | None) -> pd.DataFrame | None:
+    """The models' parameters (:meth:`ScalingTable.to_frame`); None without a table."""
+    return table.to_frame() if table is not None else None
+
+
+def littles_table(table: ScalingTable | None) -> pd.DataFrame | None:
+    """Little's law per configuration and level (:meth:`ScalingTable.littles_frame`)."""
+    return table.littles_frame() if table is not None else None
+
+
+def models_missing(table: ScalingTable | None) -> str | None:
+    """The note shown instead of the models when there is no closed-loop experiment."""
+    return "No closed-loop experiment given (closed_experiment)." if table is None else None
 
 
 def methods(exp, slo_table: SloTable | None, closed, models: ScalingTable | None) -> dict:

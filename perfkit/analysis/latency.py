@@ -1,0 +1,268 @@
+"""Latency percentiles of configurations at a load point: which runs count, and a cell's value.
+
+Runs are grouped into configurations by the ``by`` columns (:func:`group_runs`); a
+configuration at the selected load point is a cell. Every run gets its status for the
+percentile shown (:func:`perfkit.analysis.runstatus.percentile_statuses`: among its peers, the
+runs of the same factors and load; judged on that percentile's column, else on p99), and a
+cell's value follows **one rule**, the one :func:`perfkit.analysis.scaling.slo_brackets`
+applies to the same cell and percentile (so the latency page, the SLO table and the heat map
+print the same number):
+
+- ``failed`` runs (the tool failed, every response failed, no value) are left out of the
+  estimate, with a warning; the SLO verdict fails their rate;
+- ``saturated`` runs (wrk2 far below its target, or below it with a latency above its kept-up
+  peers') keep their measured value: wrk2's corrected latency is the latency at the offered
+  rate, queueing included. A warning says the configuration did not sustain the rate there;
+  the SLO verdict fails it;
+- ``short`` runs (the generator fell slightly short, latency like its peers') keep their
+  value, with a warning;
+- the value is the **median of the per-run percentiles** (:data:`perfkit.stats.ESTIMAND`)
+  with its across-runs interval (:func:`perfkit.stats.percentile_ci_across_runs`): an
+  order-statistic interval from 5 runs, a t interval on logs with a warning for 2-4 runs
+  (method :data:`perfkit.stats.FEW_RUNS_METHOD`), none for one run.
+
+A spectrum (:func:`spectrum`) applies the rule at every percentile of :data:`SPECTRUM_GRID`
+that every run of the configuration holds :data:`~perfkit.stats._perrun.MIN_TAIL_REQUESTS`
+requests beyond.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from perfkit.analysis.compare import _records
+from perfkit.analysis.experiment import RunSet
+from perfkit.analysis.runstatus import (
+    FAILED,
+    SATURATED,
+    SHORT,
+    RunStatus,
+    peer_columns,
+    percentile_statuses,
+)
+from perfkit.formatting import level_text
+from perfkit.histogram import LatencyHistogram
+from perfkit.model import Run
+from perfkit.stats import ESTIMAND, FEW_RUNS_METHOD, PercentileCI, percentile_ci_across_runs
+from perfkit.stats._perrun import MIN_TAIL_REQUESTS
+from perfkit.stats.acrossruns import FEW_RUNS
+
+#: percentiles drawn for a spectrum: dense enough for a smooth line on the tail axis
+SPECTRUM_GRID = (10.0, 25.0, 50.0, 68.4, 80.0, 90.0, 95.0, 96.8, 98.0, 99.0, 99.5, 99.68, 99.8,
+                 99.9, 99.95, 99.968, 99.98, 99.99, 99.995, 99.998, 99.999)
+#: each status that is not ``ok``: what it is, and what it does to a cell (its warning)
+STATUS_WORDS = {
+    FAILED: ("failed", "left out of the estimate"),
+    SATURATED: ("saturated, not sustaining the offered rate",
+                "kept in the estimate with their latency, queueing included; the SLO verdict "
+                "fails this rate"),
+    SHORT: ("fell slightly short of the target rate with a latency like their peers'",
+            "kept with their values, a generator shortfall in doubt"),
+}
+
+
+def histogram_grid(hist: LatencyHistogram) -> list[float]:
+    """The percentiles of :data:`SPECTRUM_GRID` that ``hist`` resolves: at least
+    ``MIN_TAIL_REQUESTS`` requests beyond each."""
+    top = hist.total_count / MIN_TAIL_REQUESTS
+    return [q for q in SPECTRUM_GRID if 1.0 / (1.0 - q / 100.0) <= top]
+
+
+def spectrum_grid(runs: Sequence[Run]) -> list[float]:
+    """Percentiles that every run of ``runs`` resolves (their printed ones without histograms)."""
+    hists = [r.histogram for r in runs if r.histogram is not None and r.histogram.total_count]
+    if not hists or len(hists) < len(runs):
+        return sorted({q for r in runs for q in r.percentiles_ms if q < 100})
+    return histogram_grid(min(hists, key=lambda h: h.total_count))
+
+
+@dataclasses.dataclass(frozen=True)
+class ConfigRuns:
+    """The runs of one configuration at the load point; ``cells`` the columns of their peers."""
+
+    label: str
+    rows: RunSet
+    cells: tuple[str, ...]
+
+    @property
+    def runs(self) -> tuple[Run, ...]:
+        return self.rows.runs
+
+    def statuses(self, q: float) -> list[RunStatus]:
+        """Each run's status for percentile ``q`` (aligned with :attr:`runs`)."""
+        return percentile_statuses(self.rows, q, self.cells)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RunGroups(Mapping):
+    """The configurations compared, read as a mapping ``label -> runs`` in label order."""
+
+    configs: tuple[ConfigRuns, ...]
+    by: tuple[str, ...]
+
+    def __getitem__(self, label: str) -> tuple[Run, ...]:
+        return self.config(label).runs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(c.label for c in self.configs)
+
+    def __len__(self) -> int:
+        return len(self.configs)
+
+    def config(self, label: str) -> ConfigRuns:
+        for c in self.configs:
+            if c.label == label:
+                return c
+        raise KeyError(label)
+
+    def to_frame(self, q: float = 99.0) -> pd.DataFrame:
+        """Per configuration: its runs, tools, fewest requests, and its runs' statuses at
+        percentile ``q``."""
+        rows = []
+        for c in self.configs:
+            counts = [r.histogram.total_count for r in c.runs if r.histogram is not None]
+            statuses = [s.status for s in c.statuses(q)]
+            rows.append({
+                "config": c.label, "runs": len(c.runs),
+                "tool": ", ".join(sorted({r.tool for r in c.runs})),
+                "requests_min": min((r.requests for r in c.runs if r.requests is not None),
+                                    default=None),
+                "histogram_requests_min": min(counts) if counts else None,
+                "failed_runs": statuses.count(FAILED),
+                "saturated_runs": statuses.count(SATURATED),
+                "short_runs": statuses.count(SHORT)})
+        return pd.DataFrame(rows)
+
+    def notes(self) -> list[str]:
+        """What the tools and their outputs imply for every latency of these runs."""
+        runs = [r for c in self.configs for r in c.runs]
+        out = []
+        closed = sorted({r.tool for r in runs if r.closed_loop})
+        if closed:
+            out.append(f"{', '.join(closed)} measure(s) in a closed loop: the tail is "
+                       "understated (coordinated omission); only wrk2's corrected "
+                       "percentiles describe it.")
+        partial = [r for r in runs if any("after wrk2's calibration" in n for n in r.notes)]
+        if partial:
+            out.append(f"{len(partial)} wrk2 run(s) have a histogram of the post-calibration "
+                       "part only (wrk2 resets it after ~10 s): their percentiles describe "
+                       "the end of each run.")
+        return out
+
+
+def group_runs(rows: RunSet, by: Sequence[str] | str) -> RunGroups:
+    """The runs of ``rows`` grouped by their ``by`` values (label ``"tuned, 64"``; no column:
+    ``"all runs"``), in label order, each run's peers judged among its factors and load."""
+    by = [by] if isinstance(by, str) else list(by)
+    cols = [c for c in by if c in rows.frame]
+    labels = [", ".join(level_text(v) for v in r) or "all runs"
+              for r in rows.frame[cols].itertuples(index=False)] if cols \
+        else ["all runs"] * len(rows)
+    cells = tuple(peer_columns(rows, cols))
+    configs = [ConfigRuns(label, rows.subset([x == label for x in labels]), cells)
+               for label in sorted(set(labels))]
+    return RunGroups(tuple(configs), tuple(by))
+
+
+@dataclasses.dataclass(frozen=True)
+class LatencyEstimate:
+    """One cell's percentile under the rule, with its runs' status counts."""
+
+    config: str
+    ci: PercentileCI
+    statuses: tuple[RunStatus, ...]
+
+    def count(self, status: str) -> int:
+        return sum(s.status == status for s in self.statuses)
+
+    def to_record(self) -> dict[str, Any]:
+        ci = self.ci
+        return {"config": self.config, "percentile": float(ci.q), "n_runs": ci.n_runs,
+                "latency_ms": ci.estimate_ms, "ci_low_ms": ci.low_ms, "ci_high_ms": ci.high_ms,
+                "method": ci.method, "estimand": ci.estimand,
+                "n_failed": self.count(FAILED), "n_saturated": self.count(SATURATED),
+                "n_short": self.count(SHORT), "warnings": "; ".join(ci.warnings)}
+
+
+def estimate(config: ConfigRuns, q: float, confidence: float = 0.95, seed: int | None = 0,
+             n_resamples: int = 2000) -> LatencyEstimate:
+    """The rule of the module docstring for one configuration and percentile ``q`` (0-100)."""
+    statuses = config.statuses(q)
+    items = [None if s.status == FAILED else r
+             for r, s in zip(config.runs, statuses, strict=True)]
+    ci = percentile_ci_across_runs(items, q, confidence, seed, n_resamples=n_resamples)
+    return LatencyEstimate(config.label, ci, tuple(statuses))
+
+
+@dataclasses.dataclass(frozen=True)
+class LatencyTable:
+    """The percentiles of every configuration (``groups``) under one rule."""
+
+    groups: RunGroups
+    estimates: tuple[LatencyEstimate, ...]
+    confidence: float
+    warnings: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """The method, in a sentence a reader can paste into a paper."""
+        methods = ", ".join(sorted({e.ci.method for e in self.estimates})) or "order_stats"
+        return (f"Latency percentiles were estimated across runs as the {ESTIMAND} (method "
+                f"{methods}; {self.confidence:.0%} order-statistic intervals from "
+                f"{FEW_RUNS} runs, t intervals on log per-run percentiles for 2-4), never by "
+                "averaging percentiles; runs that failed were left out, and runs that did not "
+                "sustain their offered rate were kept and named.")
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per configuration and percentile: the estimate, its interval, method and
+        estimand, the runs' status counts and the warnings."""
+        cols = ["config", "percentile", "n_runs", "latency_ms", "ci_low_ms", "ci_high_ms",
+                "method", "estimand", "n_failed", "n_saturated", "n_short", "warnings"]
+        return pd.DataFrame([e.to_record() for e in self.estimates], columns=cols)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"by": list(self.groups.by), "confidence": self.confidence,
+                "estimand": ESTIMAND, "warnings": list(self.warnings),
+                "selection": _records(self.groups.to_frame()),
+                "percentiles": _records(self.to_frame())}
+
+
+def percentiles(groups: RunGroups, qs: Sequence[float] = (50.0, 99.0, 99.9),
+                confidence: float = 0.95, seed: int | None = 0,
+                n_resamples: int = 2000) -> LatencyTable:
+    """Every configuration's percentiles ``qs`` (0-100) under the rule."""
+    found = [estimate(c, float(q), confidence, seed, n_resamples)
+             for c in groups.configs for q in qs]
+    return LatencyTable(groups, tuple(found), confidence, _warnings(groups, found))
+
+
+def spectrum(groups: RunGroups, confidence: float = 0.95, seed: int | None = 0,
+             n_resamples: int = 2000) -> LatencyTable:
+    """Every configuration's spectrum: the rule at each percentile of its
+    :func:`spectrum_grid`."""
+    found = [estimate(c, q, confidence, seed, n_resamples)
+             for c in groups.configs for q in spectrum_grid(c.runs)]
+    return LatencyTable(groups, tuple(found), confidence, _warnings(groups, found))
+
+
+def _warnings(groups: RunGroups, found: Sequence[LatencyEstimate]) -> tuple[str, ...]:
+    out = groups.notes()
+    for e in found:
+        for status, (what, effect) in STATUS_WORDS.items():
+            named = [f"{r.run_id or r.source}: {s.reason}"
+                     for r, s in zip(groups[e.config], e.statuses, strict=True)
+                     if s.status == status]
+            if named:
+                out.append(f"{e.config}: {len(named)} of {len(e.statuses)} run(s) {what} "
+                           f"({'; '.join(named)}): {effect}.")
+    few = [e.ci.n_runs for e in found if e.ci.method == FEW_RUNS_METHOD]
+    if few:
+        out.append(f"With {min(few)} run(s) per configuration the estimate is the median run's "
+                   "percentile, but no distribution-free interval exists: the interval is a "
+                   "t interval on log per-run percentiles, which assumes a log-normal "
+                   f"run-to-run spread. Run >= {FEW_RUNS} repetitions for an order-statistic "
+                   "interval.")
+    return tuple(dict.fromkeys(out))

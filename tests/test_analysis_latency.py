@@ -1,0 +1,121 @@
+"""The latency page's rule (perfkit.analysis.latency): run statuses, not the raw saturation flag;
+failed runs left out; one value per cell, the same as the SLO table's, on the bundled sweep."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from perfkit.analysis import RunSet, load_experiment
+from perfkit.analysis.latency import group_runs, percentiles
+from perfkit.analysis.scaling import slo_brackets
+from perfkit.frames import runs_frame
+from perfkit.report.sections import latency, scaling
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    return load_experiment(DATA / "demo-wrk2-sweep")
+
+
+def _selection(sweep, **where):
+    return latency.selection_table(latency.grouped_runs(sweep, ["profile"], where)) \
+        .set_index("config")
+
+
+def test_the_page_counts_runs_by_status_saturated_vs_short(sweep):
+    # tuned at 5000 req/s, 64 connections: one run achieved 0.964 x its target with its
+    # peers' latency: the raw flag (achieved < 0.99 x target) calls it saturated, the run
+    # status calls it short (kept, in doubt)
+    cell = sweep.rows({"profile": "tuned", "target_rate_rps": 5000, "connections": 64})
+    assert sum(r.saturated for r in cell.runs) == 1
+    table = _selection(sweep, target_rate_rps=5000, connections=64)
+    assert table.loc["tuned", ["saturated_runs", "short_runs", "failed_runs"]].tolist() \
+        == [0, 1, 0]
+    # default at 45000 req/s, 64 connections: 0.889 x its target, below 0.9: saturated
+    table = _selection(sweep, target_rate_rps=45000, connections=64)
+    assert table.loc["default", ["saturated_runs", "short_runs"]].tolist() == [1, 0]
+    groups = latency.grouped_runs(sweep, ["profile"], {"target_rate_rps": 45000,
+                                                       "connections": 64})
+    caveats = latency.caveats(latency.percentiles(groups, (99.0,)))
+    (saturated,) = [c for c in caveats if c.startswith("default: 1 of 3 run(s) saturated")]
+    assert "default_R45000_c64_rep2" in saturated and "kept in the estimate" in saturated
+    short = latency.caveats(latency.percentiles(latency.grouped_runs(
+        sweep, ["profile"], {"target_rate_rps": 5000, "connections": 64}), (99.0,)))
+    assert any(c.startswith("tuned: 1 of 3 run(s) fell slightly short") for c in short)
+    assert not any("saturated," in c for c in short)
+
+
+def test_every_cell_of_the_page_is_the_slo_tables_estimate(sweep):
+    verdicts = scaling.slo(sweep.rows(), ["profile", "connections"], 5.0, 99.0, 0.95,
+                           seed=1).verdicts_frame()
+    assert len(verdicts) == 16
+    for _, v in verdicts.iterrows():
+        groups = latency.grouped_runs(sweep, ["profile"], {
+            "profile": v["profile"], "connections": v["connections"],
+            "target_rate_rps": v["rate_rps"]})
+        (row,) = latency.percentile_table(groups, (99.0,)).to_dict("records")
+        assert (row["latency_ms"], row["ci_low_ms"], row["ci_high_ms"], row["method"]) == (
+            v["estimate_ms"], v["ci_low_ms"], v["ci_high_ms"], v["method"])
+
+
+def test_a_failed_run_is_left_out_of_the_cell_on_both_pages(sweep):
+    cell = sweep.rows({"profile": "tuned", "target_rate_rps": 15000, "connections": 16})
+    runs = list(cell.runs)
+    slowest = int(np.argmax([r.percentiles_ms[99.0] for r in runs]))
+    runs[slowest] = dataclasses.replace(runs[slowest], exit_code=1)
+    rows = RunSet(runs_frame(runs), tuple(runs), "cell", cell.factors)
+    others = [r.percentiles_ms[99.0] for i, r in enumerate(runs) if i != slowest]
+    table = percentiles(group_runs(rows, ["profile"]), (99.0,))
+    (e,) = table.estimates
+    assert e.ci.n_runs == 2 and e.ci.estimate_ms == pytest.approx(np.median(others))
+    assert e.to_record()["n_failed"] == 1
+    assert any("1 of 3 run(s) failed" in w and "left out" in w for w in table.warnings)
+    (bracket,) = slo_brackets(rows, 5.0, by=["profile"]).brackets
+    (verdict,) = bracket.bracket.rates
+    assert verdict.verdict == "fail" and "1 of 3 runs failed" in verdict.reason
+    assert verdict.estimate_ms == e.ci.estimate_ms and verdict.n_runs == 3
+
+
+def test_the_result_serializes_with_its_warnings(sweep):
+    groups = group_runs(sweep.rows({"target_rate_rps": 30000, "connections": 64}), ["profile"])
+    table = percentiles(groups, (99.0,))
+    out = table.to_dict()
+    assert out["estimand"] == "median of per-run percentiles"
+    assert [r["config"] for r in out["percentiles"]] == ["default", "tuned"]
+    assert any("With 3 run(s) per configuration" in w for w in out["warnings"])
+    assert "median of per-run percentiles" in table.describe()
+
+
+def test_the_heat_map_cell_is_the_slo_estimate_and_the_latency_pages(sweep):
+    grids = scaling.heat_tables(scaling.slo(sweep.rows(), ["profile", "connections"], 5.0,
+                                            99.0, 0.95, seed=1))
+    for profile in ("default", "tuned"):
+        for conns in (16, 64):
+            groups = latency.grouped_runs(sweep, ["profile"], {
+                "profile": profile, "connections": conns, "target_rate_rps": 45000})
+            (row,) = latency.percentile_table(groups, (99.0,)).to_dict("records")
+            assert grids[profile].loc[conns, 45000] == row["latency_ms"]
+
+
+def test_a_failed_run_leaves_the_heat_map_cell_as_it_leaves_the_latency_page(sweep):
+    rows = sweep.rows()
+    runs = list(rows.runs)
+    cell = [i for i, r in enumerate(runs) if r.factors["profile"] == "tuned"
+            and r.connections == 16 and r.target_rate_rps == 15000]
+    slowest = max(cell, key=lambda i: runs[i].percentiles_ms[99.0])
+    runs[slowest] = dataclasses.replace(runs[slowest], exit_code=1)
+    broken = RunSet(runs_frame(runs), tuple(runs), "broken", rows.factors)
+    grid = scaling.heat_tables(scaling.slo(broken, ["profile", "connections"], 5.0))["tuned"]
+    others = [runs[i].percentiles_ms[99.0] for i in cell if i != slowest]
+    assert grid.loc[16, 15000] == pytest.approx(np.median(others))
+    printed = [runs[i].percentiles_ms[99.0] for i in cell]
+    assert np.median(printed) != pytest.approx(np.median(others))  # the old heat map's value
+    cell_rows = broken.where({"profile": "tuned", "connections": 16, "target_rate_rps": 15000})
+    (e,) = percentiles(group_runs(cell_rows, ["profile"]), (99.0,)).estimates
+    assert e.ci.estimate_ms == grid.loc[16, 15000]

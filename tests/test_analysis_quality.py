@@ -1,0 +1,60 @@
+"""Data quality under the rules every page uses: one generator-busy count on the overview, in the
+threats and in the Methods; run statuses (failed, saturated vs short), not the raw flags."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from perfkit.analysis import load_experiment
+from perfkit.analysis.provenance import provenance
+from perfkit.analysis.quality import quality
+from perfkit.analysis.runstatus import GENERATOR_BUSY
+from perfkit.analysis.validity import threats
+from perfkit.report.methods import host_sentence
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.fixture(scope="module")
+def locust():
+    return load_experiment(DATA / "demo-locust")
+
+
+def test_one_generator_busy_count_on_the_overview_in_the_threats_and_the_methods(locust):
+    shares = [(r.manifest or {}).get("cpu", {}).get("generator_cpu_share")
+              for r in locust.rows().runs]
+    busy = sum(1 for s in shares if isinstance(s, float) and s >= GENERATOR_BUSY)
+    near = sum(1 for s in shares if isinstance(s, float) and 0.85 <= s < 0.9)
+    assert busy and near, "demo-locust no longer tells the two old thresholds apart"
+    summary = quality([locust]).summary_frame().iloc[0]
+    assert summary["generator_busy"] == busy == provenance(locust).generator_busy
+    (threat,) = [t.text for t in threats(locust) if t.kind == "generator-busy"]
+    assert f">= {GENERATOR_BUSY:.0%} of its cores in {busy} of {len(shares)} runs" in threat
+    assert f"at or above {GENERATOR_BUSY:.0%} of its cores in {busy}" in host_sentence(
+        provenance(locust))
+
+
+def test_quality_counts_run_statuses_not_the_raw_saturation_flag():
+    sweep = load_experiment(DATA / "demo-wrk2-sweep")
+    assert sum(r.saturated for r in sweep.rows().runs) == 3  # achieved < 0.99 x target
+    table = quality([sweep])
+    summary = table.summary_frame().iloc[0]
+    assert (summary["saturated"], summary["short"], summary["failed"]) == (2, 1, 0)
+    frame = table.to_frame().set_index("run_id")
+    assert frame.loc["tuned_R5000_c64_rep2", "status"] == "short"
+    assert frame.loc["default_R45000_c64_rep2", "status"] == "saturated"
+    # the same runs the Methods section names
+    named = {re.split(r":", s)[0] for v in provenance(sweep).statuses.values() for s in v}
+    assert named == set(frame.index[frame["status"] != "ok"])
+
+
+def test_a_run_whose_every_response_failed_is_failed_whatever_its_exit_code():
+    exp = load_experiment(DATA / "seeds-worker-connections")
+    frame = quality([exp]).to_frame()
+    failed = frame[frame["status"] == "failed"]
+    assert len(failed) == 3 and (failed["exit_code"] == 0).all()
+    assert (failed["reason"] == "every response failed").all()
+    assert quality([exp]).summary_frame().iloc[0]["failed"] == 3
