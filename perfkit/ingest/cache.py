@@ -25,6 +25,7 @@ Set ``PERFKIT_CACHE=0`` (or pass ``cache=False``) to read without the cache.
 
 from __future__ import annotations
 
+import functools
 import glob
 import hashlib
 import json
@@ -32,12 +33,14 @@ import os
 import time
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from perfkit import __version__
 from perfkit._fsutil import write_bytes_atomic
+from perfkit.ingest.discover import scan_names
 from perfkit.ingest.store import TABLE_VERSION, runs_to_table, table_to_runs
 from perfkit.model import Run
 
@@ -45,7 +48,7 @@ CACHE_DIR = os.path.join(".perfkit", "cache")
 #: a file changed less than this before the cache was written is always re-hashed
 RACY_NS = 2_000_000_000
 #: the layout of the cache file around the run table (its index and listings)
-CACHE_LAYOUT = "2"
+CACHE_LAYOUT = "3"
 _VERSION = f"{TABLE_VERSION}/{CACHE_LAYOUT}/{__version__}"
 
 #: (relative path, size, mtime_ns, ctime_ns, sha256) of one file of a run directory
@@ -75,17 +78,44 @@ class RunCache:
         self.directory = os.path.join(root, CACHE_DIR)
         self._prefix = os.path.join(root, "")
         self.started_ns = time.time_ns()
-        self.index: dict[str, list[FileKey]] = {}
+        self.state: dict[str, list] = {}  # as read (see _state); index and listings from it
         self.runs: dict[str, list[Run]] = {}
         self.written_ns = 0
         self.new_index: dict[str, list[FileKey]] = {}
         self.new_runs: dict[str, list[Run]] = {}
-        #: relative directory -> [mtime_ns, ctime_ns, file names, subdirectory names]
-        self.listings: dict[str, list] = {}
         self.new_listings: dict[str, list] = {}
         self._times: dict[str, tuple[int, int]] = {}
+        self.complete = True  # every directory of the walk cached (none gave an error)
         self.changed = False
         self._read()
+        try:  # before the walk lists the root, so that creating it does not move the root
+            os.makedirs(self.directory, exist_ok=True)
+        except OSError:
+            pass
+
+    @functools.cached_property
+    def index(self) -> dict[str, list[FileKey]]:
+        """Relative run directory -> [relative path, size, mtime_ns, ctime_ns, sha256] of its
+        files, as last written."""
+        s = self.state
+        if not s:
+            return {}
+        out: dict[str, list[FileKey]] = {d: [] for d in s["index_dirs"]}
+        keys = s["index_dirs"]
+        for i, *key in zip(s["file_dir"], s["file_rel"], s["file_size"], s["file_mtime"],
+                           s["file_ctime"], s["file_sha"], strict=True):
+            out[keys[i]].append(key)
+        return out
+
+    @functools.cached_property
+    def listings(self) -> dict[str, list]:
+        """Relative directory -> [mtime_ns, ctime_ns, file names, subdirectory names]."""
+        s = self.state
+        if not s:
+            return {}
+        return {d: [m, c, f, sub] for d, m, c, f, sub in zip(
+            s["dirs"], s["dir_mtime"], s["dir_ctime"], s["dir_files"], s["dir_subdirs"],
+            strict=True)}
 
     # -- reading --------------------------------------------------------------------------
     def _read(self) -> None:
@@ -109,17 +139,58 @@ class RunCache:
             state = json.loads(pa.decompress(
                 meta[b"perfkit.state"], int(meta[b"perfkit.state_size"]), codec="zstd",
                 asbytes=True))
-            self.index, self.listings = state["index"], state["listings"]
-            self.written_ns = int(meta[b"perfkit.written_ns"])
+            if set(state) != set(_STATE_KEYS):
+                raise ValueError("its index is not perfkit's")
+            written_ns = int(meta[b"perfkit.written_ns"])
             dirs = table.column("_dir").to_pylist()
             runs = table_to_runs(table.drop_columns(["_dir"]))
         except Exception as exc:  # noqa: BLE001 - any damage: never trust it
             warnings.warn(f"{path}: run cache ignored and rebuilt: {exc}", CacheWarning,
                           stacklevel=4)
-            self.index, self.listings, self.changed = {}, {}, True
+            self.changed = True
             return
+        self.state, self.written_ns = state, written_ns
         for d, run in zip(dirs, runs, strict=True):
             self.runs.setdefault(d, []).append(run)
+
+    def unchanged_runs(self) -> list[Run] | None:
+        """Every cached run, in walk order, if no directory and no file below the root changed
+        since the cache was written, else None: then the walk and :meth:`lookup` decide
+        directory by directory.
+
+        Each directory and file is ``stat``-ed. One whose times fall in the racy window (see
+        the module docstring; typically the root, which gained ``.perfkit/`` after it was
+        listed) is checked by content: a directory listed again, a file hashed again."""
+        s = self.state
+        if not s or not s["complete"]:
+            return None
+        racy_after = self.written_ns - RACY_NS
+        stat, prefix, root = os.stat, self._prefix, self.root
+        try:
+            for rel, mtime, ctime, files, subdirs in zip(
+                    s["dirs"], s["dir_mtime"], s["dir_ctime"], s["dir_files"], s["dir_subdirs"],
+                    strict=True):
+                path = root if rel == "." else prefix + rel
+                st = stat(path)
+                if st.st_mtime_ns != mtime or st.st_ctime_ns != ctime:
+                    return None
+                if mtime >= racy_after or ctime >= racy_after:
+                    now_files, now_dirs = scan_names(path)
+                    if sorted(now_files) != sorted(files) or now_dirs != subdirs:
+                        return None
+            for rel, size, mtime, ctime, sha in zip(s["file_rel"], s["file_size"],
+                                                    s["file_mtime"], s["file_ctime"],
+                                                    s["file_sha"], strict=True):
+                st = stat(prefix + rel)
+                if st.st_size != size or st.st_mtime_ns != mtime or st.st_ctime_ns != ctime:
+                    return None
+                if (mtime >= racy_after or ctime >= racy_after) and (
+                        sha256_file(prefix + rel) != sha):
+                    return None
+        except OSError:
+            return None
+        runs = self.runs
+        return [r for d in s["index_dirs"] for r in runs.get(d, ())]
 
     def _rel(self, path: str) -> str:
         """``path`` relative to the root (paths from the walk all start with it)."""
@@ -200,8 +271,9 @@ class RunCache:
             try:
                 keys.append([self._rel(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns,
                              sha256_file(path)])
-            except OSError:
-                return  # a file vanished while loading: do not cache this directory
+            except OSError:  # a file vanished while loading: do not cache this directory
+                self.complete = False
+                return
         rel = self._rel(directory)
         self.new_index[rel] = keys
         self.new_runs[rel] = runs
@@ -209,7 +281,8 @@ class RunCache:
 
     def save(self) -> None:
         """Write the new cache atomically if anything changed (silently not, if read-only)."""
-        if (not self.changed and self.new_index.keys() == self.index.keys()
+        if (not self.changed and self.complete == bool(self.state.get("complete"))
+                and self.new_index.keys() == self.index.keys()
                 and self.new_listings.keys() == self.listings.keys()):
             return
         dirs = [d for d, runs in self.new_runs.items() for _ in runs]
@@ -218,7 +291,7 @@ class RunCache:
         meta = dict(table.schema.metadata or {})
         # the index and the listings, compressed: Arrow keeps schema metadata twice in the
         # file (raw and in its serialized schema), and every read parses both
-        raw = json.dumps({"index": self.new_index, "listings": self.new_listings},
+        raw = json.dumps(_state(self.new_index, self.new_listings, self.complete),
                          separators=(",", ":")).encode()
         state, size = pa.compress(raw, codec="zstd", asbytes=True), len(raw)
         meta.update({b"perfkit.cache_version": _VERSION.encode(),
@@ -231,7 +304,7 @@ class RunCache:
         data = sink.getvalue().to_pybytes()
         name = f"runs-{hashlib.sha256(data).hexdigest()}.parquet"
         try:
-            os.makedirs(self.directory, exist_ok=True)
+            os.makedirs(self.directory, exist_ok=True)  # removed since __init__: remade
             write_bytes_atomic(os.path.join(self.directory, name), data, durable=True)
         except OSError:
             return
@@ -241,3 +314,32 @@ class RunCache:
                     os.unlink(old)
                 except OSError:
                     pass
+
+
+_STATE_KEYS = ("complete", "dirs", "dir_mtime", "dir_ctime", "dir_files", "dir_subdirs",
+               "index_dirs", "file_dir", "file_rel", "file_size", "file_mtime", "file_ctime",
+               "file_sha")
+
+
+def _state(index: dict[str, list[FileKey]], listings: dict[str, list],
+           complete: bool) -> dict[str, Any]:
+    """The index and the listings as flat columns (what :meth:`RunCache.unchanged_runs` reads
+    in one pass; JSON parses lists of numbers faster than nested objects)."""
+    out: dict[str, Any] = {k: [] for k in _STATE_KEYS}
+    out["complete"] = complete
+    for d, (mtime, ctime, files, subdirs) in listings.items():
+        out["dirs"].append(d)
+        out["dir_mtime"].append(mtime)
+        out["dir_ctime"].append(ctime)
+        out["dir_files"].append(files)
+        out["dir_subdirs"].append(subdirs)
+    for i, (d, keys) in enumerate(index.items()):
+        out["index_dirs"].append(d)
+        for rel, size, mtime, ctime, sha in keys:
+            out["file_dir"].append(i)
+            out["file_rel"].append(rel)
+            out["file_size"].append(size)
+            out["file_mtime"].append(mtime)
+            out["file_ctime"].append(ctime)
+            out["file_sha"].append(sha)
+    return out

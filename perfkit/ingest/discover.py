@@ -64,6 +64,11 @@ def _scan(directory: str, memo: Listings | None) -> tuple[list[str], list[str]]:
     return files, dirs
 
 
+def scan_names(directory: str) -> tuple[list[str], list[str]]:
+    """(file names, sorted subdirectory names) of ``directory``, as listed now."""
+    return _scan(directory, None)
+
+
 def _entries(directory: str, names: list[str]) -> list[Entry]:
     out = []
     stat = os.stat  # follows symlinks, as DirEntry.stat() did

@@ -232,6 +232,9 @@ def scan_directory(root: Path, fast: bool = True, cache: bool | None = None) -> 
     """
     caching = _parser("cache")
     store = caching.RunCache(str(Path(root))) if caching.enabled(cache) else None
+    unchanged = None if store is None else store.unchanged_runs()
+    if unchanged is not None:
+        return LoadResult(runs=unchanged)
     walked = list(walk(str(Path(root)), store))
     reused: dict[int, list[Run]] = {}
     todo = []
@@ -249,8 +252,11 @@ def scan_directory(root: Path, fast: bool = True, cache: bool | None = None) -> 
             result.runs.extend(reused[i])
             continue
         one = done[i]
-        if store is not None and not one.errors:
-            store.put(directory, entries, one.runs)
+        if store is not None:
+            if one.errors:  # never cached: its errors are reported on every load
+                store.complete = False
+            else:
+                store.put(directory, entries, one.runs)
         result.extend(one)
     if store is not None:
         store.save()

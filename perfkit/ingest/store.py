@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from perfkit import hdrcodec
 from perfkit.histogram import LatencyHistogram
-from perfkit.model import FrozenMap, Run
+from perfkit.model import LATENCY_SOURCES, FrozenMap, Run
 
 #: bump when the table layout changes: a cache of another version is ignored
 TABLE_VERSION = "1"
@@ -57,6 +57,7 @@ def _scalar_fields() -> dict[str, type]:
 
 
 SCALARS = _scalar_fields()
+_FIELDS = tuple(f.name for f in dataclasses.fields(Run))
 
 
 # -- JSON with typed keys -----------------------------------------------------------------------
@@ -110,6 +111,22 @@ class LazyMap(FrozenMap):
         if name != "_data":
             raise AttributeError(name)
         data = loads(self._text)._data
+        object.__setattr__(self, "_data", data)
+        return data
+
+
+class LazyItems(FrozenMap):
+    """A FrozenMap made from its (key, value) pairs on first use (a run's percentiles)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list):  # noqa: D107 - FrozenMap's constructor is not called
+        object.__setattr__(self, "_items", items)
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "_data":
+            raise AttributeError(name)
+        data = dict(self._items)
         object.__setattr__(self, "_data", data)
         return data
 
@@ -204,32 +221,59 @@ def table_to_runs(table: pa.Table) -> list[Run]:
     if meta.get(b"perfkit.table_version") != TABLE_VERSION.encode():
         raise ValueError("not a perfkit run table of version " + TABLE_VERSION)
     json_columns = set(json.loads(meta.get(b"perfkit.json_columns", b"[]")))
+    n = table.num_rows
+    empty = FrozenMap()
+    # a column that is null in every row (the Locust fields of a wrk2 store...) is one value
+    # for all runs, set once in the template every run's fields are copied from
+    constant: dict[str, Any] = {}
     columns: dict[str, list] = {}
+
+    def null(name: str) -> bool:
+        return n > 0 and table.column(name).null_count == n
+
     for name in SCALARS:
+        if null(name):
+            constant[name] = None
+            continue
         values = table.column(name).to_pylist()
         columns[name] = [loads(v) for v in values] if name in json_columns else values
-    empty = FrozenMap()
     for name in _PERCENTILES:
-        columns[name] = [FrozenMap.wrap(dict(items)) if items else empty
+        if null(name):
+            constant[name] = empty
+            continue
+        columns[name] = [LazyItems(items) if items else empty
                          for items in table.column(name).to_pylist()]
     for name in _HISTOGRAMS:
+        if null(name):
+            constant[name] = None
+            continue
         columns[name] = _histograms(table, name)
     columns["notes"] = [tuple(v) for v in table.column("notes").to_pylist()]
-    columns["argv"] = [None if v is None else tuple(v) for v in table.column("argv").to_pylist()]
+    if null("argv"):
+        constant["argv"] = None
+    else:
+        columns["argv"] = [None if v is None else tuple(v)
+                           for v in table.column("argv").to_pylist()]
     for name in _JSON_MAPS:
         columns[name] = [LazyMap(text) for text in table.column(name).to_pylist()]
+    sources = set(columns["latency_source"]) if "latency_source" in columns else {None}
+    if n and sources - LATENCY_SOURCES.keys():
+        raise ValueError(f"latency_source must be one of {sorted(LATENCY_SOURCES)}, found "
+                         f"{sorted(map(str, sources - LATENCY_SOURCES.keys()))}")
+    template = {name: constant.get(name) for name in _FIELDS}  # Run's field order
     names = list(columns)
-    return [_run(zip(names, row, strict=True))
-            for row in zip(*(columns[n] for n in names), strict=True)]
-
-
-def _run(fields) -> Run:
-    """A Run from (name, value) pairs of every one of its fields: what ``Run(**fields)``
-    does, without the keyword-argument machinery (10,000 cached runs are built per load)."""
-    run = object.__new__(Run)
-    run.__dict__.update(fields)
-    run.__post_init__()
-    return run
+    new, set_state = object.__new__, object.__setattr__
+    runs = []
+    for row in zip(*(columns[name] for name in names), strict=True):
+        # what Run(**fields) does, without the keyword-argument machinery (10,000 cached runs
+        # are built per load) and without __post_init__, whose checks and conversions the
+        # columns above have made: every map frozen, every list a tuple, the sources checked
+        fields = template.copy()
+        fields.update(zip(names, row, strict=True))
+        run = new(Run)
+        set_state(run, "__dict__", fields)
+        runs.append(run)
+    return runs
 
 
 def check_histograms(runs: Sequence[Run]) -> None:
