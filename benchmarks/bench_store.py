@@ -11,10 +11,13 @@ rests 2.5 s (outside the store's racy window, as data on disk normally is). Each
 fresh process (cold: imports not counted) and reports its CPU and wall time:
 
 1. first load: walk, read, parse every file, hash every file, write the Parquet cache;
-2. second load: walk and stat every file, read and check the cache, build the Runs (their
-   histograms decoded on first use);
+2. second load: read the cache, stat every directory and file against it (no directory is
+   listed, no file read), build the Runs (their histograms decoded on first use);
 3. the same as 2, then every histogram decoded and checked (what a caller reading all the
    histograms pays on top).
+
+Each row is the best (least CPU time) of ``--repeats`` trials, each trial starting without a
+cache: the box is shared, and a single cold process varies by tens of percent.
 
 Target (issue 10): the second load >= 20x faster than the first (CPU time). Exit status 1 if
 missed.
@@ -69,16 +72,21 @@ def child(root: Path, mode: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=209)
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="trials; each row is the trial with the least CPU time")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="perfkit-bench-store-") as tmp:
         root = Path(tmp) / "runs"
         n = make_tree(root, args.copies)
         time.sleep(2.5)
-        first = child(root, "plain")
+        trials = []
+        for _ in range(args.repeats):  # each: no cache, then a first and two second loads
+            shutil.rmtree(root / ".perfkit", ignore_errors=True)
+            trials.append((child(root, "plain"), child(root, "plain"), child(root, "decode")))
         cache = next((root / ".perfkit" / "cache").glob("runs-*.parquet"))
         size_mb = cache.stat().st_size / 1e6
-        second = child(root, "plain")
-        decoded = child(root, "decode")
+    first, second, decoded = (min((t[i] for t in trials), key=lambda r: r["cpu"])
+                              for i in range(3))
     assert first["runs"] == second["runs"] == decoded["runs"] == n
     print(f"{n} wrk2 runs (histograms included); cache {size_mb:.1f} MB of Parquet")
     print(f"{'load':<46}{'CPU s':>8}{'wall s':>8}{'ratio (CPU)':>13}")

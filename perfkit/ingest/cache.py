@@ -129,7 +129,7 @@ class RunCache:
                 data = fh.read()
             if hashlib.sha256(data).hexdigest() != os.path.basename(path)[5:-8]:
                 raise ValueError("its bytes do not match its name (a damaged file)")
-            table = pq.read_table(pa.BufferReader(data))
+            table = pq.read_table(pa.BufferReader(data), use_threads=False)
             meta = table.schema.metadata or {}
             if meta.get(b"perfkit.cache_version", b"").decode() != _VERSION:
                 raise ValueError(f"written by another version "

@@ -23,8 +23,8 @@ from typing import Protocol
 
 from perfkit.ingest.manifest import MANIFEST_NAMES
 
-#: (path, stat) of one file
-Entry = tuple[str, os.stat_result]
+#: (path, stat) of one file (stat None when the walk was asked for none)
+Entry = tuple[str, os.stat_result | None]
 
 
 class Listings(Protocol):
@@ -69,11 +69,14 @@ def scan_names(directory: str) -> tuple[list[str], list[str]]:
     return _scan(directory, None)
 
 
-def _entries(directory: str, names: list[str]) -> list[Entry]:
+def _entries(directory: str, names: list[str], with_stat: bool = True) -> list[Entry]:
+    join = os.path.join
+    if not with_stat:
+        return [(join(directory, name), None) for name in names]
     out = []
     stat = os.stat  # follows symlinks, as DirEntry.stat() did
     for name in names:
-        path = os.path.join(directory, name)
+        path = join(directory, name)
         try:
             out.append((path, stat(path)))
         except OSError:  # a broken symlink, a file removed meanwhile
@@ -82,28 +85,40 @@ def _entries(directory: str, names: list[str]) -> list[Entry]:
 
 
 def _all_below(directory: str, entries: list[Entry], dirs: list[str],
-               memo: Listings | None) -> list[Entry]:
+               memo: Listings | None, with_stat: bool) -> list[Entry]:
     for name in dirs:
         sub = os.path.join(directory, name)
         files, subdirs = _scan(sub, memo)
-        entries.extend(_all_below(sub, _entries(sub, files), subdirs, memo))
+        entries.extend(_all_below(sub, _entries(sub, files, with_stat), subdirs, memo,
+                                  with_stat))
     return entries
 
 
-def _manifest(entries: list[Entry]) -> str | None:
-    regular = {os.path.basename(p): p for p, st in entries if stat_module.S_ISREG(st.st_mode)}
-    return next((regular[n] for n in MANIFEST_NAMES if n in regular), None)
+def _manifest(directory: str, entries: list[Entry]) -> str | None:
+    names = {os.path.basename(p): (p, st) for p, st in entries}
+    for name in MANIFEST_NAMES:
+        if name in names:
+            path, st = names[name]
+            if st is None and os.path.isfile(path):
+                return path
+            if st is not None and stat_module.S_ISREG(st.st_mode):
+                return path
+    return None
 
 
-def walk(root: str, memo: Listings | None = None
+def walk(root: str, memo: Listings | None = None, with_stat: bool = True
          ) -> Iterator[tuple[str, list[Entry], str | None]]:
-    """Run directories under ``root`` with their files and their manifest's path (or None)."""
+    """Run directories under ``root`` with their files and their manifest's path (or None).
+
+    ``with_stat=False`` gives None for each file's stat (a load without the run store reads
+    the files anyway and needs no stat of them)."""
     files, dirs = _scan(root, memo)
-    entries = _entries(root, files)
-    manifest = _manifest(entries) if any(n in files for n in MANIFEST_NAMES) else None
+    entries = _entries(root, files, with_stat)
+    manifest = (_manifest(root, entries) if any(n in files for n in MANIFEST_NAMES)
+                else None)
     if manifest is not None:
-        yield root, _all_below(root, entries, dirs, memo), manifest
+        yield root, _all_below(root, entries, dirs, memo, with_stat), manifest
         return
     yield root, entries, None
     for name in dirs:
-        yield from walk(os.path.join(root, name), memo)
+        yield from walk(os.path.join(root, name), memo, with_stat)

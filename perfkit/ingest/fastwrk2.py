@@ -23,7 +23,7 @@ import numpy as np
 
 from perfkit.histogram import HIGHEST_US, LAYOUT, LatencyHistogram
 from perfkit.ingest.wrk2 import COVERAGE_NOTE_BELOW, WRK2_PERCENTILES
-from perfkit.model import FrozenMap, Run
+from perfkit.model import FrozenMap, Run, built_run
 
 _NUM = r"\d{1,15}\.\d{1,6}"
 _TIME = rf"({_NUM})(us|ms|s)"
@@ -317,5 +317,6 @@ def _run(p: _Parsed, hists: list[LatencyHistogram]) -> Run:
     if requests and held < COVERAGE_NOTE_BELOW * requests:
         notes = (f"histogram covers only {held} of {requests} requests (after wrk2's "
                  "calibration): its percentiles describe the end of the run only",)
-    return Run(tool="wrk2", source=p.source, latency_source="hdr_corrected", notes=notes,
-               extra=FrozenMap(extra), **fields)
+    fields.update(tool="wrk2", source=p.source, latency_source="hdr_corrected", notes=notes,
+                  extra=FrozenMap(extra))
+    return built_run(fields)  # every value above is already as Run.__post_init__ leaves it

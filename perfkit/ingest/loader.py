@@ -235,7 +235,7 @@ def scan_directory(root: Path, fast: bool = True, cache: bool | None = None) -> 
     unchanged = None if store is None else store.unchanged_runs()
     if unchanged is not None:
         return LoadResult(runs=unchanged)
-    walked = list(walk(str(Path(root)), store))
+    walked = list(walk(str(Path(root)), store, with_stat=store is not None))
     reused: dict[int, list[Run]] = {}
     todo = []
     for i, (directory, entries, manifest) in enumerate(walked):
