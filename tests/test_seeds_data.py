@@ -219,3 +219,27 @@ def test_assessment_counts_runs_per_configuration():
 def test_readme_holds_the_computed_assessment():
     readme = (DATA / "README.md").read_text(encoding="utf-8")
     assert seeds.assessment_markdown(DATA) in readme
+
+
+def test_every_response_failed_is_the_models_one_rule(tmp_path):
+    # a printed output with 99.5% read errors still served 0.5% of its attempts: the model
+    # (and the comparisons' run statuses) do not call it "every response failed"; the
+    # assessment must not either (it used to at >= 99%)
+    import shutil
+
+    from perfkit.ingest import scan
+    from perfkit.model import every_response_failed
+
+    root = tmp_path / "seeds"
+    shutil.copytree(DATA, root)
+    out = root / "nginx-http-api-rps" / "raw" / "1-default" / "stdout.txt"
+    text = out.read_text(encoding="utf-8")
+    out.write_text(text.replace("read 0, write 0, timeout 85", "read 6600000, write 0, timeout 85"),
+                   encoding="utf-8")
+    (run,) = scan(out.parent).runs
+    assert 0.99 <= run.error_ratio < 1.0
+    assert not every_response_failed(run)
+    assessed = seeds.assess(root).set_index("claim_id")
+    assert list(assessed.loc["004-1", "runs_every_response_failed"]) == []
+    raw = seeds.raw_runs(root).set_index("run_dir")
+    assert not raw.loc["raw/1-default", "every_response_failed"]
