@@ -206,6 +206,30 @@ def test_runs_a_repeat_needs_grow_as_the_published_ratio_nears_one(analysis):
     assert results["000-3"].runs_needed is None  # a recommendation: nothing to detect
 
 
+def test_every_row_of_every_repeat_has_the_verdict_its_p_gives(analysis):
+    # 002-1 at 2000 connections: p Holm 0.024 < alpha, but the new arm's error ratios are all
+    # 0, so no ratio: the verdict comes from the ranks (better), not "~"; a "~" row states its
+    # minimum detectable change or why there is none (values <= 0 at 1000 connections)
+    from perfkit.analysis.compare import NO_MDE
+
+    for rep in analysis.replications:
+        for row in rep.table.rows:
+            c = row.comparison
+            if row.verdict in ("not testable", "no data"):
+                continue
+            if row.p_adjusted < ALPHA:
+                new_higher = c.median_new > c.median_base
+                expected = "worse" if new_higher == rep.metric.lower_is_better else "better"
+                assert row.verdict == expected, (rep.link.claim_id, row.key)
+            else:
+                assert row.verdict == "~", (rep.link.claim_id, row.key)
+                assert (row.mde is not None) != (NO_MDE in row.warnings), row.key
+    table = {r.key: r for r in analysis.results[9].replication.table.rows}
+    assert analysis.results[9].claim["claim_id"] == "002-1"
+    assert table[(2000,)].verdict == "better" and math.isnan(table[(2000,)].comparison.ratio)
+    assert table[(1000,)].verdict == "~" and NO_MDE in table[(1000,)].warnings
+
+
 @pytest.mark.parametrize(("direction", "verdict", "lo", "hi", "published", "expected"), [
     ("better", "better", 1.1, 1.4, 1.25, rule.SUPPORTED),
     ("better", "better", 1.01, 1.05, 1.25, rule.CONTRADICTED),  # the size is excluded
