@@ -230,6 +230,20 @@ def test_every_row_of_every_repeat_has_the_verdict_its_p_gives(analysis):
     assert table[(1000,)].verdict == "~" and NO_MDE in table[(1000,)].warnings
 
 
+def test_the_comparison_frames_hold_no_infinity(analysis):
+    # 002-2 at 4000 connections: the base median is a failed run and the ratio infinite; the
+    # CSV writes them as missing and says so in the warnings column
+    for rep in analysis.replications:
+        frame = rep.table.to_frame()
+        numbers = frame.select_dtypes("number").to_numpy(dtype=float)
+        assert not np.isinf(numbers).any(), rep.link.claim_id
+    rep = next(r for r in analysis.replications if r.link.claim_id == "002-2")
+    row = rep.table.to_frame().set_index("connections").loc[4000]
+    assert math.isnan(row["ratio"]) and row["ratio_ci_low"] == pytest.approx(179.17, rel=1e-4)
+    assert "ratio, ratio_ci_high written as missing" in row["warnings"]
+    assert "median_base_rps written as missing: the median run failed" in row["warnings"]
+
+
 @pytest.mark.parametrize(("direction", "verdict", "lo", "hi", "published", "expected"), [
     ("better", "better", 1.1, 1.4, 1.25, rule.SUPPORTED),
     ("better", "better", 1.01, 1.05, 1.25, rule.CONTRADICTED),  # the size is excluded

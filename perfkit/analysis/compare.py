@@ -33,6 +33,7 @@ from perfkit.analysis import drift, runstatus
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.metrics import Metric
+from perfkit.analysis.tidy import not_finite
 from perfkit.analysis.validity import value_caps
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues, compare
@@ -160,7 +161,11 @@ class ComparisonTable:
                 )
 
     def to_frame(self) -> pd.DataFrame:
-        """Tidy: one row per comparison row, every number in its own unit-suffixed column."""
+        """Tidy: one row per comparison row, every number in its own unit-suffixed column.
+
+        No cell holds +-inf: a median that is a failed run (ranked worst), an unbounded median
+        interval, and a ratio of 0 or infinity (failed runs ranked worst: no size) are written
+        as missing, and the row's ``warnings`` say which and why (:func:`not_finite`)."""
         u = self.metric.suffix
         records = []
         for row in self.rows:
@@ -185,8 +190,8 @@ class ComparisonTable:
                 "ratio_without_short": s.ratio if s else math.nan,
                 "p_value_without_short": s.p_value if s else math.nan,
                 "verdict_without_short": row.sensitivity_verdict or "",
-                "warnings": "; ".join(row.warnings),
             })
+            rec["warnings"] = "; ".join([*row.warnings, *not_finite(rec)])
             records.append(rec)
         return pd.DataFrame.from_records(records)
 
