@@ -326,7 +326,7 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
     failed = []
     for label, (_, statuses) in zip(("base", "new"), sides, strict=True):
         failed.append(ranked_worst(statuses, metric))
-        notes.extend(_status_notes(label, statuses))
+        notes.extend(status_notes(label, statuses))
     c = compare(sides[0][0], sides[1][0], alpha, confidence=confidence,
                 lower_is_better=metric.lower_is_better, failed_base=failed[0],
                 failed_new=failed[1], exclude_failed=exclude_failed, family=family)
@@ -365,7 +365,7 @@ def ranked_worst(statuses: Sequence[runstatus.RunStatus], metric: Metric) -> np.
                     dtype=bool)
 
 
-def _status_notes(label: str, statuses: list[runstatus.RunStatus]) -> list[str]:
+def status_notes(label: str, statuses: list[runstatus.RunStatus]) -> list[str]:
     out = []
     for kind, text in ((runstatus.SATURATED, "saturated (ranked with the failed runs)"),
                        (runstatus.SHORT, "in doubt, kept with their values; the "
