@@ -89,10 +89,15 @@ def _others(rows, statuses: Sequence[RunStatus], values: np.ndarray, m) -> str:
     if not rest:
         return ""
     errors = rows.values("error_ratio") if "error_ratio" in rows.frame else None
-    shown = ", ".join(f"{values[i]:.3g}" + (f" ({errors[i]:.1%} errors)"
+    shown = ", ".join(f"{values[i]:.3g}" + (f" ({_share(errors[i])} errors)"
                                            if errors is not None and errors[i] > 0 else "")
                       for i in rest)
     return f"; its other {len(rest)} run(s): {shown} {m.unit}".rstrip()
+
+
+def _share(value: float) -> str:
+    """A share as a percentage that never rounds up to 100% (99.99% errors served 0.01%)."""
+    return f"{math.floor(value * 1000) / 10:.1f}%"
 
 
 def _saturated(rows, i: int, status: RunStatus) -> str:

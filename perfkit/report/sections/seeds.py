@@ -350,7 +350,9 @@ def rule_sentence(analysis: SeedsAnalysis) -> str:
             f"the interval excluded the published ratio, or when it lay within ±{t:.0%} where a "
             f"change was claimed; a claim of no difference was supported when the interval lay "
             f"within ±{t:.0%} (an equivalence statement) and contradicted by a significant "
-            f"change wholly beyond it; anything else is inconclusive.")
+            f"change wholly beyond it; anything else is inconclusive. Runs ranked worst (failed, "
+            f"or saturated wrk2 runs) make a ratio of 0 or infinity, which is no size: such an "
+            f"interval end is a bound, and the runs behind it are named instead.")
 
 
 def replications(analysis: SeedsAnalysis) -> list[Replication]:
