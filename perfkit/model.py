@@ -323,19 +323,25 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
+def every_response_failed(run: Run) -> bool:
+    """The one rule for "every response failed" (not a throughput measurement): every completed
+    request was a non-2xx/3xx response (a Locust failure), the error ratio is 1, or nothing
+    completed while errors were counted. A run with 99% errors still served 1%: it is not."""
+    if run.requests is not None and run.requests > 0:
+        bad_responses = run.non_2xx_3xx if run.tool != "locust" else run.failures
+        if bad_responses is not None and bad_responses >= run.requests:
+            return True
+    ratio = run.error_ratio
+    if ratio is not None and ratio >= 1.0:
+        return True
+    return bool(run.requests == 0 and (run.socket_errors or run.failures))
+
+
 def validity_warnings(run: Run) -> tuple[str, ...]:
     """Checks every reader of a run needs, derived from the run alone."""
     out: list[str] = []
     ratio = run.error_ratio
-    all_failed = False
-    if run.requests is not None and run.requests > 0:
-        bad_responses = run.non_2xx_3xx if run.tool != "locust" else run.failures
-        if bad_responses is not None and bad_responses >= run.requests:
-            all_failed = True
-    if ratio is not None and ratio >= 1.0:
-        all_failed = True
-    if run.requests == 0 and (run.socket_errors or run.failures):
-        all_failed = True
+    all_failed = every_response_failed(run)
     if run.requests == 0 and not all_failed:
         out.append("no request completed (0 requests): the server never answered within the "
                    "run; throughput 0 and no latency, not a measurement")

@@ -29,9 +29,12 @@ def _p(value: float) -> str:
 
 def interval_text(est: float, low: float, high: float, digits: int = 3) -> str:
     """``3.1 [2.9, 3.4]``; ``3.1 (no CI)`` when too few runs bound the interval (a footnote
-    says how many it needs); ``-`` without an estimate."""
+    says how many it needs); ``-`` without an estimate; ``failed run`` when the median is a
+    run ranked worst (failed: no value)."""
     if est != est:
         return "-"
+    if math.isinf(est):
+        return "failed run"
     if math.isinf(low) or math.isinf(high):
         return f"{fmt_num(est, digits)} (no CI)"
     return fmt_ci(est, low, high, digits=digits)
@@ -39,7 +42,17 @@ def interval_text(est: float, low: float, high: float, digits: int = 3) -> str:
 
 def change_text(verdict: str, ratio: float, low: float, high: float, mde=None) -> str:
     """``+3.1% [+1.0%, +5.2%]`` when significant, else the verdict (``~``, ``not testable``);
-    a ``~`` says which changes the design could have detected (``mde``, 80% power)."""
+    a ``~`` says which changes the design could have detected (``mde``, 80% power). A
+    significant change without a finite ratio says why: values <= 0 (no ratio), or failed runs
+    ranked worst (a ratio of 0 or infinity is no size; its finite interval end is a bound)."""
+    if verdict in SIGNIFICANT and ratio != ratio:
+        return f"{verdict} (no ratio: values <= 0)"
+    if verdict in SIGNIFICANT and (math.isinf(ratio) or ratio == 0):
+        bound = low if math.isinf(ratio) else high
+        side = "at least" if math.isinf(ratio) else "at most"
+        finite = 0 < bound < math.inf
+        return (f"{verdict} ({side} {pct_change(bound)}; failed runs: no finite ratio)"
+                if finite else f"{verdict} (failed runs: no finite ratio)")
     if verdict in SIGNIFICANT:
         return f"{pct_change(ratio)} [{pct_change(low)}, {pct_change(high)}]"
     if verdict == "~" and mde is not None and mde.testable:

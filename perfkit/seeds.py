@@ -10,7 +10,7 @@ names them):
 - ``claims.csv``: one row per claim about a setting or a comparison.
 
 :func:`assess` derives the first-pass verdict of every claim from these files alone: runs per
-configuration, runs in which (nearly) every response failed, closed-loop latency, confounding.
+configuration, runs in which every response failed, closed-loop latency, confounding.
 """
 
 from __future__ import annotations
@@ -25,9 +25,7 @@ import pandas as pd
 
 from perfkit.frames import runs_frame
 from perfkit.ingest import scan
-
-#: a run whose errors and non-2xx/3xx responses reach this share "failed every response"
-ALL_FAILED_RATIO = 0.99
+from perfkit.model import every_response_failed
 
 _KEEP_TEXT = {"dtype": str, "keep_default_na": False}
 
@@ -128,15 +126,17 @@ def _raw_row(directory: Path) -> pd.DataFrame:
     if not result.runs:
         return row.assign(tool=meta.get("tool"), tool_version=meta.get("version"))
     record = runs_frame(result.runs).rename(columns={"source": "output_file"})
+    record["every_response_failed"] = [every_response_failed(r) for r in result.runs]
     return pd.concat([row, record.drop(columns=["profile"], errors="ignore")], axis=1)
 
 
 def raw_runs(root: str | os.PathLike | None = None) -> pd.DataFrame:
     """One row per printed tool output: perfkit's run record merged with its ``meta.json``.
 
-    ``configuration`` is the meta.json ``profile``. A printed output perfkit cannot parse (e.g.
-    truncated by the author) keeps its row, with the loader's message in ``parse_error`` and
-    the record columns missing.
+    ``configuration`` is the meta.json ``profile``; ``every_response_failed`` is the model's
+    rule (:func:`perfkit.model.every_response_failed`). A printed output perfkit cannot parse
+    (e.g. truncated by the author) keeps its row, with the loader's message in ``parse_error``
+    and the record columns missing.
     """
     return pd.concat([_raw_row(d) for d in raw_dirs(root)], ignore_index=True)
 
@@ -156,8 +156,9 @@ def _stated_n(text: str) -> int | None:
 
 
 def _failed(runs: pd.DataFrame) -> list[str]:
-    ratio = pd.to_numeric(runs.get("error_ratio"), errors="coerce")
-    return list(runs.loc[ratio >= ALL_FAILED_RATIO, "run_dir"])
+    if "every_response_failed" not in runs:
+        return []
+    return list(runs.loc[runs["every_response_failed"].fillna(False).astype(bool), "run_dir"])
 
 
 def _assess_claim(claim: pd.Series, runs: pd.DataFrame) -> dict:
@@ -207,8 +208,8 @@ def assess(root: str | os.PathLike | None = None) -> pd.DataFrame:
     ``n_per_configuration`` counts the printed outputs per configuration among the claim's raw
     evidence (else the number the write-up states, else missing); ``throughput_ratio`` is the
     second configuration's Requests/sec over the first's (two configurations with raw output);
-    a run "failed every response" when its error ratio (socket errors and non-2xx/3xx over the
-    attempts, :attr:`perfkit.model.Run.error_ratio`) is at least :data:`ALL_FAILED_RATIO`.
+    a run "failed every response" by the model's one rule
+    (:func:`perfkit.model.every_response_failed`: the rule the comparisons' run statuses use).
     """
     runs = raw_runs(root)
     rows = [_assess_claim(c, runs) for _, c in claims(root).iterrows()]

@@ -219,3 +219,52 @@ def test_assessment_counts_runs_per_configuration():
 def test_readme_holds_the_computed_assessment():
     readme = (DATA / "README.md").read_text(encoding="utf-8")
     assert seeds.assessment_markdown(DATA) in readme
+
+
+def test_every_response_failed_is_the_models_one_rule(tmp_path):
+    # a printed output with 99.5% read errors still served 0.5% of its attempts: the model
+    # (and the comparisons' run statuses) do not call it "every response failed"; the
+    # assessment must not either (it used to at >= 99%)
+    import shutil
+
+    from perfkit.ingest import scan
+    from perfkit.model import every_response_failed
+
+    root = tmp_path / "seeds"
+    shutil.copytree(DATA, root)
+    out = root / "nginx-http-api-rps" / "raw" / "1-default" / "stdout.txt"
+    text = out.read_text(encoding="utf-8")
+    out.write_text(text.replace("read 0, write 0, timeout 85", "read 6600000, write 0, timeout 85"),
+                   encoding="utf-8")
+    (run,) = scan(out.parent).runs
+    assert 0.99 <= run.error_ratio < 1.0
+    assert not every_response_failed(run)
+    assessed = seeds.assess(root).set_index("claim_id")
+    assert list(assessed.loc["004-1", "runs_every_response_failed"]) == []
+    raw = seeds.raw_runs(root).set_index("run_dir")
+    assert not raw.loc["raw/1-default", "every_response_failed"]
+
+
+def test_linked_ratios_are_the_ones_printed():
+    # a published_ratio typed into replications.csv cites the line of the write-up that prints
+    # it; a quote_base names the configuration the quoted figure divides by: its ratio from
+    # the printed outputs is the quoted number (within 10%: "almost 23 times" is x23.7)
+    from perfkit.analysis.seeds_links import links_path, read_links
+
+    links = read_links(links_path(DATA))
+    runs = seeds.raw_runs(DATA)
+    claims = CLAIMS.set_index("claim_id")
+    for link in links:
+        claim = claims.loc[link.claim_id]
+        if link.published_ratio == link.published_ratio:  # filled by hand: cite the line
+            m = re.search(r"line (\d+)", link.note)
+            assert m, link.claim_id
+            if SRC.is_dir():
+                [line] = _lines(claim["source_file"], int(m.group(1)), int(m.group(1)))
+                assert f"{link.published_ratio:g}" in line, (link.claim_id, line)
+        if link.quote_base:
+            by = runs[runs["seed"] == claim["seed"]].set_index("configuration")
+            ratio = by.loc[link.published_new, "throughput_rps"] / by.loc[
+                link.quote_base, "throughput_rps"]
+            quoted = float(re.search(r"(\d+)\s*(?:x|times)", claim["quote"]).group(1))
+            assert ratio == pytest.approx(quoted, rel=0.1), link.claim_id

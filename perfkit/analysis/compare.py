@@ -6,8 +6,11 @@
 and Holm-adjusts the p-values over the rows (one family per metric). The verdict of a row
 (:func:`verdict`) is one of
 
-- ``better`` / ``worse``: the Holm-adjusted p is below alpha (direction from the metric);
-- ``~``: no significant change;
+- ``better`` / ``worse``: the Holm-adjusted p is below alpha (direction from the metric and
+  the ratio, or, when values <= 0 leave no ratio, from the ranks: new's mean rank above or
+  below base's);
+- ``~``: no significant change; the row states the smallest change the design could have
+  detected (80% power), or why it cannot (values <= 0 have no ratio);
 - ``not testable``: no data of these run counts could reach alpha after the adjustment
   (the smallest attainable p times the family size is not below alpha), so "no change"
   would mean nothing; the row says how many runs per arm would be needed;
@@ -24,11 +27,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats as sps
 
 from perfkit.analysis import drift, runstatus
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.metrics import Metric
+from perfkit.analysis.tidy import not_finite
 from perfkit.analysis.validity import value_caps
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues, compare
@@ -39,6 +44,9 @@ from perfkit.stats.power import MinDetectable, min_detectable_ratio
 BETTER, WORSE, NO_CHANGE, NOT_TESTABLE, NO_DATA = "better", "worse", "~", "not testable", "no data"
 #: the power at which a "~" row states the smallest change it could have detected
 POWER = 0.8
+#: the note of a "~" row whose smallest detectable change cannot be computed
+NO_MDE = ("no minimum detectable change: a side has fewer than 2 runs with a positive value "
+          "(a ratio, and so its detectable size, needs positive values)")
 
 
 def runs_per_arm_needed(alpha: float, family: int = 1, limit: int = 100) -> int | None:
@@ -47,15 +55,38 @@ def runs_per_arm_needed(alpha: float, family: int = 1, limit: int = 100) -> int 
     return runs_needed(alpha, limit, family)
 
 
-def verdict(comparison: Comparison, p_adjusted: float, metric: Metric, family: int = 1) -> str:
-    """The one verdict rule (see the module docstring)."""
+def verdict(comparison: Comparison, p_adjusted: float, metric: Metric, family: int = 1,
+            new_ranks_higher: bool | None = None) -> str:
+    """The one verdict rule (see the module docstring). ``new_ranks_higher`` (from
+    :func:`ranks_higher`) gives the direction of a significant change without a ratio."""
     if comparison.significant is None and math.isnan(comparison.p_value):
         return NO_DATA
     if not comparison.min_attainable_p * family < comparison.alpha:
         return NOT_TESTABLE
-    if p_adjusted < comparison.alpha and not math.isnan(comparison.ratio):
-        return metric.verdict(comparison.ratio)
+    if p_adjusted < comparison.alpha:
+        if not math.isnan(comparison.ratio):
+            return metric.verdict(comparison.ratio)
+        if new_ranks_higher is not None:
+            return metric.verdict(2.0 if new_ranks_higher else 0.5)
     return NO_CHANGE
+
+
+def ranks_higher(base: np.ndarray, new: np.ndarray, failed_base: np.ndarray,
+                 failed_new: np.ndarray, lower_is_better: bool) -> bool | None:
+    """Whether new's mean rank lies above base's (None: level), ranking failed runs and
+    missing values worst as :func:`perfkit.stats.compare` does: the direction of the
+    Mann-Whitney U test, defined where the ratio is not (values <= 0)."""
+    worst = math.inf if lower_is_better else -math.inf
+    sides = []
+    for values, failed in ((base, failed_base), (new, failed_new)):
+        v = np.asarray(values, dtype=float).copy()
+        v[np.asarray(failed, dtype=bool) | np.isnan(v)] = worst
+        sides.append(v)
+    if not (len(sides[0]) and len(sides[1])):
+        return None
+    ranks = sps.rankdata(np.concatenate(sides))
+    gap = ranks[len(sides[0]):].mean() - ranks[:len(sides[0])].mean()
+    return None if gap == 0 else bool(gap > 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,7 +161,11 @@ class ComparisonTable:
                 )
 
     def to_frame(self) -> pd.DataFrame:
-        """Tidy: one row per comparison row, every number in its own unit-suffixed column."""
+        """Tidy: one row per comparison row, every number in its own unit-suffixed column.
+
+        No cell holds +-inf: a median that is a failed run (ranked worst), an unbounded median
+        interval, and a ratio of 0 or infinity (failed runs ranked worst: no size) are written
+        as missing, and the row's ``warnings`` say which and why (:func:`not_finite`)."""
         u = self.metric.suffix
         records = []
         for row in self.rows:
@@ -155,8 +190,8 @@ class ComparisonTable:
                 "ratio_without_short": s.ratio if s else math.nan,
                 "p_value_without_short": s.p_value if s else math.nan,
                 "verdict_without_short": row.sensitivity_verdict or "",
-                "warnings": "; ".join(row.warnings),
             })
+            rec["warnings"] = "; ".join([*row.warnings, *not_finite(rec)])
             records.append(rec)
         return pd.DataFrame.from_records(records)
 
@@ -238,14 +273,16 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
            for c in cells]
     adjusted = adjust_pvalues(np.array([r[0].p_value for r in raw], dtype=float), "holm")
     rows = []
-    for cell, (c, short, sens, notes_row, worst), p_adj in zip(cells, raw, adjusted,
-                                                                 strict=True):
-        v = verdict(c, p_adj, metric, family)
-        sv = verdict(sens, sens.p_value, metric, family) if sens is not None else None
+    for cell, (c, short, sens, notes_row, worst, up), p_adj in zip(cells, raw, adjusted,
+                                                                     strict=True):
+        v = verdict(c, p_adj, metric, family, up[0])
+        sv = verdict(sens, sens.p_value, metric, family, up[1]) if sens is not None else None
         mde = _detectable(cell, metric, alpha, family) if v == NO_CHANGE else None
+        no_mde = (NO_MDE,) if v == NO_CHANGE and mde is None else ()
         rows.append(ComparisonRow(cell.key, c, float(p_adj), v, short[0], short[1], sens, sv,
-                                  tuple(notes_row) + c.warnings + _untestable(c, v, family),
-                                  cell.labels, mde, *(tuple(map(bool, w)) for w in worst)))
+                                  tuple(notes_row) + c.warnings + _untestable(c, v, family)
+                                  + no_mde, cell.labels, mde,
+                                  *(tuple(map(bool, w)) for w in worst)))
     if n_runs is None:  # distinct runs: cells may share a side (A/B tables share the base)
         n_runs = (len({id(r) for c in cells for r in c.base.runs}),
                   len({id(r) for c in cells for r in c.new.runs}))
@@ -289,10 +326,11 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
     failed = []
     for label, (_, statuses) in zip(("base", "new"), sides, strict=True):
         failed.append(ranked_worst(statuses, metric))
-        notes.extend(_status_notes(label, statuses))
+        notes.extend(status_notes(label, statuses))
     c = compare(sides[0][0], sides[1][0], alpha, confidence=confidence,
                 lower_is_better=metric.lower_is_better, failed_base=failed[0],
                 failed_new=failed[1], exclude_failed=exclude_failed, family=family)
+    up = [_ranks_higher(sides, failed, metric, exclude_failed)]
     short = [np.array([s.status == runstatus.SHORT for s in st]) for _, st in sides]
     sens = None
     if any(m.any() for m in short):
@@ -301,7 +339,21 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
                        lower_is_better=metric.lower_is_better, failed_base=failed[0][keep[0]],
                        failed_new=failed[1][keep[1]], exclude_failed=exclude_failed,
                        family=family)
-    return c, (int(short[0].sum()), int(short[1].sum())), sens, notes, failed
+        up.append(_ranks_higher([(v[k], None) for (v, _), k in zip(sides, keep, strict=True)],
+                                [f[k] for f, k in zip(failed, keep, strict=True)], metric,
+                                exclude_failed))
+    return (c, (int(short[0].sum()), int(short[1].sum())), sens, notes, failed,
+            (*up, None)[:2])
+
+
+def _ranks_higher(sides, failed, metric: Metric, exclude_failed: str | None) -> bool | None:
+    values = [np.asarray(v, dtype=float) for v, _ in sides]
+    flags = [np.asarray(f, dtype=bool) | np.isnan(v) for v, f in zip(values, failed,
+                                                                      strict=True)]
+    if exclude_failed is not None:
+        values = [v[~f] for v, f in zip(values, flags, strict=True)]
+        flags = [f[~f] for f in flags]
+    return ranks_higher(values[0], values[1], flags[0], flags[1], metric.lower_is_better)
 
 
 def ranked_worst(statuses: Sequence[runstatus.RunStatus], metric: Metric) -> np.ndarray:
@@ -313,7 +365,7 @@ def ranked_worst(statuses: Sequence[runstatus.RunStatus], metric: Metric) -> np.
                     dtype=bool)
 
 
-def _status_notes(label: str, statuses: list[runstatus.RunStatus]) -> list[str]:
+def status_notes(label: str, statuses: list[runstatus.RunStatus]) -> list[str]:
     out = []
     for kind, text in ((runstatus.SATURATED, "saturated (ranked with the failed runs)"),
                        (runstatus.SHORT, "in doubt, kept with their values; the "

@@ -4,23 +4,19 @@ Inputs, all data (nothing published is typed into code):
 
 - the transcribed claims and their first-pass assessment (:func:`perfkit.seeds.claims`,
   :func:`perfkit.seeds.assess`, :func:`perfkit.seeds.raw_runs`);
-- ``data/seeds/replications.csv`` (:func:`read_links`), one row per linked claim. ``kind``
-  ``repeat``: a ``data/seeds-*`` experiment re-does the claim; ``base``/``new`` select its two
-  arms (``column=value,...``, the CLI's selection syntax after ``PATH::``), ``at`` the load
-  level of the claim, ``direction`` what the claim says of NEW against BASE in ``metric``
-  (``better``, ``worse`` or ``same``). ``kind`` ``spread``: nothing here re-does the claim; the
-  runs ``base`` + ``at`` select give the run-to-run spread a repeat would meet.
-  ``published_base``/``published_new`` name the claim's configurations whose printed outputs
-  give the **published ratio** new/base of ``metric``; ``published_ratio`` is filled only
-  where no printed output gives it.
+- ``data/seeds/replications.csv`` (:mod:`perfkit.analysis.seeds_links`), one row per linked
+  claim: a ``repeat`` in a ``data/seeds-*`` experiment (two arms, the claim's load level and
+  direction), the runs whose ``spread`` sizes a repeat, or ``published`` only (nothing here is
+  comparable); the configurations whose printed outputs give the **published ratio** r; and
+  the configuration the write-up's own quoted figure is relative to, when it is another one.
 
 The repeated comparison is :func:`perfkit.analysis.compare_runs` on the two arms, exactly as
 ``perfkit compare EXP::BASE EXP::NEW --metric METRIC`` runs it: one row per load level,
 Mann-Whitney U on per-run values, the Hodges-Lehmann ratio new/base with its Moses interval,
 Holm over the load levels, the verdict ``better``/``worse``/``~``/``not testable``. The claim's
-row is the one at ``at``. With R its ratio, [lo, hi] its interval (level 1 - alpha), v its
-verdict, r the published ratio (when there is one) and the equivalence band
-B = [1 - t, 1 + t] for the practical threshold t, the **verdict rule** (:func:`judge`) is:
+row is the one at ``at``. With [lo, hi] its interval (level 1 - alpha), v its verdict, r the
+published ratio (when there is one) and the equivalence band B = [1 - t, 1 + t] for the
+practical threshold t, the **verdict rule** (:func:`judge`) is:
 
 claim of a change (direction ``better`` or ``worse``):
 
@@ -41,32 +37,53 @@ claim of no difference (direction ``same``):
 2. v is ``better`` or ``worse`` and [lo, hi] lies wholly outside B: **contradicted**;
 3. otherwise **inconclusive**.
 
+Runs the comparison ranks worst (failed: no value; or saturated: a wrk2 run that did not keep
+its rate) make a ratio of 0 or infinity: no magnitude. An interval end at 0 or infinity is a
+bound, not a size; a published r beyond the interval's finite end is still excluded (rule 3:
+the direction may be reproduced while the size is not). The reason then says what the runs
+ranked worst were (:func:`perfkit.analysis.seeds_notes.ranked_worst`) instead of a ratio.
+
 A claim without a repeat is **not testable (n = 1)** when it rests on one run per
 configuration, **not testable (runs not stated)** when the write-up does not say, and
 **not testable (no measurement)** for a recommendation. Beside every verdict, the runs per arm
-a decisive repeat would need (:func:`perfkit.stats.runs_needed`, 80% power at alpha) to detect
-the published ratio, or the threshold when none is published, at the spread of the linked runs.
+a decisive repeat would need to detect r, or the threshold when none is published
+(:mod:`perfkit.analysis.seeds_power`: 80% power, Holm over the experiment's load levels, at
+the spread of comparable runs, or no number when nothing here is comparable). Every claim
+carries the warnings its numbers need (:attr:`ClaimResult.warnings`): published values on a
+known timeout, runs kept in doubt, a confounded write-up, the repeat's drift or blocks.
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import math
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from perfkit import seeds as seedfiles
-from perfkit.analysis.compare import NO_CHANGE, ComparisonRow, ComparisonTable, compare_runs
+from perfkit.analysis import seeds_notes as notes
+from perfkit.analysis import seeds_power
+from perfkit.analysis.compare import (
+    NO_CHANGE,
+    ComparisonRow,
+    ComparisonTable,
+    compare_runs,
+    status_notes,
+)
 from perfkit.analysis.experiment import Experiment, RunSet, Selection
 from perfkit.analysis.metrics import Metric, metric
+from perfkit.analysis.seeds_links import COLUMNS, DIRECTIONS, KINDS, Link, links_path, read_links
+from perfkit.analysis.tidy import not_finite
+from perfkit.analysis.validity import threats
 from perfkit.errors import DataError
-from perfkit.stats.power import runs_needed
+
+__all__ = ["COLUMNS", "CONTRADICTED", "DIRECTIONS", "INCONCLUSIVE", "KINDS",
+           "NOT_TESTABLE_N1", "NOT_TESTABLE_NONE", "NOT_TESTABLE_UNSTATED", "SUPPORTED",
+           "ClaimResult", "Link", "Replication", "SeedsAnalysis", "judge", "links_path",
+           "published_ratio", "published_values", "read_links", "reanalyse", "replicate"]
 
 SUPPORTED = "supported"
 CONTRADICTED = "contradicted by a repeated experiment"
@@ -74,73 +91,8 @@ INCONCLUSIVE = "inconclusive"
 NOT_TESTABLE_N1 = "not testable (n = 1)"
 NOT_TESTABLE_UNSTATED = "not testable (runs not stated)"
 NOT_TESTABLE_NONE = "not testable (no measurement)"
-KINDS = ("repeat", "spread")
-DIRECTIONS = ("better", "worse", "same")
-COLUMNS = ("claim_id", "kind", "experiment", "base", "new", "at", "metric", "direction",
-           "published_base", "published_new", "published_ratio", "note")
 #: power at which the runs a repeat needs are stated
-POWER = 0.8
-
-
-@dataclasses.dataclass(frozen=True)
-class Link:
-    """One row of ``replications.csv`` (see the module docstring); ``line`` is its line."""
-
-    claim_id: str
-    kind: str
-    experiment: str
-    base: str
-    new: str
-    at: str
-    metric: str
-    direction: str
-    published_base: str
-    published_new: str
-    published_ratio: float
-    note: str
-    line: int
-
-
-def links_path(root: str | os.PathLike | None = None) -> Path:
-    return seedfiles.seeds_root(root) / "replications.csv"
-
-
-def read_links(path: str | os.PathLike) -> list[Link]:
-    """The rows of a replications file (``#`` lines are comments); a bad row raises
-    :class:`DataError` as ``path:line: expected ..., found ...``."""
-    path = Path(path)
-    lines = path.read_text(encoding="utf-8").splitlines()
-    numbered = [(i, ln) for i, ln in enumerate(lines, start=1) if not ln.startswith("#")]
-    reader = csv.reader([ln for _, ln in numbered])
-    header = next(reader, None)
-    if header is None or tuple(header) != COLUMNS:
-        where = numbered[0][0] if numbered else 1
-        raise DataError(f"{path}:{where}: expected header {','.join(COLUMNS)}, found "
-                        f"{','.join(header or [])!r}")
-    out = []
-    for (lineno, _), cells in zip(numbered[1:], reader, strict=True):
-        out.append(_link(path, lineno, cells))
-    return out
-
-
-def _link(path: Path, line: int, cells: list[str]) -> Link:
-    def bad(expected: str, found: Any) -> DataError:
-        return DataError(f"{path}:{line}: expected {expected}, found {found!r}")
-
-    if len(cells) != len(COLUMNS):
-        raise bad(f"{len(COLUMNS)} fields", len(cells))
-    row = dict(zip(COLUMNS, cells, strict=True))
-    if row["kind"] not in KINDS:
-        raise bad(f"kind {' or '.join(KINDS)}", row["kind"])
-    if row["direction"] not in DIRECTIONS:
-        raise bad(f"direction {', '.join(DIRECTIONS)}", row["direction"])
-    if row["kind"] == "repeat" and not row["new"]:
-        raise bad("a NEW selection for a repeat", row["new"])
-    try:
-        ratio = float(row["published_ratio"]) if row["published_ratio"] else math.nan
-    except ValueError:
-        raise bad("a number or nothing in published_ratio", row["published_ratio"]) from None
-    return Link(**{**row, "published_ratio": ratio}, line=line)
+POWER = seeds_power.POWER
 
 
 # -- the rule ------------------------------------------------------------------------------------
@@ -163,14 +115,19 @@ def judge(direction: str, row_verdict: str, ci_low: float, ci_high: float,
     if row_verdict in ("better", "worse") and row_verdict != direction:
         return CONTRADICTED, f"a significant change the other way ({row_verdict})"
     if not math.isnan(published_ratio) and has_ci and not ci_low <= published_ratio <= ci_high:
-        kept = "the direction is reproduced, " if row_verdict == direction else ""
-        return CONTRADICTED, f"{kept}the published size x{published_ratio:.3g} lies outside " \
-                             "the interval"
+        kept = "the direction is reproduced but not the size: " if row_verdict == direction \
+            else ""
+        return CONTRADICTED, (f"{kept}the published x{published_ratio:.3g} lies outside the "
+                              f"interval [{_end(ci_low)}, {_end(ci_high)}]")
     if row_verdict == direction:
         return SUPPORTED, f"a significant change in the claimed direction ({direction})"
     if inside:
         return CONTRADICTED, f"no change beyond ±{threshold:.0%} where one was claimed"
     return INCONCLUSIVE, "no significant change, but a change of practical size is not excluded"
+
+
+def _end(value: float) -> str:
+    return "unbounded" if math.isinf(value) else f"x{value:.3g}"
 
 
 # -- the claims, one by one ----------------------------------------------------------------------
@@ -193,10 +150,23 @@ class Replication:
     def new_text(self) -> str:
         return f"data/{self.link.experiment}::{self.link.new}"
 
+    @property
+    def is_magnitude(self) -> bool:
+        """Whether the claim row's ratio and both ends of its interval are finite positive
+        numbers: a size. Runs ranked worst (failed, saturated) can make them 0 or infinity."""
+        c = self.row.comparison
+        return all(0 < v < math.inf for v in (c.ratio, c.ratio_ci_low, c.ratio_ci_high))
+
 
 @dataclasses.dataclass(frozen=True)
 class ClaimResult:
-    """One claim: what was published, what the testbed finds, the verdict and why."""
+    """One claim: what was published, what the testbed finds, the verdict and why.
+
+    ``worst`` says what the runs the repeat ranked worst were (failed, saturated), ``warnings``
+    everything else a reader of the numbers must know (they travel to the report's index);
+    ``quote_ratio`` is the printed outputs' ratio the write-up's quoted figure refers to, when
+    it is relative to another configuration (``link.quote_base``) than ``published_ratio``.
+    """
 
     claim: dict[str, Any]
     assessment: dict[str, Any]
@@ -210,6 +180,10 @@ class ClaimResult:
     runs_needed_note: str
     #: the printed values of ``published_base`` and ``published_new`` (empty when none)
     published_values: tuple[float, ...] = ()
+    quote_ratio: float = math.nan
+    runs_needed_family: int = 1
+    worst: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -225,50 +199,66 @@ class SeedsAnalysis:
         return [r.replication for r in self.results if r.replication is not None]
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per claim, every number in its own column."""
+        """One row per claim, one variable per column (the selections split into
+        ``factor``/``base_level``/``new_level``/``held_*``/``at_*``); no +-inf: a ratio of 0 or
+        infinity is missing and ``warnings`` says why."""
         return pd.DataFrame([_record(r) for r in self.results])
 
 
 def _record(r: ClaimResult) -> dict[str, Any]:
     rep, link = r.replication, r.link
     c = rep.row.comparison if rep else None
-    return {
+    tested = link is not None and link.kind != "published"
+    selection = link.columns() if tested else dict.fromkeys(
+        ("factor", "base_level", "new_level", "held_column", "held_value", "at_column"), "")
+    rec: dict[str, Any] = {
         "claim_id": r.claim["claim_id"], "seed": r.claim["seed"], "setting": r.claim["setting"],
-        "metric": link.metric if link else "", "published_values": r.claim["published_values"],
-        "published_ratio": r.published_ratio,
+        "verdict": r.verdict, "metric": link.metric if link else "",
+        "published_values": r.claim["published_values"], "published_ratio": r.published_ratio,
+        "quote_base": link.quote_base if link else "", "quote_ratio": r.quote_ratio,
         "published_runs_per_configuration": r.assessment["n_per_configuration"],
-        "experiment": link.experiment if rep else "",
-        "base": link.base if rep else "", "new": link.new if rep else "",
-        "at": link.at if rep else "", "direction": link.direction if rep else "",
+        "link_kind": link.kind if link else "", "experiment": link.experiment if tested else "",
+        **selection, "at_value": selection.get("at_value", math.nan),
+        "direction": link.direction if rep else "",
         "n_base": c.n_base if c else pd.NA, "n_new": c.n_new if c else pd.NA,
+        "n_failed_base": c.n_failed_base if c else pd.NA,
+        "n_failed_new": c.n_failed_new if c else pd.NA,
         "ratio": c.ratio if c else math.nan,
         "ratio_ci_low": c.ratio_ci_low if c else math.nan,
         "ratio_ci_high": c.ratio_ci_high if c else math.nan,
         "p_value_holm": rep.row.p_adjusted if rep else math.nan,
-        "repeat_verdict": rep.row.verdict if rep else "",
-        "verdict": r.verdict, "reason": r.reason,
+        "holm_family": rep.table.family if rep else pd.NA,
+        "repeat_verdict": rep.row.verdict if rep else "", "reason": r.reason,
         "runs_per_arm_needed": r.runs_needed if r.runs_needed is not None else pd.NA,
-        "runs_needed_ratio": r.runs_needed_ratio, "runs_needed_note": r.runs_needed_note,
-        "assessment": r.assessment["assessment"],
+        "runs_needed_ratio": r.runs_needed_ratio,
+        "runs_needed_holm_family": r.runs_needed_family,
+        "runs_needed_note": r.runs_needed_note, "assessment": r.assessment["assessment"],
     }
+    rec["warnings"] = "; ".join([*r.worst, *r.warnings, *not_finite(rec)])
+    return rec
 
 
-def published_values(link: Link, raw: pd.DataFrame, claim: pd.Series) -> tuple[float, ...]:
-    """The printed ``link.metric`` of the claim's raw outputs of ``published_base`` and
-    ``published_new`` (means when a configuration printed several); empty when not printed."""
-    if not link.published_base or not link.published_new:
+def published_values(link: Link, raw: pd.DataFrame, claim: pd.Series,
+                     base: str | None = None) -> tuple[float, ...]:
+    """The printed ``link.metric`` of the claim's raw outputs of ``published_base`` (or
+    ``base``) and ``published_new`` (means when a configuration printed several); empty when
+    not printed."""
+    base = base or link.published_base
+    if not base or not link.published_new:
         return ()
     evidence = raw[(raw["seed"] == claim["seed"])
                    & raw["run_dir"].isin(seedfiles._items(claim["evidence_raw"]))]
+    if base != link.published_base:  # a quote against an earlier step of the same write-up
+        evidence = raw[raw["seed"] == claim["seed"]]
     if link.metric not in evidence:
         return ()
     by = pd.to_numeric(evidence[link.metric], errors="coerce").groupby(
         evidence["configuration"]).mean()
-    if not {link.published_base, link.published_new} <= set(by.index):
+    if not {base, link.published_new} <= set(by.index):
         raise DataError(f"replications.csv:{link.line}: expected configurations of "
                         f"{claim['claim_id']}'s raw outputs ({', '.join(map(str, by.index))}), "
-                        f"found {link.published_base!r}, {link.published_new!r}")
-    return float(by[link.published_base]), float(by[link.published_new])
+                        f"found {base!r}, {link.published_new!r}")
+    return float(by[base]), float(by[link.published_new])
 
 
 def published_ratio(link: Link, values: tuple[float, ...]) -> float:
@@ -293,7 +283,7 @@ def replicate(link: Link, load: Loader, alpha: float = 0.05,
 
 
 def _row_at(table: ComparisonTable, link: Link) -> ComparisonRow:
-    where = Selection.parse(f"x::{link.at}").where if link.at else {}
+    where = link.where("at")
     for row in table.rows:
         frame = pd.DataFrame([dict(zip(table.keys, row.key, strict=True))])
         if all(k in frame for k in where) and all(
@@ -311,36 +301,6 @@ def _same_number(value: Any, wanted: list[str]) -> bool:
         return False
 
 
-def _spread_values(link: Link, load: Loader, which: str) -> np.ndarray:
-    exp = load(link.experiment)
-    where = {**Selection.parse(f"x::{getattr(link, which)}").where,
-             **(Selection.parse(f"x::{link.at}").where if link.at else {})}
-    values = exp.rows(where).values(link.metric)
-    return values[np.isfinite(values) & (values > 0)]
-
-
-def _needed(link: Link | None, ratio: float, load: Loader, alpha: float, threshold: float,
-            seed: int) -> tuple[int | None, float, str]:
-    """Runs per arm to detect ``ratio`` (else the threshold) at the spread of the link's runs."""
-    if link is None:
-        return None, math.nan, "no comparable runs on our testbed"
-    detect = ratio if np.isfinite(ratio) and ratio > 0 and ratio != 1 else 1 + threshold
-    base = _spread_values(link, load, "base")
-    new = (_spread_values(link, load, "new") if link.kind == "repeat"
-           else np.array([], dtype=float))
-    if len(base) + len(new) < 3:
-        return None, detect, "too few runs with a positive value for a spread"
-    answer = runs_needed(detect, base, new, alpha=alpha, power=POWER, seed=seed)
-    what = "the published ratio" if detect == ratio else f"a {threshold:.0%} change"
-    where = f"{link.experiment}::{link.base}" + (f" at {link.at}" if link.at else "")
-    runs = (f">= {answer.runs_per_arm}" if answer.runs_per_arm is not None
-            else f"more than {answer.max_runs}")
-    return answer.runs_per_arm, detect, (f"a repeat would need {runs} runs per arm to detect "
-                                         f"{what} (x{detect:.3g}) with {POWER:.0%} power at "
-                                         f"alpha {alpha:g}, at the spread of {where} on our "
-                                         f"testbed (log sd {answer.log_sd:.3g})")
-
-
 def reanalyse(load: Loader, root: str | os.PathLike | None = None, *, threshold: float = 0.1,
               alpha: float = 0.05, confidence: float = 0.95, seed: int = 1) -> SeedsAnalysis:
     """Every claim of the seeds with its verdict (the rule of the module docstring)."""
@@ -355,24 +315,62 @@ def reanalyse(load: Loader, root: str | os.PathLike | None = None, *, threshold:
         links[link.claim_id] = link
     results = []
     for _, claim in claims.iterrows():
-        link = links.get(claim["claim_id"])
-        printed = published_values(link, raw, claim) if link else ()
-        ratio = published_ratio(link, printed) if link else math.nan
-        rep = replicate(link, load, alpha, confidence) if link and link.kind == "repeat" else None
         a = assessment.loc[claim["claim_id"]]
-        if rep is not None:
-            c = rep.row.comparison
-            verdict, reason = judge(link.direction, rep.row.verdict, c.ratio_ci_low,
-                                    c.ratio_ci_high, ratio, threshold)
-        else:
-            verdict, reason = _untested(a)
-        measured = verdict != NOT_TESTABLE_NONE
-        n, detect, note = (_needed(link, ratio, load, alpha, threshold, seed) if measured
-                           else (None, math.nan, ""))
-        results.append(ClaimResult(claim.to_dict(), {"claim_id": claim["claim_id"], **a},
-                                   link, ratio, rep, verdict, reason, n, detect, note,
-                                   printed))
+        results.append(_claim(claim, a, links.get(claim["claim_id"]), raw, load, threshold,
+                              alpha, confidence, seed))
     return SeedsAnalysis(tuple(results), threshold, alpha)
+
+
+def _claim(claim: pd.Series, a: pd.Series, link: Link | None, raw: pd.DataFrame, load: Loader,
+           threshold: float, alpha: float, confidence: float, seed: int) -> ClaimResult:
+    printed = published_values(link, raw, claim) if link else ()
+    ratio = published_ratio(link, printed) if link else math.nan
+    quoted = published_values(link, raw, claim, link.quote_base) \
+        if link and link.quote_base else ()
+    rep = replicate(link, load, alpha, confidence) if link and link.kind == "repeat" else None
+    caps = notes.published_caps(claim["published_values"])
+    worst: list[str] = []
+    if rep is not None:
+        c = rep.row.comparison
+        verdict, reason = judge(link.direction, rep.row.verdict, c.ratio_ci_low,
+                                c.ratio_ci_high, ratio, threshold)
+        worst = notes.ranked_worst(rep)
+        if not rep.is_magnitude and worst:
+            ends = " and ".join(dict.fromkeys(
+                "0" if v == 0 else "infinity" for v in (c.ratio, c.ratio_ci_low, c.ratio_ci_high)
+                if v == 0 or v == math.inf))
+            n = c.n_failed_base + c.n_failed_new
+            reason += (f"; the ratio reaches {ends} because {n} run(s) were ranked worst "
+                       "(what they were is stated with it): that end is no size")
+    else:
+        verdict, reason = _untested(a)
+    if caps:
+        reason += "; " + "; ".join(caps)
+    need = (seeds_power.needed(link, ratio, load, alpha, threshold, seed)
+            if verdict != NOT_TESTABLE_NONE else seeds_power.Needed(None, math.nan, 1, ""))
+    return ClaimResult(claim.to_dict(), {"claim_id": claim["claim_id"], **a}, link, ratio, rep,
+                       verdict, reason, need.runs_per_arm, need.ratio, need.note, printed,
+                       quoted[1] / quoted[0] if len(quoted) == 2 else math.nan, need.family,
+                       tuple(worst), tuple(_warnings(claim, rep, load)))
+
+
+def _warnings(claim: pd.Series, rep: Replication | None, load: Loader) -> list[str]:
+    """What a reader of a repeated claim's numbers must know besides its verdict: runs kept in
+    doubt, the comparison row's own warnings, a confounded write-up, the experiment's threats
+    that bear on numbers (drift, blocks, timeouts, a busy generator)."""
+    if rep is None:
+        return []
+    out = notes.in_doubt(rep)
+    stated = {w for side in ("base", "new")
+              for w in status_notes(side, notes.cell_statuses(rep, side)[1])}
+    out += [w for w in rep.row.warnings if w not in stated]
+    also = str(claim.get("also_changed") or "")
+    if also:
+        may = "may have changed" if also.startswith("possibly") else "changed"
+        out.append(f"the write-up {may} more than the setting ({also}); the repeat changes only "
+                   f"{rep.link.factor}: it tests the setting, not the write-up's whole change")
+    out += notes.experiment_warnings(threats(load(rep.link.experiment)))
+    return list(dict.fromkeys(out))
 
 
 def _untested(assessment: pd.Series) -> tuple[str, str]:

@@ -1,0 +1,154 @@
+"""What must travel with a seeds claim's numbers, in words: published values that sit on a known
+timeout, what the runs ranked worst in a repeat were, the runs kept in doubt, and the threats
+to validity of the repeat's experiment that bear on its numbers.
+
+Each function states a finding of the analysis (:mod:`perfkit.analysis.runstatus`,
+:mod:`perfkit.analysis.validity`); none decides a verdict.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from perfkit import units
+from perfkit.analysis.compare import cell_runs
+from perfkit.analysis.runstatus import (
+    FAILED,
+    MOVED_FACTOR,
+    MOVED_SDS,
+    REFERENCE_LATENCY,
+    SATURATED,
+    SHORT,
+    RunStatus,
+    achieved_ratio,
+    run_statuses,
+)
+from perfkit.analysis.validity import CAP_TOLERANCE, KNOWN_CAPS_MS, Threat
+from perfkit.model import SATURATION_RATIO
+
+#: the threats of a repeat's experiment that bear on the numbers of its comparisons
+NUMBER_THREATS = ("drift", "blocks", "value-cap", "generator-busy")
+
+_TIME = re.compile(r"(\d+(?:\.\d+)?)(?:\s*-\s*(\d+(?:\.\d+)?))?\s*(ms|seconds?|s)\b")
+
+
+def published_caps(text: str) -> list[str]:
+    """The published times in ``text`` (``'spikes around 1000ms'``, ``5 seconds``) that sit on
+    a known timeout (:data:`perfkit.analysis.validity.KNOWN_CAPS_MS`, within
+    :data:`~perfkit.analysis.validity.CAP_TOLERANCE`): one sentence each, naming the cap."""
+    out = []
+    for m in _TIME.finditer(text):
+        unit = "ms" if m.group(3) == "ms" else "s"
+        for number in filter(None, m.group(1, 2)):
+            value = units.time_ms(f"{number}{unit}")
+            for cap, why in KNOWN_CAPS_MS.items():
+                if abs(value - cap) <= CAP_TOLERANCE * cap:
+                    out.append(f"the published {m.group(0)!r} sits on {cap:g} ms, {why}: an "
+                               "artefact of that timeout, not a service time of the setting")
+    return list(dict.fromkeys(out))
+
+
+def cell_statuses(rep, side: str) -> tuple[object, list[RunStatus]]:
+    """The runs of one arm (``base``/``new``) of a replication at its claim's load level, and
+    their statuses for its metric."""
+    rows = cell_runs(getattr(rep, side), rep.table.keys, rep.row.key)
+    return rows, run_statuses(rows, rep.metric)
+
+
+def ranked_worst(rep) -> list[str]:
+    """What the runs the repeat ranked worst at the claim's load level were, per arm: failed
+    (with what the arm's other runs served) or saturated (with its latency against its
+    kept-up peers', the rule's evidence)."""
+    out = []
+    for side in ("base", "new"):
+        rows, statuses = cell_statuses(rep, side)
+        worst = list(getattr(rep.row, f"worst_{side}"))
+        if not any(worst):
+            continue
+        failed = [s for s, w in zip(statuses, worst, strict=True) if w and s.status == FAILED]
+        values = rows.values(rep.metric.name)
+        if failed:
+            why = "; ".join(dict.fromkeys(s.reason for s in failed))
+            out.append(f"the {side} configuration failed in {len(failed)} of {len(rows)} runs "
+                       f"at {rep.link.at} ({why}: no {rep.metric.label})"
+                       + _others(rows, statuses, values, rep.metric))
+        for i, s in enumerate(statuses):
+            if worst[i] and s.status == SATURATED:
+                reaches = "0" if (side == "base") == rep.metric.lower_is_better else "infinity"
+                out.append(f"{side} run {rows.runs[i].run_id}: {_saturated(rows, i, s)}; "
+                           f"ranked worst, so the ratio's interval reaches {reaches}")
+    return out
+
+
+def _others(rows, statuses: Sequence[RunStatus], values: np.ndarray, m) -> str:
+    rest = [i for i, s in enumerate(statuses) if s.status != FAILED]
+    if not rest:
+        return ""
+    errors = rows.values("error_ratio") if "error_ratio" in rows.frame else None
+    shown = ", ".join(f"{values[i]:.3g}" + (f" ({_share(errors[i])} errors)"
+                                           if errors is not None and errors[i] > 0 else "")
+                      for i in rest)
+    return f"; its other {len(rest)} run(s): {shown} {m.unit}".rstrip()
+
+
+def _share(value: float) -> str:
+    """A share as a percentage that never rounds up to 100% (99.99% errors served 0.01%)."""
+    return f"{math.floor(value * 1000) / 10:.1f}%"
+
+
+def _saturated(rows, i: int, status: RunStatus) -> str:
+    """The evidence of the saturated rule for run ``i``: its latency against the median of its
+    kept-up peers (same arm and load), beside the rule's factor."""
+    latency = rows.values(REFERENCE_LATENCY) if REFERENCE_LATENCY in rows.frame else None
+    ratios = np.array([achieved_ratio(r) for r in rows.runs], dtype=float)
+    peers_mask = ~(ratios < SATURATION_RATIO) & (np.arange(len(rows)) != i)
+    text = f"saturated by the run-status rule ({status.reason})"
+    if latency is None or not peers_mask.any():
+        return text
+    peers = latency[peers_mask]
+    logs = np.log(peers)
+    mad_sd = 1.4826 * float(np.median(np.abs(logs - np.median(logs))))
+    bound = math.exp(max(MOVED_SDS * mad_sd, math.log(MOVED_FACTOR)))
+    factor = latency[i] / float(np.exp(np.median(logs)))
+    return (f"{text}: its p99 {latency[i]:.3g} ms is x{factor:.2f} the median of its "
+            f"{len(peers)} kept-up peers ({peers.min():.3g}-{peers.max():.3g} ms), beyond the "
+            f"rule's x{bound:.2f} (the larger of x{MOVED_FACTOR:g} and {MOVED_SDS:g} robust "
+            "sds of the peers)")
+
+
+def in_doubt(rep) -> list[str]:
+    """The runs kept in doubt (``short``: a wrk2 run slightly below its target rate, latency
+    like its peers') at the claim's load level, per arm, with their achieved rates, and what
+    the comparison without them finds."""
+    parts, every = [], True
+    for side in ("base", "new"):
+        rows, statuses = cell_statuses(rep, side)
+        short = [i for i, s in enumerate(statuses) if s.status == SHORT]
+        every &= len(short) == len(rows)
+        if short:
+            got = [achieved_ratio(rows.runs[i]) for i in short]
+            parts.append(f"{side}: {len(short)} of {len(rows)} runs achieved only "
+                         f"{_span(got)} x their target rate")
+    if not parts:
+        return []
+    head = (f"at {rep.link.at} every run of both arms fell short of its target rate"
+            if every else f"at {rep.link.at} runs fell short of their target rate")
+    s, sv = rep.row.sensitivity, rep.row.sensitivity_verdict
+    without = ("without them no run is left to compare" if s is None or not (s.n_base and s.n_new)
+               else f"without them: {sv} ({s.n_base} vs {s.n_new} runs)")
+    return [f"{head} ({'; '.join(parts)}): kept, in doubt (not failed); {without}"]
+
+
+def _span(values: Sequence[float]) -> str:
+    lo, hi = min(values), max(values)
+    return f"{lo:.3f}" if f"{lo:.3f}" == f"{hi:.3f}" else f"{lo:.3f}-{hi:.3f}"
+
+
+def experiment_warnings(threats: Sequence[Threat]) -> list[str]:
+    """The threats (:func:`perfkit.analysis.validity.threats`) of a repeat's experiment that
+    bear on its numbers: drift, block differences, values on a timeout, a busy generator."""
+    return [t.text for t in threats if t.kind in NUMBER_THREATS]

@@ -1,0 +1,108 @@
+"""The runs per arm a decisive repeat of a seeds claim would need, from a comparable spread.
+
+The spread is the run-to-run spread of the claim's metric in the runs its link selects (a
+``repeat``'s two arms, or a ``spread`` link's runs), at the claim's load level. Runs that do
+not measure a working server are left out of it: those the comparison ranks worst (failed, or
+a wrk2 run that did not keep its rate: :mod:`perfkit.analysis.runstatus`) and, on a metric
+where failing is worst, runs with more than :data:`perfkit.model.ERROR_RATIO_WARN` of their
+requests failed (the model warns that they "describe a failing server"). A ``published`` link
+has no comparable runs, and then no number is given: none is borrowed from an unrelated
+experiment.
+
+The repeat is tested as ``perfkit compare`` tests it: Holm over the load levels of its
+experiment, so a run count is found for ``alpha / family`` (Holm's first step; the family
+is the number of load levels of the link's ``at`` column in the experiment).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import numpy as np
+
+from perfkit.analysis.experiment import Experiment, RunSet
+from perfkit.analysis.metrics import metric
+from perfkit.analysis.runstatus import run_statuses
+from perfkit.analysis.seeds_links import Link
+from perfkit.model import ERROR_RATIO_WARN
+from perfkit.stats.power import runs_needed
+
+#: power at which the runs a repeat needs are stated
+POWER = 0.8
+
+Loader = Callable[[str], Experiment]
+
+
+@dataclasses.dataclass(frozen=True)
+class Needed:
+    """Runs per arm (None: not found, or nothing to size it from), the ratio to detect, the
+    Holm family it is sized for, and the sentence that says from which runs."""
+
+    runs_per_arm: int | None
+    ratio: float
+    family: int
+    note: str
+
+
+def spread_runs(link: Link, load: Loader, which: str) -> tuple[RunSet, np.ndarray, int]:
+    """The runs of ``link``'s ``which`` arm at its load level, the mask of those that measure
+    a working server, and how many were left out."""
+    exp = load(link.experiment)
+    rows = exp.rows({**link.where(which), **link.where("at")})
+    m = metric(link.metric, exp.frame.columns)
+    values = rows.values(m.name)
+    keep = np.isfinite(values) & (values > 0)
+    keep &= np.array([not s.counts_as_failed for s in run_statuses(rows, m)], dtype=bool)
+    if m.failed_is_worst and "error_ratio" in rows.frame:
+        keep &= ~(rows.values("error_ratio") > ERROR_RATIO_WARN)
+    return rows, keep, int((~keep).sum())
+
+
+def family_of(link: Link, load: Loader) -> int:
+    """The load levels a repeat in ``link``'s experiment is Holm-adjusted over."""
+    at = link.where("at")
+    if not at:
+        return 1
+    exp = load(link.experiment)
+    (column,) = at
+    return max(1, int(exp.rows().frame[column].nunique()))
+
+
+def needed(link: Link | None, ratio: float, load: Loader, alpha: float, threshold: float,
+           seed: int) -> Needed:
+    """Runs per arm to detect ``ratio`` (else the threshold) at the spread of the link's
+    comparable runs, for Holm over the experiment's load levels."""
+    detect = ratio if np.isfinite(ratio) and ratio > 0 and ratio != 1 else 1 + threshold
+    what = "the published ratio" if detect == ratio else f"a {threshold:.0%} change"
+    if link is None or link.kind == "published":
+        why = link.note if link is not None and link.note else \
+            "no runs on our testbed are linked to this claim as comparable"
+        return Needed(None, detect, 1, f"no run count for a repeat: {why} (none is borrowed "
+                                       "from an unrelated experiment)")
+    sides = ["base", "new"] if link.kind == "repeat" else ["base"]
+    found = [spread_runs(link, load, w) for w in sides]
+    values = [rows.values(link.metric)[keep] for rows, keep, _ in found]
+    if len(values) == 1:
+        values.append(np.array([], dtype=float))
+    left_out = sum(n for *_, n in found)
+    where = " and ".join(f"{link.experiment}::{getattr(link, w)}" for w in sides) + (
+        f" at {link.at}" if link.at else "")
+    family = family_of(link, load)
+    if len(values[0]) + len(values[1]) < 3:
+        return Needed(None, detect, family, f"too few runs of a working server for a spread "
+                                            f"of {link.metric} in {where}")
+    answer = runs_needed(detect, values[0], values[1], alpha=alpha, power=POWER,
+                         family_size=family, seed=seed)
+    runs = (f">= {answer.runs_per_arm}" if answer.runs_per_arm is not None
+            else f"more than {answer.max_runs}")
+    holm = f", Holm over {family} load levels (alpha {alpha / family:.3g})" if family > 1 \
+        else ""
+    out = f"; {left_out} run(s) left out (failed, saturated or over " \
+          f"{ERROR_RATIO_WARN:.0%} errors)" if left_out else ""
+    return Needed(answer.runs_per_arm, detect, family, (
+        f"a repeat would need {runs} runs per arm to detect {what} (x{detect:.3g}) with "
+        f"{POWER:.0%} power at alpha {alpha:g}{holm}, at the spread of {link.metric} in "
+        f"{where} on our testbed ({sum(map(len, values))} runs, log sd "
+        f"{answer.log_sd:.3g}{out})"))
+
