@@ -95,7 +95,7 @@ def test_a_wrk2_run_slightly_short_with_its_peers_latency_is_in_doubt_not_failed
 
 def test_wrk2_runs_far_short_or_with_a_risen_latency_are_saturated(wrk2):
     for connections, reason in ((64, "the rate was not sustained"),
-                                (16, "rose above its kept-up peers'")):
+                                (16, "rose above its peers'")):
         rows, statuses = _cell(wrk2, profile="default", connections=connections,
                                target_rate_rps=45000)
         saturated = [s for s in statuses if s.status == SATURATED]

@@ -116,22 +116,50 @@ def latency_moved(value: float, peers: np.ndarray) -> bool | None:
     return math.log(value) - centre > max(MOVED_SDS * spread, math.log(MOVED_FACTOR))
 
 
-def run_statuses(rows: RunSet, metric: Metric) -> list[RunStatus]:
-    """The status of every run of ``rows`` for ``metric``; ``rows`` should be one arm of one
-    configuration and load level, so that a run's kept-up peers are the other runs in it."""
+@dataclasses.dataclass(frozen=True)
+class _Cell:
+    """What the rule reads of one cell's runs: values, judged latencies, achieved ratios,
+    failure reasons, and which runs are peers."""
+
+    values: np.ndarray
+    latency: np.ndarray
+    ratios: np.ndarray
+    reasons: list[str]
+    comparable: np.ndarray
+
+
+def _cell(rows: RunSet, metric: Metric) -> _Cell:
     values = rows.values(metric.name) if metric.name in rows.frame else np.full(len(rows), np.nan)
     reference = metric.name if metric.is_latency else REFERENCE_LATENCY
     latency = rows.values(reference) if reference in rows.frame else np.full(len(rows), np.nan)
     ratios = np.array([achieved_ratio(r) for r in rows.runs], dtype=float)
-    kept_up = ~(ratios < SATURATION_RATIO)  # NaN (no target) counts as kept up
+    reasons = [failure_reason(run, values[i]) for i, run in enumerate(rows.runs)]
+    # a run's peers: the other runs of the cell that finished and came within 10% of their
+    # target (NaN, no target, counts as kept up): a slightly short run's latency is as
+    # comparable as a kept-up one's, and leaving it out lets a few close peers decide alone
+    comparable = ~(ratios < SATURATED_BELOW) & np.array([not r for r in reasons], dtype=bool)
+    return _Cell(values, latency, ratios, reasons, comparable)
+
+
+def peer_latencies(rows: RunSet, metric: Metric, i: int) -> np.ndarray:
+    """The latencies run ``i`` of ``rows`` is judged against (see :func:`run_statuses`)."""
+    cell = _cell(rows, metric)
+    return cell.latency[cell.comparable & (np.arange(len(rows)) != i)]
+
+
+def run_statuses(rows: RunSet, metric: Metric) -> list[RunStatus]:
+    """The status of every run of ``rows`` for ``metric``; ``rows`` should be one arm of one
+    configuration and load level, so that a run's peers are the other runs in it (those that
+    finished within 10% of their target rate)."""
+    cell = _cell(rows, metric)
     out = []
     for i, run in enumerate(rows.runs):
-        reason = failure_reason(run, values[i])
+        reason = cell.reasons[i]
         if reason:
             out.append(RunStatus(FAILED, reason))
-        elif run.tool == "wrk2" and ratios[i] < SATURATION_RATIO:
-            peers = latency[kept_up & (np.arange(len(rows)) != i)]
-            out.append(_short_or_saturated(run, ratios[i], latency[i], peers))
+        elif run.tool == "wrk2" and cell.ratios[i] < SATURATION_RATIO:
+            peers = cell.latency[cell.comparable & (np.arange(len(rows)) != i)]
+            out.append(_short_or_saturated(run, cell.ratios[i], cell.latency[i], peers))
         else:
             out.append(RunStatus(OK))
     return out
@@ -147,9 +175,9 @@ def _short_or_saturated(run: Run, ratio: float, latency: float, peers: np.ndarra
         return RunStatus(SATURATED, f"{achieved}: the rate was not sustained")
     moved = latency_moved(latency, peers)
     if moved:
-        return RunStatus(SATURATED, f"{achieved} and its latency rose above its kept-up peers'")
-    why = ("no kept-up peer to judge its latency by" if moved is None
-           else "its latency is like its kept-up peers'")
+        return RunStatus(SATURATED, f"{achieved} and its latency rose above its peers'")
+    why = ("no peer to judge its latency by" if moved is None
+           else "its latency is like its peers'")
     cpu = "" if math.isnan(share) else f", generator at {share:.0%} of its cores"
     return RunStatus(SHORT, f"{achieved} ({why}{cpu}): a shortfall in doubt, not a failed "
                             "server")

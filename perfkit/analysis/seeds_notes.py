@@ -16,6 +16,7 @@ import numpy as np
 
 from perfkit import units
 from perfkit.analysis.compare import cell_runs
+from perfkit.analysis.metrics import metric
 from perfkit.analysis.runstatus import (
     FAILED,
     MOVED_FACTOR,
@@ -25,10 +26,10 @@ from perfkit.analysis.runstatus import (
     SHORT,
     RunStatus,
     achieved_ratio,
+    peer_latencies,
     run_statuses,
 )
 from perfkit.analysis.validity import CAP_TOLERANCE, KNOWN_CAPS_MS, Threat
-from perfkit.model import SATURATION_RATIO
 
 #: the threats of a repeat's experiment that bear on the numbers of its comparisons
 NUMBER_THREATS = ("drift", "blocks", "value-cap", "generator-busy")
@@ -62,7 +63,7 @@ def cell_statuses(rep, side: str) -> tuple[object, list[RunStatus]]:
 def ranked_worst(rep) -> list[str]:
     """What the runs the repeat ranked worst at the claim's load level were, per arm: failed
     (with what the arm's other runs served) or saturated (with its latency against its
-    kept-up peers', the rule's evidence)."""
+    peers', the rule's evidence)."""
     out = []
     for side in ("base", "new"):
         rows, statuses = cell_statuses(rep, side)
@@ -102,20 +103,18 @@ def _share(value: float) -> str:
 
 def _saturated(rows, i: int, status: RunStatus) -> str:
     """The evidence of the saturated rule for run ``i``: its latency against the median of its
-    kept-up peers (same arm and load), beside the rule's factor."""
+    peers (same arm and load, within 10% of their target), beside the rule's factor."""
     latency = rows.values(REFERENCE_LATENCY) if REFERENCE_LATENCY in rows.frame else None
-    ratios = np.array([achieved_ratio(r) for r in rows.runs], dtype=float)
-    peers_mask = ~(ratios < SATURATION_RATIO) & (np.arange(len(rows)) != i)
     text = f"saturated by the run-status rule ({status.reason})"
-    if latency is None or not peers_mask.any():
+    peers = None if latency is None else peer_latencies(rows, metric(REFERENCE_LATENCY), i)
+    if peers is None or not len(peers):
         return text
-    peers = latency[peers_mask]
     logs = np.log(peers)
     mad_sd = 1.4826 * float(np.median(np.abs(logs - np.median(logs))))
     bound = math.exp(max(MOVED_SDS * mad_sd, math.log(MOVED_FACTOR)))
     factor = latency[i] / float(np.exp(np.median(logs)))
     return (f"{text}: its p99 {latency[i]:.3g} ms is x{factor:.2f} the median of its "
-            f"{len(peers)} kept-up peers ({peers.min():.3g}-{peers.max():.3g} ms), beyond the "
+            f"{len(peers)} peers ({peers.min():.3g}-{peers.max():.3g} ms), beyond the "
             f"rule's x{bound:.2f} (the larger of x{MOVED_FACTOR:g} and {MOVED_SDS:g} robust "
             "sds of the peers)")
 
