@@ -30,18 +30,40 @@ _EXACT_INT = 2 ** 53
 
 def csv_text(frame: pd.DataFrame) -> str:
     """The tidy CSV of a result frame, as ``perfkit ... --format csv`` prints it and the report
-    writes it: a float column whose values are all whole numbers (a rate of 5000 req/s, a run
-    count with gaps) is written as integers (``5000``, not ``5000.0``); missing stays empty."""
+    writes it (the one writer of both):
+
+    - every float is rounded to :data:`CSV_DIGITS` significant digits, so arithmetic noise
+      (``1.0950000000000002``) is written as ``1.095``;
+    - missing stays empty, and so does an infinite value (an interval with no bound): a CSV
+      cell never says ``inf`` for "missing" (the row's notes say why);
+    - a float column whose values are all whole numbers (a rate of 5000 req/s, a run count with
+      gaps) is written as integers (``5000``, not ``5000.0``)."""
     out = frame.copy()
     for name in out.columns:
         col = out[name]
+        if col.dtype.kind == "O":
+            out[name] = col.map(lambda v: _csv_float(v) if isinstance(v, float) else v)
+            continue
         if col.dtype.kind != "f":
             continue
+        col = col.map(_csv_float).astype(float)
         values = col.dropna().to_numpy()
-        if len(values) and np.isfinite(values).all() and (np.abs(values) < _EXACT_INT).all() \
+        if len(values) and (np.abs(values) < _EXACT_INT).all() \
                 and (values == np.round(values)).all():
-            out[name] = col.astype("Int64")
+            col = col.astype("Int64")
+        out[name] = col
     return out.to_csv(index=False)
+
+
+#: significant digits of a float written to CSV (float64 carries 15-17; the last are noise)
+CSV_DIGITS = 12
+
+
+def _csv_float(value: float) -> float:
+    """``value`` rounded to :data:`CSV_DIGITS` significant digits; NaN when not finite."""
+    if value != value or value in (np.inf, -np.inf):
+        return np.nan
+    return float(f"{value:.{CSV_DIGITS}g}")
 
 
 @dataclasses.dataclass(frozen=True)
