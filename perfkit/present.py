@@ -64,13 +64,14 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
              f"alpha {table.alpha:g}{holm}\nbase: {table.base} ({table.n_base_runs} runs)\n"
              f"new:  {table.new} ({table.n_new_runs} runs)")
     labels = [k for k, _ in table.rows[0].labels] if table.rows else []
-    cols = [Column(k) for k in table.keys] + [Column(k) for k in labels if k != "held_at"]
+    shown = [k for k in labels if not k.startswith("held_")]  # the caption says what is held
+    cols = [Column(k) for k in table.keys] + [Column(k) for k in shown]
     cols += [Column("base", m.unit, True), Column("new", m.unit, True), Column("vs base"),
              Column("p", right=True), Column("p Holm", right=True), Column("runs")]
     rows = []
     for row in table.rows:
         c = row.comparison
-        extra = [v for k, v in row.labels if k != "held_at"]
+        extra = [v for k, v in row.labels if k in shown]
         rows.append((*(level_text(v) for v in row.key), *extra,
                      interval_text(c.median_base, c.median_base_ci_low, c.median_base_ci_high),
                      interval_text(c.median_new, c.median_new_ci_low, c.median_new_ci_high),
@@ -185,9 +186,9 @@ def _littles(r: ScalingResult) -> Table:
     locust = bool((r.rows.frame["tool"] == "locust").any())
     rows = []
     for _, row in r.littles.iterrows():
-        flags = [f.split(" x") for f in row["flags"].split(", ") if f != "ok"]
+        flags = [(f, int(row[f"runs_{f}"])) for f in FLAGS if row.get(f"runs_{f}", 0)]
         marks = " ".join(f"{f} x{n} {notes.mark(f'{f}: {FLAGS[f]}')}" for f, n in flags)
-        cells = [level_text(row[r.n_column]), str(row["runs"]), fmt_num(row["throughput_rps"]),
+        cells = [level_text(row[r.n_column]), str(int(row["runs"])), fmt_num(row["throughput_rps"]),
                  fmt_num(row["latency_mean_ms"]), fmt_num(row["ratio"], 3)]
         if locust:
             cells.append(fmt_num(row["implied_think_time_ms"]))

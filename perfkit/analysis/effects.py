@@ -6,9 +6,8 @@
   the whole design (:func:`usable_block`), failed runs left out and saturated runs kept with
   a warning, and, when an interaction is significant, the simple effects of its factors (each
   at each level of the other) with a note that the main effect is not interpretable alone.
-- :func:`ab_comparisons`: each factor's high level against its low level, the other factors
-  held at their low level, at each load level: a :class:`ComparisonTable` per metric (one Holm
-  family per metric).
+- :func:`ab_comparisons` (:mod:`perfkit.analysis.ab`, re-exported here): each factor's high
+  level against its low level, the other factors held at their low level, at each load level.
 """
 
 from __future__ import annotations
@@ -22,14 +21,14 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis import runstatus
-from perfkit.analysis.compare import NO_CHANGE, Cell, ComparisonTable, compare_cells
+from perfkit.analysis.ab import ab_comparisons as ab_comparisons
+from perfkit.analysis.compare import NO_CHANGE
 from perfkit.analysis.experiment import RunSet, match
-from perfkit.analysis.grouping import row_keys
+from perfkit.analysis.grouping import row_keys, rows_at
 from perfkit.analysis.metrics import Metric
 from perfkit.analysis.validity import value_caps
 from perfkit.errors import PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
-from perfkit.stats.coding import code_factor
 from perfkit.stats.factorial_design import factorial
 
 NON_EFFECT_TERMS = ("error", "block")
@@ -240,7 +239,7 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
     simple = simple_effects(rows, result)
     caps, counts = {}, {}
     for key in (table["by"].drop_duplicates() if per else [None]):
-        at = _at_level(rows, per, key) if per else rows
+        at = rows_at(rows, per, key) if per else rows
         counts[key] = len(at)
         found = value_caps(at, "", [metric.name]) if metric.is_latency else []
         if found:
@@ -272,22 +271,12 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
         if not (np.isfinite(r[pcol]) and r[pcol] < result.alpha):
             continue
         a, b = r["term"].split(":")
-        at = _at_level(rows, result.per, r["by"])
+        at = rows_at(rows, result.per, r["by"])
         for factor, other in ((a, b), (b, a)):
             for level in (result.coding[other]["low"], result.coding[other]["high"]):
                 sub = at.subset(match(at.frame[other], [level_text(level)]))
                 found.append(_simple_row(sub, factor, other, level, r["by"], result))
     return pd.DataFrame(found)
-
-
-def _at_level(rows: RunSet, per: Sequence[str], key: Any) -> RunSet:
-    if not per:
-        return rows
-    values = key if isinstance(key, tuple) else (key,)
-    mask = np.ones(len(rows), dtype=bool)
-    for col, v in zip(per, values, strict=True):
-        mask &= match(rows.frame[col], [level_text(v)])
-    return rows.subset(mask)
 
 
 def _simple_row(sub: RunSet, factor: str, other: str, level: Any, key: Any,
@@ -315,43 +304,6 @@ def _same(series: pd.Series, value: Any) -> pd.Series:
 
 def _nan(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
-
-
-# -- A/B comparisons ------------------------------------------------------------------------------
-def ab_comparisons(rows: RunSet, factors: Sequence[str], metric: Metric, *, by: Any = "auto",
-                   exclude: Sequence[str] = (), alpha: float = 0.05,
-                   confidence: float = 0.95) -> ComparisonTable:
-    """High vs low level of each factor, the others at their low level, at each load level."""
-    per, notes = row_keys([rows], by, [*factors, *exclude])
-    coding = {f: code_factor(rows.frame[f], f)[1] for f in factors}
-    per_levels = _per_levels(rows, per)
-    cells = []
-    for factor in factors:
-        others = {f: coding[f]["low"] for f in factors if f != factor}
-        held = ", ".join(f"{k}={level_text(v)}" for k, v in others.items())
-        for key in per_levels:
-            at = _at_level(rows, per, key if len(per) != 1 else key[0]).where(
-                {k: level_text(v) for k, v in others.items()})
-            base = at.where({factor: level_text(coding[factor]["low"])})
-            new = at.where({factor: level_text(coding[factor]["high"])})
-            labels = (("base", f"{factor}={level_text(coding[factor]['low'])}"),
-                      ("new", f"{factor}={level_text(coding[factor]['high'])}"),
-                      ("held_at", held))
-            cells.append(Cell((factor, *key), base, new, labels))
-    return compare_cells(cells, metric, ("factor", *per),
-                         f"{rows.label}: each factor at its low level, the others too",
-                         f"{rows.label}: each factor at its high level, the others at low",
-                         alpha=alpha, confidence=confidence, notes=notes)
-
-
-def _per_levels(rows: RunSet, per: Sequence[str]) -> list[tuple]:
-    if not per:
-        return [()]
-    frame = rows.frame[list(per)].drop_duplicates()
-    frame = frame.sort_values(list(per), key=lambda c: pd.to_numeric(c, errors="coerce")
-                              if pd.to_numeric(c, errors="coerce").notna().all()
-                              else c.astype(str))
-    return [tuple(plain(v) for v in r) for r in frame.itertuples(index=False)]
 
 
 def parse_levels(spec: str, frame: pd.DataFrame) -> dict[str, tuple[Any, Any]]:

@@ -15,10 +15,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from perfkit.analysis.experiment import LOAD_COLUMNS, NOT_FACTORS, RunSet
+from perfkit.analysis.experiment import LOAD_COLUMNS, NOT_FACTORS, RunSet, match
 from perfkit.errors import UsageError
 from perfkit.formatting import level_text
 
@@ -84,3 +86,16 @@ def _confounded_note(col: str, sides: Sequence[RunSet]) -> str:
     a, b = (", ".join(sorted(_values(s.frame, col))) for s in sides)
     return (f"{col} differs between the arms (base: {a}; new: {b}): it is part of what the "
             "arms compare, not a row")
+
+
+def rows_at(rows: RunSet, per: Sequence[str], key: Any) -> RunSet:
+    """The runs of ``rows`` whose ``per`` columns have the values ``key`` (a tuple, or one
+    value when ``per`` names one column); all of them when ``per`` is empty."""
+    if not per:
+        return rows
+    values = key if isinstance(key, tuple) else (key,)
+    mask = np.ones(len(rows), dtype=bool)
+    for col, v in zip(per, values, strict=True):
+        mask &= match(rows.frame[col], [level_text(v)])
+    return rows.subset(mask)
+

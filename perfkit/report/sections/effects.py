@@ -11,9 +11,9 @@ from collections.abc import Sequence
 import pandas as pd
 
 from perfkit.analysis import ComparisonTable, RunSet, metric
+from perfkit.analysis.ab import ab_comparisons
 from perfkit.analysis.effects import (
     FactorialResult,
-    ab_comparisons,
     factorial_effects,
     headline_effects,
 )
