@@ -49,6 +49,17 @@ def change_text(verdict: str, ratio: float, low: float, high: float, mde=None) -
 
 
 # -- comparisons ----------------------------------------------------------------------------------
+def row_runs(table: ComparisonTable) -> str:
+    """The runs per arm of the table's rows: ``"5 vs 5"``, ``"3-5 vs 5"`` when rows differ."""
+    sizes = table.row_sizes()
+
+    def span(values: list[int]) -> str:
+        low, high = min(values, default=0), max(values, default=0)
+        return f"{low}" if low == high else f"{low}-{high}"
+
+    return f"{span([b for b, _ in sizes])} vs {span([n for _, n in sizes])}"
+
+
 def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
     """The benchstat-like table of a :class:`ComparisonTable` (``runs``: for the closed-loop
     note on latency metrics)."""

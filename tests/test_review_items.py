@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sps
 
 from perfkit.analysis import aa as aa_calibration
 from perfkit.analysis import load_experiment, metric
@@ -240,3 +241,93 @@ def test_item09_a_wide_drift_interval_is_inconclusive_and_aa_rates_have_no_inter
                                            ["latency_p99_ms"])
     assert not any("ci" in c for c in result.to_frame().columns)
     assert any("carries no interval" in w for w in result.warnings)
+
+
+# == the tuning-effects page, second review (items E1-E6) ========================================
+FACTORS = ["keepalive", "cache"]
+
+
+@pytest.fixture(scope="module")
+def tuning(factorial):
+    rows = factorial.rows()
+    results = effects.factorials(rows, FACTORS, ["latency_p99_ms", "throughput_rps"],
+                                 "connections", 0.95, 0.05)
+    tables = effects.ab_tables(rows, FACTORS, ["latency_p99_ms", "throughput_rps"],
+                               "connections", 0.05, 0.95)
+    return rows, results, tables, effects.answers(tables, results)
+
+
+def _simple(frame, level, factor, other, other_level):
+    """log values of ``factor`` high and low at ``other = other_level``, at one load level."""
+    at = frame[(frame["connections"] == level) & (frame[other] == other_level)]
+    logs = np.log(at["latency_p99_ms"].to_numpy(float))
+    off = (at[factor] == "none").to_numpy()
+    return logs[~off], logs[off]
+
+
+def test_effects_e1_a_significant_interaction_headlines_its_simple_effects(tuning):
+    rows, (p99, _), _, found = tuning
+    frame = rows.frame
+    # the simple effect of keepalive with cache = ram at 256, by hand: geometric means and a
+    # pooled t test on logs (one factor on 10 runs), Holm over the 2 levels of cache
+    high, low = _simple(frame, 256, "keepalive", "cache", "ram")
+    ratio = math.exp(high.mean() - low.mean())
+    assert ratio == pytest.approx(0.801, abs=5e-4)
+    p = [sps.ttest_ind(*_simple(frame, 256, "keepalive", "cache", lv)).pvalue
+         for lv in ("none", "ram")]
+    p_holm = max(min(1, 2 * min(p)), max(p))  # the larger p of two, after Holm's first step
+    rows_ = p99.headline_rows()
+    at256 = rows_[rows_["connections"] == 256]
+    assert set(at256["at"]) == {"cache=none", "cache=ram", "keepalive=none",
+                                "keepalive=keepalive"}  # simple effects only, no main effect
+    (ka,) = at256[(at256["term"] == "keepalive") & (at256["at"] == "cache=ram")].itertuples()
+    assert ka.estimate == pytest.approx(ratio, rel=1e-9)
+    assert ka.p_value == pytest.approx(p_holm, rel=1e-6) and ka.verdict == "better"
+    # the page's answers and the index: simple effects, never a main effect "not
+    # interpretable alone" (x0.0505, x0.223 were the main effects at 256)
+    assert not [a for a in found if "not interpretable" in a.verdict]
+    assert not [a for a in found if a.answer.startswith(("x0.0505", "x0.223"))]
+    effect_answers = [a for a in found if a.question.startswith("Effect of")]
+    assert effect_answers
+    for a in effect_answers:
+        if "p99" in a.question and "= 256" in a.question:
+            assert re.search(r", (cache|keepalive) = \w+$", a.question), a.question
+            assert any("interact" in w for w in a.warnings)
+
+
+def test_effects_e2_an_effect_from_values_on_the_cap_is_an_artefact(tuning):
+    rows, (p99, thr), tables, found = tuning
+    frame = rows.frame
+    capped = frame[np.isclose(frame["latency_p99_ms"].to_numpy(float), 1000.0, rtol=0.05)]
+    cells = set(zip(capped["connections"], capped["keepalive"], capped["cache"], strict=True))
+    assert cells == {(256, "none", "none")}, "the demo data changed: the test proves nothing"
+    artefact = "artefact: values on the 1000 ms cap"
+    table = p99.to_frame()
+    effect = ~table["term"].isin(["error", "block"])
+    assert (table.loc[effect & (table["connections"] == 256), "verdict"] == artefact).all()
+    assert not (table.loc[table["connections"] != 256, "verdict"] == artefact).any()
+    assert not (thr.to_frame()["verdict"] == artefact).any()  # throughput has no cap
+    # simple effects: an artefact exactly when its runs include the capped cell
+    heads = p99.headline_rows()
+    for r in heads[heads["connections"] == 256].itertuples():
+        uses_cap = r.at in ("cache=none", "keepalive=none")
+        assert (r.verdict == artefact) == uses_cap, r
+    # the answers: the artefact verdict with the cap warning; measured ones without it
+    for a in found:
+        if a.question.startswith("Effect of"):
+            on_cap = a.verdict == artefact
+            assert on_cap == any("sit on 1000 ms" in w for w in a.warnings), a
+    assert [a for a in found if a.verdict == artefact]
+    # the A/B verdict counts of p99 carry the cap footnote to the index, throughput's do not
+    ab = {a.question: a for a in found if a.question.startswith("A/B")}
+    (p99_ab,) = [a for q, a in ab.items() if "p99" in q]
+    (thr_ab,) = [a for q, a in ab.items() if "throughput" in q]
+    assert any("sit on 1000 ms" in w for w in p99_ab.warnings)
+    assert "2 " in p99_ab.answer and "1000 ms cap" in p99_ab.answer
+    assert not any("1000 ms" in w for w in thr_ab.warnings)
+    from perfkit.report.index import NotebookEntry, render_index
+
+    page = render_index("t", "p", [NotebookEntry("tuning-effects", "t", None, None,
+                                                 tuple(found))])
+    assert re.search(r"A/B: each factor high vs low, p99 latency(<sup>\[\d+\]</sup>)+</td>",
+                     page)
