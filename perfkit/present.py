@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from perfkit.analysis import ComparisonTable
+from perfkit.analysis.caps import is_artefact
 from perfkit.analysis.effects import FactorialResult
 from perfkit.analysis.scaling import MODEL_NAMES, ScalingResult, ScalingTable, SloTable
 from perfkit.formatting import Footnotes, fmt_ci, fmt_num, fmt_p, level_text, pct, pct_change
@@ -60,6 +61,16 @@ def row_runs(table: ComparisonTable) -> str:
     return f"{span([b for b, _ in sizes])} vs {span([n for _, n in sizes])}"
 
 
+def _arm_runs(table: ComparisonTable, side: int) -> str:
+    """``"15 runs; 5 per row"``: an arm's distinct runs, and its runs in each row when the
+    table has several rows (rows may share runs: A/B rows share their base)."""
+    total = (table.n_base_runs, table.n_new_runs)[side]
+    if table.family < 2:
+        return f"{total} runs"
+    per_row = row_runs(table).split(" vs ")[side]
+    return f"{total} runs; {per_row} per row"
+
+
 def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
     """The benchstat-like table of a :class:`ComparisonTable` (``runs``: for the closed-loop
     note on latency metrics)."""
@@ -72,8 +83,8 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
     unit = f", {m.unit}" if m.unit else ""
     title = (f"{m.name} ({m.better} is better{unit}){mark}: medians of runs with "
              f"{pct(table.confidence)} CIs; change new/base with its {pct(1 - table.alpha)} CI; "
-             f"alpha {table.alpha:g}{holm}\nbase: {table.base} ({table.n_base_runs} runs)\n"
-             f"new:  {table.new} ({table.n_new_runs} runs)")
+             f"alpha {table.alpha:g}{holm}\nbase: {table.base} ({_arm_runs(table, 0)})\n"
+             f"new:  {table.new} ({_arm_runs(table, 1)})")
     labels = [k for k, _ in table.rows[0].labels] if table.rows else []
     shown = [k for k in labels if not k.startswith("held_")]  # the caption says what is held
     cols = [Column(k) for k in table.keys] + [Column(k) for k in shown]
@@ -95,7 +106,9 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
 
 # -- factorial effects ----------------------------------------------------------------------------
 def factorial(result: FactorialResult) -> list[Table]:
-    """The effects table, and the simple effects where an interaction is significant."""
+    """The effects table, and the simple effects where an interaction is significant. A
+    warning about one load level (values on a timeout cap) is marked on that level's
+    verdicts, the others after the metric's name."""
     notes = Footnotes()
     scale = ("additive effects q (half of high minus low)" if not result.log else
              "log scale: effect = ratio of geometric means, high / low")
@@ -104,20 +117,22 @@ def factorial(result: FactorialResult) -> list[Table]:
     block = f"; blocks: {result.block}" if result.block else ""
     coding = "; ".join(f"{name}: {level_text(c['low'])} -> {level_text(c['high'])} "
                        f"({c['rule']})" for name, c in result.coding.items())
-    marks = notes.mark(result.warnings)
-    title = (f"{result.metric.name}, {result.n_runs} runs: {scale}; {pct(result.confidence)} t "
-             f"CIs (error df {', '.join(map(str, dfs))}){per}{block}{marks}\n"
-             f"coding (low -> high): {coding}")
-    frame = result.to_frame()
+    at_level = {w for ws in result.level_warnings.values() for w in ws}
+    marks = notes.mark([w for w in result.warnings if w not in at_level])
+    title = (f"{result.metric.name}{marks}, {result.n_runs} runs: {scale}; "
+             f"{pct(result.confidence)} t CIs (error df {', '.join(map(str, dfs))}){per}{block}"
+             f"\ncoding (low -> high): {coding}")
+    frame, keys = result.to_frame(), result.effects["by"].to_numpy()  # aligned row by row
     est = (("ratio", "ratio_ci_low", "ratio_ci_high") if result.log else
            tuple(f"effect{s}{result.metric.suffix}" for s in ("", "_ci_low", "_ci_high")))
     cols = [Column(c) for c in result.per] + [
         Column("term"), Column("ratio" if result.log else "effect",
                                "" if result.log else result.metric.unit, True),
         Column(f"{pct(result.confidence)} CI"), Column("variation", "%", True),
-        Column("p", right=True)] + ([Column("p Holm", right=True)] if result.per else [])
+        Column("p", right=True)] + ([Column("p Holm", right=True)] if result.per else []) + [
+        Column("verdict")]
     rows = []
-    for _, r in frame.iterrows():
+    for i, r in frame.iterrows():
         error = r["term"] in ("error", "block")
         term = r["term"]
         if not error and not r["interpretable_alone"]:
@@ -130,23 +145,34 @@ def factorial(result: FactorialResult) -> list[Table]:
                  share, _p(r["p_value"])]
         if result.per:
             cells.append(_p(r.get("p_value_holm")))
+        cells.append(_verdict(r["verdict"], result.level_warnings.get(keys[i], ()), notes))
         rows.append(tuple(cells))
     out = [Table(tuple(cols), tuple(rows), title, tuple(notes.texts))]
     if len(result.simple_effects):
-        s = result.simple_effects
-        scols = [Column(c) for c in result.per] + [
-            Column("factor"), Column("at"), Column("ratio" if result.log else "effect",
-                                                   right=True),
-            Column(f"{pct(result.confidence)} CI"), Column("p", right=True),
-            Column("runs", right=True)]
-        srows = [(*(level_text(r[c]) for c in result.per), r["factor"], r["at"],
-                  fmt_num(r["effect"], 3), f"[{fmt_num(r['ci_low'], 3)}, "
-                  f"{fmt_num(r['ci_high'], 3)}]", _p(r["p_value"]), str(r["n_runs"]))
-                 for _, r in s.iterrows()]
-        out.append(Table(tuple(scols), tuple(srows), "simple effects (each factor at each level "
-                                                     "of the other, where the interaction is "
-                                                     "significant)"))
+        out.append(_simple(result))
     return out
+
+
+def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes) -> str:
+    """A verdict, with the mark of the cap warnings when it is an artefact."""
+    return f"{verdict} {notes.mark(warnings)}".rstrip() if is_artefact(verdict) else verdict
+
+
+def _simple(result: FactorialResult) -> Table:
+    notes = Footnotes()
+    s = result.simple_effects
+    cols = [Column(c) for c in result.per] + [
+        Column("factor"), Column("at"), Column("ratio" if result.log else "effect", right=True),
+        Column(f"{pct(result.confidence)} CI"), Column("p", right=True),
+        Column("p Holm", right=True), Column("runs", right=True), Column("verdict")]
+    rows = [(*(level_text(r[c]) for c in result.per), r["factor"], r["at"],
+             fmt_num(r["effect"], 3), f"[{fmt_num(r['ci_low'], 3)}, {fmt_num(r['ci_high'], 3)}]",
+             _p(r["p_value"]), _p(r["p_value_holm"]), str(r["n_runs"]),
+             _verdict(r["verdict"], result.level_warnings.get(r["level_key"], ()), notes))
+            for _, r in s.iterrows()]
+    return Table(tuple(cols), tuple(rows), "simple effects (each factor at each level of the "
+                 "other, where the interaction is significant; Holm over the levels of the "
+                 "other factor)", tuple(notes.texts))
 
 
 # -- scaling ------------------------------------------------------------------------------

@@ -127,8 +127,16 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|") or " "
 
 
+def _title_lines(t: Table) -> list[str]:
+    """The title's lines: the first is the caption, the next ones (what the arms are, the
+    coding) are lines of their own in every format."""
+    return [" ".join(line.split()) for line in t.title.splitlines() if line.strip()]
+
+
 def _markdown(t: Table) -> str:
-    out = [f"**{_md_cell(t.title)}**", ""] if t.title else []
+    first, *rest = _title_lines(t) or [""]
+    out = [f"**{_md_cell(first)}**" + "".join(f"  \n{_md_cell(x)}" for x in rest), ""] \
+        if t.title else []
     out.append("| " + " | ".join(_md_cell(c.header) for c in t.columns) + " |")
     out.append("|" + "|".join("---:" if c.right else ":---" for c in t.columns) + "|")
     out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in t.rows]
@@ -152,7 +160,7 @@ def _latex(t: Table) -> str:
     spec = "".join("r" if c.right else "l" for c in t.columns)
     lines = [r"\begin{table}[htbp]", r"\centering", r"\small"]
     if t.title:
-        lines.append(r"\caption{" + latex_escape(t.title) + "}")
+        lines.append(r"\caption{" + latex_escape(". ".join(_title_lines(t))) + "}")
     lines += [r"\begin{tabular}{" + spec + "}", r"\toprule",
               " & ".join(latex_escape(c.header) for c in t.columns) + r" \\", r"\midrule"]
     lines += [" & ".join(latex_escape(c) for c in row) + r" \\" for row in t.rows]
@@ -171,7 +179,9 @@ def _html(t: Table) -> str:
     body = "".join("<tr>" + "".join(
         f'<td style="text-align:{"right" if c.right else "left"}">{esc(v)}</td>'
         for v, c in zip(row, t.columns, strict=True)) + "</tr>" for row in t.rows)
-    title = f"<p><b>{esc(t.title)}</b></p>" if t.title else ""
+    first, *rest = _title_lines(t) or [""]
+    title = (f'<p class="perfkit-caption"><b>{esc(first)}</b>'
+             + "".join(f"<br>{esc(x)}" for x in rest) + "</p>") if t.title else ""
     notes = ("<ol class=\"perfkit-notes\">" + "".join(f"<li>{esc(n)}</li>" for n in t.notes)
              + "</ol>") if t.notes else ""
     return (f'{title}<div class="perfkit-scroll"><table class="perfkit-table"><thead><tr>{head}'

@@ -110,3 +110,13 @@ def test_csv_rounds_float_noise_writes_no_infinity_and_keeps_integers():
     assert lines[1] == "1.095,,,5000,5,0.3,True"
     assert lines[2] == "0.80632183908,2.5,,15000,6,text,False"
     assert "inf" not in csv_text(frame)
+
+
+def test_a_title_of_several_lines_keeps_its_lines_in_html_and_markdown():
+    t = Table((Column("a"),), (("1",),), "p99: medians\nbase: A (15 runs; 5 per row)\nnew:  B")
+    html_title = render(t, "html").split("<div")[0]
+    assert html_title == ('<p class="perfkit-caption"><b>p99: medians</b><br>base: A (15 runs; '
+                          "5 per row)<br>new: B</p>")
+    assert render(t, "markdown").startswith("**p99: medians**  \nbase: A (15 runs; 5 per row)  "
+                                            "\nnew: B\n")
+    assert "\\caption{p99: medians. base: A (15 runs; 5 per row). new: B}" in render(t, "latex")

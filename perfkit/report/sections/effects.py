@@ -231,8 +231,12 @@ def methods(exp, tables: Sequence[ComparisonTable], results: Sequence[FactorialR
 
 
 def ab_caption(table: ComparisonTable) -> str:
-    return (f"{table.metric.name}: each factor's high level against its low level, the others "
-            f"at their low level, at each load level; medians of runs with "
+    """What the A/B rows compare and with how many runs per arm."""
+    per = ", ".join(table.keys[1:])
+    at = f" at one level of {per}" if per else ""
+    return (f"A/B on {table.metric.name}: each row compares one factor's high level (new) with "
+            f"its low level (base){at}, the other factors held at their low level; "
+            f"{row_runs(table)} runs per row (base vs new); medians of runs with "
             f"{table.confidence:.0%} order-statistic intervals, the change as the "
             f"Hodges-Lehmann ratio with its {1 - table.alpha:.0%} Moses interval, Mann-Whitney U "
             f"p-values Holm-adjusted over the {table.family} comparisons")
