@@ -304,7 +304,8 @@ def test_the_aa_section_only_formats_and_says_when_there_is_no_experiment():
     frame = aa.rates(cal)
     assert list(frame["holds_alpha"]) == [True, False]  # runs: 0.045; requests: 0.963
     found = aa.answers(cal)
-    assert [a.verdict for a in found] == ["holds alpha", "does not hold alpha"]
+    assert [a.verdict for a in found] == ["holds alpha (rate <= 2 x alpha)",
+                                          "does not hold alpha (rate > 2 x alpha)"]
 
 
 # -- overview ------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from perfkit.analysis.drift import INCONCLUSIVE
 from perfkit.analysis.drift import verdict as drift_verdict
 from perfkit.analysis.effects import factorial_effects
 from perfkit.analysis.validity import threats
+from perfkit.report.sections import aa as aa_section
 from perfkit.report.sections import effects, latency, scaling
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -331,3 +332,73 @@ def test_effects_e2_an_effect_from_values_on_the_cap_is_an_artefact(tuning):
                                                  tuple(found))])
     assert re.search(r"A/B: each factor high vs low, p99 latency(<sup>\[\d+\]</sup>)+</td>",
                      page)
+
+
+def test_effects_e3_captions_say_what_rows_compare_runs_per_arm_and_the_load_point(tuning):
+    from perfkit import present
+    from perfkit.tables import render
+
+    rows, (p99, _), tables, _ = tuning
+    for table in tables:
+        assert {(r.comparison.n_base, r.comparison.n_new) for r in table.rows} == {(5, 5)}
+        caption = effects.ab_caption(table)
+        assert "5 vs 5 runs per row" in caption and "high level (new)" in caption
+        t = present.comparison(table, rows.runs)
+        base, new = t.title.splitlines()[1:3]  # 15 and 30 runs in all: the rows share a base
+        assert base.endswith("(15 runs; 5 per row)") and new.endswith("(30 runs; 5 per row)")
+        title = re.search(r'<p class="perfkit-caption">(.*?)</p>', render(t, "html")).group(1)
+        assert title.count("<br>") == 2  # three lines, not one bold run-on heading
+    # the factorial's cap footnote marks the 256 rows, not the end of "blocks: block"
+    effects_table = present.factorial(p99)[0]
+    assert not re.search(r"\[\d+\]", effects_table.title)
+    cap = next(i for i, n in enumerate(effects_table.notes, 1) if "sit on 1000 ms" in n)
+    marked = [r for r in effects_table.rows if r[-1].endswith(f"[{cap}]")]
+    assert marked and {r[0] for r in marked} == {"256"}
+    # the A/A tables name their load point: every run at one number of connections
+    frame = load_experiment(DATA / "demo-aa").rows().frame
+    (conns,) = set(frame["connections"])
+    cal = aa_section.calibrate("demo-aa", str(DATA), "arm", ["latency_p99_ms"], 0.05, 5, 20, 1)
+    (designed,) = aa_section.designed(cal)
+    assert f"at connections = {conns}" in aa_section.designed_caption(designed, cal)
+    assert "10 vs 10 runs" in aa_section.designed_caption(designed, cal)
+    assert f"at connections = {conns}" in aa_section.rates_caption(cal, 0.05)
+
+
+@pytest.fixture(scope="module")
+def aa_cal():
+    return aa_section.calibrate("demo-aa", str(DATA), "arm",
+                                ["latency_p50_ms", "latency_p99_ms", "throughput_rps"],
+                                0.05, 5, 200, 1)
+
+
+def test_effects_e4_aa_rates_read_the_same_on_the_page_and_the_index(aa_cal):
+    page = aa_section.present_rates(aa_cal, 0.05)
+    names = [c.name for c in page.columns]
+    shown = {r[names.index("metric")]: r[names.index("rate")] for r in page.rows}
+    found = aa_section.answers(aa_cal)
+    text = "; ".join(a.answer for a in found)
+    for rate in aa_cal.result.rates:
+        assert shown[rate.metric] == f"{rate.significant / rate.comparisons:.3g}"
+        assert f"{rate.metric} {shown[rate.metric]} ({rate.significant}/" in text
+    assert shown["latency_p50_ms"] == "0.055"  # 11/200: the index said 0.06
+    for a in found:  # the rule in the verdict's own words, and that it is not a test
+        assert re.fullmatch(r"(holds alpha \(rate <=|does not hold alpha \(rate >) 2 x alpha\)",
+                            a.verdict), a.verdict
+        assert any("descriptive" in w and "not a test" in w and "0.1" in w for w in a.warnings)
+
+
+#: a verdict: better/worse/~/not testable/no data, an artefact, or an A/A rule's outcome
+VERDICT = re.compile(r"better|worse|~|not testable|no data|not tested|"
+                     r"artefact: values on the [\d ]+(and [\d ]+)*ms caps?|"
+                     r"(holds alpha \(rate <=|does not hold alpha \(rate >) [\d.]+ x alpha\)|")
+
+
+def test_effects_e5_the_verdict_column_holds_verdicts_only(tuning, aa_cal, sweep):
+    found = [*tuning[3], *aa_section.answers(aa_cal)]
+    rows = load_experiment(DATA / "demo-wrk2-sweep").rows()
+    results = effects.factorials(rows, ["profile"], ["latency_p99_ms"], "target_rate_rps")
+    found += effects.answers(effects.ab_tables(rows, ["profile"], ["latency_p99_ms"],
+                                               "target_rate_rps"), results)
+    assert {a.verdict for a in found} >= {"better", "artefact: values on the 1000 ms cap"}
+    for a in found:
+        assert VERDICT.fullmatch(a.verdict), (a.question, a.verdict)

@@ -22,7 +22,7 @@ import pandas as pd
 
 from perfkit.analysis.experiment import LOAD_COLUMNS, NOT_FACTORS, RunSet, match
 from perfkit.errors import UsageError
-from perfkit.formatting import level_text
+from perfkit.formatting import level_text, plain
 
 
 def parse_by(by: str | Sequence[str] | None) -> str | list[str]:
@@ -99,3 +99,13 @@ def rows_at(rows: RunSet, per: Sequence[str], key: Any) -> RunSet:
         mask &= match(rows.frame[col], [level_text(v)])
     return rows.subset(mask)
 
+
+def load_point(rows: RunSet) -> dict[str, Any]:
+    """The load columns (:data:`~perfkit.analysis.experiment.LOAD_COLUMNS`) that hold one value
+    in every run of ``rows``: the load point a comparison without load rows was run at."""
+    out = {}
+    for col in LOAD_COLUMNS:
+        if col in rows.frame and rows.frame[col].notna().all() \
+                and rows.frame[col].astype(str).nunique() == 1:
+            out[col] = plain(rows.frame[col].iloc[0])
+    return out

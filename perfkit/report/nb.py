@@ -195,7 +195,7 @@ class Report:
             csv_path.with_suffix(".md").write_text(render_all(tables, "markdown"))
             csv_path.with_suffix(".tex").write_text(render_all(tables, "latex"))
         head = f"<p><b>{escape(caption)}</b></p>" if caption and presentation is not None \
-            else ""
+            and caption != tables[0].title else ""  # a presentation titled by it shows it
         if show:
             body = head + "".join(render(t, "html") for t in tables)
         else:
