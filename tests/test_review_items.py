@@ -402,3 +402,23 @@ def test_effects_e5_the_verdict_column_holds_verdicts_only(tuning, aa_cal, sweep
     assert {a.verdict for a in found} >= {"better", "artefact: values on the 1000 ms cap"}
     for a in found:
         assert VERDICT.fullmatch(a.verdict), (a.question, a.verdict)
+
+
+def test_effects_e6_report_csvs_hold_one_value_per_cell_no_inf_no_float_noise(report):
+    import csv as csvlib
+
+    for path in (report / "tables").glob("*.csv"):
+        with path.open(encoding="utf-8", newline="") as fh:
+            header, *body = list(csvlib.reader(fh))
+        for i, name in enumerate(header):
+            cells = [r[i] for r in body]
+            assert not [c for c in cells if c.lower() in ("inf", "-inf")], (path.name, name)
+            numbers = [c for c in cells if re.fullmatch(r"-?\d+\.\d+(e-?\d+)?", c)]
+            digits = [len(re.sub(r"^0*", "", c.split("e")[0].lstrip("-").replace(".", "")))
+                      for c in numbers]
+            assert max(digits, default=0) <= 12, (path.name, name)  # 1.0950000000000002
+            if path.name.startswith("tuning-effects-") and name not in ("warnings", "warning",
+                                                                        "run_id", "source"):
+                assert not [c for c in cells if re.fullmatch(r"[\w.]+=\S+", c)], \
+                    (path.name, name)  # held_at=cache=none
+        assert "flags" not in header, path.name  # latency_inflated x3
