@@ -292,7 +292,8 @@ def test_effects_e1_a_significant_interaction_headlines_its_simple_effects(tunin
     assert effect_answers
     for a in effect_answers:
         if "p99" in a.question and "= 256" in a.question:
-            assert re.search(r", (cache|keepalive) = \w+$", a.question), a.question
+            assert re.fullmatch(r"Effect of (cache|keepalive) on p99 latency at connections = "
+                                r"256, (cache|keepalive) = \w+", a.question), a.question
             assert any("interact" in w for w in a.warnings)
 
 

@@ -143,9 +143,11 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
     at = f", {r['at'].replace('=', ' = ')}" if r["at"] else ""
     caveats = []
     if r["at"]:
-        other = r["at"].split("=")[0]
-        caveats.append(f"{r['term']} and {other} interact{where}: the effect of {r['term']} "
-                       f"depends on {other}; this is its simple effect at {at[2:]}")
+        pair = {r["term"], r["at"].split("=")[0]}
+        both = " × ".join(f for f in result.factors if f in pair)
+        caveats.append(f"{both} interact{where}: each factor's effect depends on the other's "
+                       "level, so its simple effects (at each level of the other) are reported, "
+                       "not its main effect")
     if is_artefact(r["verdict"]):
         caveats += result.level_warnings.get(r["level_key"], ())
     if result.log:
