@@ -259,11 +259,16 @@ def present_factorial(result: FactorialResult):
 def forest_alt(result: FactorialResult) -> str:
     rows = forest_rows(result)
     sig = _labelled(result, result.ranked())
-    biggest = (f"; the largest significant effect is {sig.iloc[0]['label']} "
-               f"(x{sig.iloc[0]['ratio']:.3g}) at {sig.iloc[0]['level']}" if len(sig) else "")
+    capped = sig["verdict"].map(is_artefact)
+    measured = sig[~capped]
+    biggest = (f"; the largest measured one is {measured.iloc[0]['label']} "
+               f"(x{measured.iloc[0]['ratio']:.3g}) at {measured.iloc[0]['level']}"
+               if len(measured) else "")
+    artefacts = f" ({int(capped.sum())} of them artefacts of a timeout cap)" if capped.any() \
+        else ""
     return (f"Forest plot of {len(rows)} effects on {result.metric.label} as ratios on a log "
             f"axis with {result.confidence:.0%} intervals; {len(sig)} are significant"
-            f"{biggest}.")
+            f"{artefacts}{biggest}.")
 
 
 def variation_alt(result: FactorialResult) -> str:
