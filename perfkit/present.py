@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from perfkit.analysis import ComparisonTable
+from perfkit.analysis.caps import is_artefact
 from perfkit.analysis.effects import FactorialResult
 from perfkit.analysis.scaling import MODEL_NAMES, ScalingResult, ScalingTable, SloTable
 from perfkit.formatting import Footnotes, fmt_ci, fmt_num, fmt_p, level_text, pct, pct_change
@@ -62,6 +63,27 @@ def change_text(verdict: str, ratio: float, low: float, high: float, mde=None) -
 
 
 # -- comparisons ----------------------------------------------------------------------------------
+def row_runs(table: ComparisonTable) -> str:
+    """The runs per arm of the table's rows: ``"5 vs 5"``, ``"3-5 vs 5"`` when rows differ."""
+    sizes = table.row_sizes()
+
+    def span(values: list[int]) -> str:
+        low, high = min(values, default=0), max(values, default=0)
+        return f"{low}" if low == high else f"{low}-{high}"
+
+    return f"{span([b for b, _ in sizes])} vs {span([n for _, n in sizes])}"
+
+
+def _arm_runs(table: ComparisonTable, side: int) -> str:
+    """``"15 runs; 5 per row"``: an arm's distinct runs, and its runs in each row when the
+    table has several rows (rows may share runs: A/B rows share their base)."""
+    total = (table.n_base_runs, table.n_new_runs)[side]
+    if table.family < 2:
+        return f"{total} runs"
+    per_row = row_runs(table).split(" vs ")[side]
+    return f"{total} runs; {per_row} per row"
+
+
 def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
     """The benchstat-like table of a :class:`ComparisonTable` (``runs``: for the closed-loop
     note on latency metrics)."""
@@ -74,16 +96,17 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
     unit = f", {m.unit}" if m.unit else ""
     title = (f"{m.name} ({m.better} is better{unit}){mark}: medians of runs with "
              f"{pct(table.confidence)} CIs; change new/base with its {pct(1 - table.alpha)} CI; "
-             f"alpha {table.alpha:g}{holm}\nbase: {table.base} ({table.n_base_runs} runs)\n"
-             f"new:  {table.new} ({table.n_new_runs} runs)")
+             f"alpha {table.alpha:g}{holm}\nbase: {table.base} ({_arm_runs(table, 0)})\n"
+             f"new:  {table.new} ({_arm_runs(table, 1)})")
     labels = [k for k, _ in table.rows[0].labels] if table.rows else []
-    cols = [Column(k) for k in table.keys] + [Column(k) for k in labels if k != "held_at"]
+    shown = [k for k in labels if not k.startswith("held_")]  # the caption says what is held
+    cols = [Column(k) for k in table.keys] + [Column(k) for k in shown]
     cols += [Column("base", m.unit, True), Column("new", m.unit, True), Column("vs base"),
              Column("p", right=True), Column("p Holm", right=True), Column("runs")]
     rows = []
     for row in table.rows:
         c = row.comparison
-        extra = [v for k, v in row.labels if k != "held_at"]
+        extra = [v for k, v in row.labels if k in shown]
         rows.append((*(level_text(v) for v in row.key), *extra,
                      interval_text(c.median_base, c.median_base_ci_low, c.median_base_ci_high),
                      interval_text(c.median_new, c.median_new_ci_low, c.median_new_ci_high),
@@ -96,7 +119,9 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
 
 # -- factorial effects ----------------------------------------------------------------------------
 def factorial(result: FactorialResult) -> list[Table]:
-    """The effects table, and the simple effects where an interaction is significant."""
+    """The effects table, and the simple effects where an interaction is significant. A
+    warning about one load level (values on a timeout cap) is marked on that level's
+    verdicts, the others after the metric's name."""
     notes = Footnotes()
     scale = ("additive effects q (half of high minus low)" if not result.log else
              "log scale: effect = ratio of geometric means, high / low")
@@ -105,20 +130,22 @@ def factorial(result: FactorialResult) -> list[Table]:
     block = f"; blocks: {result.block}" if result.block else ""
     coding = "; ".join(f"{name}: {level_text(c['low'])} -> {level_text(c['high'])} "
                        f"({c['rule']})" for name, c in result.coding.items())
-    marks = notes.mark(result.warnings)
-    title = (f"{result.metric.name}, {result.n_runs} runs: {scale}; {pct(result.confidence)} t "
-             f"CIs (error df {', '.join(map(str, dfs))}){per}{block}{marks}\n"
-             f"coding (low -> high): {coding}")
-    frame = result.to_frame()
+    at_level = {w for ws in result.level_warnings.values() for w in ws}
+    marks = notes.mark([w for w in result.warnings if w not in at_level])
+    title = (f"{result.metric.name}{marks}, {result.n_runs} runs: {scale}; "
+             f"{pct(result.confidence)} t CIs (error df {', '.join(map(str, dfs))}){per}{block}"
+             f"\ncoding (low -> high): {coding}")
+    frame, keys = result.to_frame(), result.effects["by"].to_numpy()  # aligned row by row
     est = (("ratio", "ratio_ci_low", "ratio_ci_high") if result.log else
            tuple(f"effect{s}{result.metric.suffix}" for s in ("", "_ci_low", "_ci_high")))
     cols = [Column(c) for c in result.per] + [
         Column("term"), Column("ratio" if result.log else "effect",
                                "" if result.log else result.metric.unit, True),
         Column(f"{pct(result.confidence)} CI"), Column("variation", "%", True),
-        Column("p", right=True)] + ([Column("p Holm", right=True)] if result.per else [])
+        Column("p", right=True)] + ([Column("p Holm", right=True)] if result.per else []) + [
+        Column("verdict")]
     rows = []
-    for _, r in frame.iterrows():
+    for i, r in frame.iterrows():
         error = r["term"] in ("error", "block")
         term = r["term"]
         if not error and not r["interpretable_alone"]:
@@ -131,23 +158,34 @@ def factorial(result: FactorialResult) -> list[Table]:
                  share, _p(r["p_value"])]
         if result.per:
             cells.append(_p(r.get("p_value_holm")))
+        cells.append(_verdict(r["verdict"], result.level_warnings.get(keys[i], ()), notes))
         rows.append(tuple(cells))
     out = [Table(tuple(cols), tuple(rows), title, tuple(notes.texts))]
     if len(result.simple_effects):
-        s = result.simple_effects
-        scols = [Column(c) for c in result.per] + [
-            Column("factor"), Column("at"), Column("ratio" if result.log else "effect",
-                                                   right=True),
-            Column(f"{pct(result.confidence)} CI"), Column("p", right=True),
-            Column("runs", right=True)]
-        srows = [(*(level_text(r[c]) for c in result.per), r["factor"], r["at"],
-                  fmt_num(r["effect"], 3), f"[{fmt_num(r['ci_low'], 3)}, "
-                  f"{fmt_num(r['ci_high'], 3)}]", _p(r["p_value"]), str(r["n_runs"]))
-                 for _, r in s.iterrows()]
-        out.append(Table(tuple(scols), tuple(srows), "simple effects (each factor at each level "
-                                                     "of the other, where the interaction is "
-                                                     "significant)"))
+        out.append(_simple(result))
     return out
+
+
+def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes) -> str:
+    """A verdict, with the mark of the cap warnings when it is an artefact."""
+    return f"{verdict} {notes.mark(warnings)}".rstrip() if is_artefact(verdict) else verdict
+
+
+def _simple(result: FactorialResult) -> Table:
+    notes = Footnotes()
+    s = result.simple_effects
+    cols = [Column(c) for c in result.per] + [
+        Column("factor"), Column("at"), Column("ratio" if result.log else "effect", right=True),
+        Column(f"{pct(result.confidence)} CI"), Column("p", right=True),
+        Column("p Holm", right=True), Column("runs", right=True), Column("verdict")]
+    rows = [(*(level_text(r[c]) for c in result.per), r["factor"], r["at"],
+             fmt_num(r["effect"], 3), f"[{fmt_num(r['ci_low'], 3)}, {fmt_num(r['ci_high'], 3)}]",
+             _p(r["p_value"]), _p(r["p_value_holm"]), str(r["n_runs"]),
+             _verdict(r["verdict"], result.level_warnings.get(r["level_key"], ()), notes))
+            for _, r in s.iterrows()]
+    return Table(tuple(cols), tuple(rows), "simple effects (each factor at each level of the "
+                 "other, where the interaction is significant; Holm over the levels of the "
+                 "other factor)", tuple(notes.texts))
 
 
 # -- scaling ------------------------------------------------------------------------------
@@ -198,9 +236,9 @@ def _littles(r: ScalingResult) -> Table:
     locust = bool((r.rows.frame["tool"] == "locust").any())
     rows = []
     for _, row in r.littles.iterrows():
-        flags = [f.split(" x") for f in row["flags"].split(", ") if f != "ok"]
+        flags = [(f, int(row[f"runs_{f}"])) for f in FLAGS if row.get(f"runs_{f}", 0)]
         marks = " ".join(f"{f} x{n} {notes.mark(f'{f}: {FLAGS[f]}')}" for f, n in flags)
-        cells = [level_text(row[r.n_column]), str(row["runs"]), fmt_num(row["throughput_rps"]),
+        cells = [level_text(row[r.n_column]), str(int(row["runs"])), fmt_num(row["throughput_rps"]),
                  fmt_num(row["latency_mean_ms"]), fmt_num(row["ratio"], 3)]
         if locust:
             cells.append(fmt_num(row["implied_think_time_ms"]))

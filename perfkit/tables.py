@@ -30,18 +30,40 @@ _EXACT_INT = 2 ** 53
 
 def csv_text(frame: pd.DataFrame) -> str:
     """The tidy CSV of a result frame, as ``perfkit ... --format csv`` prints it and the report
-    writes it: a float column whose values are all whole numbers (a rate of 5000 req/s, a run
-    count with gaps) is written as integers (``5000``, not ``5000.0``); missing stays empty."""
+    writes it (the one writer of both):
+
+    - every float is rounded to :data:`CSV_DIGITS` significant digits, so arithmetic noise
+      (``1.0950000000000002``) is written as ``1.095``;
+    - missing stays empty, and so does an infinite value (an interval with no bound): a CSV
+      cell never says ``inf`` for "missing" (the row's notes say why);
+    - a float column whose values are all whole numbers (a rate of 5000 req/s, a run count with
+      gaps) is written as integers (``5000``, not ``5000.0``)."""
     out = frame.copy()
     for name in out.columns:
         col = out[name]
+        if col.dtype.kind == "O":
+            out[name] = col.map(lambda v: _csv_float(v) if isinstance(v, float) else v)
+            continue
         if col.dtype.kind != "f":
             continue
+        col = col.map(_csv_float).astype(float)
         values = col.dropna().to_numpy()
-        if len(values) and np.isfinite(values).all() and (np.abs(values) < _EXACT_INT).all() \
+        if len(values) and (np.abs(values) < _EXACT_INT).all() \
                 and (values == np.round(values)).all():
-            out[name] = col.astype("Int64")
+            col = col.astype("Int64")
+        out[name] = col
     return out.to_csv(index=False)
+
+
+#: significant digits of a float written to CSV (float64 carries 15-17; the last are noise)
+CSV_DIGITS = 12
+
+
+def _csv_float(value: float) -> float:
+    """``value`` rounded to :data:`CSV_DIGITS` significant digits; NaN when not finite."""
+    if value != value or value in (np.inf, -np.inf):
+        return np.nan
+    return float(f"{value:.{CSV_DIGITS}g}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,8 +127,16 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|") or " "
 
 
+def _title_lines(t: Table) -> list[str]:
+    """The title's lines: the first is the caption, the next ones (what the arms are, the
+    coding) are lines of their own in every format."""
+    return [" ".join(line.split()) for line in t.title.splitlines() if line.strip()]
+
+
 def _markdown(t: Table) -> str:
-    out = [f"**{_md_cell(t.title)}**", ""] if t.title else []
+    first, *rest = _title_lines(t) or [""]
+    out = [f"**{_md_cell(first)}**" + "".join(f"  \n{_md_cell(x)}" for x in rest), ""] \
+        if t.title else []
     out.append("| " + " | ".join(_md_cell(c.header) for c in t.columns) + " |")
     out.append("|" + "|".join("---:" if c.right else ":---" for c in t.columns) + "|")
     out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in t.rows]
@@ -130,7 +160,7 @@ def _latex(t: Table) -> str:
     spec = "".join("r" if c.right else "l" for c in t.columns)
     lines = [r"\begin{table}[htbp]", r"\centering", r"\small"]
     if t.title:
-        lines.append(r"\caption{" + latex_escape(t.title) + "}")
+        lines.append(r"\caption{" + latex_escape(". ".join(_title_lines(t))) + "}")
     lines += [r"\begin{tabular}{" + spec + "}", r"\toprule",
               " & ".join(latex_escape(c.header) for c in t.columns) + r" \\", r"\midrule"]
     lines += [" & ".join(latex_escape(c) for c in row) + r" \\" for row in t.rows]
@@ -149,7 +179,9 @@ def _html(t: Table) -> str:
     body = "".join("<tr>" + "".join(
         f'<td style="text-align:{"right" if c.right else "left"}">{esc(v)}</td>'
         for v, c in zip(row, t.columns, strict=True)) + "</tr>" for row in t.rows)
-    title = f"<p><b>{esc(t.title)}</b></p>" if t.title else ""
+    first, *rest = _title_lines(t) or [""]
+    title = (f'<p class="perfkit-caption"><b>{esc(first)}</b>'
+             + "".join(f"<br>{esc(x)}" for x in rest) + "</p>") if t.title else ""
     notes = ("<ol class=\"perfkit-notes\">" + "".join(f"<li>{esc(n)}</li>" for n in t.notes)
              + "</ol>") if t.notes else ""
     return (f'{title}<div class="perfkit-scroll"><table class="perfkit-table"><thead><tr>{head}'

@@ -5,6 +5,8 @@ Paths are relative to tests/fixtures; on a mismatch ``<name>.txt.got`` is writte
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from perfkit.frames import runs_frame
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GOLDEN = Path(__file__).parent / "golden" / "cli_effects"
+FACTORIAL = Path(__file__).resolve().parents[1] / "data" / "demo-wrk-factorial"
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:
@@ -94,3 +97,16 @@ def test_bad_input_is_one_line_with_status_2_for_usage_and_1_for_data(argv, stat
 def test_help_explains_the_coding_rule_with_examples():
     code, out, _ = run_cli("effects", "--help")
     assert code == 0 and "natural sort order" in out and "perfkit effects data/demo-wrk" in out
+
+
+def test_ab_csv_holds_one_variable_per_column():
+    # was: base=keepalive=none, new=keepalive=keepalive, held_at=cache=none (name=value cells)
+    code, out, _ = run_cli("effects", str(FACTORIAL), "--factors", "keepalive,cache", "--ab",
+                           "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert code == 0 and len(rows) == 6 and "held_at" not in rows[0]
+    assert not [v for r in rows for k, v in r.items() if k != "warnings" and "=" in v]
+    found = {(r["factor"], r["base"], r["new"], r["held_keepalive"], r["held_cache"])
+             for r in rows}
+    assert found == {("keepalive", "none", "keepalive", "", "none"),
+                     ("cache", "none", "ram", "none", "")}

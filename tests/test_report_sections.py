@@ -156,6 +156,21 @@ def test_littles_law_summary_is_x_times_r_over_n(wrk):
     assert row["ratio"] == pytest.approx(float(np.median(ratio)))
 
 
+def test_littles_law_flags_are_counted_one_column_per_flag(wrk):
+    from perfkit.scaling import littles_law
+    from perfkit.scaling.littles import FLAGS
+
+    rows = wrk.rows()
+    summary = scaling.fits(rows, ["profile"], n_resamples=20).littles_frame()
+    assert "flags" not in summary  # was "latency_inflated x3": a flag and a count in one cell
+    flagged = littles_law(rows.frame).assign(profile=rows.frame["profile"],
+                                              connections=rows.frame["connections"])
+    for flag in set(FLAGS) - {"ok"}:
+        counts = flagged[flagged["flag"] == flag].groupby(["profile", "connections"]).size()
+        got = summary.set_index(["profile", "connections"])[f"runs_{flag}"]
+        assert (got == counts.reindex(got.index, fill_value=0)).all(), flag
+
+
 # -- effects -------------------------------------------------------------------------------------
 def holm(p):
     order = np.argsort(p)
@@ -293,7 +308,8 @@ def test_the_aa_section_only_formats_and_says_when_there_is_no_experiment():
     frame = aa.rates(cal)
     assert list(frame["holds_alpha"]) == [True, False]  # runs: 0.045; requests: 0.963
     found = aa.answers(cal)
-    assert [a.verdict for a in found] == ["holds alpha", "does not hold alpha"]
+    assert [a.verdict for a in found] == ["holds alpha (rate <= 2 x alpha)",
+                                          "does not hold alpha (rate > 2 x alpha)"]
 
 
 # -- overview ------------------------------------------------------------------------------------

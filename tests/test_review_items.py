@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sps
 
 from perfkit.analysis import aa as aa_calibration
 from perfkit.analysis import load_experiment, metric
@@ -24,6 +25,7 @@ from perfkit.analysis.drift import verdict as drift_verdict
 from perfkit.analysis.effects import factorial_effects
 from perfkit.analysis.runstatus import GENERATOR_BUSY
 from perfkit.analysis.validity import threats
+from perfkit.report.sections import aa as aa_section
 from perfkit.report.sections import effects, latency, scaling
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -241,3 +243,184 @@ def test_item09_a_wide_drift_interval_is_inconclusive_and_aa_rates_have_no_inter
                                            ["latency_p99_ms"])
     assert not any("ci" in c for c in result.to_frame().columns)
     assert any("carries no interval" in w for w in result.warnings)
+
+
+# == the tuning-effects page, second review (items E1-E6) ========================================
+FACTORS = ["keepalive", "cache"]
+
+
+@pytest.fixture(scope="module")
+def tuning(factorial):
+    rows = factorial.rows()
+    results = effects.factorials(rows, FACTORS, ["latency_p99_ms", "throughput_rps"],
+                                 "connections", 0.95, 0.05)
+    tables = effects.ab_tables(rows, FACTORS, ["latency_p99_ms", "throughput_rps"],
+                               "connections", 0.05, 0.95)
+    return rows, results, tables, effects.answers(tables, results)
+
+
+def _simple(frame, level, factor, other, other_level):
+    """log values of ``factor`` high and low at ``other = other_level``, at one load level."""
+    at = frame[(frame["connections"] == level) & (frame[other] == other_level)]
+    logs = np.log(at["latency_p99_ms"].to_numpy(float))
+    off = (at[factor] == "none").to_numpy()
+    return logs[~off], logs[off]
+
+
+def test_effects_e1_a_significant_interaction_headlines_its_simple_effects(tuning):
+    rows, (p99, _), _, found = tuning
+    frame = rows.frame
+    # the simple effect of keepalive with cache = ram at 256, by hand: geometric means and a
+    # pooled t test on logs (one factor on 10 runs), Holm over the 2 levels of cache
+    high, low = _simple(frame, 256, "keepalive", "cache", "ram")
+    ratio = math.exp(high.mean() - low.mean())
+    assert ratio == pytest.approx(0.801, abs=5e-4)
+    p = [sps.ttest_ind(*_simple(frame, 256, "keepalive", "cache", lv)).pvalue
+         for lv in ("none", "ram")]
+    p_holm = max(min(1, 2 * min(p)), max(p))  # the larger p of two, after Holm's first step
+    rows_ = p99.headline_rows()
+    at256 = rows_[rows_["connections"] == 256]
+    assert set(at256["at"]) == {"cache=none", "cache=ram", "keepalive=none",
+                                "keepalive=keepalive"}  # simple effects only, no main effect
+    (ka,) = at256[(at256["term"] == "keepalive") & (at256["at"] == "cache=ram")].itertuples()
+    assert ka.estimate == pytest.approx(ratio, rel=1e-9)
+    assert ka.p_value == pytest.approx(p_holm, rel=1e-6) and ka.verdict == "better"
+    # the page's answers and the index: simple effects, never a main effect "not
+    # interpretable alone" (x0.0505, x0.223 were the main effects at 256)
+    assert not [a for a in found if "not interpretable" in a.verdict]
+    assert not [a for a in found if a.answer.startswith(("x0.0505", "x0.223"))]
+    effect_answers = [a for a in found if a.question.startswith("Effect of")]
+    assert effect_answers
+    for a in effect_answers:
+        if "p99" in a.question and "= 256" in a.question:
+            assert re.fullmatch(r"Effect of (cache|keepalive) on p99 latency at connections = "
+                                r"256, (cache|keepalive) = \w+", a.question), a.question
+            assert any("interact" in w for w in a.warnings)
+
+
+def test_effects_e2_an_effect_from_values_on_the_cap_is_an_artefact(tuning):
+    rows, (p99, thr), tables, found = tuning
+    frame = rows.frame
+    capped = frame[np.isclose(frame["latency_p99_ms"].to_numpy(float), 1000.0, rtol=0.05)]
+    cells = set(zip(capped["connections"], capped["keepalive"], capped["cache"], strict=True))
+    assert cells == {(256, "none", "none")}, "the demo data changed: the test proves nothing"
+    artefact = "artefact: values on the 1000 ms cap"
+    table = p99.to_frame()
+    effect = ~table["term"].isin(["error", "block"])
+    assert (table.loc[effect & (table["connections"] == 256), "verdict"] == artefact).all()
+    assert not (table.loc[table["connections"] != 256, "verdict"] == artefact).any()
+    assert not (thr.to_frame()["verdict"] == artefact).any()  # throughput has no cap
+    # simple effects: an artefact exactly when its runs include the capped cell
+    heads = p99.headline_rows()
+    for r in heads[heads["connections"] == 256].itertuples():
+        uses_cap = r.at in ("cache=none", "keepalive=none")
+        assert (r.verdict == artefact) == uses_cap, r
+    # the answers: the artefact verdict with the cap warning; measured ones without it
+    for a in found:
+        if a.question.startswith("Effect of"):
+            on_cap = a.verdict == artefact
+            assert on_cap == any("sit on 1000 ms" in w for w in a.warnings), a
+    assert [a for a in found if a.verdict == artefact]
+    # the A/B verdict counts of p99 carry the cap footnote to the index, throughput's do not
+    ab = {a.question: a for a in found if a.question.startswith("A/B")}
+    (p99_ab,) = [a for q, a in ab.items() if "p99" in q]
+    (thr_ab,) = [a for q, a in ab.items() if "throughput" in q]
+    assert any("sit on 1000 ms" in w for w in p99_ab.warnings)
+    assert "2 " in p99_ab.answer and "1000 ms cap" in p99_ab.answer
+    assert not any("1000 ms" in w for w in thr_ab.warnings)
+    from perfkit.report.index import NotebookEntry, render_index
+
+    page = render_index("t", "p", [NotebookEntry("tuning-effects", "t", None, None,
+                                                 tuple(found))])
+    assert re.search(r"A/B: each factor high vs low, p99 latency(<sup>\[\d+\]</sup>)+</td>",
+                     page)
+
+
+def test_effects_e3_captions_say_what_rows_compare_runs_per_arm_and_the_load_point(tuning):
+    from perfkit import present
+    from perfkit.tables import render
+
+    rows, (p99, _), tables, _ = tuning
+    for table in tables:
+        assert {(r.comparison.n_base, r.comparison.n_new) for r in table.rows} == {(5, 5)}
+        caption = effects.ab_caption(table)
+        assert "5 vs 5 runs per row" in caption and "high level (new)" in caption
+        t = present.comparison(table, rows.runs)
+        base, new = t.title.splitlines()[1:3]  # 15 and 30 runs in all: the rows share a base
+        assert base.endswith("(15 runs; 5 per row)") and new.endswith("(30 runs; 5 per row)")
+        title = re.search(r'<p class="perfkit-caption">(.*?)</p>', render(t, "html")).group(1)
+        assert title.count("<br>") == 2  # three lines, not one bold run-on heading
+    # the factorial's cap footnote marks the 256 rows, not the end of "blocks: block"
+    effects_table = present.factorial(p99)[0]
+    assert not re.search(r"\[\d+\]", effects_table.title)
+    cap = next(i for i, n in enumerate(effects_table.notes, 1) if "sit on 1000 ms" in n)
+    marked = [r for r in effects_table.rows if r[-1].endswith(f"[{cap}]")]
+    assert marked and {r[0] for r in marked} == {"256"}
+    # the A/A tables name their load point: every run at one number of connections
+    frame = load_experiment(DATA / "demo-aa").rows().frame
+    (conns,) = set(frame["connections"])
+    cal = aa_section.calibrate("demo-aa", str(DATA), "arm", ["latency_p99_ms"], 0.05, 5, 20, 1)
+    (designed,) = aa_section.designed(cal)
+    assert f"at connections = {conns}" in aa_section.designed_caption(designed, cal)
+    assert "10 vs 10 runs" in aa_section.designed_caption(designed, cal)
+    assert f"at connections = {conns}" in aa_section.rates_caption(cal, 0.05)
+
+
+@pytest.fixture(scope="module")
+def aa_cal():
+    return aa_section.calibrate("demo-aa", str(DATA), "arm",
+                                ["latency_p50_ms", "latency_p99_ms", "throughput_rps"],
+                                0.05, 5, 200, 1)
+
+
+def test_effects_e4_aa_rates_read_the_same_on_the_page_and_the_index(aa_cal):
+    page = aa_section.present_rates(aa_cal, 0.05)
+    names = [c.name for c in page.columns]
+    shown = {r[names.index("metric")]: r[names.index("rate")] for r in page.rows}
+    found = aa_section.answers(aa_cal)
+    text = "; ".join(a.answer for a in found)
+    for rate in aa_cal.result.rates:
+        assert shown[rate.metric] == f"{rate.significant / rate.comparisons:.3g}"
+        assert f"{rate.metric} {shown[rate.metric]} ({rate.significant}/" in text
+    assert shown["latency_p50_ms"] == "0.055"  # 11/200: the index said 0.06
+    for a in found:  # the rule in the verdict's own words, and that it is not a test
+        assert re.fullmatch(r"(holds alpha \(rate <=|does not hold alpha \(rate >) 2 x alpha\)",
+                            a.verdict), a.verdict
+        assert any("descriptive" in w and "not a test" in w and "0.1" in w for w in a.warnings)
+
+
+#: a verdict: better/worse/~/not testable/no data, an artefact, or an A/A rule's outcome
+VERDICT = re.compile(r"better|worse|~|not testable|no data|not tested|"
+                     r"artefact: values on the [\d ]+(and [\d ]+)*ms caps?|"
+                     r"(holds alpha \(rate <=|does not hold alpha \(rate >) [\d.]+ x alpha\)|")
+
+
+def test_effects_e5_the_verdict_column_holds_verdicts_only(tuning, aa_cal, sweep):
+    found = [*tuning[3], *aa_section.answers(aa_cal)]
+    rows = load_experiment(DATA / "demo-wrk2-sweep").rows()
+    results = effects.factorials(rows, ["profile"], ["latency_p99_ms"], "target_rate_rps")
+    found += effects.answers(effects.ab_tables(rows, ["profile"], ["latency_p99_ms"],
+                                               "target_rate_rps"), results)
+    assert {a.verdict for a in found} >= {"better", "artefact: values on the 1000 ms cap"}
+    for a in found:
+        assert VERDICT.fullmatch(a.verdict), (a.question, a.verdict)
+
+
+def test_effects_e6_report_csvs_hold_one_value_per_cell_no_inf_no_float_noise(report):
+    import csv as csvlib
+
+    for path in (report / "tables").glob("*.csv"):
+        with path.open(encoding="utf-8", newline="") as fh:
+            header, *body = list(csvlib.reader(fh))
+        for i, name in enumerate(header):
+            cells = [r[i] for r in body]
+            assert not [c for c in cells if c.lower() in ("inf", "-inf")], (path.name, name)
+            numbers = [c for c in cells if re.fullmatch(r"-?\d+\.\d+(e-?\d+)?", c)]
+            digits = [len(re.sub(r"^0*", "", c.split("e")[0].lstrip("-").replace(".", "")))
+                      for c in numbers]
+            assert max(digits, default=0) <= 12, (path.name, name)  # 1.0950000000000002
+            if path.name.startswith("tuning-effects-") and name not in ("warnings", "warning",
+                                                                        "run_id", "source"):
+                assert not [c for c in cells if re.fullmatch(r"[\w.]+=\S+", c)], \
+                    (path.name, name)  # held_at=cache=none
+        assert "flags" not in header, path.name  # latency_inflated x3

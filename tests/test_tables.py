@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shutil
 import subprocess
 from pathlib import Path
@@ -94,3 +95,28 @@ def test_latex_of_real_results_is_balanced():
         rows = [ln for ln in text.splitlines() if ln.endswith("\\\\")]
         cols = len(table.columns)
         assert all(ln.replace("\\&", "").count("&") == cols - 1 for ln in rows)
+
+
+def test_csv_rounds_float_noise_writes_no_infinity_and_keeps_integers():
+    import pandas as pd
+
+    from perfkit.tables import csv_text
+
+    frame = pd.DataFrame({"ratio": [1.0950000000000002, 0.80632183908046],
+                          "ci_low_ms": [-math.inf, 2.5], "ci_high_ms": [math.inf, math.nan],
+                          "rate_rps": [5000.0, 15000.0000000000002], "n": [5, 6],
+                          "mixed": [0.1 + 0.2, "text"], "flag": [True, False]})
+    lines = csv_text(frame).splitlines()
+    assert lines[1] == "1.095,,,5000,5,0.3,True"
+    assert lines[2] == "0.80632183908,2.5,,15000,6,text,False"
+    assert "inf" not in csv_text(frame)
+
+
+def test_a_title_of_several_lines_keeps_its_lines_in_html_and_markdown():
+    t = Table((Column("a"),), (("1",),), "p99: medians\nbase: A (15 runs; 5 per row)\nnew:  B")
+    html_title = render(t, "html").split("<div")[0]
+    assert html_title == ('<p class="perfkit-caption"><b>p99: medians</b><br>base: A (15 runs; '
+                          "5 per row)<br>new: B</p>")
+    assert render(t, "markdown").startswith("**p99: medians**  \nbase: A (15 runs; 5 per row)  "
+                                            "\nnew: B\n")
+    assert "\\caption{p99: medians. base: A (15 runs; 5 per row). new: B}" in render(t, "latex")

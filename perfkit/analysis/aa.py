@@ -53,7 +53,7 @@ from perfkit.analysis.compare import (
     verdict,
 )
 from perfkit.analysis.experiment import RunSet
-from perfkit.analysis.grouping import row_keys
+from perfkit.analysis.grouping import load_point, row_keys
 from perfkit.analysis.metrics import Metric, metric
 from perfkit.analysis.runstatus import run_statuses
 from perfkit.errors import UsageError
@@ -97,6 +97,12 @@ class AAResult:
     designed: tuple[ComparisonTable, ...]
     rates: tuple[FalsePositiveRate, ...]
     warnings: tuple[str, ...] = ()
+    #: the load columns that hold one value in every run (``(("connections", 64), ...)``)
+    load_point: tuple[tuple[str, Any], ...] = ()
+
+    def load_text(self) -> str:
+        """``"connections = 64, threads = 2"``: the load point of every run (empty if none)."""
+        return ", ".join(f"{k} = {level_text(v)}" for k, v in self.load_point)
 
     def holds_alpha(self, rate: FalsePositiveRate) -> bool | None:
         """Whether ``rate`` is at most :data:`HOLDS_FACTOR` x alpha (None: nothing tested)."""
@@ -107,16 +113,32 @@ class AAResult:
         found = [self.holds_alpha(r) for r in self.rates if r.test == test and r.comparisons]
         return all(found) if found else None
 
+    def holds_verdict(self, test: str) -> str:
+        """The verdict on ``test``'s rates with its rule in the words: ``"holds alpha (rate
+        <= 2 x alpha)"``, ``"does not hold alpha (rate > 2 x alpha)"``, or ``"not tested"``."""
+        holds = self.holds(test)
+        if holds is None:
+            return "not tested"
+        rule = f"{HOLDS_FACTOR:g} x alpha"
+        return f"holds alpha (rate <= {rule})" if holds else f"does not hold alpha (rate > {rule})"
+
+    def holds_rule(self) -> str:
+        """The rule behind :meth:`holds_verdict`, for a caption or a caveat."""
+        return (f"a rate holds alpha when it is at most {HOLDS_FACTOR:g} x alpha = "
+                f"{HOLDS_FACTOR * self.alpha:g}: a descriptive tolerance for a rate over "
+                "overlapping splits, not a test")
+
     def describe(self) -> str:
         """The method, in a sentence a reader can paste into a paper."""
         k = self.runs_per_arm
-        return (f"On the A/A experiment {self.name} ({self.n_runs} runs, the same configuration "
-                f"in both arms of {self.arm}), the empirical false-positive rate at alpha "
-                f"{self.alpha:g} was measured over {self.n_splits} seeded random splits of the "
-                f"runs into {k} vs {k} (Mann-Whitney U over per-run values, failed runs ranked "
-                f"worst) and over every pair of runs with a Welch z-test on mean latency that "
-                f"treats requests as independent; the comparisons share runs, so the rates are "
-                f"descriptive and carry no binomial interval.")
+        at = f" at {self.load_text()}" if self.load_point else ""
+        return (f"On the A/A experiment {self.name} ({self.n_runs} runs{at}, the same "
+                f"configuration in both arms of {self.arm}), the empirical false-positive "
+                f"rate at alpha {self.alpha:g} was measured over {self.n_splits} seeded random "
+                f"splits of the runs into {k} vs {k} (Mann-Whitney U over per-run values, "
+                f"failed runs ranked worst) and over every pair of runs with a Welch z-test on "
+                f"mean latency that treats requests as independent; the comparisons share "
+                f"runs, so the rates are descriptive and carry no binomial interval.")
 
     def to_frame(self) -> pd.DataFrame:
         """One row per test and metric: ``test, unit, metric, comparisons, significant, rate,
@@ -132,6 +154,7 @@ class AAResult:
         return {"experiment": self.name, "arm": self.arm, "alpha": self.alpha,
                 "runs_per_arm": self.runs_per_arm, "n_splits": self.n_splits,
                 "seed": self.seed, "n_runs": self.n_runs, "holds_factor": HOLDS_FACTOR,
+                "load_point": dict(self.load_point),
                 "warnings": list(self.warnings), "rates": _records(self.to_frame()),
                 "designed": [t.to_dict() for t in self.designed]}
 
@@ -184,7 +207,7 @@ def aa_calibration(rows: RunSet, arm: str, metrics: Sequence[str], *, alpha: flo
     notes.append(f"the {n_splits} splits and the pairs of runs share their runs: each rate is "
                  "descriptive, not a binomial proportion, and carries no interval")
     return AAResult(rows.label, arm, alpha, k, n_splits, seed, len(rows), tuple(designed),
-                    tuple(found), tuple(dict.fromkeys(notes)))
+                    tuple(found), tuple(dict.fromkeys(notes)), tuple(load_point(rows).items()))
 
 
 def split_false_positive_rate(values: Sequence[float] | np.ndarray, k: int, m: Metric,

@@ -30,6 +30,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from perfkit.analysis import drift, runstatus
+from perfkit.analysis.caps import caps_hit
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.metrics import Metric
@@ -109,6 +110,11 @@ class ComparisonRow:
     #: per run of each side (in :func:`cell_runs` order): ranked worst (:func:`ranked_worst`)
     worst_base: tuple[bool, ...] = ()
     worst_new: tuple[bool, ...] = ()
+    #: the known timeout caps (ms) some value of the row sits on, either side: its change is
+    #: an artefact of the cap (:mod:`perfkit.analysis.caps`), not a measured ratio
+    caps_ms: tuple[float, ...] = ()
+    #: those values, both sides together (:func:`~perfkit.analysis.validity.value_caps`)
+    cap_warnings: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,6 +140,14 @@ class ComparisonTable:
     def verdict_counts(self) -> dict[str, int]:
         """How many rows got each verdict, most frequent first."""
         return dict(collections.Counter(r.verdict for r in self.rows).most_common())
+
+    def capped_rows(self) -> list[ComparisonRow]:
+        """The rows whose values sit on a known timeout cap (:attr:`ComparisonRow.caps_ms`)."""
+        return [r for r in self.rows if r.caps_ms]
+
+    def row_sizes(self) -> list[tuple[int, int]]:
+        """The distinct (base, new) run counts of the rows, in row order."""
+        return list(dict.fromkeys((r.comparison.n_base, r.comparison.n_new) for r in self.rows))
 
     def not_testable_note(self) -> str | None:
         """Why rows are ``not testable`` and how many runs per arm would make them testable
@@ -190,6 +204,7 @@ class ComparisonTable:
                 "ratio_without_short": s.ratio if s else math.nan,
                 "p_value_without_short": s.p_value if s else math.nan,
                 "verdict_without_short": row.sensitivity_verdict or "",
+                "on_timeout_cap": bool(row.caps_ms),
             })
             rec["warnings"] = "; ".join([*row.warnings, *not_finite(rec)])
             records.append(rec)
@@ -282,12 +297,20 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
         rows.append(ComparisonRow(cell.key, c, float(p_adj), v, short[0], short[1], sens, sv,
                                   tuple(notes_row) + c.warnings + _untestable(c, v, family)
                                   + no_mde, cell.labels, mde,
-                                  *(tuple(map(bool, w)) for w in worst)))
+                                  *(tuple(map(bool, w)) for w in worst), *_caps(cell, metric)))
     if n_runs is None:  # distinct runs: cells may share a side (A/B tables share the base)
         n_runs = (len({id(r) for c in cells for r in c.base.runs}),
                   len({id(r) for c in cells for r in c.new.runs}))
     return ComparisonTable(metric, base, new, tuple(keys), tuple(rows), alpha, confidence,
                            n_runs[0], n_runs[1], warnings=tuple(notes))
+
+
+def _caps(cell: Cell, metric: Metric) -> tuple[tuple[float, ...], tuple[str, ...]]:
+    """The known caps the cell's values sit on, and their warning over both sides."""
+    both = RunSet(pd.concat([cell.base.frame, cell.new.frame], ignore_index=True),
+                  (*cell.base.runs, *cell.new.runs))
+    caps = caps_hit(both, metric)
+    return caps, tuple(value_caps(both, "", [metric.name])) if caps else ()
 
 
 def _detectable(cell: Cell, metric: Metric, alpha: float, family: int) -> MinDetectable | None:

@@ -5,10 +5,14 @@
   across levels), randomized complete blocks used as a nuisance term when every block holds
   the whole design (:func:`usable_block`), failed runs left out and saturated runs kept with
   a warning, and, when an interaction is significant, the simple effects of its factors (each
-  at each level of the other) with a note that the main effect is not interpretable alone.
-- :func:`ab_comparisons`: each factor's high level against its low level, the other factors
-  held at their low level, at each load level: a :class:`ComparisonTable` per metric (one Holm
-  family per metric).
+  at each level of the other; :mod:`perfkit.analysis.interactions`) with a note that the main
+  effect is not interpretable alone. An effect computed from latencies on a known timeout cap
+  is an artefact, and its verdict says so (:mod:`perfkit.analysis.caps`).
+- :func:`headline_effects` / :func:`artefact_effects` (from :mod:`~perfkit.analysis.
+  interactions`): the one rule for what a headline reports: simple effects in place of the
+  main effects of interacting factors, artefacts apart.
+- :func:`ab_comparisons` (:mod:`perfkit.analysis.ab`, re-exported here): each factor's high
+  level against its low level, the other factors held at their low level, at each load level.
 """
 
 from __future__ import annotations
@@ -22,14 +26,19 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis import runstatus
-from perfkit.analysis.compare import NO_CHANGE, Cell, ComparisonTable, compare_cells
-from perfkit.analysis.experiment import RunSet, match
-from perfkit.analysis.grouping import row_keys
+from perfkit.analysis.ab import ab_comparisons as ab_comparisons
+from perfkit.analysis.caps import artefact, caps_hit
+from perfkit.analysis.compare import NO_CHANGE
+from perfkit.analysis.experiment import RunSet
+from perfkit.analysis.grouping import row_keys, rows_at
+from perfkit.analysis.interactions import artefact_effects as artefact_effects
+from perfkit.analysis.interactions import direction, headline_rows
+from perfkit.analysis.interactions import headline_effects as headline_effects
+from perfkit.analysis.interactions import simple_effects as simple_effects
 from perfkit.analysis.metrics import Metric
 from perfkit.analysis.validity import value_caps
 from perfkit.errors import PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
-from perfkit.stats.coding import code_factor
 from perfkit.stats.factorial_design import factorial
 
 NON_EFFECT_TERMS = ("error", "block")
@@ -62,6 +71,9 @@ class FactorialResult:
     level_warnings: Mapping[Any, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     #: runs analysed at each level of ``per`` (``None``: all runs)
     level_runs: Mapping[Any, int] = dataclasses.field(default_factory=dict)
+    #: per level of ``per``: the known caps (ms) some of its values sit on; every effect
+    #: computed from that level's runs is an artefact (:func:`perfkit.analysis.caps.artefact`)
+    level_caps_ms: Mapping[Any, tuple[float, ...]] = dataclasses.field(default_factory=dict)
 
     def describe(self) -> str:
         """The method, in a sentence a reader can paste into a paper."""
@@ -75,7 +87,10 @@ class FactorialResult:
                 f"squares on {scale}, with all interactions{block}{per}, with "
                 f"{self.confidence:.0%} t intervals on the error degrees of freedom; where an "
                 f"interaction was significant at alpha {self.alpha:g}, the simple effects of "
-                "its factors were estimated at each level of the other.")
+                "its factors were estimated at each level of the other (Holm-adjusted over the "
+                "levels of the other factor) and reported in place of their main effects; an "
+                "effect computed from latencies on a known timeout was reported as an artefact "
+                "of it, not as a measured ratio.")
 
     def p_column(self) -> str:
         return "p_value_holm" if "p_value_holm" in self.effects else "p_value"
@@ -92,13 +107,21 @@ class FactorialResult:
 
     def verdicts(self) -> pd.Series:
         """Per row of ``effects``: ``better``/``worse`` (the metric's direction, high over low)
-        for a significant effect, ``~`` for another effect, empty for ``error``/``block``."""
-        sig = self.significant()
-        out = [("" if term in NON_EFFECT_TERMS else _direction(self.metric, eff) if s
-                else NO_CHANGE) for term, eff, s in zip(self.effects["term"],
-                                                        self.effects["effect"], sig,
-                                                        strict=True)]
+        for a significant effect, ``~`` for another effect, an artefact (``"artefact: values
+        on the 1000 ms cap"``) for any effect at a level with values on a known cap, empty for
+        ``error``/``block``."""
+        out = []
+        for term, eff, s, by in zip(self.effects["term"], self.effects["effect"],
+                                    self.significant(), self.effects["by"], strict=True):
+            caps = self.level_caps_ms.get(by)
+            out.append("" if term in NON_EFFECT_TERMS else artefact(caps) if caps
+                       else direction(self.metric, eff) if s else NO_CHANGE)
         return pd.Series(out, index=self.effects.index, dtype=object)
+
+    def headline_rows(self) -> pd.DataFrame:
+        """The effects a reader can take alone: simple effects in place of interacting
+        factors' main effects (:func:`perfkit.analysis.interactions.headline_rows`)."""
+        return headline_rows(self)
 
     def effect_frame(self) -> pd.DataFrame:
         """:meth:`to_frame` without the ``error``/``block`` rows, with ``level_key``: the level
@@ -166,22 +189,6 @@ class FactorialResult:
                 "simple_effects": _records(self.simple_effects)}
 
 
-def headline_effects(results: Sequence[FactorialResult], limit: int | None = None
-                     ) -> tuple[list[tuple[FactorialResult, pd.Series]], int]:
-    """The significant effects of all ``results``, largest first (:meth:`FactorialResult.
-    ranked`, ordered across results on the log scale), at most ``limit`` of them, and how
-    many more there are."""
-    found = [(result, row) for result in results for _, row in result.ranked().iterrows()]
-    found.sort(key=lambda item: -item[1]["size"])
-    shown = found if limit is None else found[:limit]
-    return shown, len(found) - len(shown)
-
-
-def _direction(metric: Metric, effect: float) -> str:
-    """``better``/``worse`` for an effect (high minus low on the analysis scale) of ``metric``."""
-    return metric.verdict(2.0 if effect > 0 else 0.5)
-
-
 def usable_block(rows: RunSet, factors: Sequence[str], per: Sequence[str],
                  block: str | None = "auto") -> tuple[str | None, str | None]:
     """The block column to use and, when blocks exist but are not used, why.
@@ -237,17 +244,18 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
     result = FactorialResult(metric, tuple(factors), tuple(per), log, confidence, alpha, used,
                              dict(table.attrs["coding"]), df_error, len(rows), table,
                              pd.DataFrame(), tuple(warnings))
-    simple = simple_effects(rows, result)
-    caps, counts = {}, {}
+    caps, caps_ms, counts = {}, {}, {}
     for key in (table["by"].drop_duplicates() if per else [None]):
-        at = _at_level(rows, per, key) if per else rows
+        at = rows_at(rows, per, key)
         counts[key] = len(at)
         found = value_caps(at, "", [metric.name]) if metric.is_latency else []
         if found:
-            caps[key] = tuple(found)
+            caps[key], caps_ms[key] = tuple(found), caps_hit(at, metric)
+    result = dataclasses.replace(result, level_warnings=caps, level_runs=counts,
+                                 level_caps_ms=caps_ms)
     warnings_all = list(result.warnings) + [w for ws in caps.values() for w in ws]
-    return dataclasses.replace(result, simple_effects=simple, level_warnings=caps,
-                               level_runs=counts, warnings=tuple(warnings_all))
+    return dataclasses.replace(result, simple_effects=simple_effects(rows, result),
+                               warnings=tuple(warnings_all))
 
 
 def _saturation_notes(rows: RunSet, metric: Metric, cells: list[str]) -> list[str]:
@@ -262,96 +270,12 @@ def _saturation_notes(rows: RunSet, metric: Metric, cells: list[str]) -> list[st
     return out
 
 
-def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
-    """For every significant two-factor interaction A:B at a level: the effect of A at each
-    level of B and of B at each level of A, each fitted on the runs at that level alone."""
-    found = []
-    t = result.effects
-    pcol = result.p_column()
-    for _, r in t[t["term"].str.count(":") == 1].iterrows():
-        if not (np.isfinite(r[pcol]) and r[pcol] < result.alpha):
-            continue
-        a, b = r["term"].split(":")
-        at = _at_level(rows, result.per, r["by"])
-        for factor, other in ((a, b), (b, a)):
-            for level in (result.coding[other]["low"], result.coding[other]["high"]):
-                sub = at.subset(match(at.frame[other], [level_text(level)]))
-                found.append(_simple_row(sub, factor, other, level, r["by"], result))
-    return pd.DataFrame(found)
-
-
-def _at_level(rows: RunSet, per: Sequence[str], key: Any) -> RunSet:
-    if not per:
-        return rows
-    values = key if isinstance(key, tuple) else (key,)
-    mask = np.ones(len(rows), dtype=bool)
-    for col, v in zip(per, values, strict=True):
-        mask &= match(rows.frame[col], [level_text(v)])
-    return rows.subset(mask)
-
-
-def _simple_row(sub: RunSet, factor: str, other: str, level: Any, key: Any,
-                result: FactorialResult) -> dict:
-    fixed = {factor: (result.coding[factor]["low"], result.coding[factor]["high"])}
-    rest = [f for f in result.factors if f not in (factor, other)]
-    table = factorial(sub.frame, [factor, *rest], result.metric.name, log=result.log,
-                      confidence=result.confidence, levels=fixed)
-    row = table[table["term"] == factor].iloc[0]
-    col = "ratio" if result.log else "effect"
-    low, high = ("ratio_ci_low", "ratio_ci_high") if result.log else ("ci_low", "ci_high")
-    out = {"metric": result.metric.name, "level_key": key}
-    out.update({c: plain(v) for c, v in zip(result.per, key if isinstance(key, tuple)
-                                             else (key,), strict=False)} if result.per else {})
-    out.update({"factor": factor, "at": f"{other}={level_text(level)}",
-                "interaction": f"{min(factor, other)}:{max(factor, other)}",
-                "effect": row[col], "ci_low": row[low], "ci_high": row[high],
-                "p_value": row["p_value"], "n_runs": len(sub)})
-    return out
-
-
 def _same(series: pd.Series, value: Any) -> pd.Series:
     return series.map(lambda v: v == value or (_nan(v) and _nan(value)))
 
 
 def _nan(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
-
-
-# -- A/B comparisons ------------------------------------------------------------------------------
-def ab_comparisons(rows: RunSet, factors: Sequence[str], metric: Metric, *, by: Any = "auto",
-                   exclude: Sequence[str] = (), alpha: float = 0.05,
-                   confidence: float = 0.95) -> ComparisonTable:
-    """High vs low level of each factor, the others at their low level, at each load level."""
-    per, notes = row_keys([rows], by, [*factors, *exclude])
-    coding = {f: code_factor(rows.frame[f], f)[1] for f in factors}
-    per_levels = _per_levels(rows, per)
-    cells = []
-    for factor in factors:
-        others = {f: coding[f]["low"] for f in factors if f != factor}
-        held = ", ".join(f"{k}={level_text(v)}" for k, v in others.items())
-        for key in per_levels:
-            at = _at_level(rows, per, key if len(per) != 1 else key[0]).where(
-                {k: level_text(v) for k, v in others.items()})
-            base = at.where({factor: level_text(coding[factor]["low"])})
-            new = at.where({factor: level_text(coding[factor]["high"])})
-            labels = (("base", f"{factor}={level_text(coding[factor]['low'])}"),
-                      ("new", f"{factor}={level_text(coding[factor]['high'])}"),
-                      ("held_at", held))
-            cells.append(Cell((factor, *key), base, new, labels))
-    return compare_cells(cells, metric, ("factor", *per),
-                         f"{rows.label}: each factor at its low level, the others too",
-                         f"{rows.label}: each factor at its high level, the others at low",
-                         alpha=alpha, confidence=confidence, notes=notes)
-
-
-def _per_levels(rows: RunSet, per: Sequence[str]) -> list[tuple]:
-    if not per:
-        return [()]
-    frame = rows.frame[list(per)].drop_duplicates()
-    frame = frame.sort_values(list(per), key=lambda c: pd.to_numeric(c, errors="coerce")
-                              if pd.to_numeric(c, errors="coerce").notna().all()
-                              else c.astype(str))
-    return [tuple(plain(v) for v in r) for r in frame.itertuples(index=False)]
 
 
 def parse_levels(spec: str, frame: pd.DataFrame) -> dict[str, tuple[Any, Any]]:

@@ -15,12 +15,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from perfkit.analysis.experiment import LOAD_COLUMNS, NOT_FACTORS, RunSet
+from perfkit.analysis.experiment import LOAD_COLUMNS, NOT_FACTORS, RunSet, match
 from perfkit.errors import UsageError
-from perfkit.formatting import level_text
+from perfkit.formatting import level_text, plain
 
 
 def parse_by(by: str | Sequence[str] | None) -> str | list[str]:
@@ -84,3 +86,26 @@ def _confounded_note(col: str, sides: Sequence[RunSet]) -> str:
     a, b = (", ".join(sorted(_values(s.frame, col))) for s in sides)
     return (f"{col} differs between the arms (base: {a}; new: {b}): it is part of what the "
             "arms compare, not a row")
+
+
+def rows_at(rows: RunSet, per: Sequence[str], key: Any) -> RunSet:
+    """The runs of ``rows`` whose ``per`` columns have the values ``key`` (a tuple, or one
+    value when ``per`` names one column); all of them when ``per`` is empty."""
+    if not per:
+        return rows
+    values = key if isinstance(key, tuple) else (key,)
+    mask = np.ones(len(rows), dtype=bool)
+    for col, v in zip(per, values, strict=True):
+        mask &= match(rows.frame[col], [level_text(v)])
+    return rows.subset(mask)
+
+
+def load_point(rows: RunSet) -> dict[str, Any]:
+    """The load columns (:data:`~perfkit.analysis.experiment.LOAD_COLUMNS`) that hold one value
+    in every run of ``rows``: the load point a comparison without load rows was run at."""
+    out = {}
+    for col in LOAD_COLUMNS:
+        if col in rows.frame and rows.frame[col].notna().all() \
+                and rows.frame[col].astype(str).nunique() == 1:
+            out[col] = plain(rows.frame[col].iloc[0])
+    return out

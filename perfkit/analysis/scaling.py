@@ -28,6 +28,7 @@ from perfkit.analysis.runstatus import FAILED, SHORT, peer_columns, percentile_s
 from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
 from perfkit.scaling import ScalingFit, fit_amdahl, fit_usl, littles_law, slo_bracket
+from perfkit.scaling.littles import FLAGS
 from perfkit.scaling.slo import SLOBracket
 
 CONCURRENCY = ("connections", "users")
@@ -149,7 +150,8 @@ class ScalingTable:
         return pd.DataFrame.from_records([r.to_record() for r in self.results])
 
     def littles_frame(self) -> pd.DataFrame:
-        """Per configuration and concurrency level: runs, median ratio X(R+Z)/N, flags."""
+        """Per configuration and concurrency level: runs, median ratio X(R+Z)/N, and the runs
+        of each flag (``runs_<flag>``)."""
         parts = [r.littles for r in self.results if len(r.littles)]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
@@ -246,15 +248,15 @@ def _littles(group: RunSet, by, key, x: str, think_time_ms
                     "latency_mean_ms": float(sub["latency_mean_ms"].median()),
                     "ratio": float(sub["ratio"].median()),
                     "implied_think_time_ms": float(sub["implied_think_time_ms"].median()),
-                    "flags": _flags(sub["flag"])})
+                    **_flag_counts(sub["flag"])})
         rows.append(rec)
     return pd.DataFrame(rows), per_run
 
 
-def _flags(flags: pd.Series) -> str:
-    """``"latency_inflated x2"``: each flag other than ok with its count; ``ok`` if none."""
-    counts = flags[flags != "ok"].value_counts()
-    return ", ".join(f"{f} x{n}" for f, n in counts.items()) or "ok"
+def _flag_counts(flags: pd.Series) -> dict[str, int]:
+    """``runs_<flag>``: how many runs got each flag other than ``ok`` (one column per flag,
+    :data:`perfkit.scaling.littles.FLAGS`)."""
+    return {f"runs_{f}": int((flags == f).sum()) for f in FLAGS if f != "ok"}
 
 
 # -- SLO bracket over offered rates -------------------------------------------------------------

@@ -1,7 +1,7 @@
 """``perfkit effects EXPERIMENT --factors a,b``: the 2^k r factorial table of a tuning sweep.
 
 Formatting only: the analysis is :func:`perfkit.analysis.effects.factorial_effects` (and
-:func:`~perfkit.analysis.effects.ab_comparisons` with ``--ab``).
+:func:`~perfkit.analysis.ab.ab_comparisons` with ``--ab``).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import TextIO
 
 from perfkit import present
 from perfkit.analysis import metric
+from perfkit.analysis.ab import ab_comparisons
 from perfkit.analysis.effects import (
-    ab_comparisons,
     factorial_effects,
     parse_levels,
 )

@@ -92,7 +92,8 @@ class Answer:
     warnings: tuple[str, ...] = ()
 
     def text(self) -> str:
-        extra = f" ({self.verdict}; n = {self.n})" if self.verdict or self.n else ""
+        parts = [p for p in (self.verdict, f"n = {self.n}" if self.n else "") if p]
+        extra = f" ({'; '.join(parts)})" if parts else ""
         return f"{self.question}: {self.answer}{extra}" + "".join(
             f"\n  - {w}" for w in self.warnings)
 
@@ -202,7 +203,7 @@ class Report:
             csv_path.with_suffix(".md").write_text(render_all(tables, "markdown"))
             csv_path.with_suffix(".tex").write_text(render_all(tables, "latex"))
         head = f"<p><b>{escape(caption)}</b></p>" if caption and presentation is not None \
-            else ""
+            and caption != tables[0].title else ""  # a presentation titled by it shows it
         if show:
             body = head + "".join(render(t, "html") for t in tables)
         else:

@@ -14,11 +14,14 @@ import pandas as pd
 
 from perfkit.analysis import ComparisonTable, Experiment, RunSet
 from perfkit.analysis.aa import AAResult, aa_calibration
-from perfkit.report.nb import Answer
+from perfkit.present import row_runs
+from perfkit.report.nb import Answer, format_number
 from perfkit.report.sections import common
 
 #: the columns of the rates printed in the output-checked cell
 CHECKED = ["test", "metric", "comparisons", "significant", "rate"]
+#: significant digits of a false-positive rate, on the page and in the headline alike
+RATE_DIGITS = 3
 NO_AA = "No A/A experiment given (aa_experiment): the false-positive rate is not measured here."
 
 
@@ -49,8 +52,11 @@ def designed(cal: Calibration | None) -> list[ComparisonTable]:
     return list(cal.result.designed) if cal is not None else []
 
 
-def designed_caption(table: ComparisonTable) -> str:
-    return f"A/A: arm against arm, {table.metric.name}"
+def designed_caption(table: ComparisonTable, cal: Calibration | None = None) -> str:
+    """What the A/A table compares, at which load point, with how many runs per arm."""
+    at = f" at {cal.result.load_text()}" if cal is not None and cal.result.load_point else ""
+    return (f"A/A{at}: {table.metric.name}, arm against arm ({table.base} vs {table.new}, "
+            f"{row_runs(table)} runs)")
 
 
 def present_designed(table: ComparisonTable, cal: Calibration):
@@ -65,8 +71,12 @@ def rates(cal: Calibration | None) -> pd.DataFrame:
 
 
 def rates_caption(cal: Calibration | None, alpha: float) -> str:
-    a = cal.result.alpha if cal is not None else alpha
-    return f"Empirical false-positive rate at alpha {a:g}"
+    if cal is None:
+        return f"Empirical false-positive rate at alpha {alpha:g}"
+    r = cal.result
+    at = f" at {r.load_text()}" if r.load_point else ""
+    return (f"Empirical false-positive rate at alpha {r.alpha:g}, {r.name}{at}; "
+            f"{r.holds_rule()}")
 
 
 def notes(cal: Calibration | None) -> list[str]:
@@ -78,12 +88,25 @@ def check_text(cal: Calibration | None) -> str:
     """Stable text of the rates (for the output-checked cell)."""
     if cal is None:
         return "no A/A experiment"
-    return common.text_table(rates(cal)[CHECKED])
+    return common.text_table(rates(cal)[CHECKED], RATE_DIGITS)
+
+
+def rate_text(rate: float) -> str:
+    """A false-positive rate as the page's table and the headline print it (one format)."""
+    return format_number(rate, RATE_DIGITS)
+
+
+def present_rates(cal: Calibration | None, alpha: float = 0.05):
+    """The rates table for the page (:func:`rates`), rates to :data:`RATE_DIGITS` digits."""
+    from perfkit import present
+
+    return present.frame(rates(cal), rates_caption(cal, alpha), RATE_DIGITS)
 
 
 def answers(cal: Calibration | None) -> list[Answer]:
-    """Per test: its rates, and whether they hold alpha (near it for runs as the unit, far
-    above it for requests)."""
+    """Per test: its rates (as :func:`rate_text` prints them, with the counts), and the verdict
+    of the rule that they hold alpha (:meth:`AAResult.holds_verdict`: a descriptive
+    tolerance, not a test; near alpha for runs as the unit, far above it for requests)."""
     if cal is None:
         return []
     r = cal.result
@@ -92,12 +115,12 @@ def answers(cal: Calibration | None) -> list[Answer]:
         tested = [x for x in r.rates if x.test == test and x.comparisons]
         if not tested:
             continue
-        parts = ", ".join(f"{x.metric} {x.rate:.2f}" for x in tested)
-        counts = "/".join(map(str, sorted({x.comparisons for x in tested})))
-        out.append(Answer(f"A/A false-positive rate, {test}",
-                          f"{parts} of {counts} comparisons at alpha {r.alpha:g}",
-                          "holds alpha" if r.holds(test) else "does not hold alpha",
+        parts = ", ".join(f"{x.metric} {rate_text(x.rate)} ({x.significant}/{x.comparisons})"
+                          for x in tested)
+        at = f", at {r.load_text()}" if r.load_point else ""
+        out.append(Answer(f"A/A false-positive rate, {test}{at}",
+                          f"{parts} at alpha {r.alpha:g}", r.holds_verdict(test),
                           f"{r.n_runs} runs",
-                          ("the comparisons share runs: a rate, not a binomial proportion; no "
-                           "interval is given",)))
+                          (r.holds_rule(), "the comparisons share runs: a rate, not a binomial "
+                                           "proportion; no interval is given")))
     return out

@@ -11,13 +11,16 @@ from collections.abc import Sequence
 import pandas as pd
 
 from perfkit.analysis import ComparisonTable, RunSet, metric
+from perfkit.analysis.ab import ab_comparisons
+from perfkit.analysis.caps import is_artefact
 from perfkit.analysis.effects import (
     FactorialResult,
-    ab_comparisons,
+    artefact_effects,
     factorial_effects,
     headline_effects,
 )
 from perfkit.formatting import fmt_ci, level_text
+from perfkit.present import row_runs
 from perfkit.report.nb import Answer
 
 #: the largest significant effects the report index lists
@@ -117,40 +120,59 @@ def check_lines(results: Sequence[FactorialResult], digits: int = 3) -> str:
 
 def answers(tables: Sequence[ComparisonTable], results: Sequence[FactorialResult],
             limit: int = MAX_HEADLINE_EFFECTS) -> list[Answer]:
-    """The largest significant factorial effects (ratio with CI), each with the warnings that
-    travel with it (an interaction, a value on a timeout cap), and the A/B verdict counts."""
+    """The headline (:func:`perfkit.analysis.effects.headline_effects`): the largest measured
+    significant effects, simple effects in place of the main effects of interacting factors,
+    each with the warnings that travel with it; then the effects that are artefacts of a
+    timeout cap (:func:`~perfkit.analysis.effects.artefact_effects`), and the A/B verdict
+    counts."""
     found, more = headline_effects(results, limit)
-    out = []
-    for result, r in found:
-        label = _label(r["term"])
-        where = f" at {', '.join(result.per)} = {_level(result, r)}" if result.per else ""
-        caveats = list(result.level_warnings.get(r["level_key"], ()))
-        verdict = r["verdict"]
-        if not r["interpretable_alone"]:
-            verdict += ", not interpretable alone"
-            caveats.insert(0, f"{label} interacts with another factor{where}: read the "
-                              "simple effects")
-        out.append(Answer(f"Effect of {label} on {result.metric.label}{where}",
-                          f"x{fmt_ci(r['ratio'], r['ratio_ci_low'], r['ratio_ci_high'])} "
-                          "(high / low)", verdict, _n(result, r["level_key"]), tuple(caveats)))
+    out = [_effect_answer(result, r) for result, r in found]
     if more:
         out.append(Answer("Other significant effects", f"{more} more (smaller)",
                           "", "", ("see the forest plots of the tuning-effects page",)))
-    names = {"~": "no significant change"}
-    for table in tables:
-        note = table.not_testable_note()
-        out.append(Answer(f"A/B: each factor high vs low, {table.metric.label}",
-                          ", ".join(f"{names.get(v, v)}: {n}"
-                                    for v, n in table.verdict_counts().items()),
-                          "", f"{table.family} comparisons", (note,) if note else ()))
+    out += [_effect_answer(result, r) for result, r in artefact_effects(results)]
+    out += [_ab_answer(table) for table in tables]
     if not out:
         out.append(Answer("Tuning effects", "no effect is significant at the chosen alpha"))
     return out
 
 
-def _n(result: FactorialResult, key) -> str:
-    n = result.level_runs.get(key)
-    return f"{n} runs" if n else f"{result.n_runs} runs"
+def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
+    label = _label(r["term"])
+    where = f" at {', '.join(result.per)} = {_level(result, r)}" if result.per else ""
+    at = f", {r['at'].replace('=', ' = ')}" if r["at"] else ""
+    caveats = []
+    if r["at"]:
+        pair = {r["term"], r["at"].split("=")[0]}
+        both = " × ".join(f for f in result.factors if f in pair)
+        caveats.append(f"{both} interact{where}: each factor's effect depends on the other's "
+                       "level, so its simple effects (at each level of the other) are reported, "
+                       "not its main effect")
+    if is_artefact(r["verdict"]):
+        caveats += result.level_warnings.get(r["level_key"], ())
+    if result.log:
+        value = f"x{fmt_ci(r['estimate'], r['ci_low'], r['ci_high'])} (high / low)"
+    else:
+        value = (f"{fmt_ci(r['estimate'], r['ci_low'], r['ci_high'])} "
+                 f"{result.metric.unit} (high - low)").replace("  ", " ")
+    return Answer(f"Effect of {label} on {result.metric.label}{where}{at}", value,
+                  r["verdict"], f"{r['n_runs']} runs", tuple(caveats))
+
+
+def _ab_answer(table: ComparisonTable) -> Answer:
+    names = {"~": "no significant change"}
+    counts = ", ".join(f"{names.get(v, v)}: {n}" for v, n in table.verdict_counts().items())
+    capped = table.capped_rows()
+    if capped:
+        caps = sorted({c for r in capped for c in r.caps_ms})
+        counts += (f" ({len(capped)} of them from values on the "
+                   f"{' and '.join(f'{c:g}' for c in caps)} ms cap: artefacts)")
+    note = table.not_testable_note()
+    warnings = [*([note] if note else []), *dict.fromkeys(w for r in capped
+                                                          for w in r.cap_warnings)]
+    return Answer(f"A/B: each factor high vs low, {table.metric.label}", counts, "",
+                  f"{table.family} comparisons of {row_runs(table)} runs",
+                  tuple(warnings))
 
 
 # -- figures (a notebook cell is a call and a display) ------------------------------------------
@@ -211,8 +233,12 @@ def methods(exp, tables: Sequence[ComparisonTable], results: Sequence[FactorialR
 
 
 def ab_caption(table: ComparisonTable) -> str:
-    return (f"{table.metric.name}: each factor's high level against its low level, the others "
-            f"at their low level, at each load level; medians of runs with "
+    """What the A/B rows compare and with how many runs per arm."""
+    per = ", ".join(table.keys[1:])
+    at = f" at one level of {per}" if per else ""
+    return (f"A/B on {table.metric.name}: each row compares one factor's high level (new) with "
+            f"its low level (base){at}, the other factors held at their low level; "
+            f"{row_runs(table)} runs per row (base vs new); medians of runs with "
             f"{table.confidence:.0%} order-statistic intervals, the change as the "
             f"Hodges-Lehmann ratio with its {1 - table.alpha:.0%} Moses interval, Mann-Whitney U "
             f"p-values Holm-adjusted over the {table.family} comparisons")
@@ -233,11 +259,16 @@ def present_factorial(result: FactorialResult):
 def forest_alt(result: FactorialResult) -> str:
     rows = forest_rows(result)
     sig = _labelled(result, result.ranked())
-    biggest = (f"; the largest significant effect is {sig.iloc[0]['label']} "
-               f"(x{sig.iloc[0]['ratio']:.3g}) at {sig.iloc[0]['level']}" if len(sig) else "")
+    capped = sig["verdict"].map(is_artefact)
+    measured = sig[~capped]
+    biggest = (f"; the largest measured one is {measured.iloc[0]['label']} "
+               f"(x{measured.iloc[0]['ratio']:.3g}) at {measured.iloc[0]['level']}"
+               if len(measured) else "")
+    artefacts = f" ({int(capped.sum())} of them artefacts of a timeout cap)" if capped.any() \
+        else ""
     return (f"Forest plot of {len(rows)} effects on {result.metric.label} as ratios on a log "
             f"axis with {result.confidence:.0%} intervals; {len(sig)} are significant"
-            f"{biggest}.")
+            f"{artefacts}{biggest}.")
 
 
 def variation_alt(result: FactorialResult) -> str:

@@ -1,0 +1,166 @@
+"""Simple effects of a significant interaction, and the one rule for the effects a headline
+reports.
+
+- :func:`simple_effects`: for every significant two-factor interaction A:B at a level, the
+  effect of A at each level of B and of B at each level of A, each fitted on the runs at that
+  level alone. The simple effects of one factor at one load level (one per level of the other
+  factor) are one family: their p-values are Holm-adjusted over it (Maxwell & Delaney,
+  *Designing Experiments and Analyzing Data*, 2004, ch. 7: simple effects tested after an
+  interaction, the error rate controlled over the levels of the other factor).
+- :func:`headline_rows`: the effects a reader can take alone. Where an interaction is
+  significant, the main effects of its factors are not interpretable alone and the
+  interaction itself only says that they depend on each other: the simple effects replace
+  all three.
+
+Every effect, main or simple, is an artefact (:func:`perfkit.analysis.caps.artefact`) when
+the runs it is computed from hold values on a known timeout cap: its verdict says so instead
+of ``better``/``worse``/``~``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from perfkit.analysis.caps import artefact, caps_hit, is_artefact
+from perfkit.analysis.compare import BETTER, NO_CHANGE, WORSE
+from perfkit.analysis.experiment import RunSet, match
+from perfkit.analysis.grouping import rows_at
+from perfkit.analysis.metrics import Metric
+from perfkit.formatting import level_text, plain
+from perfkit.stats import adjust_pvalues
+from perfkit.stats.factorial_design import factorial
+
+if TYPE_CHECKING:
+    from perfkit.analysis.effects import FactorialResult
+
+#: the columns of :func:`headline_rows` after the ``per`` columns
+HEADLINE_COLUMNS = ("level_key", "term", "at", "estimate", "ci_low", "ci_high", "p_value",
+                    "significant", "verdict", "n_runs", "size")
+
+
+def direction(metric: Metric, effect: float) -> str:
+    """``better``/``worse`` for an effect (high minus low on the analysis scale) of ``metric``."""
+    return metric.verdict(2.0 if effect > 0 else 0.5)
+
+
+def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
+    """The simple effects of every significant two-factor interaction (module docstring): one
+    row each, with ``p_value`` (raw), ``p_value_holm``, ``significant``, ``verdict`` and
+    ``on_timeout_cap``."""
+    found, caps = [], []
+    t = result.effects
+    pcol = result.p_column()
+    for _, r in t[t["term"].str.count(":") == 1].iterrows():
+        if not (np.isfinite(r[pcol]) and r[pcol] < result.alpha):
+            continue
+        a, b = r["term"].split(":")
+        at = rows_at(rows, result.per, r["by"])
+        for factor, other in ((a, b), (b, a)):
+            for level in (result.coding[other]["low"], result.coding[other]["high"]):
+                sub = at.subset(match(at.frame[other], [level_text(level)]))
+                found.append(_simple_row(sub, factor, other, level, r["by"], r["term"], result))
+                caps.append(caps_hit(sub, result.metric))
+    frame = pd.DataFrame(found)
+    if not len(frame):
+        return frame
+    families: dict[tuple, list[int]] = {}
+    for i, (key, factor, term) in enumerate(zip(frame["level_key"], frame["factor"],
+                                                frame["interaction"], strict=True)):
+        families.setdefault((_key(key), factor, term), []).append(i)
+    holm = np.full(len(frame), np.nan)
+    for idx in families.values():
+        holm[idx] = adjust_pvalues(frame["p_value"].to_numpy(float)[idx], "holm")
+    significant = holm < result.alpha
+    scale = [math.log(e) if result.log and e > 0 else e for e in frame["effect"]]
+    frame["p_value_holm"] = holm
+    frame["significant"] = significant
+    frame["verdict"] = [artefact(c) if c else direction(result.metric, e) if s else NO_CHANGE
+                        for c, e, s in zip(caps, scale, significant, strict=True)]
+    frame["on_timeout_cap"] = [bool(c) for c in caps]
+    return frame
+
+
+def _simple_row(sub: RunSet, factor: str, other: str, level: Any, key: Any, term: str,
+                result: FactorialResult) -> dict:
+    fixed = {factor: (result.coding[factor]["low"], result.coding[factor]["high"])}
+    rest = [f for f in result.factors if f not in (factor, other)]
+    table = factorial(sub.frame, [factor, *rest], result.metric.name, log=result.log,
+                      confidence=result.confidence, levels=fixed)
+    row = table[table["term"] == factor].iloc[0]
+    col = "ratio" if result.log else "effect"
+    low, high = ("ratio_ci_low", "ratio_ci_high") if result.log else ("ci_low", "ci_high")
+    out = {"metric": result.metric.name, "level_key": key}
+    out.update({c: plain(v) for c, v in zip(result.per, key if isinstance(key, tuple)
+                                             else (key,), strict=False)} if result.per else {})
+    out.update({"factor": factor, "at": f"{other}={level_text(level)}", "interaction": term,
+                "effect": row[col], "ci_low": row[low], "ci_high": row[high],
+                "p_value": row["p_value"], "n_runs": len(sub)})
+    return out
+
+
+def headline_rows(result: FactorialResult) -> pd.DataFrame:
+    """The effects a reader can take alone (module docstring), one row each, level by level:
+    the ``per`` columns, then :data:`HEADLINE_COLUMNS`: ``term`` (a factor or an
+    interaction), ``at`` (``"cache=ram"`` for a simple effect, else empty), ``estimate``,
+    ``ci_low``, ``ci_high`` (ratios high / low on logs, else in the metric's unit), ``p_value``
+    (the one the verdict reads, Holm-adjusted), ``significant``, ``verdict``, ``n_runs`` and
+    ``size`` (|log ratio| on logs, else |effect|)."""
+    frame = result.effect_frame()
+    est = (("ratio", "ratio_ci_low", "ratio_ci_high") if result.log else
+           tuple(f"effect{s}{result.metric.suffix}" for s in ("", "_ci_low", "_ci_high")))
+    keys = list(frame["level_key"])
+    main = pd.DataFrame({**{c: frame[c] for c in result.per}, "level_key": keys,
+                         "term": frame["term"], "at": "", "estimate": frame[est[0]],
+                         "ci_low": frame[est[1]], "ci_high": frame[est[2]],
+                         "p_value": frame[result.p_column()],
+                         "significant": frame["significant"], "verdict": frame["verdict"],
+                         "n_runs": [result.level_runs.get(k, result.n_runs) for k in keys]})
+    s = result.simple_effects
+    if len(s):
+        gone = {(_key(k), t) for k, f, i in zip(s["level_key"], s["factor"], s["interaction"],
+                                                strict=True) for t in (f, i)}
+        main = main[[(_key(k), t) not in gone for k, t in zip(keys, main["term"], strict=True)]]
+        simple = pd.DataFrame({**{c: s[c] for c in result.per}, "level_key": s["level_key"],
+                               "term": s["factor"], "at": s["at"], "estimate": s["effect"],
+                               "ci_low": s["ci_low"], "ci_high": s["ci_high"],
+                               "p_value": s["p_value_holm"], "significant": s["significant"],
+                               "verdict": s["verdict"], "n_runs": s["n_runs"]})
+        order = {k: i for i, k in enumerate(dict.fromkeys(map(_key, keys)))}
+        both = pd.concat([main, simple], ignore_index=True)
+        main = both.iloc[np.argsort([order[_key(k)] for k in both["level_key"]], kind="stable")]
+    value = main["estimate"].astype(float)
+    size = np.log(value).abs() if result.log else value.abs()
+    return main.assign(size=size).reset_index(drop=True)
+
+
+def _key(level: Any) -> str:
+    """A level of ``per`` (a value, a tuple, None) as a comparable text key."""
+    values = level if isinstance(level, tuple) else (level,)
+    return repr(tuple(plain(v) for v in values))
+
+
+def headline_effects(results: Sequence[FactorialResult], limit: int | None = None
+                     ) -> tuple[list[tuple[FactorialResult, pd.Series]], int]:
+    """The measured significant effects of all ``results`` (:func:`headline_rows` whose
+    verdict is ``better``/``worse``), largest first (ordered across results by ``size``), at
+    most ``limit`` of them, and how many more there are. Artefacts are not among them:
+    :func:`artefact_effects`."""
+    found = [(result, row) for result in results
+             for _, row in headline_rows(result).iterrows() if row["verdict"] in (BETTER, WORSE)]
+    found.sort(key=lambda item: -item[1]["size"])
+    shown = found if limit is None else found[:limit]
+    return shown, len(found) - len(shown)
+
+
+def artefact_effects(results: Sequence[FactorialResult]
+                     ) -> list[tuple[FactorialResult, pd.Series]]:
+    """The effects that would be significant but are computed from values on a known cap
+    (:func:`headline_rows` whose verdict is an artefact), level by level."""
+    return [(result, row) for result in results
+            for _, row in headline_rows(result).iterrows()
+            if row["significant"] and is_artefact(row["verdict"])]
