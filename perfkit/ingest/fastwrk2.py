@@ -179,17 +179,14 @@ def _is_digit(x: np.ndarray) -> np.ndarray:
     return (x >= 48) & (x <= 57)
 
 
-def _right_aligned(c: np.ndarray, lo: int, hi: int) -> np.ndarray:
+def _right_aligned(digit: np.ndarray, space: np.ndarray, lo: int, hi: int) -> np.ndarray:
     """Rows whose bytes ``lo:hi`` are spaces then at least one digit (``%12d``-style).
 
-    ``c`` is the byte matrix transposed (one row per column of text): each test is a
-    contiguous vector operation over all rows of all files."""
-    ok = _is_digit(c[hi - 1])
-    for k in range(lo, hi - 1):
-        digit = _is_digit(c[k])
-        ok &= digit | (c[k] == _SPACE)
-        ok &= ~digit | (c[k + 1] != _SPACE)
-    return ok
+    ``digit``/``space`` say which bytes of the transposed byte matrix (one row per column of
+    text) are digits/spaces: each test is one vector operation over all rows of all files."""
+    d, sp = digit[lo:hi], space[lo:hi]
+    return ((d | sp).all(axis=0) & d[-1]
+            & (~d[:-1] | d[1:]).all(axis=0))  # after a digit, only digits
 
 
 def _rows(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -201,26 +198,23 @@ def _rows(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     except UnicodeEncodeError:
         data = raw.encode("ascii", "replace")  # a non-ASCII byte becomes "?" and fails below
     c = np.ascontiguousarray(np.frombuffer(data, dtype=np.uint8).reshape(-1, ROW_BYTES).T)
-    ok = np.ones(c.shape[1], dtype=bool)
-    for col, byte in zip(_FIXED_COLS, _FIXED_BYTES, strict=True):
-        ok &= c[col] == byte
-    for col in _DIGIT_COLS:
-        ok &= _is_digit(c[col])
+    digit = _is_digit(c)
+    space = c == _SPACE
+    ok = (c[_FIXED_COLS] == _FIXED_BYTES[:, None]).all(axis=0)
+    ok &= digit[list(_DIGIT_COLS)].all(axis=0)
     for lo, hi in _INT_PARTS[:3]:
-        ok &= _right_aligned(c, lo, hi)
+        ok &= _right_aligned(digit, space, lo, hi)
     lengths = np.array([(len(t) + 1) // ROW_BYTES for t in texts], dtype=np.int64)
     is_last = np.zeros(c.shape[1], dtype=bool)
     is_last[np.cumsum(lengths) - 1] = True
-    inf = np.ones(c.shape[1], dtype=bool)
-    for k, byte in enumerate(_INF):
-        inf &= c[39 + k] == byte
-    f4 = (_right_aligned(c, *_INT_PARTS[3]) & (c[48] == _DOT) & _is_digit(c[49])
-          & _is_digit(c[50]))
+    inf = (c[39:51] == _INF[:, None]).all(axis=0)
+    f4 = (_right_aligned(digit, space, *_INT_PARTS[3]) & (c[48] == _DOT) & digit[49]
+          & digit[50])
     ok &= np.where(is_last, inf, f4)
     value = c[_VALUE_COLS].astype(np.int64)
-    value[value == _SPACE] = 48
+    value[space[_VALUE_COLS]] = 48
     count = c[26:38].astype(np.int64)
-    count[count == _SPACE] = 48
+    count[space[26:38]] = 48
     return _W_VALUE @ (value - 48), _W_COUNT @ (count - 48), ~ok
 
 
@@ -273,18 +267,23 @@ def _histograms(blocks: list[tuple]) -> list[LatencyHistogram | None]:
     used_lo = np.searchsorted(used_seg, np.arange(len(blocks)))
     used_hi = np.searchsorted(used_seg, np.arange(len(blocks)), side="right") - 1
     half_digit = 0.0005 + 1e-9  # the mean is printed with 3 decimals
-    for k, block in enumerate(blocks):
-        if bad[k] or sums[k] == 0:
+    # per block, as Python numbers: indexing numpy arrays one element at a time costs more
+    # than the rest of this loop
+    mins = v[used[np.minimum(used_lo, len(used) - 1)]].tolist() if len(used) else []
+    maxs = v[used[np.maximum(used_hi, 0)]].tolist() if len(used) else []
+    bounds_l = bounds.tolist()
+    sparse = LatencyHistogram._sparse
+    for k, (block, is_bad, total, lo_sum, hi_sum) in enumerate(zip(
+            blocks, bad.tolist(), sums.tolist(), low.tolist(), high.tolist(), strict=True)):
+        if is_bad or total == 0:
             out.append(None)
             continue
-        total = float(sums[k])
-        lo, hi = float(low[k]) / total / 1000.0, float(high[k]) / total / 1000.0
+        lo, hi = lo_sum / total / 1000.0, hi_sum / total / 1000.0
         if not lo - half_digit <= block[2]["mean_ms"] <= hi + half_digit:
             out.append(None)
             continue
-        a, b = bounds[k], bounds[k + 1]
-        out.append(LatencyHistogram._sparse(h_idx[a:b], h_cnt[a:b], int(v[used[used_lo[k]]]),
-                                            int(v[used[used_hi[k]]])))
+        a, b = bounds_l[k], bounds_l[k + 1]
+        out.append(sparse(h_idx[a:b], h_cnt[a:b], mins[k], maxs[k]))
     return out
 
 
