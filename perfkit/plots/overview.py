@@ -13,9 +13,9 @@ from perfkit.plots.style import (
     THRESHOLD,
     Palette,
     is_latency_column,
+    neutral_style,
     plain_log,
     resolve_log,
-    series_style,
     styles_for,
 )
 
@@ -176,14 +176,15 @@ def _edge_marks(ax: Axes, xv: np.ndarray, yv: np.ndarray, limits: tuple[float, f
 
 def bars(frame: pd.DataFrame, ax: Axes, label: str, value: str, xlabel: str,
          threshold: float | None = None, threshold_label: str = "") -> Axes:
-    """Horizontal bars, one per row (e.g. error ratio or generator CPU per run)."""
+    """Horizontal bars, one per row (e.g. error ratio or generator CPU per run), in grey (a
+    run is not a configuration), with a black dashed threshold."""
     rows = frame.reset_index(drop=True)
     y = np.arange(len(rows))[::-1]
-    ax.barh(y, rows[value].astype(float), color=series_style(0)["color"], height=0.7)
+    ax.barh(y, rows[value].astype(float), color=neutral_style(1)["color"], height=0.7)
     ax.set_yticks(y, [str(v) for v in rows[label]])
     ax.grid(False, axis="y")
     if threshold is not None:
-        ax.axvline(threshold, color=series_style(1)["color"], linestyle="--", linewidth=0.9,
+        ax.axvline(threshold, color=THRESHOLD, linestyle=(0, (4, 2)), linewidth=0.9,
                    label=threshold_label or None)
         if threshold_label:
             ax.legend(loc="best")
