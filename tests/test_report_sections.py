@@ -120,6 +120,26 @@ def test_interval_widths_print_as_percentages_not_a_rounded_ratio(wrk2):
     assert (spread["across_over_within"] > 10).all()
 
 
+def test_the_corrected_vs_uncorrected_figure_names_its_load_point_and_n():
+    co = common.load_experiment("demo-wrk2-uncorrected")
+    (run,) = latency.co_runs(co.runs)
+    text = latency.co_load_text(co.runs)
+    assert text == "n = 1 run, profile default, at 20000 req/s offered, 50 connections"
+    caption = latency.co_caption(co)
+    assert text in caption and co.name in caption
+    _, spec = latency.corrected_vs_uncorrected(co.runs)
+    fig = latency.co_figure(spec, co.runs)
+    title = fig.axes[0].get_legend().get_title().get_text()
+    assert "n = 1 run" in title and "20000 req/s offered" in title and "50 connections" in title
+    assert set(plots_colours(fig).values()) <= {"#000000", "#6e6e6e"}  # not configurations
+
+
+def plots_colours(fig) -> dict:
+    from perfkit.plots import checks
+
+    return checks.series_colours(fig)
+
+
 def test_corrected_and_uncorrected_spectra_come_from_their_own_histograms():
     exp = common.load_experiment(str(FIX / "wrk2" / "single"))
     audit, spec = latency.corrected_vs_uncorrected(exp.runs)

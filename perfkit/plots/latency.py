@@ -66,7 +66,8 @@ def spectrum(frame: pd.DataFrame, ax: Axes, by: str = "config", y: str = "latenc
              low: str | None = "ci_low_ms", high: str | None = "ci_high_ms",
              logy: bool = True, quantity: str = "latency",
              legend_title: str | None = None, *, palette: Palette | None = None,
-             runs: pd.DataFrame | None = None, run: str = "run_id") -> Axes:
+             runs: pd.DataFrame | None = None, run: str = "run_id",
+             legend_loc: str = "upper left") -> Axes:
     """Percentile spectra, one line per ``by`` group, with a CI band where ``low``/``high`` exist.
 
     ``frame`` is long form: ``by, percentile`` (0-100), ``y`` (ms) and optionally the band
@@ -81,6 +82,8 @@ def spectrum(frame: pd.DataFrame, ax: Axes, by: str = "config", y: str = "latenc
         its configuration's colour behind the summary, so the spread the band summarises shows.
     run
         The column of ``runs`` naming the run.
+    legend_loc
+        Where the legend sits inside the axes.
     """
     data = frame[frame["percentile"] < 100]
     keys = list(dict.fromkeys(data[by]))
@@ -107,7 +110,7 @@ def spectrum(frame: pd.DataFrame, ax: Axes, by: str = "config", y: str = "latenc
         plain_log(ax.yaxis)
     ax.set_ylabel(label(quantity, "ms"))
     if data[by].nunique() > 1:
-        ax.legend(title=legend_title, loc="upper left")
+        ax.legend(title=legend_title, loc=legend_loc)
     n_runs = 0 if runs is None or not len(runs) else runs.groupby([by, run]).ngroups
     note(ax, f"percentile spectra of {len(keys)} configurations on the 1/(1-p) tail axis"
              + (", with CI bands" if low and high and low in data else "")

@@ -123,8 +123,7 @@ def spread_summary(within: pd.DataFrame, across: LatencyTable, q: float = 99.0) 
 def corrected_vs_uncorrected(runs: Sequence[Run]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """wrk2 ``-U`` runs: the audit table and a long spectrum frame (``config`` = corrected or
     uncorrected, per run when there are several)."""
-    with_u = [r for r in runs if r.tool == "wrk2" and (
-        r.uncorrected_histogram is not None or r.uncorrected_percentiles_ms)]
+    with_u = co_runs(runs)
     audit = coordinated_omission(with_u) if with_u else pd.DataFrame()
     rows = []
     for run in with_u:
@@ -268,16 +267,51 @@ def intervals_caption(within: pd.DataFrame, q: float, where, confidence: float) 
 NARROW_PCT = 1.0
 
 
-def co_figure(co_spectrum: pd.DataFrame, palette=None):
-    """The corrected and uncorrected spectra of the wrk2 ``-U`` runs; None without any."""
+def co_runs(runs: Sequence[Run]) -> list[Run]:
+    """The wrk2 ``-U`` runs: those with an uncorrected distribution."""
+    return [r for r in runs if r.tool == "wrk2" and (
+        r.uncorrected_histogram is not None or r.uncorrected_percentiles_ms)]
+
+
+def co_load_text(runs: Sequence[Run]) -> str:
+    """The configuration, load point and n of the ``-U`` runs: ``"n = 1 run, profile default,
+    at 20000 req/s offered, 50 connections"``."""
+    with_u = co_runs(runs)
+    factors = {}
+    for r in with_u:
+        for k, v in ((r.manifest or {}).get("factors") or {}).items():
+            factors.setdefault(k, set()).add(level_text(v))
+    config = ", ".join(f"{k} {'/'.join(sorted(v))}" for k, v in factors.items())
+    points = list(dict.fromkeys(load_point({"target_rate_rps": r.target_rate_rps,
+                                            "connections": r.connections})
+                                for r in with_u))
+    n = len(with_u)
+    return (f"n = {n} run{'s' if n != 1 else ''}" + (f", {config}" if config else "")
+            + f", at {'; '.join(points)}")
+
+
+def co_figure(co_spectrum: pd.DataFrame, runs: Sequence[Run] = ()):
+    """The corrected and uncorrected spectra of the wrk2 ``-U`` runs (black and grey: kinds
+    of measurement, not configurations), the legend naming the load point and n; None without
+    any run."""
     from perfkit import plots
 
     if not len(co_spectrum):
         return None
     fig, ax = plots.figure()
     plots.spectrum(co_spectrum, ax, by="config", low=None, high=None,
-                   palette=palette(co_spectrum["config"]) if palette else None)
+                   palette=plots.style.Neutral.for_labels(co_spectrum["config"]),
+                   legend_title=co_load_text(runs).replace(", at ", ",\nat ") if runs else None,
+                   legend_loc="lower right")
     return fig
+
+
+def co_caption(co: Experiment) -> str:
+    """The caption of the corrected-vs-uncorrected figure: the experiment, and the
+    configuration, load point and n of its runs (:func:`co_load_text`)."""
+    return (f"{co.name}: wrk2 corrected vs uncorrected spectra of the same requests, "
+            f"{co_load_text(co.runs)}; the corrected latency counts from each request's "
+            "scheduled send time, the uncorrected from its actual one")
 
 
 def co_missing(co: Experiment) -> str:
