@@ -205,3 +205,20 @@ def test_forest_blocks_and_variation_terms_are_neutral(runs_frame):
     faces = {to_hex(p.get_facecolor()).upper() for p in ax.patches}
     assert not faces & configs
     assert len({(to_hex(p.get_facecolor()), p.get_hatch()) for p in ax.patches}) == 5
+
+
+def test_time_series_tell_load_levels_apart_by_marker():
+    """The Locust series of one profile at 5, 20 and 60 users share the profile's colour and
+    line style, so their markers must differ (the legend entries looked the same)."""
+    labels = [f"{p}, {u}" for p in ("buffered-log", "default") for u in (5, 20, 60)]
+    frame = pd.DataFrame({"config": [lbl for lbl in labels for _ in range(10)],
+                          "t_s": list(range(10)) * len(labels),
+                          "x_rps": [float(i) for i in range(10 * len(labels))]})
+    palette = plots.Palette.for_labels(labels, ["profile", "users"])
+    fig, ax = plots.figure()
+    plots.timeseries(frame, ax, "t_s", "x_rps", "time (s)", "throughput (req/s)", by="config",
+                     palette=palette)
+    looks = {(ln.get_color(), ln.get_marker(), str(ln.get_linestyle()))
+             for ln in ax.get_legend().legend_handles}
+    assert len(looks) == len(labels)
+    assert len({ln.get_color() for ln in ax.get_legend().legend_handles}) == 2
