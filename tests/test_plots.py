@@ -250,3 +250,79 @@ def test_drift_plot_has_a_zero_line_and_a_running_median():
     fig, ax = plots.figure()
     plots.drift(frame, ax, by="experiment", legend="axes")
     assert any(t.get_text().startswith("running median") for t in ax.get_legend().get_texts())
+
+
+# -- the scaling page: shortfalls of a few percent and the run statuses show ---------------------
+@pytest.fixture(scope="module")
+def sweep_slo(wrk2_sweep):
+    rows, frame = scaling.runs_with_config(wrk2_sweep, ["profile", "connections"])
+    return frame, scaling.slo(rows, ["profile", "connections"], 5.0, n_resamples=100)
+
+
+def test_the_slo_table_carries_each_runs_status(sweep_slo):
+    frame, table = sweep_slo
+    runs = table.run_status_frame()
+    assert len(runs) == len(frame) and set(runs["run_id"]) == set(frame["run_id"])
+    flagged = runs[runs["status"] != "ok"].set_index("run_id")["status"].to_dict()
+    assert flagged == {"default_R45000_c16_rep1": "saturated",
+                       "default_R45000_c64_rep2": "saturated", "tuned_R5000_c64_rep2": "short"}
+
+
+def test_throughput_is_drawn_as_achieved_over_offered_so_a_few_percent_shows(sweep_slo):
+    """The defect: on an achieved-vs-offered axis the 0.889x, 0.916x and 0.964x shortfalls
+    were invisible (the four lines coincide)."""
+    from perfkit.model import SATURATION_RATIO
+
+    frame, table = sweep_slo
+    fig = scaling.throughput_figure(frame, ["profile", "connections"], table)
+    assert_publishable(fig)
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "achieved / offered (ratio)"
+    low, high = ax.get_ylim()
+    assert low < 0.889 and 1.0 < high < 1.02 and high - low < 0.2  # 1% is 5% of the axis
+    levels = {round(float(ln.get_ydata()[0]), 4) for ln in ax.lines
+              if len(ln.get_ydata()) == 2 and ln.get_ydata()[0] == ln.get_ydata()[1]}
+    assert {1.0, SATURATION_RATIO} <= levels
+    ratios = sorted((frame["throughput_rps"] / frame["target_rate_rps"]).round(3))[:3]
+    assert ratios == [0.889, 0.916, 0.964]
+    caption = scaling.throughput_caption(frame, table)
+    assert "0.889" in caption and "2 saturated (ringed), 1 short (diamond)" in caption
+
+
+@pytest.mark.parametrize("which", ["throughput", "latency"])
+def test_saturated_and_short_runs_are_marked_with_a_legend_entry(sweep_slo, which):
+    frame, table = sweep_slo
+    by = ["profile", "connections"]
+    fig = (scaling.throughput_figure(frame, by, table) if which == "throughput" else
+           scaling.latency_figure(frame, by, 99.0, 5.0, table))
+    assert_publishable(fig)
+    ax = fig.axes[0]
+    legend = {t.get_text(): h for t, h in zip(ax.get_legend().get_texts(),
+                                               ax.get_legend().legend_handles, strict=True)}
+    assert "saturated runs (2)" in legend and "short run (1)" in legend
+    data = scaling.with_status(frame, table)
+    y = "achieved_ratio" if which == "throughput" else "latency_p99_ms"
+    for label, status in (("saturated runs (2)", "saturated"), ("short run (1)", "short")):
+        (line,) = [ln for ln in ax.lines if ln.get_label() == label]
+        want = data[data["status"] == status]
+        assert sorted(line.get_ydata()) == sorted(want[y])
+        assert line.get_markerfacecolor() == "none"  # a ring over the run's own point
+        assert line.get_markeredgecolor() not in style.PALETTE_COLORS
+
+
+def test_heat_map_cells_with_saturated_or_short_runs_are_hatched(sweep_slo):
+    _, table = sweep_slo
+    marks = scaling.heat_marks(table)
+    assert marks["default"].loc[16, 45000] == "saturated"
+    assert marks["default"].loc[64, 45000] == "saturated"
+    assert marks["tuned"].loc[64, 5000] == "short"
+    assert (marks["tuned"].drop(index=64, columns=5000, errors="ignore") != "saturated").all(
+        axis=None)
+    fig = scaling.heatmap_figure(scaling.heat_tables(table), 99.0, marks)
+    assert_publishable(fig)
+    hatches = [p.get_hatch() for ax in fig.axes for p in ax.patches if p.get_hatch()]
+    assert sorted(hatches) == ["..", "//", "//"]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["cell with a saturated run", "cell with a short run"]
+    assert "hatched" in scaling.heatmap_caption(table)
+    assert "hatched: 2 cells with saturated runs" in plots.describe(fig)

@@ -3,6 +3,7 @@ colour mapping read back from drawn figures (issue 12 item 3, issue 14 item 7)."
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from matplotlib.colors import to_hex
 
@@ -127,3 +128,97 @@ def test_every_series_function_takes_the_palette(sweep, runs_frame):
     mapping = checks.series_colours(fig)
     for label in ("default, 16", "tuned, 64", "default", "tuned"):
         assert mapping[label] == to_hex(palette.color(label)), label
+
+
+# -- the rule: colour = configuration, marker = load level, black and grey = anything else -------
+BY = ["profile", "connections"]
+
+
+def test_colour_follows_the_configuration_and_the_marker_the_load_level():
+    pal = plots.Palette.for_labels(["tuned, 64", "default, 16", "default, 64", "tuned, 16"], BY)
+    assert pal.labels == ("default", "tuned")
+    assert pal.color("default, 16") == pal.color("default, 64") != pal.color("tuned, 16")
+    assert pal.color("tuned, 16") == pal.color("tuned, 64")
+    marker = {lbl: pal.style(lbl)["marker"] for lbl in ("default, 16", "default, 64",
+                                                        "tuned, 16", "tuned, 64")}
+    assert marker["default, 16"] == marker["tuned, 16"] != marker["default, 64"]
+    # line style follows the configuration, so a grey-scale print tells them apart
+    assert pal.style("default, 16")["linestyle"] == pal.style("default, 64")["linestyle"]
+    assert pal.style("default, 16")["linestyle"] != pal.style("tuned, 16")["linestyle"]
+
+
+def test_a_configuration_keeps_its_colour_whatever_load_split_a_page_shows():
+    """The defect: "default" (the latency page, one load point) and "default, 64" (the
+    scaling page) took different colours, and "tuned, 16" took default's colour."""
+    latency_page = plots.Palette(()).extend(["default", "tuned"], ["profile"])
+    report = latency_page.extend(["default, 16", "default, 64", "tuned, 16", "tuned, 64"], BY)
+    report = report.extend(["buffered-log", "default"], ["profile"])  # the closed-loop page
+    assert report.color("default") == report.color("default, 64") == report.color("default, 16")
+    assert report.color("tuned") == report.color("tuned, 16") == latency_page.color("tuned")
+    assert len({report.color(c) for c in ("default", "tuned", "buffered-log")}) == 3
+    assert report.color("tuned, 16") != report.color("default")
+    assert plots.Palette.from_dict(report.to_dict()) == report
+
+
+def test_a_label_of_load_levels_only_is_black_not_a_configuration_colour():
+    pal = plots.Palette.for_labels(["16", "64", "256"], ["connections"])
+    assert pal.labels == () and "64" in pal and "32" not in pal
+    assert {pal.color(v) for v in ("16", "64", "256")} == {"#000000"}
+    assert len({pal.style(v)["marker"] for v in ("16", "64", "256")}) == 3
+
+
+def test_neutral_looks_never_take_a_configuration_colour():
+    neutral = style.Neutral.for_labels([f"experiment {i}" for i in range(12)])
+    colours = {neutral.color(lbl).upper() for lbl in neutral.labels}
+    assert colours <= {c.upper() for c in style.NEUTRAL_COLORS}
+    assert not colours & {c.upper() for c in style.PALETTE_COLORS}
+    looks = {(s["color"], s["marker"], str(s["linestyle"]))
+             for s in (neutral.style(lbl) for lbl in neutral.labels)}
+    assert len(looks) == 12
+
+
+def test_the_plots_load_columns_are_the_analysis_ones():
+    from perfkit.analysis import LOAD_COLUMNS
+
+    assert style.LOAD_COLUMNS == LOAD_COLUMNS
+
+
+def test_forest_blocks_and_variation_terms_are_neutral(runs_frame):
+    """Load-level blocks and effect names are not configurations: black and greys, even when
+    the report's palette is passed (it holds a colour for every label it was asked about)."""
+    rows = pd.DataFrame({"label": ["keepalive", "cache"] * 2, "level": ["16", "16", "64", "64"],
+                         "ratio": [0.8, 0.3, 0.9, 0.2], "ratio_ci_low": [0.7, 0.2, 0.8, 0.1],
+                         "ratio_ci_high": [0.9, 0.4, 1.1, 0.3]})
+    configs = set(style.PALETTE_COLORS)
+    for blocks in (True, False):
+        fig, ax = plots.figure(height_in=2.4)
+        plots.forest(rows, ax, "effect (ratio)", label="label", by="level",
+                     legend_title="connections", blocks=blocks,
+                     palette=plots.Palette.for_labels(["16", "64"]))
+        used = {c.upper() for c in checks.series_colours(fig).values()}
+        used |= {to_hex(t.get_color()).upper() for t in ax.get_yticklabels()}
+        assert not used & configs, used
+    frame = pd.DataFrame({"term": ["keepalive", "cache", "keepalive:cache", "block", "error"],
+                          "by": ["16"] * 5, "variation_pct": [10.0, 60.0, 5.0, 5.0, 20.0]})
+    fig, ax = plots.figure()
+    plots.variation(frame, ax)
+    faces = {to_hex(p.get_facecolor()).upper() for p in ax.patches}
+    assert not faces & configs
+    assert len({(to_hex(p.get_facecolor()), p.get_hatch()) for p in ax.patches}) == 5
+
+
+def test_time_series_tell_load_levels_apart_by_marker():
+    """The Locust series of one profile at 5, 20 and 60 users share the profile's colour and
+    line style, so their markers must differ (the legend entries looked the same)."""
+    labels = [f"{p}, {u}" for p in ("buffered-log", "default") for u in (5, 20, 60)]
+    frame = pd.DataFrame({"config": [lbl for lbl in labels for _ in range(10)],
+                          "t_s": list(range(10)) * len(labels),
+                          "x_rps": [float(i) for i in range(10 * len(labels))]})
+    palette = plots.Palette.for_labels(labels, ["profile", "users"])
+    fig, ax = plots.figure()
+    plots.timeseries(frame, ax, "t_s", "x_rps", "time (s)", "throughput (req/s)", by="config",
+                     palette=palette)
+    looks = {(ln.get_color(), ln.get_marker(), str(ln.get_linestyle()))
+             for ln in ax.get_legend().legend_handles}
+    assert len(looks) == len(labels)
+    assert len({ln.get_color() for ln in ax.get_legend().legend_handles}) == 2

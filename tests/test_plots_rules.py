@@ -223,6 +223,11 @@ def test_heatmaps_share_one_log_scale_and_one_colour_bar(sweep_rows):
 
 # -- 6. within-vs-across ---------------------------------------------------------------------
 def test_run_intervals_bars_show_at_any_scale_and_the_axes_are_labelled(sweep):
+    """The defect: within-run bars of median width 0.038% were invisible. A bar narrower than
+    the marker is drawn at a minimum size (an I-shaped bar taller than the marker, caps
+    wider), and the legend and the alt text say so."""
+    from perfkit.plots.latency import MIN_BAR_PT
+
     groups = latency.grouped_runs(sweep, ["profile"],
                                   {"target_rate_rps": 30000, "connections": 64})
     within = latency.within_run_table(groups)
@@ -232,13 +237,32 @@ def test_run_intervals_bars_show_at_any_scale_and_the_axes_are_labelled(sweep):
     assert_publishable(fig)
     assert ax.get_xlabel() == "configuration (level)"
     assert ax.get_yscale() == "linear"  # 2-7 ms: less than a decade
-    bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer) and c.lines[1]]
-    assert sum(len(c.lines[0].get_xdata()) for c in bars) == len(within) + 1  # + legend key
-    for c in bars:
-        data_line, caps, _ = c.lines
-        # caps wider than the marker: an interval narrower than the marker still shows
-        assert caps[0].get_markersize() > data_line.get_markersize()
-        assert data_line.get_markerfacecolor() == "white"
+    runs = [ln for ln in ax.lines if ln.get_markerfacecolor() == "white"]
+    assert sum(len(ln.get_xdata()) for ln in runs) == len(within)
+    beams = [ln for ln in ax.lines if ln.get_markersize() == MIN_BAR_PT]
+    assert sum(len(ln.get_xdata()) for ln in beams) == len(within)  # all far too narrow
+    assert MIN_BAR_PT > 2 * max(ln.get_markersize() for ln in runs)
+    legend = " ".join(t.get_text() for t in fig.legends[0].get_texts())
+    assert "narrower than the marker" in legend
+    assert "narrower than the marker are drawn at its minimum bar size" in plots.describe(fig)
+
+
+def test_run_intervals_draw_wide_bars_at_their_true_size():
+    within = pd.DataFrame({"config": ["a", "a", "b"], "latency_ms": [2.0, 3.0, 2.5],
+                           "ci_low_ms": [1.0, 2.99, 1.5], "ci_high_ms": [3.0, 3.01, 4.0]})
+    across = pd.DataFrame({"config": ["a", "b"], "latency_ms": [2.5, 2.5],
+                           "ci_low_ms": [2.0, 2.0], "ci_high_ms": [3.0, 3.0]})
+    fig, ax = plots.figure()
+    plots.run_intervals(within, across, ax)
+    assert_publishable(fig)
+    bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    spans = sorted(float(np.ptp(seg[:, 1])) for c in bars for seg in
+                   c.lines[2][0].get_segments())
+    assert spans == pytest.approx([2.0, 2.5])  # the two wide ones, at their true size
+    from perfkit.plots.latency import MIN_BAR_PT
+
+    beams = [ln for ln in ax.lines if ln.get_markersize() == MIN_BAR_PT]
+    assert sum(len(ln.get_xdata()) for ln in beams) == 1  # the narrow one
 
 
 def test_run_intervals_go_log_when_runs_span_a_decade(sweep):

@@ -144,15 +144,37 @@ def test_every_figure_is_saved_as_svg_pdf_and_a_300_dpi_png_with_alt_text(report
         assert f["alt"] in alts, f"{stem}: alt text not on the page"
 
 
-def test_one_colour_per_configuration_across_the_report(executed):
-    from perfkit.plots import checks
+def test_one_colour_per_configuration_across_the_report(report, executed):
+    """The palette rule over every figure of the built report: a configuration (profile
+    default, tuned, ...) has one colour wherever it is drawn, whatever load levels its labels
+    add ("default" on the latency page, "default, 64" on the scaling page); two
+    configurations never share one; and what is not a configuration (experiments, effect
+    names, load-level blocks, corrected vs uncorrected) never takes a configuration colour."""
+    import json
+
+    from perfkit.plots import checks, style
 
     figures = [f for nb in executed.values() for f in nbhelp.collect(nb)["figures"]]
     mappings = [f["colours"] for f in figures if f["colours"]]
     assert len(mappings) >= 8
     assert checks.colour_conflicts(mappings) == {}
-    shared = [lbl for lbl in ("default", "tuned") if sum(lbl in m for m in mappings) >= 2]
-    assert shared, "no configuration appears in two figures: the test would prove nothing"
+    palette = style.Palette.from_dict(json.loads((report / "palette.json").read_text()))
+    config_colours = {c.lower() for c in style.PALETTE_COLORS}
+    seen: dict[str, set[str]] = {}
+    for f in figures:
+        for label, colour in f["colours"].items():
+            config = f["configurations"].get(label)
+            where = f"{f['notebook']}/{f['figure']}: {label!r}"
+            if config:
+                assert colour == palette.color(config).lower(), where
+                seen.setdefault(config, set()).add(colour)
+            else:
+                assert colour not in config_colours, f"{where} is not a configuration"
+    assert {"default", "tuned", "buffered-log"} <= set(seen)
+    assert all(len(c) == 1 for c in seen.values()), seen
+    assert len({next(iter(c)) for c in seen.values()}) == len(seen)  # one colour each
+    pages = {f["notebook"] for f in figures if "default" in f["configurations"].values()}
+    assert {"latency", "scaling", "overview"} <= pages
 
 
 def test_every_figure_passes_the_rendering_checks(executed):

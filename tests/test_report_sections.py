@@ -72,9 +72,72 @@ def test_within_run_intervals_are_the_binomial_ones(wrk2):
     run = groups["default"][0]
     ci = quantile_ci(run.histogram, 99.0)
     row = table[table["run_id"] == run.run_id].iloc[0]
-    assert (row["latency_ms"], row["ci_low_ms"], row["ci_high_ms"]) == (
-        ci.estimate_ms, ci.low_ms, ci.high_ms)
+    assert row["histogram_latency_ms"] == ci.estimate_ms
     assert row["requests_in_histogram"] == run.histogram.total_count
+    # the binomial interval, moved to the run's value with its relative width kept
+    scale = row["latency_ms"] / ci.estimate_ms
+    assert (row["ci_low_ms"], row["ci_high_ms"]) == pytest.approx(
+        (ci.low_ms * scale, ci.high_ms * scale))
+    assert row["within_run_width_pct"] == pytest.approx(
+        100 * (ci.high_ms - ci.low_ms) / ci.estimate_ms)
+
+
+def test_each_run_is_drawn_at_the_value_the_across_run_estimate_uses(wrk2):
+    """The defect: the first default run at 30000 req/s, 64 connections was drawn at its
+    rebuilt histogram's p99 (4.91 ms, a row at 0.990625) while the per-run CSV and the
+    across-run interval use the p99 wrk2 printed (4.72 ms)."""
+    from perfkit.stats import per_run_percentiles_ms
+
+    groups = latency.grouped_runs(wrk2, ["profile"], {"target_rate_rps": 30000,
+                                                      "connections": 64})
+    within = latency.within_run_table(groups, 99.0)
+    across = latency.percentile_table(groups, (99.0,), n_resamples=100).set_index("config")
+    runs = common.load_experiment(str(FIX / "wrk2" / "sweep")).rows(
+        {"target_rate_rps": 30000, "connections": 64}).frame.set_index("run_id")
+    for config, group in within.groupby("config"):
+        values = per_run_percentiles_ms(list(groups[config]), 99.0)
+        assert sorted(group["latency_ms"]) == sorted(values)
+        assert group["latency_ms"].median() == across.loc[config, "latency_ms"]
+        for _, row in group.iterrows():
+            assert row["latency_ms"] == runs.loc[row["run_id"], "latency_p99_ms"]
+    first = within.set_index("run_id").loc["default_R30000_c64_rep1"]
+    assert first["latency_ms"] == 4.72 and first["histogram_latency_ms"] > 4.9
+    assert first["ci_low_ms"] <= 4.72 <= first["ci_high_ms"]
+
+
+def test_interval_widths_print_as_percentages_not_a_rounded_ratio(wrk2):
+    """The defect: "within run width ratio 1" printed for 1.00034."""
+    groups = latency.grouped_runs(wrk2, ["profile"], {"target_rate_rps": 30000,
+                                                      "connections": 64})
+    within = latency.within_run_table(groups, 99.0)
+    table = latency.percentiles(groups, (99.0,), n_resamples=100)
+    spread = latency.spread_summary(within, table, 99.0)
+    assert {"within_run_width_pct", "across_run_width_pct"} <= set(spread)
+    assert (spread["within_run_width_pct"] > 0).all()
+    assert (spread["within_run_width_pct"] < 1).all()  # a fraction of a percent
+    shown = common.text_table(spread[["config", "within_run_width_pct"]])
+    assert " 0.0" in shown and " 1 " not in shown + " "
+    assert (spread["across_over_within"] > 10).all()
+
+
+def test_the_corrected_vs_uncorrected_figure_names_its_load_point_and_n():
+    co = common.load_experiment("demo-wrk2-uncorrected")
+    (run,) = latency.co_runs(co.runs)
+    text = latency.co_load_text(co.runs)
+    assert text == "n = 1 run, profile default, at 20000 req/s offered, 50 connections"
+    caption = latency.co_caption(co)
+    assert text in caption and co.name in caption
+    _, spec = latency.corrected_vs_uncorrected(co.runs)
+    fig = latency.co_figure(spec, co.runs)
+    title = fig.axes[0].get_legend().get_title().get_text()
+    assert "n = 1 run" in title and "20000 req/s offered" in title and "50 connections" in title
+    assert set(plots_colours(fig).values()) <= {"#000000", "#6e6e6e"}  # not configurations
+
+
+def plots_colours(fig) -> dict:
+    from perfkit.plots import checks
+
+    return checks.series_colours(fig)
 
 
 def test_corrected_and_uncorrected_spectra_come_from_their_own_histograms():

@@ -32,6 +32,7 @@ import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from perfkit.analysis.compare import _records
@@ -47,7 +48,13 @@ from perfkit.analysis.runstatus import (
 from perfkit.formatting import level_text
 from perfkit.histogram import LatencyHistogram
 from perfkit.model import Run
-from perfkit.stats import ESTIMAND, FEW_RUNS_METHOD, PercentileCI, percentile_ci_across_runs
+from perfkit.stats import (
+    ESTIMAND,
+    FEW_RUNS_METHOD,
+    PercentileCI,
+    per_run_percentiles_ms,
+    percentile_ci_across_runs,
+)
 from perfkit.stats._perrun import MIN_TAIL_REQUESTS
 from perfkit.stats.acrossruns import FEW_RUNS
 
@@ -95,6 +102,20 @@ class ConfigRuns:
     def statuses(self, q: float) -> list[RunStatus]:
         """Each run's status for percentile ``q`` (aligned with :attr:`runs`)."""
         return percentile_statuses(self.rows, q, self.cells)
+
+    def items(self, q: float, statuses: Sequence[RunStatus] | None = None) -> list[Run | None]:
+        """What the estimate of percentile ``q`` is built on: each run, None for a failed one
+        (aligned with :attr:`runs`)."""
+        statuses = self.statuses(q) if statuses is None else statuses
+        return [None if s.status == FAILED else r
+                for r, s in zip(self.runs, statuses, strict=True)]
+
+    def values_ms(self, q: float) -> np.ndarray:
+        """Each run's percentile ``q`` (ms) as the estimate uses it
+        (:func:`perfkit.stats.per_run_percentiles_ms`: the one the tool printed, else its
+        histogram's; NaN for a failed run), aligned with :attr:`runs`: the value a figure
+        draws for a run."""
+        return per_run_percentiles_ms(self.items(q), q)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -192,9 +213,8 @@ def estimate(config: ConfigRuns, q: float, confidence: float = 0.95, seed: int |
              n_resamples: int = 2000) -> LatencyEstimate:
     """The rule of the module docstring for one configuration and percentile ``q`` (0-100)."""
     statuses = config.statuses(q)
-    items = [None if s.status == FAILED else r
-             for r, s in zip(config.runs, statuses, strict=True)]
-    ci = percentile_ci_across_runs(items, q, confidence, seed, n_resamples=n_resamples)
+    ci = percentile_ci_across_runs(config.items(q, statuses), q, confidence, seed,
+                                   n_resamples=n_resamples)
     return LatencyEstimate(config.label, ci, tuple(statuses))
 
 

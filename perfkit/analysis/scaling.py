@@ -24,7 +24,13 @@ from perfkit.analysis.compare import _records
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import parse_by
 from perfkit.analysis.metrics import Metric
-from perfkit.analysis.runstatus import FAILED, SHORT, peer_columns, percentile_statuses
+from perfkit.analysis.runstatus import (
+    FAILED,
+    SHORT,
+    RunStatus,
+    peer_columns,
+    percentile_statuses,
+)
 from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
 from perfkit.scaling import ScalingFit, fit_amdahl, fit_usl, littles_law, slo_bracket
@@ -262,12 +268,16 @@ def _flag_counts(flags: pd.Series) -> dict[str, int]:
 # -- SLO bracket over offered rates -------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class SloBracket:
-    """The SLO bracket of one configuration: ``bracket`` is :class:`SLOBracket`."""
+    """The SLO bracket of one configuration: ``bracket`` is :class:`SLOBracket`;
+    ``run_statuses`` each run's ``(run_id, rate_rps, status, reason)`` under the run-status
+    rule the verdicts used (:mod:`perfkit.analysis.runstatus`), so figures can mark the
+    saturated and short runs."""
 
     by: tuple[str, ...]
     key: tuple[Any, ...]
     bracket: SLOBracket
     n_runs: int
+    run_statuses: tuple[tuple[str, float, str, str], ...] = ()
 
     @property
     def label(self) -> str:
@@ -327,6 +337,17 @@ class SloTable:
         """One row per configuration and offered rate: the verdict and its interval."""
         return pd.DataFrame.from_records([r for b in self.brackets for r in b.verdict_records()])
 
+    def run_status_frame(self) -> pd.DataFrame:
+        """One row per run: its configuration (the ``by`` columns), ``rate_rps``, ``run_id``,
+        and its ``status`` (ok, failed, saturated, short) with the ``reason``, as the verdicts
+        judged it."""
+        records = [{**dict(zip(b.by, b.key, strict=True)), "rate_rps": rate, "run_id": run_id,
+                    "status": status, "reason": reason}
+                   for b in self.brackets for run_id, rate, status, reason in b.run_statuses]
+        by = list(self.brackets[0].by) if self.brackets else []
+        return pd.DataFrame.from_records(
+            records, columns=[*by, "rate_rps", "run_id", "status", "reason"])
+
     def to_dict(self) -> dict[str, Any]:
         return {"slo_ms": self.slo_ms, "percentile": self.percentile,
                 "confidence": self.confidence, "warnings": list(self.warnings),
@@ -334,14 +355,24 @@ class SloTable:
                 "verdicts": _records(self.verdicts_frame())}
 
 
-def _status_flags(group: RunSet, percentile: float) -> dict[str, list[bool]]:
-    """Per run of one configuration, under the run-status rule (as on the latency page,
-    :mod:`perfkit.analysis.latency`): ``in_doubt``, a shortfall it calls ``short`` (the
-    generator fell slightly short, latency like its peers' at the same rate), not a failure;
-    ``failed``, a run left out of the interval that fails its rate."""
-    statuses = percentile_statuses(group, percentile, peer_columns(group))
+def _status_flags(statuses: Sequence[RunStatus]) -> dict[str, list[bool]]:
+    """Per run of one configuration, from its status under the run-status rule (as on the
+    latency page, :mod:`perfkit.analysis.latency`): ``in_doubt``, a shortfall it calls
+    ``short`` (the generator fell slightly short, latency like its peers' at the same rate),
+    not a failure; ``failed``, a run left out of the interval that fails its rate."""
     return {"in_doubt": [s.status == SHORT for s in statuses],
             "failed": [s.status == FAILED for s in statuses]}
+
+
+def _slo_bracket(by_cols: list[str], key: tuple, group: RunSet, slo_ms: float,
+                 percentile: float, confidence: float, seed: int,
+                 n_resamples: int) -> SloBracket:
+    statuses = percentile_statuses(group, percentile, peer_columns(group))
+    bracket = slo_bracket(list(group.runs), slo_ms, percentile, confidence, seed=seed,
+                          n_resamples=n_resamples, **_status_flags(statuses))
+    runs = tuple((str(r.run_id or r.source), float(r.target_rate_rps), s.status, s.reason)
+                 for r, s in zip(group.runs, statuses, strict=True))
+    return SloBracket(tuple(by_cols), key, bracket, len(group), runs)
 
 
 def slo_brackets(rows: RunSet, slo_ms: float, *, percentile: float = 99.0, by: Any = "auto",
@@ -363,9 +394,6 @@ def slo_brackets(rows: RunSet, slo_ms: float, *, percentile: float = 99.0, by: A
     by_cols = _by_columns(rows, by)
     if "connections" in rows.frame and "connections" not in by_cols:
         by_cols.append("connections")
-    out = [SloBracket(tuple(by_cols), key,
-                      slo_bracket(list(group.runs), slo_ms, percentile, confidence, seed=seed,
-                                  n_resamples=n_resamples, **_status_flags(group, percentile)),
-                      len(group))
+    out = [_slo_bracket(by_cols, key, group, slo_ms, percentile, confidence, seed, n_resamples)
            for key, group in _groups(rows, by_cols)]
     return SloTable(tuple(out), slo_ms, percentile, confidence, tuple(notes))

@@ -10,11 +10,14 @@ from matplotlib.patches import Patch
 
 from perfkit.formatting import fmt_ci
 from perfkit.plots.alt import note
-from perfkit.plots.style import GREY, Palette, series_style, styles_for
+from perfkit.plots.style import GREY, Neutral, Palette, neutral_style
 
-#: colours of the two non-factor segments of a variation bar
-BLOCK_COLOR = "#777777"
-ERROR_COLOR = "#bbbbbb"
+#: colours of the two non-factor segments of a variation bar (the terms are dark greys: effect
+#: names are not configurations, so they never take a configuration's colour)
+BLOCK_COLOR = "#8C8C8C"
+ERROR_COLOR = "#D9D9D9"
+#: fills of the terms of a variation bar, told apart by hatch as well
+TERM_COLORS = ("#262626", "#595959", "#404040", "#737373")
 #: how far (as a factor on the ratio axis) an interval may stretch the axis beyond the point
 #: estimates, 1 and the threshold band before it is cut at the edge with an arrow
 REACH = 10.0
@@ -43,12 +46,15 @@ def forest(frame: pd.DataFrame, ax: Axes, xlabel: str, label: str = "term",
     ----------
     by
         Grouping column (e.g. the connection level). With ``blocks`` its levels become labelled
-        row blocks: a bold heading ("connections: 16", in the block's colour) and a separator
-        line; without, rows are only coloured and a colour legend sits above.
+        row blocks: a bold heading ("connections: 16") and a separator line, every row
+        black; without, each level has its own grey and marker
+        (:class:`~perfkit.plots.style.Neutral`) and a legend sits above. Levels are load
+        levels or effects, not configurations: never a configuration's colour.
     legend_title
-        Name of ``by`` in the block headings and the colour legend.
+        Name of ``by`` in the block headings and the legend.
     palette
-        Colour and marker of each ``by`` level (one look per level across a report).
+        Accepted for callers that pass the report's palette; the rows are not configurations
+        and are drawn in neutral looks whatever it holds.
     threshold
         A practical threshold as a fraction (``0.05``: changes under ±5%, ratios within
         [1 - t, 1 + t]), drawn as a grey band around the line at 1.
@@ -64,9 +70,10 @@ def forest(frame: pd.DataFrame, ax: Axes, xlabel: str, label: str = "term",
     """
     rows = frame.reset_index(drop=True)
     levels = list(dict.fromkeys(rows[by])) if by else [None]
-    styles = dict(zip(levels, styles_for(levels, palette), strict=True)) if by else {
-        None: series_style(0)}
     headed = bool(by) and blocks and len(levels) > 1
+    # headed blocks need no look of their own (black); unheaded levels are told apart in greys
+    looks = Neutral(tuple(str(v) for v in levels)) if by and not headed else None
+    styles = {lv: (looks.style(lv) if looks else neutral_style(0)) for lv in levels}
     layout = _layout(rows, by, levels, headed)
     n = len(layout)
     ypos = {item: n - 1 - i for i, item in enumerate(layout)}
@@ -83,9 +90,10 @@ def forest(frame: pd.DataFrame, ax: Axes, xlabel: str, label: str = "term",
             cut += _interval(ax, lo, hi, y, lim, st["color"])
         elif np.isfinite(v):
             cut += _interval(ax, v, v, y, lim, st["color"])  # an estimate beyond the axis
+        name = f"{legend_title}: {key}" if legend_title else str(key)
         ax.plot([v], [y], marker=st["marker"], color=st["color"], linestyle="none",
                 markerfacecolor=st["color"] if filled else "white", markersize=4, zorder=3,
-                label=str(key) if by and key not in seen else None)
+                label=name if by and key not in seen else None)
         seen.add(key)
     _reference(ax, threshold)
     _row_labels(ax, rows, layout, ypos, label, low, by, levels, styles, legend_title)
@@ -178,10 +186,9 @@ def _row_labels(ax: Axes, rows: pd.DataFrame, layout: list[tuple], ypos: dict, l
             t = rows.loc[key, label]
             texts.append(f"{t}" if np.isfinite(rows.loc[key, low]) else f"{t} (no CI)")
     ax.set_yticks([ypos[item] for item in layout], texts)
-    for (kind, key), tick in zip(layout, ax.yaxis.get_major_ticks(), strict=True):
+    for (kind, _), tick in zip(layout, ax.yaxis.get_major_ticks(), strict=True):
         if kind == "head":
             tick.label1.set_fontweight("bold")
-            tick.label1.set_color(styles[key]["color"])
             tick.tick1line.set_visible(False)
 
 
@@ -211,7 +218,8 @@ def _legend(ax: Axes, significant: str | None, threshold: float | None, colours,
     if colours is not None:
         levels, styles = colours
         for level in levels:
-            handles.append(Line2D([], [], color=styles[level]["color"], linewidth=2))
+            handles.append(Line2D([], [], color=styles[level]["color"], linewidth=1,
+                                  marker=styles[level]["marker"], markersize=4))
             labels.append(f"{legend_title}: {level}" if legend_title else str(level))
     ax.figure.legend(handles, labels, loc="outside upper center",
                      ncols=min(3, len(labels)), handletextpad=0.3, columnspacing=1.0)
@@ -242,8 +250,9 @@ def variation(frame: pd.DataFrame, ax: Axes, xlabel: str = "variation explained 
               ylabel: str | None = None) -> Axes:
     """Allocation of variation: one stacked bar per ``by`` level, a segment per term (Jain's
     "percentage of variation explained"), then the ``block`` term (run-order blocks, hatched
-    dark grey, when the design has blocks) and the unexplained ``error`` last in light grey, so
-    each bar sums to the 100% the analysis allocated."""
+    grey, when the design has blocks) and the unexplained ``error`` last in light grey, so
+    each bar sums to the 100% the analysis allocated. Terms are effects, not configurations:
+    dark greys told apart by hatch (:data:`TERM_COLORS`), never a configuration's colour."""
     data = frame
     present = list(dict.fromkeys(data[term]))
     terms = [t for t in present if t not in ("block", "error")]
@@ -255,7 +264,7 @@ def variation(frame: pd.DataFrame, ax: Axes, xlabel: str = "variation explained 
         vals = np.array([_first(data, term, t, by, lv, value) for lv in levels])
         extra = {"color": ERROR_COLOR} if t == "error" else (
             {"color": BLOCK_COLOR, "hatch": "////"} if t == "block" else
-            {"color": series_style(i)["color"]})
+            {"color": TERM_COLORS[i % len(TERM_COLORS)], "hatch": _TERM_HATCHES[i % 4]})
         ax.barh(y, np.nan_to_num(vals), left=left, height=0.6, label=t.replace(":", " × "),
                 edgecolor="white", linewidth=0.5, **extra)
         left += np.nan_to_num(vals)
@@ -270,6 +279,9 @@ def variation(frame: pd.DataFrame, ax: Axes, xlabel: str = "variation explained 
              f"({', '.join(t.replace(':', ' × ') for t in terms)}), each summing to "
              f"{_sums_text(left)}%")
     return ax
+
+
+_TERM_HATCHES = ("", "\\\\\\", "....", "xxx")
 
 
 def _sums_text(sums: np.ndarray) -> str:

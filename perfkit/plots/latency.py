@@ -10,7 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.legend_handler import HandlerTuple
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.path import Path
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from perfkit.plots.alt import note
@@ -63,7 +66,8 @@ def spectrum(frame: pd.DataFrame, ax: Axes, by: str = "config", y: str = "latenc
              low: str | None = "ci_low_ms", high: str | None = "ci_high_ms",
              logy: bool = True, quantity: str = "latency",
              legend_title: str | None = None, *, palette: Palette | None = None,
-             runs: pd.DataFrame | None = None, run: str = "run_id") -> Axes:
+             runs: pd.DataFrame | None = None, run: str = "run_id",
+             legend_loc: str = "upper left") -> Axes:
     """Percentile spectra, one line per ``by`` group, with a CI band where ``low``/``high`` exist.
 
     ``frame`` is long form: ``by, percentile`` (0-100), ``y`` (ms) and optionally the band
@@ -78,6 +82,8 @@ def spectrum(frame: pd.DataFrame, ax: Axes, by: str = "config", y: str = "latenc
         its configuration's colour behind the summary, so the spread the band summarises shows.
     run
         The column of ``runs`` naming the run.
+    legend_loc
+        Where the legend sits inside the axes.
     """
     data = frame[frame["percentile"] < 100]
     keys = list(dict.fromkeys(data[by]))
@@ -104,7 +110,7 @@ def spectrum(frame: pd.DataFrame, ax: Axes, by: str = "config", y: str = "latenc
         plain_log(ax.yaxis)
     ax.set_ylabel(label(quantity, "ms"))
     if data[by].nunique() > 1:
-        ax.legend(title=legend_title, loc="upper left")
+        ax.legend(title=legend_title, loc=legend_loc)
     n_runs = 0 if runs is None or not len(runs) else runs.groupby([by, run]).ngroups
     note(ax, f"percentile spectra of {len(keys)} configurations on the 1/(1-p) tail axis"
              + (", with CI bands" if low and high and low in data else "")
@@ -140,6 +146,15 @@ def percentile_points(frame: pd.DataFrame, ax: Axes, by: str = "config",
     return ax
 
 
+#: the shortest a within-run bar is drawn (points): taller than the marker, so an interval
+#: narrower than the marker still shows, as a bar of this size with its caps
+MIN_BAR_PT = 9.0
+#: a bar narrower than this share of the y axis is drawn at :data:`MIN_BAR_PT`
+NARROW_SHARE = 0.04
+_IBEAM = Path([(-0.3, -0.5), (0.3, -0.5), (0.0, -0.5), (0.0, 0.5), (-0.3, 0.5), (0.3, 0.5)],
+              [Path.MOVETO, Path.LINETO, Path.MOVETO, Path.LINETO, Path.MOVETO, Path.LINETO])
+
+
 def run_intervals(within: pd.DataFrame, across: pd.DataFrame, ax: Axes,
                   quantity: str = "p99 latency", logy: bool | None = None,
                   xlabel: str | None = None, *, palette: Palette | None = None,
@@ -147,11 +162,13 @@ def run_intervals(within: pd.DataFrame, across: pd.DataFrame, ax: Axes,
     """Each run's percentile with its within-run CI (bars), over its configuration's across-run
     CI (shaded band): runs that disagree beyond their own bars show run-to-run variation.
 
-    ``within``: ``config, latency_ms, ci_low_ms, ci_high_ms`` per run; ``across``: ``config,
-    latency_ms, ci_low_ms, ci_high_ms`` per configuration.
+    ``within``: ``config, latency_ms, ci_low_ms, ci_high_ms`` per run, in the order drawn;
+    ``across``: ``config, latency_ms, ci_low_ms, ci_high_ms`` per configuration.
 
-    A run is an open marker crossed by its bar, whose caps are wider than the marker: a
-    within-run interval narrower than the marker still shows as a line through it.
+    A run is an open marker crossed by its bar. A bar shorter than :data:`NARROW_SHARE` of the
+    y axis (a within-run interval of 0.04% is far narrower than any marker) is drawn at the
+    minimum size :data:`MIN_BAR_PT`, an I-shaped bar with caps wider than the marker, so it
+    shows at any width; the legend and the alt text say so.
 
     Parameters
     ----------
@@ -166,18 +183,12 @@ def run_intervals(within: pd.DataFrame, across: pd.DataFrame, ax: Axes,
         Coverage of both intervals (e.g. 0.95), named in the legend when given.
     """
     x = 0
-    ticks, names = [], []
+    ticks, names, placed = [], [], []
     groups = list(within.groupby("config", sort=True))
     styles = styles_for([c for c, _ in groups], palette)
     for (config, group), st in zip(groups, styles, strict=True):
         xs = np.arange(x, x + len(group))
-        y = group["latency_ms"].to_numpy(dtype=float)
-        lo = np.clip(y - group["ci_low_ms"].to_numpy(dtype=float), 0, None)
-        hi = np.clip(group["ci_high_ms"].to_numpy(dtype=float) - y, 0, None)
-        ax.errorbar(xs, y, yerr=[np.nan_to_num(lo), np.nan_to_num(hi, posinf=0)],
-                    fmt=st["marker"], color=st["color"], markerfacecolor="white",
-                    capsize=3.5, capthick=1.0, markersize=3.5, linewidth=1.0, zorder=3,
-                    label=str(config))
+        placed.append((xs, group, st))
         row = across[across["config"] == config]
         if len(row):
             r = row.iloc[0]
@@ -195,23 +206,67 @@ def run_intervals(within: pd.DataFrame, across: pd.DataFrame, ax: Axes,
                             ("latency_ms", "ci_low_ms", "ci_high_ms")]
                            + [across[c].to_numpy(dtype=float) for c in
                               ("latency_ms", "ci_low_ms", "ci_high_ms") if c in across])
-    if resolve_log(logy, drawn):
+    log = resolve_log(logy, drawn)
+    if log:
         ax.set_yscale("log")
+    ax.update_datalim(np.column_stack([np.zeros(drawn.size), drawn])[np.isfinite(drawn)
+                                                                      & (drawn > 0)])
+    ax.autoscale_view()
+    n_narrow = sum(_run_bars(ax, xs, group, st, log, name)
+                   for (name, _), (xs, group, st) in zip(groups, placed, strict=True))
+    if log:
         plain_log(ax.yaxis)
     ax.set_ylabel(label(quantity, "ms"))
     ax.set_xlabel(xlabel if xlabel is not None else label("configuration", "level"))
-    level = f"{confidence:.0%} " if confidence is not None else ""
-    run_key = ax.errorbar([np.nan], [np.nan], yerr=[[np.nan], [np.nan]], fmt="o", color=GREY,
-                          markerfacecolor="white", capsize=3.5, capthick=1.0, markersize=3.5,
-                          linewidth=1.0, label="_run key")
-    band_key = Patch(color=GREY, alpha=0.3, linewidth=0)
-    ax.figure.legend([run_key, band_key],
-                     [f"one run, its within-run {level}CI (bar)",
-                      f"across runs: estimate (line), {level}CI (band)"],
-                     loc="outside upper center", ncols=1)
+    _intervals_legend(ax, confidence, n_narrow)
     width = np.nanmedian((within["ci_high_ms"] - within["ci_low_ms"]) / within["latency_ms"])
+    narrow = (f"; {n_narrow} within-run intervals narrower than the marker are drawn at its "
+              "minimum bar size" if n_narrow else "")
     note(ax, f"{len(within)} runs of {len(groups)} configurations, each with its within-run "
              f"interval (median width {100 * width:.2g}% of the value) over the across-run "
-             "interval band" if np.isfinite(width) else
+             f"interval band{narrow}" if np.isfinite(width) else
              f"{len(within)} runs of {len(groups)} configurations over the across-run band")
     return ax
+
+
+def _run_bars(ax: Axes, xs: np.ndarray, group: pd.DataFrame, st: dict, log: bool,
+              name: object) -> int:
+    """One configuration's runs: true bars where they are tall enough, else the minimum bar.
+    Returns how many were drawn at the minimum size."""
+    y = group["latency_ms"].to_numpy(dtype=float)
+    low = group["ci_low_ms"].to_numpy(dtype=float)
+    high = group["ci_high_ms"].to_numpy(dtype=float)
+    bottom, top = ax.get_ylim()
+    f = np.log if log else (lambda v: v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = (f(np.clip(high, 1e-300, None)) - f(np.clip(low, 1e-300, None))) / (
+            f(top) - f(bottom))
+    narrow = np.isfinite(share) & (share < NARROW_SHARE)
+    wide = ~narrow & np.isfinite(low)
+    common = {"color": st["color"], "linewidth": 1.0, "zorder": 2.5}
+    if wide.any():
+        ax.errorbar(xs[wide], y[wide], yerr=[np.clip(y - low, 0, None)[wide],
+                                             np.nan_to_num(np.clip(high - y, 0, None),
+                                                           posinf=0)[wide]],
+                    fmt="none", capsize=3.5, capthick=1.0, **common)
+    if narrow.any():
+        ax.plot(xs[narrow], y[narrow], linestyle="none", marker=_IBEAM, markersize=MIN_BAR_PT,
+                markeredgewidth=1.0, markeredgecolor=st["color"], zorder=2.5)
+    ax.plot(xs, y, linestyle="none", marker=st["marker"], color=st["color"],
+            markerfacecolor="white", markersize=3.5, zorder=3, label=str(name))
+    return int(narrow.sum())
+
+
+def _intervals_legend(ax: Axes, confidence: float | None, n_narrow: int) -> None:
+    level = f"{confidence:.0%} " if confidence is not None else ""
+    beam = Line2D([], [], linestyle="none", marker=_IBEAM, markersize=MIN_BAR_PT,
+                  markeredgewidth=1.0, color=GREY)
+    dot = Line2D([], [], linestyle="none", marker="o", color=GREY, markerfacecolor="white",
+                 markersize=3.5)
+    band_key = Patch(color=GREY, alpha=0.3, linewidth=0)
+    bar = "bar;\nnarrower than the marker: drawn at this size" if n_narrow else "bar"
+    ax.figure.legend([(beam, dot), band_key],
+                     [f"one run, its within-run {level}CI ({bar})",
+                      f"across runs: estimate (line), {level}CI (band)"],
+                     loc="outside upper center", ncols=1,
+                     handler_map={tuple: HandlerTuple(ndivide=1)})

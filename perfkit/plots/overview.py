@@ -13,12 +13,15 @@ from perfkit.plots.style import (
     THRESHOLD,
     Palette,
     is_latency_column,
+    neutral_style,
     plain_log,
     resolve_log,
-    series_style,
     styles_for,
 )
 
+#: about how many markers a time series carries (its marker tells a load level apart: the
+#: palette gives a configuration its colour and line style, a load level its marker)
+MARKS_PER_SERIES = 8
 #: markers of values beyond the axis, drawn at its edge (arrows: no series uses them)
 UP, DOWN = r"$\uparrow$", r"$\downarrow$"
 
@@ -44,7 +47,8 @@ def timeseries(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabe
     Parameters
     ----------
     palette
-        Colour and line style of each ``by`` label (one look per configuration).
+        Colour, line style and marker of each ``by`` label (one look per configuration; the
+        marker, about :data:`MARKS_PER_SERIES` per line, tells its load level apart).
     logy
         Log y axis; ``None`` (the default) is automatic: log when ``y`` is a latency column
         (``_ms``) whose values span more than a decade.
@@ -56,7 +60,8 @@ def timeseries(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabe
         draw = ax.step if step else ax.plot
         kwargs = {"where": "post"} if step else {}
         draw(group[x], group[y], color=st["color"], linestyle=st["linestyle"],
-             label=None if key is None else str(key), **kwargs)
+             marker=st["marker"], markevery=max(1, len(group) // MARKS_PER_SERIES),
+             markersize=3, label=None if key is None else str(key), **kwargs)
     _log_y(ax, logy, frame[y].to_numpy(dtype=float), is_latency_column(y))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -176,14 +181,15 @@ def _edge_marks(ax: Axes, xv: np.ndarray, yv: np.ndarray, limits: tuple[float, f
 
 def bars(frame: pd.DataFrame, ax: Axes, label: str, value: str, xlabel: str,
          threshold: float | None = None, threshold_label: str = "") -> Axes:
-    """Horizontal bars, one per row (e.g. error ratio or generator CPU per run)."""
+    """Horizontal bars, one per row (e.g. error ratio or generator CPU per run), in grey (a
+    run is not a configuration), with a black dashed threshold."""
     rows = frame.reset_index(drop=True)
     y = np.arange(len(rows))[::-1]
-    ax.barh(y, rows[value].astype(float), color=series_style(0)["color"], height=0.7)
+    ax.barh(y, rows[value].astype(float), color=neutral_style(1)["color"], height=0.7)
     ax.set_yticks(y, [str(v) for v in rows[label]])
     ax.grid(False, axis="y")
     if threshold is not None:
-        ax.axvline(threshold, color=series_style(1)["color"], linestyle="--", linewidth=0.9,
+        ax.axvline(threshold, color=THRESHOLD, linestyle=(0, (4, 2)), linewidth=0.9,
                    label=threshold_label or None)
         if threshold_label:
             ax.legend(loc="best")

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm, Normalize
+from matplotlib.patches import Patch, Rectangle
 
 from perfkit.plots.alt import note
 from perfkit.plots.style import (
@@ -28,6 +29,15 @@ from perfkit.plots.style import (
 #: how far (a factor, on a log axis) an interval band may stretch the y axis of a load curve
 #: beyond the runs and estimates before it is cut at the edge with an arrow
 BAND_REACH = 3.0
+#: how a run whose status is not ``ok`` is marked over its point: a black ring (saturated), a
+#: grey diamond (short), a black cross (failed); none is a configuration's marker or colour
+STATUS_MARKS = {
+    "saturated": {"marker": "o", "markersize": 8.5, "color": THRESHOLD, "label": "saturated run"},
+    "short": {"marker": "D", "markersize": 7.5, "color": GREY, "label": "short run"},
+    "failed": {"marker": "x", "markersize": 7.5, "color": THRESHOLD, "label": "failed run"},
+}
+#: hatches of heat-map cells holding such runs (the worst status of the cell)
+STATUS_HATCHES = {"failed": "xx", "saturated": "//", "short": ".."}
 
 
 def load_curve(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabel: str,
@@ -35,8 +45,9 @@ def load_curve(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabe
                logy: bool | None = None, identity: bool = False,
                identity_label: str = "achieved = offered", legend_title: str | None = None,
                *, palette: Palette | None = None, summary: pd.DataFrame | None = None,
-               estimate: str | None = None, low: str | None = None, high: str | None = None
-               ) -> Axes:
+               estimate: str | None = None, low: str | None = None, high: str | None = None,
+               reference: float | None = None, reference_label: str = "",
+               status: str | None = None) -> Axes:
     """Every run as a point, and per load level a summary line: the median of the runs, or the
     analysis' estimate with its CI band when ``summary`` is given.
 
@@ -61,6 +72,12 @@ def load_curve(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabe
         to the runs, the estimates and the SLO; a band may stretch it by up to a factor of
         :data:`BAND_REACH` (log axis) or one span (linear), and a bound beyond that is cut at
         the edge and marked there with an arrow (never clipped silently).
+    reference, reference_label
+        A horizontal reference line (grey, dotted), e.g. achieved / offered = 1.
+    status
+        Column of ``frame`` holding each run's status (``ok``, ``saturated``, ``short``,
+        ``failed``: :mod:`perfkit.analysis.runstatus`); a run that is not ``ok`` is marked
+        over its point as :data:`STATUS_MARKS` says, with a legend entry per status shown.
     """
     groups = [(None, frame)] if by is None else list(frame.groupby(by, sort=False))
     styles = styles_for([k for k, _ in groups], palette)
@@ -83,13 +100,16 @@ def load_curve(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabe
         lim = float(np.nanmax(frame[x]))
         ax.plot([0, lim], [0, lim], color=GREY, linestyle=":", linewidth=0.8,
                 label=identity_label)
+    if reference is not None:
+        ax.axhline(reference, color=GREY, linestyle=":", linewidth=0.8,
+                   label=reference_label or None)
+    marked = _mark_statuses(ax, frame, x, y, status) if status else {}
     if slo is not None:
         ax.axhline(slo, color=THRESHOLD, linestyle=(0, (4, 2)), linewidth=0.9, label=slo_label)
     core = [frame[y].to_numpy(dtype=float)]
     if summary is not None and est in summary:
         core.append(summary[est].to_numpy(dtype=float))
-    if slo is not None:
-        core.append(np.array([slo], dtype=float))
+    core += [np.array([v], dtype=float) for v in (slo, reference) if v is not None]
     bounds = [summary[c].to_numpy(dtype=float) for c in (low, high)
               if summary is not None and c and c in summary]
     log = resolve_log(logy, np.concatenate(core + bounds), is_latency_column(y))
@@ -97,13 +117,31 @@ def load_curve(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabe
     cut = _cut_bands(ax, lines, x, low, high, np.concatenate(core), log) if lines else 0
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    if by is not None or slo is not None or identity:
+    if by is not None or slo is not None or identity or marked:
         ax.legend(title=legend_title, loc="best")
     what = "the analysis' estimate" if summary is not None else "the median of the runs"
     band = " with its CI band" if summary is not None and low and high else ""
     more = f"; {cut} interval bounds beyond the axis, marked by arrows at its edge" if cut else ""
-    note(ax, f"runs as points, {what} per load level as a line{band}{more}")
+    flagged = "; marked: " + ", ".join(f"{n} {s}" for s, n in marked.items()) if marked else ""
+    note(ax, f"runs as points, {what} per load level as a line{band}{more}{flagged}")
     return ax
+
+
+def _mark_statuses(ax: Axes, frame: pd.DataFrame, x: str, y: str, status: str
+                   ) -> dict[str, int]:
+    """Mark each run whose ``status`` is not ``ok`` over its point; returns the count of each
+    status marked."""
+    out = {}
+    for name, mark in STATUS_MARKS.items():
+        runs = frame[frame[status] == name]
+        if len(runs):
+            ax.plot(runs[x], runs[y], linestyle="none", marker=mark["marker"],
+                    markersize=mark["markersize"], markerfacecolor="none",
+                    markeredgecolor=mark["color"], markeredgewidth=0.9, color=mark["color"],
+                    label=f"{mark['label']}{'s' if len(runs) > 1 else ''} ({len(runs)})",
+                    zorder=4)
+            out[f"{name} run{'s' if len(runs) > 1 else ''}"] = len(runs)
+    return out
 
 
 def _cut_bands(ax: Axes, lines: list, x: str, low: str, high: str, core: np.ndarray,
@@ -203,7 +241,8 @@ def model_curves(points: pd.DataFrame, curves: pd.DataFrame, ax: Axes, x: str, y
 
 def heatmap(table: pd.DataFrame, ax: Axes, xlabel: str, ylabel: str, cbar_label: str,
             fmt: str = "{:.3g}", log: bool = True, title: str | None = None, *,
-            norm: Normalize | None = None, colorbar: bool = True) -> Axes:
+            norm: Normalize | None = None, colorbar: bool = True,
+            marks: pd.DataFrame | None = None) -> Axes:
     """A grid of values (rows = ``table.index``, columns = ``table.columns``), each cell labelled.
 
     Missing cells stay blank. ``log`` uses a logarithmic colour scale (latencies span decades).
@@ -215,6 +254,10 @@ def heatmap(table: pd.DataFrame, ax: Axes, xlabel: str, ylabel: str, cbar_label:
         ``None`` makes one from this grid's values (log when ``log`` and all are positive).
     colorbar
         Draw this panel's colour bar (:func:`heatmaps` draws one for all its panels instead).
+    marks
+        Per cell (same index and columns as ``table``) the worst status of its runs
+        (``saturated``, ``short``, ``failed``; anything else: none): such a cell is hatched
+        (:data:`STATUS_HATCHES`) in the ink of its value's text.
     """
     values = table.to_numpy(dtype=float)
     if norm is None:
@@ -230,7 +273,11 @@ def heatmap(table: pd.DataFrame, ax: Axes, xlabel: str, ylabel: str, cbar_label:
     for (r, c), v in np.ndenumerate(values):
         if np.isfinite(v):
             ax.text(c, r, fmt.format(v), ha="center", va="center", fontsize=6,
-                    color=_ink(cmap(image.norm(v))))
+                    color=_ink(cmap(image.norm(v))),
+                    bbox={"boxstyle": "round,pad=0.3", "linewidth": 0,
+                          "facecolor": cmap(image.norm(v))})
+    hatched = _hatch_cells(ax, table, marks, lambda v: _ink(cmap(image.norm(v)))) \
+        if marks is not None else {}
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if colorbar:
@@ -241,8 +288,28 @@ def heatmap(table: pd.DataFrame, ax: Axes, xlabel: str, ylabel: str, cbar_label:
     if title:
         ax.set_title(title)
     n = int(np.isfinite(values).sum())
-    note(ax, f"heat map of {cbar_label}, {n} cells with their values printed")
+    flagged = "; hatched: " + ", ".join(f"{n_} cell{'s' if n_ > 1 else ''} {k}"
+                                        for k, n_ in hatched.items()) if hatched else ""
+    note(ax, f"heat map of {cbar_label}, {n} cells with their values printed{flagged}")
     return ax
+
+
+def _hatch_cells(ax: Axes, table: pd.DataFrame, marks: pd.DataFrame, ink) -> dict[str, int]:
+    """Hatch the cells whose mark is a status of :data:`STATUS_HATCHES`; returns the number
+    of cells with a run of each status (``"saturated runs": 2``)."""
+    marks = marks.reindex(index=table.index, columns=table.columns)
+    values = table.to_numpy(dtype=float)
+    out: dict[str, int] = {}
+    for (r, c), mark in np.ndenumerate(marks.to_numpy(dtype=object)):
+        if mark in STATUS_HATCHES:
+            v = values[r, c]
+            colour = ink(v) if np.isfinite(v) else GREY
+            ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False,
+                                   hatch=STATUS_HATCHES[mark], edgecolor=colour, linewidth=0,
+                                   zorder=1.5))
+            key = f"with {mark} runs"
+            out[key] = out.get(key, 0) + 1
+    return out
 
 
 def shared_norm(tables, log: bool = True) -> Normalize:
@@ -260,8 +327,8 @@ def shared_norm(tables, log: bool = True) -> Normalize:
 
 
 def heatmaps(grids: Mapping[str, pd.DataFrame], axes, xlabel: str, ylabel: str,
-             cbar_label: str, fmt: str = "{:.3g}", log: bool = True, titles: bool = True
-             ) -> list[Axes]:
+             cbar_label: str, fmt: str = "{:.3g}", log: bool = True, titles: bool = True,
+             marks: Mapping[str, pd.DataFrame] | None = None) -> list[Axes]:
     """Several grids (one per panel, e.g. one per profile) on one shared colour scale with one
     colour bar, so equal colours mean equal values across panels; each cell's value printed.
 
@@ -275,6 +342,9 @@ def heatmaps(grids: Mapping[str, pd.DataFrame], axes, xlabel: str, ylabel: str,
         A logarithmic shared scale (when every value is positive): latencies span decades.
     titles
         Title each panel with its key.
+    marks
+        Panel title -> the worst run status of each cell (see :func:`heatmap`); a figure
+        legend above names each hatch shown.
     """
     panels = as_list(axes)
     if len(panels) != len(grids):
@@ -282,7 +352,7 @@ def heatmaps(grids: Mapping[str, pd.DataFrame], axes, xlabel: str, ylabel: str,
     norm = shared_norm(list(grids.values()), log)
     for ax, (key, grid) in zip(panels, grids.items(), strict=True):
         heatmap(grid, ax, xlabel, ylabel, cbar_label, fmt=fmt, title=key if titles else None,
-                norm=norm, colorbar=False)
+                norm=norm, colorbar=False, marks=(marks or {}).get(key))
     mappable = panels[0].images[0] if panels and panels[0].images else None
     if mappable is not None:
         cbar = panels[0].figure.colorbar(mappable, ax=panels, pad=0.02,
@@ -290,6 +360,15 @@ def heatmaps(grids: Mapping[str, pd.DataFrame], axes, xlabel: str, ylabel: str,
         cbar.set_label(cbar_label)
         if isinstance(norm, LogNorm):
             plain_log(cbar.ax.yaxis)
+    shown = {m for grid in (marks or {}).values() for m in grid.to_numpy(dtype=object).ravel()
+             if m in STATUS_HATCHES}
+    if shown and panels:
+        keys = [m for m in STATUS_HATCHES if m in shown]
+        panels[0].figure.legend(
+            [Patch(facecolor="white", edgecolor=THRESHOLD, hatch=STATUS_HATCHES[m],
+                   linewidth=0.5) for m in keys],
+            [f"cell with a {m} run" for m in keys], loc="outside upper center",
+            ncols=len(keys))
     return panels
 
 

@@ -5,10 +5,12 @@
 - Colours: the Okabe-Ito palette (Okabe & Ito 2008, "Color Universal Design"), distinguishable
   under the common colour-vision deficiencies; series are told apart by line style and marker as
   well, so a grey-scale print still works.
-- One look per configuration: a :class:`Palette` built from every configuration label of a
-  report (sorted, so any two notebooks building it from the same labels agree) gives each label
-  one (colour, marker, line style) in every figure; grey is kept for reference lines and black
-  for thresholds, so neither is ever mistaken for a series.
+- One colour per configuration across a report (:mod:`perfkit.plots.palette`): a
+  :class:`Palette` gives a configuration (its configuration factors' levels, ``profile =
+  default``) one colour on every page; a load level (connections, users) is a marker inside
+  that colour, never another colour; series that are not configurations (experiments, effect
+  names, load-level blocks) are black and grey (:class:`Neutral`), as are reference lines
+  (grey) and thresholds (black, dashed).
 - Units: every axis label names its unit, as :func:`label` writes it: ``"latency (ms)"``.
 - Log scales: a latency axis whose data span more than a decade is logarithmic
   (:func:`spans_decade`), labelled with plain numbers (:func:`plain_log`), never bare 10^k.
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 import matplotlib as mpl
 import numpy as np
@@ -27,23 +28,23 @@ from cycler import cycler
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-#: Okabe-Ito, by name
-OKABE_ITO = {
-    "black": "#000000", "orange": "#E69F00", "sky_blue": "#56B4E9", "bluish_green": "#009E73",
-    "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "reddish_purple": "#CC79A7",
-}
-#: the order series take colours in (yellow last: it is faint on white)
-SERIES = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
-          "#F0E442")
-LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 2)), "-")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-#: colours a :class:`Palette` gives series: Okabe-Ito without black (kept for thresholds) and
-#: yellow (too faint for lines and markers on white), ordered so that neighbours differ most
-PALETTE_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9", "#E69F00")
-#: neutral elements: reference lines, grids
-GREY = "#666666"
-#: a threshold (SLO) line: black and dashed, so it is never mistaken for a series
-THRESHOLD = OKABE_ITO["black"]
+from perfkit.plots.palette import (  # noqa: F401  (re-exported: one place to import from)
+    GREY,
+    HATCHES,
+    LINESTYLES,
+    LOAD_COLUMNS,
+    MARKERS,
+    NEUTRAL_COLORS,
+    OKABE_ITO,
+    PALETTE_COLORS,
+    SERIES,
+    THRESHOLD,
+    Neutral,
+    Palette,
+    natural_key,
+    neutral_style,
+)
+
 #: sequential colour map for heat maps (perceptually uniform, colour-blind safe)
 SEQUENTIAL_CMAP = "cividis"
 
@@ -118,74 +119,9 @@ def series_styles(keys) -> Iterator[tuple[object, dict]]:
         yield key, series_style(i)
 
 
-def natural_key(text: str) -> tuple:
-    """Sort key that orders numbers inside labels by value: ``"default, 16"`` before
-    ``"default, 256"``, ``"demo-2"`` before ``"demo-10"``."""
-    parts = [p for p in re.split(r"(\d+(?:\.\d+)?)", text) if p]
-    return tuple((0, float(p), p) if p[0].isdigit() else (1, 0.0, p) for p in parts)
-
-
-@dataclass(frozen=True)
-class Palette:
-    """One look (colour, marker, line style) per configuration label, the same in every figure.
-
-    Build it once per report from the labels of every configuration any figure shows:
-    ``Palette.for_labels(labels)`` sorts them (numbers inside labels by value), so two notebooks
-    building it from the same labels get the same mapping, whatever order they list them in.
-    Colours are Okabe-Ito (:data:`PALETTE_COLORS`, colour-blind safe); label ``i`` takes colour
-    ``i mod 6``, and from the seventh label on the marker and line style shift as well, so no
-    two labels of a palette (up to 48) share all three. :attr:`reference` (grey) is reserved
-    for reference lines (no effect, y = x) and :attr:`threshold` (black) for thresholds such
-    as an SLO.
-
-    Every series-drawing function of :mod:`perfkit.plots` takes ``palette=``; a series whose
-    label is not in the palette raises ``KeyError`` (a figure silently taking another colour is
-    what the palette exists to prevent).
-    """
-
-    labels: tuple[str, ...]
-    reference: str = GREY
-    threshold: str = THRESHOLD
-
-    def __post_init__(self) -> None:
-        if len(set(self.labels)) != len(self.labels):
-            raise ValueError(f"palette labels must be unique, got {list(self.labels)}")
-
-    @classmethod
-    def for_labels(cls, labels: Iterable[object]) -> Palette:
-        """A palette of the distinct ``labels`` (as ``str``), in natural sort order."""
-        return cls(tuple(sorted({str(v) for v in labels}, key=natural_key)))
-
-    def __contains__(self, label: object) -> bool:
-        return str(label) in self.labels
-
-    def __len__(self) -> int:
-        return len(self.labels)
-
-    def style(self, label: object) -> dict:
-        """``{"color", "marker", "linestyle"}`` of ``label``."""
-        key = str(label)
-        if key not in self.labels:
-            raise KeyError(f"label {key!r} is not in the palette; build it from every label "
-                           f"of the report (it has {list(self.labels)})")
-        i = self.labels.index(key)
-        n = len(PALETTE_COLORS)
-        shift = i % n + i // n
-        return {"color": PALETTE_COLORS[i % n], "marker": MARKERS[shift % len(MARKERS)],
-                "linestyle": LINESTYLES[(shift + i // n) % len(LINESTYLES)]}
-
-    def color(self, label: object) -> str:
-        """The colour (``#rrggbb``) of ``label``."""
-        return self.style(label)["color"]
-
-    def mapping(self) -> dict[str, str]:
-        """``label -> colour`` for every label (to compare with
-        :func:`perfkit.plots.checks.series_colours` of a drawn figure)."""
-        return {lbl: self.color(lbl) for lbl in self.labels}
-
-
-def styles_for(keys: Iterable[object], palette: Palette | None = None) -> list[dict]:
-    """The style of each series key: from ``palette`` by label when given, else by position
+def styles_for(keys: Iterable[object], palette: Palette | Neutral | None = None) -> list[dict]:
+    """The style of each series key: from ``palette`` by label when given (a
+    :class:`Palette` for configurations, :class:`Neutral` for anything else), else by position
     (:func:`series_style`, the behaviour without a palette). A ``None`` key (one unnamed
     series) takes the first style."""
     out = []

@@ -29,7 +29,7 @@ import io
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -109,27 +109,36 @@ class Report:
     output_dir: Path | None = None
     figures: list[str] = dataclasses.field(default_factory=list)
     tables: list[str] = dataclasses.field(default_factory=list)
-    labels: list[str] = dataclasses.field(default_factory=list)
+    #: the label -> configuration of every label a palette was asked for (the latest wins),
+    #: recorded with each figure so that tests can check one colour per configuration
+    shown: dict[str, str] = dataclasses.field(default_factory=dict)
+    _palette: Any = dataclasses.field(default=None, repr=False)
 
-    def palette(self, labels: Iterable[Any]):
+    def palette(self, labels: Iterable[Any], by: Sequence[str] | None = None):
         """The report's :class:`perfkit.plots.style.Palette`, extended by ``labels``.
 
-        A label keeps the colour it got the first time any figure of the report showed it:
-        the labels seen so far are kept in ``<output_dir>/palette.json``, shared by every
-        notebook of one ``perfkit report`` (in JupyterLab, by the notebook's figures)."""
-        from perfkit.plots.style import Palette, natural_key
+        ``by``: the columns each label joins (``["profile", "connections"]`` for ``"default,
+        16"``), so that the configuration part takes the colour and a load column the marker
+        (:mod:`perfkit.plots.palette`); without, a label is a configuration as a whole. A
+        configuration keeps the colour it got the first time any figure of the report showed
+        it: the palette is kept in ``<output_dir>/palette.json``, shared by every notebook of
+        one ``perfkit report`` (in JupyterLab, by the notebook's figures); a file of an older
+        format is replaced."""
+        from perfkit.plots.style import Palette
 
+        labels = list(labels)
         path = self.output_dir / "palette.json" if self.output_dir is not None else None
+        known = self._palette or Palette(())
         if path is not None and path.is_file():
-            known = json.loads(path.read_text(encoding="utf-8"))
-            self.labels[:] = [*known, *(x for x in self.labels if x not in known)]
-        new = sorted({str(v) for v in labels} - set(self.labels), key=natural_key)
-        if new:
-            self.labels.extend(new)
-            if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(json.dumps(self.labels), encoding="utf-8")
-        return Palette(tuple(self.labels))
+            data = json.loads(path.read_text(encoding="utf-8"))
+            known = Palette.from_dict(data) if isinstance(data, dict) else known
+        pal = known.extend(labels, by)
+        if path is not None and pal != known:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(pal.to_dict()), encoding="utf-8")
+        self._palette = pal
+        self.shown.update({str(v): pal.configuration(v) for v in labels})
+        return pal
 
     def _path(self, kind: str, name: str, suffix: str) -> Path | None:
         if self.output_dir is None:
@@ -166,8 +175,11 @@ class Report:
             if caption else ""
         page = (f'<figure class="perfkit-figure"><img src="data:image/png;base64,{data}" '
                 f'width="{width_px}" alt="{escape(alt)}">{cap}</figure>')
+        colours = checks.series_colours(fig)
         meta = {META_KEY: {"figure": name, "notebook": self.name, "alt": alt,
-                           "caption": caption or "", "colours": checks.series_colours(fig),
+                           "caption": caption or "", "colours": colours,
+                           "configurations": {lbl: self.shown[lbl] for lbl in colours
+                                              if self.shown.get(lbl)},
                            **problems}}
         _display({"text/html": page, "text/plain": f"<figure {name}: {alt}>"}, meta)
         self.figures.append(name)

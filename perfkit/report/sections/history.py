@@ -52,7 +52,7 @@ def series_figure(analysis: hist.HistoryAnalysis):
     fig, axes = style.figure(nrows=n, height_in=1.2 + 1.6 * n, width_in=style.WIDTH_IN * 1.6)
     m = analysis.metric
     for i, (ax, s) in enumerate(zip(style.as_list(axes), analysis.series, strict=False)):
-        st = style.series_style(0)
+        st = style.neutral_style(0)  # a label is not a configuration: black
         x = np.arange(len(s.points))
         for j, p in enumerate(s.points):
             ax.plot(np.full(len(p.values), j), p.values, linestyle="none", marker=".",
@@ -65,12 +65,13 @@ def series_figure(analysis: hist.HistoryAnalysis):
         err = np.vstack([med - np.where(np.isfinite(low), low, med),
                          np.where(np.isfinite(high), high, med) - med])
         ax.errorbar(x[shown], med[shown], yerr=err[:, shown], linestyle="none",
-                    marker=st["marker"], color=st["color"], capsize=2, label="median, interval")
+                    marker=st["marker"], color=st["color"], markerfacecolor="white", capsize=2,
+                    label="median, interval")
         for seg in s.change.segments:
             ax.hlines(seg.median, seg.start - 0.4, seg.end - 0.6, color=style.OKABE_ITO["black"],
                       linewidth=1.0, label="segment median" if seg.start == 0 else None)
         for c in s.change.change_points:
-            ax.axvline(c.index - 0.5, color=style.OKABE_ITO["vermillion"], linestyle="--",
+            ax.axvline(c.index - 0.5, color=style.GREY, linestyle="--",
                        linewidth=0.9, label="change point" if c is s.change.change_points[0]
                        else None)
         ax.set_xticks(x, [p.label for p in s.points], rotation=90)

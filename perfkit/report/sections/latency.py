@@ -63,47 +63,67 @@ def spectrum_frame(groups: RunGroups, confidence: float = 0.95, seed: int = 0,
     return spectrum(groups, confidence, seed, n_resamples).to_frame()
 
 
-def within_run_table(groups: Mapping[str, Sequence[Run]], q: float = 99.0,
+def within_run_table(groups: RunGroups, q: float = 99.0,
                      confidence: float = 0.95) -> pd.DataFrame:
-    """Each run's percentile with its within-run binomial CI (assumes independent requests)."""
+    """Each run's percentile with its within-run binomial CI (assumes independent requests),
+    in run order.
+
+    ``latency_ms`` is the run's value as the across-run estimate uses it
+    (:meth:`perfkit.analysis.latency.ConfigRuns.values_ms`: the percentile the tool printed,
+    else its histogram's; NaN for a failed run), so a figure draws each run where the analysis
+    puts it. The binomial interval (:func:`perfkit.stats.quantile_ci`) is read from the run's
+    histogram, whose own percentile is ``histogram_latency_ms`` (wrk2's histogram is rebuilt
+    from its printed spectrum, coarser in the tail: 4.91 ms there for a printed 4.72 ms); it
+    is moved to the run's value with its relative width kept (``ci_low_ms``, ``ci_high_ms``),
+    and ``within_run_width_pct`` is that width as a percentage of the value."""
     rows = []
-    for config, runs in groups.items():
-        for run in runs:
-            row = {"config": config, "run_id": run.run_id, "requests_in_histogram": np.nan,
-                   "latency_ms": run.percentiles_ms.get(float(q), np.nan),
-                   "ci_low_ms": np.nan, "ci_high_ms": np.nan}
+    for config in groups.configs:
+        values = config.values_ms(q)
+        statuses = config.statuses(q)
+        for run, value, status in sorted(zip(config.runs, values, statuses, strict=True),
+                                         key=lambda t: _run_order(t[0])):
+            row = {"config": config.label, "run_id": run.run_id, "status": status.status,
+                   "requests_in_histogram": np.nan, "latency_ms": float(value),
+                   "histogram_latency_ms": np.nan, "ci_low_ms": np.nan, "ci_high_ms": np.nan,
+                   "within_run_width_pct": np.nan}
             if run.histogram is not None and run.histogram.total_count:
                 ci = quantile_ci(run.histogram, q, confidence)
+                scale = value / ci.estimate_ms if ci.estimate_ms > 0 else np.nan
                 row.update(requests_in_histogram=float(ci.n_requests),
-                           latency_ms=ci.estimate_ms, ci_low_ms=ci.low_ms,
-                           ci_high_ms=ci.high_ms)
+                           histogram_latency_ms=ci.estimate_ms, ci_low_ms=ci.low_ms * scale,
+                           ci_high_ms=ci.high_ms * scale,
+                           within_run_width_pct=100 * (ci.high_ms - ci.low_ms) / ci.estimate_ms)
             rows.append(row)
     return pd.DataFrame(rows)
 
 
-def spread_summary(within: pd.DataFrame, across: LatencyTable, q: float = 99.0) -> pd.DataFrame:
-    """Per configuration: the median width of the within-run CIs vs the across-run CI width.
+def _run_order(run: Run) -> tuple:
+    return (run.order if run.order is not None else float("inf"), str(run.run_id))
 
-    Both as a ratio ``high / low`` (a multiplicative width); an across-run width far above the
-    within-run one says runs differ by more than request-level noise explains.
-    """
+
+def spread_summary(within: pd.DataFrame, across: LatencyTable, q: float = 99.0) -> pd.DataFrame:
+    """Per configuration: the median width of its runs' within-run CIs vs the width of its
+    across-run CI, each as a percentage of its estimate (0.034 % vs 282 %: printed as
+    percentages, a within-run interval is never rounded to nothing), and how many times wider
+    the across-run one is. An across-run width far above the within-run one says runs differ
+    by more than request-level noise explains."""
     frame = across.to_frame()
     rows = []
     for config, group in within.groupby("config", sort=True):
-        inner = (group["ci_high_ms"] / group["ci_low_ms"]).median()
+        inner = float(group["within_run_width_pct"].median())
         outer_row = frame[(frame["config"] == config) & np.isclose(frame["percentile"], q)]
-        outer = (float(outer_row["ci_high_ms"].iloc[0] / outer_row["ci_low_ms"].iloc[0])
-                 if len(outer_row) else np.nan)
+        outer = (float(100 * (outer_row["ci_high_ms"].iloc[0] - outer_row["ci_low_ms"].iloc[0])
+                       / outer_row["latency_ms"].iloc[0]) if len(outer_row) else np.nan)
         rows.append({"config": config, "percentile": float(q), "n_runs": len(group),
-                     "within_run_width_ratio": float(inner), "across_run_width_ratio": outer})
+                     "within_run_width_pct": inner, "across_run_width_pct": outer,
+                     "across_over_within": outer / inner if inner > 0 else np.nan})
     return pd.DataFrame(rows)
 
 
 def corrected_vs_uncorrected(runs: Sequence[Run]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """wrk2 ``-U`` runs: the audit table and a long spectrum frame (``config`` = corrected or
     uncorrected, per run when there are several)."""
-    with_u = [r for r in runs if r.tool == "wrk2" and (
-        r.uncorrected_histogram is not None or r.uncorrected_percentiles_ms)]
+    with_u = co_runs(runs)
     audit = coordinated_omission(with_u) if with_u else pd.DataFrame()
     rows = []
     for run in with_u:
@@ -193,7 +213,7 @@ def spectrum_figure(spectrum: LatencyTable, by, palette=None):
     frame = spectrum.to_frame()
     fig, ax = plots.figure()
     plots.spectrum(frame, ax, by="config", legend_title=", ".join(by),
-                   palette=palette(spectrum.groups) if palette else None,
+                   palette=palette(spectrum.groups, by) if palette else None,
                    runs=run_spectra(frame, spectrum.groups))
     return fig
 
@@ -215,28 +235,83 @@ def spectrum_alt(spectrum: LatencyTable, where) -> str:
 
 def intervals_figure(within: pd.DataFrame, table: LatencyTable, q: float, by, palette=None,
                      confidence: float = 0.95):
+    """Each run's value (the analysis' per-run value) with its within-run interval, over its
+    configuration's across-run estimate and interval."""
     from perfkit import plots
 
     frame = table.to_frame()
     fig, ax = plots.figure()
+    what = ", ".join(by) or "configuration"
     plots.run_intervals(within, frame[np.isclose(frame["percentile"], q)], ax,
-                        quantity=f"p{q:g} latency", xlabel=plots.label(", ".join(by) or
-                                                                       "configuration", "level"),
-                        palette=palette(within["config"]) if palette else None,
+                        quantity=f"p{q:g} latency",
+                        xlabel=plots.label(f"{what}: its runs in run order", "level"),
+                        palette=palette(within["config"], by) if palette else None,
                         confidence=confidence)
     return fig
 
 
-def co_figure(co_spectrum: pd.DataFrame, palette=None):
-    """The corrected and uncorrected spectra of the wrk2 ``-U`` runs; None without any."""
+def intervals_caption(within: pd.DataFrame, q: float, where, confidence: float) -> str:
+    """What the within-vs-across figure shows, and how narrow the within-run bars are."""
+    width = float(within["within_run_width_pct"].median()) if len(within) else np.nan
+    narrow = (f"; the within-run intervals (median width {width:.2g}% of the value) are "
+              "narrower than the marker, so each is drawn at the bar's minimum size"
+              if np.isfinite(width) and width < NARROW_PCT else "")
+    return (f"p{q:g} at {load_point(where)}: each run's value as the across-run estimate uses "
+            f"it, with its binomial {confidence:.0%} interval (bar; assumes independent "
+            f"requests), over the configuration's across-run estimate (line) and "
+            f"{confidence:.0%} interval (band){narrow}")
+
+
+#: a within-run interval narrower than this percentage of its value is narrower than the
+#: marker on any axis the figure draws (its bar is drawn at the minimum size)
+NARROW_PCT = 1.0
+
+
+def co_runs(runs: Sequence[Run]) -> list[Run]:
+    """The wrk2 ``-U`` runs: those with an uncorrected distribution."""
+    return [r for r in runs if r.tool == "wrk2" and (
+        r.uncorrected_histogram is not None or r.uncorrected_percentiles_ms)]
+
+
+def co_load_text(runs: Sequence[Run]) -> str:
+    """The configuration, load point and n of the ``-U`` runs: ``"n = 1 run, profile default,
+    at 20000 req/s offered, 50 connections"``."""
+    with_u = co_runs(runs)
+    factors = {}
+    for r in with_u:
+        for k, v in ((r.manifest or {}).get("factors") or {}).items():
+            factors.setdefault(k, set()).add(level_text(v))
+    config = ", ".join(f"{k} {'/'.join(sorted(v))}" for k, v in factors.items())
+    points = list(dict.fromkeys(load_point({"target_rate_rps": r.target_rate_rps,
+                                            "connections": r.connections})
+                                for r in with_u))
+    n = len(with_u)
+    return (f"n = {n} run{'s' if n != 1 else ''}" + (f", {config}" if config else "")
+            + f", at {'; '.join(points)}")
+
+
+def co_figure(co_spectrum: pd.DataFrame, runs: Sequence[Run] = ()):
+    """The corrected and uncorrected spectra of the wrk2 ``-U`` runs (black and grey: kinds
+    of measurement, not configurations), the legend naming the load point and n; None without
+    any run."""
     from perfkit import plots
 
     if not len(co_spectrum):
         return None
     fig, ax = plots.figure()
     plots.spectrum(co_spectrum, ax, by="config", low=None, high=None,
-                   palette=palette(co_spectrum["config"]) if palette else None)
+                   palette=plots.style.Neutral.for_labels(co_spectrum["config"]),
+                   legend_title=co_load_text(runs).replace(", at ", ",\nat ") if runs else None,
+                   legend_loc="lower right")
     return fig
+
+
+def co_caption(co: Experiment) -> str:
+    """The caption of the corrected-vs-uncorrected figure: the experiment, and the
+    configuration, load point and n of its runs (:func:`co_load_text`)."""
+    return (f"{co.name}: wrk2 corrected vs uncorrected spectra of the same requests, "
+            f"{co_load_text(co.runs)}; the corrected latency counts from each request's "
+            "scheduled send time, the uncorrected from its actual one")
 
 
 def co_missing(co: Experiment) -> str:

@@ -169,16 +169,27 @@ def runs_meta(exp: Experiment, frame: pd.DataFrame) -> pd.DataFrame:
 
 def drift_frame(experiments: Sequence[Experiment], metric: str) -> pd.DataFrame:
     """Per run: ``experiment, order, cell, residual`` (:func:`perfkit.analysis.drift.residuals`:
-    log metric minus its cell's mean log)."""
+    log metric minus its cell's mean log); ``attrs["experiments"]`` names every experiment
+    given (so an experiment keeps its look in every figure, residuals or not)."""
     parts = []
     for exp in experiments:
         cells = list(exp.factors) + list(LOAD_COLUMNS)
         res = drift.residuals(exp.rows(), metric, cells)
         if len(res):
             parts.append(res.assign(experiment=exp.name))
-    if not parts:
-        return pd.DataFrame(columns=["experiment", "order", "cell", "residual"])
-    return pd.concat(parts, ignore_index=True)[["experiment", "order", "cell", "residual"]]
+    cols = ["experiment", "order", "cell", "residual"]
+    frame = pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
+    frame.attrs["experiments"] = [e.name for e in experiments]
+    return frame
+
+
+def experiment_looks(names: Sequence[str]):
+    """The look of each experiment in the overview's figures: black and greys
+    (:class:`perfkit.plots.style.Neutral`; an experiment is not a configuration), from the
+    names of every experiment on the page, so each keeps its look in every figure."""
+    from perfkit.plots.style import Neutral
+
+    return Neutral.for_labels(names)
 
 
 def drift_trend(residuals: pd.DataFrame, confidence: float = 0.95,
@@ -228,12 +239,13 @@ def _drift_answer(trend: pd.DataFrame) -> Answer:
 
 
 # -- figures (a notebook cell is a call and a display) ------------------------------------------
-def quality_figure(quality: QualityTable, palette=None):
-    """Failed requests and generator CPU per run in run order, with the flags' thresholds."""
+def quality_figure(quality: QualityTable):
+    """Failed requests and generator CPU per run in run order, with the flags' thresholds;
+    experiments in black and greys (an experiment is not a configuration)."""
     from perfkit import plots
 
     points = quality_points(quality.to_frame())
-    pal = palette(points["experiment"]) if palette else None
+    pal = experiment_looks(quality.experiments)
     fig, axes = plots.figure(nrows=2, height_in=3.6, sharex=True)
     plots.points(points, axes[0], "order", "error_percent", "",
                  plots.label("failed requests", "%"), by="experiment",
@@ -256,9 +268,10 @@ def locust_figure(series: pd.DataFrame, palette=None):
 
     if not len(series):
         return None
-    pal = palette(series["config"]) if palette else None
+    columns = list(series.attrs.get("columns", []))
+    pal = palette(series["config"], columns) if palette else None
     fig, axes = plots.figure(nrows=3, height_in=4.6, sharex=True)
-    title = ", ".join(series.attrs.get("columns", [])) or None
+    title = ", ".join(columns) or None
     plots.timeseries(series, axes[0], "elapsed_s", "throughput_smoothed_rps", "",
                      plots.label("throughput", "req/s"), by="config", legend="figure",
                      legend_title=title, palette=pal)
@@ -269,10 +282,13 @@ def locust_figure(series: pd.DataFrame, palette=None):
     return fig
 
 
-def drift_figure(residuals: pd.DataFrame, palette=None):
+def drift_figure(residuals: pd.DataFrame):
+    """Residuals against run order, one running median per experiment; experiments in black
+    and greys (an experiment is not a configuration)."""
     from perfkit import plots
 
     fig, ax = plots.figure(height_in=3.2)
     plots.drift(residuals, ax, by="experiment", ylabel=plots.label("residual", "log ratio"),
-                palette=palette(residuals["experiment"]) if palette else None)
+                palette=experiment_looks(residuals.attrs.get("experiments")
+                                         or residuals["experiment"]))
     return fig

@@ -4,7 +4,8 @@ Open-loop runs (wrk2 at fixed offered rates) answer "how does latency grow with 
 rate, and up to which rate is the SLO met"; closed-loop runs (wrk connections, Locust users)
 answer "how does throughput scale with concurrency". The analysis is
 :mod:`perfkit.analysis.scaling` (the same calls as ``perfkit scaling``); this module shapes it
-for the page and the plots. The heat map draws the SLO verdicts' estimates, so a cell holds the
+for the page, and :mod:`perfkit.report.sections.scaling_figures` (re-exported here) for the
+plots. The heat map draws the SLO verdicts' estimates, so a cell holds the
 number the SLO table and the latency page give for it. Without a closed-loop experiment the
 model functions take None and return None (nothing to show).
 """
@@ -15,13 +16,11 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from perfkit.analysis import RunSet, metric
 from perfkit.analysis.scaling import (
     MODEL_NAMES,
-    ScalingResult,
     ScalingTable,
     SloTable,
     scaling_fits,
@@ -32,6 +31,24 @@ from perfkit.formatting import fmt_ci
 from perfkit.model import percentile_column
 from perfkit.report.nb import Answer
 from perfkit.report.sections.common import Experiment, config_labels, load_experiment
+from perfkit.report.sections.scaling_figures import (  # noqa: F401  (the notebook's names)
+    STATUS_HATCH_WORDS,
+    STATUS_ORDER,
+    heat_marks,
+    heat_tables,
+    heatmap_caption,
+    heatmap_figure,
+    latency_figure,
+    littles_figure,
+    littles_points,
+    model_frames,
+    models_figure,
+    scaling_curve,
+    throughput_caption,
+    throughput_figure,
+    verdict_points,
+    with_status,
+)
 
 
 def runs_with_config(exp: Experiment, by: Sequence[str],
@@ -72,42 +89,6 @@ def _missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
-# -- heat map -----------------------------------------------------------------------------------
-def heat_tables(slo_table: SloTable, rows: str = "connections", cols: str = "rate_rps"
-                ) -> dict[str, pd.DataFrame]:
-    """The SLO verdicts' estimates (``estimate_ms``: the median run's percentile, under the
-    run-status rule) on a ``rows`` x ``cols`` grid, one grid per configuration of the SLO
-    table's other columns (``"all runs"`` without any)."""
-    verdicts = slo_table.verdicts_frame()
-    if not len(verdicts):
-        return {}
-    split = [c for c in (slo_table.brackets[0].by if slo_table.brackets else ()) if c != rows]
-    labels = config_labels(verdicts, split) if split else pd.Series("all runs",
-                                                                    index=verdicts.index)
-    if rows not in verdicts:
-        verdicts = verdicts.assign(**{rows: "all"})
-    out = {}
-    for key in sorted(set(labels)):
-        grid = verdicts[labels == key].pivot(index=rows, columns=cols, values="estimate_ms")
-        grid.index = [_whole(v) for v in grid.index]
-        grid.columns = [_whole(v) for v in grid.columns]
-        out[key] = grid
-    return out
-
-
-def _whole(v: Any) -> Any:
-    return int(v) if isinstance(v, float) and v.is_integer() else v
-
-
-def heatmap_caption(slo_table: SloTable) -> str:
-    split = [c for c in (slo_table.brackets[0].by if slo_table.brackets else ())
-             if c != "connections"]
-    per = f", per {', '.join(split)}" if split else ""
-    return (f"p{slo_table.percentile:g} over connections x offered rate{per}: the SLO "
-            "verdicts' estimate in each cell (the median run's percentile), one log colour "
-            "scale")
-
-
 # -- scalability models ----------------------------------------------------------------------
 def fits(rows: RunSet, by: Sequence[str], confidence: float = 0.95, alpha: float = 0.05,
          n_resamples: int = 1000, seed: int = 0,
@@ -141,41 +122,6 @@ def threats(exp: Experiment, closed: Experiment | None) -> list[str]:
     return _threats([e for e in (exp, closed) if e is not None])
 
 
-def model_frames(table: ScalingTable, points: int = 200
-                 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """For :func:`perfkit.plots.model_curves`: the runs (``config, n, x``), the fitted curves
-    (``config, n, fit``) and the claimed peaks (``config, n_star, n_star_low, n_star_high``)."""
-    runs, curves, peaks = [], [], []
-    for r in table.results:
-        f = r.rows.frame
-        runs.append(pd.DataFrame({"config": r.label, "n": f[r.n_column].astype(float),
-                                  "x": f[r.metric.name].astype(float)}))
-        if r.fit is None:
-            continue
-        curve = scaling_curve(r, points)
-        curve.insert(0, "config", r.label)
-        curves.append(curve)
-        if r.fit.n_star is not None:
-            lo, hi = r.fit.n_star_ci or (math.nan, math.nan)
-            peaks.append({"config": r.label, "n_star": r.fit.n_star, "n_star_low": lo,
-                          "n_star_high": hi})
-    return (pd.concat(runs, ignore_index=True) if runs else
-            pd.DataFrame(columns=["config", "n", "x"]),
-            pd.concat(curves, ignore_index=True) if curves else
-            pd.DataFrame(columns=["config", "n", "fit"]),
-            pd.DataFrame(peaks, columns=["config", "n_star", "n_star_low", "n_star_high"]))
-
-
-def scaling_curve(result: ScalingResult, points: int = 200) -> pd.DataFrame:
-    """The fitted curve over the observed concurrency range (``n, fit``)."""
-    n_max = float(result.rows.frame[result.n_column].max())
-    if result.fit is not None and result.fit.n_star:
-        n_max = max(n_max, 1.2 * result.fit.n_star)
-    n = np.geomspace(1.0, max(n_max, 1.0), points)
-    fit = result.fit.predict(n) if result.fit is not None else np.full(points, np.nan)
-    return pd.DataFrame({"n": n, "fit": fit})
-
-
 def models_caption(table: ScalingTable | None) -> str:
     """One sentence per configuration: the model fitted and whether a peak is claimed."""
     parts = []
@@ -184,17 +130,6 @@ def models_caption(table: ScalingTable | None) -> str:
         peak = "" if r.fit is None or r.fit.n_star is None else f", N* = {r.fit.n_star:.0f}"
         parts.append(f"{r.label}: {model}{peak}.")
     return " ".join(parts)
-
-
-def littles_points(table: ScalingTable) -> pd.DataFrame:
-    """Per run: configured vs implied concurrency (``config, concurrency,
-    implied_concurrency``), for the Little's-law plot: the analysis result's per-run check
-    (:meth:`ScalingTable.littles_runs_frame`, with the think time it was given)."""
-    parts = []
-    for r in table.results:
-        if len(r.littles_runs):
-            parts.append(r.littles_runs.assign(config=r.label))
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 # -- answers ---------------------------------------------------------------------------------
@@ -220,93 +155,6 @@ def answers(slo_table: SloTable | None, table: ScalingTable | None) -> list[Answ
                               MODEL_NAMES.get(r.model, "no model"), f"{len(r.rows)} runs",
                               (r.reason,)))
     return out
-
-
-# -- figures (a notebook cell is a call and a display) ------------------------------------------
-def heatmap_figure(grids: Mapping[str, pd.DataFrame], percentile: float):
-    """One heat map panel (connections x offered rate) per level of the split column, on one
-    shared log colour scale, each cell's value printed."""
-    from perfkit import plots
-
-    fig, axes = plots.figure(nrows=len(grids), height_in=1.2 + 1.5 * len(grids))
-    plots.heatmaps(grids, axes, plots.label("offered rate", "req/s"),
-                   plots.label("connections", "count"), plots.label(f"p{percentile:g}", "ms"))
-    return fig
-
-
-def models_figure(table: ScalingTable | None, by: Sequence[str], palette=None):
-    """Every run's throughput against its concurrency, with each configuration's fitted model
-    and its claimed peak (None without a table)."""
-    from perfkit import plots
-
-    if table is None:
-        return None
-    points, curves, peaks = model_frames(table)
-    fig, ax = plots.figure(height_in=2.9)
-    plots.model_curves(points, curves, ax, "n", "x", plots.label(table.n_column, "count"),
-                       plots.label("throughput", "req/s"), peaks=peaks,
-                       legend_title=", ".join(by) or None,
-                       palette=palette(points["config"]) if palette else None)
-    return fig
-
-
-def littles_figure(table: ScalingTable | None, palette=None):
-    """Little's law: the concurrency X x (R + Z) implied by each run against the configured
-    one (None without a table)."""
-    from perfkit import plots
-
-    if table is None:
-        return None
-    points = littles_points(table)
-    fig, ax = plots.figure()
-    plots.load_curve(points, ax, "concurrency", "implied_concurrency",
-                     plots.label("concurrency N", "count"),
-                     plots.label("X x (R + Z)", "requests"), by="config", identity=True,
-                     identity_label="X x (R + Z) = N",
-                     palette=palette(points["config"]) if palette else None)
-    return fig
-
-
-def throughput_figure(frame: pd.DataFrame, by: Sequence[str], palette=None):
-    from perfkit import plots
-
-    fig, ax = plots.figure()
-    plots.load_curve(frame, ax, "target_rate_rps", "throughput_rps",
-                     plots.label("offered rate", "req/s"),
-                     plots.label("achieved throughput", "req/s"), by="config", identity=True,
-                     legend_title=", ".join(by),
-                     palette=palette(frame["config"]) if palette else None)
-    return fig
-
-
-def verdict_points(slo_table: SloTable, frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
-    """The SLO verdicts' estimates and intervals per configuration and rate, labelled as the
-    runs frame's ``config`` (what the latency figure draws over the runs)."""
-    verdicts = slo_table.verdicts_frame()
-    if not len(verdicts):
-        return verdicts
-    verdicts = verdicts.rename(columns={"rate_rps": "target_rate_rps"})
-    verdicts.insert(0, "config", config_labels(verdicts, list(by)).to_numpy())
-    return verdicts
-
-
-def latency_figure(frame: pd.DataFrame, by: Sequence[str], percentile: float, slo_ms: float,
-                   slo_table: SloTable | None = None, palette=None):
-    """Every run's percentile against the offered rate, with the SLO line and, when given, the
-    SLO verdicts' across-run estimates and intervals (the numbers the bracket rests on)."""
-    from perfkit import plots
-
-    summary = verdict_points(slo_table, frame, by) if slo_table is not None else None
-    fig, ax = plots.figure()
-    plots.load_curve(frame, ax, "target_rate_rps", percentile_col(percentile),
-                     plots.label("offered rate", "req/s"),
-                     plots.label(f"p{percentile:g} latency", "ms"), by="config", slo=slo_ms,
-                     slo_label=f"SLO {slo_ms:g} ms", legend_title=", ".join(by),
-                     palette=palette(frame["config"]) if palette else None, summary=summary,
-                     estimate="estimate_ms" if summary is not None else None,
-                     low="ci_low_ms" if summary is not None else None,
-                     high="ci_high_ms" if summary is not None else None)
-    return fig
 
 
 def present_slo(table: SloTable):
