@@ -179,8 +179,9 @@ def _ab_answer(table: ComparisonTable) -> Answer:
 def forest_figure(result: FactorialResult, palette=None, threshold: float | None = None):
     """The forest plot of ``result``'s effects: filled markers are the significant ones, rows
     in labelled blocks per load level, values printed, the practical ``threshold`` (±, e.g.
-    0.05) shaded; ``palette`` maps labels to :class:`perfkit.plots.Palette`
-    (``Report.palette``)."""
+    0.05) shaded. ``palette`` is accepted for the notebook's uniform call and not used: the
+    rows are effects and load levels, never configurations, so they take no configuration
+    colour (:mod:`perfkit.plots.palette`)."""
     from perfkit import plots
 
     rows = forest_rows(result)
@@ -188,7 +189,7 @@ def forest_figure(result: FactorialResult, palette=None, threshold: float | None
     fig, ax = plots.figure(height_in=plots.forest_height_in(len(rows), len(levels)))
     plots.forest(rows, ax, plots.label(f"effect on {result.metric.label}", "ratio"),
                  label="label", by="level", legend_title=", ".join(result.per) or None,
-                 significant="significant", palette=palette(levels) if palette else None,
+                 significant="significant",
                  threshold=threshold)
     return fig
 
