@@ -8,8 +8,10 @@ tests/test_plots_rules.py and tests/test_report.py; here they are checked on the
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -241,3 +243,45 @@ def test_item09_a_wide_drift_interval_is_inconclusive_and_aa_rates_have_no_inter
                                            ["latency_p99_ms"])
     assert not any("ci" in c for c in result.to_frame().columns)
     assert any("carries no interval" in w for w in result.warnings)
+
+
+# == the second review (Methods and threats) ====================================================
+def _configs(name: str) -> dict[str, Counter]:
+    """Per server profile: its recorded nginx config's directive lines (comments, blank lines
+    and lone braces left out), counted, read straight from the manifests with json."""
+    out: dict[str, Counter] = {}
+    for path in sorted((DATA / name).glob("runs/*/manifest.json")):
+        server = json.loads(path.read_text())["server"]
+        lines = [" ".join(ln.split()) for ln in server["config_text"].splitlines()
+                 if ln.strip() and not ln.strip().startswith("#")]
+        out.setdefault(server["profile"], Counter(ln for ln in lines if ln not in "{}"))
+    return out
+
+
+@pytest.mark.parametrize("name", ["seeds-keepalive", "seeds-backlog", "seeds-cache",
+                                  "demo-wrk-factorial"])
+def test_review2_item01_config_diffs_are_two_sided_and_name_each_lines_side(name):
+    configs = _configs(name)
+    (text,) = [t.text for t in threats(load_experiment(DATA / name)) if t.kind == "configs"]
+    pairs = text.split("(each line named by the profile that has it): ", 1)[1].rstrip(".")
+    shown = 0
+    for part in pairs.split(" | "):
+        a, rest = part.split(" vs ", 1)
+        b, body = rest.split(": ", 1)
+        first = body.split(f"only in {b}: ")[0]
+        second = body.split(f"only in {b}: ")[1]
+        for side, mine, other in ((first, a, b), (second, b, a)):
+            extra = configs[mine] - configs[other]
+            for line, n in extra.items():
+                assert f"`{line}`" + (f" (x{n})" if n > 1 else "") in side, (mine, line)
+                shown += 1
+            for line in configs[other] - configs[mine]:
+                assert f"`{line}`" not in side, (mine, line)
+    assert shown
+    if name == "seeds-keepalive":  # the reviewer's pair: client keepalive on both sides
+        assert "`keepalive_timeout 300;`" in text and "`keepalive_timeout 65;`" in text
+        assert "`proxy_set_header Connection \"\";` (x3)" in text
+    if name == "seeds-backlog":
+        assert "backlog=8;`" in text and "backlog=32768;`" in text
+    if name == "seeds-cache":
+        assert "proxy_cache_path /dev/shm/" in text and "proxy_cache_path /tmp/" in text

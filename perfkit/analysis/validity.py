@@ -4,7 +4,8 @@
 numbers: client and server sharing a host, a load generator busy enough to be the thing
 measured, generator CPU not recorded, runs too short for wrk2's calibration (its histogram
 then covers only the end of each run), the server and workload as recorded (nginx version,
-profiles, URL, response size), blocks that differ while an analysis ignores them, and
+profiles, URL, response size), how the profiles' recorded configurations differ
+(:mod:`perfkit.analysis.configs`), blocks that differ while an analysis ignores them, and
 :func:`value_caps`: latencies sitting exactly on a known timeout (a retransmission or the
 tool's timeout, not service time). Each threat is one sentence that names its evidence.
 """
@@ -18,6 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from perfkit.analysis.configs import config_diffs
 from perfkit.analysis.experiment import Experiment, RunSet
 from perfkit.analysis.provenance import Provenance, provenance
 from perfkit.analysis.runstatus import GENERATOR_BUSY
@@ -77,9 +79,9 @@ def threats(exp: Experiment, p: Provenance | None = None) -> list[Threat]:
                       f"{', '.join(p.urls) or 'URL not recorded'}{_body(exp)}."))
     diffs = config_diffs(exp)
     if diffs:
-        out.append(Threat("configs", f"{exp.name}: what each profile changes in the rendered "
-                          "nginx configuration (as recorded in the manifests): " + "; ".join(
-                              f"{prof}: {', '.join(lines)}" for prof, lines in diffs.items())))
+        out.append(Threat("configs", f"{exp.name}: how the server configurations differ, pair "
+                          "by pair, as the manifests record them (each line named by the "
+                          "profile that has it): " + " | ".join(d.text() for d in diffs) + "."))
     cells = [c for c in (*exp.factors, "connections", "users", "target_rate_rps")
              if c in exp.frame]
     effect = block_effect(exp.rows(), "throughput_rps", cells)
@@ -110,29 +112,6 @@ def _drift(exp: Experiment, cells: list[str]) -> list[Threat]:
                    + "; ".join(found) + ". Randomized order keeps drift from biasing the "
                    "comparisons, but it widens every interval; unrandomized comparisons "
                    "(history, gates) would mistake it for a change.")]
-
-
-def config_diffs(exp: Experiment, limit: int = 6) -> dict[str, list[str]]:
-    """Per server profile: the nginx config lines (directives) not in the first profile's,
-    from the rendered configs the manifests record (comments and paths left out)."""
-    configs: dict[str, set[str]] = {}
-    for run in exp.rows().runs:
-        server = (run.manifest or {}).get("server") or {}
-        text, profile = server.get("config_text"), server.get("profile")
-        if text and profile and profile not in configs:
-            configs[profile] = {" ".join(ln.split()) for ln in text.splitlines()
-                                if ln.strip() and not ln.strip().startswith("#")
-                                and "temp_path" not in ln and "listen" not in ln}
-    if len(configs) < 2:
-        return {}
-    first, *rest = configs
-    out = {}
-    for prof in rest:
-        extra = sorted(configs[prof] - configs[first])
-        if extra:
-            out[f"{prof} vs {first}"] = extra[:limit] + ([f"... {len(extra) - limit} more"]
-                                                         if len(extra) > limit else [])
-    return out
 
 
 def _span(values) -> str:
