@@ -69,3 +69,27 @@ def test_methods_numbers_are_the_manifests(paragraphs, name):
         levels = load.get(column)
         for c in levels if isinstance(levels, list) else [levels] if levels else []:
             assert re.search(rf"{column} [^;]*\b{c}\b", text), (column, c)
+
+
+def test_namespaced_arms_report_the_somaxconn_they_ran_with():
+    """seeds-backlog runs every arm in a network namespace of its own: the host's somaxconn
+    (4096) is not what they ran with; each arm's namespace value is (read from the manifests)."""
+    from perfkit.analysis import load_experiment
+    from perfkit.analysis.provenance import provenance
+    from perfkit.report.methods import methods_paragraph
+
+    name = "seeds-backlog"
+    text = methods_paragraph(provenance(load_experiment(DATA / name)))
+    servers = [m["server"] for m in _manifests(name)]
+    assert all(s["netns"] for s in servers)
+    by_value: dict[int, set[str]] = {}
+    for s in servers:
+        by_value.setdefault(s["somaxconn"], set()).add(s["profile"])
+    assert by_value.keys() == {128, 32768}
+    inside = text.split("in each namespace:", 1)[1]
+    for value, profiles in by_value.items():
+        assert f"net.core.somaxconn {value} (" in inside or f", {value} (" in inside, value
+        m = re.search(rf"\b{value} \(([^)]*)\)", inside)
+        assert m and set(m.group(1).split(", ")) == profiles, (value, profiles)
+    host = _manifests(name)[0]["sysctls"]["net.core.somaxconn"]
+    assert f"net.core.somaxconn = {host}" in text and "do not apply to them" in text

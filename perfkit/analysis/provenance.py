@@ -5,8 +5,10 @@ threats-to-validity list are written from (never typed by hand).
 the design (factors and levels, load levels, repetitions, randomization and blocking, seed,
 warm-up, pause, duration), the tools with their exact versions and an argv template (the
 parts that vary between runs shown as ``{connections}``...), the host (CPUs, kernel, the
-sysctls recorded), the server (nginx version, profiles), the generator's CPU, and the runs'
-statuses (failed, saturated, in doubt) under the one rule of :mod:`perfkit.analysis.runstatus`.
+sysctls recorded), the network namespaces a server ran in (whose ``net.core.somaxconn``
+replaces the host's, and the accept queue the kernel granted), the server (nginx version,
+profiles), the generator's CPU, and the runs' statuses (failed, saturated, in doubt) under
+the one rule of :mod:`perfkit.analysis.runstatus`.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ class Provenance:
     durations_s: tuple[float, ...]
     host: Mapping[str, Any]
     sysctls: Mapping[str, tuple[str, ...]]
+    namespaces: Mapping[str, Mapping[str, str]]  # profile -> settings inside its netns
+    n_namespaced: int  # runs whose server ran in a network namespace of its own
     nginx_versions: tuple[str, ...]
     profiles: tuple[str, ...]
     urls: tuple[str, ...]
@@ -86,6 +90,8 @@ def provenance(exp: Experiment) -> Provenance:
         pause_s=_seconds(design.get("pause")),
         durations_s=tuple(sorted({float(d) for d in rows.frame["duration_s"].dropna()})),
         host=_host(manifests), sysctls=_sysctls(manifests),
+        namespaces=_namespaces(manifests),
+        n_namespaced=sum(1 for m in manifests if (m.get("server") or {}).get("netns")),
         nginx_versions=tuple(sorted({str(v) for m in manifests
                                      if (v := (m.get("server") or {}).get("nginx_version"))})),
         profiles=tuple(sorted({str(p) for m in manifests
@@ -156,6 +162,31 @@ def _sysctls(manifests: list[Mapping]) -> dict[str, tuple[str, ...]]:
             if v not in (None, ""):
                 out.setdefault(k, set()).add(str(v))
     return {k: tuple(sorted(v)) for k, v in sorted(out.items())}
+
+
+def _namespaces(manifests: list[Mapping]) -> dict[str, dict[str, str]]:
+    """Per server profile run in a network namespace of its own (``server.netns``): the
+    namespace's ``net.core.somaxconn`` as the testbed read it, the listen backlog nginx asked
+    for and the accept queue the kernel granted (``ss``'s cap, else min of the two)."""
+    found: dict[str, dict[str, set]] = {}
+    for m in manifests:
+        server = m.get("server") or {}
+        if not server.get("netns"):
+            continue
+        values = {"net.core.somaxconn": server.get("somaxconn"),
+                  "listen backlog": server.get("backlog"),
+                  "accept queue": server.get("accept_queue_max",
+                                             server.get("effective_backlog"))}
+        into = found.setdefault(str(server.get("profile") or "?"), {})
+        for k, v in values.items():
+            if v not in (None, ""):
+                into.setdefault(k, set()).add(str(v))
+    return {prof: {k: " | ".join(sorted(v, key=_natural)) for k, v in vals.items()}
+            for prof, vals in found.items()}
+
+
+def _natural(text: str) -> tuple:
+    return (0, float(text), "") if re.fullmatch(r"-?\d+(\.\d+)?", text) else (1, 0.0, text)
 
 
 def _randomization(design: Mapping, frame) -> str:

@@ -76,7 +76,31 @@ def host_sentence(p: Provenance) -> str:
     cpu_use = (f"generator CPU recorded for {p.generator_cpu_known} of {p.n_runs} runs{busy}"
                if p.generator_cpu_known else "generator CPU not recorded")
     return (f"Host: {cpu}{mem}, {os_}; {where}; {cpu_use}."
-            + (f" Kernel settings recorded: {sysctls}." if sysctls else ""))
+            + (f" Kernel settings recorded on the host: {sysctls}." if sysctls else "")
+            + namespace_sentence(p))
+
+
+def namespace_sentence(p: Provenance) -> str:
+    """The settings the runs in a network namespace actually ran with (the namespace's
+    ``net.core.somaxconn`` replaces the host's)."""
+    if not p.namespaces:
+        return ""
+    every = "All" if p.n_namespaced == p.n_runs else f"{p.n_namespaced} of"
+    keys = list(dict.fromkeys(k for v in p.namespaces.values() for k in v))
+    parts = []
+    for key in keys:
+        by_value: dict[str, list[str]] = {}
+        for prof, values in p.namespaces.items():
+            if key in values:
+                by_value.setdefault(values[key], []).append(prof)
+        parts.append(f"{key} " + ", ".join(f"{v} ({', '.join(profs)})"
+                                           for v, profs in by_value.items()))
+    host = [f"{k} = {' | '.join(v)}" for k, v in p.sysctls.items() if k.startswith("net.")]
+    note = (f": the host's network settings ({'; '.join(host)}) do not apply to them"
+            if host else "")
+    return (f" {every} {p.n_runs} runs ran server and load generator in a network namespace "
+            f"of their own, which has its own network settings{note}; the testbed recorded, "
+            f"in each namespace: {'; '.join(parts)}.")
 
 
 def exclusions_sentence(p: Provenance) -> str:
