@@ -285,3 +285,45 @@ def test_review2_item01_config_diffs_are_two_sided_and_name_each_lines_side(name
         assert "backlog=8;`" in text and "backlog=32768;`" in text
     if name == "seeds-cache":
         assert "proxy_cache_path /dev/shm/" in text and "proxy_cache_path /tmp/" in text
+
+
+def _blocks(exp, analyses=()) -> str:
+    (text,) = [t.text for t in threats(exp, analyses=analyses) if t.kind == "blocks"]
+    return text
+
+
+def test_review2_item03_the_block_threat_names_the_analyses_that_ignore_blocks(factorial):
+    rows = factorial.rows()
+    ab = effects.ab_tables(rows, ["keepalive", "cache"], ["latency_p99_ms", "throughput_rps"],
+                           "connections", 0.05, 0.95)
+    fits = effects.factorials(rows, ["keepalive", "cache"], ["latency_p99_ms", "throughput_rps"],
+                              "connections", 0.95, 0.05)
+    text = _blocks(factorial, [*ab, *fits])
+    assert "scalability fit" not in text and "SLO bracket" not in text  # neither runs here
+    blind, modelled = text.split("ignoring blocks", 1)[1].split("modelling blocks", 1)
+    assert "Mann-Whitney comparisons (p99 latency, throughput)" in blind
+    assert all(r.block == "block" for r in fits) and "factorial effects" in modelled
+    # without the page's analyses (the overview) no analysis is named as ignoring blocks
+    generic = _blocks(factorial)
+    assert "scalability fit" not in generic and "SLO bracket" not in generic
+    aa_exp = load_experiment(DATA / "demo-aa")
+    result = aa_calibration.aa_calibration(aa_exp.rows(), "arm", ["latency_p99_ms"])
+    assert "A/A false-positive rates" in _blocks(aa_exp, [result]).split("ignoring blocks")[1]
+
+
+def test_review2_item03_the_seeds_compares_and_the_scaling_fit_are_named(sweep):
+    from perfkit.report.sections import seeds
+
+    analysis = seeds.analyse(str(DATA))
+    cache = load_experiment(DATA / "seeds-cache")
+    reps = [r for r in analysis.replications if r.link.experiment == "seeds-cache"]
+    assert reps
+    text = _blocks(cache, reps)
+    assert all(f"claim {r.link.claim_id}" in text for r in reps) and "Mann-Whitney" in text
+    assert "scalability fit" not in text and "SLO bracket" not in text
+    closed = load_experiment(DATA / "demo-wrk-connections")
+    fits = scaling.closed_models(closed, {}, ["profile"], 0.95, 0.05, 50, 1)
+    slo = scaling.slo(sweep.rows(), ["profile", "connections"], 5.0, 99.0, 0.95, 1, 100)
+    (shown,) = [t for t in scaling.threats(sweep, closed, slo, fits) if "between blocks" in t]
+    assert shown.startswith("demo-wrk-connections") and "the scalability fit" in shown
+    assert "SLO bracket" not in shown  # the SLO bracket is on the sweep, which has no blocks

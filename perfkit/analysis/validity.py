@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,8 +49,11 @@ class Threat:
     text: str
 
 
-def threats(exp: Experiment, p: Provenance | None = None) -> list[Threat]:
-    """The threats to validity of ``exp`` (see the module docstring)."""
+def threats(exp: Experiment, p: Provenance | None = None,
+            analyses: Sequence[Any] = ()) -> list[Threat]:
+    """The threats to validity of ``exp`` (see the module docstring); ``analyses`` are the
+    results of the analyses run on ``exp`` where these threats are shown (the block threat
+    names those that ignore blocks, :func:`block_treatment`)."""
     p = p or provenance(exp)
     out: list[Threat] = []
     if p.same_host:
@@ -88,11 +93,61 @@ def threats(exp: Experiment, p: Provenance | None = None) -> list[Threat]:
     if effect is not None and effect[1] < 0.05:
         out.append(Threat("blocks", f"{exp.name}: throughput differs between blocks (run "
                           f"order) by up to {effect[0]:.0%} after removing the cells' means "
-                          f"(p = {effect[1]:.2g}): an analysis that ignores blocks (the "
-                          "scalability fit, the SLO bracket) counts this drift as noise."))
+                          f"(p = {effect[1]:.2g}): {_blocks_use(analyses)}."))
     out += [Threat("value-cap", t) for t in value_caps(exp.rows(), exp.name)]
     out += _drift(exp, cells)
     return out
+
+
+def block_treatment(result: Any) -> tuple[str, str, bool] | None:
+    """How an analysis result treats an experiment's blocks: ``(what it is, of what, whether
+    it models them)``; None for a result that is not about runs in blocks. A Mann-Whitney
+    comparison, the A/A splits, the SLO bracket, the across-run percentile intervals and the
+    scalability fit pool the runs of all blocks; the factorial analysis fits block as a
+    nuisance term when the design has blocks."""
+    from perfkit.analysis.aa import AAResult
+    from perfkit.analysis.compare import ComparisonTable
+    from perfkit.analysis.effects import FactorialResult
+    from perfkit.analysis.latency import LatencyTable
+    from perfkit.analysis.scaling import ScalingTable, SloTable
+    from perfkit.analysis.seeds import Replication
+
+    if isinstance(result, Replication):
+        return "the Mann-Whitney comparisons", f"claim {result.link.claim_id}", False
+    if isinstance(result, ComparisonTable):
+        return "the Mann-Whitney comparisons", result.metric.label, False
+    if isinstance(result, AAResult):
+        return "the A/A false-positive rates (Mann-Whitney over random splits)", "", False
+    if isinstance(result, FactorialResult):
+        return "the factorial effects", result.metric.label, result.block is not None
+    named = {SloTable: "the SLO bracket", ScalingTable: "the scalability fit",
+             LatencyTable: "the across-run percentile intervals"}
+    return next(((name, "", False) for kind, name in named.items() if isinstance(result, kind)),
+                None)
+
+
+def _blocks_use(analyses: Sequence[Any]) -> str:
+    """What the block difference means for the analyses given (see :func:`threats`)."""
+    found = [t for t in map(block_treatment, analyses) if t is not None]
+    if not found:
+        return ("an analysis of these runs that ignores blocks (a rank test or a model fitted "
+                "to every run) counts this drift as noise; the pages that analyse them name "
+                "theirs")
+    parts = []
+    for models, words in ((False, "ignoring blocks, so counting this drift as noise (wider "
+                                  "intervals)"),
+                          (True, "modelling blocks as a nuisance term, so the shift "
+                                 "between blocks leaves their error")):
+        kinds: dict[str, list[str]] = {}
+        for kind, of, m in found:
+            if m == models:
+                kinds.setdefault(kind, [])
+                if of and of not in kinds[kind]:
+                    kinds[kind].append(of)
+        if kinds:
+            names = [k + (f" ({', '.join(of)})" if of else "") for k, of in kinds.items()]
+            parts.append(f"{words}: {'; '.join(names)}")
+    return "analyses here " + "; analyses ".join(parts)
 
 
 def _drift(exp: Experiment, cells: list[str]) -> list[Threat]:

@@ -7,7 +7,8 @@ turns configurations into legend labels.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -60,15 +61,27 @@ def methods(experiments: Sequence[Experiment], analyses: Sequence[str] = ()) -> 
     return {exp.name: record(provenance(exp), analyses) for exp in experiments}
 
 
-def threats(experiments: Sequence[Experiment]) -> list[str]:
-    """Threats to validity of the experiments shown, one sentence each, from their manifests."""
+def threats(experiments: Sequence[Experiment],
+            analyses: Mapping[str, Sequence[Any]] | None = None) -> list[str]:
+    """Threats to validity of the experiments shown, one sentence each, from their manifests;
+    ``analyses``: per experiment name, the results of the analyses the page ran on it (the
+    threats name those that ignore blocks)."""
     from perfkit.analysis.validity import threats as _threats
 
     seen: dict[str, None] = {}
     for exp in experiments:
-        for t in _threats(exp):
+        for t in _threats(exp, analyses=(analyses or {}).get(exp.name, ())):
             seen.setdefault(t.text, None)
     return list(seen)
+
+
+def calibration_threats(calibration: Any) -> list[str]:
+    """The threats of a page's A/A experiment (an object with ``experiment`` and ``result``,
+    :class:`perfkit.report.sections.aa.Calibration`), naming its analysis; none without one."""
+    if calibration is None:
+        return []
+    exp = calibration.experiment
+    return threats([exp], {exp.name: [calibration.result]})
 
 
 def runs_table(rows) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -134,11 +134,16 @@ def closed_models(closed: Experiment | None, select: Mapping[str, Any] | None,
     return fits(closed.rows(select), by, confidence, alpha, n_resamples, seed, think_time_ms)
 
 
-def threats(exp: Experiment, closed: Experiment | None) -> list[str]:
-    """The threats to validity of the experiments on this page."""
+def threats(exp: Experiment, closed: Experiment | None, slo_table: SloTable | None = None,
+            models: ScalingTable | None = None) -> list[str]:
+    """The threats to validity of the experiments on this page, naming the analyses run on
+    each (the SLO bracket on ``exp``, the scalability fit on ``closed``)."""
     from perfkit.report.sections.common import threats as _threats
 
-    return _threats([e for e in (exp, closed) if e is not None])
+    analyses = {exp.name: [slo_table] if slo_table is not None else []}
+    if closed is not None:
+        analyses[closed.name] = [models] if models is not None else []
+    return _threats([e for e in (exp, closed) if e is not None], analyses)
 
 
 def model_frames(table: ScalingTable, points: int = 200
