@@ -139,7 +139,9 @@ class ScalingTable:
                 "Scalability Law (Gunther 2007) with four or more concurrency levels, Amdahl's "
                 "law with three, fitted by bounded nonlinear least squares to every run (not "
                 f"to means), with {self.confidence:.0%} wild bootstrap-t intervals "
-                f"({self.n_resamples} resamples, seed {self.seed}); a peak concurrency N* is "
+                f"({self.n_resamples} resamples, seed {self.seed}; a percentile interval of "
+                "the same refits for N* and for a parameter on its bound); a peak concurrency "
+                "N* is "
                 f"claimed only where an F-test rejects Amdahl's law at alpha {self.alpha:g}; "
                 "Little's law was checked per run.")
 

@@ -321,9 +321,10 @@ def present_slo(table: SloTable):
 
 
 def present_models(table: ScalingTable | None):
+    """The models' parameters as paper tables (Little's law has its own section and table)."""
     from perfkit import present
 
-    return present.scaling(table) if table is not None else None
+    return present.scaling(table, littles=False) if table is not None else None
 
 
 def models_table(table: ScalingTable | None) -> pd.DataFrame | None:
