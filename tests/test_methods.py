@@ -93,3 +93,40 @@ def test_namespaced_arms_report_the_somaxconn_they_ran_with():
         assert m and set(m.group(1).split(", ")) == profiles, (value, profiles)
     host = _manifests(name)[0]["sysctls"]["net.core.somaxconn"]
     assert f"net.core.somaxconn = {host}" in text and "do not apply to them" in text
+
+
+def test_the_command_line_fills_or_names_every_varying_part(paragraphs):
+    text = paragraphs["demo-wrk2-sweep"]
+    assert "{url}" not in text
+    manifests = _manifests("demo-wrk2-sweep")
+    ports = {m["url"].rsplit(":", 1)[1].strip("/"): m["server"]["profile"] for m in manifests}
+    assert len(ports) == 2 and "http://127.0.0.1:{port}/" in text
+    for port, profile in ports.items():
+        assert f"{port} (profile {profile})" in text
+    for name in paragraphs:
+        assert "{url}" not in paragraphs[name] and "{value}" not in paragraphs[name], name
+
+
+def test_a_history_is_said_to_run_in_label_order_not_in_random_blocks(paragraphs):
+    text = paragraphs["demo-history"]
+    labels = (DATA / "demo-history" / "labels.csv").read_text().splitlines()[1:]
+    first, last = labels[0].split(",")[0], labels[-1].split(",")[0]
+    assert "randomized" not in text.replace("not randomized", "")
+    assert f"in label (time) order ({first} first, {last} last)" in text
+    assert "seed" not in text
+
+
+def test_every_metric_analysed_is_named_in_the_methods(paragraphs):
+    notebooks = yaml.safe_load(PARAMS.read_text())["notebooks"]
+    labels = {"latency_p99_ms": "p99 latency", "throughput_rps": "throughput",
+              "latency_p50_ms": "p50 latency"}
+    effects = notebooks["tuning-effects"]
+    sentences = re.split(r"(?<=\.) (?=[A-Z])", paragraphs[effects["experiment"]])
+    (compared,) = [s for s in sentences if "compared run against run" in s]
+    (factorial,) = [s for s in sentences if s.startswith("Factorial effects")]
+    for m in effects["metrics"]:
+        assert labels[m] in compared.lower(), m
+        assert m in factorial, m
+    aa = [s for s in re.split(r"(?<=\.) (?=[A-Z])", paragraphs[effects["aa_experiment"]])
+          if "compared run against run" in s]
+    assert len(aa) == 1 and all(labels[m] in aa[0].lower() for m in labels)
