@@ -11,6 +11,7 @@ import atexit
 import functools
 import html
 import io
+import math
 import os
 import re
 import shutil
@@ -204,3 +205,53 @@ def test_rebuilding_clears_only_that_notebooks_old_files(tmp_path):
     _clear_previous(tmp_path, "latency")
     left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
     assert left == ["figures/overview-drift.png", "mine.txt"]
+
+
+def _one(answers, *words: str):
+    """The one answer whose question holds every word."""
+    (found,) = [a for a in answers if all(w in a.question for w in words)]
+    return found
+
+
+def test_review2_item05_each_answer_carries_the_warnings_of_its_numbers(report, executed):
+    import pandas as pd
+
+    index = html.unescape((report / "index.html").read_text(encoding="utf-8"))
+    tables = report / "tables"
+    # the SLO bracket: every rate up to its first failure decides it (the verdicts table)
+    scaling = nbhelp.collect(executed["scaling"])["answers"]
+    verdicts = pd.read_csv(tables / "scaling-slo-verdicts.csv")
+    verdicts = verdicts.fillna({"reason": "", "warnings": ""})
+    for (profile, conns), rates in verdicts.groupby(["profile", "connections"]):
+        answer = _one(scaling, "Largest offered rate", profile, f"{conns}")
+        carried = " ".join(answer.warnings)
+        fails = rates.loc[rates["verdict"] == "fail", "rate_rps"]
+        deciding = rates[rates["rate_rps"] <= (fails.min() if len(fails) else math.inf)]
+        for _, r in deciding.iterrows():
+            if r["verdict"] != "pass":
+                assert f"{r['rate_rps']} req/s: {r['reason']}" in carried, (profile, conns)
+            for piece in filter(None, r["warnings"].split("; ")):
+                assert piece in carried, (profile, conns, piece)
+        assert all(w in index for w in answer.warnings)
+    default16 = _one(scaling, "Largest offered rate", "default", "16")
+    assert any("1 of 3 runs did not keep up" in w for w in default16.warnings)
+    assert any("t interval on log" in w for w in default16.warnings)
+    # the latency headline: its estimate's warnings and what its runs' tool implies
+    latency = nbhelp.collect(executed["latency"])["answers"]
+    percentiles = pd.read_csv(tables / "latency-percentiles.csv").fillna({"warnings": ""})
+    runs = pd.read_csv(tables / "latency-warnings-demo-wrk2-sweep.csv")
+    calibrated = runs["warning"].str.contains("calibration").any()
+    for _, r in percentiles[percentiles["percentile"] == 99.0].iterrows():
+        answer = _one(latency, f"of {r['config']} at")
+        assert answer.warnings and all(w in index for w in answer.warnings)
+        assert all(p in " ".join(answer.warnings) for p in r["warnings"].split("; ") if p)
+        assert calibrated == any("post-calibration" in w for w in answer.warnings)
+    # the claimed peak: the closed-loop experiment drifted (the overview's drift table)
+    trend = pd.read_csv(tables / "overview-drift-trend.csv").set_index("experiment")
+    row = trend.loc["demo-wrk-connections"]
+    assert row["verdict"] == "drift"
+    peak = _one(scaling, "Peak concurrency", "default")
+    (drifted,) = [w for w in peak.warnings if "drifted" in w]
+    assert drifted.startswith("demo-wrk-connections") and "throughput_rps" in drifted
+    assert f"{row['change_first_to_last_pct']:+.0f}%" in drifted and drifted in index
+    assert any("between blocks" in w for w in peak.warnings)

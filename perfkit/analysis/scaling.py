@@ -26,7 +26,7 @@ from perfkit.analysis.grouping import parse_by
 from perfkit.analysis.metrics import Metric
 from perfkit.analysis.runstatus import FAILED, SHORT, peer_columns, percentile_statuses
 from perfkit.errors import DataError, PerfkitError, UsageError
-from perfkit.formatting import level_text, plain
+from perfkit.formatting import fmt_num, level_text, plain
 from perfkit.scaling import ScalingFit, fit_amdahl, fit_usl, littles_law, slo_bracket
 from perfkit.scaling.slo import SLOBracket
 
@@ -272,6 +272,21 @@ class SloBracket:
     @property
     def label(self) -> str:
         return ", ".join(level_text(v) for v in self.key) or "all runs"
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the bracket rests on: its own warnings, then those of the offered rates that
+        decide it (every rate up to its first failing one): why a rate did not pass (a run
+        not keeping up, an interval holding the SLO) and what its interval assumes."""
+        b = self.bracket
+        limit = math.inf if b.first_fail_rps is None else b.first_fail_rps
+        out = list(b.warnings)
+        for v in b.rates:
+            if v.rate_rps <= limit:
+                if v.verdict != "pass":
+                    out.append(f"{fmt_num(v.rate_rps)} req/s: {v.reason}")
+                out += [w for w in v.warnings if not any(w in o for o in out)]
+        return tuple(dict.fromkeys(out))
 
     def to_record(self) -> dict[str, Any]:
         rec: dict[str, Any] = dict(zip(self.by, self.key, strict=True))

@@ -41,12 +41,19 @@ DRIFT_METRICS = ("latency_p50_ms", "throughput_rps")
 CAP_TOLERANCE = 0.05
 
 
+#: the kinds of threat that bear on every number of the metrics they name (an answer about
+#: such a number carries them, :func:`threats_for`)
+NUMBER_THREATS = ("drift", "blocks")
+
+
 @dataclasses.dataclass(frozen=True)
 class Threat:
-    """One threat to validity: ``kind`` (a short key) and the sentence that states it."""
+    """One threat to validity: ``kind`` (a short key), the sentence that states it and the
+    metrics whose numbers it bears on (none: the experiment as a whole)."""
 
     kind: str
     text: str
+    metrics: tuple[str, ...] = ()
 
 
 def threats(exp: Experiment, p: Provenance | None = None,
@@ -93,7 +100,8 @@ def threats(exp: Experiment, p: Provenance | None = None,
     if effect is not None and effect[1] < 0.05:
         out.append(Threat("blocks", f"{exp.name}: throughput differs between blocks (run "
                           f"order) by up to {effect[0]:.0%} after removing the cells' means "
-                          f"(p = {effect[1]:.2g}): {_blocks_use(analyses)}."))
+                          f"(p = {effect[1]:.2g}): {_blocks_use(analyses)}.",
+                          ("throughput_rps",)))
     out += [Threat("value-cap", t) for t in value_caps(exp.rows(), exp.name)]
     out += _drift(exp, cells)
     return out
@@ -154,10 +162,11 @@ def _drift(exp: Experiment, cells: list[str]) -> list[Threat]:
     """A significant trend of the runs over their order (:mod:`perfkit.analysis.drift`)."""
     from perfkit.analysis import drift
 
-    found = []
+    found, drifted = [], []
     for metric in DRIFT_METRICS:
         d = drift.trend(drift.residuals(exp.rows(), metric, cells))
         if d is not None and d.verdict == drift.DRIFT:
+            drifted.append(metric)
             found.append(f"{metric} {d.change_pct:+.0f}% [{d.ci_low_pct:+.0f}%, "
                          f"{d.ci_high_pct:+.0f}%] from the first run to the last (p = "
                          f"{d.p_value:.2g})")
@@ -166,7 +175,20 @@ def _drift(exp: Experiment, cells: list[str]) -> list[Threat]:
     return [Threat("drift", f"{exp.name}: the system drifted during the experiment: "
                    + "; ".join(found) + ". Randomized order keeps drift from biasing the "
                    "comparisons, but it widens every interval; unrandomized comparisons "
-                   "(history, gates) would mistake it for a change.")]
+                   "(history, gates) would mistake it for a change.", tuple(drifted))]
+
+
+def threats_for(exp: Experiment, metric: str, analyses: Sequence[Any] = ()) -> tuple[str, ...]:
+    """The threats of ``exp`` that bear on its numbers of ``metric`` (:data:`NUMBER_THREATS`:
+    a drift over the run order, blocks that differ), matched by family: a drift of any latency
+    percentile bears on every latency. What an answer about such a number carries."""
+    family = _family(metric)
+    return tuple(t.text for t in threats(exp, analyses=analyses) if t.kind in NUMBER_THREATS
+                 and family in {_family(m) for m in t.metrics})
+
+
+def _family(metric: str) -> str:
+    return "latency" if metric.startswith("latency_") else metric
 
 
 def _span(values) -> str:

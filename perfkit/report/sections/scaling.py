@@ -203,27 +203,37 @@ def littles_points(table: ScalingTable) -> pd.DataFrame:
 
 
 # -- answers ---------------------------------------------------------------------------------
-def answers(slo_table: SloTable | None, table: ScalingTable | None) -> list[Answer]:
-    """The SLO bracket of every configuration and the claimed peaks (with their warnings)."""
+def answers(slo_table: SloTable | None, table: ScalingTable | None,
+            exp: Experiment | None = None, closed: Experiment | None = None) -> list[Answer]:
+    """The SLO bracket of every configuration and the claimed peaks, each with the warnings
+    its result attached (:attr:`SloBracket.warnings`, the fit's) and the threats of its
+    experiment that bear on its metric (a drift, blocks that differ:
+    :func:`perfkit.analysis.validity.threats_for`)."""
+    from perfkit.analysis.validity import threats_for
+
     out = []
     if slo_table is not None:
         q = f"p{slo_table.percentile:g}"
+        around = threats_for(exp, percentile_col(slo_table.percentile), [slo_table]) \
+            if exp is not None else ()
         for b in slo_table.brackets:
             out.append(Answer(f"Largest offered rate with {q} < {slo_table.slo_ms:g} ms, "
                               f"{b.label}",
                               bracket_text(b.bracket.last_pass_rps, b.bracket.first_fail_rps),
                               "monotone" if b.bracket.monotone else "not monotone: repeat",
-                              f"{b.n_runs} runs", tuple(b.bracket.warnings)))
+                              f"{b.n_runs} runs", (*b.warnings, *around)))
+    around = threats_for(closed, table.metric.name, [table]) \
+        if closed is not None and table is not None else ()
     for r in table.results if table is not None else ():
         if r.fit is not None and r.fit.n_star is not None:
             lo, hi = r.fit.n_star_ci or (math.nan, math.nan)
             out.append(Answer(f"Peak concurrency N*, {r.label}",
                               fmt_ci(r.fit.n_star, lo, hi, r.n_column), "claimed (F-test)",
-                              f"{len(r.rows)} runs", (r.reason, *r.warnings)))
+                              f"{len(r.rows)} runs", (r.reason, *r.warnings, *around)))
         else:
             out.append(Answer(f"Peak concurrency N*, {r.label}", "not claimed",
                               MODEL_NAMES.get(r.model, "no model"), f"{len(r.rows)} runs",
-                              (r.reason,)))
+                              (r.reason, *around)))
     return out
 
 
