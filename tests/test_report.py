@@ -122,7 +122,7 @@ def test_warnings_travel_with_their_numbers_to_the_index(report, executed):
     # target (kept, in doubt): that warning is on the index beside the bracket
     index = (report / "index.html").read_text(encoding="utf-8")
     answers = {a.question: a for a in nbhelp.collect(executed["scaling"])["answers"]}
-    bracket = answers["Largest offered rate with p99 < 5 ms, tuned, 64"]
+    bracket = answers["Largest offered rate with p99 < 5 ms, profile tuned, 64 connections"]
     short = [w for w in bracket.warnings if "fell short of the target" in w]
     assert short and short[0] in html.unescape(index)
 
@@ -242,7 +242,7 @@ def test_review2_item05_each_answer_carries_the_warnings_of_its_numbers(report, 
     runs = pd.read_csv(tables / "latency-warnings-demo-wrk2-sweep.csv")
     calibrated = runs["warning"].str.contains("calibration").any()
     for _, r in percentiles[percentiles["percentile"] == 99.0].iterrows():
-        answer = _one(latency, f"of {r['config']} at")
+        answer = _one(latency, f" {r['config']} at")
         assert answer.warnings and all(w in index for w in answer.warnings)
         assert all(p in " ".join(answer.warnings) for p in r["warnings"].split("; ") if p)
         assert calibrated == any("post-calibration" in w for w in answer.warnings)
@@ -255,3 +255,34 @@ def test_review2_item05_each_answer_carries_the_warnings_of_its_numbers(report, 
     assert drifted.startswith("demo-wrk-connections") and "throughput_rps" in drifted
     assert f"{row['change_first_to_last_pct']:+.0f}%" in drifted and drifted in index
     assert any("between blocks" in w for w in peak.warnings)
+
+
+#: what an index row's verdict may say, per page (a verdict, never an estimand or a model)
+VERDICTS = {
+    "latency": {""},  # an estimate, no test
+    "scaling": {"bracketed", "inconclusive between", "open above", "none passed",
+                "not monotone", "peak", "no peak", "not testable"},
+    "overview": {"problems found", "no problem", "drift", "inconclusive",
+                 "no drift beyond ±10%"},
+    "history": {"change", "weak change", "no change", "pass", "pass (improvement)",
+                "REGRESSION", "INCONCLUSIVE (straddles threshold)"},
+}
+
+
+def test_review2_item06_verdicts_are_verdicts_and_questions_name_their_columns(report):
+    index = html.unescape((report / "index.html").read_text(encoding="utf-8"))
+    verdicts = re.findall(r'<td class="verdict">([^<]*)</td>', index)
+    assert verdicts and not any(re.search(r"median of|monotone$|\bUSL\b|Amdahl|change point"
+                                          r"\(s\)|claimed", v) for v in verdicts), verdicts
+    for name, allowed in VERDICTS.items():
+        nb = nbformat.read(str(report / f"{name}.ipynb"), as_version=4)
+        answers = nbhelp.collect(nb)["answers"]
+        assert answers and {a.verdict for a in answers} <= allowed, (name, answers)
+    scaling = nbhelp.collect(nbformat.read(str(report / "scaling.ipynb"), as_version=4))
+    for a in scaling["answers"]:
+        assert re.search(r", profile \w", a.question), a.question  # the column is named
+        if a.question.startswith("Largest offered rate"):
+            assert re.search(r"\b\d+ connections$", a.question), a.question
+    latency = nbhelp.collect(nbformat.read(str(report / "latency.ipynb"), as_version=4))
+    for a in latency["answers"]:
+        assert " of profile " in a.question and "median of per-run" in a.answer

@@ -116,7 +116,8 @@ def test_item03_a_run_that_fell_slightly_short_does_not_fail_its_rate(sweep, slo
     assert bracket.bracket.last_pass_rps is not None and bracket.bracket.last_pass_rps >= 15000
     assert bracket.bracket.monotone
     assert any("fell short of the target" in w and "5000" in w for w in bracket.bracket.warnings)
-    (answer,) = [a for a in scaling.answers(slo_table, None) if a.question.endswith("tuned, 64")]
+    (answer,) = [a for a in scaling.answers(slo_table, None)
+                 if a.question.endswith("profile tuned, 64 connections")]
     assert any("fell short" in w for w in answer.warnings)  # the warning travels with it
 
 

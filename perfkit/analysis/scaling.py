@@ -92,6 +92,15 @@ class ScalingResult:
         return self.fit.model if self.fit is not None else None
 
     @property
+    def verdict(self) -> str:
+        """``peak`` (N* claimed: the F-test rejected Amdahl), ``no peak`` (the USL was fitted,
+        no retrograde scaling shown) or ``not testable`` (Amdahl's law only, which has no peak,
+        or no model: too few levels, or the fit failed)."""
+        if self.fit is None or self.fit.model != "usl":
+            return "not testable"
+        return "peak" if self.fit.n_star is not None else "no peak"
+
+    @property
     def label(self) -> str:
         return ", ".join(level_text(v) for v in self.key) or "all runs"
 
@@ -272,6 +281,22 @@ class SloBracket:
     @property
     def label(self) -> str:
         return ", ".join(level_text(v) for v in self.key) or "all runs"
+
+    @property
+    def verdict(self) -> str:
+        """The bracket's verdict: ``bracketed`` (a pass, then a fail at the next rate tested
+        above it), ``inconclusive between`` (rates between the last pass and the first fail
+        are inconclusive), ``open above`` (no rate failed), ``none passed`` or ``not
+        monotone`` (a pass above a fail: repeat)."""
+        b = self.bracket
+        if not b.monotone:
+            return "not monotone"
+        if b.last_pass_rps is None:
+            return "none passed"
+        if b.first_fail_rps is None:
+            return "open above"
+        between = [v for v in b.rates if b.last_pass_rps < v.rate_rps < b.first_fail_rps]
+        return "inconclusive between" if between else "bracketed"
 
     @property
     def warnings(self) -> tuple[str, ...]:

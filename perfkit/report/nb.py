@@ -92,7 +92,8 @@ class Answer:
     warnings: tuple[str, ...] = ()
 
     def text(self) -> str:
-        extra = f" ({self.verdict}; n = {self.n})" if self.verdict or self.n else ""
+        extra = "; ".join(x for x in (self.verdict, f"n = {self.n}" if self.n else "") if x)
+        extra = f" ({extra})" if extra else ""
         return f"{self.question}: {self.answer}{extra}" + "".join(
             f"\n  - {w}" for w in self.warnings)
 

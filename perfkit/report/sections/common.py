@@ -17,7 +17,13 @@ from perfkit.analysis import load_experiment as _load
 from perfkit.formatting import fmt_ci, fmt_num, level_text
 from perfkit.report import paths
 
-__all__ = ["Experiment", "config_labels", "fmt_ci", "load_experiment", "text_table"]
+__all__ = ["Experiment", "config_labels", "config_text", "fmt_ci", "load_experiment",
+           "text_table"]
+
+#: how a load column's level reads in a sentence (``16 connections``); any other column reads
+#: ``name level`` (``profile default``)
+LOAD_WORDS = {"connections": "connections", "users": "users", "threads": "threads",
+              "target_rate_rps": "req/s offered"}
 
 
 def load_experiment(name: str, data_root: str | None = None) -> Experiment:
@@ -40,6 +46,14 @@ def config_labels(frame: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
         return pd.Series("all runs", index=frame.index)
     return frame[columns].apply(
         lambda row: ", ".join(level_text(row[c]) for c in columns), axis=1).astype(str)
+
+
+def config_text(columns: Sequence[str], values: Sequence) -> str:
+    """A configuration in words, each value with its column: ``"profile default, 16
+    connections"`` (what a question names; legends keep the short ``"default, 16"``)."""
+    parts = [f"{level_text(v)} {LOAD_WORDS[c]}" if c in LOAD_WORDS else f"{c} {level_text(v)}"
+             for c, v in zip(columns, values, strict=True)]
+    return ", ".join(parts) or "all runs"
 
 
 def text_table(frame: pd.DataFrame, digits: int = 3) -> str:

@@ -176,9 +176,9 @@ def answers(analyses: Sequence[hist.HistoryAnalysis],
                 f"(p {fmt_p(c.p_value)})" for c in s.change.change_points)
             out.append(Answer(f"Where did {a.metric.label} change over {a.name}"
                               + (f" ({where})" if where else "") + "?",
-                              found or "no change point", f"{len(s.change.change_points)} "
-                              "change point(s)", f"{len(s.points)} labels, {runs} runs",
-                              s.change.warnings))
+                              found or "no change point",
+                              "change" if s.change.change_points else "no change",
+                              f"{len(s.points)} labels, {runs} runs", s.change.warnings))
         for g in hist.latest_gates(gate_items.get(a.metric.name, ())):
             where = present_gate.key_text(a.keys, g.key)
             for row in g.result.rows:

@@ -21,7 +21,7 @@ from perfkit.audit import coordinated_omission
 from perfkit.formatting import fmt_ci, level_text
 from perfkit.model import Run, percentile_column
 from perfkit.report.nb import Answer
-from perfkit.report.sections.common import Experiment, load_experiment
+from perfkit.report.sections.common import Experiment, config_text, load_experiment
 from perfkit.stats import quantile_ci
 
 
@@ -139,9 +139,10 @@ def load_point(where: Mapping[str, Any] | None) -> str:
 
 def answers(table: LatencyTable, q: float, where: Mapping[str, Any] | None,
             exp: Experiment | None = None) -> list[Answer]:
-    """The headline percentile of each configuration at the load point shown, with the
-    warnings its estimate carries (:meth:`LatencyTable.warnings_of`: its runs' tools and
-    statuses, its interval's) and the threats of ``exp`` that bear on latency (a drift)."""
+    """The headline percentile of each configuration at the load point shown (an estimate,
+    no test: no verdict; the estimand in the answer), with the warnings its estimate carries
+    (:meth:`LatencyTable.warnings_of`: its runs' tools and statuses, its interval's) and the
+    threats of ``exp`` that bear on latency (a drift)."""
     from perfkit.analysis.validity import threats_for
 
     around = threats_for(exp, percentile_column(q), [table]) if exp is not None else ()
@@ -149,10 +150,13 @@ def answers(table: LatencyTable, q: float, where: Mapping[str, Any] | None,
     for e in table.estimates:
         if np.isclose(e.ci.q, q):
             row = e.to_record()
-            out.append(Answer(f"p{q:g} latency of {e.config} at {load_point(where)}",
+            by = [c for c in table.groups.by if c in table.groups.config(e.config).rows.frame]
+            first = table.groups.config(e.config).rows.frame[by].iloc[0] if by else ()
+            out.append(Answer(f"p{q:g} latency of {config_text(by, tuple(first))} at "
+                              f"{load_point(where)}",
                               fmt_ci(row["latency_ms"], row["ci_low_ms"], row["ci_high_ms"],
-                                     "ms"), str(row["estimand"]), f"{row['n_runs']} runs",
-                              (*table.warnings_of(e), *around)))
+                                     "ms") + f", the {row['estimand']}", "",
+                              f"{row['n_runs']} runs", (*table.warnings_of(e), *around)))
     return out
 
 

@@ -31,7 +31,12 @@ from perfkit.analysis.scaling import concurrency_column as _concurrency
 from perfkit.formatting import fmt_ci
 from perfkit.model import percentile_column
 from perfkit.report.nb import Answer
-from perfkit.report.sections.common import Experiment, config_labels, load_experiment
+from perfkit.report.sections.common import (
+    Experiment,
+    config_labels,
+    config_text,
+    load_experiment,
+)
 
 
 def runs_with_config(exp: Experiment, by: Sequence[str],
@@ -218,22 +223,21 @@ def answers(slo_table: SloTable | None, table: ScalingTable | None,
             if exp is not None else ()
         for b in slo_table.brackets:
             out.append(Answer(f"Largest offered rate with {q} < {slo_table.slo_ms:g} ms, "
-                              f"{b.label}",
+                              f"{config_text(b.by, b.key)}",
                               bracket_text(b.bracket.last_pass_rps, b.bracket.first_fail_rps),
-                              "monotone" if b.bracket.monotone else "not monotone: repeat",
-                              f"{b.n_runs} runs", (*b.warnings, *around)))
+                              b.verdict, f"{b.n_runs} runs", (*b.warnings, *around)))
     around = threats_for(closed, table.metric.name, [table]) \
         if closed is not None and table is not None else ()
     for r in table.results if table is not None else ():
+        model = MODEL_NAMES.get(r.model, "no model")
         if r.fit is not None and r.fit.n_star is not None:
             lo, hi = r.fit.n_star_ci or (math.nan, math.nan)
-            out.append(Answer(f"Peak concurrency N*, {r.label}",
-                              fmt_ci(r.fit.n_star, lo, hi, r.n_column), "claimed (F-test)",
-                              f"{len(r.rows)} runs", (r.reason, *r.warnings, *around)))
+            text = f"{fmt_ci(r.fit.n_star, lo, hi, r.n_column)} ({model})"
         else:
-            out.append(Answer(f"Peak concurrency N*, {r.label}", "not claimed",
-                              MODEL_NAMES.get(r.model, "no model"), f"{len(r.rows)} runs",
-                              (r.reason, *around)))
+            text = f"none claimed ({model})"
+        out.append(Answer(f"Peak concurrency N*, {config_text(r.by, r.key)}", text, r.verdict,
+                          f"{len(r.rows)} runs", tuple(dict.fromkeys((r.reason, *r.warnings,
+                                                                      *around)))))
     return out
 
 
