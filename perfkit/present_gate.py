@@ -183,10 +183,10 @@ def series(analysis: HistoryAnalysis) -> list[Table]:
             rows.append((r["label"], r["time_utc"], f"{r['n_runs'] - r['n_failed']}"
                          + (f" (+{r['n_failed']} failed)" if r["n_failed"] else ""),
                          fmt_num(est, 4), interval, level_text(r["segment"]),
-                         "change" if r["change_point"] else ""))
+                         "yes" if r["change_point"] else ""))
         cols = (Column("label"), Column("time (UTC)"), Column("runs", right=True),
                 Column("median", m.unit, True), Column("interval", m.unit),
-                Column("segment", right=True), Column(""))
+                Column("segment", right=True), Column("change point"))
         out.append(Table(cols, tuple(rows), title, tuple(notes.texts)))
         out.append(change_points(changes, analysis, s.key))
     return out

@@ -286,3 +286,20 @@ def test_review2_item06_verdicts_are_verdicts_and_questions_name_their_columns(r
     latency = nbhelp.collect(nbformat.read(str(report / "latency.ipynb"), as_version=4))
     for a in latency["answers"]:
         assert " of profile " in a.question and "median of per-run" in a.answer
+
+
+def test_review2_item07_pages_end_with_headed_answers_and_show_each_table_once(report):
+    for page in sorted(report.glob("*.html")):
+        if page.name == "index.html":
+            continue
+        text = page.read_text(encoding="utf-8")
+        assert not re.search(r"<th[^>]*>\s*</th>", text), f"{page.name}: a blank column header"
+        tables = [m.start() for m in re.finditer(r"<th>question</th><th>answer</th>", text)]
+        assert len(tables) == 1, page.name
+        heads = [m.start() for m in re.finditer(r"<h2[^>]*>Answers", text)]
+        assert heads and heads[-1] < tables[0], f"{page.name}: the answers have no heading"
+        assert not re.search(r"<h[12][^>]*>", text[tables[0]:]), f"{page.name}: not last"
+    scaling = (report / "scaling.html").read_text(encoding="utf-8")
+    littles = [t for t in re.findall(r"<table.*?</table>", scaling, flags=re.S)
+               if "latency_inflated" in t or "X*R/N" in t]
+    assert len(littles) == 1, "Little's law is shown in more than one table"
