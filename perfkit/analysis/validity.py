@@ -138,9 +138,9 @@ def _blocks_use(analyses: Sequence[Any]) -> str:
     """What the block difference means for the analyses given (see :func:`threats`)."""
     found = [t for t in map(block_treatment, analyses) if t is not None]
     if not found:
-        return ("an analysis of these runs that ignores blocks (a rank test or a model fitted "
-                "to every run) counts this drift as noise; the pages that analyse them name "
-                "theirs")
+        return ("an analysis of these runs that ignores blocks (a Mann-Whitney comparison, a "
+                "model fitted to every run) counts this drift as noise; one with block as a "
+                "nuisance term (the factorial analysis) does not")
     parts = []
     for models, words in ((False, "ignoring blocks, so counting this drift as noise (wider "
                                   "intervals)"),
