@@ -193,12 +193,13 @@ def _label(by: Sequence[str], key: Sequence) -> str:
     return "  ".join(f"{k}={level_text(v)}" for k, v in zip(by, key, strict=True)) or "all runs"
 
 
-def scaling(table: ScalingTable) -> list[Table]:
-    """Per configuration: the model's parameters with CIs, then Little's law per level."""
+def scaling(table: ScalingTable, littles: bool = True) -> list[Table]:
+    """Per configuration: the model's parameters with CIs, then (with ``littles``) Little's law
+    per level."""
     out = []
     for r in table.results:
         out.append(_model(r, table))
-        if len(r.littles):
+        if littles and len(r.littles):
             out.append(_littles(r))
     return out
 
@@ -207,11 +208,12 @@ def _model(r: ScalingResult, table: ScalingTable) -> Table:
     notes = Footnotes()
     tools = ",".join(sorted(r.rows.frame["tool"].unique()))
     levels = sorted(r.rows.frame[r.n_column].dropna().unique())
+    fit, unit = r.fit, r.metric.unit
+    scheme = f"{fit.bootstrap} bootstrap" if fit is not None else "bootstrap"
     title = (f"{_label(r.by, r.key)}: {r.metric.name} vs {r.n_column} ({tools}, {len(r.rows)} "
              f"runs at {', '.join(level_text(v) for v in levels)}); {pct(table.confidence)} "
-             f"wild bootstrap-t CIs, {table.n_resamples} resamples, seed {table.seed}"
-             f"{notes.mark(table.warnings)}")
-    fit, unit = r.fit, r.metric.unit
+             f"CIs from {table.n_resamples} {scheme} refits, seed {table.seed}: bootstrap-t, "
+             f"percentile where marked{notes.mark(table.warnings)}")
     cols = (Column(MODEL_NAMES.get(r.model, "model")), Column("estimate", right=True),
             Column(f"{pct(table.confidence)} CI"))
     if fit is None:
@@ -222,12 +224,17 @@ def _model(r: ScalingResult, table: ScalingTable) -> Table:
             p["parameter"], p["parameter"])
         interval = f"[{fmt_num(p['ci_low'])}, {fmt_num(p['ci_high'])}]"
         if p["parameter"] == "n_star":
-            interval += " " + notes.mark(fit.n_star_reason)
+            interval += " " + notes.mark([fit.n_star_reason, *fit.n_star_warnings])
+        elif p["ci_method"] == "percentile":
+            interval += " " + notes.mark(f"{p['parameter']}: a percentile interval of the "
+                                         "refits (on its bound, where bootstrap-t is "
+                                         "degenerate)")
         rows.append((name, fmt_num(p["estimate"]), interval))
     if fit.n_star is None:
         rows.append(("N*", "-", "no peak claimed " + notes.mark(r.reason or fit.n_star_reason)))
+    rest = [w for w in fit.warnings if w not in fit.n_star_warnings]
     rows.append((f"residual SE [{unit}]" if unit else "residual SE", fmt_num(fit.residual_se),
-                 f"({fit.n_obs} runs, {fit.dof} df) {notes.mark(fit.warnings)}".rstrip()))
+                 f"({fit.n_obs} runs, {fit.dof} df) {notes.mark(rest)}".rstrip()))
     return Table(cols, tuple(rows), title, tuple(notes.texts))
 
 

@@ -183,10 +183,10 @@ def series(analysis: HistoryAnalysis) -> list[Table]:
             rows.append((r["label"], r["time_utc"], f"{r['n_runs'] - r['n_failed']}"
                          + (f" (+{r['n_failed']} failed)" if r["n_failed"] else ""),
                          fmt_num(est, 4), interval, level_text(r["segment"]),
-                         "change" if r["change_point"] else ""))
+                         "yes" if r["change_point"] else ""))
         cols = (Column("label"), Column("time (UTC)"), Column("runs", right=True),
                 Column("median", m.unit, True), Column("interval", m.unit),
-                Column("segment", right=True), Column(""))
+                Column("segment", right=True), Column("change point"))
         out.append(Table(cols, tuple(rows), title, tuple(notes.texts)))
         out.append(change_points(changes, analysis, s.key))
     return out
@@ -208,17 +208,22 @@ def change_points(changes: pd.DataFrame, analysis: HistoryAnalysis, key: Sequenc
     title = (f"change points of {m.name}: E-divisive means, permutation p (next candidate's "
              f"p: {_p(stop)}); ratio after/before (per-label means of the adjacent segments) "
              f"with its {analysis.confidence:.0%} CI")
+    notes = Footnotes()
+    found = {c.index: c for c in s.change.change_points}
     rows = [(str(int(r["position"])), r["label"], f"{r['label_before']} -> {r['label']}",
              f"{fmt_num(r[f'median_before{m.suffix}'], 3)} -> "
              f"{fmt_num(r[f'median_after{m.suffix}'], 3)} {m.unit}".rstrip(),
              change(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"]), _p(r["p_value"]),
-             _p(r["p_value_adjacent"]), r["direction"]) for _, r in part.iterrows()]
+             _p(r["p_value_adjacent"]), r["direction"],
+             f"{r['support']} {notes.mark(found[int(r['position'])].warnings)}".rstrip())
+            for _, r in part.iterrows()]
     if not rows:
-        rows = [("-", "none", "", "", "", "", "", "")]
+        rows = [("-", "none", "", "", "", "", "", "", "")]
     cols = (Column("position", right=True), Column("label"), Column("between"),
             Column("median before -> after"), Column("ratio after/before"),
-            Column("p", right=True), Column("p adjacent", right=True), Column("direction"))
-    return Table(cols, tuple(rows), title)
+            Column("p", right=True), Column("p adjacent", right=True), Column("direction"),
+            Column("support"))
+    return Table(cols, tuple(rows), title, tuple(notes.texts))
 
 
 def history_gates(items: Sequence[HistoryGate], keys: Sequence[str],

@@ -3,6 +3,7 @@
 On a mismatch the output is written beside the golden file as ``<name>.txt.got`` (gitignored).
 """
 
+import re
 from pathlib import Path
 
 import _cli_helpers as _cli
@@ -114,4 +115,14 @@ def test_every_footnote_is_referenced_including_a_claimed_peak():
     n_star = [line for line in body.splitlines() if line.strip().startswith("N*")]
     assert len(n_star) == 2 and any("no peak claimed" in line for line in n_star)
     claimed = next(line for line in n_star if "no peak claimed" not in line)
-    assert claimed.rstrip().endswith("]") and claimed.count("[") == 2  # CI, then its footnote
+    # the CI, then its footnotes: the F-test and what the percentile interval covers
+    assert claimed.rstrip().endswith("]") and claimed.count("[") == 3
+    for table in present.scaling(fits, littles=False):
+        assert "percentile where marked" in table.title and "bootstrap-t CIs" not in table.title
+        notes = {f"[{i}]": t for i, t in enumerate(table.notes, 1)}
+        for row in table.rows:
+            marks = re.findall(r"\[\d+\]", row[2])
+            about_n_star = [m for m in marks if "N* interval" in notes[m]]
+            assert not about_n_star or row[0] == "N*", row  # N*'s notes sit on the N* row
+            if "percentile interval" in " ".join(notes[m] for m in marks):
+                assert row[0] in ("N*", "sigma", "kappa", "gamma"), row

@@ -69,3 +69,64 @@ def test_methods_numbers_are_the_manifests(paragraphs, name):
         levels = load.get(column)
         for c in levels if isinstance(levels, list) else [levels] if levels else []:
             assert re.search(rf"{column} [^;]*\b{c}\b", text), (column, c)
+
+
+def test_namespaced_arms_report_the_somaxconn_they_ran_with():
+    """seeds-backlog runs every arm in a network namespace of its own: the host's somaxconn
+    (4096) is not what they ran with; each arm's namespace value is (read from the manifests)."""
+    from perfkit.analysis import load_experiment
+    from perfkit.analysis.provenance import provenance
+    from perfkit.report.methods import methods_paragraph
+
+    name = "seeds-backlog"
+    text = methods_paragraph(provenance(load_experiment(DATA / name)))
+    servers = [m["server"] for m in _manifests(name)]
+    assert all(s["netns"] for s in servers)
+    by_value: dict[int, set[str]] = {}
+    for s in servers:
+        by_value.setdefault(s["somaxconn"], set()).add(s["profile"])
+    assert by_value.keys() == {128, 32768}
+    inside = text.split("in each namespace:", 1)[1]
+    for value, profiles in by_value.items():
+        assert f"net.core.somaxconn {value} (" in inside or f", {value} (" in inside, value
+        m = re.search(rf"\b{value} \(([^)]*)\)", inside)
+        assert m and set(m.group(1).split(", ")) == profiles, (value, profiles)
+    host = _manifests(name)[0]["sysctls"]["net.core.somaxconn"]
+    assert f"net.core.somaxconn = {host}" in text and "do not apply to them" in text
+
+
+def test_the_command_line_fills_or_names_every_varying_part(paragraphs):
+    text = paragraphs["demo-wrk2-sweep"]
+    assert "{url}" not in text
+    manifests = _manifests("demo-wrk2-sweep")
+    ports = {m["url"].rsplit(":", 1)[1].strip("/"): m["server"]["profile"] for m in manifests}
+    assert len(ports) == 2 and "http://127.0.0.1:{port}/" in text
+    for port, profile in ports.items():
+        assert f"{port} (profile {profile})" in text
+    for name in paragraphs:
+        assert "{url}" not in paragraphs[name] and "{value}" not in paragraphs[name], name
+
+
+def test_a_history_is_said_to_run_in_label_order_not_in_random_blocks(paragraphs):
+    text = paragraphs["demo-history"]
+    labels = (DATA / "demo-history" / "labels.csv").read_text().splitlines()[1:]
+    first, last = labels[0].split(",")[0], labels[-1].split(",")[0]
+    assert "randomized" not in text.replace("not randomized", "")
+    assert f"in label (time) order ({first} first, {last} last)" in text
+    assert "seed" not in text
+
+
+def test_every_metric_analysed_is_named_in_the_methods(paragraphs):
+    notebooks = yaml.safe_load(PARAMS.read_text())["notebooks"]
+    labels = {"latency_p99_ms": "p99 latency", "throughput_rps": "throughput",
+              "latency_p50_ms": "p50 latency"}
+    effects = notebooks["tuning-effects"]
+    sentences = re.split(r"(?<=\.) (?=[A-Z])", paragraphs[effects["experiment"]])
+    (compared,) = [s for s in sentences if "compared run against run" in s]
+    (factorial,) = [s for s in sentences if s.startswith("Factorial effects")]
+    for m in effects["metrics"]:
+        assert labels[m] in compared.lower(), m
+        assert m in factorial, m
+    aa = [s for s in re.split(r"(?<=\.) (?=[A-Z])", paragraphs[effects["aa_experiment"]])
+          if "compared run against run" in s]
+    assert len(aa) == 1 and all(labels[m] in aa[0].lower() for m in labels)

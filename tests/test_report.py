@@ -11,6 +11,7 @@ import atexit
 import functools
 import html
 import io
+import math
 import os
 import re
 import shutil
@@ -121,7 +122,7 @@ def test_warnings_travel_with_their_numbers_to_the_index(report, executed):
     # target (kept, in doubt): that warning is on the index beside the bracket
     index = (report / "index.html").read_text(encoding="utf-8")
     answers = {a.question: a for a in nbhelp.collect(executed["scaling"])["answers"]}
-    bracket = answers["Largest offered rate with p99 < 5 ms, tuned, 64"]
+    bracket = answers["Largest offered rate with p99 < 5 ms, profile tuned, 64 connections"]
     short = [w for w in bracket.warnings if "fell short of the target" in w]
     assert short and short[0] in html.unescape(index)
 
@@ -226,3 +227,101 @@ def test_rebuilding_clears_only_that_notebooks_old_files(tmp_path):
     _clear_previous(tmp_path, "latency")
     left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
     assert left == ["figures/overview-drift.png", "mine.txt"]
+
+
+def _one(answers, *words: str):
+    """The one answer whose question holds every word."""
+    (found,) = [a for a in answers if all(w in a.question for w in words)]
+    return found
+
+
+def test_review2_item05_each_answer_carries_the_warnings_of_its_numbers(report, executed):
+    import pandas as pd
+
+    index = html.unescape((report / "index.html").read_text(encoding="utf-8"))
+    tables = report / "tables"
+    # the SLO bracket: every rate up to its first failure decides it (the verdicts table)
+    scaling = nbhelp.collect(executed["scaling"])["answers"]
+    verdicts = pd.read_csv(tables / "scaling-slo-verdicts.csv")
+    verdicts = verdicts.fillna({"reason": "", "warnings": ""})
+    for (profile, conns), rates in verdicts.groupby(["profile", "connections"]):
+        answer = _one(scaling, "Largest offered rate", profile, f"{conns}")
+        carried = " ".join(answer.warnings)
+        fails = rates.loc[rates["verdict"] == "fail", "rate_rps"]
+        deciding = rates[rates["rate_rps"] <= (fails.min() if len(fails) else math.inf)]
+        for _, r in deciding.iterrows():
+            if r["verdict"] != "pass":
+                assert f"{r['rate_rps']} req/s: {r['reason']}" in carried, (profile, conns)
+            for piece in filter(None, r["warnings"].split("; ")):
+                assert piece in carried, (profile, conns, piece)
+        assert all(w in index for w in answer.warnings)
+    default16 = _one(scaling, "Largest offered rate", "default", "16")
+    assert any("1 of 3 runs did not keep up" in w for w in default16.warnings)
+    assert any("t interval on log" in w for w in default16.warnings)
+    # the latency headline: its estimate's warnings and what its runs' tool implies
+    latency = nbhelp.collect(executed["latency"])["answers"]
+    percentiles = pd.read_csv(tables / "latency-percentiles.csv").fillna({"warnings": ""})
+    runs = pd.read_csv(tables / "latency-warnings-demo-wrk2-sweep.csv")
+    calibrated = runs["warning"].str.contains("calibration").any()
+    for _, r in percentiles[percentiles["percentile"] == 99.0].iterrows():
+        answer = _one(latency, f" {r['config']} at")
+        assert answer.warnings and all(w in index for w in answer.warnings)
+        assert all(p in " ".join(answer.warnings) for p in r["warnings"].split("; ") if p)
+        assert calibrated == any("post-calibration" in w for w in answer.warnings)
+    # the claimed peak: the closed-loop experiment drifted (the overview's drift table)
+    trend = pd.read_csv(tables / "overview-drift-trend.csv").set_index("experiment")
+    row = trend.loc["demo-wrk-connections"]
+    assert row["verdict"] == "drift"
+    peak = _one(scaling, "Peak concurrency", "default")
+    (drifted,) = [w for w in peak.warnings if "drifted" in w]
+    assert drifted.startswith("demo-wrk-connections") and "throughput_rps" in drifted
+    assert f"{row['change_first_to_last_pct']:+.0f}%" in drifted and drifted in index
+    assert any("between blocks" in w for w in peak.warnings)
+
+
+#: what an index row's verdict may say, per page (a verdict, never an estimand or a model)
+VERDICTS = {
+    "latency": {""},  # an estimate, no test
+    "scaling": {"bracketed", "inconclusive between", "open above", "none passed",
+                "not monotone", "peak", "no peak", "not testable"},
+    "overview": {"problems found", "no problem", "drift", "inconclusive",
+                 "no drift beyond ±10%"},
+    "history": {"change", "weak change", "no change", "pass", "pass (improvement)",
+                "REGRESSION", "INCONCLUSIVE (straddles threshold)"},
+}
+
+
+def test_review2_item06_verdicts_are_verdicts_and_questions_name_their_columns(report):
+    index = html.unescape((report / "index.html").read_text(encoding="utf-8"))
+    verdicts = re.findall(r'<td class="verdict">([^<]*)</td>', index)
+    assert verdicts and not any(re.search(r"median of|monotone$|\bUSL\b|Amdahl|change point"
+                                          r"\(s\)|claimed", v) for v in verdicts), verdicts
+    for name, allowed in VERDICTS.items():
+        nb = nbformat.read(str(report / f"{name}.ipynb"), as_version=4)
+        answers = nbhelp.collect(nb)["answers"]
+        assert answers and {a.verdict for a in answers} <= allowed, (name, answers)
+    scaling = nbhelp.collect(nbformat.read(str(report / "scaling.ipynb"), as_version=4))
+    for a in scaling["answers"]:
+        assert re.search(r", profile \w", a.question), a.question  # the column is named
+        if a.question.startswith("Largest offered rate"):
+            assert re.search(r"\b\d+ connections$", a.question), a.question
+    latency = nbhelp.collect(nbformat.read(str(report / "latency.ipynb"), as_version=4))
+    for a in latency["answers"]:
+        assert " of profile " in a.question and "median of per-run" in a.answer
+
+
+def test_review2_item07_pages_end_with_headed_answers_and_show_each_table_once(report):
+    for page in sorted(report.glob("*.html")):
+        if page.name == "index.html":
+            continue
+        text = page.read_text(encoding="utf-8")
+        assert not re.search(r"<th[^>]*>\s*</th>", text), f"{page.name}: a blank column header"
+        tables = [m.start() for m in re.finditer(r"<th>question</th><th>answer</th>", text)]
+        assert len(tables) == 1, page.name
+        heads = [m.start() for m in re.finditer(r"<h2[^>]*>Answers", text)]
+        assert heads and heads[-1] < tables[0], f"{page.name}: the answers have no heading"
+        assert not re.search(r"<h[12][^>]*>", text[tables[0]:]), f"{page.name}: not last"
+    scaling = (report / "scaling.html").read_text(encoding="utf-8")
+    littles = [t for t in re.findall(r"<table.*?</table>", scaling, flags=re.S)
+               if "latency_inflated" in t or "X*R/N" in t]
+    assert len(littles) == 1, "Little's law is shown in more than one table"

@@ -422,9 +422,10 @@ def test_scaling_headline_groups_configurations_without_a_peak(wrk):
     three = wrk.rows({"connections": [10, 50, 100]})
     models = scaling.fits(three, ["profile"], n_resamples=20)
     found = scaling.answers(None, models)
-    assert [a.question for a in found] == ["Peak concurrency N*, default",
-                                           "Peak concurrency N*, tuned"]
-    assert all(a.answer == "not claimed" and "Amdahl's law only" in a.warnings[0] for a in found)
+    assert [a.question for a in found] == ["Peak concurrency N*, profile default",
+                                           "Peak concurrency N*, profile tuned"]
+    assert all(a.answer == "none claimed (Amdahl)" and a.verdict == "not testable"
+               and "Amdahl's law only" in a.warnings[0] for a in found)
 
 
 def test_littles_law_points_are_the_analysis_per_run_check_with_its_think_time(locust):

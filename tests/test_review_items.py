@@ -8,8 +8,10 @@ tests/test_plots_rules.py and tests/test_report.py; here they are checked on the
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -116,7 +118,8 @@ def test_item03_a_run_that_fell_slightly_short_does_not_fail_its_rate(sweep, slo
     assert bracket.bracket.last_pass_rps is not None and bracket.bracket.last_pass_rps >= 15000
     assert bracket.bracket.monotone
     assert any("fell short of the target" in w and "5000" in w for w in bracket.bracket.warnings)
-    (answer,) = [a for a in scaling.answers(slo_table, None) if a.question.endswith("tuned, 64")]
+    (answer,) = [a for a in scaling.answers(slo_table, None)
+                 if a.question.endswith("profile tuned, 64 connections")]
     assert any("fell short" in w for w in answer.warnings)  # the warning travels with it
 
 
@@ -245,7 +248,7 @@ def test_item09_a_wide_drift_interval_is_inconclusive_and_aa_rates_have_no_inter
     assert any("carries no interval" in w for w in result.warnings)
 
 
-# == the tuning-effects page, second review (items E1-E6) ========================================
+# == the tuning-effects page, second review (items E1-E6) =================================
 FACTORS = ["keepalive", "cache"]
 
 
@@ -424,3 +427,123 @@ def test_effects_e6_report_csvs_hold_one_value_per_cell_no_inf_no_float_noise(re
                 assert not [c for c in cells if re.fullmatch(r"[\w.]+=\S+", c)], \
                     (path.name, name)  # held_at=cache=none
         assert "flags" not in header, path.name  # latency_inflated x3
+# == the second review (Methods and threats) ====================================================
+def _configs(name: str) -> dict[str, Counter]:
+    """Per server profile: its recorded nginx config's directive lines (comments, blank lines
+    and lone braces left out), counted, read straight from the manifests with json."""
+    out: dict[str, Counter] = {}
+    for path in sorted((DATA / name).glob("runs/*/manifest.json")):
+        server = json.loads(path.read_text())["server"]
+        lines = [" ".join(ln.split()) for ln in server["config_text"].splitlines()
+                 if ln.strip() and not ln.strip().startswith("#")]
+        out.setdefault(server["profile"], Counter(ln for ln in lines if ln not in "{}"))
+    return out
+
+
+@pytest.mark.parametrize("name", ["seeds-keepalive", "seeds-backlog", "seeds-cache",
+                                  "demo-wrk-factorial"])
+def test_review2_item01_config_diffs_are_two_sided_and_name_each_lines_side(name):
+    configs = _configs(name)
+    (text,) = [t.text for t in threats(load_experiment(DATA / name)) if t.kind == "configs"]
+    pairs = text.split("(each line named by the profile that has it): ", 1)[1].rstrip(".")
+    shown = 0
+    for part in pairs.split(" | "):
+        a, rest = part.split(" vs ", 1)
+        b, body = rest.split(": ", 1)
+        first = body.split(f"only in {b}: ")[0]
+        second = body.split(f"only in {b}: ")[1]
+        for side, mine, other in ((first, a, b), (second, b, a)):
+            extra = configs[mine] - configs[other]
+            for line, n in extra.items():
+                assert f"`{line}`" + (f" (x{n})" if n > 1 else "") in side, (mine, line)
+                shown += 1
+            for line in configs[other] - configs[mine]:
+                assert f"`{line}`" not in side, (mine, line)
+    assert shown
+    if name == "seeds-keepalive":  # the reviewer's pair: client keepalive on both sides
+        assert "`keepalive_timeout 300;`" in text and "`keepalive_timeout 65;`" in text
+        assert "`proxy_set_header Connection \"\";` (x3)" in text
+    if name == "seeds-backlog":
+        assert "backlog=8;`" in text and "backlog=32768;`" in text
+    if name == "seeds-cache":
+        assert "proxy_cache_path /dev/shm/" in text and "proxy_cache_path /tmp/" in text
+
+
+def _blocks(exp, analyses=()) -> str:
+    (text,) = [t.text for t in threats(exp, analyses=analyses) if t.kind == "blocks"]
+    return text
+
+
+def test_review2_item03_the_block_threat_names_the_analyses_that_ignore_blocks(factorial):
+    rows = factorial.rows()
+    ab = effects.ab_tables(rows, ["keepalive", "cache"], ["latency_p99_ms", "throughput_rps"],
+                           "connections", 0.05, 0.95)
+    fits = effects.factorials(rows, ["keepalive", "cache"], ["latency_p99_ms", "throughput_rps"],
+                              "connections", 0.95, 0.05)
+    text = _blocks(factorial, [*ab, *fits])
+    assert "scalability fit" not in text and "SLO bracket" not in text  # neither runs here
+    blind, modelled = text.split("ignoring blocks", 1)[1].split("modelling blocks", 1)
+    assert "Mann-Whitney comparisons (p99 latency, throughput)" in blind
+    assert all(r.block == "block" for r in fits) and "factorial effects" in modelled
+    # without the page's analyses (the overview) no analysis is named as ignoring blocks
+    generic = _blocks(factorial)
+    assert "scalability fit" not in generic and "SLO bracket" not in generic
+    aa_exp = load_experiment(DATA / "demo-aa")
+    result = aa_calibration.aa_calibration(aa_exp.rows(), "arm", ["latency_p99_ms"])
+    assert "A/A false-positive rates" in _blocks(aa_exp, [result]).split("ignoring blocks")[1]
+
+
+def test_review2_item03_the_seeds_compares_and_the_scaling_fit_are_named(sweep):
+    from perfkit.report.sections import seeds
+
+    analysis = seeds.analyse(str(DATA))
+    cache = load_experiment(DATA / "seeds-cache")
+    reps = [r for r in analysis.replications if r.link.experiment == "seeds-cache"]
+    assert reps
+    text = _blocks(cache, reps)
+    assert all(f"claim {r.link.claim_id}" in text for r in reps) and "Mann-Whitney" in text
+    assert "scalability fit" not in text and "SLO bracket" not in text
+    closed = load_experiment(DATA / "demo-wrk-connections")
+    fits = scaling.closed_models(closed, {}, ["profile"], 0.95, 0.05, 50, 1)
+    slo = scaling.slo(sweep.rows(), ["profile", "connections"], 5.0, 99.0, 0.95, 1, 100)
+    (shown,) = [t for t in scaling.threats(sweep, closed, slo, fits) if "between blocks" in t]
+    assert shown.startswith("demo-wrk-connections") and "the scalability fit" in shown
+    assert "SLO bracket" not in shown  # the SLO bracket is on the sweep, which has no blocks
+
+
+def test_review2_item08_a_change_point_labels_csv_does_not_explain_is_weak_and_says_why():
+    import csv
+
+    from perfkit.report.sections import history as hs
+
+    demo = DATA / "demo-history"
+    truth = {r["label"]: r["description"] for r in csv.DictReader((demo / "labels.csv").open())}
+    history = hs.load("demo-history", str(DATA))
+    metrics = ["latency_p99_ms", "throughput_rps"]
+    seen_weak = []
+    for seed in (0, 1, 2):  # the report's seed is 1; v03 shows up at some seeds only
+        analyses = hs.analyse(history, metrics, seed=seed)
+        for a in analyses:
+            (s,) = a.series
+            for c in s.change.change_points:
+                if truth[c.label].startswith("CHANGE"):
+                    assert c.supported, (seed, a.metric.name, c.label)
+                    continue
+                # no server change here: never a supported change point ...
+                assert not c.supported, (seed, a.metric.name, c.label, c.ratio_ci_low)
+                seen_weak.append(c)
+                # ... and the reason is the one the data give: too few labels for an interval
+                before, after = c.n_labels_before, c.n_labels_after
+                assert 2 / math.comb(before + after, before) > 0.05
+                assert math.isnan(c.ratio_ci_low) and math.isnan(c.ratio_ci_high)
+                assert f"{before} vs {after} labels" in c.warnings[0]
+        answers = hs.answers(analyses, {})
+        for a, answer in zip(analyses, answers, strict=True):
+            weak = [c for c in a.series[0].change.change_points if not c.supported]
+            assert all(f"{c.label}: " in " ".join(answer.warnings) for c in weak)
+            assert all(f"{c.label}: " in answer.answer and "weakly supported" in answer.answer
+                       for c in weak)
+            assert answer.verdict == ("change" if len(weak) < len(a.series[0].change
+                                                                   .change_points)
+                                      else "weak change" if weak else "no change")
+    assert seen_weak, "v03 never appeared: the test proves nothing"

@@ -139,7 +139,9 @@ class HistoryAnalysis:
         return frame
 
     def change_frame(self) -> pd.DataFrame:
-        """One row per change point: where, the ratio after/before with its CI, p-values."""
+        """One row per change point: where, the ratio after/before with its CI, p-values, and
+        its support (``weak`` when the ratio has no interval excluding 1; ``warnings`` say
+        why)."""
         u = self.metric.suffix
         records = []
         for s in self.series:
@@ -155,12 +157,12 @@ class HistoryAnalysis:
                             "n_labels_before": c.n_labels_before,
                             "n_labels_after": c.n_labels_after,
                             "direction": self.metric.verdict(c.ratio),
-                            "warnings": "; ".join(c.warnings)})
+                            "support": c.support, "warnings": "; ".join(c.warnings)})
                 records.append(rec)
         columns = ["metric", *self.keys, "position", "label", "label_before", "ratio",
                    "ratio_ci_low", "ratio_ci_high", "p_value", "p_value_adjacent",
                    f"median_before{u}", f"median_after{u}", "n_labels_before",
-                   "n_labels_after", "direction", "warnings"]
+                   "n_labels_after", "direction", "support", "warnings"]
         return pd.DataFrame.from_records(records, columns=columns)
 
     def to_dict(self) -> dict[str, Any]:

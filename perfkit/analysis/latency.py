@@ -160,19 +160,24 @@ class RunGroups(Mapping):
 
     def notes(self) -> list[str]:
         """What the tools and their outputs imply for every latency of these runs."""
-        runs = [r for c in self.configs for r in c.runs]
-        out = []
-        closed = sorted({r.tool for r in runs if r.closed_loop})
-        if closed:
-            out.append(f"{', '.join(closed)} measure(s) in a closed loop: the tail is "
-                       "understated (coordinated omission); only wrk2's corrected "
-                       "percentiles describe it.")
-        partial = [r for r in runs if any("after wrk2's calibration" in n for n in r.notes)]
-        if partial:
-            out.append(f"{len(partial)} wrk2 run(s) have a histogram of the post-calibration "
-                       "part only (wrk2 resets it after ~10 s): their percentiles describe "
-                       "the end of each run.")
-        return out
+        return tool_notes([r for c in self.configs for r in c.runs])
+
+
+def tool_notes(runs: Sequence[Run]) -> list[str]:
+    """What the tools and their outputs imply for the latencies of ``runs``: a closed loop
+    (coordinated omission), wrk2's histogram of the post-calibration part only."""
+    out = []
+    closed = sorted({r.tool for r in runs if r.closed_loop})
+    if closed:
+        out.append(f"{', '.join(closed)} measure(s) in a closed loop: the tail is "
+                   "understated (coordinated omission); only wrk2's corrected "
+                   "percentiles describe it.")
+    partial = [r for r in runs if any("after wrk2's calibration" in n for n in r.notes)]
+    if partial:
+        out.append(f"{len(partial)} wrk2 run(s) have a histogram of the post-calibration "
+                   "part only (wrk2 resets it after ~10 s): their percentiles describe "
+                   "the end of each run.")
+    return out
 
 
 def group_runs(rows: RunSet, by: Sequence[str] | str) -> RunGroups:
@@ -236,6 +241,14 @@ class LatencyTable:
                 "averaging percentiles; runs that failed were left out, and runs that did not "
                 "sustain their offered rate were kept and named.")
 
+    def warnings_of(self, e: LatencyEstimate) -> tuple[str, ...]:
+        """The warnings that travel with one estimate: what its runs' tools imply (a closed
+        loop, wrk2's calibration), its runs' statuses and its interval's own (too few runs for
+        a distribution-free interval...)."""
+        runs = self.groups[e.config]
+        return tuple(dict.fromkeys([*tool_notes(runs), *_status_notes(e, runs),
+                                    *e.ci.warnings]))
+
     def to_frame(self) -> pd.DataFrame:
         """One row per configuration and percentile: the estimate, its interval, method and
         estimand, the runs' status counts and the warnings."""
@@ -268,16 +281,21 @@ def spectrum(groups: RunGroups, confidence: float = 0.95, seed: int | None = 0,
     return LatencyTable(groups, tuple(found), confidence, _warnings(groups, found))
 
 
+def _status_notes(e: LatencyEstimate, runs: Sequence[Run]) -> list[str]:
+    out = []
+    for status, (what, effect) in STATUS_WORDS.items():
+        named = [f"{r.run_id or r.source}: {s.reason}"
+                 for r, s in zip(runs, e.statuses, strict=True) if s.status == status]
+        if named:
+            out.append(f"{e.config}: {len(named)} of {len(e.statuses)} run(s) {what} "
+                       f"({'; '.join(named)}): {effect}.")
+    return out
+
+
 def _warnings(groups: RunGroups, found: Sequence[LatencyEstimate]) -> tuple[str, ...]:
     out = groups.notes()
     for e in found:
-        for status, (what, effect) in STATUS_WORDS.items():
-            named = [f"{r.run_id or r.source}: {s.reason}"
-                     for r, s in zip(groups[e.config], e.statuses, strict=True)
-                     if s.status == status]
-            if named:
-                out.append(f"{e.config}: {len(named)} of {len(e.statuses)} run(s) {what} "
-                           f"({'; '.join(named)}): {effect}.")
+        out += _status_notes(e, groups[e.config])
     few = [e.ci.n_runs for e in found if e.ci.method == FEW_RUNS_METHOD]
     if few:
         out.append(f"With {min(few)} run(s) per configuration the estimate is the median run's "

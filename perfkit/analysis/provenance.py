@@ -5,8 +5,10 @@ threats-to-validity list are written from (never typed by hand).
 the design (factors and levels, load levels, repetitions, randomization and blocking, seed,
 warm-up, pause, duration), the tools with their exact versions and an argv template (the
 parts that vary between runs shown as ``{connections}``...), the host (CPUs, kernel, the
-sysctls recorded), the server (nginx version, profiles), the generator's CPU, and the runs'
-statuses (failed, saturated, in doubt) under the one rule of :mod:`perfkit.analysis.runstatus`.
+sysctls recorded), the network namespaces a server ran in (whose ``net.core.somaxconn``
+replaces the host's, and the accept queue the kernel granted), the server (nginx version,
+profiles), the generator's CPU, and the runs' statuses (failed, saturated, in doubt) under
+the one rule of :mod:`perfkit.analysis.runstatus`.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class Provenance:
     n_runs: int
     tools: tuple[tuple[str, str], ...]
     argv: str
+    argv_values: Mapping[str, Mapping[str, tuple[str, ...]]]  # {port}: {"8080": ("default",)}
     factors: Mapping[str, tuple[Any, ...]]
     load: Mapping[str, tuple[Any, ...]]
     repetitions: int | None
@@ -46,6 +49,8 @@ class Provenance:
     durations_s: tuple[float, ...]
     host: Mapping[str, Any]
     sysctls: Mapping[str, tuple[str, ...]]
+    namespaces: Mapping[str, Mapping[str, str]]  # profile -> settings inside its netns
+    n_namespaced: int  # runs whose server ran in a network namespace of its own
     nginx_versions: tuple[str, ...]
     profiles: tuple[str, ...]
     urls: tuple[str, ...]
@@ -63,7 +68,8 @@ def provenance(exp: Experiment) -> Provenance:
     runs = rows.runs
     manifests = [r.manifest or {} for r in runs]
     design = dict(exp.design or {})
-    factors = {f: tuple(sorted({plain(v) for v in rows.frame[f].dropna()}, key=str))
+    factors = {f: tuple(sorted({plain(v) for v in rows.frame[f].dropna()},
+                               key=lambda v: _natural(str(v))))
                for f in exp.factors}
     load = {c: tuple(sorted({plain(v) for v in rows.frame[c].dropna()}))
             for c in ("connections", "users", "target_rate_rps", "threads")
@@ -72,20 +78,23 @@ def provenance(exp: Experiment) -> Provenance:
     ends = sorted(r.end_utc for r in runs if r.end_utc)
     shares = [runstatus.generator_share(r) for r in runs]
     known = [s for s in shares if not math.isnan(s)]
+    argvs = [m.get("argv") or list(r.argv or ()) for m, r in zip(manifests, runs, strict=True)]
     return Provenance(
         name=exp.name, n_runs=len(runs),
         tools=tuple(sorted({(r.tool, r.tool_version or "version not recorded") for r in runs})),
-        argv=argv_template([m.get("argv") or list(r.argv or ()) for m, r in
-                            zip(manifests, runs, strict=True)]),
+        argv=argv_template(argvs),
+        argv_values=argv_values(argvs, [str((m.get("server") or {}).get("profile") or "")
+                                        for m in manifests]),
         factors=factors, load=load,
         repetitions=_int(design.get("repetitions")) or _max(rows.frame, "repetition"),
         randomization=_randomization(design, rows.frame),
-        blocked=bool("block" in rows.frame and rows.frame["block"].notna().all()
-                     and rows.frame["block"].nunique() > 1),
+        blocked="history" not in design and _blocked(rows.frame),
         seed=_int(design.get("seed")), warmup=_text(design.get("warmup")),
         pause_s=_seconds(design.get("pause")),
         durations_s=tuple(sorted({float(d) for d in rows.frame["duration_s"].dropna()})),
         host=_host(manifests), sysctls=_sysctls(manifests),
+        namespaces=_namespaces(manifests),
+        n_namespaced=sum(1 for m in manifests if (m.get("server") or {}).get("netns")),
         nginx_versions=tuple(sorted({str(v) for m in manifests
                                      if (v := (m.get("server") or {}).get("nginx_version"))})),
         profiles=tuple(sorted({str(p) for m in manifests
@@ -110,27 +119,58 @@ def _statuses(exp: Experiment) -> dict[str, tuple[str, ...]]:
 def argv_template(argvs: list[list[str]]) -> str:
     """One command line for all runs: arguments that differ become ``{name}``.
 
-    ``wrk -t2 -c{connections} -d5s --latency {url}``; an option's value is named after the
-    option when perfkit knows it, else ``{value}``.
+    ``wrk -t2 -c{connections} -d5s --latency http://127.0.0.1:{port}/``; an option's value is
+    named after the option when perfkit knows it, a URL keeps its common parts (only the
+    differing scheme, host, port or path becomes a placeholder), else ``{value}``.
     """
+    return " ".join(text for text, _ in _argv_parts(argvs))
+
+
+def argv_values(argvs: list[list[str]], labels: list[str]) -> dict[str, dict[str, tuple]]:
+    """The values of the placeholders of :func:`argv_template` that are not load levels (a
+    URL's ``{port}``...): each value with the ``labels`` (server profiles) of its runs."""
+    keep = [(list(a), lab) for a, lab in zip(argvs, labels, strict=True) if a]
+    out: dict[str, dict[str, set]] = {}
+    for _, per_run in _argv_parts([a for a, _ in keep]):
+        for name, values in per_run.items():
+            for value, (_, label) in zip(values, keep, strict=True):
+                out.setdefault(name, {}).setdefault(value, set()).update([label] if label else [])
+    return {n: {v: tuple(sorted(labs)) for v, labs in vals.items()} for n, vals in out.items()}
+
+
+_URL_PARTS = ("scheme", "host", "port", "path")
+
+
+def _argv_parts(argvs: list[list[str]]) -> list[tuple[str, dict[str, list[str]]]]:
+    """Per argument position: its text in the template and, for a URL's placeholders, the
+    value each argv has (load placeholders are named, their values are in the load)."""
     argvs = [list(a) for a in argvs if a]
     if not argvs:
-        return ""
-    width = max(len(a) for a in argvs)
-    out = []
-    for i in range(width):
-        values = {a[i] if i < len(a) else "" for a in argvs}
-        first = argvs[0][i] if i < len(argvs[0]) else ""
-        if len(values) == 1:
-            out.append(first.rsplit("/", 1)[-1] if i == 0 else first)
-            continue
-        out.append(_placeholder(first, argvs[0][i - 1] if i else ""))
-    return " ".join(out)
+        return []
+    out: list[tuple[str, dict[str, list[str]]]] = []
+    for i in range(max(len(a) for a in argvs)):
+        column = [a[i] if i < len(a) else "" for a in argvs]
+        first = column[0]
+        if len(set(column)) == 1:
+            out.append((first.rsplit("/", 1)[-1] if i == 0 else first, {}))
+        elif all(re.match(r"^https?://", v) for v in column):
+            out.append(_url_template(column))
+        else:
+            out.append((_placeholder(first, argvs[0][i - 1] if i else ""), {}))
+    return out
+
+
+def _url_template(urls: list[str]) -> tuple[str, dict[str, list[str]]]:
+    """``http://127.0.0.1:{port}/`` and ``{"port": [...]}`` from URLs that differ."""
+    split = [re.match(r"^(https?)://(\[[^]]*\]|[^/:]*)(?::(\d+))?(.*)$", u) for u in urls]
+    parts = {name: [m.group(k + 1) or "" for m in split] for k, name in enumerate(_URL_PARTS)}
+    shown = {n: (v[0] if len(set(v)) == 1 else f"{{{n}}}") for n, v in parts.items()}
+    text = (f"{shown['scheme']}://{shown['host']}" + (f":{shown['port']}" if shown["port"]
+                                                         else "") + shown["path"])
+    return text, {n: v for n, v in parts.items() if len(set(v)) > 1}
 
 
 def _placeholder(arg: str, previous: str) -> str:
-    if arg.startswith("http"):
-        return "{url}"
     if previous in _ARGV_LOAD:  # "-u 60": the value of the option before it
         return f"{{{_ARGV_LOAD[previous]}}}"
     m = re.match(r"^(-[a-zA-Z])(.+)$", arg)
@@ -158,13 +198,54 @@ def _sysctls(manifests: list[Mapping]) -> dict[str, tuple[str, ...]]:
     return {k: tuple(sorted(v)) for k, v in sorted(out.items())}
 
 
+def _namespaces(manifests: list[Mapping]) -> dict[str, dict[str, str]]:
+    """Per server profile run in a network namespace of its own (``server.netns``): the
+    namespace's ``net.core.somaxconn`` as the testbed read it, the listen backlog nginx asked
+    for and the accept queue the kernel granted (``ss``'s cap, else min of the two)."""
+    found: dict[str, dict[str, set]] = {}
+    for m in manifests:
+        server = m.get("server") or {}
+        if not server.get("netns"):
+            continue
+        values = {"net.core.somaxconn": server.get("somaxconn"),
+                  "listen backlog": server.get("backlog"),
+                  "accept queue": server.get("accept_queue_max",
+                                             server.get("effective_backlog"))}
+        into = found.setdefault(str(server.get("profile") or "?"), {})
+        for k, v in values.items():
+            if v not in (None, ""):
+                into.setdefault(k, set()).add(str(v))
+    return {prof: {k: " | ".join(sorted(v, key=_natural)) for k, v in vals.items()}
+            for prof, vals in found.items()}
+
+
+def _natural(text: str) -> tuple:
+    return (0, float(text), "") if re.fullmatch(r"-?\d+(\.\d+)?", text) else (1, 0.0, text)
+
+
 def _randomization(design: Mapping, frame) -> str:
     imported = design.get("imported") or {}
     if isinstance(imported, Mapping) and imported.get("randomization"):
         return " ".join(str(imported["randomization"]).split())
-    if "block" in frame and frame["block"].notna().all() and frame["block"].nunique() > 1:
+    history = design.get("history")
+    if isinstance(history, Mapping):
+        labels = list(history.get("labels") or [])
+        span = f" ({labels[0]} first, {labels[-1]} last)" if labels else ""
+        return (f"one CI job per label, in label (time) order{span}, each job's runs one after "
+                "another (not randomized: a change of the testbed over time is confounded with "
+                "the labels)")
+    if _blocked(frame):
         return "randomized complete blocks"
     return "not recorded"
+
+
+def _blocked(frame) -> bool:
+    """Runs in two or more blocks, each holding more than one configuration (a block of one
+    run, a history job's repetition, is no randomized block)."""
+    if "block" not in frame or not frame["block"].notna().all() \
+            or frame["block"].nunique() < 2:
+        return False
+    return bool(frame.groupby("block").size().min() > 1)
 
 
 def _loopback(url: str) -> bool:

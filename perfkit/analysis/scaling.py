@@ -32,7 +32,7 @@ from perfkit.analysis.runstatus import (
     percentile_statuses,
 )
 from perfkit.errors import DataError, PerfkitError, UsageError
-from perfkit.formatting import level_text, plain
+from perfkit.formatting import fmt_num, level_text, plain
 from perfkit.scaling import ScalingFit, fit_amdahl, fit_usl, littles_law, slo_bracket
 from perfkit.scaling.littles import FLAGS
 from perfkit.scaling.slo import SLOBracket
@@ -99,6 +99,15 @@ class ScalingResult:
         return self.fit.model if self.fit is not None else None
 
     @property
+    def verdict(self) -> str:
+        """``peak`` (N* claimed: the F-test rejected Amdahl), ``no peak`` (the USL was fitted,
+        no retrograde scaling shown) or ``not testable`` (Amdahl's law only, which has no peak,
+        or no model: too few levels, or the fit failed)."""
+        if self.fit is None or self.fit.model != "usl":
+            return "not testable"
+        return "peak" if self.fit.n_star is not None else "no peak"
+
+    @property
     def label(self) -> str:
         return ", ".join(level_text(v) for v in self.key) or "all runs"
 
@@ -146,7 +155,9 @@ class ScalingTable:
                 "Scalability Law (Gunther 2007) with four or more concurrency levels, Amdahl's "
                 "law with three, fitted by bounded nonlinear least squares to every run (not "
                 f"to means), with {self.confidence:.0%} wild bootstrap-t intervals "
-                f"({self.n_resamples} resamples, seed {self.seed}); a peak concurrency N* is "
+                f"({self.n_resamples} resamples, seed {self.seed}; a percentile interval of "
+                "the same refits for N* and for a parameter on its bound); a peak concurrency "
+                "N* is "
                 f"claimed only where an F-test rejects Amdahl's law at alpha {self.alpha:g}; "
                 "Little's law was checked per run.")
 
@@ -282,6 +293,37 @@ class SloBracket:
     @property
     def label(self) -> str:
         return ", ".join(level_text(v) for v in self.key) or "all runs"
+
+    @property
+    def verdict(self) -> str:
+        """The bracket's verdict: ``bracketed`` (a pass, then a fail at the next rate tested
+        above it), ``inconclusive between`` (rates between the last pass and the first fail
+        are inconclusive), ``open above`` (no rate failed), ``none passed`` or ``not
+        monotone`` (a pass above a fail: repeat)."""
+        b = self.bracket
+        if not b.monotone:
+            return "not monotone"
+        if b.last_pass_rps is None:
+            return "none passed"
+        if b.first_fail_rps is None:
+            return "open above"
+        between = [v for v in b.rates if b.last_pass_rps < v.rate_rps < b.first_fail_rps]
+        return "inconclusive between" if between else "bracketed"
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the bracket rests on: its own warnings, then those of the offered rates that
+        decide it (every rate up to its first failing one): why a rate did not pass (a run
+        not keeping up, an interval holding the SLO) and what its interval assumes."""
+        b = self.bracket
+        limit = math.inf if b.first_fail_rps is None else b.first_fail_rps
+        out = list(b.warnings)
+        for v in b.rates:
+            if v.rate_rps <= limit:
+                if v.verdict != "pass":
+                    out.append(f"{fmt_num(v.rate_rps)} req/s: {v.reason}")
+                out += [w for w in v.warnings if not any(w in o for o in out)]
+        return tuple(dict.fromkeys(out))
 
     def to_record(self) -> dict[str, Any]:
         rec: dict[str, Any] = dict(zip(self.by, self.key, strict=True))

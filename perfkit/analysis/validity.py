@@ -4,7 +4,8 @@
 numbers: client and server sharing a host, a load generator busy enough to be the thing
 measured, generator CPU not recorded, runs too short for wrk2's calibration (its histogram
 then covers only the end of each run), the server and workload as recorded (nginx version,
-profiles, URL, response size), blocks that differ while an analysis ignores them, and
+profiles, URL, response size), how the profiles' recorded configurations differ
+(:mod:`perfkit.analysis.configs`), blocks that differ while an analysis ignores them, and
 :func:`value_caps`: latencies sitting exactly on a known timeout (a retransmission or the
 tool's timeout, not service time). Each threat is one sentence that names its evidence.
 """
@@ -13,11 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from perfkit.analysis.configs import config_diffs
 from perfkit.analysis.experiment import Experiment, RunSet
 from perfkit.analysis.provenance import Provenance, provenance
 from perfkit.analysis.runstatus import GENERATOR_BUSY
@@ -37,16 +41,26 @@ DRIFT_METRICS = ("latency_p50_ms", "throughput_rps")
 CAP_TOLERANCE = 0.05
 
 
+#: the kinds of threat that bear on every number of the metrics they name (an answer about
+#: such a number carries them, :func:`threats_for`)
+NUMBER_THREATS = ("drift", "blocks")
+
+
 @dataclasses.dataclass(frozen=True)
 class Threat:
-    """One threat to validity: ``kind`` (a short key) and the sentence that states it."""
+    """One threat to validity: ``kind`` (a short key), the sentence that states it and the
+    metrics whose numbers it bears on (none: the experiment as a whole)."""
 
     kind: str
     text: str
+    metrics: tuple[str, ...] = ()
 
 
-def threats(exp: Experiment, p: Provenance | None = None) -> list[Threat]:
-    """The threats to validity of ``exp`` (see the module docstring)."""
+def threats(exp: Experiment, p: Provenance | None = None,
+            analyses: Sequence[Any] = ()) -> list[Threat]:
+    """The threats to validity of ``exp`` (see the module docstring); ``analyses`` are the
+    results of the analyses run on ``exp`` where these threats are shown (the block threat
+    names those that ignore blocks, :func:`block_treatment`)."""
     p = p or provenance(exp)
     out: list[Threat] = []
     if p.same_host:
@@ -77,30 +91,82 @@ def threats(exp: Experiment, p: Provenance | None = None) -> list[Threat]:
                       f"{', '.join(p.urls) or 'URL not recorded'}{_body(exp)}."))
     diffs = config_diffs(exp)
     if diffs:
-        out.append(Threat("configs", f"{exp.name}: what each profile changes in the rendered "
-                          "nginx configuration (as recorded in the manifests): " + "; ".join(
-                              f"{prof}: {', '.join(lines)}" for prof, lines in diffs.items())))
+        out.append(Threat("configs", f"{exp.name}: how the server configurations differ, pair "
+                          "by pair, as the manifests record them (each line named by the "
+                          "profile that has it): " + " | ".join(d.text() for d in diffs) + "."))
     cells = [c for c in (*exp.factors, "connections", "users", "target_rate_rps")
              if c in exp.frame]
     effect = block_effect(exp.rows(), "throughput_rps", cells)
     if effect is not None and effect[1] < 0.05:
         out.append(Threat("blocks", f"{exp.name}: throughput differs between blocks (run "
                           f"order) by up to {effect[0]:.0%} after removing the cells' means "
-                          f"(p = {effect[1]:.2g}): an analysis that ignores blocks (the "
-                          "scalability fit, the SLO bracket) counts this drift as noise."))
+                          f"(p = {effect[1]:.2g}): {_blocks_use(analyses)}.",
+                          ("throughput_rps",)))
     out += [Threat("value-cap", t) for t in value_caps(exp.rows(), exp.name)]
     out += _drift(exp, cells)
     return out
+
+
+def block_treatment(result: Any) -> tuple[str, str, bool] | None:
+    """How an analysis result treats an experiment's blocks: ``(what it is, of what, whether
+    it models them)``; None for a result that is not about runs in blocks. A Mann-Whitney
+    comparison, the A/A splits, the SLO bracket, the across-run percentile intervals and the
+    scalability fit pool the runs of all blocks; the factorial analysis fits block as a
+    nuisance term when the design has blocks."""
+    from perfkit.analysis.aa import AAResult
+    from perfkit.analysis.compare import ComparisonTable
+    from perfkit.analysis.effects import FactorialResult
+    from perfkit.analysis.latency import LatencyTable
+    from perfkit.analysis.scaling import ScalingTable, SloTable
+    from perfkit.analysis.seeds import Replication
+
+    if isinstance(result, Replication):
+        return "the Mann-Whitney comparisons", f"claim {result.link.claim_id}", False
+    if isinstance(result, ComparisonTable):
+        return "the Mann-Whitney comparisons", result.metric.label, False
+    if isinstance(result, AAResult):
+        return "the A/A false-positive rates (Mann-Whitney over random splits)", "", False
+    if isinstance(result, FactorialResult):
+        return "the factorial effects", result.metric.label, result.block is not None
+    named = {SloTable: "the SLO bracket", ScalingTable: "the scalability fit",
+             LatencyTable: "the across-run percentile intervals"}
+    return next(((name, "", False) for kind, name in named.items() if isinstance(result, kind)),
+                None)
+
+
+def _blocks_use(analyses: Sequence[Any]) -> str:
+    """What the block difference means for the analyses given (see :func:`threats`)."""
+    found = [t for t in map(block_treatment, analyses) if t is not None]
+    if not found:
+        return ("an analysis of these runs that ignores blocks (a Mann-Whitney comparison, a "
+                "model fitted to every run) counts this drift as noise; one with block as a "
+                "nuisance term (the factorial analysis) does not")
+    parts = []
+    for models, words in ((False, "ignoring blocks, so counting this drift as noise (wider "
+                                  "intervals)"),
+                          (True, "modelling blocks as a nuisance term, so the shift "
+                                 "between blocks leaves their error")):
+        kinds: dict[str, list[str]] = {}
+        for kind, of, m in found:
+            if m == models:
+                kinds.setdefault(kind, [])
+                if of and of not in kinds[kind]:
+                    kinds[kind].append(of)
+        if kinds:
+            names = [k + (f" ({', '.join(of)})" if of else "") for k, of in kinds.items()]
+            parts.append(f"{words}: {'; '.join(names)}")
+    return "analyses here " + "; analyses ".join(parts)
 
 
 def _drift(exp: Experiment, cells: list[str]) -> list[Threat]:
     """A significant trend of the runs over their order (:mod:`perfkit.analysis.drift`)."""
     from perfkit.analysis import drift
 
-    found = []
+    found, drifted = [], []
     for metric in DRIFT_METRICS:
         d = drift.trend(drift.residuals(exp.rows(), metric, cells))
         if d is not None and d.verdict == drift.DRIFT:
+            drifted.append(metric)
             found.append(f"{metric} {d.change_pct:+.0f}% [{d.ci_low_pct:+.0f}%, "
                          f"{d.ci_high_pct:+.0f}%] from the first run to the last (p = "
                          f"{d.p_value:.2g})")
@@ -109,30 +175,20 @@ def _drift(exp: Experiment, cells: list[str]) -> list[Threat]:
     return [Threat("drift", f"{exp.name}: the system drifted during the experiment: "
                    + "; ".join(found) + ". Randomized order keeps drift from biasing the "
                    "comparisons, but it widens every interval; unrandomized comparisons "
-                   "(history, gates) would mistake it for a change.")]
+                   "(history, gates) would mistake it for a change.", tuple(drifted))]
 
 
-def config_diffs(exp: Experiment, limit: int = 6) -> dict[str, list[str]]:
-    """Per server profile: the nginx config lines (directives) not in the first profile's,
-    from the rendered configs the manifests record (comments and paths left out)."""
-    configs: dict[str, set[str]] = {}
-    for run in exp.rows().runs:
-        server = (run.manifest or {}).get("server") or {}
-        text, profile = server.get("config_text"), server.get("profile")
-        if text and profile and profile not in configs:
-            configs[profile] = {" ".join(ln.split()) for ln in text.splitlines()
-                                if ln.strip() and not ln.strip().startswith("#")
-                                and "temp_path" not in ln and "listen" not in ln}
-    if len(configs) < 2:
-        return {}
-    first, *rest = configs
-    out = {}
-    for prof in rest:
-        extra = sorted(configs[prof] - configs[first])
-        if extra:
-            out[f"{prof} vs {first}"] = extra[:limit] + ([f"... {len(extra) - limit} more"]
-                                                         if len(extra) > limit else [])
-    return out
+def threats_for(exp: Experiment, metric: str, analyses: Sequence[Any] = ()) -> tuple[str, ...]:
+    """The threats of ``exp`` that bear on its numbers of ``metric`` (:data:`NUMBER_THREATS`:
+    a drift over the run order, blocks that differ), matched by family: a drift of any latency
+    percentile bears on every latency. What an answer about such a number carries."""
+    family = _family(metric)
+    return tuple(t.text for t in threats(exp, analyses=analyses) if t.kind in NUMBER_THREATS
+                 and family in {_family(m) for m in t.metrics})
+
+
+def _family(metric: str) -> str:
+    return "latency" if metric.startswith("latency_") else metric
 
 
 def _span(values) -> str:

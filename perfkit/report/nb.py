@@ -228,7 +228,8 @@ class Report:
         self.tables.append(name)
 
     def answers(self, items: Iterable[Answer]) -> None:
-        """Show the headline answers and mark them for the index's answers table."""
+        """Show the headline answers under their own heading (every page ends with them) and
+        mark them for the index's answers table."""
         items = list(items)
         if not items:
             return
@@ -236,10 +237,12 @@ class Report:
                        f"<td>{escape(a.verdict)}</td><td>{escape(a.n)}</td><td>"
                        + "<br>".join(escape(w) for w in a.warnings) + "</td></tr>"
                        for a in items)
-        html_ = ('<div class="perfkit-findings perfkit-scroll"><table class="perfkit-table">'
+        html_ = ('<div class="perfkit-answers"><h2>Answers</h2>'
+                 '<div class="perfkit-findings perfkit-scroll"><table class="perfkit-table">'
                  "<thead><tr><th>question</th><th>answer</th><th>verdict</th><th>n</th>"
-                 f"<th>caveats</th></tr></thead><tbody>{rows}</tbody></table></div>")
-        _display({"text/html": html_, "text/plain": "\n".join(a.text() for a in items)},
+                 f"<th>caveats</th></tr></thead><tbody>{rows}</tbody></table></div></div>")
+        _display({"text/html": html_,
+                  "text/plain": "Answers\n" + "\n".join(a.text() for a in items)},
                  {META_KEY: {"answers": [a.to_dict() for a in items], "notebook": self.name}})
 
     def methods(self, records: Mapping[str, Mapping[str, list[str]]]) -> None:

@@ -98,15 +98,24 @@ def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, f
     return float(lo), float(hi)
 
 
-def interval(reps: Replicates, j: int, estimate: float, std_error: float, confidence: float,
-             kind: str) -> tuple[float, float]:
-    """Interval for parameter ``j``: bootstrap-t when the standard errors allow, else percentile."""
+def interval_method(reps: Replicates, j: int, estimate: float, std_error: float,
+                    kind: str) -> str:
+    """What :func:`interval` gives parameter ``j``: ``"bootstrap-t"``, or ``"percentile"``
+    when asked, or for an estimate on its bound, or without usable standard errors."""
     if kind not in INTERVALS:
         raise ValueError(f"interval must be one of {INTERVALS}, got {kind!r}")
     se_b = reps.std_errors[:, j]
     on_bound = estimate <= _LOWER[j] or estimate >= _UPPER[j]
     usable = std_error > 0 and np.all(np.isfinite(se_b)) and np.all(se_b > 0)
-    if kind == "percentile" or on_bound or not usable:
+    return "percentile" if kind == "percentile" or on_bound or not usable else "bootstrap-t"
+
+
+def interval(reps: Replicates, j: int, estimate: float, std_error: float, confidence: float,
+             kind: str) -> tuple[float, float]:
+    """Interval for parameter ``j``: bootstrap-t when the standard errors allow, else percentile
+    (:func:`interval_method`)."""
+    se_b = reps.std_errors[:, j]
+    if interval_method(reps, j, estimate, std_error, kind) == "percentile":
         # bootstrap-t is degenerate for an estimate on its bound (e.g. kappa = 0)
         return percentile_interval(reps.estimates[:, j], confidence)
     t = (reps.estimates[:, j] - estimate) / se_b

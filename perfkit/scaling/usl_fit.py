@@ -31,6 +31,7 @@ from perfkit.errors import PerfkitError
 from perfkit.scaling._bootstrap import (
     bootstrap_estimates,
     interval,
+    interval_method,
     n_star_of,
     percentile_interval,
 )
@@ -53,8 +54,10 @@ class ScalingFit:
     """A fitted USL (``model='usl'``) or Amdahl (``model='amdahl'``, ``kappa`` fixed at 0).
 
     ``*_ci`` are ``(low, high)`` bootstrap intervals at ``confidence`` (``bootstrap`` names the
-    resampling scheme, ``interval`` studentized or percentile; ``n_star_ci`` is a percentile
-    interval, infinite above when resamples lose the peak);
+    resampling scheme, ``interval`` the kind asked for, studentized or percentile, and
+    ``ci_methods`` what each of sigma, kappa, gamma got: ``bootstrap-t``, or ``percentile`` on
+    its bound; ``n_star_ci`` is a percentile interval of the same refits, infinite above when
+    resamples lose the peak, ``n_star_warnings`` what to know about it, also in ``warnings``);
     ``residual_se`` is the residual standard error sqrt(RSS / (n_obs - n_params)) in the unit of
     the throughput given. ``n_star`` (the concurrency of peak throughput) is None unless the
     F-test rejected Amdahl at ``alpha``; ``n_star_reason`` says why either way.
@@ -87,6 +90,8 @@ class ScalingFit:
     n: tuple[float, ...] = ()
     x: tuple[float, ...] = ()
     warnings: tuple[str, ...] = ()
+    ci_methods: tuple[str, ...] = ()
+    n_star_warnings: tuple[str, ...] = ()
 
     def predict(self, n: np.ndarray | float) -> np.ndarray:
         """Fitted throughput at concurrency ``n`` (for plotting the curve over the runs)."""
@@ -102,15 +107,18 @@ class ScalingFit:
         return math.nan
 
     def parameters(self) -> list[dict]:
-        """Tidy rows ``parameter, estimate, ci_low, ci_high`` (for tables)."""
-        rows = [("sigma", self.sigma, self.sigma_ci), ("kappa", self.kappa, self.kappa_ci),
-                ("gamma", self.gamma, self.gamma_ci)]
+        """Tidy rows ``parameter, estimate, ci_low, ci_high, ci_method`` (for tables)."""
+        methods = self.ci_methods or ("",) * 3
+        rows = [("sigma", self.sigma, self.sigma_ci, methods[0]),
+                ("kappa", self.kappa, self.kappa_ci, methods[1]),
+                ("gamma", self.gamma, self.gamma_ci, methods[2])]
         if self.model == "amdahl":
             rows.pop(1)
         if self.n_star is not None:
-            rows.append(("n_star", self.n_star, self.n_star_ci or (math.nan, math.nan)))
-        return [{"parameter": p, "estimate": e, "ci_low": c[0], "ci_high": c[1]}
-                for p, e, c in rows]
+            rows.append(("n_star", self.n_star, self.n_star_ci or (math.nan, math.nan),
+                         "percentile"))
+        return [{"parameter": p, "estimate": e, "ci_low": c[0], "ci_high": c[1],
+                 "ci_method": m} for p, e, c, m in rows]
 
 
 # -- inputs ---------------------------------------------------------------------------------
@@ -162,6 +170,8 @@ def _fit(model, n, x, confidence, alpha, n_resamples, seed, bootstrap, interval_
         warns.append(f"{reps.failed} of {n_resamples} bootstrap refits did not converge")
     se = standard_errors(p_hat, n_arr, x_arr, free)
     cis = [interval(reps, j, p_hat[j], se[j], confidence, interval_kind) for j in range(3)]
+    methods = tuple(interval_method(reps, j, p_hat[j], se[j], interval_kind) if free[j]
+                    else "" for j in range(3))
     levels = len(np.unique(n_arr))
     if len(x_arr) == levels:
         warns.append("one run per N: the residuals mix run-to-run noise with lack of fit; "
@@ -175,7 +185,7 @@ def _fit(model, n, x, confidence, alpha, n_resamples, seed, bootstrap, interval_
         sigma_ci=cis[0], kappa_ci=cis[1], gamma_ci=cis[2], confidence=confidence,
         residual_se=math.sqrt(rss_lin / dof) if dof > 0 else math.nan, rss=rss_lin,
         n_obs=len(x_arr), n_levels=levels, dof=dof, bootstrap=reps.scheme,
-        interval=interval_kind,
+        interval=interval_kind, ci_methods=methods,
         n_resamples=n_resamples, seed=seed, n=tuple(n_arr.tolist()), x=tuple(x_arr.tolist()))
     if model == "amdahl":
         base["kappa_ci"] = (0.0, 0.0)
@@ -231,16 +241,18 @@ def _peak(n, x, p_hat, dof, est, alpha, confidence, warns) -> dict:
         out["n_star_reason"] = f"{why}: no retrograde scaling shown, so no peak N* is claimed"
         return out
     n_star = float(n_star_of(p_hat[0], p_hat[1]))
+    about = [f"the N* interval is a percentile interval of the bootstrap refits' N* (not "
+             f"bootstrap-t) whose measured coverage falls short of its level (0.875 at nominal "
+             f"0.95, {NSTAR_COVERAGE_NOTE}): read it as a rough range"]
+    if n_star > n.max():
+        about.append(f"N* = {n_star:.4g} lies beyond the largest N measured ({n.max():g}): "
+                     "an extrapolation; measure above it")
+    warns.extend(about)
     out.update(n_star=n_star,
                n_star_ci=percentile_interval(n_star_of(est[:, 0], est[:, 1]), confidence),
                x_at_n_star=float(usl(n_star, *p_hat)),
-               n_star_reason=f"{test} < alpha {alpha:g}: Amdahl rejected")
-    warns.append(f"the N* interval is a bootstrap percentile interval whose measured coverage "
-                 f"falls short of its level (0.875 at nominal 0.95, {NSTAR_COVERAGE_NOTE}): "
-                 "read it as a rough range")
-    if n_star > n.max():
-        warns.append(f"N* = {n_star:.4g} lies beyond the largest N measured ({n.max():g}): "
-                     "an extrapolation; measure above it")
+               n_star_reason=f"{test} < alpha {alpha:g}: Amdahl rejected",
+               n_star_warnings=tuple(about))
     return out
 
 

@@ -58,6 +58,10 @@ from perfkit.stats import edivisive
 from perfkit.stats.comparison import compare
 
 CI_UNITS = ("label", "run")
+#: a change point's support: its ratio's interval excludes 1 (``supported``), or it has no
+#: interval (too few labels a side) or one that holds 1 (``weak``: the permutation test moved
+#: the level, but nothing bounds the size, or even the direction, of the change)
+SUPPORTED, WEAK = "supported", "weak"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,6 +106,12 @@ class ChangePoint:
     n_runs_before: int
     n_runs_after: int
     warnings: tuple[str, ...]
+    support: str = SUPPORTED
+
+    @property
+    def supported(self) -> bool:
+        """The ratio's interval exists and excludes no change (1)."""
+        return self.support == SUPPORTED
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,7 +203,9 @@ def change_points(values: Sequence[Sequence[float] | float], labels: Sequence[st
               f"{exponent:g}, splits between labels, min {min_labels} labels a side; "
               f"permutation tests shuffling whole labels ({permutations} permutations, alpha "
               f"{alpha:g}), pruned by adjacent-segment energy tests; ratio: Hodges-Lehmann "
-              f"with Moses interval between adjacent segments, per {ci_unit}")
+              f"with Moses interval between adjacent segments, per {ci_unit}; a change point "
+              f"whose ratio has no interval, or one holding 1, is reported as weakly "
+              f"supported")
     return ChangePoints(tuple(names), tuple(int(c) for c in counts), points, segments, alpha,
                         permutations, min_labels, exponent, confidence, ci_unit, seed, stop_p,
                         method, tuple(warnings))
@@ -263,13 +275,35 @@ def _change_point(names: list[str], runs: list[np.ndarray], cuts: list[int], j: 
         base, new = np.concatenate(before), np.concatenate(after)
     row = compare(base, new, alpha=ci_alpha, lower_is_better=lower_is_better).to_dict()
     p, p_adjacent, q, order = detail
+    low, high = float(row["ratio_ci_low"]), float(row["ratio_ci_high"])
+    unit = "labels" if ci_unit == "label" else "runs"
+    # the segments' medians' intervals are not the ratio's, and its own is said by _support
+    notes = [f"ratio per {ci_unit}: {w}" for w in row["warnings"]
+             if not any(k in w for k in ("median CI", "cannot reach", "ratio CI"))]
+    support, why = _support(low, high, len(base), len(new), ci_alpha, unit)
     return ChangePoint(tau, names[tau], names[tau - 1], p, p_adjacent, q, order,
-                       float(row["ratio"]),
-                       float(row["ratio_ci_low"]), float(row["ratio_ci_high"]),
+                       float(row["ratio"]), low, high,
                        float(np.median(np.concatenate(before))),
                        float(np.median(np.concatenate(after))), tau - lo, hi - tau,
                        sum(len(r) for r in before), sum(len(r) for r in after),
-                       tuple(f"ratio per {ci_unit}: {w}" for w in row["warnings"]))
+                       tuple([*([why] if why else []), *notes]), support)
+
+
+def _support(low: float, high: float, n_before: int, n_after: int, ci_alpha: float,
+             unit: str) -> tuple[str, str]:
+    """:data:`SUPPORTED` or :data:`WEAK` with the reason (see :class:`ChangePoint`)."""
+    level = f"{1 - ci_alpha:.0%}"
+    if not (math.isfinite(low) and math.isfinite(high)):
+        floor = 2 / math.comb(n_before + n_after, n_before)
+        return WEAK, (f"weakly supported: no {level} interval for the ratio, since {n_before} "
+                      f"vs {n_after} {unit} either side are too few for a Moses interval (their "
+                      f"smallest two-sided rank-test p is {floor:.2g} > {ci_alpha:g}); the "
+                      "permutation test moved the level, but nothing bounds the size or the "
+                      "direction of the change")
+    if low <= 1 <= high:
+        return WEAK, (f"weakly supported: the {level} interval of the ratio, [{low:.3g}, "
+                      f"{high:.3g}], holds no change (1)")
+    return SUPPORTED, ""
 
 
 def _segments(names: list[str], runs: list[np.ndarray], cuts: list[int]) -> tuple[Segment, ...]:

@@ -7,7 +7,8 @@ turns configurations into legend labels.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -16,7 +17,13 @@ from perfkit.analysis import load_experiment as _load
 from perfkit.formatting import fmt_ci, fmt_num, level_text
 from perfkit.report import paths
 
-__all__ = ["Experiment", "config_labels", "fmt_ci", "load_experiment", "text_table"]
+__all__ = ["Experiment", "config_labels", "config_text", "fmt_ci", "load_experiment",
+           "text_table"]
+
+#: how a load column's level reads in a sentence (``16 connections``); any other column reads
+#: ``name level`` (``profile default``)
+LOAD_WORDS = {"connections": "connections", "users": "users", "threads": "threads",
+              "target_rate_rps": "req/s offered"}
 
 
 def load_experiment(name: str, data_root: str | None = None) -> Experiment:
@@ -41,6 +48,14 @@ def config_labels(frame: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
         lambda row: ", ".join(level_text(row[c]) for c in columns), axis=1).astype(str)
 
 
+def config_text(columns: Sequence[str], values: Sequence) -> str:
+    """A configuration in words, each value with its column: ``"profile default, 16
+    connections"`` (what a question names; legends keep the short ``"default, 16"``)."""
+    parts = [f"{level_text(v)} {LOAD_WORDS[c]}" if c in LOAD_WORDS else f"{c} {level_text(v)}"
+             for c, v in zip(columns, values, strict=True)]
+    return ", ".join(parts) or "all runs"
+
+
 def text_table(frame: pd.DataFrame, digits: int = 3) -> str:
     """A plain-text table of ``frame`` with floats to ``digits`` significant digits (stable text
     for output-checked cells: 30000 prints as ``30000``, missing as ``nan``)."""
@@ -60,15 +75,27 @@ def methods(experiments: Sequence[Experiment], analyses: Sequence[str] = ()) -> 
     return {exp.name: record(provenance(exp), analyses) for exp in experiments}
 
 
-def threats(experiments: Sequence[Experiment]) -> list[str]:
-    """Threats to validity of the experiments shown, one sentence each, from their manifests."""
+def threats(experiments: Sequence[Experiment],
+            analyses: Mapping[str, Sequence[Any]] | None = None) -> list[str]:
+    """Threats to validity of the experiments shown, one sentence each, from their manifests;
+    ``analyses``: per experiment name, the results of the analyses the page ran on it (the
+    threats name those that ignore blocks)."""
     from perfkit.analysis.validity import threats as _threats
 
     seen: dict[str, None] = {}
     for exp in experiments:
-        for t in _threats(exp):
+        for t in _threats(exp, analyses=(analyses or {}).get(exp.name, ())):
             seen.setdefault(t.text, None)
     return list(seen)
+
+
+def calibration_threats(calibration: Any) -> list[str]:
+    """The threats of a page's A/A experiment (an object with ``experiment`` and ``result``,
+    :class:`perfkit.report.sections.aa.Calibration`), naming its analysis; none without one."""
+    if calibration is None:
+        return []
+    exp = calibration.experiment
+    return threats([exp], {exp.name: [calibration.result]})
 
 
 def runs_table(rows) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -224,12 +224,12 @@ def methods(exp, tables: Sequence[ComparisonTable], results: Sequence[FactorialR
     description of their method (``calibration``: the page's A/A part, if any)."""
     from perfkit.report.sections.common import methods as records
 
-    out = records([exp], [*(t.describe() for t in tables[:1]),
-                          *(r.describe() for r in results[:1])])
+    out = records([exp], [*(t.describe() for t in tables),
+                          *(r.describe() for r in results)])
     if calibration is not None:
         aa = calibration.result
         out.update(records([calibration.experiment],
-                           [*(t.describe() for t in aa.designed[:1]), aa.describe()]))
+                           [*(t.describe() for t in aa.designed), aa.describe()]))
     return out
 
 

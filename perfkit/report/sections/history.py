@@ -70,10 +70,13 @@ def series_figure(analysis: hist.HistoryAnalysis):
         for seg in s.change.segments:
             ax.hlines(seg.median, seg.start - 0.4, seg.end - 0.6, color=style.OKABE_ITO["black"],
                       linewidth=1.0, label="segment median" if seg.start == 0 else None)
-        for c in s.change.change_points:
-            ax.axvline(c.index - 0.5, color=style.GREY, linestyle="--",
-                       linewidth=0.9, label="change point" if c is s.change.change_points[0]
-                       else None)
+        for kind, dash in (("supported", "--"), ("weak", ":")):
+            marks = [c for c in s.change.change_points if c.support == kind]
+            for c in marks:
+                ax.axvline(c.index - 0.5, color=style.GREY, linestyle=dash,
+                           linewidth=0.9, label=(("change point" if kind == "supported" else
+                                                  "weakly supported change point")
+                                                 if c is marks[0] else None))
         ax.set_xticks(x, [p.label for p in s.points], rotation=90)
         values = np.concatenate([p.values for p in s.points]) if s.points else np.array([1.0])
         if values.size and values.max() / values.min() > 10:  # more than a decade: log
@@ -103,11 +106,13 @@ def series_caption(analysis: hist.HistoryAnalysis) -> str:
             f"grey dots are runs, markers each label's median with its order-statistic "
             f"interval ({cover}; the table gives each label's); black steps are the segments' "
             f"medians, dashed lines the change points found by E-divisive means (permutation "
-            f"tests shuffling labels, alpha {analysis.alpha:g}).")
+            f"tests shuffling labels, alpha {analysis.alpha:g}), dotted ones those weakly "
+            f"supported (no ratio interval excluding 1).")
 
 
 def series_alt(analysis: hist.HistoryAnalysis) -> str:
-    found = "; ".join(f"{c.label} {pct_change(c.ratio)}" for s in analysis.series
+    found = "; ".join(f"{c.label} {pct_change(c.ratio)}" + ("" if c.supported else " (weak)")
+                      for s in analysis.series
                       for c in s.change.change_points) or "no change point"
     return f"{analysis.metric.label} per label of {analysis.name}, with change points: {found}"
 
@@ -128,7 +133,7 @@ def change_text(analysis: hist.HistoryAnalysis) -> str:
         lines.append(f"  {r['label_before']} -> {r['label']} (position {int(r['position'])}): "
                      f"ratio {fmt_num(r['ratio'], 3)} [{fmt_num(r['ratio_ci_low'], 3)}, "
                      f"{fmt_num(r['ratio_ci_high'], 3)}], p {fmt_p(r['p_value'])}, "
-                     f"{r['direction']}")
+                     f"{r['direction']}, {r['support']}")
     return "\n".join(lines)
 
 
@@ -154,6 +159,13 @@ def describe(analyses: Sequence[hist.HistoryAnalysis], max_regression: float,
              alpha: float) -> list[str]:
     """The Methods sentences of the analyses shown."""
     out = [a.describe() for a in analyses]
+    if len(analyses) > 1:
+        out.append(f"The change points of each of the {len(analyses)} metrics were tested "
+                   f"separately at alpha {alpha:g}, with no adjustment across metrics: the "
+                   "metrics of one closed-loop history move together (throughput is about "
+                   "connections over mean latency), so a change found in one is rarely "
+                   "independent evidence; a weakly supported change point is not confirmed "
+                   "by its ratio's interval.")
     out.append(f"Each label was gated against the labels before it in its segment (the first "
                f"label of a segment against the whole previous segment) at a maximum "
                f"regression of {max_regression:.1%}: a regression is a significantly worse "
@@ -165,21 +177,28 @@ def describe(analyses: Sequence[hist.HistoryAnalysis], max_regression: float,
 
 def answers(analyses: Sequence[hist.HistoryAnalysis],
             gate_items: Mapping[str, Sequence[hist.HistoryGate]]) -> list[Answer]:
-    """Per metric: its change points with ratios and CIs, and at every load level the gate of
-    its newest label (:func:`perfkit.analysis.history.latest_gates`)."""
+    """Per metric: its change points with ratios and CIs (a weakly supported one said so, with
+    its reason among the warnings; the verdict ``change`` when one is supported, ``weak
+    change`` when all are weak), and at every load level the gate of its newest label
+    (:func:`perfkit.analysis.history.latest_gates`)."""
     out = []
     for a in analyses:
         for s in a.series:
             where = present_gate.key_text(a.keys, s.key)
             runs = sum(p.n_runs for p in s.points)
+            points = s.change.change_points
             found = "; ".join(
                 f"{c.label}: {present_gate.change(c.ratio, c.ratio_ci_low, c.ratio_ci_high)} "
-                f"(p {fmt_p(c.p_value)})" for c in s.change.change_points)
+                f"(p {fmt_p(c.p_value)}" + ("" if c.supported else ", weakly supported") + ")"
+                for c in points)
+            verdict = ("change" if any(c.supported for c in points) else
+                       "weak change" if points else "no change")
             out.append(Answer(f"Where did {a.metric.label} change over {a.name}"
                               + (f" ({where})" if where else "") + "?",
-                              found or "no change point", f"{len(s.change.change_points)} "
-                              "change point(s)", f"{len(s.points)} labels, {runs} runs",
-                              s.change.warnings))
+                              found or "no change point", verdict,
+                              f"{len(s.points)} labels, {runs} runs",
+                              (*s.change.warnings,
+                               *(f"{c.label}: {w}" for c in points for w in c.warnings))))
         for g in hist.latest_gates(gate_items.get(a.metric.name, ())):
             where = present_gate.key_text(a.keys, g.key)
             for row in g.result.rows:

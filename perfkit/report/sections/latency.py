@@ -19,9 +19,9 @@ from perfkit.analysis.latency import LatencyTable, RunGroups, histogram_grid
 from perfkit.analysis.latency import spectrum_grid as spectrum_grid  # the grid the plots use
 from perfkit.audit import coordinated_omission
 from perfkit.formatting import fmt_ci, level_text
-from perfkit.model import Run
+from perfkit.model import Run, percentile_column
 from perfkit.report.nb import Answer
-from perfkit.report.sections.common import Experiment, load_experiment
+from perfkit.report.sections.common import Experiment, config_text, load_experiment
 from perfkit.stats import quantile_ci
 
 
@@ -157,18 +157,26 @@ def load_point(where: Mapping[str, Any] | None) -> str:
     return ", ".join(parts) or "all load levels together"
 
 
-def answers(table: LatencyTable, q: float, where: Mapping[str, Any] | None) -> list[Answer]:
-    """The headline percentile of each configuration at the load point shown, with the
-    warnings of its runs' statuses."""
+def answers(table: LatencyTable, q: float, where: Mapping[str, Any] | None,
+            exp: Experiment | None = None) -> list[Answer]:
+    """The headline percentile of each configuration at the load point shown (an estimate,
+    no test: no verdict; the estimand in the answer), with the warnings its estimate carries
+    (:meth:`LatencyTable.warnings_of`: its runs' tools and statuses, its interval's) and the
+    threats of ``exp`` that bear on latency (a drift)."""
+    from perfkit.analysis.validity import threats_for
+
+    around = threats_for(exp, percentile_column(q), [table]) if exp is not None else ()
     out = []
     for e in table.estimates:
         if np.isclose(e.ci.q, q):
             row = e.to_record()
-            warns = tuple(w for w in table.warnings if w.startswith(f"{e.config}: "))
-            out.append(Answer(f"p{q:g} latency of {e.config} at {load_point(where)}",
+            by = [c for c in table.groups.by if c in table.groups.config(e.config).rows.frame]
+            first = table.groups.config(e.config).rows.frame[by].iloc[0] if by else ()
+            out.append(Answer(f"p{q:g} latency of {config_text(by, tuple(first))} at "
+                              f"{load_point(where)}",
                               fmt_ci(row["latency_ms"], row["ci_low_ms"], row["ci_high_ms"],
-                                     "ms"), str(row["estimand"]), f"{row['n_runs']} runs",
-                              warns))
+                                     "ms") + f", the {row['estimand']}", "",
+                              f"{row['n_runs']} runs", (*table.warnings_of(e), *around)))
     return out
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from perfkit.analysis import drift
-from perfkit.analysis.drift import DRIFT, INCONCLUSIVE, TOLERANCE_PCT
+from perfkit.analysis.drift import DRIFT, INCONCLUSIVE, STABLE, TOLERANCE_PCT
 from perfkit.analysis.experiment import LOAD_COLUMNS
 from perfkit.analysis.quality import QualityTable
 from perfkit.analysis.quality import quality as _quality
@@ -208,22 +208,25 @@ def drift_trend(residuals: pd.DataFrame, confidence: float = 0.95,
                                        "ci_low_pct", "ci_high_pct", "p_value", "verdict"])
 
 
-def answers(summary: pd.DataFrame, trend: pd.DataFrame) -> list[Answer]:
-    """The data-quality and drift answers of the overview."""
+def answers(summary: pd.DataFrame, trend: pd.DataFrame, metric: str = "") -> list[Answer]:
+    """The data-quality and drift answers of the overview (``metric``: the one the drift was
+    checked on)."""
     total = int(summary["runs"].sum()) if len(summary) else 0
     bad = [c for c in summary.columns if c not in ("experiment", "runs", "generator_cpu_known")]
     problems = {c: int(summary[c].sum()) for c in bad if int(summary[c].sum())}
     out = [Answer("Data quality: runs with a problem",
                   ", ".join(f"{c.replace('_', ' ')}: {n}" for c, n in problems.items())
-                  or "no problem found", "", f"{total} runs in {len(summary)} experiments")]
+                  or "no problem found", "problems found" if problems else "no problem",
+                  f"{total} runs in {len(summary)} experiments")]
     if len(trend):
-        out.append(_drift_answer(trend))
+        out.append(_drift_answer(trend, metric))
     return out
 
 
-def _drift_answer(trend: pd.DataFrame) -> Answer:
+def _drift_answer(trend: pd.DataFrame, metric: str = "") -> Answer:
     """One line for every experiment's drift check: those that drifted, with their change; the
-    inconclusive ones named in a warning."""
+    inconclusive ones named in a warning. The verdict is the worst found: ``drift`` when one
+    drifted, else ``inconclusive`` when one could not rule out a drift, else ``no drift``."""
     def change(r) -> str:
         return (f"{r['experiment']} " + fmt_ci(r["change_first_to_last_pct"], r["ci_low_pct"],
                                                r["ci_high_pct"], "%", digits=2))
@@ -233,9 +236,11 @@ def _drift_answer(trend: pd.DataFrame) -> Answer:
     answer = "; ".join(change(r) for _, r in drifted.iterrows()) or "none drifted"
     warns = ((f"inconclusive (interval wider than +-{TOLERANCE_PCT:g}%): "
               + "; ".join(change(r) for _, r in unsure.iterrows()),) if len(unsure) else ())
-    return Answer("Did an experiment drift over its run order (first run to last)?", answer,
-                  f"{len(drifted)} of {len(trend)} drifted", f"{int(trend['runs'].sum())} runs",
-                  warns)
+    verdict = DRIFT if len(drifted) else INCONCLUSIVE if len(unsure) else STABLE
+    of = f"{metric}, " if metric else ""
+    return Answer(f"Did an experiment drift over its run order ({of}first run to last)?",
+                  f"{len(drifted)} of {len(trend)} drifted: {answer}" if len(drifted) else answer,
+                  verdict, f"{int(trend['runs'].sum())} runs", warns)
 
 
 # -- figures (a notebook cell is a call and a display) ------------------------------------------

@@ -30,7 +30,12 @@ from perfkit.analysis.scaling import concurrency_column as _concurrency
 from perfkit.formatting import fmt_ci
 from perfkit.model import percentile_column
 from perfkit.report.nb import Answer
-from perfkit.report.sections.common import Experiment, config_labels, load_experiment
+from perfkit.report.sections.common import (
+    Experiment,
+    config_labels,
+    config_text,
+    load_experiment,
+)
 from perfkit.report.sections.scaling_figures import (  # noqa: F401  (the notebook's names)
     STATUS_HATCH_WORDS,
     STATUS_ORDER,
@@ -115,11 +120,16 @@ def closed_models(closed: Experiment | None, select: Mapping[str, Any] | None,
     return fits(closed.rows(select), by, confidence, alpha, n_resamples, seed, think_time_ms)
 
 
-def threats(exp: Experiment, closed: Experiment | None) -> list[str]:
-    """The threats to validity of the experiments on this page."""
+def threats(exp: Experiment, closed: Experiment | None, slo_table: SloTable | None = None,
+            models: ScalingTable | None = None) -> list[str]:
+    """The threats to validity of the experiments on this page, naming the analyses run on
+    each (the SLO bracket on ``exp``, the scalability fit on ``closed``)."""
     from perfkit.report.sections.common import threats as _threats
 
-    return _threats([e for e in (exp, closed) if e is not None])
+    analyses = {exp.name: [slo_table] if slo_table is not None else []}
+    if closed is not None:
+        analyses[closed.name] = [models] if models is not None else []
+    return _threats([e for e in (exp, closed) if e is not None], analyses)
 
 
 def models_caption(table: ScalingTable | None) -> str:
@@ -133,27 +143,36 @@ def models_caption(table: ScalingTable | None) -> str:
 
 
 # -- answers ---------------------------------------------------------------------------------
-def answers(slo_table: SloTable | None, table: ScalingTable | None) -> list[Answer]:
-    """The SLO bracket of every configuration and the claimed peaks (with their warnings)."""
+def answers(slo_table: SloTable | None, table: ScalingTable | None,
+            exp: Experiment | None = None, closed: Experiment | None = None) -> list[Answer]:
+    """The SLO bracket of every configuration and the claimed peaks, each with the warnings
+    its result attached (:attr:`SloBracket.warnings`, the fit's) and the threats of its
+    experiment that bear on its metric (a drift, blocks that differ:
+    :func:`perfkit.analysis.validity.threats_for`)."""
+    from perfkit.analysis.validity import threats_for
+
     out = []
     if slo_table is not None:
         q = f"p{slo_table.percentile:g}"
+        around = threats_for(exp, percentile_col(slo_table.percentile), [slo_table]) \
+            if exp is not None else ()
         for b in slo_table.brackets:
             out.append(Answer(f"Largest offered rate with {q} < {slo_table.slo_ms:g} ms, "
-                              f"{b.label}",
+                              f"{config_text(b.by, b.key)}",
                               bracket_text(b.bracket.last_pass_rps, b.bracket.first_fail_rps),
-                              "monotone" if b.bracket.monotone else "not monotone: repeat",
-                              f"{b.n_runs} runs", tuple(b.bracket.warnings)))
+                              b.verdict, f"{b.n_runs} runs", (*b.warnings, *around)))
+    around = threats_for(closed, table.metric.name, [table]) \
+        if closed is not None and table is not None else ()
     for r in table.results if table is not None else ():
+        model = MODEL_NAMES.get(r.model, "no model")
         if r.fit is not None and r.fit.n_star is not None:
             lo, hi = r.fit.n_star_ci or (math.nan, math.nan)
-            out.append(Answer(f"Peak concurrency N*, {r.label}",
-                              fmt_ci(r.fit.n_star, lo, hi, r.n_column), "claimed (F-test)",
-                              f"{len(r.rows)} runs", (r.reason, *r.warnings)))
+            text = f"{fmt_ci(r.fit.n_star, lo, hi, r.n_column)} ({model})"
         else:
-            out.append(Answer(f"Peak concurrency N*, {r.label}", "not claimed",
-                              MODEL_NAMES.get(r.model, "no model"), f"{len(r.rows)} runs",
-                              (r.reason,)))
+            text = f"none claimed ({model})"
+        out.append(Answer(f"Peak concurrency N*, {config_text(r.by, r.key)}", text, r.verdict,
+                          f"{len(r.rows)} runs", tuple(dict.fromkeys((r.reason, *r.warnings,
+                                                                      *around)))))
     return out
 
 
@@ -164,9 +183,10 @@ def present_slo(table: SloTable):
 
 
 def present_models(table: ScalingTable | None):
+    """The models' parameters as paper tables (Little's law has its own section and table)."""
     from perfkit import present
 
-    return present.scaling(table) if table is not None else None
+    return present.scaling(table, littles=False) if table is not None else None
 
 
 def models_table(table: ScalingTable | None) -> pd.DataFrame | None:

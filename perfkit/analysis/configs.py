@@ -1,0 +1,167 @@
+"""How the server configurations of an experiment differ, read from the run manifests.
+
+Each run manifest of the testbed records the server's ``profile``, the ``config_text`` of the
+nginx configuration it rendered, its template ``variables`` and, for a server in a network
+namespace of its own, the namespace's ``somaxconn`` (:mod:`perfkit.run.testbed`).
+:func:`config_diffs` compares those records two by two: every directive line one profile has
+and the other has not, **with the side it is on**, counted when it repeats (``proxy_http_version
+1.1;`` in three locations), plus the recorded settings that live outside ``nginx.conf`` (the
+namespace's ``net.core.somaxconn``, the upstream's delay, a reload disturbance).
+
+Which pairs: when every profile stands for one combination of the design's factor levels, the
+pairs that differ in exactly one factor (the comparisons a factorial makes); otherwise each
+profile against the next in the order the runs first used them (a history: label order).
+Comments and blank lines are left out; nothing else is (a ``listen`` line that differs in its
+port or backlog is a difference).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from perfkit.analysis.experiment import Experiment
+from perfkit.formatting import level_text
+
+#: at most this many lines are shown per side of a pair (the rest counted)
+LINES_SHOWN = 8
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerConfig:
+    """One profile as its runs recorded it: the directive lines (in order, comments left out),
+    the settings outside nginx.conf, and the factor levels its runs had."""
+
+    profile: str
+    lines: tuple[str, ...]
+    outside: Mapping[str, str]
+    levels: Mapping[str, str]
+
+
+@dataclasses.dataclass(frozen=True)
+class ConfigDiff:
+    """Two profiles' configurations side by side: the lines only ``first`` has, the lines only
+    ``second`` has (each ``(line, count)``), and the outside settings that differ
+    (``(name, first's value, second's value)``)."""
+
+    first: str
+    second: str
+    only_first: tuple[tuple[str, int], ...]
+    only_second: tuple[tuple[str, int], ...]
+    outside: tuple[tuple[str, str, str], ...] = ()
+
+    @property
+    def identical(self) -> bool:
+        return not (self.only_first or self.only_second or self.outside)
+
+    def text(self, limit: int = LINES_SHOWN) -> str:
+        """``a vs b: only in a: `x;`; only in b: `y;` (x3)``; identical configs say so."""
+        head = f"{self.first} vs {self.second}: "
+        if self.identical:
+            return head + "the same nginx configuration and settings"
+        parts = []
+        if self.only_first or self.only_second:
+            parts += [f"only in {self.first}: {_lines(self.only_first, limit)}",
+                      f"only in {self.second}: {_lines(self.only_second, limit)}"]
+        else:
+            parts.append("the same nginx configuration")
+        parts += [f"{name} {a} in {self.first}, {b} in {self.second}"
+                  for name, a, b in self.outside]
+        return head + "; ".join(parts)
+
+
+def _lines(items: tuple[tuple[str, int], ...], limit: int) -> str:
+    if not items:
+        return "nothing"
+    shown = [f"`{line}`" + (f" (x{n})" if n > 1 else "") for line, n in items[:limit]]
+    more = len(items) - limit
+    return ", ".join(shown) + (f", ... {more} more" if more > 0 else "")
+
+
+def directive_lines(text: str) -> tuple[str, ...]:
+    """The lines of an nginx configuration that say something: whitespace collapsed, comments,
+    blank lines and lone braces left out."""
+    out = []
+    for raw in text.splitlines():
+        line = " ".join(raw.split("#", 1)[0].split()) if not raw.strip().startswith("#") else ""
+        if line and line not in ("{", "}"):
+            out.append(line)
+    return tuple(out)
+
+
+def _outside(server: Mapping[str, Any]) -> dict[str, str]:
+    """The recorded settings of a server that its nginx.conf does not show."""
+    variables = server.get("variables") or {}
+    out = {}
+    if server.get("netns"):
+        value = server.get("somaxconn", variables.get("somaxconn"))
+        out["net.core.somaxconn in its network namespace"] = level_text(value)
+    if variables.get("upstream_delay_ms") is not None and variables.get("root_target") == "proxy":
+        out["upstream answer delay"] = f"{level_text(variables['upstream_delay_ms'])} ms"
+    if variables.get("reload_interval_s") is not None:
+        out["reload (SIGHUP) every"] = f"{level_text(variables['reload_interval_s'])} s"
+    return out
+
+
+def server_configs(exp: Experiment) -> list[ServerConfig]:
+    """Each server profile of ``exp`` as its first run recorded it, in the design's level order
+    (else in the order the runs first used them)."""
+    found: dict[str, ServerConfig] = {}
+    levels: dict[str, set] = {}
+    for run in exp.rows().runs:
+        server = (run.manifest or {}).get("server") or {}
+        profile, text = server.get("profile"), server.get("config_text")
+        if not profile or not text:
+            continue
+        key = tuple((f, level_text(run.factors.get(f))) for f in exp.factors
+                    if f in run.factors)
+        levels.setdefault(profile, set()).add(key)
+        if profile not in found:
+            found[profile] = ServerConfig(profile, directive_lines(text), _outside(server),
+                                          dict(key))
+    for profile, keys in levels.items():  # a profile with several level combinations
+        if len(keys) > 1:
+            found[profile] = dataclasses.replace(found[profile], levels={})
+    first = {p: i for i, p in enumerate(found)}
+    return sorted(found.values(), key=lambda c: (*_ranks(exp, c), first[c.profile]))
+
+
+def _ranks(exp: Experiment, config: ServerConfig) -> tuple:
+    design = (exp.design or {}).get("factors") or {}
+    ranks = []
+    for factor, level in config.levels.items():
+        listed = design.get(factor)
+        names = [level_text(x) for x in listed] if isinstance(listed, Mapping | list) else []
+        ranks.append(names.index(level) if level in names else len(names))
+    return tuple(ranks)
+
+
+def _pairs(configs: list[ServerConfig]) -> list[tuple[ServerConfig, ServerConfig]]:
+    if all(c.levels for c in configs):
+        one_apart = [(a, b) for a, b in itertools.combinations(configs, 2)
+                     if a.levels.keys() == b.levels.keys()
+                     and sum(a.levels[f] != b.levels[f] for f in a.levels) == 1]
+        if one_apart:
+            return one_apart
+    return list(itertools.pairwise(configs))
+
+
+def diff(a: ServerConfig, b: ServerConfig) -> ConfigDiff:
+    """The two-sided difference of two recorded configurations (lines as multisets)."""
+    ca, cb = Counter(a.lines), Counter(b.lines)
+    only_a = tuple((line, n) for line, n in (ca - cb).items())
+    only_b = tuple((line, n) for line, n in (cb - ca).items())
+    names = list(dict.fromkeys([*a.outside, *b.outside]))
+    outside = tuple((k, a.outside.get(k, "not set"), b.outside.get(k, "not set"))
+                    for k in names if a.outside.get(k) != b.outside.get(k))
+    return ConfigDiff(a.profile, b.profile, only_a, only_b, outside)
+
+
+def config_diffs(exp: Experiment) -> list[ConfigDiff]:
+    """The differences between the server profiles of ``exp``, pair by pair (see the module
+    docstring); empty with fewer than two recorded configurations."""
+    configs = server_configs(exp)
+    return [diff(a, b) for a, b in _pairs(configs)] if len(configs) > 1 else []
