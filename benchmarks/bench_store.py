@@ -72,7 +72,7 @@ def child(root: Path, mode: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=209)
-    parser.add_argument("--repeats", type=int, default=3,
+    parser.add_argument("--repeats", type=int, default=5,
                         help="trials; each row is the trial with the least CPU time")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="perfkit-bench-store-") as tmp:

@@ -255,7 +255,10 @@ def table_to_runs(table: pa.Table) -> list[Run]:
         columns["argv"] = [None if v is None else tuple(v)
                            for v in table.column("argv").to_pylist()]
     for name in _JSON_MAPS:
-        columns[name] = [LazyMap(text) for text in table.column(name).to_pylist()]
+        # runs of one configuration share their factors' text: one frozen map serves them all
+        shared: dict[str, LazyMap] = {}
+        columns[name] = [shared.get(text) or shared.setdefault(text, LazyMap(text))
+                         for text in table.column(name).to_pylist()]
     sources = set(columns["latency_source"]) if "latency_source" in columns else {None}
     if n and sources - LATENCY_SOURCES.keys():
         raise ValueError(f"latency_source must be one of {sorted(LATENCY_SOURCES)}, found "
