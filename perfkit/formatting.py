@@ -89,7 +89,8 @@ def pct_change(ratio: float) -> str:
 
 
 def fmt_ci(estimate: Any, low: Any, high: Any, unit: str = "", digits: int = 3) -> str:
-    """``"1.23 ms [1.10, 1.41]"``; an infinite side prints as ``inf``, a missing one as ``-``."""
+    """``"1.23 ms [1.10, 1.41]"`` (``"-18% [-24, -11]"`` for percent); an infinite side prints
+    as ``inf``, a missing one as ``-``."""
     def f(v: Any) -> str:
         if is_missing(v):
             return "-"
@@ -97,7 +98,7 @@ def fmt_ci(estimate: Any, low: Any, high: Any, unit: str = "", digits: int = 3) 
             return "inf" if v > 0 else "-inf"
         return fmt_num(float(v), digits)
 
-    suffix = f" {unit}" if unit else ""
+    suffix = ("" if unit == "%" else " ") + unit if unit else ""  # 18%, but 3.2 ms
     return f"{f(estimate)}{suffix} [{f(low)}, {f(high)}]"
 
 

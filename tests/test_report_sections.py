@@ -440,3 +440,22 @@ def test_littles_law_points_are_the_analysis_per_run_check_with_its_think_time(l
     per_level = points.groupby("concurrency")["ratio"].median()
     summary = models.littles_frame().set_index("users")["ratio"]
     np.testing.assert_allclose(per_level.to_numpy(), summary.loc[per_level.index].to_numpy())
+
+
+def test_effect_answers_carry_the_drift_and_block_threats_of_their_experiment():
+    from perfkit.report.sections import common as common_section
+    from perfkit.report.sections import effects as effects_section
+
+    exp = common_section.load_experiment("demo-wrk-factorial", "")
+    rows = exp.rows({})
+    factors, metrics = ["keepalive", "cache"], ["latency_p99_ms", "throughput_rps"]
+    ab = effects_section.ab_tables(rows, factors, metrics, "connections", 0.05, 0.95)
+    res = effects_section.factorials(rows, factors, metrics, "connections", 0.95, 0.05)
+    bare = effects_section.answers(ab, res)
+    found = effects_section.answers(ab, res, exp)
+    assert [a.question for a in bare] == [a.question for a in found]
+    for a in found:
+        if "throughput" in a.question:
+            assert any("drifted" in w for w in a.warnings), a.question
+            assert any("differs between blocks" in w for w in a.warnings), a.question
+    assert not any("drifted" in w for a in bare for w in a.warnings)

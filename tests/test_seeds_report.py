@@ -479,3 +479,9 @@ def test_the_seeds_figures_pass_their_checks(built):
         for check in ("labels_without_units", "overlapping_text", "text_outside"):
             assert f[check] == [], f"{f['figure']}: {check}: {f[check]}"
         assert (built / "figures" / f"seeds-{f['figure']}.svg").stat().st_size > 0
+
+
+def test_the_block_threat_names_the_claims_whose_comparisons_pool_blocks(analysis):
+    found = [t for t in section.threats(analysis, str(DATA)) if "between blocks" in t]
+    assert found and all("the Mann-Whitney comparisons (claim " in t for t in found)
+    assert any(t.startswith("seeds-cache:") and "004-3" in t for t in found)

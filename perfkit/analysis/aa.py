@@ -135,7 +135,8 @@ class AAResult:
         return (f"On the A/A experiment {self.name} ({self.n_runs} runs{at}, the same "
                 f"configuration in both arms of {self.arm}), the empirical false-positive "
                 f"rate at alpha {self.alpha:g} was measured over {self.n_splits} seeded random "
-                f"splits of the runs into {k} vs {k} (Mann-Whitney U over per-run values, "
+                f"splits of the runs into {k} vs {k} (Mann-Whitney U over per-run "
+                f"{_names(r.metric for r in self.rates if r.unit == 'run')}, "
                 f"failed runs ranked worst) and over every pair of runs with a Welch z-test on "
                 f"mean latency that treats requests as independent; the comparisons share "
                 f"runs, so the rates are descriptive and carry no binomial interval.")
@@ -294,3 +295,10 @@ def _size_notes(cells: Sequence[RunSet], k: int, alpha: float) -> list[str]:
     if small:
         out.append(f"{len(small)} load level(s) with fewer than {2 * k} runs: not split")
     return out
+
+
+def _names(metrics) -> str:
+    """``a, b and c`` of the distinct metric names."""
+    names = list(dict.fromkeys(metrics))
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names) or \
+        "values"

@@ -6,11 +6,12 @@ The analysis is :mod:`perfkit.analysis.effects` (the same calls as ``perfkit eff
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import pandas as pd
 
-from perfkit.analysis import ComparisonTable, RunSet, metric
+from perfkit.analysis import ComparisonTable, Experiment, RunSet, metric
 from perfkit.analysis.ab import ab_comparisons
 from perfkit.analysis.caps import is_artefact
 from perfkit.analysis.effects import (
@@ -119,22 +120,34 @@ def check_lines(results: Sequence[FactorialResult], digits: int = 3) -> str:
 
 
 def answers(tables: Sequence[ComparisonTable], results: Sequence[FactorialResult],
-            limit: int = MAX_HEADLINE_EFFECTS) -> list[Answer]:
+            exp: Experiment | None = None, limit: int = MAX_HEADLINE_EFFECTS) -> list[Answer]:
     """The headline (:func:`perfkit.analysis.effects.headline_effects`): the largest measured
     significant effects, simple effects in place of the main effects of interacting factors,
-    each with the warnings that travel with it; then the effects that are artefacts of a
-    timeout cap (:func:`~perfkit.analysis.effects.artefact_effects`), and the A/B verdict
-    counts."""
+    each with the warnings that travel with it (with ``exp``, also the drift and block threats
+    of its experiment that bear on its metric: :func:`perfkit.analysis.validity.threats_for`);
+    then the effects that are artefacts of a timeout cap
+    (:func:`~perfkit.analysis.effects.artefact_effects`), and the A/B verdict counts."""
+    from perfkit.analysis.validity import threats_for
+
+    def around(result) -> tuple[str, ...]:
+        return threats_for(exp, result.metric.name, [result]) if exp is not None else ()
+
     found, more = headline_effects(results, limit)
-    out = [_effect_answer(result, r) for result, r in found]
+    out = [_with(_effect_answer(result, r), around(result)) for result, r in found]
     if more:
         out.append(Answer("Other significant effects", f"{more} more (smaller)",
                           "", "", ("see the forest plots of the tuning-effects page",)))
-    out += [_effect_answer(result, r) for result, r in artefact_effects(results)]
-    out += [_ab_answer(table) for table in tables]
+    out += [_with(_effect_answer(result, r), around(result))
+            for result, r in artefact_effects(results)]
+    out += [_with(_ab_answer(table), around(table)) for table in tables]
     if not out:
         out.append(Answer("Tuning effects", "no effect is significant at the chosen alpha"))
     return out
+
+
+def _with(answer: Answer, warnings: Sequence[str]) -> Answer:
+    extra = tuple(w for w in warnings if w not in answer.warnings)
+    return dataclasses.replace(answer, warnings=answer.warnings + extra) if extra else answer
 
 
 def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:

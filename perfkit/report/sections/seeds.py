@@ -375,8 +375,12 @@ def table_caption(rep: Replication) -> str:
 
 
 def threats(analysis: SeedsAnalysis, data_root: str = "") -> list[str]:
-    """Threats to validity of the repeated experiments."""
-    return common.threats(experiments(analysis, data_root))
+    """Threats to validity of the repeated experiments (the block threat names the claims
+    whose comparisons pool an experiment's blocks)."""
+    by_experiment: dict[str, list] = {}
+    for r in analysis.replications:
+        by_experiment.setdefault(r.link.experiment, []).append(r)
+    return common.threats(experiments(analysis, data_root), by_experiment)
 
 
 def present_verdicts(analysis: SeedsAnalysis, caption: str = VERDICTS_CAPTION):
