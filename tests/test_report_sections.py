@@ -459,3 +459,21 @@ def test_effect_answers_carry_the_drift_and_block_threats_of_their_experiment():
             assert any("drifted" in w for w in a.warnings), a.question
             assert any("differs between blocks" in w for w in a.warnings), a.question
     assert not any("drifted" in w for a in bare for w in a.warnings)
+
+
+def test_forest_draws_cap_artefacts_as_crosses_and_counts_them_apart():
+    exp = common.load_experiment("demo-wrk-factorial", "")
+    (p99,) = effects.factorials(exp.rows({}), ["keepalive", "cache"], ["latency_p99_ms"],
+                                "connections", 0.95, 0.05)
+    rows = effects.forest_rows(p99)
+    n_cap = int(rows["artefact"].sum())
+    assert n_cap and set(rows.loc[rows["artefact"], "connections"]) == {256}
+    fig = effects.forest_figure(p99)
+    ax = fig.axes[0]
+    crosses = [ln for ln in ax.get_lines() if ln.get_marker() == "x"]
+    assert len(crosses) == n_cap
+    legend = [t.get_text() for lg in fig.legends for t in lg.get_texts()]
+    assert "cross: artefact (values on a timeout cap)" in legend
+    from perfkit.plots.alt import notes
+
+    assert any(f"{n_cap} artefacts of a timeout cap" in t for t in notes(ax))

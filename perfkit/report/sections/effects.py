@@ -70,7 +70,8 @@ def display_frame(table: ComparisonTable) -> pd.DataFrame:
 def forest_rows(result: FactorialResult) -> pd.DataFrame:
     """The effect rows (:meth:`FactorialResult.effect_frame`: ratio and CI, ``significant``,
     ``verdict``) labelled for a forest plot (``label``, ``level``)."""
-    return _labelled(result, result.effect_frame())
+    rows = result.effect_frame()
+    return _labelled(result, rows.assign(artefact=[is_artefact(v) for v in rows["verdict"]]))
 
 
 def _labelled(result: FactorialResult, rows: pd.DataFrame) -> pd.DataFrame:
@@ -202,7 +203,7 @@ def forest_figure(result: FactorialResult, palette=None, threshold: float | None
     fig, ax = plots.figure(height_in=plots.forest_height_in(len(rows), len(levels)))
     plots.forest(rows, ax, plots.label(f"effect on {result.metric.label}", "ratio"),
                  label="label", by="level", legend_title=", ".join(result.per) or None,
-                 significant="significant",
+                 significant="significant", artefact="artefact",
                  threshold=threshold)
     return fig
 
