@@ -33,6 +33,7 @@ import pyarrow as pa
 
 from perfkit import hdrcodec
 from perfkit.histogram import LatencyHistogram
+from perfkit.ingest.lazymap import LazyMap
 from perfkit.model import LATENCY_SOURCES, FrozenMap, Run
 
 #: bump when the table layout changes: a cache of another version is ignored
@@ -99,36 +100,8 @@ def loads(text: str) -> Any:
     return _tuples(value) if type(value) is list else value
 
 
-class LazyMap(FrozenMap):
-    """A FrozenMap parsed from its JSON on first use."""
-
-    __slots__ = ("_text",)
-
-    def __init__(self, text: str):  # noqa: D107 - FrozenMap's constructor is not called
-        object.__setattr__(self, "_text", text)
-
-    def __getattr__(self, name: str) -> Any:
-        if name != "_data":
-            raise AttributeError(name)
-        data = loads(self._text)._data
-        object.__setattr__(self, "_data", data)
-        return data
-
-
-class LazyItems(FrozenMap):
-    """A FrozenMap made from its (key, value) pairs on first use (a run's percentiles)."""
-
-    __slots__ = ("_items",)
-
-    def __init__(self, items: list):  # noqa: D107 - FrozenMap's constructor is not called
-        object.__setattr__(self, "_items", items)
-
-    def __getattr__(self, name: str) -> Any:
-        if name != "_data":
-            raise AttributeError(name)
-        data = dict(self._items)
-        object.__setattr__(self, "_data", data)
-        return data
+def _json_dict(text: str) -> dict:
+    return loads(text)._data
 
 
 class LazyHistogram(LatencyHistogram):
@@ -241,7 +214,7 @@ def table_to_runs(table: pa.Table) -> list[Run]:
         if null(name):
             constant[name] = empty
             continue
-        columns[name] = [LazyItems(items) if items else empty
+        columns[name] = [LazyMap(items, dict) if items else empty
                          for items in table.column(name).to_pylist()]
     for name in _HISTOGRAMS:
         if null(name):
@@ -257,7 +230,7 @@ def table_to_runs(table: pa.Table) -> list[Run]:
     for name in _JSON_MAPS:
         # runs of one configuration share their factors' text: one frozen map serves them all
         shared: dict[str, LazyMap] = {}
-        columns[name] = [shared.get(text) or shared.setdefault(text, LazyMap(text))
+        columns[name] = [shared.get(text) or shared.setdefault(text, LazyMap(text, _json_dict))
                          for text in table.column(name).to_pylist()]
     sources = set(columns["latency_source"]) if "latency_source" in columns else {None}
     if n and sources - LATENCY_SOURCES.keys():
