@@ -473,7 +473,7 @@ def test_forest_draws_cap_artefacts_as_crosses_and_counts_them_apart():
     crosses = [ln for ln in ax.get_lines() if ln.get_marker() == "x"]
     assert len(crosses) == n_cap
     legend = [t.get_text() for lg in fig.legends for t in lg.get_texts()]
-    assert "cross: artefact (values on a timeout cap)" in legend
+    assert "cross: artefact of a cap" in legend
     from perfkit.plots.alt import notes
 
     assert any(f"{n_cap} artefacts of a timeout cap" in t for t in notes(ax))

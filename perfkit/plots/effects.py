@@ -225,7 +225,7 @@ def _legend(ax: Axes, significant: str | None, threshold: float | None, colours,
     if capped:
         handles.append(Line2D([], [], marker="x", color="black", linestyle="none",
                               markersize=5))
-        labels.append("cross: artefact (values on a timeout cap)")
+        labels.append("cross: artefact of a cap")
     if threshold:
         handles.append(Patch(color=GREY, alpha=0.3, linewidth=0))
         labels.append(f"within ±{threshold:.0%}")
@@ -236,7 +236,8 @@ def _legend(ax: Axes, significant: str | None, threshold: float | None, colours,
                                   marker=styles[level]["marker"], markersize=4))
             labels.append(f"{legend_title}: {level}" if legend_title else str(level))
     ax.figure.legend(handles, labels, loc="outside upper center",
-                     ncols=min(3, len(labels)), handletextpad=0.3, columnspacing=1.0)
+                     ncols=2 if len(labels) == 4 else min(3, len(labels)), handletextpad=0.3,
+                     columnspacing=1.0)
 
 
 def _ratio_ticks(ax: Axes, values: np.ndarray) -> None:
