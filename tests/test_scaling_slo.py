@@ -37,10 +37,11 @@ def test_pass_when_the_upper_bound_is_below_the_slo():
     v = slo_verdict(_frame([(1000, 1000, x) for x in p99]), 1000, slo_ms=10)
     lo, hi = _t_interval_ms(p99)
     assert v.verdict == "pass"
-    # 3 runs: the median run's p99, with a t interval on logs and a warning saying why
-    assert v.estimate_ms == 2.1
+    # 3 runs: the median run's p99 under a log-normal spread (the geometric mean) with its
+    # t interval on logs, and a warning saying why
+    assert v.estimate_ms == pytest.approx(math.sqrt(lo * hi), rel=1e-12)
     assert (v.ci_low_ms, v.ci_high_ms) == pytest.approx((lo, hi), rel=1e-9)
-    assert v.method == "median_t_log" and v.estimand == "median of per-run p99"
+    assert v.method == "median_t_log" and v.estimand.startswith("median run's p99, estimated")
     assert any("only 3 runs" in w for w in v.warnings)
 
 
@@ -53,14 +54,15 @@ def test_inconclusive_names_the_runs_needed():
     p99 = [4.53, 3.03, 11.69]
     v = slo_verdict(_frame([(1000, 1000, x) for x in p99]), 1000, slo_ms=10)
     assert v.verdict == "inconclusive"
-    # check the estimate independently: with the same estimate (the median run, 4.53 ms) and
-    # spread of log p99, the t interval of `runs_needed` runs excludes 10 ms, one fewer does not
+    # check the estimate independently: with the same estimate (the geometric mean of 3 runs)
+    # and spread of log p99, the t interval of `runs_needed` runs excludes 10 ms, one fewer
+    # does not
     logs = np.log(p99)
     s = logs.std(ddof=1)
-    assert v.estimate_ms == 4.53
+    assert v.estimate_ms == pytest.approx(math.exp(logs.mean()), rel=1e-12)
 
     def upper(n):
-        return 4.53 * math.exp(sps.t.ppf(0.975, n - 1) * s / math.sqrt(n))
+        return v.estimate_ms * math.exp(sps.t.ppf(0.975, n - 1) * s / math.sqrt(n))
 
     need = v.runs_needed
     assert need is not None and upper(need) < 10 <= upper(need - 1)

@@ -21,9 +21,10 @@ Why this estimand:
 Measured coverage of a nominal 95% (benchmarks/calibration.py, 2000 simulations per cell) lies
 in [0.93, 0.97] for every scenario of issue 13 at 5, 10 and 30 runs; 5 runs give the range of
 the runs, whose coverage is exactly 93.75%. Below 5 runs no order-statistic interval reaches
-that coverage: 2-4 runs keep the median as the estimate and take a Student t interval on the
-logs of the per-run values (method :data:`FEW_RUNS_METHOD`), which assumes a log-normal
-run-to-run spread and says so in a warning; one run gives no interval, (0, inf).
+that coverage: with 2-4 runs the median run's percentile is estimated under a log-normal
+run-to-run spread, as the geometric mean of the per-run values with a Student t interval on
+their logs (method :data:`FEW_RUNS_METHOD`; value and interval share one centre), and a warning
+says so; one run gives no interval, (0, inf).
 
 Diagnostics travel as warnings: a percentile sitting on a jump of the runs' histograms (a pause
 mode), runs with too few requests beyond the percentile, a trend with the run order, runs
@@ -91,7 +92,7 @@ def percentile_ci_across_runs(per_run_items: Sequence[Any] | np.ndarray, q: floa
         Used by ``method="cluster_bootstrap"`` only.
     method : {"auto", "order_stats", "t_log", "cluster_bootstrap"}
         ``auto`` = ``order_stats``: median of per-run values, interpolated order-statistic
-        interval (with 2-4 runs a t interval on logs, reported as :data:`FEW_RUNS_METHOD`).
+        interval (with 2-4 runs the log-normal estimate, reported as :data:`FEW_RUNS_METHOD`).
         ``t_log``: geometric mean of per-run values, Student t on their logs.
         ``cluster_bootstrap``: :func:`cluster_bootstrap_quantile` (pooled requests; histograms
         only).
@@ -106,10 +107,10 @@ def percentile_ci_across_runs(per_run_items: Sequence[Any] | np.ndarray, q: floa
         ``estimate_ms`` is the median of the per-run values (:func:`per_run_percentiles_ms`),
         ``estimand`` reads "median of per-run p99", ``method`` "order_stats",
         ``achieved_confidence`` the coverage the interval has (93.75% at 5 runs). With 2-4
-        runs the estimate is still the median but the interval is a Student t interval on the
-        logs of the per-run values (``method`` :data:`FEW_RUNS_METHOD`, nominal coverage if
-        they are log-normal) and a warning says so; one run gives (0, inf) and a warning
-        names the runs needed.
+        runs the median run's value is estimated under a log-normal spread: the geometric mean
+        of the per-run values with a Student t interval on their logs (``method``
+        :data:`FEW_RUNS_METHOD`, nominal coverage if they are log-normal; ``estimand`` says
+        so) and a warning; one run gives (0, inf) and a warning names the runs needed.
 
     Notes
     -----
@@ -235,16 +236,21 @@ def _order_stats(runs: PerRun, q: float, confidence: float, failed: str) -> Perc
 
 def _few_runs(v: np.ndarray, estimate: float, q: float, confidence: float,
               warnings: list[str]) -> PercentileCI:
-    """2-4 runs: no order-statistic interval exists. The estimate stays the median run's; the
-    interval is the t interval on logs (centred on their geometric mean), labelled
-    :data:`FEW_RUNS_METHOD`, with a warning."""
+    """2-4 runs: no order-statistic interval exists. Under a log-normal run-to-run spread the
+    median run's percentile is the geometric mean's target, so the value is the geometric mean
+    of the per-run values and the interval the t interval on their logs, centred on it (a
+    sample median beside a t interval would give a value and an interval about different
+    centres); labelled :data:`FEW_RUNS_METHOD`, with a warning."""
     t = t_log_interval(v, q, confidence)
     note = (f"only {len(v)} runs: below {FEW_RUNS} runs no distribution-free interval exists, so "
-            f"the interval around the median is a t interval on log per-run p{q:g} that assumes "
-            "a log-normal run-to-run spread (a pause or one slow run breaks it); run >= "
-            f"{FEW_RUNS} for an order-statistic interval")
-    return PercentileCI(q, estimate, t.low_ms, t.high_ms, confidence, FEW_RUNS_METHOD,
-                        estimand_label(q), len(v), tuple(warnings) + (note,), confidence)
+            f"the median run's p{q:g} is estimated under a log-normal run-to-run spread: the "
+            f"geometric mean of the runs' p{q:g} with a t interval on logs (a pause or one slow "
+            "run breaks it); run >= "
+            f"{FEW_RUNS} for an order-statistic interval around the median")
+    estimand = (f"median run's p{q:g}, estimated as the geometric mean of {len(v)} runs "
+                "(log-normal)")
+    return PercentileCI(q, t.estimate_ms, t.low_ms, t.high_ms, confidence, FEW_RUNS_METHOD,
+                        estimand, len(v), tuple(warnings) + (note,), confidence)
 
 
 def _pooled_bootstrap(items: Any, runs: PerRun, q: float, confidence: float,
