@@ -103,7 +103,7 @@ def threats(exp: Experiment, p: Provenance | None = None,
                           f"(p = {effect[1]:.2g}): {_blocks_use(analyses)}.",
                           ("throughput_rps",)))
     out += [Threat("value-cap", t) for t in value_caps(exp.rows(), exp.name)]
-    out += _drift(exp, cells)
+    out += _drift(exp)
     return out
 
 
@@ -158,24 +158,29 @@ def _blocks_use(analyses: Sequence[Any]) -> str:
     return "analyses here " + "; analyses ".join(parts)
 
 
-def _drift(exp: Experiment, cells: list[str]) -> list[Threat]:
-    """A significant trend of the runs over their order (:mod:`perfkit.analysis.drift`)."""
+def _drift(exp: Experiment) -> list[Threat]:
+    """A significant trend of the runs over their order (:func:`perfkit.analysis.drift.check`:
+    Theil-Sen on the within-cell log residuals, failed and saturated runs left out)."""
     from perfkit.analysis import drift
 
     found, drifted = [], []
     for metric in DRIFT_METRICS:
-        d = drift.trend(drift.residuals(exp.rows(), metric, cells))
+        d = drift.check(exp, metric)
         if d is not None and d.verdict == drift.DRIFT:
             drifted.append(metric)
             found.append(f"{metric} {d.change_pct:+.0f}% [{d.ci_low_pct:+.0f}%, "
-                         f"{d.ci_high_pct:+.0f}%] from the first run to the last (p = "
-                         f"{d.p_value:.2g})")
+                         f"{d.ci_high_pct:+.0f}%] from the first run to the last (Theil-Sen, "
+                         f"Kendall p = {d.p_value:.2g}{_left_out(d)})")
     if not found:
         return []
     return [Threat("drift", f"{exp.name}: the system drifted during the experiment: "
                    + "; ".join(found) + ". Randomized order keeps drift from biasing the "
                    "comparisons, but it widens every interval; unrandomized comparisons "
                    "(history, gates) would mistake it for a change.", tuple(drifted))]
+
+
+def _left_out(d) -> str:
+    return (f"; {d.left_out} failed or saturated run(s) left out" if d.left_out else "")
 
 
 def threats_for(exp: Experiment, metric: str, analyses: Sequence[Any] = ()) -> tuple[str, ...]:

@@ -131,6 +131,18 @@ def record(p: Provenance, analyses: Iterable[str] = ()) -> dict[str, list[str]]:
             "closing": [f"{co}." if co else "", exclusions_sentence(p)]}
 
 
+#: the ``scope`` of a record that is no experiment's (:func:`shared`)
+SHARED = "shared"
+
+
+def shared(sentences: Iterable[str]) -> dict[str, list[str]]:
+    """A Methods record that is no experiment's: what holds for every experiment of a page (a
+    rule, a check), stated once instead of in each experiment's paragraph. Keyed by what it
+    covers (``"every experiment: drift check"``) beside the experiments' records."""
+    return {"setup": [], "analyses": list(dict.fromkeys(sentences)), "closing": [],
+            "scope": [SHARED]}
+
+
 def merge(records: Iterable[Mapping[str, list[str]]]) -> dict[str, list[str]]:
     """One record from several of the same experiment: their analyses joined, in order."""
     records = list(records)
@@ -143,6 +155,8 @@ def merge(records: Iterable[Mapping[str, list[str]]]) -> dict[str, list[str]]:
 def paragraph(rec: Mapping[str, list[str]]) -> str:
     """The Methods paragraph of one experiment, from its :func:`record` (the sentences of one
     analysis run on several metrics merged, :func:`merge_alike`)."""
+    if SHARED in rec.get("scope", ()):
+        return " ".join(merge_alike(rec["analyses"]))
     stats = ("The run is the experimental unit: every statistic is computed over per-run "
              "values, never over pooled requests.")
     parts = [*rec["setup"], stats, *merge_alike(rec["analyses"]), *rec["closing"]]
