@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from perfkit.analysis import drift
+from perfkit.analysis.conditions import HOST_BUSY_PERCENT
 from perfkit.analysis.drift import DRIFT, INCONCLUSIVE, STABLE, TOLERANCE_PCT
 from perfkit.analysis.experiment import LOAD_COLUMNS
 from perfkit.analysis.quality import QualityTable
@@ -88,19 +89,37 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix.rstrip("."): value}
 
 
+#: the server settings of a manifest listed in the manifests table (the listen backlog nginx
+#: asked for, the namespace's or host's somaxconn, the accept queue in effect)
+SERVER_ITEMS = ("profile", "nginx_version", "backlog", "somaxconn", "effective_backlog",
+                "accept_queue_max", "netns")
+
+
 def manifest_table(experiments: Sequence[Experiment]) -> pd.DataFrame:
-    """Per experiment and recorded item (host, sysctl, server profile, tool version): each
-    distinct value, with the number of runs that recorded it (one value per row)."""
+    """Per experiment and recorded setting (host, sysctl, server profile and version, listen
+    backlog and accept queue, warm-up, tool version): each distinct value, with the number of
+    runs that recorded it (one value per row). Two per-run conditions are counted the same way
+    as ``yes``/``no``: the host's CPU at or above
+    :data:`perfkit.analysis.conditions.HOST_BUSY_PERCENT` (client and server together), and a
+    run that was the first after a server start (a cold cache)."""
     rows = []
     for exp in experiments:
         seen: dict[tuple[str, str], int] = {}
-        for run in exp.rows().runs:
+        runs = exp.rows().runs
+        first = _first_after_start(runs)
+        for run, fresh in zip(runs, first, strict=True):
             m = run.manifest or {}
             items = {**_flatten(m.get("host"), "host."), **_flatten(m.get("sysctls"), "sysctl.")}
             server = m.get("server")
             if isinstance(server, Mapping):
-                items["server.profile"] = server.get("profile")
-                items["server.nginx_version"] = server.get("nginx_version")
+                items.update({f"server.{k}": server.get(k) for k in SERVER_ITEMS})
+            items["warmup"] = _warmup_text(m.get("warmup"))
+            host_cpu = (m.get("cpu") or {}).get("host_cpu_mean_percent")
+            if host_cpu is not None:
+                items[f"host CPU >= {HOST_BUSY_PERCENT:g}% (client and server)"] = (
+                    "yes" if float(host_cpu) >= HOST_BUSY_PERCENT else "no")
+            if fresh is not None:
+                items["first run after a server start"] = "yes" if fresh else "no"
             items["tool_version"] = run.tool_version
             for key, value in items.items():
                 if value not in (None, "") and "config" not in key:
@@ -108,6 +127,26 @@ def manifest_table(experiments: Sequence[Experiment]) -> pd.DataFrame:
         for (key, value), n in sorted(seen.items()):
             rows.append({"experiment": exp.name, "item": key, "value": value, "runs": n})
     return pd.DataFrame(rows, columns=["experiment", "item", "value", "runs"])
+
+
+def _warmup_text(warmup: Any) -> str | None:
+    if not isinstance(warmup, Mapping) or not warmup.get("kind"):
+        return None
+    if warmup.get("kind") == "time" and warmup.get("seconds") is not None:
+        return f"{float(warmup['seconds']):g} s"
+    return str(warmup["kind"])
+
+
+def _first_after_start(runs: Sequence[Any]) -> list[bool | None]:
+    """Per run: whether it was the first (by start time) on its server's start
+    (``server.started_utc``); None where not recorded."""
+    starts = [((r.manifest or {}).get("server") or {}).get("started_utc") for r in runs]
+    first: dict[str, str] = {}
+    for start, run in zip(starts, runs, strict=True):
+        if start and run.start_utc and (start not in first or run.start_utc < first[start]):
+            first[start] = run.start_utc
+    return [None if not s or not r.start_utc else first[s] == r.start_utc
+            for s, r in zip(starts, runs, strict=True)]
 
 
 def quality(experiments: Sequence[Experiment]) -> QualityTable:
