@@ -521,3 +521,99 @@ def test_the_block_threat_names_the_claims_whose_comparisons_pool_blocks(analysi
     found = [t for t in section.threats(analysis, str(DATA)) if "between blocks" in t]
     assert found and all("the Mann-Whitney comparisons (claim " in t for t in found)
     assert any(t.startswith("seeds-cache:") and "004-3" in t for t in found)
+
+
+# -- review fix-t: drift verdicts, the rule stated once, notes, looks, LaTeX --------------------
+def test_every_repeated_experiments_drift_verdict_is_on_the_page(built, analysis):
+    # the threats name only the experiments that drifted (seeds-cache, seeds-buffered-log);
+    # the inconclusive ones (seeds-backlog, seeds-keepalive, seeds-worker-connections) are on
+    # the page too, in the drift table
+    from perfkit.analysis import drift
+
+    table = pd.read_csv(built / "tables" / "seeds-drift.csv")
+    names = [r.link.experiment for r in analysis.replications]
+    assert set(table["experiment"]) == set(names)
+    for (name, metric), row in table.set_index(["experiment", "metric"]).iterrows():
+        d = drift.check(common.load_experiment(name, str(DATA)), metric)
+        assert row["verdict"] == d.verdict and row["runs_left_out"] == d.left_out
+    verdicts = table.groupby("experiment")["verdict"].apply(set)
+    for name in ("seeds-backlog", "seeds-keepalive", "seeds-worker-connections"):
+        assert drift.INCONCLUSIVE in verdicts[name], name
+    assert verdicts["seeds-cache"] == {drift.DRIFT}
+    page = html.unescape((built / "seeds.html").read_text(encoding="utf-8"))
+    assert "Drift of the repeated experiments" in page and "seeds-worker-connections" in page
+
+
+def test_the_verdict_rule_is_stated_once_in_the_methods(built, analysis):
+    text = (built / "methods.md").read_text(encoding="utf-8")
+    assert text.count("A claimed change was called supported") == 1
+    assert text.count("Theil-Sen") == 1
+    assert "supported in direction, size not comparable" in text
+
+
+def test_a_saturated_run_is_not_also_called_failed(analysis):
+    # 000-2 at 2500 req/s: one base run saturated (0.932 x its rate, latency up): one note
+    rep = next(r for r in analysis.replications if r.link.claim_id == "000-2")
+    (row,) = [r for r in rep.table.rows if r.key == (2500,)]
+    assert sum("saturated" in w for w in row.warnings) == 1
+    assert not any("failed run(s) ranked" in w for w in row.warnings)
+
+
+def test_a_spread_of_another_configuration_gives_no_run_count(analysis):
+    # a spread link to a cache set-up for a claim about an uncached server: not comparable
+    import dataclasses as dc
+
+    from perfkit.analysis import seeds_power
+
+    r = {x.claim["claim_id"]: x for x in analysis.results}["004-2"]
+    alien = dc.replace(r.link, claim_id="004-1", published_base="default",
+                       published_new="updated-config")
+    load = lambda name: common.load_experiment(name, str(DATA))  # noqa: E731
+    need = seeds_power.needed(alien, 1.287, load, ALPHA, THRESHOLD, 1)
+    assert need.runs_per_arm is None and "not comparable" in need.note
+    # every spread link of the data selects runs of one of its claim's configurations
+    for x in analysis.results:
+        if x.link is not None and x.link.kind == "spread":
+            rows = load(x.link.experiment).rows(x.link.where("base"))
+            profiles = {r.manifest["server"]["profile"] for r in rows.runs}
+            assert profiles <= {x.link.published_base, x.link.published_new}, x.claim["claim_id"]
+
+
+def test_every_configuration_of_the_seeds_has_a_look_of_its_own(built):
+    import json
+
+    from perfkit.plots.style import Palette
+
+    palette = Palette.from_dict(json.loads((built / "palette.json").read_text()))
+    assert "accept_queue=128" in palette.labels and "client_keepalive=default" in palette.labels
+    assert len(palette.labels) > 6  # more configurations than colours ...
+    looks = {(palette.style(c)["color"], palette.style(c)["marker"]) for c in palette.labels}
+    assert len(looks) == len(palette.labels)  # ... yet no colour and marker pair repeats
+    lines = {(palette.style(c)["color"], str(palette.style(c)["linestyle"]))
+             for c in palette.labels}
+    assert len(lines) == len(palette.labels)
+
+
+def test_the_published_ratio_diamonds_have_a_legend_entry(analysis):
+    fig = section.ratio_figure(analysis)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "diamond: published ratio" in labels
+    assert "grey: not the setting's alone" in labels  # 002-2's x3
+
+
+@pytest.mark.skipif(__import__("shutil").which("pdflatex") is None,
+                    reason="pdflatex not installed (Debian: texlive-latex-recommended)")
+def test_every_latex_table_of_the_seeds_report_compiles(built, tmp_path):
+    import subprocess
+
+    tables = sorted((built / "tables").glob("*.tex"))
+    assert any("U+7D04" in t.read_text(encoding="utf-8") for t in tables)  # '約3倍', escaped
+    body = "".join(f"\\section*{{\\detokenize{{{t.stem}}}}}\n\\input{{{t.as_posix()}}}\n"
+                   "\\clearpage\n" for t in tables)
+    (tmp_path / "all.tex").write_text(
+        "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage[T1]{fontenc}\n"
+        "\\usepackage[utf8]{inputenc}\n\\usepackage[margin=1cm,landscape,a3paper]{geometry}\n"
+        "\\begin{document}\n" + body + "\\end{document}\n", encoding="utf-8")
+    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "all.tex"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:]
