@@ -6,7 +6,8 @@ notes; :func:`render` writes it as
 - ``text``: aligned columns for a terminal (what ``perfkit compare`` prints);
 - ``markdown``: a GitHub-flavoured table, fit for a CI job summary;
 - ``latex``: a ``booktabs`` table (``\\toprule``/``\\midrule``/``\\bottomrule``), units in the
-  headers, special characters escaped, notes below;
+  headers, special characters escaped, text pdflatex cannot typeset (non-Latin scripts) as its
+  code points, notes below;
 - ``html``: a ``<table>`` in a horizontally scrolling box, every text escaped.
 
 The CLI and the report render the same :class:`Table` built from the same analysis result
@@ -151,9 +152,35 @@ _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"
           "≤": r"$\leq$", "μ": r"$\mu$", "σ": r"$\sigma$", "κ": r"$\kappa$", "γ": r"$\gamma$"}
 
 
+#: characters pdflatex's ``utf8`` input encoding typesets with T1 fonts as they are, beyond
+#: ASCII: Latin-1, Latin Extended-A and the common typographic punctuation
+_LATIN = (range(0xA0, 0x180), (0x2013, 0x2014, 0x2018, 0x2019, 0x201C, 0x201D, 0x2026))
+
+
+def _typesettable(ch: str) -> bool:
+    code = ord(ch)
+    return code < 0x80 or any(code in r for r in _LATIN)
+
+
 def latex_escape(text: str) -> str:
-    """``text`` safe in LaTeX body text (special characters escaped, a few symbols as math)."""
-    return "".join(_LATEX.get(ch, ch) for ch in text)
+    """``text`` safe in LaTeX body text under pdflatex (special characters escaped, a few
+    symbols as math). Characters pdflatex cannot typeset with its default fonts (Japanese,
+    Chinese, Cyrillic...) are written as their code points, each run in brackets:
+    ``'約3倍'`` becomes ``[U+7D04]3[U+500D]``, so the table compiles and the text can be
+    recovered (the CSV keeps it as written)."""
+    out: list[str] = []
+    foreign: list[str] = []
+    for ch in text:
+        if ch in _LATEX or _typesettable(ch):
+            if foreign:
+                out.append("[" + " ".join(foreign) + "]")
+                foreign = []
+            out.append(_LATEX.get(ch, ch))
+        else:
+            foreign.append(f"U+{ord(ch):04X}")
+    if foreign:
+        out.append("[" + " ".join(foreign) + "]")
+    return "".join(out)
 
 
 def _latex(t: Table) -> str:

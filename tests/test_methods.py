@@ -130,3 +130,30 @@ def test_every_metric_analysed_is_named_in_the_methods(paragraphs):
     aa = [s for s in re.split(r"(?<=\.) (?=[A-Z])", paragraphs[effects["aa_experiment"]])
           if "compared run against run" in s]
     assert len(aa) == 1 and all(labels[m] in aa[0].lower() for m in labels)
+
+
+@pytest.mark.parametrize("name", _experiments())
+def test_methods_state_host_cpu_backlog_and_restarts_as_recorded(paragraphs, name):
+    # the host's CPU (client and server together), the accept queue in effect (not only the
+    # host's somaxconn) and the testbed's restarts, counted here from the manifests with json
+    text = paragraphs[name]
+    manifests = _manifests(name)
+    host = [(m.get("cpu") or {}).get("host_cpu_mean_percent") for m in manifests]
+    host = [h for h in host if h is not None]
+    if host:
+        busy = sum(h >= 90 for h in host)
+        assert f"averaged >= 90% in {busy} of {len(host)} runs" in text
+    queues = {(m.get("server") or {}).get("effective_backlog") for m in manifests} - {None}
+    if queues and not any((m.get("server") or {}).get("netns") for m in manifests):
+        assert "Accept queue in effect" in text and "server.effective_backlog" in text
+        assert all(f"{q} for " in text for q in queues)
+    starts = {(m.get("server") or {}).get("started_utc") for m in manifests} - {None}
+    if starts:
+        assert f"started the server {len(starts)} time(s) for {len(manifests)} runs" in text
+
+
+def test_the_demo_methods_name_the_drift_check_once():
+    from test_report import demo_report
+
+    text = (demo_report() / "methods.md").read_text(encoding="utf-8")
+    assert text.count("Theil-Sen") == 1 and "## every experiment: drift check" in text

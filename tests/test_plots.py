@@ -245,11 +245,37 @@ def test_drift_plot_has_a_zero_line_and_a_running_median():
     plots.drift(frame, ax, by="experiment")
     assert_publishable(fig)
     assert ax.get_xlabel() == "run order (index)"
-    labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert any(lbl.startswith("running median") for lbl in labels)
+    assert "running median" in fig.legends[0].get_title().get_text()
     fig, ax = plots.figure()
     plots.drift(frame, ax, by="experiment", legend="axes")
-    assert any(t.get_text().startswith("running median") for t in ax.get_legend().get_texts())
+    assert "running median" in ax.get_legend().get_title().get_text()
+    fig, ax = plots.figure()
+    plots.drift(frame.drop(columns="experiment"), ax)  # one unnamed series: a black median
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["running median (5 runs)"]
+
+
+def test_the_drift_legend_tells_every_experiment_apart():
+    # five experiments in three greys: each has its own legend entry with its marker and the
+    # line style of its running median (no one solid black "running medians" entry for all)
+    from perfkit.plots.style import GREY, Neutral
+
+    names = [f"exp-{i}" for i in range(5)]
+    frame = pd.DataFrame({"order": np.tile(np.arange(12.0), 5),
+                          "residual": np.random.default_rng(3).normal(0, 0.05, 60),
+                          "experiment": np.repeat(names, 12)})
+    fig, ax = plots.figure(height_in=3.2)
+    plots.drift(frame, ax, by="experiment", palette=Neutral.for_labels(names))
+    legend = fig.legends[0]
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert labels == names
+    looks = {(h.get_color(), h.get_marker(), str(h.get_linestyle()))
+             for h in legend.legend_handles}
+    assert len(looks) == 5 and all(h.get_linestyle() not in ("None", "none")
+                                   for h in legend.legend_handles)
+    drawn = {(ln.get_color(), str(ln.get_linestyle())) for ln in ax.lines
+             if ln.get_linestyle() not in ("None", "none") and ln.get_color() != GREY}
+    assert drawn == {(c, ls) for c, _, ls in looks}  # the legend's lines are the medians'
 
 
 # -- the scaling page: shortfalls of a few percent and the run statuses show ---------------------

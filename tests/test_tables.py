@@ -43,6 +43,16 @@ def test_latex_is_booktabs_with_units_in_headers_and_escapes():
     assert latex_escape("± × ≥") == "$\\pm$ $\\times$ $\\geq$"
 
 
+def test_latex_writes_text_pdflatex_cannot_typeset_as_code_points():
+    # the seeds quote Japanese ('約3倍のRPS・ユーザ数'), which pdflatex's default fonts cannot set
+    assert latex_escape("約3倍のRPS") == "[U+7D04]3[U+500D U+306E]RPS"
+    assert latex_escape("café – naïve, 5 ± 1") == "café – naïve, 5 $\\pm$ 1"
+    t = Table((Column("quote"),), (("'約3倍' (about 3x)",),), title="x_1: 倍")
+    text = render(t, "latex")
+    assert "[U+7D04]3[U+500D]" in text and "\\caption{x\\_1: [U+500D]}" in text
+    assert all(ord(ch) < 0x180 or ch in "–" for ch in text)
+
+
 def test_html_escapes_every_cell_and_scrolls():
     text = render(TABLE, "html")
     assert "a_b &amp; &lt;c&gt;" in text and 'class="perfkit-scroll"' in text

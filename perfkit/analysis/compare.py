@@ -31,6 +31,7 @@ from scipy import stats as sps
 
 from perfkit.analysis import drift, runstatus
 from perfkit.analysis.caps import caps_hit
+from perfkit.analysis.compare_notes import one_note_per_run, ranked_worst, status_notes
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.metrics import Metric
@@ -353,6 +354,7 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
     c = compare(sides[0][0], sides[1][0], alpha, confidence=confidence,
                 lower_is_better=metric.lower_is_better, failed_base=failed[0],
                 failed_new=failed[1], exclude_failed=exclude_failed, family=family)
+    c = one_note_per_run(c, [st for _, st in sides], failed, metric)
     up = [_ranks_higher(sides, failed, metric, exclude_failed)]
     short = [np.array([s.status == runstatus.SHORT for s in st]) for _, st in sides]
     sens = None
@@ -377,27 +379,6 @@ def _ranks_higher(sides, failed, metric: Metric, exclude_failed: str | None) -> 
         values = [v[~f] for v, f in zip(values, flags, strict=True)]
         flags = [f[~f] for f in flags]
     return ranks_higher(values[0], values[1], flags[0], flags[1], metric.lower_is_better)
-
-
-def ranked_worst(statuses: Sequence[runstatus.RunStatus], metric: Metric) -> np.ndarray:
-    """Which runs a comparison of ``metric`` ranks worst whatever their value: the failed and
-    saturated ones, on a metric where failing is worst (:attr:`Metric.failed_is_worst`). A
-    run without a value ranks worst in any case (:func:`perfkit.stats.compare` takes NaN as
-    failed)."""
-    return np.array([s.counts_as_failed and metric.failed_is_worst for s in statuses],
-                    dtype=bool)
-
-
-def status_notes(label: str, statuses: list[runstatus.RunStatus]) -> list[str]:
-    out = []
-    for kind, text in ((runstatus.SATURATED, "saturated (ranked with the failed runs)"),
-                       (runstatus.SHORT, "in doubt, kept with their values; the "
-                                         "*_without_short columns leave them out")):
-        reasons = [s.reason for s in statuses if s.status == kind]
-        if reasons:
-            out.append(f"{label}: {len(reasons)} run(s) {text}: {'; '.join(reasons[:3])}"
-                       + (" ..." if len(reasons) > 3 else ""))
-    return out
 
 
 def _labels(sides: Sequence[RunSet], keys: list[str]) -> list[tuple]:

@@ -26,8 +26,9 @@ from typing import Any
 from perfkit.analysis.experiment import Experiment
 from perfkit.formatting import level_text
 
-#: at most this many lines are shown per side of a pair (the rest counted)
-LINES_SHOWN = 8
+#: at most this many lines are shown per side of a pair (the rest counted); None: every line
+#: (the default: a difference left out of a threat is a difference a reader cannot weigh)
+LINES_SHOWN: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +58,7 @@ class ConfigDiff:
     def identical(self) -> bool:
         return not (self.only_first or self.only_second or self.outside)
 
-    def text(self, limit: int = LINES_SHOWN) -> str:
+    def text(self, limit: int | None = LINES_SHOWN) -> str:
         """``a vs b: only in a: `x;`; only in b: `y;` (x3)``; identical configs say so."""
         head = f"{self.first} vs {self.second}: "
         if self.identical:
@@ -73,9 +74,10 @@ class ConfigDiff:
         return head + "; ".join(parts)
 
 
-def _lines(items: tuple[tuple[str, int], ...], limit: int) -> str:
+def _lines(items: tuple[tuple[str, int], ...], limit: int | None) -> str:
     if not items:
         return "nothing"
+    limit = len(items) if limit is None else limit
     shown = [f"`{line}`" + (f" (x{n})" if n > 1 else "") for line, n in items[:limit]]
     more = len(items) - limit
     return ", ".join(shown) + (f", ... {more} more" if more > 0 else "")

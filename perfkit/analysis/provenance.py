@@ -7,8 +7,10 @@ warm-up, pause, duration), the tools with their exact versions and an argv templ
 parts that vary between runs shown as ``{connections}``...), the host (CPUs, kernel, the
 sysctls recorded), the network namespaces a server ran in (whose ``net.core.somaxconn``
 replaces the host's, and the accept queue the kernel granted), the server (nginx version,
-profiles), the generator's CPU, and the runs' statuses (failed, saturated, in doubt) under
-the one rule of :mod:`perfkit.analysis.runstatus`.
+profiles), the generator's CPU, the runs' statuses (failed, saturated, in doubt) under
+the one rule of :mod:`perfkit.analysis.runstatus`, and the conditions of
+:mod:`perfkit.analysis.conditions` (host CPU, listen backlog, restarts, wrk2's measured window,
+Locust's think time).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from perfkit.analysis import runstatus
+from perfkit.analysis.conditions import Conditions, conditions
 from perfkit.analysis.experiment import Experiment
 from perfkit.formatting import level_text, plain
 from perfkit.units import parse_duration_arg
@@ -61,6 +64,8 @@ class Provenance:
     last_utc: str | None  # the last run's end (its start when no end was recorded)
     unreadable: int
     statuses: Mapping[str, tuple[str, ...]]
+    #: host CPU, backlog, restarts, wrk2's window, think time (:mod:`.conditions`)
+    conditions: Conditions | None = None
 
 
 def provenance(exp: Experiment) -> Provenance:
@@ -105,7 +110,7 @@ def provenance(exp: Experiment) -> Provenance:
         generator_busy=sum(runstatus.generator_busy(r) for r in runs),
         first_utc=starts[0] if starts else None,
         last_utc=ends[-1] if ends else (starts[-1] if starts else None),
-        unreadable=len(exp.errors), statuses=_statuses(exp))
+        unreadable=len(exp.errors), statuses=_statuses(exp), conditions=conditions(exp))
 
 
 def _statuses(exp: Experiment) -> dict[str, tuple[str, ...]]:

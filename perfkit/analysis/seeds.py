@@ -18,16 +18,29 @@ row is the one at ``at``. With [lo, hi] its interval (level 1 - alpha), v its ve
 published ratio (when there is one) and the equivalence band B = [1 - t, 1 + t] for the
 practical threshold t, the **verdict rule** (:func:`judge`) is:
 
+The published ratio r is **comparable** with the repeat only when it is the setting's alone:
+a write-up that certainly changed more than the setting between its two runs (the claim's
+``also_changed``, unless it says "possibly") publishes the size of its whole change, while a
+repeat changes one setting (:func:`confounded`). The repeat's interval is **a size** only
+when both its ends are finite and positive: runs the comparison ranks worst (failed, or
+saturated: a wrk2 run that did not keep its rate) make an end 0 or infinity, and the finite
+end is then driven by runs that served next to nothing (a failed arm's other runs), a bound
+on the direction, no size.
+
 claim of a change (direction ``better`` or ``worse``):
 
 1. v is ``not testable`` or ``no data``: **inconclusive** (the repeat cannot test anything);
 2. v is the opposite direction: **contradicted** (significant change the other way);
-3. r is given and lies outside [lo, hi]: **contradicted** (the published size is excluded),
-   whether or not the direction was reproduced;
-4. v is the claimed direction: **supported**;
-5. v is ``~`` and [lo, hi] lies inside B: **contradicted** (no change of practical size where
+3. r is given and comparable, the interval is a size, and r lies outside [lo, hi]:
+   **contradicted** (the published size is excluded), whether or not the direction was
+   reproduced;
+4. v is the claimed direction and r is given but not comparable, or the interval is no size:
+   **supported in direction; size not comparable** (the direction holds; the size cannot be
+   tested);
+5. v is the claimed direction: **supported**;
+6. v is ``~`` and [lo, hi] lies inside B: **contradicted** (no change of practical size where
    one was claimed);
-6. otherwise **inconclusive** (no significant change, but one of practical size is not
+7. otherwise **inconclusive** (no significant change, but one of practical size is not
    excluded).
 
 claim of no difference (direction ``same``):
@@ -37,16 +50,14 @@ claim of no difference (direction ``same``):
 2. v is ``better`` or ``worse`` and [lo, hi] lies wholly outside B: **contradicted**;
 3. otherwise **inconclusive**.
 
-Runs the comparison ranks worst (failed: no value; or saturated: a wrk2 run that did not keep
-its rate) make a ratio of 0 or infinity: no magnitude. An interval end at 0 or infinity is a
-bound, not a size; a published r beyond the interval's finite end is still excluded (rule 3:
-the direction may be reproduced while the size is not). The reason then says what the runs
-ranked worst were (:func:`perfkit.analysis.seeds_notes.ranked_worst`) instead of a ratio.
+Where runs were ranked worst, the reason says what they were
+(:func:`perfkit.analysis.seeds_notes.ranked_worst`) instead of a ratio.
 
 A claim without a repeat is **not testable (n = 1)** when it rests on one run per
 configuration, **not testable (runs not stated)** when the write-up does not say, and
 **not testable (no measurement)** for a recommendation. Beside every verdict, the runs per arm
-a decisive repeat would need to detect r, or the threshold when none is published
+a decisive repeat would need to detect r, or the threshold when none is published or r is not
+the repeated setting's alone
 (:mod:`perfkit.analysis.seeds_power`: 80% power, Holm over the experiment's load levels, at
 the spread of comparable runs, or no number when nothing here is comparable). Every claim
 carries the warnings its numbers need (:attr:`ClaimResult.warnings`): published values on a
@@ -75,17 +86,28 @@ from perfkit.analysis.compare import (
 )
 from perfkit.analysis.experiment import Experiment, RunSet, Selection
 from perfkit.analysis.metrics import Metric, metric
-from perfkit.analysis.seeds_links import COLUMNS, DIRECTIONS, KINDS, Link, links_path, read_links
+from perfkit.analysis.seeds_links import (
+    COLUMNS,
+    DIRECTIONS,
+    KINDS,
+    Link,
+    links_path,
+    published_ratio,
+    published_values,
+    read_links,
+)
 from perfkit.analysis.tidy import not_finite
 from perfkit.analysis.validity import threats
 from perfkit.errors import DataError
 
 __all__ = ["COLUMNS", "CONTRADICTED", "DIRECTIONS", "INCONCLUSIVE", "KINDS",
            "NOT_TESTABLE_N1", "NOT_TESTABLE_NONE", "NOT_TESTABLE_UNSTATED", "SUPPORTED",
-           "ClaimResult", "Link", "Replication", "SeedsAnalysis", "judge", "links_path",
-           "published_ratio", "published_values", "read_links", "reanalyse", "replicate"]
+           "SUPPORTED_DIRECTION", "ClaimResult", "Link", "Replication", "SeedsAnalysis",
+           "confounded", "judge", "links_path", "published_ratio", "published_values",
+           "read_links", "reanalyse", "replicate"]
 
 SUPPORTED = "supported"
+SUPPORTED_DIRECTION = "supported in direction; size not comparable"
 CONTRADICTED = "contradicted by a repeated experiment"
 INCONCLUSIVE = "inconclusive"
 NOT_TESTABLE_N1 = "not testable (n = 1)"
@@ -97,9 +119,11 @@ POWER = seeds_power.POWER
 
 # -- the rule ------------------------------------------------------------------------------------
 def judge(direction: str, row_verdict: str, ci_low: float, ci_high: float,
-          published_ratio: float = math.nan, threshold: float = 0.1) -> tuple[str, str]:
+          published_ratio: float = math.nan, threshold: float = 0.1, *,
+          published_confounded: bool = False) -> tuple[str, str]:
     """The verdict of one claim from its repeated comparison (the rule of the module
-    docstring), and the reason in words."""
+    docstring), and the reason in words. ``published_confounded``: the write-up changed more
+    than the setting, so its ratio is no size of the setting (:func:`confounded`)."""
     band = (1 - threshold, 1 + threshold)
     has_ci = not (math.isnan(ci_low) or math.isnan(ci_high))
     inside = has_ci and band[0] <= ci_low and ci_high <= band[1]
@@ -114,20 +138,40 @@ def judge(direction: str, row_verdict: str, ci_low: float, ci_high: float,
         return INCONCLUSIVE, f"the repeat is {row_verdict}"
     if row_verdict in ("better", "worse") and row_verdict != direction:
         return CONTRADICTED, f"a significant change the other way ({row_verdict})"
-    if not math.isnan(published_ratio) and has_ci and not ci_low <= published_ratio <= ci_high:
+    published = not math.isnan(published_ratio)
+    sized = has_ci and 0 < ci_low and ci_high < math.inf
+    if published and sized and not published_confounded \
+            and not ci_low <= published_ratio <= ci_high:
         kept = "the direction is reproduced but not the size: " if row_verdict == direction \
             else ""
         return CONTRADICTED, (f"{kept}the published x{published_ratio:.3g} lies outside the "
                               f"interval [{_end(ci_low)}, {_end(ci_high)}]")
     if row_verdict == direction:
+        why = [f"the published x{published_ratio:.3g} is not the setting's alone (the write-up "
+               "changed more between its runs)"] if published and published_confounded else []
+        if published and not sized:
+            why.append(f"the repeat's interval [{_end(ci_low)}, {_end(ci_high)}] has an end "
+                       "at 0 or infinity (runs ranked worst): a bound, no size")
+        if why:
+            return SUPPORTED_DIRECTION, (f"a significant change in the claimed direction "
+                                         f"({direction}); the size is not tested: "
+                                         + "; ".join(why))
         return SUPPORTED, f"a significant change in the claimed direction ({direction})"
     if inside:
         return CONTRADICTED, f"no change beyond ±{threshold:.0%} where one was claimed"
     return INCONCLUSIVE, "no significant change, but a change of practical size is not excluded"
 
 
+def confounded(claim: Any) -> bool:
+    """Whether the write-up certainly changed more than the claim's setting between its runs
+    (its ``also_changed`` is filled and does not start with "possibly"): its published ratio
+    is then the size of the whole change, not of the one setting a repeat changes."""
+    also = str(claim.get("also_changed") or "").strip()
+    return bool(also) and not also.startswith("possibly")
+
+
 def _end(value: float) -> str:
-    return "unbounded" if math.isinf(value) else f"x{value:.3g}"
+    return "unbounded" if math.isinf(value) else "x0" if value == 0 else f"x{value:.3g}"
 
 
 # -- the claims, one by one ----------------------------------------------------------------------
@@ -238,34 +282,6 @@ def _record(r: ClaimResult) -> dict[str, Any]:
     return rec
 
 
-def published_values(link: Link, raw: pd.DataFrame, claim: pd.Series,
-                     base: str | None = None) -> tuple[float, ...]:
-    """The printed ``link.metric`` of the claim's raw outputs of ``published_base`` (or
-    ``base``) and ``published_new`` (means when a configuration printed several); empty when
-    not printed."""
-    base = base or link.published_base
-    if not base or not link.published_new:
-        return ()
-    evidence = raw[(raw["seed"] == claim["seed"])
-                   & raw["run_dir"].isin(seedfiles._items(claim["evidence_raw"]))]
-    if base != link.published_base:  # a quote against an earlier step of the same write-up
-        evidence = raw[raw["seed"] == claim["seed"]]
-    if link.metric not in evidence:
-        return ()
-    by = pd.to_numeric(evidence[link.metric], errors="coerce").groupby(
-        evidence["configuration"]).mean()
-    if not {base, link.published_new} <= set(by.index):
-        raise DataError(f"replications.csv:{link.line}: expected configurations of "
-                        f"{claim['claim_id']}'s raw outputs ({', '.join(map(str, by.index))}), "
-                        f"found {base!r}, {link.published_new!r}")
-    return float(by[base]), float(by[link.published_new])
-
-
-def published_ratio(link: Link, values: tuple[float, ...]) -> float:
-    """new/base of the printed values, else the link's ``published_ratio``, else NaN."""
-    return values[1] / values[0] if len(values) == 2 else link.published_ratio
-
-
 Loader = Callable[[str], Experiment]
 
 
@@ -333,9 +349,10 @@ def _claim(claim: pd.Series, a: pd.Series, link: Link | None, raw: pd.DataFrame,
     if rep is not None:
         c = rep.row.comparison
         verdict, reason = judge(link.direction, rep.row.verdict, c.ratio_ci_low,
-                                c.ratio_ci_high, ratio, threshold)
+                                c.ratio_ci_high, ratio, threshold,
+                                published_confounded=confounded(claim))
         worst = notes.ranked_worst(rep)
-        if not rep.is_magnitude and worst:
+        if not rep.is_magnitude and worst and verdict != SUPPORTED_DIRECTION:
             ends = " and ".join(dict.fromkeys(
                 "0" if v == 0 else "infinity" for v in (c.ratio, c.ratio_ci_low, c.ratio_ci_high)
                 if v == 0 or v == math.inf))
@@ -346,7 +363,9 @@ def _claim(claim: pd.Series, a: pd.Series, link: Link | None, raw: pd.DataFrame,
         verdict, reason = _untested(a)
     if caps:
         reason += "; " + "; ".join(caps)
-    need = (seeds_power.needed(link, ratio, load, alpha, threshold, seed)
+    # a repeat of one setting is not sized for a whole write-up's change
+    sized = math.nan if rep is not None and confounded(claim) else ratio
+    need = (seeds_power.needed(link, sized, load, alpha, threshold, seed)
             if verdict != NOT_TESTABLE_NONE else seeds_power.Needed(None, math.nan, 1, ""))
     return ClaimResult(claim.to_dict(), {"claim_id": claim["claim_id"], **a}, link, ratio, rep,
                        verdict, reason, need.runs_per_arm, need.ratio, need.note, printed,

@@ -17,7 +17,9 @@ One row per linked claim (``#`` lines are comments). ``kind``:
 give the **published ratio** new/base of ``metric``; ``published_ratio`` is filled only where
 no printed output gives it (its source in ``note``). ``quote_base`` names the configuration
 the write-up's own quoted figure is relative to when that is not ``published_base`` (the
-write-up of 004 quotes every step against its first run).
+write-up of 004 quotes every step against its first run). :func:`published_values` reads
+those configurations' printed values from the claim's raw outputs, :func:`published_ratio`
+divides them.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import math
 import os
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from perfkit import seeds as seedfiles
 from perfkit.analysis.experiment import Selection
@@ -146,3 +150,31 @@ def _link(path: Path, line: int, cells: list[str]) -> Link:
         raise bad("at most one held column and one load column",
                   f"base {link.base!r}, at {link.at!r}")
     return link
+
+
+def published_values(link: Link, raw: pd.DataFrame, claim: pd.Series,
+                     base: str | None = None) -> tuple[float, ...]:
+    """The printed ``link.metric`` of the claim's raw outputs of ``published_base`` (or
+    ``base``) and ``published_new`` (means when a configuration printed several); empty when
+    not printed."""
+    base = base or link.published_base
+    if not base or not link.published_new:
+        return ()
+    evidence = raw[(raw["seed"] == claim["seed"])
+                   & raw["run_dir"].isin(seedfiles._items(claim["evidence_raw"]))]
+    if base != link.published_base:  # a quote against an earlier step of the same write-up
+        evidence = raw[raw["seed"] == claim["seed"]]
+    if link.metric not in evidence:
+        return ()
+    by = pd.to_numeric(evidence[link.metric], errors="coerce").groupby(
+        evidence["configuration"]).mean()
+    if not {base, link.published_new} <= set(by.index):
+        raise DataError(f"replications.csv:{link.line}: expected configurations of "
+                        f"{claim['claim_id']}'s raw outputs ({', '.join(map(str, by.index))}), "
+                        f"found {base!r}, {link.published_new!r}")
+    return float(by[base]), float(by[link.published_new])
+
+
+def published_ratio(link: Link, values: tuple[float, ...]) -> float:
+    """new/base of the printed values, else the link's ``published_ratio``, else NaN."""
+    return values[1] / values[0] if len(values) == 2 else link.published_ratio

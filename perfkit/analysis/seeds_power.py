@@ -7,7 +7,9 @@ a wrk2 run that did not keep its rate: :mod:`perfkit.analysis.runstatus`) and, o
 where failing is worst, runs with more than :data:`perfkit.model.ERROR_RATIO_WARN` of their
 requests failed (the model warns that they "describe a failing server"). A ``published`` link
 has no comparable runs, and then no number is given: none is borrowed from an unrelated
-experiment.
+experiment. A ``spread`` link's runs must be of one of the claim's configurations: their
+recorded server profile is its ``published_base`` or ``published_new``; runs of another
+configuration (a cache set-up for a claim about an uncached server) give no number either.
 
 The repeat is tested as ``perfkit compare`` tests it: Holm over the load levels of its
 experiment, so a run count is found for ``alpha / family`` (Holm's first step; the family
@@ -59,6 +61,19 @@ def spread_runs(link: Link, load: Loader, which: str) -> tuple[RunSet, np.ndarra
     return rows, keep, int((~keep).sum())
 
 
+def _not_comparable(link: Link, rows: RunSet) -> str:
+    """Why a ``spread`` link's runs are not of the claim's configurations ("" when they are):
+    their recorded server profiles must be its published base or new configuration."""
+    wanted = {c for c in (link.published_base, link.published_new) if c}
+    profiles = {str(p) for r in rows.runs
+                if (p := ((r.manifest or {}).get("server") or {}).get("profile"))}
+    if not wanted or not profiles or profiles & wanted:
+        return ""
+    return (f"the runs {link.experiment}::{link.base} (profile {', '.join(sorted(profiles))}) "
+            f"are of none of the claim's configurations ({', '.join(sorted(wanted))}): not "
+            "comparable")
+
+
 def family_of(link: Link, load: Loader) -> int:
     """The load levels a repeat in ``link``'s experiment is Holm-adjusted over."""
     at = link.where("at")
@@ -82,6 +97,10 @@ def needed(link: Link | None, ratio: float, load: Loader, alpha: float, threshol
                                        "from an unrelated experiment)")
     sides = ["base", "new"] if link.kind == "repeat" else ["base"]
     found = [spread_runs(link, load, w) for w in sides]
+    alien = _not_comparable(link, found[0][0]) if link.kind == "spread" else ""
+    if alien:
+        return Needed(None, detect, 1, f"no run count for a repeat: {alien} (none is borrowed "
+                                       "from an unrelated experiment)")
     values = [rows.values(link.metric)[keep] for rows, keep, _ in found]
     if len(values) == 1:
         values.append(np.array([], dtype=float))

@@ -2,8 +2,10 @@
 
 :func:`threats` lists, for one experiment, what a reviewer must weigh before trusting its
 numbers: client and server sharing a host, a load generator busy enough to be the thing
-measured, generator CPU not recorded, runs too short for wrk2's calibration (its histogram
-then covers only the end of each run), the server and workload as recorded (nginx version,
+measured, generator CPU not recorded, the conditions of :mod:`perfkit.analysis.conditions`
+(host CPU saturated by client and server together, the listen backlog in effect, testbed
+restarts with cold caches, the short window wrk2 measures after its calibration, Locust's
+think time), the server and workload as recorded (nginx version,
 profiles, URL, response size), how the profiles' recorded configurations differ
 (:mod:`perfkit.analysis.configs`), blocks that differ while an analysis ignores them, and
 :func:`value_caps`: latencies sitting exactly on a known timeout (a retransmission or the
@@ -21,13 +23,16 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from perfkit.analysis.conditions import (
+    WRK2_CALIBRATION_S,  # noqa: F401 - a public name
+    conditions,
+    threat_texts,
+)
 from perfkit.analysis.configs import config_diffs
 from perfkit.analysis.experiment import Experiment, RunSet
 from perfkit.analysis.provenance import Provenance, provenance
 from perfkit.analysis.runstatus import GENERATOR_BUSY
 
-#: wrk2 recalibrates (and resets its histogram) about this long into a run
-WRK2_CALIBRATION_S = 10.0
 #: latencies (ms) that are timeouts, not service times: Linux's initial SYN retransmission
 #: timeout (1 s, RFC 6298) and its next backoff (3 s total), wrk's default --timeout (2 s)
 KNOWN_CAPS_MS = {1000.0: "the Linux SYN retransmission timeout (1 s): connection attempts "
@@ -76,14 +81,8 @@ def threats(exp: Experiment, p: Provenance | None = None,
     if not p.generator_cpu_known:
         out.append(Threat("generator-unknown", f"{exp.name}: generator CPU was not recorded "
                           "for any run: a generator bottleneck cannot be ruled out."))
-    tools = {t for t, _ in p.tools}
-    calibrated = [r for r in exp.rows().runs
-                  if any("after wrk2's calibration" in n for n in r.notes)]
-    if "wrk2" in tools and calibrated:
-        out.append(Threat("wrk2-calibration", f"{exp.name}: in {len(calibrated)} wrk2 run(s) "
-                          "the histogram covers only the part after wrk2's calibration (it "
-                          "resets its histogram ~10 s into a run): the percentiles describe the "
-                          "end of each run, the request counts the whole run."))
+    out += [Threat(kind, text) for kind, text in threat_texts(
+        p.conditions if p.conditions is not None else conditions(exp))]
     if p.durations_s and max(p.durations_s) < 10:
         out.append(Threat("short-runs", f"{exp.name}: runs of {_span(p.durations_s)} s: slow "
                           "effects (caches warming, log flushes, GC) may not show."))
@@ -103,7 +102,7 @@ def threats(exp: Experiment, p: Provenance | None = None,
                           f"(p = {effect[1]:.2g}): {_blocks_use(analyses)}.",
                           ("throughput_rps",)))
     out += [Threat("value-cap", t) for t in value_caps(exp.rows(), exp.name)]
-    out += _drift(exp, cells)
+    out += _drift(exp)
     return out
 
 
@@ -158,24 +157,29 @@ def _blocks_use(analyses: Sequence[Any]) -> str:
     return "analyses here " + "; analyses ".join(parts)
 
 
-def _drift(exp: Experiment, cells: list[str]) -> list[Threat]:
-    """A significant trend of the runs over their order (:mod:`perfkit.analysis.drift`)."""
+def _drift(exp: Experiment) -> list[Threat]:
+    """A significant trend of the runs over their order (:func:`perfkit.analysis.drift.check`:
+    Theil-Sen on the within-cell log residuals, failed and saturated runs left out)."""
     from perfkit.analysis import drift
 
     found, drifted = [], []
     for metric in DRIFT_METRICS:
-        d = drift.trend(drift.residuals(exp.rows(), metric, cells))
+        d = drift.check(exp, metric)
         if d is not None and d.verdict == drift.DRIFT:
             drifted.append(metric)
             found.append(f"{metric} {d.change_pct:+.0f}% [{d.ci_low_pct:+.0f}%, "
-                         f"{d.ci_high_pct:+.0f}%] from the first run to the last (p = "
-                         f"{d.p_value:.2g})")
+                         f"{d.ci_high_pct:+.0f}%] from the first run to the last (Theil-Sen, "
+                         f"Kendall p = {d.p_value:.2g}{_left_out(d)})")
     if not found:
         return []
     return [Threat("drift", f"{exp.name}: the system drifted during the experiment: "
                    + "; ".join(found) + ". Randomized order keeps drift from biasing the "
                    "comparisons, but it widens every interval; unrandomized comparisons "
                    "(history, gates) would mistake it for a change.", tuple(drifted))]
+
+
+def _left_out(d) -> str:
+    return (f"; {d.left_out} failed or saturated run(s) left out" if d.left_out else "")
 
 
 def threats_for(exp: Experiment, metric: str, analyses: Sequence[Any] = ()) -> tuple[str, ...]:

@@ -99,7 +99,9 @@ def drift(frame: pd.DataFrame, ax: Axes, x: str = "order", y: str = "residual",
           palette: Palette | None = None, fence: float | None = 3.0,
           legend: str = "figure") -> Axes:
     """Residuals (run minus its cell's mean) against run order, with a running median of each
-    ``by`` group (each experiment's own runs, in its run order).
+    ``by`` group (each experiment's own runs, in its run order). The legend has one entry per
+    group, its marker and the line style of its running median (so greys that repeat are still
+    told apart); its title says what points and lines are.
 
     A trend or a step says the system drifted during the experiment (warm-up, thermal, noisy
     neighbours); randomized run order keeps such drift from biasing the effects, but it still
@@ -123,6 +125,8 @@ def drift(frame: pd.DataFrame, ax: Axes, x: str = "order", y: str = "residual",
     styles = styles_for([k for k, _ in groups], palette)
     limits = robust_limits(data[y], fence) if fence is not None and len(data) else None
     off_total, off_by = 0, []
+    handles: list[Line2D] = []
+    labels: list[str] = []
     for (key, group), st in zip(groups, styles, strict=True):
         yv = group[y].to_numpy(dtype=float)
         inside = np.ones(len(yv), bool) if limits is None else (
@@ -131,32 +135,38 @@ def drift(frame: pd.DataFrame, ax: Axes, x: str = "order", y: str = "residual",
         off_total += off
         if off and key is not None:
             off_by.append(f"{key} {off}")
-        name = None if key is None else str(key)
         ax.plot(group[x][inside], yv[inside], linestyle="none", marker=st["marker"],
-                color=st["color"], alpha=0.7, markeredgewidth=0, label=name)
+                color=st["color"], alpha=0.7, markeredgewidth=0)
         if limits is not None and off:
             _edge_marks(ax, group[x].to_numpy(dtype=float), yv, limits, st["color"])
-        if key is not None and len(group) >= window:
+        median = key is not None and len(group) >= window
+        if median:
             ax.plot(group[x], _running_median(group[y], window), color=st["color"],
                     linestyle=st["linestyle"], linewidth=1.1)
+        if key is not None:  # one entry per series: its marker, and its line when drawn
+            handles.append(Line2D([], [], color=st["color"], marker=st["marker"],
+                                  linestyle=st["linestyle"] if median else "none",
+                                  linewidth=1.1))
+            labels.append(str(key))
     if by is None and len(data) >= window:
         ax.plot(data[x], _running_median(data[y], window), color="black", linewidth=1.0)
+        handles.append(Line2D([], [], color="black", linewidth=1.0))
+        labels.append(f"running median ({window} runs)")
     ax.axhline(0.0, color=GREY, linewidth=0.8, linestyle="--")
     if limits is not None:
         ax.set_ylim(*limits)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    handles, labels = ax.get_legend_handles_labels()
-    handles.append(Line2D([], [], color="black", linewidth=1.0))
-    labels.append(f"running median{'s' if by is not None else ''} ({window} runs)")
     if off_total:
         handles.append(Line2D([], [], color=GREY, marker=UP, linestyle="none", markersize=7))
         labels.append(f"beyond the axis ({off_total})")
+    title = (f"{by} (points: runs; line: running median of {window} runs)"
+             if by is not None else None)
     if legend == "axes":
-        ax.legend(handles, labels, loc="best", title=by)
+        ax.legend(handles, labels, loc="best", title=title)
     else:
-        wide = max(len(t) for t in labels) > 26
-        ax.figure.legend(handles, labels, loc="outside upper center", title=by,
+        wide = max(len(t) for t in labels) > 26 if labels else False
+        ax.figure.legend(handles, labels, loc="outside upper center", title=title,
                          ncols=1 if wide or len(labels) <= 3 else 2)
     note(ax, f"drift: {len(data)} runs' residuals against run order with a running median"
              + (f" of each {by}" if by else "")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from perfkit.analysis.conditions import HOST_BUSY_PERCENT, backlog_text
 from perfkit.analysis.provenance import Provenance
 from perfkit.analysis.runstatus import GENERATOR_BUSY
 from perfkit.formatting import level_text
@@ -80,9 +81,37 @@ def host_sentence(p: Provenance) -> str:
             if p.generator_busy else "")
     cpu_use = (f"generator CPU recorded for {p.generator_cpu_known} of {p.n_runs} runs{busy}"
                if p.generator_cpu_known else "generator CPU not recorded")
+    c = p.conditions
+    if c is not None and c.host_cpu_known:
+        cpu_use += (f"; the host's CPU (client and server together) averaged >= "
+                    f"{HOST_BUSY_PERCENT:g}% in {c.host_busy} of {c.host_cpu_known} runs")
     return (f"Host: {cpu}{mem}, {os_}; {where}; {cpu_use}."
             + (f" Kernel settings recorded on the host: {sysctls}." if sysctls else "")
-            + namespace_sentence(p))
+            + namespace_sentence(p) + conditions_sentence(p))
+
+
+def conditions_sentence(p: Provenance) -> str:
+    """The accept queue in effect (with its source), the testbed's restarts, wrk2's measured
+    window and Locust's think time (:mod:`perfkit.analysis.conditions`)."""
+    c = p.conditions
+    if c is None:
+        return ""
+    parts = []
+    queues = [b for b in c.backlogs if b.accept_queue is not None]
+    if queues and not c.namespaced:
+        parts.append("Accept queue in effect (the listen backlog capped by somaxconn): "
+                     + backlog_text(queues) + ".")
+    if c.server_starts:
+        parts.append(f"The testbed started the server {c.server_starts} time(s) for "
+                     f"{c.n_runs} runs (restart {c.restart}), deleting its proxy cache and "
+                     "access log at each start.")
+    if c.measured_s:
+        n, lo, _, hi = c.measured_s
+        parts.append(f"wrk2 reset its histogram after its calibration, so its percentiles "
+                     f"cover {lo:.1f}-{hi:.1f} s at the end of each run ({n} runs).")
+    if c.think_time is not None:
+        parts.append(f"Locust's think time: {c.think_time}.")
+    return "".join(f" {x}" for x in parts)
 
 
 def namespace_sentence(p: Provenance) -> str:
@@ -131,6 +160,18 @@ def record(p: Provenance, analyses: Iterable[str] = ()) -> dict[str, list[str]]:
             "closing": [f"{co}." if co else "", exclusions_sentence(p)]}
 
 
+#: the ``scope`` of a record that is no experiment's (:func:`shared`)
+SHARED = "shared"
+
+
+def shared(sentences: Iterable[str]) -> dict[str, list[str]]:
+    """A Methods record that is no experiment's: what holds for every experiment of a page (a
+    rule, a check), stated once instead of in each experiment's paragraph. Keyed by what it
+    covers (``"every experiment: drift check"``) beside the experiments' records."""
+    return {"setup": [], "analyses": list(dict.fromkeys(sentences)), "closing": [],
+            "scope": [SHARED]}
+
+
 def merge(records: Iterable[Mapping[str, list[str]]]) -> dict[str, list[str]]:
     """One record from several of the same experiment: their analyses joined, in order."""
     records = list(records)
@@ -143,6 +184,8 @@ def merge(records: Iterable[Mapping[str, list[str]]]) -> dict[str, list[str]]:
 def paragraph(rec: Mapping[str, list[str]]) -> str:
     """The Methods paragraph of one experiment, from its :func:`record` (the sentences of one
     analysis run on several metrics merged, :func:`merge_alike`)."""
+    if SHARED in rec.get("scope", ()):
+        return " ".join(merge_alike(rec["analyses"]))
     stats = ("The run is the experimental unit: every statistic is computed over per-run "
              "values, never over pooled requests.")
     parts = [*rec["setup"], stats, *merge_alike(rec["analyses"]), *rec["closing"]]

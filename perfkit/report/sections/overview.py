@@ -4,9 +4,10 @@ Data quality is :mod:`perfkit.analysis.quality` (the run statuses, error and gen
 thresholds every page uses); this module shapes it for the page.
 
 Drift: each run's residual is the log of its metric minus the mean log of the runs in its cell
-(same factor levels and load), plotted against the order the runs were executed in. A trend
-says the system changed during the experiment; the slope of residual on order is reported with
-its t interval (ordinary least squares).
+(same factor levels and load), plotted against the order the runs were executed in, with the
+runs the run-status rule calls failed or saturated left out (and counted). A trend says the
+system changed during the experiment; :mod:`perfkit.analysis.drift` estimates it robustly
+(Theil-Sen slope with Sen's interval, Kendall's test), so a few wild runs cannot make it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from perfkit.analysis import drift
+from perfkit.analysis.conditions import HOST_BUSY_PERCENT
 from perfkit.analysis.drift import DRIFT, INCONCLUSIVE, STABLE, TOLERANCE_PCT
 from perfkit.analysis.experiment import LOAD_COLUMNS
 from perfkit.analysis.quality import QualityTable
@@ -87,19 +89,37 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix.rstrip("."): value}
 
 
+#: the server settings of a manifest listed in the manifests table (the listen backlog nginx
+#: asked for, the namespace's or host's somaxconn, the accept queue in effect)
+SERVER_ITEMS = ("profile", "nginx_version", "backlog", "somaxconn", "effective_backlog",
+                "accept_queue_max", "netns")
+
+
 def manifest_table(experiments: Sequence[Experiment]) -> pd.DataFrame:
-    """Per experiment and recorded item (host, sysctl, server profile, tool version): each
-    distinct value, with the number of runs that recorded it (one value per row)."""
+    """Per experiment and recorded setting (host, sysctl, server profile and version, listen
+    backlog and accept queue, warm-up, tool version): each distinct value, with the number of
+    runs that recorded it (one value per row). Two per-run conditions are counted the same way
+    as ``yes``/``no``: the host's CPU at or above
+    :data:`perfkit.analysis.conditions.HOST_BUSY_PERCENT` (client and server together), and a
+    run that was the first after a server start (a cold cache)."""
     rows = []
     for exp in experiments:
         seen: dict[tuple[str, str], int] = {}
-        for run in exp.rows().runs:
+        runs = exp.rows().runs
+        first = _first_after_start(runs)
+        for run, fresh in zip(runs, first, strict=True):
             m = run.manifest or {}
             items = {**_flatten(m.get("host"), "host."), **_flatten(m.get("sysctls"), "sysctl.")}
             server = m.get("server")
             if isinstance(server, Mapping):
-                items["server.profile"] = server.get("profile")
-                items["server.nginx_version"] = server.get("nginx_version")
+                items.update({f"server.{k}": server.get(k) for k in SERVER_ITEMS})
+            items["warmup"] = _warmup_text(m.get("warmup"))
+            host_cpu = (m.get("cpu") or {}).get("host_cpu_mean_percent")
+            if host_cpu is not None:
+                items[f"host CPU >= {HOST_BUSY_PERCENT:g}% (client and server)"] = (
+                    "yes" if float(host_cpu) >= HOST_BUSY_PERCENT else "no")
+            if fresh is not None:
+                items["first run after a server start"] = "yes" if fresh else "no"
             items["tool_version"] = run.tool_version
             for key, value in items.items():
                 if value not in (None, "") and "config" not in key:
@@ -107,6 +127,26 @@ def manifest_table(experiments: Sequence[Experiment]) -> pd.DataFrame:
         for (key, value), n in sorted(seen.items()):
             rows.append({"experiment": exp.name, "item": key, "value": value, "runs": n})
     return pd.DataFrame(rows, columns=["experiment", "item", "value", "runs"])
+
+
+def _warmup_text(warmup: Any) -> str | None:
+    if not isinstance(warmup, Mapping) or not warmup.get("kind"):
+        return None
+    if warmup.get("kind") == "time" and warmup.get("seconds") is not None:
+        return f"{float(warmup['seconds']):g} s"
+    return str(warmup["kind"])
+
+
+def _first_after_start(runs: Sequence[Any]) -> list[bool | None]:
+    """Per run: whether it was the first (by start time) on its server's start
+    (``server.started_utc``); None where not recorded."""
+    starts = [((r.manifest or {}).get("server") or {}).get("started_utc") for r in runs]
+    first: dict[str, str] = {}
+    for start, run in zip(starts, runs, strict=True):
+        if start and run.start_utc and (start not in first or run.start_utc < first[start]):
+            first[start] = run.start_utc
+    return [None if not s or not r.start_utc else first[s] == r.start_utc
+            for s, r in zip(starts, runs, strict=True)]
 
 
 def quality(experiments: Sequence[Experiment]) -> QualityTable:
@@ -168,18 +208,21 @@ def runs_meta(exp: Experiment, frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def drift_frame(experiments: Sequence[Experiment], metric: str) -> pd.DataFrame:
-    """Per run: ``experiment, order, cell, residual`` (:func:`perfkit.analysis.drift.residuals`:
-    log metric minus its cell's mean log); ``attrs["experiments"]`` names every experiment
-    given (so an experiment keeps its look in every figure, residuals or not)."""
-    parts = []
+    """Per run: ``experiment, order, cell, residual``
+    (:func:`perfkit.analysis.drift.experiment_residuals`: log metric minus its cell's mean log,
+    failed and saturated runs left out); ``attrs["experiments"]`` names every experiment given
+    (so an experiment keeps its look in every figure, residuals or not) and
+    ``attrs["left_out"]`` the runs each left out."""
+    parts, left_out = [], {}
     for exp in experiments:
-        cells = list(exp.factors) + list(LOAD_COLUMNS)
-        res = drift.residuals(exp.rows(), metric, cells)
+        res = drift.experiment_residuals(exp, metric)
+        left_out[exp.name] = int(res.attrs.get("left_out", 0))
         if len(res):
             parts.append(res.assign(experiment=exp.name))
     cols = ["experiment", "order", "cell", "residual"]
     frame = pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
     frame.attrs["experiments"] = [e.name for e in experiments]
+    frame.attrs["left_out"] = left_out
     return frame
 
 
@@ -192,10 +235,18 @@ def experiment_looks(names: Sequence[str]):
     return Neutral.for_labels(names)
 
 
+#: columns of the drift table (one row per experiment)
+TREND_COLUMNS = ["experiment", "runs", "change_first_to_last_pct", "ci_low_pct", "ci_high_pct",
+                 "p_value", "verdict", "runs_left_out", "note"]
+
+
 def drift_trend(residuals: pd.DataFrame, confidence: float = 0.95,
                 alpha: float = 0.05) -> pd.DataFrame:
     """Per experiment: :func:`perfkit.analysis.drift.trend` (the % change from the first run to
-    the last with its t interval, p-value and verdict)."""
+    the last with Sen's interval, Kendall's p-value, the verdict, the failed or saturated
+    runs left out before, from ``residuals.attrs["left_out"]``, and why a verdict is
+    inconclusive when the values are too coarse)."""
+    left_out = residuals.attrs.get("left_out", {})
     rows = []
     for name, g in residuals.groupby("experiment", sort=False):
         d = drift.trend(g, confidence, alpha)
@@ -203,9 +254,29 @@ def drift_trend(residuals: pd.DataFrame, confidence: float = 0.95,
             rows.append({"experiment": name, "runs": d.runs,
                          "change_first_to_last_pct": d.change_pct, "ci_low_pct": d.ci_low_pct,
                          "ci_high_pct": d.ci_high_pct, "p_value": d.p_value,
-                         "verdict": d.verdict})
-    return pd.DataFrame(rows, columns=["experiment", "runs", "change_first_to_last_pct",
-                                       "ci_low_pct", "ci_high_pct", "p_value", "verdict"])
+                         "verdict": d.verdict, "runs_left_out": int(left_out.get(name, 0)),
+                         "note": d.note})
+    return pd.DataFrame(rows, columns=TREND_COLUMNS)
+
+
+def drift_caption(residuals: pd.DataFrame, metric: str) -> str:
+    """The drift figure's caption: what is drawn, and the runs left out of it."""
+    left = {k: n for k, n in residuals.attrs.get("left_out", {}).items() if n}
+    gone = ("; left out (failed or saturated by the run-status rule): "
+            + ", ".join(f"{k} {n}" for k, n in left.items())) if left else ""
+    return (f"Residuals of log {metric} (run minus its cell mean) against run order, with a "
+            f"running median per experiment ({len(residuals)} runs){gone}")
+
+
+def methods(experiments: Sequence[Experiment], confidence: float = 0.95,
+            alpha: float = 0.05) -> dict:
+    """The Methods record of each experiment, and the drift check described once for all
+    (:func:`perfkit.report.methods.shared`)."""
+    from perfkit.report.methods import shared
+    from perfkit.report.sections.common import methods as _methods
+
+    return {**_methods(experiments),
+            "every experiment: drift check": shared([drift.describe(confidence, alpha)])}
 
 
 def answers(summary: pd.DataFrame, trend: pd.DataFrame, metric: str = "") -> list[Answer]:
@@ -228,13 +299,15 @@ def _drift_answer(trend: pd.DataFrame, metric: str = "") -> Answer:
     inconclusive ones named in a warning. The verdict is the worst found: ``drift`` when one
     drifted, else ``inconclusive`` when one could not rule out a drift, else ``no drift``."""
     def change(r) -> str:
+        note = r.get("note") or ""
         return (f"{r['experiment']} " + fmt_ci(r["change_first_to_last_pct"], r["ci_low_pct"],
-                                               r["ci_high_pct"], "%", digits=2))
+                                               r["ci_high_pct"], "%", digits=2)
+                + (f" ({note})" if isinstance(note, str) and note else ""))
 
     drifted = trend[trend["verdict"] == DRIFT]
     unsure = trend[trend["verdict"] == INCONCLUSIVE]
     answer = "; ".join(change(r) for _, r in drifted.iterrows()) or "none drifted"
-    warns = ((f"inconclusive (interval wider than +-{TOLERANCE_PCT:g}%): "
+    warns = ((f"inconclusive (interval wider than +-{TOLERANCE_PCT:g}%, or values too coarse): "
               + "; ".join(change(r) for _, r in unsure.iterrows()),) if len(unsure) else ())
     verdict = DRIFT if len(drifted) else INCONCLUSIVE if len(unsure) else STABLE
     of = f"{metric}, " if metric else ""

@@ -1,0 +1,121 @@
+"""The drift check (:mod:`perfkit.analysis.drift`): a Theil-Sen slope with Sen's interval and
+Kendall's test, cross-checked against scipy, calibrated on synthetic series with a known drift
+and with outliers (coverage, size and power measured here), and on the bundled sweep whose
+two saturated runs made the least-squares trend "inconclusive -5.8% [-66, +163]"."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from perfkit.analysis import drift, load_experiment
+
+ROOT = Path(__file__).resolve().parents[1]
+N_RUNS = 48
+REPS = 300
+
+
+def _series(rng, change: float, outliers: int) -> pd.DataFrame:
+    """48 runs in order, log residuals drifting by ``change`` (0.10: +10%) from the first run
+    to the last, noise sd 0.05, and ``outliers`` runs at +-4 (a saturated run's log residual
+    on the bundled sweep is +3.9 to +4.3)."""
+    order = np.arange(1.0, N_RUNS + 1)
+    y = math.log1p(change) / (N_RUNS - 1) * order + rng.normal(0.0, 0.05, N_RUNS)
+    idx = rng.choice(N_RUNS, outliers, replace=False)
+    y[idx] += rng.choice([-4.0, 4.0], outliers)
+    return pd.DataFrame({"order": order, "residual": y})
+
+
+def _ols_rejects(res: pd.DataFrame) -> bool:
+    return sps.linregress(res["order"], res["residual"]).pvalue < 0.05
+
+
+def test_theil_sen_is_scipys_slope_and_interval_and_kendalls_p():
+    rng = np.random.default_rng(11)
+    for n in (6, 12, 48):
+        x = np.arange(float(n))
+        y = 0.004 * x + rng.normal(0, 0.05, n)
+        slope, low, high, p = drift.theil_sen(x, y, 0.95)
+        ref = sps.theilslopes(y, x, alpha=0.95)
+        assert slope == pytest.approx(ref.slope)
+        slopes = np.sort([(y[j] - y[i]) / (x[j] - x[i]) for i in range(n)
+                          for j in range(i + 1, n)])
+        # Sen's interval: the same order statistics as scipy's, up to its rounding (one step)
+        for mine, theirs in ((low, ref.low_slope), (high, ref.high_slope)):
+            k, m = np.searchsorted(slopes, [mine, theirs])
+            assert abs(int(k) - int(m)) <= 1
+        assert p == pytest.approx(sps.kendalltau(x, y, method="asymptotic").pvalue)
+
+
+def test_the_test_and_the_interval_agree():
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        res = _series(rng, rng.uniform(-0.1, 0.1), 0)
+        d = drift.trend(res)
+        excludes = d.ci_low_pct > 0 or d.ci_high_pct < 0
+        assert (d.p_value < 0.05) == excludes, d
+
+
+def test_coverage_and_size_with_outliers():
+    # a 10% drift with two wild runs: Sen's interval covers the truth about 95% of the time and
+    # the test finds the drift about 9 times in 10; least squares, pulled by the outliers,
+    # finds it about 1 time in 25. With no drift, the test keeps its level.
+    rng = np.random.default_rng(20261201)
+    covered = found = ols_found = false = 0
+    for _ in range(REPS):
+        res = _series(rng, 0.10, 2)
+        d = drift.trend(res)
+        covered += d.ci_low_pct <= 10.0 <= d.ci_high_pct
+        found += d.verdict == drift.DRIFT and d.change_pct > 0
+        ols_found += _ols_rejects(res)
+        false += drift.trend(_series(rng, 0.0, 2)).verdict == drift.DRIFT
+    assert covered / REPS >= 0.90
+    assert found / REPS >= 0.80 and ols_found / REPS <= 0.15
+    assert false / REPS <= 0.09
+
+
+def test_no_drift_within_the_tolerance_is_stated_as_such():
+    rng = np.random.default_rng(2)
+    d = drift.trend(_series(rng, 0.0, 2))
+    assert d.verdict == drift.STABLE and -10 <= d.ci_low_pct <= d.ci_high_pct <= 10
+
+
+def test_too_few_runs_give_an_unbounded_interval_not_a_verdict_of_no_drift():
+    d = drift.trend(pd.DataFrame({"order": [1.0, 2.0, 3.0], "residual": [0.0, 0.1, 0.2]}))
+    assert d.ci_low_pct == -100.0 and math.isinf(d.ci_high_pct)
+    assert d.verdict == drift.INCONCLUSIVE
+
+
+def test_the_sweeps_saturated_runs_no_longer_decide_its_drift():
+    # two saturated 45k runs (p50 498 ms, and 1050 ms on the 1 s cap) made the least-squares
+    # trend "inconclusive -5.8% [-66, +163]"; left out (stated) and with a robust slope the
+    # trend is a few percent with an interval within +-10%
+    exp = load_experiment(ROOT / "data" / "demo-wrk2-sweep")
+    d = drift.check(exp, "latency_p50_ms")
+    assert d.left_out == 2 and d.runs == 46
+    assert -10 < d.ci_low_pct < d.change_pct < d.ci_high_pct < 10
+    everything = drift.residuals(exp.rows(), "latency_p50_ms", ["profile", "connections",
+                                                                 "target_rate_rps"])
+    robust = drift.trend(everything)  # even with the saturated runs kept
+    assert -10 < robust.ci_low_pct and robust.ci_high_pct < 10
+
+
+def test_the_method_is_stated():
+    text = drift.describe()
+    assert "Theil-Sen" in text and "Kendall" in text and "failed or saturated" in text
+
+
+def test_a_rounded_metric_cannot_rule_a_drift_out():
+    # Locust rounds response times (a p50 of 2 ms is anything in [1.5, 2.5)): demo-locust's
+    # p50 residuals tie in about half the run pairs, Sen's interval shrinks to [0, 0], and
+    # "no drift beyond 10%" would claim what no rounded value supports
+    d = drift.check(load_experiment(ROOT / "data" / "demo-locust"), "latency_p50_ms")
+    assert d.ci_low_pct == d.ci_high_pct == 0.0
+    assert d.verdict == drift.INCONCLUSIVE and "tie exactly in 48% of the run pairs" in d.note
+    continuous = drift.check(load_experiment(ROOT / "data" / "demo-locust"), "throughput_rps")
+    assert continuous.verdict == drift.STABLE and continuous.note == ""
