@@ -16,7 +16,16 @@ from perfkit.analysis import ComparisonTable
 from perfkit.analysis.caps import is_artefact
 from perfkit.analysis.effects import FactorialResult
 from perfkit.analysis.scaling import MODEL_NAMES, ScalingResult, ScalingTable, SloTable
-from perfkit.formatting import Footnotes, fmt_ci, fmt_num, fmt_p, level_text, pct, pct_change
+from perfkit.formatting import (
+    Footnotes,
+    fmt_ci,
+    fmt_num,
+    fmt_p,
+    fmt_sig,
+    level_text,
+    pct,
+    pct_change,
+)
 from perfkit.model import percentile_label
 from perfkit.scaling.littles import FLAGS
 from perfkit.tables import Column, Table
@@ -37,7 +46,7 @@ def interval_text(est: float, low: float, high: float, digits: int = 3) -> str:
     if math.isinf(est):
         return "failed run"
     if math.isinf(low) or math.isinf(high):
-        return f"{fmt_num(est, digits)} (no CI)"
+        return f"{fmt_sig(est, digits)} (no CI)"
     return fmt_ci(est, low, high, digits=digits)
 
 
@@ -151,10 +160,10 @@ def factorial(result: FactorialResult) -> list[Table]:
         if not error and not r["interpretable_alone"]:
             term += " " + notes.mark("not interpretable alone: its interaction is significant "
                                      "(see the simple effects)")
-        share = "-" if r["variation_pct"] != r["variation_pct"] else f"{r['variation_pct']:.1f}"
+        share = "-" if r["variation_pct"] != r["variation_pct"] else fmt_sig(r["variation_pct"])
         cells = [*(level_text(r[c]) for c in result.per), term,
-                 "" if error else fmt_num(r[est[0]], 3),
-                 "" if error else f"[{fmt_num(r[est[1]], 3)}, {fmt_num(r[est[2]], 3)}]",
+                 "" if error else fmt_sig(r[est[0]]),
+                 "" if error else f"[{fmt_sig(r[est[1]])}, {fmt_sig(r[est[2]])}]",
                  share, _p(r["p_value"])]
         if result.per:
             cells.append(_p(r.get("p_value_holm")))
@@ -179,7 +188,7 @@ def _simple(result: FactorialResult) -> Table:
         Column(f"{pct(result.confidence)} CI"), Column("p", right=True),
         Column("p Holm", right=True), Column("runs", right=True), Column("verdict")]
     rows = [(*(level_text(r[c]) for c in result.per), r["factor"], r["at"],
-             fmt_num(r["effect"], 3), f"[{fmt_num(r['ci_low'], 3)}, {fmt_num(r['ci_high'], 3)}]",
+             fmt_sig(r["effect"]), f"[{fmt_sig(r['ci_low'])}, {fmt_sig(r['ci_high'])}]",
              _p(r["p_value"]), _p(r["p_value_holm"]), str(r["n_runs"]),
              _verdict(r["verdict"], result.level_warnings.get(r["level_key"], ()), notes))
             for _, r in s.iterrows()]
@@ -222,18 +231,18 @@ def _model(r: ScalingResult, table: ScalingTable) -> Table:
     for p in fit.parameters():
         name = {"gamma": f"gamma [{unit}/N]" if unit else "gamma", "n_star": "N*"}.get(
             p["parameter"], p["parameter"])
-        interval = f"[{fmt_num(p['ci_low'])}, {fmt_num(p['ci_high'])}]"
+        interval = f"[{fmt_sig(p['ci_low'])}, {fmt_sig(p['ci_high'])}]"
         if p["parameter"] == "n_star":
             interval += " " + notes.mark([fit.n_star_reason, *fit.n_star_warnings])
         elif p["ci_method"] == "percentile":
             interval += " " + notes.mark(f"{p['parameter']}: a percentile interval of the "
                                          "refits (on its bound, where bootstrap-t is "
                                          "degenerate)")
-        rows.append((name, fmt_num(p["estimate"]), interval))
+        rows.append((name, fmt_sig(p["estimate"]), interval))
     if fit.n_star is None:
         rows.append(("N*", "-", "no peak claimed " + notes.mark(r.reason or fit.n_star_reason)))
     rest = [w for w in fit.warnings if w not in fit.n_star_warnings]
-    rows.append((f"residual SE [{unit}]" if unit else "residual SE", fmt_num(fit.residual_se),
+    rows.append((f"residual SE [{unit}]" if unit else "residual SE", fmt_sig(fit.residual_se),
                  f"({fit.n_obs} runs, {fit.dof} df) {notes.mark(rest)}".rstrip()))
     return Table(cols, tuple(rows), title, tuple(notes.texts))
 

@@ -23,7 +23,7 @@ import pandas as pd
 from perfkit.analysis.gate import ERROR, INCONCLUSIVE, PASS, REGRESSION, GateResult, GateRow
 from perfkit.analysis.history import HistoryAnalysis, HistoryGate
 from perfkit.analysis.plan import Plan
-from perfkit.formatting import Footnotes, fmt_num, fmt_p, level_text, pct_change
+from perfkit.formatting import Footnotes, fmt_p, fmt_sig, level_text, pct_change
 from perfkit.present import interval_text
 from perfkit.tables import Column, Table
 
@@ -178,11 +178,11 @@ def series(analysis: HistoryAnalysis) -> list[Table]:
         rows = []
         for _, r in part.iterrows():
             est, lo, hi = (r[f"{c}{m.suffix}"] for c in ("median", "ci_low", "ci_high"))
-            interval = "" if lo != lo else (f"[{fmt_num(lo, 3)}, {fmt_num(hi, 3)}] "
+            interval = "" if lo != lo else (f"[{fmt_sig(lo)}, {fmt_sig(hi)}] "
                                             f"({r['ci_coverage']:.1%})")
             rows.append((r["label"], r["time_utc"], f"{r['n_runs'] - r['n_failed']}"
                          + (f" (+{r['n_failed']} failed)" if r["n_failed"] else ""),
-                         fmt_num(est, 4), interval, level_text(r["segment"]),
+                         fmt_sig(est), interval, level_text(r["segment"]),
                          "yes" if r["change_point"] else ""))
         cols = (Column("label"), Column("time (UTC)"), Column("runs", right=True),
                 Column("median", m.unit, True), Column("interval", m.unit),
@@ -211,8 +211,8 @@ def change_points(changes: pd.DataFrame, analysis: HistoryAnalysis, key: Sequenc
     notes = Footnotes()
     found = {c.index: c for c in s.change.change_points}
     rows = [(str(int(r["position"])), r["label"], f"{r['label_before']} -> {r['label']}",
-             f"{fmt_num(r[f'median_before{m.suffix}'], 3)} -> "
-             f"{fmt_num(r[f'median_after{m.suffix}'], 3)} {m.unit}".rstrip(),
+             f"{fmt_sig(r[f'median_before{m.suffix}'])} -> "
+             f"{fmt_sig(r[f'median_after{m.suffix}'])} {m.unit}".rstrip(),
              change(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"]), _p(r["p_value"]),
              _p(r["p_value_adjacent"]), r["direction"],
              f"{r['support']} {notes.mark(found[int(r['position'])].warnings)}".rstrip())

@@ -1,0 +1,104 @@
+"""Review of the SLO, scaling, latency and history pages, item by item: what a reviewer found on
+the demo report, checked on the same data.
+
+Each test is named after the numbered item it answers. The numbers it expects are computed here
+from the runs (achieved / offered rates, X * R / N) or written out by hand, not taken from the
+code under test; the built report is checked where the defect was on a page.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from perfkit import present
+from perfkit.analysis import load_experiment
+from perfkit.report.sections import scaling
+from perfkit.tables import render
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    return load_experiment(DATA / "demo-wrk2-sweep")
+
+
+@pytest.fixture(scope="module")
+def slo_table(sweep):
+    return scaling.slo(sweep.rows(), ["profile", "connections"], 5.0, 99.0, 0.95, seed=1,
+                       n_resamples=2000)
+
+
+def _bracket(table, profile, connections):
+    (b,) = [b for b in table.brackets if b.key == (profile, connections)]
+    return b
+
+
+def _slo_text(table, profile, connections) -> str:
+    (t,) = [t for t in present.slo(table) if t.title.startswith(
+        f"profile={profile}  connections={connections} ")]
+    return render(t, "text")
+
+
+# -- 2: one precision -----------------------------------------------------------------------
+def _significant(text: str) -> int:
+    """Significant digits of a printed number (``"0.00062"`` -> 2, ``"14900"`` -> 3)."""
+    digits = text.lstrip("+-").replace(".", "").lstrip("0")
+    return len(digits.rstrip("0")) if "." not in text else len(digits)
+
+
+@pytest.mark.parametrize("value, printed", [
+    (239.5, "240"), (4.387, "4.39"), (32817.3, "32800"), (10.39, "10.4"), (0.03454, "0.0345"),
+    (14911.2, "14900"), (0.0006195, "0.00062"), (25.76, "25.8"), (57.68, "57.7"),
+    (3.0312, "3.03"), (45000, "45000"), (float("inf"), "inf"), (float("nan"), "-")])
+def test_item02_estimates_print_to_three_significant_digits(value, printed):
+    from perfkit.formatting import fmt_sig
+
+    assert fmt_sig(value) == printed
+
+
+def test_item02_interval_and_changes_share_one_form():
+    from perfkit.formatting import fmt_ci, pct_change
+
+    assert fmt_ci(239.5, 4.387, 32817.3) == "240 [4.39, 32800]"
+    assert fmt_ci(3.0312, 1.7654, 6.7721, "ms") == "3.03 ms [1.77, 6.77]"
+    # a change beyond +-100% to 3 significant digits, below it to one decimal
+    assert pct_change(37.872) == "+3690%" and pct_change(29.532) == "+2850%"
+    assert pct_change(1.031) == "+3.1%" and pct_change(0.5) == "-50.0%"
+    # one percentage-change form: signed, with % on every number
+    assert fmt_ci(49.37, 24.1, 80.2, "%", digits=2) == "+49% [+24%, +80%]"
+    assert fmt_ci(-18.2, -24.3, -11.1, "%", digits=2) == "-18% [-24%, -11%]"
+
+
+def test_item02_usl_parameters_print_as_the_index_does():
+    closed = load_experiment(DATA / "demo-wrk-connections")
+    models = scaling.fits(closed.rows(), ["profile"], n_resamples=100, seed=1)
+    for table in present.scaling(models, littles=False):
+        for name, estimate, interval in table.rows:
+            numbers = re.findall(r"-?\d[\d.e+-]*", f"{estimate} {interval.split('(')[0]}")
+            numbers = [n for n in numbers if not re.fullmatch(r"\d", n) or n != "0"]
+            assert all(_significant(n) <= 3 for n in numbers), (name, estimate, interval)
+    (default,) = [r for r in models.results if r.key == ("default",)]
+    lo, hi = default.fit.n_star_ci
+    (n_star,) = [row for t in present.scaling(models, littles=False) for row in t.rows
+                 if row[0] == "N*" and row[1] != "-"]
+    assert n_star[1] == f"{float(f'{default.fit.n_star:.3g}'):g}"
+    assert n_star[2].startswith(f"[{float(f'{lo:.3g}'):g}, {float(f'{hi:.3g}'):g}]")
+
+
+def test_item02_variation_explained_prints_alike_in_both_tables():
+    from perfkit.analysis import metric
+    from perfkit.analysis.effects import factorial_effects
+
+    rows = load_experiment(DATA / "demo-wrk-factorial").rows()
+    result = factorial_effects(rows, ["keepalive", "cache"], metric("latency_p99_ms"),
+                               by=["connections"])
+    (table, *_) = present.factorial(result)
+    frame = result.to_frame()
+    share = frame[(frame["connections"] == 16) & (frame["term"] == "keepalive")]
+    expected = f"{share['variation_pct'].iloc[0]:.3g}"
+    (row,) = [r for r in table.rows if r[0] == "16" and r[1] == "keepalive"]
+    assert row[4] == expected == "2.96"
