@@ -268,29 +268,62 @@ def _littles(r: ScalingResult) -> Table:
                                            "(medians of runs)", tuple(notes.texts))
 
 
+def bracket_text(last_pass: float | None, first_fail: float | None,
+                 inconclusive: Sequence[float] = ()) -> str:
+    """The SLO bracket in words: ``[30000, 45000] req/s``; an open side as ``below the lowest
+    rate`` / ``none failed``; with inconclusive rates left open (``inconclusive``:
+    :attr:`~perfkit.analysis.scaling.SloBracket.inconclusive_rps`) it says so, e.g.
+    ``>= 30000 req/s; 45000 inconclusive: run more there``."""
+    def missing(v: float | None) -> bool:
+        return v is None or v != v
+
+    low = "below the lowest rate" if missing(last_pass) else fmt_num(last_pass)
+    if inconclusive and missing(first_fail) and not missing(last_pass):
+        text = f">= {low} req/s"
+    else:
+        high = "none failed" if missing(first_fail) else fmt_num(first_fail)
+        text = f"[{low}, {high}] req/s"
+    if inconclusive:
+        text += (f"; {', '.join(fmt_num(r) for r in inconclusive)} inconclusive: run more "
+                 "there")
+    return text
+
+
 def slo(table: SloTable) -> list[Table]:
-    """Per configuration: the bracket, then the verdict at every offered rate."""
+    """Per configuration: the bracket, then the verdict at every offered rate with its runs
+    counted by status (kept up, short, saturated; failed when any failed), as the run-status
+    rule judged them. A rate's warning already stated for the whole bracket (the bracket's
+    "at 5000 req/s, ...") is marked with the bracket's note, not repeated."""
     q = f"p{percentile_label(table.percentile).replace('_', '.')}"
     out = []
+    any_failed = any(v.n_failed for b in table.brackets for v in b.bracket.rates)
     for b in table.brackets:
         notes = Footnotes()
-        lo, hi = (fmt_num(v) if v is not None else "-" for v in b.bracket.bracket)
         common = set.intersection(*(set(v.warnings) for v in b.bracket.rates))
         marks = notes.mark([*table.warnings, *b.bracket.warnings, *sorted(common)])
+        answer = bracket_text(*b.bracket.bracket, b.inconclusive_rps)
         title = (f"{_label(b.by, b.key)} ({b.n_runs} runs): SLO {q} < {fmt_num(table.slo_ms)} "
-                 f"ms, bracket [{lo}, {hi}] req/s {marks}").rstrip()
+                 f"ms, bracket {answer} {marks}").rstrip()
         rows = []
         for v in b.bracket.rates:
-            extra = [notes.mark(w) for w in v.warnings if w not in common]
+            extra = [notes.mark(_stated(w, notes.texts)) for w in v.warnings if w not in common]
             if v.verdict != "pass":
                 extra.insert(0, notes.mark(f"{fmt_num(v.rate_rps)} req/s: {v.reason}"))
-            rows.append((fmt_num(v.rate_rps), f"{v.n_kept_up}/{v.n_runs}",
-                         interval_text(v.estimate_ms, v.ci_low_ms, v.ci_high_ms, 4),
-                         " ".join([v.verdict, *extra])))
+            counts = [str(v.n_kept_up), str(v.n_short), str(v.n_saturated)]
+            rows.append((fmt_num(v.rate_rps), *counts, *([str(v.n_failed)] if any_failed else []),
+                         interval_text(v.estimate_ms, v.ci_low_ms, v.ci_high_ms),
+                         " ".join([v.verdict, *dict.fromkeys(extra)])))
         cols = (Column("rate", "req/s", True), Column("kept up", right=True),
+                Column("short", right=True), Column("saturated", right=True),
+                *([Column("failed", right=True)] if any_failed else []),
                 Column(f"{q} with {pct(table.confidence)} CI", "ms", True), Column("verdict"))
         out.append(Table(cols, tuple(rows), title, tuple(notes.texts)))
     return out
+
+
+def _stated(warning: str, stated: Sequence[str]) -> str:
+    """``warning``, or the note already stated that holds it word for word."""
+    return next((s for s in stated if warning in s), warning)
 
 
 # -- any tidy frame ------------------------------------------------------------------------

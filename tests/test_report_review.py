@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from perfkit import present
 from perfkit.analysis import load_experiment
+from perfkit.model import SATURATION_RATIO
 from perfkit.report.sections import scaling
 from perfkit.tables import render
 
@@ -41,6 +43,66 @@ def _slo_text(table, profile, connections) -> str:
     (t,) = [t for t in present.slo(table) if t.title.startswith(
         f"profile={profile}  connections={connections} ")]
     return render(t, "text")
+
+
+# -- 1: SLO tables --------------------------------------------------------------------------
+def test_item01_kept_up_counts_follow_the_run_status_rule(sweep, slo_table):
+    frame = sweep.rows().frame
+    cell = frame[(frame["profile"] == "tuned") & (frame["connections"] == 64)
+                 & (frame["target_rate_rps"] == 5000)]
+    achieved = (cell["throughput_rps"] / cell["target_rate_rps"]).to_numpy()
+    assert sorted(np.round(achieved, 3))[0] == 0.964  # one run fell short of 0.99 x ...
+    kept = int((achieved >= SATURATION_RATIO).sum())
+    assert kept == 2
+    # ... and the run-status rule calls it short (its latency is like its peers'), not saturated
+    (v,) = [v for v in _bracket(slo_table, "tuned", 64).bracket.rates if v.rate_rps == 5000]
+    assert (v.n_kept_up, v.n_short, v.n_saturated, v.n_failed) == (kept, 1, 0, 0)
+    assert v.verdict == "pass"
+    text = _slo_text(slo_table, "tuned", 64)
+    assert re.search(r"^\s*5000\s+2\s+1\s+0\s", text, flags=re.M), text
+    # a saturated run is counted as such: default, 16 connections, 45000 req/s (0.916 x)
+    (v,) = [v for v in _bracket(slo_table, "default", 16).bracket.rates if v.rate_rps == 45000]
+    assert (v.n_kept_up, v.n_short, v.n_saturated) == (2, 0, 1) and v.verdict == "fail"
+    records = slo_table.verdicts_frame()
+    assert {"n_kept_up", "n_short", "n_saturated", "n_failed"} <= set(records.columns)
+
+
+def test_item01_an_inconclusive_rate_above_the_last_pass_is_in_the_answer(slo_table):
+    for connections in (16, 64):
+        b = _bracket(slo_table, "tuned", connections)
+        assert b.bracket.bracket == (30000, None)
+        assert [v.verdict for v in b.bracket.rates][-1] == "inconclusive"
+        assert b.verdict == "inconclusive above" and b.inconclusive_rps == (45000,)
+        assert not any("test higher rates" in w for w in b.warnings)
+        (answer,) = [a for a in scaling.answers(slo_table, None)
+                     if a.question.endswith(f"profile tuned, {connections} connections")]
+        assert answer.answer == ">= 30000 req/s; 45000 inconclusive: run more there"
+        assert answer.verdict == "inconclusive above"
+        assert "none failed" not in _slo_text(slo_table, "tuned", connections)
+    # inconclusive between a pass and a fail: the answer names the rate too
+    b = _bracket(slo_table, "default", 64)
+    assert b.verdict == "inconclusive between" and b.inconclusive_rps == (30000,)
+    assert scaling.bracket_text(*b.bracket.bracket, b.inconclusive_rps) == \
+        "[15000, 45000] req/s; 30000 inconclusive: run more there"
+    # every rate passed and none failed: open above, test higher rates
+    assert scaling.bracket_text(30000, None) == "[30000, none failed] req/s"
+
+
+def test_item01_runs_needed_say_in_all_and_how_many_more(slo_table):
+    b = _bracket(slo_table, "tuned", 64)
+    (v,) = [v for v in b.bracket.rates if v.verdict == "inconclusive"]
+    assert v.n_runs == 3 and v.runs_needed is not None and v.runs_needed > 3
+    assert (f"about {v.runs_needed} runs in all at this rate would settle it "
+            f"({v.runs_needed - 3} more)") in v.reason
+    assert "would settle it" in v.reason and "about 9 runs would" not in v.reason
+
+
+def test_item01_slo_notes_state_each_warning_once(slo_table):
+    for t in present.slo(slo_table):
+        for i, note in enumerate(t.notes):
+            assert not any(note in other for j, other in enumerate(t.notes) if j != i), note
+    text = _slo_text(slo_table, "tuned", 64)
+    assert text.count("fell short of the target (0.964 x)") == 1, text
 
 
 # -- 2: one precision -----------------------------------------------------------------------

@@ -298,17 +298,27 @@ class SloBracket:
     def verdict(self) -> str:
         """The bracket's verdict: ``bracketed`` (a pass, then a fail at the next rate tested
         above it), ``inconclusive between`` (rates between the last pass and the first fail
-        are inconclusive), ``open above`` (no rate failed), ``none passed`` or ``not
-        monotone`` (a pass above a fail: repeat)."""
+        are inconclusive), ``inconclusive above`` (no rate failed, and the rates above the
+        last pass are inconclusive: run more there), ``open above`` (every rate passed: test
+        higher rates), ``none passed`` or ``not monotone`` (a pass above a fail: repeat)."""
         b = self.bracket
         if not b.monotone:
             return "not monotone"
         if b.last_pass_rps is None:
             return "none passed"
         if b.first_fail_rps is None:
-            return "open above"
-        between = [v for v in b.rates if b.last_pass_rps < v.rate_rps < b.first_fail_rps]
-        return "inconclusive between" if between else "bracketed"
+            return "inconclusive above" if self.inconclusive_rps else "open above"
+        return "inconclusive between" if self.inconclusive_rps else "bracketed"
+
+    @property
+    def inconclusive_rps(self) -> tuple[float, ...]:
+        """The inconclusive rates the bracket leaves open: above the last pass (from the
+        lowest rate without one) and below the first fail (every one above without one)."""
+        b = self.bracket
+        low = -math.inf if b.last_pass_rps is None else b.last_pass_rps
+        high = math.inf if b.first_fail_rps is None else b.first_fail_rps
+        return tuple(v.rate_rps for v in b.rates
+                     if v.verdict == "inconclusive" and low < v.rate_rps < high)
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -339,7 +349,9 @@ class SloBracket:
         for v in self.bracket.rates:
             rec: dict[str, Any] = dict(zip(self.by, self.key, strict=True))
             rec.update({"rate_rps": v.rate_rps, "verdict": v.verdict, "n_runs": v.n_runs,
-                        "n_kept_up": v.n_kept_up, "estimate_ms": v.estimate_ms,
+                        "n_kept_up": v.n_kept_up, "n_short": v.n_short,
+                        "n_saturated": v.n_saturated, "n_failed": v.n_failed,
+                        "estimate_ms": v.estimate_ms,
                         "ci_low_ms": v.ci_low_ms, "ci_high_ms": v.ci_high_ms,
                         "method": v.method, "estimand": v.estimand,
                         "runs_needed": v.runs_needed if v.runs_needed is not None else math.nan,

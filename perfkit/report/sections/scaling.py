@@ -83,11 +83,14 @@ def slo(rows: RunSet, by: Sequence[str], slo_ms: float, percentile: float = 99.0
                         confidence=confidence, seed=seed, n_resamples=n_resamples)
 
 
-def bracket_text(last_pass: float, first_fail: float) -> str:
-    """``"[30000, 45000] req/s"``; an open side prints as ``below lowest`` / ``none failed``."""
-    low = "below the lowest rate" if _missing(last_pass) else f"{last_pass:g}"
-    high = "none failed" if _missing(first_fail) else f"{first_fail:g}"
-    return f"[{low}, {high}] req/s"
+def bracket_text(last_pass: float, first_fail: float, inconclusive: Sequence[float] = ()) -> str:
+    """``"[30000, 45000] req/s"``; an open side prints as ``below lowest`` / ``none failed``;
+    inconclusive rates left open are named (``">= 30000 req/s; 45000 inconclusive: run more
+    there"``): :func:`perfkit.present.bracket_text`."""
+    from perfkit import present
+
+    return present.bracket_text(None if _missing(last_pass) else last_pass,
+                                None if _missing(first_fail) else first_fail, inconclusive)
 
 
 def _missing(v: Any) -> bool:
@@ -159,7 +162,8 @@ def answers(slo_table: SloTable | None, table: ScalingTable | None,
         for b in slo_table.brackets:
             out.append(Answer(f"Largest offered rate with {q} < {slo_table.slo_ms:g} ms, "
                               f"{config_text(b.by, b.key)}",
-                              bracket_text(b.bracket.last_pass_rps, b.bracket.first_fail_rps),
+                              bracket_text(b.bracket.last_pass_rps, b.bracket.first_fail_rps,
+                                           b.inconclusive_rps),
                               b.verdict, f"{b.n_runs} runs", (*b.warnings, *around)))
     around = threats_for(closed, table.metric.name, [table]) \
         if closed is not None and table is not None else ()
