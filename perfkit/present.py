@@ -27,7 +27,7 @@ from perfkit.formatting import (
     pct_change,
 )
 from perfkit.model import percentile_label
-from perfkit.scaling.littles import FLAGS
+from perfkit.scaling.littles import FLAGS, LITTLE_TOLERANCE
 from perfkit.tables import Column, Table
 
 SIGNIFICANT = ("better", "worse")
@@ -202,18 +202,20 @@ def _label(by: Sequence[str], key: Sequence) -> str:
     return "  ".join(f"{k}={level_text(v)}" for k, v in zip(by, key, strict=True)) or "all runs"
 
 
-def scaling(table: ScalingTable, littles: bool = True) -> list[Table]:
+def scaling(table: ScalingTable, littles: bool = True,
+            threats: Sequence[str] = ()) -> list[Table]:
     """Per configuration: the model's parameters with CIs, then (with ``littles``) Little's law
-    per level."""
+    per level. ``threats``: the threats to validity that bear on the fit (a drift, blocks that
+    differ: :func:`perfkit.analysis.validity.threats_for`), noted beside a claimed N*."""
     out = []
     for r in table.results:
-        out.append(_model(r, table))
+        out.append(_model(r, table, threats))
         if littles and len(r.littles):
             out.append(_littles(r))
     return out
 
 
-def _model(r: ScalingResult, table: ScalingTable) -> Table:
+def _model(r: ScalingResult, table: ScalingTable, threats: Sequence[str] = ()) -> Table:
     notes = Footnotes()
     tools = ",".join(sorted(r.rows.frame["tool"].unique()))
     levels = sorted(r.rows.frame[r.n_column].dropna().unique())
@@ -233,7 +235,7 @@ def _model(r: ScalingResult, table: ScalingTable) -> Table:
             p["parameter"], p["parameter"])
         interval = f"[{fmt_sig(p['ci_low'])}, {fmt_sig(p['ci_high'])}]"
         if p["parameter"] == "n_star":
-            interval += " " + notes.mark([fit.n_star_reason, *fit.n_star_warnings])
+            interval += " " + notes.mark([fit.n_star_reason, *fit.n_star_warnings, *threats])
         elif p["ci_method"] == "percentile":
             interval += " " + notes.mark(f"{p['parameter']}: a percentile interval of the "
                                          "refits (on its bound, where bootstrap-t is "
@@ -250,22 +252,47 @@ def _model(r: ScalingResult, table: ScalingTable) -> Table:
 def _littles(r: ScalingResult) -> Table:
     notes = Footnotes()
     locust = bool((r.rows.frame["tool"] == "locust").any())
+    rows = _littles_rows(r, notes, locust, ())
+    return Table(_littles_columns(r.n_column, locust, ()), tuple(rows),
+                 f"{_label(r.by, r.key)}: Little's law (medians of runs)", tuple(notes.texts))
+
+
+def littles(table: ScalingTable) -> Table:
+    """Little's law of every configuration and level in one table (medians of runs), each flag
+    counted with its meaning as a note; the think-time column only with Locust runs."""
+    notes = Footnotes()
+    locust = any((r.rows.frame["tool"] == "locust").any() for r in table.results)
+    by = table.results[0].by if table.results else ()
+    rows = [row for r in table.results for row in _littles_rows(r, notes, locust, by)]
+    title = (f"Little's law per configuration and {table.n_column} (medians of runs): "
+             f"{'X(R+Z)/N' if locust else 'X*R/N'} is about 1 (within "
+             f"+-{LITTLE_TOLERANCE:.0%}) when every {table.n_column[:-1]} holds one request at "
+             "a time")
+    return Table(_littles_columns(table.n_column, locust, by), tuple(rows), title,
+                 tuple(notes.texts))
+
+
+def _littles_columns(n_column: str, locust: bool, by: Sequence[str]) -> tuple[Column, ...]:
+    cols = [*(Column(c) for c in by), Column(n_column, right=True), Column("runs", right=True),
+            Column("X", "req/s", True), Column("R", "ms", True),
+            Column("X(R+Z)/N" if locust else "X*R/N", right=True)]
+    cols += [Column("Z = N/X-R", "ms", True)] if locust else []
+    return (*cols, Column("flags"))
+
+
+def _littles_rows(r: ScalingResult, notes: Footnotes, locust: bool,
+                  by: Sequence[str]) -> list[tuple[str, ...]]:
     rows = []
     for _, row in r.littles.iterrows():
         flags = [(f, int(row[f"runs_{f}"])) for f in FLAGS if row.get(f"runs_{f}", 0)]
         marks = " ".join(f"{f} x{n} {notes.mark(f'{f}: {FLAGS[f]}')}" for f, n in flags)
-        cells = [level_text(row[r.n_column]), str(int(row["runs"])), fmt_num(row["throughput_rps"]),
-                 fmt_num(row["latency_mean_ms"]), fmt_num(row["ratio"], 3)]
+        cells = [*(level_text(row[c]) for c in by), level_text(row[r.n_column]),
+                 str(int(row["runs"])), fmt_sig(row["throughput_rps"]),
+                 fmt_sig(row["latency_mean_ms"]), fmt_sig(row["ratio"])]
         if locust:
-            cells.append(fmt_num(row["implied_think_time_ms"]))
+            cells.append(fmt_sig(row["implied_think_time_ms"]))
         rows.append(tuple(cells + [marks or "ok"]))
-    cols = [Column(r.n_column, right=True), Column("runs", right=True),
-            Column("X", "req/s", True), Column("R", "ms", True),
-            Column("X(R+Z)/N" if locust else "X*R/N", right=True)]
-    cols += [Column("Z = N/X-R", "ms", True)] if locust else []
-    cols += [Column("flags")]
-    return Table(tuple(cols), tuple(rows), f"{_label(r.by, r.key)}: Little's law "
-                                           "(medians of runs)", tuple(notes.texts))
+    return rows
 
 
 def bracket_text(last_pass: float | None, first_fail: float | None,

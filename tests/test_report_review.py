@@ -164,3 +164,46 @@ def test_item02_variation_explained_prints_alike_in_both_tables():
     expected = f"{share['variation_pct'].iloc[0]:.3g}"
     (row,) = [r for r in table.rows if r[0] == "16" and r[1] == "keepalive"]
     assert row[4] == expected == "2.96"
+
+
+# -- 3: Little's law and the claimed peak on the scaling page --------------------------------
+@pytest.fixture(scope="module")
+def closed():
+    return load_experiment(DATA / "demo-wrk-connections")
+
+
+@pytest.fixture(scope="module")
+def models(closed):
+    return scaling.closed_models(closed, {}, ["profile"], n_resamples=100, seed=1)
+
+
+def test_item03_a_ratio_above_one_is_explained_where_it_occurs(closed, models):
+    frame = closed.rows().frame
+    default = frame[frame["profile"] == "default"]
+    ratio = (default["throughput_rps"] * default["latency_mean_ms"] / 1000
+             / default["connections"]).groupby(default["connections"]).median()
+    assert [round(ratio[n], 2) for n in (2, 4, 8, 16)] == [2.76, 2.41, 1.69, 1.36]
+    text = " ".join(scaling.littles_text(models))
+    assert "Above 1.2" in text and "stats_correct" in text
+    assert "profile default at 2, 4, 8, 16 connections" in text
+    assert "cannot exceed N" in text and "not affected" in text
+    # what the page does not show, it does not describe: no Locust, no think-time column
+    assert "Locust" not in text and "think time Z" not in text
+    table = scaling.present_littles(models)
+    headers = [c.header for c in table.columns]
+    assert "X*R/N" in headers and not any("Z" in h or "think" in h for h in headers)
+    assert any("stats_correct" in n for n in table.notes)
+    intro = scaling.intro(load_experiment(DATA / "demo-wrk2-sweep"), closed, None, models)
+    assert "Locust" not in intro and "users" not in intro and "wrk at 2 to 256" in intro
+
+
+def test_item03_the_claimed_peak_carries_its_experiments_threats(closed, models):
+    (table,) = [t for t in scaling.present_models(models, closed)
+                if t.title.startswith("profile=default")]
+    (n_star,) = [row for row in table.rows if row[0] == "N*"]
+    marks = [int(m) for m in re.findall(r"\[(\d+)\]", n_star[2])]
+    beside = [table.notes[m - 1] for m in marks]
+    assert any("throughput_rps -33%" in n for n in beside), beside
+    assert any("between blocks" in n and "16%" in n for n in beside), beside
+    caption = scaling.models_caption(models, closed)
+    assert "N* = 35.3 [" in caption and "threat" in caption

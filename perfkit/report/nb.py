@@ -283,13 +283,16 @@ class Report:
                 path.write_text(hist.spectrum_text(), encoding="utf-8")
 
     def note(self, text: str | Iterable[str], kind: str = "warning") -> None:
-        """Show a caveat (one paragraph, or a list when several lines are given)."""
+        """Show a caveat (one paragraph, or a list when several lines are given); ``kind``
+        ``"text"``: prose written from the data (paragraphs, no frame)."""
         lines = [text] if isinstance(text, str) else [str(t) for t in text]
         if not lines:
             return
         inner = (f"<p>{escape(lines[0])}</p>" if len(lines) == 1 else
+                 "".join(f"<p>{escape(t)}</p>" for t in lines) if kind == "text" else
                  "<ul>" + "".join(f"<li>{escape(t)}</li>" for t in lines) + "</ul>")
-        css = "perfkit-warning" if kind == "warning" else "perfkit-findings"
+        css = {"warning": "perfkit-warning", "text": "perfkit-text"}.get(kind,
+                                                                         "perfkit-findings")
         _display({"text/html": f'<div class="{css}">{inner}</div>', "text/plain": "\n".join(lines)})
 
 
