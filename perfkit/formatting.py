@@ -131,6 +131,20 @@ def fmt_ci(estimate: Any, low: Any, high: Any, unit: str = "", digits: int = 3) 
             f"{fmt_sig(high, digits)}]")
 
 
+#: how a load column reads after its value, in :func:`load_text`
+LOAD_WORDS = {"target_rate_rps": "req/s offered", "connections": "connections", "users": "users",
+              "threads": "threads"}
+
+
+def load_text(where: Any) -> str:
+    """A load point in words: ``{"target_rate_rps": 30000, "connections": 64}`` ->
+    ``"30000 req/s offered, 64 connections"`` (columns without words, e.g. ``endpoint``, left
+    out); none: ``"all load levels together"``."""
+    items = where.items() if hasattr(where, "items") else (where or ())
+    parts = [f"{level_text(v)} {LOAD_WORDS[k]}" for k, v in items if k in LOAD_WORDS]
+    return ", ".join(parts) or "all load levels together"
+
+
 class Footnotes:
     """Numbered, de-duplicated notes: ``mark`` returns ``"[1][2]"``, ``render`` the list."""
 

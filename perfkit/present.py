@@ -10,6 +10,7 @@ as ``+3.1% [+1.0%, +5.2%]`` when the analysis calls it significant, else its ver
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 
 from perfkit.analysis import ComparisonTable
@@ -359,19 +360,28 @@ _SUFFIX_UNITS = (("_bytes_per_s", "B/s"), ("_rps", "req/s"), ("_ms", "ms"), ("_u
 
 
 def column(name: str, numeric: bool) -> Column:
-    """A tidy column name as a header with its unit: ``median_base_ms`` -> ``median base [ms]``."""
-    for suffix, unit in _SUFFIX_UNITS:
+    """A tidy column name as a header with its unit: ``median_base_ms`` -> ``median base [ms]``,
+    a percentile as it is written (``latency_p99_9_ms`` -> ``latency p99.9 [ms]``)."""
+    unit = ""
+    for suffix, u in _SUFFIX_UNITS:
         if name.endswith(suffix) and len(name) > len(suffix):
-            return Column(name[: -len(suffix)].replace("_", " "), unit, numeric)
-    return Column(name.replace("_", " "), "", numeric)
+            name, unit = name[: -len(suffix)], u
+            break
+    words = re.sub(r"(?<![A-Za-z0-9])p(\d+)_(\d+)(?![A-Za-z0-9])", r"p\1.\2", name)
+    return Column(words.replace("_", " "), unit, numeric)
 
 
 def frame(table, title: str = "", digits: int = 3, hide: Sequence[str] = ("warnings",)) -> Table:
     """Any tidy frame as a :class:`Table`: units from the column suffixes, floats to ``digits``
-    significant digits, whole numbers without a decimal point, missing as blank."""
+    significant digits, whole numbers without a decimal point, missing as blank; a column
+    missing in every row is not shown (the CSV keeps it)."""
     import pandas as pd
 
     shown = table.drop(columns=[c for c in hide if c in table])
+    empty = [c for c in shown.columns
+             if shown[c].map(lambda v: v is None or v is pd.NA or v == "" or
+                             (isinstance(v, float) and v != v)).all()]
+    shown = shown.drop(columns=empty) if len(shown) else shown
     cols, cells = [], []
     for name in shown.columns:
         values = shown[name]

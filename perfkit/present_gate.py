@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
 from perfkit.analysis.gate import ERROR, INCONCLUSIVE, PASS, REGRESSION, GateResult, GateRow
 from perfkit.analysis.history import HistoryAnalysis, HistoryGate
 from perfkit.analysis.plan import Plan
-from perfkit.formatting import Footnotes, fmt_p, fmt_sig, level_text, pct_change
+from perfkit.formatting import Footnotes, fmt_p, fmt_sig, level_text, load_text, pct_change
 from perfkit.present import interval_text
 from perfkit.tables import Column, Table
 
@@ -170,8 +171,10 @@ def series(analysis: HistoryAnalysis) -> list[Table]:
         where = key_text(analysis.keys, s.key)
         notes = Footnotes()
         marks = notes.mark([*analysis.warnings, *s.change.warnings])
+        at = ", ".join(p for p in (where, load_text(analysis.load) if analysis.load else "")
+                       if p)
         title = (f"{m.name} ({m.better} is better) over {len(s.points)} labels of "
-                 f"{analysis.name}{' at ' + where if where else ''}: median of runs [interval "
+                 f"{analysis.name}{' at ' + at if at else ''}: median of runs [interval "
                  f"(coverage)]; {len(s.change.change_points)} change point(s) at alpha "
                  f"{analysis.alpha:g}{marks}")
         part = _rows_of(frame, analysis.keys, s.key)
@@ -227,8 +230,9 @@ def change_points(changes: pd.DataFrame, analysis: HistoryAnalysis, key: Sequenc
 
 
 def history_gates(items: Sequence[HistoryGate], keys: Sequence[str],
-                  max_regression: float) -> Table:
-    """Each label gated against the baseline labels before it (see analysis.history.gates)."""
+                  max_regression: float, load: Sequence[tuple[str, Any]] = ()) -> Table:
+    """Each label gated against the baseline labels before it (see analysis.history.gates);
+    ``load``: the load point the runs share (:attr:`HistoryAnalysis.load`), in the title."""
     cols = [*(Column(k) for k in keys), Column("label"), Column("baseline"), Column("runs"),
             Column("change"), Column("gate"), Column("runs per arm needed", right=True)]
     rows = []
@@ -244,7 +248,7 @@ def history_gates(items: Sequence[HistoryGate], keys: Sequence[str],
     metric = items[0].result.rows[0].metric.name if items and items[0].result.rows else ""
     title = (f"{metric}: each label gated against the labels before it in its segment (the "
              f"first label of a segment: the whole previous segment), max regression "
-             f"{max_regression:.1%}")
+             f"{max_regression:.1%}" + (f", at {load_text(load)}" if load else ""))
     return Table(tuple(cols), tuple(rows), title)
 
 

@@ -207,3 +207,136 @@ def test_item03_the_claimed_peak_carries_its_experiments_threats(closed, models)
     assert any("between blocks" in n and "16%" in n for n in beside), beside
     caption = scaling.models_caption(models, closed)
     assert "N* = 35.3 [" in caption and "threat" in caption
+
+
+# -- 4: every caption and file names its own load point ---------------------------------------
+SELECT = {"target_rate_rps": 30000, "connections": 64}
+
+
+@pytest.fixture(scope="module")
+def groups(sweep):
+    from perfkit.report.sections import latency
+
+    return latency.grouped_runs(sweep, ["profile"], SELECT)
+
+
+def test_item04_the_latency_page_names_each_load_point(sweep, groups):
+    import matplotlib.pyplot as plt
+
+    from perfkit.plots import describe
+    from perfkit.report.sections import latency
+
+    intro = "".join(_notebook_cells("latency")[0]["source"])
+    assert "of every figure and table is the selection named below" not in intro
+    assert "Each caption" in intro
+    co = load_experiment(DATA / "demo-wrk2-uncorrected")
+    (run,) = co.runs
+    assert (run.target_rate_rps, run.connections) == (20000, 50)
+    assert "20000 req/s offered, 50 connections" in latency.co_audit_caption(co)
+    assert "20000 req/s offered, 50 connections" in latency.co_caption(co)
+    table = latency.percentiles(groups, (50.0, 99.0, 99.9), seed=1)
+    spectrum = latency.spectrum(groups, seed=1)
+    within = latency.within_run_table(groups, 99.0)
+    for fig in (latency.spectrum_figure(spectrum, ["profile"], where=SELECT),
+                latency.intervals_figure(within, table, 99.0, ["profile"], where=SELECT)):
+        assert "at 30000 req/s offered, 64 connections" in describe(fig)
+        plt.close(fig)
+    for caption in (latency.spectrum_caption(spectrum, SELECT, 0.95),
+                    latency.intervals_caption(within, 99.0, SELECT, 0.95)):
+        assert "30000 req/s offered, 64 connections" in caption
+
+
+def test_item04_histogram_files_name_their_load_point_and_are_linked(groups, tmp_path,
+                                                                    monkeypatch):
+    from perfkit.report import nb
+    from perfkit.report.sections import latency
+
+    shown = []
+    monkeypatch.setattr(nb, "_display", lambda data, meta=None: shown.append(data))
+    report = nb.Report("latency", tmp_path)
+    report.histograms(latency.merged_histograms(groups), "demo-wrk2-sweep",
+                      latency.load_point(SELECT))
+    files = sorted((tmp_path / "histograms").glob("*.hgrm"))
+    assert [f.name for f in files] == [
+        f"latency-demo-wrk2-sweep-{c}-30000-req-s-offered-64-connections.hgrm"
+        for c in ("default", "tuned")]
+    for f in files:
+        head = f.read_text().splitlines()[0]
+        assert head.startswith("# ") and "at 30000 req/s offered, 64 connections" in head
+    (page,) = shown
+    for f in files:
+        assert f'href="histograms/{f.name}"' in page["text/html"]
+
+
+def test_item04_the_history_says_its_load_point_from_the_data():
+    from perfkit.analysis import history as hist
+    from perfkit.analysis import metric
+    from perfkit.report.sections import history as hs
+
+    h = hs.load("demo-history", str(DATA))
+    frame = h.rows().frame
+    assert frame["connections"].unique().tolist() == [16]
+    (a,) = hs.analyse(h, ["latency_p99_ms"], permutations=19)
+    assert dict(a.load)["connections"] == 16
+    for text in (hs.series_caption(a), hs.series_alt(a), hs.series_table_caption(a),
+                 hs.gates_caption(a, 0.05), hs.labels_caption(h, [a]),
+                 *(t.title for t in present_gate_series(a))):
+        assert "16 connections" in text, text
+    _, table, items = hs.gates(h, a, 0.05, n_sim=200)
+    assert "16 connections" in table.title
+    assert all("16 connections" in x.question for x in hs.answers([a], {a.metric.name: items}))
+    assert hist.analyse(h, metric("latency_p99_ms"), permutations=19).load == a.load
+
+
+def present_gate_series(analysis):
+    from perfkit import present_gate
+
+    return [t for t in present_gate.series(analysis) if "labels of" in t.title]
+
+
+def _notebook_cells(name: str) -> list:
+    import json
+
+    path = Path(__file__).resolve().parents[1] / "notebooks" / f"{name}.ipynb"
+    return json.loads(path.read_text())["cells"]
+
+
+# -- 5: the coordinated-omission audit table ---------------------------------------------------
+def test_item05_percentile_headers_and_no_duplicate_or_empty_columns():
+    from perfkit.report.sections import latency
+
+    for name, header in (("latency_p99_9_ms", "latency p99.9 [ms]"),
+                         ("uncorrected_p99_9_ms", "uncorrected p99.9 [ms]"),
+                         ("ratio_p99_9", "ratio p99.9"), ("latency_p99_99_ms",
+                                                          "latency p99.99 [ms]"),
+                         ("p50_ms", "p50 [ms]"), ("median_base_ms", "median base [ms]")):
+        assert present.column(name, True).header == header
+    co = load_experiment(DATA / "demo-wrk2-uncorrected")
+    audit, _ = latency.corrected_vs_uncorrected(co.runs)
+    assert audit["co_ratio_p99"].equals(audit["ratio_p99"])  # the same numbers twice
+    assert audit["endpoint"].isna().all()
+    headers = [c.header for c in present.frame(audit, hide=latency.CO_HIDDEN).columns]
+    assert "ratio p99.9" in headers and "p99.9 [ms]" in headers
+    assert not any(re.search(r"p99 9|co ratio|endpoint", h) for h in headers), headers
+
+
+# -- 6: alt text --------------------------------------------------------------------------------
+def test_item06_alt_text_says_what_the_lines_are_on_one_line(groups):
+    import matplotlib.pyplot as plt
+
+    from perfkit.plots import describe
+    from perfkit.report.sections import latency
+
+    co = load_experiment(DATA / "demo-wrk2-uncorrected")
+    _, co_spectrum = latency.corrected_vs_uncorrected(co.runs)
+    fig = latency.co_figure(co_spectrum, co.runs)
+    alt = describe(fig)
+    plt.close(fig)
+    assert "configurations" not in alt and "measurements of one run" in alt
+    assert "20000 req/s offered, 50 connections" in alt
+    table = latency.percentiles(groups, (99.0,), seed=1)
+    fig = latency.intervals_figure(latency.within_run_table(groups, 99.0), table, 99.0,
+                                   ["profile"], where=SELECT)
+    alt = describe(fig)
+    plt.close(fig)
+    assert "\n" not in alt and "\\n" not in alt and "(bar; narrower than the marker" in alt
