@@ -340,3 +340,83 @@ def test_item06_alt_text_says_what_the_lines_are_on_one_line(groups):
     alt = describe(fig)
     plt.close(fig)
     assert "\n" not in alt and "\\n" not in alt and "(bar; narrower than the marker" in alt
+
+
+# -- 7: layout ----------------------------------------------------------------------------------
+def test_item07_number_cells_stay_on_one_line_text_cells_may_wrap():
+    from perfkit.tables import Column, Table
+    from perfkit.tables import render as render_table
+
+    page = render_table(Table((Column("config"), Column("p99", "ms", True)),
+                              (("a long text cell that may wrap", "3.03 [1.77, 6.77]"),)), "html")
+    assert '<td style="text-align:right" class="nowrap">3.03 [1.77, 6.77]</td>' in page
+    assert '<td style="text-align:left">a long text cell' in page
+    template = (Path(__file__).resolve().parents[1] / "perfkit" / "report" / "templates"
+                / "nbconvert" / "perfkit" / "index.html.j2").read_text()
+    cells = re.search(r"table\.perfkit-table th, table\.perfkit-table td \{[^}]*\}", template)
+    assert cells and "white-space: normal" in cells.group(0)
+    assert re.search(r"table\.perfkit-table \.nowrap \{ white-space: nowrap; \}", template)
+
+
+def test_item07_wide_figures_span_the_index(tmp_path):
+    from perfkit.plots import style
+    from perfkit.report import nb
+    from perfkit.report.index import is_wide
+
+    for width_in, wide in ((style.WIDTH_IN, False), (style.WIDTH_IN * 1.6, True)):
+        fig, _ = style.figure(width_in=width_in)
+        path = tmp_path / f"f{width_in}.png"
+        fig.savefig(path, dpi=nb.PNG_DPI)
+        assert is_wide(path, nb.PNG_DPI) is wide
+    template = (Path(__file__).resolve().parents[1] / "perfkit" / "report" / "templates"
+                / "index.html.j2").read_text()
+    assert ".figures figure.wide { grid-column: 1 / -1; }" in template
+
+
+def test_item07_pages_fit_their_answers_and_carry_no_pygments_css(built, browser):
+    for page in ("overview", "latency", "scaling", "tuning-effects", "history"):
+        text = (built / f"{page}.html").read_text(encoding="utf-8")
+        head = text[:text.index("</head>")]
+        assert ".highlight" not in head and "linenos" not in head, page
+        browser.open((built / f"{page}.html").as_uri())
+        (fit,) = browser.evaluate(ANSWERS_JS)
+        assert fit["table"] <= fit["column"] + 1, (page, fit)
+    browser.open((built / "index.html").as_uri())
+    widths = browser.evaluate(THUMBS_JS)
+    history = [w for src, w in widths if "history-series" in src]
+    others = [w for src, w in widths if "history-series" not in src]
+    assert history and min(history) > 2 * max(others), widths
+
+
+ANSWERS_JS = """JSON.stringify(Array.from(document.querySelectorAll('.perfkit-answers table'))
+  .map(t => ({table: t.scrollWidth, column: t.parentElement.clientWidth})))"""
+THUMBS_JS = """JSON.stringify(Array.from(document.querySelectorAll('.figures img'))
+  .map(i => [i.getAttribute('src'), i.clientWidth]))"""
+
+
+@pytest.fixture(scope="module")
+def built():
+    from test_report import demo_report
+
+    return demo_report()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    import shutil
+    import tempfile
+
+    from test_browser import CHROMIUM, Browser
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip("chromium not installed")
+    profile = tempfile.mkdtemp(prefix="perfkit-chromium-")
+    b = Browser(profile)
+    b.call("Emulation.setDeviceMetricsOverride", {"width": 1400, "height": 900,
+                                                  "deviceScaleFactor": 1, "mobile": False},
+           session=True)
+    try:
+        yield b
+    finally:
+        b.close()
+        shutil.rmtree(profile, ignore_errors=True)

@@ -233,9 +233,11 @@ class Report:
         items = list(items)
         if not items:
             return
-        rows = "".join(f"<tr><td>{escape(a.question)}</td><td>{escape(a.answer)}</td>"
-                       f"<td>{escape(a.verdict)}</td><td>{escape(a.n)}</td><td>"
-                       + "<br>".join(escape(w) for w in a.warnings) + "</td></tr>"
+        rows = "".join(f'<tr><td class="question">{escape(a.question)}</td>'
+                       f'<td class="answer">{escape(a.answer)}</td>'
+                       f'<td class="verdict">{escape(a.verdict)}</td>'
+                       f'<td class="nowrap">{escape(a.n)}</td><td class="caveats">'
+                       + "".join(f"<div>{escape(w)}</div>" for w in a.warnings) + "</td></tr>"
                        for a in items)
         html_ = ('<div class="perfkit-answers"><h2>Answers</h2>'
                  '<div class="perfkit-findings perfkit-scroll"><table class="perfkit-table">'
