@@ -123,8 +123,22 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
                      change_text(row.verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high,
                                  row.mde),
                      _p(c.p_value) or "-", _p(row.p_adjusted) or "-",
-                     f"{c.n_base} vs {c.n_new} {notes.mark(row.warnings)}".rstrip()))
+                     f"{c.n_base} vs {c.n_new} {notes.mark([*row.warnings, *_without(row)])}"
+                     .rstrip()))
     return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
+
+
+def _without(row) -> list[str]:
+    """The row's result without its short runs (the sensitivity comparison), as a note."""
+    s = row.sensitivity
+    if s is None or not (row.n_short_base or row.n_short_new):
+        return []
+    bounds = (f"[{pct_change(s.ratio_ci_low)}, {pct_change(s.ratio_ci_high)}]"
+              if s.ratio_ci_low == s.ratio_ci_low else "[no CI]")
+    change = f"{pct_change(s.ratio)} {bounds}" if s.ratio == s.ratio else "no ratio"
+    return [f"{level_text(', '.join(map(str, row.key))) or 'the row'} without its short runs "
+            f"({s.n_base} vs {s.n_new} runs): {change}, p {_p(s.p_value) or '-'}: "
+            f"{row.sensitivity_verdict or '-'}"]
 
 
 # -- factorial effects ----------------------------------------------------------------------------

@@ -420,3 +420,31 @@ def browser():
     finally:
         b.close()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+# -- 8: every reference points to something on the page ----------------------------------------
+def test_item08_no_note_names_a_column_the_page_does_not_show(sweep, slo_table):
+    from perfkit.analysis import metric
+    from perfkit.analysis.compare import compare_runs
+
+    notes = [w for b in slo_table.brackets for w in b.warnings]
+    notes += [n for t in present.slo(slo_table) for n in t.notes]
+    assert notes and not any("runs_needed" in n for n in notes)
+    rows = sweep.rows()
+    table = compare_runs(rows.where({"profile": "default", "connections": 64}),
+                         rows.where({"profile": "tuned", "connections": 64}),
+                         metric("latency_p99_ms"), exclude=["profile"])
+    (short,) = [r for r in table.rows if r.n_short_new]  # 5000 req/s: one run at 0.964 x
+    assert short.sensitivity is not None and short.sensitivity.n_new == 2
+    shown = present.comparison(table)
+    text = render(shown, "text")
+    assert "_without_short" not in text
+    (row,) = [r for r in shown.rows if r[0] == "5000"]
+    marks = [int(m) for m in re.findall(r"\[(\d+)\]", row[-1])]
+    assert any("5000 without its short runs (3 vs 2 runs)" in shown.notes[m - 1] for m in marks)
+
+
+def test_item08_built_pages_name_no_hidden_column(built):
+    for page in sorted(built.glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        assert "see runs_needed" not in text and "_without_short" not in text, page.name
