@@ -28,8 +28,13 @@ from perfkit.formatting import Footnotes, fmt_p, fmt_sig, level_text, load_text,
 from perfkit.present import interval_text
 from perfkit.tables import Column, Table
 
+#: a gate's overall status as the headline of ``perfkit gate`` and JUnit XML write it (a CI
+#: contract: ``perfkit gate: REGRESSION (exit 1; ...)``)
 STATUS_TEXT = {PASS: "pass", REGRESSION: "REGRESSION", INCONCLUSIVE: "INCONCLUSIVE",
                ERROR: "ERROR"}
+#: a row's gate in a table, lower-case like every other verdict of a table
+ROW_TEXT = {PASS: "pass", REGRESSION: "regression", INCONCLUSIVE: "inconclusive",
+            ERROR: "error"}
 
 
 def _p(value: float) -> str:
@@ -50,9 +55,11 @@ def _median(est: float, low: float, high: float, unit: str) -> str:
     return text if text == "-" else f"{text} {unit}".rstrip()
 
 
-def gate_status(g: GateRow) -> str:
-    """``REGRESSION``, ``pass (improvement)``, ``INCONCLUSIVE (straddles threshold)`` ..."""
-    word = STATUS_TEXT[g.status]
+def gate_status(g: GateRow, junit: bool = False) -> str:
+    """A row's gate as a table writes it: ``regression``, ``pass (improvement)``,
+    ``inconclusive (straddles threshold)`` ...; ``junit``: as the JUnit messages write it
+    (``REGRESSION``, ``INCONCLUSIVE (straddles threshold)``, unchanged for CI reporters)."""
+    word = (STATUS_TEXT if junit else ROW_TEXT)[g.status]
     return word if g.outcome in (REGRESSION, "no regression") else f"{word} ({g.outcome})"
 
 
@@ -83,7 +90,7 @@ def gate(result: GateResult) -> Table:
     keys = list(dict.fromkeys(k for g in result.rows for k in g.keys))
     warns = table_warnings(result)
     counts = result.counts()
-    summary = ", ".join(f"{n} {STATUS_TEXT[s].lower()}" for s, n in counts.items() if n)
+    summary = ", ".join(f"{n} {ROW_TEXT[s]}" for s, n in counts.items() if n)
     n_base = max((t.n_base_runs for t in result.tables), default=0)
     n_new = max((t.n_new_runs for t in result.tables), default=0)
     title = (f"perfkit gate: {STATUS_TEXT[result.status]} (exit {result.exit_status}; "
@@ -129,7 +136,7 @@ def junit(result: GateResult) -> str:
             "classname": f"perfkit.gate.{g.metric.name}",
             "name": f"{g.metric.name} {where}".strip(), "time": "0"})
         c = g.row.comparison
-        message = f"{gate_status(g)}: {change(c.ratio, c.ratio_ci_low, c.ratio_ci_high)}: " \
+        message = f"{gate_status(g, True)}: {change(c.ratio, c.ratio_ci_low, c.ratio_ci_high)}: " \
                   f"{g.reason}"
         if g.status == REGRESSION:
             ET.SubElement(case, "failure", {"message": message, "type": "regression"}).text = \
@@ -156,7 +163,7 @@ def _details(g: GateRow) -> str:
              f"({c.n_new} runs)",
              f"change: {change(c.ratio, c.ratio_ci_low, c.ratio_ci_high)}; threshold "
              f"{pct_change(g.threshold_ratio)}; p {_p(c.p_value)}, p Holm {_p(g.row.p_adjusted)}",
-             f"gate: {gate_status(g)}: {g.reason}"]
+             f"gate: {gate_status(g, True)}: {g.reason}"]
     return "\n".join(lines + [f"note: {w}" for w in g.row.warnings])
 
 

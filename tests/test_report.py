@@ -288,7 +288,7 @@ VERDICTS = {
     "overview": {"problems found", "no problem", "drift", "inconclusive",
                  "no drift beyond ±10%"},
     "history": {"change", "weak change", "no change", "pass", "pass (improvement)",
-                "REGRESSION", "INCONCLUSIVE (straddles threshold)"},
+                "regression", "inconclusive (straddles threshold)"},
 }
 
 

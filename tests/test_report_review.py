@@ -448,3 +448,37 @@ def test_item08_built_pages_name_no_hidden_column(built):
     for page in sorted(built.glob("*.html")):
         text = page.read_text(encoding="utf-8")
         assert "see runs_needed" not in text and "_without_short" not in text, page.name
+
+
+# -- 9: wording ---------------------------------------------------------------------------------
+def test_item09_gate_rows_read_like_every_verdict_the_ci_contract_is_kept():
+    import xml.etree.ElementTree as ET
+
+    import _cli_helpers as cli
+
+    v07, v08 = "data/demo-history::label=v07", "data/demo-history::label=v08"
+    both = ("--metric", "latency_p99_ms", "--metric", "throughput_rps")
+    root = Path(__file__).resolve().parents[1]
+    code, out, _ = cli.run_cli("gate", v07, v08, *both, cwd=root)
+    assert code == 1 and out.startswith("perfkit gate: REGRESSION (exit 1; 2 regression)")
+    rows = [line for line in out.splitlines() if line.startswith(("latency_p99", "throughput"))]
+    assert len(rows) == 2 and all(" regression " in r and "REGRESSION" not in r for r in rows)
+    code, out, _ = cli.run_cli("gate", v07, v08, *both, "--format", "junit", cwd=root)
+    for case in ET.fromstring(out).findall("./testsuite/testcase"):
+        assert case.find("failure").get("message").startswith("REGRESSION: ")
+        assert "gate: REGRESSION: the CI lies beyond" in case.find("system-out").text
+
+
+@pytest.mark.parametrize("name, ci, reason", [
+    ("throughput_rps", (0.97, 1.10), "the CI stays above -5.0%"),
+    ("latency_p99_ms", (0.90, 1.04), "the CI stays below +5.0%")])
+def test_item09_a_pass_says_which_side_of_the_threshold_the_ci_stays(name, ci, reason):
+    from perfkit.analysis import ComparisonRow, metric
+    from perfkit.analysis.gate import PASS, classify, threshold_ratio
+    from perfkit.stats.comparison import Comparison
+
+    m = metric(name)
+    c = Comparison(10, 10, ratio=1.0, ratio_ci_low=ci[0], ratio_ci_high=ci[1], p_value=0.5,
+                   min_attainable_p=1e-5, alpha=0.05, significant=False)
+    status, _, why = classify(ComparisonRow((), c, 0.5, "~"), m, threshold_ratio(m, 0.05))
+    assert status == PASS and why == reason
