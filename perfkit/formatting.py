@@ -131,6 +131,20 @@ def fmt_ci(estimate: Any, low: Any, high: Any, unit: str = "", digits: int = 3) 
             f"{fmt_sig(high, digits)}]")
 
 
+def interval_text(est: float, low: float, high: float, digits: int = 3) -> str:
+    """``3.1 [2.9, 3.4]``; ``3.1 (no CI)`` when too few runs bound the interval (a footnote
+    says how many it needs); ``-`` without an estimate; ``failed run`` when the median is a
+    run ranked worst (failed: no value)."""
+    if est != est:
+        return "-"
+    if math.isinf(est):
+        return "failed run"
+    if math.isinf(low) or math.isinf(high):
+        return f"{fmt_sig(est, digits)} (no CI)"
+    return fmt_ci(est, low, high, digits=digits)
+
+
+
 #: how a load column reads after its value, in :func:`load_text`
 LOAD_WORDS = {"target_rate_rps": "req/s offered", "connections": "connections", "users": "users",
               "threads": "threads"}
