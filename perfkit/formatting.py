@@ -79,27 +79,84 @@ def pct(fraction: float) -> str:
     return f"{fraction * 100:g}%"
 
 
+def fmt_sig(value: Any, digits: int = 3) -> str:
+    """An estimate or an interval bound: ``digits`` significant digits and no more, whatever
+    its size (239.5 -> ``240``, 32817.4 -> ``32800``, 0.0006195 -> ``0.00062``); integers
+    (counts, rates, levels) as they are; missing as ``-``; infinite as ``inf`` / ``-inf``."""
+    if is_missing(value):
+        return "-"
+    value = plain(value)
+    if isinstance(value, bool | int | str):
+        return fmt_num(value)
+    value = float(value)
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value == 0:
+        return "0"
+    rounded = float(f"{value:.{digits}g}")
+    return f"{rounded:.0f}" if abs(rounded) >= 10 ** (digits - 1) else f"{value:.{digits}g}"
+
+
+def fmt_pct_change(change_pct: Any, digits: int = 3) -> str:
+    """A change in percent, signed, to ``digits`` significant digits: ``+49%`` (digits 2),
+    ``-18.3%``, ``+3690%``; missing as ``-``."""
+    if is_missing(change_pct):
+        return "-"
+    text = fmt_sig(float(change_pct), digits)
+    return text + "%" if text.startswith("-") else f"+{text}%"
+
+
 def pct_change(ratio: float) -> str:
-    """A ratio as a signed change: 1.031 -> ``"+3.1%"``; infinite -> ``"+inf"``."""
+    """A ratio as a signed change: 1.031 -> ``"+3.1%"`` (one decimal), and from +-100% on to
+    3 significant digits (37.872 -> ``"+3690%"``); infinite -> ``"+inf"``."""
     if is_missing(ratio):
         return "-"
     if math.isinf(ratio):
         return "+inf"
-    return f"{(ratio - 1) * 100:+.1f}%"
+    change = (ratio - 1) * 100
+    return fmt_pct_change(change, 3) if abs(change) >= 100 else f"{change:+.1f}%"
 
 
 def fmt_ci(estimate: Any, low: Any, high: Any, unit: str = "", digits: int = 3) -> str:
-    """``"1.23 ms [1.10, 1.41]"`` (``"-18% [-24, -11]"`` for percent); an infinite side prints
-    as ``inf``, a missing one as ``-``."""
-    def f(v: Any) -> str:
-        if is_missing(v):
-            return "-"
-        if math.isinf(float(v)):
-            return "inf" if v > 0 else "-inf"
-        return fmt_num(float(v), digits)
+    """The one form of an estimate with its interval, on every page and in the CLI:
+    ``"1.23 ms [1.1, 1.41]"``, each number to ``digits`` significant digits
+    (:func:`fmt_sig`); a change in percent (``unit="%"``) signed on every number, as
+    :func:`pct_change` writes it: ``"+49% [+24%, +80%]"``. An infinite side prints as
+    ``inf``, a missing one as ``-``."""
+    if unit == "%":
+        e, lo, hi = (fmt_pct_change(v, digits) for v in (estimate, low, high))
+        return f"{e} [{lo}, {hi}]"
+    suffix = f" {unit}" if unit else ""
+    return (f"{fmt_sig(estimate, digits)}{suffix} [{fmt_sig(low, digits)}, "
+            f"{fmt_sig(high, digits)}]")
 
-    suffix = ("" if unit == "%" else " ") + unit if unit else ""  # 18%, but 3.2 ms
-    return f"{f(estimate)}{suffix} [{f(low)}, {f(high)}]"
+
+def interval_text(est: float, low: float, high: float, digits: int = 3) -> str:
+    """``3.1 [2.9, 3.4]``; ``3.1 (no CI)`` when too few runs bound the interval (a footnote
+    says how many it needs); ``-`` without an estimate; ``failed run`` when the median is a
+    run ranked worst (failed: no value)."""
+    if est != est:
+        return "-"
+    if math.isinf(est):
+        return "failed run"
+    if math.isinf(low) or math.isinf(high):
+        return f"{fmt_sig(est, digits)} (no CI)"
+    return fmt_ci(est, low, high, digits=digits)
+
+
+
+#: how a load column reads after its value, in :func:`load_text`
+LOAD_WORDS = {"target_rate_rps": "req/s offered", "connections": "connections", "users": "users",
+              "threads": "threads"}
+
+
+def load_text(where: Any) -> str:
+    """A load point in words: ``{"target_rate_rps": 30000, "connections": 64}`` ->
+    ``"30000 req/s offered, 64 connections"`` (columns without words, e.g. ``endpoint``, left
+    out); none: ``"all load levels together"``."""
+    items = where.items() if hasattr(where, "items") else (where or ())
+    parts = [f"{level_text(v)} {LOAD_WORDS[k]}" for k, v in items if k in LOAD_WORDS]
+    return ", ".join(parts) or "all load levels together"
 
 
 class Footnotes:

@@ -10,35 +10,33 @@ as ``+3.1% [+1.0%, +5.2%]`` when the analysis calls it significant, else its ver
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 
 from perfkit.analysis import ComparisonTable
 from perfkit.analysis.caps import is_artefact
 from perfkit.analysis.effects import FactorialResult
-from perfkit.analysis.scaling import MODEL_NAMES, ScalingResult, ScalingTable, SloTable
-from perfkit.formatting import Footnotes, fmt_ci, fmt_num, fmt_p, level_text, pct, pct_change
-from perfkit.model import percentile_label
-from perfkit.scaling.littles import FLAGS
+from perfkit.formatting import (
+    Footnotes,
+    fmt_num,
+    fmt_p,
+    fmt_sig,
+    interval_text,
+    level_text,
+    pct,
+    pct_change,
+)
+from perfkit.present_scaling import bracket_text, littles, scaling, slo
 from perfkit.tables import Column, Table
+
+__all__ = ["SIGNIFICANT", "bracket_text", "change_text", "column", "comparison", "factorial",
+           "frame", "interval_text", "littles", "row_runs", "scaling", "slo"]
 
 SIGNIFICANT = ("better", "worse")
 
 
 def _p(value: float) -> str:
     return "" if value is None or value != value else fmt_p(value)
-
-
-def interval_text(est: float, low: float, high: float, digits: int = 3) -> str:
-    """``3.1 [2.9, 3.4]``; ``3.1 (no CI)`` when too few runs bound the interval (a footnote
-    says how many it needs); ``-`` without an estimate; ``failed run`` when the median is a
-    run ranked worst (failed: no value)."""
-    if est != est:
-        return "-"
-    if math.isinf(est):
-        return "failed run"
-    if math.isinf(low) or math.isinf(high):
-        return f"{fmt_num(est, digits)} (no CI)"
-    return fmt_ci(est, low, high, digits=digits)
 
 
 def change_text(verdict: str, ratio: float, low: float, high: float, mde=None) -> str:
@@ -113,8 +111,22 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
                      change_text(row.verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high,
                                  row.mde),
                      _p(c.p_value) or "-", _p(row.p_adjusted) or "-",
-                     f"{c.n_base} vs {c.n_new} {notes.mark(row.warnings)}".rstrip()))
+                     f"{c.n_base} vs {c.n_new} {notes.mark([*row.warnings, *_without(row)])}"
+                     .rstrip()))
     return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
+
+
+def _without(row) -> list[str]:
+    """The row's result without its short runs (the sensitivity comparison), as a note."""
+    s = row.sensitivity
+    if s is None or not (row.n_short_base or row.n_short_new):
+        return []
+    bounds = (f"[{pct_change(s.ratio_ci_low)}, {pct_change(s.ratio_ci_high)}]"
+              if s.ratio_ci_low == s.ratio_ci_low else "[no CI]")
+    change = f"{pct_change(s.ratio)} {bounds}" if s.ratio == s.ratio else "no ratio"
+    return [f"{level_text(', '.join(map(str, row.key))) or 'the row'} without its short runs "
+            f"({s.n_base} vs {s.n_new} runs): {change}, p {_p(s.p_value) or '-'}: "
+            f"{row.sensitivity_verdict or '-'}"]
 
 
 # -- factorial effects ----------------------------------------------------------------------------
@@ -151,10 +163,10 @@ def factorial(result: FactorialResult) -> list[Table]:
         if not error and not r["interpretable_alone"]:
             term += " " + notes.mark("not interpretable alone: its interaction is significant "
                                      "(see the simple effects)")
-        share = "-" if r["variation_pct"] != r["variation_pct"] else f"{r['variation_pct']:.1f}"
+        share = "-" if r["variation_pct"] != r["variation_pct"] else fmt_sig(r["variation_pct"])
         cells = [*(level_text(r[c]) for c in result.per), term,
-                 "" if error else fmt_num(r[est[0]], 3),
-                 "" if error else f"[{fmt_num(r[est[1]], 3)}, {fmt_num(r[est[2]], 3)}]",
+                 "" if error else fmt_sig(r[est[0]]),
+                 "" if error else f"[{fmt_sig(r[est[1]])}, {fmt_sig(r[est[2]])}]",
                  share, _p(r["p_value"])]
         if result.per:
             cells.append(_p(r.get("p_value_holm")))
@@ -179,7 +191,7 @@ def _simple(result: FactorialResult) -> Table:
         Column(f"{pct(result.confidence)} CI"), Column("p", right=True),
         Column("p Holm", right=True), Column("runs", right=True), Column("verdict")]
     rows = [(*(level_text(r[c]) for c in result.per), r["factor"], r["at"],
-             fmt_num(r["effect"], 3), f"[{fmt_num(r['ci_low'], 3)}, {fmt_num(r['ci_high'], 3)}]",
+             fmt_sig(r["effect"]), f"[{fmt_sig(r['ci_low'])}, {fmt_sig(r['ci_high'])}]",
              _p(r["p_value"]), _p(r["p_value_holm"]), str(r["n_runs"]),
              _verdict(r["verdict"], result.level_warnings.get(r["level_key"], ()), notes))
             for _, r in s.iterrows()]
@@ -188,121 +200,34 @@ def _simple(result: FactorialResult) -> Table:
                  "other factor)", tuple(notes.texts))
 
 
-# -- scaling ------------------------------------------------------------------------------
-def _label(by: Sequence[str], key: Sequence) -> str:
-    return "  ".join(f"{k}={level_text(v)}" for k, v in zip(by, key, strict=True)) or "all runs"
-
-
-def scaling(table: ScalingTable, littles: bool = True) -> list[Table]:
-    """Per configuration: the model's parameters with CIs, then (with ``littles``) Little's law
-    per level."""
-    out = []
-    for r in table.results:
-        out.append(_model(r, table))
-        if littles and len(r.littles):
-            out.append(_littles(r))
-    return out
-
-
-def _model(r: ScalingResult, table: ScalingTable) -> Table:
-    notes = Footnotes()
-    tools = ",".join(sorted(r.rows.frame["tool"].unique()))
-    levels = sorted(r.rows.frame[r.n_column].dropna().unique())
-    fit, unit = r.fit, r.metric.unit
-    scheme = f"{fit.bootstrap} bootstrap" if fit is not None else "bootstrap"
-    title = (f"{_label(r.by, r.key)}: {r.metric.name} vs {r.n_column} ({tools}, {len(r.rows)} "
-             f"runs at {', '.join(level_text(v) for v in levels)}); {pct(table.confidence)} "
-             f"CIs from {table.n_resamples} {scheme} refits, seed {table.seed}: bootstrap-t, "
-             f"percentile where marked{notes.mark(table.warnings)}")
-    cols = (Column(MODEL_NAMES.get(r.model, "model")), Column("estimate", right=True),
-            Column(f"{pct(table.confidence)} CI"))
-    if fit is None:
-        return Table(cols, (("none", "-", notes.mark(r.reason)),), title, tuple(notes.texts))
-    rows = []
-    for p in fit.parameters():
-        name = {"gamma": f"gamma [{unit}/N]" if unit else "gamma", "n_star": "N*"}.get(
-            p["parameter"], p["parameter"])
-        interval = f"[{fmt_num(p['ci_low'])}, {fmt_num(p['ci_high'])}]"
-        if p["parameter"] == "n_star":
-            interval += " " + notes.mark([fit.n_star_reason, *fit.n_star_warnings])
-        elif p["ci_method"] == "percentile":
-            interval += " " + notes.mark(f"{p['parameter']}: a percentile interval of the "
-                                         "refits (on its bound, where bootstrap-t is "
-                                         "degenerate)")
-        rows.append((name, fmt_num(p["estimate"]), interval))
-    if fit.n_star is None:
-        rows.append(("N*", "-", "no peak claimed " + notes.mark(r.reason or fit.n_star_reason)))
-    rest = [w for w in fit.warnings if w not in fit.n_star_warnings]
-    rows.append((f"residual SE [{unit}]" if unit else "residual SE", fmt_num(fit.residual_se),
-                 f"({fit.n_obs} runs, {fit.dof} df) {notes.mark(rest)}".rstrip()))
-    return Table(cols, tuple(rows), title, tuple(notes.texts))
-
-
-def _littles(r: ScalingResult) -> Table:
-    notes = Footnotes()
-    locust = bool((r.rows.frame["tool"] == "locust").any())
-    rows = []
-    for _, row in r.littles.iterrows():
-        flags = [(f, int(row[f"runs_{f}"])) for f in FLAGS if row.get(f"runs_{f}", 0)]
-        marks = " ".join(f"{f} x{n} {notes.mark(f'{f}: {FLAGS[f]}')}" for f, n in flags)
-        cells = [level_text(row[r.n_column]), str(int(row["runs"])), fmt_num(row["throughput_rps"]),
-                 fmt_num(row["latency_mean_ms"]), fmt_num(row["ratio"], 3)]
-        if locust:
-            cells.append(fmt_num(row["implied_think_time_ms"]))
-        rows.append(tuple(cells + [marks or "ok"]))
-    cols = [Column(r.n_column, right=True), Column("runs", right=True),
-            Column("X", "req/s", True), Column("R", "ms", True),
-            Column("X(R+Z)/N" if locust else "X*R/N", right=True)]
-    cols += [Column("Z = N/X-R", "ms", True)] if locust else []
-    cols += [Column("flags")]
-    return Table(tuple(cols), tuple(rows), f"{_label(r.by, r.key)}: Little's law "
-                                           "(medians of runs)", tuple(notes.texts))
-
-
-def slo(table: SloTable) -> list[Table]:
-    """Per configuration: the bracket, then the verdict at every offered rate."""
-    q = f"p{percentile_label(table.percentile).replace('_', '.')}"
-    out = []
-    for b in table.brackets:
-        notes = Footnotes()
-        lo, hi = (fmt_num(v) if v is not None else "-" for v in b.bracket.bracket)
-        common = set.intersection(*(set(v.warnings) for v in b.bracket.rates))
-        marks = notes.mark([*table.warnings, *b.bracket.warnings, *sorted(common)])
-        title = (f"{_label(b.by, b.key)} ({b.n_runs} runs): SLO {q} < {fmt_num(table.slo_ms)} "
-                 f"ms, bracket [{lo}, {hi}] req/s {marks}").rstrip()
-        rows = []
-        for v in b.bracket.rates:
-            extra = [notes.mark(w) for w in v.warnings if w not in common]
-            if v.verdict != "pass":
-                extra.insert(0, notes.mark(f"{fmt_num(v.rate_rps)} req/s: {v.reason}"))
-            rows.append((fmt_num(v.rate_rps), f"{v.n_kept_up}/{v.n_runs}",
-                         interval_text(v.estimate_ms, v.ci_low_ms, v.ci_high_ms, 4),
-                         " ".join([v.verdict, *extra])))
-        cols = (Column("rate", "req/s", True), Column("kept up", right=True),
-                Column(f"{q} with {pct(table.confidence)} CI", "ms", True), Column("verdict"))
-        out.append(Table(cols, tuple(rows), title, tuple(notes.texts)))
-    return out
-
-
 # -- any tidy frame ------------------------------------------------------------------------
 _SUFFIX_UNITS = (("_bytes_per_s", "B/s"), ("_rps", "req/s"), ("_ms", "ms"), ("_us", "us"),
                  ("_pct", "%"), ("_percent", "%"), ("_bytes", "B"), ("_s", "s"))
 
 
 def column(name: str, numeric: bool) -> Column:
-    """A tidy column name as a header with its unit: ``median_base_ms`` -> ``median base [ms]``."""
-    for suffix, unit in _SUFFIX_UNITS:
+    """A tidy column name as a header with its unit: ``median_base_ms`` -> ``median base [ms]``,
+    a percentile as it is written (``latency_p99_9_ms`` -> ``latency p99.9 [ms]``)."""
+    unit = ""
+    for suffix, u in _SUFFIX_UNITS:
         if name.endswith(suffix) and len(name) > len(suffix):
-            return Column(name[: -len(suffix)].replace("_", " "), unit, numeric)
-    return Column(name.replace("_", " "), "", numeric)
+            name, unit = name[: -len(suffix)], u
+            break
+    words = re.sub(r"(?<![A-Za-z0-9])p(\d+)_(\d+)(?![A-Za-z0-9])", r"p\1.\2", name)
+    return Column(words.replace("_", " "), unit, numeric)
 
 
 def frame(table, title: str = "", digits: int = 3, hide: Sequence[str] = ("warnings",)) -> Table:
     """Any tidy frame as a :class:`Table`: units from the column suffixes, floats to ``digits``
-    significant digits, whole numbers without a decimal point, missing as blank."""
+    significant digits, whole numbers without a decimal point, missing as blank; a column
+    missing in every row is not shown (the CSV keeps it)."""
     import pandas as pd
 
     shown = table.drop(columns=[c for c in hide if c in table])
+    empty = [c for c in shown.columns
+             if shown[c].map(lambda v: v is None or v is pd.NA or v == "" or
+                             (isinstance(v, float) and v != v)).all()]
+    shown = shown.drop(columns=empty) if len(shown) else shown
     cols, cells = [], []
     for name in shown.columns:
         values = shown[name]

@@ -17,18 +17,24 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
 from perfkit.analysis.gate import ERROR, INCONCLUSIVE, PASS, REGRESSION, GateResult, GateRow
 from perfkit.analysis.history import HistoryAnalysis, HistoryGate
 from perfkit.analysis.plan import Plan
-from perfkit.formatting import Footnotes, fmt_num, fmt_p, level_text, pct_change
+from perfkit.formatting import Footnotes, fmt_p, fmt_sig, level_text, load_text, pct_change
 from perfkit.present import interval_text
 from perfkit.tables import Column, Table
 
+#: a gate's overall status as the headline of ``perfkit gate`` and JUnit XML write it (a CI
+#: contract: ``perfkit gate: REGRESSION (exit 1; ...)``)
 STATUS_TEXT = {PASS: "pass", REGRESSION: "REGRESSION", INCONCLUSIVE: "INCONCLUSIVE",
                ERROR: "ERROR"}
+#: a row's gate in a table, lower-case like every other verdict of a table
+ROW_TEXT = {PASS: "pass", REGRESSION: "regression", INCONCLUSIVE: "inconclusive",
+            ERROR: "error"}
 
 
 def _p(value: float) -> str:
@@ -49,9 +55,11 @@ def _median(est: float, low: float, high: float, unit: str) -> str:
     return text if text == "-" else f"{text} {unit}".rstrip()
 
 
-def gate_status(g: GateRow) -> str:
-    """``REGRESSION``, ``pass (improvement)``, ``INCONCLUSIVE (straddles threshold)`` ..."""
-    word = STATUS_TEXT[g.status]
+def gate_status(g: GateRow, junit: bool = False) -> str:
+    """A row's gate as a table writes it: ``regression``, ``pass (improvement)``,
+    ``inconclusive (straddles threshold)`` ...; ``junit``: as the JUnit messages write it
+    (``REGRESSION``, ``INCONCLUSIVE (straddles threshold)``, unchanged for CI reporters)."""
+    word = (STATUS_TEXT if junit else ROW_TEXT)[g.status]
     return word if g.outcome in (REGRESSION, "no regression") else f"{word} ({g.outcome})"
 
 
@@ -82,7 +90,7 @@ def gate(result: GateResult) -> Table:
     keys = list(dict.fromkeys(k for g in result.rows for k in g.keys))
     warns = table_warnings(result)
     counts = result.counts()
-    summary = ", ".join(f"{n} {STATUS_TEXT[s].lower()}" for s, n in counts.items() if n)
+    summary = ", ".join(f"{n} {ROW_TEXT[s]}" for s, n in counts.items() if n)
     n_base = max((t.n_base_runs for t in result.tables), default=0)
     n_new = max((t.n_new_runs for t in result.tables), default=0)
     title = (f"perfkit gate: {STATUS_TEXT[result.status]} (exit {result.exit_status}; "
@@ -128,7 +136,7 @@ def junit(result: GateResult) -> str:
             "classname": f"perfkit.gate.{g.metric.name}",
             "name": f"{g.metric.name} {where}".strip(), "time": "0"})
         c = g.row.comparison
-        message = f"{gate_status(g)}: {change(c.ratio, c.ratio_ci_low, c.ratio_ci_high)}: " \
+        message = f"{gate_status(g, True)}: {change(c.ratio, c.ratio_ci_low, c.ratio_ci_high)}: " \
                   f"{g.reason}"
         if g.status == REGRESSION:
             ET.SubElement(case, "failure", {"message": message, "type": "regression"}).text = \
@@ -155,7 +163,7 @@ def _details(g: GateRow) -> str:
              f"({c.n_new} runs)",
              f"change: {change(c.ratio, c.ratio_ci_low, c.ratio_ci_high)}; threshold "
              f"{pct_change(g.threshold_ratio)}; p {_p(c.p_value)}, p Holm {_p(g.row.p_adjusted)}",
-             f"gate: {gate_status(g)}: {g.reason}"]
+             f"gate: {gate_status(g, True)}: {g.reason}"]
     return "\n".join(lines + [f"note: {w}" for w in g.row.warnings])
 
 
@@ -170,19 +178,21 @@ def series(analysis: HistoryAnalysis) -> list[Table]:
         where = key_text(analysis.keys, s.key)
         notes = Footnotes()
         marks = notes.mark([*analysis.warnings, *s.change.warnings])
+        at = ", ".join(p for p in (where, load_text(analysis.load) if analysis.load else "")
+                       if p)
         title = (f"{m.name} ({m.better} is better) over {len(s.points)} labels of "
-                 f"{analysis.name}{' at ' + where if where else ''}: median of runs [interval "
+                 f"{analysis.name}{' at ' + at if at else ''}: median of runs [interval "
                  f"(coverage)]; {len(s.change.change_points)} change point(s) at alpha "
                  f"{analysis.alpha:g}{marks}")
         part = _rows_of(frame, analysis.keys, s.key)
         rows = []
         for _, r in part.iterrows():
             est, lo, hi = (r[f"{c}{m.suffix}"] for c in ("median", "ci_low", "ci_high"))
-            interval = "" if lo != lo else (f"[{fmt_num(lo, 3)}, {fmt_num(hi, 3)}] "
+            interval = "" if lo != lo else (f"[{fmt_sig(lo)}, {fmt_sig(hi)}] "
                                             f"({r['ci_coverage']:.1%})")
             rows.append((r["label"], r["time_utc"], f"{r['n_runs'] - r['n_failed']}"
                          + (f" (+{r['n_failed']} failed)" if r["n_failed"] else ""),
-                         fmt_num(est, 4), interval, level_text(r["segment"]),
+                         fmt_sig(est), interval, level_text(r["segment"]),
                          "yes" if r["change_point"] else ""))
         cols = (Column("label"), Column("time (UTC)"), Column("runs", right=True),
                 Column("median", m.unit, True), Column("interval", m.unit),
@@ -211,8 +221,8 @@ def change_points(changes: pd.DataFrame, analysis: HistoryAnalysis, key: Sequenc
     notes = Footnotes()
     found = {c.index: c for c in s.change.change_points}
     rows = [(str(int(r["position"])), r["label"], f"{r['label_before']} -> {r['label']}",
-             f"{fmt_num(r[f'median_before{m.suffix}'], 3)} -> "
-             f"{fmt_num(r[f'median_after{m.suffix}'], 3)} {m.unit}".rstrip(),
+             f"{fmt_sig(r[f'median_before{m.suffix}'])} -> "
+             f"{fmt_sig(r[f'median_after{m.suffix}'])} {m.unit}".rstrip(),
              change(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"]), _p(r["p_value"]),
              _p(r["p_value_adjacent"]), r["direction"],
              f"{r['support']} {notes.mark(found[int(r['position'])].warnings)}".rstrip())
@@ -227,8 +237,9 @@ def change_points(changes: pd.DataFrame, analysis: HistoryAnalysis, key: Sequenc
 
 
 def history_gates(items: Sequence[HistoryGate], keys: Sequence[str],
-                  max_regression: float) -> Table:
-    """Each label gated against the baseline labels before it (see analysis.history.gates)."""
+                  max_regression: float, load: Sequence[tuple[str, Any]] = ()) -> Table:
+    """Each label gated against the baseline labels before it (see analysis.history.gates);
+    ``load``: the load point the runs share (:attr:`HistoryAnalysis.load`), in the title."""
     cols = [*(Column(k) for k in keys), Column("label"), Column("baseline"), Column("runs"),
             Column("change"), Column("gate"), Column("runs per arm needed", right=True)]
     rows = []
@@ -244,7 +255,7 @@ def history_gates(items: Sequence[HistoryGate], keys: Sequence[str],
     metric = items[0].result.rows[0].metric.name if items and items[0].result.rows else ""
     title = (f"{metric}: each label gated against the labels before it in its segment (the "
              f"first label of a segment: the whole previous segment), max regression "
-             f"{max_regression:.1%}")
+             f"{max_regression:.1%}" + (f", at {load_text(load)}" if load else ""))
     return Table(tuple(cols), tuple(rows), title)
 
 

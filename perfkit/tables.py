@@ -199,12 +199,19 @@ def _latex(t: Table) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _cell_attrs(c: Column, head: bool = False) -> str:
+    """A number column is right-aligned and its cells kept on one line (``nowrap``); a text
+    column is left-aligned and may wrap, and so may every header, when the table is wider
+    than the page."""
+    align = f' style="text-align:{"right" if c.right else "left"}"'
+    return align + (' class="nowrap"' if c.right and not head else "")
+
+
 def _html(t: Table) -> str:
     esc = html.escape
-    head = "".join(f'<th style="text-align:{"right" if c.right else "left"}">{esc(c.header)}'
-                   "</th>" for c in t.columns)
+    head = "".join(f"<th{_cell_attrs(c, True)}>{esc(c.header)}</th>" for c in t.columns)
     body = "".join("<tr>" + "".join(
-        f'<td style="text-align:{"right" if c.right else "left"}">{esc(v)}</td>'
+        f"<td{_cell_attrs(c)}>{esc(v)}</td>"
         for v, c in zip(row, t.columns, strict=True)) + "</tr>" for row in t.rows)
     first, *rest = _title_lines(t) or [""]
     title = (f'<p class="perfkit-caption"><b>{esc(first)}</b>'

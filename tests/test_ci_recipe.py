@@ -72,7 +72,7 @@ def test_the_job_summary_is_markdown_with_the_regression_and_its_ci(ci):
     assert c3.startswith("**perfkit gate: REGRESSION (exit 1")
     assert "runs/c3 (4 runs)" in c3 and "(8 runs)" in c3  # the last two labels as baseline
     assert "the arms were not interleaved" in c3
-    assert "REGRESSION | the CI lies beyond -10.0%" in c3  # throughput, at the least
+    assert "regression | the CI lies beyond -10.0%" in c3  # throughput, at the least
 
 
 def test_junit_of_the_regression_has_a_failure_per_regressed_metric(ci):

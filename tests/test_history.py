@@ -209,8 +209,8 @@ def test_show_prints_series_change_points_and_gates():
     assert "v07 -> v08" in out and "v12 -> v13" in out
     gates = {line.split()[0]: line for line in out.splitlines() if line[:1] == "v"
              and " vs " in line}
-    assert "REGRESSION" in gates["v08"] and "improvement" in gates["v13"]
-    assert sum("REGRESSION" in g for g in gates.values()) == 1  # no false regression
+    assert gates["v08"].rstrip().endswith("regression") and "improvement" in gates["v13"]
+    assert sum(g.rstrip().endswith(" regression") for g in gates.values()) == 1  # no false one
 
 
 def test_gates_use_the_previous_segment_as_baseline(demo):
@@ -323,8 +323,10 @@ def test_the_newest_labels_gate_is_answered_at_every_load_level(tmp_path):
     assert [g.key for g in hist.latest_gates(items)] == [(10,), (50,), (100,), (200,)]
     asked = [a.question for a in section.answers(analyses, {"latency_p99_ms": items})
              if a.question.startswith("Did the newest label")]
-    assert asked == [f"Did the newest label (new) regress in p99 latency at connections={c} "
-                     "against old?" for c in (10, 50, 100, 200)]
+    # each load level, then the load every run shares (2 threads)
+    assert analyses[0].load == (("threads", 2),)
+    assert asked == [f"Did the newest label (new) regress in p99 latency at connections={c}, "
+                     "2 threads against old?" for c in (10, 50, 100, 200)]
 
 
 def test_the_labels_table_counts_the_runs_the_series_count(tmp_path):

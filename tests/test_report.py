@@ -283,12 +283,13 @@ def test_review2_item05_each_answer_carries_the_warnings_of_its_numbers(report, 
 #: what an index row's verdict may say, per page (a verdict, never an estimand or a model)
 VERDICTS = {
     "latency": {""},  # an estimate, no test
-    "scaling": {"bracketed", "inconclusive between", "open above", "none passed",
+    "scaling": {"bracketed", "inconclusive between", "inconclusive above", "open above",
+                "none passed",
                 "not monotone", "peak", "no peak", "not testable"},
     "overview": {"problems found", "no problem", "drift", "inconclusive",
                  "no drift beyond ±10%"},
     "history": {"change", "weak change", "no change", "pass", "pass (improvement)",
-                "REGRESSION", "INCONCLUSIVE (straddles threshold)"},
+                "regression", "inconclusive (straddles threshold)"},
 }
 
 

@@ -27,8 +27,8 @@ def ranked_worst(statuses: Sequence[runstatus.RunStatus], metric: Metric) -> np.
 def status_notes(label: str, statuses: list[runstatus.RunStatus]) -> list[str]:
     out = []
     for kind, text in ((runstatus.SATURATED, "saturated (ranked with the failed runs)"),
-                       (runstatus.SHORT, "in doubt, kept with their values; the "
-                                         "*_without_short columns leave them out")):
+                       (runstatus.SHORT, "in doubt, kept with their values (the row's "
+                                         "result without them is noted on the row)")):
         reasons = [s.reason for s in statuses if s.status == kind]
         if reasons:
             out.append(f"{label}: {len(reasons)} run(s) {text}: {'; '.join(reasons[:3])}"

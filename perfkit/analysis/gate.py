@@ -273,7 +273,7 @@ def classify(row: ComparisonRow, metric: Metric, limit: float, family: int = 1
     if inside:
         outcome = {WORSE: "significant, below threshold", BETTER: "improvement"}.get(
             row.verdict, "no regression")
-        return PASS, outcome, f"the CI lies within {bound}"
+        return PASS, outcome, f"the CI stays {'below' if up else 'above'} {bound}"
     if beyond:
         return (INCONCLUSIVE, "beyond threshold, not significant",
                 f"the CI lies beyond {bound} but p Holm {row.p_adjusted:.2g} is not below "

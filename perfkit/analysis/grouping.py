@@ -109,3 +109,30 @@ def load_point(rows: RunSet) -> dict[str, Any]:
                 and rows.frame[col].astype(str).nunique() == 1:
             out[col] = plain(rows.frame[col].iloc[0])
     return out
+
+
+def split_groups(rows: RunSet, by: Sequence[str]) -> list[tuple[tuple, RunSet]]:
+    """``(key, rows)`` per combination of the ``by`` columns, in label order (``[((), rows)]``
+    without any): the configurations a scaling fit or an SLO bracket is computed for."""
+    if not by:
+        return [((), rows)]
+    frame = rows.frame[list(by)].drop_duplicates()
+    out = []
+    for key in sorted((tuple(plain(v) for v in r) for r in frame.itertuples(index=False)),
+                      key=lambda k: tuple(str(v) for v in k)):
+        mask = np.ones(len(rows), dtype=bool)
+        for col, value in zip(by, key, strict=True):
+            mask &= match(rows.frame[col], [level_text(value)])
+        out.append((key, rows.subset(mask)))
+    return out
+
+
+def by_columns(rows: RunSet, by: Any) -> list[str]:
+    """The columns ``by`` names (``"auto"``: the factors that vary in ``rows``), checked."""
+    wanted = parse_by(by)
+    cols = list(rows.factors) if wanted == "auto" else wanted
+    missing = [c for c in cols if c not in rows.frame]
+    if missing:
+        raise UsageError(f"no column {missing[0]!r} to group by")
+    return [c for c in cols if rows.frame[c].astype(str).nunique() > 1] \
+        if wanted == "auto" else cols

@@ -37,7 +37,7 @@ from perfkit.analysis import runstatus
 from perfkit.analysis.compare import ranked_worst
 from perfkit.analysis.experiment import LOAD_COLUMNS, Experiment, RunSet
 from perfkit.analysis.gate import GateResult, gate_runs
-from perfkit.analysis.grouping import row_keys
+from perfkit.analysis.grouping import load_point, row_keys
 from perfkit.analysis.history_load import LABEL_COLUMNS as LABEL_COLUMNS
 from perfkit.analysis.history_load import LABELS_CSV as LABELS_CSV
 from perfkit.analysis.history_load import history_rows, labels_of
@@ -105,6 +105,9 @@ class HistoryAnalysis:
     confidence: float
     alpha: float
     warnings: tuple[str, ...] = ()
+    #: the load columns that hold one value in every analysed run (``(("connections", 16),)``):
+    #: the load point of every series, beside the varying ``keys``
+    load: tuple[tuple[str, Any], ...] = ()
 
     def describe(self) -> str:
         method = self.series[0].change.method if self.series else ""
@@ -208,8 +211,9 @@ def analyse(history: Experiment, metric: Metric, *, by: Any = "auto",
         series.append(Series(key, tuple(points), cps))
     notes = list(history.design["history"].get("warnings", []))
     notes += _point_notes(metric, series)
+    fixed = tuple((k, v) for k, v in load_point(rows).items() if k not in keys)
     return HistoryAnalysis(history.name, metric, tuple(keys), tuple(series), confidence, alpha,
-                           tuple(dict.fromkeys(notes)))
+                           tuple(dict.fromkeys(notes)), fixed)
 
 
 def _levels(rows: RunSet, keys: Sequence[str]) -> list[tuple]:

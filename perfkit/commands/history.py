@@ -128,7 +128,8 @@ def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     def tables() -> list:
         found = present_gate.series(analysis)
         if gates:
-            found.append(present_gate.history_gates(gates, analysis.keys, threshold))
+            found.append(present_gate.history_gates(gates, analysis.keys, threshold,
+                                                     analysis.load))
         return found
 
     emit(args.format, out, analysis.to_frame, data, tables)

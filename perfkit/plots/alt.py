@@ -32,6 +32,11 @@ def notes(ax: Axes) -> list[str]:
     return list(_NOTES.get(ax, []))
 
 
+def _flat(text: str) -> str:
+    """A figure's text on one line: a legend entry broken over lines reads as one sentence."""
+    return " ".join(str(text).split())
+
+
 def _num(v: float) -> str:
     if not np.isfinite(v):
         return str(v)
@@ -42,7 +47,7 @@ def _num(v: float) -> str:
 
 def _axis_text(ax: Axes, letter: str) -> str:
     axis = ax.xaxis if letter == "x" else ax.yaxis
-    text = axis.get_label().get_text().strip()
+    text = _flat(axis.get_label().get_text())
     if not text:
         return ""
     return f"{text}, log scale" if axis.get_scale() == "log" else text
@@ -50,7 +55,7 @@ def _axis_text(ax: Axes, letter: str) -> str:
 
 def _series_labels(ax: Axes, fig: Figure) -> list[str]:
     _, labels = ax.get_legend_handles_labels()
-    return [lbl for lbl in dict.fromkeys(labels) if lbl and not lbl.startswith("_")]
+    return [_flat(lbl) for lbl in dict.fromkeys(labels) if lbl and not lbl.startswith("_")]
 
 
 def _counts(ax: Axes) -> tuple[int, int]:
@@ -150,7 +155,7 @@ def describe_axes(ax: Axes) -> str:
         bits.append(f"y from {_num(values.min())} to {_num(values.max())}{sep}{unit}")
     if refs:
         bits.append("reference lines: " + ", ".join(sorted(refs)))
-    title = ax.get_title().strip()
+    title = _flat(ax.get_title())
     text = ", ".join(b for b in bits if b)
     if head:
         text = f"{head}: {text}" if text else head
@@ -163,11 +168,11 @@ def describe(fig: Figure) -> str:
     _draw(fig)  # tick labels exist only once drawn
     panels = data_axes(fig)
     sentences = [describe_axes(ax) for ax in panels]
-    legend_titles = [lg.get_title().get_text() for lg in fig.legends
+    legend_titles = [_flat(lg.get_title().get_text()) for lg in fig.legends
                      if lg.get_title().get_text()]
     named = {lbl for ax in panels for lbl in _series_labels(ax, fig)}
-    fig_labels = [t.get_text() for lg in fig.legends for t in lg.get_texts()
-                  if t.get_text() not in named]
+    fig_labels = [_flat(t.get_text()) for lg in fig.legends for t in lg.get_texts()
+                  if _flat(t.get_text()) not in named]
     prefix = f"{len(panels)} panels. " if len(panels) > 1 else ""
     text = prefix + " ".join(s[0].upper() + s[1:] + "." for s in sentences if s)
     if fig_labels:

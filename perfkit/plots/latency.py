@@ -67,7 +67,7 @@ def spectrum(frame: pd.DataFrame, ax: Axes, by: str = "config", y: str = "latenc
              logy: bool = True, quantity: str = "latency",
              legend_title: str | None = None, *, palette: Palette | None = None,
              runs: pd.DataFrame | None = None, run: str = "run_id",
-             legend_loc: str = "upper left") -> Axes:
+             legend_loc: str = "upper left", series: str = "configurations") -> Axes:
     """Percentile spectra, one line per ``by`` group, with a CI band where ``low``/``high`` exist.
 
     ``frame`` is long form: ``by, percentile`` (0-100), ``y`` (ms) and optionally the band
@@ -84,6 +84,9 @@ def spectrum(frame: pd.DataFrame, ax: Axes, by: str = "config", y: str = "latenc
         The column of ``runs`` naming the run.
     legend_loc
         Where the legend sits inside the axes.
+    series
+        What the lines are, for the alt text (``"configurations"``; two measurements of one
+        run are not configurations).
     """
     data = frame[frame["percentile"] < 100]
     keys = list(dict.fromkeys(data[by]))
@@ -112,7 +115,7 @@ def spectrum(frame: pd.DataFrame, ax: Axes, by: str = "config", y: str = "latenc
     if data[by].nunique() > 1:
         ax.legend(title=legend_title, loc=legend_loc)
     n_runs = 0 if runs is None or not len(runs) else runs.groupby([by, run]).ngroups
-    note(ax, f"percentile spectra of {len(keys)} configurations on the 1/(1-p) tail axis"
+    note(ax, f"percentile spectra of {len(keys)} {series} on the 1/(1-p) tail axis"
              + (", with CI bands" if low and high and low in data else "")
              + (f", behind them {n_runs} runs' own spectra" if n_runs else ""))
     return ax

@@ -28,7 +28,7 @@ from perfkit.report import methods
 from perfkit.report import nb as nbhelp
 from perfkit.report.execute import Execution, NotebookError, execute_notebook
 from perfkit.report.export import export_html
-from perfkit.report.index import NotebookEntry, write_index
+from perfkit.report.index import NotebookEntry, is_wide, write_index
 from perfkit.report.params import ReportParams, load_params
 
 
@@ -65,7 +65,7 @@ def notebook_title(nb: nbformat.NotebookNode, fallback: str) -> str:
 
 def _clear_previous(out_dir: Path, name: str) -> None:
     """Remove the figures and tables an earlier run of this notebook left (only those)."""
-    for kind in ("figures", "tables"):
+    for kind in ("figures", "tables", "histograms"):
         folder = out_dir / kind
         if folder.is_dir():
             for old in folder.glob(f"{name}-*"):
@@ -102,6 +102,8 @@ def _entry(execution: Execution, out_dir: Path) -> NotebookEntry:
         answers=tuple(answers), methods=methods, alts=alts,
         figures=tuple(str(p.relative_to(out_dir)) for p in _files(out_dir, "figures", name,
                                                                   ".png")),
+        wide=tuple(str(p.relative_to(out_dir)) for p in _files(out_dir, "figures", name, ".png")
+                   if is_wide(p, nbhelp.PNG_DPI)),
         tables=tuple(str(p.relative_to(out_dir)) for p in _files(out_dir, "tables", name,
                                                                  ".csv")),
         error=str(execution.error) if execution.error else None,

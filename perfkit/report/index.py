@@ -31,6 +31,26 @@ class NotebookEntry:
     tables: tuple[str, ...] = ()
     error: str | None = None
     seconds: float | None = None
+    #: the figures wider than a page column (a history over its labels): shown across the
+    #: index's whole width, so that their text stays legible (:func:`is_wide`)
+    wide: tuple[str, ...] = ()
+
+
+#: a figure wider than this (inches) spans the index's whole width instead of one grid cell
+WIDE_IN = 4.5
+
+
+def is_wide(png: Path, dpi: int = 300) -> bool:
+    """Whether the PNG at ``png`` (saved at ``dpi``) is wider than :data:`WIDE_IN`: read from
+    its header (the IHDR width, bytes 16-19)."""
+    try:
+        with open(png, "rb") as f:
+            head = f.read(24)
+    except OSError:
+        return False
+    if len(head) < 24 or head[:8] != b"\x89PNG\r\n\x1a\n":
+        return False
+    return int.from_bytes(head[16:20], "big") > WIDE_IN * dpi
 
 
 def _environment():

@@ -233,9 +233,11 @@ class Report:
         items = list(items)
         if not items:
             return
-        rows = "".join(f"<tr><td>{escape(a.question)}</td><td>{escape(a.answer)}</td>"
-                       f"<td>{escape(a.verdict)}</td><td>{escape(a.n)}</td><td>"
-                       + "<br>".join(escape(w) for w in a.warnings) + "</td></tr>"
+        rows = "".join(f'<tr><td class="question">{escape(a.question)}</td>'
+                       f'<td class="answer">{escape(a.answer)}</td>'
+                       f'<td class="verdict">{escape(a.verdict)}</td>'
+                       f'<td class="nowrap">{escape(a.n)}</td><td class="caveats">'
+                       + "".join(f"<div>{escape(w)}</div>" for w in a.warnings) + "</td></tr>"
                        for a in items)
         html_ = ('<div class="perfkit-answers"><h2>Answers</h2>'
                  '<div class="perfkit-findings perfkit-scroll"><table class="perfkit-table">'
@@ -259,37 +261,58 @@ class Report:
                  {META_KEY: {"methods": {k: dict(v) for k, v in records.items()},
                              "notebook": self.name}})
 
-    def runs(self, rows: Any, name: str) -> None:
+    def runs(self, rows: Any, name: str, where: str = "") -> None:
         """Save the per-run metrics and the per-run warnings of ``rows`` (a
         :class:`perfkit.analysis.RunSet`) as CSV, so every figure can be rebuilt from the
-        report's files; show links only."""
+        report's files; show links only, named by the load point ``where`` when given."""
         from perfkit.report.sections.common import runs_table
 
         frame, warnings = runs_table(rows)
-        self.table(frame, f"runs-{name}", caption=f"Per-run metrics of {name}", show=False)
-        self.table(warnings, f"warnings-{name}", caption=f"Per-run warnings of {name}",
+        at = f" at {where}" if where else ""
+        self.table(frame, f"runs-{name}", caption=f"Per-run metrics of {name}{at}", show=False)
+        self.table(warnings, f"warnings-{name}", caption=f"Per-run warnings of {name}{at}",
                    show=False)
 
-    def histograms(self, hists: Mapping[str, Any], name: str) -> None:
+    def histograms(self, hists: Mapping[str, Any], name: str, where: str = "") -> None:
         """Save merged latency histograms (label -> LatencyHistogram) as HdrHistogram
-        percentile-distribution files (``.hgrm``) under ``histograms/``."""
+        percentile-distribution files (``.hgrm``) under ``histograms/``, each named and headed
+        (``#`` lines, which HdrHistogram's plotter skips) by its configuration and its load
+        point ``where`` (e.g. ``"30000 req/s offered, 64 connections"``), and link them on the
+        page."""
         if self.output_dir is None:
             return
         folder = self.output_dir / "histograms"
         folder.mkdir(parents=True, exist_ok=True)
+        links = []
         for label, hist in hists.items():
             if hist is not None and hist.total_count:
-                path = folder / f"{self.name}-{slug(name)}-{slug(label)}.hgrm"
-                path.write_text(hist.spectrum_text(), encoding="utf-8")
+                stem = "-".join(slug(p) for p in (self.name, name, str(label), where) if p)
+                head = (f"# {name}: {label}, the merged latency histogram of its runs"
+                        + (f" at {where}" if where else "") + f" ({hist.total_count} "
+                        "requests); values in ms\n#\n")
+                (folder / f"{stem}.hgrm").write_text(head + hist.spectrum_text(),
+                                                     encoding="utf-8")
+                links.append((str(label), f"histograms/{stem}.hgrm"))
+        if links:
+            at = f" at {where}" if where else ""
+            body = ", ".join(f'<a href="{escape(path)}">{escape(label)}</a>'
+                             for label, path in links)
+            _display({"text/html": f'<p class="perfkit-link">Merged latency histograms{at} '
+                                   f"(HdrHistogram .hgrm, one per configuration): {body}</p>",
+                      "text/plain": f"Merged latency histograms{at}: "
+                                    + ", ".join(p for _, p in links)})
 
     def note(self, text: str | Iterable[str], kind: str = "warning") -> None:
-        """Show a caveat (one paragraph, or a list when several lines are given)."""
+        """Show a caveat (one paragraph, or a list when several lines are given); ``kind``
+        ``"text"``: prose written from the data (paragraphs, no frame)."""
         lines = [text] if isinstance(text, str) else [str(t) for t in text]
         if not lines:
             return
         inner = (f"<p>{escape(lines[0])}</p>" if len(lines) == 1 else
+                 "".join(f"<p>{escape(t)}</p>" for t in lines) if kind == "text" else
                  "<ul>" + "".join(f"<li>{escape(t)}</li>" for t in lines) + "</ul>")
-        css = "perfkit-warning" if kind == "warning" else "perfkit-findings"
+        css = {"warning": "perfkit-warning", "text": "perfkit-text"}.get(kind,
+                                                                         "perfkit-findings")
         _display({"text/html": f'<div class="{css}">{inner}</div>', "text/plain": "\n".join(lines)})
 
 

@@ -43,8 +43,13 @@ FLAGS = {
     "ok": "consistent with Little's law",
     "client_bound": "connections idle outside the measured latency: the client, not the "
                     "server, limited the load (client CPU, connection set-up or errors)",
-    "latency_inflated": "printed mean latency exceeds what Little's law allows: wrk's "
-                        "synthetic tail samples (stats_correct) or errors inflate it",
+    "latency_inflated": "the printed mean latency is larger than N connections, each with one "
+                        "request at a time, allow at the measured throughput (X*R > N): wrk "
+                        "adds synthetic samples to its latency statistics before printing them "
+                        "(stats_correct: below every latency above twice the per-connection "
+                        "interval N/X, one at each interval), which raises the printed mean "
+                        "most where N/X is short against the tail, at few connections; errors "
+                        "can do the same. The throughput is counted directly, not affected",
     "connections_exhausted": "every connection was busy: requests queued in the client "
                              "(the server fell behind, or use more connections)",
     "think_time_unknown": "Locust: the implied think time Z = N/X - R is reported; give the "

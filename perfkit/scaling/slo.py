@@ -12,7 +12,8 @@ Open-loop runs (wrk2 ``-R``) at increasing target rates are judged one rate at a
   ``max_error_ratio`` (failed requests never enter the latency histogram, so they would
   otherwise look fast), or when the *lower*
   confidence bound of the percentile is above the SLO;
-- **pass** when every run kept up and the *upper* confidence bound is below the SLO;
+- **pass** when every run sustained the rate (kept up, or fell short with the shortfall in
+  doubt) and the *upper* confidence bound is below the SLO;
 - **inconclusive** otherwise, with an estimate of the runs needed for the interval to exclude
   the SLO.
 
@@ -37,6 +38,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from perfkit.errors import PerfkitError
+from perfkit.formatting import fmt_sig
 from perfkit.model import ERROR_RATIO_WARN, SATURATION_RATIO, Run, percentile_column
 from perfkit.stats import percentile_ci_across_runs
 from perfkit.stats.acrossruns import FEW_RUNS_METHOD
@@ -72,6 +74,13 @@ class RateVerdict:
     runs_needed: int | None
     reason: str
     warnings: tuple[str, ...] = ()
+    #: runs of each status under the run-status rule (:mod:`perfkit.analysis.runstatus`):
+    #: ``n_kept_up`` achieved >= 0.99 x the rate; ``n_short`` fell short with a shortfall in
+    #: doubt (kept, not a failure); ``n_saturated`` did not sustain the rate (it fails);
+    #: ``n_failed`` failed (left out of the interval; it fails)
+    n_short: int = 0
+    n_saturated: int = 0
+    n_failed: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,28 +197,34 @@ def _judge(table: pd.DataFrame, items: list, rate: float, slo_ms: float, q: floa
     doubt, failed = (table[c].to_numpy(dtype=bool) if c in table else np.zeros(len(table), bool)
                      for c in (IN_DOUBT, FAILED))
     items = [None if f else it for it, f in zip(items, failed, strict=True)]
-    # NaN (a run without a result) never keeps up; a shortfall in doubt is not a failure
-    kept = ((achieved >= SATURATION_RATIO) | (doubt & np.isfinite(achieved))) & ~failed
+    # the run-status rule, counted: NaN (a run without a result) never keeps up; a shortfall
+    # in doubt (short) is kept and is not a failure; any other shortfall did not sustain it
+    kept_up = (achieved >= SATURATION_RATIO) & ~failed
+    short = doubt & np.isfinite(achieved) & ~kept_up & ~failed
+    saturated = ~kept_up & ~short & ~failed
     errors = _column(table, "error_ratio")
     ci = percentile_ci_across_runs(items, q, confidence, seed, n_resamples=n_resamples,
                                    method=method)
     n = len(table)
-    base = dict(rate_rps=rate, slo_ms=slo_ms, percentile=q, n_runs=n, n_kept_up=int(kept.sum()),
+    base = dict(rate_rps=rate, slo_ms=slo_ms, percentile=q, n_runs=n,
+                n_kept_up=int(kept_up.sum()), n_short=int(short.sum()),
+                n_saturated=int(saturated.sum()), n_failed=int(failed.sum()),
                 min_achieved_ratio=float(np.nanmin(achieved)) if np.isfinite(achieved).any()
                 else math.nan,
                 max_error_ratio=float(np.nanmax(errors)) if np.isfinite(errors).any()
                 else math.nan, estimate_ms=ci.estimate_ms, ci_low_ms=ci.low_ms,
                 ci_high_ms=ci.high_ms, confidence=confidence, method=ci.method,
                 estimand=ci.estimand, warnings=ci.warnings + _doubt_warning(achieved, doubt))
-    pct = f"{confidence:.0%} CI of p{q:g} [{ci.low_ms:.3g}, {ci.high_ms:.3g}] ms"
+    pct = (f"{confidence:.0%} CI of p{q:g} [{fmt_sig(ci.low_ms)}, {fmt_sig(ci.high_ms)}] ms")
     if failed.any():
         return RateVerdict(**base, verdict="fail", runs_needed=None, reason=(
             f"{int(failed.sum())} of {n} runs failed (left out of the interval)"))
-    if not kept.all():
-        lost = n - int(kept.sum())
+    if saturated.any():
+        lowest = achieved[saturated]
+        low = f"; lowest {np.nanmin(lowest):.3f}" if np.isfinite(lowest).any() else ""
         return RateVerdict(**base, verdict="fail", runs_needed=None, reason=(
-            f"{lost} of {n} runs did not keep up (achieved < {SATURATION_RATIO:g} x target; "
-            f"lowest {base['min_achieved_ratio']:.3f})"))
+            f"{int(saturated.sum())} of {n} runs did not keep up (achieved < "
+            f"{SATURATION_RATIO:g} x target{low})"))
     if max_error_ratio is not None and np.nanmax(errors, initial=0.0) > max_error_ratio:
         return RateVerdict(**base, verdict="fail", runs_needed=None, reason=(
             f"error ratio up to {base['max_error_ratio']:.2%} > {max_error_ratio:.2%}: failed "
@@ -222,8 +237,9 @@ def _judge(table: pd.DataFrame, items: list, rate: float, slo_ms: float, q: floa
                            reason=f"{pct} lies below the SLO {slo_ms:g} ms")
     need = runs_needed(ci.estimate_ms, ci.low_ms, ci.high_ms, ci.n_runs, slo_ms, ci.method,
                        confidence)
-    more = (f"about {need} runs would settle it" if need is not None
-            else "more runs are needed (the estimate is too close to the SLO to say how many)")
+    more = (f"about {need} runs in all at this rate would settle it ({need - ci.n_runs} more)"
+            if need is not None else
+            "more runs are needed (the estimate is too close to the SLO to say how many)")
     return RateVerdict(**base, verdict="inconclusive", runs_needed=need,
                        reason=f"{pct} contains the SLO {slo_ms:g} ms: {more}")
 
@@ -302,11 +318,11 @@ def _scan(verdicts: list[RateVerdict]) -> tuple[float | None, float | None, bool
                and (first_fail is None or v.rate_rps < first_fail)]
     if between:
         warns.append("inconclusive above the last pass: " + ", ".join(
-            f"{v.rate_rps:g}" for v in between) + " req/s; run more there (see runs_needed)")
+            f"{v.rate_rps:g}" for v in between) + " req/s: run more there")
     if last_pass is None:
         warns.append(f"the lowest rate tested ({verdicts[0].rate_rps:g} req/s) did not pass: "
                      "test lower rates")
-    if first_fail is None:
+    if first_fail is None and not between:
         warns.append("no tested rate failed: the bracket is open above; test higher rates")
     return last_pass, first_fail, not late, warns
 

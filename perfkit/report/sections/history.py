@@ -18,6 +18,7 @@ from perfkit import present_gate
 from perfkit.analysis import Experiment, metric
 from perfkit.analysis import history as hist
 from perfkit.formatting import fmt_num, fmt_p, pct, pct_change
+from perfkit.formatting import load_text as fmt_load
 from perfkit.report import paths
 from perfkit.report.nb import Answer
 
@@ -40,6 +41,12 @@ def labels_table(history: Experiment, select: Mapping[str, Any] | None = None) -
     """One row per label: its time, runs (the analysis rows the series count) and tools
     (:func:`perfkit.analysis.history.labels_frame`)."""
     return hist.labels_frame(history, dict(select or {}))
+
+
+def labels_caption(history: Experiment, analyses: Sequence[hist.HistoryAnalysis]) -> str:
+    """The caption of the labels table, with the load point the analysed runs share."""
+    at = _at(analyses[0]) if analyses else ""
+    return f"Labels of {history.name}, in time order{at}"
 
 
 # -- figure ------------------------------------------------------------------------------------
@@ -86,11 +93,24 @@ def series_figure(analysis: hist.HistoryAnalysis):
             style.plain_log(ax.yaxis)
             ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 3, 5, 7)))
         ax.set_ylabel(style.label(m.label, m.unit or "count"))
-        where = present_gate.key_text(analysis.keys, s.key)
-        ax.set_xlabel("label (in time order)" + (f", {where}" if where else ""))
+        where = ", ".join(p for p in (present_gate.key_text(analysis.keys, s.key),
+                                      load_text(analysis)) if p)
+        ax.set_xlabel("label (in time order)" + (f", at {where}" if where else ""))
         if i == 0:
             ax.legend(loc="best", fontsize=style.FONT_PT - 2)
     return fig
+
+
+def load_text(analysis: hist.HistoryAnalysis) -> str:
+    """The load point every run of the analysis shares, from its data: ``"16 connections, 2
+    threads"`` (:attr:`HistoryAnalysis.load`); empty when none is shared."""
+    return fmt_load(analysis.load) if analysis.load else ""
+
+
+def _at(analysis: hist.HistoryAnalysis, where: str = "") -> str:
+    """`` at connections=64, 2 threads``: a series' level (``where``), then the shared load."""
+    parts = [p for p in (where, load_text(analysis)) if p]
+    return f" at {', '.join(parts)}" if parts else ""
 
 
 def series_caption(analysis: hist.HistoryAnalysis) -> str:
@@ -102,7 +122,8 @@ def series_caption(analysis: hist.HistoryAnalysis) -> str:
     cover = ("no label has enough runs for one" if not covers else
              f"coverage {pct(covers[0])}" if len(covers) == 1 else
              f"coverage {pct(covers[0])} to {pct(covers[-1])}")
-    return (f"{analysis.metric.label} over {n_labels} labels of {analysis.name} ({runs} runs): "
+    return (f"{analysis.metric.label} over {n_labels} labels of {analysis.name}{_at(analysis)} "
+            f"({runs} runs): "
             f"grey dots are runs, markers each label's median with its order-statistic "
             f"interval ({cover}; the table gives each label's); black steps are the segments' "
             f"medians, dashed lines the change points found by E-divisive means (permutation "
@@ -114,7 +135,19 @@ def series_alt(analysis: hist.HistoryAnalysis) -> str:
     found = "; ".join(f"{c.label} {pct_change(c.ratio)}" + ("" if c.supported else " (weak)")
                       for s in analysis.series
                       for c in s.change.change_points) or "no change point"
-    return f"{analysis.metric.label} per label of {analysis.name}, with change points: {found}"
+    return (f"{analysis.metric.label} per label of {analysis.name}{_at(analysis)}, with change "
+            f"points: {found}")
+
+
+def series_table_caption(analysis: hist.HistoryAnalysis) -> str:
+    """The caption of a series table: the metric, the load point and what the table holds."""
+    return f"{analysis.metric.name} per label{_at(analysis)}, change points"
+
+
+def gates_caption(analysis: hist.HistoryAnalysis, max_regression: float) -> str:
+    """The caption of a gates table: the metric, the threshold and the load point."""
+    return (f"{analysis.metric.name}: each label gated at a maximum regression of "
+            f"{max_regression:.0%}{_at(analysis)}")
 
 
 # -- tables ------------------------------------------------------------------------------------
@@ -143,7 +176,8 @@ def gates(history: Experiment, analysis: hist.HistoryAnalysis, max_regression: f
     items = hist.gates(history, analysis, max_regression, where=dict(select or {}),
                        n_sim=n_sim, seed=seed)
     return (hist.gates_frame(items, analysis.keys),
-            present_gate.history_gates(items, analysis.keys, max_regression), items)
+            present_gate.history_gates(items, analysis.keys, max_regression,
+                                         analysis.load), items)
 
 
 def gates_text(frame: pd.DataFrame) -> str:
@@ -194,7 +228,7 @@ def answers(analyses: Sequence[hist.HistoryAnalysis],
             verdict = ("change" if any(c.supported for c in points) else
                        "weak change" if points else "no change")
             out.append(Answer(f"Where did {a.metric.label} change over {a.name}"
-                              + (f" ({where})" if where else "") + "?",
+                              f"{_at(a, where)}?",
                               found or "no change point", verdict,
                               f"{len(s.points)} labels, {runs} runs",
                               (*s.change.warnings,
@@ -204,7 +238,7 @@ def answers(analyses: Sequence[hist.HistoryAnalysis],
             for row in g.result.rows:
                 c = row.row.comparison
                 out.append(Answer(f"Did the newest label ({g.label}) regress in "
-                                  f"{a.metric.label}" + (f" at {where}" if where else "")
+                                  f"{a.metric.label}{_at(a, where)}"
                                   + f" against {present_gate.span(g.baseline)}?",
                                   present_gate.change(c.ratio, c.ratio_ci_low, c.ratio_ci_high),
                                   present_gate.gate_status(row), f"{c.n_base} vs {c.n_new} runs",

@@ -18,11 +18,11 @@ from perfkit.analysis import latency as rule
 from perfkit.analysis.latency import LatencyTable, RunGroups, histogram_grid
 from perfkit.analysis.latency import spectrum_grid as spectrum_grid  # the grid the plots use
 from perfkit.audit import coordinated_omission
-from perfkit.formatting import fmt_ci, level_text
+from perfkit.formatting import fmt_ci, level_text, load_text
 from perfkit.model import Run, percentile_column
 from perfkit.report.nb import Answer
 from perfkit.report.sections.common import Experiment, config_text, load_experiment
-from perfkit.stats import quantile_ci
+from perfkit.stats import ESTIMAND, quantile_ci
 
 
 def grouped_runs(exp: Experiment, by: Sequence[str] | str,
@@ -150,11 +150,9 @@ def caveats(table: LatencyTable) -> list[str]:
 
 
 def load_point(where: Mapping[str, Any] | None) -> str:
-    """The load point a selection fixes, in words: ``"30000 req/s offered, 64 connections"``."""
-    names = {"target_rate_rps": "req/s offered", "connections": "connections",
-             "users": "users", "threads": "threads"}
-    parts = [f"{level_text(v)} {names[k]}" for k, v in (where or {}).items() if k in names]
-    return ", ".join(parts) or "all load levels together"
+    """The load point a selection fixes, in words: ``"30000 req/s offered, 64 connections"``
+    (:func:`perfkit.formatting.load_text`)."""
+    return load_text(where)
 
 
 def answers(table: LatencyTable, q: float, where: Mapping[str, Any] | None,
@@ -214,15 +212,19 @@ def run_spectra(spectrum: pd.DataFrame, groups: Mapping[str, Sequence[Run]]) -> 
     return pd.DataFrame(rows, columns=["config", "run_id", "percentile", "latency_ms"])
 
 
-def spectrum_figure(spectrum: LatencyTable, by, palette=None):
-    """Spectra per configuration with their across-run bands, each run as a thin line."""
+def spectrum_figure(spectrum: LatencyTable, by, palette=None,
+                    where: Mapping[str, Any] | None = None):
+    """Spectra per configuration with their across-run bands, each run as a thin line; the alt
+    text names the load point ``where``."""
     from perfkit import plots
+    from perfkit.plots.alt import note
 
     frame = spectrum.to_frame()
     fig, ax = plots.figure()
     plots.spectrum(frame, ax, by="config", legend_title=", ".join(by),
                    palette=palette(spectrum.groups, by) if palette else None,
                    runs=run_spectra(frame, spectrum.groups))
+    note(ax, f"at {load_point(where)}")
     return fig
 
 
@@ -230,7 +232,10 @@ def spectrum_caption(spectrum: LatencyTable, where, confidence: float) -> str:
     frame = spectrum.to_frame()
     n = (frame.groupby("config")["n_runs"].max().astype(int).astype(str).str.cat(sep="/")
          if len(frame) else "0")
-    estimands = "; ".join(sorted(set(frame["estimand"])))
+    found = sorted(set(frame["estimand"]))
+    # one estimand at every percentile of the grid: named once (the median of per-run pX)
+    estimands = (f"each percentile the {ESTIMAND}" if found and all(
+        e.startswith("median of per-run p") for e in found) else "; ".join(found))
     return (f"Percentile spectrum per configuration at {load_point(where)}: {n} runs per "
             f"configuration; bands are {confidence:.0%} across-run intervals ({estimands})")
 
@@ -242,10 +247,12 @@ def spectrum_alt(spectrum: LatencyTable, where) -> str:
 
 
 def intervals_figure(within: pd.DataFrame, table: LatencyTable, q: float, by, palette=None,
-                     confidence: float = 0.95):
+                     confidence: float = 0.95, where: Mapping[str, Any] | None = None):
     """Each run's value (the analysis' per-run value) with its within-run interval, over its
-    configuration's across-run estimate and interval."""
+    configuration's across-run estimate and interval; the alt text names the load point
+    ``where``."""
     from perfkit import plots
+    from perfkit.plots.alt import note
 
     frame = table.to_frame()
     fig, ax = plots.figure()
@@ -255,6 +262,7 @@ def intervals_figure(within: pd.DataFrame, table: LatencyTable, q: float, by, pa
                         xlabel=plots.label(f"{what}: its runs in run order", "level"),
                         palette=palette(within["config"], by) if palette else None,
                         confidence=confidence)
+    note(ax, f"at {load_point(where)}")
     return fig
 
 
@@ -306,11 +314,19 @@ def co_figure(co_spectrum: pd.DataFrame, runs: Sequence[Run] = ()):
 
     if not len(co_spectrum):
         return None
+    from perfkit.plots.alt import note
+
+    n_runs = max(1, len(co_runs(runs)))
     fig, ax = plots.figure()
     plots.spectrum(co_spectrum, ax, by="config", low=None, high=None,
                    palette=plots.style.Neutral.for_labels(co_spectrum["config"]),
                    legend_title=co_load_text(runs).replace(", at ", ",\nat ") if runs else None,
-                   legend_loc="lower right")
+                   legend_loc="lower right",
+                   series=("measurements of one run's requests (corrected and uncorrected)"
+                           if n_runs == 1 else f"measurements of {n_runs} runs' requests "
+                           "(corrected and uncorrected, per run)"))
+    if runs:
+        note(ax, co_load_text(runs))
     return fig
 
 
@@ -320,6 +336,18 @@ def co_caption(co: Experiment) -> str:
     return (f"{co.name}: wrk2 corrected vs uncorrected spectra of the same requests, "
             f"{co_load_text(co.runs)}; the corrected latency counts from each request's "
             "scheduled send time, the uncorrected from its actual one")
+
+
+#: columns of the coordinated-omission audit not shown on the page (the CSV keeps them):
+#: ``co_ratio_p99`` is the ``ratio_p99`` column again, under the name the flag reads
+CO_HIDDEN = ("warnings", "co_ratio_p99")
+
+
+def co_audit_caption(co: Experiment) -> str:
+    """The caption of the coordinated-omission audit table: its runs' configuration, load
+    point and n (:func:`co_load_text`)."""
+    return (f"Coordinated-omission audit of {co.name} ({co_load_text(co.runs)}): each run's "
+            "corrected and uncorrected percentiles and their ratio")
 
 
 def co_missing(co: Experiment) -> str:

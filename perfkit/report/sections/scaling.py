@@ -83,11 +83,14 @@ def slo(rows: RunSet, by: Sequence[str], slo_ms: float, percentile: float = 99.0
                         confidence=confidence, seed=seed, n_resamples=n_resamples)
 
 
-def bracket_text(last_pass: float, first_fail: float) -> str:
-    """``"[30000, 45000] req/s"``; an open side prints as ``below lowest`` / ``none failed``."""
-    low = "below the lowest rate" if _missing(last_pass) else f"{last_pass:g}"
-    high = "none failed" if _missing(first_fail) else f"{first_fail:g}"
-    return f"[{low}, {high}] req/s"
+def bracket_text(last_pass: float, first_fail: float, inconclusive: Sequence[float] = ()) -> str:
+    """``"[30000, 45000] req/s"``; an open side prints as ``below lowest`` / ``none failed``;
+    inconclusive rates left open are named (``">= 30000 req/s; 45000 inconclusive: run more
+    there"``): :func:`perfkit.present.bracket_text`."""
+    from perfkit import present
+
+    return present.bracket_text(None if _missing(last_pass) else last_pass,
+                                None if _missing(first_fail) else first_fail, inconclusive)
 
 
 def _missing(v: Any) -> bool:
@@ -132,14 +135,135 @@ def threats(exp: Experiment, closed: Experiment | None, slo_table: SloTable | No
     return _threats([e for e in (exp, closed) if e is not None], analyses)
 
 
-def models_caption(table: ScalingTable | None) -> str:
-    """One sentence per configuration: the model fitted and whether a peak is claimed."""
+def models_caption(table: ScalingTable | None, closed: Experiment | None = None) -> str:
+    """One sentence per configuration: the model fitted and whether a peak is claimed (its N*
+    with its interval, and the threats to validity that bear on it, from ``closed``)."""
     parts = []
     for r in table.results if table is not None else ():
         model = MODEL_NAMES.get(r.model, "no model") if r.fit else "no model"
-        peak = "" if r.fit is None or r.fit.n_star is None else f", N* = {r.fit.n_star:.0f}"
+        peak = ""
+        if r.fit is not None and r.fit.n_star is not None:
+            lo, hi = r.fit.n_star_ci or (math.nan, math.nan)
+            peak = f", N* = {fmt_ci(r.fit.n_star, lo, hi)} {r.n_column}"
         parts.append(f"{r.label}: {model}{peak}.")
+    threats = fit_threats(table, closed)
+    if threats and any(r.fit is not None and r.fit.n_star is not None
+                       for r in table.results):
+        parts.append(f"The claimed peak carries {len(threats)} threat(s) to the validity of "
+                     f"{closed.name}'s throughput, noted beside N* in the table below.")
     return " ".join(parts)
+
+
+def fit_threats(table: ScalingTable | None, closed: Experiment | None) -> tuple[str, ...]:
+    """The threats to validity of ``closed`` that bear on the fitted metric (a drift over the
+    run order, blocks that differ: :func:`perfkit.analysis.validity.threats_for`)."""
+    from perfkit.analysis.validity import threats_for
+
+    if table is None or closed is None:
+        return ()
+    return threats_for(closed, table.metric.name, [table])
+
+
+def intro(exp: Experiment, closed: Experiment | None, slo_table: SloTable | None,
+          table: ScalingTable | None) -> str:
+    """What this page shows, from its data: the open-loop experiment's rates and connections
+    and the closed-loop one's tool and concurrency levels."""
+    frame = exp.rows().frame
+    rates = sorted(frame["target_rate_rps"].dropna().unique())
+    conns = sorted(frame["connections"].dropna().unique()) if "connections" in frame else []
+    q = f"p{slo_table.percentile:g} < {slo_table.slo_ms:g} ms" if slo_table is not None else ""
+    text = (f"Open-loop runs of {exp.name} ({_tools(frame)} at offered rates "
+            f"{_levels(rates)} req/s, {_levels(conns)} connections) show the achieved rate and "
+            "the latency against the offered rate, and the largest rate that meets the SLO"
+            + (f" ({q})" if q else "") + ".")
+    if closed is None or table is None:
+        return text + " No closed-loop experiment is given: no scalability model."
+    runs = pd.concat([r.rows.frame for r in table.results], ignore_index=True)
+    levels = sorted(runs[table.n_column].dropna().unique())
+    return text + (f" Closed-loop runs of {closed.name} ({_tools(runs)} at {_levels(levels)} "
+                   f"{table.n_column}) show how throughput scales with {table.n_column}: the "
+                   "Universal Scalability Law is fitted to every run, and a peak N* is claimed "
+                   "only when the data reject Amdahl's law; Little's law checks each run's "
+                   f"throughput against its {table.n_column} and mean latency.")
+
+
+def _tools(frame: pd.DataFrame) -> str:
+    return ", ".join(sorted(frame["tool"].dropna().unique())) if "tool" in frame else "runs"
+
+
+def _levels(values: Sequence[Any]) -> str:
+    from perfkit.formatting import level_text
+
+    shown = [level_text(v) for v in values]
+    return (shown[0] if len(shown) == 1 else f"{shown[0]} to {shown[-1]}" if len(shown) > 3
+            else " and ".join([", ".join(shown[:-1]), shown[-1]]) if shown else "no")
+
+
+# -- Little's law ----------------------------------------------------------------------------
+def littles_text(table: ScalingTable | None) -> list[str]:
+    """What the Little's-law table on this page shows, from its data: the relation checked for
+    the tools present, then each flag that occurs, where, and what it means
+    (:data:`perfkit.scaling.littles.FLAGS`)."""
+    from perfkit.scaling.littles import LITTLE_TOLERANCE
+
+    if table is None or not len(table.littles_frame()):
+        return []
+    n, runs = table.n_column, table.littles_runs_frame()
+    tools = sorted(set(runs["tool"]))
+    band = f"{1 - LITTLE_TOLERANCE:g} to {1 + LITTLE_TOLERANCE:g}"
+    if "locust" in tools:
+        out = [f"In a closed loop N = X x (R + Z): the {n} hold a request or wait Z between "
+               "requests. Without the configured wait, the implied think time Z = N/X - R is "
+               "given instead of a check (flag think_time_unknown)."]
+    else:
+        out = [f"In a closed loop each of the N {n} holds one request at a time, so N = X x R "
+               f"(throughput times mean latency; {', '.join(tools)} sends the next request as "
+               "soon as a response arrives, with no think time): "
+               f"X*R/N lies within {band} when the latency measured is the time each request "
+               f"held its {n[:-1]}."]
+    flagged = {f: _flagged(table, f) for f in ("client_bound", "latency_inflated")}
+    if flagged["client_bound"]:
+        out.append(f"Below {1 - LITTLE_TOLERANCE:g} ({flagged['client_bound']}): {n} sat idle "
+                   "outside the measured latency, so the client, not the server, limited the "
+                   "load (client CPU, connection set-up or errors).")
+    if flagged["latency_inflated"]:
+        wrk = set(runs.loc[runs["flag"] == "latency_inflated", "tool"]) == {"wrk"}
+        why = ("the printed mean latency is larger than the true one: wrk adds synthetic "
+               "samples to its latency statistics before printing them (its stats_correct "
+               "step: below every latency above twice the per-connection interval N/X, one "
+               "sample at each interval), which raises the printed mean most where N/X is "
+               "short against the latency tail, that is at few connections. The throughput X "
+               "is counted directly and is not affected, nor is the scalability fit, which "
+               "uses throughput only; the mean latencies at these levels overstate the true "
+               "ones" if wrk else "the printed mean latency exceeds what the "
+               f"{n} can hold (X*R > N): the tool's latency statistics are not the time each "
+               "request held its connection")
+        out.append(f"Above {1 + LITTLE_TOLERANCE:g} ({flagged['latency_inflated']}): a "
+                   f"{n[:-1]} cannot hold more than one request, so X*R cannot exceed N with "
+                   f"the true mean latency; {why}.")
+    if not any(flagged.values()) and "locust" not in tools:
+        out.append(f"Every level lies within {band}: the client did not limit the load.")
+    return out
+
+
+def _flagged(table: ScalingTable, flag: str) -> str:
+    """Where runs got ``flag``, per configuration, and the median ratio furthest from 1 among
+    those levels; empty when none did."""
+    from perfkit.formatting import fmt_sig, level_text
+
+    parts, ratios = [], []
+    for r in table.results:
+        col = f"runs_{flag}"
+        hit = r.littles[r.littles[col] > 0] if col in r.littles else r.littles.iloc[:0]
+        if len(hit):
+            levels = ", ".join(level_text(v) for v in hit[r.n_column])
+            parts.append(f"{config_text(r.by, r.key)} at {levels} {r.n_column}")
+            ratios += list(hit["ratio"])
+    if not parts:
+        return ""
+    furthest = max(ratios, key=lambda v: abs(math.log(v)) if v > 0 else math.inf)
+    return (f"runs flagged {flag}: {'; '.join(parts)}; the median ratio furthest from 1 among "
+            f"these levels {fmt_sig(furthest)}")
 
 
 # -- answers ---------------------------------------------------------------------------------
@@ -159,10 +283,10 @@ def answers(slo_table: SloTable | None, table: ScalingTable | None,
         for b in slo_table.brackets:
             out.append(Answer(f"Largest offered rate with {q} < {slo_table.slo_ms:g} ms, "
                               f"{config_text(b.by, b.key)}",
-                              bracket_text(b.bracket.last_pass_rps, b.bracket.first_fail_rps),
+                              bracket_text(b.bracket.last_pass_rps, b.bracket.first_fail_rps,
+                                           b.inconclusive_rps),
                               b.verdict, f"{b.n_runs} runs", (*b.warnings, *around)))
-    around = threats_for(closed, table.metric.name, [table]) \
-        if closed is not None and table is not None else ()
+    around = fit_threats(table, closed)
     for r in table.results if table is not None else ():
         model = MODEL_NAMES.get(r.model, "no model")
         if r.fit is not None and r.fit.n_star is not None:
@@ -182,11 +306,21 @@ def present_slo(table: SloTable):
     return present.slo(table)
 
 
-def present_models(table: ScalingTable | None):
-    """The models' parameters as paper tables (Little's law has its own section and table)."""
+def present_models(table: ScalingTable | None, closed: Experiment | None = None):
+    """The models' parameters as paper tables, a claimed N* with the threats to validity of
+    ``closed`` beside it (Little's law has its own section and table)."""
     from perfkit import present
 
-    return present.scaling(table, littles=False) if table is not None else None
+    return (present.scaling(table, littles=False, threats=fit_threats(table, closed))
+            if table is not None else None)
+
+
+def present_littles(table: ScalingTable | None):
+    """Little's law of every configuration and level as one paper table, each flag with its
+    meaning as a note (:func:`perfkit.present.littles`)."""
+    from perfkit import present
+
+    return present.littles(table) if table is not None else None
 
 
 def models_table(table: ScalingTable | None) -> pd.DataFrame | None:

@@ -178,18 +178,19 @@ def _by(table: ScalingTable) -> tuple[str, ...]:
 
 
 def littles_figure(table: ScalingTable | None, palette=None):
-    """Little's law: the concurrency X x (R + Z) implied by each run against the configured
-    one (None without a table)."""
+    """Little's law: the concurrency X x R (X x (R + Z) with Locust's think time) implied by
+    each run against the configured one (None without a table)."""
     from perfkit import plots
 
     if table is None:
         return None
     points = littles_points(table)
+    implied = "X x (R + Z)" if (points["tool"] == "locust").any() else "X x R"  # Z: Locust
     fig, ax = plots.figure()
     plots.load_curve(points, ax, "concurrency", "implied_concurrency",
-                     plots.label("concurrency N", "count"),
-                     plots.label("X x (R + Z)", "requests"), by="config", identity=True,
-                     identity_label="X x (R + Z) = N",
+                     plots.label(f"{table.n_column} N", "count"),
+                     plots.label(implied, "requests"), by="config", identity=True,
+                     identity_label=f"{implied} = N",
                      palette=palette(points["config"], _by(table)) if palette else None)
     return fig
 

@@ -1,0 +1,208 @@
+"""The SLO bracket over offered rates, per configuration: one rule.
+
+:func:`slo_brackets`: per configuration (the load columns that vary, connections always),
+:func:`perfkit.scaling.slo_bracket` over the offered rates, each run judged by the run-status
+rule (:mod:`perfkit.analysis.runstatus`: failed runs fail their rate, short ones are kept in
+doubt). Re-exported by :mod:`perfkit.analysis.scaling`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perfkit.analysis.compare import _records
+from perfkit.analysis.experiment import RunSet
+from perfkit.analysis.grouping import by_columns, split_groups
+from perfkit.analysis.runstatus import (
+    FAILED,
+    SHORT,
+    RunStatus,
+    peer_columns,
+    percentile_statuses,
+)
+from perfkit.errors import DataError, UsageError
+from perfkit.formatting import fmt_num, level_text
+from perfkit.scaling import slo_bracket
+from perfkit.scaling.slo import SLOBracket
+
+
+@dataclasses.dataclass(frozen=True)
+class SloBracket:
+    """The SLO bracket of one configuration: ``bracket`` is :class:`SLOBracket`;
+    ``run_statuses`` each run's ``(run_id, rate_rps, status, reason)`` under the run-status
+    rule the verdicts used (:mod:`perfkit.analysis.runstatus`), so figures can mark the
+    saturated and short runs."""
+
+    by: tuple[str, ...]
+    key: tuple[Any, ...]
+    bracket: SLOBracket
+    n_runs: int
+    run_statuses: tuple[tuple[str, float, str, str], ...] = ()
+
+    @property
+    def label(self) -> str:
+        return ", ".join(level_text(v) for v in self.key) or "all runs"
+
+    @property
+    def verdict(self) -> str:
+        """The bracket's verdict: ``bracketed`` (a pass, then a fail at the next rate tested
+        above it), ``inconclusive between`` (rates between the last pass and the first fail
+        are inconclusive), ``inconclusive above`` (no rate failed, and the rates above the
+        last pass are inconclusive: run more there), ``open above`` (every rate passed: test
+        higher rates), ``none passed`` or ``not monotone`` (a pass above a fail: repeat)."""
+        b = self.bracket
+        if not b.monotone:
+            return "not monotone"
+        if b.last_pass_rps is None:
+            return "none passed"
+        if b.first_fail_rps is None:
+            return "inconclusive above" if self.inconclusive_rps else "open above"
+        return "inconclusive between" if self.inconclusive_rps else "bracketed"
+
+    @property
+    def inconclusive_rps(self) -> tuple[float, ...]:
+        """The inconclusive rates the bracket leaves open: above the last pass (from the
+        lowest rate without one) and below the first fail (every one above without one)."""
+        b = self.bracket
+        low = -math.inf if b.last_pass_rps is None else b.last_pass_rps
+        high = math.inf if b.first_fail_rps is None else b.first_fail_rps
+        return tuple(v.rate_rps for v in b.rates
+                     if v.verdict == "inconclusive" and low < v.rate_rps < high)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the bracket rests on: its own warnings, then those of the offered rates that
+        decide it (every rate up to its first failing one): why a rate did not pass (a run
+        not keeping up, an interval holding the SLO) and what its interval assumes."""
+        b = self.bracket
+        limit = math.inf if b.first_fail_rps is None else b.first_fail_rps
+        out = list(b.warnings)
+        for v in b.rates:
+            if v.rate_rps <= limit:
+                if v.verdict != "pass":
+                    out.append(f"{fmt_num(v.rate_rps)} req/s: {v.reason}")
+                out += [w for w in v.warnings if not any(w in o for o in out)]
+        return tuple(dict.fromkeys(out))
+
+    def to_record(self) -> dict[str, Any]:
+        rec: dict[str, Any] = dict(zip(self.by, self.key, strict=True))
+        rec.update({"n_runs": self.n_runs,
+                    "last_pass_rps": _none_nan(self.bracket.last_pass_rps),
+                    "first_fail_rps": _none_nan(self.bracket.first_fail_rps),
+                    "monotone": self.bracket.monotone,
+                    "warnings": "; ".join(self.bracket.warnings)})
+        return rec
+
+    def verdict_records(self) -> list[dict[str, Any]]:
+        out = []
+        for v in self.bracket.rates:
+            rec: dict[str, Any] = dict(zip(self.by, self.key, strict=True))
+            rec.update({"rate_rps": v.rate_rps, "verdict": v.verdict, "n_runs": v.n_runs,
+                        "n_kept_up": v.n_kept_up, "n_short": v.n_short,
+                        "n_saturated": v.n_saturated, "n_failed": v.n_failed,
+                        "estimate_ms": v.estimate_ms,
+                        "ci_low_ms": v.ci_low_ms, "ci_high_ms": v.ci_high_ms,
+                        "method": v.method, "estimand": v.estimand,
+                        "runs_needed": v.runs_needed if v.runs_needed is not None else math.nan,
+                        "reason": v.reason, "warnings": "; ".join(v.warnings)})
+            out.append(rec)
+        return out
+
+
+def _none_nan(value: float | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class SloTable:
+    """Every configuration's :class:`SloBracket` under one SLO."""
+
+    brackets: tuple[SloBracket, ...]
+    slo_ms: float
+    percentile: float
+    confidence: float
+    warnings: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """The method, in a sentence a reader can paste into a paper."""
+        return (f"Each offered rate was judged against the objective p{self.percentile:g} < "
+                f"{self.slo_ms:g} ms: a pass when every run sustained the rate and the upper "
+                f"bound of the {self.confidence:.0%} across-runs interval lay below the "
+                "objective, a fail when a run did not sustain it, errors exceeded 1%, or the "
+                "lower bound lay above it, else inconclusive; the largest rate meeting it is "
+                "reported as the bracket [last pass, first fail].")
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per configuration: ``[last_pass_rps, first_fail_rps]`` and its warnings."""
+        return pd.DataFrame.from_records([b.to_record() for b in self.brackets])
+
+    def verdicts_frame(self) -> pd.DataFrame:
+        """One row per configuration and offered rate: the verdict and its interval."""
+        return pd.DataFrame.from_records([r for b in self.brackets for r in b.verdict_records()])
+
+    def run_status_frame(self) -> pd.DataFrame:
+        """One row per run: its configuration (the ``by`` columns), ``rate_rps``, ``run_id``,
+        and its ``status`` (ok, failed, saturated, short) with the ``reason``, as the verdicts
+        judged it."""
+        records = [{**dict(zip(b.by, b.key, strict=True)), "rate_rps": rate, "run_id": run_id,
+                    "status": status, "reason": reason}
+                   for b in self.brackets for run_id, rate, status, reason in b.run_statuses]
+        by = list(self.brackets[0].by) if self.brackets else []
+        return pd.DataFrame.from_records(
+            records, columns=[*by, "rate_rps", "run_id", "status", "reason"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"slo_ms": self.slo_ms, "percentile": self.percentile,
+                "confidence": self.confidence, "warnings": list(self.warnings),
+                "brackets": _records(self.to_frame()),
+                "verdicts": _records(self.verdicts_frame())}
+
+
+def _status_flags(statuses: Sequence[RunStatus]) -> dict[str, list[bool]]:
+    """Per run of one configuration, from its status under the run-status rule (as on the
+    latency page, :mod:`perfkit.analysis.latency`): ``in_doubt``, a shortfall it calls
+    ``short`` (the generator fell slightly short, latency like its peers' at the same rate),
+    not a failure; ``failed``, a run left out of the interval that fails its rate."""
+    return {"in_doubt": [s.status == SHORT for s in statuses],
+            "failed": [s.status == FAILED for s in statuses]}
+
+
+def _slo_bracket(by_cols: list[str], key: tuple, group: RunSet, slo_ms: float,
+                 percentile: float, confidence: float, seed: int,
+                 n_resamples: int) -> SloBracket:
+    statuses = percentile_statuses(group, percentile, peer_columns(group))
+    bracket = slo_bracket(list(group.runs), slo_ms, percentile, confidence, seed=seed,
+                          n_resamples=n_resamples, **_status_flags(statuses))
+    runs = tuple((str(r.run_id or r.source), float(r.target_rate_rps), s.status, s.reason)
+                 for r, s in zip(group.runs, statuses, strict=True))
+    return SloBracket(tuple(by_cols), key, bracket, len(group), runs)
+
+
+def slo_brackets(rows: RunSet, slo_ms: float, *, percentile: float = 99.0, by: Any = "auto",
+                 confidence: float = 0.95, seed: int = 0,
+                 n_resamples: int = 2000) -> SloTable:
+    """The SLO bracket of every configuration (connections is always part of it)."""
+    if not slo_ms or slo_ms <= 0:
+        raise UsageError("the SLO bracket needs a latency objective > 0 ms (--slo-ms)")
+    if not 1 < percentile <= 100:
+        raise UsageError(f"the percentile is on the 0-100 scale (99 for p99), got {percentile:g}")
+    rated = rows.frame["target_rate_rps"].notna().to_numpy() if "target_rate_rps" in \
+        rows.frame else np.zeros(len(rows), bool)
+    if not rated.any():
+        raise DataError("no run has a target rate: the SLO bracket needs wrk2 runs with -R")
+    notes = []
+    if (~rated).any():
+        notes.append(f"{int((~rated).sum())} run(s) without a target rate (closed loop) left out")
+        rows = rows.subset(rated)
+    by_cols = by_columns(rows, by)
+    if "connections" in rows.frame and "connections" not in by_cols:
+        by_cols.append("connections")
+    out = [_slo_bracket(by_cols, key, group, slo_ms, percentile, confidence, seed, n_resamples)
+           for key, group in split_groups(rows, by_cols)]
+    return SloTable(tuple(out), slo_ms, percentile, confidence, tuple(notes))
