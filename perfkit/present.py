@@ -13,7 +13,6 @@ import math
 from collections.abc import Iterable, Sequence
 
 from perfkit.analysis import ComparisonTable
-from perfkit.analysis.caps import is_artefact
 from perfkit.analysis.effects import FactorialResult
 from perfkit.analysis.scaling import MODEL_NAMES, ScalingResult, ScalingTable, SloTable
 from perfkit.formatting import Footnotes, fmt_ci, fmt_num, fmt_p, level_text, pct, pct_change
@@ -158,7 +157,8 @@ def factorial(result: FactorialResult) -> list[Table]:
                  share, _p(r["p_value"])]
         if result.per:
             cells.append(_p(r.get("p_value_holm")))
-        cells.append(_verdict(r["verdict"], result.level_warnings.get(keys[i], ()), notes))
+        cells.append(_verdict(r["verdict"], result.level_warnings.get(keys[i], ())
+                              if not error else (), notes))
         rows.append(tuple(cells))
     out = [Table(tuple(cols), tuple(rows), title, tuple(notes.texts))]
     if len(result.simple_effects):
@@ -167,8 +167,9 @@ def factorial(result: FactorialResult) -> list[Table]:
 
 
 def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes) -> str:
-    """A verdict, with the mark of the cap warnings when it is an artefact."""
-    return f"{verdict} {notes.mark(warnings)}".rstrip() if is_artefact(verdict) else verdict
+    """A verdict, with the mark of its cap warnings (an artefact, or a count or rate a cap
+    affects)."""
+    return f"{verdict} {notes.mark(warnings)}".rstrip() if warnings else verdict
 
 
 def _simple(result: FactorialResult) -> Table:
@@ -181,7 +182,7 @@ def _simple(result: FactorialResult) -> Table:
     rows = [(*(level_text(r[c]) for c in result.per), r["factor"], r["at"],
              fmt_num(r["effect"], 3), f"[{fmt_num(r['ci_low'], 3)}, {fmt_num(r['ci_high'], 3)}]",
              _p(r["p_value"]), _p(r["p_value_holm"]), str(r["n_runs"]),
-             _verdict(r["verdict"], result.level_warnings.get(r["level_key"], ()), notes))
+             _verdict(r["verdict"], r["warnings"], notes))
             for _, r in s.iterrows()]
     return Table(tuple(cols), tuple(rows), "simple effects (each factor at each level of the "
                  "other, where the interaction is significant; Holm over the levels of the "

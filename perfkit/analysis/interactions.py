@@ -12,9 +12,11 @@ reports.
   interaction itself only says that they depend on each other: the simple effects replace
   all three.
 
-Every effect, main or simple, is an artefact (:func:`perfkit.analysis.caps.artefact`) when
-the runs it is computed from hold values on a known timeout cap: its verdict says so instead
-of ``better``/``worse``/``~``.
+Every effect, main or simple, is checked against the known timeout caps over the runs it is
+computed from (:func:`perfkit.analysis.caps.cap_check`): a latency effect from runs whose
+requests waited for a timeout is an artefact (its verdict says so instead of
+``better``/``worse``/``~``); a throughput effect from such runs keeps its verdict and is
+flagged ``cap_affected``; both carry the cap ``warnings``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.caps import artefact, caps_hit, is_artefact
+from perfkit.analysis.caps import artefact, cap_check, is_artefact
 from perfkit.analysis.compare import BETTER, NO_CHANGE, WORSE
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import rows_at
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
 
 #: the columns of :func:`headline_rows` after the ``per`` columns
 HEADLINE_COLUMNS = ("level_key", "term", "at", "estimate", "ci_low", "ci_high", "p_value",
-                    "significant", "verdict", "n_runs", "size")
+                    "significant", "verdict", "n_runs", "cap_affected", "warnings", "size")
 
 
 def direction(metric: Metric, effect: float) -> str:
@@ -50,9 +52,9 @@ def direction(metric: Metric, effect: float) -> str:
 
 def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
     """The simple effects of every significant two-factor interaction (module docstring): one
-    row each, with ``p_value`` (raw), ``p_value_holm``, ``significant``, ``verdict`` and
-    ``on_timeout_cap``."""
-    found, caps = [], []
+    row each, with ``p_value`` (raw), ``p_value_holm``, ``significant``, ``verdict``,
+    ``on_timeout_cap``, ``cap_affected`` and ``warnings`` (the cap warnings of its runs)."""
+    found, checks = [], []
     t = result.effects
     pcol = result.p_column()
     for _, r in t[t["term"].str.count(":") == 1].iterrows():
@@ -64,7 +66,7 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
             for level in (result.coding[other]["low"], result.coding[other]["high"]):
                 sub = at.subset(match(at.frame[other], [level_text(level)]))
                 found.append(_simple_row(sub, factor, other, level, r["by"], r["term"], result))
-                caps.append(caps_hit(sub, result.metric))
+                checks.append(cap_check(sub, result.metric))
     frame = pd.DataFrame(found)
     if not len(frame):
         return frame
@@ -79,9 +81,12 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
     scale = [math.log(e) if result.log and e > 0 else e for e in frame["effect"]]
     frame["p_value_holm"] = holm
     frame["significant"] = significant
-    frame["verdict"] = [artefact(c) if c else direction(result.metric, e) if s else NO_CHANGE
-                        for c, e, s in zip(caps, scale, significant, strict=True)]
-    frame["on_timeout_cap"] = [bool(c) for c in caps]
+    frame["verdict"] = [artefact(c.caps_ms) if c.caps_ms else direction(result.metric, e)
+                        if s else NO_CHANGE for c, e, s in zip(checks, scale, significant,
+                                                               strict=True)]
+    frame["on_timeout_cap"] = [bool(c.caps_ms) for c in checks]
+    frame["cap_affected"] = [bool(c.affected_ms) for c in checks]
+    frame["warnings"] = [c.warnings for c in checks]
     return frame
 
 
@@ -108,8 +113,9 @@ def headline_rows(result: FactorialResult) -> pd.DataFrame:
     the ``per`` columns, then :data:`HEADLINE_COLUMNS`: ``term`` (a factor or an
     interaction), ``at`` (``"cache=ram"`` for a simple effect, else empty), ``estimate``,
     ``ci_low``, ``ci_high`` (ratios high / low on logs, else in the metric's unit), ``p_value``
-    (the one the verdict reads, Holm-adjusted), ``significant``, ``verdict``, ``n_runs`` and
-    ``size`` (|log ratio| on logs, else |effect|)."""
+    (the one the verdict reads, Holm-adjusted), ``significant``, ``verdict``, ``n_runs``,
+    ``cap_affected`` and ``warnings`` (the cap warnings of its runs) and ``size`` (|log
+    ratio| on logs, else |effect|)."""
     frame = result.effect_frame()
     est = (("ratio", "ratio_ci_low", "ratio_ci_high") if result.log else
            tuple(f"effect{s}{result.metric.suffix}" for s in ("", "_ci_low", "_ci_high")))
@@ -119,7 +125,9 @@ def headline_rows(result: FactorialResult) -> pd.DataFrame:
                          "ci_low": frame[est[1]], "ci_high": frame[est[2]],
                          "p_value": frame[result.p_column()],
                          "significant": frame["significant"], "verdict": frame["verdict"],
-                         "n_runs": [result.level_runs.get(k, result.n_runs) for k in keys]})
+                         "n_runs": [result.level_runs.get(k, result.n_runs) for k in keys],
+                         "cap_affected": frame["cap_affected"],
+                         "warnings": [tuple(result.level_warnings.get(k, ())) for k in keys]})
     s = result.simple_effects
     if len(s):
         gone = {(_key(k), t) for k, f, i in zip(s["level_key"], s["factor"], s["interaction"],
@@ -129,7 +137,8 @@ def headline_rows(result: FactorialResult) -> pd.DataFrame:
                                "term": s["factor"], "at": s["at"], "estimate": s["effect"],
                                "ci_low": s["ci_low"], "ci_high": s["ci_high"],
                                "p_value": s["p_value_holm"], "significant": s["significant"],
-                               "verdict": s["verdict"], "n_runs": s["n_runs"]})
+                               "verdict": s["verdict"], "n_runs": s["n_runs"],
+                               "cap_affected": s["cap_affected"], "warnings": s["warnings"]})
         order = {k: i for i, k in enumerate(dict.fromkeys(map(_key, keys)))}
         both = pd.concat([main, simple], ignore_index=True)
         main = both.iloc[np.argsort([order[_key(k)] for k in both["level_key"]], kind="stable")]

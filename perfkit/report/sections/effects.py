@@ -26,6 +26,9 @@ from perfkit.report.nb import Answer
 
 #: the largest significant effects the report index lists
 MAX_HEADLINE_EFFECTS = 6
+#: the forest plots' width, in column widths: room for the labels, the values beside the axis
+#: and the legend (its cap markers)
+FOREST_WIDTH = 1.6
 
 
 def ab_tables(rows: RunSet, factors: Sequence[str], metrics: Sequence[str],
@@ -69,7 +72,7 @@ def display_frame(table: ComparisonTable) -> pd.DataFrame:
 
 def forest_rows(result: FactorialResult) -> pd.DataFrame:
     """The effect rows (:meth:`FactorialResult.effect_frame`: ratio and CI, ``significant``,
-    ``verdict``) labelled for a forest plot (``label``, ``level``)."""
+    ``verdict``, ``cap_affected``) labelled for a forest plot (``label``, ``level``)."""
     rows = result.effect_frame()
     return _labelled(result, rows.assign(artefact=[is_artefact(v) for v in rows["verdict"]]))
 
@@ -162,8 +165,7 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
         caveats.append(f"{both} interact{where}: each factor's effect depends on the other's "
                        "level, so its simple effects (at each level of the other) are reported, "
                        "not its main effect")
-    if is_artefact(r["verdict"]):
-        caveats += result.level_warnings.get(r["level_key"], ())
+    caveats += r["warnings"]  # the cap warnings of its runs: artefact or affected
     if result.log:
         value = f"x{fmt_ci(r['estimate'], r['ci_low'], r['ci_high'])} (high / low)"
     else:
@@ -176,13 +178,17 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
 def _ab_answer(table: ComparisonTable) -> Answer:
     names = {"~": "no significant change"}
     counts = ", ".join(f"{names.get(v, v)}: {n}" for v, n in table.verdict_counts().items())
-    capped = table.capped_rows()
-    if capped:
-        caps = sorted({c for r in capped for c in r.caps_ms})
-        counts += (f" ({len(capped)} of them from values on the "
-                   f"{' and '.join(f'{c:g}' for c in caps)} ms cap: artefacts)")
+    capped, affected = table.capped_rows(), table.cap_affected_rows()
+    for rows, caps, what in ((capped, "caps_ms", "from values on the {} ms cap: artefacts"),
+                             (affected, "cap_affected_ms",
+                              "from runs whose requests waited for the {} ms cap: affected "
+                              "by it")):
+        if rows:
+            found = sorted({c for r in rows for c in getattr(r, caps)})
+            counts += (f" ({len(rows)} of them "
+                       f"{what.format(' and '.join(f'{c:g}' for c in found))})")
     note = table.not_testable_note()
-    warnings = [*([note] if note else []), *dict.fromkeys(w for r in capped
+    warnings = [*([note] if note else []), *dict.fromkeys(w for r in (*capped, *affected)
                                                           for w in r.cap_warnings)]
     return Answer(f"A/B: each factor high vs low, {table.metric.label}", counts, "",
                   f"{table.family} comparisons of {row_runs(table)} runs",
@@ -200,10 +206,11 @@ def forest_figure(result: FactorialResult, palette=None, threshold: float | None
 
     rows = forest_rows(result)
     levels = list(dict.fromkeys(rows["level"]))
-    fig, ax = plots.figure(height_in=plots.forest_height_in(len(rows), len(levels)))
+    fig, ax = plots.figure(height_in=plots.forest_height_in(len(rows), len(levels)),
+                           width_in=plots.style.WIDTH_IN * FOREST_WIDTH)
     plots.forest(rows, ax, plots.label(f"effect on {result.metric.label}", "ratio"),
                  label="label", by="level", legend_title=", ".join(result.per) or None,
-                 significant="significant", artefact="artefact",
+                 significant="significant", artefact="artefact", caution="cap_affected",
                  threshold=threshold)
     return fig
 
