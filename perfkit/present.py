@@ -135,6 +135,7 @@ def factorial(result: FactorialResult) -> list[Table]:
              f"{pct(result.confidence)} t CIs (error df {', '.join(map(str, dfs))}){per}{block}"
              f"\ncoding (low -> high): {coding}")
     frame, keys = result.to_frame(), result.effects["by"].to_numpy()  # aligned row by row
+    mde = result.detectable()
     est = (("ratio", "ratio_ci_low", "ratio_ci_high") if result.log else
            tuple(f"effect{s}{result.metric.suffix}" for s in ("", "_ci_low", "_ci_high")))
     cols = [Column(c) for c in result.per] + [
@@ -158,7 +159,7 @@ def factorial(result: FactorialResult) -> list[Table]:
         if result.per:
             cells.append(_p(r.get("p_value_holm")))
         cells.append(_verdict(r["verdict"], result.level_warnings.get(keys[i], ())
-                              if not error else (), notes))
+                              if not error else (), notes, mde[i]))
         rows.append(tuple(cells))
     out = [Table(tuple(cols), tuple(rows), title, tuple(notes.texts))]
     if len(result.simple_effects):
@@ -166,9 +167,12 @@ def factorial(result: FactorialResult) -> list[Table]:
     return out
 
 
-def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes) -> str:
+def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes, mde=None) -> str:
     """A verdict, with the mark of its cap warnings (an artefact, or a count or rate a cap
-    affects)."""
+    affects); a ``~`` with the smallest effect the design could have detected, or why none
+    (``mde``: :class:`perfkit.stats.tpower.DetectableEffect`)."""
+    if verdict == "~" and mde is not None:
+        verdict = f"~ ({mde.statement})"
     return f"{verdict} {notes.mark(warnings)}".rstrip() if warnings else verdict
 
 
@@ -182,8 +186,8 @@ def _simple(result: FactorialResult) -> Table:
     rows = [(*(level_text(r[c]) for c in result.per), r["factor"], r["at"],
              fmt_num(r["effect"], 3), f"[{fmt_num(r['ci_low'], 3)}, {fmt_num(r['ci_high'], 3)}]",
              _p(r["p_value"]), _p(r["p_value_holm"]), str(r["n_runs"]),
-             _verdict(r["verdict"], r["warnings"], notes))
-            for _, r in s.iterrows()]
+             _verdict(r["verdict"], r["warnings"], notes, mde))
+            for (_, r), mde in zip(s.iterrows(), result.simple_detectable(), strict=True)]
     return Table(tuple(cols), tuple(rows), "simple effects (each factor at each level of the "
                  "other, where the interaction is significant; Holm over the levels of the "
                  "other factor)", tuple(notes.texts))

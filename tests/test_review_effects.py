@@ -2,7 +2,7 @@
 
 Expected values are computed here from the per-run columns (numpy/scipy), not by the code
 under test: F2 a run whose max sits on the 1 s SYN retransmission contaminates its tail (and
-throttles its throughput).
+throttles its throughput), F3 every "~" says what the design could have detected.
 """
 
 from __future__ import annotations
@@ -12,9 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import optimize
+from scipy import stats as sps
 
+from perfkit import present
 from perfkit.analysis import load_experiment
 from perfkit.report.sections import effects
+from perfkit.tables import render
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 FACTORS = ["keepalive", "cache"]
@@ -106,3 +110,31 @@ def test_f2_throughput_from_runs_that_waited_is_flagged_alike_everywhere(tuning)
     (answer,) = [a for a in found if a.question == question]
     assert answer.verdict == "better" and any("throttled" in w for w in answer.warnings)
     assert not any("throttled" in w for a in found if "= 16" in a.question for w in a.warnings)
+
+
+# -- F3 ----------------------------------------------------------------------------------------
+def test_f3_every_no_change_says_what_the_design_could_have_detected(tuning):
+    _, results, _, _ = tuning
+    p99 = results[0]
+    table = p99.to_frame()
+    (ka,) = table[(table["connections"] == 16) & (table["term"] == "keepalive")].itertuples()
+    assert ka.verdict == "~"
+    # by hand: se of the log ratio from its 95% t interval on 12 df, then the noncentral t
+    # (scipy) at Holm's first step over the 3 levels, 80% power
+    df, level = 12, 0.05 / 3
+    se = math.log(ka.ratio_ci_high / ka.ratio_ci_low) / (2 * sps.t.ppf(0.975, df))
+    crit = sps.t.ppf(1 - level / 2, df)
+    lam = optimize.brentq(lambda x: sps.nct.sf(crit, df, x) + sps.nct.cdf(-crit, df, x) - 0.8,
+                          0, 8)
+    assert ka.mde_ratio_high == pytest.approx(math.exp(lam * se), rel=1e-6)
+    assert ka.mde_ratio_low == pytest.approx(math.exp(-lam * se), rel=1e-6)
+    for result in results:
+        t = result.to_frame()
+        quiet = t[t["verdict"] == "~"]
+        assert len(quiet) and (quiet["mde_ratio_high"].notna() | (quiet["mde_note"] != "")).all()
+        s = result.simple_effects
+        quiet = s[s["verdict"] == "~"]
+        assert len(quiet) and (quiet["mde_high"].notna() | (quiet["mde_note"] != "")).all()
+        for shown in present.factorial(result):
+            text = render(shown, "text")
+            assert text.count("~ (could detect x") == text.count("~"), text

@@ -8,7 +8,9 @@
   at each level of the other; :mod:`perfkit.analysis.interactions`) with a note that the main
   effect is not interpretable alone. An effect on a latency computed from runs whose requests
   waited for a known timeout is an artefact, and its verdict says so; one on throughput keeps
-  its verdict with a warning that the cap affects it (:mod:`perfkit.analysis.caps`).
+  its verdict with a warning that the cap affects it (:mod:`perfkit.analysis.caps`). A ``~``
+  states the smallest ratio the design could have detected (80% power, Holm's first step
+  across levels; :func:`perfkit.stats.tpower.min_detectable_effect`) or why there is none.
 - :func:`headline_effects` / :func:`artefact_effects` (from :mod:`~perfkit.analysis.
   interactions`): the one rule for what a headline reports: simple effects in place of the
   main effects of interacting factors, artefacts apart.
@@ -29,17 +31,23 @@ import pandas as pd
 from perfkit.analysis import runstatus
 from perfkit.analysis.ab import ab_comparisons as ab_comparisons
 from perfkit.analysis.caps import artefact, cap_check
-from perfkit.analysis.compare import NO_CHANGE
+from perfkit.analysis.compare import NO_CHANGE, POWER
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import row_keys, rows_at
 from perfkit.analysis.interactions import artefact_effects as artefact_effects
-from perfkit.analysis.interactions import direction, headline_rows
+from perfkit.analysis.interactions import (
+    detectable,
+    detectables,
+    direction,
+    headline_rows,
+)
 from perfkit.analysis.interactions import headline_effects as headline_effects
 from perfkit.analysis.interactions import simple_effects as simple_effects
 from perfkit.analysis.metrics import Metric
 from perfkit.errors import PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.factorial_design import factorial
+from perfkit.stats.tpower import DetectableEffect
 
 NON_EFFECT_TERMS = ("error", "block")
 
@@ -97,7 +105,9 @@ class FactorialResult:
                 "effect on a latency computed from runs whose requests waited for a known "
                 "timeout (a latency on it, or a tail statistic of a run whose maximum is on it) "
                 "was reported as an artefact of it, not as a measured ratio, and one on a "
-                "throughput or count from such runs as affected by it.")
+                "throughput or count from such runs as affected by it; where no effect was "
+                "significant, the smallest one the design could have detected at "
+                f"{POWER:.0%} power (noncentral t, Holm's first step) is given.")
 
     def p_column(self) -> str:
         return "p_value_holm" if "p_value_holm" in self.effects else "p_value"
@@ -129,6 +139,24 @@ class FactorialResult:
         """The effects a reader can take alone: simple effects in place of interacting
         factors' main effects (:func:`perfkit.analysis.interactions.headline_rows`)."""
         return headline_rows(self)
+
+    def simple_detectable(self) -> list[DetectableEffect | None]:
+        """Per row of ``simple_effects``: as :meth:`detectable` (Holm's first step over the
+        levels of the other factor)."""
+        return detectables(self, self.simple_effects) if len(self.simple_effects) else []
+
+    def detectable(self) -> list[DetectableEffect | None]:
+        """Per row of ``effects``: for a ``~``, the smallest effect the design could have
+        detected at 80% power (Holm's first step over the term's levels), or why none;
+        None for another row."""
+        family = self.effects.groupby("term")["term"].transform("size") if self.per else \
+            pd.Series(1, index=self.effects.index)
+        low, high = (("ratio_ci_low", "ratio_ci_high") if self.log else ("ci_low", "ci_high"))
+        return [detectable(self, r[low], r[high], self.df_error.get(r["by"],
+                                                                   self.df_error.get(None)),
+                           int(n)) if v == NO_CHANGE else None
+                for (_, r), v, n in zip(self.effects.iterrows(), self.verdicts(), family,
+                                        strict=True)]
 
     def effect_frame(self) -> pd.DataFrame:
         """:meth:`to_frame` without the ``error``/``block`` rows, with ``level_key``: the level
@@ -185,6 +213,12 @@ class FactorialResult:
             for term, lv in zip(t["term"], levels, strict=True)]
         out["on_timeout_cap"] = [bool(self.level_caps_ms.get(lv)) for lv in levels]
         out["cap_affected"] = [bool(self.level_affected_ms.get(lv)) for lv in levels]
+        mde = self.detectable()
+        names = (("mde_ratio_high", "mde_ratio_low") if self.log else
+                 (f"mde_effect_high{self.metric.suffix}", f"mde_effect_low{self.metric.suffix}"))
+        out[names[0]] = [m.high if m and m.testable else math.nan for m in mde]
+        out[names[1]] = [m.low if m and m.testable else math.nan for m in mde]
+        out["mde_note"] = [m.reason if m and not m.testable else "" for m in mde]
         return out.reset_index(drop=True)
 
     def to_dict(self) -> dict[str, Any]:

@@ -16,7 +16,9 @@ Every effect, main or simple, is checked against the known timeout caps over the
 computed from (:func:`perfkit.analysis.caps.cap_check`): a latency effect from runs whose
 requests waited for a timeout is an artefact (its verdict says so instead of
 ``better``/``worse``/``~``); a throughput effect from such runs keeps its verdict and is
-flagged ``cap_affected``; both carry the cap ``warnings``.
+flagged ``cap_affected``; both carry the cap ``warnings``. A ``~`` states the smallest
+effect the design could have detected (:func:`perfkit.stats.tpower.min_detectable_effect`,
+80% power, Holm's first step over the effect's family) or why there is none.
 """
 
 from __future__ import annotations
@@ -29,13 +31,14 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis.caps import artefact, cap_check, is_artefact
-from perfkit.analysis.compare import BETTER, NO_CHANGE, WORSE
+from perfkit.analysis.compare import BETTER, NO_CHANGE, POWER, WORSE
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import rows_at
 from perfkit.analysis.metrics import Metric
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues
 from perfkit.stats.factorial_design import factorial
+from perfkit.stats.tpower import DetectableEffect, min_detectable_effect
 
 if TYPE_CHECKING:
     from perfkit.analysis.effects import FactorialResult
@@ -53,7 +56,9 @@ def direction(metric: Metric, effect: float) -> str:
 def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
     """The simple effects of every significant two-factor interaction (module docstring): one
     row each, with ``p_value`` (raw), ``p_value_holm``, ``significant``, ``verdict``,
-    ``on_timeout_cap``, ``cap_affected`` and ``warnings`` (the cap warnings of its runs)."""
+    ``on_timeout_cap``, ``cap_affected``, ``warnings`` (the cap warnings of its runs),
+    ``df_error``, ``holm_family`` (the simple effects its p is adjusted with) and, for a
+    ``~``, ``mde_high``/``mde_low`` (on the effect's scale) or ``mde_note`` (why none)."""
     found, checks = [], []
     t = result.effects
     pcol = result.p_column()
@@ -75,8 +80,10 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
                                                 frame["interaction"], strict=True)):
         families.setdefault((_key(key), factor, term), []).append(i)
     holm = np.full(len(frame), np.nan)
+    size = np.ones(len(frame), dtype=int)
     for idx in families.values():
         holm[idx] = adjust_pvalues(frame["p_value"].to_numpy(float)[idx], "holm")
+        size[idx] = len(idx)
     significant = holm < result.alpha
     scale = [math.log(e) if result.log and e > 0 else e for e in frame["effect"]]
     frame["p_value_holm"] = holm
@@ -87,7 +94,28 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
     frame["on_timeout_cap"] = [bool(c.caps_ms) for c in checks]
     frame["cap_affected"] = [bool(c.affected_ms) for c in checks]
     frame["warnings"] = [c.warnings for c in checks]
+    frame["holm_family"] = size
+    mde = detectables(result, frame)
+    frame["mde_high"] = [m.high if m and m.testable else math.nan for m in mde]
+    frame["mde_low"] = [m.low if m and m.testable else math.nan for m in mde]
+    frame["mde_note"] = [m.reason if m and not m.testable else "" for m in mde]
     return frame
+
+
+def detectables(result: FactorialResult, frame: pd.DataFrame) -> list[DetectableEffect | None]:
+    """Per simple effect of ``frame``: for a ``~``, the smallest effect the design could have
+    detected (:func:`detectable`, Holm's first step over its family), else None."""
+    return [detectable(result, r["ci_low"], r["ci_high"], r["df_error"], int(r["holm_family"]))
+            if r["verdict"] == NO_CHANGE else None for _, r in frame.iterrows()]
+
+
+def detectable(result: FactorialResult, ci_low: float, ci_high: float, df: int | None,
+               family: int) -> DetectableEffect:
+    """The smallest effect (on the reported scale) ``result``'s test of an effect with this
+    interval could detect at 80% power, at Holm's first step over ``family`` tests."""
+    return min_detectable_effect(ci_low, ci_high, df, confidence=result.confidence,
+                                 alpha=result.alpha, family_size=family, power=POWER,
+                                 log=result.log, unit="" if result.log else result.metric.unit)
 
 
 def _simple_row(sub: RunSet, factor: str, other: str, level: Any, key: Any, term: str,
@@ -96,6 +124,7 @@ def _simple_row(sub: RunSet, factor: str, other: str, level: Any, key: Any, term
     rest = [f for f in result.factors if f not in (factor, other)]
     table = factorial(sub.frame, [factor, *rest], result.metric.name, log=result.log,
                       confidence=result.confidence, levels=fixed)
+    df = table.attrs["df_error"]
     row = table[table["term"] == factor].iloc[0]
     col = "ratio" if result.log else "effect"
     low, high = ("ratio_ci_low", "ratio_ci_high") if result.log else ("ci_low", "ci_high")
@@ -104,7 +133,7 @@ def _simple_row(sub: RunSet, factor: str, other: str, level: Any, key: Any, term
                                              else (key,), strict=False)} if result.per else {})
     out.update({"factor": factor, "at": f"{other}={level_text(level)}", "interaction": term,
                 "effect": row[col], "ci_low": row[low], "ci_high": row[high],
-                "p_value": row["p_value"], "n_runs": len(sub)})
+                "p_value": row["p_value"], "n_runs": len(sub), "df_error": df})
     return out
 
 
