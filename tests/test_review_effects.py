@@ -1,8 +1,9 @@
-"""The tuning-effects page, third review, checked on the demo data.
+"""The tuning-effects page, third review (items F1-F3), checked on the demo data.
 
 Expected values are computed here from the per-run columns (numpy/scipy), not by the code
-under test: F2 a run whose max sits on the 1 s SYN retransmission contaminates its tail (and
-throttles its throughput), F3 every "~" says what the design could have detected.
+under test: F1 the forest plots show the simple effects where an interaction is significant,
+F2 a run whose max sits on the 1 s SYN retransmission contaminates its tail (and throttles its
+throughput), F3 every "~" says what the design could have detected.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from scipy import stats as sps
 
 from perfkit import present
 from perfkit.analysis import load_experiment
+from perfkit.analysis.effects import headline_effects
 from perfkit.report.sections import effects
 from perfkit.tables import render
 
@@ -41,6 +43,49 @@ def _ratio(frame, level, factor, other, other_level, col, drop=()):
     logs = np.log(at[col].to_numpy(float))
     off = (at[factor] == "none").to_numpy()
     return math.exp(logs[~off].mean() - logs[off].mean())
+
+
+# -- F1 ----------------------------------------------------------------------------------------
+def test_f1_forest_plots_show_simple_effects_where_an_interaction_is_significant(tuning):
+    rows, results, _, found = tuning
+    frame = rows.frame
+    for result in results:
+        forest = effects.forest_rows(result)
+        t = result.effects
+        for level in (16, 64, 256):
+            at = forest[forest["connections"] == level]
+            p = t[(t["by"] == level) & (t["term"] == "keepalive:cache")]["p_value_holm"]
+            split = bool(p.iloc[0] < 0.05)
+            assert split == (level != 16), (result.metric.name, level)  # the demo's design
+            mains = at[at["at"] == ""]
+            if not split:
+                assert set(mains["term"]) == {"keepalive", "cache", "keepalive:cache"}
+                continue
+            # no main effect of an interacting factor (cache 0.0505, keepalive 0.223 at 256)
+            assert list(mains["label"]) == ["keepalive × cache (interaction)"]
+            simple = at[at["at"] != ""]
+            assert len(simple) == 4
+            for r in simple.itertuples():
+                other, other_level = r.at.split("=")
+                expect = _ratio(frame, level, r.term, other, other_level, result.metric.name)
+                assert r.ratio == pytest.approx(expect, rel=1e-9)
+                assert r.label == f"{r.term} at {r.at}"
+    # "Other significant effects: N more (smaller)": every effect counted is on a forest plot
+    shown, more = headline_effects(results, effects.MAX_HEADLINE_EFFECTS)
+    everything, _ = headline_effects(results)
+    assert more == len(everything) - len(shown) > 0
+    for result, r in everything:
+        forest = effects.forest_rows(result)
+        hit = forest[(forest["connections"] == r["connections"]) & (forest["term"] == r["term"])
+                     & (forest["at"] == r["at"])]
+        assert len(hit) == 1 and hit["ratio"].iloc[0] == r["estimate"]
+        assert bool(hit["significant"].iloc[0])
+    (other,) = [a for a in found if a.question == "Other significant effects"]
+    assert other.answer == f"{more} more (smaller)"
+    fig = effects.forest_figure(results[0], None, 0.05)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert "cache at keepalive=keepalive" in labels and "keepalive at cache=ram" in labels
+    assert "simple effects" in effects.forest_caption(results[0])
 
 
 # -- F2 ----------------------------------------------------------------------------------------

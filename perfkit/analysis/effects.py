@@ -13,7 +13,8 @@
   across levels; :func:`perfkit.stats.tpower.min_detectable_effect`) or why there is none.
 - :func:`headline_effects` / :func:`artefact_effects` (from :mod:`~perfkit.analysis.
   interactions`): the one rule for what a headline reports: simple effects in place of the
-  main effects of interacting factors, artefacts apart.
+  main effects of interacting factors, artefacts apart; :meth:`FactorialResult.plot_rows`
+  the same rule for a forest plot, the interaction rows kept.
 - :func:`ab_comparisons` (:mod:`perfkit.analysis.ab`, re-exported here): each factor's high
   level against its low level, the other factors held at their low level, at each load level.
 """
@@ -40,6 +41,7 @@ from perfkit.analysis.interactions import (
     detectables,
     direction,
     headline_rows,
+    plot_rows,
 )
 from perfkit.analysis.interactions import headline_effects as headline_effects
 from perfkit.analysis.interactions import simple_effects as simple_effects
@@ -139,6 +141,11 @@ class FactorialResult:
         """The effects a reader can take alone: simple effects in place of interacting
         factors' main effects (:func:`perfkit.analysis.interactions.headline_rows`)."""
         return headline_rows(self)
+
+    def plot_rows(self) -> pd.DataFrame:
+        """The rows of a forest plot: :meth:`headline_rows` with the significant interactions
+        kept above their simple effects (:func:`perfkit.analysis.interactions.plot_rows`)."""
+        return plot_rows(self)
 
     def simple_detectable(self) -> list[DetectableEffect | None]:
         """Per row of ``simple_effects``: as :meth:`detectable` (Holm's first step over the

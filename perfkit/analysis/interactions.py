@@ -10,7 +10,8 @@ reports.
 - :func:`headline_rows`: the effects a reader can take alone. Where an interaction is
   significant, the main effects of its factors are not interpretable alone and the
   interaction itself only says that they depend on each other: the simple effects replace
-  all three.
+  all three. :func:`plot_rows` applies the same rule for a forest plot, keeping the
+  interaction row (flagged ``interaction``) above its simple effects.
 
 Every effect, main or simple, is checked against the known timeout caps over the runs it is
 computed from (:func:`perfkit.analysis.caps.cap_check`): a latency effect from runs whose
@@ -43,7 +44,8 @@ from perfkit.stats.tpower import DetectableEffect, min_detectable_effect
 if TYPE_CHECKING:
     from perfkit.analysis.effects import FactorialResult
 
-#: the columns of :func:`headline_rows` after the ``per`` columns
+#: the columns of :func:`headline_rows` after the ``per`` columns (:func:`plot_rows` adds
+#: ``interaction``)
 HEADLINE_COLUMNS = ("level_key", "term", "at", "estimate", "ci_low", "ci_high", "p_value",
                     "significant", "verdict", "n_runs", "cap_affected", "warnings", "size")
 
@@ -145,6 +147,18 @@ def headline_rows(result: FactorialResult) -> pd.DataFrame:
     (the one the verdict reads, Holm-adjusted), ``significant``, ``verdict``, ``n_runs``,
     ``cap_affected`` and ``warnings`` (the cap warnings of its runs) and ``size`` (|log
     ratio| on logs, else |effect|)."""
+    rows = _rows(result, keep_interactions=False)
+    return rows.drop(columns=["interaction"])
+
+
+def plot_rows(result: FactorialResult) -> pd.DataFrame:
+    """The rows of a forest plot: :func:`headline_rows`' rule (simple effects in place of
+    the main effects of interacting factors), with each significant interaction kept above
+    its simple effects, flagged by ``interaction``."""
+    return _rows(result, keep_interactions=True)
+
+
+def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
     frame = result.effect_frame()
     est = (("ratio", "ratio_ci_low", "ratio_ci_high") if result.log else
            tuple(f"effect{s}{result.metric.suffix}" for s in ("", "_ci_low", "_ci_high")))
@@ -156,18 +170,24 @@ def headline_rows(result: FactorialResult) -> pd.DataFrame:
                          "significant": frame["significant"], "verdict": frame["verdict"],
                          "n_runs": [result.level_runs.get(k, result.n_runs) for k in keys],
                          "cap_affected": frame["cap_affected"],
-                         "warnings": [tuple(result.level_warnings.get(k, ())) for k in keys]})
+                         "warnings": [tuple(result.level_warnings.get(k, ())) for k in keys],
+                         "interaction": False})
     s = result.simple_effects
     if len(s):
+        split = {(_key(k), i) for k, i in zip(s["level_key"], s["interaction"], strict=True)}
         gone = {(_key(k), t) for k, f, i in zip(s["level_key"], s["factor"], s["interaction"],
-                                                strict=True) for t in (f, i)}
+                                                strict=True)
+                for t in ((f,) if keep_interactions else (f, i))}
+        main["interaction"] = [(_key(k), t) in split for k, t in zip(keys, main["term"],
+                                                                     strict=True)]
         main = main[[(_key(k), t) not in gone for k, t in zip(keys, main["term"], strict=True)]]
         simple = pd.DataFrame({**{c: s[c] for c in result.per}, "level_key": s["level_key"],
                                "term": s["factor"], "at": s["at"], "estimate": s["effect"],
                                "ci_low": s["ci_low"], "ci_high": s["ci_high"],
                                "p_value": s["p_value_holm"], "significant": s["significant"],
                                "verdict": s["verdict"], "n_runs": s["n_runs"],
-                               "cap_affected": s["cap_affected"], "warnings": s["warnings"]})
+                               "cap_affected": s["cap_affected"], "warnings": s["warnings"],
+                               "interaction": False})
         order = {k: i for i, k in enumerate(dict.fromkeys(map(_key, keys)))}
         both = pd.concat([main, simple], ignore_index=True)
         main = both.iloc[np.argsort([order[_key(k)] for k in both["level_key"]], kind="stable")]
