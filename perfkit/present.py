@@ -14,7 +14,6 @@ import re
 from collections.abc import Iterable, Sequence
 
 from perfkit.analysis import ComparisonTable
-from perfkit.analysis.caps import is_artefact
 from perfkit.analysis.effects import FactorialResult
 from perfkit.formatting import (
     Footnotes,
@@ -148,6 +147,7 @@ def factorial(result: FactorialResult) -> list[Table]:
              f"{pct(result.confidence)} t CIs (error df {', '.join(map(str, dfs))}){per}{block}"
              f"\ncoding (low -> high): {coding}")
     frame, keys = result.to_frame(), result.effects["by"].to_numpy()  # aligned row by row
+    mde = result.detectable()
     est = (("ratio", "ratio_ci_low", "ratio_ci_high") if result.log else
            tuple(f"effect{s}{result.metric.suffix}" for s in ("", "_ci_low", "_ci_high")))
     cols = [Column(c) for c in result.per] + [
@@ -170,7 +170,8 @@ def factorial(result: FactorialResult) -> list[Table]:
                  share, _p(r["p_value"])]
         if result.per:
             cells.append(_p(r.get("p_value_holm")))
-        cells.append(_verdict(r["verdict"], result.level_warnings.get(keys[i], ()), notes))
+        cells.append(_verdict(r["verdict"], result.level_warnings.get(keys[i], ())
+                              if not error else (), notes, mde[i]))
         rows.append(tuple(cells))
     out = [Table(tuple(cols), tuple(rows), title, tuple(notes.texts))]
     if len(result.simple_effects):
@@ -178,9 +179,13 @@ def factorial(result: FactorialResult) -> list[Table]:
     return out
 
 
-def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes) -> str:
-    """A verdict, with the mark of the cap warnings when it is an artefact."""
-    return f"{verdict} {notes.mark(warnings)}".rstrip() if is_artefact(verdict) else verdict
+def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes, mde=None) -> str:
+    """A verdict, with the mark of its cap warnings (an artefact, or a count or rate a cap
+    affects); a ``~`` with the smallest effect the design could have detected, or why none
+    (``mde``: :class:`perfkit.stats.tpower.DetectableEffect`)."""
+    if verdict == "~" and mde is not None:
+        verdict = f"~ ({mde.statement})"
+    return f"{verdict} {notes.mark(warnings)}".rstrip() if warnings else verdict
 
 
 def _simple(result: FactorialResult) -> Table:
@@ -193,8 +198,8 @@ def _simple(result: FactorialResult) -> Table:
     rows = [(*(level_text(r[c]) for c in result.per), r["factor"], r["at"],
              fmt_sig(r["effect"]), f"[{fmt_sig(r['ci_low'])}, {fmt_sig(r['ci_high'])}]",
              _p(r["p_value"]), _p(r["p_value_holm"]), str(r["n_runs"]),
-             _verdict(r["verdict"], result.level_warnings.get(r["level_key"], ()), notes))
-            for _, r in s.iterrows()]
+             _verdict(r["verdict"], r["warnings"], notes, mde))
+            for (_, r), mde in zip(s.iterrows(), result.simple_detectable(), strict=True)]
     return Table(tuple(cols), tuple(rows), "simple effects (each factor at each level of the "
                  "other, where the interaction is significant; Holm over the levels of the "
                  "other factor)", tuple(notes.texts))

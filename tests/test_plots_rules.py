@@ -151,8 +151,9 @@ def test_model_curves_draw_runs_curves_and_a_band_when_given(models):
 
 # -- 4. forest plots --------------------------------------------------------------------------
 def test_forest_labels_row_blocks_and_prints_each_value_and_interval(factorial):
-    rows = effects.forest_rows(factorial)
-    fig, ax = plots.figure(height_in=plots.forest_height_in(len(rows), rows["level"].nunique()))
+    rows = effects.forest_rows(factorial)  # simple effects' labels: drawn as the page does
+    fig, ax = plots.figure(height_in=plots.forest_height_in(len(rows), rows["level"].nunique()),
+                           width_in=plots.style.WIDTH_IN * effects.FOREST_WIDTH)
     plots.forest(rows, ax, "effect on p99 latency (ratio)", label="label", by="level",
                  legend_title="connections", significant="significant", threshold=0.05)
     assert_publishable(fig)
@@ -397,8 +398,9 @@ def test_every_plot_function_is_publishable_and_described(sweep, sweep_rows, fac
                                                   legend="figure"),
         "drift": lambda ax: plots.drift(drift_frame, ax, by="experiment"),
     }
+    wide = {"forest": effects.FOREST_WIDTH}  # the page's width for the simple effects' labels
     for name, draw in draws.items():
-        fig, ax = plots.figure(height_in=3.4)
+        fig, ax = plots.figure(height_in=3.4, width_in=plots.style.WIDTH_IN * wide.get(name, 1))
         draw(ax)
         assert {k: v for k, v in checks.check(fig).items() if v} == {}, name
         text = plots.describe(fig)

@@ -1,35 +1,217 @@
-"""Effects and changes computed from values on a known timeout cap: artefacts, not ratios.
+"""Known timeout caps: the one rule for values on a cap, and what such runs do to each metric.
 
-A latency that sits on a known timeout (:data:`perfkit.analysis.validity.KNOWN_CAPS_MS`,
-within :data:`~perfkit.analysis.validity.CAP_TOLERANCE`: the rule of
-:func:`~perfkit.analysis.validity.value_caps`) measures the timeout, not the service. An
-effect or a change computed from such values is an artefact of the cap whatever its p-value:
-its verdict is :func:`artefact` (``"artefact: values on the 1000 ms cap"``).
+**On a cap.** A latency percentile sits on a known cap ``c`` (:data:`perfkit.analysis.
+validity.KNOWN_CAPS_MS`: the Linux SYN retransmission timeout of 1 s, wrk's 2 s timeout...)
+when ``|v - c| <= CAP_TOLERANCE * c`` (a timeout plus a little service time, printed to 3
+digits: wrk prints 1.01s). A run's ``latency_max_ms`` is one request: the timeout plus that
+request's own latency after the retry, so it sits on ``c`` when
+``c * (1 - CAP_TOLERANCE) <= max <= c * (1 + MAX_ABOVE_CAP)`` (up to 100 ms of its own
+latency at 1 s). :func:`cap_hits` is this rule; :func:`perfkit.analysis.validity.value_caps`
+(the threat) is built on it.
+
+**A run that waited for a timeout** has a value on a cap while its median is under
+:data:`SEPARATE_MODE` (a tenth) of that cap: most of its requests were served far below the
+timeout, so the values on it are a separate mode, requests that waited for it. (A run whose
+latency grew through the run, an open-loop generator's queue, has a median of the same order
+as its max: a value of its near a cap is not taken as one.)
+
+**What the caps do to a metric** (:func:`cap_check`):
+
+- a latency whose own value sits on a cap measures the cap: effects and changes computed
+  from it are **artefacts** of the cap, and their verdict says so (:func:`artefact`);
+- so are the tail statistics of a run that waited for a timeout. Let ``q_below`` be the
+  highest percentile it reports below the cap (0 when none is): at least ``q_below``% of its
+  requests did not wait, so its percentiles ``q >= q_below``, its max, mean and standard
+  deviation can measure the timeout as well as the service (a p99 of 649 ms against 30-39 ms
+  for its peers), while a percentile ``q < q_below`` is kept: the requests that waited move it
+  at most from the ``q``-th to the ``100 q / q_below``-th percentile of the others (wrk
+  reports p50-p99, so a run whose max alone is on the cap keeps p50-p90; one whose p99 is on
+  it keeps p50-p75);
+- a metric that is not a latency (throughput, a count) of a run that waited for a timeout is
+  measured, but its connections that waited served nothing meanwhile: its effects and
+  changes keep their verdict and carry a warning that they are **affected** by the cap (the
+  kernel's timeout and accept queue as well as the service), in every table and answer.
+
+A run whose requests genuinely take about the cap with a fast median cannot be told from one
+that waited for the timeout: it is flagged too, and its percentiles show it. A run whose
+values are all far from every cap is never flagged.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from perfkit.analysis.experiment import RunSet
-from perfkit.analysis.metrics import Metric
+from perfkit.analysis.metrics import Metric, percentile_of
 from perfkit.analysis.validity import CAP_TOLERANCE, KNOWN_CAPS_MS
 
 #: the start of every artefact verdict
 ARTEFACT = "artefact"
+#: a run's max latency up to this share above a cap sits on it (the timeout plus the
+#: request's own latency after the retry: up to 100 ms at 1 s)
+MAX_ABOVE_CAP = 2 * CAP_TOLERANCE
+#: the column holding a run's largest latency
+MAX_COLUMN = "latency_max_ms"
+#: latency statistics that one request waiting for a timeout can move arbitrarily
+WHOLE_RUN = ("latency_max_ms", "latency_mean_ms", "latency_stdev_ms")
+#: a run whose median is under this share of a cap it has a value on waited for the timeout
+SEPARATE_MODE = 0.1
+#: the column holding a run's median latency
+MEDIAN_COLUMN = "latency_p50_ms"
+
+
+@dataclasses.dataclass(frozen=True)
+class CapHit:
+    """One value on a known cap: the run, the column, the value and the cap (ms)."""
+
+    run_id: str
+    column: str
+    value_ms: float
+    cap_ms: float
+
+
+@dataclasses.dataclass(frozen=True)
+class CapCheck:
+    """What known caps do to one metric over some runs (module docstring): ``caps_ms``, the
+    caps its values are artefacts of (verdict :func:`artefact`); ``affected_ms``, the caps
+    that throttle a metric that is not a latency (verdict kept, with a warning); ``warnings``,
+    one sentence per cap naming its runs."""
+
+    caps_ms: tuple[float, ...] = ()
+    affected_ms: tuple[float, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.caps_ms or self.affected_ms)
+
+
+def on_cap(values: np.ndarray, column: str) -> np.ndarray:
+    """The known cap (ms) each value of ``column`` sits on, NaN where none (module docstring:
+    symmetric tolerance for a percentile, up to :data:`MAX_ABOVE_CAP` above for the max)."""
+    v = np.asarray(values, dtype=float)
+    above = MAX_ABOVE_CAP if column == MAX_COLUMN else CAP_TOLERANCE
+    out = np.full(v.shape, np.nan)
+    for cap in sorted(KNOWN_CAPS_MS, reverse=True):
+        hit = (v >= cap * (1 - CAP_TOLERANCE)) & (v <= cap * (1 + above))
+        out[hit] = cap
+    return out
+
+
+def latency_columns(rows: RunSet) -> list[str]:
+    """The columns a cap is looked for in: the latency percentiles and the max."""
+    return [c for c in rows.frame.columns
+            if (c.startswith("latency_p") and c.endswith("_ms")) or c == MAX_COLUMN]
+
+
+def cap_hits(rows: RunSet, columns: Sequence[str] | None = None) -> list[CapHit]:
+    """Every value of ``columns`` (default :func:`latency_columns`) on a known cap, run by
+    run: the one rule (module docstring)."""
+    cols = [c for c in (latency_columns(rows) if columns is None else columns)
+            if c in rows.frame]
+    ids = _ids(rows)
+    found = []
+    for col in cols:
+        values = pd.to_numeric(rows.frame[col], errors="coerce").to_numpy(dtype=float)
+        caps = on_cap(values, col)
+        found += [(i, CapHit(ids[i], col, float(values[i]), float(caps[i])))
+                  for i in np.flatnonzero(np.isfinite(caps))]
+    return [hit for _, hit in sorted(found, key=lambda item: item[0])]
+
+
+def _q_below(row: pd.Series, cap: float) -> float:
+    """The highest percentile ``row`` reports below ``cap``'s window (0 when none is)."""
+    found = [q for c in row.index if (q := percentile_of(c)) is not None
+             and not c.startswith("latency_uncorrected_")
+             and np.isfinite(v := float(pd.to_numeric(row[c], errors="coerce")))
+             and v < cap * (1 - CAP_TOLERANCE)]
+    return max(found, default=0.0)
+
+
+def waited(rows: RunSet, hits: Sequence[CapHit] | None = None) -> list[CapHit]:
+    """The cap hits of the runs that waited for a timeout (module docstring: a value on a cap
+    with a median under :data:`SEPARATE_MODE` of it)."""
+    hits = cap_hits(rows) if hits is None else hits
+    medians = dict(zip(_ids(rows), pd.to_numeric(rows.frame[MEDIAN_COLUMN], errors="coerce")
+                       if MEDIAN_COLUMN in rows.frame else [np.nan] * len(rows), strict=True))
+    return [h for h in hits if medians.get(h.run_id, np.nan) < SEPARATE_MODE * h.cap_ms]
+
+
+def tainting(rows: RunSet, metric: Metric) -> list[CapHit]:
+    """The cap hits that bear on ``metric`` over ``rows`` (module docstring): its own values
+    on a cap (a latency), and the hits of the runs that waited for a timeout whose ``metric``
+    that bears on."""
+    own = cap_hits(rows, [metric.name]) if metric.is_latency else []
+    found = waited(rows)
+    frame = dict(zip(_ids(rows), (r for _, r in rows.frame.iterrows()), strict=True))
+    by_run: dict[str, list[CapHit]] = {}
+    for h in found:
+        by_run.setdefault(h.run_id, []).append(h)
+    out = list(own)
+    for rid, hits in by_run.items():
+        if _bears(metric, hits, frame[rid]):
+            out += [h for h in hits if h not in own]
+    return out
+
+
+def _ids(rows: RunSet) -> list[str]:
+    return (rows.frame["run_id"].astype(str).tolist() if "run_id" in rows.frame
+            else [str(i) for i in range(len(rows))])
+
+
+def _bears(metric: Metric, hits: list[CapHit], row: pd.Series) -> bool:
+    """Whether a run that waited for the caps of ``hits`` taints ``metric`` (a percentile from
+    the highest one below the cap up, the max, mean and stdev; any metric not a latency)."""
+    if not metric.is_latency or metric.name in WHOLE_RUN:
+        return True
+    q = percentile_of(metric.name)
+    return q is not None and q >= _q_below(row, min(h.cap_ms for h in hits))
+
+
+def cap_check(rows: RunSet, metric: Metric, label: str = "") -> CapCheck:
+    """What known caps do to ``metric`` over ``rows`` (module docstring); ``label`` prefixes
+    the warnings (``"base"``)."""
+    hits = tainting(rows, metric)
+    if not hits:
+        return CapCheck()
+    caps = tuple(sorted({h.cap_ms for h in hits}))
+    warnings = tuple(_sentence(metric, cap, [h for h in hits if h.cap_ms == cap], label)
+                     for cap in caps)
+    return (CapCheck(caps, (), warnings) if metric.is_latency
+            else CapCheck((), caps, warnings))
+
+
+def _sentence(metric: Metric, cap: float, hits: list[CapHit], label: str) -> str:
+    runs: dict[str, list[str]] = {}
+    for h in hits:
+        runs.setdefault(h.run_id, []).append(f"{_short(h.column)} {h.value_ms:g}")
+    shown = "; ".join(f"{rid}: {', '.join(v)}" for rid, v in list(runs.items())[:4])
+    shown += " ..." if len(runs) > 4 else ""
+    head = (f"{label + ': ' if label else ''}{len(runs)} run(s) with latencies that sit on "
+            f"{cap:g} ms (a percentile within {CAP_TOLERANCE:.0%}, the max up to "
+            f"{MAX_ABOVE_CAP:.0%} above), {KNOWN_CAPS_MS[cap]} ({shown})")
+    if metric.is_latency:
+        return (f"{head}: {metric.name} of these runs measures the timeout as well as the "
+                "service (requests that waited for it); effects computed from them are "
+                "artefacts of it.")
+    return (f"{head}: connections that waited for the timeout served nothing meanwhile, so "
+            f"{metric.name} of these runs is throttled by it as well as by the service; "
+            "effects computed from them are affected by the cap (measured, not the "
+            "service's alone).")
+
+
+def _short(column: str) -> str:
+    """``latency_p99_ms`` -> ``p99``, ``latency_max_ms`` -> ``max``."""
+    return column.removeprefix("latency_").removesuffix("_ms")
 
 
 def caps_hit(rows: RunSet, metric: Metric) -> tuple[float, ...]:
-    """The known caps (ms) that some value of ``metric`` in ``rows`` sits on; none for a metric
-    that is not a latency."""
-    if not metric.is_latency or metric.name not in rows.frame:
-        return ()
-    v = pd.to_numeric(rows.frame[metric.name], errors="coerce").to_numpy(dtype=float)
-    return tuple(cap for cap in KNOWN_CAPS_MS
-                 if (np.abs(v - cap) <= CAP_TOLERANCE * cap).any())
+    """The known caps whose artefact ``metric`` is over ``rows`` (:func:`cap_check`); none for a
+    metric that is not a latency."""
+    return cap_check(rows, metric).caps_ms
 
 
 def artefact(caps: Sequence[float]) -> str:

@@ -30,13 +30,12 @@ import pandas as pd
 from scipy import stats as sps
 
 from perfkit.analysis import drift, runstatus
-from perfkit.analysis.caps import caps_hit
+from perfkit.analysis.caps import cap_check
 from perfkit.analysis.compare_notes import one_note_per_run, ranked_worst, status_notes
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.metrics import Metric
 from perfkit.analysis.tidy import not_finite
-from perfkit.analysis.validity import value_caps
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues, compare
 from perfkit.stats.comparison import Comparison
@@ -111,11 +110,14 @@ class ComparisonRow:
     #: per run of each side (in :func:`cell_runs` order): ranked worst (:func:`ranked_worst`)
     worst_base: tuple[bool, ...] = ()
     worst_new: tuple[bool, ...] = ()
-    #: the known timeout caps (ms) some value of the row sits on, either side: its change is
-    #: an artefact of the cap (:mod:`perfkit.analysis.caps`), not a measured ratio
+    #: the known timeout caps (ms) whose artefact the row's values are, either side: its
+    #: change is an artefact of the cap (:mod:`perfkit.analysis.caps`), not a measured ratio
     caps_ms: tuple[float, ...] = ()
-    #: those values, both sides together (:func:`~perfkit.analysis.validity.value_caps`)
+    #: the cap warnings of both sides together (:func:`perfkit.analysis.caps.cap_check`)
     cap_warnings: tuple[str, ...] = ()
+    #: the known caps that throttle the row's metric, not a latency (runs whose requests
+    #: waited for a timeout): its change is measured and carries :attr:`cap_warnings`
+    cap_affected_ms: tuple[float, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,6 +147,11 @@ class ComparisonTable:
     def capped_rows(self) -> list[ComparisonRow]:
         """The rows whose values sit on a known timeout cap (:attr:`ComparisonRow.caps_ms`)."""
         return [r for r in self.rows if r.caps_ms]
+
+    def cap_affected_rows(self) -> list[ComparisonRow]:
+        """The rows whose metric (not a latency) is throttled by a known timeout cap
+        (:attr:`ComparisonRow.cap_affected_ms`)."""
+        return [r for r in self.rows if r.cap_affected_ms]
 
     def row_sizes(self) -> list[tuple[int, int]]:
         """The distinct (base, new) run counts of the rows, in row order."""
@@ -206,6 +213,7 @@ class ComparisonTable:
                 "p_value_without_short": s.p_value if s else math.nan,
                 "verdict_without_short": row.sensitivity_verdict or "",
                 "on_timeout_cap": bool(row.caps_ms),
+                "cap_affected": bool(row.cap_affected_ms),
             })
             rec["warnings"] = "; ".join([*row.warnings, *not_finite(rec)])
             records.append(rec)
@@ -306,12 +314,13 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
                            n_runs[0], n_runs[1], warnings=tuple(notes))
 
 
-def _caps(cell: Cell, metric: Metric) -> tuple[tuple[float, ...], tuple[str, ...]]:
-    """The known caps the cell's values sit on, and their warning over both sides."""
+def _caps(cell: Cell, metric: Metric) -> tuple[tuple[float, ...], tuple[str, ...],
+                                              tuple[float, ...]]:
+    """The cap check of the cell's runs, both sides together (:func:`cap_check`)."""
     both = RunSet(pd.concat([cell.base.frame, cell.new.frame], ignore_index=True),
                   (*cell.base.runs, *cell.new.runs))
-    caps = caps_hit(both, metric)
-    return caps, tuple(value_caps(both, "", [metric.name])) if caps else ()
+    check = cap_check(both, metric)
+    return check.caps_ms, check.warnings, check.affected_ms
 
 
 def _detectable(cell: Cell, metric: Metric, alpha: float, family: int) -> MinDetectable | None:
@@ -346,7 +355,7 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
             len(rows), np.nan)
         sides.append((values, statuses))
     notes = [w for side, rows in (("base", b), ("new", n))
-             for w in value_caps(rows, side, [metric.name])] if metric.is_latency else []
+             for w in cap_check(rows, metric, side).warnings]
     failed = []
     for label, (_, statuses) in zip(("base", "new"), sides, strict=True):
         failed.append(ranked_worst(statuses, metric))

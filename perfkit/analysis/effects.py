@@ -6,11 +6,15 @@
   the whole design (:func:`usable_block`), failed runs left out and saturated runs kept with
   a warning, and, when an interaction is significant, the simple effects of its factors (each
   at each level of the other; :mod:`perfkit.analysis.interactions`) with a note that the main
-  effect is not interpretable alone. An effect computed from latencies on a known timeout cap
-  is an artefact, and its verdict says so (:mod:`perfkit.analysis.caps`).
+  effect is not interpretable alone. An effect on a latency computed from runs whose requests
+  waited for a known timeout is an artefact, and its verdict says so; one on throughput keeps
+  its verdict with a warning that the cap affects it (:mod:`perfkit.analysis.caps`). A ``~``
+  states the smallest ratio the design could have detected (80% power, Holm's first step
+  across levels; :func:`perfkit.stats.tpower.min_detectable_effect`) or why there is none.
 - :func:`headline_effects` / :func:`artefact_effects` (from :mod:`~perfkit.analysis.
   interactions`): the one rule for what a headline reports: simple effects in place of the
-  main effects of interacting factors, artefacts apart.
+  main effects of interacting factors, artefacts apart; :meth:`FactorialResult.plot_rows`
+  the same rule for a forest plot, the interaction rows kept.
 - :func:`ab_comparisons` (:mod:`perfkit.analysis.ab`, re-exported here): each factor's high
   level against its low level, the other factors held at their low level, at each load level.
 """
@@ -27,19 +31,25 @@ import pandas as pd
 
 from perfkit.analysis import runstatus
 from perfkit.analysis.ab import ab_comparisons as ab_comparisons
-from perfkit.analysis.caps import artefact, caps_hit
-from perfkit.analysis.compare import NO_CHANGE
+from perfkit.analysis.caps import artefact, cap_check
+from perfkit.analysis.compare import NO_CHANGE, POWER
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import row_keys, rows_at
 from perfkit.analysis.interactions import artefact_effects as artefact_effects
-from perfkit.analysis.interactions import direction, headline_rows
+from perfkit.analysis.interactions import (
+    detectable,
+    detectables,
+    direction,
+    headline_rows,
+    plot_rows,
+)
 from perfkit.analysis.interactions import headline_effects as headline_effects
 from perfkit.analysis.interactions import simple_effects as simple_effects
 from perfkit.analysis.metrics import Metric
-from perfkit.analysis.validity import value_caps
 from perfkit.errors import PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.factorial_design import factorial
+from perfkit.stats.tpower import DetectableEffect
 
 NON_EFFECT_TERMS = ("error", "block")
 
@@ -67,13 +77,18 @@ class FactorialResult:
     effects: pd.DataFrame
     simple_effects: pd.DataFrame
     warnings: tuple[str, ...] = ()
-    #: per level of ``per``: values sitting on a known timeout (artefacts driving effects)
+    #: per level of ``per``: the warnings of runs whose requests waited for a known timeout
+    #: (:func:`perfkit.analysis.caps.cap_check`: artefacts or, not a latency, affected)
     level_warnings: Mapping[Any, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     #: runs analysed at each level of ``per`` (``None``: all runs)
     level_runs: Mapping[Any, int] = dataclasses.field(default_factory=dict)
     #: per level of ``per``: the known caps (ms) some of its values sit on; every effect
     #: computed from that level's runs is an artefact (:func:`perfkit.analysis.caps.artefact`)
     level_caps_ms: Mapping[Any, tuple[float, ...]] = dataclasses.field(default_factory=dict)
+    #: per level of ``per``: the known caps that throttle the metric (not a latency) of some
+    #: of its runs; its effects keep their verdict and carry :attr:`level_warnings`
+    level_affected_ms: Mapping[Any, tuple[float, ...]] = dataclasses.field(
+        default_factory=dict)
 
     def describe(self) -> str:
         """The method, in a sentence a reader can paste into a paper."""
@@ -89,8 +104,12 @@ class FactorialResult:
                 f"interaction was significant at alpha {self.alpha:g}, the simple effects of "
                 "its factors were estimated at each level of the other (Holm-adjusted over the "
                 "levels of the other factor) and reported in place of their main effects; an "
-                "effect computed from latencies on a known timeout was reported as an artefact "
-                "of it, not as a measured ratio.")
+                "effect on a latency computed from runs whose requests waited for a known "
+                "timeout (a latency on it, or a tail statistic of a run whose maximum is on it) "
+                "was reported as an artefact of it, not as a measured ratio, and one on a "
+                "throughput or count from such runs as affected by it; where no effect was "
+                "significant, the smallest one the design could have detected at "
+                f"{POWER:.0%} power (noncentral t, Holm's first step) is given.")
 
     def p_column(self) -> str:
         return "p_value_holm" if "p_value_holm" in self.effects else "p_value"
@@ -122,6 +141,29 @@ class FactorialResult:
         """The effects a reader can take alone: simple effects in place of interacting
         factors' main effects (:func:`perfkit.analysis.interactions.headline_rows`)."""
         return headline_rows(self)
+
+    def plot_rows(self) -> pd.DataFrame:
+        """The rows of a forest plot: :meth:`headline_rows` with the significant interactions
+        kept above their simple effects (:func:`perfkit.analysis.interactions.plot_rows`)."""
+        return plot_rows(self)
+
+    def simple_detectable(self) -> list[DetectableEffect | None]:
+        """Per row of ``simple_effects``: as :meth:`detectable` (Holm's first step over the
+        levels of the other factor)."""
+        return detectables(self, self.simple_effects) if len(self.simple_effects) else []
+
+    def detectable(self) -> list[DetectableEffect | None]:
+        """Per row of ``effects``: for a ``~``, the smallest effect the design could have
+        detected at 80% power (Holm's first step over the term's levels), or why none;
+        None for another row."""
+        family = self.effects.groupby("term")["term"].transform("size") if self.per else \
+            pd.Series(1, index=self.effects.index)
+        low, high = (("ratio_ci_low", "ratio_ci_high") if self.log else ("ci_low", "ci_high"))
+        return [detectable(self, r[low], r[high], self.df_error.get(r["by"],
+                                                                   self.df_error.get(None)),
+                           int(n)) if v == NO_CHANGE else None
+                for (_, r), v, n in zip(self.effects.iterrows(), self.verdicts(), family,
+                                        strict=True)]
 
     def effect_frame(self) -> pd.DataFrame:
         """:meth:`to_frame` without the ``error``/``block`` rows, with ``level_key``: the level
@@ -176,7 +218,14 @@ class FactorialResult:
         out["interpretable_alone"] = [
             term not in NON_EFFECT_TERMS and self.interpretable(term, lv)
             for term, lv in zip(t["term"], levels, strict=True)]
-        out["on_timeout_cap"] = [lv in self.level_warnings for lv in levels]
+        out["on_timeout_cap"] = [bool(self.level_caps_ms.get(lv)) for lv in levels]
+        out["cap_affected"] = [bool(self.level_affected_ms.get(lv)) for lv in levels]
+        mde = self.detectable()
+        names = (("mde_ratio_high", "mde_ratio_low") if self.log else
+                 (f"mde_effect_high{self.metric.suffix}", f"mde_effect_low{self.metric.suffix}"))
+        out[names[0]] = [m.high if m and m.testable else math.nan for m in mde]
+        out[names[1]] = [m.low if m and m.testable else math.nan for m in mde]
+        out["mde_note"] = [m.reason if m and not m.testable else "" for m in mde]
         return out.reset_index(drop=True)
 
     def to_dict(self) -> dict[str, Any]:
@@ -244,15 +293,19 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
     result = FactorialResult(metric, tuple(factors), tuple(per), log, confidence, alpha, used,
                              dict(table.attrs["coding"]), df_error, len(rows), table,
                              pd.DataFrame(), tuple(warnings))
-    caps, caps_ms, counts = {}, {}, {}
+    caps, caps_ms, affected, counts = {}, {}, {}, {}
     for key in (table["by"].drop_duplicates() if per else [None]):
         at = rows_at(rows, per, key)
         counts[key] = len(at)
-        found = value_caps(at, "", [metric.name]) if metric.is_latency else []
-        if found:
-            caps[key], caps_ms[key] = tuple(found), caps_hit(at, metric)
+        check = cap_check(at, metric)
+        if check:
+            caps[key] = check.warnings
+        if check.caps_ms:
+            caps_ms[key] = check.caps_ms
+        if check.affected_ms:
+            affected[key] = check.affected_ms
     result = dataclasses.replace(result, level_warnings=caps, level_runs=counts,
-                                 level_caps_ms=caps_ms)
+                                 level_caps_ms=caps_ms, level_affected_ms=affected)
     warnings_all = list(result.warnings) + [w for ws in caps.values() for w in ws]
     return dataclasses.replace(result, simple_effects=simple_effects(rows, result),
                                warnings=tuple(warnings_all))

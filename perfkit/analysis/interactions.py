@@ -10,11 +10,16 @@ reports.
 - :func:`headline_rows`: the effects a reader can take alone. Where an interaction is
   significant, the main effects of its factors are not interpretable alone and the
   interaction itself only says that they depend on each other: the simple effects replace
-  all three.
+  all three. :func:`plot_rows` applies the same rule for a forest plot, keeping the
+  interaction row (flagged ``interaction``) above its simple effects.
 
-Every effect, main or simple, is an artefact (:func:`perfkit.analysis.caps.artefact`) when
-the runs it is computed from hold values on a known timeout cap: its verdict says so instead
-of ``better``/``worse``/``~``.
+Every effect, main or simple, is checked against the known timeout caps over the runs it is
+computed from (:func:`perfkit.analysis.caps.cap_check`): a latency effect from runs whose
+requests waited for a timeout is an artefact (its verdict says so instead of
+``better``/``worse``/``~``); a throughput effect from such runs keeps its verdict and is
+flagged ``cap_affected``; both carry the cap ``warnings``. A ``~`` states the smallest
+effect the design could have detected (:func:`perfkit.stats.tpower.min_detectable_effect`,
+80% power, Holm's first step over the effect's family) or why there is none.
 """
 
 from __future__ import annotations
@@ -26,21 +31,23 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.caps import artefact, caps_hit, is_artefact
-from perfkit.analysis.compare import BETTER, NO_CHANGE, WORSE
+from perfkit.analysis.caps import artefact, cap_check, is_artefact
+from perfkit.analysis.compare import BETTER, NO_CHANGE, POWER, WORSE
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import rows_at
 from perfkit.analysis.metrics import Metric
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues
 from perfkit.stats.factorial_design import factorial
+from perfkit.stats.tpower import DetectableEffect, min_detectable_effect
 
 if TYPE_CHECKING:
     from perfkit.analysis.effects import FactorialResult
 
-#: the columns of :func:`headline_rows` after the ``per`` columns
+#: the columns of :func:`headline_rows` after the ``per`` columns (:func:`plot_rows` adds
+#: ``interaction``)
 HEADLINE_COLUMNS = ("level_key", "term", "at", "estimate", "ci_low", "ci_high", "p_value",
-                    "significant", "verdict", "n_runs", "size")
+                    "significant", "verdict", "n_runs", "cap_affected", "warnings", "size")
 
 
 def direction(metric: Metric, effect: float) -> str:
@@ -50,9 +57,11 @@ def direction(metric: Metric, effect: float) -> str:
 
 def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
     """The simple effects of every significant two-factor interaction (module docstring): one
-    row each, with ``p_value`` (raw), ``p_value_holm``, ``significant``, ``verdict`` and
-    ``on_timeout_cap``."""
-    found, caps = [], []
+    row each, with ``p_value`` (raw), ``p_value_holm``, ``significant``, ``verdict``,
+    ``on_timeout_cap``, ``cap_affected``, ``warnings`` (the cap warnings of its runs),
+    ``df_error``, ``holm_family`` (the simple effects its p is adjusted with) and, for a
+    ``~``, ``mde_high``/``mde_low`` (on the effect's scale) or ``mde_note`` (why none)."""
+    found, checks = [], []
     t = result.effects
     pcol = result.p_column()
     for _, r in t[t["term"].str.count(":") == 1].iterrows():
@@ -64,7 +73,7 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
             for level in (result.coding[other]["low"], result.coding[other]["high"]):
                 sub = at.subset(match(at.frame[other], [level_text(level)]))
                 found.append(_simple_row(sub, factor, other, level, r["by"], r["term"], result))
-                caps.append(caps_hit(sub, result.metric))
+                checks.append(cap_check(sub, result.metric))
     frame = pd.DataFrame(found)
     if not len(frame):
         return frame
@@ -73,16 +82,42 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
                                                 frame["interaction"], strict=True)):
         families.setdefault((_key(key), factor, term), []).append(i)
     holm = np.full(len(frame), np.nan)
+    size = np.ones(len(frame), dtype=int)
     for idx in families.values():
         holm[idx] = adjust_pvalues(frame["p_value"].to_numpy(float)[idx], "holm")
+        size[idx] = len(idx)
     significant = holm < result.alpha
     scale = [math.log(e) if result.log and e > 0 else e for e in frame["effect"]]
     frame["p_value_holm"] = holm
     frame["significant"] = significant
-    frame["verdict"] = [artefact(c) if c else direction(result.metric, e) if s else NO_CHANGE
-                        for c, e, s in zip(caps, scale, significant, strict=True)]
-    frame["on_timeout_cap"] = [bool(c) for c in caps]
+    frame["verdict"] = [artefact(c.caps_ms) if c.caps_ms else direction(result.metric, e)
+                        if s else NO_CHANGE for c, e, s in zip(checks, scale, significant,
+                                                               strict=True)]
+    frame["on_timeout_cap"] = [bool(c.caps_ms) for c in checks]
+    frame["cap_affected"] = [bool(c.affected_ms) for c in checks]
+    frame["warnings"] = [c.warnings for c in checks]
+    frame["holm_family"] = size
+    mde = detectables(result, frame)
+    frame["mde_high"] = [m.high if m and m.testable else math.nan for m in mde]
+    frame["mde_low"] = [m.low if m and m.testable else math.nan for m in mde]
+    frame["mde_note"] = [m.reason if m and not m.testable else "" for m in mde]
     return frame
+
+
+def detectables(result: FactorialResult, frame: pd.DataFrame) -> list[DetectableEffect | None]:
+    """Per simple effect of ``frame``: for a ``~``, the smallest effect the design could have
+    detected (:func:`detectable`, Holm's first step over its family), else None."""
+    return [detectable(result, r["ci_low"], r["ci_high"], r["df_error"], int(r["holm_family"]))
+            if r["verdict"] == NO_CHANGE else None for _, r in frame.iterrows()]
+
+
+def detectable(result: FactorialResult, ci_low: float, ci_high: float, df: int | None,
+               family: int) -> DetectableEffect:
+    """The smallest effect (on the reported scale) ``result``'s test of an effect with this
+    interval could detect at 80% power, at Holm's first step over ``family`` tests."""
+    return min_detectable_effect(ci_low, ci_high, df, confidence=result.confidence,
+                                 alpha=result.alpha, family_size=family, power=POWER,
+                                 log=result.log, unit="" if result.log else result.metric.unit)
 
 
 def _simple_row(sub: RunSet, factor: str, other: str, level: Any, key: Any, term: str,
@@ -91,6 +126,7 @@ def _simple_row(sub: RunSet, factor: str, other: str, level: Any, key: Any, term
     rest = [f for f in result.factors if f not in (factor, other)]
     table = factorial(sub.frame, [factor, *rest], result.metric.name, log=result.log,
                       confidence=result.confidence, levels=fixed)
+    df = table.attrs["df_error"]
     row = table[table["term"] == factor].iloc[0]
     col = "ratio" if result.log else "effect"
     low, high = ("ratio_ci_low", "ratio_ci_high") if result.log else ("ci_low", "ci_high")
@@ -99,7 +135,7 @@ def _simple_row(sub: RunSet, factor: str, other: str, level: Any, key: Any, term
                                              else (key,), strict=False)} if result.per else {})
     out.update({"factor": factor, "at": f"{other}={level_text(level)}", "interaction": term,
                 "effect": row[col], "ci_low": row[low], "ci_high": row[high],
-                "p_value": row["p_value"], "n_runs": len(sub)})
+                "p_value": row["p_value"], "n_runs": len(sub), "df_error": df})
     return out
 
 
@@ -108,8 +144,21 @@ def headline_rows(result: FactorialResult) -> pd.DataFrame:
     the ``per`` columns, then :data:`HEADLINE_COLUMNS`: ``term`` (a factor or an
     interaction), ``at`` (``"cache=ram"`` for a simple effect, else empty), ``estimate``,
     ``ci_low``, ``ci_high`` (ratios high / low on logs, else in the metric's unit), ``p_value``
-    (the one the verdict reads, Holm-adjusted), ``significant``, ``verdict``, ``n_runs`` and
-    ``size`` (|log ratio| on logs, else |effect|)."""
+    (the one the verdict reads, Holm-adjusted), ``significant``, ``verdict``, ``n_runs``,
+    ``cap_affected`` and ``warnings`` (the cap warnings of its runs) and ``size`` (|log
+    ratio| on logs, else |effect|)."""
+    rows = _rows(result, keep_interactions=False)
+    return rows.drop(columns=["interaction"])
+
+
+def plot_rows(result: FactorialResult) -> pd.DataFrame:
+    """The rows of a forest plot: :func:`headline_rows`' rule (simple effects in place of
+    the main effects of interacting factors), with each significant interaction kept above
+    its simple effects, flagged by ``interaction``."""
+    return _rows(result, keep_interactions=True)
+
+
+def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
     frame = result.effect_frame()
     est = (("ratio", "ratio_ci_low", "ratio_ci_high") if result.log else
            tuple(f"effect{s}{result.metric.suffix}" for s in ("", "_ci_low", "_ci_high")))
@@ -119,17 +168,26 @@ def headline_rows(result: FactorialResult) -> pd.DataFrame:
                          "ci_low": frame[est[1]], "ci_high": frame[est[2]],
                          "p_value": frame[result.p_column()],
                          "significant": frame["significant"], "verdict": frame["verdict"],
-                         "n_runs": [result.level_runs.get(k, result.n_runs) for k in keys]})
+                         "n_runs": [result.level_runs.get(k, result.n_runs) for k in keys],
+                         "cap_affected": frame["cap_affected"],
+                         "warnings": [tuple(result.level_warnings.get(k, ())) for k in keys],
+                         "interaction": False})
     s = result.simple_effects
     if len(s):
+        split = {(_key(k), i) for k, i in zip(s["level_key"], s["interaction"], strict=True)}
         gone = {(_key(k), t) for k, f, i in zip(s["level_key"], s["factor"], s["interaction"],
-                                                strict=True) for t in (f, i)}
+                                                strict=True)
+                for t in ((f,) if keep_interactions else (f, i))}
+        main["interaction"] = [(_key(k), t) in split for k, t in zip(keys, main["term"],
+                                                                     strict=True)]
         main = main[[(_key(k), t) not in gone for k, t in zip(keys, main["term"], strict=True)]]
         simple = pd.DataFrame({**{c: s[c] for c in result.per}, "level_key": s["level_key"],
                                "term": s["factor"], "at": s["at"], "estimate": s["effect"],
                                "ci_low": s["ci_low"], "ci_high": s["ci_high"],
                                "p_value": s["p_value_holm"], "significant": s["significant"],
-                               "verdict": s["verdict"], "n_runs": s["n_runs"]})
+                               "verdict": s["verdict"], "n_runs": s["n_runs"],
+                               "cap_affected": s["cap_affected"], "warnings": s["warnings"],
+                               "interaction": False})
         order = {k: i for i, k in enumerate(dict.fromkeys(map(_key, keys)))}
         both = pd.concat([main, simple], ignore_index=True)
         main = both.iloc[np.argsort([order[_key(k)] for k in both["level_key"]], kind="stable")]

@@ -219,24 +219,35 @@ def _body(exp: Experiment) -> str:
 
 def value_caps(rows: RunSet, name: str = "", columns: list[str] | None = None) -> list[str]:
     """Runs whose latency percentiles (or ``columns``) sit on a known timeout
-    (:data:`KNOWN_CAPS_MS`)."""
+    (:data:`KNOWN_CAPS_MS`), and, by default, runs whose max does while their median is far
+    below it (requests that waited for the timeout): the rules of
+    :func:`perfkit.analysis.caps.cap_hits` and :func:`~perfkit.analysis.caps.waited`, one
+    sentence per cap and kind."""
+    from perfkit.analysis.caps import MAX_ABOVE_CAP, MAX_COLUMN, SEPARATE_MODE, cap_hits, waited
+
     out = []
-    cols = columns if columns is not None else [
-        c for c in rows.frame.columns if c.startswith("latency_p") and c.endswith("_ms")]
-    cols = [c for c in cols if c in rows.frame]
+    hits = cap_hits(rows, columns)
+    tops_all = [h for h in waited(rows, hits) if h.column == MAX_COLUMN]
     for cap, why in KNOWN_CAPS_MS.items():
-        hits = []
-        for col in cols:
-            v = pd.to_numeric(rows.frame[col], errors="coerce").to_numpy(dtype=float)
-            on = np.abs(v - cap) <= CAP_TOLERANCE * cap
-            hits += [f"{rid} {col}" for rid, h in zip(rows.frame["run_id"], on, strict=True)
-                     if h]
-        if hits:
-            shown = ", ".join(hits[:4]) + (" ..." if len(hits) > 4 else "")
-            out.append(f"{name + ': ' if name else ''}{len(hits)} latency value(s) sit on "
+        at = [h for h in hits if h.cap_ms == cap and h.column != MAX_COLUMN]
+        if at:
+            shown = ", ".join(f"{h.run_id} {h.column}" for h in at[:4]) + (
+                " ..." if len(at) > 4 else "")
+            out.append(f"{name + ': ' if name else ''}{len(at)} latency value(s) sit on "
                        f"{cap:g} ms (within {CAP_TOLERANCE:.0%}), {why} ({shown}): they "
                        "measure the timeout, not the service; effects computed from them are "
                        "artefacts of it.")
+        tops = [h for h in tops_all if h.cap_ms == cap]
+        if tops:
+            shown = ", ".join(f"{h.run_id} {h.value_ms:g} ms" for h in tops[:4]) + (
+                " ..." if len(tops) > 4 else "")
+            out.append(f"{name + ': ' if name else ''}{len(tops)} run(s) have a max latency on "
+                       f"{cap:g} ms (from {1 - CAP_TOLERANCE:.0%} to {1 + MAX_ABOVE_CAP:.0%} "
+                       f"of it: the timeout plus the request's own latency) with a median "
+                       f"under {SEPARATE_MODE:.0%} of it, {why} ({shown}): requests of these "
+                       "runs waited for the timeout, so their tail latencies (from the highest "
+                       "percentile below the cap up, the max, the mean) measure it as well as "
+                       "the service, and their throughput is throttled by it.")
     return out
 
 

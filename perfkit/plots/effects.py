@@ -35,7 +35,7 @@ def forest(frame: pd.DataFrame, ax: Axes, xlabel: str, label: str = "term",
            significant: str | None = None, *, palette: Palette | None = None,
            threshold: float | None = None, xlim: tuple[float, float] | None = None,
            values: bool = True, digits: int = 3, blocks: bool = True,
-           artefact: str | None = None) -> Axes:
+           artefact: str | None = None, caution: str | None = None) -> Axes:
     """One row per effect: the point estimate and its CI, with a reference line at 1 (no effect).
 
     A filled marker means the effect is significant: the boolean column ``significant`` when
@@ -72,6 +72,10 @@ def forest(frame: pd.DataFrame, ax: Axes, xlabel: str, label: str = "term",
         Boolean column: effects computed from values on a known cap (a timeout): drawn as a
         cross, not as a filled or open marker, since they measure the cap, not the setting;
         the legend says so.
+    caution
+        Boolean column: effects measured on runs a known cap affects (throughput of runs whose
+        requests waited for a timeout): drawn as a diamond, filled or open like the others;
+        the legend says so.
     """
     rows = frame.reset_index(drop=True)
     levels = list(dict.fromkeys(rows[by])) if by else [None]
@@ -97,7 +101,8 @@ def forest(frame: pd.DataFrame, ax: Axes, xlabel: str, label: str = "term",
             cut += _interval(ax, v, v, y, lim, st["color"])  # an estimate beyond the axis
         name = f"{legend_title}: {key}" if legend_title else str(key)
         on_cap = bool(row[artefact]) if artefact else False
-        ax.plot([v], [y], marker="x" if on_cap else st["marker"], color=st["color"],
+        marker = "x" if on_cap else "D" if caution and bool(row[caution]) else st["marker"]
+        ax.plot([v], [y], marker=marker, color=st["color"],
                 linestyle="none", markerfacecolor=st["color"] if filled else "white",
                 markersize=5 if on_cap else 4, zorder=3,
                 label=name if by and key not in seen else None)
@@ -117,8 +122,10 @@ def forest(frame: pd.DataFrame, ax: Axes, xlabel: str, label: str = "term",
     if values:
         _value_column(ax, rows, layout, ypos, value, low, high, digits)
     n_cap = int(rows[artefact].astype(bool).sum()) if artefact else 0
+    n_caution = int((rows[caution].astype(bool) & ~(rows[artefact].astype(bool) if artefact
+                                                     else False)).sum()) if caution else 0
     _legend(ax, significant, threshold, None if headed or not by else (levels, styles),
-            legend_title, n_cap > 0)
+            legend_title, n_cap > 0, n_caution > 0)
     n_sig = sum(bool(rows.loc[i, significant]) and not (artefact and bool(rows.loc[i, artefact]))
                 for i in range(len(rows))) if significant else (
         int(((rows[low] > 1) | (rows[high] < 1)).sum()))
@@ -126,6 +133,7 @@ def forest(frame: pd.DataFrame, ax: Axes, xlabel: str, label: str = "term",
              + (f" in {len(levels)} blocks by {legend_title or by}" if headed else "")
              + f", {n_sig} significant (filled)"
              + (f", {n_cap} artefacts of a timeout cap (crosses)" if n_cap else "")
+             + (f", {n_caution} affected by a timeout cap (diamonds)" if n_caution else "")
              + (f", {cut} intervals cut at the axis edge (arrows)" if cut else ""))
     return ax
 
@@ -215,7 +223,7 @@ def _value_column(ax: Axes, rows: pd.DataFrame, layout: list[tuple], ypos: dict,
 
 
 def _legend(ax: Axes, significant: str | None, threshold: float | None, colours,
-            legend_title: str | None, capped: bool = False) -> None:
+            legend_title: str | None, capped: bool = False, caution: bool = False) -> None:
     rule = ("significant", "not significant") if significant else (
         "CI excludes 1", "CI includes 1")
     handles = [Line2D([], [], marker="o", color="black", linestyle="none", markersize=4),
@@ -226,6 +234,10 @@ def _legend(ax: Axes, significant: str | None, threshold: float | None, colours,
         handles.append(Line2D([], [], marker="x", color="black", linestyle="none",
                               markersize=5))
         labels.append("cross: artefact of a cap")
+    if caution:
+        handles.append(Line2D([], [], marker="D", color="black", linestyle="none",
+                              markersize=4))
+        labels.append("diamond: affected by a cap")
     if threshold:
         handles.append(Patch(color=GREY, alpha=0.3, linewidth=0))
         labels.append(f"within ±{threshold:.0%}")

@@ -26,6 +26,9 @@ from perfkit.report.nb import Answer
 
 #: the largest significant effects the report index lists
 MAX_HEADLINE_EFFECTS = 6
+#: the forest plots' width, in column widths: room for the simple effects' labels, the
+#: values beside the axis and the legend
+FOREST_WIDTH = 1.6
 
 
 def ab_tables(rows: RunSet, factors: Sequence[str], metrics: Sequence[str],
@@ -68,19 +71,30 @@ def display_frame(table: ComparisonTable) -> pd.DataFrame:
 
 
 def forest_rows(result: FactorialResult) -> pd.DataFrame:
-    """The effect rows (:meth:`FactorialResult.effect_frame`: ratio and CI, ``significant``,
-    ``verdict``) labelled for a forest plot (``label``, ``level``)."""
-    rows = result.effect_frame()
-    return _labelled(result, rows.assign(artefact=[is_artefact(v) for v in rows["verdict"]]))
+    """The rows of the forest plot (:meth:`FactorialResult.plot_rows`: simple effects in place
+    of the main effects of interacting factors, the interaction kept), labelled (``label``,
+    ``level``), with ``artefact`` and ``cap_affected`` flags and the estimate as ``ratio``,
+    ``ratio_ci_low``, ``ratio_ci_high`` (in the metric's unit on an additive scale)."""
+    rows = result.plot_rows()
+    rows = rows.assign(artefact=[is_artefact(v) for v in rows["verdict"]],
+                       ratio=rows["estimate"], ratio_ci_low=rows["ci_low"],
+                       ratio_ci_high=rows["ci_high"])
+    return _labelled(result, rows)
 
 
 def _labelled(result: FactorialResult, rows: pd.DataFrame) -> pd.DataFrame:
-    return rows.assign(label=[_label(t) for t in rows["term"]],
+    return rows.assign(label=[_label(t, a, i) for t, a, i in
+                              zip(rows["term"], rows["at"], rows["interaction"], strict=True)],
                        level=[_level(result, r) for _, r in rows.iterrows()])
 
 
-def _label(term: str) -> str:
-    return term.replace(":", " × ")
+def _label(term: str, at: str = "", split: bool = False) -> str:
+    """``keepalive``; ``keepalive at cache=ram`` (a simple effect); ``keepalive × cache
+    (interaction)`` when its simple effects follow it."""
+    name = term.replace(":", " × ")
+    if at:
+        return f"{name} at {at}"
+    return f"{name} (interaction)" if split else name
 
 
 def _level(result: FactorialResult, row: pd.Series) -> str:
@@ -111,12 +125,16 @@ def coding_text(result: FactorialResult) -> str:
 
 
 def check_lines(results: Sequence[FactorialResult], digits: int = 3) -> str:
-    """Stable text of every effect ratio and its CI (for the output-checked cell)."""
+    """Stable text of every effect the forest plots show, with its CI and verdict (for the
+    output-checked cell)."""
     lines = []
     for result in results:
         for _, r in forest_rows(result).iterrows():
-            lines.append(f"{result.metric.name} {r['level']} {r['term']}: "
-                         f"{fmt_ci(r['ratio'], r['ratio_ci_low'], r['ratio_ci_high'], '', digits)}")
+            at = f" at {r['at']}" if r["at"] else ""
+            flag = " (affected by a timeout cap)" if r["cap_affected"] else ""
+            lines.append(f"{result.metric.name} {r['level']} {r['term']}{at}: "
+                         f"{fmt_ci(r['ratio'], r['ratio_ci_low'], r['ratio_ci_high'], '', digits)}"
+                         f" {r['verdict']}{flag}")
     return "\n".join(lines)
 
 
@@ -162,8 +180,7 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
         caveats.append(f"{both} interact{where}: each factor's effect depends on the other's "
                        "level, so its simple effects (at each level of the other) are reported, "
                        "not its main effect")
-    if is_artefact(r["verdict"]):
-        caveats += result.level_warnings.get(r["level_key"], ())
+    caveats += r["warnings"]  # the cap warnings of its runs: artefact or affected
     if result.log:
         value = f"x{fmt_ci(r['estimate'], r['ci_low'], r['ci_high'])} (high / low)"
     else:
@@ -176,13 +193,17 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
 def _ab_answer(table: ComparisonTable) -> Answer:
     names = {"~": "no significant change"}
     counts = ", ".join(f"{names.get(v, v)}: {n}" for v, n in table.verdict_counts().items())
-    capped = table.capped_rows()
-    if capped:
-        caps = sorted({c for r in capped for c in r.caps_ms})
-        counts += (f" ({len(capped)} of them from values on the "
-                   f"{' and '.join(f'{c:g}' for c in caps)} ms cap: artefacts)")
+    capped, affected = table.capped_rows(), table.cap_affected_rows()
+    for rows, caps, what in ((capped, "caps_ms", "from values on the {} ms cap: artefacts"),
+                             (affected, "cap_affected_ms",
+                              "from runs whose requests waited for the {} ms cap: affected "
+                              "by it")):
+        if rows:
+            found = sorted({c for r in rows for c in getattr(r, caps)})
+            counts += (f" ({len(rows)} of them "
+                       f"{what.format(' and '.join(f'{c:g}' for c in found))})")
     note = table.not_testable_note()
-    warnings = [*([note] if note else []), *dict.fromkeys(w for r in capped
+    warnings = [*([note] if note else []), *dict.fromkeys(w for r in (*capped, *affected)
                                                           for w in r.cap_warnings)]
     return Answer(f"A/B: each factor high vs low, {table.metric.label}", counts, "",
                   f"{table.family} comparisons of {row_runs(table)} runs",
@@ -200,10 +221,11 @@ def forest_figure(result: FactorialResult, palette=None, threshold: float | None
 
     rows = forest_rows(result)
     levels = list(dict.fromkeys(rows["level"]))
-    fig, ax = plots.figure(height_in=plots.forest_height_in(len(rows), len(levels)))
+    fig, ax = plots.figure(height_in=plots.forest_height_in(len(rows), len(levels)),
+                           width_in=plots.style.WIDTH_IN * FOREST_WIDTH)
     plots.forest(rows, ax, plots.label(f"effect on {result.metric.label}", "ratio"),
                  label="label", by="level", legend_title=", ".join(result.per) or None,
-                 significant="significant", artefact="artefact",
+                 significant="significant", artefact="artefact", caution="cap_affected",
                  threshold=threshold)
     return fig
 
@@ -211,9 +233,12 @@ def forest_figure(result: FactorialResult, palette=None, threshold: float | None
 def forest_caption(result: FactorialResult, threshold: float | None = None) -> str:
     p = "Holm-adjusted across levels, " if result.per else ""
     band = f"; shaded: the practical threshold ±{threshold:.0%}" if threshold else ""
+    simple = ("; where an interaction is significant, the simple effects of its factors (each "
+              "at each level of the other, Holm over the levels of the other) replace their "
+              "main effects" if len(result.simple_effects) else "")
     return (f"Effects on {result.metric.name} as ratios (high / low) with "
             f"{result.confidence:.0%} t intervals (OLS on log values); filled: significant "
-            f"({p}alpha {result.alpha:g}); {result.n_runs} runs; low -> high: "
+            f"({p}alpha {result.alpha:g}){simple}; {result.n_runs} runs; low -> high: "
             f"{coding_text(result)}{band}")
 
 
@@ -273,17 +298,19 @@ def present_factorial(result: FactorialResult):
 
 def forest_alt(result: FactorialResult) -> str:
     rows = forest_rows(result)
-    sig = _labelled(result, result.ranked())
-    capped = sig["verdict"].map(is_artefact)
-    measured = sig[~capped]
+    sig = rows[rows["significant"].astype(bool)]
+    capped = sig["artefact"].astype(bool)
+    measured = sig[~capped].sort_values("size", ascending=False, kind="stable")
     biggest = (f"; the largest measured one is {measured.iloc[0]['label']} "
                f"(x{measured.iloc[0]['ratio']:.3g}) at {measured.iloc[0]['level']}"
                if len(measured) else "")
     artefacts = f" ({int(capped.sum())} of them artefacts of a timeout cap)" if capped.any() \
         else ""
-    return (f"Forest plot of {len(rows)} effects on {result.metric.label} as ratios on a log "
-            f"axis with {result.confidence:.0%} intervals; {len(sig)} are significant"
-            f"{artefacts}{biggest}.")
+    simple = int((rows["at"] != "").sum())
+    simple_text = f" ({simple} of them simple effects)" if simple else ""
+    return (f"Forest plot of {len(rows)} effects on {result.metric.label}{simple_text} as "
+            f"ratios on a log axis with {result.confidence:.0%} intervals; {len(sig)} are "
+            f"significant{artefacts}{biggest}.")
 
 
 def variation_alt(result: FactorialResult) -> str:
