@@ -1,36 +1,41 @@
 """Known timeout caps: the one rule for values on a cap, and what such runs do to each metric.
 
-**On a cap.** A latency percentile sits on a known cap ``c`` (:data:`perfkit.analysis.
-validity.KNOWN_CAPS_MS`: the Linux SYN retransmission timeout of 1 s, wrk's 2 s timeout...)
-when ``|v - c| <= CAP_TOLERANCE * c`` (a timeout plus a little service time, printed to 3
-digits: wrk prints 1.01s). A run's ``latency_max_ms`` is one request: the timeout plus that
-request's own latency after the retry, so it sits on ``c`` when
-``c * (1 - CAP_TOLERANCE) <= max <= c * (1 + MAX_ABOVE_CAP)`` (up to 100 ms of its own
-latency at 1 s). :func:`cap_hits` is this rule; :func:`perfkit.analysis.validity.value_caps`
-(the threat) is built on it.
+**On a cap.** A latency of a run sits on a known cap ``c`` (:data:`KNOWN_CAPS_MS`: the Linux
+SYN retransmission timeout of 1 s and its next backoff at 3 s, wrk's 2 s timeout) when three
+things hold:
 
-**A run that waited for a timeout** has a value on a cap while its median is under
-:data:`SEPARATE_MODE` (a tenth) of that cap: most of its requests were served far below the
-timeout, so the values on it are a separate mode, requests that waited for it. (A run whose
-latency grew through the run, an open-loop generator's queue, has a median of the same order
-as its max: a value of its near a cap is not taken as one.)
+1. it lies in the cap's window: ``|v - c| <= CAP_TOLERANCE * c`` for a percentile (a timeout
+   plus a little service time, printed to 3 digits: wrk prints 1.01s); a run's
+   ``latency_max_ms`` is one request, the timeout plus that request's own latency after the
+   retry, so ``c * (1 - CAP_TOLERANCE) <= max <= c * (1 + MAX_ABOVE_CAP)``;
+2. the cap stands out from the run's own distribution (:func:`stands_out`): the run's median
+   is under :data:`SEPARATE_MODE` (a tenth) of the cap, or its percentiles jump at the cap
+   (the highest one it reports below the window is at most ``c /`` :data:`JUMP`). The values
+   on the cap are then a separate mode, requests that waited for the timeout. A run whose
+   latency ramps smoothly through the caps (an open-loop generator's queue: p10 310 ms, p50
+   1052, p90 2103, max 2900) has a value in every window and waited for none of them;
+3. the run-status rule (:mod:`perfkit.analysis.runstatus`, p99 among the run's peers) does not
+   call the run *failed* or *saturated*: a saturated run's latencies are queueing, and the
+   pages say so where they name its status.
 
-**What the caps do to a metric** (:func:`cap_check`):
+:func:`cap_hits` is this rule; :func:`perfkit.analysis.validity.value_caps` (the threat) and
+the backlog condition (:mod:`perfkit.analysis.conditions`) are built on it.
+
+**What the caps do to a metric** (:func:`cap_check`) of a run with values on a cap:
 
 - a latency whose own value sits on a cap measures the cap: effects and changes computed
   from it are **artefacts** of the cap, and their verdict says so (:func:`artefact`);
-- so are the tail statistics of a run that waited for a timeout. Let ``q_below`` be the
-  highest percentile it reports below the cap (0 when none is): at least ``q_below``% of its
-  requests did not wait, so its percentiles ``q >= q_below``, its max, mean and standard
-  deviation can measure the timeout as well as the service (a p99 of 649 ms against 30-39 ms
-  for its peers), while a percentile ``q < q_below`` is kept: the requests that waited move it
-  at most from the ``q``-th to the ``100 q / q_below``-th percentile of the others (wrk
-  reports p50-p99, so a run whose max alone is on the cap keeps p50-p90; one whose p99 is on
-  it keeps p50-p75);
-- a metric that is not a latency (throughput, a count) of a run that waited for a timeout is
-  measured, but its connections that waited served nothing meanwhile: its effects and
-  changes keep their verdict and carry a warning that they are **affected** by the cap (the
-  kernel's timeout and accept queue as well as the service), in every table and answer.
+- so are its other tail statistics. Let ``q_below`` be the highest percentile it reports
+  below the cap (0 when none is): at least ``q_below``% of its requests did not wait, so its
+  percentiles ``q >= q_below``, its max, mean and standard deviation can measure the timeout
+  as well as the service (a p99 of 649 ms against 30-39 ms for its peers), while a percentile
+  ``q < q_below`` is kept: the requests that waited move it at most from the ``q``-th to the
+  ``100 q / q_below``-th percentile of the others (wrk reports p50-p99, so a run whose max
+  alone is on the cap keeps p50-p90; one whose p99 is on it keeps p50-p75);
+- a metric that is not a latency (throughput, a count) is measured, but the connections that
+  waited served nothing meanwhile: its effects and changes keep their verdict and carry a
+  warning that they are **affected** by the cap (the kernel's timeout and accept queue as
+  well as the service), in every table and answer.
 
 A run whose requests genuinely take about the cap with a fast median cannot be told from one
 that waited for the timeout: it is flagged too, and its percentiles show it. A run whose
@@ -45,10 +50,19 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from perfkit.analysis import runstatus
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.metrics import Metric, percentile_of
-from perfkit.analysis.validity import CAP_TOLERANCE, KNOWN_CAPS_MS
 
+#: latencies (ms) that are timeouts, not service times: Linux's initial SYN retransmission
+#: timeout (1 s, RFC 6298) and its next backoff (3 s total), wrk's default --timeout (2 s)
+KNOWN_CAPS_MS = {1000.0: "the Linux SYN retransmission timeout (1 s): connection attempts "
+                         "dropped from a full accept queue and retried",
+                 2000.0: "wrk's default request timeout (2 s)",
+                 3000.0: "the second SYN retransmission (3 s)"}
+#: a value within this relative distance of a cap is in its window: a timeout plus a little
+#: service time, printed to 3 significant digits (wrk prints 1.01s)
+CAP_TOLERANCE = 0.05
 #: the start of every artefact verdict
 ARTEFACT = "artefact"
 #: a run's max latency up to this share above a cap sits on it (the timeout plus the
@@ -58,10 +72,18 @@ MAX_ABOVE_CAP = 2 * CAP_TOLERANCE
 MAX_COLUMN = "latency_max_ms"
 #: latency statistics that one request waiting for a timeout can move arbitrarily
 WHOLE_RUN = ("latency_max_ms", "latency_mean_ms", "latency_stdev_ms")
-#: a run whose median is under this share of a cap it has a value on waited for the timeout
+#: a cap stands out from a run whose median is under this share of it
 SEPARATE_MODE = 0.1
+#: ... or whose highest percentile below the cap's window is at most the cap over this: a
+#: jump larger than between any two adjacent percentiles wrk reports of an exponential
+#: service time (p99 / p90 = 2)
+JUMP = 3.0
 #: the column holding a run's median latency
 MEDIAN_COLUMN = "latency_p50_ms"
+#: the rule in words, for the sentences that name it
+RULE_TEXT = (f"standing out from the run's own latencies: a median under {SEPARATE_MODE:.0%} "
+             f"of the cap, or a jump of x{JUMP:g} or more from the run's highest percentile "
+             "below it; failed and saturated runs are not judged")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,8 +112,9 @@ class CapCheck:
 
 
 def on_cap(values: np.ndarray, column: str) -> np.ndarray:
-    """The known cap (ms) each value of ``column`` sits on, NaN where none (module docstring:
-    symmetric tolerance for a percentile, up to :data:`MAX_ABOVE_CAP` above for the max)."""
+    """The known cap (ms) whose window each value of ``column`` lies in, NaN where none
+    (module docstring, condition 1: symmetric tolerance for a percentile, up to
+    :data:`MAX_ABOVE_CAP` above for the max). Not the whole rule: :func:`cap_hits` is."""
     v = np.asarray(values, dtype=float)
     above = MAX_ABOVE_CAP if column == MAX_COLUMN else CAP_TOLERANCE
     out = np.full(v.shape, np.nan)
@@ -107,9 +130,21 @@ def latency_columns(rows: RunSet) -> list[str]:
             if (c.startswith("latency_p") and c.endswith("_ms")) or c == MAX_COLUMN]
 
 
+def stands_out(row: pd.Series, cap: float) -> bool:
+    """Whether ``cap`` stands out from the run of ``row`` (module docstring, condition 2): its
+    median is under :data:`SEPARATE_MODE` of the cap, or its highest percentile below the
+    cap's window is at most ``cap /`` :data:`JUMP`."""
+    median = _number(row.get(MEDIAN_COLUMN))
+    if median < SEPARATE_MODE * cap:
+        return True
+    below = _below(row, cap)
+    return bool(below) and max(below.values()) <= cap / JUMP
+
+
 def cap_hits(rows: RunSet, columns: Sequence[str] | None = None) -> list[CapHit]:
     """Every value of ``columns`` (default :func:`latency_columns`) on a known cap, run by
-    run: the one rule (module docstring)."""
+    run: the one rule (module docstring: in the window, standing out from its run, the run
+    neither failed nor saturated)."""
     cols = [c for c in (latency_columns(rows) if columns is None else columns)
             if c in rows.frame]
     ids = _ids(rows)
@@ -118,42 +153,65 @@ def cap_hits(rows: RunSet, columns: Sequence[str] | None = None) -> list[CapHit]
         values = pd.to_numeric(rows.frame[col], errors="coerce").to_numpy(dtype=float)
         caps = on_cap(values, col)
         found += [(i, CapHit(ids[i], col, float(values[i]), float(caps[i])))
-                  for i in np.flatnonzero(np.isfinite(caps))]
+                  for i in np.flatnonzero(np.isfinite(caps))
+                  if stands_out(rows.frame.iloc[i], float(caps[i]))]
+    if found:
+        judged = _not_judged(rows)
+        found = [(i, h) for i, h in found if i not in judged]
     return [hit for _, hit in sorted(found, key=lambda item: item[0])]
+
+
+def _not_judged(rows: RunSet) -> set[int]:
+    """The rows whose run the run-status rule calls failed or saturated (p99, among its
+    peers in ``rows``); none when ``rows`` carries no run records to judge."""
+    if not len(rows) or any(r is None for r in rows.runs):
+        return set()
+    statuses = runstatus.percentile_statuses(rows, 99.0, runstatus.peer_columns(rows))
+    return {i for i, s in enumerate(statuses) if s.counts_as_failed}
+
+
+def _number(value) -> float:
+    v = pd.to_numeric(value, errors="coerce")
+    return float(v) if v is not None and np.isfinite(v) else np.nan
+
+
+def _below(row: pd.Series, cap: float) -> dict[float, float]:
+    """The percentiles (q -> value, ms) ``row`` reports below ``cap``'s window."""
+    out = {}
+    for c in row.index:
+        q = percentile_of(c)
+        if q is None or c.startswith("latency_uncorrected_"):
+            continue
+        v = _number(row[c])
+        if np.isfinite(v) and v < cap * (1 - CAP_TOLERANCE):
+            out[q] = v
+    return out
 
 
 def _q_below(row: pd.Series, cap: float) -> float:
     """The highest percentile ``row`` reports below ``cap``'s window (0 when none is)."""
-    found = [q for c in row.index if (q := percentile_of(c)) is not None
-             and not c.startswith("latency_uncorrected_")
-             and np.isfinite(v := float(pd.to_numeric(row[c], errors="coerce")))
-             and v < cap * (1 - CAP_TOLERANCE)]
-    return max(found, default=0.0)
+    return max(_below(row, cap), default=0.0)
 
 
 def waited(rows: RunSet, hits: Sequence[CapHit] | None = None) -> list[CapHit]:
-    """The cap hits of the runs that waited for a timeout (module docstring: a value on a cap
-    with a median under :data:`SEPARATE_MODE` of it)."""
-    hits = cap_hits(rows) if hits is None else hits
-    medians = dict(zip(_ids(rows), pd.to_numeric(rows.frame[MEDIAN_COLUMN], errors="coerce")
-                       if MEDIAN_COLUMN in rows.frame else [np.nan] * len(rows), strict=True))
-    return [h for h in hits if medians.get(h.run_id, np.nan) < SEPARATE_MODE * h.cap_ms]
+    """The cap hits of the runs that waited for a timeout: under the one rule every hit is
+    one (a cap that stands out from its run is a mode of requests that waited for it)."""
+    return list(cap_hits(rows) if hits is None else hits)
 
 
 def tainting(rows: RunSet, metric: Metric) -> list[CapHit]:
     """The cap hits that bear on ``metric`` over ``rows`` (module docstring): its own values
-    on a cap (a latency), and the hits of the runs that waited for a timeout whose ``metric``
-    that bears on."""
-    own = cap_hits(rows, [metric.name]) if metric.is_latency else []
-    found = waited(rows)
+    on a cap (a latency), and the other hits of the runs whose ``metric`` they bear on."""
+    hits = cap_hits(rows)
+    own = [h for h in hits if h.column == metric.name] if metric.is_latency else []
     frame = dict(zip(_ids(rows), (r for _, r in rows.frame.iterrows()), strict=True))
     by_run: dict[str, list[CapHit]] = {}
-    for h in found:
+    for h in hits:
         by_run.setdefault(h.run_id, []).append(h)
     out = list(own)
-    for rid, hits in by_run.items():
-        if _bears(metric, hits, frame[rid]):
-            out += [h for h in hits if h not in own]
+    for rid, found in by_run.items():
+        if _bears(metric, found, frame[rid]):
+            out += [h for h in found if h not in own]
     return out
 
 
@@ -174,7 +232,17 @@ def _bears(metric: Metric, hits: list[CapHit], row: pd.Series) -> bool:
 def cap_check(rows: RunSet, metric: Metric, label: str = "") -> CapCheck:
     """What known caps do to ``metric`` over ``rows`` (module docstring); ``label`` prefixes
     the warnings (``"base"``)."""
-    hits = tainting(rows, metric)
+    return _check(tainting(rows, metric), metric, label)
+
+
+def cap_check_sides(sides: Sequence[RunSet], metric: Metric, label: str = "") -> CapCheck:
+    """:func:`cap_check` over several sets of runs together (the two sides of a comparison),
+    each run judged among the peers of its own set."""
+    hits = [h for side in sides for h in tainting(side, metric)]
+    return _check(list(dict.fromkeys(hits)), metric, label)
+
+
+def _check(hits: list[CapHit], metric: Metric, label: str) -> CapCheck:
     if not hits:
         return CapCheck()
     caps = tuple(sorted({h.cap_ms for h in hits}))
@@ -192,7 +260,8 @@ def _sentence(metric: Metric, cap: float, hits: list[CapHit], label: str) -> str
     shown += " ..." if len(runs) > 4 else ""
     head = (f"{label + ': ' if label else ''}{len(runs)} run(s) with latencies that sit on "
             f"{cap:g} ms (a percentile within {CAP_TOLERANCE:.0%}, the max up to "
-            f"{MAX_ABOVE_CAP:.0%} above), {KNOWN_CAPS_MS[cap]} ({shown})")
+            f"{MAX_ABOVE_CAP:.0%} above, standing out from the run's other latencies), "
+            f"{KNOWN_CAPS_MS[cap]} ({shown})")
     if metric.is_latency:
         return (f"{head}: {metric.name} of these runs measures the timeout as well as the "
                 "service (requests that waited for it); effects computed from them are "

@@ -30,7 +30,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from perfkit.analysis import drift, runstatus
-from perfkit.analysis.caps import cap_check
+from perfkit.analysis.caps import cap_check, cap_check_sides
 from perfkit.analysis.compare_notes import one_note_per_run, ranked_worst, status_notes
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
@@ -316,10 +316,9 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
 
 def _caps(cell: Cell, metric: Metric) -> tuple[tuple[float, ...], tuple[str, ...],
                                               tuple[float, ...]]:
-    """The cap check of the cell's runs, both sides together (:func:`cap_check`)."""
-    both = RunSet(pd.concat([cell.base.frame, cell.new.frame], ignore_index=True),
-                  (*cell.base.runs, *cell.new.runs))
-    check = cap_check(both, metric)
+    """The cap check of the cell's runs, both sides together, each run judged among its own
+    side's peers (:func:`cap_check_sides`)."""
+    check = cap_check_sides((cell.base, cell.new), metric)
     return check.caps_ms, check.warnings, check.affected_ms
 
 

@@ -33,7 +33,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from perfkit.analysis.caps import cap_hits
 from perfkit.analysis.experiment import Experiment
 
 #: host CPU (all processes, % of all cores, mean over a run) from which the box was saturated
@@ -198,17 +200,19 @@ def _measured(exp: Experiment, wrk2: list[int]) -> tuple[int, float, float, floa
 
 
 def _syn_retries(exp: Experiment) -> tuple[str, ...]:
-    """The load levels at which a latency percentile sits on the 1 s retry (within 5%)."""
-    f = exp.rows().frame
-    cols = [c for c in f.columns if c.startswith("latency_p") and c.endswith("_ms")]
-    if not cols:
+    """The load levels of the runs with latencies on the 1 s retry, under the one cap rule
+    (:func:`perfkit.analysis.caps.cap_hits`: standing out from the run, the run neither
+    failed nor saturated)."""
+    rows = exp.rows()
+    retried = {h.run_id for h in cap_hits(rows) if h.cap_ms == SYN_RETRY_MS}
+    if not retried:
         return ()
-    values = f[cols].apply(lambda c: c.astype(float)).to_numpy()
-    hit = (np.abs(values - SYN_RETRY_MS) <= 0.05 * SYN_RETRY_MS).any(axis=1)
+    f = rows.frame
+    ids = f["run_id"].astype(str) if "run_id" in f else pd.Series(map(str, range(len(f))))
     load = [c for c in ("connections", "users", "target_rate_rps") if c in f]
     words = {"connections": "connections", "users": "users", "target_rate_rps": "req/s"}
     out = []
-    for _, row in f[hit].iterrows():
+    for _, row in f[ids.isin(retried).to_numpy()].iterrows():
         out.append(", ".join(f"{row[c]:g} {words[c]}" for c in load
                              if isinstance(row[c], int | float) and not math.isnan(row[c])))
     return tuple(dict.fromkeys(out))

@@ -8,8 +8,9 @@ restarts with cold caches, the short window wrk2 measures after its calibration,
 think time), the server and workload as recorded (nginx version,
 profiles, URL, response size), how the profiles' recorded configurations differ
 (:mod:`perfkit.analysis.configs`), blocks that differ while an analysis ignores them, and
-:func:`value_caps`: latencies sitting exactly on a known timeout (a retransmission or the
-tool's timeout, not service time). Each threat is one sentence that names its evidence.
+:func:`value_caps`: latencies sitting on a known timeout (a retransmission or the tool's
+timeout, not service time) under the one rule of :mod:`perfkit.analysis.caps`. Each threat is
+one sentence that names its evidence; one about some runs names them (:attr:`Threat.runs`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from perfkit.analysis.caps import (  # KNOWN_CAPS_MS, CAP_TOLERANCE: public names here too
+    CAP_TOLERANCE,
+    KNOWN_CAPS_MS,
+    MAX_ABOVE_CAP,
+    MAX_COLUMN,
+    RULE_TEXT,
+    cap_hits,
+)
 from perfkit.analysis.conditions import (
     WRK2_CALIBRATION_S,  # noqa: F401 - a public name
     conditions,
@@ -33,18 +42,8 @@ from perfkit.analysis.experiment import Experiment, RunSet
 from perfkit.analysis.provenance import Provenance, provenance
 from perfkit.analysis.runstatus import GENERATOR_BUSY
 
-#: latencies (ms) that are timeouts, not service times: Linux's initial SYN retransmission
-#: timeout (1 s, RFC 6298) and its next backoff (3 s total), wrk's default --timeout (2 s)
-KNOWN_CAPS_MS = {1000.0: "the Linux SYN retransmission timeout (1 s): connection attempts "
-                         "dropped from a full accept queue and retried",
-                 2000.0: "wrk's default request timeout (2 s)",
-                 3000.0: "the second SYN retransmission (3 s)"}
 #: the per-run metrics whose drift over the run order is reported as a threat
 DRIFT_METRICS = ("latency_p50_ms", "throughput_rps")
-#: a value within this relative distance of a cap sits on it: a timeout plus a little service
-#: time, printed to 3 significant digits (wrk prints 1.01s)
-CAP_TOLERANCE = 0.05
-
 
 #: the kinds of threat that bear on every number of the metrics they name (an answer about
 #: such a number carries them, :func:`threats_for`)
@@ -53,12 +52,14 @@ NUMBER_THREATS = ("drift", "blocks")
 
 @dataclasses.dataclass(frozen=True)
 class Threat:
-    """One threat to validity: ``kind`` (a short key), the sentence that states it and the
-    metrics whose numbers it bears on (none: the experiment as a whole)."""
+    """One threat to validity: ``kind`` (a short key), the sentence that states it, the
+    metrics whose numbers it bears on (none: the experiment as a whole) and the runs it is
+    about (none: every run; :func:`concerning` keeps the threats of some runs)."""
 
     kind: str
     text: str
     metrics: tuple[str, ...] = ()
+    runs: tuple[str, ...] = ()
 
 
 def threats(exp: Experiment, p: Provenance | None = None,
@@ -101,7 +102,8 @@ def threats(exp: Experiment, p: Provenance | None = None,
                           f"order) by up to {effect[0]:.0%} after removing the cells' means "
                           f"(p = {effect[1]:.2g}): {_blocks_use(analyses)}.",
                           ("throughput_rps",)))
-    out += [Threat("value-cap", t) for t in value_caps(exp.rows(), exp.name)]
+    out += [Threat("value-cap", t, runs=runs) for t, runs in _value_caps(exp.rows(), exp.name,
+                                                                           None)]
     out += _drift(exp)
     return out
 
@@ -218,37 +220,52 @@ def _body(exp: Experiment) -> str:
 
 
 def value_caps(rows: RunSet, name: str = "", columns: list[str] | None = None) -> list[str]:
-    """Runs whose latency percentiles (or ``columns``) sit on a known timeout
-    (:data:`KNOWN_CAPS_MS`), and, by default, runs whose max does while their median is far
-    below it (requests that waited for the timeout): the rules of
-    :func:`perfkit.analysis.caps.cap_hits` and :func:`~perfkit.analysis.caps.waited`, one
-    sentence per cap and kind."""
-    from perfkit.analysis.caps import MAX_ABOVE_CAP, MAX_COLUMN, SEPARATE_MODE, cap_hits, waited
+    """Runs whose latencies (percentiles, or ``columns``; the max) sit on a known timeout
+    (:data:`KNOWN_CAPS_MS`) under the one rule, :func:`perfkit.analysis.caps.cap_hits` (in
+    the cap's window, standing out from the run's own latencies, the run neither failed nor
+    saturated): one sentence per cap and kind (percentiles, maxima)."""
+    return [text for text, _ in _value_caps(rows, name, columns)]
 
+
+def _value_caps(rows: RunSet, name: str, columns: list[str] | None
+                ) -> list[tuple[str, tuple[str, ...]]]:
+    """:func:`value_caps` with the runs each sentence names."""
     out = []
     hits = cap_hits(rows, columns)
-    tops_all = [h for h in waited(rows, hits) if h.column == MAX_COLUMN]
+    head = f"{name}: " if name else ""
     for cap, why in KNOWN_CAPS_MS.items():
         at = [h for h in hits if h.cap_ms == cap and h.column != MAX_COLUMN]
         if at:
             shown = ", ".join(f"{h.run_id} {h.column}" for h in at[:4]) + (
                 " ..." if len(at) > 4 else "")
-            out.append(f"{name + ': ' if name else ''}{len(at)} latency value(s) sit on "
-                       f"{cap:g} ms (within {CAP_TOLERANCE:.0%}), {why} ({shown}): they "
-                       "measure the timeout, not the service; effects computed from them are "
-                       "artefacts of it.")
-        tops = [h for h in tops_all if h.cap_ms == cap]
+            out.append((f"{head}{len(at)} latency value(s) sit on {cap:g} ms (within "
+                        f"{CAP_TOLERANCE:.0%}, {RULE_TEXT}), {why} ({shown}): they measure the "
+                        "timeout, not the service; effects computed from them are artefacts "
+                        "of it.", _runs(at)))
+        tops = [h for h in hits if h.cap_ms == cap and h.column == MAX_COLUMN]
         if tops:
             shown = ", ".join(f"{h.run_id} {h.value_ms:g} ms" for h in tops[:4]) + (
                 " ..." if len(tops) > 4 else "")
-            out.append(f"{name + ': ' if name else ''}{len(tops)} run(s) have a max latency on "
-                       f"{cap:g} ms (from {1 - CAP_TOLERANCE:.0%} to {1 + MAX_ABOVE_CAP:.0%} "
-                       f"of it: the timeout plus the request's own latency) with a median "
-                       f"under {SEPARATE_MODE:.0%} of it, {why} ({shown}): requests of these "
-                       "runs waited for the timeout, so their tail latencies (from the highest "
-                       "percentile below the cap up, the max, the mean) measure it as well as "
-                       "the service, and their throughput is throttled by it.")
+            out.append((f"{head}{len(tops)} run(s) have a max latency on {cap:g} ms (from "
+                        f"{1 - CAP_TOLERANCE:.0%} to {1 + MAX_ABOVE_CAP:.0%} of it: the "
+                        f"timeout plus the request's own latency; {RULE_TEXT}), {why} "
+                        f"({shown}): requests of these runs waited for the timeout, so their "
+                        "tail latencies (from the highest percentile below the cap up, the "
+                        "max, the mean) measure it as well as the service, and their "
+                        "throughput is throttled by it.", _runs(tops)))
     return out
+
+
+def _runs(hits) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(h.run_id for h in hits))
+
+
+def concerning(found: Sequence[Threat], run_ids: Sequence[str]) -> list[Threat]:
+    """The threats of ``found`` that bear on the runs ``run_ids``: those about the experiment
+    as a whole (no :attr:`Threat.runs`) and those naming one of these runs (values on a
+    timeout cap): what a comparison of these runs carries."""
+    ids = {str(r) for r in run_ids}
+    return [t for t in found if not t.runs or ids & set(t.runs)]
 
 
 def block_effect(rows: RunSet, metric: str, cells: list[str]) -> tuple[float, float] | None:
