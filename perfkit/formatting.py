@@ -106,15 +106,37 @@ def fmt_pct_change(change_pct: Any, digits: int = 3) -> str:
     return text + "%" if text.startswith("-") else f"+{text}%"
 
 
+#: a ratio below this prints as the ratio, not as a change in percent: one decimal of percent
+#: cannot tell x0.000501 from x0.000341 (both "-99.9%" or "-100.0%")
+RATIO_BELOW = 0.01
+
+
 def pct_change(ratio: float) -> str:
     """A ratio as a signed change: 1.031 -> ``"+3.1%"`` (one decimal), and from +-100% on to
-    3 significant digits (37.872 -> ``"+3690%"``); infinite -> ``"+inf"``."""
+    3 significant digits (37.872 -> ``"+3690%"``); a ratio above 0 and below
+    :data:`RATIO_BELOW` as the ratio (0.000501 -> ``"x0.000501"``: no change near -100% rounds
+    to it); infinite -> ``"+inf"``."""
     if is_missing(ratio):
         return "-"
     if math.isinf(ratio):
         return "+inf"
+    if 0 < ratio < RATIO_BELOW:
+        return f"x{fmt_sig(ratio)}"
     change = (ratio - 1) * 100
     return fmt_pct_change(change, 3) if abs(change) >= 100 else f"{change:+.1f}%"
+
+
+def change_ci(ratio: float, low: float, high: float) -> str:
+    """A ratio with its interval as a change: ``"+3.1% [+1.0%, +5.2%]"`` (:func:`pct_change`),
+    ``"+3.1% [no CI]"`` without bounds; when any of the three lies above 0 and below
+    :data:`RATIO_BELOW`, all three as ratios: ``"x0.000501 [0.000341, 0.000595]"``."""
+    if is_missing(ratio):
+        return "-"
+    if is_missing(low) or is_missing(high):
+        return f"{pct_change(ratio)} [no CI]"
+    if any(0 < float(v) < RATIO_BELOW for v in (ratio, low, high)):
+        return f"x{fmt_ci(ratio, low, high)}"
+    return f"{pct_change(ratio)} [{pct_change(low)}, {pct_change(high)}]"
 
 
 def fmt_ci(estimate: Any, low: Any, high: Any, unit: str = "", digits: int = 3) -> str:

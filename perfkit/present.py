@@ -17,6 +17,7 @@ from perfkit.analysis import ComparisonTable
 from perfkit.analysis.effects import FactorialResult
 from perfkit.formatting import (
     Footnotes,
+    change_ci,
     fmt_num,
     fmt_p,
     fmt_sig,
@@ -52,7 +53,7 @@ def change_text(verdict: str, ratio: float, low: float, high: float, mde=None) -
         return (f"{verdict} ({side} {pct_change(bound)}; failed runs: no finite ratio)"
                 if finite else f"{verdict} (failed runs: no finite ratio)")
     if verdict in SIGNIFICANT:
-        return f"{pct_change(ratio)} [{pct_change(low)}, {pct_change(high)}]"
+        return change_ci(ratio, low, high)
     if verdict == "~" and mde is not None and mde.testable:
         return (f"~ (could detect {pct_change(mde.ratio_high)} / {pct_change(mde.ratio_low)} "
                 f"at {mde.power:.0%} power)")
@@ -107,8 +108,8 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
         rows.append((*(level_text(v) for v in row.key), *extra,
                      interval_text(c.median_base, c.median_base_ci_low, c.median_base_ci_high),
                      interval_text(c.median_new, c.median_new_ci_low, c.median_new_ci_high),
-                     change_text(row.verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high,
-                                 row.mde),
+                     change_text(row.reported_verdict, c.ratio, c.ratio_ci_low,
+                                 c.ratio_ci_high, row.mde),
                      _p(c.p_value) or "-", _p(row.p_adjusted) or "-",
                      f"{c.n_base} vs {c.n_new} {notes.mark([*row.warnings, *_without(row)])}"
                      .rstrip()))
@@ -117,15 +118,7 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
 
 def _without(row) -> list[str]:
     """The row's result without its short runs (the sensitivity comparison), as a note."""
-    s = row.sensitivity
-    if s is None or not (row.n_short_base or row.n_short_new):
-        return []
-    bounds = (f"[{pct_change(s.ratio_ci_low)}, {pct_change(s.ratio_ci_high)}]"
-              if s.ratio_ci_low == s.ratio_ci_low else "[no CI]")
-    change = f"{pct_change(s.ratio)} {bounds}" if s.ratio == s.ratio else "no ratio"
-    return [f"{level_text(', '.join(map(str, row.key))) or 'the row'} without its short runs "
-            f"({s.n_base} vs {s.n_new} runs): {change}, p {_p(s.p_value) or '-'}: "
-            f"{row.sensitivity_verdict or '-'}"]
+    return [row.sensitivity_note] if row.sensitivity_note else []
 
 
 # -- factorial effects ----------------------------------------------------------------------------

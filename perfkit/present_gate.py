@@ -24,7 +24,15 @@ import pandas as pd
 from perfkit.analysis.gate import ERROR, INCONCLUSIVE, PASS, REGRESSION, GateResult, GateRow
 from perfkit.analysis.history import HistoryAnalysis, HistoryGate
 from perfkit.analysis.plan import Plan
-from perfkit.formatting import Footnotes, fmt_p, fmt_sig, level_text, load_text, pct_change
+from perfkit.formatting import (
+    Footnotes,
+    change_ci,
+    fmt_p,
+    fmt_sig,
+    level_text,
+    load_text,
+    pct_change,
+)
 from perfkit.present import interval_text
 from perfkit.tables import Column, Table
 
@@ -42,12 +50,9 @@ def _p(value: float) -> str:
 
 
 def change(ratio: float, low: float, high: float) -> str:
-    """``+3.1% [+1.0%, +5.2%]``; without an interval only the estimate."""
-    if ratio != ratio:
-        return "-"
-    if low != low or high != high:
-        return f"{pct_change(ratio)} [no CI]"
-    return f"{pct_change(ratio)} [{pct_change(low)}, {pct_change(high)}]"
+    """``+3.1% [+1.0%, +5.2%]``; without an interval only the estimate
+    (:func:`perfkit.formatting.change_ci`)."""
+    return change_ci(ratio, low, high)
 
 
 def _median(est: float, low: float, high: float, unit: str) -> str:

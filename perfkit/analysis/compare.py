@@ -27,14 +27,21 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
-from perfkit.analysis import drift, runstatus
-from perfkit.analysis.caps import cap_check, cap_check_sides
-from perfkit.analysis.compare_notes import one_note_per_run, ranked_worst, status_notes
+from perfkit.analysis import runstatus
+from perfkit.analysis.caps import artefact, cap_check, cap_check_sides
+from perfkit.analysis.compare_notes import (
+    one_note_per_run,
+    order_check,
+    ranked_worst,
+    sensitivity_note,
+    status_notes,
+    untestable_note,
+)
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.metrics import Metric
+from perfkit.analysis.ranks import side_ranks_higher
 from perfkit.analysis.tidy import not_finite
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues, compare
@@ -72,24 +79,6 @@ def verdict(comparison: Comparison, p_adjusted: float, metric: Metric, family: i
     return NO_CHANGE
 
 
-def ranks_higher(base: np.ndarray, new: np.ndarray, failed_base: np.ndarray,
-                 failed_new: np.ndarray, lower_is_better: bool) -> bool | None:
-    """Whether new's mean rank lies above base's (None: level), ranking failed runs and
-    missing values worst as :func:`perfkit.stats.compare` does: the direction of the
-    Mann-Whitney U test, defined where the ratio is not (values <= 0)."""
-    worst = math.inf if lower_is_better else -math.inf
-    sides = []
-    for values, failed in ((base, failed_base), (new, failed_new)):
-        v = np.asarray(values, dtype=float).copy()
-        v[np.asarray(failed, dtype=bool) | np.isnan(v)] = worst
-        sides.append(v)
-    if not (len(sides[0]) and len(sides[1])):
-        return None
-    ranks = sps.rankdata(np.concatenate(sides))
-    gap = ranks[len(sides[0]):].mean() - ranks[:len(sides[0])].mean()
-    return None if gap == 0 else bool(gap > 0)
-
-
 @dataclasses.dataclass(frozen=True)
 class ComparisonRow:
     """One row: its key values, the comparison, the adjusted p and the verdict; ``sensitivity``
@@ -118,6 +107,20 @@ class ComparisonRow:
     #: the known caps that throttle the row's metric, not a latency (runs whose requests
     #: waited for a timeout): its change is measured and carries :attr:`cap_warnings`
     cap_affected_ms: tuple[float, ...] = ()
+    #: the result without the runs in doubt, as one note (empty without such runs;
+    #: :func:`perfkit.analysis.compare_notes.sensitivity_note`)
+    sensitivity_note: str = ""
+
+    @property
+    def reported_verdict(self) -> str:
+        """The verdict as tables and answers report it: :attr:`verdict`, except that a result
+        (``better``/``worse``/``~``) computed from values on a known timeout cap is an artefact
+        of the cap (``"artefact: values on the 1000 ms cap"``, :func:`perfkit.analysis.caps.
+        artefact`), as in the factorial analysis. :attr:`verdict` keeps the test's outcome
+        (the contract ``perfkit gate`` reads)."""
+        if self.caps_ms and self.verdict in (BETTER, WORSE, NO_CHANGE):
+            return artefact(self.caps_ms)
+        return self.verdict
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,6 +146,11 @@ class ComparisonTable:
     def verdict_counts(self) -> dict[str, int]:
         """How many rows got each verdict, most frequent first."""
         return dict(collections.Counter(r.verdict for r in self.rows).most_common())
+
+    def reported_counts(self) -> dict[str, int]:
+        """How many rows got each reported verdict (:attr:`ComparisonRow.reported_verdict`:
+        artefacts of a cap apart, never counted as better or worse), most frequent first."""
+        return dict(collections.Counter(r.reported_verdict for r in self.rows).most_common())
 
     def capped_rows(self) -> list[ComparisonRow]:
         """The rows whose values sit on a known timeout cap (:attr:`ComparisonRow.caps_ms`)."""
@@ -214,6 +222,7 @@ class ComparisonTable:
                 "verdict_without_short": row.sensitivity_verdict or "",
                 "on_timeout_cap": bool(row.caps_ms),
                 "cap_affected": bool(row.cap_affected_ms),
+                "reported_verdict": row.reported_verdict,
             })
             rec["warnings"] = "; ".join([*row.warnings, *not_finite(rec)])
             records.append(rec)
@@ -238,26 +247,6 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
         out.append({k: (None if isinstance(v, float) and math.isnan(v) else plain(v))
                     for k, v in rec.items()})
     return out
-
-
-def order_check(base: RunSet, new: RunSet, metric: Metric, keys: Sequence[str]) -> list[str]:
-    """When the arms were not interleaved in time: say so, and report the drift of the
-    residuals (within each arm and row) over the run order beside the comparison."""
-    warning = drift.interleaving(base, new)
-    if warning is None:
-        return []
-    both = pd.concat([base.frame.assign(_arm="base"), new.frame.assign(_arm="new")],
-                     ignore_index=True)
-    starts = pd.Series([r.start_utc for r in (*base.runs, *new.runs)])
-    if starts.notna().all():
-        both["order"] = starts.rank(method="first").to_numpy()
-    res = drift.residuals(RunSet(both, (*base.runs, *new.runs)), metric.name, [*keys, "_arm"])
-    d = drift.trend(res)
-    if d is None:
-        return [warning]
-    return [warning, f"drift check over the run order ({d.runs} runs, residuals within each "
-                     f"arm and row): {d.change_pct:+.1f}% [{d.ci_low_pct:+.1f}%, "
-                     f"{d.ci_high_pct:+.1f}%] from the first run to the last: {d.verdict}"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -303,10 +292,15 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
         sv = verdict(sens, sens.p_value, metric, family, up[1]) if sens is not None else None
         mde = _detectable(cell, metric, alpha, family) if v == NO_CHANGE else None
         no_mde = (NO_MDE,) if v == NO_CHANGE and mde is None else ()
+        without = (sensitivity_note(level_text(", ".join(map(str, cell.key))), sens, sv,
+                                    sv == NOT_TESTABLE, family)
+                   if sens is not None and any(short) else "")
+        notes_all = (tuple(notes_row) + c.warnings
+                     + untestable_note(c, v == NOT_TESTABLE, family) + no_mde)
         rows.append(ComparisonRow(cell.key, c, float(p_adj), v, short[0], short[1], sens, sv,
-                                  tuple(notes_row) + c.warnings + _untestable(c, v, family)
-                                  + no_mde, cell.labels, mde,
-                                  *(tuple(map(bool, w)) for w in worst), *_caps(cell, metric)))
+                                  notes_all, cell.labels, mde,
+                                  *(tuple(map(bool, w)) for w in worst), *_caps(cell, metric),
+                                  without))
     if n_runs is None:  # distinct runs: cells may share a side (A/B tables share the base)
         n_runs = (len({id(r) for c in cells for r in c.base.runs}),
                   len({id(r) for c in cells for r in c.new.runs}))
@@ -333,18 +327,6 @@ def _detectable(cell: Cell, metric: Metric, alpha: float, family: int) -> MinDet
                                 lower_is_better=metric.lower_is_better, family_size=family)
 
 
-def _untestable(c: Comparison, v: str, family: int) -> tuple[str, ...]:
-    """The note of a row that only the family's adjustment makes untestable (a row that
-    cannot reach alpha on its own already says so)."""
-    alpha = c.alpha
-    if v != NOT_TESTABLE or family < 2 or not c.min_attainable_p < alpha:
-        return ()
-    need = runs_per_arm_needed(alpha, family)
-    more = f">= {need} runs per arm" if need else "many more runs"
-    return (f"not testable with this design: Holm over {family} comparisons needs {more}, "
-            "or fewer comparisons",)
-
-
 def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence: float,
                   exclude_failed: str | None, family: int = 1) -> tuple:
     sides = []
@@ -363,7 +345,7 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
                 lower_is_better=metric.lower_is_better, failed_base=failed[0],
                 failed_new=failed[1], exclude_failed=exclude_failed, family=family)
     c = one_note_per_run(c, [st for _, st in sides], failed, metric)
-    up = [_ranks_higher(sides, failed, metric, exclude_failed)]
+    up = [side_ranks_higher(sides, failed, metric, exclude_failed)]
     short = [np.array([s.status == runstatus.SHORT for s in st]) for _, st in sides]
     sens = None
     if any(m.any() for m in short):
@@ -372,21 +354,11 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
                        lower_is_better=metric.lower_is_better, failed_base=failed[0][keep[0]],
                        failed_new=failed[1][keep[1]], exclude_failed=exclude_failed,
                        family=family)
-        up.append(_ranks_higher([(v[k], None) for (v, _), k in zip(sides, keep, strict=True)],
+        up.append(side_ranks_higher([(v[k], None) for (v, _), k in zip(sides, keep, strict=True)],
                                 [f[k] for f, k in zip(failed, keep, strict=True)], metric,
                                 exclude_failed))
     return (c, (int(short[0].sum()), int(short[1].sum())), sens, notes, failed,
             (*up, None)[:2])
-
-
-def _ranks_higher(sides, failed, metric: Metric, exclude_failed: str | None) -> bool | None:
-    values = [np.asarray(v, dtype=float) for v, _ in sides]
-    flags = [np.asarray(f, dtype=bool) | np.isnan(v) for v, f in zip(values, failed,
-                                                                      strict=True)]
-    if exclude_failed is not None:
-        values = [v[~f] for v, f in zip(values, flags, strict=True)]
-        flags = [f[~f] for f in flags]
-    return ranks_higher(values[0], values[1], flags[0], flags[1], metric.lower_is_better)
 
 
 def _labels(sides: Sequence[RunSet], keys: list[str]) -> list[tuple]:

@@ -1,6 +1,10 @@
-"""The notes a comparison row carries about its runs' statuses
-(:mod:`perfkit.analysis.runstatus`): which runs it ranks worst, the saturated and the doubtful
-ones, each run named once (a saturated run ranked worst is never also called failed).
+"""The notes a comparison row carries: about its runs' statuses
+(:mod:`perfkit.analysis.runstatus`: which runs it ranks worst, the saturated and the doubtful
+ones, each run named once, a saturated run ranked worst never also called failed), and about
+what its run counts can test: a ``not testable`` result always says how many runs per arm
+would make it testable (:func:`need_text`, the rule of
+:func:`perfkit.stats.mannwhitney.runs_needed` with Holm over the table), the result without
+the doubtful runs included (:func:`sensitivity_note`).
 """
 
 from __future__ import annotations
@@ -9,10 +13,17 @@ import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 
-from perfkit.analysis import runstatus
+from perfkit.analysis import drift, runstatus
+from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.metrics import Metric
+from perfkit.formatting import change_ci, fmt_p
 from perfkit.stats.comparison import Comparison
+from perfkit.stats.mannwhitney import runs_needed
+
+#: the most runs per arm :func:`need_text` looks for
+MAX_RUNS_PER_ARM = 100
 
 
 def ranked_worst(statuses: Sequence[runstatus.RunStatus], metric: Metric) -> np.ndarray:
@@ -55,3 +66,66 @@ def one_note_per_run(c: Comparison, statuses: Sequence[list[runstatus.RunStatus]
                 left = int(note[len(head):-len(tail)]) - saturated
                 notes[i] = f"{head}{left}{tail}" if left > 0 else ""
     return dataclasses.replace(c, warnings=tuple(n for n in notes if n))
+
+
+def need_text(alpha: float, family: int = 1) -> str:
+    """What would make a comparison testable at ``alpha`` with Holm over ``family``
+    comparisons: ``"needs >= 5 runs per arm"`` (the fewest equal runs per arm whose smallest
+    attainable p, times ``family``, is below ``alpha``)."""
+    need = runs_needed(alpha, MAX_RUNS_PER_ARM, family)
+    more = ", or fewer comparisons" if family > 1 else ""
+    return (f"needs >= {need} runs per arm{more}" if need
+            else f"needs more than {MAX_RUNS_PER_ARM} runs per arm{more}")
+
+
+def untestable_text(n_base: int, n_new: int, alpha: float, family: int = 1) -> str:
+    """Why ``n_base`` vs ``n_new`` runs are not testable and what would make them:
+    ``"4 vs 1 runs cannot reach p < 0.05 (Holm over 6): needs >= 6 runs per arm ..."``."""
+    holm = f" (Holm over {family})" if family > 1 else ""
+    return (f"{n_base} vs {n_new} runs cannot reach p < {alpha:g}{holm}: "
+            f"{need_text(alpha, family)}")
+
+
+def sensitivity_note(key: str, s: Comparison, verdict: str, untestable: bool,
+                     family: int = 1) -> str:
+    """The result of a row without its doubtful (``short``) runs, as one note: ``"100
+    without its short runs (4 vs 1 runs): -8.0% [no CI], p 0.800: not testable: 4 vs 1 runs
+    cannot reach p < 0.05: needs >= 4 runs per arm"``; ``untestable``: ``verdict`` is ``not
+    testable``."""
+    change = change_ci(s.ratio, s.ratio_ci_low, s.ratio_ci_high) if s.ratio == s.ratio \
+        else "no ratio"
+    p = fmt_p(s.p_value) if s.p_value == s.p_value else "-"
+    why = f": {untestable_text(s.n_base, s.n_new, s.alpha, family)}" if untestable else ""
+    return (f"{key or 'the row'} without its short runs ({s.n_base} vs {s.n_new} runs): "
+            f"{change}, p {p}: {verdict or '-'}{why}")
+
+
+def untestable_note(c: Comparison, untestable: bool, family: int) -> tuple[str, ...]:
+    """The note of a row (``untestable``: its verdict is ``not testable``) that only the
+    family's adjustment makes untestable (a row that cannot reach alpha on its own already
+    says so, :func:`perfkit.stats.compare`'s warning)."""
+    alpha = c.alpha
+    if not untestable or family < 2 or not c.min_attainable_p < alpha:
+        return ()
+    return (f"not testable with this design: Holm over {family} comparisons "
+            f"{need_text(alpha, family)}",)
+
+
+def order_check(base: RunSet, new: RunSet, metric: Metric, keys: Sequence[str]) -> list[str]:
+    """When the arms were not interleaved in time: say so, and report the drift of the
+    residuals (within each arm and row) over the run order beside the comparison."""
+    warning = drift.interleaving(base, new)
+    if warning is None:
+        return []
+    both = pd.concat([base.frame.assign(_arm="base"), new.frame.assign(_arm="new")],
+                     ignore_index=True)
+    starts = pd.Series([r.start_utc for r in (*base.runs, *new.runs)])
+    if starts.notna().all():
+        both["order"] = starts.rank(method="first").to_numpy()
+    res = drift.residuals(RunSet(both, (*base.runs, *new.runs)), metric.name, [*keys, "_arm"])
+    d = drift.trend(res)
+    if d is None:
+        return [warning]
+    return [warning, f"drift check over the run order ({d.runs} runs, residuals within each "
+                     f"arm and row): {d.change_pct:+.1f}% [{d.ci_low_pct:+.1f}%, "
+                     f"{d.ci_high_pct:+.1f}%] from the first run to the last: {d.verdict}"]

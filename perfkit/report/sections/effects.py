@@ -192,16 +192,14 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
 
 def _ab_answer(table: ComparisonTable) -> Answer:
     names = {"~": "no significant change"}
-    counts = ", ".join(f"{names.get(v, v)}: {n}" for v, n in table.verdict_counts().items())
+    # a row computed from values on a timeout cap counts as the cap's artefact, never as
+    # better or worse (ComparisonRow.reported_verdict, the A/B table's change column)
+    counts = ", ".join(f"{names.get(v, v)}: {n}" for v, n in table.reported_counts().items())
     capped, affected = table.capped_rows(), table.cap_affected_rows()
-    for rows, caps, what in ((capped, "caps_ms", "from values on the {} ms cap: artefacts"),
-                             (affected, "cap_affected_ms",
-                              "from runs whose requests waited for the {} ms cap: affected "
-                              "by it")):
-        if rows:
-            found = sorted({c for r in rows for c in getattr(r, caps)})
-            counts += (f" ({len(rows)} of them "
-                       f"{what.format(' and '.join(f'{c:g}' for c in found))})")
+    if affected:
+        found = sorted({c for r in affected for c in r.cap_affected_ms})
+        counts += (f" ({len(affected)} of them from runs whose requests waited for the "
+                   f"{' and '.join(f'{c:g}' for c in found)} ms cap: affected by it)")
     note = table.not_testable_note()
     warnings = [*([note] if note else []), *dict.fromkeys(w for r in (*capped, *affected)
                                                           for w in r.cap_warnings)]
