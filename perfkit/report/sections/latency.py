@@ -225,6 +225,7 @@ def spectrum_figure(spectrum: LatencyTable, by, palette=None,
     plots.spectrum(frame, ax, by="config", legend_title=", ".join(by),
                    palette=palette(spectrum.groups, by) if palette else None,
                    runs=run_spectra(frame, spectrum.groups))
+    ax.set_title(f"at {load_point(where)}")
     note(ax, f"at {load_point(where)}")
     return fig
 
@@ -263,6 +264,7 @@ def intervals_figure(within: pd.DataFrame, table: LatencyTable, q: float, by, pa
                         xlabel=plots.label(f"{what}: its runs in run order", "level"),
                         palette=palette(within["config"], by) if palette else None,
                         confidence=confidence)
+    ax.set_title(f"p{q:g} at {load_point(where)}")
     note(ax, f"at {load_point(where)}")
     return fig
 
