@@ -274,37 +274,39 @@ def _job(i: int) -> list:
     return list(perfkit.load(DEMO / TRUTH[i]["job_dir"]))
 
 
-def test_a_points_interval_is_the_median_rule_of_every_median_with_its_coverage(tmp_path):
-    from perfkit.stats.orderstats import interpolated_median_ci
+def test_a_points_interval_is_compares_median_rule_with_its_coverage(tmp_path):
+    """One rule for a median of runs: the label's interval is the one compare and gate give
+    its runs (exact order statistics reaching 95%, none below 6 runs)."""
+    from perfkit.stats.orderstats import median_ci
 
     h = hist.load_history(_store(tmp_path / "h", {"two": _job(0)[:2], "five": _job(1),
                                                   "seven": _job(2) + _job(3)[:2]}))
     (s,) = hist.analyse(h, metric("latency_p99_ms"), permutations=19).series
     two, five, seven = s.points
-    # 2 runs: their range covers the median with probability 1/2: no 95% interval is claimed
-    assert math.isnan(two.ci_low) and math.isnan(two.ci_high) and math.isnan(two.coverage)
-    assert any("need >= 5 runs" in w for w in two.warnings)
-    assert (five.ci_low, five.ci_high) == (min(five.values), max(five.values))
-    assert five.coverage == pytest.approx(1 - 2 / 2 ** 5)  # 93.75%, stated
-    ci = interpolated_median_ci(seven.values, 0.95)
+    for few in (two, five):  # below 6 runs no 95% median interval: none is claimed
+        assert math.isnan(few.ci_low) and math.isnan(few.ci_high) and math.isnan(few.coverage)
+        assert any("need >= 6 runs for a 95% median CI" in w for w in few.warnings)
+        assert median_ci(few.values, 0.95).warnings == few.warnings
+    ci = median_ci(seven.values, 0.95)
     assert (seven.ci_low, seven.ci_high, seven.coverage) == (ci.low, ci.high,
                                                              ci.achieved_confidence)
-    assert seven.coverage == pytest.approx(0.95)  # interpolated, not the exact 98.4%
+    assert seven.coverage == pytest.approx(1 - 2 / 2 ** 7)  # their range, exactly 98.4%
     frame = hist.analyse(h, metric("latency_p99_ms"), permutations=19).to_frame()
-    assert frame["ci_coverage"].iloc[1] == pytest.approx(0.9375)
+    assert frame["ci_coverage"].isna().tolist() == [True, True, False]
 
 
 def test_a_failed_run_ranks_worst_where_failing_is_worse_and_keeps_its_value_elsewhere(
         tmp_path):
-    runs = _job(1)
+    runs = _job(1) + _job(2)[:1]
     runs[0] = dataclasses.replace(runs[0], exit_code=1, errors_read=7)
     h = hist.load_history(_store(tmp_path / "h", {"a": _job(0), "b": runs}))
     a = hist.analyse(h, metric("latency_p99_ms"), permutations=19)
     b = a.series[0].points[1]
     finished = sorted(r.percentiles_ms[99.0] for r in runs[1:])
-    assert b.n_failed == 1 and len(b.values) == 4
-    assert b.median == pytest.approx(finished[2])  # of 4 values and the failed run (+inf)
-    assert b.ci_high == math.inf  # the range of 5 runs reaches the failed one
+    assert b.n_failed == 1 and len(b.values) == 5
+    # of 5 values and the failed run (+inf): the mean of the 3rd and 4th
+    assert b.median == pytest.approx((finished[2] + finished[3]) / 2)
+    assert b.ci_high == math.inf  # the range of 6 runs reaches the failed one
     assert any("1 run(s) of label b failed" in w and "ranked worst" in w for w in a.warnings)
     (s,) = hist.analyse(h, metric("errors_read"), permutations=19).series
     assert s.points[1].n_failed == 0 and 7.0 in s.points[1].values  # errors: kept as counted

@@ -66,10 +66,14 @@ def backlog_text(items: Sequence[Backlog]) -> str:
     groups: dict[tuple, list[Backlog]] = {}
     for b in items:
         groups.setdefault((b.accept_queue, b.source), []).append(b)
+    def runs(bs: Sequence[Backlog]) -> str:
+        n = sum(b.runs for b in bs)
+        return f"{n} run{'s' if n != 1 else ''}"
+
     return "; ".join(
-        (f"{queue} for {', '.join(b.profile for b in bs)} ({sum(b.runs for b in bs)} runs; "
-         f"{source})" if queue is not None else f"{', '.join(b.profile for b in bs)}: "
-         "not recorded") for (queue, source), bs in groups.items())
+        (f"{queue} for {', '.join(b.profile for b in bs)} ({runs(bs)}; {source})"
+         if queue is not None else f"{', '.join(b.profile for b in bs)}: not recorded")
+        for (queue, source), bs in groups.items())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -317,12 +321,17 @@ def threat_texts(c: Conditions) -> list[tuple[str, str]]:
     if c.wrk2_runs and c.measured_s:
         n, lo, mid, hi = c.measured_s
         dur = "-".join(f"{d:g}" for d in sorted({round(x) for x in c.wrk2_durations_s}))
+        one = f"{lo:.1f}" == f"{hi:.1f}"
+        window = (f"{lo:.1f} s (the histogram's share of the requests times the duration)"
+                  if one else f"{lo:.1f}-{hi:.1f} s (median {mid:.1f} s: the histogram's share "
+                  "of the requests times the duration)")
+        runs = (f"its one wrk2 run of {dur} s" if c.wrk2_runs == 1 else
+                f"{n} of its {c.wrk2_runs} wrk2 runs of {dur} s")
         out.append(("wrk2-calibration", f"{c.name}: wrk2 resets its histogram after its "
-                    f"calibration (~{WRK2_CALIBRATION_S:g} s into a run), so in {n} of its "
-                    f"{c.wrk2_runs} wrk2 run(s) of {dur} s the percentiles cover only "
-                    f"{lo:.1f}-{hi:.1f} s (median {mid:.1f} s: the histogram's share of the "
-                    "requests times the duration): a short measured window at the end of each "
-                    "run, while the request counts cover the whole run."))
+                    f"calibration (~{WRK2_CALIBRATION_S:g} s into a run), so in {runs} the "
+                    f"percentiles cover only {window}: a short measured window at the end of "
+                    f"{'the run' if c.wrk2_runs == 1 else 'each run'}, while the request counts "
+                    f"cover the whole run."))
     if c.think_time is not None:
         out.append(("think-time", f"{c.name}: Locust's think time: {c.think_time}; each user "
                     "waits that long after every response, so Locust's load is closed-loop and "

@@ -48,16 +48,23 @@ from perfkit.analysis.metrics import Metric
 from perfkit.errors import DataError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.changepoint import ChangePoints, change_points
-from perfkit.stats.orderstats import interpolated_median_ci
+from perfkit.stats.orderstats import median_ci, min_n_for_finite_ci
 
 
 # -- the series and its change points ---------------------------------------------------------
+def median_runs_needed(confidence: float = 0.95) -> int:
+    """The fewest runs whose median has an interval at ``confidence`` under the rule of
+    ``compare`` and ``gate`` (:func:`perfkit.stats.orderstats.median_ci`): 6 at 95%."""
+    return min_n_for_finite_ci(0.5, confidence)
+
+
 @dataclasses.dataclass(frozen=True)
 class Point:
     """One label of a series: its runs and their median with the order-statistic interval of
-    :func:`perfkit.stats.orderstats.interpolated_median_ci` (the rule of every median of runs:
-    interpolated to the requested level from 6 runs at 95%, the range of 5 runs at 93.75%, no
-    interval below: NaN bounds), ``coverage`` the coverage it achieves.
+    :func:`perfkit.stats.orderstats.median_ci`, the rule of ``compare`` and ``gate`` for a
+    median of runs (exact order statistics whose coverage reaches the nominal level, from 6
+    runs at 95%; no interval below: NaN bounds, and a warning naming the runs needed),
+    ``coverage`` the coverage it achieves.
 
     Failed and saturated runs follow the comparison's rule
     (:func:`perfkit.analysis.compare.ranked_worst`): where failing makes the metric worse they
@@ -112,12 +119,12 @@ class HistoryAnalysis:
     def describe(self) -> str:
         method = self.series[0].change.method if self.series else ""
         return (f"The history of {self.metric.label} ({self.name}) was analysed label by label "
-                f"(one value per run; each label's median with a distribution-free "
-                f"order-statistic interval interpolated to {self.confidence:.0%} "
-                f"(Hettmansperger and Sheather 1986), or the range of the runs with its "
-                f"achieved coverage when they are too few for that (5 runs at 95%: 93.75%), "
-                f"none when even the range falls short; failed runs ranked worst where failing "
-                f"makes the metric worse); change points: {method}.")
+                f"(one value per run; each label's median with the distribution-free "
+                f"order-statistic interval compare and gate give a median of runs (Conover "
+                f"1999, section 3.2): exact order statistics covering at least "
+                f"{self.confidence:.0%}, none below {median_runs_needed(self.confidence)} runs; "
+                f"failed runs ranked worst where failing makes the metric worse); change "
+                f"points: {method}.")
 
     def to_frame(self) -> pd.DataFrame:
         """One row per load level and label: runs, median with interval, segment, change."""
@@ -241,7 +248,7 @@ def _point(rows: RunSet, label: str, metric: Metric, confidence: float) -> Point
     if not len(ranked):
         return Point(label, time_utc, len(rows), int(worst.sum()), math.nan, math.nan,
                      math.nan, math.nan, ())
-    ci = interpolated_median_ci(ranked, confidence)
+    ci = median_ci(ranked, confidence)
     none = ci.low == -math.inf and ci.high == math.inf  # too few runs for any interval
     return Point(label, time_utc, len(rows), int(worst.sum()), ci.estimate,
                  math.nan if none else ci.low, math.nan if none else ci.high,

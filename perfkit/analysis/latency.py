@@ -16,10 +16,13 @@ print the same number):
   the SLO verdict fails it;
 - ``short`` runs (the generator fell slightly short, latency like its peers') keep their
   value, with a warning;
-- the value is the **median of the per-run percentiles** (:data:`perfkit.stats.ESTIMAND`)
-  with its across-runs interval (:func:`perfkit.stats.percentile_ci_across_runs`): an
-  order-statistic interval from 5 runs, a t interval on logs with a warning for 2-4 runs
-  (method :data:`perfkit.stats.FEW_RUNS_METHOD`), none for one run.
+- the value is the across-runs estimate of :func:`perfkit.stats.percentile_ci_across_runs`:
+  from 5 runs the **median of the per-run percentiles** (:data:`perfkit.stats.ESTIMAND`) with
+  an order-statistic interval; with 2-4 runs the geometric mean of the per-run percentiles
+  (the median run's under a log-normal spread) with a t interval on logs and a warning
+  (method :data:`perfkit.stats.FEW_RUNS_METHOD`); one run, its value and no interval. Every
+  sentence that says which is written from the estimates' own methods
+  (:meth:`LatencyTable.value_text`, :func:`perfkit.stats.acrossruns.value_text`).
 
 A spectrum (:func:`spectrum`) applies the rule at every percentile of :data:`SPECTRUM_GRID`
 that every run of the configuration holds :data:`~perfkit.stats._perrun.MIN_TAIL_REQUESTS`
@@ -49,15 +52,19 @@ from perfkit.formatting import level_text
 from perfkit.histogram import LatencyHistogram
 from perfkit.model import Run
 from perfkit.stats import (
-    ESTIMAND,
     FEW_RUNS_METHOD,
     PercentileCI,
     per_run_percentiles_ms,
     percentile_ci_across_runs,
 )
 from perfkit.stats._perrun import MIN_TAIL_REQUESTS
-from perfkit.stats.acrossruns import FEW_RUNS
+from perfkit.stats.acrossruns import FEW_RUNS, interval_text, runs_text, value_text
 
+#: the rule of :func:`perfkit.stats.percentile_ci_across_runs` for every number of runs
+RULE_TEXT = (f"The rule: from {FEW_RUNS} runs per configuration the median of the runs' "
+             f"percentiles with an order-statistic interval; with 2-{FEW_RUNS - 1} runs their "
+             "geometric mean (the median run's under a log-normal run-to-run spread) with a t "
+             "interval on logs; with one run its value and no interval.")
 #: percentiles drawn for a spectrum: dense enough for a smooth line on the tail axis
 SPECTRUM_GRID = (10.0, 25.0, 50.0, 68.4, 80.0, 90.0, 95.0, 96.8, 98.0, 99.0, 99.5, 99.68, 99.8,
                  99.9, 99.95, 99.968, 99.98, 99.99, 99.995, 99.998, 99.999)
@@ -232,14 +239,24 @@ class LatencyTable:
     confidence: float
     warnings: tuple[str, ...] = ()
 
+    def found(self) -> list[tuple[str, int]]:
+        """``(method, n_runs)`` of every estimate: what :func:`perfkit.stats.acrossruns.
+        value_text` words."""
+        return [(e.ci.method, e.ci.n_runs) for e in self.estimates]
+
+    def value_text(self, what: str = "percentiles") -> str:
+        """What these estimates are, each method named once (``"the geometric mean of the 3
+        runs' percentiles (the median run's under a log-normal run-to-run spread)"``)."""
+        return value_text(self.found(), what)
+
     def describe(self) -> str:
-        """The method, in a sentence a reader can paste into a paper."""
-        methods = ", ".join(sorted({e.ci.method for e in self.estimates})) or "order_stats"
-        return (f"Latency percentiles were estimated across runs as the {ESTIMAND} (method "
-                f"{methods}; {self.confidence:.0%} order-statistic intervals from "
-                f"{FEW_RUNS} runs, t intervals on log per-run percentiles for 2-4), never by "
-                "averaging percentiles; runs that failed were left out, and runs that did not "
-                "sustain their offered rate were kept and named.")
+        """The method, in a sentence a reader can paste into a paper: what the values shown
+        are (from the estimates' own methods), then the rule for other run counts."""
+        return (f"Latency percentiles were estimated across runs from each run's own "
+                f"percentile (requests were never pooled over runs): each value shown is "
+                f"{self.value_text()}, with {self.confidence:.0%} "
+                f"{interval_text(self.found())}. {RULE_TEXT} Runs that failed were left out; "
+                "runs that did not sustain their offered rate were kept and named.")
 
     def warnings_of(self, e: LatencyEstimate) -> tuple[str, ...]:
         """The warnings that travel with one estimate: what its runs' tools imply (a closed
@@ -258,7 +275,7 @@ class LatencyTable:
 
     def to_dict(self) -> dict[str, Any]:
         return {"by": list(self.groups.by), "confidence": self.confidence,
-                "estimand": ESTIMAND, "warnings": list(self.warnings),
+                "estimand": self.value_text(), "warnings": list(self.warnings),
                 "selection": _records(self.groups.to_frame()),
                 "percentiles": _records(self.to_frame())}
 
@@ -296,11 +313,11 @@ def _warnings(groups: RunGroups, found: Sequence[LatencyEstimate]) -> tuple[str,
     out = groups.notes()
     for e in found:
         out += _status_notes(e, groups[e.config])
-    few = [e.ci.n_runs for e in found if e.ci.method == FEW_RUNS_METHOD]
+    few = [(e.ci.method, e.ci.n_runs) for e in found if e.ci.method == FEW_RUNS_METHOD]
     if few:
-        out.append(f"With {min(few)} run(s) per configuration the estimate is the median run's "
-                   "percentile, but no distribution-free interval exists: the interval is a "
-                   "t interval on log per-run percentiles, which assumes a log-normal "
-                   f"run-to-run spread. Run >= {FEW_RUNS} repetitions for an order-statistic "
-                   "interval.")
+        out.append(f"With {runs_text([n for _, n in few])} runs per configuration no "
+                   f"distribution-free interval exists: the estimate is {value_text(few)}, and "
+                   f"its interval a t interval on their logs, which assumes that spread. Run >= "
+                   f"{FEW_RUNS} repetitions for the median of the runs' percentiles with an "
+                   "order-statistic interval.")
     return tuple(dict.fromkeys(out))

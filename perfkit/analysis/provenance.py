@@ -66,6 +66,9 @@ class Provenance:
     statuses: Mapping[str, tuple[str, ...]]
     #: host CPU, backlog, restarts, wrk2's window, think time (:mod:`.conditions`)
     conditions: Conditions | None = None
+    #: a history's labels in series order, each with the server profile(s) its runs recorded
+    #: (a history has no designed factor: its labels may change the server)
+    label_profiles: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def provenance(exp: Experiment) -> Provenance:
@@ -110,7 +113,21 @@ def provenance(exp: Experiment) -> Provenance:
         generator_busy=sum(runstatus.generator_busy(r) for r in runs),
         first_utc=starts[0] if starts else None,
         last_utc=ends[-1] if ends else (starts[-1] if starts else None),
-        unreadable=len(exp.errors), statuses=_statuses(exp), conditions=conditions(exp))
+        unreadable=len(exp.errors), statuses=_statuses(exp), conditions=conditions(exp),
+        label_profiles=_label_profiles(rows.frame, manifests))
+
+
+def _label_profiles(frame, manifests: list[Mapping]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Per label of a history (``label_index`` order): the server profiles its runs recorded."""
+    if "label" not in frame or "label_index" not in frame:
+        return ()
+    found: dict[tuple[int, str], set[str]] = {}
+    for (label, index), m in zip(frame[["label", "label_index"]].itertuples(index=False),
+                                 manifests, strict=True):
+        profile = (m.get("server") or {}).get("profile")
+        found.setdefault((int(index), str(label)), set()).update([str(profile)] if profile
+                                                                  else [])
+    return tuple((label, tuple(sorted(found[(i, label)]))) for i, label in sorted(found))
 
 
 def _statuses(exp: Experiment) -> dict[str, tuple[str, ...]]:

@@ -30,6 +30,7 @@ from perfkit.errors import DataError, UsageError
 from perfkit.formatting import fmt_num, level_text
 from perfkit.scaling import slo_bracket
 from perfkit.scaling.slo import SLOBracket
+from perfkit.stats.acrossruns import interval_text, value_text
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,11 +130,24 @@ class SloTable:
     confidence: float
     warnings: tuple[str, ...] = ()
 
+    def found(self) -> list[tuple[str, int]]:
+        """``(method, runs in the estimate)`` of every rate's estimate (failed runs are left
+        out of it): what :func:`perfkit.stats.acrossruns.value_text` words."""
+        return [(v.method, v.n_runs - v.n_failed) for b in self.brackets for v in b.bracket.rates
+                if v.n_runs > v.n_failed]
+
+    def value_text(self) -> str:
+        """What every rate's estimate is, each method named once (``"the geometric mean of the
+        3 runs' p99 (the median run's under a log-normal run-to-run spread)"``)."""
+        return value_text(self.found(), f"p{self.percentile:g}")
+
     def describe(self) -> str:
-        """The method, in a sentence a reader can paste into a paper."""
+        """The method, in a sentence a reader can paste into a paper: what each rate's
+        estimate is comes from the estimates' own methods."""
         return (f"Each offered rate was judged against the objective p{self.percentile:g} < "
-                f"{self.slo_ms:g} ms: a pass when every run sustained the rate and the upper "
-                f"bound of the {self.confidence:.0%} across-runs interval lay below the "
+                f"{self.slo_ms:g} ms on its estimate, {self.value_text()}, with its "
+                f"{self.confidence:.0%} across-runs interval ({interval_text(self.found())}): "
+                "a pass when every run sustained the rate and the upper bound lay below the "
                 "objective, a fail when a run did not sustain it, errors exceeded 1%, or the "
                 "lower bound lay above it, else inconclusive; the largest rate meeting it is "
                 "reported as the bracket [last pass, first fail].")

@@ -79,7 +79,7 @@ def _files(out_dir: Path, kind: str, name: str, suffix: str) -> list[Path]:
 
 def _entry(execution: Execution, out_dir: Path) -> NotebookEntry:
     name = execution.name
-    answers, methods, alts = [], {}, {}
+    answers, methods, alts, captions = [], {}, {}, {}
     title = name
     html = out_dir / f"{name}.html"
     if execution.executed.exists():
@@ -89,6 +89,8 @@ def _entry(execution: Execution, out_dir: Path) -> NotebookEntry:
         answers, methods = found["answers"], found["methods"]
         alts = {f"figures/{name}-{nbhelp.slug(f['figure'])}.png": f.get("alt", "")
                 for f in found["figures"]}
+        captions = {f"figures/{name}-{nbhelp.slug(f['figure'])}.png": f.get("caption", "")
+                    for f in found["figures"]}
         try:
             export_html(execution.executed, html, title=title)
         except Exception as exc:  # noqa: BLE001 - the index says the page is missing
@@ -99,7 +101,7 @@ def _entry(execution: Execution, out_dir: Path) -> NotebookEntry:
         name=name, title=title,
         html=html.name if html.exists() else None,
         ipynb=execution.executed.name if execution.executed.exists() else None,
-        answers=tuple(answers), methods=methods, alts=alts,
+        answers=tuple(answers), methods=methods, alts=alts, captions=captions,
         figures=tuple(str(p.relative_to(out_dir)) for p in _files(out_dir, "figures", name,
                                                                   ".png")),
         wide=tuple(str(p.relative_to(out_dir)) for p in _files(out_dir, "figures", name, ".png")

@@ -26,6 +26,8 @@ class NotebookEntry:
     ipynb: str | None
     answers: tuple = ()
     alts: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    #: each figure's caption on its page (by PNG path), carried under it on the index
+    captions: Mapping[str, str] = dataclasses.field(default_factory=dict)
     methods: Mapping[str, list] = dataclasses.field(default_factory=dict)
     figures: tuple[str, ...] = ()
     tables: tuple[str, ...] = ()

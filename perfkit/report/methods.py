@@ -37,9 +37,48 @@ def _range(values: Sequence[float], unit: str) -> str:
     return f"{lo} {unit}" if lo == hi else f"{lo}-{hi} {unit}"
 
 
+def _span(lo: float, hi: float, unit: str) -> str:
+    """``"4.2-5.2 s"``, or one value when both print alike (``"9.9 s"``, never 9.9-9.9)."""
+    a, b = f"{lo:.1f}", f"{hi:.1f}"
+    return f"{a} {unit}" if a == b else f"{a}-{b} {unit}"
+
+
+def _spans(labels: Sequence[str], order: Sequence[str]) -> str:
+    """``labels`` as runs of consecutive ones in ``order``: ``"v01-v07, v10"``."""
+    at = sorted(order.index(x) for x in labels)
+    parts, start = [], 0
+    for k in range(1, len(at) + 1):
+        if k == len(at) or at[k] != at[k - 1] + 1:
+            first, last = order[at[start]], order[at[k - 1]]
+            parts.append(first if first == last else f"{first}-{last}")
+            start = k
+    return ", ".join(parts)
+
+
+def history_design(p: Provenance) -> str:
+    """What a history's runs were, from its data: its labels and the server profile each
+    label's runs recorded (a history has no designed factor, but its labels may change the
+    server): ``"over 16 labels (v01 to v16) with no designed factor; the server profile changed
+    with the labels: proxy (v01-v07), ..."``."""
+    order = [label for label, _ in p.label_profiles]
+    by: dict[str, list[str]] = {}
+    for label, profiles in p.label_profiles:
+        for prof in profiles:
+            by.setdefault(prof, []).append(label)
+    head = (f"over {len(order)} label{'s' if len(order) != 1 else ''} ({order[0]} to "
+            f"{order[-1]}) with no designed factor" if len(order) > 1
+            else f"of one label ({order[0]})")
+    if len(by) > 1:
+        return (head + "; the server profile changed with the labels: "
+                + ", ".join(f"{prof} ({_spans(labels, order)})" for prof, labels in by.items()))
+    return head + (f", all of server profile {next(iter(by))}" if by else "")
+
+
 def design_sentence(p: Provenance) -> str:
     factors = ("over factors " + "; ".join(f"{f} ({_levels(v)})" for f, v in p.factors.items())
-               if p.factors else "of one configuration")
+               if p.factors else history_design(p) if p.label_profiles else
+               f"of {len(p.profiles)} server profiles ({', '.join(p.profiles)}) with no designed "
+               "factor" if len(p.profiles) > 1 else "of one configuration")
     load = "; ".join(f"{c} {_levels(v)}" for c, v in p.load.items()) or "one load level"
     reps = (f"{p.repetitions} repetition{'s' if p.repetitions != 1 else ''}" if p.repetitions
             else "repetitions not recorded")
@@ -108,7 +147,8 @@ def conditions_sentence(p: Provenance) -> str:
     if c.measured_s:
         n, lo, _, hi = c.measured_s
         parts.append(f"wrk2 reset its histogram after its calibration, so its percentiles "
-                     f"cover {lo:.1f}-{hi:.1f} s at the end of each run ({n} runs).")
+                     f"cover {_span(lo, hi, 's')} at the end of "
+                     + ("the run (1 run)." if n == 1 else f"each run ({n} runs)."))
     if c.think_time is not None:
         parts.append(f"Locust's think time: {c.think_time}.")
     return "".join(f" {x}" for x in parts)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -69,6 +69,61 @@ def estimand_label(q: float, method: str = "auto") -> str:
     if method == "t_log":
         return f"geometric mean of per-run p{q:g}"
     return f"p{q:g} of all requests pooled over runs (the mixture of runs)"
+
+
+#: what the value of each method is, ``{runs}`` the runs it rests on, ``{what}`` what each
+#: run gives ("percentiles", "p99"): the one wording every page and the Methods use
+VALUE_WORDS = {
+    "order_stats": "the median of the {runs} runs' {what}",
+    FEW_RUNS_METHOD: ("the geometric mean of the {runs} runs' {what} (the median run's under a "
+                      "log-normal run-to-run spread)"),
+    "t_log": "the geometric mean of the {runs} runs' {what}",
+    "cluster_bootstrap": "the {what} of all requests pooled over {runs} runs",
+}
+#: the interval each method gives
+INTERVAL_WORDS = {
+    "order_stats": "order-statistic intervals",
+    FEW_RUNS_METHOD: "Student t intervals on the logs of the runs' values",
+    "t_log": "Student t intervals on the logs of the runs' values",
+    "cluster_bootstrap": "cluster-bootstrap intervals (runs resampled)",
+}
+
+
+def runs_text(counts: Sequence[int]) -> str:
+    lo, hi = min(counts), max(counts)
+    return f"{lo}" if lo == hi else f"{lo}-{hi}"
+
+
+def _methods(found: Iterable[tuple[str, int]]) -> dict[str, list[int]]:
+    by: dict[str, list[int]] = {}
+    for method, n in found:
+        by.setdefault("one_run" if n == 1 else method, []).append(int(n))
+    return by
+
+
+def value_text(found: Iterable[tuple[str, int]], what: str = "percentiles") -> str:
+    """What the values of results with these ``(method, n_runs)`` are, in one phrase, each
+    method named once: ``"the geometric mean of the 3 runs' percentiles (the median run's under
+    a log-normal run-to-run spread)"``, ``"the median of the 5-10 runs' percentiles"``; several
+    methods joined by ``"; "``. The wording of :data:`VALUE_WORDS`, so that a caption, a
+    caveat and the Methods say what the numbers are, whatever the number of runs."""
+    parts = []
+    for method, counts in _methods(found).items():
+        if method == "one_run":
+            parts.append(f"the one run's {what.rstrip('s')}" if len(counts) == 1 else
+                         f"each one-run configuration's own {what.rstrip('s')}")
+        else:
+            words = VALUE_WORDS.get(method, f"method {method} over {{runs}} runs' {{what}}")
+            parts.append(words.format(runs=runs_text(counts), what=what))
+    return "; ".join(parts) or "no estimate"
+
+
+def interval_text(found: Iterable[tuple[str, int]]) -> str:
+    """The intervals of results with these ``(method, n_runs)``, each method named once
+    (:data:`INTERVAL_WORDS`; one run: none)."""
+    parts = [("no interval (one run)" if method == "one_run" else INTERVAL_WORDS.get(
+        method, f"{method} intervals")) for method in _methods(found)]
+    return "; ".join(dict.fromkeys(parts)) or "no interval"
 
 
 def percentile_ci_across_runs(per_run_items: Sequence[Any] | np.ndarray, q: float,

@@ -99,8 +99,22 @@ def calibration_threats(calibration: Any) -> list[str]:
 
 
 def runs_table(rows) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per run: every metric (tidy, no lists in cells), and its warnings one per row."""
+    """Per run: every metric (tidy, no lists in cells), and its warnings one per row.
+
+    Each run carries its ``status`` and ``status_reason`` under the run-status rule every
+    page uses (:func:`perfkit.analysis.runstatus.percentile_statuses` on p99 among its peers:
+    the status the data-quality table and the Methods give). The model's raw flag (achieved
+    below 0.99 x the target rate, whatever the cause) is kept as ``below_target``: a run below
+    its target can be ``short`` (a generator shortfall in doubt), not ``saturated``."""
+    from perfkit.analysis.runstatus import peer_columns, percentile_statuses
+
     frame = rows.frame.drop(columns=["warnings"], errors="ignore")
+    frame = frame.rename(columns={"saturated": "below_target"})
+    statuses = percentile_statuses(rows, 99.0, peer_columns(rows)) if len(rows) else []
+    at = frame.columns.get_loc("below_target") + 1 if "below_target" in frame else len(
+        frame.columns)
+    frame.insert(at, "status", [s.status for s in statuses])
+    frame.insert(at + 1, "status_reason", [s.reason for s in statuses])
     warnings = pd.DataFrame([{"run_id": r.run_id or r.source, "warning": w}
                              for r in rows.runs for w in r.warnings],
                             columns=["run_id", "warning"])

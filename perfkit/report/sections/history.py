@@ -114,21 +114,33 @@ def _at(analysis: hist.HistoryAnalysis, where: str = "") -> str:
 
 
 def series_caption(analysis: hist.HistoryAnalysis) -> str:
+    """What the series figure draws, and only that: the runs, each label's median with its
+    interval where the runs allow one, the segments' medians, and the change points by the
+    line each kind is drawn with (dashed: supported, dotted: weakly supported), when found."""
     s0 = analysis.series[0] if analysis.series else None
     runs = sum(p.n_runs for s in analysis.series for p in s.points)
     n_labels = len(s0.points) if s0 else 0
     covers = sorted({p.coverage for s in analysis.series for p in s.points
                      if np.isfinite(p.coverage)})
-    cover = ("no label has enough runs for one" if not covers else
-             f"coverage {pct(covers[0])}" if len(covers) == 1 else
-             f"coverage {pct(covers[0])} to {pct(covers[-1])}")
+    need = hist.median_runs_needed(analysis.confidence)
+    medians = ("markers each label's median (no interval: every label has fewer than the "
+               f"{need} runs a {pct(analysis.confidence)} median interval needs)" if not covers
+               else "markers each label's median with its order-statistic interval (coverage "
+               + (pct(covers[0]) if len(covers) == 1 else f"{pct(covers[0])} to "
+                  f"{pct(covers[-1])}") + f"; none below {need} runs; the table gives each "
+               "label's)")
+    found = {c.support for s in analysis.series for c in s.change.change_points}
+    how = (f"E-divisive means (permutation tests shuffling labels, alpha "
+           f"{analysis.alpha:g})")
+    lines = ([f"dashed lines the change points found by {how}"] if "supported" in found
+             else [])
+    if "weak" in found:
+        lines.append(("dotted ones" if lines else f"dotted lines the change points found by "
+                      f"{how}, all") + " weakly supported (no ratio interval excluding 1)")
+    changes = "; ".join(lines) if lines else f"no change point found by {how}"
     return (f"{analysis.metric.label} over {n_labels} labels of {analysis.name}{_at(analysis)} "
-            f"({runs} runs): "
-            f"grey dots are runs, markers each label's median with its order-statistic "
-            f"interval ({cover}; the table gives each label's); black steps are the segments' "
-            f"medians, dashed lines the change points found by E-divisive means (permutation "
-            f"tests shuffling labels, alpha {analysis.alpha:g}), dotted ones those weakly "
-            f"supported (no ratio interval excluding 1).")
+            f"({runs} runs): grey dots are runs, {medians}; black steps are the segments' "
+            f"medians; {changes}.")
 
 
 def series_alt(analysis: hist.HistoryAnalysis) -> str:

@@ -2,8 +2,8 @@
 
 Which runs count and what each configuration's percentile is are decided by
 :mod:`perfkit.analysis.latency` (the rule the SLO table and the heat map use too: failed runs
-left out, saturated and short runs kept and named, the median of per-run percentiles with its
-across-runs interval); this module shapes its results for the page and the plots.
+left out, saturated and short runs kept and named, the across-runs estimate of the per-run
+percentiles with its interval); this module shapes its results for the page and the plots.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from perfkit.formatting import fmt_ci, level_text, load_text
 from perfkit.model import Run, percentile_column
 from perfkit.report.nb import Answer
 from perfkit.report.sections.common import Experiment, config_text, load_experiment
-from perfkit.stats import ESTIMAND, quantile_ci
+from perfkit.stats import quantile_ci
+from perfkit.stats.acrossruns import interval_text
 
 
 def grouped_runs(exp: Experiment, by: Sequence[str] | str,
@@ -224,20 +225,21 @@ def spectrum_figure(spectrum: LatencyTable, by, palette=None,
     plots.spectrum(frame, ax, by="config", legend_title=", ".join(by),
                    palette=palette(spectrum.groups, by) if palette else None,
                    runs=run_spectra(frame, spectrum.groups))
+    ax.set_title(f"at {load_point(where)}")
     note(ax, f"at {load_point(where)}")
     return fig
 
 
 def spectrum_caption(spectrum: LatencyTable, where, confidence: float) -> str:
+    """What the spectrum shows: the runs per configuration, and what each line and band is,
+    named once from the estimates' own methods (:meth:`LatencyTable.value_text`)."""
     frame = spectrum.to_frame()
     n = (frame.groupby("config")["n_runs"].max().astype(int).astype(str).str.cat(sep="/")
          if len(frame) else "0")
-    found = sorted(set(frame["estimand"]))
-    # one estimand at every percentile of the grid: named once (the median of per-run pX)
-    estimands = (f"each percentile the {ESTIMAND}" if found and all(
-        e.startswith("median of per-run p") for e in found) else "; ".join(found))
     return (f"Percentile spectrum per configuration at {load_point(where)}: {n} runs per "
-            f"configuration; bands are {confidence:.0%} across-run intervals ({estimands})")
+            f"configuration; each line is, at every percentile, {spectrum.value_text()}, "
+            f"the band its {confidence:.0%} across-run interval "
+            f"({interval_text(spectrum.found())})")
 
 
 def spectrum_alt(spectrum: LatencyTable, where) -> str:
@@ -262,6 +264,7 @@ def intervals_figure(within: pd.DataFrame, table: LatencyTable, q: float, by, pa
                         xlabel=plots.label(f"{what}: its runs in run order", "level"),
                         palette=palette(within["config"], by) if palette else None,
                         confidence=confidence)
+    ax.set_title(f"p{q:g} at {load_point(where)}")
     note(ax, f"at {load_point(where)}")
     return fig
 

@@ -182,8 +182,10 @@ def locust_series(exp: Experiment | None, one_per_config: bool = True) -> pd.Dat
         order = meta.sort_values(meta.attrs["sort"])["run_id"].tolist()
         series = series.sort_values(
             "run_id", key=lambda c: c.map({r: i for i, r in enumerate(order)}), kind="stable")
+        # a moving mean only where a rate was counted: the first history row (0 users, nothing
+        # counted yet) has none, and a centred window must not borrow its neighbour's there
         series["throughput_smoothed_rps"] = series.groupby("run_id")["throughput_rps"].transform(
-            lambda v: v.rolling(SMOOTH_S, center=True, min_periods=1).mean())
+            lambda v: v.rolling(SMOOTH_S, center=True, min_periods=1).mean().where(v.notna()))
         labels = dict(zip(meta["run_id"], meta["config"], strict=True))
         series["config"] = series["run_id"].map(labels)
         series.attrs["columns"] = meta.attrs["columns"]
@@ -335,8 +337,22 @@ def quality_figure(quality: QualityTable):
 
 
 def quality_caption(quality: QualityTable) -> str:
-    return (f"Failed requests and load-generator CPU per run, in run order ({len(quality.runs)} "
-            f"runs of {len(quality.experiments)} experiments); dashed lines: the flags "
+    """What the quality figure draws, counted from what it draws: a run needs a run order (and
+    a value) to be a point; the runs left out are named by experiment."""
+    points = quality_points(quality.to_frame())
+    ordered = points.dropna(subset=["order"])
+
+    def drawn(column: str) -> str:
+        shown = ordered.dropna(subset=[column])
+        n, k = len(shown), shown["experiment"].nunique()
+        return f"{n} run{'s' if n != 1 else ''} of {k} experiment{'s' if k != 1 else ''}"
+
+    unordered = points[points["order"].isna()].groupby("experiment", sort=False).size()
+    left = "; ".join(f"{name}: {n} run{'s' if n != 1 else ''} without a run order"
+                     for name, n in unordered.items())
+    return (f"Failed requests ({drawn('error_percent')}) and load-generator CPU "
+            f"({drawn('generator_cpu_share_percent')} that recorded it) per run, in run order"
+            + (f"; not drawn: {left}" if left else "") + f"; dashed lines: the flags "
             f"({ERROR_RATIO_WARN:.0%} failed, {GENERATOR_BUSY:.0%} of the generator's cores)")
 
 

@@ -43,6 +43,8 @@ from perfkit.report.sections.scaling_figures import (  # noqa: F401  (the notebo
     heat_tables,
     heatmap_caption,
     heatmap_figure,
+    heatmap_text,
+    latency_caption,
     latency_figure,
     littles_figure,
     littles_points,

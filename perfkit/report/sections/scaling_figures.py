@@ -23,9 +23,9 @@ from perfkit.report.sections.common import config_labels
 # -- heat map -----------------------------------------------------------------------------------
 def heat_tables(slo_table: SloTable, rows: str = "connections", cols: str = "rate_rps"
                 ) -> dict[str, pd.DataFrame]:
-    """The SLO verdicts' estimates (``estimate_ms``: the median run's percentile, under the
-    run-status rule) on a ``rows`` x ``cols`` grid, one grid per configuration of the SLO
-    table's other columns (``"all runs"`` without any)."""
+    """The SLO verdicts' estimates (``estimate_ms``: each rate's across-runs estimate under the
+    run-status rule; :meth:`SloTable.value_text` says which) on a ``rows`` x ``cols`` grid, one
+    grid per configuration of the SLO table's other columns (``"all runs"`` without any)."""
     verdicts = slo_table.verdicts_frame()
     if not len(verdicts):
         return {}
@@ -84,9 +84,17 @@ def heatmap_caption(slo_table: SloTable) -> str:
     hatched = [f"{STATUS_HATCH_WORDS[m]}: a {m} run" for m in ("failed", "saturated", "short")
                if m in marks]
     return (f"p{slo_table.percentile:g} over connections x offered rate{per}: the SLO "
-            "verdicts' estimate in each cell (the median run's percentile), one log colour "
+            f"verdicts' estimate in each cell ({slo_table.value_text()}), one log colour "
             "scale" + (f"; hatched cells hold a run that did not keep up ({'; '.join(hatched)})"
                        if hatched else ""))
+
+
+def heatmap_text(slo_table: SloTable) -> str:
+    """What a heat-map cell holds, from the SLO verdicts' own methods: the number the SLO
+    verdict and the latency page give for the same cell."""
+    return (f"Each cell holds the SLO table's estimate of p{slo_table.percentile:g} at that "
+            f"load point: {slo_table.value_text()}, failed runs left out; the number the SLO "
+            "verdict and the latency page give for the same cell.")
 
 
 #: the hatch of each status in words (:data:`perfkit.plots.scaling.STATUS_HATCHES`)
@@ -255,6 +263,17 @@ def verdict_points(slo_table: SloTable, frame: pd.DataFrame, by: Sequence[str]) 
     verdicts = verdicts.rename(columns={"rate_rps": "target_rate_rps"})
     verdicts.insert(0, "config", config_labels(verdicts, list(by)).to_numpy())
     return verdicts
+
+
+def latency_caption(slo_table: SloTable | None, percentile: float, slo_ms: float,
+                    confidence: float = 0.95) -> str:
+    """What the latency figure shows: the runs, and the line and band of the SLO verdicts'
+    estimates, named from their own methods (:meth:`SloTable.value_text`)."""
+    line = (f", with the SLO verdicts' across-run estimate at each rate as a line "
+            f"({slo_table.value_text()}) and its {confidence:.0%} interval (band)"
+            if slo_table is not None else "")
+    return (f"p{percentile:g} latency of every run (points) against the offered rate{line}, "
+            f"and the SLO {slo_ms:g} ms; saturated runs ringed, short runs marked by a diamond")
 
 
 def latency_figure(frame: pd.DataFrame, by: Sequence[str], percentile: float, slo_ms: float,
