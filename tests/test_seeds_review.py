@@ -66,3 +66,49 @@ def test_the_seeds_notes_follow_the_rule(results):
     # 000-2: runs of both arms kept the rate, so its note says nothing of the kind
     (doubt,) = [w for w in results["000-2"].warnings if "kept, in doubt" in w]
     assert UNDECIDED not in doubt
+
+
+# -- 2: what a timeout cap does to each metric ---------------------------------------------------
+def _waited(max_ms: float):
+    """Two runs whose max sits on ``max_ms`` with a fast median: they waited for a timeout."""
+    import pandas as pd
+
+    from perfkit.analysis.experiment import RunSet
+
+    frame = pd.DataFrame([{"run_id": f"r{i}", "latency_p50_ms": 14.0, "latency_p90_ms": 20.0,
+                           "latency_p99_ms": 60.0, "latency_max_ms": max_ms,
+                           "throughput_rps": 9000.0, "error_ratio": 0.0005,
+                           "errors_timeout": 20.0, "non_2xx_3xx": 3.0} for i in range(2)])
+    return RunSet(frame, (None, None))
+
+
+@pytest.mark.parametrize("cap_ms, name, says", [
+    (2000.0, "throughput_rps", "throttled by it"),
+    (1000.0, "throughput_rps", "throttled by it"),
+    (2000.0, "error_ratio", "counts that timeout as well as the service's failures"),
+    (2000.0, "errors_timeout", "counts that timeout as well as the service's failures"),
+    (1000.0, "error_ratio", None),  # a SYN retry adds no error: nothing to say
+    (1000.0, "errors_timeout", None),
+    (2000.0, "non_2xx_3xx", "counts fewer attempts"),
+])
+def test_the_cap_sentence_says_what_the_cap_does_to_each_metric(cap_ms, name, says):
+    from perfkit.analysis.caps import cap_check
+
+    check = cap_check(_waited(cap_ms * 0.97), metric(name))
+    assert not check.caps_ms  # not a latency: measured, never an artefact
+    if says is None:
+        assert not check and not check.warnings
+        return
+    (sentence,) = check.warnings
+    assert says in sentence and "affected by the cap" in sentence
+    assert check.affected_ms == (cap_ms,)
+    if name != "throughput_rps":
+        assert "throttled" not in sentence
+
+
+def test_claim_002_1_says_its_error_ratio_counts_wrks_timeout(results):
+    r = results["002-1"]
+    texts = [w for w in (*r.warnings, *r.replication.row.warnings) if "2000 ms" in w
+             and "run(s) with latencies" in w]
+    assert texts and not any("throttled" in w for w in texts)
+    assert all("error_ratio of these runs counts that timeout" in w for w in texts)

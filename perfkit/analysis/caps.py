@@ -28,9 +28,10 @@ as its max: a value of its near a cap is not taken as one.)
   reports p50-p99, so a run whose max alone is on the cap keeps p50-p90; one whose p99 is on
   it keeps p50-p75);
 - a metric that is not a latency (throughput, a count) of a run that waited for a timeout is
-  measured, but its connections that waited served nothing meanwhile: its effects and
-  changes keep their verdict and carry a warning that they are **affected** by the cap (the
-  kernel's timeout and accept queue as well as the service), in every table and answer.
+  measured, but the wait bears on it as :mod:`perfkit.analysis.cap_effects` says, metric by
+  metric (a rate is throttled, the error ratio counts the generator's own timeout, a SYN
+  retransmission adds no error): where it bears, its effects and changes keep their verdict
+  and carry a warning that they are **affected** by the cap, in every table and answer.
 
 A run whose requests genuinely take about the cap with a fast median cannot be told from one
 that waited for the timeout: it is flagged too, and its percentiles show it. A run whose
@@ -45,6 +46,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from perfkit.analysis.cap_effects import affects, consequence
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.metrics import Metric, percentile_of
 from perfkit.analysis.validity import CAP_TOLERANCE, KNOWN_CAPS_MS
@@ -164,8 +166,11 @@ def _ids(rows: RunSet) -> list[str]:
 
 def _bears(metric: Metric, hits: list[CapHit], row: pd.Series) -> bool:
     """Whether a run that waited for the caps of ``hits`` taints ``metric`` (a percentile from
-    the highest one below the cap up, the max, mean and stdev; any metric not a latency)."""
-    if not metric.is_latency or metric.name in WHOLE_RUN:
+    the highest one below the cap up, the max, mean and stdev; any metric not a latency that
+    :func:`perfkit.analysis.cap_effects.affects`)."""
+    if not metric.is_latency:
+        return any(affects(metric, h.cap_ms) for h in hits)
+    if metric.name in WHOLE_RUN:
         return True
     q = percentile_of(metric.name)
     return q is not None and q >= _q_below(row, min(h.cap_ms for h in hits))
@@ -174,7 +179,7 @@ def _bears(metric: Metric, hits: list[CapHit], row: pd.Series) -> bool:
 def cap_check(rows: RunSet, metric: Metric, label: str = "") -> CapCheck:
     """What known caps do to ``metric`` over ``rows`` (module docstring); ``label`` prefixes
     the warnings (``"base"``)."""
-    hits = tainting(rows, metric)
+    hits = [h for h in tainting(rows, metric) if affects(metric, h.cap_ms)]
     if not hits:
         return CapCheck()
     caps = tuple(sorted({h.cap_ms for h in hits}))
@@ -197,10 +202,8 @@ def _sentence(metric: Metric, cap: float, hits: list[CapHit], label: str) -> str
         return (f"{head}: {metric.name} of these runs measures the timeout as well as the "
                 "service (requests that waited for it); effects computed from them are "
                 "artefacts of it.")
-    return (f"{head}: connections that waited for the timeout served nothing meanwhile, so "
-            f"{metric.name} of these runs is throttled by it as well as by the service; "
-            "effects computed from them are affected by the cap (measured, not the "
-            "service's alone).")
+    return (f"{head}: {consequence(metric, cap)}; effects computed from them are affected "
+            "by the cap (measured, not the service's alone).")
 
 
 def _short(column: str) -> str:
