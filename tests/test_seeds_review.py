@@ -112,3 +112,34 @@ def test_claim_002_1_says_its_error_ratio_counts_wrks_timeout(results):
              and "run(s) with latencies" in w]
     assert texts and not any("throttled" in w for w in texts)
     assert all("error_ratio of these runs counts that timeout" in w for w in texts)
+
+
+# -- 3: a runs-needed note on a decided claim says what it is for -------------------------------
+def test_a_decided_claim_says_what_its_run_count_is_for(results):
+    for cid in ("002-1", "002-2"):  # supported; supported in direction: decided by 5 vs 5 runs
+        r = results[cid]
+        assert r.runs_needed is not None and r.runs_needed_ratio == pytest.approx(1.1)
+        assert r.runs_needed_note.startswith("the repeat decided this claim with 5 vs 5 runs")
+        assert "if a change as small as 10% mattered: a repeat would need" \
+            in r.runs_needed_note
+    for cid in ("000-1", "004-3"):  # inconclusive: the run count is what a decisive repeat needs
+        assert results[cid].runs_needed_note.startswith("a repeat would need")
+
+
+def test_a_run_count_the_repeat_already_answered_is_left_out():
+    from types import SimpleNamespace
+
+    from perfkit.analysis.seeds_power import Needed, for_decided
+
+    def repeat(lo, hi):
+        return SimpleNamespace(n_base=5, n_new=5, ratio_ci_low=lo, ratio_ci_high=hi)
+
+    sized = Needed(29, 1.245, 2, "a repeat would need >= 29 runs per arm to detect the "
+                                 "published ratio (x1.25) ...", published=True)
+    tenth = Needed(62, 1.1, 3, "a repeat would need >= 62 runs per arm to detect a 10% change")
+    gone = for_decided(sized, repeat(1.3, 1.9), 0.1)
+    assert gone.runs_per_arm is None and gone.note == ""
+    assert for_decided(tenth, repeat(0.95, 1.04), 0.1).note == ""  # ±10% already excluded
+    kept = for_decided(tenth, repeat(0.0003, 0.0006), 0.1)
+    assert kept.runs_per_arm == 62 and kept.note.endswith(tenth.note)
+    assert kept.note.startswith("the repeat decided this claim with 5 vs 5 runs")
