@@ -143,3 +143,23 @@ def test_a_run_count_the_repeat_already_answered_is_left_out():
     kept = for_decided(tenth, repeat(0.0003, 0.0006), 0.1)
     assert kept.runs_per_arm == 62 and kept.note.endswith(tenth.note)
     assert kept.note.startswith("the repeat decided this claim with 5 vs 5 runs")
+
+
+# -- 4: each caveat once -------------------------------------------------------------------------
+def test_no_caveat_of_an_answer_repeats_another(analysis, results):
+    from perfkit.analysis.seeds_notes import published_caps
+
+    for a in section.answers(analysis):
+        cid = a.question.split(" ")[0]
+        said = [w for w in a.warnings if w]
+        for i, w in enumerate(said):
+            others = said[:i] + said[i + 1:]
+            assert not any(w in o for o in others), (cid, w)
+        joined = " ".join(said)
+        assert joined.count("a recommendation without a measurement") <= 1, cid
+        assert joined.count("per configuration") <= 1, (cid, said)
+        # what an untested claim's reason adds to its assessment is kept
+        if results[cid].replication is None:
+            assert all(c in said for c in published_caps(results[cid].claim["published_values"]))
+    (only,) = [a for a in section.answers(analysis) if a.question.startswith("000-3")]
+    assert only.warnings == ("a recommendation without a measurement: nothing to test",)
