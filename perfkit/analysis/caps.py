@@ -25,17 +25,19 @@ the backlog condition (:mod:`perfkit.analysis.conditions`) are built on it.
 
 - a latency whose own value sits on a cap measures the cap: effects and changes computed
   from it are **artefacts** of the cap, and their verdict says so (:func:`artefact`);
-- so are its other tail statistics. Let ``q_below`` be the highest percentile it reports
-  below the cap (0 when none is): at least ``q_below``% of its requests did not wait, so its
-  percentiles ``q >= q_below``, its max, mean and standard deviation can measure the timeout
-  as well as the service (a p99 of 649 ms against 30-39 ms for its peers), while a percentile
-  ``q < q_below`` is kept: the requests that waited move it at most from the ``q``-th to the
-  ``100 q / q_below``-th percentile of the others (wrk reports p50-p99, so a run whose max
-  alone is on the cap keeps p50-p90; one whose p99 is on it keeps p50-p75);
-- a metric that is not a latency (throughput, a count) is measured, but the connections that
-  waited served nothing meanwhile: its effects and changes keep their verdict and carry a
-  warning that they are **affected** by the cap (the kernel's timeout and accept queue as
-  well as the service), in every table and answer.
+- so are the tail statistics of a run that waited for a timeout. Let ``q_below`` be the
+  highest percentile it reports below the cap (0 when none is): at least ``q_below``% of its
+  requests did not wait, so its percentiles ``q >= q_below``, its max, mean and standard
+  deviation can measure the timeout as well as the service (a p99 of 649 ms against 30-39 ms
+  for its peers), while a percentile ``q < q_below`` is kept: the requests that waited move it
+  at most from the ``q``-th to the ``100 q / q_below``-th percentile of the others (wrk
+  reports p50-p99, so a run whose max alone is on the cap keeps p50-p90; one whose p99 is on
+  it keeps p50-p75);
+- a metric that is not a latency (throughput, a count) of a run that waited for a timeout is
+  measured, but the wait bears on it as :mod:`perfkit.analysis.cap_effects` says, metric by
+  metric (a rate is throttled, the error ratio counts the generator's own timeout, a SYN
+  retransmission adds no error): where it bears, its effects and changes keep their verdict
+  and carry a warning that they are **affected** by the cap, in every table and answer.
 
 A run whose requests genuinely take about the cap with a fast median cannot be told from one
 that waited for the timeout: it is flagged too, and its percentiles show it. A run whose
@@ -51,6 +53,7 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis import runstatus
+from perfkit.analysis.cap_effects import affects, consequence
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.metrics import Metric, percentile_of
 
@@ -222,8 +225,11 @@ def _ids(rows: RunSet) -> list[str]:
 
 def _bears(metric: Metric, hits: list[CapHit], row: pd.Series) -> bool:
     """Whether a run that waited for the caps of ``hits`` taints ``metric`` (a percentile from
-    the highest one below the cap up, the max, mean and stdev; any metric not a latency)."""
-    if not metric.is_latency or metric.name in WHOLE_RUN:
+    the highest one below the cap up, the max, mean and stdev; any metric not a latency that
+    :func:`perfkit.analysis.cap_effects.affects`)."""
+    if not metric.is_latency:
+        return any(affects(metric, h.cap_ms) for h in hits)
+    if metric.name in WHOLE_RUN:
         return True
     q = percentile_of(metric.name)
     return q is not None and q >= _q_below(row, min(h.cap_ms for h in hits))
@@ -243,6 +249,7 @@ def cap_check_sides(sides: Sequence[RunSet], metric: Metric, label: str = "") ->
 
 
 def _check(hits: list[CapHit], metric: Metric, label: str) -> CapCheck:
+    hits = [h for h in hits if affects(metric, h.cap_ms)]
     if not hits:
         return CapCheck()
     caps = tuple(sorted({h.cap_ms for h in hits}))
@@ -266,10 +273,8 @@ def _sentence(metric: Metric, cap: float, hits: list[CapHit], label: str) -> str
         return (f"{head}: {metric.name} of these runs measures the timeout as well as the "
                 "service (requests that waited for it); effects computed from them are "
                 "artefacts of it.")
-    return (f"{head}: connections that waited for the timeout served nothing meanwhile, so "
-            f"{metric.name} of these runs is throttled by it as well as by the service; "
-            "effects computed from them are affected by the cap (measured, not the "
-            "service's alone).")
+    return (f"{head}: {consequence(metric, cap)}; effects computed from them are affected "
+            "by the cap (measured, not the service's alone).")
 
 
 def _short(column: str) -> str:

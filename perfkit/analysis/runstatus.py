@@ -17,12 +17,22 @@ Every run gets a :class:`RunStatus` for the metric being analysed:
     latency metrics it ranks worst, as a failed run does; a cell's percentile estimate keeps
     its measured value (wrk2's corrected latency at the offered rate) and names it, and the
     SLO verdict fails the rate.
-  - ``short``: the generator fell slightly short, and the run is in doubt rather than failed:
-    the generator used >= :data:`GENERATOR_BUSY` of its cores (the run measured the
-    generator: :func:`generator_busy`, the one test every page uses), or the achieved rate is
-    within 10% of the target while the latency looks like its peers'. It keeps its measured
-    value, is warned about, and every comparison it enters is repeated without the doubtful
-    runs (a sensitivity result) rather than re-ranked.
+  - ``short``: the run fell slightly short, and is in doubt rather than failed: the
+    generator used >= :data:`GENERATOR_BUSY` of its cores (the run measured the generator:
+    :func:`generator_busy`, the one test every page uses), or the achieved rate is within 10%
+    of the target while the latency looks like its kept-up peers', or it is within 10% and
+    **no peer kept its rate** (every finished run of its configuration and load fell short:
+    :func:`kept_up`). Peers that share the shortfall cannot show what the run's latency would
+    be at the rate, so the reason does not call its latency "like its peers'": it says that
+    every run of the cell fell short, i.e. the rate was not sustained by this setup, generator
+    or server (undecided). Such a run stays in doubt, not saturated: a server that could not
+    keep the rate queues requests from their intended send time, which wrk2's corrected
+    latency shows and the latency rule judges against kept-up peers; with none, nothing
+    measured tells a server that did not keep up from a generator that did not send (a busy
+    generator is ruled out only by its CPU share). A latency that rose above the (short)
+    peers' still makes the run saturated.
+    A short run keeps its measured value, is warned about, and every comparison it enters is
+    repeated without the doubtful runs (a sensitivity result) rather than re-ranked.
 
 - ``ok``: everything else.
 
@@ -56,6 +66,8 @@ MOVED_FACTOR = 1.5
 #: the latency column judged for "moved" when the metric itself is not a latency
 REFERENCE_LATENCY = "latency_p99_ms"
 FAILED_STATUSES = ("failed", "killed", "aborted", "timeout")
+#: who did not sustain the rate when every run of a cell fell short: nothing measured tells
+UNDECIDED = "generator or server (undecided)"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,6 +138,7 @@ class _Cell:
     ratios: np.ndarray
     reasons: list[str]
     comparable: np.ndarray
+    kept: np.ndarray
 
 
 def _cell(rows: RunSet, metric: Metric) -> _Cell:
@@ -137,8 +150,19 @@ def _cell(rows: RunSet, metric: Metric) -> _Cell:
     # a run's peers: the other runs of the cell that finished and came within 10% of their
     # target (NaN, no target, counts as kept up): a slightly short run's latency is as
     # comparable as a kept-up one's, and leaving it out lets a few close peers decide alone
-    comparable = ~(ratios < SATURATED_BELOW) & np.array([not r for r in reasons], dtype=bool)
-    return _Cell(values, latency, ratios, reasons, comparable)
+    finished = np.array([not r for r in reasons], dtype=bool)
+    comparable = ~(ratios < SATURATED_BELOW) & finished
+    return _Cell(values, latency, ratios, reasons, comparable, kept_up(rows))
+
+
+def kept_up(rows: RunSet) -> np.ndarray:
+    """Which runs of ``rows`` kept their rate: finished (not failed) and achieved >=
+    :data:`perfkit.model.SATURATION_RATIO` of their target (a run without a target counts as
+    kept up). A short wrk2 run in a cell where no other run kept up is judged without the
+    latency of its peers (:func:`run_statuses`)."""
+    ratios = np.array([achieved_ratio(r) for r in rows.runs], dtype=float)
+    finished = np.array([not failure_reason(r, 0.0) for r in rows.runs], dtype=bool)
+    return finished & ~(ratios < SATURATION_RATIO)
 
 
 def peer_latencies(rows: RunSet, metric: Metric, i: int) -> np.ndarray:
@@ -158,14 +182,23 @@ def run_statuses(rows: RunSet, metric: Metric) -> list[RunStatus]:
         if reason:
             out.append(RunStatus(FAILED, reason))
         elif run.tool == "wrk2" and cell.ratios[i] < SATURATION_RATIO:
-            peers = cell.latency[cell.comparable & (np.arange(len(rows)) != i)]
-            out.append(_short_or_saturated(run, cell.ratios[i], cell.latency[i], peers))
+            others = np.arange(len(rows)) != i
+            peers = cell.latency[cell.comparable & others]
+            finished = others & np.array([not r for r in cell.reasons], dtype=bool)
+            # peers that all fell short too cannot say what its latency should be
+            cell_short = (cell.ratios[finished | ~others]
+                          if finished.any() and not (cell.kept & others).any() else None)
+            out.append(_short_or_saturated(run, cell.ratios[i], cell.latency[i], peers,
+                                           cell_short))
         else:
             out.append(RunStatus(OK))
     return out
 
 
-def _short_or_saturated(run: Run, ratio: float, latency: float, peers: np.ndarray) -> RunStatus:
+def _short_or_saturated(run: Run, ratio: float, latency: float, peers: np.ndarray,
+                        cell_short: np.ndarray | None = None) -> RunStatus:
+    """``cell_short``: the achieved ratios of every finished run of the cell when none of
+    the run's peers kept its rate (None otherwise)."""
     share = generator_share(run)
     achieved = f"achieved {ratio:.3f} x its target rate"
     if generator_busy(run):
@@ -176,11 +209,21 @@ def _short_or_saturated(run: Run, ratio: float, latency: float, peers: np.ndarra
     moved = latency_moved(latency, peers)
     if moved:
         return RunStatus(SATURATED, f"{achieved} and its latency rose above its peers'")
+    cpu = "" if math.isnan(share) else f", generator at {share:.0%} of its cores"
+    if cell_short is not None:
+        return RunStatus(SHORT, f"{achieved}, and every run of its configuration and load "
+                                f"fell short ({_span(cell_short)} x{cpu}): no peer kept the "
+                                "rate to judge its latency by; the rate was not sustained by "
+                                f"this setup, {UNDECIDED}: a shortfall in doubt")
     why = ("no peer to judge its latency by" if moved is None
            else "its latency is like its peers'")
-    cpu = "" if math.isnan(share) else f", generator at {share:.0%} of its cores"
     return RunStatus(SHORT, f"{achieved} ({why}{cpu}): a shortfall in doubt, not a failed "
                             "server")
+
+
+def _span(values: np.ndarray) -> str:
+    lo, hi = f"{np.nanmin(values):.3f}", f"{np.nanmax(values):.3f}"
+    return lo if lo == hi else f"{lo}-{hi}"
 
 
 def statuses_by_cell(rows: RunSet, metric: Metric, cells: list[str]) -> list[RunStatus]:

@@ -59,7 +59,10 @@ configuration, **not testable (runs not stated)** when the write-up does not say
 a decisive repeat would need to detect r, or the threshold when none is published or r is not
 the repeated setting's alone
 (:mod:`perfkit.analysis.seeds_power`: 80% power, Holm over the experiment's load levels, at
-the spread of comparable runs, or no number when nothing here is comparable). Every claim
+the spread of comparable runs, or no number when nothing here is comparable); a claim the
+repeat already decided carries only the runs to detect a change of the threshold's size, said
+to be for that finer question, and none when the repeat decided that too
+(:func:`perfkit.analysis.seeds_power.for_decided`). Every claim
 carries the warnings its numbers need (:attr:`ClaimResult.warnings`): published values on a
 known timeout, runs kept in doubt, a confounded write-up, the repeat's drift or blocks.
 """
@@ -115,6 +118,8 @@ NOT_TESTABLE_UNSTATED = "not testable (runs not stated)"
 NOT_TESTABLE_NONE = "not testable (no measurement)"
 #: power at which the runs a repeat needs are stated
 POWER = seeds_power.POWER
+#: the verdicts a repeat decides: the claim needs no run count of its own
+DECIDED = (SUPPORTED, SUPPORTED_DIRECTION, CONTRADICTED)
 
 
 # -- the rule ------------------------------------------------------------------------------------
@@ -367,6 +372,8 @@ def _claim(claim: pd.Series, a: pd.Series, link: Link | None, raw: pd.DataFrame,
     sized = math.nan if rep is not None and confounded(claim) else ratio
     need = (seeds_power.needed(link, sized, load, alpha, threshold, seed)
             if verdict != NOT_TESTABLE_NONE else seeds_power.Needed(None, math.nan, 1, ""))
+    if verdict in DECIDED:
+        need = seeds_power.for_decided(need, rep.row.comparison, threshold)
     return ClaimResult(claim.to_dict(), {"claim_id": claim["claim_id"], **a}, link, ratio, rep,
                        verdict, reason, need.runs_per_arm, need.ratio, need.note, printed,
                        quoted[1] / quoted[0] if len(quoted) == 2 else math.nan, need.family,

@@ -24,8 +24,10 @@ from perfkit.analysis.runstatus import (
     REFERENCE_LATENCY,
     SATURATED,
     SHORT,
+    UNDECIDED,
     RunStatus,
     achieved_ratio,
+    kept_up,
     peer_latencies,
     run_statuses,
 )
@@ -120,10 +122,13 @@ def _saturated(rows, i: int, status: RunStatus) -> str:
 
 
 def in_doubt(rep) -> list[str]:
-    """The runs kept in doubt (``short``: a wrk2 run slightly below its target rate, latency
-    like its peers') at the claim's load level, per arm, with their achieved rates, and what
-    the comparison without them finds."""
-    parts, every = [], True
+    """The runs kept in doubt (``short``: a wrk2 run slightly below its target rate) at the
+    claim's load level, per arm, with their achieved rates, and what the comparison without
+    them finds. Where no run of an arm kept its rate, the note says so, as the run-status rule
+    does (:mod:`perfkit.analysis.runstatus`): peers that all share the shortfall say nothing of
+    the runs' latency, and the rate was not sustained by this setup, generator or server
+    (undecided)."""
+    parts, every, unkept = [], True, []
     for side in ("base", "new"):
         rows, statuses = cell_statuses(rep, side)
         short = [i for i, s in enumerate(statuses) if s.status == SHORT]
@@ -132,14 +137,19 @@ def in_doubt(rep) -> list[str]:
             got = [achieved_ratio(rows.runs[i]) for i in short]
             parts.append(f"{side}: {len(short)} of {len(rows)} runs achieved only "
                          f"{_span(got)} x their target rate")
+            if not kept_up(rows).any():
+                unkept.append(side)
     if not parts:
         return []
     head = (f"at {rep.link.at} every run of both arms fell short of its target rate"
             if every else f"at {rep.link.at} runs fell short of their target rate")
+    arms = "either arm" if len(unkept) == 2 else f"the {unkept[0]} arm" if unkept else ""
+    alike = (f"; no run of {arms} kept the rate, so no peer shows what their latency would be "
+             f"at it: the rate was not sustained by this setup, {UNDECIDED}" if arms else "")
     s, sv = rep.row.sensitivity, rep.row.sensitivity_verdict
     without = ("without them no run is left to compare" if s is None or not (s.n_base and s.n_new)
                else f"without them: {sv} ({s.n_base} vs {s.n_new} runs)")
-    return [f"{head} ({'; '.join(parts)}): kept, in doubt (not failed); {without}"]
+    return [f"{head} ({'; '.join(parts)}){alike}: kept, in doubt (not failed); {without}"]
 
 
 def _span(values: Sequence[float]) -> str:

@@ -14,6 +14,12 @@ configuration (a cache set-up for a claim about an uncached server) give no numb
 The repeat is tested as ``perfkit compare`` tests it: Holm over the load levels of its
 experiment, so a run count is found for ``alpha / family`` (Holm's first step; the family
 is the number of load levels of the link's ``at`` column in the experiment).
+
+A claim the repeat already **decided** (supported, supported in direction, contradicted)
+needs no run count for itself (:func:`for_decided`): one sized for the published ratio, or
+for the threshold when the repeat's interval already lies within it, is left out; one sized
+for the threshold is kept only as the answer to a finer question, and its note says so (the
+runs to detect a change as small as the threshold at this spread, if one mattered).
 """
 
 from __future__ import annotations
@@ -45,6 +51,8 @@ class Needed:
     ratio: float
     family: int
     note: str
+    #: whether it is sized for the published ratio (else for the threshold)
+    published: bool = False
 
 
 def spread_runs(link: Link, load: Loader, which: str) -> tuple[RunSet, np.ndarray, int]:
@@ -89,7 +97,8 @@ def needed(link: Link | None, ratio: float, load: Loader, alpha: float, threshol
     """Runs per arm to detect ``ratio`` (else the threshold) at the spread of the link's
     comparable runs, for Holm over the experiment's load levels."""
     detect = ratio if np.isfinite(ratio) and ratio > 0 and ratio != 1 else 1 + threshold
-    what = "the published ratio" if detect == ratio else f"a {threshold:.0%} change"
+    published = detect == ratio
+    what = "the published ratio" if published else f"a {threshold:.0%} change"
     if link is None or link.kind == "published":
         why = link.note if link is not None and link.note else \
             "no runs on our testbed are linked to this claim as comparable"
@@ -123,5 +132,18 @@ def needed(link: Link | None, ratio: float, load: Loader, alpha: float, threshol
         f"a repeat would need {runs} runs per arm to detect {what} (x{detect:.3g}) with "
         f"{POWER:.0%} power at alpha {alpha:g}{holm}, at the spread of {link.metric} in "
         f"{where} on our testbed ({sum(map(len, values))} runs, log sd "
-        f"{answer.log_sd:.3g}{out})"))
+        f"{answer.log_sd:.3g}{out})"), published)
 
+
+def for_decided(need: Needed, comparison, threshold: float) -> Needed:
+    """The run count of a claim its repeat (``comparison``: its row's
+    :class:`perfkit.stats.compare.Comparison`) already decided: left out when it is sized for
+    the published ratio, when there is none, or when the repeat's interval already lies
+    within ±``threshold``; else kept, its note saying what it is for (module docstring)."""
+    c = comparison
+    within = 1 - threshold <= c.ratio_ci_low and c.ratio_ci_high <= 1 + threshold
+    if need.published or need.runs_per_arm is None or within:
+        return Needed(None, need.ratio, need.family, "", need.published)
+    return dataclasses.replace(need, note=(
+        f"the repeat decided this claim with {c.n_base} vs {c.n_new} runs; the run count is "
+        f"for a finer question, if a change as small as {threshold:.0%} mattered: {need.note}"))

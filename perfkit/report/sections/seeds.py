@@ -22,6 +22,7 @@ from perfkit.analysis.seeds import (
     confounded,
     reanalyse,
 )
+from perfkit.analysis.seeds_notes import published_caps
 from perfkit.formatting import fmt_num
 from perfkit.report.nb import Answer
 from perfkit.report.sections import common
@@ -115,16 +116,20 @@ def _answer(r: ClaimResult) -> Answer:
     question = f"{r.claim['claim_id']} ({r.claim['seed']}): {r.claim['setting']}"
     published = f"published: {published_text(r)}"
     rep = r.replication
-    caveats = (r.reason, *r.worst, *r.warnings,
-               *([r.runs_needed_note] if r.runs_needed_note else []))
+    need_note = [r.runs_needed_note] if r.runs_needed_note else []
+    caveats = (r.reason, *r.worst, *r.warnings, *need_note)
     if rep is None:
         n_pub = r.assessment["n_per_configuration"]
         n = ("not stated" if pd.isna(n_pub) else "no measurement" if n_pub == 0
              else f"{n_pub} per configuration (published)")
         need = (f"; a repeat would need >= {r.runs_needed} runs per arm" if r.runs_needed
                 else "")
+        # the assessment says in full what the verdict's reason restates (the runs published,
+        # no test possible); of the reason only the published values on a timeout add to it
+        said = (r.assessment["assessment"], *published_caps(r.claim["published_values"]),
+                *need_note)
         return Answer(question, f"{published}; no repeat here{need}", r.verdict, n,
-                      (r.assessment["assessment"], *caveats))
+                      tuple(dict.fromkeys(said)))
     c = rep.row.comparison
     found = (f"repeat at {r.link.at}: {rep.metric.name} {ratio_text(rep)} (new/base), "
              f"p {fmt_num(rep.row.p_adjusted, 3)} (Holm over {rep.table.family}), "
