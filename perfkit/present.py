@@ -122,10 +122,11 @@ def _without(row) -> list[str]:
 
 
 # -- factorial effects ----------------------------------------------------------------------------
-def factorial(result: FactorialResult) -> list[Table]:
+def factorial(result: FactorialResult, variation: bool = True) -> list[Table]:
     """The effects table, and the simple effects where an interaction is significant. A
     warning about one load level (values on a timeout cap) is marked on that level's
-    verdicts, the others after the metric's name."""
+    verdicts, the others after the metric's name. ``variation``: with the share of the
+    variation each term explains (the report gives it a table of its own)."""
     notes = Footnotes()
     scale = ("additive effects q (half of high minus low)" if not result.log else
              "log scale: effect = ratio of geometric means, high / low")
@@ -146,7 +147,8 @@ def factorial(result: FactorialResult) -> list[Table]:
     cols = [Column(c) for c in result.per] + [
         Column("term"), Column("ratio" if result.log else "effect",
                                "" if result.log else result.metric.unit, True),
-        Column(f"{pct(result.confidence)} CI"), Column("variation", "%", True),
+        Column(f"{pct(result.confidence)} CI"),
+        *([Column("variation", "%", True)] if variation else []),
         Column("p", right=True)] + ([Column("p Holm", right=True)] if result.per else []) + [
         Column("verdict")]
     rows = []
@@ -160,7 +162,7 @@ def factorial(result: FactorialResult) -> list[Table]:
         cells = [*(level_text(r[c]) for c in result.per), term,
                  "" if error else fmt_sig(r[est[0]]),
                  "" if error else f"[{fmt_sig(r[est[1]])}, {fmt_sig(r[est[2]])}]",
-                 share, _p(r["p_value"])]
+                 *([share] if variation else []), _p(r["p_value"])]
         if result.per:
             cells.append(_p(r.get("p_value_holm")))
         cells.append(_verdict(r["verdict"], result.level_warnings.get(keys[i], ())
@@ -168,7 +170,7 @@ def factorial(result: FactorialResult) -> list[Table]:
         rows.append(tuple(cells))
     out = [Table(tuple(cols), tuple(rows), title, tuple(notes.texts))]
     if len(result.simple_effects):
-        out.append(_simple(result))
+        out.append(simple_effects(result))
     return out
 
 
@@ -181,7 +183,8 @@ def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes, mde=None) 
     return f"{verdict} {notes.mark(warnings)}".rstrip() if warnings else verdict
 
 
-def _simple(result: FactorialResult) -> Table:
+def simple_effects(result: FactorialResult) -> Table:
+    """The simple effects table (:meth:`FactorialResult.simple_frame`'s rows)."""
     notes = Footnotes()
     s = result.simple_effects
     cols = [Column(c) for c in result.per] + [

@@ -45,6 +45,17 @@ def _factorial(metric: str):
     return result.to_frame(), argv
 
 
+def _simple(metric: str):
+    """The simple effects table (its own CSV in the report, ``--table simple`` in the CLI)."""
+    p = PARAMS["tuning-effects"]
+    rows = load(p["experiment"]).rows()
+    (result,) = effects.factorials(rows, p["factors"], [metric], p["per"], 0.95, p["alpha"])
+    argv = ("effects", f"data/{p['experiment']}", "--factors", ",".join(p["factors"]),
+            "--metric", metric, "--by", p["per"], "--alpha", str(p["alpha"]), "--table",
+            "simple", "--format", "csv")
+    return effects.simple_frame(result), argv
+
+
 def _ab(metric: str):
     p = PARAMS["tuning-effects"]
     rows = load(p["experiment"]).rows()
@@ -161,6 +172,7 @@ CASES = {
     "demo-wrk2-aa": [_wrk2_aa],
     "demo-wrk-factorial": [lambda: _factorial("latency_p99_ms"),
                            lambda: _factorial("throughput_rps"),
+                           lambda: _simple("latency_p99_ms"),
                            lambda: _ab("latency_p99_ms"), lambda: _ab("throughput_rps")],
     "demo-aa": [lambda: _aa("latency_p50_ms"), lambda: _aa("latency_p99_ms"),
                 lambda: _aa("throughput_rps")],

@@ -228,6 +228,28 @@ class FactorialResult:
         out["mde_note"] = [m.reason if m and not m.testable else "" for m in mde]
         return out.reset_index(drop=True)
 
+    def simple_frame(self) -> pd.DataFrame:
+        """Tidy: one row per simple effect (each factor of a significant interaction at each
+        level of the other), named as :meth:`to_frame` names its columns; empty without a
+        significant interaction."""
+        s = self.simple_effects
+        out = pd.DataFrame({"metric": self.metric.name}, index=s.index)
+        for col in self.per:
+            out[col] = [plain(v) for v in s[col]]
+        out["factor"], out["at"], out["interaction"] = s["factor"], s["at"], s["interaction"]
+        names = (("ratio", "ratio_ci_low", "ratio_ci_high") if self.log else
+                 tuple(f"effect{x}{self.metric.suffix}" for x in ("", "_ci_low", "_ci_high")))
+        for name, src in zip(names, ("effect", "ci_low", "ci_high"), strict=True):
+            out[name] = s[src]
+        for col in ("p_value", "p_value_holm", "holm_family", "significant", "verdict",
+                    "n_runs", "df_error", "on_timeout_cap", "cap_affected"):
+            out[col] = s[col]
+        mde = (("mde_ratio_high", "mde_ratio_low") if self.log else
+               (f"mde_effect_high{self.metric.suffix}", f"mde_effect_low{self.metric.suffix}"))
+        out[mde[0]], out[mde[1]], out["mde_note"] = s["mde_high"], s["mde_low"], s["mde_note"]
+        out["warnings"] = ["; ".join(w) for w in s["warnings"]]
+        return out.reset_index(drop=True)
+
     def to_dict(self) -> dict[str, Any]:
         from perfkit.analysis.compare import _records
 
@@ -235,7 +257,7 @@ class FactorialResult:
                 "per": list(self.per), "log": self.log, "confidence": self.confidence,
                 "block": self.block, "coding": {k: dict(v) for k, v in self.coding.items()},
                 "warnings": list(self.warnings), "effects": _records(self.to_frame()),
-                "simple_effects": _records(self.simple_effects)}
+                "simple_effects": _records(self.simple_frame())}
 
 
 def usable_block(rows: RunSet, factors: Sequence[str], per: Sequence[str],

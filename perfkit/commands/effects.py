@@ -67,6 +67,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="explicit coding, e.g. 'cache=off:on,backlog=8:4096' (low:high)")
     p.add_argument("--ab", action="store_true",
                    help="A/B comparisons (high vs low per factor) instead of the factorial")
+    p.add_argument("--table", choices=("effects", "simple"), default="effects",
+                   help="which table --format csv prints: the effects (default) or the simple "
+                        "effects of significant interactions (each factor at each level of "
+                        "the other)")
     compare_cmd.add_by_argument(p)
     add_format_argument(p)
     p.set_defaults(func=run)
@@ -91,6 +95,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                block=block, levels=parse_levels(args.levels, rows.frame),
                                log=not args.linear, confidence=args.confidence,
                                alpha=args.alpha)
-    emit(args.format, out, result.to_frame, result.to_dict,
+    emit(args.format, out,
+         result.simple_frame if args.table == "simple" else result.to_frame, result.to_dict,
          lambda: present.factorial(result))
     return loader.status

@@ -65,6 +65,15 @@ def notes(tables: Sequence[ComparisonTable]) -> list[str]:
     return list(seen)
 
 
+def notes_below(table: ComparisonTable, shown) -> list[str]:
+    """:func:`notes` of ``table`` that its presentation ``shown`` (a
+    :class:`perfkit.tables.Table` or a list of them) does not already give as a footnote:
+    each caveat is said once on the page."""
+    tables = shown if isinstance(shown, list | tuple) else [shown]
+    said = {n for t in tables for n in t.notes}
+    return [n for n in notes([table]) if n not in said]
+
+
 def display_frame(table: ComparisonTable) -> pd.DataFrame:
     """The comparison's table for the page (the CSV keeps every column)."""
     return table.to_frame().drop(columns=["warnings"])
@@ -289,9 +298,29 @@ def present_table(table: ComparisonTable, rows: RunSet):
 
 
 def present_factorial(result: FactorialResult):
+    """The effects table alone: its simple effects are a table of their own
+    (:func:`present_simple`, with their own CSV), the variation each term explains too
+    (:func:`variation_table`)."""
     from perfkit import present
 
-    return present.factorial(result)
+    return present.factorial(result, variation=False)[0]
+
+
+def present_simple(result: FactorialResult):
+    from perfkit import present
+
+    return present.simple_effects(result)
+
+
+def simple_frame(result: FactorialResult) -> pd.DataFrame | None:
+    """The simple effects as a tidy frame; None (no table) without a significant
+    interaction."""
+    return result.simple_frame() if len(result.simple_effects) else None
+
+
+def simple_caption(result: FactorialResult) -> str:
+    return (f"Simple effects on {result.metric.label}: each factor of a significant "
+            "interaction at each level of the other")
 
 
 def forest_alt(result: FactorialResult) -> str:
