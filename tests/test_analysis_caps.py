@@ -147,3 +147,19 @@ def test_the_threat_reads_the_same_rule():
     assert "1 run(s) have a max latency on 2000 ms" in text  # max-jumps
     assert "max-on-cap 1040 ms" in text and "max-beyond" not in text
     assert "queue-ramp" not in text and "three-caps" not in text
+
+
+def test_a_cap_warning_names_every_run_it_counts():
+    """A warning in a CSV cell is the whole statement: every run it counts is named (no
+    "..."), in the cap check and in the threat alike."""
+    factorial = load_experiment(DATA / "demo-wrk-factorial")
+    rows = factorial.rows()
+    hits = cap_hits(rows)
+    on_cap = sorted({h.run_id for h in hits})
+    assert len(on_cap) > 4  # more runs than the old warning named
+    (warning,) = cap_check(rows, metric("latency_p99_ms")).warnings
+    assert "..." not in warning and f"{len(on_cap)} run(s)" in warning
+    assert all(rid in warning for rid in on_cap)
+    for t in threats(factorial):
+        if t.kind == "value-cap":
+            assert "..." not in t.text and all(rid in t.text for rid in t.runs)

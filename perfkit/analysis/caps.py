@@ -263,8 +263,7 @@ def _sentence(metric: Metric, cap: float, hits: list[CapHit], label: str) -> str
     runs: dict[str, list[str]] = {}
     for h in hits:
         runs.setdefault(h.run_id, []).append(f"{_short(h.column)} {h.value_ms:g}")
-    shown = "; ".join(f"{rid}: {', '.join(v)}" for rid, v in list(runs.items())[:4])
-    shown += " ..." if len(runs) > 4 else ""
+    shown = "; ".join(f"{rid}: {', '.join(v)}" for rid, v in runs.items())  # every run
     head = (f"{label + ': ' if label else ''}{len(runs)} run(s) with latencies that sit on "
             f"{cap:g} ms (a percentile within {CAP_TOLERANCE:.0%}, the max up to "
             f"{MAX_ABOVE_CAP:.0%} above, standing out from the run's other latencies), "

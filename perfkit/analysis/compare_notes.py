@@ -42,8 +42,7 @@ def status_notes(label: str, statuses: list[runstatus.RunStatus]) -> list[str]:
                                          "result without them is noted on the row)")):
         reasons = [s.reason for s in statuses if s.status == kind]
         if reasons:
-            out.append(f"{label}: {len(reasons)} run(s) {text}: {'; '.join(reasons[:3])}"
-                       + (" ..." if len(reasons) > 3 else ""))
+            out.append(f"{label}: {len(reasons)} run(s) {text}: {'; '.join(reasons)}")
     return out
 
 

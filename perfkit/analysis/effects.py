@@ -236,7 +236,11 @@ class FactorialResult:
         out = pd.DataFrame({"metric": self.metric.name}, index=s.index)
         for col in self.per:
             out[col] = [plain(v) for v in s[col]]
-        out["factor"], out["at"], out["interaction"] = s["factor"], s["at"], s["interaction"]
+        out["factor"], out["interaction"] = s["factor"], s["interaction"]
+        # one value per cell: "cache=ram" is the other factor and its level
+        other = [str(a).partition("=") for a in s["at"]]
+        out["at_factor"] = [o[0] for o in other]
+        out["at_level"] = [o[2] for o in other]
         names = (("ratio", "ratio_ci_low", "ratio_ci_high") if self.log else
                  tuple(f"effect{x}{self.metric.suffix}" for x in ("", "_ci_low", "_ci_high")))
         for name, src in zip(names, ("effect", "ci_low", "ci_high"), strict=True):

@@ -275,8 +275,7 @@ def _point_notes(metric: Metric, series: Sequence[Series]) -> list[str]:
 
 def _names(labels: Sequence[str]) -> str:
     labels = list(dict.fromkeys(labels))
-    head = ", ".join(labels[:4]) + (f" and {len(labels) - 4} more" if len(labels) > 4 else "")
-    return f"label{'s' if len(labels) > 1 else ''} {head}"
+    return f"label{'s' if len(labels) > 1 else ''} {', '.join(labels)}"
 
 
 # -- gates over the history -------------------------------------------------------------------

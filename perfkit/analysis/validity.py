@@ -236,16 +236,14 @@ def _value_caps(rows: RunSet, name: str, columns: list[str] | None
     for cap, why in KNOWN_CAPS_MS.items():
         at = [h for h in hits if h.cap_ms == cap and h.column != MAX_COLUMN]
         if at:
-            shown = ", ".join(f"{h.run_id} {h.column}" for h in at[:4]) + (
-                " ..." if len(at) > 4 else "")
+            shown = ", ".join(f"{h.run_id} {h.column}" for h in at)
             out.append((f"{head}{len(at)} latency value(s) sit on {cap:g} ms (within "
                         f"{CAP_TOLERANCE:.0%}, {RULE_TEXT}), {why} ({shown}): they measure the "
                         "timeout, not the service; effects computed from them are artefacts "
                         "of it.", _runs(at)))
         tops = [h for h in hits if h.cap_ms == cap and h.column == MAX_COLUMN]
         if tops:
-            shown = ", ".join(f"{h.run_id} {h.value_ms:g} ms" for h in tops[:4]) + (
-                " ..." if len(tops) > 4 else "")
+            shown = ", ".join(f"{h.run_id} {h.value_ms:g} ms" for h in tops)
             out.append((f"{head}{len(tops)} run(s) have a max latency on {cap:g} ms (from "
                         f"{1 - CAP_TOLERANCE:.0%} to {1 + MAX_ABOVE_CAP:.0%} of it: the "
                         f"timeout plus the request's own latency; {RULE_TEXT}), {why} "
