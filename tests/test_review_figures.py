@@ -4,6 +4,7 @@ configuration takes one colour in every figure of the seeds report."""
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from matplotlib.colors import to_hex
 from matplotlib.lines import Line2D
@@ -12,7 +13,7 @@ from matplotlib.patches import Rectangle
 
 from perfkit import plots
 from perfkit.plots import checks
-from perfkit.report.sections import common, latency
+from perfkit.report.sections import common, latency, scaling
 
 FIX = Path(__file__).resolve().parent / "fixtures"
 
@@ -89,3 +90,59 @@ def test_within_vs_across_legend_glyphs_are_the_marks_drawn(sweep, by, where):
     assert lines and all(ln.get_linestyle() not in ("None", "none") for ln in lines)
     assert {to_hex(a.get_facecolor() if isinstance(a, Rectangle) else a.get_color())
             for a in across} == {to_hex(plots.style.GREY)}  # neutral: not a configuration's colour
+
+
+# -- 2. scaling models: the runs' markers and the peak N* ------------------------------------------
+@pytest.fixture(scope="module")
+def models():
+    closed = common.load_experiment("demo-wrk-connections").rows()
+    return scaling.fits(closed, ["profile"], 0.95, 0.05, 50, 1)
+
+
+def _peak_entries(entries):
+    return {t: a for t, a in entries.items() if t.startswith("N* (peak concurrency)")}
+
+
+def test_scaling_models_legend_shows_the_runs_markers_and_the_peak(models):
+    """The defect: the legend held only the fitted curves' lines; the runs' markers and the
+    dotted N* line over its shaded interval were not explained. Each configuration's entry is
+    now its marker over its curve's line, and one neutral entry shows N* as drawn: a dotted
+    vertical line over a band."""
+    points, curves, peaks = scaling.model_frames(models)
+    assert len(peaks) >= 1  # demo-wrk-connections' default has a claimed peak
+    palette = plots.Palette.for_labels(points["config"], ["profile"])
+    fig = scaling.models_figure(models, ["profile"], lambda labels, by: palette)
+    assert_publishable(fig)
+    (ax,) = checks.data_axes(fig)
+    entries = legend_entries(fig.legends[0])
+    for config in points["config"].unique():
+        st = {**palette.style(config), "color": to_hex(palette.color(config))}
+        dots = [ln for ln in ax.lines if ln.get_linestyle() == "None"
+                and to_hex(ln.get_color()) == st["color"] and len(ln.get_xdata())]
+        assert len(dots) == 1 and dots[0].get_marker() == st["marker"]
+        (glyph,) = [a for a in entries[config] if isinstance(a, Line2D)]
+        assert (glyph.get_marker(), to_hex(glyph.get_color())) == (st["marker"], st["color"])
+        curve = [ln for ln in ax.lines if ln.get_label() == config]
+        assert glyph.get_linestyle() == curve[0].get_linestyle() != "None"
+    vlines = [ln for ln in ax.lines if ln.get_linestyle() == ":"]
+    assert len(vlines) == len(peaks)
+    ((label, artists),) = _peak_entries(entries).items()
+    assert label == "N* (peak concurrency)\nwith its 95% interval"
+    (band,) = [a for a in artists if isinstance(a, Rectangle)]
+    (line,) = [a for a in artists if isinstance(a, Line2D)]
+    x = np.asarray(line.get_xdata(), dtype=float)
+    y = np.asarray(line.get_ydata(), dtype=float)
+    assert line.get_linestyle() == ":" and x[0] == x[-1] and y[0] != y[-1]  # upright, dotted
+    assert band.get_height() >= np.ptp(y) and band.get_width() < band.get_height() * 3
+    assert to_hex(band.get_facecolor()) == to_hex(line.get_color()) == to_hex(plots.style.GREY)
+
+
+def test_scaling_models_name_a_peak_only_when_one_is_drawn(models):
+    points, curves, peaks = scaling.model_frames(models)
+    fig, ax = plots.figure(height_in=2.9)
+    plots.model_curves(points, curves, ax, "n", "x", "connections (count)",
+                       "throughput (req/s)", peaks=peaks.iloc[0:0], confidence=0.95)
+    entries = legend_entries(fig.legends[0])
+    assert _peak_entries(entries) == {}
+    assert set(entries) == set(points["config"])
+    assert not [ln for ln in ax.lines if ln.get_linestyle() == ":"]
