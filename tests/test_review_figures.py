@@ -146,3 +146,68 @@ def test_scaling_models_name_a_peak_only_when_one_is_drawn(models):
     assert _peak_entries(entries) == {}
     assert set(entries) == set(points["config"])
     assert not [ln for ln in ax.lines if ln.get_linestyle() == ":"]
+
+
+# -- 3. seeds: one colour per configuration in every figure ---------------------------------------
+@pytest.fixture(scope="module")
+def seeds_figures():
+    """Every figure of the seeds page, drawn as its notebook draws them: one report, one
+    palette (the report's) for all of them."""
+    from perfkit.report import nb
+    from perfkit.report.sections import seeds
+
+    analysis = seeds.analyse("", 0.1, 0.05, 0.95, 1)
+    report = nb.Report("seeds")
+    runs = [(r, seeds.runs_figure(r, report.palette)) for r in seeds.repeated(analysis)]
+    return report, seeds.ratio_figure(analysis), runs
+
+
+def _profile(rows) -> str:
+    (profile,) = {r.manifest["server"]["profile"] for r in rows.runs}
+    return profile
+
+
+def _arm_colours(ax, x: float) -> set[str]:
+    """Colours of the run markers drawn around ``x`` (an arm's column of points)."""
+    out = set()
+    for ln in ax.lines:
+        xs = np.asarray(ln.get_xdata(), dtype=float)
+        if ln.get_linestyle() == "None" and ln.get_marker() not in ("*", "_") and len(xs) \
+                and np.all(np.abs(xs - x) < 0.2):
+            out.add(to_hex(ln.get_color()))
+    return out
+
+
+def test_a_seeds_configuration_has_one_colour_in_every_figure(seeds_figures):
+    """The defect: the seeds page keyed each arm by its experiment's factor level, so the same
+    server configuration took another colour in each experiment repeating it (``cache-ram``:
+    004-3's new arm, 004-4's base). Each arm is now its configuration (the testbed profile its
+    runs recorded), drawn and named in that configuration's one colour everywhere; two
+    configurations never share a look; the ratio overview takes no configuration colour."""
+    report, ratios, runs = seeds_figures
+    palette = report._palette
+    colours: dict[str, set[str]] = {}
+    where: dict[str, set[str]] = {}
+    for result, fig in runs:
+        assert_publishable(fig)
+        rep = result.replication
+        (ax,) = checks.data_axes(fig)
+        labels = {t.get_text() for t in ax.get_legend().get_texts()}
+        for x, rows in enumerate((rep.base, rep.new)):
+            profile = _profile(rows)
+            drawn = _arm_colours(ax, x)
+            assert len(drawn) == 1, (result.claim["claim_id"], drawn)
+            colours.setdefault(profile, set()).update(drawn)
+            where.setdefault(profile, set()).add(result.claim["claim_id"])
+            assert f"{profile}: runs" in labels  # the legend names the configuration
+        for label, colour in checks.series_colours(fig).items():
+            if ": runs" in label:
+                assert colour == to_hex(palette.color(label.split(": runs")[0])), label
+    assert {"004-3", "004-4"} <= where["cache-ram"]  # repeated by two experiments ...
+    assert all(len(c) == 1 for c in colours.values()), colours  # ... in one colour
+    for profile, (colour,) in colours.items():
+        assert colour == to_hex(palette.color(profile))
+    looks = {(palette.color(p), palette.style(p)["marker"]) for p in colours}
+    assert len(looks) == len(colours)
+    config_colours = {to_hex(c) for c in plots.style.PALETTE_COLORS}
+    assert not set(checks.series_colours(ratios).values()) & config_colours
