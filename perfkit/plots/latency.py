@@ -221,7 +221,9 @@ def run_intervals(within: pd.DataFrame, across: pd.DataFrame, ax: Axes,
         plain_log(ax.yaxis)
     ax.set_ylabel(label(quantity, "ms"))
     ax.set_xlabel(xlabel if xlabel is not None else label("configuration", "level"))
-    _intervals_legend(ax, confidence, n_narrow)
+    _intervals_legend(ax, confidence, n_narrow,
+                      [(str(name), st) for (name, _), (_, _, st) in zip(groups, placed,
+                                                                          strict=True)])
     width = np.nanmedian((within["ci_high_ms"] - within["ci_low_ms"]) / within["latency_ms"])
     narrow = (f"; {n_narrow} within-run intervals narrower than the marker are drawn at its "
               "minimum bar size" if n_narrow else "")
@@ -260,16 +262,23 @@ def _run_bars(ax: Axes, xs: np.ndarray, group: pd.DataFrame, st: dict, log: bool
     return int(narrow.sum())
 
 
-def _intervals_legend(ax: Axes, confidence: float | None, n_narrow: int) -> None:
+def _intervals_legend(ax: Axes, confidence: float | None, n_narrow: int,
+                      looks: list[tuple[str, dict]]) -> None:
+    """The legend above the figure, each glyph as the plot draws it: one entry per
+    configuration (its open marker in its colour), then neutral entries for what every
+    configuration shares: the within-run bar (I-shaped, as a bar narrower than the marker is
+    drawn) and the across-run estimate over its band (a line over a shaded patch)."""
     level = f"{confidence:.0%} " if confidence is not None else ""
+    handles: list = [Line2D([], [], linestyle="none", marker=st["marker"], color=st["color"],
+                            markerfacecolor="white", markersize=3.5) for _, st in looks]
+    labels = [name for name, _ in looks]
     beam = Line2D([], [], linestyle="none", marker=_IBEAM, markersize=MIN_BAR_PT,
                   markeredgewidth=1.0, color=GREY)
-    dot = Line2D([], [], linestyle="none", marker="o", color=GREY, markerfacecolor="white",
-                 markersize=3.5)
-    band_key = Patch(color=GREY, alpha=0.3, linewidth=0)
+    band = (Patch(color=GREY, alpha=0.3, linewidth=0),
+            Line2D([], [], color=GREY, linewidth=0.9))
     bar = "bar;\nnarrower than the marker: drawn at this size" if n_narrow else "bar"
-    ax.figure.legend([(beam, dot), band_key],
-                     [f"one run, its within-run {level}CI ({bar})",
-                      f"across runs: estimate (line), {level}CI (band)"],
-                     loc="outside upper center", ncols=1,
+    handles += [beam, band]
+    labels += [f"one run (marker), its within-run {level}CI ({bar})",
+               f"across runs: estimate (line), {level}CI (band)"]
+    ax.figure.legend(handles, labels, loc="outside upper center", ncols=1,
                      handler_map={tuple: HandlerTuple(ndivide=1)})

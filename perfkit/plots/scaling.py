@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm, Normalize
+from matplotlib.legend_handler import HandlerBase
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
 from perfkit.plots.alt import note
@@ -188,11 +190,13 @@ def model_curves(points: pd.DataFrame, curves: pd.DataFrame, ax: Axes, x: str, y
                  xlabel: str, ylabel: str, by: str = "config",
                  peaks: pd.DataFrame | None = None, logy: bool = True,
                  legend_title: str | None = None, *, logx: bool = True,
-                 palette: Palette | None = None) -> Axes:
+                 palette: Palette | None = None, confidence: float | None = None) -> Axes:
     """Scaling models of several configurations: runs as points, each fitted curve as a line
     (``curves``: ``by, n, fit``, and a CI band where ``low, high`` columns hold values), and a
     claimed peak N* as a dotted line with its interval shaded (``peaks``: ``by, n_star,
-    n_star_low, n_star_high``). The legend sits above.
+    n_star_low, n_star_high``). The legend sits above: each configuration's marker over its
+    curve's line, and, when a peak is drawn, one neutral entry for it, a dotted vertical line
+    over a shaded band (:class:`PeakHandler`).
 
     Parameters
     ----------
@@ -200,16 +204,24 @@ def model_curves(points: pd.DataFrame, curves: pd.DataFrame, ax: Axes, x: str, y
         Concurrency on a base-2 log axis labelled 1, 2, 4, 8, ... as plain numbers.
     palette
         Colour, marker and line style of each ``by`` label (one look per configuration).
+    confidence
+        Coverage of the peaks' intervals (e.g. 0.95), named in the legend when given.
     """
     keys = list(dict.fromkeys(curves[by])) if len(curves) else list(dict.fromkeys(points[by]))
     for key in dict.fromkeys(points[by]) if len(points) else []:
         if key not in keys:
             keys.append(key)  # runs of a configuration without a fitted model still show
+    handles: list = []
+    n_peaks_drawn = 0
     for key, st in zip(keys, styles_for(keys, palette), strict=True):
         pts = points[points[by] == key]
         ax.plot(pts[x], pts[y], linestyle="none", marker=st["marker"], color=st["color"],
                 alpha=0.45, markeredgewidth=0)
         cur = curves[curves[by] == key]
+        fitted = bool(len(cur)) and bool(np.isfinite(cur["fit"].to_numpy(dtype=float)).any())
+        handles.append(Line2D([], [], color=st["color"], marker=st["marker"],
+                              markeredgewidth=0,
+                              linestyle=st["linestyle"] if fitted else "none"))
         ax.plot(cur["n"], cur["fit"], color=st["color"], linestyle=st["linestyle"],
                 label=str(key))
         if {"low", "high"} <= set(cur.columns) and cur["low"].notna().any():
@@ -218,6 +230,7 @@ def model_curves(points: pd.DataFrame, curves: pd.DataFrame, ax: Axes, x: str, y
         peak = peaks[peaks[by] == key] if peaks is not None and len(peaks) else []
         for _, row in (peak.iterrows() if len(peak) else []):
             ax.axvline(row["n_star"], color=st["color"], linestyle=":", linewidth=0.9)
+            n_peaks_drawn += 1
             if np.isfinite(row["n_star_low"]) and np.isfinite(row["n_star_high"]):
                 ax.axvspan(row["n_star_low"], row["n_star_high"], color=st["color"],
                            alpha=0.1, linewidth=0)
@@ -228,8 +241,17 @@ def model_curves(points: pd.DataFrame, curves: pd.DataFrame, ax: Axes, x: str, y
         ax.set_ylim(bottom=0)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.figure.legend(title=legend_title, loc="outside upper center",
-                     ncols=min(2, max(1, len(keys))))
+    labels = [str(k) for k in keys]
+    handler_map = {}
+    if n_peaks_drawn:
+        level = f"{confidence:.0%} " if confidence is not None else ""
+        peak_key = (Patch(color=GREY, alpha=0.2, linewidth=0),
+                    Line2D([], [], color=GREY, linestyle=":", linewidth=0.9))
+        handles.append(peak_key)
+        labels.append(f"N* (peak concurrency)\nwith its {level}interval")
+        handler_map[peak_key] = PeakHandler()
+    ax.figure.legend(handles, labels, title=legend_title, loc="outside upper center",
+                     ncols=min(2, max(1, len(handles))), handler_map=handler_map)
     n_peaks = 0 if peaks is None else len(peaks)
     n_curves = curves[by].nunique() if len(curves) else 0
     peaks_text = ("no claimed peak N*" if not n_peaks else "1 claimed peak N* with its interval"
@@ -237,6 +259,24 @@ def model_curves(points: pd.DataFrame, curves: pd.DataFrame, ax: Axes, x: str, y
     note(ax, f"scalability models: {len(points)} runs as points, {n_curves} fitted "
              f"curve{'s' if n_curves != 1 else ''}, {peaks_text}")
     return ax
+
+
+class PeakHandler(HandlerBase):
+    """Legend glyph of a peak as :func:`model_curves` draws it, for a handle ``(band,
+    line)`` (a :class:`~matplotlib.patches.Patch` and a :class:`~matplotlib.lines.Line2D`):
+    a vertical line of ``line``'s look over a shaded band of ``band``'s colour."""
+
+    def create_artists(self, legend, orig_handle, xdescent, ydescent, width, height,
+                       fontsize, trans):
+        band, line = orig_handle
+        x0, y0 = -xdescent, -ydescent - 0.5 * height  # taller than a line glyph: upright
+        rect = Rectangle((x0 + 0.25 * width, y0), 0.5 * width, 2 * height,
+                         facecolor=band.get_facecolor(), edgecolor="none", transform=trans)
+        mid = x0 + 0.5 * width
+        vertical = Line2D([mid, mid], [y0, y0 + 2 * height], color=line.get_color(),
+                          linestyle=line.get_linestyle(), linewidth=line.get_linewidth(),
+                          transform=trans)
+        return [rect, vertical]
 
 
 def heatmap(table: pd.DataFrame, ax: Axes, xlabel: str, ylabel: str, cbar_label: str,

@@ -177,7 +177,8 @@ def models_figure(table: ScalingTable | None, by: Sequence[str], palette=None):
     plots.model_curves(points, curves, ax, "n", "x", plots.label(table.n_column, "count"),
                        plots.label("throughput", "req/s"), peaks=peaks,
                        legend_title=", ".join(by) or None,
-                       palette=palette(points["config"], by) if palette else None)
+                       palette=palette(points["config"], by) if palette else None,
+                       confidence=table.confidence)
     return fig
 
 

@@ -2,10 +2,13 @@
 every repeated ratio (:func:`ratio_figure`), their captions, and the repeat's ratio in words
 (:func:`ratio_text`, which figures and tables share).
 
-Colours: a configuration of the seeds is a factor level *of its experiment*
-(``accept_queue=128``), so each arm is labelled ``factor=level`` in the report's palette
-(:mod:`perfkit.plots.palette`): two experiments' levels that read alike (``default``,
-``1024``) never share a look.
+Colours: one palette for the whole seeds report (the report's, :mod:`perfkit.plots.palette`),
+keyed by configuration name: the testbed profile an arm's runs recorded (``cache-ram``), so a
+configuration takes one look in every figure, whichever experiment repeats it (``cache-ram`` is
+the new arm of 004-3's ``seeds-cache`` and the base of 004-4's ``seeds-buffered-log``), and two
+experiments' levels that read alike (``default``, ``1024``) never share a look unless they are
+the same server configuration. Runs without a recorded profile are named by their arm's
+``factor=level`` instead (:func:`arm_keys`).
 """
 
 from __future__ import annotations
@@ -46,7 +49,9 @@ def _axis_label(rep: Replication) -> str:
 def runs_figure(result: ClaimResult, palette=None):
     """Per-run values of both arms of a repeated claim (points), their medians with the
     order-statistic intervals, and the published values (stars) where printed; each arm in the
-    look of its configuration (:func:`arm_keys`), the legend titled by the experiment."""
+    look of its configuration (:func:`arm_keys`: its name, the same in every figure of the
+    report), the legend titled by the experiment. ``palette``: the report's palette method
+    (:meth:`perfkit.report.nb.Report.palette`), called with both arms' configurations."""
     from perfkit import plots
 
     rep = result.replication
@@ -96,13 +101,27 @@ def runs_figure(result: ClaimResult, palette=None):
 
 
 def arm_keys(rep: Replication) -> tuple[str, str]:
-    """Each arm's configuration as the report's palette names it: ``column=level`` of the
-    columns the arms differ in (``accept_queue=128``), so that levels of different experiments
-    that read alike (``default``, ``1024``) are different configurations."""
+    """Each arm's configuration as the report's palette names it: the testbed profile its runs
+    recorded (``cache-ram``, the manifest's ``server.profile``), so that one configuration
+    repeated by two experiments is one configuration, and levels of different experiments
+    that read alike (``default``, ``1024``) are different ones. An arm whose runs recorded no
+    profile, or several, is named ``column=level`` of the columns the arms differ in
+    (``accept_queue=128``)."""
     column, levels = arm_levels(rep)
     cols = column.split(", ")
-    return tuple(", ".join(f"{c}={v}" for c, v in zip(cols, lvl.split(", "), strict=True))
-                 for lvl in levels)
+    fallback = [", ".join(f"{c}={v}" for c, v in zip(cols, lvl.split(", "), strict=True))
+                for lvl in levels]
+    names = [arm_profile(getattr(rep, side)) or key
+             for side, key in zip(("base", "new"), fallback, strict=True)]
+    return (names[0], names[1]) if names[0] != names[1] else (fallback[0], fallback[1])
+
+
+def arm_profile(rows) -> str:
+    """The one testbed profile the runs of ``rows`` (a :class:`RunSet`) recorded; ``""`` when
+    none or several."""
+    profiles = {str(p) for r in rows.runs
+                if (p := ((r.manifest or {}).get("server") or {}).get("profile"))}
+    return next(iter(profiles)) if len(profiles) == 1 else ""
 
 
 def arm_levels(rep: Replication) -> tuple[str, tuple[str, str]]:
