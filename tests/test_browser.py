@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from test_report import demo_report
+from test_seeds_report import seeds_report
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -33,6 +34,15 @@ HEADINGS_JS = """JSON.stringify(Array.from(document.querySelectorAll('h1, h2')).
 LINKS_JS = """JSON.stringify(Array.from(document.querySelectorAll('a[href$=".html"]'))
   .map(a => a.href))"""
 
+#: the answers tables (the index's, and each page's under its "Answers" heading): each
+#: one's width against the width its container gives it, and the cells whose content is wider
+#: than the cell
+ANSWERS_FIT_JS = """JSON.stringify(Array.from(document.querySelectorAll(
+    'table.answers, .perfkit-answers table')).map(t => ({
+  width: t.getBoundingClientRect().width, room: t.parentElement.clientWidth,
+  right: t.getBoundingClientRect().right, viewport: document.documentElement.clientWidth,
+  overflowing: Array.from(t.querySelectorAll('td, th')).filter(
+    c => c.scrollWidth > c.clientWidth).map(c => c.textContent.trim().slice(0, 60))})))"""
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium not installed")
 
 
@@ -106,6 +116,15 @@ class Browser:
         self.events.clear()
         self.call("Page.navigate", {"url": url}, session=True)
         self.wait_for("Page.loadEventFired")
+
+    def width(self, px: int | None) -> None:
+        """Lay pages out in a window ``px`` CSS pixels wide (None: the default window)."""
+        if px is None:
+            self.call("Emulation.clearDeviceMetricsOverride", session=True)
+        else:
+            self.call("Emulation.setDeviceMetricsOverride", {
+                "width": px, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+                session=True)
 
     def evaluate(self, expression: str):
         result = self.call("Runtime.evaluate", {"expression": expression,
@@ -184,3 +203,21 @@ def test_a_broken_image_is_detected(browser, tmp_path):
     images = browser.evaluate(IMAGES_JS)
     assert [i["width"] for i in images] == [0, 0]
     assert any("failed load" in p for p in problems(browser.events))
+
+
+@pytest.mark.parametrize("width_px", [1280, 800])
+def test_the_answers_tables_wrap_inside_the_page(browser, width_px):
+    out = seeds_report()  # the longest unbroken words: config strings, run ids, footnote marks
+    try:
+        browser.width(width_px)
+        for page in ("index.html", "seeds.html"):
+            browser.open((out / page).as_uri())
+            tables = browser.evaluate(ANSWERS_FIT_JS)
+            assert tables, f"{page} has an answers table"
+            for t in tables:
+                assert t["overflowing"] == [], page
+                assert t["width"] <= t["room"] + 1, (page, t["width"], t["room"])
+                assert t["right"] <= t["viewport"] + 1, page
+    finally:
+        browser.width(None)
+

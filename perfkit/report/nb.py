@@ -48,6 +48,10 @@ PNG_DPI = 300
 SCREEN_DPI = 150
 #: on-screen width of a figure, in CSS pixels per inch of figure width
 SCREEN_PX_PER_IN = 140
+#: the answers table's column shares (question, answer, verdict, n, caveats): the table is laid
+#: out fixed to the page width, so long unbroken text wraps in its cell instead of widening it
+ANSWER_COLUMNS = ("<colgroup>" + "".join(f'<col style="width:{w}%">' for w in (16, 26, 13, 9, 36))
+                  + "</colgroup>")
 
 
 def _display(data: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> None:
@@ -236,13 +240,14 @@ class Report:
         rows = "".join(f'<tr><td class="question">{escape(a.question)}</td>'
                        f'<td class="answer">{escape(a.answer)}</td>'
                        f'<td class="verdict">{escape(a.verdict)}</td>'
-                       f'<td class="nowrap">{escape(a.n)}</td><td class="caveats">'
+                       f'<td class="n">{escape(a.n)}</td><td class="caveats">'
                        + "".join(f"<div>{escape(w)}</div>" for w in a.warnings) + "</td></tr>"
                        for a in items)
         html_ = ('<div class="perfkit-answers"><h2>Answers</h2>'
                  '<div class="perfkit-findings perfkit-scroll"><table class="perfkit-table">'
-                 "<thead><tr><th>question</th><th>answer</th><th>verdict</th><th>n</th>"
-                 f"<th>caveats</th></tr></thead><tbody>{rows}</tbody></table></div></div>")
+                 f"{ANSWER_COLUMNS}<thead><tr><th>question</th><th>answer</th><th>verdict</th>"
+                 f"<th>n</th><th>caveats</th></tr></thead><tbody>{rows}</tbody></table></div>"
+                 "</div>")
         _display({"text/html": html_,
                   "text/plain": "Answers\n" + "\n".join(a.text() for a in items)},
                  {META_KEY: {"answers": [a.to_dict() for a in items], "notebook": self.name}})
