@@ -43,6 +43,24 @@ ANSWERS_FIT_JS = """JSON.stringify(Array.from(document.querySelectorAll(
   right: t.getBoundingClientRect().right, viewport: document.documentElement.clientWidth,
   overflowing: Array.from(t.querySelectorAll('td, th')).filter(
     c => c.scrollWidth > c.clientWidth).map(c => c.textContent.trim().slice(0, 60))})))"""
+#: per table row: its height against the tallest content of the cells a reader sees (those
+#: inside the table's scroll box): a row made tall by a cell scrolled out of view shows a
+#: blank gap
+ROW_GAPS_JS = """JSON.stringify(Array.from(document.querySelectorAll('table')).flatMap(t => {
+  const box = (t.closest('.perfkit-scroll, .scroll') || t.parentElement).getBoundingClientRect();
+  const tall = c => { const r = document.createRange(); r.selectNodeContents(c);
+                      return r.getBoundingClientRect().height; };
+  return Array.from(t.rows).map(row => {
+    const seen = Array.from(row.cells).filter(c => {
+      const b = c.getBoundingClientRect(); return b.left < box.right && b.right > box.left; });
+    return {row: row.textContent.trim().slice(0, 60), height: row.getBoundingClientRect().height,
+            content: Math.max(0, ...seen.map(tall)),
+            line: parseFloat(getComputedStyle(row).lineHeight) || 20};
+  });
+}))"""
+#: the most blank height a table row may show below its visible content, in lines
+MAX_ROW_GAP_LINES = 2
+
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium not installed")
 
 
@@ -221,3 +239,26 @@ def test_the_answers_tables_wrap_inside_the_page(browser, width_px):
     finally:
         browser.width(None)
 
+
+def test_no_table_row_is_made_tall_by_a_cell_out_of_view(browser):
+    out = demo_report()
+    try:
+        browser.width(1280)
+        for page in sorted(out.glob("*.html")):
+            browser.open(page.as_uri())
+            gaps = [(r["row"], round(r["height"]), round(r["content"]))
+                    for r in browser.evaluate(ROW_GAPS_JS)
+                    if r["height"] - r["content"] > MAX_ROW_GAP_LINES * r["line"]]
+            assert gaps == [], page.name
+    finally:
+        browser.width(None)
+
+
+def test_a_row_made_tall_out_of_view_is_detected(browser, tmp_path):
+    page = tmp_path / "gap.html"
+    page.write_text('<html><body style="width:400px"><div class="scroll" style="overflow-x:auto">'
+                    '<table><tr><td style="white-space:nowrap">' + "x" * 120 + "</td><td>"
+                    + "a sentence " * 40 + "</td></tr></table></div></body></html>")
+    browser.open(page.as_uri())
+    (row,) = browser.evaluate(ROW_GAPS_JS)
+    assert row["height"] - row["content"] > MAX_ROW_GAP_LINES * row["line"]
