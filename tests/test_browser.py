@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from test_report import demo_report
+from test_seeds_report import seeds_report
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -32,6 +33,33 @@ HEADINGS_JS = """JSON.stringify(Array.from(document.querySelectorAll('h1, h2')).
   text: h.textContent.trim().slice(0, 60), visible: h.getClientRects().length > 0})))"""
 LINKS_JS = """JSON.stringify(Array.from(document.querySelectorAll('a[href$=".html"]'))
   .map(a => a.href))"""
+
+#: the answers tables (the index's, and each page's under its "Answers" heading): each
+#: one's width against the width its container gives it, and the cells whose content is wider
+#: than the cell
+ANSWERS_FIT_JS = """JSON.stringify(Array.from(document.querySelectorAll(
+    'table.answers, .perfkit-answers table')).map(t => ({
+  width: t.getBoundingClientRect().width, room: t.parentElement.clientWidth,
+  right: t.getBoundingClientRect().right, viewport: document.documentElement.clientWidth,
+  overflowing: Array.from(t.querySelectorAll('td, th')).filter(
+    c => c.scrollWidth > c.clientWidth).map(c => c.textContent.trim().slice(0, 60))})))"""
+#: per table row: its height against the tallest content of the cells a reader sees (those
+#: inside the table's scroll box): a row made tall by a cell scrolled out of view shows a
+#: blank gap
+ROW_GAPS_JS = """JSON.stringify(Array.from(document.querySelectorAll('table')).flatMap(t => {
+  const box = (t.closest('.perfkit-scroll, .scroll') || t.parentElement).getBoundingClientRect();
+  const tall = c => { const r = document.createRange(); r.selectNodeContents(c);
+                      return r.getBoundingClientRect().height; };
+  return Array.from(t.rows).map(row => {
+    const seen = Array.from(row.cells).filter(c => {
+      const b = c.getBoundingClientRect(); return b.left < box.right && b.right > box.left; });
+    return {row: row.textContent.trim().slice(0, 60), height: row.getBoundingClientRect().height,
+            content: Math.max(0, ...seen.map(tall)),
+            line: parseFloat(getComputedStyle(row).lineHeight) || 20};
+  });
+}))"""
+#: the most blank height a table row may show below its visible content, in lines
+MAX_ROW_GAP_LINES = 2
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium not installed")
 
@@ -106,6 +134,15 @@ class Browser:
         self.events.clear()
         self.call("Page.navigate", {"url": url}, session=True)
         self.wait_for("Page.loadEventFired")
+
+    def width(self, px: int | None) -> None:
+        """Lay pages out in a window ``px`` CSS pixels wide (None: the default window)."""
+        if px is None:
+            self.call("Emulation.clearDeviceMetricsOverride", session=True)
+        else:
+            self.call("Emulation.setDeviceMetricsOverride", {
+                "width": px, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+                session=True)
 
     def evaluate(self, expression: str):
         result = self.call("Runtime.evaluate", {"expression": expression,
@@ -184,3 +221,44 @@ def test_a_broken_image_is_detected(browser, tmp_path):
     images = browser.evaluate(IMAGES_JS)
     assert [i["width"] for i in images] == [0, 0]
     assert any("failed load" in p for p in problems(browser.events))
+
+
+@pytest.mark.parametrize("width_px", [1280, 800])
+def test_the_answers_tables_wrap_inside_the_page(browser, width_px):
+    out = seeds_report()  # the longest unbroken words: config strings, run ids, footnote marks
+    try:
+        browser.width(width_px)
+        for page in ("index.html", "seeds.html"):
+            browser.open((out / page).as_uri())
+            tables = browser.evaluate(ANSWERS_FIT_JS)
+            assert tables, f"{page} has an answers table"
+            for t in tables:
+                assert t["overflowing"] == [], page
+                assert t["width"] <= t["room"] + 1, (page, t["width"], t["room"])
+                assert t["right"] <= t["viewport"] + 1, page
+    finally:
+        browser.width(None)
+
+
+def test_no_table_row_is_made_tall_by_a_cell_out_of_view(browser):
+    out = demo_report()
+    try:
+        browser.width(1280)
+        for page in sorted(out.glob("*.html")):
+            browser.open(page.as_uri())
+            gaps = [(r["row"], round(r["height"]), round(r["content"]))
+                    for r in browser.evaluate(ROW_GAPS_JS)
+                    if r["height"] - r["content"] > MAX_ROW_GAP_LINES * r["line"]]
+            assert gaps == [], page.name
+    finally:
+        browser.width(None)
+
+
+def test_a_row_made_tall_out_of_view_is_detected(browser, tmp_path):
+    page = tmp_path / "gap.html"
+    page.write_text('<html><body style="width:400px"><div class="scroll" style="overflow-x:auto">'
+                    '<table><tr><td style="white-space:nowrap">' + "x" * 120 + "</td><td>"
+                    + "a sentence " * 40 + "</td></tr></table></div></body></html>")
+    browser.open(page.as_uri())
+    (row,) = browser.evaluate(ROW_GAPS_JS)
+    assert row["height"] - row["content"] > MAX_ROW_GAP_LINES * row["line"]

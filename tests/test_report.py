@@ -327,3 +327,37 @@ def test_review2_item07_pages_end_with_headed_answers_and_show_each_table_once(r
     littles = [t for t in re.findall(r"<table.*?</table>", scaling, flags=re.S)
                if "latency inflated" in t or "latency_inflated" in t or "X*R/N" in t]
     assert len(littles) == 1, "Little's law is shown in more than one table"
+
+
+THREATS_BOX = re.compile(r'<div class="perfkit-warning"><h2>(Threats to validity[^<]*) \((\d+)\)'
+                         r"</h2>(.*?)</div>", re.S)
+
+
+def test_every_pages_threats_to_validity_are_headed_with_their_count(report, executed):
+    for page in sorted(report.glob("*.html")):
+        if page.name == "index.html":
+            continue
+        boxes = THREATS_BOX.findall(page.read_text(encoding="utf-8"))
+        assert boxes, f"{page.name}: no headed list of threats to validity"
+        for _title, count, body in boxes:
+            assert int(count) == (body.count("<li>") or body.count("<p>")), page.name
+    effects = THREATS_BOX.findall((report / "tuning-effects.html").read_text(encoding="utf-8"))
+    assert [t for t, _, _ in effects] == ["Threats to validity",
+                                          "Threats to validity of the A/A calibration"]
+    for name, notebook in executed.items():  # the plain text says what the list is, too
+        plain = [o["data"]["text/plain"] for c in notebook.cells for o in c.get("outputs", [])
+                 if "text/plain" in o.get("data", {})
+                 and o["data"]["text/plain"].startswith("Threats to validity")]
+        assert plain, name
+        for text in plain:
+            head, *items = text.splitlines()
+            assert head.endswith(f"({len(items)})") and all(i.startswith("- ") for i in items)
+
+
+def test_every_notebook_shows_its_threats_through_report_threats():
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        notebook = nbformat.read(str(path), as_version=4)
+        calls = [line for cell in notebook.cells if cell.cell_type == "code"
+                 for line in cell.source.splitlines() if "threats(" in line]
+        assert calls, path.name
+        assert [c for c in calls if not c.startswith("report.threats(")] == [], path.name

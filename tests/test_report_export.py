@@ -93,6 +93,22 @@ def test_tables_notes_answers_and_methods_escape_data_text(monkeypatch, tmp_path
     assert shown[-1][1]["perfkit"]["answers"][0]["question"] == evil
 
 
+def test_threats_to_validity_show_under_a_heading_with_their_count(monkeypatch):
+    shown = capture(monkeypatch)
+    report = nbhelp.Report("t", None)
+    report.threats(["a: shared host", "a: <drift>"])
+    report.threats(["b: one threat"], f"{nbhelp.THREATS_TITLE} of the A/A calibration")
+    report.threats([])
+    assert len(shown) == 2  # none: nothing shown
+    (first, _), (second, _) = shown
+    assert first["text/html"] == ('<div class="perfkit-warning"><h2>Threats to validity (2)</h2>'
+                                  "<ul><li>a: shared host</li><li>a: &lt;drift&gt;</li></ul></div>")
+    assert first["text/plain"] == "Threats to validity (2)\n- a: shared host\n- a: <drift>"
+    assert second["text/html"].startswith(
+        '<div class="perfkit-warning"><h2>Threats to validity of the A/A calibration (1)</h2>')
+    assert second["text/plain"].splitlines()[0] == "Threats to validity of the A/A calibration (1)"
+
+
 def test_figures_are_saved_as_svg_and_png_and_checked(monkeypatch, tmp_path):
     from perfkit import plots
 

@@ -136,6 +136,24 @@ def test_the_corrected_vs_uncorrected_figure_names_its_load_point_and_n():
     assert set(plots_colours(fig).values()) <= {"#000000", "#6e6e6e"}  # not configurations
 
 
+def test_the_co_audit_numbers_its_notes_below_the_table_not_in_a_last_column():
+    # a sentence in the last column of a table wider than the page wrapped to a row many
+    # lines tall: a blank gap under the numbers (tests/test_browser.py measures it)
+    co = common.load_experiment("demo-wrk2-uncorrected")
+    audit, _ = latency.corrected_vs_uncorrected(co.runs)
+    (note,) = audit["note"]
+    assert note.startswith("corrected p99 is 2.23x the uncorrected p99")
+    table = latency.co_audit_table(audit, co)
+    assert table.title == latency.co_audit_caption(co)
+    headers = [c.header for c in table.columns]
+    assert "note" not in headers and "ratio p99" in headers and "co ratio p99" not in headers
+    assert table.notes == (note,)
+    (row,) = table.rows
+    assert row[headers.index("run id")] == "uncorrected_U_default_R20000_c50 [1]"
+    assert not any(note in cell for cell in row)
+    assert latency.co_audit_table(pd.DataFrame(), co).rows == ()  # no -U run: nothing to mark
+
+
 def plots_colours(fig) -> dict:
     from perfkit.plots import checks
 

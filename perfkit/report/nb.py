@@ -16,6 +16,7 @@ and then shows everything through ``report``:
   runs, caveats), shown in the notebook and collected by the report's ``index.html``;
 - :meth:`Report.methods`: the Methods paragraph of each experiment, written from its manifests;
 - :meth:`Report.note`: a caveat or warning, escaped.
+- :meth:`Report.threats`: the threats to validity, a caveat list under its heading.
 
 All text that comes from data is escaped here with :func:`html.escape`.
 """
@@ -48,6 +49,12 @@ PNG_DPI = 300
 SCREEN_DPI = 150
 #: on-screen width of a figure, in CSS pixels per inch of figure width
 SCREEN_PX_PER_IN = 140
+#: the heading of a page's list of threats to validity (:meth:`Report.threats`)
+THREATS_TITLE = "Threats to validity"
+#: the answers table's column shares (question, answer, verdict, n, caveats): the table is laid
+#: out fixed to the page width, so long unbroken text wraps in its cell instead of widening it
+ANSWER_COLUMNS = ("<colgroup>" + "".join(f'<col style="width:{w}%">' for w in (16, 26, 13, 9, 36))
+                  + "</colgroup>")
 
 
 def _display(data: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> None:
@@ -236,13 +243,14 @@ class Report:
         rows = "".join(f'<tr><td class="question">{escape(a.question)}</td>'
                        f'<td class="answer">{escape(a.answer)}</td>'
                        f'<td class="verdict">{escape(a.verdict)}</td>'
-                       f'<td class="nowrap">{escape(a.n)}</td><td class="caveats">'
+                       f'<td class="n">{escape(a.n)}</td><td class="caveats">'
                        + "".join(f"<div>{escape(w)}</div>" for w in a.warnings) + "</td></tr>"
                        for a in items)
         html_ = ('<div class="perfkit-answers"><h2>Answers</h2>'
                  '<div class="perfkit-findings perfkit-scroll"><table class="perfkit-table">'
-                 "<thead><tr><th>question</th><th>answer</th><th>verdict</th><th>n</th>"
-                 f"<th>caveats</th></tr></thead><tbody>{rows}</tbody></table></div></div>")
+                 f"{ANSWER_COLUMNS}<thead><tr><th>question</th><th>answer</th><th>verdict</th>"
+                 f"<th>n</th><th>caveats</th></tr></thead><tbody>{rows}</tbody></table></div>"
+                 "</div>")
         _display({"text/html": html_,
                   "text/plain": "Answers\n" + "\n".join(a.text() for a in items)},
                  {META_KEY: {"answers": [a.to_dict() for a in items], "notebook": self.name}})
@@ -302,9 +310,11 @@ class Report:
                       "text/plain": f"Merged latency histograms{at}: "
                                     + ", ".join(p for _, p in links)})
 
-    def note(self, text: str | Iterable[str], kind: str = "warning") -> None:
+    def note(self, text: str | Iterable[str], kind: str = "warning",
+             title: str | None = None) -> None:
         """Show a caveat (one paragraph, or a list when several lines are given); ``kind``
-        ``"text"``: prose written from the data (paragraphs, no frame)."""
+        ``"text"``: prose written from the data (paragraphs, no frame); ``title``: a heading
+        above it, saying what the list is."""
         lines = [text] if isinstance(text, str) else [str(t) for t in text]
         if not lines:
             return
@@ -313,7 +323,17 @@ class Report:
                  "<ul>" + "".join(f"<li>{escape(t)}</li>" for t in lines) + "</ul>")
         css = {"warning": "perfkit-warning", "text": "perfkit-text"}.get(kind,
                                                                          "perfkit-findings")
-        _display({"text/html": f'<div class="{css}">{inner}</div>', "text/plain": "\n".join(lines)})
+        head = f"<h2>{escape(title)}</h2>" if title else ""
+        plain = "\n".join(lines) if not title else "\n".join([title, *(f"- {t}" for t in lines)])
+        _display({"text/html": f'<div class="{css}">{head}{inner}</div>', "text/plain": plain})
+
+    def threats(self, text: Iterable[str], title: str = THREATS_TITLE) -> None:
+        """Show the threats to validity of the page's experiments (one sentence each, from
+        :func:`perfkit.report.sections.common.threats`) as a caveat list under a heading that
+        names it and counts them: ``Threats to validity (3)``. Nothing without any."""
+        lines = [str(t) for t in text]
+        if lines:
+            self.note(lines, title=f"{title} ({len(lines)})")
 
 
 def setup(name: str, output_dir: str | os.PathLike | None = "") -> Report:

@@ -8,6 +8,7 @@ percentiles with its interval); this module shapes its results for the page and 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -351,6 +352,25 @@ def co_audit_caption(co: Experiment) -> str:
     point and n (:func:`co_load_text`)."""
     return (f"Coordinated-omission audit of {co.name} ({co_load_text(co.runs)}): each run's "
             "corrected and uncorrected percentiles and their ratio")
+
+
+def co_audit_table(audit: pd.DataFrame, co: Experiment):
+    """The coordinated-omission audit as the page shows it (a :class:`perfkit.tables.Table`
+    titled :func:`co_audit_caption`): the numbers one line per run, and each run's ``note`` (a
+    sentence) numbered below the table, its mark on the run's id. As a last column of a table
+    wider than the page, the sentence wrapped to a row many lines tall: a blank gap under the
+    numbers. The CSV keeps the ``note`` column."""
+    from perfkit import present
+    from perfkit.formatting import Footnotes
+
+    table = present.frame(audit, co_audit_caption(co), hide=(*CO_HIDDEN, "note"))
+    if "note" not in audit or "run_id" not in audit:
+        return table
+    notes = Footnotes()
+    at = [c.name for c in table.columns].index("run id")
+    rows = tuple((*row[:at], f"{row[at]} {notes.mark(note)}" if note else row[at], *row[at + 1:])
+                 for row, note in zip(table.rows, audit["note"].fillna(""), strict=True))
+    return dataclasses.replace(table, rows=rows, notes=tuple(notes.texts))
 
 
 def co_missing(co: Experiment) -> str:
