@@ -163,3 +163,13 @@ def test_a_cap_warning_names_every_run_it_counts():
     for t in threats(factorial):
         if t.kind == "value-cap":
             assert "..." not in t.text and all(rid in t.text for rid in t.runs)
+
+
+def test_a_warning_says_measures_the_timeout_only_of_a_value_on_the_cap():
+    """p99 on the cap measures the timeout; a p99 below it, the run's highest percentile
+    under a max on the cap, can hold requests that waited: the warning says which."""
+    on = cap_check(_rows("p99-on-cap", "fast"), metric("latency_p99_ms")).warnings[0]
+    assert "measures the timeout" in on and "lies below the cap" not in on
+    below = cap_check(_rows("max-on-cap", "fast"), metric("latency_p99_ms")).warnings[0]
+    assert "lies below the cap" in below and "measures the timeout" not in below
+    assert "artefacts of it" in below

@@ -400,6 +400,7 @@ def test_effects_e4_aa_rates_read_the_same_on_the_page_and_the_index(aa_cal):
 
 #: a verdict: better/worse/~/not testable/no data, an artefact, or an A/A rule's outcome
 VERDICT = re.compile(r"better|worse|~|not testable|no data|not tested|"
+                     r"(better|worse) \(affected by the [\d ]+(and [\d ]+)*ms caps?\)|"
                      r"artefact: values on the [\d ]+(and [\d ]+)*ms caps?|"
                      r"(holds alpha \(rate <=|does not hold alpha \(rate >) [\d.]+ x alpha\)|")
 

@@ -269,9 +269,19 @@ def _sentence(metric: Metric, cap: float, hits: list[CapHit], label: str) -> str
             f"{MAX_ABOVE_CAP:.0%} above, standing out from the run's other latencies), "
             f"{KNOWN_CAPS_MS[cap]} ({shown})")
     if metric.is_latency:
-        return (f"{head}: {metric.name} of these runs measures the timeout as well as the "
-                "service (requests that waited for it); effects computed from them are "
-                "artefacts of it.")
+        own = {h.run_id for h in hits if h.column == metric.name}
+        if own == set(runs):
+            return (f"{head}: {metric.name} of these runs measures the timeout as well as "
+                    "the service (requests that waited for it); effects computed from them "
+                    "are artefacts of it.")
+        # the run's own value is below the cap, as its highest percentile below it: the
+        # requests that waited can move it up to the slowest request that did not wait
+        # (module docstring), however close it lies to its peers' values
+        some = "some of these runs" if own else "these runs"
+        return (f"{head}: {metric.name} of {some} lies below the cap, but as the run's "
+                "highest percentile below it, requests that waited for the timeout can "
+                "move it (up to the slowest request that did not wait); effects computed "
+                "from them are treated as artefacts of it, not measured ratios.")
     return (f"{head}: {consequence(metric, cap)}; effects computed from them are affected "
             "by the cap (measured, not the service's alone).")
 

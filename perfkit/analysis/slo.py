@@ -147,9 +147,11 @@ class SloTable:
         return (f"Each offered rate was judged against the objective p{self.percentile:g} < "
                 f"{self.slo_ms:g} ms on its estimate, {self.value_text()}, with its "
                 f"{self.confidence:.0%} across-runs interval ({interval_text(self.found())}): "
-                "a pass when every run sustained the rate and the upper bound lay below the "
-                "objective, a fail when a run did not sustain it, errors exceeded 1%, or the "
-                "lower bound lay above it, else inconclusive; the largest rate meeting it is "
+                "a pass when every run sustained the rate (kept up, or fell short of it with "
+                "its latency like its peers': in doubt, kept and reported) and the upper "
+                "bound lay below the objective, a fail when a run did not sustain it (a "
+                "shortfall not in doubt) or failed, errors exceeded 1%, or the lower bound lay above it, else inconclusive; the largest rate "
+                "meeting it is "
                 "reported as the bracket [last pass, first fail].")
 
     def to_frame(self) -> pd.DataFrame:

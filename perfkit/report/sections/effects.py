@@ -195,8 +195,15 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
     else:
         value = (f"{fmt_ci(r['estimate'], r['ci_low'], r['ci_high'])} "
                  f"{result.metric.unit} (high - low)").replace("  ", " ")
+    # a measured effect from runs that waited for a timeout keeps its verdict, and says so
+    # where the verdict is read (its warning says how the cap bears on the metric)
+    caps = result.level_affected_ms.get(r.get("level_key"), ())
+    cap = f"the {' and '.join(f'{c:g}' for c in caps)} ms cap{'s' if len(caps) > 1 else ''}" \
+        if caps else "a timeout cap"
+    verdict = (f"{r['verdict']} (affected by {cap})"
+               if r.get("cap_affected") and r["verdict"] in ("better", "worse") else r["verdict"])
     return Answer(f"Effect of {label} on {result.metric.label}{where}{at}", value,
-                  r["verdict"], f"{r['n_runs']} runs", tuple(caveats))
+                  verdict, f"{r['n_runs']} runs", tuple(caveats))
 
 
 def _ab_answer(table: ComparisonTable) -> Answer:
