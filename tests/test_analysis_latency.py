@@ -122,3 +122,22 @@ def test_a_failed_run_leaves_the_heat_map_cell_as_it_leaves_the_latency_page(swe
     cell_rows = broken.where({"profile": "tuned", "connections": 16, "target_rate_rps": 15000})
     (e,) = percentiles(group_runs(cell_rows, ["profile"]), (99.0,)).estimates
     assert e.ci.estimate_ms == grid.loc[16, 15000]
+
+
+def test_every_latency_table_names_its_load_point_in_columns():
+    """A CSV read apart from its caption still says at which load its numbers hold: the load
+    columns that hold one value in every run compared are columns of each table."""
+    from perfkit.report.sections import common, latency
+
+    exp = common.load_experiment("demo-wrk2-sweep", "")
+    where = {"target_rate_rps": 30000, "connections": 64}
+    groups = latency.grouped_runs(exp, ["profile"], where)
+    table = latency.percentiles(groups, (50.0, 99.0))
+    within = latency.within_run_table(groups, 99.0, 0.95)
+    for frame in (table.to_frame(), groups.to_frame(),
+                  latency.spread_summary(within, table, 99.0)):
+        assert list(frame.columns[:3]) == ["config", "connections", "threads"]
+        assert (frame["target_rate_rps"] == 30000).all() and (frame["connections"] == 64).all()
+    # a load column that varies is a row key of its own, never written as one value
+    mixed = latency.grouped_runs(exp, ["profile", "connections"], {"target_rate_rps": 30000})
+    assert "connections" not in mixed.load and mixed.load["target_rate_rps"] == 30000

@@ -40,6 +40,7 @@ import pandas as pd
 
 from perfkit.analysis.compare import _records
 from perfkit.analysis.experiment import RunSet
+from perfkit.analysis.grouping import load_point
 from perfkit.analysis.runstatus import (
     FAILED,
     SATURATED,
@@ -131,6 +132,19 @@ class RunGroups(Mapping):
 
     configs: tuple[ConfigRuns, ...]
     by: tuple[str, ...]
+    #: the load columns that hold one value in every run compared (``target_rate_rps``,
+    #: ``connections``...): the load point, a column of every table of these groups
+    load: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def with_load(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``frame`` with the load point's columns after ``config`` (a table read apart
+        from its caption still says at which load its numbers hold)."""
+        frame = frame.copy()
+        at = list(frame.columns).index("config") + 1 if "config" in frame else 0
+        for i, (col, value) in enumerate(self.load.items()):
+            if col not in frame:
+                frame.insert(at + i, col, [value] * len(frame))
+        return frame
 
     def __getitem__(self, label: str) -> tuple[Run, ...]:
         return self.config(label).runs
@@ -163,7 +177,7 @@ class RunGroups(Mapping):
                 "failed_runs": statuses.count(FAILED),
                 "saturated_runs": statuses.count(SATURATED),
                 "short_runs": statuses.count(SHORT)})
-        return pd.DataFrame(rows)
+        return self.with_load(pd.DataFrame(rows))
 
     def notes(self) -> list[str]:
         """What the tools and their outputs imply for every latency of these runs."""
@@ -198,7 +212,7 @@ def group_runs(rows: RunSet, by: Sequence[str] | str) -> RunGroups:
     cells = tuple(peer_columns(rows, cols))
     configs = [ConfigRuns(label, rows.subset([x == label for x in labels]), cells)
                for label in sorted(set(labels))]
-    return RunGroups(tuple(configs), tuple(by))
+    return RunGroups(tuple(configs), tuple(by), load_point(rows))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -271,7 +285,8 @@ class LatencyTable:
         estimand, the runs' status counts and the warnings."""
         cols = ["config", "percentile", "n_runs", "latency_ms", "ci_low_ms", "ci_high_ms",
                 "method", "estimand", "n_failed", "n_saturated", "n_short", "warnings"]
-        return pd.DataFrame([e.to_record() for e in self.estimates], columns=cols)
+        return self.groups.with_load(
+            pd.DataFrame([e.to_record() for e in self.estimates], columns=cols))
 
     def to_dict(self) -> dict[str, Any]:
         return {"by": list(self.groups.by), "confidence": self.confidence,

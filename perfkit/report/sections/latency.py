@@ -119,7 +119,7 @@ def spread_summary(within: pd.DataFrame, across: LatencyTable, q: float = 99.0) 
         rows.append({"config": config, "percentile": float(q), "n_runs": len(group),
                      "within_run_width_pct": inner, "across_run_width_pct": outer,
                      "across_over_within": outer / inner if inner > 0 else np.nan})
-    return pd.DataFrame(rows)
+    return across.groups.with_load(pd.DataFrame(rows))
 
 
 def corrected_vs_uncorrected(runs: Sequence[Run]) -> tuple[pd.DataFrame, pd.DataFrame]:
