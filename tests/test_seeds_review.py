@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 import pytest
@@ -163,3 +165,11 @@ def test_no_caveat_of_an_answer_repeats_another(analysis, results):
             assert all(c in said for c in published_caps(results[cid].claim["published_values"]))
     (only,) = [a for a in section.answers(analysis) if a.question.startswith("000-3")]
     assert only.warnings == ("a recommendation without a measurement: nothing to test",)
+
+
+def test_a_not_testable_result_without_the_doubtful_runs_says_what_would_make_it_testable(
+        analysis):
+    found = [w for a in section.answers(analysis) for w in a.warnings
+             if "without them: not testable" in w]
+    assert found  # 000-2: 3 vs 1 runs once its short runs are left out
+    assert all(re.search(r"needs >= \d+ runs per arm", w) for w in found)

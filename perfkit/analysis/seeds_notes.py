@@ -15,7 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from perfkit import units
-from perfkit.analysis.compare import cell_runs
+from perfkit.analysis.compare import NOT_TESTABLE, cell_runs
+from perfkit.analysis.compare_notes import untestable_text
 from perfkit.analysis.metrics import metric
 from perfkit.analysis.runstatus import (
     FAILED,
@@ -147,8 +148,10 @@ def in_doubt(rep) -> list[str]:
     alike = (f"; no run of {arms} kept the rate, so no peer shows what their latency would be "
              f"at it: the rate was not sustained by this setup, {UNDECIDED}" if arms else "")
     s, sv = rep.row.sensitivity, rep.row.sensitivity_verdict
+    why = (f": {untestable_text(s.n_base, s.n_new, s.alpha, rep.table.family)}"
+           if s is not None and sv == NOT_TESTABLE else "")
     without = ("without them no run is left to compare" if s is None or not (s.n_base and s.n_new)
-               else f"without them: {sv} ({s.n_base} vs {s.n_new} runs)")
+               else f"without them: {sv} ({s.n_base} vs {s.n_new} runs){why}")
     return [f"{head} ({'; '.join(parts)}){alike}: kept, in doubt (not failed); {without}"]
 
 
