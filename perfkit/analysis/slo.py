@@ -150,9 +150,9 @@ class SloTable:
                 "a pass when every run sustained the rate (kept up, or fell short of it with "
                 "its latency like its peers': in doubt, kept and reported) and the upper "
                 "bound lay below the objective, a fail when a run did not sustain it (a "
-                "shortfall not in doubt) or failed, errors exceeded 1%, or the lower bound lay above it, else inconclusive; the largest rate "
-                "meeting it is "
-                "reported as the bracket [last pass, first fail].")
+                "shortfall not in doubt) or failed, errors exceeded 1%, or the lower bound "
+                "lay above it, else inconclusive; the largest rate meeting it is reported as "
+                "the bracket [last pass, first fail].")
 
     def to_frame(self) -> pd.DataFrame:
         """One row per configuration: ``[last_pass_rps, first_fail_rps]`` and its warnings."""
