@@ -119,3 +119,18 @@ def test_a_rounded_metric_cannot_rule_a_drift_out():
     assert d.verdict == drift.INCONCLUSIVE and "tie exactly in 48% of the run pairs" in d.note
     continuous = drift.check(load_experiment(ROOT / "data" / "demo-locust"), "throughput_rps")
     assert continuous.verdict == drift.STABLE and continuous.note == ""
+
+
+def test_the_drift_threat_prints_its_change_as_the_overview_answer_does():
+    """One drift, one text: the threat on each page and the overview's answer give the same
+    change and interval (2 significant digits), not -8% in one place and -7.8% in the other."""
+    from perfkit.analysis import drift, load_experiment
+    from perfkit.analysis.validity import threats
+    from perfkit.formatting import fmt_ci
+
+    exp = load_experiment(Path(__file__).resolve().parents[1] / "data" / "demo-wrk-factorial")
+    (threat,) = [t for t in threats(exp) if t.kind == "drift"]
+    for metric in threat.metrics:
+        d = drift.check(exp, metric)
+        assert f"{metric} {fmt_ci(d.change_pct, d.ci_low_pct, d.ci_high_pct, '%', 2)} " \
+            in threat.text

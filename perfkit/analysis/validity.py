@@ -41,6 +41,7 @@ from perfkit.analysis.configs import config_diffs
 from perfkit.analysis.experiment import Experiment, RunSet
 from perfkit.analysis.provenance import Provenance, provenance
 from perfkit.analysis.runstatus import GENERATOR_BUSY
+from perfkit.formatting import fmt_ci
 
 #: the per-run metrics whose drift over the run order is reported as a threat
 DRIFT_METRICS = ("latency_p50_ms", "throughput_rps")
@@ -169,8 +170,10 @@ def _drift(exp: Experiment) -> list[Threat]:
         d = drift.check(exp, metric)
         if d is not None and d.verdict == drift.DRIFT:
             drifted.append(metric)
-            found.append(f"{metric} {d.change_pct:+.0f}% [{d.ci_low_pct:+.0f}%, "
-                         f"{d.ci_high_pct:+.0f}%] from the first run to the last (Theil-Sen, "
+            # the form of the overview's drift answer (2 significant digits): one number,
+            # one text, wherever it is read
+            found.append(f"{metric} {fmt_ci(d.change_pct, d.ci_low_pct, d.ci_high_pct, '%', 2)}"
+                         " from the first run to the last (Theil-Sen, "
                          f"Kendall p = {d.p_value:.2g}{_left_out(d)})")
     if not found:
         return []
