@@ -187,13 +187,17 @@ class Footnotes:
     def __init__(self) -> None:
         self.texts: list[str] = []
 
-    def mark(self, texts: str | Iterable[str]) -> str:
+    def numbers(self, texts: str | Iterable[str]) -> list[int]:
+        """The note number of each of ``texts`` (1-based), a new text numbered next."""
         out = []
         for text in [texts] if isinstance(texts, str) else texts:
             if text not in self.texts:
                 self.texts.append(text)
-            out.append(f"[{self.texts.index(text) + 1}]")
-        return "".join(out)
+            out.append(self.texts.index(text) + 1)
+        return out
+
+    def mark(self, texts: str | Iterable[str]) -> str:
+        return "".join(f"[{n}]" for n in self.numbers(texts))
 
     def render(self) -> str:
         return "".join(f"[{i}] {t}\n" for i, t in enumerate(self.texts, 1))

@@ -329,6 +329,47 @@ def test_review2_item07_pages_end_with_headed_answers_and_show_each_table_once(r
     assert len(littles) == 1, "Little's law is shown in more than one table"
 
 
+ANSWERS_BOX = re.compile(r'<div class="perfkit-answers">(.*?</table>)(.*?)</div></div>', re.S)
+#: the most text an answers table (tags stripped) may hold per row: a question, its answer
+#: with an interval, a verdict and a run count; caveats are numbered below it
+MAX_ANSWER_ROW_CHARS = 400
+
+
+def answers_box(page_html: str) -> tuple[str, str]:
+    """The text of a page's answers table and of the notes below it (tags stripped)."""
+    ((table, below),) = ANSWERS_BOX.findall(page_html)
+    return tuple(html.unescape(re.sub(r"<[^>]+>", " ", part)) for part in (table, below))
+
+
+def assert_caveats_said_once(page_html: str, answers) -> None:
+    """Each caveat of ``answers`` is one numbered note below the answers table, marked in the
+    rows it belongs to, and the table holds none of their text."""
+    table, _ = answers_box(page_html)
+    ((_, below),) = ANSWERS_BOX.findall(page_html)
+    notes = [html.unescape(n) for n in re.findall(r"<li>(.*?)</li>", below, flags=re.S)]
+    caveats = list(dict.fromkeys(w for a in answers for w in a.warnings))
+    assert caveats, "no caveat to number"
+    assert notes == caveats  # each once, numbered in order of first use
+    for i, w in enumerate(caveats, 1):
+        assert w not in table and f"[{i}]" in table, w[:80]
+    assert len(table) < MAX_ANSWER_ROW_CHARS * len(answers), len(table)
+
+
+def test_a_pages_answers_number_each_caveat_once_below_the_table(report, executed):
+    # tuning-effects' 14 answers held 13.9k characters of caveats, the drift and cap notes
+    # repeated in almost every row: ~9,000 px of narrow columns
+    for name, nb in executed.items():
+        answers = nbhelp.collect(nb)["answers"]
+        page = (report / f"{name}.html").read_text(encoding="utf-8")
+        if any(a.warnings for a in answers):
+            assert_caveats_said_once(page, answers)
+    answers = nbhelp.collect(executed["tuning-effects"])["answers"]
+    drift = [w for w in dict.fromkeys(w for a in answers for w in a.warnings) if "drifted" in w]
+    assert drift and sum("drifted" in w for a in answers for w in a.warnings) > len(drift)
+    table, _ = answers_box((report / "tuning-effects.html").read_text(encoding="utf-8"))
+    assert len(table) < 4000
+
+
 THREATS_BOX = re.compile(r'<div class="perfkit-warning"><h2>(Threats to validity[^<]*) \((\d+)\)'
                          r"</h2>(.*?)</div>", re.S)
 

@@ -498,3 +498,24 @@ def test_forest_draws_cap_artefacts_as_crosses_and_counts_them_apart():
     from perfkit.plots.alt import notes
 
     assert any(f"{n_cap} artefacts of a timeout cap" in t for t in notes(ax))
+
+
+def test_the_note_below_the_factorial_tables_leaves_out_what_they_footnote():
+    # the box under the effects and simple-effects tables repeated their footnote (the 1000 ms
+    # cap note) word for word: it now gives only the warnings no table above gives
+    exp = common.load_experiment("demo-wrk-factorial", "")
+    (result, _) = effects.factorials(exp.rows({}), ["keepalive", "cache"],
+                                     ["latency_p99_ms", "throughput_rps"], "connections")
+    shown = effects.present_factorial(result), effects.present_simple(result)
+    (cap,) = [w for w in result.warnings if "sit on 1000 ms" in w]
+    assert cap in shown[0].notes and cap in shown[1].notes
+    below = effects.notes_below(result, shown)
+    assert cap not in below
+    assert below == [w for w in dict.fromkeys(result.warnings)
+                     if w not in {*shown[0].notes, *shown[1].notes}]
+    # a warning no table footnotes is still said, once
+    extra = dataclasses.replace(result, warnings=(*result.warnings, "a new caveat",
+                                                  "a new caveat"))
+    assert effects.notes_below(extra, shown) == [*below, "a new caveat"]
+    assert effects.notes_below(result, (shown[0], None)) == [
+        w for w in dict.fromkeys(result.warnings) if w not in shown[0].notes]

@@ -76,3 +76,28 @@ def test_one_runs_window_is_one_value_and_one_run_is_singular():
     assert "9.9-9.9" not in text and "(1 runs" not in text and "1 run(s)" not in text
     assert "cover 9.9 s at the end of the run (1 run)" in text
     assert "in its one wrk2 run of 20 s the percentiles cover only 9.9 s" in text
+
+
+def _median_legend(fig) -> tuple[str, object]:
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    (i,) = [i for i, label in enumerate(labels) if label.startswith("median")]
+    return labels[i], handles[i]
+
+
+def test_the_legend_shows_a_bar_only_when_some_label_has_an_interval(analyses):
+    from matplotlib.container import ErrorbarContainer
+
+    a = analyses[0]  # every label has fewer than 6 runs: no interval, no bar in the legend
+    assert not hs.has_interval(a)
+    assert "no interval: every label has fewer than the 6 runs" in hs.series_caption(a)
+    label, handle = _median_legend(hs.series_figure(a))
+    assert label == "median" and not isinstance(handle, ErrorbarContainer)
+    s = a.series[0]
+    first = s.points[0]  # give one label an interval: the bar is back, and named
+    ranged = dataclasses.replace(first, ci_low=first.median * 0.9, ci_high=first.median * 1.1,
+                                 coverage=0.97)
+    b = dataclasses.replace(a, series=(dataclasses.replace(
+        s, points=(ranged, *s.points[1:])),))
+    assert hs.has_interval(b) and "order-statistic interval" in hs.series_caption(b)
+    label, handle = _median_legend(hs.series_figure(b))
+    assert label == "median, interval" and isinstance(handle, ErrorbarContainer)

@@ -634,3 +634,15 @@ def test_every_latex_table_of_the_seeds_report_compiles(built, tmp_path):
     run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "all.tex"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-3000:]
+
+
+def test_the_seeds_answers_number_each_caveat_once_below_the_table(built):
+    # 20 answers held 14.3k characters of caveats, the same notes in row after row
+    from test_report import answers_box, assert_caveats_said_once
+
+    executed = nbformat.read(str(built / "seeds.ipynb"), as_version=4)
+    answers = nbhelp.collect(executed)["answers"]
+    page = (built / "seeds.html").read_text(encoding="utf-8")
+    assert_caveats_said_once(page, answers)
+    table, below = answers_box(page)
+    assert len(table) < 8000 and len(below) < sum(len(w) for a in answers for w in a.warnings)

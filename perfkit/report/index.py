@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 from perfkit import __version__
 from perfkit.report.export import TEMPLATES
+from perfkit.report.nb import ANSWER_WIDTHS_PCT, numbered_caveats
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,16 +73,13 @@ def render_index(title: str, params_name: str, entries: list[NotebookEntry],
                  methods: Mapping[str, str] | None = None) -> str:
     """The index page as a string: one table of headline answers (each caveat numbered), the
     Methods paragraph of each experiment, then each notebook's figures and files."""
-    notes: dict[str, int] = {}
-    answers = []
-    for e in entries:
-        for a in e.answers:
-            marks = [notes.setdefault(w, len(notes) + 1) for w in a.warnings]
-            answers.append((e, a, marks))
+    shown = [(e, a) for e in entries for a in e.answers]
+    marks, notes = numbered_caveats(a for _, a in shown)
+    answers = [(e, a, m) for (e, a), m in zip(shown, marks, strict=True)]
     template = _environment().get_template("index.html.j2")
     return template.render(title=title, params_name=params_name, entries=entries,
-                           answers=answers, notes=list(notes), methods=methods or {},
-                           version=__version__)
+                           answers=answers, notes=notes, widths=ANSWER_WIDTHS_PCT,
+                           methods=methods or {}, version=__version__)
 
 
 def write_index(out_dir: Path, title: str, params_name: str, entries: list[NotebookEntry],

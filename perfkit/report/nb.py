@@ -13,7 +13,8 @@ and then shows everything through ``report``:
 - :meth:`Report.table`: display a frame, save it as
   ``<output_dir>/tables/<notebook>-<name>.csv``;
 - :meth:`Report.answers`: the headline answers (question, answer with its interval, verdict,
-  runs, caveats), shown in the notebook and collected by the report's ``index.html``;
+  runs; their caveats numbered below), shown in the notebook and collected by the report's
+  ``index.html``;
 - :meth:`Report.methods`: the Methods paragraph of each experiment, written from its manifests;
 - :meth:`Report.note`: a caveat or warning, escaped.
 - :meth:`Report.threats`: the threats to validity, a caveat list under its heading.
@@ -36,7 +37,7 @@ from typing import Any
 
 import pandas as pd
 
-from perfkit.formatting import PROGRESS_ENV, fmt_num
+from perfkit.formatting import PROGRESS_ENV, Footnotes, fmt_num
 from perfkit.tables import csv_text, render
 
 #: output metadata key under which the report finds figures, tables, answers and methods
@@ -51,9 +52,11 @@ SCREEN_DPI = 150
 SCREEN_PX_PER_IN = 140
 #: the heading of a page's list of threats to validity (:meth:`Report.threats`)
 THREATS_TITLE = "Threats to validity"
-#: the answers table's column shares (question, answer, verdict, n, caveats): the table is laid
-#: out fixed to the page width, so long unbroken text wraps in its cell instead of widening it
-ANSWER_COLUMNS = ("<colgroup>" + "".join(f'<col style="width:{w}%">' for w in (16, 26, 13, 9, 36))
+#: the answers table's column shares in % (question with its caveats' marks, answer, verdict,
+#: n), on the pages and the index: the table is laid out fixed to the page width, so long
+#: unbroken text wraps in its cell instead of widening it
+ANSWER_WIDTHS_PCT = (28, 40, 18, 14)
+ANSWER_COLUMNS = ("<colgroup>" + "".join(f'<col style="width:{w}%">' for w in ANSWER_WIDTHS_PCT)
                   + "</colgroup>")
 
 
@@ -106,6 +109,16 @@ class Answer:
 
     def to_dict(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "warnings": list(self.warnings)}
+
+
+def numbered_caveats(items: Iterable[Answer]) -> tuple[list[list[int]], list[str]]:
+    """The caveats of answers as numbered notes (:class:`perfkit.formatting.Footnotes`), as
+    the pages' and the index's answers tables give them: per answer the numbers of its
+    caveats, and the notes, each distinct text once in order of first use. A caveat shared by
+    many answers (a drift note, a cap note) is listed once below the table, not in each row."""
+    notes = Footnotes()
+    marks = [notes.numbers(a.warnings) for a in items]
+    return marks, notes.texts
 
 
 @dataclasses.dataclass
@@ -240,19 +253,25 @@ class Report:
         items = list(items)
         if not items:
             return
-        rows = "".join(f'<tr><td class="question">{escape(a.question)}</td>'
+        marks, notes = numbered_caveats(items)
+        rows = "".join(f'<tr><td class="question">{escape(a.question)}'
+                       + "".join(f"<sup>[{m}]</sup>" for m in ms) + "</td>"
                        f'<td class="answer">{escape(a.answer)}</td>'
                        f'<td class="verdict">{escape(a.verdict)}</td>'
-                       f'<td class="n">{escape(a.n)}</td><td class="caveats">'
-                       + "".join(f"<div>{escape(w)}</div>" for w in a.warnings) + "</td></tr>"
-                       for a in items)
+                       f'<td class="n">{escape(a.n)}</td></tr>'
+                       for a, ms in zip(items, marks, strict=True))
+        listed = ('<ol class="perfkit-notes">' + "".join(f"<li>{escape(n)}</li>" for n in notes)
+                  + "</ol>") if notes else ""
         html_ = ('<div class="perfkit-answers"><h2>Answers</h2>'
                  '<div class="perfkit-findings perfkit-scroll"><table class="perfkit-table">'
                  f"{ANSWER_COLUMNS}<thead><tr><th>question</th><th>answer</th><th>verdict</th>"
-                 f"<th>n</th><th>caveats</th></tr></thead><tbody>{rows}</tbody></table></div>"
-                 "</div>")
+                 f"<th>n</th></tr></thead><tbody>{rows}</tbody></table>{listed}</div></div>")
+        plain = [dataclasses.replace(a, question=a.question + "".join(f"[{m}]" for m in ms),
+                                     warnings=()).text() for a, ms in zip(items, marks,
+                                                                          strict=True)]
         _display({"text/html": html_,
-                  "text/plain": "Answers\n" + "\n".join(a.text() for a in items)},
+                  "text/plain": "Answers\n" + "\n".join(plain)
+                  + "".join(f"\n[{i}] {n}" for i, n in enumerate(notes, 1))},
                  {META_KEY: {"answers": [a.to_dict() for a in items], "notebook": self.name}})
 
     def methods(self, records: Mapping[str, Mapping[str, list[str]]]) -> None:

@@ -65,13 +65,16 @@ def notes(tables: Sequence[ComparisonTable]) -> list[str]:
     return list(seen)
 
 
-def notes_below(table: ComparisonTable, shown) -> list[str]:
-    """:func:`notes` of ``table`` that its presentation ``shown`` (a
-    :class:`perfkit.tables.Table` or a list of them) does not already give as a footnote:
-    each caveat is said once on the page."""
+def notes_below(source: ComparisonTable | FactorialResult, shown) -> list[str]:
+    """The warnings of ``source`` (a comparison's :func:`notes`, a factorial's
+    :attr:`~FactorialResult.warnings`) that its presentation ``shown`` (a
+    :class:`perfkit.tables.Table`, or a list or tuple of them, e.g. the factorial's effects and
+    simple-effects tables) does not already give as a footnote: each caveat is said once on the
+    page."""
     tables = shown if isinstance(shown, list | tuple) else [shown]
-    said = {n for t in tables for n in t.notes}
-    return [n for n in notes([table]) if n not in said]
+    said = {n for t in tables if t is not None for n in t.notes}
+    texts = notes([source]) if isinstance(source, ComparisonTable) else source.warnings
+    return [n for n in dict.fromkeys(texts) if n not in said]
 
 
 def display_frame(table: ComparisonTable) -> pd.DataFrame:

@@ -58,6 +58,7 @@ def series_figure(analysis: hist.HistoryAnalysis):
     n = max(1, len(analysis.series))
     fig, axes = style.figure(nrows=n, height_in=1.2 + 1.6 * n, width_in=style.WIDTH_IN * 1.6)
     m = analysis.metric
+    interval = has_interval(analysis)
     for i, (ax, s) in enumerate(zip(style.as_list(axes), analysis.series, strict=False)):
         st = style.neutral_style(0)  # a label is not a configuration: black
         x = np.arange(len(s.points))
@@ -71,9 +72,13 @@ def series_figure(analysis: hist.HistoryAnalysis):
         shown = np.isfinite(med)  # a median of mostly failed runs is infinite: not drawn
         err = np.vstack([med - np.where(np.isfinite(low), low, med),
                          np.where(np.isfinite(high), high, med) - med])
-        ax.errorbar(x[shown], med[shown], yerr=err[:, shown], linestyle="none",
-                    marker=st["marker"], color=st["color"], markerfacecolor="white", capsize=2,
-                    label="median, interval")
+        median = dict(linestyle="none", marker=st["marker"], color=st["color"],
+                      markerfacecolor="white")
+        if interval:  # the legend's glyph has a bar only when some label's median has one
+            ax.errorbar(x[shown], med[shown], yerr=err[:, shown], capsize=2,
+                        label="median, interval", **median)
+        else:
+            ax.plot(x[shown], med[shown], label="median", **median)
         for seg in s.change.segments:
             ax.hlines(seg.median, seg.start - 0.4, seg.end - 0.6, color=style.OKABE_ITO["black"],
                       linewidth=1.0, label="segment median" if seg.start == 0 else None)
@@ -113,6 +118,13 @@ def _at(analysis: hist.HistoryAnalysis, where: str = "") -> str:
     return f" at {', '.join(parts)}" if parts else ""
 
 
+def has_interval(analysis: hist.HistoryAnalysis) -> bool:
+    """Whether some label's median has an interval (enough runs for one at the analysis's
+    confidence): the series figure draws bars, and its caption and legend name them, only
+    then."""
+    return any(np.isfinite(p.coverage) for s in analysis.series for p in s.points)
+
+
 def series_caption(analysis: hist.HistoryAnalysis) -> str:
     """What the series figure draws, and only that: the runs, each label's median with its
     interval where the runs allow one, the segments' medians, and the change points by the
@@ -124,7 +136,8 @@ def series_caption(analysis: hist.HistoryAnalysis) -> str:
                      if np.isfinite(p.coverage)})
     need = hist.median_runs_needed(analysis.confidence)
     medians = ("markers each label's median (no interval: every label has fewer than the "
-               f"{need} runs a {pct(analysis.confidence)} median interval needs)" if not covers
+               f"{need} runs a {pct(analysis.confidence)} median interval needs)"
+               if not has_interval(analysis)
                else "markers each label's median with its order-statistic interval (coverage "
                + (pct(covers[0]) if len(covers) == 1 else f"{pct(covers[0])} to "
                   f"{pct(covers[-1])}") + f"; none below {need} runs; the table gives each "
