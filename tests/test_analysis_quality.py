@@ -55,6 +55,12 @@ def test_a_run_whose_every_response_failed_is_failed_whatever_its_exit_code():
     exp = load_experiment(DATA / "seeds-worker-connections")
     frame = quality([exp]).to_frame()
     failed = frame[frame["status"] == "failed"]
-    assert len(failed) == 3 and (failed["exit_code"] == 0).all()
-    assert (failed["reason"] == "every response failed").all()
-    assert quality([exp]).summary_frame().iloc[0]["failed"] == 3
+    every = failed[failed["reason"] == "every response failed"]
+    assert len(every) == 3 and (failed["exit_code"] == 0).all()
+    # and the runs whose most requests failed (0004: 99.0%, 0011: 99.99%) fail too
+    most = failed.drop(every.index)
+    assert sorted(most["run_id"]) == ["0004-b01-worker_connections=1024_c4000",
+                                      "0011-b02-worker_connections=1024_c4000"]
+    assert list(most["reason"].str.extract(r"^([\d.]+)% of requests failed")[0]) == \
+        ["99.0", "99.9"]
+    assert quality([exp]).summary_frame().iloc[0]["failed"] == 5
