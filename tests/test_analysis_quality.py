@@ -11,7 +11,7 @@ import pytest
 from perfkit.analysis import load_experiment
 from perfkit.analysis.provenance import provenance
 from perfkit.analysis.quality import quality
-from perfkit.analysis.runstatus import GENERATOR_BUSY
+from perfkit.analysis.runstatus import GENERATOR_BUSY, experiment_statuses
 from perfkit.analysis.validity import threats
 from perfkit.report.methods import host_sentence
 
@@ -64,3 +64,23 @@ def test_a_run_whose_every_response_failed_is_failed_whatever_its_exit_code():
     assert list(most["reason"].str.extract(r"^([\d.]+)% of requests failed")[0]) == \
         ["99.0", "99.9"]
     assert quality([exp]).summary_frame().iloc[0]["failed"] == 5
+
+
+def test_the_raw_below_target_warning_never_gives_a_verdict_the_status_contradicts():
+    # seeds-keepalive: 27 runs fell below 0.99 x their target, 8 of them saturated by the
+    # run-status rule and 19 short (in doubt); the per-run warning once said "saturated" of all
+    exp = load_experiment(DATA / "seeds-keepalive")
+    rows = exp.rows()
+    statuses = experiment_statuses(exp)
+    below = [(run, s) for run, s in zip(rows.runs, statuses, strict=True) if run.saturated]
+    assert len(below) == 27
+    assert sum(s.status == "saturated" for _, s in below) == 8
+    assert sum(s.status == "short" for _, s in below) == 19
+    for run in rows.runs:
+        assert not any(w.startswith("saturated") for w in run.warnings), run.run_id
+        texts = [w for w in run.warnings if w.startswith("below target: ")]
+        assert len(texts) == bool(run.saturated), run.run_id
+        if texts:
+            ratio = run.throughput_rps / run.target_rate_rps
+            assert texts[0].startswith(f"below target: achieved {ratio:.3f} x the target rate "
+                                       "(< 0.99): ")
