@@ -84,3 +84,21 @@ def test_the_raw_below_target_warning_never_gives_a_verdict_the_status_contradic
             ratio = run.throughput_rps / run.target_rate_rps
             assert texts[0].startswith(f"below target: achieved {ratio:.3f} x the target rate "
                                        "(< 0.99): ")
+
+
+def test_the_runs_table_names_its_warning_count_as_a_count():
+    exp = load_experiment(DATA / "demo-wrk2-sweep")
+    frame = quality([exp]).to_frame()
+    assert "warnings" not in frame and "n_warnings" in frame
+    assert list(frame["n_warnings"]) == [len(r.warnings) for r in exp.rows().runs]
+
+
+def test_the_aa_rates_hold_the_test_and_the_runs_per_arm_in_two_columns():
+    from perfkit.analysis.aa import aa_calibration
+
+    rows = load_experiment(DATA / "demo-aa").rows()
+    frame = aa_calibration(rows, "arm", ["latency_p99_ms"], k=5, n_splits=20).to_frame()
+    assert list(frame.columns[:2]) == ["test", "runs_per_arm"]
+    assert list(frame["test"]) == ["Mann-Whitney U", "Welch z"]
+    assert list(frame["runs_per_arm"]) == [5, 1]
+    assert frame["runs_per_arm"].dtype.kind == "i"
