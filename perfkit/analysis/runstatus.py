@@ -8,10 +8,11 @@ Every run gets a :class:`RunStatus` for the metric being analysed:
   its requests failed: the latency of failed requests is not a service time, and their rate
   not a throughput). On the error metrics themselves (``error_ratio``, the error counts) such
   a run keeps its status and enters with its measured value, so that a comparison of the
-  error ratio still compares error ratios. In a comparison a failed run ranks worst on metrics where failure means
-  "worse" (:attr:`Metric.failed_is_worst`), else it is left out with a warning; a cell's
-  percentile estimate (:mod:`perfkit.analysis.latency`, the SLO verdicts) leaves it out and the
-  SLO verdict fails its rate.
+  error ratio still compares error ratios. In a comparison a failed run ranks worst on
+  metrics where failure means "worse" (:attr:`Metric.failed_is_worst`), else it enters with
+  its value (a run without one ranks worst); a cell's percentile estimate
+  (:mod:`perfkit.analysis.latency`, the SLO verdicts) leaves it out and the SLO verdict fails
+  its rate.
 - For open-loop wrk2 runs whose achieved rate is below 0.99 x the target rate (the
   "saturation" check of :mod:`perfkit.model`), the rule tells two causes apart:
 
