@@ -221,8 +221,9 @@ def change_points(changes: pd.DataFrame, analysis: HistoryAnalysis, key: Sequenc
     s = next(x for x in analysis.series if tuple(x.key) == tuple(key))
     stop = s.change.stop_p_value
     title = (f"change points of {m.name}: E-divisive means, permutation p (next candidate's "
-             f"p: {_p(stop)}); ratio after/before (per-label means of the adjacent segments) "
-             f"with its {analysis.confidence:.0%} CI")
+             f"p: {_p(stop)}); ratio after/before: the {s.change.ratio_estimator} (the "
+             f"median of their pairwise ratios), with its {analysis.confidence:.0%} Moses CI; "
+             "not the ratio of the medians of runs beside it, which pool every run")
     notes = Footnotes()
     found = {c.index: c for c in s.change.change_points}
     rows = [(str(int(r["position"])), r["label"], f"{r['label_before']} -> {r['label']}",
@@ -235,7 +236,8 @@ def change_points(changes: pd.DataFrame, analysis: HistoryAnalysis, key: Sequenc
     if not rows:
         rows = [("-", "none", "", "", "", "", "", "", "")]
     cols = (Column("position", right=True), Column("label"), Column("between"),
-            Column("median before -> after"), Column("ratio after/before"),
+            Column("median of runs before -> after"),
+            Column("Hodges-Lehmann ratio after/before"),
             Column("p", right=True), Column("p adjacent", right=True), Column("direction"),
             Column("support"))
     return Table(cols, tuple(rows), title, tuple(notes.texts))

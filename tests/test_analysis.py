@@ -13,7 +13,13 @@ import pytest
 from perfkit.analysis import Selection, compare_runs, load_experiment, metric, run_statuses
 from perfkit.analysis.compare import NOT_TESTABLE, runs_per_arm_needed, verdict
 from perfkit.analysis.metrics import FIXED_METRICS, HIGHER, LOWER, is_metric
-from perfkit.analysis.runstatus import SATURATED, SHORT, latency_moved, statuses_by_cell
+from perfkit.analysis.runstatus import (
+    FAILED_ERROR_RATIO,
+    SATURATED,
+    SHORT,
+    latency_moved,
+    statuses_by_cell,
+)
 from perfkit.errors import DataError, UsageError
 from perfkit.stats import compare
 
@@ -80,6 +86,26 @@ def test_a_locust_run_counts_once_by_its_aggregated_row():
 def _cell(exp, **where):
     rows = exp.rows(where)
     return rows, run_statuses(rows, metric("latency_p99_ms"))
+
+
+def test_a_run_whose_most_requests_failed_is_failed_on_latency_and_throughput_only():
+    # seeds-worker-connections, base (1024) at 4000 connections: 3 runs where every response
+    # failed, and 0004 (99.0% errors, 57 req/s) and 0011 (99.99%, 0.76 req/s), once "ok"
+    exp = load_experiment(DATA / "seeds-worker-connections")
+    rows = exp.rows({"worker_connections": 1024, "connections": 4000})
+    ids = [r.run_id[:4] for r in rows.runs]
+    for name in ("throughput_rps", "latency_p99_ms", "latency_mean_ms"):
+        statuses = dict(zip(ids, run_statuses(rows, metric(name)), strict=True))
+        assert all(s.status == "failed" for s in statuses.values()), name
+        assert statuses["0004"].reason == "99.0% of requests failed (>= 50%)"
+        assert statuses["0011"].reason == "99.9% of requests failed (>= 50%)"
+    # on the error ratio itself they are its measurement: kept, with their values
+    statuses = dict(zip(ids, run_statuses(rows, metric("error_ratio")), strict=True))
+    assert statuses["0004"].status == statuses["0011"].status == "ok"
+    # a run with a few errors is not failed by the rule
+    rest = exp.rows({"worker_connections": 1024, "connections": 2000})
+    assert 0 < max(rest.values("error_ratio")) < FAILED_ERROR_RATIO
+    assert all(s.status == "ok" for s in run_statuses(rest, metric("throughput_rps")))
 
 
 def test_a_wrk2_run_slightly_short_with_its_peers_latency_is_in_doubt_not_failed(wrk2):

@@ -11,7 +11,7 @@ import pytest
 from perfkit.analysis import load_experiment
 from perfkit.analysis.provenance import provenance
 from perfkit.analysis.quality import quality
-from perfkit.analysis.runstatus import GENERATOR_BUSY
+from perfkit.analysis.runstatus import GENERATOR_BUSY, experiment_statuses
 from perfkit.analysis.validity import threats
 from perfkit.report.methods import host_sentence
 
@@ -55,6 +55,50 @@ def test_a_run_whose_every_response_failed_is_failed_whatever_its_exit_code():
     exp = load_experiment(DATA / "seeds-worker-connections")
     frame = quality([exp]).to_frame()
     failed = frame[frame["status"] == "failed"]
-    assert len(failed) == 3 and (failed["exit_code"] == 0).all()
-    assert (failed["reason"] == "every response failed").all()
-    assert quality([exp]).summary_frame().iloc[0]["failed"] == 3
+    every = failed[failed["reason"] == "every response failed"]
+    assert len(every) == 3 and (failed["exit_code"] == 0).all()
+    # and the runs whose most requests failed (0004: 99.0%, 0011: 99.99%) fail too
+    most = failed.drop(every.index)
+    assert sorted(most["run_id"]) == ["0004-b01-worker_connections=1024_c4000",
+                                      "0011-b02-worker_connections=1024_c4000"]
+    assert list(most["reason"].str.extract(r"^([\d.]+)% of requests failed")[0]) == \
+        ["99.0", "99.9"]
+    assert quality([exp]).summary_frame().iloc[0]["failed"] == 5
+
+
+def test_the_raw_below_target_warning_never_gives_a_verdict_the_status_contradicts():
+    # seeds-keepalive: 27 runs fell below 0.99 x their target, 8 of them saturated by the
+    # run-status rule and 19 short (in doubt); the per-run warning once said "saturated" of all
+    exp = load_experiment(DATA / "seeds-keepalive")
+    rows = exp.rows()
+    statuses = experiment_statuses(exp)
+    below = [(run, s) for run, s in zip(rows.runs, statuses, strict=True) if run.saturated]
+    assert len(below) == 27
+    assert sum(s.status == "saturated" for _, s in below) == 8
+    assert sum(s.status == "short" for _, s in below) == 19
+    for run in rows.runs:
+        assert not any(w.startswith("saturated") for w in run.warnings), run.run_id
+        texts = [w for w in run.warnings if w.startswith("below target: ")]
+        assert len(texts) == bool(run.saturated), run.run_id
+        if texts:
+            ratio = run.throughput_rps / run.target_rate_rps
+            assert texts[0].startswith(f"below target: achieved {ratio:.3f} x the target rate "
+                                       "(< 0.99): ")
+
+
+def test_the_runs_table_names_its_warning_count_as_a_count():
+    exp = load_experiment(DATA / "demo-wrk2-sweep")
+    frame = quality([exp]).to_frame()
+    assert "warnings" not in frame and "n_warnings" in frame
+    assert list(frame["n_warnings"]) == [len(r.warnings) for r in exp.rows().runs]
+
+
+def test_the_aa_rates_hold_the_test_and_the_runs_per_arm_in_two_columns():
+    from perfkit.analysis.aa import aa_calibration
+
+    rows = load_experiment(DATA / "demo-aa").rows()
+    frame = aa_calibration(rows, "arm", ["latency_p99_ms"], k=5, n_splits=20).to_frame()
+    assert list(frame.columns[:2]) == ["test", "runs_per_arm"]
+    assert list(frame["test"]) == ["Mann-Whitney U", "Welch z"]
+    assert list(frame["runs_per_arm"]) == [5, 1]
+    assert frame["runs_per_arm"].dtype.kind == "i"

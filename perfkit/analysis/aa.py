@@ -63,19 +63,32 @@ from perfkit.stats.mannwhitney import min_attainable_p, runs_needed
 
 #: a rate holds alpha when it is at most this many times alpha (a descriptive tolerance)
 HOLDS_FACTOR = 2.0
+#: the tests whose rates are measured: per-run Mann-Whitney U over k vs k runs, and the
+#: request-level Welch z-test over a pair of runs (one run per arm)
+MANN_WHITNEY, WELCH_Z = "Mann-Whitney U", "Welch z"
 #: the column the request-level test reads (mean, sd and count as the tool printed them)
 REQUEST_METRIC = "latency_mean_ms"
 
 
 @dataclasses.dataclass(frozen=True)
 class FalsePositiveRate:
-    """One test's empirical false-positive rate: ``significant`` of ``comparisons``."""
+    """One test's empirical false-positive rate: ``significant`` of ``comparisons``.
+
+    ``test`` names the test alone (``"Mann-Whitney U"``), ``runs_per_arm`` the runs each side
+    of a comparison holds (5 for 5 vs 5 runs; 1 for the request-level test, run vs run)."""
 
     test: str
+    runs_per_arm: int
     unit: str
     metric: str
     comparisons: int
     significant: int
+
+    @property
+    def design(self) -> str:
+        """``"5 vs 5 runs"``, ``"run vs run"``: the comparison's design in words."""
+        k = self.runs_per_arm
+        return "run vs run" if k == 1 else f"{k} vs {k} runs"
 
     @property
     def rate(self) -> float:
@@ -142,14 +155,14 @@ class AAResult:
                 f"runs, so the rates are descriptive and carry no binomial interval.")
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per test and metric: ``test, unit, metric, comparisons, significant, rate,
-        holds_alpha`` (no interval: see the module docstring)."""
+        """One row per test and metric: ``test, runs_per_arm, unit, metric, comparisons,
+        significant, rate, holds_alpha`` (no interval: see the module docstring)."""
         return pd.DataFrame.from_records(
-            [{"test": r.test, "unit": r.unit, "metric": r.metric,
-              "comparisons": r.comparisons, "significant": r.significant, "rate": r.rate,
-              "holds_alpha": self.holds_alpha(r)} for r in self.rates],
-            columns=["test", "unit", "metric", "comparisons", "significant", "rate",
-                     "holds_alpha"])
+            [{"test": r.test, "runs_per_arm": r.runs_per_arm, "unit": r.unit,
+              "metric": r.metric, "comparisons": r.comparisons, "significant": r.significant,
+              "rate": r.rate, "holds_alpha": self.holds_alpha(r)} for r in self.rates],
+            columns=["test", "runs_per_arm", "unit", "metric", "comparisons", "significant",
+                     "rate", "holds_alpha"])
 
     def to_dict(self) -> dict[str, Any]:
         return {"experiment": self.name, "arm": self.arm, "alpha": self.alpha,
@@ -191,8 +204,7 @@ def aa_calibration(rows: RunSet, arm: str, metrics: Sequence[str], *, alpha: flo
                                              worst)
             hits, tested = hits + h, tested + t
             notes += _worst_note(cell, worst, name, keys)
-        found.append(FalsePositiveRate(f"Mann-Whitney U, {k} vs {k} runs", "run", name, tested,
-                                       hits))
+        found.append(FalsePositiveRate(MANN_WHITNEY, k, "run", name, tested, hits))
     hits = tested = 0
     for cell in cells:
         kept = ~np.array([s.counts_as_failed for s in run_statuses(cell, _request_metric())],
@@ -202,8 +214,7 @@ def aa_calibration(rows: RunSet, arm: str, metrics: Sequence[str], *, alpha: flo
         if not kept.all():
             notes.append(f"{int((~kept).sum())} failed or saturated run(s){_at(cell, keys)} "
                          "left out of the request-level test")
-    found.append(FalsePositiveRate("Welch z, run vs run", "request", REQUEST_METRIC, tested,
-                                   hits))
+    found.append(FalsePositiveRate(WELCH_Z, 1, "request", REQUEST_METRIC, tested, hits))
     notes += _size_notes(cells, k, alpha)
     notes.append(f"the {n_splits} splits and the pairs of runs share their runs: each rate is "
                  "descriptive, not a binomial proportion, and carries no interval")

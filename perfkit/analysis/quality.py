@@ -53,7 +53,8 @@ class QualityTable:
                 "its cores.")
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per run: status and reason, errors, non-2xx/3xx, generator CPU, warnings."""
+        """One row per run: status and reason, errors, non-2xx/3xx, generator CPU, and
+        ``n_warnings``, the count of the run's warnings."""
         return pd.DataFrame.from_records(list(self.runs), columns=list(RUN_COLUMNS))
 
     def summary_frame(self) -> pd.DataFrame:
@@ -83,7 +84,7 @@ class QualityTable:
 
 RUN_COLUMNS = ("experiment", "run_id", "tool", "order", "requests", "status", "reason",
                "error_ratio", "non_2xx_3xx", "socket_errors", "generator_cpu_mean_percent",
-               "generator_cpu_share", "generator_busy", "exit_code", "warnings")
+               "generator_cpu_share", "generator_busy", "exit_code", "n_warnings")
 
 
 def quality(experiments: Sequence[Experiment]) -> QualityTable:
@@ -104,7 +105,7 @@ def quality(experiments: Sequence[Experiment]) -> QualityTable:
                 "generator_cpu_mean_percent": _cpu(run, "generator_cpu_mean_percent"),
                 "generator_cpu_share": runstatus.generator_share(run),
                 "generator_busy": runstatus.generator_busy(run),
-                "exit_code": run.exit_code, "warnings": len(run.warnings)})
+                "exit_code": run.exit_code, "n_warnings": len(run.warnings)})
     return QualityTable(tuple(records), tuple(e.name for e in experiments),
                         {e.name: len(e.errors) for e in experiments})
 

@@ -2,11 +2,17 @@
 
 Every run gets a :class:`RunStatus` for the metric being analysed:
 
-- ``failed``: the tool exited non-zero or was killed, every response failed, or the run has no
-  value of the metric. In a comparison a failed run ranks worst on metrics where failure means
-  "worse" (:attr:`Metric.failed_is_worst`), else it is left out with a warning; a cell's
-  percentile estimate (:mod:`perfkit.analysis.latency`, the SLO verdicts) leaves it out and the
-  SLO verdict fails its rate.
+- ``failed``: the tool exited non-zero or was killed, every response failed, the run has no
+  value of the metric, or, on a metric where failing is worst (latency, throughput:
+  :attr:`Metric.failed_is_worst`), its error ratio is >= :data:`FAILED_ERROR_RATIO` (most of
+  its requests failed: the latency of failed requests is not a service time, and their rate
+  not a throughput). On the error metrics themselves (``error_ratio``, the error counts) such
+  a run keeps its status and enters with its measured value, so that a comparison of the
+  error ratio still compares error ratios. In a comparison a failed run ranks worst on
+  metrics where failure means "worse" (:attr:`Metric.failed_is_worst`), else it enters with
+  its value (a run without one ranks worst); a cell's percentile estimate
+  (:mod:`perfkit.analysis.latency`, the SLO verdicts) leaves it out and the SLO verdict fails
+  its rate.
 - For open-loop wrk2 runs whose achieved rate is below 0.99 x the target rate (the
   "saturation" check of :mod:`perfkit.model`), the rule tells two causes apart:
 
@@ -66,6 +72,9 @@ MOVED_FACTOR = 1.5
 #: the latency column judged for "moved" when the metric itself is not a latency
 REFERENCE_LATENCY = "latency_p99_ms"
 FAILED_STATUSES = ("failed", "killed", "aborted", "timeout")
+#: error ratio from which a run failed (>=) on latency and throughput metrics: most of its
+#: requests failed, so what it measured is the failing, not the service
+FAILED_ERROR_RATIO = 0.5
 #: who did not sustain the rate when every run of a cell fell short: nothing measured tells
 UNDECIDED = "generator or server (undecided)"
 
@@ -82,8 +91,12 @@ class RunStatus:
         return self.status in (FAILED, SATURATED)
 
 
-def failure_reason(run: Run, value: float) -> str:
-    """Why ``run`` failed (empty when it did not), ``value`` being its metric value."""
+def failure_reason(run: Run, value: float, metric: Metric | None = None) -> str:
+    """Why ``run`` failed (empty when it did not), ``value`` being its value of ``metric``.
+
+    The error-ratio rule (>= :data:`FAILED_ERROR_RATIO`) applies on metrics where failing is
+    worst (:attr:`Metric.failed_is_worst`), and when ``metric`` is None (the run's status for
+    latency and throughput, e.g. whether it kept its rate)."""
     status = run.manifest.get("status") if run.manifest else None
     if run.exit_code not in (None, 0):
         return f"exit code {run.exit_code}"
@@ -91,6 +104,12 @@ def failure_reason(run: Run, value: float) -> str:
         return f"run {status}"
     if any(w.startswith("every response failed") for w in run.warnings):
         return "every response failed"
+    ratio = run.error_ratio
+    if (metric is None or metric.failed_is_worst) and ratio is not None \
+            and ratio >= FAILED_ERROR_RATIO:
+        # floored, so that 99.99% never reads as 100% (which "every response failed" means)
+        share = math.floor(ratio * 1000) / 10
+        return f"{share:.1f}% of requests failed (>= {FAILED_ERROR_RATIO:.0%})"
     if not math.isfinite(value):
         return "no value"
     return ""
@@ -146,7 +165,7 @@ def _cell(rows: RunSet, metric: Metric) -> _Cell:
     reference = metric.name if metric.is_latency else REFERENCE_LATENCY
     latency = rows.values(reference) if reference in rows.frame else np.full(len(rows), np.nan)
     ratios = np.array([achieved_ratio(r) for r in rows.runs], dtype=float)
-    reasons = [failure_reason(run, values[i]) for i, run in enumerate(rows.runs)]
+    reasons = [failure_reason(run, values[i], metric) for i, run in enumerate(rows.runs)]
     # a run's peers: the other runs of the cell that finished and came within 10% of their
     # target (NaN, no target, counts as kept up): a slightly short run's latency is as
     # comparable as a kept-up one's, and leaving it out lets a few close peers decide alone

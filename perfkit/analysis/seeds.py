@@ -154,7 +154,10 @@ def judge(direction: str, row_verdict: str, ci_low: float, ci_high: float,
     if row_verdict == direction:
         why = [f"the published x{published_ratio:.3g} is not the setting's alone (the write-up "
                "changed more between its runs)"] if published and published_confounded else []
-        if published and not sized:
+        if published and not sized and _end(ci_low) == _end(ci_high):
+            why.append(f"the repeat's interval has no finite end (both {_end(ci_low)}: every "
+                       "run of one arm ranked worst): a direction, no size nor bound")
+        elif published and not sized:
             why.append(f"the repeat's interval [{_end(ci_low)}, {_end(ci_high)}] has an end "
                        "at 0 or infinity (runs ranked worst): a bound, no size")
         if why:

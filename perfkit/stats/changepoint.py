@@ -114,6 +114,16 @@ class ChangePoint:
         return self.support == SUPPORTED
 
 
+def ratio_estimator(ci_unit: str) -> str:
+    """The estimator of a change point's ratio after/before: the Hodges-Lehmann ratio (the
+    median of every pairwise ratio after/before) of the per-label geometric means of the
+    adjacent segments (``ci_unit="label"``) or of their runs (``"run"``). It is not the ratio
+    of the segments' medians of runs (:attr:`ChangePoint.median_before`, ``median_after``),
+    which pool every run and weigh a label by its run count."""
+    of = "per-label geometric means" if ci_unit == "label" else "runs"
+    return f"Hodges-Lehmann ratio of the adjacent segments' {of}"
+
+
 @dataclasses.dataclass(frozen=True)
 class ChangePoints:
     """Result of :func:`change_points`: the change points in series order and the segments.
@@ -137,6 +147,12 @@ class ChangePoints:
     stop_p_value: float
     method: str
     warnings: tuple[str, ...]
+
+    @property
+    def ratio_estimator(self) -> str:
+        """What a change point's ``ratio`` is, in words for a header or caption
+        (:func:`ratio_estimator`)."""
+        return ratio_estimator(self.ci_unit)
 
     def to_dict(self) -> dict:
         out = dataclasses.asdict(self)

@@ -19,7 +19,7 @@ from perfkit.report.nb import Answer, format_number
 from perfkit.report.sections import common
 
 #: the columns of the rates printed in the output-checked cell
-CHECKED = ["test", "metric", "comparisons", "significant", "rate"]
+CHECKED = ["test", "runs_per_arm", "metric", "comparisons", "significant", "rate"]
 #: significant digits of a false-positive rate, on the page and in the headline alike
 RATE_DIGITS = 3
 NO_AA = "No A/A experiment given (aa_experiment): the false-positive rate is not measured here."
@@ -118,7 +118,7 @@ def answers(cal: Calibration | None) -> list[Answer]:
         parts = ", ".join(f"{x.metric} {rate_text(x.rate)} ({x.significant}/{x.comparisons})"
                           for x in tested)
         at = f", at {r.load_text()}" if r.load_point else ""
-        out.append(Answer(f"A/A false-positive rate, {test}{at}",
+        out.append(Answer(f"A/A false-positive rate, {test}, {tested[0].design}{at}",
                           f"{parts} at alpha {r.alpha:g}", r.holds_verdict(test),
                           f"{r.n_runs} runs",
                           (r.holds_rule(), "the comparisons share runs: a rate, not a binomial "

@@ -35,6 +35,10 @@ def ratio_text(rep: Replication) -> str:
         return f"x{fmt_num(c.ratio_ci_low, 3)} or more (no finite ratio: runs ranked worst)"
     if c.ratio == 0 and 0 < c.ratio_ci_high < math.inf:
         return f"x{fmt_num(c.ratio_ci_high, 3)} or less (no finite ratio: runs ranked worst)"
+    if c.ratio in (0, math.inf) and c.ratio_ci_low == c.ratio_ci_high == c.ratio:
+        side = "lower" if c.ratio == 0 else "higher"
+        return (f"unbounded, {side} (no finite ratio nor bound: every run of one arm ranked "
+                "worst)")
     return (f"x{fmt_ci(c.ratio, c.ratio_ci_low, c.ratio_ci_high)} (an end at 0 or inf: runs "
             "ranked worst, no size)")
 
