@@ -13,9 +13,12 @@ have waited, are never recorded. The tail is understated, often by orders of mag
 - **wrk** and **Locust** are closed-loop: their percentiles understate the tail. (wrk 4 pads its
   statistics with synthetic samples at the *achieved* per-connection interval, its
   ``stats_correct`` step, a partial correction that cannot recover the intended schedule.)
-- **Saturation** (wrk2): a run whose achieved rate is below 0.99 x its target did not keep up;
-  its corrected latencies include queueing in the generator and grow with the run length, so
-  they describe the overload, not the server at that rate. ``None`` means unknown (no target).
+- **Below target** (wrk2, the ``saturated`` column): a run whose achieved rate is below 0.99 x
+  its target did not keep up. If the server saturated, its corrected latencies include
+  queueing and grow with the run length, describing the overload, not the server at that
+  rate; if the generator fell short, they do not. One run alone cannot tell which: the
+  run-status rule (:mod:`perfkit.analysis.runstatus`) decides among the run's peers, and the
+  note says so. ``None`` means unknown (no target).
 
 Percentiles come from what the tool printed when it printed them, else from the run's
 histogram (the same rule for the corrected and the uncorrected side).
@@ -29,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from perfkit.histogram import LatencyHistogram, check_percentile
-from perfkit.model import percentile_label
+from perfkit.model import below_target_text, percentile_label
 
 #: p99 ratio corrected / uncorrected above which coordinated omission is flagged
 CO_RATIO_FLAG = 1.5
@@ -44,8 +47,10 @@ NOTES = {
                 "coordinated omission in this run",
     "corrected_only": "corrected latencies only (run wrk2 with -U to see the size of the "
                       "correction)",
-    "saturated": "saturated: achieved {x:.0f} req/s < 0.99 x target {r:.0f} req/s; latencies "
-                 "include queueing in the generator and grow with the run length",
+    # one run alone: the raw check, not the run-status verdict (which needs the run's peers)
+    "saturated": "{below}; one run alone cannot tell a saturated server (its latencies then "
+                 "include queueing and grow with the run length) from a generator that fell "
+                 "short: compare it with its peers (perfkit compare, the report's run status)",
     "saturation_unknown": "saturation unknown: no target rate (-R) known for this run",
     "no_latency": "no latency percentiles in this run",
 }
@@ -93,8 +98,7 @@ def _notes(run, row: dict, ratio: float, flag_at: float) -> list[str]:
         else:
             notes.append(NOTES["corrected_only"])
         if run.saturated:
-            notes.append(NOTES["saturated"].format(x=run.throughput_rps,
-                                                   r=run.target_rate_rps))
+            notes.append(NOTES["saturated"].format(below=below_target_text(run)))
         elif run.saturated is None:
             notes.append(NOTES["saturation_unknown"])
     if all(np.isnan(row[k]) for k in row if k.startswith("p") and k.endswith("_ms")):

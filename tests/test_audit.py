@@ -83,7 +83,10 @@ def test_real_saturated_run_is_flagged(wrk2_single):
     # -R150000 against nginx default: ~48.8k req/s achieved
     row = wrk2_single.loc["saturated_default_R150000_c100"]
     assert row["saturated"] is True
-    assert "saturated" in row["note"]
+    # the raw check in words, not a verdict: one run alone cannot tell a saturated server from
+    # a generator that fell short
+    assert "below target: achieved 0.3" in row["note"] and "one run alone" in row["note"]
+    assert not row["note"].startswith("saturated")
 
 
 def test_real_closed_loop_tools_are_flagged():
