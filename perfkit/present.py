@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from perfkit.analysis import ComparisonTable
+from perfkit.analysis.caps import affected
 from perfkit.analysis.effects import FactorialResult
 from perfkit.formatting import (
     Footnotes,
@@ -108,12 +109,23 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
         rows.append((*(level_text(v) for v in row.key), *extra,
                      interval_text(c.median_base, c.median_base_ci_low, c.median_base_ci_high),
                      interval_text(c.median_new, c.median_new_ci_low, c.median_new_ci_high),
-                     change_text(row.reported_verdict, c.ratio, c.ratio_ci_low,
-                                 c.ratio_ci_high, row.mde),
+                     _change(row),
                      _p(c.p_value) or "-", _p(row.p_adjusted) or "-",
                      f"{c.n_base} vs {c.n_new} {notes.mark([*row.warnings, *_without(row)])}"
                      .rstrip()))
     return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
+
+
+def _change(row) -> str:
+    """The change column: the change (or the artefact verdict of a row on a cap), with the
+    qualifier of a measured change from runs that waited for a cap."""
+    if row.caps_ms:
+        return change_text(row.reported_verdict, row.comparison.ratio,
+                           row.comparison.ratio_ci_low, row.comparison.ratio_ci_high, row.mde)
+    c = row.comparison
+    text = change_text(row.verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high, row.mde)
+    qualifier = row.reported_verdict.removeprefix(row.verdict).strip()
+    return f"{text} {qualifier}" if qualifier else text
 
 
 def _without(row) -> list[str]:
@@ -165,7 +177,9 @@ def factorial(result: FactorialResult, variation: bool = True) -> list[Table]:
                  *([share] if variation else []), _p(r["p_value"])]
         if result.per:
             cells.append(_p(r.get("p_value_holm")))
-        cells.append(_verdict(r["verdict"], result.level_warnings.get(keys[i], ())
+        verdict = (affected(r["verdict"], result.level_affected_ms.get(keys[i], ()))
+                   if r["cap_affected"] else r["verdict"])
+        cells.append(_verdict(verdict, result.level_warnings.get(keys[i], ())
                               if not error else (), notes, mde[i]))
         rows.append(tuple(cells))
     out = [Table(tuple(cols), tuple(rows), title, tuple(notes.texts))]
@@ -194,7 +208,8 @@ def simple_effects(result: FactorialResult) -> Table:
     rows = [(*(level_text(r[c]) for c in result.per), r["factor"], r["at"],
              fmt_sig(r["effect"]), f"[{fmt_sig(r['ci_low'])}, {fmt_sig(r['ci_high'])}]",
              _p(r["p_value"]), _p(r["p_value_holm"]), str(r["n_runs"]),
-             _verdict(r["verdict"], r["warnings"], notes, mde))
+             _verdict(affected(r["verdict"], result.level_affected_ms.get(r["level_key"], ()))
+                      if r["cap_affected"] else r["verdict"], r["warnings"], notes, mde))
             for (_, r), mde in zip(s.iterrows(), result.simple_detectable(), strict=True)]
     return Table(tuple(cols), tuple(rows), "simple effects (each factor at each level of the "
                  "other, where the interaction is significant; Holm over the levels of the "

@@ -9,6 +9,7 @@ throughput), F3 every "~" says what the design could have detected.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -149,7 +150,7 @@ def test_f2_throughput_from_runs_that_waited_is_flagged_alike_everywhere(tuning)
     assert flagged == {("keepalive", 256), ("cache", 256)}
     assert not any("latency_p99_ms" in n for n in effects.notes([thr_ab]))
     (ab_answer,) = [a for a in found if a.question == "A/B: each factor high vs low, throughput"]
-    assert "2 of them from runs whose requests waited for the 1000 ms cap" in ab_answer.answer
+    assert "better (affected by the 1000 ms cap): 2" in ab_answer.answer
     assert any("throttled" in w for w in ab_answer.warnings)
     question = "Effect of cache on throughput at connections = 256, keepalive = none"
     (answer,) = [a for a in found if a.question == question]
@@ -202,3 +203,31 @@ def test_a_measured_effect_from_runs_that_waited_says_so_in_its_verdict():
                             for a in affected)
     assert all(any("affected by the cap" in w for w in a.warnings) for a in affected)
     assert all(a.verdict == "better" for a in found if "256" not in a.question)
+
+
+def test_the_tables_qualify_a_measured_change_from_runs_that_waited_as_the_answers_do():
+    """The throughput tables at 256 connections (runs that waited for the 1 s SYN retry) read
+    as the index does: the change with 'affected by the 1000 ms cap', never a bare 'better'."""
+    from perfkit.report.sections import common, effects
+    from perfkit.tables import render_all
+
+    exp = common.load_experiment("demo-wrk-factorial", str(DATA))
+    rows = exp.rows({})
+    (result,) = effects.factorials(rows, ["keepalive", "cache"], ["throughput_rps"],
+                                   "connections", 0.95, 0.05)
+    (table,) = effects.ab_tables(rows, ["keepalive", "cache"], ["throughput_rps"],
+                                 "connections", 0.05, 0.95)
+    for shown in (effects.present_factorial(result), effects.present_simple(result),
+                  effects.present_table(table, rows)):
+        text = render_all([shown], "markdown")
+        lines = [ln for ln in text.splitlines() if ln.startswith("| 256 |")
+                 or ln.startswith("| keepalive | 256 |") or ln.startswith("| cache | 256 |")]
+        significant = [ln for ln in lines
+                       if re.search(r"\bbetter\b|\bworse\b|\d% \[", ln)]
+        assert significant, text
+        assert all("affected by the 1000 ms cap" in ln for ln in significant), text
+        assert not [ln for ln in text.splitlines() if ln.startswith("| 16 |")
+                    and "affected" in ln]
+    # the A/B change keeps its number beside the qualifier
+    assert "+148% [+107%, +194%] (affected by the 1000 ms cap)" in render_all(
+        [effects.present_table(table, rows)], "markdown")

@@ -56,6 +56,7 @@ from perfkit.analysis import runstatus
 from perfkit.analysis.cap_effects import affects, consequence
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.metrics import Metric, percentile_of
+from perfkit.formatting import fmt_sig
 
 #: latencies (ms) that are timeouts, not service times: Linux's initial SYN retransmission
 #: timeout (1 s, RFC 6298) and its next backoff (3 s total), wrk's default --timeout (2 s)
@@ -262,7 +263,7 @@ def _check(hits: list[CapHit], metric: Metric, label: str) -> CapCheck:
 def _sentence(metric: Metric, cap: float, hits: list[CapHit], label: str) -> str:
     runs: dict[str, list[str]] = {}
     for h in hits:
-        runs.setdefault(h.run_id, []).append(f"{_short(h.column)} {h.value_ms:g}")
+        runs.setdefault(h.run_id, []).append(f"{_short(h.column)} {fmt_sig(h.value_ms)}")
     shown = "; ".join(f"{rid}: {', '.join(v)}" for rid, v in runs.items())  # every run
     head = (f"{label + ': ' if label else ''}{len(runs)} run(s) with latencies that sit on "
             f"{cap:g} ms (a percentile within {CAP_TOLERANCE:.0%}, the max up to "
@@ -301,6 +302,16 @@ def artefact(caps: Sequence[float]) -> str:
     """The verdict of an effect computed from values on ``caps`` (ms)."""
     names = " and ".join(f"{c:g}" for c in sorted(caps))
     return f"{ARTEFACT}: values on the {names} ms cap{'s' if len(caps) > 1 else ''}"
+
+
+def affected(verdict: str, caps: Sequence[float]) -> str:
+    """The verdict of a measured effect or change (not a latency) from runs that waited for
+    ``caps`` (ms), as tables and answers report it: ``"better (affected by the 1000 ms
+    cap)"``; any other verdict, or no cap, unchanged."""
+    if not caps or verdict not in ("better", "worse"):
+        return verdict
+    names = " and ".join(f"{c:g}" for c in sorted(caps))
+    return f"{verdict} (affected by the {names} ms cap{'s' if len(caps) > 1 else ''})"
 
 
 def is_artefact(verdict: str) -> bool:

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis import runstatus
-from perfkit.analysis.caps import artefact, cap_check, cap_check_sides
+from perfkit.analysis.caps import affected, artefact, cap_check, cap_check_sides
 from perfkit.analysis.compare_notes import (
     one_note_per_run,
     order_check,
@@ -120,7 +120,7 @@ class ComparisonRow:
         (the contract ``perfkit gate`` reads)."""
         if self.caps_ms and self.verdict in (BETTER, WORSE, NO_CHANGE):
             return artefact(self.caps_ms)
-        return self.verdict
+        return affected(self.verdict, self.cap_affected_ms)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -41,7 +41,7 @@ from perfkit.analysis.configs import config_diffs
 from perfkit.analysis.experiment import Experiment, RunSet
 from perfkit.analysis.provenance import Provenance, provenance
 from perfkit.analysis.runstatus import GENERATOR_BUSY
-from perfkit.formatting import fmt_ci
+from perfkit.formatting import fmt_ci, fmt_sig
 
 #: the per-run metrics whose drift over the run order is reported as a threat
 DRIFT_METRICS = ("latency_p50_ms", "throughput_rps")
@@ -246,7 +246,7 @@ def _value_caps(rows: RunSet, name: str, columns: list[str] | None
                         "of it.", _runs(at)))
         tops = [h for h in hits if h.cap_ms == cap and h.column == MAX_COLUMN]
         if tops:
-            shown = ", ".join(f"{h.run_id} {h.value_ms:g} ms" for h in tops)
+            shown = ", ".join(f"{h.run_id} {fmt_sig(h.value_ms)} ms" for h in tops)
             out.append((f"{head}{len(tops)} run(s) have a max latency on {cap:g} ms (from "
                         f"{1 - CAP_TOLERANCE:.0%} to {1 + MAX_ABOVE_CAP:.0%} of it: the "
                         f"timeout plus the request's own latency; {RULE_TEXT}), {why} "

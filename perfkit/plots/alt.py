@@ -17,6 +17,7 @@ from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from perfkit.formatting import fmt_sig
 from perfkit.plots.checks import _draw, data_axes, data_values, unit_of
 
 _NOTES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -38,11 +39,10 @@ def _flat(text: str) -> str:
 
 
 def _num(v: float) -> str:
+    """3 significant digits in one form: 9140, 44800, 0.0123 (never 9.14e+03)."""
     if not np.isfinite(v):
         return str(v)
-    if abs(v) >= 10_000:
-        return f"{v:,.0f}"
-    return f"{v:.3g}"
+    return fmt_sig(float(v), 3)
 
 
 def _axis_text(ax: Axes, letter: str) -> str:

@@ -325,7 +325,10 @@ class Report:
             body = ", ".join(f'<a href="{escape(path)}">{escape(label)}</a>'
                              for label, path in links)
             _display({"text/html": f'<p class="perfkit-link">Merged latency histograms{at} '
-                                   f"(HdrHistogram .hgrm, one per configuration): {body}</p>",
+                                   f"(HdrHistogram .hgrm, one per configuration; every run's "
+                                   "requests pooled, to rebuild the spectrum figure: the "
+                                   "estimates above come from the runs, not from these): "
+                                   f"{body}</p>",
                       "text/plain": f"Merged latency histograms{at}: "
                                     + ", ".join(p for _, p in links)})
 

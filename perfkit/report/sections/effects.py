@@ -13,7 +13,7 @@ import pandas as pd
 
 from perfkit.analysis import ComparisonTable, Experiment, RunSet, metric
 from perfkit.analysis.ab import ab_comparisons
-from perfkit.analysis.caps import is_artefact
+from perfkit.analysis.caps import affected, is_artefact
 from perfkit.analysis.effects import (
     FactorialResult,
     artefact_effects,
@@ -200,11 +200,8 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
                  f"{result.metric.unit} (high - low)").replace("  ", " ")
     # a measured effect from runs that waited for a timeout keeps its verdict, and says so
     # where the verdict is read (its warning says how the cap bears on the metric)
-    caps = result.level_affected_ms.get(r.get("level_key"), ())
-    cap = f"the {' and '.join(f'{c:g}' for c in caps)} ms cap{'s' if len(caps) > 1 else ''}" \
-        if caps else "a timeout cap"
-    verdict = (f"{r['verdict']} (affected by {cap})"
-               if r.get("cap_affected") and r["verdict"] in ("better", "worse") else r["verdict"])
+    verdict = (affected(r["verdict"], result.level_affected_ms.get(r.get("level_key"), ()))
+               if r.get("cap_affected") else r["verdict"])
     return Answer(f"Effect of {label} on {result.metric.label}{where}{at}", value,
                   verdict, f"{r['n_runs']} runs", tuple(caveats))
 
@@ -214,13 +211,10 @@ def _ab_answer(table: ComparisonTable) -> Answer:
     # a row computed from values on a timeout cap counts as the cap's artefact, never as
     # better or worse (ComparisonRow.reported_verdict, the A/B table's change column)
     counts = ", ".join(f"{names.get(v, v)}: {n}" for v, n in table.reported_counts().items())
-    capped, affected = table.capped_rows(), table.cap_affected_rows()
-    if affected:
-        found = sorted({c for r in affected for c in r.cap_affected_ms})
-        counts += (f" ({len(affected)} of them from runs whose requests waited for the "
-                   f"{' and '.join(f'{c:g}' for c in found)} ms cap: affected by it)")
+    # ... and one from runs that waited, as affected by it (measured)
+    capped, waited = table.capped_rows(), table.cap_affected_rows()
     note = table.not_testable_note()
-    warnings = [*([note] if note else []), *dict.fromkeys(w for r in (*capped, *affected)
+    warnings = [*([note] if note else []), *dict.fromkeys(w for r in (*capped, *waited)
                                                           for w in r.cap_warnings)]
     return Answer(f"A/B: each factor high vs low, {table.metric.label}", counts, "",
                   f"{table.family} comparisons of {row_runs(table)} runs",
