@@ -304,11 +304,12 @@ def artefact(caps: Sequence[float]) -> str:
     return f"{ARTEFACT}: values on the {names} ms cap{'s' if len(caps) > 1 else ''}"
 
 
-def affected(verdict: str, caps: Sequence[float]) -> str:
+def affected(verdict: str, caps: Sequence[float],
+             decided: Sequence[str] = ("better", "worse")) -> str:
     """The verdict of a measured effect or change (not a latency) from runs that waited for
     ``caps`` (ms), as tables and answers report it: ``"better (affected by the 1000 ms
-    cap)"``; any other verdict, or no cap, unchanged."""
-    if not caps or verdict not in ("better", "worse"):
+    cap)"``; a verdict not in ``decided``, or no cap, unchanged."""
+    if not caps or verdict not in decided:
         return verdict
     names = " and ".join(f"{c:g}" for c in sorted(caps))
     return f"{verdict} (affected by the {names} ms cap{'s' if len(caps) > 1 else ''})"

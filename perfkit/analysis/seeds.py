@@ -80,6 +80,7 @@ import pandas as pd
 from perfkit import seeds as seedfiles
 from perfkit.analysis import seeds_notes as notes
 from perfkit.analysis import seeds_power
+from perfkit.analysis.caps import affected
 from perfkit.analysis.compare import (
     NO_CHANGE,
     ComparisonRow,
@@ -237,6 +238,15 @@ class ClaimResult:
     worst: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
 
+    @property
+    def reported_verdict(self) -> str:
+        """The verdict as answers read it: a decided claim whose repeat's metric was affected
+        by a timeout cap (the generator's own timeout counted as errors, a throughput
+        throttled: :func:`perfkit.analysis.caps.affected`) says so beside the verdict."""
+        rep = self.replication
+        return affected(self.verdict, rep.row.cap_affected_ms if rep is not None else (),
+                        DECIDED)
+
 
 @dataclasses.dataclass(frozen=True)
 class SeedsAnalysis:
@@ -265,7 +275,8 @@ def _record(r: ClaimResult) -> dict[str, Any]:
         ("factor", "base_level", "new_level", "held_column", "held_value", "at_column"), "")
     rec: dict[str, Any] = {
         "claim_id": r.claim["claim_id"], "seed": r.claim["seed"], "setting": r.claim["setting"],
-        "verdict": r.verdict, "metric": link.metric if link else "",
+        "verdict": r.verdict, "cap_affected": bool(rep is not None and rep.row.cap_affected_ms),
+        "metric": link.metric if link else "",
         "published_values": r.claim["published_values"], "published_ratio": r.published_ratio,
         "quote_base": link.quote_base if link else "", "quote_ratio": r.quote_ratio,
         "published_runs_per_configuration": r.assessment["n_per_configuration"],
@@ -282,8 +293,9 @@ def _record(r: ClaimResult) -> dict[str, Any]:
         "holm_family": rep.table.family if rep else pd.NA,
         "repeat_verdict": rep.row.verdict if rep else "", "reason": r.reason,
         "runs_per_arm_needed": r.runs_needed if r.runs_needed is not None else pd.NA,
-        "runs_needed_ratio": r.runs_needed_ratio,
-        "runs_needed_holm_family": r.runs_needed_family,
+        # the ratio and family a run count is for; none without a run count
+        "runs_needed_ratio": r.runs_needed_ratio if r.runs_needed is not None else math.nan,
+        "runs_needed_holm_family": r.runs_needed_family if r.runs_needed is not None else pd.NA,
         "runs_needed_note": r.runs_needed_note, "assessment": r.assessment["assessment"],
     }
     rec["warnings"] = "; ".join([*r.worst, *r.warnings, *not_finite(rec)])

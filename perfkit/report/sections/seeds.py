@@ -71,6 +71,7 @@ def shown(analysis: SeedsAnalysis) -> pd.DataFrame:
     """The verdict table's columns for the page (:data:`SHOWN`): the repeat's ratio as text,
     the load level only where there is a repeat."""
     frame = analysis.to_frame()
+    frame["verdict"] = [r.reported_verdict for r in analysis.results]
     frame["repeat"] = [ratio_text(r.replication) if r.replication else ""
                        for r in analysis.results]
     untested = frame["repeat_verdict"] == ""
@@ -128,13 +129,13 @@ def _answer(r: ClaimResult) -> Answer:
         # no test possible); of the reason only the published values on a timeout add to it
         said = (r.assessment["assessment"], *published_caps(r.claim["published_values"]),
                 *need_note)
-        return Answer(question, f"{published}; no repeat here{need}", r.verdict, n,
+        return Answer(question, f"{published}; no repeat here{need}", r.reported_verdict, n,
                       tuple(dict.fromkeys(said)))
     c = rep.row.comparison
     found = (f"repeat at {r.link.at}: {rep.metric.name} {ratio_text(rep)} (new/base), "
              f"p {fmt_num(rep.row.p_adjusted, 3)} (Holm over {rep.table.family}), "
              f"{rep.row.verdict}")
-    return Answer(question, f"{published}; {found}", r.verdict,
+    return Answer(question, f"{published}; {found}", r.reported_verdict,
                   f"{c.n_base} vs {c.n_new} runs", caveats)
 
 
