@@ -26,7 +26,7 @@ from perfkit.tables import render
 DATA = Path(__file__).resolve().parents[1] / "data"
 FACTORS = ["keepalive", "cache"]
 METRICS = ["latency_p99_ms", "throughput_rps"]
-ARTEFACT = "artefact: values on the 1000 ms cap"
+ARTEFACT = "artefact of the 1000 ms cap"
 
 
 @pytest.fixture(scope="module")

@@ -309,7 +309,7 @@ def test_effects_e2_an_effect_from_values_on_the_cap_is_an_artefact(tuning):
     capped = frame[np.isclose(frame["latency_p99_ms"].to_numpy(float), 1000.0, rtol=0.05)]
     cells = set(zip(capped["connections"], capped["keepalive"], capped["cache"], strict=True))
     assert cells == {(256, "none", "none")}, "the demo data changed: the test proves nothing"
-    artefact = "artefact: values on the 1000 ms cap"
+    artefact = "artefact of the 1000 ms cap"
     table = p99.to_frame()
     effect = ~table["term"].isin(["error", "block"])
     assert (table.loc[effect & (table["connections"] == 256), "verdict"] == artefact).all()
@@ -334,7 +334,7 @@ def test_effects_e2_an_effect_from_values_on_the_cap_is_an_artefact(tuning):
     (thr_ab,) = [a for q, a in ab.items() if "throughput" in q]
     assert any("sit on 1000 ms" in w for w in p99_ab.warnings)
     # an artefact is counted as one, never as better or worse (the table's change column)
-    assert "artefact: values on the 1000 ms cap: 2" in p99_ab.answer
+    assert "artefact of the 1000 ms cap: 2" in p99_ab.answer
     assert not any("artefacts of it" in w for w in thr_ab.warnings)
     assert any("affected by the cap" in w for w in thr_ab.warnings)
     from perfkit.report.index import NotebookEntry, render_index
@@ -401,7 +401,7 @@ def test_effects_e4_aa_rates_read_the_same_on_the_page_and_the_index(aa_cal):
 #: a verdict: better/worse/~/not testable/no data, an artefact, or an A/A rule's outcome
 VERDICT = re.compile(r"better|worse|~|not testable|no data|not tested|"
                      r"(better|worse) \(affected by the [\d ]+(and [\d ]+)*ms caps?\)|"
-                     r"artefact: values on the [\d ]+(and [\d ]+)*ms caps?|"
+                     r"artefact of the [\d ]+(and [\d ]+)*ms caps?|"
                      r"(holds alpha \(rate <=|does not hold alpha \(rate >) [\d.]+ x alpha\)|")
 
 
@@ -411,7 +411,7 @@ def test_effects_e5_the_verdict_column_holds_verdicts_only(tuning, aa_cal, sweep
     results = effects.factorials(rows, ["profile"], ["latency_p99_ms"], "target_rate_rps")
     found += effects.answers(effects.ab_tables(rows, ["profile"], ["latency_p99_ms"],
                                                "target_rate_rps"), results)
-    assert {a.verdict for a in found} >= {"better", "artefact: values on the 1000 ms cap"}
+    assert {a.verdict for a in found} >= {"better", "artefact of the 1000 ms cap"}
     for a in found:
         assert VERDICT.fullmatch(a.verdict), (a.question, a.verdict)
 

@@ -301,7 +301,8 @@ def caps_hit(rows: RunSet, metric: Metric) -> tuple[float, ...]:
 def artefact(caps: Sequence[float]) -> str:
     """The verdict of an effect computed from values on ``caps`` (ms)."""
     names = " and ".join(f"{c:g}" for c in sorted(caps))
-    return f"{ARTEFACT}: values on the {names} ms cap{'s' if len(caps) > 1 else ''}"
+    # a latency on the cap, or the tail of a run whose max is on it: the cap, either way
+    return f"{ARTEFACT} of the {names} ms cap{'s' if len(caps) > 1 else ''}"
 
 
 def affected(verdict: str, caps: Sequence[float],

@@ -115,7 +115,7 @@ class ComparisonRow:
     def reported_verdict(self) -> str:
         """The verdict as tables and answers report it: :attr:`verdict`, except that a result
         (``better``/``worse``/``~``) computed from values on a known timeout cap is an artefact
-        of the cap (``"artefact: values on the 1000 ms cap"``, :func:`perfkit.analysis.caps.
+        of the cap (``"artefact of the 1000 ms cap"``, :func:`perfkit.analysis.caps.
         artefact`), as in the factorial analysis. :attr:`verdict` keeps the test's outcome
         (the contract ``perfkit gate`` reads)."""
         if self.caps_ms and self.verdict in (BETTER, WORSE, NO_CHANGE):

@@ -126,8 +126,8 @@ class FactorialResult:
 
     def verdicts(self) -> pd.Series:
         """Per row of ``effects``: ``better``/``worse`` (the metric's direction, high over low)
-        for a significant effect, ``~`` for another effect, an artefact (``"artefact: values
-        on the 1000 ms cap"``) for any effect at a level with values on a known cap, empty for
+        for a significant effect, ``~`` for another effect, an artefact (``"artefact of the
+        1000 ms cap"``) for any effect at a level with values on a known cap, empty for
         ``error``/``block``."""
         out = []
         for term, eff, s, by in zip(self.effects["term"], self.effects["effect"],
