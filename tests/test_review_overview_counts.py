@@ -60,3 +60,14 @@ def test_locust_throughput_starts_with_the_first_counted_interval(series):
         second = run.iloc[1]
         assert second["throughput_rps"] == pytest.approx(rate)
         assert second["user_count"] == int(rows[1]["User Count"]) > 0
+
+
+def test_the_data_quality_answer_names_the_experiments_it_counts():
+    """The count of runs with a problem covers this page's experiments, named: a reader sees
+    which bundled experiments (e.g. demo-history, on a page of its own) it leaves out."""
+    quality = overview.quality([load_experiment(DATA / n, name=n) for n in NAMES])
+    summary = quality.summary_frame()
+    (answer, *_) = overview.answers(summary, summary.iloc[:0])
+    assert answer.n.startswith(f"{int(summary['runs'].sum())} runs in 4 experiments (")
+    assert all(n in answer.n for n in NAMES)
+    assert "demo-history" not in answer.n

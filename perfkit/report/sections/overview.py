@@ -290,7 +290,9 @@ def answers(summary: pd.DataFrame, trend: pd.DataFrame, metric: str = "") -> lis
     out = [Answer("Data quality: runs with a problem",
                   ", ".join(f"{c.replace('_', ' ')}: {n}" for c, n in problems.items())
                   or "no problem found", "problems found" if problems else "no problem",
-                  f"{total} runs in {len(summary)} experiments")]
+                  f"{total} runs in {len(summary)} experiments"
+                  + (f" ({', '.join(map(str, summary['experiment']))})"
+                     if "experiment" in summary else ""))]
     if len(trend):
         out.append(_drift_answer(trend, metric))
     return out
