@@ -179,6 +179,10 @@ def factorial(result: FactorialResult, variation: bool = True) -> list[Table]:
             cells.append(_p(r.get("p_value_holm")))
         verdict = (affected(r["verdict"], result.level_affected_ms.get(keys[i], ()))
                    if r["cap_affected"] else r["verdict"])
+        if not error and not r["interpretable_alone"] and r["verdict"] in ("better", "worse"):
+            # its interaction is significant: the average over the other factor's levels is
+            # no verdict a reader can act on; the simple effects are
+            verdict = "see the simple effects"
         cells.append(_verdict(verdict, result.level_warnings.get(keys[i], ())
                               if not error else (), notes, mde[i]))
         rows.append(tuple(cells))

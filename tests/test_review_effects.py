@@ -134,7 +134,7 @@ def test_f2_throughput_from_runs_that_waited_is_flagged_alike_everywhere(tuning)
     # the factorial: measured (better/worse), flagged at 256 only
     table = thr.to_frame()
     effect = ~table["term"].isin(["block", "error"])
-    assert table.loc[effect, "verdict"].isin(["better", "worse", "~"]).all()
+    assert table.loc[effect, "verdict"].isin(["better", "worse", "~", "interaction"]).all()
     assert (table.loc[effect, "cap_affected"] == (table.loc[effect, "connections"] == 256)).all()
     # the simple effects: flagged exactly when their runs include a cell that waited
     s = thr.simple_effects
@@ -223,7 +223,7 @@ def test_the_tables_qualify_a_measured_change_from_runs_that_waited_as_the_answe
         lines = [ln for ln in text.splitlines() if ln.startswith("| 256 |")
                  or ln.startswith("| keepalive | 256 |") or ln.startswith("| cache | 256 |")]
         significant = [ln for ln in lines
-                       if re.search(r"\bbetter\b|\bworse\b|\d% \[", ln)]
+                       if re.search(r"\bbetter\b|\bworse\b|\binteraction\b|\d% \[", ln)]
         assert significant, text
         assert all("affected by the 1000 ms cap" in ln for ln in significant), text
         assert not [ln for ln in text.splitlines() if ln.startswith("| 16 |")
@@ -231,3 +231,24 @@ def test_the_tables_qualify_a_measured_change_from_runs_that_waited_as_the_answe
     # the A/B change keeps its number beside the qualifier
     assert "+148% [+107%, +194%] (affected by the 1000 ms cap)" in render_all(
         [effects.present_table(table, rows)], "markdown")
+
+
+def test_an_interaction_is_neither_better_nor_worse_and_an_averaged_main_effect_no_verdict():
+    """keepalive x cache on throughput at 64 connections is x0.902: the two gains do not add
+    up, which is not a 'worse'; the main effects it makes uninterpretable alone send the
+    reader to the simple effects instead of a verdict of their own."""
+    from perfkit.report.sections import common, effects
+    from perfkit.tables import render_all
+
+    exp = common.load_experiment("demo-wrk-factorial", str(DATA))
+    (result,) = effects.factorials(exp.rows({}), ["keepalive", "cache"], ["throughput_rps"],
+                                   "connections", 0.95, 0.05)
+    frame = result.to_frame()
+    inter = frame[(frame["term"] == "keepalive:cache") & frame["significant"]]
+    assert len(inter) and (inter["verdict"] == "interaction").all()
+    text = render_all([effects.present_factorial(result)], "markdown")
+    for line in text.splitlines():
+        if re.match(r"\| (64|256) \| (keepalive|cache) \[1\]", line):
+            assert re.search(r"\| see the simple effects( \[\d\])? \|$", line), line
+        if "keepalive:cache" in line and "|" in line:
+            assert "worse" not in line and "better" not in line, line

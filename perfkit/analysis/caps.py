@@ -306,7 +306,7 @@ def artefact(caps: Sequence[float]) -> str:
 
 
 def affected(verdict: str, caps: Sequence[float],
-             decided: Sequence[str] = ("better", "worse")) -> str:
+             decided: Sequence[str] = ("better", "worse", "interaction")) -> str:
     """The verdict of a measured effect or change (not a latency) from runs that waited for
     ``caps`` (ms), as tables and answers report it: ``"better (affected by the 1000 ms
     cap)"``; a verdict not in ``decided``, or no cap, unchanged."""

@@ -35,14 +35,15 @@ from perfkit.analysis.caps import artefact, cap_check
 from perfkit.analysis.compare import NO_CHANGE, POWER
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import row_keys, rows_at
-from perfkit.analysis.interactions import artefact_effects as artefact_effects
 from perfkit.analysis.interactions import (
+    INTERACTION,
     detectable,
     detectables,
     direction,
     headline_rows,
     plot_rows,
 )
+from perfkit.analysis.interactions import artefact_effects as artefact_effects
 from perfkit.analysis.interactions import headline_effects as headline_effects
 from perfkit.analysis.interactions import simple_effects as simple_effects
 from perfkit.analysis.metrics import Metric
@@ -126,15 +127,18 @@ class FactorialResult:
 
     def verdicts(self) -> pd.Series:
         """Per row of ``effects``: ``better``/``worse`` (the metric's direction, high over low)
-        for a significant effect, ``~`` for another effect, an artefact (``"artefact of the
-        1000 ms cap"``) for any effect at a level with values on a known cap, empty for
+        for a significant main effect, ``interaction`` for a significant interaction (the
+        factors' effects do not add up: neither better nor worse, its simple effects say how
+        each acts), ``~`` for another effect, an artefact (``"artefact of the 1000 ms
+        cap"``) for any effect at a level with values on a known cap, empty for
         ``error``/``block``."""
         out = []
         for term, eff, s, by in zip(self.effects["term"], self.effects["effect"],
                                     self.significant(), self.effects["by"], strict=True):
             caps = self.level_caps_ms.get(by)
             out.append("" if term in NON_EFFECT_TERMS else artefact(caps) if caps
-                       else direction(self.metric, eff) if s else NO_CHANGE)
+                       else NO_CHANGE if not s else INTERACTION if ":" in term
+                       else direction(self.metric, eff))
         return pd.Series(out, index=self.effects.index, dtype=object)
 
     def headline_rows(self) -> pd.DataFrame:

@@ -50,6 +50,11 @@ HEADLINE_COLUMNS = ("level_key", "term", "at", "estimate", "ci_low", "ci_high", 
                     "significant", "verdict", "n_runs", "cap_affected", "warnings", "size")
 
 
+#: the verdict of a significant interaction: the factors' effects do not add up (on the
+#: analysis scale); neither better nor worse, its simple effects say how each factor acts
+INTERACTION = "interaction"
+
+
 def direction(metric: Metric, effect: float) -> str:
     """``better``/``worse`` for an effect (high minus low on the analysis scale) of ``metric``."""
     return metric.verdict(2.0 if effect > 0 else 0.5)
