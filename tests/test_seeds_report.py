@@ -659,3 +659,19 @@ def test_the_seeds_answers_number_each_caveat_once_below_the_table(built):
     assert_caveats_said_once(page, answers)
     table, below = answers_box(page)
     assert len(table) < 8000 and len(below) < sum(len(w) for a in answers for w in a.warnings)
+
+
+def test_a_cap_affected_verdict_reads_alike_in_the_answer_and_the_figure_caption(analysis):
+    """002-1 and 002-2: wherever the verdict is read (the answer's verdict and its text, the
+    claim figure's caption), the 2 s timeout that affects error_ratio and throughput is named."""
+    from perfkit.report.sections import seeds_figures
+
+    answers = {a.question.split(" ")[0]: a for a in section.answers(analysis)}
+    for r in analysis.results:
+        if r.reported_verdict == r.verdict:
+            continue
+        a = answers[r.claim["claim_id"]]
+        assert a.verdict == r.reported_verdict
+        assert a.answer.endswith("(affected by the 2000 ms cap)"), a.answer
+        assert seeds_figures.runs_caption(r).endswith(r.reported_verdict) or \
+            r.reported_verdict + ";" in seeds_figures.runs_caption(r)

@@ -134,7 +134,7 @@ def _answer(r: ClaimResult) -> Answer:
     c = rep.row.comparison
     found = (f"repeat at {r.link.at}: {rep.metric.name} {ratio_text(rep)} (new/base), "
              f"p {fmt_num(rep.row.p_adjusted, 3)} (Holm over {rep.table.family}), "
-             f"{rep.row.verdict}")
+             f"{rep.row.reported_verdict}")
     return Answer(question, f"{published}; {found}", r.reported_verdict,
                   f"{c.n_base} vs {c.n_new} runs", caveats)
 

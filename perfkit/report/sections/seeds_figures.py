@@ -173,7 +173,7 @@ def runs_caption(result: ClaimResult) -> str:
             f"medians with {rep.table.confidence:.0%} order-statistic intervals{few}; "
             f"{pub}repeat {ratio_text(rep)} new/base, Mann-Whitney U p "
             f"{fmt_num(rep.row.p_adjusted, 3)} (Holm over {rep.table.family} load levels): "
-            f"{result.verdict}{gone}")
+            f"{result.reported_verdict}{gone}")
 
 
 def ratio_rows(analysis: SeedsAnalysis) -> pd.DataFrame:
