@@ -14,7 +14,6 @@ import re
 from collections.abc import Iterable, Sequence
 
 from perfkit.analysis import ComparisonTable
-from perfkit.analysis.caps import affected
 from perfkit.analysis.effects import FactorialResult
 from perfkit.formatting import (
     Footnotes,
@@ -119,10 +118,10 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
 def _change(row) -> str:
     """The change column: the change (or the artefact verdict of a row on a cap), with the
     qualifier of a measured change from runs that waited for a cap."""
-    if row.caps_ms:
-        return change_text(row.reported_verdict, row.comparison.ratio,
-                           row.comparison.ratio_ci_low, row.comparison.ratio_ci_high, row.mde)
     c = row.comparison
+    if row.caps_ms:
+        return change_text(row.reported_verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high,
+                           row.mde)
     text = change_text(row.verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high, row.mde)
     qualifier = row.reported_verdict.removeprefix(row.verdict).strip()
     return f"{text} {qualifier}" if qualifier else text
@@ -134,11 +133,19 @@ def _without(row) -> list[str]:
 
 
 # -- factorial effects ----------------------------------------------------------------------------
-def factorial(result: FactorialResult, variation: bool = True) -> list[Table]:
-    """The effects table, and the simple effects where an interaction is significant. A
-    warning about one load level (values on a timeout cap) is marked on that level's
-    verdicts, the others after the metric's name. ``variation``: with the share of the
-    variation each term explains (the report gives it a table of its own)."""
+def factorial(result: FactorialResult) -> list[Table]:
+    """The effects table (:func:`effects_table`), and the simple effects where an interaction
+    is significant (:func:`simple_effects`)."""
+    out = [effects_table(result)]
+    if len(result.simple_effects):
+        out.append(simple_effects(result))
+    return out
+
+
+def effects_table(result: FactorialResult, variation: bool = True) -> Table:
+    """The effects table. A warning about one load level (values on a timeout cap) is marked
+    on that level's verdicts, the others after the metric's name. ``variation``: with the
+    share of the variation each term explains (the report gives it a table of its own)."""
     notes = Footnotes()
     scale = ("additive effects q (half of high minus low)" if not result.log else
              "log scale: effect = ratio of geometric means, high / low")
@@ -177,8 +184,7 @@ def factorial(result: FactorialResult, variation: bool = True) -> list[Table]:
                  *([share] if variation else []), _p(r["p_value"])]
         if result.per:
             cells.append(_p(r.get("p_value_holm")))
-        verdict = (affected(r["verdict"], result.level_affected_ms.get(keys[i], ()))
-                   if r["cap_affected"] else r["verdict"])
+        verdict = result.reported_verdict(r["verdict"], keys[i], r["cap_affected"])
         if not error and not r["interpretable_alone"] and r["verdict"] in ("better", "worse"):
             # its interaction is significant: the average over the other factor's levels is
             # no verdict a reader can act on; the simple effects are
@@ -186,10 +192,7 @@ def factorial(result: FactorialResult, variation: bool = True) -> list[Table]:
         cells.append(_verdict(verdict, result.level_warnings.get(keys[i], ())
                               if not error else (), notes, mde[i]))
         rows.append(tuple(cells))
-    out = [Table(tuple(cols), tuple(rows), title, tuple(notes.texts))]
-    if len(result.simple_effects):
-        out.append(simple_effects(result))
-    return out
+    return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
 
 
 def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes, mde=None) -> str:
@@ -212,8 +215,8 @@ def simple_effects(result: FactorialResult) -> Table:
     rows = [(*(level_text(r[c]) for c in result.per), r["factor"], r["at"],
              fmt_sig(r["effect"]), f"[{fmt_sig(r['ci_low'])}, {fmt_sig(r['ci_high'])}]",
              _p(r["p_value"]), _p(r["p_value_holm"]), str(r["n_runs"]),
-             _verdict(affected(r["verdict"], result.level_affected_ms.get(r["level_key"], ()))
-                      if r["cap_affected"] else r["verdict"], r["warnings"], notes, mde))
+             _verdict(result.reported_verdict(r["verdict"], r["level_key"], r["cap_affected"]),
+                      r["warnings"], notes, mde))
             for (_, r), mde in zip(s.iterrows(), result.simple_detectable(), strict=True)]
     return Table(tuple(cols), tuple(rows), "simple effects (each factor at each level of the "
                  "other, where the interaction is significant; Holm over the levels of the "

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from perfkit.analysis import load_experiment, metric
-from perfkit.analysis.caps import cap_check, cap_hits, waited
+from perfkit.analysis.caps import cap_check, cap_hits
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.runstatus import SATURATED, percentile_statuses
 from perfkit.analysis.validity import threats, value_caps
@@ -53,7 +53,7 @@ def test_values_on_a_cap_percentiles_within_5_percent_the_max_up_to_10_percent_a
 
 def test_a_run_waited_for_the_timeout_when_the_cap_stands_out_from_it():
     # a median under a tenth of the cap, or a jump of x3 at it (max-jumps: 559 -> 1920 ms)
-    assert {h.run_id for h in waited(_rows(*RUNS))} == {"max-on-cap", "p99-on-cap",
+    assert {h.run_id for h in cap_hits(_rows(*RUNS))} == {"max-on-cap", "p99-on-cap",
                                                          "max-jumps"}
 
 

@@ -201,17 +201,23 @@ def test_tables_are_also_markdown_and_latex_and_the_page_has_no_text_dumps(repor
 @pytest.mark.skipif(shutil.which("pdflatex") is None,
                     reason="pdflatex not installed (Debian: texlive-latex-recommended); the "
                            "structural checks above still run")
-def test_every_latex_table_of_the_report_compiles(report, tmp_path):
-    tables = sorted((report / "tables").glob("*.tex"))
-    assert tables
+def compile_latex_tables(tables: list[Path], folder: Path) -> subprocess.CompletedProcess:
+    """pdflatex over one document that inputs every table (one section each) in ``folder``,
+    as a paper would: booktabs, UTF-8 input, a landscape A3 page for the widest."""
     body = "".join(f"\\section*{{\\detokenize{{{t.stem}}}}}\n\\input{{{t.as_posix()}}}\n"
                    "\\clearpage\n" for t in tables)
-    (tmp_path / "all.tex").write_text(
+    (folder / "all.tex").write_text(
         "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage[T1]{fontenc}\n"
         "\\usepackage[utf8]{inputenc}\n\\usepackage[margin=1cm,landscape,a3paper]{geometry}\n"
         "\\begin{document}\n" + body + "\\end{document}\n", encoding="utf-8")
-    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "all.tex"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    return subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "all.tex"],
+                          cwd=folder, capture_output=True, text=True, timeout=300)
+
+
+def test_every_latex_table_of_the_report_compiles(report, tmp_path):
+    tables = sorted((report / "tables").glob("*.tex"))
+    assert tables
+    run = compile_latex_tables(tables, tmp_path)
     assert run.returncode == 0, run.stdout[-3000:]
     assert (tmp_path / "all.pdf").stat().st_size > 1000
 

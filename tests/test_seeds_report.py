@@ -634,18 +634,11 @@ def test_the_published_ratio_diamonds_have_a_legend_entry(analysis):
 @pytest.mark.skipif(__import__("shutil").which("pdflatex") is None,
                     reason="pdflatex not installed (Debian: texlive-latex-recommended)")
 def test_every_latex_table_of_the_seeds_report_compiles(built, tmp_path):
-    import subprocess
+    from test_report import compile_latex_tables
 
     tables = sorted((built / "tables").glob("*.tex"))
     assert any("U+7D04" in t.read_text(encoding="utf-8") for t in tables)  # '約3倍', escaped
-    body = "".join(f"\\section*{{\\detokenize{{{t.stem}}}}}\n\\input{{{t.as_posix()}}}\n"
-                   "\\clearpage\n" for t in tables)
-    (tmp_path / "all.tex").write_text(
-        "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage[T1]{fontenc}\n"
-        "\\usepackage[utf8]{inputenc}\n\\usepackage[margin=1cm,landscape,a3paper]{geometry}\n"
-        "\\begin{document}\n" + body + "\\end{document}\n", encoding="utf-8")
-    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "all.tex"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    run = compile_latex_tables(tables, tmp_path)
     assert run.returncode == 0, run.stdout[-3000:]
 
 

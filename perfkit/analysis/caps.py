@@ -197,12 +197,6 @@ def _q_below(row: pd.Series, cap: float) -> float:
     return max(_below(row, cap), default=0.0)
 
 
-def waited(rows: RunSet, hits: Sequence[CapHit] | None = None) -> list[CapHit]:
-    """The cap hits of the runs that waited for a timeout: under the one rule every hit is
-    one (a cap that stands out from its run is a mode of requests that waited for it)."""
-    return list(cap_hits(rows) if hits is None else hits)
-
-
 def tainting(rows: RunSet, metric: Metric) -> list[CapHit]:
     """The cap hits that bear on ``metric`` over ``rows`` (module docstring): its own values
     on a cap (a latency), and the other hits of the runs whose ``metric`` they bear on."""
@@ -298,11 +292,16 @@ def caps_hit(rows: RunSet, metric: Metric) -> tuple[float, ...]:
     return cap_check(rows, metric).caps_ms
 
 
+def _the_caps(caps: Sequence[float]) -> str:
+    """``"the 1000 ms cap"``, ``"the 1000 and 2000 ms caps"``."""
+    names = " and ".join(f"{c:g}" for c in sorted(caps))
+    return f"the {names} ms cap{'s' if len(caps) > 1 else ''}"
+
+
 def artefact(caps: Sequence[float]) -> str:
     """The verdict of an effect computed from values on ``caps`` (ms)."""
-    names = " and ".join(f"{c:g}" for c in sorted(caps))
     # a latency on the cap, or the tail of a run whose max is on it: the cap, either way
-    return f"{ARTEFACT} of the {names} ms cap{'s' if len(caps) > 1 else ''}"
+    return f"{ARTEFACT} of {_the_caps(caps)}"
 
 
 def affected(verdict: str, caps: Sequence[float],
@@ -312,8 +311,7 @@ def affected(verdict: str, caps: Sequence[float],
     cap)"``; a verdict not in ``decided``, or no cap, unchanged."""
     if not caps or verdict not in decided:
         return verdict
-    names = " and ".join(f"{c:g}" for c in sorted(caps))
-    return f"{verdict} (affected by the {names} ms cap{'s' if len(caps) > 1 else ''})"
+    return f"{verdict} (affected by {_the_caps(caps)})"
 
 
 def is_artefact(verdict: str) -> bool:

@@ -31,7 +31,7 @@ import pandas as pd
 
 from perfkit.analysis import runstatus
 from perfkit.analysis.ab import ab_comparisons as ab_comparisons
-from perfkit.analysis.caps import artefact, cap_check
+from perfkit.analysis.caps import affected, artefact, cap_check
 from perfkit.analysis.compare import NO_CHANGE, POWER
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import row_keys, rows_at
@@ -140,6 +140,14 @@ class FactorialResult:
                        else NO_CHANGE if not s else INTERACTION if ":" in term
                        else direction(self.metric, eff))
         return pd.Series(out, index=self.effects.index, dtype=object)
+
+    def reported_verdict(self, verdict: str, level_key: Any, cap_affected: bool) -> str:
+        """A row's verdict as tables and answers report it: a measured effect from runs that
+        waited for a timeout (``cap_affected``) says which cap affects it (:func:`perfkit.
+        analysis.caps.affected`: ``"better (affected by the 1000 ms cap)"``); ``level_key``:
+        the row's level of ``per`` (:attr:`level_affected_ms`)."""
+        return (affected(verdict, self.level_affected_ms.get(level_key, ()))
+                if cap_affected else verdict)
 
     def headline_rows(self) -> pd.DataFrame:
         """The effects a reader can take alone: simple effects in place of interacting

@@ -13,7 +13,7 @@ import pandas as pd
 
 from perfkit.analysis import ComparisonTable, Experiment, RunSet, metric
 from perfkit.analysis.ab import ab_comparisons
-from perfkit.analysis.caps import affected, is_artefact
+from perfkit.analysis.caps import is_artefact
 from perfkit.analysis.effects import (
     FactorialResult,
     artefact_effects,
@@ -200,8 +200,8 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
                  f"{result.metric.unit} (high - low)").replace("  ", " ")
     # a measured effect from runs that waited for a timeout keeps its verdict, and says so
     # where the verdict is read (its warning says how the cap bears on the metric)
-    verdict = (affected(r["verdict"], result.level_affected_ms.get(r.get("level_key"), ()))
-               if r.get("cap_affected") else r["verdict"])
+    verdict = result.reported_verdict(r["verdict"], r.get("level_key"),
+                                      bool(r.get("cap_affected")))
     return Answer(f"Effect of {label} on {result.metric.label}{where}{at}", value,
                   verdict, f"{r['n_runs']} runs", tuple(caveats))
 
@@ -307,7 +307,7 @@ def present_factorial(result: FactorialResult):
     (:func:`variation_table`)."""
     from perfkit import present
 
-    return present.factorial(result, variation=False)[0]
+    return present.effects_table(result, variation=False)
 
 
 def present_simple(result: FactorialResult):
