@@ -22,14 +22,17 @@ from collections.abc import Sequence
 import numpy as np
 
 from perfkit.histogram import HIGHEST_US, LAYOUT, LatencyHistogram
+from perfkit.ingest.lazymap import LazyMap
 from perfkit.ingest.wrk2 import COVERAGE_NOTE_BELOW, WRK2_PERCENTILES
 from perfkit.model import FrozenMap, Run, built_run
 
 _NUM = r"\d{1,15}\.\d{1,6}"
 _TIME = rf"({_NUM})(us|ms|s)"
 _INT = r"(\d{1,18})"
+#: the eight printed percentiles (WRK2_PERCENTILES), each a (value, unit) pair of groups
+_PERCENT_ROWS = "".join(rf" *+{re.escape(f'{q:.3f}')}% ++{_TIME} ?\n" for q in WRK2_PERCENTILES)
 _SPECTRUM_HEAD = (
-    r"((?: *+\d{1,3}\.\d{3}% ++" + _TIME + r" ?\n){8})"
+    _PERCENT_ROWS +
     r"\n  Detailed Percentile spectrum:\n"
     r"       Value   Percentile   TotalCount 1/\(1-Percentile\)\n\n"
 )
@@ -61,7 +64,6 @@ TAIL = re.compile(
     rf"Requests/sec: +({_NUM})\n"
     rf"Transfer/sec: +({_NUM})(B|KB|MB|GB|TB)\n?")
 _CALIBRATION = re.compile(r"mean lat\.: (\d+\.\d{3})ms, rate sampling interval: (\d+)ms")
-_PERCENT_ROW = re.compile(r" *(\d+\.\d{3})% +(\S+?)(us|ms|s) ?\n")
 _TIME_EXP = {"us": "e-3", "ms": "", "s": "e3"}
 _DURATION_EXP = {"us": "e-6", "ms": "e-3", "s": ""}
 _METRIC_EXP = {None: "", "k": "e3", "M": "e6", "G": "e9", "T": "e12"}
@@ -78,52 +80,73 @@ _INF = np.frombuffer(b"         inf", dtype=np.uint8)
 #: bytes every row has in the same place: the separators, the points, the newline
 _FIXED_COLS = np.array([8, 12, 18, 25, 38, 51])
 _FIXED_BYTES = np.array([_DOT, _SPACE, _DOT, _SPACE, _SPACE, _NL], dtype=np.uint8)
-#: the Value's digits (8 before the point, 3 after: microseconds) and their weights
-_VALUE_COLS = np.array([0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11])
-_W_VALUE = 10 ** np.arange(10, -1, -1, dtype=np.int64)
-#: the TotalCount's 12 digits and their weights
-_W_COUNT = 10 ** np.arange(11, -1, -1, dtype=np.int64)
+# Numbers are read eight digits at a time: eight bytes of a row as one little-endian uint64,
+# combined pairwise (2, 4, then 8 digits) by three multiply-and-shift steps. A space's low
+# nibble is 0, so a right-aligned field's leading spaces read as zeros; the layout checks above
+# reject any other byte before a number is used.
+_ALL_EIGHT = np.uint64(0x0F0F0F0F0F0F0F0F)
+#: the last four bytes of a word (its first four belong to the field before)
+_LAST_FOUR = np.uint64(0x0F0F0F0F00000000)
+#: the last three bytes of a word (``dddd.ddd``: the decimals after the point)
+_LAST_THREE = np.uint64(0x0F0F0F0000000000)
+_PAIRS = (np.uint64(10 * 2**8 + 1), np.uint64(8))
+_QUADS = (np.uint64(0x00FF00FF00FF00FF), np.uint64(100 * 2**16 + 1), np.uint64(16))
+_OCTETS = (np.uint64(0x0000FFFF0000FFFF), np.uint64(10_000 * 2**32 + 1), np.uint64(32))
 
 
-def _ms(num: str, unit: str) -> float:
-    return float(num + _TIME_EXP[unit])
+def _eight_digits(rows: np.ndarray, lo: int, keep: np.uint64 = _ALL_EIGHT) -> np.ndarray:
+    """The number printed in bytes ``lo:lo+8`` of every row (digits, leading spaces), int64.
+
+    ``keep`` masks the low nibbles of the bytes that belong to the number."""
+    v = np.ascontiguousarray(rows[:, lo:lo + 8]).view("<u8").ravel() & keep
+    v *= _PAIRS[0]
+    v >>= _PAIRS[1]
+    for mask, multiplier, shift in (_QUADS, _OCTETS):
+        v &= mask
+        v *= multiplier
+        v >>= shift
+    return v.astype(np.int64)
 
 
 class _Parsed:
     """One output's fields before its histograms exist (filled in by the batch step)."""
 
-    __slots__ = ("source", "fields", "extra", "blocks")
+    __slots__ = ("source", "fields", "head", "blocks")
 
-    def __init__(self, source: str, fields: dict, extra: dict, blocks: list):
+    def __init__(self, source: str, fields: dict, head: tuple, blocks: list):
         self.source = source
         self.fields = fields
-        self.extra = extra
+        self.head = head  # the header's groups: what ``extra`` is built from, on first use
         self.blocks = blocks
 
 
-def _block(pct_rows: str, rows: str, f: re.Match) -> tuple | None:
-    """Percentiles, spectrum rows, footer and the footer's Max text of one distribution."""
-    found = _PERCENT_ROW.findall(pct_rows)
-    if [float(q) for q, _, _ in found] != list(WRK2_PERCENTILES):
-        return None
-    percentiles = {q: _ms(v, u) for q, (_, v, u) in zip(WRK2_PERCENTILES, found, strict=True)}
-    g = f.groups()
-    footer = {"mean_ms": float(g[0]), "stdev_ms": float(g[1]), "max_ms": float(g[2]),
-              "total_count": int(g[3]), "buckets": int(g[4]), "sub_buckets": int(g[5])}
-    if footer["total_count"] == 0 or (len(rows) + 1) % ROW_BYTES:
-        return None  # an empty histogram (placeholders) or rows not in the usual layout
-    return percentiles, rows, footer, g[2]
+class _Block:
+    """One distribution: its printed percentiles, its spectrum rows and its footer."""
+
+    __slots__ = ("percentiles", "rows", "total", "mean_ms", "max_text", "footer")
+
+    def __init__(self, pairs: Sequence[str], rows: str, footer: tuple):
+        exp = _TIME_EXP
+        self.percentiles = {q: float(v + exp[u]) for q, v, u in zip(
+            WRK2_PERCENTILES, pairs[0::2], pairs[1::2], strict=True)}
+        self.rows = rows
+        self.footer = footer  # Mean, StdDeviation, Max, Total count, Buckets, SubBuckets
+        self.total = int(footer[3])
+        self.mean_ms = float(footer[0])
+        self.max_text = footer[2]
 
 
-def _distribution(text: str, start: int, pct_rows: str) -> tuple[tuple | None, int]:
+def _distribution(text: str, start: int, pairs: Sequence[str]) -> tuple[_Block | None, int]:
     """One distribution from its spectrum's first row at ``start``: (block, end) or (None, 0).
 
-    ``pct_rows`` are its eight printed percentile lines."""
+    ``pairs`` are its eight printed percentiles' (value, unit) texts. An empty histogram
+    (placeholders) or rows not in the usual layout give None."""
     end = text.find("\n#[Mean", start)
     f = FOOTER.match(text, end) if end >= 0 else None
-    if f is None:
+    if f is None or (end - start + 1) % ROW_BYTES:
         return None, 0
-    return _block(pct_rows, text[start:end], f), f.end()
+    block = _Block(pairs, text[start:end], f.groups())
+    return (None if block.total == 0 else block), f.end()
 
 
 def match(text: str, source: str) -> _Parsed | None:
@@ -134,28 +157,25 @@ def match(text: str, source: str) -> _Parsed | None:
     g = m.groups()
     if float(g[10]) == 0:  # Latency max 0: no sample recorded (placeholders)
         return None
-    calibration = []
-    for mean, interval in _CALIBRATION.findall(g[5]):
-        value = float(mean)
-        if value > HIGHEST_US / 1000:
-            return None
-        calibration.append(FrozenMap(mean_latency_ms=value,
-                                     rate_sampling_interval_ms=float(interval)))
-    block, pos = _distribution(text, m.end(), g[20])
+    if g[5] and any(float(mean) > HIGHEST_US / 1000
+                    for mean, _ in _CALIBRATION.findall(g[5])):
+        return None
+    block, pos = _distribution(text, m.end(), g[20:36])
     blocks = [block]
     u = U_HEAD.match(text, pos) if block is not None else None
     if u is not None:
-        block, pos = _distribution(text, u.end(), u.group(1))
+        block, pos = _distribution(text, u.end(), u.groups())
         blocks.append(block)
     t = TAIL.fullmatch(text, pos) if block is not None else None
     if t is None:
         return None
     t = t.groups()
     errors = [0, 0, 0, 0] if t[5] is None else [int(x) for x in t[5:9]]
+    exp = _TIME_EXP
     fields = {
         "url": g[2], "threads": int(g[3]), "connections": int(g[4]),
-        "latency_mean_ms": _ms(g[6], g[7]), "latency_stdev_ms": _ms(g[8], g[9]),
-        "latency_max_ms": _ms(g[10], g[11]),
+        "latency_mean_ms": float(g[6] + exp[g[7]]), "latency_stdev_ms": float(g[8] + exp[g[9]]),
+        "latency_max_ms": float(g[10] + exp[g[11]]),
         "requests": int(t[0]), "duration_s": float(t[1] + _DURATION_EXP[t[2]]),
         "bytes_read": float(t[3]) * _BINARY[t[4]],
         "errors_connect": errors[0], "errors_read": errors[1], "errors_write": errors[2],
@@ -163,16 +183,32 @@ def match(text: str, source: str) -> _Parsed | None:
         "throughput_rps": float(t[10]),
         "transfer_bytes_per_s": float(t[11]) * _BINARY[t[12]],
     }
-    extra = {"requested_duration_s": float(g[0] + _DURATION_EXP[g[1]])}
+    return _Parsed(source, fields, g, blocks)
+
+
+def _extra(groups: tuple[tuple, tuple]) -> dict:
+    """What a wrk2 Run keeps in ``extra``, as the careful parser gives it: the requested
+    duration, the calibration lines, the per-thread stats and each histogram's footer.
+
+    ``groups``: the header's match groups and the footers' (:func:`match`)."""
+    g, footers = groups
+    extra: dict = {"requested_duration_s": float(g[0] + _DURATION_EXP[g[1]])}
+    calibration = tuple(FrozenMap(mean_latency_ms=float(mean),
+                                  rate_sampling_interval_ms=float(interval))
+                        for mean, interval in _CALIBRATION.findall(g[5]))
     if calibration:
-        extra["calibration"] = tuple(calibration)
+        extra["calibration"] = calibration
     extra["thread_stats"] = FrozenMap(
         latency_within_stdev_pct=float(g[12]),
         req_per_thread_avg_rps=float(g[13] + _METRIC_EXP[g[14]]),
         req_per_thread_stdev_rps=float(g[15] + _METRIC_EXP[g[16]]),
         req_per_thread_max_rps=float(g[17] + _METRIC_EXP[g[18]]),
         req_per_thread_within_stdev_pct=float(g[19]))
-    return _Parsed(source, fields, extra, blocks)
+    for f, key in zip(footers, ("hdr", "hdr_uncorrected"), strict=False):
+        extra[key] = FrozenMap(mean_ms=float(f[0]), stdev_ms=float(f[1]), max_ms=float(f[2]),
+                               total_count=int(f[3]), buckets=int(f[4]),
+                               sub_buckets=int(f[5]))
+    return extra
 
 
 def _is_digit(x: np.ndarray) -> np.ndarray:
@@ -211,11 +247,10 @@ def _rows(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     f4 = (_right_aligned(digit, space, *_INT_PARTS[3]) & (c[48] == _DOT) & digit[49]
           & digit[50])
     ok &= np.where(is_last, inf, f4)
-    value = c[_VALUE_COLS].astype(np.int64)
-    value[space[_VALUE_COLS]] = 48
-    count = c[26:38].astype(np.int64)
-    count[space[26:38]] = 48
-    return _W_VALUE @ (value - 48), _W_COUNT @ (count - 48), ~ok
+    rows = np.frombuffer(data, dtype=np.uint8).reshape(-1, ROW_BYTES)
+    value = _eight_digits(rows, 0) * 1000 + _eight_digits(rows, 4, _LAST_THREE)
+    count = _eight_digits(rows, 22, _LAST_FOUR) * 100_000_000 + _eight_digits(rows, 30)
+    return value, count, ~ok
 
 
 def _histograms(blocks: list[tuple]) -> list[LatencyHistogram | None]:
@@ -226,7 +261,7 @@ def _histograms(blocks: list[tuple]) -> list[LatencyHistogram | None]:
     last row's bucket, the printed Mean within the bounds the spectrum allows. A block that
     fails gets None (its file goes to the careful parser, which reports the line).
     """
-    texts = [b[1] for b in blocks]
+    texts = [b.rows for b in blocks]
     lengths = np.array([(len(t) + 1) // ROW_BYTES for t in texts], dtype=np.int64)
     v, c, bad_rows = _rows(texts)
     n = len(v)
@@ -238,7 +273,7 @@ def _histograms(blocks: list[tuple]) -> list[LatencyHistogram | None]:
     down = np.zeros(n, dtype=bool)
     down[1:] = ((v[1:] < v[:-1]) | (c[1:] < c[:-1])) & ~first[1:]
     bad = np.bincount(seg[down | bad_rows], minlength=len(blocks)) > 0
-    totals = np.array([b[2]["total_count"] for b in blocks], dtype=np.int64)
+    totals = np.array([b.total for b in blocks], dtype=np.int64)
     bad |= (c[ends] != totals) | (v[ends] > HIGHEST_US)
     # rows of a bad block (dropped below) may hold anything: keep the indexing safe
     v_ok = np.where((v < 0) | (v > HIGHEST_US) | bad_rows, 0, v)
@@ -247,7 +282,7 @@ def _histograms(blocks: list[tuple]) -> list[LatencyHistogram | None]:
     deltas[0] = c[0]
     np.subtract(c[1:], c[:-1], out=deltas[1:])
     deltas[starts] = c[starts]
-    max_us = np.array([int(b[3].replace(".", "")) for b in blocks], dtype=np.int64)
+    max_us = np.array([int(b.max_text.replace(".", "")) for b in blocks], dtype=np.int64)
     last = idx[ends]
     bad |= (max_us != LAYOUT.lowest[last]) & (max_us != LAYOUT.highest[last])
     low_idx = idx.copy()
@@ -279,7 +314,7 @@ def _histograms(blocks: list[tuple]) -> list[LatencyHistogram | None]:
             out.append(None)
             continue
         lo, hi = lo_sum / total / 1000.0, hi_sum / total / 1000.0
-        if not lo - half_digit <= block[2]["mean_ms"] <= hi + half_digit:
+        if not lo - half_digit <= block.mean_ms <= hi + half_digit:
             out.append(None)
             continue
         a, b = bounds_l[k], bounds_l[k + 1]
@@ -304,18 +339,16 @@ def parse_many(items: Sequence[tuple[str, str]]) -> list[Run | None]:
 
 def _run(p: _Parsed, hists: list[LatencyHistogram]) -> Run:
     fields = p.fields
-    extra = p.extra
     notes: tuple[str, ...] = ()
-    for (percentiles, _, footer, _), hist, prefix, key in zip(
-            p.blocks, hists, ("", "uncorrected_"), ("hdr", "hdr_uncorrected"), strict=False):
-        fields[f"{prefix}percentiles_ms"] = FrozenMap(percentiles)
+    for block, hist, prefix in zip(p.blocks, hists, ("", "uncorrected_"), strict=False):
+        fields[f"{prefix}percentiles_ms"] = FrozenMap(block.percentiles)
         fields[f"{prefix}histogram"] = hist
-        extra[key] = FrozenMap(footer)
     held = hists[0].total_count
     requests = fields["requests"]
     if requests and held < COVERAGE_NOTE_BELOW * requests:
         notes = (f"histogram covers only {held} of {requests} requests (after wrk2's "
                  "calibration): its percentiles describe the end of the run only",)
+    # extra (provenance no analysis reads) is built when first read
     fields.update(tool="wrk2", source=p.source, latency_source="hdr_corrected", notes=notes,
-                  extra=FrozenMap(extra))
+                  extra=LazyMap((p.head, tuple(b.footer for b in p.blocks)), _extra))
     return built_run(fields)  # every value above is already as Run.__post_init__ leaves it

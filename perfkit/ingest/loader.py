@@ -22,6 +22,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from perfkit._fsutil import read_bytes
 from perfkit.errors import LoadError, ParseError, PerfkitError, UnknownFormatError
 from perfkit.ingest.discover import walk
 from perfkit.ingest.manifest import (
@@ -63,8 +64,7 @@ class _File:
 
 def read_text(path: str | os.PathLike) -> str | None:
     """The file as text, or None when it is binary (NUL bytes or not UTF-8)."""
-    with open(path, "rb") as fh:
-        data = fh.read()
+    data = read_bytes(path)
     if b"\x00" in data[:HEAD_BYTES]:
         return None
     try:
@@ -140,6 +140,8 @@ class _RunDir:
 
 
 _LOOK = object()
+#: run directories read and parsed together (see :func:`scan_directory`)
+BATCH_DIRS = 64
 
 
 def _prepare(directory: str, paths: list[str], manifest: str | None | object = _LOOK) -> _RunDir:
@@ -152,7 +154,7 @@ def _prepare(directory: str, paths: list[str], manifest: str | None | object = _
     info: ManifestInfo | None = None
     if manifest_path is not None:
         try:
-            info = read_manifest(Path(manifest_path))
+            info = read_manifest(manifest_path)
         except (ParseError, SchemaVersionError) as exc:
             errors.append(exc)
     files = []
@@ -238,14 +240,20 @@ def scan_directory(root: Path, fast: bool = True, cache: bool | None = None) -> 
     walked = list(walk(str(Path(root)), store, with_stat=store is not None))
     reused: dict[int, list[Run]] = {}
     todo = []
-    for i, (directory, entries, manifest) in enumerate(walked):
+    for i, (directory, entries, _) in enumerate(walked):
         runs = None if store is None else store.lookup(directory, entries)
         if runs is not None:
             reused[i] = runs
         else:
-            todo.append((i, _prepare(directory, [p for p, _ in entries], manifest)))
-    parsed = _fast_parse([d for _, d in todo]) if fast else {}
-    done = {i: _finish(d, parsed) for i, d in todo}
+            todo.append(i)
+    done: dict[int, LoadResult] = {}
+    # in batches: the texts of one batch are dropped before the next is read, so memory is
+    # reused rather than grown (a fresh page costs a fault: a quarter of a cold load's time)
+    for start in range(0, len(todo), BATCH_DIRS):
+        batch = [(i, _prepare(walked[i][0], [p for p, _ in walked[i][1]], walked[i][2]))
+                 for i in todo[start:start + BATCH_DIRS]]
+        parsed = _fast_parse([d for _, d in batch]) if fast else {}
+        done.update((i, _finish(d, parsed)) for i, d in batch)
     result = LoadResult()
     for i, (directory, entries, _) in enumerate(walked):
         if i in reused:

@@ -15,11 +15,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from perfkit._fsutil import read_bytes
 from perfkit.errors import ParseError
 from perfkit.ingest.lazymap import LazyJsonMap
 from perfkit.model import FrozenMap, Run
@@ -68,12 +70,11 @@ def find_manifest(directory: Path) -> Path | None:
     return None
 
 
-def read_manifest(path: Path) -> ManifestInfo:
+def read_manifest(path: str | os.PathLike) -> ManifestInfo:
     """Read ``manifest.json`` or ``meta.json``: a malformed one raises ParseError, one written by
     a newer perfkit SchemaVersionError (:mod:`perfkit.schemas.manifest` has the record)."""
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    text, data = schema.decode(path, raw)
+    path = os.fspath(path)
+    text, data = schema.decode(path, read_bytes(path))
     version = schema.version_of(path, data)
     _check_types(path, text, data, _TYPES[version])
     info = _info(path, schema.upgrade(path, data, version), data)
@@ -110,13 +111,18 @@ def _key_line(text: str, key: str) -> int:
     return text.count("\n", 0, at) + 1 if at >= 0 else 1
 
 
-def _check_types(path: Path, text: str, data: Mapping,
+_STR = frozenset({str})
+#: types a load level may have in "load"/"params" (a number, or text such as "15s")
+_LOAD_LEVEL_TYPES = frozenset({int, float, str, type(None)})
+
+
+def _check_types(path: str, text: str, data: Mapping,
                  types_of: Mapping[str, tuple[tuple[type, ...], str]]) -> None:
     """Every key the record lists has its type (``types_of``); else a ParseError at the key's
-    line."""
+    line. (Thousands of manifests are read per load: each test takes the common case first.)"""
 
     def fail(key: str, what: str, value: Any) -> None:
-        raise ParseError(str(path), _key_line(text, key), f'"{key}" to be {what}',
+        raise ParseError(path, _key_line(text, key), f'"{key}" to be {what}',
                          repr(value)[:80])
 
     for key, value in data.items():
@@ -128,15 +134,17 @@ def _check_types(path: Path, text: str, data: Mapping,
             fail(key, what, value)
     for key in ("argv", "command", "warnings"):
         values = data.get(key)
-        if values is not None and not all(type(a) is str for a in values):
+        if values is not None and (type(values) is not list
+                                   or not _STR.issuperset(map(type, values))):
             fail(key, "a list of strings", values)
-    params = data.get("params") or {}
+    params = data.get("params")
+    if type(params) is not dict:
+        params = {}
     for key in _INT_KEYS:
-        values = (data.get(key), params.get(key))
-        if values == (None, None):
-            continue
-        for value in values:
-            if value is None or value == "":
+        for value in (data.get(key), params.get(key)):
+            if value is None or (type(value) is int and -2**62 <= value <= 2**62):
+                continue
+            if value == "":
                 continue
             if isinstance(value, float) and value.is_integer():
                 value = int(value)
@@ -146,9 +154,11 @@ def _check_types(path: Path, text: str, data: Mapping,
                 fail(key, "an integer", value)
             if abs(value) > 2**62:
                 fail(key, "an integer of a sane size", value)
-    for section in ("load", "params"):
-        for key, value in (data.get(section) or {}).items():
-            if key in _LOAD_KEYS and value is not None and (
+    for section in (data.get("load"), params):
+        if type(section) is not dict:
+            continue
+        for key, value in section.items():
+            if type(value) not in _LOAD_LEVEL_TYPES and key in _LOAD_KEYS and (
                     isinstance(value, bool) or not isinstance(value, _NUMBER_TYPES + (str,))):
                 fail(key, "a number", value)
 
@@ -159,16 +169,16 @@ def _int_or_none(value: Any) -> int | None:
     return int(value)
 
 
-def _info(path: Path, record: schema.RunManifest, raw: Mapping) -> ManifestInfo:
+def _info(path: str, record: schema.RunManifest, raw: Mapping) -> ManifestInfo:
     """The parts of a (version-1) record that enter a Run; ``raw`` is the file as read."""
     return ManifestInfo(
-        path=str(path),
+        path=path,
         tool=record.get("tool"),
         tool_version=record.get("tool_version"),
         argv=tuple(record["argv"]) if record.get("argv") else None,
         factors=dict(record.get("factors") or {}),
         load=dict(record.get("load") or {}),
-        run_id=record.get("run_id") or path.parent.name,
+        run_id=record.get("run_id") or os.path.basename(os.path.dirname(path)),
         repetition=_int_or_none(record.get("repetition")),
         block=_int_or_none(record.get("block")),
         order=_int_or_none(record.get("order")),

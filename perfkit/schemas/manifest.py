@@ -157,14 +157,14 @@ def decode(path: str | os.PathLike, raw: bytes,
     return text, data
 
 
-def version_of(path: Path, data: Mapping[str, Any]) -> int:
+def version_of(path: str | os.PathLike, data: Mapping[str, Any]) -> int:
     """0 for a fixture ``meta.json``; else the checked ``schema_version`` (newer: refused)."""
-    if path.name == FIXTURE_META_NAME:
+    if os.path.basename(path) == FIXTURE_META_NAME:
         return 0
     return check_version(path, data, SCHEMA_VERSION, "a run manifest", default=SCHEMA_VERSION)
 
 
-def upgrade(path: Path, data: Mapping[str, Any], version: int) -> RunManifest:
+def upgrade(path: str | os.PathLike, data: Mapping[str, Any], version: int) -> RunManifest:
     """The version-1 fields of a manifest read at ``version`` (the object itself at 1)."""
     if version == SCHEMA_VERSION:
         return typing.cast(RunManifest, data)
@@ -177,8 +177,8 @@ def upgrade(path: Path, data: Mapping[str, Any], version: int) -> RunManifest:
             factors[key] = value
     exit_code = data.get("exit_code")
     return RunManifest(
-        run_id=path.parent.name, tool=data.get("tool"), tool_version=data.get("version"),
-        argv=data.get("argv"), factors=factors,
+        run_id=os.path.basename(os.path.dirname(path)), tool=data.get("tool"),
+        tool_version=data.get("version"), argv=data.get("argv"), factors=factors,
         load={k: v for k, v in params.items() if k in LOAD_KEYS},
         repetition=params.get("rep"), block=params.get("block"), order=params.get("order"),
         start_utc=data.get("start_utc"), end_utc=data.get("end_utc"), exit_code=exit_code,
