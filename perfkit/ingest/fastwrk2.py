@@ -186,6 +186,10 @@ def match(text: str, source: str) -> _Parsed | None:
     return _Parsed(source, fields, g, blocks)
 
 
+#: the header's groups ``extra`` is built from (requested duration, calibration, thread stats)
+_EXTRA_GROUPS = slice(0, 20)
+
+
 def _extra(groups: tuple[tuple, tuple]) -> dict:
     """What a wrk2 Run keeps in ``extra``, as the careful parser gives it: the requested
     duration, the calibration lines, the per-thread stats and each histogram's footer.
@@ -350,5 +354,6 @@ def _run(p: _Parsed, hists: list[LatencyHistogram]) -> Run:
                  "calibration): its percentiles describe the end of the run only",)
     # extra (provenance no analysis reads) is built when first read
     fields.update(tool="wrk2", source=p.source, latency_source="hdr_corrected", notes=notes,
-                  extra=LazyMap((p.head, tuple(b.footer for b in p.blocks)), _extra))
+                  extra=LazyMap((p.head[_EXTRA_GROUPS], tuple(b.footer for b in p.blocks)),
+                                _extra))
     return built_run(fields)  # every value above is already as Run.__post_init__ leaves it

@@ -21,6 +21,7 @@ import importlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 from perfkit._fsutil import read_bytes
 from perfkit.errors import LoadError, ParseError, PerfkitError, UnknownFormatError
@@ -55,8 +56,7 @@ class LoadResult:
         self.errors.extend(other.errors)
 
 
-@dataclasses.dataclass(frozen=True)
-class _File:
+class _File(NamedTuple):
     path: str
     kind: str
     text: str
@@ -73,12 +73,18 @@ def read_text(path: str | os.PathLike) -> str | None:
         return None
 
 
-def classify(path: str) -> _File | None:
+def classify(path: str, wrk_tool: str | None = None) -> _File | None:
+    """The tool output at ``path`` (None: not one). ``wrk_tool``: what a manifest says wrote
+    a wrk-family output ("wrk" or "wrk2"), which settles the two apart."""
     text = read_text(path)
     if text is None:
         return None
     kind = sniff(text[:HEAD_BYTES])
-    return None if kind is None else _File(path, kind, text)
+    if kind is None:
+        return None
+    if wrk_tool is not None and kind in ("wrk", "wrk2"):
+        kind = wrk_tool
+    return _File(path, kind, text)
 
 
 def _parser(module: str):
@@ -158,18 +164,16 @@ def _prepare(directory: str, paths: list[str], manifest: str | None | object = _
         except (ParseError, SchemaVersionError) as exc:
             errors.append(exc)
     files = []
+    wrk_tool = info.tool if info is not None and info.tool in ("wrk", "wrk2") else None
     for path in sorted(paths):
         if os.path.basename(path) in MANIFEST_NAMES:
             continue
         try:
-            f = classify(path)
+            f = classify(path, wrk_tool)
         except OSError:  # removed or unreadable meanwhile: not a tool output we can read
             continue
-        if f is None:
-            continue
-        if info is not None and info.tool in ("wrk", "wrk2") and f.kind in ("wrk", "wrk2"):
-            f = dataclasses.replace(f, kind=info.tool)
-        files.append(f)
+        if f is not None:
+            files.append(f)
     return _RunDir(directory, paths, info, files, errors)
 
 

@@ -61,6 +61,11 @@ class ManifestInfo:
         :func:`read_manifest` sets it to a map decoded from the file's text on first use."""
         return FrozenMap({"path": self.path, **_freeze_value(dict(self.raw))})
 
+    @functools.cached_property
+    def frozen_factors(self) -> FrozenMap:
+        """``factors`` as a Run holds them (frozen once, shared by the runs of a directory)."""
+        return _freeze_value(dict(self.factors))
+
 
 def find_manifest(directory: Path) -> Path | None:
     for name in MANIFEST_NAMES:
@@ -297,13 +302,16 @@ def apply_manifest(run: Run, info: ManifestInfo) -> Run:
     tool = run.tool
     opts: dict[str, Any] = {}
     if info.argv:
-        opts = parse_locust_argv(info.argv) if tool == "locust" else parse_wrk_argv(info.argv)
-    load = dict(info.load)
+        # read only: the wrk options come from a cache shared by every run with this argv
+        opts = (parse_locust_argv(info.argv) if tool == "locust"
+                else _parse_wrk_argv(tuple(info.argv)))
+    load = info.load
     changes: dict[str, Any] = {
         "run_id": run.run_id or info.run_id,
         "tool_version": run.tool_version or info.tool_version,
         "argv": run.argv or info.argv,
-        "factors": {**dict(info.factors), **dict(run.factors)},
+        "factors": ({**dict(info.factors), **dict(run.factors)} if run.factors
+                    else info.frozen_factors),
         "repetition": info.repetition if run.repetition is None else run.repetition,
         "block": info.block if run.block is None else run.block,
         "order": info.order if run.order is None else run.order,
