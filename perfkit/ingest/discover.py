@@ -4,8 +4,9 @@
 (``manifest.json`` or ``meta.json``) is one run and takes every file below it (Locust's CSVs
 may sit in a subdirectory); other directories give their own files and are searched further,
 in sorted order. Hidden files and directories (``.perfkit/``, ``runs/.aborted/``) are never
-listed. Each file comes with its ``os.stat_result``, which the run store uses as its first check
-that a file has not changed.
+listed, nor are FIFOs, sockets and devices (no tool writes one; reading one could block). Each
+file comes with its ``os.stat_result``, which the run store uses as its first check that a file
+has not changed.
 
 A directory is listed with one ``os.scandir``, unless a :class:`Listings` memo (the run store's)
 still holds its listing: a directory whose mtime and ctime are unchanged has the same entries
@@ -47,13 +48,16 @@ def _scan(directory: str, memo: Listings | None) -> tuple[list[str], list[str]]:
     try:
         with os.scandir(directory) as it:
             for entry in it:
-                if entry.name.startswith("."):
+                name = entry.name
+                if name.startswith("."):
                     continue
                 try:
-                    if not entry.is_dir():
-                        files.append(entry.name)
-                    elif not entry.is_symlink():  # as os.walk: linked directories not entered
-                        dirs.append(entry.name)
+                    # a regular file (or a link to one) is known from the listing itself; a
+                    # FIFO, socket or device is never a tool output, and reading it could block
+                    if entry.is_file():
+                        files.append(name)
+                    elif entry.is_dir() and not entry.is_symlink():  # as os.walk: linked
+                        dirs.append(name)  # directories are not entered
                 except OSError:
                     continue
     except OSError:
@@ -95,13 +99,13 @@ def _all_below(directory: str, entries: list[Entry], dirs: list[str],
 
 
 def _manifest(directory: str, entries: list[Entry]) -> str | None:
+    """The manifest's path among ``entries`` (listed as regular files: without a stat, the
+    listing's word is taken)."""
     names = {os.path.basename(p): (p, st) for p, st in entries}
     for name in MANIFEST_NAMES:
         if name in names:
             path, st = names[name]
-            if st is None and os.path.isfile(path):
-                return path
-            if st is not None and stat_module.S_ISREG(st.st_mode):
+            if st is None or stat_module.S_ISREG(st.st_mode):
                 return path
     return None
 

@@ -141,7 +141,7 @@ def _distribution(text: str, start: int, pairs: Sequence[str]) -> tuple[_Block |
 
     ``pairs`` are its eight printed percentiles' (value, unit) texts. An empty histogram
     (placeholders) or rows not in the usual layout give None."""
-    end = text.find("\n#[Mean", start)
+    end = text.find("#", start) - 1  # "#" is rare: found faster than "\n#[Mean"
     f = FOOTER.match(text, end) if end >= 0 else None
     if f is None or (end - start + 1) % ROW_BYTES:
         return None, 0
