@@ -94,18 +94,25 @@ _QUADS = (np.uint64(0x00FF00FF00FF00FF), np.uint64(100 * 2**16 + 1), np.uint64(1
 _OCTETS = (np.uint64(0x0000FFFF0000FFFF), np.uint64(10_000 * 2**32 + 1), np.uint64(32))
 
 
-def _eight_digits(rows: np.ndarray, lo: int, keep: np.uint64 = _ALL_EIGHT) -> np.ndarray:
-    """The number printed in bytes ``lo:lo+8`` of every row (digits, leading spaces), int64.
+#: the four eight-byte words of a row that hold its numbers (unaligned uint64 fields): the
+#: Value's integer part and (last three bytes) decimals, the TotalCount's first four digits
+#: (last four bytes) and its last eight
+_WORDS = np.dtype({"names": ["value", "decimals", "count_high", "count_low"],
+                   "formats": ["<u8"] * 4, "offsets": [0, 4, 22, 30], "itemsize": ROW_BYTES})
+
+
+def _eight_digits(words: np.ndarray, keep: np.uint64 = _ALL_EIGHT) -> np.ndarray:
+    """The number printed in each eight-byte word (digits, leading spaces), as int64.
 
     ``keep`` masks the low nibbles of the bytes that belong to the number."""
-    v = np.ascontiguousarray(rows[:, lo:lo + 8]).view("<u8").ravel() & keep
+    v = words & keep
     v *= _PAIRS[0]
     v >>= _PAIRS[1]
     for mask, multiplier, shift in (_QUADS, _OCTETS):
         v &= mask
         v *= multiplier
         v >>= shift
-    return v.astype(np.int64)
+    return v.view(np.int64)  # at most 10**8 - 1: the same number as a signed integer
 
 
 class _Parsed:
@@ -251,9 +258,10 @@ def _rows(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     f4 = (_right_aligned(digit, space, *_INT_PARTS[3]) & (c[48] == _DOT) & digit[49]
           & digit[50])
     ok &= np.where(is_last, inf, f4)
-    rows = np.frombuffer(data, dtype=np.uint8).reshape(-1, ROW_BYTES)
-    value = _eight_digits(rows, 0) * 1000 + _eight_digits(rows, 4, _LAST_THREE)
-    count = _eight_digits(rows, 22, _LAST_FOUR) * 100_000_000 + _eight_digits(rows, 30)
+    words = np.frombuffer(data, dtype=_WORDS)
+    value = _eight_digits(words["value"]) * 1000 + _eight_digits(words["decimals"], _LAST_THREE)
+    count = (_eight_digits(words["count_high"], _LAST_FOUR) * 100_000_000
+             + _eight_digits(words["count_low"]))
     return value, count, ~ok
 
 
