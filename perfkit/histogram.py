@@ -94,21 +94,22 @@ class LatencyHistogram:
                   hdr.min_value if total else None, hdr.max_value if total else None)
 
     def _set(self, idx: np.ndarray, cnt: np.ndarray, min_raw: int | None = None,
-             max_raw: int | None = None) -> None:
+             max_raw: int | None = None, total: int | None = None) -> None:
         idx.flags.writeable = False
         cnt.flags.writeable = False
         self._idx = idx
         self._cnt = cnt
-        self._total = int(cnt.sum())
+        self._total = int(cnt.sum()) if total is None else total
         self._min_raw = min_raw
         self._max_raw = max_raw
 
     @classmethod
     def _sparse(cls, idx: np.ndarray, cnt: np.ndarray, min_raw: int | None = None,
-                max_raw: int | None = None) -> LatencyHistogram:
-        """From sorted unique bucket indexes and their positive counts (no copy, no checks)."""
+                max_raw: int | None = None, total: int | None = None) -> LatencyHistogram:
+        """From sorted unique bucket indexes and their positive counts (no copy, no checks;
+        ``total``, the counts' sum, when the caller has it)."""
         hist = cls.__new__(cls)
-        hist._set(idx, cnt, min_raw, max_raw)
+        hist._set(idx, cnt, min_raw, max_raw, total)
         return hist
 
     # -- construction -------------------------------------------------------------------------

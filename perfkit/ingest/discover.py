@@ -98,15 +98,17 @@ def _all_below(directory: str, entries: list[Entry], dirs: list[str],
     return entries
 
 
-def _manifest(directory: str, entries: list[Entry]) -> str | None:
-    """The manifest's path among ``entries`` (listed as regular files: without a stat, the
-    listing's word is taken)."""
-    names = {os.path.basename(p): (p, st) for p, st in entries}
+def _manifest(directory: str, files: list[str], entries: list[Entry]) -> str | None:
+    """The manifest's path among ``files`` (names listed as regular files: without a stat,
+    the listing's word is taken), ``entries`` their paths and stats."""
     for name in MANIFEST_NAMES:
-        if name in names:
-            path, st = names[name]
-            if st is None or stat_module.S_ISREG(st.st_mode):
-                return path
+        if name in files:
+            path = os.path.join(directory, name)
+            for p, st in entries:  # a few: a run directory's files
+                if p == path:
+                    if st is None or stat_module.S_ISREG(st.st_mode):
+                        return path
+                    break
     return None
 
 
@@ -118,8 +120,7 @@ def walk(root: str, memo: Listings | None = None, with_stat: bool = True
     the files anyway and needs no stat of them)."""
     files, dirs = _scan(root, memo)
     entries = _entries(root, files, with_stat)
-    manifest = (_manifest(root, entries) if any(n in files for n in MANIFEST_NAMES)
-                else None)
+    manifest = _manifest(root, files, entries)
     if manifest is not None:
         yield root, _all_below(root, entries, dirs, memo, with_stat), manifest
         return

@@ -330,7 +330,7 @@ def _histograms(blocks: list[tuple]) -> list[LatencyHistogram | None]:
             out.append(None)
             continue
         a, b = bounds_l[k], bounds_l[k + 1]
-        out.append(sparse(h_idx[a:b], h_cnt[a:b], mins[k], maxs[k]))
+        out.append(sparse(h_idx[a:b], h_cnt[a:b], mins[k], maxs[k], total))
     return out
 
 

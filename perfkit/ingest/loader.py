@@ -146,6 +146,7 @@ class _RunDir:
 
 
 _LOOK = object()
+_MANIFEST_SUFFIXES = tuple(os.sep + name for name in MANIFEST_NAMES)
 #: run directories read and parsed together (see :func:`scan_directory`)
 BATCH_DIRS = 64
 
@@ -166,7 +167,7 @@ def _prepare(directory: str, paths: list[str], manifest: str | None | object = _
     files = []
     wrk_tool = info.tool if info is not None and info.tool in ("wrk", "wrk2") else None
     for path in sorted(paths):
-        if os.path.basename(path) in MANIFEST_NAMES:
+        if path.endswith(_MANIFEST_SUFFIXES):
             continue
         try:
             f = classify(path, wrk_tool)
