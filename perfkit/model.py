@@ -298,6 +298,17 @@ _DEFAULTS = {f.name: (f.default if f.default is not dataclasses.MISSING else
                       else None) for f in dataclasses.fields(Run)}
 
 
+def replaced_run(run: Run, changes: dict[str, Any]) -> Run:
+    """``run.replace(**changes)`` for a caller whose ``changes`` are already what
+    ``Run.__post_init__`` would make them (as :func:`built_run`): the loader merges each run's
+    manifest this way."""
+    state = run.__dict__.copy()
+    state.update(changes)
+    new = object.__new__(Run)
+    object.__setattr__(new, "__dict__", state)
+    return new
+
+
 def built_run(fields: dict[str, Any]) -> Run:
     """A Run of ``fields`` (the rest at their defaults) for a caller that has already made
     them what ``Run.__post_init__`` would: maps FrozenMap, lists tuples, a known

@@ -24,7 +24,7 @@ from typing import Any
 from perfkit._fsutil import read_bytes
 from perfkit.errors import ParseError
 from perfkit.ingest.lazymap import LazyJsonMap
-from perfkit.model import FrozenMap, Run
+from perfkit.model import FrozenMap, Run, replaced_run
 from perfkit.model import _freeze as _freeze_value
 from perfkit.schemas import manifest as schema
 from perfkit.units import UnitError, parse_duration_arg
@@ -341,4 +341,7 @@ def apply_manifest(run: Run, info: ManifestInfo) -> Run:
         if isinstance(warning, str) and not warning.startswith("run ") and warning not in notes:
             notes.append(warning)
     changes["notes"] = tuple(notes)
-    return run.replace(**changes)
+    if run.factors:  # merged into a plain dict: Run freezes it
+        return run.replace(**changes)
+    # every value is as a Run holds it (maps frozen, lists tuples): no checks to run again
+    return replaced_run(run, changes)
