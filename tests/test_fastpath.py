@@ -92,3 +92,20 @@ def test_a_damaged_spectrum_byte_falls_back_to_the_careful_error(bad, tmp_path):
     (tmp_path / "run.stdout").write_text(damaged)
     result = perfkit.scan(tmp_path, cache=False)
     assert result.runs == [] and len(result.errors) == (bad != "\x00")  # NUL: a binary file
+
+
+def test_spectrum_numbers_are_read_exactly_at_every_width():
+    """The rows' numbers, read eight digits at a time, equal the printed ones: rows laid out
+    as HdrHistogram_c prints them (``%12.3f %12f %12d %12.2f``), from one digit to the widest
+    value (8 + 3 digits) and count (12 digits)."""
+    rng = random.Random(7)
+    values = [0, 1, 9, 10, 999, 1000, 99_999_999_999] + [
+        rng.randrange(10 ** rng.randint(1, 11)) for _ in range(300)]
+    counts = [0, 1, 9, 10, 99_999_999, 100_000_000, 999_999_999_999] + [
+        rng.randrange(10 ** rng.randint(1, 12)) for _ in range(300)]
+    rows = "".join(f"{v / 1000:12.3f} {0.5:12f} {c:12d} {2.0:12.2f}\n"
+                   for v, c in zip(values, counts, strict=True))
+    last = f"{1.0:12.3f} {1.0:12f} {1:12d} {'inf':>12}"
+    value, count, bad = fastwrk2._rows([rows + last])
+    assert value.tolist() == values + [1000] and count.tolist() == counts + [1]
+    assert not bad.any()

@@ -1,12 +1,14 @@
 """perfkit.load / perfkit.scan: finding tool outputs, skipping the rest, reporting bad files."""
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 import perfkit
+from perfkit._fsutil import read_bytes
 from perfkit.errors import LoadError, ParseError, UnknownFormatError
 
 FIX = Path(__file__).parent / "fixtures"
@@ -125,3 +127,23 @@ def test_manifest_decides_wrk2_when_the_output_looks_like_wrk(tmp_path):
     (r,) = perfkit.load(tmp_path)
     assert r.tool == "wrk2" and r.target_rate_rps == 40000.0
     assert r.latency_source == "hdr_corrected" and r.histogram is None
+
+
+def test_a_fifo_beside_a_run_is_skipped_never_read(tmp_path):
+    """A FIFO (or socket, device) is never a tool output; opening one to read would block."""
+    shutil.copytree(FIX / "wrk/single/plain_default_c50", tmp_path / "runs/a")
+    os.mkfifo(tmp_path / "runs/a/pipe.out")
+    os.mkfifo(tmp_path / "runs/meta.json")  # not a manifest: the directory is not one run
+    result = perfkit.scan(tmp_path, cache=False)
+    assert [r.run_id for r in result.runs] == ["a"] and result.errors == []
+
+
+@pytest.mark.parametrize("size", [0, 1, 65_535, 65_536, 65_537, 1_200_000])
+def test_read_bytes_gives_the_whole_file(tmp_path, size):
+    data = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    (tmp_path / "f").write_bytes(data)
+    assert read_bytes(tmp_path / "f") == data
+    with pytest.raises(IsADirectoryError):
+        read_bytes(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        read_bytes(tmp_path / "missing")

@@ -1,9 +1,11 @@
 """Run manifests: perfkit's manifest.json and the fixtures' meta.json, and argv parsing."""
 
 import json
+from pathlib import Path
 
 import pytest
 
+import perfkit
 from perfkit.errors import ParseError
 from perfkit.ingest.manifest import (
     apply_manifest,
@@ -11,7 +13,7 @@ from perfkit.ingest.manifest import (
     parse_wrk_argv,
     read_manifest,
 )
-from perfkit.model import Run
+from perfkit.model import FrozenMap, Run
 
 
 def test_wrk2_argv_gives_rate_threads_connections_duration_url():
@@ -105,3 +107,14 @@ def test_argv_must_be_a_list_of_strings(tmp_path):
     path = _write(tmp_path, "meta.json", {"argv": "wrk -t2 http://x/"})
     with pytest.raises(ParseError, match="argv"):
         read_manifest(path)
+
+
+def test_merged_runs_hold_what_run_checks_would_make_of_them():
+    """apply_manifest skips Run.__post_init__ when its values are already frozen: the runs are
+    exactly what the checked path (Run.replace) gives."""
+    runs = perfkit.load(Path(__file__).parent / "fixtures" / "wrk2" / "sweep", cache=False)
+    assert runs
+    for run in runs:
+        assert run.same_as(run.replace())
+        assert isinstance(run.factors, FrozenMap) and isinstance(run.notes, tuple)
+        assert run.argv is None or isinstance(run.argv, tuple)
