@@ -130,17 +130,22 @@ class _Parsed:
 class _Block:
     """One distribution: its printed percentiles, its spectrum rows and its footer."""
 
-    __slots__ = ("percentiles", "rows", "total", "mean_ms", "max_text", "footer")
+    __slots__ = ("pairs", "rows", "total", "mean_ms", "max_text", "footer")
 
     def __init__(self, pairs: Sequence[str], rows: str, footer: tuple):
-        exp = _TIME_EXP
-        self.percentiles = {q: float(v + exp[u]) for q, v, u in zip(
-            WRK2_PERCENTILES, pairs[0::2], pairs[1::2], strict=True)}
+        self.pairs = pairs  # the printed percentiles' (value, unit) texts
         self.rows = rows
         self.footer = footer  # Mean, StdDeviation, Max, Total count, Buckets, SubBuckets
         self.total = int(footer[3])
         self.mean_ms = float(footer[0])
         self.max_text = footer[2]
+
+
+def _percentiles(pairs: Sequence[str]) -> dict[float, float]:
+    """The printed percentiles (ms) of a distribution's eight (value, unit) texts."""
+    exp = _TIME_EXP
+    return {q: float(v + exp[u])
+            for q, v, u in zip(WRK2_PERCENTILES, pairs[0::2], pairs[1::2], strict=True)}
 
 
 def _distribution(text: str, start: int, pairs: Sequence[str]) -> tuple[_Block | None, int]:
@@ -353,7 +358,8 @@ def _run(p: _Parsed, hists: list[LatencyHistogram]) -> Run:
     fields = p.fields
     notes: tuple[str, ...] = ()
     for block, hist, prefix in zip(p.blocks, hists, ("", "uncorrected_"), strict=False):
-        fields[f"{prefix}percentiles_ms"] = FrozenMap(block.percentiles)
+        # built on first use, as the run store's: the regex admitted only numbers it converts
+        fields[f"{prefix}percentiles_ms"] = LazyMap(block.pairs, _percentiles)
         fields[f"{prefix}histogram"] = hist
     held = hists[0].total_count
     requests = fields["requests"]
