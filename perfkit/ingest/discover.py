@@ -73,14 +73,20 @@ def scan_names(directory: str) -> tuple[list[str], list[str]]:
     return _scan(directory, None)
 
 
+def _join(directory: str) -> str:
+    """``directory`` ready for a name to be appended: ``os.path.join`` for thousands of names
+    (names from a listing are never absolute)."""
+    return directory if not directory or directory.endswith(os.sep) else directory + os.sep
+
+
 def _entries(directory: str, names: list[str], with_stat: bool = True) -> list[Entry]:
-    join = os.path.join
+    prefix = _join(directory)
     if not with_stat:
-        return [(join(directory, name), None) for name in names]
+        return [(prefix + name, None) for name in names]
     out = []
     stat = os.stat  # follows symlinks, as DirEntry.stat() did
     for name in names:
-        path = join(directory, name)
+        path = prefix + name
         try:
             out.append((path, stat(path)))
         except OSError:  # a broken symlink, a file removed meanwhile
@@ -90,8 +96,9 @@ def _entries(directory: str, names: list[str], with_stat: bool = True) -> list[E
 
 def _all_below(directory: str, entries: list[Entry], dirs: list[str],
                memo: Listings | None, with_stat: bool) -> list[Entry]:
+    prefix = _join(directory)
     for name in dirs:
-        sub = os.path.join(directory, name)
+        sub = prefix + name
         files, subdirs = _scan(sub, memo)
         entries.extend(_all_below(sub, _entries(sub, files, with_stat), subdirs, memo,
                                   with_stat))
@@ -103,7 +110,7 @@ def _manifest(directory: str, files: list[str], entries: list[Entry]) -> str | N
     the listing's word is taken), ``entries`` their paths and stats."""
     for name in MANIFEST_NAMES:
         if name in files:
-            path = os.path.join(directory, name)
+            path = _join(directory) + name
             for p, st in entries:  # a few: a run directory's files
                 if p == path:
                     if st is None or stat_module.S_ISREG(st.st_mode):
@@ -125,5 +132,6 @@ def walk(root: str, memo: Listings | None = None, with_stat: bool = True
         yield root, _all_below(root, entries, dirs, memo, with_stat), manifest
         return
     yield root, entries, None
+    prefix = _join(root)
     for name in dirs:
-        yield from walk(os.path.join(root, name), memo, with_stat)
+        yield from walk(prefix + name, memo, with_stat)
