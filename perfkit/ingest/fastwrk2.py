@@ -353,13 +353,19 @@ def parse_many(items: Sequence[tuple[str, str]]) -> list[Run | None]:
     return out
 
 
+#: the Run fields of the recorded and the uncorrected (-U) distribution
+_BLOCK_FIELDS = (("percentiles_ms", "histogram"),
+                 ("uncorrected_percentiles_ms", "uncorrected_histogram"))
+
+
 def _run(p: _Parsed, hists: list[LatencyHistogram]) -> Run:
     fields = p.fields
     notes: tuple[str, ...] = ()
-    for block, hist, prefix in zip(p.blocks, hists, ("", "uncorrected_"), strict=False):
+    for block, hist, (percentiles, histogram) in zip(p.blocks, hists, _BLOCK_FIELDS,
+                                                     strict=False):
         # built on first use, as the run store's: the regex admitted only numbers it converts
-        fields[f"{prefix}percentiles_ms"] = LazyMap(block.pairs, _percentiles)
-        fields[f"{prefix}histogram"] = hist
+        fields[percentiles] = LazyMap(block.pairs, _percentiles)
+        fields[histogram] = hist
     held = hists[0].total_count
     requests = fields["requests"]
     if requests and held < COVERAGE_NOTE_BELOW * requests:
