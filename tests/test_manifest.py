@@ -118,3 +118,48 @@ def test_merged_runs_hold_what_run_checks_would_make_of_them():
         assert run.same_as(run.replace())
         assert isinstance(run.factors, FrozenMap) and isinstance(run.notes, tuple)
         assert run.argv is None or isinstance(run.argv, tuple)
+
+
+META = {"tool": "wrk2", "argv": ["wrk2", "-R1000", "http://127.0.0.1:8080/"],
+        "params": {"rep": 1, "order": 2, "connections": 16, "rate": 1000, "duration": "15s"},
+        "exit_code": 0}
+
+
+@pytest.mark.parametrize("change, accepted", [
+    ({}, True),
+    ({"exit_code": None}, True),
+    ({"exit_code": 3.0}, False),  # a typed key: an integer, not a float
+    ({"exit_code": " 3 "}, True),  # or as digits
+    ({"exit_code": ""}, True),
+    ({"exit_code": 2**62}, True),
+    ({"exit_code": 2**62 + 1}, False),
+    ({"exit_code": -(2**62) - 1}, False),
+    ({"exit_code": True}, False),
+    ({"exit_code": 3.5}, False),
+    ({"exit_code": "x"}, False),
+    ({"params": {"rep": "9" * 30}}, False),
+    ({"params": {"rep": [1]}}, False),
+    ({"params": {"rep": 1.0}}, True),  # untyped inside params: an integer written as a float
+    ({"params": {"rep": 1.5}}, False),
+    ({"params": {"connections": True}}, False),
+    ({"params": {"connections": [16]}}, False),
+    ({"params": {"connections": None, "duration": "15s", "rate": 1e3}}, True),
+    ({"argv": ["wrk2", 5]}, False),
+    ({"argv": "wrk2 -R1000"}, False),
+    ({"warnings": 5}, False),  # once a TypeError
+    ({"warnings": ["a", "b"]}, True),
+    ({"tool": 5}, False),
+    ({"params": []}, False),
+])
+def test_manifest_types_are_checked_whatever_the_shortcut(tmp_path, change, accepted):
+    """The type checks answer every case alike, whether the common case's one-pass test
+    decides it or the key-by-key one; a refusal names the key's line."""
+    path = _write(tmp_path, "meta.json", json.dumps({**META, **change}, indent=2))
+    if accepted:
+        assert read_manifest(path).tool == "wrk2"
+        return
+    with pytest.raises(ParseError) as info:
+        read_manifest(path)
+    key = next(iter(change)) if "params" not in change else next(iter(change["params"]), "params")
+    text = path.read_text()
+    assert info.value.line == text[:text.index(f'"{key}"')].count("\n") + 1
