@@ -85,6 +85,8 @@ def read_manifest(path: str | os.PathLike) -> ManifestInfo:
     info = _info(path, schema.upgrade(path, data, version), data)
     # what a Run keeps as its manifest: decoded again, frozen, only when someone reads it
     object.__setattr__(info, "frozen", LazyJsonMap(text, _decode_frozen, {"path": info.path}))
+    # set now: functools.cached_property takes a lock on every first read (Python 3.11)
+    object.__setattr__(info, "frozen_factors", _freeze_value(info.factors))
     return info
 
 
@@ -191,8 +193,8 @@ def _info(path: str, record: schema.RunManifest, raw: Mapping) -> ManifestInfo:
         tool=record.get("tool"),
         tool_version=record.get("tool_version"),
         argv=tuple(record["argv"]) if record.get("argv") else None,
-        factors=dict(record.get("factors") or {}),
-        load=dict(record.get("load") or {}),
+        factors=record.get("factors") or {},  # fresh from the JSON (or the upgrade): not
+        load=record.get("load") or {},  # shared with anything that could change them
         run_id=record.get("run_id") or os.path.basename(os.path.dirname(path)),
         repetition=_int_or_none(record.get("repetition")),
         block=_int_or_none(record.get("block")),
