@@ -109,3 +109,16 @@ def test_spectrum_numbers_are_read_exactly_at_every_width():
     value, count, bad = fastwrk2._rows([rows + last])
     assert value.tolist() == values + [1000] and count.tolist() == counts + [1]
     assert not bad.any()
+
+
+def test_a_spectrum_without_rows_is_left_to_the_careful_parser():
+    """Every row of the spectrum deleted (its footer kept, still counting requests): the fast
+    path steps aside, and the careful parser answers (a run or the line)."""
+    taken = [p for p in OUTPUTS if fastwrk2.match(p.read_text(), "t") is not None][:5]
+    assert taken
+    for path in taken:
+        text = path.read_text()
+        head = text.index("\n", text.index("Value   Percentile")) + 2
+        damaged = text[:head] + text[text.index("#[Mean", head):]
+        assert fastwrk2.parse_many([(damaged, "d.txt")]) == [None]
+        careful(damaged, "d.txt")  # a Run or None (ParseError): never another exception

@@ -157,7 +157,7 @@ def _distribution(text: str, start: int, pairs: Sequence[str]) -> tuple[_Block |
     (placeholders) or rows not in the usual layout give None."""
     end = text.find("#", start) - 1  # "#" is rare: found faster than "\n#[Mean"
     f = FOOTER.match(text, end) if end >= 0 else None
-    if f is None or (end - start + 1) % ROW_BYTES:
+    if f is None or end <= start or (end - start + 1) % ROW_BYTES:
         return None, 0
     block = _Block(pairs, text[start:end], f.groups())
     return (None if block.total == 0 else block), f.end()

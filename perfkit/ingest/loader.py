@@ -253,7 +253,8 @@ def scan_directory(root: Path, fast: bool = True, cache: bool | None = None) -> 
             todo.append(i)
     done: dict[int, LoadResult] = {}
     # in batches: the texts of one batch are dropped before the next is read, so memory is
-    # reused rather than grown (a fresh page costs a fault: a quarter of a cold load's time)
+    # reused rather than grown (1,008 wrk2 outputs: 10,800 page faults at once, 3,100 in
+    # batches of 64, a tenth less CPU time)
     for start in range(0, len(todo), BATCH_DIRS):
         batch = [(i, _prepare(walked[i][0], [p for p, _ in walked[i][1]], walked[i][2]))
                  for i in todo[start:start + BATCH_DIRS]]
