@@ -3,19 +3,26 @@
 
 from __future__ import annotations
 
+import math
 import os
+import pickle
 import shutil
+import struct
 import time
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import perfkit
+from perfkit.histogram import LatencyHistogram
 from perfkit.ingest import cache as run_cache
-from perfkit.ingest.store import runs_to_table, table_to_runs
+from perfkit.ingest.store import check_histograms, runs_to_table, table_to_runs
+from perfkit.model import FrozenMap
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
@@ -64,6 +71,59 @@ def test_a_value_of_another_type_than_declared_keeps_its_type(all_runs):
     (back,) = table_to_runs(_parquet_round_trip(runs_to_table([run])))
     assert back.same_as(run) and type(back.latency_mean_ms) is int
     assert back.extra["k"][1] == (2, 3.5)
+
+
+def _bits(value):
+    return struct.pack("<d", value) if type(value) is float else value
+
+
+def test_columns_equal_in_every_row_round_trip_exactly(all_runs):
+    """A column holding one value in every row (null, empty, or equal: a wrk2 store's tool,
+    its Locust fields) is read once for all runs; one that varies, row by row."""
+    wrk2 = [r for r in all_runs if r.tool == "wrk2" and r.histogram is not None][:6]
+    same = [wrk2[0].replace(source=f"{wrk2[0].source}.{i}") for i in range(4)]  # all equal
+    nan = [r.replace(latency_min_ms=math.nan, duration_s=-0.0, notes=(), argv=None)
+           for r in wrk2]
+    signed = [r.replace(duration_s=z, errors_read=e) for r, z, e in
+              zip(wrk2, (0.0, -0.0) * 3, (0, 1, 0, 0, 0, 0), strict=True)]
+    mixed = [r.replace(argv=a, notes=n) for r, a, n in
+             zip(wrk2, (None, ("wrk2", "-R1"), (), ("wrk2",), None, ("",)),
+                 ((), ("x",), (), ("y", "z"), (), ()), strict=True)]
+    for runs in ([wrk2[0]], same, nan, signed, mixed, all_runs):
+        table = _parquet_round_trip(runs_to_table(runs))
+        back = table_to_runs(table)
+        assert _same(runs, back)
+        for a, b in zip(runs, back, strict=True):
+            assert list(vars(b)) == list(vars(a))  # every field, in Run's order
+            for name, value in vars(a).items():
+                got = getattr(b, name)
+                if isinstance(value, Mapping):
+                    assert isinstance(got, FrozenMap), name
+                elif isinstance(value, LatencyHistogram):
+                    assert isinstance(got, LatencyHistogram), name
+                else:
+                    assert type(got) is type(value) and _bits(got) == _bits(value), name
+    back = table_to_runs(runs_to_table(signed))
+    assert [math.copysign(1, r.duration_s) for r in back] == [1, -1] * 3
+
+
+def test_a_sliced_or_chunked_table_gives_its_rows(all_runs):
+    table = runs_to_table(all_runs)
+    part = table.slice(5, 40)
+    assert _same(all_runs[5:45], table_to_runs(part))
+    chunked = pa.concat_tables([table.slice(0, 7), table.slice(7, 30)])
+    assert chunked.column("percentiles_ms").num_chunks == 2
+    assert _same(all_runs[:37], table_to_runs(chunked))
+    assert table_to_runs(table.slice(0, 0)) == []
+
+
+def test_runs_read_from_a_table_pickle_and_decode(all_runs):
+    runs = table_to_runs(_parquet_round_trip(runs_to_table(all_runs)))
+    check_histograms(runs)
+    back = pickle.loads(pickle.dumps(runs))
+    assert _same(all_runs, back)
+    hist = next(r.histogram for r in runs if r.histogram is not None)
+    assert hist.percentile_ms(99) > 0 and hist.total_count == int(np.sum(hist.bucket_counts))
 
 
 # -- the cache ------------------------------------------------------------------------------
