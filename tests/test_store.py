@@ -284,3 +284,14 @@ def test_an_entry_added_under_restored_directory_times_is_still_seen(tree):
     assert len(runs.runs) == len(expected.runs)
     assert [str(e) for e in runs.errors] == [str(e) for e in expected.errors]
     assert _same(runs.runs, expected.runs)
+
+
+def test_runs_keep_the_walk_order_after_a_partial_reparse(tree):
+    """Directories found in the cache and directories parsed again are written in walk
+    order: the next load (from the cache alone) returns the runs as a walk would."""
+    perfkit.load(tree, cache=True)
+    target = tree / "wrk2" / "default_R15000_c16_rep2" / "run.stdout"
+    target.write_text(target.read_text() + "\n")
+    expected = [r.source for r in perfkit.load(tree, cache=False)]
+    assert [r.source for r in perfkit.load(tree, cache=True)] == expected
+    assert [r.source for r in perfkit.load(tree, cache=True)] == expected

@@ -85,6 +85,7 @@ class RunCache:
         self.new_runs: dict[str, list[Run]] = {}
         self.new_listings: dict[str, list] = {}
         self._times: dict[str, tuple[int, int]] = {}
+        self._walked: list[str] = []  # run directories in walk order (see lookup)
         self.complete = True  # every directory of the walk cached (none gave an error)
         self.changed = False
         self._read()
@@ -234,8 +235,11 @@ class RunCache:
 
     def lookup(self, directory: str, entries: Sequence[tuple[str, os.stat_result]]
                ) -> list[Run] | None:
-        """The cached runs of ``directory`` if none of its files changed, else None."""
+        """The cached runs of ``directory`` if none of its files changed, else None.
+
+        Called for every run directory in walk order: the cache is written in that order."""
         rel = self._rel(directory)
+        self._walked.append(rel)
         cached = self.index.get(rel)
         if cached is None:
             return None
@@ -287,13 +291,18 @@ class RunCache:
                 and self.new_index.keys() == self.index.keys()
                 and self.new_listings.keys() == self.listings.keys()):
             return
-        dirs = [d for d, runs in self.new_runs.items() for _ in runs]
-        runs = [r for d in self.new_runs for r in self.new_runs[d]]
+        # in walk order: the directories found in the cache (lookup) and those parsed (put)
+        # interleave, and the next load returns the runs in this order
+        order = list(dict.fromkeys(d for d in self._walked if d in self.new_index))
+        order += sorted(self.new_index.keys() - set(order))  # none: each is looked up first
+        new_index = {d: self.new_index[d] for d in order}
+        dirs = [d for d in order for _ in self.new_runs[d]]
+        runs = [r for d in order for r in self.new_runs[d]]
         table = runs_to_table(runs).append_column("_dir", pa.array(dirs, type=pa.string()))
         meta = dict(table.schema.metadata or {})
         # the index and the listings, compressed: Arrow keeps schema metadata twice in the
         # file (raw and in its serialized schema), and every read parses both
-        raw = json.dumps(_state(self.new_index, self.new_listings, self.complete),
+        raw = json.dumps(_state(new_index, self.new_listings, self.complete),
                          separators=(",", ":")).encode()
         state, size = pa.compress(raw, codec="zstd", asbytes=True), len(raw)
         meta.update({b"perfkit.cache_version": _VERSION.encode(),
