@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 import pickle
@@ -15,12 +17,14 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
 import perfkit
 from perfkit.histogram import LatencyHistogram
 from perfkit.ingest import cache as run_cache
+from perfkit.ingest import store
 from perfkit.ingest.store import check_histograms, runs_to_table, table_to_runs
 from perfkit.model import FrozenMap
 
@@ -208,29 +212,51 @@ def test_touch_without_change_reuses_the_cached_runs(tree):
     assert _same(first, perfkit.load(tree, cache=True))
 
 
-@pytest.mark.parametrize("damage", ["flip", "truncate", "garbage", "version"])
+def _rewrite(path: Path, table: pa.Table, meta: dict) -> None:
+    """Replace the cache file by ``table`` with ``meta``, named by its bytes (undamaged)."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(table.replace_schema_metadata(meta), sink)
+    raw = sink.getvalue().to_pybytes()
+    path.unlink()
+    (path.parent / f"runs-{hashlib.sha256(raw).hexdigest()}.parquet").write_bytes(raw)
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "garbage", "version", "previous",
+                                    "index", "count"])
 def test_a_corrupt_or_foreign_cache_is_ignored_with_a_warning(tree, damage):
     expected = perfkit.load(tree, cache=False)
     perfkit.load(tree, cache=True)
     (path,) = _cache_files(tree)
     data = path.read_bytes()
+    table = pq.read_table(path)
+    meta = dict(table.schema.metadata)
     if damage == "flip":
         path.write_bytes(data[:200] + bytes([data[200] ^ 0xFF]) + data[201:])
     elif damage == "truncate":
         path.write_bytes(data[: len(data) // 2])
     elif damage == "garbage":
         path.write_bytes(b"not parquet at all")
-    else:
-        table = pq.read_table(path)
-        meta = dict(table.schema.metadata)
+    elif damage == "version":
         meta[b"perfkit.cache_version"] = b"0/0.0.0"
-        sink = pa.BufferOutputStream()
-        pq.write_table(table.replace_schema_metadata(meta), sink)
-        import hashlib
-
-        raw = sink.getvalue().to_pybytes()
-        path.unlink()
-        (path.parent / f"runs-{hashlib.sha256(raw).hexdigest()}.parquet").write_bytes(raw)
+        _rewrite(path, table, meta)
+    elif damage == "previous":  # layout 3: the index as JSON, each run's directory a column
+        meta = {k: v for k, v in meta.items() if k not in (
+            b"perfkit.listings", b"perfkit.index", b"perfkit.files", b"perfkit.complete")}
+        meta[b"perfkit.cache_version"] = (
+            f"{store.TABLE_VERSION}/3/{perfkit.__version__}".encode())
+        raw = json.dumps({"complete": True}).encode()
+        meta[b"perfkit.state"] = pa.compress(raw, codec="zstd", asbytes=True)
+        meta[b"perfkit.state_size"] = str(len(raw)).encode()
+        dirs = pa.array(["wrk2"] * table.num_rows)
+        _rewrite(path, table.append_column("_dir", dirs), meta)
+    elif damage == "index":  # the listings are not an Arrow stream
+        meta[b"perfkit.listings"] = meta[b"perfkit.listings"][:40]
+        _rewrite(path, table, meta)
+    else:  # the index counts one run too many
+        counts = pa.ipc.open_stream(meta[b"perfkit.index"]).read_all()
+        counts = counts.set_column(1, "runs", pc.add(counts.column("runs"), 1))
+        meta[b"perfkit.index"] = run_cache._ipc(counts)
+        _rewrite(path, table, meta)
     with pytest.warns(run_cache.CacheWarning, match="ignored and rebuilt"):
         runs = perfkit.load(tree, cache=True)
     assert _same(runs, expected)
