@@ -121,6 +121,24 @@ def test_a_sliced_or_chunked_table_gives_its_rows(all_runs):
     assert table_to_runs(table.slice(0, 0)) == []
 
 
+def test_runs_from_parquet_bytes_read_histograms_and_maps_on_first_use(all_runs):
+    """A ParquetTable (the run store's file, from its bytes) reads the histograms, manifests
+    and extra maps once each, when a run first uses one; the runs are the same."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(runs_to_table(all_runs), sink)
+    stored = store.ParquetTable(sink.getvalue().to_pybytes())
+    read = []
+    real = stored.read
+    stored.read = lambda names: (read.append(list(names)), real(names))[1]
+    runs = table_to_runs(stored)
+    assert len(read) == 1 and not set(read[0]) & set(store._DEFERRED)
+    assert _same(all_runs, runs)  # compares every field: reads the rest
+    later = [name for names in read[1:] for name in names]
+    assert sorted(later) == sorted(set(later)) and set(later) == set(store._DEFERRED)
+    check_histograms(runs)
+    assert _same(all_runs, pickle.loads(pickle.dumps(runs)))
+
+
 def test_runs_read_from_a_table_pickle_and_decode(all_runs):
     runs = table_to_runs(_parquet_round_trip(runs_to_table(all_runs)))
     check_histograms(runs)

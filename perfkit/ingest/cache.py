@@ -16,7 +16,9 @@ the one they were parsed from, and re-parses the rest:
 - the cache is one file, ``runs-<sha256 of its bytes>.parquet``, written to a temporary file
   and renamed (a crash leaves the previous cache or none); a file whose bytes do not match its
   name, that Parquet cannot read, or that another version of perfkit wrote is ignored with a
-  :class:`CacheWarning` and replaced. It may be deleted at any time;
+  :class:`CacheWarning` and replaced. It may be deleted at any time. The bytes read are kept
+  with the runs: their histograms, manifests and extra maps are read from them on first use
+  (:class:`perfkit.ingest.store.ParquetTable`), never from the file again;
 - it holds the root path as given: loading the same directory under another spelling
   (absolute vs relative) re-parses once, since every Run's ``source`` names the path.
 
@@ -43,7 +45,7 @@ import pyarrow.parquet as pq
 from perfkit import __version__
 from perfkit._fsutil import write_bytes_atomic
 from perfkit.ingest.discover import scan_names
-from perfkit.ingest.store import TABLE_VERSION, runs_to_table, table_to_runs
+from perfkit.ingest.store import TABLE_VERSION, ParquetTable, runs_to_table, table_to_runs
 from perfkit.model import Run
 
 CACHE_DIR = os.path.join(".perfkit", "cache")
@@ -158,9 +160,10 @@ class RunCache:
             if hashlib.sha256(data).hexdigest() != os.path.basename(path)[5:-8]:
                 raise ValueError("its bytes do not match its name (a damaged file)")
             # one file: ParquetFile reads it without the dataset layer (read_table imports
-            # pyarrow.dataset on first use, most of a warm load's time)
-            table = pq.ParquetFile(pa.BufferReader(data)).read(use_threads=False)
-            meta = table.schema.metadata or {}
+            # pyarrow.dataset on first use, most of a warm load's time); its histograms,
+            # manifests and extra maps are read from these bytes on first use
+            table = ParquetTable(data)
+            meta = table.metadata
             if meta.get(b"perfkit.cache_version", b"").decode() != _VERSION:
                 raise ValueError(f"written by another version "
                                  f"({meta.get(b'perfkit.cache_version', b'?').decode()})")

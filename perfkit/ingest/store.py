@@ -16,8 +16,12 @@ build on:
 - ``notes`` and ``argv``: ``list<string>``; ``factors``, ``manifest`` and ``extra``: JSON with
   non-string keys tagged (``{"__map__": [[key, value], ...]}``).
 
-Reading is lazy where it pays: a histogram is decoded and a JSON map parsed on first use, so
-loading 10,000 cached runs costs little more than building the Run objects.
+Reading is lazy where it pays: a histogram is decoded and a JSON map or a percentile map built
+on first use, so loading 10,000 cached runs costs little more than building the Run objects.
+Read from the Parquet file's bytes (:class:`ParquetTable`, as the run store does), the
+histogram strings and the manifest and extra texts (most of the bytes) are not even read from
+the file until a run first uses one. A column holding one value in every row (null, empty, or
+equal: a wrk2 store's Locust fields, its tool) gives that one value to every run.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import threading
 import typing
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -34,6 +39,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from perfkit import hdrcodec
 from perfkit.histogram import LatencyHistogram
@@ -45,6 +51,9 @@ TABLE_VERSION = "1"
 _HISTOGRAMS = ("histogram", "uncorrected_histogram")
 _PERCENTILES = ("percentiles_ms", "uncorrected_percentiles_ms")
 _JSON_MAPS = ("factors", "manifest", "extra")
+#: the columns a run only reads on first use (its histograms decoded, its maps parsed): read
+#: from a :class:`ParquetTable` on first use too, they are most of its bytes
+_DEFERRED = ("histogram", "uncorrected_histogram", "manifest", "extra")
 _LISTS = ("notes", "argv")
 _ARROW = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
 _MAP_TYPE = pa.map_(pa.float64(), pa.float64())
@@ -111,9 +120,9 @@ def _json_dict(text: str) -> dict:
 class LazyHistogram(LatencyHistogram):
     """A LatencyHistogram decoded from its HdrHistogram string on first use of its counts.
 
-    The string is ``texts[row]`` (a str, or an Arrow string scalar: a run store's column is
-    kept as Arrow data until a histogram is decoded); its total, min and max are known without
-    decoding (from the table's columns)."""
+    The string is ``texts[row]`` (a str or an Arrow string scalar: a run table's column stays
+    Arrow data, or unread, until a histogram is decoded); its total, min and max are known
+    without decoding (from the table's columns)."""
 
     __slots__ = ("_texts", "_row")
 
@@ -293,36 +302,32 @@ def _strings(arr: pa.ListArray, repeated: bool) -> Any:
     return out
 
 
-def _histograms(table: pa.Table, name: str) -> Any:
-    encoded = _array(table, name)
-    n = len(encoded)
-    if encoded.null_count == n:
+def _histograms(table: pa.Table, name: str, texts: Any) -> Any:
+    """A lazy histogram per row (None where ``*_count`` is null: runs_to_table writes a count
+    exactly where it writes a histogram), decoded from ``texts[row]`` on first use."""
+    counts = _array(table, f"{name}_count")
+    n = len(counts)
+    if counts.null_count == n:
         return None
-    parts = [_array(table, f"{name}{part}") for part in ("_count", "_min_raw_us", "_max_raw_us")]
-    out = _Rows(map(LazyHistogram, repeat(encoded), range(n), *map(_scalars, parts)))
-    if encoded.null_count:
-        for i in _nulls(encoded).tolist():
+    parts = [_array(table, f"{name}{part}") for part in ("_min_raw_us", "_max_raw_us")]
+    out = _Rows(map(LazyHistogram, repeat(texts), range(n), *map(_scalars, [counts, *parts])))
+    if counts.null_count:
+        for i in _nulls(counts).tolist():
             out[i] = None
     return out
 
 
-def _json_at(texts: pa.Array, index: int) -> dict:
-    return _json_dict(texts[index].as_py())
+def _json_at(texts: Any, index: int) -> dict:
+    text = texts[index]
+    return _json_dict(text if type(text) is str else text.as_py())
 
 
-def _json_maps(arr: pa.Array, shared: bool) -> Any:
-    """One lazy map per row, parsed from the row's text (left in Arrow until then) on first
-    use; that map alone if every row has the same text.
-
-    ``shared``: rows repeat their text (the runs of one configuration, their factors): one map
-    per distinct text, found by Arrow's hashing (not by hashing Python strings)."""
+def _json_maps(arr: pa.Array) -> Any:
+    """Factors: rows repeat their text (the runs of one configuration): one lazy map per
+    distinct text (found by Arrow's hashing, not by hashing Python strings), parsed on first
+    use; that map alone if every row has the same text."""
     if arr.null_count:
         raise ValueError("a JSON map column holds a null")
-    n = len(arr)
-    if not shared:
-        if not _same_texts(arr):
-            return _Rows(map(LazyMap, range(n), repeat(functools.partial(_json_at, arr))))
-        return LazyMap(0, functools.partial(_json_at, arr.slice(0, 1)))
     if not pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_encode()
     texts = arr.dictionary
@@ -332,15 +337,57 @@ def _json_maps(arr: pa.Array, shared: bool) -> Any:
     return _Rows(map(maps.__getitem__, arr.indices.to_numpy(zero_copy_only=False).tolist()))
 
 
-def table_to_runs(table: pa.Table) -> list[Run]:
-    """The Runs of a table written by :func:`runs_to_table` (equal in every field)."""
-    meta = table.schema.metadata or {}
+class ParquetTable:
+    """A run table stored as Parquet, from the file's bytes (kept: immutable), for
+    :func:`table_to_runs`: the columns of :data:`_DEFERRED` are read on first use of any of
+    their rows (the run store's histograms, manifests and extra maps: most of its bytes, and
+    most loads read few of them)."""
+
+    def __init__(self, data: bytes):
+        self.file = pq.ParquetFile(pa.BufferReader(data))  # reads the footer: ArrowInvalid
+        self.metadata: dict[bytes, bytes] = self.file.schema_arrow.metadata or {}
+        self.num_rows: int = self.file.metadata.num_rows
+        self._lock = threading.Lock()
+
+    def read(self, names: Sequence[str]) -> pa.Table:
+        with self._lock:  # one reader of the file at a time
+            return self.file.read(list(names), use_threads=False)
+
+    def deferred(self, name: str) -> _DeferredColumn:
+        return _DeferredColumn(self, name)
+
+
+class _DeferredColumn:
+    """A string column of a :class:`ParquetTable`: ``column[row]``, the column read from the
+    file the first time."""
+
+    __slots__ = ("_stored", "_name", "_array")
+
+    def __init__(self, stored: ParquetTable, name: str):
+        self._stored, self._name, self._array = stored, name, None
+
+    def __getitem__(self, row: int) -> str | None:
+        if self._array is None:
+            self._array = _array(self._stored.read([self._name]), self._name)
+        return self._array[row].as_py()
+
+
+def table_to_runs(table: pa.Table | ParquetTable) -> list[Run]:
+    """The Runs of a table written by :func:`runs_to_table` (equal in every field), or of
+    its Parquet file's bytes (:class:`ParquetTable`: some columns read on first use)."""
+    stored = table if isinstance(table, ParquetTable) else None
+    meta = (table.metadata if stored else table.schema.metadata) or {}
     if meta.get(b"perfkit.table_version") != TABLE_VERSION.encode():
         raise ValueError("not a perfkit run table of version " + TABLE_VERSION)
     json_columns = set(json.loads(meta.get(b"perfkit.json_columns", b"[]")))
     n = table.num_rows
     if not n:
         return []
+    if stored is not None:
+        table = stored.read([f.name for f in stored.file.schema_arrow if f.name not in _DEFERRED])
+        texts: dict[str, Any] = {name: stored.deferred(name) for name in _DEFERRED}
+    else:
+        texts = {name: _array(table, name) for name in _DEFERRED}
     # each field: one list of n values, or one value for every run (a column that is null,
     # empty or equal in every row: the Locust fields of a wrk2 store, its tool...), set once
     # in the template every run's fields are copied from
@@ -357,11 +404,13 @@ def table_to_runs(table: pa.Table) -> list[Run]:
     for name in _PERCENTILES:
         fields[name] = _percentiles(_array(table, name))
     for name in _HISTOGRAMS:
-        fields[name] = _histograms(table, name)
+        fields[name] = _histograms(table, name, texts[name])
     for name in _LISTS:
         fields[name] = _strings(_array(table, name), repeated=name == "argv")
-    for name in _JSON_MAPS:
-        fields[name] = _json_maps(_array(table, name), shared=name == "factors")
+    fields["factors"] = _json_maps(_array(table, "factors"))
+    for name in ("manifest", "extra"):  # a lazy map per row, parsed from its text
+        fields[name] = _Rows(map(LazyMap, range(n), repeat(functools.partial(_json_at,
+                                                                             texts[name]))))
     sources = fields["latency_source"]
     sources = set(sources) if type(sources) is _Rows else {sources}
     if sources - LATENCY_SOURCES.keys():
