@@ -326,18 +326,18 @@ class RunCache:
         new_index = {d: self.new_index[d] for d in order}
         runs = [r for d in order for r in self.new_runs[d]]
         table = runs_to_table(runs)
-        meta = dict(table.schema.metadata or {})
-        meta.update({b"perfkit.cache_version": _VERSION.encode(),
-                     b"perfkit.root": self.root.encode(),
-                     b"perfkit.written_ns": str(self.started_ns).encode(),
-                     b"perfkit.complete": b"1" if self.complete else b"0"})
-        # compressed: Arrow keeps schema metadata twice in the file (raw and in its
-        # serialized schema), and every read parses both
-        meta.update(_state(new_index, [len(self.new_runs[d]) for d in order],
-                           self.new_listings))
-        table = table.replace_schema_metadata(meta)
+        meta = {b"perfkit.cache_version": _VERSION.encode(),
+                b"perfkit.root": self.root.encode(),
+                b"perfkit.written_ns": str(self.started_ns).encode(),
+                b"perfkit.complete": b"1" if self.complete else b"0",
+                **_state(new_index, [len(self.new_runs[d]) for d in order], self.new_listings)}
         sink = pa.BufferOutputStream()
-        pq.write_table(table, sink, compression="zstd")
+        # the cache's entries in the file's key-value metadata alone: in the table's schema
+        # Arrow would keep them twice (raw, and base64 in its serialized schema) and decode
+        # both on every read
+        with pq.ParquetWriter(sink, table.schema, compression="zstd") as writer:
+            writer.write_table(table)
+            writer.add_key_value_metadata(meta)
         data = sink.getvalue().to_pybytes()
         name = f"runs-{hashlib.sha256(data).hexdigest()}.parquet"
         try:

@@ -345,7 +345,8 @@ class ParquetTable:
 
     def __init__(self, data: bytes):
         self.file = pq.ParquetFile(pa.BufferReader(data))  # reads the footer: ArrowInvalid
-        self.metadata: dict[bytes, bytes] = self.file.schema_arrow.metadata or {}
+        #: the file's key-value metadata (the table's schema metadata, and any other entry)
+        self.metadata: dict[bytes, bytes] = self.file.metadata.metadata or {}
         self.num_rows: int = self.file.metadata.num_rows
         self._lock = threading.Lock()
 
