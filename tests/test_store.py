@@ -93,7 +93,8 @@ def test_columns_equal_in_every_row_round_trip_exactly(all_runs):
     mixed = [r.replace(argv=a, notes=n) for r, a, n in
              zip(wrk2, (None, ("wrk2", "-R1"), (), ("wrk2",), None, ("",)),
                  ((), ("x",), (), ("y", "z"), (), ()), strict=True)]
-    for runs in ([wrk2[0]], same, nan, signed, mixed, all_runs):
+    one = [r.replace(notes=(f"note {i}",), argv=("wrk2", f"-R{i}")) for i, r in enumerate(wrk2)]
+    for runs in ([wrk2[0]], same, nan, signed, mixed, one, all_runs):
         table = _parquet_round_trip(runs_to_table(runs))
         back = table_to_runs(table)
         assert _same(runs, back)

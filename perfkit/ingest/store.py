@@ -253,7 +253,7 @@ def _percentile_dict(keys: np.ndarray, items: np.ndarray, offsets: np.ndarray, r
     return dict(zip(keys[start:end].tolist(), items[start:end].tolist(), strict=True))
 
 
-def _percentiles(arr: pa.MapArray) -> Any:
+def _percentiles(arr: pa.MapArray, rows: list[int]) -> Any:
     """One lazy map per row, built from the row's slice of the flat keys and values on first
     use (a null map reads as an empty one); the empty map if every row's is."""
     offsets = arr.offsets.to_numpy()
@@ -265,7 +265,7 @@ def _percentiles(arr: pa.MapArray) -> Any:
     else:
         keys, items = keys.to_numpy(), items.to_numpy()
     make = functools.partial(_percentile_dict, keys, items, offsets)
-    out = _Rows(map(LazyMap, range(len(arr)), repeat(make)))
+    out = _Rows(map(LazyMap, rows, repeat(make)))
     if arr.null_count:
         empty = FrozenMap()
         for i in _nulls(arr).tolist():
@@ -289,20 +289,25 @@ def _strings(arr: pa.ListArray, repeated: bool) -> Any:
     values = arr.values.slice(first, last - first)
     if repeated:
         values = values.dictionary_encode()
-        words = values.dictionary.to_pylist()
-        flat = tuple(map(words.__getitem__, values.indices.to_numpy(zero_copy_only=False)
-                         .tolist()))
+        words = np.empty(len(values.dictionary), dtype=object)
+        words[:] = values.dictionary.to_pylist()
+        flat = words[values.indices.to_numpy(zero_copy_only=False)].tolist()
     else:
-        flat = tuple(values.to_pylist())
-    bounds = offsets - first
-    out = _Rows(map(flat.__getitem__, map(slice, bounds[:-1].tolist(), bounds[1:].tolist())))
+        flat = values.to_pylist()
+    lengths = np.diff(offsets)
+    if arr.null_count == 0 and (lengths == 1).all():  # a note per run: 1-tuples, by zip
+        out = _Rows(zip(flat))
+    else:
+        flat = tuple(flat)
+        bounds = (offsets - first).tolist()
+        out = _Rows(map(flat.__getitem__, map(slice, bounds[:-1], bounds[1:])))
     if arr.null_count:
         for i in _nulls(arr).tolist():
             out[i] = None
     return out
 
 
-def _histograms(table: pa.Table, name: str, texts: Any) -> Any:
+def _histograms(table: pa.Table, name: str, texts: Any, rows: list[int]) -> Any:
     """A lazy histogram per row (None where ``*_count`` is null: runs_to_table writes a count
     exactly where it writes a histogram), decoded from ``texts[row]`` on first use."""
     counts = _array(table, f"{name}_count")
@@ -310,7 +315,7 @@ def _histograms(table: pa.Table, name: str, texts: Any) -> Any:
     if counts.null_count == n:
         return None
     parts = [_array(table, f"{name}{part}") for part in ("_min_raw_us", "_max_raw_us")]
-    out = _Rows(map(LazyHistogram, repeat(texts), range(n), *map(_scalars, [counts, *parts])))
+    out = _Rows(map(LazyHistogram, repeat(texts), rows, *map(_scalars, [counts, *parts])))
     if counts.null_count:
         for i in _nulls(counts).tolist():
             out[i] = None
@@ -393,6 +398,7 @@ def table_to_runs(table: pa.Table | ParquetTable) -> list[Run]:
     # empty or equal in every row: the Locust fields of a wrk2 store, its tool...), set once
     # in the template every run's fields are copied from
     fields: dict[str, Any] = {}
+    rows = list(range(n))  # each lazy value's row: one int object per row, shared
     for name in SCALARS:
         arr = _array(table, name)
         value = _one_value(arr)
@@ -403,15 +409,14 @@ def table_to_runs(table: pa.Table | ParquetTable) -> list[Run]:
         else:
             fields[name] = _Rows(_scalars(arr))
     for name in _PERCENTILES:
-        fields[name] = _percentiles(_array(table, name))
+        fields[name] = _percentiles(_array(table, name), rows)
     for name in _HISTOGRAMS:
-        fields[name] = _histograms(table, name, texts[name])
+        fields[name] = _histograms(table, name, texts[name], rows)
     for name in _LISTS:
         fields[name] = _strings(_array(table, name), repeated=name == "argv")
     fields["factors"] = _json_maps(_array(table, "factors"))
     for name in ("manifest", "extra"):  # a lazy map per row, parsed from its text
-        fields[name] = _Rows(map(LazyMap, range(n), repeat(functools.partial(_json_at,
-                                                                             texts[name]))))
+        fields[name] = _Rows(map(LazyMap, rows, repeat(functools.partial(_json_at, texts[name]))))
     sources = fields["latency_source"]
     sources = set(sources) if type(sources) is _Rows else {sources}
     if sources - LATENCY_SOURCES.keys():
