@@ -58,19 +58,22 @@ _VERSION = f"{TABLE_VERSION}/{CACHE_LAYOUT}/{__version__}"
 #: (relative path, size, mtime_ns, ctime_ns, sha256 digest) of one file of a run directory
 FileKey = list
 
-# The index and the listings: three tables, each an Arrow IPC stream (zstd) in the Parquet
-# file's metadata, read with a few column conversions (no JSON to parse):
+# The index and the listings: three tables, each an Arrow IPC stream (LZ4) in the Parquet
+# file's metadata, read with a few column conversions (no JSON to parse). Each directory and
+# file is named by its path as stat-ed (the root, or the root joined with its relative path:
+# a cache is only read under the root's spelling it was written with):
 #: every directory of the walk: its times and its listing
-_LISTINGS = pa.schema([("rel", pa.string()), ("mtime", pa.int64()), ("ctime", pa.int64()),
+_LISTINGS = pa.schema([("path", pa.string()), ("mtime", pa.int64()), ("ctime", pa.int64()),
                        ("files", pa.list_(pa.string())), ("subdirs", pa.list_(pa.string()))])
 #: every cached run directory, in walk order, with the number of its runs (the run table
 #: holds them in the same order)
-_INDEX = pa.schema([("rel", pa.string()), ("runs", pa.int64())])
+_INDEX = pa.schema([("path", pa.string()), ("runs", pa.int64())])
 #: every file of a cached run directory (``dir``: its row of the index)
-_FILES = pa.schema([("dir", pa.int32()), ("rel", pa.string()), ("size", pa.int64()),
+_FILES = pa.schema([("dir", pa.int32()), ("path", pa.string()), ("size", pa.int64()),
                     ("mtime", pa.int64()), ("ctime", pa.int64()), ("sha", pa.binary(32))])
 _STATE = {"listings": _LISTINGS, "index": _INDEX, "files": _FILES}
 _DIR_TIMES = attrgetter("st_mtime_ns", "st_ctime_ns")
+_BATCH = 1024
 _FILE_KEY = attrgetter("st_size", "st_mtime_ns", "st_ctime_ns")
 
 
@@ -120,12 +123,12 @@ class RunCache:
         files, as last written."""
         if not self.state:
             return {}
-        dirs = self.state["index"].column("rel").to_pylist()
+        dirs = list(map(self._rel, self.state["index"].column("path").to_pylist()))
         out: dict[str, list[FileKey]] = {d: [] for d in dirs}
         files = self.state["files"]
-        for i, *key in zip(*(files.column(name).to_pylist() for name in _FILES.names),
-                           strict=True):
-            out[dirs[i]].append(key)
+        for i, path, *key in zip(*(files.column(name).to_pylist() for name in _FILES.names),
+                                 strict=True):
+            out[dirs[i]].append([self._rel(path), *key])
         return out
 
     @functools.cached_property
@@ -133,8 +136,9 @@ class RunCache:
         """Relative directory -> [mtime_ns, ctime_ns, file names, subdirectory names]."""
         if not self.state:
             return {}
-        rel, *rest = (self.state["listings"].column(name).to_pylist() for name in _LISTINGS.names)
-        return {d: list(values) for d, *values in zip(rel, *rest, strict=True)}
+        paths, *rest = (self.state["listings"].column(name).to_pylist()
+                        for name in _LISTINGS.names)
+        return {self._rel(p): list(values) for p, *values in zip(paths, *rest, strict=True)}
 
     @functools.cached_property
     def runs(self) -> dict[str, list[Run]]:
@@ -144,7 +148,8 @@ class RunCache:
         index = self.state["index"]
         ends = np.cumsum(index.column("runs").to_numpy()).tolist()
         return {d: self._runs[end - count:end] for d, count, end in zip(
-            index.column("rel").to_pylist(), index.column("runs").to_pylist(), ends,
+            map(self._rel, index.column("path").to_pylist()), index.column("runs").to_pylist(),
+            ends,
             strict=True)}
 
     # -- reading --------------------------------------------------------------------------
@@ -197,31 +202,27 @@ class RunCache:
         listings, files = self.state["listings"], self.state["files"]
         racy_after = self.written_ns - RACY_NS
         try:
-            dirs = self._paths(listings.column("rel"))
+            dirs = listings.column("path")
             if not _stats_match(dirs, _DIR_TIMES, listings, ("mtime", "ctime")):
                 return None
-            paths = self._paths(files.column("rel"))
+            paths = files.column("path")
             if not _stats_match(paths, _FILE_KEY, files, ("size", "mtime", "ctime")):
                 return None
             for i in _racy(listings, racy_after):
-                now_files, now_dirs = scan_names(dirs[i])
+                now_files, now_dirs = scan_names(dirs[i].as_py())
                 if (sorted(now_files) != sorted(listings.column("files")[i].as_py())
                         or now_dirs != listings.column("subdirs")[i].as_py()):
                     return None
             for i in _racy(files, racy_after):
-                if sha256_file(paths[i]) != files.column("sha")[i].as_py():
+                if sha256_file(paths[i].as_py()) != files.column("sha")[i].as_py():
                     return None
         except OSError:
             return None
         return list(self._runs)  # the index's order: the walk's (see save)
 
-    def _paths(self, rels: pa.ChunkedArray) -> list[str]:
-        """The paths of directories or files relative to the root ("." the root itself)."""
-        paths = pc.binary_join_element_wise(self._prefix, rels, "").to_pylist()
-        root = pc.index(rels, ".").as_py()
-        if root >= 0:
-            paths[root] = self.root
-        return paths
+    def _path(self, rel: str) -> str:
+        """The path of ``rel`` (relative to the root; "." the root itself) as the walk has it."""
+        return self.root if rel == "." else self._prefix + rel
 
     def _rel(self, path: str) -> str:
         """``path`` relative to the root (paths from the walk all start with it)."""
@@ -330,7 +331,8 @@ class RunCache:
                 b"perfkit.root": self.root.encode(),
                 b"perfkit.written_ns": str(self.started_ns).encode(),
                 b"perfkit.complete": b"1" if self.complete else b"0",
-                **_state(new_index, [len(self.new_runs[d]) for d in order], self.new_listings)}
+                **_state(new_index, [len(self.new_runs[d]) for d in order], self.new_listings,
+                         self._path)}
         sink = pa.BufferOutputStream()
         # the cache's entries in the file's key-value metadata alone: in the table's schema
         # Arrow would keep them twice (raw, and base64 in its serialized schema) and decode
@@ -353,13 +355,21 @@ class RunCache:
                     pass
 
 
-def _stats_match(paths: list[str], key: Callable, table: pa.Table,
+def _stats_match(paths: pa.ChunkedArray, key: Callable, table: pa.Table,
                  names: tuple[str, ...]) -> bool:
     """Each path's ``stat`` gives the row's values of ``names`` (``key`` reads them)."""
     k = len(names)
-    # one stat_result at a time (a list of 30,000 would be megabytes of fresh memory)
-    now = np.fromiter(chain.from_iterable(map(key, map(os.stat, paths))), np.int64,
-                      count=k * len(paths))
+    now = np.empty(k * len(paths), dtype=np.int64)
+    at = 0
+    # the paths as str a batch at a time, and one stat_result at a time: 30,000 of either at
+    # once would be megabytes of fresh memory, slower to fault in than to fill
+    for chunk in paths.chunks:
+        for start in range(0, len(chunk), _BATCH):
+            batch = chunk.slice(start, _BATCH).to_pylist()
+            end = at + k * len(batch)
+            now[at:end] = np.fromiter(chain.from_iterable(map(key, map(os.stat, batch))),
+                                      np.int64, count=end - at)
+            at = end
     return all(np.array_equal(now[j::k], table.column(name).to_numpy())
                for j, name in enumerate(names))
 
@@ -380,19 +390,21 @@ def _read_ipc(data: bytes, schema: pa.Schema) -> pa.Table:
 
 def _ipc(table: pa.Table) -> bytes:
     sink = pa.BufferOutputStream()
-    options = pa.ipc.IpcWriteOptions(compression="zstd")
+    options = pa.ipc.IpcWriteOptions(compression="lz4")  # faster to read than zstd
     with pa.ipc.new_stream(sink, table.schema, options=options) as writer:
         writer.write_table(table)
     return sink.getvalue().to_pybytes()
 
 
-def _state(index: dict[str, list[FileKey]], counts: list[int], listings: dict[str, list]
-           ) -> dict[bytes, bytes]:
-    """The index and the listings as the metadata entries of :data:`_STATE`'s tables."""
+def _state(index: dict[str, list[FileKey]], counts: list[int], listings: dict[str, list],
+           path: Callable[[str], str]) -> dict[bytes, bytes]:
+    """The index and the listings as the metadata entries of :data:`_STATE`'s tables (each
+    relative path made a path by ``path``)."""
     rows = {
-        "listings": [[d, *listing] for d, listing in listings.items()],
-        "index": [[d, count] for d, count in zip(index, counts, strict=True)],
-        "files": [[i, *key] for i, keys in enumerate(index.values()) for key in keys],
+        "listings": [[path(d), *listing] for d, listing in listings.items()],
+        "index": [[path(d), count] for d, count in zip(index, counts, strict=True)],
+        "files": [[i, path(rel), *key] for i, keys in enumerate(index.values())
+                  for rel, *key in keys],
     }
     out = {}
     for name, schema in _STATE.items():
