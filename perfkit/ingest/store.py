@@ -51,6 +51,9 @@ TABLE_VERSION = "1"
 _HISTOGRAMS = ("histogram", "uncorrected_histogram")
 _PERCENTILES = ("percentiles_ms", "uncorrected_percentiles_ms")
 _JSON_MAPS = ("factors", "manifest", "extra")
+#: string columns whose values recur from run to run by nature (one tool, one target URL,
+#: one tool version...): read from Parquet as its dictionary (one str per distinct value)
+_REPEATED = ("tool", "latency_source", "endpoint", "method", "url", "tool_version")
 #: the columns a run only reads on first use (its histograms decoded, its maps parsed): read
 #: from a :class:`ParquetTable` on first use too, they are most of its bytes
 _DEFERRED = ("histogram", "uncorrected_histogram", "manifest", "extra")
@@ -213,7 +216,11 @@ _set_state = vars(Run)["__dict__"].__set__  # object.__setattr__(run, "__dict__"
 
 def _array(table: pa.Table, name: str) -> pa.Array:
     column = table.column(name)
-    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    if column.num_chunks == 1:
+        return column.chunk(0)
+    if pa.types.is_dictionary(column.type):  # chunks of different dictionaries: plain values
+        column = column.cast(column.type.value_type)
+    return column.combine_chunks()
 
 
 def _one_value(arr: pa.Array) -> Any:
@@ -223,6 +230,9 @@ def _one_value(arr: pa.Array) -> Any:
         return None
     if arr.null_count:
         return _VARIES
+    if pa.types.is_dictionary(arr.type):
+        indices = arr.indices.to_numpy()
+        return arr[0].as_py() if (indices == indices[0]).all() else _VARIES
     if pa.types.is_string(arr.type):
         return arr[0].as_py() if _same_texts(arr) else _VARIES
     values = arr.to_numpy(zero_copy_only=False)
@@ -240,6 +250,8 @@ def _same_texts(arr: pa.Array) -> bool:
 def _scalars(arr: pa.Array) -> list:
     if arr.null_count == 0 and (pa.types.is_int64(arr.type) or pa.types.is_float64(arr.type)):
         return arr.to_numpy().tolist()  # no nulls: numpy builds the Python numbers faster
+    if arr.null_count == 0 and pa.types.is_dictionary(arr.type):  # one str per distinct text
+        return list(map(arr.dictionary.to_pylist().__getitem__, arr.indices.to_numpy().tolist()))
     return arr.to_pylist()
 
 
@@ -349,7 +361,8 @@ class ParquetTable:
     most loads read few of them)."""
 
     def __init__(self, data: bytes):
-        self.file = pq.ParquetFile(pa.BufferReader(data))  # reads the footer: ArrowInvalid
+        # reads the footer (ArrowInvalid if damaged)
+        self.file = pq.ParquetFile(pa.BufferReader(data), read_dictionary=_REPEATED)
         #: the file's key-value metadata (the table's schema metadata, and any other entry)
         self.metadata: dict[bytes, bytes] = self.file.metadata.metadata or {}
         self.num_rows: int = self.file.metadata.num_rows
