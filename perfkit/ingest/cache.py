@@ -33,9 +33,7 @@ import hashlib
 import os
 import time
 import warnings
-from collections.abc import Callable, Sequence
-from itertools import chain
-from operator import attrgetter
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -72,9 +70,7 @@ _INDEX = pa.schema([("path", pa.string()), ("runs", pa.int64())])
 _FILES = pa.schema([("dir", pa.int32()), ("path", pa.string()), ("size", pa.int64()),
                     ("mtime", pa.int64()), ("ctime", pa.int64()), ("sha", pa.binary(32))])
 _STATE = {"listings": _LISTINGS, "index": _INDEX, "files": _FILES}
-_DIR_TIMES = attrgetter("st_mtime_ns", "st_ctime_ns")
 _BATCH = 1024
-_FILE_KEY = attrgetter("st_size", "st_mtime_ns", "st_ctime_ns")
 
 
 class CacheWarning(UserWarning):
@@ -202,11 +198,8 @@ class RunCache:
         listings, files = self.state["listings"], self.state["files"]
         racy_after = self.written_ns - RACY_NS
         try:
-            dirs = listings.column("path")
-            if not _stats_match(dirs, _DIR_TIMES, listings, ("mtime", "ctime")):
-                return None
-            paths = files.column("path")
-            if not _stats_match(paths, _FILE_KEY, files, ("size", "mtime", "ctime")):
+            dirs, paths = listings.column("path"), files.column("path")
+            if not (_same_dir_times(listings) and _same_file_stats(files)):
                 return None
             for i in _racy(listings, racy_after):
                 now_files, now_dirs = scan_names(dirs[i].as_py())
@@ -355,23 +348,36 @@ class RunCache:
                     pass
 
 
-def _stats_match(paths: pa.ChunkedArray, key: Callable, table: pa.Table,
-                 names: tuple[str, ...]) -> bool:
-    """Each path's ``stat`` gives the row's values of ``names`` (``key`` reads them)."""
-    k = len(names)
-    now = np.empty(k * len(paths), dtype=np.int64)
-    at = 0
-    # the paths as str a batch at a time, and one stat_result at a time: 30,000 of either at
-    # once would be megabytes of fresh memory, slower to fault in than to fill
-    for chunk in paths.chunks:
-        for start in range(0, len(chunk), _BATCH):
-            batch = chunk.slice(start, _BATCH).to_pylist()
-            end = at + k * len(batch)
-            now[at:end] = np.fromiter(chain.from_iterable(map(key, map(os.stat, batch))),
-                                      np.int64, count=end - at)
-            at = end
-    return all(np.array_equal(now[j::k], table.column(name).to_numpy())
-               for j, name in enumerate(names))
+def _batches(table: pa.Table, names: tuple[str, ...]) -> Iterator[tuple[list, ...]]:
+    """The columns ``names`` of ``table`` as Python lists, 1,024 rows at a time: 30,000 paths
+    (or stat results) at once would be megabytes of fresh memory, slower to fault in than to
+    fill."""
+    for batch in table.select(list(names)).to_batches(max_chunksize=_BATCH):
+        yield tuple(column.to_numpy(zero_copy_only=False).tolist()
+                    if pa.types.is_integer(column.type) else column.to_pylist()
+                    for column in batch.columns)
+
+
+def _same_dir_times(listings: pa.Table) -> bool:
+    """Each directory's ``stat`` gives its row's mtime and ctime."""
+    stat = os.stat
+    for paths, mtimes, ctimes in _batches(listings, ("path", "mtime", "ctime")):
+        for path, mtime, ctime in zip(paths, mtimes, ctimes, strict=True):
+            st = stat(path)
+            if st.st_mtime_ns != mtime or st.st_ctime_ns != ctime:
+                return False
+    return True
+
+
+def _same_file_stats(files: pa.Table) -> bool:
+    """Each file's ``stat`` gives its row's size, mtime and ctime."""
+    stat = os.stat
+    for paths, sizes, mtimes, ctimes in _batches(files, ("path", "size", "mtime", "ctime")):
+        for path, size, mtime, ctime in zip(paths, sizes, mtimes, ctimes, strict=True):
+            st = stat(path)
+            if st.st_size != size or st.st_mtime_ns != mtime or st.st_ctime_ns != ctime:
+                return False
+    return True
 
 
 def _racy(table: pa.Table, after: int) -> list[int]:
