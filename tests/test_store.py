@@ -138,6 +138,11 @@ def test_runs_from_parquet_bytes_read_histograms_and_maps_on_first_use(all_runs)
     assert sorted(later) == sorted(set(later)) and set(later) == set(store._DEFERRED)
     check_histograms(runs)
     assert _same(all_runs, pickle.loads(pickle.dumps(runs)))
+    sink = pa.BufferOutputStream()  # row groups: chunks with dictionaries of their own
+    pq.write_table(runs_to_table(all_runs), sink, row_group_size=50)
+    stored = store.ParquetTable(sink.getvalue().to_pybytes())
+    assert stored.file.metadata.num_row_groups > 2
+    assert _same(all_runs, table_to_runs(stored))
 
 
 def test_runs_read_from_a_table_pickle_and_decode(all_runs):

@@ -218,8 +218,9 @@ def _array(table: pa.Table, name: str) -> pa.Array:
     column = table.column(name)
     if column.num_chunks == 1:
         return column.chunk(0)
-    if pa.types.is_dictionary(column.type):  # chunks of different dictionaries: plain values
-        column = column.cast(column.type.value_type)
+    kind = column.type  # chunks of different dictionaries (row groups): plain values
+    if pa.types.is_dictionary(kind):
+        column = column.cast(kind.value_type)
     return column.combine_chunks()
 
 
@@ -300,7 +301,8 @@ def _strings(arr: pa.ListArray, repeated: bool) -> Any:
         return ()
     values = arr.values.slice(first, last - first)
     if repeated:
-        values = values.dictionary_encode()
+        if not pa.types.is_dictionary(values.type):
+            values = values.dictionary_encode()
         words = np.empty(len(values.dictionary), dtype=object)
         words[:] = values.dictionary.to_pylist()
         flat = words[values.indices.to_numpy(zero_copy_only=False)].tolist()
