@@ -3,19 +3,30 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
 import os
+import pickle
 import shutil
+import struct
 import time
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
 import perfkit
+from perfkit.histogram import LatencyHistogram
 from perfkit.ingest import cache as run_cache
-from perfkit.ingest.store import runs_to_table, table_to_runs
+from perfkit.ingest import store
+from perfkit.ingest.store import check_histograms, runs_to_table, table_to_runs
+from perfkit.model import FrozenMap
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
@@ -66,6 +77,83 @@ def test_a_value_of_another_type_than_declared_keeps_its_type(all_runs):
     assert back.extra["k"][1] == (2, 3.5)
 
 
+def _bits(value):
+    return struct.pack("<d", value) if type(value) is float else value
+
+
+def test_columns_equal_in_every_row_round_trip_exactly(all_runs):
+    """A column holding one value in every row (null, empty, or equal: a wrk2 store's tool,
+    its Locust fields) is read once for all runs; one that varies, row by row."""
+    wrk2 = [r for r in all_runs if r.tool == "wrk2" and r.histogram is not None][:6]
+    same = [wrk2[0].replace(source=f"{wrk2[0].source}.{i}") for i in range(4)]  # all equal
+    nan = [r.replace(latency_min_ms=math.nan, duration_s=-0.0, notes=(), argv=None)
+           for r in wrk2]
+    signed = [r.replace(duration_s=z, errors_read=e) for r, z, e in
+              zip(wrk2, (0.0, -0.0) * 3, (0, 1, 0, 0, 0, 0), strict=True)]
+    mixed = [r.replace(argv=a, notes=n) for r, a, n in
+             zip(wrk2, (None, ("wrk2", "-R1"), (), ("wrk2",), None, ("",)),
+                 ((), ("x",), (), ("y", "z"), (), ()), strict=True)]
+    one = [r.replace(notes=(f"note {i}",), argv=("wrk2", f"-R{i}")) for i, r in enumerate(wrk2)]
+    for runs in ([wrk2[0]], same, nan, signed, mixed, one, all_runs):
+        table = _parquet_round_trip(runs_to_table(runs))
+        back = table_to_runs(table)
+        assert _same(runs, back)
+        for a, b in zip(runs, back, strict=True):
+            assert list(vars(b)) == list(vars(a))  # every field, in Run's order
+            for name, value in vars(a).items():
+                got = getattr(b, name)
+                if isinstance(value, Mapping):
+                    assert isinstance(got, FrozenMap), name
+                elif isinstance(value, LatencyHistogram):
+                    assert isinstance(got, LatencyHistogram), name
+                else:
+                    assert type(got) is type(value) and _bits(got) == _bits(value), name
+    back = table_to_runs(runs_to_table(signed))
+    assert [math.copysign(1, r.duration_s) for r in back] == [1, -1] * 3
+
+
+def test_a_sliced_or_chunked_table_gives_its_rows(all_runs):
+    table = runs_to_table(all_runs)
+    part = table.slice(5, 40)
+    assert _same(all_runs[5:45], table_to_runs(part))
+    chunked = pa.concat_tables([table.slice(0, 7), table.slice(7, 30)])
+    assert chunked.column("percentiles_ms").num_chunks == 2
+    assert _same(all_runs[:37], table_to_runs(chunked))
+    assert table_to_runs(table.slice(0, 0)) == []
+
+
+def test_runs_from_parquet_bytes_read_histograms_and_maps_on_first_use(all_runs):
+    """A ParquetTable (the run store's file, from its bytes) reads the histograms, manifests
+    and extra maps once each, when a run first uses one; the runs are the same."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(runs_to_table(all_runs), sink)
+    stored = store.ParquetTable(sink.getvalue().to_pybytes())
+    read = []
+    real = stored.read
+    stored.read = lambda names: (read.append(list(names)), real(names))[1]
+    runs = table_to_runs(stored)
+    assert len(read) == 1 and not set(read[0]) & set(store._DEFERRED)
+    assert _same(all_runs, runs)  # compares every field: reads the rest
+    later = [name for names in read[1:] for name in names]
+    assert sorted(later) == sorted(set(later)) and set(later) == set(store._DEFERRED)
+    check_histograms(runs)
+    assert _same(all_runs, pickle.loads(pickle.dumps(runs)))
+    sink = pa.BufferOutputStream()  # row groups: chunks with dictionaries of their own
+    pq.write_table(runs_to_table(all_runs), sink, row_group_size=50)
+    stored = store.ParquetTable(sink.getvalue().to_pybytes())
+    assert stored.file.metadata.num_row_groups > 2
+    assert _same(all_runs, table_to_runs(stored))
+
+
+def test_runs_read_from_a_table_pickle_and_decode(all_runs):
+    runs = table_to_runs(_parquet_round_trip(runs_to_table(all_runs)))
+    check_histograms(runs)
+    back = pickle.loads(pickle.dumps(runs))
+    assert _same(all_runs, back)
+    hist = next(r.histogram for r in runs if r.histogram is not None)
+    assert hist.percentile_ms(99) > 0 and hist.total_count == int(np.sum(hist.bucket_counts))
+
+
 # -- the cache ------------------------------------------------------------------------------
 @pytest.fixture
 def tree(tmp_path):
@@ -93,6 +181,9 @@ def test_second_load_comes_from_the_cache_and_is_identical(tree, monkeypatch):
     first = perfkit.load(tree, cache=True)
     (cached,) = _cache_files(tree)
     assert cached.name.startswith("runs-") and cached.suffix == ".parquet"
+    # the index in the file's metadata once (not also in the schema Arrow serializes)
+    assert b"perfkit.files" in pq.ParquetFile(cached).metadata.metadata
+    assert b"perfkit.files" not in pq.read_schema(cached).metadata
     parsed = []
     real = run_cache.RunCache.put
     monkeypatch.setattr(run_cache.RunCache, "put",
@@ -148,29 +239,52 @@ def test_touch_without_change_reuses_the_cached_runs(tree):
     assert _same(first, perfkit.load(tree, cache=True))
 
 
-@pytest.mark.parametrize("damage", ["flip", "truncate", "garbage", "version"])
+def _rewrite(path: Path, table: pa.Table, meta: dict) -> None:
+    """Replace the cache file by ``table`` with ``meta``, named by its bytes (undamaged)."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(table.replace_schema_metadata(meta), sink)
+    raw = sink.getvalue().to_pybytes()
+    path.unlink()
+    (path.parent / f"runs-{hashlib.sha256(raw).hexdigest()}.parquet").write_bytes(raw)
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "garbage", "version", "previous",
+                                    "index", "count"])
 def test_a_corrupt_or_foreign_cache_is_ignored_with_a_warning(tree, damage):
     expected = perfkit.load(tree, cache=False)
     perfkit.load(tree, cache=True)
     (path,) = _cache_files(tree)
     data = path.read_bytes()
+    table = pq.read_table(path)
+    meta = dict(pq.ParquetFile(path).metadata.metadata)  # the cache's entries with the table's
+    del meta[b"ARROW:schema"]
     if damage == "flip":
         path.write_bytes(data[:200] + bytes([data[200] ^ 0xFF]) + data[201:])
     elif damage == "truncate":
         path.write_bytes(data[: len(data) // 2])
     elif damage == "garbage":
         path.write_bytes(b"not parquet at all")
-    else:
-        table = pq.read_table(path)
-        meta = dict(table.schema.metadata)
+    elif damage == "version":
         meta[b"perfkit.cache_version"] = b"0/0.0.0"
-        sink = pa.BufferOutputStream()
-        pq.write_table(table.replace_schema_metadata(meta), sink)
-        import hashlib
-
-        raw = sink.getvalue().to_pybytes()
-        path.unlink()
-        (path.parent / f"runs-{hashlib.sha256(raw).hexdigest()}.parquet").write_bytes(raw)
+        _rewrite(path, table, meta)
+    elif damage == "previous":  # layout 3: the index as JSON, each run's directory a column
+        meta = {k: v for k, v in meta.items() if k not in (
+            b"perfkit.listings", b"perfkit.index", b"perfkit.files", b"perfkit.complete")}
+        meta[b"perfkit.cache_version"] = (
+            f"{store.TABLE_VERSION}/3/{perfkit.__version__}".encode())
+        raw = json.dumps({"complete": True}).encode()
+        meta[b"perfkit.state"] = pa.compress(raw, codec="zstd", asbytes=True)
+        meta[b"perfkit.state_size"] = str(len(raw)).encode()
+        dirs = pa.array(["wrk2"] * table.num_rows)
+        _rewrite(path, table.append_column("_dir", dirs), meta)
+    elif damage == "index":  # the listings are not an Arrow stream
+        meta[b"perfkit.listings"] = meta[b"perfkit.listings"][:40]
+        _rewrite(path, table, meta)
+    else:  # the index counts one run too many
+        counts = pa.ipc.open_stream(meta[b"perfkit.index"]).read_all()
+        counts = counts.set_column(1, "runs", pc.add(counts.column("runs"), 1))
+        meta[b"perfkit.index"] = run_cache._ipc(counts)
+        _rewrite(path, table, meta)
     with pytest.warns(run_cache.CacheWarning, match="ignored and rebuilt"):
         runs = perfkit.load(tree, cache=True)
     assert _same(runs, expected)
@@ -224,3 +338,14 @@ def test_an_entry_added_under_restored_directory_times_is_still_seen(tree):
     assert len(runs.runs) == len(expected.runs)
     assert [str(e) for e in runs.errors] == [str(e) for e in expected.errors]
     assert _same(runs.runs, expected.runs)
+
+
+def test_runs_keep_the_walk_order_after_a_partial_reparse(tree):
+    """Directories found in the cache and directories parsed again are written in walk
+    order: the next load (from the cache alone) returns the runs as a walk would."""
+    perfkit.load(tree, cache=True)
+    target = tree / "wrk2" / "default_R15000_c16_rep2" / "run.stdout"
+    target.write_text(target.read_text() + "\n")
+    expected = [r.source for r in perfkit.load(tree, cache=False)]
+    assert [r.source for r in perfkit.load(tree, cache=True)] == expected
+    assert [r.source for r in perfkit.load(tree, cache=True)] == expected

@@ -16,7 +16,9 @@ the one they were parsed from, and re-parses the rest:
 - the cache is one file, ``runs-<sha256 of its bytes>.parquet``, written to a temporary file
   and renamed (a crash leaves the previous cache or none); a file whose bytes do not match its
   name, that Parquet cannot read, or that another version of perfkit wrote is ignored with a
-  :class:`CacheWarning` and replaced. It may be deleted at any time;
+  :class:`CacheWarning` and replaced. It may be deleted at any time. The bytes read are kept
+  with the runs: their histograms, manifests and extra maps are read from them on first use
+  (:class:`perfkit.ingest.store.ParquetTable`), never from the file again;
 - it holds the root path as given: loading the same directory under another spelling
   (absolute vs relative) re-parses once, since every Run's ``source`` names the path.
 
@@ -28,31 +30,47 @@ from __future__ import annotations
 import functools
 import glob
 import hashlib
-import json
 import os
 import time
 import warnings
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from perfkit import __version__
 from perfkit._fsutil import write_bytes_atomic
 from perfkit.ingest.discover import scan_names
-from perfkit.ingest.store import TABLE_VERSION, runs_to_table, table_to_runs
+from perfkit.ingest.store import TABLE_VERSION, ParquetTable, runs_to_table, table_to_runs
 from perfkit.model import Run
 
 CACHE_DIR = os.path.join(".perfkit", "cache")
 #: a file changed less than this before the cache was written is always re-hashed
 RACY_NS = 2_000_000_000
 #: the layout of the cache file around the run table (its index and listings)
-CACHE_LAYOUT = "3"
+CACHE_LAYOUT = "4"
 _VERSION = f"{TABLE_VERSION}/{CACHE_LAYOUT}/{__version__}"
 
-#: (relative path, size, mtime_ns, ctime_ns, sha256) of one file of a run directory
+#: (relative path, size, mtime_ns, ctime_ns, sha256 digest) of one file of a run directory
 FileKey = list
+
+# The index and the listings: three tables, each an Arrow IPC stream (LZ4) in the Parquet
+# file's metadata, read with a few column conversions (no JSON to parse). Each directory and
+# file is named by its path as stat-ed (the root, or the root joined with its relative path:
+# a cache is only read under the root's spelling it was written with):
+#: every directory of the walk: its times and its listing
+_LISTINGS = pa.schema([("path", pa.string()), ("mtime", pa.int64()), ("ctime", pa.int64()),
+                       ("files", pa.list_(pa.string())), ("subdirs", pa.list_(pa.string()))])
+#: every cached run directory, in walk order, with the number of its runs (the run table
+#: holds them in the same order)
+_INDEX = pa.schema([("path", pa.string()), ("runs", pa.int64())])
+#: every file of a cached run directory (``dir``: its row of the index)
+_FILES = pa.schema([("dir", pa.int32()), ("path", pa.string()), ("size", pa.int64()),
+                    ("mtime", pa.int64()), ("ctime", pa.int64()), ("sha", pa.binary(32))])
+_STATE = {"listings": _LISTINGS, "index": _INDEX, "files": _FILES}
+_BATCH = 1024
 
 
 class CacheWarning(UserWarning):
@@ -65,9 +83,9 @@ def enabled(cache: bool | None) -> bool:
     return os.environ.get("PERFKIT_CACHE", "1").lower() not in ("0", "false", "no", "off")
 
 
-def sha256_file(path: str) -> str:
+def sha256_file(path: str) -> bytes:
     with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
+        return hashlib.file_digest(fh, "sha256").digest()
 
 
 class RunCache:
@@ -78,13 +96,15 @@ class RunCache:
         self.directory = os.path.join(root, CACHE_DIR)
         self._prefix = os.path.join(root, "")
         self.started_ns = time.time_ns()
-        self.state: dict[str, list] = {}  # as read (see _state); index and listings from it
-        self.runs: dict[str, list[Run]] = {}
+        self.state: dict[str, pa.Table] = {}  # as read (see _STATE): index, listings, runs
+        self.was_complete = False  # as read
+        self._runs: list[Run] = []  # every cached run, in the index's order
         self.written_ns = 0
         self.new_index: dict[str, list[FileKey]] = {}
         self.new_runs: dict[str, list[Run]] = {}
         self.new_listings: dict[str, list] = {}
         self._times: dict[str, tuple[int, int]] = {}
+        self._walked: list[str] = []  # run directories in walk order (see lookup)
         self.complete = True  # every directory of the walk cached (none gave an error)
         self.changed = False
         self._read()
@@ -97,24 +117,35 @@ class RunCache:
     def index(self) -> dict[str, list[FileKey]]:
         """Relative run directory -> [relative path, size, mtime_ns, ctime_ns, sha256] of its
         files, as last written."""
-        s = self.state
-        if not s:
+        if not self.state:
             return {}
-        out: dict[str, list[FileKey]] = {d: [] for d in s["index_dirs"]}
-        keys = s["index_dirs"]
-        for i, *key in zip(s["file_dir"], s["file_rel"], s["file_size"], s["file_mtime"],
-                           s["file_ctime"], s["file_sha"], strict=True):
-            out[keys[i]].append(key)
+        dirs = list(map(self._rel, self.state["index"].column("path").to_pylist()))
+        out: dict[str, list[FileKey]] = {d: [] for d in dirs}
+        files = self.state["files"]
+        for i, path, *key in zip(*(files.column(name).to_pylist() for name in _FILES.names),
+                                 strict=True):
+            out[dirs[i]].append([self._rel(path), *key])
         return out
 
     @functools.cached_property
     def listings(self) -> dict[str, list]:
         """Relative directory -> [mtime_ns, ctime_ns, file names, subdirectory names]."""
-        s = self.state
-        if not s:
+        if not self.state:
             return {}
-        return {d: [m, c, f, sub] for d, m, c, f, sub in zip(
-            s["dirs"], s["dir_mtime"], s["dir_ctime"], s["dir_files"], s["dir_subdirs"],
+        paths, *rest = (self.state["listings"].column(name).to_pylist()
+                        for name in _LISTINGS.names)
+        return {self._rel(p): list(values) for p, *values in zip(paths, *rest, strict=True)}
+
+    @functools.cached_property
+    def runs(self) -> dict[str, list[Run]]:
+        """Relative run directory -> its cached runs."""
+        if not self.state:
+            return {}
+        index = self.state["index"]
+        ends = np.cumsum(index.column("runs").to_numpy()).tolist()
+        return {d: self._runs[end - count:end] for d, count, end in zip(
+            map(self._rel, index.column("path").to_pylist()), index.column("runs").to_pylist(),
+            ends,
             strict=True)}
 
     # -- reading --------------------------------------------------------------------------
@@ -130,30 +161,29 @@ class RunCache:
             if hashlib.sha256(data).hexdigest() != os.path.basename(path)[5:-8]:
                 raise ValueError("its bytes do not match its name (a damaged file)")
             # one file: ParquetFile reads it without the dataset layer (read_table imports
-            # pyarrow.dataset on first use, most of a warm load's time)
-            table = pq.ParquetFile(pa.BufferReader(data)).read(use_threads=False)
-            meta = table.schema.metadata or {}
+            # pyarrow.dataset on first use, most of a warm load's time); its histograms,
+            # manifests and extra maps are read from these bytes on first use
+            table = ParquetTable(data)
+            meta = table.metadata
             if meta.get(b"perfkit.cache_version", b"").decode() != _VERSION:
                 raise ValueError(f"written by another version "
                                  f"({meta.get(b'perfkit.cache_version', b'?').decode()})")
             if meta.get(b"perfkit.root", b"").decode() != self.root:
                 return  # the same data under another path spelling: parse once, rewrite
-            state = json.loads(pa.decompress(
-                meta[b"perfkit.state"], int(meta[b"perfkit.state_size"]), codec="zstd",
-                asbytes=True))
-            if set(state) != set(_STATE_KEYS):
-                raise ValueError("its index is not perfkit's")
+            state = {name: _read_ipc(meta[f"perfkit.{name}".encode()], schema)
+                     for name, schema in _STATE.items()}
+            complete = {b"1": True, b"0": False}[meta[b"perfkit.complete"]]
             written_ns = int(meta[b"perfkit.written_ns"])
-            dirs = table.column("_dir").to_pylist()
-            runs = table_to_runs(table.drop_columns(["_dir"]))
+            runs = table_to_runs(table)
+            if (pc.sum(state["index"].column("runs")).as_py() or 0) != len(runs):
+                raise ValueError("its index does not count its runs")
         except Exception as exc:  # noqa: BLE001 - any damage: never trust it
             warnings.warn(f"{path}: run cache ignored and rebuilt: {exc}", CacheWarning,
                           stacklevel=4)
             self.changed = True
             return
-        self.state, self.written_ns = state, written_ns
-        for d, run in zip(dirs, runs, strict=True):
-            self.runs.setdefault(d, []).append(run)
+        self.state, self.was_complete, self.written_ns = state, complete, written_ns
+        self._runs = runs
 
     def unchanged_runs(self) -> list[Run] | None:
         """Every cached run, in walk order, if no directory and no file below the root changed
@@ -163,36 +193,29 @@ class RunCache:
         Each directory and file is ``stat``-ed. One whose times fall in the racy window (see
         the module docstring; typically the root, which gained ``.perfkit/`` after it was
         listed) is checked by content: a directory listed again, a file hashed again."""
-        s = self.state
-        if not s or not s["complete"]:
+        if not self.state or not self.was_complete:
             return None
+        listings, files = self.state["listings"], self.state["files"]
         racy_after = self.written_ns - RACY_NS
-        stat, prefix, root = os.stat, self._prefix, self.root
         try:
-            for rel, mtime, ctime, files, subdirs in zip(
-                    s["dirs"], s["dir_mtime"], s["dir_ctime"], s["dir_files"], s["dir_subdirs"],
-                    strict=True):
-                path = root if rel == "." else prefix + rel
-                st = stat(path)
-                if st.st_mtime_ns != mtime or st.st_ctime_ns != ctime:
+            dirs, paths = listings.column("path"), files.column("path")
+            if not (_same_dir_times(listings) and _same_file_stats(files)):
+                return None
+            for i in _racy(listings, racy_after):
+                now_files, now_dirs = scan_names(dirs[i].as_py())
+                if (sorted(now_files) != sorted(listings.column("files")[i].as_py())
+                        or now_dirs != listings.column("subdirs")[i].as_py()):
                     return None
-                if mtime >= racy_after or ctime >= racy_after:
-                    now_files, now_dirs = scan_names(path)
-                    if sorted(now_files) != sorted(files) or now_dirs != subdirs:
-                        return None
-            for rel, size, mtime, ctime, sha in zip(s["file_rel"], s["file_size"],
-                                                    s["file_mtime"], s["file_ctime"],
-                                                    s["file_sha"], strict=True):
-                st = stat(prefix + rel)
-                if st.st_size != size or st.st_mtime_ns != mtime or st.st_ctime_ns != ctime:
-                    return None
-                if (mtime >= racy_after or ctime >= racy_after) and (
-                        sha256_file(prefix + rel) != sha):
+            for i in _racy(files, racy_after):
+                if sha256_file(paths[i].as_py()) != files.column("sha")[i].as_py():
                     return None
         except OSError:
             return None
-        runs = self.runs
-        return [r for d in s["index_dirs"] for r in runs.get(d, ())]
+        return list(self._runs)  # the index's order: the walk's (see save)
+
+    def _path(self, rel: str) -> str:
+        """The path of ``rel`` (relative to the root; "." the root itself) as the walk has it."""
+        return self.root if rel == "." else self._prefix + rel
 
     def _rel(self, path: str) -> str:
         """``path`` relative to the root (paths from the walk all start with it)."""
@@ -234,8 +257,11 @@ class RunCache:
 
     def lookup(self, directory: str, entries: Sequence[tuple[str, os.stat_result]]
                ) -> list[Run] | None:
-        """The cached runs of ``directory`` if none of its files changed, else None."""
+        """The cached runs of ``directory`` if none of its files changed, else None.
+
+        Called for every run directory in walk order: the cache is written in that order."""
         rel = self._rel(directory)
+        self._walked.append(rel)
         cached = self.index.get(rel)
         if cached is None:
             return None
@@ -283,26 +309,30 @@ class RunCache:
 
     def save(self) -> None:
         """Write the new cache atomically if anything changed (silently not, if read-only)."""
-        if (not self.changed and self.complete == bool(self.state.get("complete"))
+        if (not self.changed and self.complete == self.was_complete
                 and self.new_index.keys() == self.index.keys()
                 and self.new_listings.keys() == self.listings.keys()):
             return
-        dirs = [d for d, runs in self.new_runs.items() for _ in runs]
-        runs = [r for d in self.new_runs for r in self.new_runs[d]]
-        table = runs_to_table(runs).append_column("_dir", pa.array(dirs, type=pa.string()))
-        meta = dict(table.schema.metadata or {})
-        # the index and the listings, compressed: Arrow keeps schema metadata twice in the
-        # file (raw and in its serialized schema), and every read parses both
-        raw = json.dumps(_state(self.new_index, self.new_listings, self.complete),
-                         separators=(",", ":")).encode()
-        state, size = pa.compress(raw, codec="zstd", asbytes=True), len(raw)
-        meta.update({b"perfkit.cache_version": _VERSION.encode(),
-                     b"perfkit.root": self.root.encode(),
-                     b"perfkit.written_ns": str(self.started_ns).encode(),
-                     b"perfkit.state": state, b"perfkit.state_size": str(size).encode()})
-        table = table.replace_schema_metadata(meta)
+        # in walk order: the directories found in the cache (lookup) and those parsed (put)
+        # interleave, and the next load returns the runs in this order
+        order = list(dict.fromkeys(d for d in self._walked if d in self.new_index))
+        order += sorted(self.new_index.keys() - set(order))  # none: each is looked up first
+        new_index = {d: self.new_index[d] for d in order}
+        runs = [r for d in order for r in self.new_runs[d]]
+        table = runs_to_table(runs)
+        meta = {b"perfkit.cache_version": _VERSION.encode(),
+                b"perfkit.root": self.root.encode(),
+                b"perfkit.written_ns": str(self.started_ns).encode(),
+                b"perfkit.complete": b"1" if self.complete else b"0",
+                **_state(new_index, [len(self.new_runs[d]) for d in order], self.new_listings,
+                         self._path)}
         sink = pa.BufferOutputStream()
-        pq.write_table(table, sink, compression="zstd")
+        # the cache's entries in the file's key-value metadata alone: in the table's schema
+        # Arrow would keep them twice (raw, and base64 in its serialized schema) and decode
+        # both on every read
+        with pq.ParquetWriter(sink, table.schema, compression="zstd") as writer:
+            writer.write_table(table)
+            writer.add_key_value_metadata(meta)
         data = sink.getvalue().to_pybytes()
         name = f"runs-{hashlib.sha256(data).hexdigest()}.parquet"
         try:
@@ -318,30 +348,74 @@ class RunCache:
                     pass
 
 
-_STATE_KEYS = ("complete", "dirs", "dir_mtime", "dir_ctime", "dir_files", "dir_subdirs",
-               "index_dirs", "file_dir", "file_rel", "file_size", "file_mtime", "file_ctime",
-               "file_sha")
+def _batches(table: pa.Table, names: tuple[str, ...]) -> Iterator[tuple[list, ...]]:
+    """The columns ``names`` of ``table`` as Python lists, 1,024 rows at a time: 30,000 paths
+    (or stat results) at once would be megabytes of fresh memory, slower to fault in than to
+    fill."""
+    for batch in table.select(list(names)).to_batches(max_chunksize=_BATCH):
+        yield tuple(column.to_numpy(zero_copy_only=False).tolist()
+                    if pa.types.is_integer(column.type) else column.to_pylist()
+                    for column in batch.columns)
 
 
-def _state(index: dict[str, list[FileKey]], listings: dict[str, list],
-           complete: bool) -> dict[str, Any]:
-    """The index and the listings as flat columns (what :meth:`RunCache.unchanged_runs` reads
-    in one pass; JSON parses lists of numbers faster than nested objects)."""
-    out: dict[str, Any] = {k: [] for k in _STATE_KEYS}
-    out["complete"] = complete
-    for d, (mtime, ctime, files, subdirs) in listings.items():
-        out["dirs"].append(d)
-        out["dir_mtime"].append(mtime)
-        out["dir_ctime"].append(ctime)
-        out["dir_files"].append(files)
-        out["dir_subdirs"].append(subdirs)
-    for i, (d, keys) in enumerate(index.items()):
-        out["index_dirs"].append(d)
-        for rel, size, mtime, ctime, sha in keys:
-            out["file_dir"].append(i)
-            out["file_rel"].append(rel)
-            out["file_size"].append(size)
-            out["file_mtime"].append(mtime)
-            out["file_ctime"].append(ctime)
-            out["file_sha"].append(sha)
+def _same_dir_times(listings: pa.Table) -> bool:
+    """Each directory's ``stat`` gives its row's mtime and ctime."""
+    stat = os.stat
+    for paths, mtimes, ctimes in _batches(listings, ("path", "mtime", "ctime")):
+        for path, mtime, ctime in zip(paths, mtimes, ctimes, strict=True):
+            st = stat(path)
+            if st.st_mtime_ns != mtime or st.st_ctime_ns != ctime:
+                return False
+    return True
+
+
+def _same_file_stats(files: pa.Table) -> bool:
+    """Each file's ``stat`` gives its row's size, mtime and ctime."""
+    stat = os.stat
+    for paths, sizes, mtimes, ctimes in _batches(files, ("path", "size", "mtime", "ctime")):
+        for path, size, mtime, ctime in zip(paths, sizes, mtimes, ctimes, strict=True):
+            st = stat(path)
+            if st.st_size != size or st.st_mtime_ns != mtime or st.st_ctime_ns != ctime:
+                return False
+    return True
+
+
+def _racy(table: pa.Table, after: int) -> list[int]:
+    """The rows whose mtime or ctime is ``after`` or later."""
+    late = np.greater_equal(table.column("mtime").to_numpy(), after)
+    late |= np.greater_equal(table.column("ctime").to_numpy(), after)
+    return np.flatnonzero(late).tolist()
+
+
+def _read_ipc(data: bytes, schema: pa.Schema) -> pa.Table:
+    table = pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+    if not table.schema.equals(schema):
+        raise ValueError("its index is not perfkit's")
+    return table
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    options = pa.ipc.IpcWriteOptions(compression="lz4")  # faster to read than zstd
+    with pa.ipc.new_stream(sink, table.schema, options=options) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _state(index: dict[str, list[FileKey]], counts: list[int], listings: dict[str, list],
+           path: Callable[[str], str]) -> dict[bytes, bytes]:
+    """The index and the listings as the metadata entries of :data:`_STATE`'s tables (each
+    relative path made a path by ``path``)."""
+    rows = {
+        "listings": [[path(d), *listing] for d, listing in listings.items()],
+        "index": [[path(d), count] for d, count in zip(index, counts, strict=True)],
+        "files": [[i, path(rel), *key] for i, keys in enumerate(index.values())
+                  for rel, *key in keys],
+    }
+    out = {}
+    for name, schema in _STATE.items():
+        columns = list(zip(*rows[name], strict=True)) or [()] * len(schema)
+        table = pa.table([pa.array(values, type=field.type)
+                          for values, field in zip(columns, schema, strict=True)], schema=schema)
+        out[f"perfkit.{name}".encode()] = _ipc(table)
     return out

@@ -21,8 +21,10 @@ class LazyMap(FrozenMap):
     __slots__ = ("_source", "_make")
 
     def __init__(self, source: Any, make: Callable[[Any], dict]):  # FrozenMap's is not called
-        object.__setattr__(self, "_source", source)
-        object.__setattr__(self, "_make", make)
+        # plain slot stores (FrozenMap has no __setattr__ of its own): half the cost of
+        # object.__setattr__, and the run store builds one per run and map
+        self._source = source
+        self._make = make
 
     def __getattr__(self, name: str) -> Any:
         if name != "_data":

@@ -16,20 +16,30 @@ build on:
 - ``notes`` and ``argv``: ``list<string>``; ``factors``, ``manifest`` and ``extra``: JSON with
   non-string keys tagged (``{"__map__": [[key, value], ...]}``).
 
-Reading is lazy where it pays: a histogram is decoded and a JSON map parsed on first use, so
-loading 10,000 cached runs costs little more than building the Run objects.
+Reading is lazy where it pays: a histogram is decoded and a JSON map or a percentile map built
+on first use, so loading 10,000 cached runs costs little more than building the Run objects.
+Read from the Parquet file's bytes (:class:`ParquetTable`, as the run store does), the
+histogram strings and the manifest and extra texts (most of the bytes) are not even read from
+the file until a run first uses one. A column holding one value in every row (null, empty, or
+equal: a wrk2 store's Locust fields, its tool) gives that one value to every run.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import threading
 import typing
+from collections import deque
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from perfkit import hdrcodec
 from perfkit.histogram import LatencyHistogram
@@ -41,6 +51,12 @@ TABLE_VERSION = "1"
 _HISTOGRAMS = ("histogram", "uncorrected_histogram")
 _PERCENTILES = ("percentiles_ms", "uncorrected_percentiles_ms")
 _JSON_MAPS = ("factors", "manifest", "extra")
+#: string columns whose values recur from run to run by nature (one tool, one target URL,
+#: one tool version...): read from Parquet as its dictionary (one str per distinct value)
+_REPEATED = ("tool", "latency_source", "endpoint", "method", "url", "tool_version")
+#: the columns a run only reads on first use (its histograms decoded, its maps parsed): read
+#: from a :class:`ParquetTable` on first use too, they are most of its bytes
+_DEFERRED = ("histogram", "uncorrected_histogram", "manifest", "extra")
 _LISTS = ("notes", "argv")
 _ARROW = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
 _MAP_TYPE = pa.map_(pa.float64(), pa.float64())
@@ -107,12 +123,16 @@ def _json_dict(text: str) -> dict:
 class LazyHistogram(LatencyHistogram):
     """A LatencyHistogram decoded from its HdrHistogram string on first use of its counts.
 
-    Its total, min and max are known without decoding (from the table's columns)."""
+    The string is ``texts[row]`` (a str or an Arrow string scalar: a run table's column stays
+    Arrow data, or unread, until a histogram is decoded); its total, min and max are known
+    without decoding (from the table's columns)."""
 
-    __slots__ = ("_encoded",)
+    __slots__ = ("_texts", "_row")
 
-    def __init__(self, encoded: str, total: int, min_raw: int | None, max_raw: int | None):
-        self._encoded = encoded
+    def __init__(self, texts: Any, row: int, total: int, min_raw: int | None,
+                 max_raw: int | None):
+        self._texts = texts
+        self._row = row
         self._total = total
         self._min_raw = min_raw
         self._max_raw = max_raw
@@ -120,9 +140,12 @@ class LazyHistogram(LatencyHistogram):
     def __getattr__(self, name: str) -> Any:
         if name not in ("_idx", "_cnt"):
             raise AttributeError(name)
-        decoded = hdrcodec.decode_sparse(self._encoded)
+        encoded = self._texts[self._row]
+        if type(encoded) is not str:
+            encoded = encoded.as_py()
+        decoded = hdrcodec.decode_sparse(encoded)
         if decoded is None:
-            full = LatencyHistogram.decode(self._encoded)
+            full = LatencyHistogram.decode(encoded)
             decoded = full._idx, full._cnt
         idx, cnt = decoded
         if int(cnt.sum()) != self._total:
@@ -179,76 +202,253 @@ def runs_to_table(runs: Sequence[Run]) -> pa.Table:
 
 
 # -- table -> runs ------------------------------------------------------------------------------
-def _histograms(table: pa.Table, name: str) -> list[LatencyHistogram | None]:
-    encoded = table.column(name).to_pylist()
-    totals = table.column(f"{name}_count").to_pylist()
-    lows = table.column(f"{name}_min_raw_us").to_pylist()
-    highs = table.column(f"{name}_max_raw_us").to_pylist()
-    return [None if e is None else LazyHistogram(e, t, lo, hi)
-            for e, t, lo, hi in zip(encoded, totals, lows, highs, strict=True)]
+#: a column whose rows do not all hold one value
+_VARIES = object()
 
 
-def table_to_runs(table: pa.Table) -> list[Run]:
-    """The Runs of a table written by :func:`runs_to_table` (equal in every field)."""
-    meta = table.schema.metadata or {}
+class _Rows(list):
+    """A field's value in each row (what is not one value for every row)."""
+
+
+_new = object.__new__
+_set_state = vars(Run)["__dict__"].__set__  # object.__setattr__(run, "__dict__", ...), direct
+
+
+def _array(table: pa.Table, name: str) -> pa.Array:
+    column = table.column(name)
+    if column.num_chunks == 1:
+        return column.chunk(0)
+    kind = column.type  # chunks of different dictionaries (row groups): plain values
+    if pa.types.is_dictionary(kind):
+        column = column.cast(kind.value_type)
+    return column.combine_chunks()
+
+
+def _one_value(arr: pa.Array) -> Any:
+    """The value of every row of a scalar column (same type, same bits), else _VARIES."""
+    n = len(arr)
+    if arr.null_count == n:
+        return None
+    if arr.null_count:
+        return _VARIES
+    if pa.types.is_dictionary(arr.type):
+        indices = arr.indices.to_numpy()
+        return arr[0].as_py() if (indices == indices[0]).all() else _VARIES
+    if pa.types.is_string(arr.type):
+        return arr[0].as_py() if _same_texts(arr) else _VARIES
+    values = arr.to_numpy(zero_copy_only=False)
+    if values.dtype == np.float64:
+        values = values.view(np.int64)  # bits: -0.0 is not 0.0, a NaN equals itself
+    return arr[0].as_py() if (values == values[0]).all() else _VARIES
+
+
+def _same_texts(arr: pa.Array) -> bool:
+    """Every row of a string column (without nulls) holds the same text."""
+    lengths = pc.binary_length(arr).to_numpy()
+    return bool((lengths == lengths[0]).all()) and pc.all(pc.equal(arr, arr[0])).as_py()
+
+
+def _scalars(arr: pa.Array) -> list:
+    if arr.null_count == 0 and (pa.types.is_int64(arr.type) or pa.types.is_float64(arr.type)):
+        return arr.to_numpy().tolist()  # no nulls: numpy builds the Python numbers faster
+    if arr.null_count == 0 and pa.types.is_dictionary(arr.type):  # one str per distinct text
+        return list(map(arr.dictionary.to_pylist().__getitem__, arr.indices.to_numpy().tolist()))
+    return arr.to_pylist()
+
+
+def _nulls(arr: pa.Array) -> np.ndarray:
+    return np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))
+
+
+def _percentile_dict(keys: np.ndarray, items: np.ndarray, offsets: np.ndarray, row: int
+                     ) -> dict:
+    start, end = offsets[row], offsets[row + 1]
+    return dict(zip(keys[start:end].tolist(), items[start:end].tolist(), strict=True))
+
+
+def _percentiles(arr: pa.MapArray, rows: list[int]) -> Any:
+    """One lazy map per row, built from the row's slice of the flat keys and values on first
+    use (a null map reads as an empty one); the empty map if every row's is."""
+    offsets = arr.offsets.to_numpy()
+    if offsets[0] == offsets[-1]:
+        return FrozenMap()
+    keys, items = arr.keys, arr.items
+    if keys.null_count or items.null_count:  # not written by runs_to_table: Python's lists
+        keys, items = np.array(keys.to_pylist(), object), np.array(items.to_pylist(), object)
+    else:
+        keys, items = keys.to_numpy(), items.to_numpy()
+    make = functools.partial(_percentile_dict, keys, items, offsets)
+    out = _Rows(map(LazyMap, rows, repeat(make)))
+    if arr.null_count:
+        empty = FrozenMap()
+        for i in _nulls(arr).tolist():
+            out[i] = empty
+    return out
+
+
+def _strings(arr: pa.ListArray, repeated: bool) -> Any:
+    """``notes``, ``argv``: a tuple of strings per row (None where null), sliced from one
+    tuple of every row's strings; one value if every row's is empty, or null.
+
+    ``repeated``: the strings recur from row to row (argv's words: the same tool, options and
+    URL in every run of a sweep): one str per distinct string, found by Arrow's hashing."""
+    n = len(arr)
+    if arr.null_count == n:
+        return None
+    offsets = arr.offsets.to_numpy()
+    first, last = int(offsets[0]), int(offsets[-1])
+    if first == last and not arr.null_count:
+        return ()
+    values = arr.values.slice(first, last - first)
+    if repeated:
+        if not pa.types.is_dictionary(values.type):
+            values = values.dictionary_encode()
+        words = np.empty(len(values.dictionary), dtype=object)
+        words[:] = values.dictionary.to_pylist()
+        flat = words[values.indices.to_numpy(zero_copy_only=False)].tolist()
+    else:
+        flat = values.to_pylist()
+    lengths = np.diff(offsets)
+    if arr.null_count == 0 and (lengths == 1).all():  # a note per run: 1-tuples, by zip
+        out = _Rows(zip(flat))
+    else:
+        flat = tuple(flat)
+        bounds = (offsets - first).tolist()
+        out = _Rows(map(flat.__getitem__, map(slice, bounds[:-1], bounds[1:])))
+    if arr.null_count:
+        for i in _nulls(arr).tolist():
+            out[i] = None
+    return out
+
+
+def _histograms(table: pa.Table, name: str, texts: Any, rows: list[int]) -> Any:
+    """A lazy histogram per row (None where ``*_count`` is null: runs_to_table writes a count
+    exactly where it writes a histogram), decoded from ``texts[row]`` on first use."""
+    counts = _array(table, f"{name}_count")
+    n = len(counts)
+    if counts.null_count == n:
+        return None
+    parts = [_array(table, f"{name}{part}") for part in ("_min_raw_us", "_max_raw_us")]
+    out = _Rows(map(LazyHistogram, repeat(texts), rows, *map(_scalars, [counts, *parts])))
+    if counts.null_count:
+        for i in _nulls(counts).tolist():
+            out[i] = None
+    return out
+
+
+def _json_at(texts: Any, index: int) -> dict:
+    text = texts[index]
+    return _json_dict(text if type(text) is str else text.as_py())
+
+
+def _json_maps(arr: pa.Array) -> Any:
+    """Factors: rows repeat their text (the runs of one configuration): one lazy map per
+    distinct text (found by Arrow's hashing, not by hashing Python strings), parsed on first
+    use; that map alone if every row has the same text."""
+    if arr.null_count:
+        raise ValueError("a JSON map column holds a null")
+    if not pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_encode()
+    texts = arr.dictionary
+    maps = list(map(LazyMap, range(len(texts)), repeat(functools.partial(_json_at, texts))))
+    if len(maps) == 1:
+        return maps[0]
+    return _Rows(map(maps.__getitem__, arr.indices.to_numpy(zero_copy_only=False).tolist()))
+
+
+class ParquetTable:
+    """A run table stored as Parquet, from the file's bytes (kept: immutable), for
+    :func:`table_to_runs`: the columns of :data:`_DEFERRED` are read on first use of any of
+    their rows (the run store's histograms, manifests and extra maps: most of its bytes, and
+    most loads read few of them)."""
+
+    def __init__(self, data: bytes):
+        # reads the footer (ArrowInvalid if damaged)
+        self.file = pq.ParquetFile(pa.BufferReader(data), read_dictionary=_REPEATED)
+        #: the file's key-value metadata (the table's schema metadata, and any other entry)
+        self.metadata: dict[bytes, bytes] = self.file.metadata.metadata or {}
+        self.num_rows: int = self.file.metadata.num_rows
+        self._lock = threading.Lock()
+
+    def read(self, names: Sequence[str]) -> pa.Table:
+        with self._lock:  # one reader of the file at a time
+            return self.file.read(list(names), use_threads=False)
+
+    def deferred(self, name: str) -> _DeferredColumn:
+        return _DeferredColumn(self, name)
+
+
+class _DeferredColumn:
+    """A string column of a :class:`ParquetTable`: ``column[row]``, the column read from the
+    file the first time."""
+
+    __slots__ = ("_stored", "_name", "_array")
+
+    def __init__(self, stored: ParquetTable, name: str):
+        self._stored, self._name, self._array = stored, name, None
+
+    def __getitem__(self, row: int) -> str | None:
+        if self._array is None:
+            self._array = _array(self._stored.read([self._name]), self._name)
+        return self._array[row].as_py()
+
+
+def table_to_runs(table: pa.Table | ParquetTable) -> list[Run]:
+    """The Runs of a table written by :func:`runs_to_table` (equal in every field), or of
+    its Parquet file's bytes (:class:`ParquetTable`: some columns read on first use)."""
+    stored = table if isinstance(table, ParquetTable) else None
+    meta = (table.metadata if stored else table.schema.metadata) or {}
     if meta.get(b"perfkit.table_version") != TABLE_VERSION.encode():
         raise ValueError("not a perfkit run table of version " + TABLE_VERSION)
     json_columns = set(json.loads(meta.get(b"perfkit.json_columns", b"[]")))
     n = table.num_rows
-    empty = FrozenMap()
-    # a column that is null in every row (the Locust fields of a wrk2 store...) is one value
-    # for all runs, set once in the template every run's fields are copied from
-    constant: dict[str, Any] = {}
-    columns: dict[str, list] = {}
-
-    def null(name: str) -> bool:
-        return n > 0 and table.column(name).null_count == n
-
-    for name in SCALARS:
-        if null(name):
-            constant[name] = None
-            continue
-        values = table.column(name).to_pylist()
-        columns[name] = [loads(v) for v in values] if name in json_columns else values
-    for name in _PERCENTILES:
-        if null(name):
-            constant[name] = empty
-            continue
-        columns[name] = [LazyMap(items, dict) if items else empty
-                         for items in table.column(name).to_pylist()]
-    for name in _HISTOGRAMS:
-        if null(name):
-            constant[name] = None
-            continue
-        columns[name] = _histograms(table, name)
-    columns["notes"] = [tuple(v) for v in table.column("notes").to_pylist()]
-    if null("argv"):
-        constant["argv"] = None
+    if not n:
+        return []
+    if stored is not None:
+        table = stored.read([f.name for f in stored.file.schema_arrow if f.name not in _DEFERRED])
+        texts: dict[str, Any] = {name: stored.deferred(name) for name in _DEFERRED}
     else:
-        columns["argv"] = [None if v is None else tuple(v)
-                           for v in table.column("argv").to_pylist()]
-    for name in _JSON_MAPS:
-        # runs of one configuration share their factors' text: one frozen map serves them all
-        shared: dict[str, LazyMap] = {}
-        columns[name] = [shared.get(text) or shared.setdefault(text, LazyMap(text, _json_dict))
-                         for text in table.column(name).to_pylist()]
-    sources = set(columns["latency_source"]) if "latency_source" in columns else {None}
-    if n and sources - LATENCY_SOURCES.keys():
+        texts = {name: _array(table, name) for name in _DEFERRED}
+    # each field: one list of n values, or one value for every run (a column that is null,
+    # empty or equal in every row: the Locust fields of a wrk2 store, its tool...), set once
+    # in the template every run's fields are copied from
+    fields: dict[str, Any] = {}
+    rows = list(range(n))  # each lazy value's row: one int object per row, shared
+    for name in SCALARS:
+        arr = _array(table, name)
+        value = _one_value(arr)
+        if value is not _VARIES:
+            fields[name] = loads(value) if name in json_columns and value is not None else value
+        elif name in json_columns:
+            fields[name] = _Rows(map(loads, arr.to_pylist()))
+        else:
+            fields[name] = _Rows(_scalars(arr))
+    for name in _PERCENTILES:
+        fields[name] = _percentiles(_array(table, name), rows)
+    for name in _HISTOGRAMS:
+        fields[name] = _histograms(table, name, texts[name], rows)
+    for name in _LISTS:
+        fields[name] = _strings(_array(table, name), repeated=name == "argv")
+    fields["factors"] = _json_maps(_array(table, "factors"))
+    for name in ("manifest", "extra"):  # a lazy map per row, parsed from its text
+        fields[name] = _Rows(map(LazyMap, rows, repeat(functools.partial(_json_at, texts[name]))))
+    sources = fields["latency_source"]
+    sources = set(sources) if type(sources) is _Rows else {sources}
+    if sources - LATENCY_SOURCES.keys():
         raise ValueError(f"latency_source must be one of {sorted(LATENCY_SOURCES)}, found "
                          f"{sorted(map(str, sources - LATENCY_SOURCES.keys()))}")
-    template = {name: constant.get(name) for name in _FIELDS}  # Run's field order
-    names = list(columns)
-    new, set_state = object.__new__, object.__setattr__
-    runs = []
-    for row in zip(*(columns[name] for name in names), strict=True):
-        # what Run(**fields) does, without the keyword-argument machinery (10,000 cached runs
-        # are built per load) and without __post_init__, whose checks and conversions the
-        # columns above have made: every map frozen, every list a tuple, the sources checked
-        fields = template.copy()
-        fields.update(zip(names, row, strict=True))
-        run = new(Run)
-        set_state(run, "__dict__", fields)
-        runs.append(run)
+    # what Run(**fields) does, without the keyword-argument machinery and without
+    # __post_init__, whose checks and conversions the columns above have made (every map
+    # frozen, every list a tuple, the sources checked): each run's __dict__ a copy of the
+    # template (Run's field order) updated with its row, every step a C-level loop
+    template = {name: None if type(fields[name]) is _Rows else fields[name] for name in _FIELDS}
+    names = [name for name in _FIELDS if type(fields[name]) is _Rows]
+    states = list(map(dict.copy, repeat(template, n)))
+    deque(map(dict.update, states, map(zip, repeat(names),
+                                        zip(*(fields[name] for name in names), strict=True))),
+          maxlen=0)
+    runs = list(map(_new, repeat(Run, n)))
+    deque(map(_set_state, runs, states), maxlen=0)
     return runs
 
 
