@@ -1,5 +1,6 @@
 """Run manifests: perfkit's manifest.json and the fixtures' meta.json, and argv parsing."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import pytest
 import perfkit
 from perfkit.errors import ParseError
 from perfkit.ingest.manifest import (
+    ManifestInfo,
     apply_manifest,
     parse_locust_argv,
     parse_wrk_argv,
@@ -163,3 +165,12 @@ def test_manifest_types_are_checked_whatever_the_shortcut(tmp_path, change, acce
     key = next(iter(change)) if "params" not in change else next(iter(change["params"]), "params")
     text = path.read_text()
     assert info.value.line == text[:text.index(f'"{key}"')].count("\n") + 1
+
+
+def test_a_manifest_read_sets_every_field_of_its_info(tmp_path):
+    """read_manifest builds ManifestInfo without its __init__: every field must be set."""
+    info = read_manifest(_write(tmp_path, "meta.json", META))
+    names = [f.name for f in dataclasses.fields(ManifestInfo)]
+    assert [k for k in vars(info) if k in names] == names
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        info.tool = "wrk"  # type: ignore[misc]

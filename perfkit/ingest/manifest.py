@@ -188,23 +188,28 @@ def _int_or_none(value: Any) -> int | None:
 
 def _info(path: str, record: schema.RunManifest, raw: Mapping) -> ManifestInfo:
     """The parts of a (version-1) record that enter a Run; ``raw`` is the file as read."""
-    return ManifestInfo(
-        path=path,
-        tool=record.get("tool"),
-        tool_version=record.get("tool_version"),
-        argv=tuple(record["argv"]) if record.get("argv") else None,
-        factors=record.get("factors") or {},  # fresh from the JSON (or the upgrade): not
-        load=record.get("load") or {},  # shared with anything that could change them
-        run_id=record.get("run_id") or os.path.basename(os.path.dirname(path)),
-        repetition=_int_or_none(record.get("repetition")),
-        block=_int_or_none(record.get("block")),
-        order=_int_or_none(record.get("order")),
-        start_utc=record.get("start_utc"),
-        end_utc=record.get("end_utc"),
-        exit_code=_int_or_none(record.get("exit_code")),
-        status=record.get("status"),
-        raw=raw,
-    )
+    fields = {
+        "path": path,
+        "tool": record.get("tool"),
+        "tool_version": record.get("tool_version"),
+        "argv": tuple(record["argv"]) if record.get("argv") else None,
+        "factors": record.get("factors") or {},  # fresh from the JSON (or the upgrade): not
+        "load": record.get("load") or {},  # shared with anything that could change them
+        "run_id": record.get("run_id") or os.path.basename(os.path.dirname(path)),
+        "repetition": _int_or_none(record.get("repetition")),
+        "block": _int_or_none(record.get("block")),
+        "order": _int_or_none(record.get("order")),
+        "start_utc": record.get("start_utc"),
+        "end_utc": record.get("end_utc"),
+        "exit_code": _int_or_none(record.get("exit_code")),
+        "status": record.get("status"),
+        "raw": raw,
+    }
+    # every field given: the frozen dataclass's __init__ (a checked setattr per field, a fifth
+    # of reading a manifest) has nothing to add
+    info = object.__new__(ManifestInfo)
+    object.__setattr__(info, "__dict__", fields)
+    return info
 
 
 # -- argv -----------------------------------------------------------------------------------
