@@ -292,10 +292,21 @@ class Run:
 
 
 _FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(Run))
+#: field -> its default where the class holds it as an attribute (a plain default, not a
+#: default_factory): a run whose ``__dict__`` lacks such a field reads the class's value
+CLASS_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Run)
+                  if f.default is not dataclasses.MISSING and f.name in vars(Run)}
 #: every field's default (the three without one: None), in field order
 _DEFAULTS = {f.name: (f.default if f.default is not dataclasses.MISSING else
                       f.default_factory() if f.default_factory is not dataclasses.MISSING
                       else None) for f in dataclasses.fields(Run)}
+
+
+#: the defaults a Run's own ``__dict__`` must hold (a default_factory's, and None for the
+#: fields without a default); :func:`built_run` leaves the others to the class (a smaller
+#: ``__dict__``: at most 42 keys fit the small table)
+_INSTANCE_DEFAULTS = {name: value for name, value in _DEFAULTS.items()
+                      if name not in CLASS_DEFAULTS}
 
 
 def replaced_run(run: Run, changes: dict[str, Any]) -> Run:
@@ -313,7 +324,7 @@ def built_run(fields: dict[str, Any]) -> Run:
     """A Run of ``fields`` (the rest at their defaults) for a caller that has already made
     them what ``Run.__post_init__`` would: maps FrozenMap, lists tuples, a known
     ``latency_source``. The parsers' fast paths build thousands per load this way."""
-    state = _DEFAULTS.copy()
+    state = _INSTANCE_DEFAULTS.copy()  # the rest read the class's defaults
     state.update(fields)
     run = object.__new__(Run)
     object.__setattr__(run, "__dict__", state)
