@@ -445,9 +445,9 @@ def table_to_runs(table: pa.Table | ParquetTable) -> list[Run]:
     # what Run(**fields) does, without the keyword-argument machinery and without
     # __post_init__, whose checks and conversions the columns above have made (every map
     # frozen, every list a tuple, the sources checked): each run's __dict__ a copy of the
-    # template (Run's field order) updated with its row, every step a C-level loop
-    # a field at its class default in every row is left out: the run reads the class's value,
-    # and a __dict__ of at most 42 keys is half the size (10,000 of them per load)
+    # template (Run's field order) updated with its row, every step a C-level loop. A field
+    # at its class default in every row is left out: the run reads the class's value, and a
+    # __dict__ of at most 42 keys is half the size (10,000 of them per load)
     template = {name: None if type(value) is _Rows else value
                 for name, value in ((name, fields[name]) for name in _FIELDS)
                 if not _at_class_default(name, value)}
