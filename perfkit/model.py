@@ -219,10 +219,7 @@ class Run:
         unknown = changes.keys() - _FIELD_NAMES
         if unknown:
             raise TypeError(f"Run has no field(s) {sorted(unknown)}")
-        new = object.__new__(Run)
-        state = new.__dict__
-        state.update(self.__dict__)
-        state.update(changes)
+        new = replaced_run(self, changes)
         new.__post_init__()
         return new
 
@@ -315,9 +312,7 @@ def replaced_run(run: Run, changes: dict[str, Any]) -> Run:
     manifest this way."""
     state = run.__dict__.copy()
     state.update(changes)
-    new = object.__new__(Run)
-    object.__setattr__(new, "__dict__", state)
-    return new
+    return _run_of(state)
 
 
 def built_run(fields: dict[str, Any]) -> Run:
@@ -326,6 +321,11 @@ def built_run(fields: dict[str, Any]) -> Run:
     ``latency_source``. The parsers' fast paths build thousands per load this way."""
     state = _INSTANCE_DEFAULTS.copy()  # the rest read the class's defaults
     state.update(fields)
+    return _run_of(state)
+
+
+def _run_of(state: dict[str, Any]) -> Run:
+    """A Run whose ``__dict__`` is ``state`` (no ``__init__``, no checks)."""
     run = object.__new__(Run)
     object.__setattr__(run, "__dict__", state)
     return run

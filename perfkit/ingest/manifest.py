@@ -327,7 +327,7 @@ def apply_manifest(run: Run, info: ManifestInfo) -> Run:
         "run_id": run.run_id or info.run_id,
         "tool_version": run.tool_version or info.tool_version,
         "argv": run.argv or info.argv,
-        "factors": ({**dict(info.factors), **dict(run.factors)} if run.factors
+        "factors": (_freeze_value({**dict(info.factors), **dict(run.factors)}) if run.factors
                     else info.frozen_factors),
         "repetition": info.repetition if run.repetition is None else run.repetition,
         "block": info.block if run.block is None else run.block,
@@ -358,7 +358,5 @@ def apply_manifest(run: Run, info: ManifestInfo) -> Run:
         if isinstance(warning, str) and not warning.startswith("run ") and warning not in notes:
             notes.append(warning)
     changes["notes"] = tuple(notes)
-    if run.factors:  # merged into a plain dict: Run freezes it
-        return run.replace(**changes)
     # every value is as a Run holds it (maps frozen, lists tuples): no checks to run again
     return replaced_run(run, changes)
