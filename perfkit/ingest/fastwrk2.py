@@ -269,7 +269,7 @@ def _rows(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return value, count, ~ok
 
 
-def _histograms(blocks: list[tuple]) -> list[LatencyHistogram | None]:
+def _histograms(blocks: list[_Block]) -> list[LatencyHistogram | None]:
     """Every spectrum rebuilt and checked against its footer, in one set of numpy operations.
 
     The checks are :func:`perfkit.ingest.wrk2._check_and_build`'s: rows non-decreasing, the

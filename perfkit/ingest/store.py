@@ -140,9 +140,7 @@ class LazyHistogram(LatencyHistogram):
     def __getattr__(self, name: str) -> Any:
         if name not in ("_idx", "_cnt"):
             raise AttributeError(name)
-        encoded = self._texts[self._row]
-        if type(encoded) is not str:
-            encoded = encoded.as_py()
+        encoded = _text_at(self._texts, self._row)
         decoded = hdrcodec.decode_sparse(encoded)
         if decoded is None:
             full = LatencyHistogram.decode(encoded)
@@ -336,9 +334,14 @@ def _histograms(table: pa.Table, name: str, texts: Any, rows: list[int]) -> Any:
     return out
 
 
+def _text_at(texts: Any, row: int) -> str:
+    """``texts[row]`` as a str (``texts``: a :class:`_DeferredColumn` or an Arrow array)."""
+    text = texts[row]
+    return text if type(text) is str else text.as_py()
+
+
 def _json_at(texts: Any, index: int) -> dict:
-    text = texts[index]
-    return _json_dict(text if type(text) is str else text.as_py())
+    return _json_dict(_text_at(texts, index))
 
 
 def _json_maps(arr: pa.Array) -> Any:
