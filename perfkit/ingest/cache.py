@@ -30,7 +30,6 @@ from __future__ import annotations
 import functools
 import glob
 import hashlib
-import operator
 import os
 import time
 import warnings
@@ -200,8 +199,7 @@ class RunCache:
         racy_after = self.written_ns - RACY_NS
         try:
             dirs, paths = listings.column("path"), files.column("path")
-            if not (_same_stats(listings, ("mtime", "ctime"))
-                    and _same_stats(files, ("size", "mtime", "ctime"))):
+            if not (_same_dir_times(listings) and _same_file_stats(files)):
                 return None
             for i in _racy(listings, racy_after):
                 now_files, now_dirs = scan_names(dirs[i].as_py())
@@ -360,17 +358,26 @@ def _batches(table: pa.Table, names: tuple[str, ...]) -> Iterator[tuple[list, ..
                     for column in batch.columns)
 
 
-#: the stat fields the index keeps, by its column names
-_STAT_FIELDS = {"size": "st_size", "mtime": "st_mtime_ns", "ctime": "st_ctime_ns"}
+# Two loops, spelled out: a shared one over named fields (attrgetter, a tuple per row) took
+# 2 ms more of the 75 ms a cached load spends on its 30,000 stats.
+def _same_dir_times(listings: pa.Table) -> bool:
+    """Each directory's ``stat`` gives its row's mtime and ctime."""
+    stat = os.stat
+    for paths, mtimes, ctimes in _batches(listings, ("path", "mtime", "ctime")):
+        for path, mtime, ctime in zip(paths, mtimes, ctimes, strict=True):
+            st = stat(path)
+            if st.st_mtime_ns != mtime or st.st_ctime_ns != ctime:
+                return False
+    return True
 
 
-def _same_stats(table: pa.Table, columns: tuple[str, ...]) -> bool:
-    """Each row's ``path``, ``stat``-ed now, gives the row's ``columns`` (of
-    :data:`_STAT_FIELDS`): a directory's times, a file's size and times."""
-    stat, now = os.stat, operator.attrgetter(*(_STAT_FIELDS[c] for c in columns))
-    for paths, *kept in _batches(table, ("path", *columns)):
-        for path, was in zip(paths, zip(*kept, strict=True), strict=True):
-            if now(stat(path)) != was:
+def _same_file_stats(files: pa.Table) -> bool:
+    """Each file's ``stat`` gives its row's size, mtime and ctime."""
+    stat = os.stat
+    for paths, sizes, mtimes, ctimes in _batches(files, ("path", "size", "mtime", "ctime")):
+        for path, size, mtime, ctime in zip(paths, sizes, mtimes, ctimes, strict=True):
+            st = stat(path)
+            if st.st_size != size or st.st_mtime_ns != mtime or st.st_ctime_ns != ctime:
                 return False
     return True
 
