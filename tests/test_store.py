@@ -119,6 +119,29 @@ def test_columns_equal_in_every_row_round_trip_exactly(all_runs):
     assert [math.copysign(1, r.duration_s) for r in back] == [1, -1] * 3
 
 
+@pytest.mark.parametrize("repeated", [True, False])
+def test_string_lists_read_as_tuples_per_row(repeated):
+    """notes and argv: every row as written (None, empty, empty strings, words that join to
+    the same text), also from a slice and from dictionary-typed strings; with ``repeated``,
+    equal rows are one tuple."""
+    rows = [["wrk2", "-t2", "http://x/"], None, [], ["a b"], ["a", "b"], [""], ["", ""],
+            ["wrk2", "-t2", "http://x/"], ["a", "b"], None, ["é", "a"]]
+    arr = pa.array(rows, type=pa.list_(pa.string()))
+    dictionary = pa.ListArray.from_arrays(arr.offsets, arr.values.dictionary_encode(),
+                                          mask=arr.is_null())
+    for given, expected in [(arr, rows), (arr.slice(3, 6), rows[3:9]),
+                            (dictionary, rows), (dictionary.slice(1, 4), rows[1:5])]:
+        out = store._strings(given, repeated=repeated)
+        assert list(out) == [None if r is None else tuple(r) for r in expected]
+        assert all(type(t) is tuple for t in out if t is not None)
+    out = store._strings(arr, repeated=repeated)
+    assert (out[0] is out[7] and out[4] is out[8]) == repeated
+    assert store._strings(pa.array([[], []], type=pa.list_(pa.string())), repeated) == ()
+    assert store._strings(pa.array([None, None], type=pa.list_(pa.string())), repeated) is None
+    assert list(store._strings(pa.array([[], None], type=pa.list_(pa.string())),
+                               repeated)) == [(), None]
+
+
 def test_a_sliced_or_chunked_table_gives_its_rows(all_runs):
     table = runs_to_table(all_runs)
     part = table.slice(5, 40)
@@ -356,3 +379,29 @@ def test_runs_keep_the_walk_order_after_a_partial_reparse(tree):
     expected = [r.source for r in perfkit.load(tree, cache=False)]
     assert [r.source for r in perfkit.load(tree, cache=True)] == expected
     assert [r.source for r in perfkit.load(tree, cache=True)] == expected
+
+
+
+
+def test_the_stat_check_alone_sees_an_edit_and_an_added_file(tree, monkeypatch):
+    """With no file in the racy window, the cached load decides by stat alone: an edit that
+    keeps size and mtime, and a file added to a run directory, both move a ctime it
+    compares."""
+    monkeypatch.setattr(run_cache, "RACY_NS", 0)
+    first = perfkit.load(tree, cache=True)
+    assert _same(first, run_cache.RunCache(str(tree)).unchanged_runs())
+
+    target = tree / "wrk2" / "default_R15000_c16_rep1" / "run.stdout"
+    st = target.stat()
+    target.write_text(target.read_text().replace("Requests/sec:  1", "Requests/sec:  2", 1))
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # only the ctime moves
+    assert run_cache.RunCache(str(tree)).unchanged_runs() is None
+    (run,) = [r for r in perfkit.load(tree, cache=True) if r.source == str(target)]
+    assert str(run.throughput_rps).startswith("2")
+
+    run_dir = tree / "refused"
+    st = run_dir.stat()
+    (run_dir / "notes.txt").write_text("an added file\n")
+    os.utime(run_dir, ns=(st.st_atime_ns, st.st_mtime_ns))  # only the ctime moves
+    assert run_cache.RunCache(str(tree)).unchanged_runs() is None
+    assert _same(perfkit.load(tree, cache=True), perfkit.load(tree, cache=False))

@@ -288,8 +288,9 @@ def _strings(arr: pa.ListArray, repeated: bool) -> Any:
     """``notes``, ``argv``: a tuple of strings per row (None where null), sliced from one
     tuple of every row's strings; one value if every row's is empty, or null.
 
-    ``repeated``: the strings recur from row to row (argv's words: the same tool, options and
-    URL in every run of a sweep): one str per distinct string, found by Arrow's hashing."""
+    ``repeated``: the rows recur (argv: the same command line in every repetition of a
+    configuration): one tuple per distinct row, of one str per distinct string, both found
+    by Arrow's hashing."""
     n = len(arr)
     if arr.null_count == n:
         return None
@@ -299,24 +300,46 @@ def _strings(arr: pa.ListArray, repeated: bool) -> Any:
         return ()
     values = arr.values.slice(first, last - first)
     if repeated:
-        if not pa.types.is_dictionary(values.type):
-            values = values.dictionary_encode()
-        words = np.empty(len(values.dictionary), dtype=object)
-        words[:] = values.dictionary.to_pylist()
-        flat = words[values.indices.to_numpy(zero_copy_only=False)].tolist()
+        out = _distinct_rows(values, offsets - first)
     else:
         flat = values.to_pylist()
-    lengths = np.diff(offsets)
-    if arr.null_count == 0 and (lengths == 1).all():  # a note per run: 1-tuples, by zip
-        out = _Rows(zip(flat))
-    else:
-        flat = tuple(flat)
-        bounds = (offsets - first).tolist()
-        out = _Rows(map(flat.__getitem__, map(slice, bounds[:-1], bounds[1:])))
+        if arr.null_count == 0 and (np.diff(offsets) == 1).all():  # a note per run: by zip
+            out = _Rows(zip(flat))
+        else:
+            out = _tuples_at(tuple(flat), offsets - first)
     if arr.null_count:
         for i in _nulls(arr).tolist():
             out[i] = None
     return out
+
+
+def _tuples_at(flat: tuple, offsets: np.ndarray) -> _Rows:
+    """``flat[offsets[i]:offsets[i + 1]]`` for each row i."""
+    bounds = offsets.tolist()
+    return _Rows(map(flat.__getitem__, map(slice, bounds[:-1], bounds[1:])))
+
+
+def _distinct_rows(values: pa.Array, offsets: np.ndarray) -> _Rows:
+    """The rows of strings ``values[offsets[i]:offsets[i + 1]]``, each distinct row one tuple:
+    each row's key is its strings' dictionary indexes as bytes (four per string, so two rows
+    share a key only if they hold the same strings), hashed by Arrow."""
+    if not pa.types.is_dictionary(values.type):
+        values = values.dictionary_encode()
+    words = np.empty(len(values.dictionary), dtype=object)
+    words[:] = values.dictionary.to_pylist()
+    indices = values.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+    keys = pa.Array.from_buffers(pa.binary(), len(offsets) - 1, [
+        None, pa.py_buffer((offsets * 4).astype(np.int32)), pa.py_buffer(indices)])
+    encoded = keys.dictionary_encode()
+    distinct = encoded.dictionary  # its bytes back to the indexes of the strings of each row
+    _, key_offsets, data = distinct.buffers()
+    bounds = np.frombuffer(key_offsets, dtype=np.int32)[
+        distinct.offset:distinct.offset + len(distinct) + 1]
+    held = (np.frombuffer(data, dtype=np.int32) if data is not None and data.size
+            else np.zeros(0, dtype=np.int32))
+    rows = _tuples_at(tuple(words[held[bounds[0] // 4:bounds[-1] // 4]].tolist()),
+                      (bounds - bounds[0]) // 4)
+    return _Rows(map(rows.__getitem__, encoded.indices.to_numpy().tolist()))
 
 
 def _histograms(table: pa.Table, name: str, texts: Any, rows: list[int]) -> Any:
