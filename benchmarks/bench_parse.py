@@ -147,9 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     n = len(files)
     print(f"{n} wrk2 --latency outputs, {megabytes:.2f} MB "
           f"({megabytes / n * 1e3:.2f} kB each, {len(rows)} spectra)")
-    print(f"{'what':<34}{'wall MB/s':>11}{'CPU MB/s':>10}{'us/file (CPU)':>15}")
+    print(f"{'what':<40}{'wall MB/s':>11}{'CPU MB/s':>10}{'us/file (CPU)':>15}")
     for name, (wall, cpu) in results:
-        print(f"{name:<34}{megabytes / wall:>11.1f}{megabytes / cpu:>10.1f}"
+        print(f"{name:<40}{megabytes / wall:>11.1f}{megabytes / cpu:>10.1f}"
               f"{cpu / n * 1e6:>15.0f}")
     cpu = results[-1][1][1]
     ok = megabytes / cpu >= TARGET_MB_S
