@@ -381,8 +381,6 @@ def test_runs_keep_the_walk_order_after_a_partial_reparse(tree):
     assert [r.source for r in perfkit.load(tree, cache=True)] == expected
 
 
-
-
 def test_the_stat_check_alone_sees_an_edit_and_an_added_file(tree, monkeypatch):
     """With no file in the racy window, the cached load decides by stat alone: an edit that
     keeps size and mtime, and a file added to a run directory, both move a ctime it
