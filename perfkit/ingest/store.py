@@ -254,8 +254,12 @@ def _scalars(arr: pa.Array) -> list:
     return arr.to_pylist()
 
 
-def _nulls(arr: pa.Array) -> np.ndarray:
-    return np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))
+def _with_nulls(out: _Rows, arr: pa.Array, value: Any) -> _Rows:
+    """``out`` with ``value`` at each row where ``arr`` is null."""
+    if arr.null_count:
+        for i in np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False)).tolist():
+            out[i] = value
+    return out
 
 
 def _percentile_dict(keys: np.ndarray, items: np.ndarray, offsets: np.ndarray, row: int
@@ -276,12 +280,7 @@ def _percentiles(arr: pa.MapArray, rows: list[int]) -> Any:
     else:
         keys, items = keys.to_numpy(), items.to_numpy()
     make = functools.partial(_percentile_dict, keys, items, offsets)
-    out = _Rows(map(LazyMap, rows, repeat(make)))
-    if arr.null_count:
-        empty = FrozenMap()
-        for i in _nulls(arr).tolist():
-            out[i] = empty
-    return out
+    return _with_nulls(_Rows(map(LazyMap, rows, repeat(make))), arr, FrozenMap())
 
 
 def _strings(arr: pa.ListArray, repeated: bool) -> Any:
@@ -307,10 +306,7 @@ def _strings(arr: pa.ListArray, repeated: bool) -> Any:
             out = _Rows(zip(flat))
         else:
             out = _tuples_at(tuple(flat), offsets - first)
-    if arr.null_count:
-        for i in _nulls(arr).tolist():
-            out[i] = None
-    return out
+    return _with_nulls(out, arr, None)
 
 
 def _tuples_at(flat: tuple, offsets: np.ndarray) -> _Rows:
@@ -351,10 +347,7 @@ def _histograms(table: pa.Table, name: str, texts: Any, rows: list[int]) -> Any:
         return None
     parts = [_array(table, f"{name}{part}") for part in ("_min_raw_us", "_max_raw_us")]
     out = _Rows(map(LazyHistogram, repeat(texts), rows, *map(_scalars, [counts, *parts])))
-    if counts.null_count:
-        for i in _nulls(counts).tolist():
-            out[i] = None
-    return out
+    return _with_nulls(out, counts, None)
 
 
 def _text_at(texts: Any, row: int) -> str:
