@@ -138,15 +138,13 @@ class RunCache:
 
     @functools.cached_property
     def runs(self) -> dict[str, list[Run]]:
-        """Relative run directory -> its cached runs."""
+        """Relative run directory -> its cached runs (the index's directories, in order)."""
         if not self.state:
             return {}
-        index = self.state["index"]
-        ends = np.cumsum(index.column("runs").to_numpy()).tolist()
-        return {d: self._runs[end - count:end] for d, count, end in zip(
-            map(self._rel, index.column("path").to_pylist()), index.column("runs").to_pylist(),
-            ends,
-            strict=True)}
+        counts = self.state["index"].column("runs").to_numpy()
+        ends = np.cumsum(counts).tolist()
+        return {d: self._runs[end - count:end]
+                for d, count, end in zip(self.index, counts.tolist(), ends, strict=True)}
 
     # -- reading --------------------------------------------------------------------------
     def _read(self) -> None:
