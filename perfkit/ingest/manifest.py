@@ -86,7 +86,7 @@ def read_manifest(path: str | os.PathLike) -> ManifestInfo:
     # what a Run keeps as its manifest: decoded again, frozen, only when someone reads it
     object.__setattr__(info, "frozen", LazyJsonMap(text, _decode_frozen, {"path": info.path}))
     # set now: functools.cached_property takes a lock on every first read (Python 3.11)
-    object.__setattr__(info, "frozen_factors", _freeze_value(info.factors))
+    object.__setattr__(info, "frozen_factors", ManifestInfo.frozen_factors.func(info))
     return info
 
 
