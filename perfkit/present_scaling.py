@@ -21,7 +21,7 @@ from perfkit.formatting import (
     pct,
 )
 from perfkit.model import percentile_label
-from perfkit.scaling.littles import FLAGS, LITTLE_TOLERANCE
+from perfkit.stats.littles import FLAGS, LITTLE_TOLERANCE
 from perfkit.tables import Column, Table
 
 

@@ -205,8 +205,8 @@ def _levels(values: Sequence[Any]) -> str:
 def littles_text(table: ScalingTable | None) -> list[str]:
     """What the Little's-law table on this page shows, from its data: the relation checked for
     the tools present, then each flag that occurs, where, and what it means
-    (:data:`perfkit.scaling.littles.FLAGS`)."""
-    from perfkit.scaling.littles import LITTLE_TOLERANCE
+    (:data:`perfkit.stats.littles.FLAGS`)."""
+    from perfkit.stats.littles import LITTLE_TOLERANCE
 
     if table is None or not len(table.littles_frame()):
         return []
