@@ -18,9 +18,9 @@ import pytest
 
 import perfkit
 from perfkit.analysis import history as hist
-from perfkit.analysis import history_store as store
 from perfkit.analysis import metric
 from perfkit.errors import DataError, UsageError
+from perfkit.store import history as store
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "data" / "demo-history"

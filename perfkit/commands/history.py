@@ -1,7 +1,7 @@
 """``perfkit history add|show``: record CI jobs in a history store, show a metric's series with
 its change points.
 
-Formatting only: the store is :mod:`perfkit.analysis.history_store`, the series and change
+Formatting only: the store is :mod:`perfkit.store.history`, the series and change
 points come from :func:`perfkit.analysis.history.analyse`, the gates from
 :func:`perfkit.analysis.history.gates`.
 """
@@ -14,10 +14,10 @@ from typing import TextIO
 from perfkit import present_gate
 from perfkit.analysis import Selection, load_experiment, metric
 from perfkit.analysis import history as hist
-from perfkit.analysis import history_store as store
 from perfkit.analysis.gate import parse_percent
 from perfkit.commands._common import check_levels, emit
 from perfkit.errors import DataError, UsageError
+from perfkit.store import history as store
 
 HELP = """\
 A performance history: the runs of every CI job, one label (commit or version) per job.

@@ -21,7 +21,7 @@ import yaml
 
 from perfkit._fsutil import write_bytes_atomic
 from perfkit.errors import PerfkitError
-from perfkit.schemas.version import check_version
+from perfkit.store.version import check_version
 
 DESIGN_SCHEMA_VERSION = 1
 DESIGN_NAME = "experiment.yaml"
