@@ -350,7 +350,7 @@ def test_the_change_point_table_names_the_estimator_of_its_change(demo):
     reproduced from the labels' runs that way."""
     import numpy as np
 
-    from perfkit.present_gate import change_points as table_of
+    from perfkit.present.history import change_points as table_of
     from perfkit.stats import compare
 
     a = hist.analyse(demo, metric("throughput_rps"), seed=0)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from perfkit import present_gate
 from perfkit.analysis import Selection, load_experiment, metric
 from perfkit.analysis import history as hist
 from perfkit.analysis.gate import parse_percent
 from perfkit.commands._common import check_levels, emit
 from perfkit.errors import DataError, UsageError
+from perfkit.present import history as present_history
 from perfkit.store import history as store
 
 HELP = """\
@@ -126,9 +126,9 @@ def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return found
 
     def tables() -> list:
-        found = present_gate.series(analysis)
+        found = present_history.series(analysis)
         if gates:
-            found.append(present_gate.history_gates(gates, analysis.keys, threshold,
+            found.append(present_history.history_gates(gates, analysis.keys, threshold,
                                                      analysis.load))
         return found
 

@@ -1,5 +1,6 @@
-"""Analysis results as paper-ready tables (:class:`perfkit.tables.Table`): one presentation for
-the CLI (text, Markdown, LaTeX) and the report (HTML, Markdown and LaTeX files).
+"""Comparisons (:class:`perfkit.analysis.ComparisonTable`) as paper-ready tables
+(:class:`perfkit.present.tables.Table`): one presentation for the CLI (text, Markdown, LaTeX)
+and the report (HTML, Markdown and LaTeX files).
 
 Formatting only: every number, verdict and warning comes from the result objects of
 :mod:`perfkit.analysis`. Estimates print with their interval as ``3.1 [2.9, 3.4]``; a change
@@ -10,27 +11,21 @@ as ``+3.1% [+1.0%, +5.2%]`` when the analysis calls it significant, else its ver
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from perfkit.analysis import ComparisonTable
-from perfkit.analysis.effects import FactorialResult
 from perfkit.formatting import (
     Footnotes,
     change_ci,
-    fmt_num,
     fmt_p,
-    fmt_sig,
     interval_text,
     level_text,
     pct,
     pct_change,
 )
-from perfkit.present_scaling import bracket_text, littles, scaling, slo
-from perfkit.tables import Column, Table
+from perfkit.present.tables import Column, Table
 
-__all__ = ["SIGNIFICANT", "bracket_text", "change_text", "column", "comparison", "factorial",
-           "frame", "interval_text", "littles", "row_runs", "scaling", "slo"]
+__all__ = ["SIGNIFICANT", "change_text", "comparison", "row_runs"]
 
 SIGNIFICANT = ("better", "worse")
 
@@ -130,133 +125,3 @@ def _change(row) -> str:
 def _without(row) -> list[str]:
     """The row's result without its short runs (the sensitivity comparison), as a note."""
     return [row.sensitivity_note] if row.sensitivity_note else []
-
-
-# -- factorial effects ----------------------------------------------------------------------------
-def factorial(result: FactorialResult) -> list[Table]:
-    """The effects table (:func:`effects_table`), and the simple effects where an interaction
-    is significant (:func:`simple_effects`)."""
-    out = [effects_table(result)]
-    if len(result.simple_effects):
-        out.append(simple_effects(result))
-    return out
-
-
-def effects_table(result: FactorialResult, variation: bool = True) -> Table:
-    """The effects table. A warning about one load level (values on a timeout cap) is marked
-    on that level's verdicts, the others after the metric's name. ``variation``: with the
-    share of the variation each term explains (the report gives it a table of its own)."""
-    notes = Footnotes()
-    scale = ("additive effects q (half of high minus low)" if not result.log else
-             "log scale: effect = ratio of geometric means, high / low")
-    dfs = sorted({v for v in result.df_error.values() if v is not None})
-    per = f"; per {', '.join(result.per)}, Holm across levels" if result.per else ""
-    block = f"; blocks: {result.block}" if result.block else ""
-    coding = "; ".join(f"{name}: {level_text(c['low'])} -> {level_text(c['high'])} "
-                       f"({c['rule']})" for name, c in result.coding.items())
-    at_level = {w for ws in result.level_warnings.values() for w in ws}
-    marks = notes.mark([w for w in result.warnings if w not in at_level])
-    title = (f"{result.metric.name}{marks}, {result.n_runs} runs: {scale}; "
-             f"{pct(result.confidence)} t CIs (error df {', '.join(map(str, dfs))}){per}{block}"
-             f"\ncoding (low -> high): {coding}")
-    frame, keys = result.to_frame(), result.effects["by"].to_numpy()  # aligned row by row
-    mde = result.detectable()
-    est = (("ratio", "ratio_ci_low", "ratio_ci_high") if result.log else
-           tuple(f"effect{s}{result.metric.suffix}" for s in ("", "_ci_low", "_ci_high")))
-    cols = [Column(c) for c in result.per] + [
-        Column("term"), Column("ratio" if result.log else "effect",
-                               "" if result.log else result.metric.unit, True),
-        Column(f"{pct(result.confidence)} CI"),
-        *([Column("variation", "%", True)] if variation else []),
-        Column("p", right=True)] + ([Column("p Holm", right=True)] if result.per else []) + [
-        Column("verdict")]
-    rows = []
-    for i, r in frame.iterrows():
-        error = r["term"] in ("error", "block")
-        term = r["term"]
-        if not error and not r["interpretable_alone"]:
-            term += " " + notes.mark("not interpretable alone: its interaction is significant "
-                                     "(see the simple effects)")
-        share = "-" if r["variation_pct"] != r["variation_pct"] else fmt_sig(r["variation_pct"])
-        cells = [*(level_text(r[c]) for c in result.per), term,
-                 "" if error else fmt_sig(r[est[0]]),
-                 "" if error else f"[{fmt_sig(r[est[1]])}, {fmt_sig(r[est[2]])}]",
-                 *([share] if variation else []), _p(r["p_value"])]
-        if result.per:
-            cells.append(_p(r.get("p_value_holm")))
-        verdict = result.reported_verdict(r["verdict"], keys[i], r["cap_affected"])
-        if not error and not r["interpretable_alone"] and r["verdict"] in ("better", "worse"):
-            # its interaction is significant: the average over the other factor's levels is
-            # no verdict a reader can act on; the simple effects are
-            verdict = "see the simple effects"
-        cells.append(_verdict(verdict, result.level_warnings.get(keys[i], ())
-                              if not error else (), notes, mde[i]))
-        rows.append(tuple(cells))
-    return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
-
-
-def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes, mde=None) -> str:
-    """A verdict, with the mark of its cap warnings (an artefact, or a count or rate a cap
-    affects); a ``~`` with the smallest effect the design could have detected, or why none
-    (``mde``: :class:`perfkit.stats.tpower.DetectableEffect`)."""
-    if verdict == "~" and mde is not None:
-        verdict = f"~ ({mde.statement})"
-    return f"{verdict} {notes.mark(warnings)}".rstrip() if warnings else verdict
-
-
-def simple_effects(result: FactorialResult) -> Table:
-    """The simple effects table (:meth:`FactorialResult.simple_frame`'s rows)."""
-    notes = Footnotes()
-    s = result.simple_effects
-    cols = [Column(c) for c in result.per] + [
-        Column("factor"), Column("at"), Column("ratio" if result.log else "effect", right=True),
-        Column(f"{pct(result.confidence)} CI"), Column("p", right=True),
-        Column("p Holm", right=True), Column("runs", right=True), Column("verdict")]
-    rows = [(*(level_text(r[c]) for c in result.per), r["factor"], r["at"],
-             fmt_sig(r["effect"]), f"[{fmt_sig(r['ci_low'])}, {fmt_sig(r['ci_high'])}]",
-             _p(r["p_value"]), _p(r["p_value_holm"]), str(r["n_runs"]),
-             _verdict(result.reported_verdict(r["verdict"], r["level_key"], r["cap_affected"]),
-                      r["warnings"], notes, mde))
-            for (_, r), mde in zip(s.iterrows(), result.simple_detectable(), strict=True)]
-    return Table(tuple(cols), tuple(rows), "simple effects (each factor at each level of the "
-                 "other, where the interaction is significant; Holm over the levels of the "
-                 "other factor)", tuple(notes.texts))
-
-
-# -- any tidy frame ------------------------------------------------------------------------
-_SUFFIX_UNITS = (("_bytes_per_s", "B/s"), ("_rps", "req/s"), ("_ms", "ms"), ("_us", "us"),
-                 ("_pct", "%"), ("_percent", "%"), ("_bytes", "B"), ("_s", "s"))
-
-
-def column(name: str, numeric: bool) -> Column:
-    """A tidy column name as a header with its unit: ``median_base_ms`` -> ``median base [ms]``,
-    a percentile as it is written (``latency_p99_9_ms`` -> ``latency p99.9 [ms]``)."""
-    unit = ""
-    for suffix, u in _SUFFIX_UNITS:
-        if name.endswith(suffix) and len(name) > len(suffix):
-            name, unit = name[: -len(suffix)], u
-            break
-    words = re.sub(r"(?<![A-Za-z0-9])p(\d+)_(\d+)(?![A-Za-z0-9])", r"p\1.\2", name)
-    return Column(words.replace("_", " "), unit, numeric)
-
-
-def frame(table, title: str = "", digits: int = 3, hide: Sequence[str] = ("warnings",)) -> Table:
-    """Any tidy frame as a :class:`Table`: units from the column suffixes, floats to ``digits``
-    significant digits, whole numbers without a decimal point, missing as blank; a column
-    missing in every row is not shown (the CSV keeps it)."""
-    import pandas as pd
-
-    shown = table.drop(columns=[c for c in hide if c in table])
-    empty = [c for c in shown.columns
-             if shown[c].map(lambda v: v is None or v is pd.NA or v == "" or
-                             (isinstance(v, float) and v != v)).all()]
-    shown = shown.drop(columns=empty) if len(shown) else shown
-    cols, cells = [], []
-    for name in shown.columns:
-        values = shown[name]
-        numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
-        cols.append(column(str(name), numeric))
-        cells.append(["" if v is None or v is pd.NA or (isinstance(v, float) and v != v)
-                      else fmt_num(v, digits) if numeric else level_text(v) for v in values])
-    rows = tuple(zip(*cells, strict=True)) if cells else ()
-    return Table(tuple(cols), tuple(tuple(r) for r in rows), title)

@@ -1,9 +1,8 @@
-"""Gates, histories and plans as paper-ready tables (:class:`perfkit.tables.Table`), and a gate
-as JUnit XML: one presentation for the CLI (``perfkit gate/history/plan``) and the report's
-history page.
+"""A gate as a paper-ready table (:class:`perfkit.present.tables.Table`) and as JUnit XML: one
+presentation for the CLI (``perfkit gate``) and the report's history page, which shares its
+words (:func:`gate_status`, :func:`change`, :func:`key_text`, :func:`span`).
 
-Formatting only: every number, status and reason comes from :mod:`perfkit.analysis.gate`,
-:mod:`perfkit.analysis.history` and :mod:`perfkit.analysis.plan`.
+Formatting only: every number, status and reason comes from :mod:`perfkit.analysis.gate`.
 
 JUnit XML (``perfkit gate --format junit``): one ``<testsuite>`` per gate, one ``<testcase>``
 per metric and load level (``classname`` ``perfkit.gate.<metric>``, ``name`` the metric and
@@ -17,24 +16,10 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from typing import Any
-
-import pandas as pd
 
 from perfkit.analysis.gate import ERROR, INCONCLUSIVE, PASS, REGRESSION, GateResult, GateRow
-from perfkit.analysis.history import HistoryAnalysis, HistoryGate
-from perfkit.analysis.plan import Plan
-from perfkit.formatting import (
-    Footnotes,
-    change_ci,
-    fmt_p,
-    fmt_sig,
-    level_text,
-    load_text,
-    pct_change,
-)
-from perfkit.present import interval_text
-from perfkit.tables import Column, Table
+from perfkit.formatting import Footnotes, change_ci, fmt_p, interval_text, level_text, pct_change
+from perfkit.present.tables import Column, Table
 
 #: a gate's overall status as the headline of ``perfkit gate`` and JUnit XML write it (a CI
 #: contract: ``perfkit gate: REGRESSION (exit 1; ...)``)
@@ -170,125 +155,3 @@ def _details(g: GateRow) -> str:
              f"{pct_change(g.threshold_ratio)}; p {_p(c.p_value)}, p Holm {_p(g.row.p_adjusted)}",
              f"gate: {gate_status(g, True)}: {g.reason}"]
     return "\n".join(lines + [f"note: {w}" for w in g.row.warnings])
-
-
-# -- history ----------------------------------------------------------------------------------
-def series(analysis: HistoryAnalysis) -> list[Table]:
-    """Per load level: every label's runs and median with its interval, and the change points."""
-    out = []
-    m = analysis.metric
-    frame = analysis.to_frame()
-    changes = analysis.change_frame()
-    for s in analysis.series:
-        where = key_text(analysis.keys, s.key)
-        notes = Footnotes()
-        marks = notes.mark([*analysis.warnings, *s.change.warnings])
-        at = ", ".join(p for p in (where, load_text(analysis.load) if analysis.load else "")
-                       if p)
-        title = (f"{m.name} ({m.better} is better) over {len(s.points)} labels of "
-                 f"{analysis.name}{' at ' + at if at else ''}: median of runs [interval "
-                 f"(coverage)]; {len(s.change.change_points)} change point(s) at alpha "
-                 f"{analysis.alpha:g}{marks}")
-        part = _rows_of(frame, analysis.keys, s.key)
-        rows = []
-        for _, r in part.iterrows():
-            est, lo, hi = (r[f"{c}{m.suffix}"] for c in ("median", "ci_low", "ci_high"))
-            interval = "" if lo != lo else (f"[{fmt_sig(lo)}, {fmt_sig(hi)}] "
-                                            f"({r['ci_coverage']:.1%})")
-            rows.append((r["label"], r["time_utc"], f"{r['n_runs'] - r['n_failed']}"
-                         + (f" (+{r['n_failed']} failed)" if r["n_failed"] else ""),
-                         fmt_sig(est), interval, level_text(r["segment"]),
-                         "yes" if r["change_point"] else ""))
-        cols = (Column("label"), Column("time (UTC)"), Column("runs", right=True),
-                Column("median", m.unit, True), Column("interval", m.unit),
-                Column("segment", right=True), Column("change point"))
-        out.append(Table(cols, tuple(rows), title, tuple(notes.texts)))
-        out.append(change_points(changes, analysis, s.key))
-    return out
-
-
-def _rows_of(frame: pd.DataFrame, keys: Sequence[str], key: Sequence) -> pd.DataFrame:
-    mask = pd.Series(True, index=frame.index)
-    for k, v in zip(keys, key, strict=True):
-        mask &= frame[k].astype(str).eq(level_text(v))
-    return frame[mask]
-
-
-def change_points(changes: pd.DataFrame, analysis: HistoryAnalysis, key: Sequence) -> Table:
-    """The change points of one series: position, label, ratio after/before with CI, p."""
-    m = analysis.metric
-    part = _rows_of(changes, analysis.keys, key)
-    s = next(x for x in analysis.series if tuple(x.key) == tuple(key))
-    stop = s.change.stop_p_value
-    title = (f"change points of {m.name}: E-divisive means, permutation p (next candidate's "
-             f"p: {_p(stop)}); ratio after/before: the {s.change.ratio_estimator} (the "
-             f"median of their pairwise ratios), with its {analysis.confidence:.0%} Moses CI; "
-             "not the ratio of the medians of runs beside it, which pool every run")
-    notes = Footnotes()
-    found = {c.index: c for c in s.change.change_points}
-    rows = [(str(int(r["position"])), r["label"], f"{r['label_before']} -> {r['label']}",
-             f"{fmt_sig(r[f'median_before{m.suffix}'])} -> "
-             f"{fmt_sig(r[f'median_after{m.suffix}'])} {m.unit}".rstrip(),
-             change(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"]), _p(r["p_value"]),
-             _p(r["p_value_adjacent"]), r["direction"],
-             f"{r['support']} {notes.mark(found[int(r['position'])].warnings)}".rstrip())
-            for _, r in part.iterrows()]
-    if not rows:
-        rows = [("-", "none", "", "", "", "", "", "", "")]
-    cols = (Column("position", right=True), Column("label"), Column("between"),
-            Column("median of runs before -> after"),
-            Column("Hodges-Lehmann ratio after/before"),
-            Column("p", right=True), Column("p adjacent", right=True), Column("direction"),
-            Column("support"))
-    return Table(cols, tuple(rows), title, tuple(notes.texts))
-
-
-def history_gates(items: Sequence[HistoryGate], keys: Sequence[str],
-                  max_regression: float, load: Sequence[tuple[str, Any]] = ()) -> Table:
-    """Each label gated against the baseline labels before it (see analysis.history.gates);
-    ``load``: the load point the runs share (:attr:`HistoryAnalysis.load`), in the title."""
-    cols = [*(Column(k) for k in keys), Column("label"), Column("baseline"), Column("runs"),
-            Column("change"), Column("gate"), Column("runs per arm needed", right=True)]
-    rows = []
-    for item in items:
-        for g in item.result.rows:
-            c = g.row.comparison
-            need = g.runs_per_arm_needed
-            rows.append((*(level_text(v) for v in item.key), item.label,
-                         span(item.baseline),
-                         f"{c.n_base} vs {c.n_new}",
-                         change(c.ratio, c.ratio_ci_low, c.ratio_ci_high), gate_status(g),
-                         "" if g.status != INCONCLUSIVE else (str(need) if need else "> 200")))
-    metric = items[0].result.rows[0].metric.name if items and items[0].result.rows else ""
-    title = (f"{metric}: each label gated against the labels before it in its segment (the "
-             f"first label of a segment: the whole previous segment), max regression "
-             f"{max_regression:.1%}" + (f", at {load_text(load)}" if load else ""))
-    return Table(tuple(cols), tuple(rows), title)
-
-
-# -- plan -------------------------------------------------------------------------------------
-def plan(p: Plan) -> Table:
-    """Runs per arm needed for the stated change, and what the current design detects."""
-    notes = Footnotes()
-    marks = notes.mark(p.warnings)
-    holm = f", Holm over {p.family} rows" if p.family > 1 else ""
-    title = (f"plan for {p.metric.name}: runs per arm to detect {pct_change(p.ratio)} with "
-             f"{p.power:.0%} power at alpha {p.alpha:g}{holm}, at the run-to-run spread of "
-             f"{' and '.join(p.sources)}{marks}")
-    cols = [*(Column(k) for k in p.keys), Column("runs now"), Column("spread (log sd)",
-                                                                      right=True),
-            Column(f"runs per arm for {pct_change(p.ratio)}", right=True),
-            Column("power now", right=True), Column(f"now detects ({p.power:.0%} power)")]
-    rows = []
-    for r in p.rows:
-        need = r.needed.runs_per_arm
-        need_text = (f"{need} (power {r.needed.power_stated:.2f})" if need is not None
-                     else f"> {r.needed.max_runs}")
-        now = "-" if r.power_now.power is None else f"{r.power_now.power:.2f}"
-        cur = r.current
-        detects = (f">= {pct_change(cur.ratio_high)} or <= {pct_change(cur.ratio_low)}"
-                   if cur.testable else f"nothing {notes.mark(cur.reason)}")
-        rows.append((*(level_text(v) for v in r.key),
-                     f"{r.n_base} vs {r.n_new} {notes.mark(r.warnings)}".rstrip(),
-                     f"{r.needed.log_sd:.3f}", need_text, now, detects))
-    return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))

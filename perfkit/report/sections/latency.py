@@ -355,15 +355,15 @@ def co_audit_caption(co: Experiment) -> str:
 
 
 def co_audit_table(audit: pd.DataFrame, co: Experiment):
-    """The coordinated-omission audit as the page shows it (a :class:`perfkit.tables.Table`
+    """The coordinated-omission audit as the page shows it (a :class:`perfkit.present.tables.Table`
     titled :func:`co_audit_caption`): the numbers one line per run, and each run's ``note`` (a
     sentence) numbered below the table, its mark on the run's id. As a last column of a table
     wider than the page, the sentence wrapped to a row many lines tall: a blank gap under the
     numbers. The CSV keeps the ``note`` column."""
-    from perfkit import present
     from perfkit.formatting import Footnotes
+    from perfkit.present import frame as present_frame
 
-    table = present.frame(audit, co_audit_caption(co), hide=(*CO_HIDDEN, "note"))
+    table = present_frame.frame(audit, co_audit_caption(co), hide=(*CO_HIDDEN, "note"))
     if "note" not in audit or "run_id" not in audit:
         return table
     notes = Footnotes()
