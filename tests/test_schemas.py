@@ -22,7 +22,7 @@ from _cli_helpers import run_cli
 import perfkit
 from perfkit.errors import ParseError
 from perfkit.ingest.manifest import read_manifest
-from perfkit.run import experiment as ex
+from perfkit.run import plan as ex
 from perfkit.store import (
     DESIGN_SCHEMA_VERSION,
     PLAN_SCHEMA_VERSION,

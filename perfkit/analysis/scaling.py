@@ -30,6 +30,7 @@ from perfkit.analysis.slo import slo_brackets as slo_brackets
 from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.littles import FLAGS, littles_law
+from perfkit.stats.littles import LITTLE_TOLERANCE as LITTLE_TOLERANCE  # re-exported for the pages
 from perfkit.stats.usl import ScalingFit, fit_amdahl, fit_usl
 
 CONCURRENCY = ("connections", "users")

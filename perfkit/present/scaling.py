@@ -10,11 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from perfkit.analysis.scaling import MODEL_NAMES, ScalingResult, ScalingTable, SloTable
+from perfkit.analysis.scaling import (
+    FLAGS,
+    LITTLE_TOLERANCE,
+    MODEL_NAMES,
+    ScalingResult,
+    ScalingTable,
+    SloTable,
+)
 from perfkit.formatting import Footnotes, fmt_num, fmt_sig, interval_text, level_text, pct
 from perfkit.model import percentile_label
 from perfkit.present.tables import Column, Table
-from perfkit.stats.littles import FLAGS, LITTLE_TOLERANCE
 
 
 def _label(by: Sequence[str], key: Sequence) -> str:

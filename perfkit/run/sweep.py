@@ -31,7 +31,7 @@ from typing import Any, TextIO
 
 from perfkit._fsutil import flock
 from perfkit.errors import PerfkitError
-from perfkit.run import experiment as ex
+from perfkit.run import plan as ex
 from perfkit.run.procs import StateFile, kill_stale
 from perfkit.run.runner import TMP_PREFIX, execute, make_bar, utc_now, write_json
 from perfkit.run.server import ServerContext

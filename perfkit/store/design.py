@@ -1,7 +1,7 @@
 """``experiment.yaml``: an experiment's design as the user writes it, and as perfkit checks it.
 
 :class:`ExperimentYaml` lists the keys a user may write (every one but ``tool``, ``target``,
-``duration`` and ``repetitions`` optional); :func:`perfkit.run.experiment.validate` turns it
+``duration`` and ``repetitions`` optional); :func:`perfkit.run.plan.validate` turns it
 into a :class:`Design` (durations in seconds, lists everywhere), which the plan keeps as its
 ``design``. :func:`read_design` is the one reader (``perfkit sweep`` and the analysis loader);
 :func:`write_design` the one writer, which copies the user's bytes unchanged (comments kept, and

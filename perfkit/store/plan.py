@@ -1,6 +1,6 @@
 """``plan.json``: every run of a designed experiment, in the order ``perfkit sweep`` runs them.
 
-:func:`perfkit.run.experiment.make_plan` makes a :class:`Plan`, :func:`write_plan` writes it
+:func:`perfkit.run.plan.make_plan` makes a :class:`Plan`, :func:`write_plan` writes it
 once (when the sweep starts) and :func:`read_plan` reads it back when the sweep resumes. Version
 1 is the only one so far; a plan newer than :data:`PLAN_SCHEMA_VERSION` is refused with
 :class:`~perfkit.store.version.SchemaVersionError`. Keys the records do not list are kept as

@@ -15,13 +15,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfkit import paths
 from perfkit.analysis import Experiment, metric
 from perfkit.analysis import history as hist
 from perfkit.formatting import fmt_num, fmt_p, pct, pct_change
 from perfkit.formatting import load_text as fmt_load
 from perfkit.present import gate as present_gate
 from perfkit.present import history as present_history
-from perfkit.report import paths
 from perfkit.report.nb import Answer
 
 

@@ -16,15 +16,19 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis import latency as rule
-from perfkit.analysis.latency import LatencyTable, RunGroups, histogram_grid
+from perfkit.analysis.audit import coordinated_omission
+from perfkit.analysis.latency import (
+    LatencyTable,
+    RunGroups,
+    histogram_grid,
+    interval_text,
+    quantile_ci,
+)
 from perfkit.analysis.latency import spectrum_grid as spectrum_grid  # the grid the plots use
-from perfkit.audit import coordinated_omission
 from perfkit.formatting import fmt_ci, level_text, load_text
 from perfkit.model import Run, percentile_column
 from perfkit.report.nb import Answer
 from perfkit.report.sections.common import Experiment, config_text, load_experiment
-from perfkit.stats import quantile_ci
-from perfkit.stats.acrossruns import interval_text
 
 
 def grouped_runs(exp: Experiment, by: Sequence[str] | str,

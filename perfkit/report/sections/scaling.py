@@ -206,7 +206,7 @@ def littles_text(table: ScalingTable | None) -> list[str]:
     """What the Little's-law table on this page shows, from its data: the relation checked for
     the tools present, then each flag that occurs, where, and what it means
     (:data:`perfkit.stats.littles.FLAGS`)."""
-    from perfkit.stats.littles import LITTLE_TOLERANCE
+    from perfkit.analysis.scaling import LITTLE_TOLERANCE
 
     if table is None or not len(table.littles_frame()):
         return []

@@ -57,7 +57,7 @@ def analyse(data_root: str = "", threshold: float = 0.1, alpha: float = 0.05,
 
 
 def _seeds_root(data_root: str):
-    from perfkit.report import paths
+    from perfkit import paths
 
     return paths.data_dir("seeds", data_root or None)
 
