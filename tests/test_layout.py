@@ -13,10 +13,11 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "perfkit"
 
-#: the top level is the foundation: these modules and nothing else
+#: the top level is the foundation: these modules and nothing else (``vocabulary``: the verdict
+#: and status words, defined once, which every layer above returns or shows)
 FOUNDATION = frozenset({
     "errors", "units", "formatting", "model", "histogram", "hdrcodec", "hdrlayout",
-    "consistency", "frames", "_fsutil", "paths",
+    "consistency", "frames", "_fsutil", "paths", "vocabulary",
 })
 #: entry points, exempt from the rule (``__init__`` only re-exports)
 ENTRY = frozenset({"perfkit", "perfkit.cli", "perfkit.__main__"})
