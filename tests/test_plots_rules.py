@@ -223,12 +223,17 @@ def test_heatmaps_share_one_log_scale_and_one_colour_bar(sweep_rows):
 
 
 # -- 6. within-vs-across ---------------------------------------------------------------------
-def test_run_intervals_bars_show_at_any_scale_and_the_axes_are_labelled(sweep):
-    """The defect: within-run bars of median width 0.038% were invisible. A bar narrower than
-    the marker is drawn at a minimum size (an I-shaped bar taller than the marker, caps
-    wider), and the legend and the alt text say so."""
-    from perfkit.plots.latency import MIN_BAR_PT
+def _bar_spans(ax) -> list[float]:
+    bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    return sorted(float(np.ptp(seg[:, 1])) for c in bars for seg in
+                  c.lines[2][0].get_segments())
 
+
+def test_run_intervals_draw_every_bar_at_its_true_size_and_say_when_hidden(sweep):
+    """Review (issue 21): the within-run bars of median width 0.038% were drawn at a minimum
+    size, about 700x their true width, showing a spread the runs do not have. Every bar is
+    drawn at its true size; one narrower than the marker hides under it, and the legend and
+    the alt text say so."""
     groups = latency.grouped_runs(sweep, ["profile"],
                                   {"target_rate_rps": 30000, "connections": 64})
     within = latency.within_run_table(groups)
@@ -240,12 +245,11 @@ def test_run_intervals_bars_show_at_any_scale_and_the_axes_are_labelled(sweep):
     assert ax.get_yscale() == "linear"  # 2-7 ms: less than a decade
     runs = [ln for ln in ax.lines if ln.get_markerfacecolor() == "white"]
     assert sum(len(ln.get_xdata()) for ln in runs) == len(within)
-    beams = [ln for ln in ax.lines if ln.get_markersize() == MIN_BAR_PT]
-    assert sum(len(ln.get_xdata()) for ln in beams) == len(within)  # all far too narrow
-    assert MIN_BAR_PT > 2 * max(ln.get_markersize() for ln in runs)
+    true = sorted((within["ci_high_ms"] - within["ci_low_ms"]).to_numpy(dtype=float))
+    assert _bar_spans(ax) == pytest.approx(true)  # each bar exactly its interval
     legend = " ".join(t.get_text() for t in fig.legends[0].get_texts())
-    assert "narrower than the marker" in legend
-    assert "narrower than the marker are drawn at its minimum bar size" in plots.describe(fig)
+    assert "narrower than the marker" in legend and "true size" in legend
+    assert "narrower than their marker, drawn at their true size" in plots.describe(fig)
 
 
 def test_run_intervals_draw_wide_bars_at_their_true_size():
@@ -256,14 +260,7 @@ def test_run_intervals_draw_wide_bars_at_their_true_size():
     fig, ax = plots.figure()
     plots.run_intervals(within, across, ax)
     assert_publishable(fig)
-    bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
-    spans = sorted(float(np.ptp(seg[:, 1])) for c in bars for seg in
-                   c.lines[2][0].get_segments())
-    assert spans == pytest.approx([2.0, 2.5])  # the two wide ones, at their true size
-    from perfkit.plots.latency import MIN_BAR_PT
-
-    beams = [ln for ln in ax.lines if ln.get_markersize() == MIN_BAR_PT]
-    assert sum(len(ln.get_xdata()) for ln in beams) == 1  # the narrow one
+    assert _bar_spans(ax) == pytest.approx([0.02, 2.0, 2.5])  # the narrow one too, at 0.02
 
 
 def test_run_intervals_go_log_when_runs_span_a_decade(sweep):

@@ -97,7 +97,7 @@ def drift(frame: pd.DataFrame, ax: Axes, x: str = "order", y: str = "residual",
           by: str | None = None, xlabel: str = "run order (index)",
           ylabel: str = "residual (log ratio)", window: int = 5, *,
           palette: Palette | None = None, fence: float | None = 3.0,
-          legend: str = "figure") -> Axes:
+          legend: str | None = "figure") -> Axes:
     """Residuals (run minus its cell's mean) against run order, with a running median of each
     ``by`` group (each experiment's own runs, in its run order). The legend has one entry per
     group, its marker and the line style of its running median (so greys that repeat are still
@@ -118,7 +118,8 @@ def drift(frame: pd.DataFrame, ax: Axes, x: str = "order", y: str = "residual",
         (11)"; per series in the alt text); the running medians use every point.
         ``None``: limits from all the data (no point drawn at the edge).
     legend
-        ``"figure"`` (above the axes, out of the data: the default) or ``"axes"`` (inside).
+        ``"figure"`` (above the axes, out of the data: the default), ``"axes"`` (inside) or
+        None (none: a panel of several, whose figure says what the marks are).
     """
     data = frame.dropna(subset=[x, y]).sort_values(x)
     groups = _groups(data, by)
@@ -162,7 +163,9 @@ def drift(frame: pd.DataFrame, ax: Axes, x: str = "order", y: str = "residual",
         labels.append(f"beyond the axis ({off_total})")
     title = (f"{by} (points: runs; line: running median of {window} runs)"
              if by is not None else None)
-    if legend == "axes":
+    if legend is None:
+        pass
+    elif legend == "axes":
         ax.legend(handles, labels, loc="best", title=title)
     else:
         wide = max(len(t) for t in labels) > 26 if labels else False
