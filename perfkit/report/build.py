@@ -2,8 +2,10 @@
 
 Output folder layout::
 
-    OUT/index.html                 headline answers, Methods, then every notebook's page
-    OUT/methods.md                 the Methods paragraph of every experiment
+    OUT/index.html                 the answers first (by designed question, caveats numbered
+                                   once), the threats common to every page, then the pages
+    OUT/methods.md, methods.html   the Methods: what several experiments share said once, then
+                                   each experiment's own paragraph
     OUT/<notebook>.html            one self-contained page per notebook (no code, images inline)
     OUT/<notebook>.ipynb           the executed notebook, to reopen in JupyterLab
     OUT/figures/<notebook>-<name>.svg|.png
@@ -18,18 +20,22 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
 import nbformat
 
 from perfkit.formatting import progress_disabled
-from perfkit.report import methods
+from perfkit.report import methods, methods_page
 from perfkit.report import nb as nbhelp
 from perfkit.report.execute import Execution, NotebookError, execute_notebook
 from perfkit.report.export import export_html
-from perfkit.report.index import NotebookEntry, is_wide, write_index
+from perfkit.report.index import PAGE_CSS, NotebookEntry, is_wide, write_index
 from perfkit.report.params import ReportParams, load_params
+from perfkit.report.threats import common as threat_common
+from perfkit.report.threats import page_records as page_threats
+from perfkit.report.threats import rerender
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,9 +83,12 @@ def _files(out_dir: Path, kind: str, name: str, suffix: str) -> list[Path]:
     return sorted(folder.glob(f"{name}-*{suffix}")) if folder.is_dir() else []
 
 
-def _entry(execution: Execution, out_dir: Path) -> NotebookEntry:
+def _entry(execution: Execution, out_dir: Path,
+           common: Mapping[str, int] | None = None) -> NotebookEntry:
+    """The index's record of one executed notebook, its page exported (``common``: the
+    threats common to every page, linked to the index rather than repeated)."""
     name = execution.name
-    answers, methods, alts, captions = [], {}, {}, {}
+    answers, methods, alts, captions, threats = [], {}, {}, {}, []
     title = name
     html = out_dir / f"{name}.html"
     if execution.executed.exists():
@@ -87,12 +96,14 @@ def _entry(execution: Execution, out_dir: Path) -> NotebookEntry:
         title = notebook_title(nb, name)
         found = nbhelp.collect(nb)
         answers, methods = found["answers"], found["methods"]
+        threats = page_threats(nb, nbhelp.META_KEY)
         alts = {f"figures/{name}-{nbhelp.slug(f['figure'])}.png": f.get("alt", "")
                 for f in found["figures"]}
         captions = {f"figures/{name}-{nbhelp.slug(f['figure'])}.png": f.get("caption", "")
                     for f in found["figures"]}
         try:
-            export_html(execution.executed, html, title=title)
+            export_html(execution.executed, html, title=title,
+                        prepare=lambda node: rerender(node, common or {}, nbhelp.META_KEY))
         except Exception as exc:  # noqa: BLE001 - the index says the page is missing
             if execution.error is None:
                 execution = dataclasses.replace(execution, error=NotebookError(
@@ -109,8 +120,15 @@ def _entry(execution: Execution, out_dir: Path) -> NotebookEntry:
         tables=tuple(str(p.relative_to(out_dir)) for p in _files(out_dir, "tables", name,
                                                                  ".csv")),
         error=str(execution.error) if execution.error else None,
-        seconds=execution.seconds,
+        seconds=execution.seconds, threats=tuple(threats),
     )
+
+
+def common_threats(executions: list[Execution]) -> list[dict]:
+    """The threats said on every page (:func:`perfkit.report.threats.common`)."""
+    pages = [page_threats(nbformat.read(str(e.executed), as_version=4), nbhelp.META_KEY)
+             for e in executions if e.executed.exists()]
+    return threat_common(pages)
 
 
 def merged_methods(entries: list[NotebookEntry]) -> dict[str, dict[str, list[str]]]:
@@ -137,19 +155,22 @@ def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = No
         bar.set_postfix_str(run.name)
         _clear_previous(out_dir, run.name)
         parameters = {**run.parameters, "output_dir": str(out_dir)}
-        execution = execute_notebook(run.path, out_dir / f"{run.name}.ipynb", parameters,
-                                     kernel_name=kernel_name)
-        entry = _entry(execution, out_dir)
-        if entry.error and execution.error is None:
-            execution = dataclasses.replace(execution, error=NotebookError(run.name, entry.error))
-        executions.append(execution)
-        entries.append(entry)
+        executions.append(execute_notebook(run.path, out_dir / f"{run.name}.ipynb", parameters,
+                                           kernel_name=kernel_name))
     bar.close()
+    # the pages are exported once every notebook ran: a threat common to every page is said
+    # once, on the index, and each page links to it
+    common = common_threats(executions)
+    numbers = {t["text"]: i for i, t in enumerate(common, 1)}
+    for k, execution in enumerate(executions):
+        entry = _entry(execution, out_dir, numbers)
+        if entry.error and execution.error is None:
+            executions[k] = dataclasses.replace(execution, error=NotebookError(execution.name,
+                                                                               entry.error))
+        entries.append(entry)
     records = merged_methods(entries)
-    (out_dir / "methods.md").write_text(methods.methods_markdown(records, params.title),
-                                        encoding="utf-8")
-    index = write_index(out_dir, params.title, params.path.name, entries,
-                        {name: methods.paragraph(r) for name, r in records.items()})
+    methods_page.write(out_dir, records, params.title, PAGE_CSS)
+    index = write_index(out_dir, params.title, params.path.name, entries, common)
     return ReportResult(out_dir, index, tuple(executions), tuple(entries))
 
 

@@ -16,6 +16,9 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis.seeds import (
+    NOT_TESTABLE_N1,
+    NOT_TESTABLE_NONE,
+    NOT_TESTABLE_UNSTATED,
     ClaimResult,
     Replication,
     SeedsAnalysis,
@@ -24,7 +27,7 @@ from perfkit.analysis.seeds import (
 )
 from perfkit.analysis.seeds_notes import published_caps
 from perfkit.formatting import fmt_num
-from perfkit.report.nb import Answer
+from perfkit.report.answers import ANSWERED, NOT_TESTABLE, Answer
 from perfkit.report.sections import common
 from perfkit.report.sections.seeds_figures import (  # noqa: F401 - the page's figures
     OFF_SCALE,
@@ -108,6 +111,10 @@ def check_lines(analysis: SeedsAnalysis) -> str:
     return "\n".join(lines)
 
 
+#: the verdicts of a claim the repeat cannot test: listed apart from the answers
+NOT_TESTABLE_VERDICTS = (NOT_TESTABLE_N1, NOT_TESTABLE_UNSTATED, NOT_TESTABLE_NONE)
+
+
 # -- the headline answers: one per claim --------------------------------------------------------
 def answers(analysis: SeedsAnalysis) -> list[Answer]:
     return [_answer(r) for r in analysis.results]
@@ -130,13 +137,20 @@ def _answer(r: ClaimResult) -> Answer:
         said = (r.assessment["assessment"], *published_caps(r.claim["published_values"]),
                 *need_note)
         return Answer(question, f"{published}; no repeat here{need}", r.reported_verdict, n,
-                      tuple(dict.fromkeys(said)))
+                      tuple(dict.fromkeys(said)), group=_group(r), topic="claim",
+                      kind=NOT_TESTABLE)
     c = rep.row.comparison
     found = (f"repeat at {r.link.at}: {rep.metric.name} {ratio_text(rep)} (new/base), "
              f"p {fmt_num(rep.row.p_adjusted, 3)} (Holm over {rep.table.family}), "
              f"{rep.row.reported_verdict}")
     return Answer(question, f"{published}; {found}", r.reported_verdict,
-                  f"{c.n_base} vs {c.n_new} runs", caveats)
+                  f"{c.n_base} vs {c.n_new} runs", caveats, group=_group(r), topic="claim",
+                  kind=NOT_TESTABLE if r.verdict in NOT_TESTABLE_VERDICTS else ANSWERED)
+
+
+def _group(r: ClaimResult) -> str:
+    """The heading of a claim's row: the write-up it comes from."""
+    return f"Claims of {r.claim['seed']}"
 
 
 def published_text(r: ClaimResult) -> str:
