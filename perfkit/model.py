@@ -22,8 +22,8 @@ from perfkit.histogram import LatencyHistogram
 #: where a run's latency numbers come from
 LATENCY_SOURCES = {
     "hdr_corrected": "wrk2: HdrHistogram corrected for coordinated omission (open loop)",
-    "summary_only": "wrk: closed loop, four printed percentiles with wrk 4's synthetic samples, "
-                    "no histogram",
+    "summary_only": "wrk: closed loop, four printed percentiles that include wrk 4's "
+                    "synthetic samples (stats_correct)",
     "locust_rounded": "Locust: closed loop, response times rounded before percentiles",
     "hdr_log": "HdrHistogram interval log (.hlog)",
 }

@@ -23,6 +23,8 @@ from typing import Any
 
 #: the shortest span worth replacing by a reference (characters)
 MIN_CHARS = 80
+#: the opening words of a text that are never replaced (they say what it is about)
+KEEP_WORDS = 8
 #: caveats and table notes longer than this in all (characters) are shown collapsed
 OPEN_NOTE_CHARS = 240
 
@@ -53,11 +55,13 @@ class Said:
         if text in self.refs:
             return f"as {self.refs[text]}"
         out = text
+        # a text keeps its opening words, so that it still says what it is about
+        keep = len(" ".join(text.split(" ")[:KEEP_WORDS]))
         for _ in range(8):  # each pass replaces the longest span left
             best = None
             for earlier, ref in self.refs.items():
                 m = SequenceMatcher(None, out, earlier, autojunk=False).find_longest_match(
-                    0, len(out), 0, len(earlier))
+                    keep, len(out), 0, len(earlier))
                 if m.size >= min_chars and (best is None or m.size > best[0].size):
                     best = (m, ref)
             if best is None:
@@ -90,7 +94,29 @@ def condensed_table(said: Said, table: Any, name: str) -> Any:
     if len(kept) < len(rest):  # lines a table above gave (what the arms are, the coding)
         kept.append(f"({len(rest) - len(kept)} more line(s) as in the tables above)")
     title = "\n".join([first, *kept]) if table.title else ""
-    return dataclasses.replace(table, notes=tuple(notes), title=title)
+    rows = []
+    for row in _dittoed(table.rows):  # a long cell another table gave: referred to
+        rows.append(tuple(f"(as in {said.refs[c]})" if len(c) >= MIN_CHARS and c in said.refs
+                          else c for c in row))
+        for c in row:
+            if len(c) >= MIN_CHARS:
+                said.add(c, f"the table “{name}”")
+    return dataclasses.replace(table, notes=tuple(notes), title=title, rows=tuple(rows))
+
+
+#: what stands for a long cell that repeats the one above it
+DITTO = "(as above)"
+
+
+def _dittoed(rows: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
+    """A cell of :data:`MIN_CHARS` or more that repeats the cell above it (the setting of a
+    claim, per claim of one write-up) as :data:`DITTO`."""
+    out, above = [], None
+    for row in rows:
+        out.append(tuple(DITTO if above is not None and len(c) >= MIN_CHARS and c == above[i]
+                         else c for i, c in enumerate(row)))
+        above = row
+    return tuple(out)
 
 
 def code(text: str) -> str:
@@ -115,5 +141,6 @@ def fold_notes(page: str) -> str:
 
 
 def opening(text: str, words: int = 10) -> str:
+    """The first ``words`` words of ``text`` (``...`` when there are more)."""
     parts = text.split()
     return " ".join(parts[:words]) + (" ..." if len(parts) > words else "")

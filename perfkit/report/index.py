@@ -51,6 +51,9 @@ class NotebookEntry:
     threats: tuple = ()
 
 
+#: a page's title longer than this links a group of answers to it as "page"
+LINK_TITLE_CHARS = 30
+
 #: the look of the index and the Methods page (the notebook pages carry the same in their
 #: nbconvert template)
 PAGE_CSS = """
@@ -101,8 +104,8 @@ def render_index(title: str, params_name: str, entries: list[NotebookEntry],
     """The index page as a string (see the module docstring); ``common``: the threats said
     on every page (:func:`perfkit.report.threats.common`)."""
     items = [a for e in entries for a in e.answers]
-    links = {a.group: (e.html, e.title) for e in entries if e.html for a in e.answers
-             if a.group}
+    links = {a.group: (e.html, e.title if len(e.title) <= LINK_TITLE_CHARS else "page")
+             for e in entries if e.html for a in e.answers if a.group}
     body, _ = answers_html(items, links=links)
     template = _environment().get_template("index.html.j2")
     return template.render(title=title, params_name=params_name, entries=entries,
