@@ -565,6 +565,6 @@ def test_every_page_links_the_methods_page_and_the_backend_is_stated(report):
         if name != "methods.html":
             assert 'href="methods.html' in text, name
     methods = (report / "methods.md").read_text(encoding="utf-8")
-    assert "which answers after 10 ms" in methods and "bytes (headers included" in methods
+    assert "which answers after 10 ms" in methods and "bytes per response" in methods
     effects = html.unescape((report / "tuning-effects.html").read_text(encoding="utf-8"))
     assert "keepalive none -> keepalive: removes" in effects  # each level's config diff

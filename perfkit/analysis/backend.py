@@ -30,14 +30,15 @@ class Backend:
 
     def text(self) -> str:
         """``"nginx passes each request to the testbed's upstream, which answers after 10 ms;
-        responses of about 1186 bytes (headers included)"``."""
+        about 1186 bytes per response (headers included)"`` (the runs' transfer rate over
+        their throughput)."""
         if len(self.served) == 1:
             what = self.served[0][0]
         else:
             what = "; ".join(f"{d} (profile{'s' if len(p) > 1 else ''} {', '.join(p)})"
                              for d, p in self.served) or "not recorded"
-        size = (f"; responses of about {self.response_bytes:.0f} bytes (headers included, "
-                "the runs' transfer over their throughput)" if self.response_bytes else "")
+        size = (f"; about {self.response_bytes:.0f} bytes per response (headers included)"
+                if self.response_bytes else "")
         return what + size
 
 

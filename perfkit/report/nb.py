@@ -50,6 +50,8 @@ from perfkit.report.nb_files import META_KEY, Files, escape, slug
 
 #: the most rows a table shows on a page; a longer one is written to CSV and linked
 MAX_SHOWN_ROWS = 60
+#: a table of more rows than this is shown collapsed under its caption
+OPEN_ROWS = 20
 #: resolution of the PNG files saved beside the SVG and PDF
 PNG_DPI = 300
 #: resolution of the image shown on the page
@@ -210,6 +212,9 @@ class Report(Files):
         if show:
             body = head + "".join(fold_notes(render(condensed_table(self.page, t, name), "html"))
                                   for t in tables)
+            if len(frame) > OPEN_ROWS:  # a long table: its caption shown, its rows one click
+                body = (f'<details class="perfkit-more"><summary>{escape(caption or name)} '
+                        f"({len(frame)} rows)</summary>{body}</details>")
         else:
             body = (f'<p class="perfkit-link">{escape(caption or name)}: {len(frame)} rows in '
                     f'<a href="tables/{escape(self.name)}-{escape(slug(name))}.csv">'

@@ -312,7 +312,7 @@ def _drift_answer(r: pd.Series, group: str) -> Answer:
     note = r.get("note") or ""
     return Answer(str(r["experiment"]),
                   ratio_text(ratio(r["change_first_to_last_pct"]), ratio(r["ci_low_pct"]),
-                             ratio(r["ci_high_pct"]), digits=2),
+                             ratio(r["ci_high_pct"])),
                   r["verdict"], f"{int(r['runs'])} runs",
                   (note,) if isinstance(note, str) and note else (), group=group,
                   topic="drift")
