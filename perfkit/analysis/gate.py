@@ -18,10 +18,17 @@ lower is better (latency, errors), ``1 - max_regression`` where higher is better
   run-to-run spread (:func:`perfkit.stats.power.runs_needed`: 80% power to detect a change of
   the threshold's size; by the symmetry of the shift model, about the chance that an unchanged
   service's interval then ends inside the threshold);
+- ``no data``: the runs of a side did not measure the metric (wrk without ``--latency``
+  prints no percentiles, wrk never prints p99.9: :attr:`ComparisonRow.unmeasured`); the row
+  names how many runs and why;
 - ``error``: a side has no run in the row (``no data``): the gate cannot judge it.
 
 The exit status of a gate (:attr:`GateResult.exit_status`): 2 when a row is an error, else 1
-when a row is a regression, else 3 when a row is inconclusive, else 0.
+when a row is a regression, else 3 when a row is inconclusive or has no data, else 0. A metric
+nobody measured is no regression (1), and no error of use or of reading (2): the gate read
+valid runs and could not judge what it was asked to, so it cannot pass either; 3 lets the CI
+job decide, as for too few runs, and the row's reason says which metric to drop or which
+option (``--latency``) to add.
 """
 
 from __future__ import annotations
@@ -53,8 +60,10 @@ from perfkit.formatting import pct_change, plain
 from perfkit.stats.power import RunsNeeded, runs_needed
 
 PASS, REGRESSION, INCONCLUSIVE, ERROR = "pass", "regression", "inconclusive", "error"
+#: a row whose runs did not measure the metric (the verdict word of :mod:`.runstatus`)
+NO_DATA_GATE = NO_DATA
 #: exit status of a gate by its worst row (ERROR first: the gate could not run as asked)
-EXIT_STATUS = {ERROR: 2, REGRESSION: 1, INCONCLUSIVE: 3, PASS: 0}
+EXIT_STATUS = {ERROR: 2, REGRESSION: 1, INCONCLUSIVE: 3, NO_DATA_GATE: 3, PASS: 0}
 #: power at which the runs needed to resolve the threshold are stated
 POWER = 0.8
 
@@ -122,7 +131,8 @@ class GateResult:
 
     def counts(self) -> dict[str, int]:
         return {s: sum(r.status == s for r in self.rows) for s in (PASS, REGRESSION,
-                                                                    INCONCLUSIVE, ERROR)}
+                                                                    INCONCLUSIVE, ERROR,
+                                                                    NO_DATA_GATE)}
 
     def describe(self) -> str:
         """The rule, in a sentence a reader can paste into a paper or a CI log."""
@@ -256,6 +266,12 @@ def classify(row: ComparisonRow, metric: Metric, limit: float, family: int = 1
     c = row.comparison
     lo, hi = c.ratio_ci_low, c.ratio_ci_high
     bound = pct_change(limit)
+    if row.unmeasured:
+        sides = [side for side, n in zip(("base", "new"), (c.n_base, c.n_new), strict=True)
+                 if not n]
+        return (NO_DATA_GATE, "no data",
+                f"no {' and no '.join(sides)} run measured {metric.name} "
+                f"({'; '.join(row.unmeasured_reasons)}): not gated")
     if row.verdict == NO_DATA:
         return ERROR, "no data", f"{c.n_base} vs {c.n_new} runs: a side has no run here"
     if row.verdict == NOT_TESTABLE:

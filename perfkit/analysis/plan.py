@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfkit.analysis import runstatus
 from perfkit.analysis.compare import cell_runs, row_labels
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.gate import plain_rows, records_frame, threshold_ratio
@@ -117,8 +118,11 @@ def plan_runs(sides: Sequence[RunSet], metric: Metric, detect: float, *, alpha: 
     ratio = threshold_ratio(metric, detect)
     rows = []
     for key in labels:
-        values = [_positive(cell_runs(s, keys, key).values(metric.name)) for s in sides]
-        rows.append(_row(key, values, metric, ratio, alpha, power, family, n_sim, seed))
+        cells = [cell_runs(s, keys, key) for s in sides]
+        left_out = [runstatus.unmeasured(c, metric) for c in cells]
+        values = [_positive(c.values(metric.name)) for c in cells]
+        rows.append(_row(key, values, metric, ratio, alpha, power, family, n_sim, seed,
+                         [r for side in left_out for r in side]))
     return Plan(metric, tuple(s.label for s in sides), tuple(keys), detect, ratio, alpha, power,
                 family, tuple(rows), tuple(notes))
 
@@ -128,10 +132,16 @@ def _positive(values: np.ndarray) -> np.ndarray:
 
 
 def _row(key: tuple, values: list[np.ndarray], metric: Metric, ratio: float, alpha: float,
-         power: float, family: int, n_sim: int, seed: int) -> PlanRow:
+         power: float, family: int, n_sim: int, seed: int,
+         unmeasured: Sequence[str] = ()) -> PlanRow:
     base = values[0]
     new = values[1] if len(values) == 2 else np.array([], dtype=float)
     where = f"row {', '.join(map(str, key))}" if key else "the runs"
+    notes = runstatus.unmeasured_note("", unmeasured, metric)
+    if notes and min(len(v) for v in values) == 0:
+        side = " on a side" if len(values) == 2 else ""
+        raise DataError(f"{where}: no run measured {metric.name}{side} ("
+                        + "; ".join(dict.fromkeys(r for r in unmeasured if r)) + ")")
     if len(values) == 2 and min(len(base), len(new)) == 0:
         raise DataError(f"{where}: a side has no run with a positive {metric.name}")
     if max(len(base), len(new)) < 2:
@@ -144,5 +154,5 @@ def _row(key: tuple, values: list[np.ndarray], metric: Metric, ratio: float, alp
     current = pw.min_detectable_ratio(base, new, n_base=n_b, n_new=n_n, power=power,
                                    lower_is_better=metric.lower_is_better, **common)
     now = pw.power_at_ratio(ratio, base, new, n_base=n_b, n_new=n_n, **common)
-    warnings = tuple(dict.fromkeys([*needed.warnings, *current.warnings]))
+    warnings = tuple(dict.fromkeys([*notes, *needed.warnings, *current.warnings]))
     return PlanRow(key, n_b, n_n, needed, current, now, warnings)
