@@ -60,7 +60,7 @@ def residuals(rows: RunSet, metric: str, cells: Sequence[str]) -> pd.DataFrame:
     if metric not in f or "order" not in f:
         return pd.DataFrame(columns=["order", "cell", "residual"])
     value = pd.to_numeric(f[metric], errors="coerce")
-    keep = (value > 0) & f["order"].notna()
+    keep = (value > 0) & np.isfinite(value) & f["order"].notna()
     f, value = f[keep], value[keep]
     cols = [c for c in cells if c in f and f[c].notna().any()]
     cell = (f[cols].astype(object).apply(lambda r: ", ".join(map(str, r)), axis=1)
@@ -112,13 +112,17 @@ def theil_sen(x: np.ndarray, y: np.ndarray, confidence: float = 0.95
     ``confidence`` (the slopes ``b`` whose ``|S(b)|`` stays within the normal quantile; an end
     is infinite when too few pairs can reject at all) and the two-sided p of Kendall's S at
     ``b = 0`` (no trend), on one normal approximation (Sen 1968, eq. 2.6). Pairs with equal
-    ``x`` have no slope."""
+    ``x`` have no slope; pairs with a non-finite value are left out."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    finite = np.isfinite(x) & np.isfinite(y)  # a run without a finite value has no slope
+    x, y = x[finite], y[finite]
     i, j = np.triu_indices(len(x), 1)
     dx, dy = x[j] - x[i], y[j] - y[i]
     pair = dx != 0
     slopes = np.sort(dy[pair] / dx[pair])
     n_slopes = len(slopes)
+    if not n_slopes:
+        return math.nan, -math.inf, math.inf, math.nan
     var = (_ties_term(np.array([len(x)])) - _ties_term(_repeats(x))
            - _ties_term(_repeats(y))) / 18.0
     s_zero = float(np.sum(slopes > 0) - np.sum(slopes < 0))
