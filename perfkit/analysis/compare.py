@@ -41,6 +41,7 @@ from perfkit.analysis.compare_notes import (
     status_notes,
     untestable_note,
 )
+from perfkit.analysis.confounding import ArmDriftOnce, confounding_notes
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.metrics import Metric
@@ -286,15 +287,22 @@ def compare_runs(base: RunSet, new: RunSet, metric: Metric, *, by: Any = "auto",
                  exclude_failed: str | None = None) -> ComparisonTable:
     """Compare ``metric`` between ``base`` and ``new``, row by row (see the module docstring).
 
-    ``exclude`` lists columns never to split rows on (e.g. those a selection pins).
+    ``exclude`` lists columns never to split rows on (e.g. those a selection pins). A row
+    whose significant change a drift over the run order could have made (the arms not
+    interleaved) gets a note in the table's warnings
+    (:func:`perfkit.analysis.confounding.confounding_notes`).
     """
     keys, notes = row_keys([base, new], by, exclude)
-    notes += order_check(base, new, metric, keys)
+    found = ArmDriftOnce(base, new, metric, keys, confidence)
+    notes += order_check(base, new, found)
     cells = [Cell(label, _part(base, keys, label), _part(new, keys, label))
              for label in _labels([base, new], keys)]
-    return compare_cells(cells, metric, keys, base.label, new.label, alpha=alpha,
-                         confidence=confidence, exclude_failed=exclude_failed, notes=notes,
-                         n_runs=(len(base), len(new)))
+    table = compare_cells(cells, metric, keys, base.label, new.label, alpha=alpha,
+                          confidence=confidence, exclude_failed=exclude_failed, notes=notes,
+                          n_runs=(len(base), len(new)))
+    drifted = confounding_notes(table.rows, keys, found)
+    return dataclasses.replace(table, warnings=(*table.warnings, *drifted)) if drifted \
+        else table
 
 
 def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], base: str,
