@@ -134,7 +134,8 @@ def junit(result: GateResult) -> str:
     """The gate as JUnit XML (see the module docstring)."""
     counts = result.counts()
     attrs = {"tests": str(len(result.rows)), "failures": str(counts[REGRESSION]),
-             "errors": str(counts[ERROR]), "skipped": str(counts[INCONCLUSIVE]), "time": "0"}
+             "errors": str(counts[ERROR]),
+             "skipped": str(counts[INCONCLUSIVE] + counts[NO_DATA_GATE]), "time": "0"}
     root = ET.Element("testsuites", {"name": "perfkit gate", **attrs})
     suite = ET.SubElement(root, "testsuite", {"name": f"perfkit gate: {result.new} vs "
                                                       f"{result.base}", **attrs})
