@@ -300,7 +300,8 @@ def compare_runs(base: RunSet, new: RunSet, metric: Metric, *, by: Any = "auto",
     table = compare_cells(cells, metric, keys, base.label, new.label, alpha=alpha,
                           confidence=confidence, exclude_failed=exclude_failed, notes=notes,
                           n_runs=(len(base), len(new)))
-    drifted = confounding_notes(table.rows, keys, found)
+    drifted = confounding_notes([r for r in table.rows if r.verdict in (BETTER, WORSE)], keys,
+                                found)
     return dataclasses.replace(table, warnings=(*table.warnings, *drifted)) if drifted \
         else table
 

@@ -42,8 +42,6 @@ from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.metrics import Metric
 from perfkit.formatting import change_ci, fmt_p, level_text, pct_change
 
-#: the verdicts of a row whose change a drift could have made (significant changes)
-SIGNIFICANT = ("better", "worse")
 #: the column of a run's arm in the frame of both arms
 ARM = "_arm"
 #: what to do about it, in every note
@@ -156,8 +154,9 @@ def note(where: str, change: tuple[float, float, float], d: float, found: ArmDri
     made = found.made(d)
     when = "after" if d > 0 else "before"
     per_run = change_ci(*_ratios((found.slope, found.low, found.high)))
-    return (f"{where}the change {pct_change(math.exp(change[0]))} could be drift: the new runs ran "
-            f"{abs(d):.1f} runs {when} the base runs on average, and the drift within the arms "
+    return (f"{where}the change {pct_change(math.exp(change[0]))} could be drift: the new "
+            f"runs ran {abs(d):.1f} runs {when} the base runs on average, and the drift within "
+            f"the arms "
             f"({per_run} per run, p {fmt_p(found.p_value)}, {found.runs} runs) makes "
             f"{change_ci(*_ratios(made))} over that distance; without it the change is "
             f"{change_ci(*_ratios(corrected(change, made)))}; {FIX}")
@@ -180,10 +179,11 @@ class ArmDriftOnce:
 
 def confounding_notes(rows: Sequence, keys: Sequence[str],
                       drift_of: ArmDriftOnce) -> list[str]:
-    """One note per significant row whose change the drift within the arms (``drift_of``)
-    could have made (:func:`confounded`); ``rows``:
-    :class:`~perfkit.analysis.compare.ComparisonRow`."""
-    significant = [r for r in rows if r.verdict in SIGNIFICANT and all(
+    """One note per row whose change the drift within the arms (``drift_of``) could have
+    made (:func:`confounded`); ``rows``: the significant rows of a comparison
+    (:class:`~perfkit.analysis.compare.ComparisonRow`), those with a finite ratio interval
+    read."""
+    significant = [r for r in rows if all(
         0 < v < math.inf for v in (r.comparison.ratio, r.comparison.ratio_ci_low,
                                    r.comparison.ratio_ci_high))]
     if not significant:
