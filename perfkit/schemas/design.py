@@ -19,6 +19,7 @@ from typing import Any, TypedDict
 
 import yaml
 
+from perfkit import _yaml as perfkit_yaml
 from perfkit._fsutil import write_bytes_atomic
 from perfkit.errors import PerfkitError
 from perfkit.schemas.version import check_version
@@ -88,7 +89,7 @@ def read_design(path: str | os.PathLike) -> tuple[ExperimentYaml, bytes]:
     except OSError as exc:
         raise ExperimentError(f"{p}: cannot read: {exc.strerror}") from exc
     try:
-        data = yaml.safe_load(raw)
+        data = perfkit_yaml.load(raw)  # YAML 1.2 booleans: a level 'off' stays 'off'
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark else str(p)
