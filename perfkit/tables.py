@@ -126,8 +126,8 @@ def _text(t: Table) -> str:
 
 def _md_text(text: str) -> str:
     """Text as Markdown shows it: an HTML tag or entity in a name (a Locust endpoint may be
-    called anything) is escaped, never rendered."""
-    return html.escape(text, quote=False)
+    called anything) is escaped, never rendered (``&`` and ``<``; a ``>`` opens nothing)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;")
 
 
 def _md_cell(text: str) -> str:
