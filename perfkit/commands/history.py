@@ -36,7 +36,8 @@ points (E-divisive means with permutation tests that shuffle whole labels: the m
 MongoDB's CI and Hunter): position, label, the ratio after/before with its CI, and p-values.
 With --max-regression it also gates each label against the labels before it in its segment.
 --store also takes a folder of jobs with labels.csv (label,time_utc,job_dir), and a selection:
---store .perfkit/history::connections=64.
+--store .perfkit/history::connections=64. The gates of show are shown, not acted on: its exit
+status is 0, or 2 on an error; `perfkit gate` is the gate a CI job acts on (0/1/3).
 
 examples:
   perfkit history add runs/ --label "$GITHUB_SHA" --time "$(git show -s --format=%cI)"
