@@ -19,6 +19,9 @@ the one they were parsed from, and re-parses the rest:
   :class:`CacheWarning` and replaced. It may be deleted at any time. The bytes read are kept
   with the runs: their histograms, manifests and extra maps are read from them on first use
   (:class:`perfkit.ingest.store.ParquetTable`), never from the file again;
+- the sha256 digests (of each file, and of the cache file in its name) detect damage: a file
+  changed by accident or by an edit, a cache cut short. They are no guard against tampering
+  and authenticate nothing: whoever can write ``DIR`` can write a cache that matches it;
 - it holds the root path as given: loading the same directory under another spelling
   (absolute vs relative) re-parses once, since every Run's ``source`` names the path.
 
