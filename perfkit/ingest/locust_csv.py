@@ -145,7 +145,7 @@ def _column(header: tuple[str, ...], name: str) -> str | None:
 
 def percentile_headers(header: tuple[str, ...], source: str = "<string>"
                        ) -> list[tuple[float, str]]:
-    """``[(50.0, '50%'), (99.9, '99.9%'), ...]`` for every percentile column, in order.
+    """``[(50.0, '50%'), (99.9, '99.9%'), ...]`` for every percentile column, by percentile.
 
     A percentile is on the 0-100 scale: a header such as ``900%`` (which would become
     ``latency_p900_ms``) or a percentile named twice (``50%`` and ``50.0%``) is a ParseError at
@@ -165,7 +165,7 @@ def percentile_headers(header: tuple[str, ...], source: str = "<string>"
                              f"({seen[q]!r} is the same percentile)", h)
         seen[q] = h
         out.append((q, h))
-    return out
+    return sorted(out)  # by percentile, wherever the columns are
 
 
 class RowReader:
