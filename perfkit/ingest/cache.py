@@ -52,8 +52,10 @@ from perfkit.model import Run
 CACHE_DIR = os.path.join(".perfkit", "cache")
 #: a file changed less than this before the cache was written is always re-hashed
 RACY_NS = 2_000_000_000
-#: the layout of the cache file around the run table (its index and listings)
-CACHE_LAYOUT = "4"
+#: the layout of the cache file around the run table (its index and listings); bumped too when
+#: the parsers read an input differently, so that no run parsed the old way is reused (5: issue
+#: 22, Unicode digits, percentile headers, zeros where nothing was measured)
+CACHE_LAYOUT = "5"
 _VERSION = f"{TABLE_VERSION}/{CACHE_LAYOUT}/{__version__}"
 
 #: (relative path, size, mtime_ns, ctime_ns, sha256 digest) of one file of a run directory
