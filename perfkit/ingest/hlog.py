@@ -20,11 +20,17 @@ perfkit convention, since the format itself has no unit header (Java tools often
 nanoseconds; their ``Interval_Max`` column is then the max divided by 1e6, in ms).
 
 hdrh's :class:`~hdrh.log.HistogramLogReader` (hdrh 0.10) is used for the decoding, with its
-quirks handled here, in :class:`_TextLogReader` and :func:`_check_lines`:
+quirks handled here, in :class:`_TextLogReader`, :func:`_check_lines` and
+:func:`_read_intervals`:
 
 - it only opens files by name: it is fed the text through a line-counting stream instead;
 - it silently skips any line that does not look like an interval (a truncated or corrupted
   line simply vanishes): every line is checked first, so a bad one is a ParseError at its line;
+- its regexes take any Unicode digit, and ``float()`` reads them: perfkit's take ASCII only;
+- it raises ValueError on a ``#[StartTime:`` / ``#[BaseTime:`` it cannot read, skips an interval
+  that starts before the StartTime and stops reading at one beyond ``sys.maxsize`` seconds, all
+  silently but the first; a time after the year 9999 (``inf`` included) breaks ``datetime``.
+  Each of these is a ParseError at its line: every interval line must be the one hdrh read;
 - tagged lines (``Tag=NAME,...``) are handled by the reader itself, which strips the tag and
   sets it on the decoded histogram (checked by the tests); an empty tag counts as untagged.
 """
