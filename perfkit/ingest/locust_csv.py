@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from perfkit.errors import ParseError
-from perfkit.ingest.nodata import NOTE as NODATA_NOTE
+from perfkit.ingest import nodata
 from perfkit.ingest.nodata import zeros_missing
 from perfkit.model import Run, percentile_column
 
@@ -381,9 +381,8 @@ def parse_history_csv(text: str, source: str = "<string>") -> History:
         notes.append(f"history: {placeholder_rows} row(s) with every windowed percentile "
                      "printed as 0 (no 10 s window yet); kept as missing")
     if unmeasured_rows:
-        notes.append("history: " + NODATA_NOTE.format(
-            fields=f"the percentiles of {unmeasured_rows} row(s)",
-            why="Total Request Count is 0 (no request yet)"))
+        notes.append("history: " + nodata.note(f"the percentiles of {unmeasured_rows} row(s)",
+                                               "Total Request Count is 0 (no request yet)"))
     return History(tuple(rows), cumulative, tuple(notes))
 
 

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-#: the note a run carries for the fields whose printed 0 became missing
-NOTE = "{fields}: printed 0 where {why}: a placeholder, kept as missing, not 0"
+
+def note(fields: str, why: str) -> str:
+    """The note a run carries for ``fields`` whose printed 0 became missing."""
+    return f"{fields}: printed 0 where {why}: a placeholder, kept as missing, not 0"
 
 
 def zeros_missing(values: Mapping[str, float | None], why: str
@@ -38,4 +40,4 @@ def zeros_missing(values: Mapping[str, float | None], why: str
     if not zeros:
         return dict(values), None
     out = {name: (None if value == 0 else value) for name, value in values.items()}
-    return out, NOTE.format(fields=", ".join(zeros), why=why)
+    return out, note(", ".join(zeros), why)
