@@ -9,9 +9,13 @@ into ``0``. Either way it is not a measurement.
 **Rule.** When the output itself shows that no request was measured for a value (Locust: 0
 requests; wrk and wrk2: a Latency row that recorded no sample, a histogram whose ``Total
 count`` is 0), a 0 printed for that value is missing (None), and the run carries a note naming
-the field; never a 0. Values other than 0 are left as printed (the consistency checks of
-:mod:`perfkit.consistency` judge them). Every parser applies this rule through
-:func:`zeros_missing`, so the wording and the test of "0" are the same everywhere.
+the field; never a 0. Values other than 0 are left as printed, with a note where they
+contradict "nothing measured" (wrk) or for :mod:`perfkit.consistency` to judge. The parsers
+apply the rule through :func:`zeros_missing`, so the wording and the test of "0" are the same
+everywhere. Where a whole block is known to be no measurement, a parser drops it outright, which
+is stricter: wrk's Latency row without samples (``_wrkcommon.read_thread_stats``), wrk2's
+percentiles and footer of an empty histogram, the ``Total ...`` latencies of a Locust history
+row with 0 requests.
 """
 
 from __future__ import annotations
