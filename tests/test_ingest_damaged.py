@@ -280,7 +280,7 @@ def test_warnings_ride_on_loaded_runs_parsed_or_from_the_cache(source, tmp_path)
 
 
 def test_the_run_store_hash_is_documented_as_a_guard_against_damage_not_tampering():
-    from perfkit.ingest import cache
+    from perfkit.store import runcache as cache
 
     readme = " ".join((HERE.parent / "README.md").read_text().split())
     assert "guard against damage" in readme and "not against tampering" in readme

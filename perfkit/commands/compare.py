@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from perfkit import present
 from perfkit.analysis import compare_runs, grouping, metric
 from perfkit.commands._common import Loader, add_format_argument, check_levels, emit
+from perfkit.present import compare as present_compare
 
 HELP = """\
 Compare two sets of runs metric-wise, as benchstat does: the run is the unit. Each row holds
@@ -77,5 +77,5 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                          alpha=args.alpha, confidence=args.confidence,
                          exclude_failed=args.exclude_failed)
     emit(args.format, out, table.to_frame, table.to_dict,
-         lambda: [present.comparison(table, [*base.runs, *new.runs])])
+         lambda: [present_compare.comparison(table, [*base.runs, *new.runs])])
     return loader.status

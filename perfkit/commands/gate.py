@@ -10,7 +10,6 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
-from perfkit import present_gate
 from perfkit.analysis import Experiment, grouping, metric
 from perfkit.analysis.gate import GateResult, gate_runs, parse_percent
 from perfkit.analysis.history import is_history, load_history
@@ -23,6 +22,7 @@ from perfkit.commands._common import (
     write_tables,
 )
 from perfkit.errors import DataError, PerfkitError
+from perfkit.present import gate as present_gate
 
 FORMATS = ("table", "markdown", "json", "junit", "csv")
 

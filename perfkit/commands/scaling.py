@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from perfkit import present
 from perfkit.analysis import metric
 from perfkit.analysis.scaling import (
     scaling_fits,
@@ -18,6 +17,7 @@ from perfkit.analysis.scaling import (
 )
 from perfkit.commands._common import Loader, add_format_argument, check_levels, emit
 from perfkit.errors import UsageError
+from perfkit.present import scaling as present_scaling
 
 HELP = """\
 Over concurrency (--x connections for wrk, --x users for Locust): fit the Universal
@@ -94,7 +94,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                               think_time_ms=args.think_time_ms)
         frames = {"models": result.to_frame, "littles": result.littles_frame}
     emit(args.format, out, frames[args.table or TABLES[kind][0]], result.to_dict,
-         lambda: present.slo(result) if kind == "rates" else present.scaling(result))
+         lambda: (present_scaling.slo(result) if kind == "rates"
+                  else present_scaling.scaling(result)))
     return loader.status
 
 

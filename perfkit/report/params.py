@@ -31,8 +31,8 @@ from typing import Any
 
 import yaml
 
+from perfkit import paths
 from perfkit.errors import PerfkitError
-from perfkit.report import paths
 
 #: parameters ``perfkit report`` sets itself; a parameter file may not
 RESERVED = ("output_dir", "data_root")
@@ -233,7 +233,7 @@ def load_params(path: str | os.PathLike, notebooks_dir: Path | None = None) -> R
     path : path-like
         The YAML file.
     notebooks_dir : Path, optional
-        Where the notebooks are (default :func:`perfkit.report.paths.notebooks_dir`).
+        Where the notebooks are (default :func:`perfkit.paths.notebooks_dir`).
     """
     path = Path(path)
     data, text = _read_yaml(path)
