@@ -11,12 +11,12 @@ import _cli_helpers as _cli
 import pytest
 import yaml
 
-from perfkit import _yaml
 from perfkit.report import nb, nbparams
 from perfkit.report.params import ParamsError, load_params
-from perfkit.run import experiment as ex
 from perfkit.run import failure
-from perfkit.schemas.design import read_design
+from perfkit.run import plan as ex
+from perfkit.store import yamlread
+from perfkit.store.design import read_design
 
 REPO = Path(__file__).resolve().parents[1]
 FIX = REPO / "tests" / "fixtures"
@@ -30,9 +30,9 @@ def cli(*argv: str) -> tuple[int, str, str]:
 
 # -- YAML: 1.2 booleans, bounded aliases ----------------------------------------------------
 def test_on_off_yes_no_stay_the_words_written_and_true_false_are_booleans():
-    assert _yaml.load("levels: [off, on, yes, no, Off, ON, y, n]") == {
+    assert yamlread.load("levels: [off, on, yes, no, Off, ON, y, n]") == {
         "levels": ["off", "on", "yes", "no", "Off", "ON", "y", "n"]}
-    assert _yaml.load("a: true\nb: False\nc: TRUE") == {"a": True, "b": False, "c": True}
+    assert yamlread.load("a: true\nb: False\nc: TRUE") == {"a": True, "b": False, "c": True}
     assert yaml.safe_load("a: on")["a"] is True  # what PyYAML alone reads (YAML 1.1)
 
 
@@ -54,9 +54,9 @@ BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
 
 def test_an_alias_bomb_is_refused_where_it_expands_and_small_aliases_still_work(tmp_path):
     with pytest.raises(yaml.YAMLError) as info:
-        _yaml.load(BOMB)
+        yamlread.load(BOMB)
     assert "more than 1,000,000 nodes" in str(info.value) and info.value.problem_mark.line == 5
-    assert _yaml.load("x: &x {p: 1}\ny: [*x, *x]") == {"x": {"p": 1}, "y": [{"p": 1}] * 2}
+    assert yamlread.load("x: &x {p: 1}\ny: [*x, *x]") == {"x": {"p": 1}, "y": [{"p": 1}] * 2}
     path = tmp_path / "p.yaml"
     path.write_text(BOMB + "notebooks: *j\n")
     with pytest.raises(ParamsError, match=r"p.yaml:6: expected valid YAML, found aliases that "):

@@ -106,13 +106,13 @@ def test_every_footnote_is_referenced_including_a_claimed_peak():
                            "--x", "connections", "--by", "profile")
     assert code == 0
     # every table's notes are referenced in that table (its title or its rows)
-    from perfkit import present
     from perfkit.analysis import load_experiment, metric
     from perfkit.analysis.scaling import scaling_fits
+    from perfkit.present import scaling as present_scaling
 
     rows = load_experiment(TESTS.parent / "data" / "demo-wrk-connections").rows()
     fits = scaling_fits(rows, metric("throughput_rps"), by=["profile"])
-    for table in present.scaling(fits):
+    for table in present_scaling.scaling(fits):
         text = table.title + " ".join(c for row in table.rows for c in row)
         for n in range(1, len(table.notes) + 1):
             assert f"[{n}]" in text, f"footnote [{n}] is printed but no row refers to it"
@@ -122,7 +122,7 @@ def test_every_footnote_is_referenced_including_a_claimed_peak():
     claimed = next(line for line in n_star if "no peak claimed" not in line)
     # the CI, then its footnotes: the F-test and what the percentile interval covers
     assert claimed.rstrip().endswith("]") and claimed.count("[") == 3
-    for table in present.scaling(fits, littles=False):
+    for table in present_scaling.scaling(fits, littles=False):
         assert "percentile where marked" in table.title and "bootstrap-t CIs" not in table.title
         notes = {f"[{i}]": t for i, t in enumerate(table.notes, 1)}
         for row in table.rows:

@@ -18,9 +18,9 @@ import pytest
 
 import perfkit
 from perfkit.analysis import history as hist
-from perfkit.analysis import history_store as store
 from perfkit.analysis import metric
 from perfkit.errors import DataError, UsageError
+from perfkit.store import history as store
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "data" / "demo-history"
@@ -351,7 +351,7 @@ def test_the_change_point_table_names_the_estimator_of_its_change(demo):
     reproduced from the labels' runs that way."""
     import numpy as np
 
-    from perfkit.present_gate import change_points as table_of
+    from perfkit.present.history import change_points as table_of
     from perfkit.stats import compare
 
     a = hist.analyse(demo, metric("throughput_rps"), seed=0)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from perfkit import paths
 from perfkit.cli import main
-from perfkit.report import paths
 from perfkit.report.params import ParamsError, load_params, notebook_parameters
 
 ROOT = Path(__file__).resolve().parents[1]

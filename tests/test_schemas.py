@@ -22,8 +22,8 @@ from _cli_helpers import run_cli
 import perfkit
 from perfkit.errors import ParseError
 from perfkit.ingest.manifest import read_manifest
-from perfkit.run import experiment as ex
-from perfkit.schemas import (
+from perfkit.run import plan as ex
+from perfkit.store import (
     DESIGN_SCHEMA_VERSION,
     PLAN_SCHEMA_VERSION,
     SCHEMA_VERSION,
@@ -34,8 +34,8 @@ from perfkit.schemas import (
     write_manifest,
     write_plan,
 )
-from perfkit.schemas.manifest import MANIFEST_KEYS, RunManifest
-from perfkit.schemas.plan import PLAN_KEYS, PLAN_RUN_KEYS
+from perfkit.store.manifest import MANIFEST_KEYS, RunManifest
+from perfkit.store.plan import PLAN_KEYS, PLAN_RUN_KEYS
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "data"

@@ -28,7 +28,7 @@ from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.frames import runs_frame
 from perfkit.ingest import scan
 from perfkit.model import Run
-from perfkit.schemas.design import DESIGN_NAME, read_design
+from perfkit.store.design import DESIGN_NAME, read_design
 
 #: run bookkeeping recorded in manifests: never a factor, never a row key
 NOT_FACTORS = frozenset({"rep", "repetition", "replicate", "block", "order", "seed", "run",

@@ -19,7 +19,7 @@ from perfkit.analysis import Experiment, RunSet, Selection, load_experiment
 from perfkit.errors import ERROR_STATUS, DataError, UsageError
 from perfkit.formatting import Footnotes, fmt_num, is_missing
 from perfkit.ingest import LoadResult, scan_many
-from perfkit.tables import Table, csv_text, render_all
+from perfkit.present.tables import Table, csv_text, render_all
 
 __all__ = ["Footnotes", "Loader", "fmt_num", "is_missing", "load_paths"]
 
@@ -135,7 +135,7 @@ def write_tables(tables: Sequence[Table], fmt: str, out: TextIO) -> None:
 
 
 def write_frame(frame: pd.DataFrame, out: TextIO) -> None:
-    """CSV exactly as the report writes its tables (:func:`perfkit.tables.csv_text`)."""
+    """CSV exactly as the report writes its tables (:func:`perfkit.present.tables.csv_text`)."""
     out.write(csv_text(frame))
 
 

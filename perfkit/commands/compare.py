@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from perfkit import present
 from perfkit.analysis import compare_runs, grouping, metric
 from perfkit.commands import _checks as checks
 from perfkit.commands._common import (
@@ -19,6 +18,7 @@ from perfkit.commands._common import (
     emit,
     note_nothing_excluded,
 )
+from perfkit.present import compare as present_compare
 
 HELP = """\
 Compare two sets of runs metric-wise, as benchstat does: the run is the unit. Each row holds
@@ -86,6 +86,6 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                          alpha=args.alpha, confidence=args.confidence,
                          exclude_failed=args.exclude_failed)
     emit(args.format, out, table.to_frame, table.to_dict,
-         lambda: [present.comparison(table, [*base.runs, *new.runs])])
+         lambda: [present_compare.comparison(table, [*base.runs, *new.runs])])
     note_nothing_excluded([table], args.exclude_failed, err)
     return loader.status

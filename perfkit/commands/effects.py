@@ -10,7 +10,6 @@ import argparse
 import difflib
 from typing import TextIO
 
-from perfkit import present
 from perfkit.analysis import grouping, metric
 from perfkit.analysis.ab import ab_comparisons
 from perfkit.analysis.effects import (
@@ -26,6 +25,8 @@ from perfkit.commands._common import (
     emit,
 )
 from perfkit.errors import UsageError
+from perfkit.present import compare as present_compare
+from perfkit.present import effects as present_effects
 
 HELP = """\
 Effects of two-level factors on a per-run metric, as in Jain's 2^k r design: each effect with
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         table = ab_comparisons(rows, factors, m, by=args.by, exclude=selection.pinned,
                                alpha=args.alpha, confidence=args.confidence)
         emit(args.format, out, table.to_frame, table.to_dict,
-             lambda: [present.comparison(table, list(rows.runs))])
+             lambda: [present_compare.comparison(table, list(rows.runs))])
         return loader.status
     block = None if args.block.lower() == "none" else args.block
     result = factorial_effects(rows, factors, m, by=args.by, exclude=selection.pinned,
@@ -132,5 +133,5 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                alpha=args.alpha)
     emit(args.format, out,
          result.simple_frame if args.table == "simple" else result.to_frame, result.to_dict,
-         lambda: present.factorial(result))
+         lambda: present_effects.factorial(result))
     return loader.status

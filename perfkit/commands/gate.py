@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from perfkit import present_gate
 from perfkit._fsutil import write_bytes_atomic
 from perfkit.analysis import Experiment, grouping, metric
 from perfkit.analysis.gate import ERROR, GateResult, gate_runs, parse_percent
@@ -25,6 +24,7 @@ from perfkit.commands._common import (
     write_tables,
 )
 from perfkit.formatting import plain
+from perfkit.present import gate as present_gate
 
 FORMATS = ("table", "markdown", "json", "junit", "csv")
 

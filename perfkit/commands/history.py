@@ -1,7 +1,7 @@
 """``perfkit history add|show``: record CI jobs in a history store, show a metric's series with
 its change points.
 
-Formatting only: the store is :mod:`perfkit.analysis.history_store`, the series and change
+Formatting only: the store is :mod:`perfkit.store.history`, the series and change
 points come from :func:`perfkit.analysis.history.analyse`, the gates from
 :func:`perfkit.analysis.history.gates`.
 """
@@ -11,14 +11,14 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from perfkit import present_gate
 from perfkit.analysis import Selection, load_experiment, metric
 from perfkit.analysis import history as hist
-from perfkit.analysis import history_store as store
 from perfkit.analysis.experiment import select_mask
 from perfkit.analysis.gate import parse_percent
 from perfkit.commands._common import check_levels, emit
 from perfkit.errors import ERROR_STATUS, DataError, UsageError
+from perfkit.present import history as present_history
+from perfkit.store import history as store
 
 HELP = """\
 A performance history: the runs of every CI job, one label (commit or version) per job.
@@ -136,9 +136,9 @@ def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return found
 
     def tables() -> list:
-        found = present_gate.series(analysis)
+        found = present_history.series(analysis)
         if gates:
-            found.append(present_gate.history_gates(gates, analysis.keys, threshold,
+            found.append(present_history.history_gates(gates, analysis.keys, threshold,
                                                      analysis.load))
         return found
 

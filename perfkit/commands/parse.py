@@ -12,7 +12,7 @@ from typing import Any, TextIO
 from perfkit.commands._common import fmt_num, load_paths, no_runs
 from perfkit.errors import ERROR_STATUS
 from perfkit.model import RECORD_COLUMNS, Run
-from perfkit.tables import Column, Table, render
+from perfkit.present.tables import Column, Table, render
 
 HELP = """\
 Read the raw output of wrk, wrk2 or Locust (files, run directories, whole experiments) and print

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from perfkit import present
 from perfkit.analysis import metric
 from perfkit.analysis.scaling import (
     scaling_fits,
@@ -25,6 +24,7 @@ from perfkit.commands._common import (
     emit,
 )
 from perfkit.errors import UsageError
+from perfkit.present import scaling as present_scaling
 
 HELP = """\
 Over concurrency (--x connections for wrk, --x users for Locust): fit the Universal
@@ -111,7 +111,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                               think_time_ms=args.think_time_ms)
         frames = {"models": result.to_frame, "littles": result.littles_frame}
     emit(args.format, out, frames[args.table or TABLES[kind][0]], result.to_dict,
-         lambda: present.slo(result) if kind == "rates" else present.scaling(result))
+         lambda: (present_scaling.slo(result) if kind == "rates"
+                  else present_scaling.scaling(result)))
     return loader.status
 
 

@@ -59,7 +59,7 @@ def _fmt_s(seconds: float) -> str:
 
 
 def print_plan(sweep, out: TextIO) -> None:
-    from perfkit.run.experiment import restarts_in
+    from perfkit.run.plan import restarts_in
     from perfkit.run.sweep import estimate_s
 
     s, plan = sweep.spec, sweep.plan

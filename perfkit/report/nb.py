@@ -39,7 +39,7 @@ from typing import Any
 import pandas as pd
 
 from perfkit.formatting import PROGRESS_ENV, Footnotes, fmt_num
-from perfkit.tables import csv_text, render
+from perfkit.present.tables import csv_text, render
 
 #: output metadata key under which the report finds figures, tables, answers and methods
 META_KEY = "perfkit"
@@ -209,13 +209,13 @@ class Report:
               digits: int = 3, index: bool = False, hide: Iterable[str] = ("warnings",),
               presentation: Any = None, show: bool | None = None) -> None:
         """Save ``frame`` in full as CSV (exactly as ``perfkit ... --format csv`` prints it) and
-        its paper-ready ``presentation`` (a :class:`perfkit.tables.Table` or a list of them;
+        its paper-ready ``presentation`` (a :class:`perfkit.present.tables.Table` or a list of them;
         by default the frame itself, units from its column names) as Markdown and LaTeX
         beside it; show the presentation, or with ``show=False`` only a link to the CSV. By
         default a table of more than :data:`MAX_SHOWN_ROWS` rows is linked, not shown. A
         section with no table to give returns None: nothing is shown."""
-        from perfkit import present
-        from perfkit.tables import render_all
+        from perfkit.present import frame as present_frame
+        from perfkit.present.tables import render_all
 
         if frame is None:
             return
@@ -225,7 +225,7 @@ class Report:
             return
         if index:
             frame = frame.reset_index()
-        tables = presentation if presentation is not None else present.frame(
+        tables = presentation if presentation is not None else present_frame.frame(
             frame, caption or "", digits, tuple(hide))
         tables = list(tables) if isinstance(tables, list | tuple) else [tables]
         if show is None:

@@ -54,8 +54,8 @@ def coerce_lists(notebook: Path, namespace: MutableMapping[str, Any]) -> list[st
 
 def coerce_notebook(name: str, namespace: MutableMapping[str, Any]) -> list[str]:
     """:func:`coerce_lists` for the report notebook ``name`` (nothing when it is not one)."""
+    from perfkit import paths
     from perfkit.errors import PerfkitError
-    from perfkit.report import paths
 
     try:
         notebook = paths.notebooks_dir() / f"{name}.ipynb"

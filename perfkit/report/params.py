@@ -31,9 +31,9 @@ from typing import Any
 
 import yaml
 
-from perfkit import _yaml as perfkit_yaml
+from perfkit import paths
 from perfkit.errors import PerfkitError
-from perfkit.report import paths
+from perfkit.store import yamlread
 from perfkit.units import FRACTION_WORDS, UnitError, fraction
 
 #: parameters ``perfkit report`` sets itself; a parameter file may not
@@ -201,7 +201,7 @@ def _key_lines(text: str) -> dict[tuple[str, ...], int]:
                 walk(value, path)
 
     try:
-        root = perfkit_yaml.compose(text)
+        root = yamlread.compose(text)
     except yaml.YAMLError:
         return lines
     if root is not None:
@@ -247,12 +247,12 @@ def _read_yaml(path: Path) -> tuple[Any, str]:
         raise ParamsError([f"{path}:{line}: expected a parameter file (YAML text), found "
                            "binary data (a NUL byte)"])
     try:
-        return perfkit_yaml.load(text), text
+        return yamlread.load(text), text
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
         problem = getattr(exc, "problem", None) or str(exc)
-        found = (problem if isinstance(exc, perfkit_yaml.ExpansionError)
+        found = (problem if isinstance(exc, yamlread.ExpansionError)
                  else f"a syntax error ({problem})")
         raise ParamsError([f"{where}: expected valid YAML, found {found}"]) from None
 
@@ -265,7 +265,7 @@ def load_params(path: str | os.PathLike, notebooks_dir: Path | None = None) -> R
     path : path-like
         The YAML file.
     notebooks_dir : Path, optional
-        Where the notebooks are (default :func:`perfkit.report.paths.notebooks_dir`).
+        Where the notebooks are (default :func:`perfkit.paths.notebooks_dir`).
     """
     path = Path(path)
     data, text = _read_yaml(path)

@@ -40,7 +40,7 @@ from perfkit.run.spec import (
     parse_taskset,
     utc_now,
 )
-from perfkit.schemas.manifest import MANIFEST_NAME, SCHEMA_VERSION, RunManifest, write_manifest
+from perfkit.store.manifest import MANIFEST_NAME, SCHEMA_VERSION, RunManifest, write_manifest
 
 #: a generator using more than this share of the cores it can use is the bottleneck
 GENERATOR_BOTTLENECK_SHARE = 0.9

@@ -31,14 +31,14 @@ from typing import Any, TextIO
 
 from perfkit._fsutil import flock
 from perfkit.errors import PerfkitError
-from perfkit.run import experiment as ex
+from perfkit.run import plan as ex
 from perfkit.run.procs import StateFile, kill_stale
 from perfkit.run.runner import TMP_PREFIX, execute, make_bar, utc_now, write_json
 from perfkit.run.server import ServerContext
 from perfkit.run.spec import RunSpec
-from perfkit.schemas.design import DESIGN_NAME, write_design
-from perfkit.schemas.manifest import MANIFEST_NAME, read_run_manifest
-from perfkit.schemas.plan import PLAN_NAME, Plan, read_plan, write_plan
+from perfkit.store.design import DESIGN_NAME, write_design
+from perfkit.store.manifest import MANIFEST_NAME, read_run_manifest
+from perfkit.store.plan import PLAN_NAME, Plan, read_plan, write_plan
 
 _RUN_OVERHEAD_S = {"wrk": 0.3, "wrk2": 0.3, "locust": 4.0}
 _RESTART_S = 1.0
