@@ -27,7 +27,7 @@ from perfkit.analysis.plan import plan_runs
 from perfkit.errors import PerfkitError
 from perfkit.formatting import change_ci
 from perfkit.frames import runs_frame
-from perfkit.present import change_text
+from perfkit.present.compare import change_text
 from perfkit.stats import compare
 from perfkit.stats import power as pw
 from perfkit.stats.changepoint import change_points

@@ -96,7 +96,7 @@ def test_gate_of_a_metric_nobody_measured_exits_3_with_no_data_never_1_or_2():
     code, out, _ = _cli.run_cli("gate", f"{AA}::arm=A", f"{AA}::arm=B", "--metric",
                                 "latency_p99_9_ms")
     assert code == 3 and "perfkit gate: NO DATA (exit 3" in out
-    from perfkit import present_gate
+    from perfkit.present import gate as present_gate
 
     xml = present_gate.junit(result)
     assert 'skipped="1"' in xml and 'errors="0"' in xml and "<skipped message=\"NO DATA" in xml

@@ -3,7 +3,7 @@ and each label gated against the baseline before it.
 
 A history is read from either
 
-- a history store (:mod:`perfkit.analysis.history_store`, written by ``perfkit history add``),
+- a history store (:mod:`perfkit.store.history`, written by ``perfkit history add``),
 - or a folder of CI jobs with a ``labels.csv`` (columns ``label``, ``time_utc``, ``job_dir``:
   one row per label, the job's runs under ``job_dir`` relative to the folder), as
   ``data/demo-history`` is;

@@ -40,6 +40,7 @@ from perfkit.errors import DataError, UsageError
 from perfkit.formatting import plain
 from perfkit.stats import compare
 from perfkit.stats import power as pw
+from perfkit.stats.power import RunsNeeded as RunsNeeded
 
 
 @dataclasses.dataclass(frozen=True)

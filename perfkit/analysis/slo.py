@@ -1,7 +1,7 @@
 """The SLO bracket over offered rates, per configuration: one rule.
 
 :func:`slo_brackets`: per configuration (the load columns that vary, connections always),
-:func:`perfkit.scaling.slo_bracket` over the offered rates, each run judged by the run-status
+:func:`perfkit.stats.slo.slo_bracket` over the offered rates, each run judged by the run-status
 rule (:mod:`perfkit.analysis.runstatus`: failed runs fail their rate, short ones are kept in
 doubt, runs that did not measure the percentile are left out, named, and fail nothing).
 Re-exported by :mod:`perfkit.analysis.scaling`.
@@ -33,9 +33,8 @@ from perfkit.analysis.runstatus import (
 from perfkit.errors import DataError, UsageError
 from perfkit.formatting import fmt_num, level_text
 from perfkit.model import percentile_column
-from perfkit.scaling import slo_bracket
-from perfkit.scaling.slo import SLOBracket
 from perfkit.stats.acrossruns import interval_text, value_text
+from perfkit.stats.slo import SLOBracket, slo_bracket
 
 
 @dataclasses.dataclass(frozen=True)

@@ -48,7 +48,7 @@ def seeds_root(root: str | os.PathLike | None = None) -> Path:
     """``root`` if given, else ``<data>/seeds`` (``$PERFKIT_DATA`` or the repository ``data/``)."""
     if root is not None:
         return Path(root)
-    from perfkit.report.paths import data_root  # paths only; keeps the import cheap
+    from perfkit.paths import data_root  # paths only; keeps the import cheap
 
     return data_root() / "seeds"
 

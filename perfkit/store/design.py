@@ -1,7 +1,7 @@
 """``experiment.yaml``: an experiment's design as the user writes it, and as perfkit checks it.
 
 :class:`ExperimentYaml` lists the keys a user may write (every one but ``tool``, ``target``,
-``duration`` and ``repetitions`` optional); :func:`perfkit.run.experiment.validate` turns it
+``duration`` and ``repetitions`` optional); :func:`perfkit.run.plan.validate` turns it
 into a :class:`Design` (durations in seconds, lists everywhere), which the plan keeps as its
 ``design``. :func:`read_design` is the one reader (``perfkit sweep`` and the analysis loader);
 :func:`write_design` the one writer, which copies the user's bytes unchanged (comments kept, and
@@ -21,7 +21,8 @@ import yaml
 
 from perfkit._fsutil import write_bytes_atomic
 from perfkit.errors import PerfkitError
-from perfkit.schemas.version import check_version
+from perfkit.store import yamlread
+from perfkit.store.version import check_version
 
 DESIGN_SCHEMA_VERSION = 1
 DESIGN_NAME = "experiment.yaml"
@@ -88,7 +89,7 @@ def read_design(path: str | os.PathLike) -> tuple[ExperimentYaml, bytes]:
     except OSError as exc:
         raise ExperimentError(f"{p}: cannot read: {exc.strerror}") from exc
     try:
-        data = yaml.safe_load(raw)
+        data = yamlread.load(raw)  # YAML 1.2 booleans: a level 'off' stays 'off'
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark else str(p)

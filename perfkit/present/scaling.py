@@ -1,7 +1,6 @@
-"""Scaling results as paper-ready tables (:class:`perfkit.tables.Table`): the scalability
+"""Scaling results as paper-ready tables (:class:`perfkit.present.tables.Table`): the scalability
 models with their parameters, Little's law, and the SLO bracket with the verdict at every offered
-rate. One presentation for ``perfkit scaling`` and the report's scaling page; re-exported by
-:mod:`perfkit.present` (``present.scaling``, ``present.littles``, ``present.slo``).
+rate. One presentation for ``perfkit scaling`` and the report's scaling page.
 
 Formatting only: every number, verdict and warning comes from
 :mod:`perfkit.analysis.scaling`.
@@ -11,18 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from perfkit.analysis.scaling import MODEL_NAMES, ScalingResult, ScalingTable, SloTable
-from perfkit.formatting import (
-    Footnotes,
-    fmt_num,
-    fmt_sig,
-    interval_text,
-    level_text,
-    pct,
+from perfkit.analysis.scaling import (
+    FLAGS,
+    LITTLE_TOLERANCE,
+    MODEL_NAMES,
+    ScalingResult,
+    ScalingTable,
+    SloTable,
 )
+from perfkit.formatting import Footnotes, fmt_num, fmt_sig, interval_text, level_text, pct
 from perfkit.model import percentile_label
-from perfkit.scaling.littles import FLAGS, LITTLE_TOLERANCE
-from perfkit.tables import Column, Table
+from perfkit.present.tables import Column, Table
 
 
 def _label(by: Sequence[str], key: Sequence) -> str:

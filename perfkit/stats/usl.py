@@ -14,7 +14,7 @@ The fit is bounded nonlinear least squares (:func:`scipy.optimize.least_squares`
 ``trf``) on every observation, not on means, started from the linearised form
 ``N / X = 1/gamma + (sigma/gamma)(N - 1) + (kappa/gamma) N (N - 1)`` (ordinary least squares).
 Confidence intervals come from a seeded bootstrap of the runs' residuals
-(:mod:`perfkit.scaling._bootstrap`: wild by default, studentized). A peak ``N* =
+(:mod:`perfkit.stats._usl_bootstrap`: wild by default, studentized). A peak ``N* =
 sqrt((1 - sigma) / kappa)`` is claimed only when an F-test of the USL against Amdahl rejects
 ``kappa = 0``.
 """
@@ -28,14 +28,14 @@ import numpy as np
 from scipy import stats as sps
 
 from perfkit.errors import PerfkitError
-from perfkit.scaling._bootstrap import (
+from perfkit.stats._usl_bootstrap import (
     bootstrap_estimates,
     interval,
     interval_method,
     n_star_of,
     percentile_interval,
 )
-from perfkit.scaling._model import best_fit, linearised_start, rss, standard_errors, usl
+from perfkit.stats._usl_model import best_fit, linearised_start, rss, standard_errors, usl
 
 __all__ = ["RATE_NAMES", "ScalingFit", "fit_amdahl", "fit_usl", "kappa_test", "linearised_start",
            "usl"]

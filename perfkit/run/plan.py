@@ -46,8 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.errors import PerfkitError
-from perfkit.schemas.design import YAML_KEYS, Design, ExperimentError, read_design
-from perfkit.schemas.plan import PLAN_SCHEMA_VERSION, Plan, PlanCell, PlanRun
+from perfkit.store.design import YAML_KEYS, Design, ExperimentError, read_design
+from perfkit.store.plan import PLAN_SCHEMA_VERSION, Plan, PlanCell, PlanRun
 from perfkit.units import UnitError, parse_duration_arg
 
 TOOLS = ("wrk", "wrk2", "locust")

@@ -9,7 +9,7 @@ Two shapes are read, one is written:
   read, and :func:`upgrade` turns it into the version-1 fields a Run takes; it is never written.
 
 A ``manifest.json`` with a ``schema_version`` newer than :data:`SCHEMA_VERSION` is refused
-(:class:`~perfkit.schemas.version.SchemaVersionError`). Keys the record does not list (a newer
+(:class:`~perfkit.store.version.SchemaVersionError`). Keys the record does not list (a newer
 perfkit's, or a script's) are kept as read: a Run's ``manifest`` holds the file's every key, and
 nothing warns about them, since bookkeeping differs between the tools that write manifests.
 
@@ -30,7 +30,7 @@ from typing import Any, TypedDict
 
 from perfkit._fsutil import write_json_atomic
 from perfkit.errors import ParseError
-from perfkit.schemas.version import check_version
+from perfkit.store.version import check_version
 
 SCHEMA_VERSION = 1
 MANIFEST_NAME = "manifest.json"

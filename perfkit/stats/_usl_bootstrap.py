@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from perfkit.scaling._model import jacobian, snap, solve, standard_errors, usl
+from perfkit.stats._usl_model import jacobian, snap, solve, standard_errors, usl
 
 _LOWER = np.array([0.0, 0.0, 0.0])
 _UPPER = np.array([1.0, np.inf, np.inf])

@@ -23,7 +23,7 @@ NOTEBOOKS_ENV = "PERFKIT_NOTEBOOKS"
 
 def repo_root() -> Path:
     """The folder that holds the ``perfkit`` package (the repository root in a checkout)."""
-    return Path(__file__).resolve().parents[2]
+    return Path(__file__).resolve().parents[1]
 
 
 def data_root(root: str | os.PathLike | None = None) -> Path:

@@ -1,9 +1,9 @@
 """``plan.json``: every run of a designed experiment, in the order ``perfkit sweep`` runs them.
 
-:func:`perfkit.run.experiment.make_plan` makes a :class:`Plan`, :func:`write_plan` writes it
+:func:`perfkit.run.plan.make_plan` makes a :class:`Plan`, :func:`write_plan` writes it
 once (when the sweep starts) and :func:`read_plan` reads it back when the sweep resumes. Version
 1 is the only one so far; a plan newer than :data:`PLAN_SCHEMA_VERSION` is refused with
-:class:`~perfkit.schemas.version.SchemaVersionError`. Keys the records do not list are kept as
+:class:`~perfkit.store.version.SchemaVersionError`. Keys the records do not list are kept as
 read.
 """
 
@@ -16,8 +16,8 @@ from typing import Any, TypedDict
 
 from perfkit._fsutil import write_json_atomic
 from perfkit.errors import ParseError
-from perfkit.schemas.manifest import decode
-from perfkit.schemas.version import check_version
+from perfkit.store.manifest import decode
+from perfkit.store.version import check_version
 
 PLAN_SCHEMA_VERSION = 1
 PLAN_NAME = "plan.json"
@@ -49,7 +49,7 @@ class PlanRun(TypedDict):
 
 class Plan(TypedDict, total=False):
     """``plan.json``, schema version 1; ``design`` is the validated experiment.yaml
-    (:class:`perfkit.schemas.design.Design`), ``created_utc`` is added when it is written."""
+    (:class:`perfkit.store.design.Design`), ``created_utc`` is added when it is written."""
 
     schema_version: int
     experiment: str
