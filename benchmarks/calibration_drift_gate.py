@@ -133,7 +133,11 @@ def _share(k: int, n: int) -> float:
 
 
 def _pm(p: float, n: int) -> str:
-    return f"{p:>6.3f}±{_err(p, n):.3f}" if n else f"{'-':>13}"
+    """``0.358±0.030``; below 20 cases the count, ``1 of 2``, which an error bar would not
+    describe."""
+    if not n:
+        return f"{'-':>13}"
+    return f"{p:>6.3f}±{_err(p, n):.3f}" if n >= 20 else f"{f'{round(p * n)} of {n}':>13}"
 
 
 def main(argv: list[str] | None = None) -> int:
