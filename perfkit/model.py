@@ -262,8 +262,11 @@ class Run:
         return min(1.0, bad / attempts)
 
     @property
-    def saturated(self) -> bool | None:
-        """wrk2 only: achieved rate below 0.99 x target. None when unknown (no target rate)."""
+    def below_target(self) -> bool | None:
+        """wrk2 only: achieved rate below :data:`SATURATION_RATIO` (0.99) x target. None when
+        unknown (no target rate). A raw check of the run alone, not the run-status rule's
+        ``saturated`` (:mod:`perfkit.analysis.runstatus`, which judges a run among its peers:
+        a run below its target may be ``short``, a shortfall in doubt)."""
         if self.tool != "wrk2":
             return None
         if self.target_rate_rps is None or self.throughput_rps is None:
@@ -396,7 +399,7 @@ def validity_warnings(run: Run) -> tuple[str, ...]:
         )
     out.extend(consistency_warnings(run))
     if run.tool == "wrk2":
-        sat = run.saturated
+        sat = run.below_target
         if sat is None:
             out.append("saturation: unknown (no target rate -R; give a manifest with the argv)")
         elif sat:
@@ -451,7 +454,7 @@ def run_record(run: Run) -> dict[str, Any]:
         latency_min_ms=_num(run.latency_min_ms),
         method=run.method,
         is_aggregate=run.is_aggregate,
-        saturated=run.saturated,
+        below_target=run.below_target,
         run_id=run.run_id,
         tool_version=run.tool_version,
         repetition=run.repetition,

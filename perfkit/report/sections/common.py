@@ -109,7 +109,6 @@ def runs_table(rows) -> tuple[pd.DataFrame, pd.DataFrame]:
     from perfkit.analysis.runstatus import peer_columns, percentile_statuses
 
     frame = rows.frame.drop(columns=["warnings"], errors="ignore")
-    frame = frame.rename(columns={"saturated": "below_target"})
     statuses = percentile_statuses(rows, 99.0, peer_columns(rows)) if len(rows) else []
     at = frame.columns.get_loc("below_target") + 1 if "below_target" in frame else len(
         frame.columns)
