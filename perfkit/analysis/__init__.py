@@ -20,7 +20,8 @@ from perfkit.analysis.experiment import (
     select_mask,
 )
 from perfkit.analysis.metrics import Metric, metric
-from perfkit.analysis.runstatus import RunStatus, run_statuses
+from perfkit.analysis.runstatus import RunJudgement, run_statuses
+from perfkit.vocabulary import RunStatus
 
 __all__ = [
     "LOAD_COLUMNS",
@@ -29,6 +30,7 @@ __all__ = [
     "ComparisonTable",
     "Experiment",
     "Metric",
+    "RunJudgement",
     "RunSet",
     "RunStatus",
     "Selection",

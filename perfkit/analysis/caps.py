@@ -52,11 +52,13 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from perfkit import vocabulary
 from perfkit.analysis import runstatus
 from perfkit.analysis.cap_effects import affects, consequence
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.metrics import Metric, percentile_of
 from perfkit.formatting import fmt_sig
+from perfkit.vocabulary import Verdict
 
 #: latencies (ms) that are timeouts, not service times: Linux's initial SYN retransmission
 #: timeout (1 s, RFC 6298) and its next backoff (3 s total), wrk's default --timeout (2 s)
@@ -67,8 +69,8 @@ KNOWN_CAPS_MS = {1000.0: "the Linux SYN retransmission timeout (1 s): connection
 #: a value within this relative distance of a cap is in its window: a timeout plus a little
 #: service time, printed to 3 significant digits (wrk prints 1.01s)
 CAP_TOLERANCE = 0.05
-#: the start of every artefact verdict
-ARTEFACT = "artefact"
+#: the start of every artefact verdict (:data:`perfkit.vocabulary.ARTEFACT`)
+ARTEFACT = vocabulary.ARTEFACT
 #: a run's max latency up to this share above a cap sits on it (the timeout plus the
 #: request's own latency after the retry: up to 100 ms at 1 s)
 MAX_ABOVE_CAP = 2 * CAP_TOLERANCE
@@ -305,7 +307,8 @@ def artefact(caps: Sequence[float]) -> str:
 
 
 def affected(verdict: str, caps: Sequence[float],
-             decided: Sequence[str] = ("better", "worse", "interaction")) -> str:
+             decided: Sequence[str] = (Verdict.BETTER, Verdict.WORSE, Verdict.INTERACTION)
+             ) -> str:
     """The verdict of a measured effect or change (not a latency) from runs that waited for
     ``caps`` (ms), as tables and answers report it: ``"better (affected by the 1000 ms
     cap)"``; a verdict not in ``decided``, or no cap, unchanged."""

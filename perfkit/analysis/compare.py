@@ -42,15 +42,19 @@ from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.metrics import Metric
 from perfkit.analysis.ranks import side_ranks_higher
-from perfkit.analysis.tidy import not_finite
+from perfkit.analysis.tidy import json_records, not_finite
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues, compare
 from perfkit.stats.comparison import Comparison
-from perfkit.stats.mannwhitney import runs_needed
+from perfkit.stats.mannwhitney import runs_to_reach_alpha
 from perfkit.stats.power import MinDetectable, min_detectable_ratio
+from perfkit.vocabulary import Verdict
 
-BETTER, WORSE, NO_CHANGE, NOT_TESTABLE, NO_DATA = "better", "worse", "~", "not testable", "no data"
-#: the power at which a "~" row states the smallest change it could have detected
+BETTER, WORSE, NO_CHANGE, NOT_TESTABLE, NO_DATA = (Verdict.BETTER, Verdict.WORSE,
+                                                   Verdict.NO_CHANGE, Verdict.NOT_TESTABLE,
+                                                   Verdict.NO_DATA)
+#: the power at which a "~" row states the smallest change it could have detected, and every
+#: run count perfkit states (the gate's, the seeds' repeats)
 POWER = 0.8
 #: the note of a "~" row whose smallest detectable change cannot be computed
 NO_MDE = ("no minimum detectable change: a side has fewer than 2 runs with a positive value "
@@ -59,12 +63,12 @@ NO_MDE = ("no minimum detectable change: a side has fewer than 2 runs with a pos
 
 def runs_per_arm_needed(alpha: float, family: int = 1, limit: int = 100) -> int | None:
     """Fewest equal runs per arm whose smallest attainable p, times ``family`` (Holm's first
-    step), is below ``alpha`` (:func:`perfkit.stats.mannwhitney.runs_needed`)."""
-    return runs_needed(alpha, limit, family)
+    step), is below ``alpha`` (:func:`perfkit.stats.mannwhitney.runs_to_reach_alpha`)."""
+    return runs_to_reach_alpha(alpha, limit, family)
 
 
 def verdict(comparison: Comparison, p_adjusted: float, metric: Metric, family: int = 1,
-            new_ranks_higher: bool | None = None) -> str:
+            new_ranks_higher: bool | None = None) -> Verdict:
     """The one verdict rule (see the module docstring). ``new_ranks_higher`` (from
     :func:`ranks_higher`) gives the direction of a significant change without a ratio."""
     if comparison.significant is None and math.isnan(comparison.p_value):
@@ -229,24 +233,15 @@ class ComparisonTable:
         return pd.DataFrame.from_records(records)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric.name, "unit": self.metric.unit,
-                "better": self.metric.better, "base": self.base, "new": self.new,
+        return {**self.metric.to_dict(), "base": self.base, "new": self.new,
                 "keys": list(self.keys), "alpha": self.alpha, "confidence": self.confidence,
                 "correction": self.correction, "warnings": list(self.warnings),
-                "rows": _records(self.to_frame())}
+                "rows": json_records(self.to_frame())}
 
 
 def _mde(mde: MinDetectable | None, name: str) -> float:
     value = getattr(mde, name) if mde is not None else None
     return math.nan if value is None else float(value)
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    out = []
-    for rec in frame.to_dict(orient="records"):
-        out.append({k: (None if isinstance(v, float) and math.isnan(v) else plain(v))
-                    for k, v in rec.items()})
-    return out
 
 
 @dataclasses.dataclass(frozen=True)

@@ -37,11 +37,10 @@ import pandas as pd
 
 from perfkit.analysis.caps import cap_hits
 from perfkit.analysis.experiment import Experiment
+from perfkit.store.manifest import NGINX_DEFAULT_BACKLOG
 
 #: host CPU (all processes, % of all cores, mean over a run) from which the box was saturated
 HOST_BUSY_PERCENT = 90.0
-#: nginx's listen backlog on Linux when ``listen`` sets none (NGX_LISTEN_BACKLOG)
-NGINX_DEFAULT_BACKLOG = 511
 #: wrk2's calibration: it resets its histogram about this long into a run
 WRK2_CALIBRATION_S = 10.0
 #: the retry delay of a connection attempt dropped from a full accept queue (ms)

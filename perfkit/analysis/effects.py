@@ -267,13 +267,13 @@ class FactorialResult:
         return out.reset_index(drop=True)
 
     def to_dict(self) -> dict[str, Any]:
-        from perfkit.analysis.compare import _records
+        from perfkit.analysis.tidy import json_records
 
         return {"metric": self.metric.name, "factors": list(self.factors),
                 "per": list(self.per), "log": self.log, "confidence": self.confidence,
                 "block": self.block, "coding": {k: dict(v) for k, v in self.coding.items()},
-                "warnings": list(self.warnings), "effects": _records(self.to_frame()),
-                "simple_effects": _records(self.simple_frame())}
+                "warnings": list(self.warnings), "effects": json_records(self.to_frame()),
+                "simple_effects": json_records(self.simple_frame())}
 
 
 def usable_block(rows: RunSet, factors: Sequence[str], per: Sequence[str],

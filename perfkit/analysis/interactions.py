@@ -40,6 +40,7 @@ from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues
 from perfkit.stats.factorial_design import factorial
 from perfkit.stats.tpower import DetectableEffect, min_detectable_effect
+from perfkit.vocabulary import Verdict
 
 if TYPE_CHECKING:
     from perfkit.analysis.effects import FactorialResult
@@ -52,7 +53,7 @@ HEADLINE_COLUMNS = ("level_key", "term", "at", "estimate", "ci_low", "ci_high", 
 
 #: the verdict of a significant interaction: the factors' effects do not add up (on the
 #: analysis scale); neither better nor worse, its simple effects say how each factor acts
-INTERACTION = "interaction"
+INTERACTION = Verdict.INTERACTION
 
 
 def direction(metric: Metric, effect: float) -> str:

@@ -37,7 +37,7 @@ from perfkit.stats import power as pw
 
 
 @dataclasses.dataclass(frozen=True)
-class PlanRow:
+class PowerPlanRow:
     """One row: the observed runs per arm, the answers of the power engine, and warnings."""
 
     key: tuple[Any, ...]
@@ -50,7 +50,7 @@ class PlanRow:
 
 
 @dataclasses.dataclass(frozen=True)
-class Plan:
+class PowerPlan:
     """The plan for detecting ``detect`` (a fraction) on ``metric``, row by row."""
 
     metric: Metric
@@ -61,7 +61,7 @@ class Plan:
     alpha: float
     power: float
     family: int
-    rows: tuple[PlanRow, ...]
+    rows: tuple[PowerPlanRow, ...]
     warnings: tuple[str, ...] = ()
 
     def describe(self) -> str:
@@ -104,7 +104,7 @@ def _none(value: float | None) -> float:
 
 def plan_runs(sides: Sequence[RunSet], metric: Metric, detect: float, *, alpha: float = 0.05,
               power: float = 0.8, by: Any = "auto", exclude: Sequence[str] = (),
-              family: int | None = None, n_sim: int = 4000, seed: int = 0) -> Plan:
+              family: int | None = None, n_sim: int = 4000, seed: int = 0) -> PowerPlan:
     """Runs per arm needed to detect ``detect`` (a fraction, 0.03 for 3%), row by row (see the
     module docstring). ``family``: the Holm family size (default: the number of rows)."""
     if len(sides) not in (1, 2):
@@ -119,8 +119,8 @@ def plan_runs(sides: Sequence[RunSet], metric: Metric, detect: float, *, alpha: 
     for key in labels:
         values = [_positive(cell_runs(s, keys, key).values(metric.name)) for s in sides]
         rows.append(_row(key, values, metric, ratio, alpha, power, family, n_sim, seed))
-    return Plan(metric, tuple(s.label for s in sides), tuple(keys), detect, ratio, alpha, power,
-                family, tuple(rows), tuple(notes))
+    return PowerPlan(metric, tuple(s.label for s in sides), tuple(keys), detect, ratio, alpha,
+                     power, family, tuple(rows), tuple(notes))
 
 
 def _positive(values: np.ndarray) -> np.ndarray:
@@ -128,7 +128,7 @@ def _positive(values: np.ndarray) -> np.ndarray:
 
 
 def _row(key: tuple, values: list[np.ndarray], metric: Metric, ratio: float, alpha: float,
-         power: float, family: int, n_sim: int, seed: int) -> PlanRow:
+         power: float, family: int, n_sim: int, seed: int) -> PowerPlanRow:
     base = values[0]
     new = values[1] if len(values) == 2 else np.array([], dtype=float)
     where = f"row {', '.join(map(str, key))}" if key else "the runs"
@@ -145,4 +145,4 @@ def _row(key: tuple, values: list[np.ndarray], metric: Metric, ratio: float, alp
                                    lower_is_better=metric.lower_is_better, **common)
     now = pw.power_at_ratio(ratio, base, new, n_base=n_b, n_new=n_n, **common)
     warnings = tuple(dict.fromkeys([*needed.warnings, *current.warnings]))
-    return PlanRow(key, n_b, n_n, needed, current, now, warnings)
+    return PowerPlanRow(key, n_b, n_n, needed, current, now, warnings)

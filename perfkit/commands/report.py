@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from perfkit.vocabulary import RunStatus
+
 HELP = """\
 Execute the parameterized notebooks named in a parameter file (papermill), and write an HTML
 report: one self-contained page per notebook (no code, images inline, works offline), an
@@ -48,7 +50,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     out_dir = Path(args.out) if args.out else Path("reports") / Path(args.params).stem
     result = build_report(params, out_dir, stream=err)
     for e in result.executions:
-        status = "failed" if e.error else "ok"
+        status = RunStatus.FAILED if e.error else RunStatus.OK  # the notebook's run
         print(f"{e.name:<16} {e.seconds:6.1f} s  {status}", file=out)
     for error in result.errors:
         print(f"perfkit: error: {error}", file=err)

@@ -7,6 +7,7 @@ from typing import TextIO
 
 from perfkit.errors import PerfkitError
 from perfkit.units import UnitError, parse_duration_arg
+from perfkit.vocabulary import ManifestStatus
 
 HELP = """\
 Run one load test and keep everything: the tool's stdout and stderr byte for byte (and Locust's
@@ -122,10 +123,10 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for outcome in group.outcomes:
             print(f"{outcome.run_id}  {outcome.status}", file=out)
         print(group.path, file=out)
-        return 0 if group.status == "complete" else 1
+        return 0 if group.status == ManifestStatus.COMPLETE else 1
     from perfkit.run.runner import execute
 
     outcome = execute(spec, args.out, err=err)
     print(f"{outcome.status}  exit code {outcome.exit_code}", file=out)
     print(outcome.path, file=out)
-    return 0 if outcome.status == "complete" else 1
+    return 0 if outcome.status == ManifestStatus.COMPLETE else 1

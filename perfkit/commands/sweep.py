@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from perfkit.vocabulary import ManifestStatus
+
 HELP = """\
 Run every cell of an experiment (factor levels x load levels) once per block, in a seeded
 random order within each block, on the local testbed (restarted when the profile changes) or
@@ -95,4 +97,4 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
               file=out)
     print(f"testbed (re)starts: {result.restarts}; wall time {_fmt_s(result.wall_s)}", file=out)
     print(result.path, file=out)
-    return 0 if set(result.statuses) <= {"complete"} else 1
+    return 0 if set(result.statuses) <= {ManifestStatus.COMPLETE} else 1

@@ -28,6 +28,7 @@ from perfkit.model import FrozenMap, Run, replaced_run
 from perfkit.model import _freeze as _freeze_value
 from perfkit.store import manifest as schema
 from perfkit.units import UnitError, parse_duration_arg
+from perfkit.vocabulary import ManifestStatus
 
 MANIFEST_NAMES = (schema.MANIFEST_NAME, schema.FIXTURE_META_NAME)
 SCHEMA_VERSION = schema.SCHEMA_VERSION
@@ -350,7 +351,7 @@ def apply_manifest(run: Run, info: ManifestInfo) -> Run:
     if run.url is None:
         changes["url"] = opts.get("url") or opts.get("host")
     notes = list(run.notes)
-    if info.status not in (None, "complete"):
+    if info.status not in (None, ManifestStatus.COMPLETE):
         notes.append(f"run status is {info.status!r} (exit code {info.exit_code}): "
                      "it did not finish normally")
     # warnings perfkit run recorded while the run went (e.g. the generator was the bottleneck)

@@ -24,10 +24,10 @@ from perfkit.formatting import (
     pct_change,
 )
 from perfkit.present.tables import Column, Table
+from perfkit.vocabulary import SIGNIFICANT, Verdict
 
 __all__ = ["SIGNIFICANT", "change_text", "comparison", "row_runs"]
 
-SIGNIFICANT = ("better", "worse")
 
 
 def _p(value: float) -> str:
@@ -49,9 +49,9 @@ def change_text(verdict: str, ratio: float, low: float, high: float, mde=None) -
                 if finite else f"{verdict} (failed runs: no finite ratio)")
     if verdict in SIGNIFICANT:
         return change_ci(ratio, low, high)
-    if verdict == "~" and mde is not None and mde.testable:
-        return (f"~ (could detect {pct_change(mde.ratio_high)} / {pct_change(mde.ratio_low)} "
-                f"at {mde.power:.0%} power)")
+    if verdict == Verdict.NO_CHANGE and mde is not None and mde.testable:
+        return (f"{Verdict.NO_CHANGE} (could detect {pct_change(mde.ratio_high)} / "
+                f"{pct_change(mde.ratio_low)} at {mde.power:.0%} power)")
     return verdict
 
 

@@ -13,6 +13,7 @@ from perfkit.analysis.effects import FactorialResult
 from perfkit.formatting import Footnotes, fmt_sig, level_text, pct
 from perfkit.present.compare import _p
 from perfkit.present.tables import Column, Table
+from perfkit.vocabulary import SIGNIFICANT, Verdict
 
 
 # -- factorial effects ----------------------------------------------------------------------------
@@ -68,7 +69,7 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
         if result.per:
             cells.append(_p(r.get("p_value_holm")))
         verdict = result.reported_verdict(r["verdict"], keys[i], r["cap_affected"])
-        if not error and not r["interpretable_alone"] and r["verdict"] in ("better", "worse"):
+        if not error and not r["interpretable_alone"] and r["verdict"] in SIGNIFICANT:
             # its interaction is significant: the average over the other factor's levels is
             # no verdict a reader can act on; the simple effects are
             verdict = "see the simple effects"
@@ -82,8 +83,8 @@ def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes, mde=None) 
     """A verdict, with the mark of its cap warnings (an artefact, or a count or rate a cap
     affects); a ``~`` with the smallest effect the design could have detected, or why none
     (``mde``: :class:`perfkit.stats.tpower.DetectableEffect`)."""
-    if verdict == "~" and mde is not None:
-        verdict = f"~ ({mde.statement})"
+    if verdict == Verdict.NO_CHANGE and mde is not None:
+        verdict = f"{Verdict.NO_CHANGE} ({mde.statement})"
     return f"{verdict} {notes.mark(warnings)}".rstrip() if warnings else verdict
 
 

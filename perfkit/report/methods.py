@@ -15,6 +15,7 @@ from perfkit.analysis.conditions import HOST_BUSY_PERCENT, backlog_text
 from perfkit.analysis.provenance import Provenance
 from perfkit.analysis.runstatus import GENERATOR_BUSY
 from perfkit.formatting import level_text
+from perfkit.vocabulary import RunStatus
 
 #: how each tool's latencies relate to coordinated omission
 CO_STATUS = {
@@ -181,8 +182,9 @@ def exclusions_sentence(p: Provenance) -> str:
     parts = []
     if p.unreadable:
         parts.append(f"{p.unreadable} file(s) could not be read and were left out")
-    names = {"failed": "failed", "saturated": "did not sustain their offered rate",
-             "short": "fell slightly short of their offered rate and were kept, in doubt"}
+    names = {RunStatus.FAILED: str(RunStatus.FAILED),
+             RunStatus.SATURATED: "did not sustain their offered rate",
+             RunStatus.SHORT: "fell slightly short of their offered rate and were kept, in doubt"}
     for status, reasons in p.statuses.items():
         parts.append(f"{len(reasons)} run(s) {names.get(status, status)} "
                      f"({'; '.join(reasons)})")

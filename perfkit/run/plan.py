@@ -46,11 +46,11 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.errors import PerfkitError
+from perfkit.run.spec import TOOLS
 from perfkit.store.design import YAML_KEYS, Design, ExperimentError, read_design
 from perfkit.store.plan import PLAN_SCHEMA_VERSION, Plan, PlanCell, PlanRun
 from perfkit.units import UnitError, parse_duration_arg
 
-TOOLS = ("wrk", "wrk2", "locust")
 _LOAD_KEYS = {"wrk": ("connections", "threads"), "wrk2": ("connections", "threads", "rate"),
               "locust": ("users", "spawn_rate", "processes")}
 _REQUIRED_LOAD = {"wrk": ("connections", "threads"), "wrk2": ("connections", "threads", "rate"),

@@ -61,9 +61,8 @@ from importlib import resources
 from string import Template
 
 from perfkit.errors import PerfkitError
+from perfkit.store.manifest import NGINX_DEFAULT_BACKLOG as NGINX_DEFAULT_BACKLOG
 
-#: nginx's listen backlog when ``backlog=`` is not given, on Linux (nginx docs, ``listen``)
-NGINX_DEFAULT_BACKLOG = 511
 #: the upstream port is ``port + UPSTREAM_PORT_OFFSET`` unless set
 UPSTREAM_PORT_OFFSET = 1000
 

@@ -41,6 +41,7 @@ from perfkit.run.spec import (
     utc_now,
 )
 from perfkit.store.manifest import MANIFEST_NAME, SCHEMA_VERSION, RunManifest, write_manifest
+from perfkit.vocabulary import ManifestStatus
 
 #: a generator using more than this share of the cores it can use is the bottleneck
 GENERATOR_BOTTLENECK_SHARE = 0.9
@@ -204,7 +205,7 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
             child = Child(command, so, se, cwd=tmp, state=state)
         except OSError as exc:  # e.g. taskset or ip missing: keep the attempt, say why
             bar.close()
-            manifest.update(end_utc=utc_now(), exit_code=None, status="failed",
+            manifest.update(end_utc=utc_now(), exit_code=None, status=ManifestStatus.FAILED,
                             status_reason=f"could not start {command[0]}: {exc.strerror}")
             manifest["files"] = {}
             write_manifest(tmp / MANIFEST_NAME, manifest)
@@ -288,24 +289,25 @@ def _wait(child: Child, sampler: CpuSampler, bar, t0: float, deadline_s: float) 
 
 
 def _status(spec: RunSpec, child: Child, rc: int | None, tmp: Path,
-            interrupted: bool) -> tuple[str, str | None]:
+            interrupted: bool) -> tuple[ManifestStatus, str | None]:
     if interrupted:
-        return "killed", "interrupted (Ctrl-C)"
+        return ManifestStatus.KILLED, "interrupted (Ctrl-C)"
     if child.killed_by_us:
-        return "killed", (f"hard timeout: still running {spec.grace_s:g} s after its "
+        return ManifestStatus.KILLED, (f"hard timeout: still running {spec.grace_s:g} s after its "
                           f"{spec.duration_s + spec.ramp_s:g} s; process group killed")
     if rc is not None and rc < 0:
-        return "killed", f"killed by signal {-rc}"
+        return ManifestStatus.KILLED, f"killed by signal {-rc}"
     if rc == 0:
-        return "complete", None
+        return ManifestStatus.COMPLETE, None
     if spec.tool == "locust" and rc == 1 and (tmp / "stdout.txt").stat().st_size > 2:
-        return "complete", "locust exit code 1: some requests failed (--exit-code-on-error)"
-    return "failed", f"exit code {rc}"
+        return ManifestStatus.COMPLETE, ("locust exit code 1: some requests failed "
+                                         "(--exit-code-on-error)")
+    return ManifestStatus.FAILED, f"exit code {rc}"
 
 
 def _warnings(manifest: Mapping[str, Any], status: str, reason: str | None) -> list[str]:
     out = []
-    if status != "complete":
+    if status != ManifestStatus.COMPLETE:
         out.append(f"run {status}: {reason}")
     share = manifest["cpu"].get("generator_cpu_share")
     if share is not None and share > GENERATOR_BOTTLENECK_SHARE:

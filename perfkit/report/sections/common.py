@@ -15,15 +15,11 @@ import pandas as pd
 from perfkit import paths
 from perfkit.analysis import Experiment
 from perfkit.analysis import load_experiment as _load
-from perfkit.formatting import fmt_ci, fmt_num, level_text
+from perfkit.formatting import LOAD_WORDS, fmt_ci, fmt_num, level_text
 
 __all__ = ["Experiment", "config_labels", "config_text", "fmt_ci", "load_experiment",
            "text_table"]
 
-#: how a load column's level reads in a sentence (``16 connections``); any other column reads
-#: ``name level`` (``profile default``)
-LOAD_WORDS = {"connections": "connections", "users": "users", "threads": "threads",
-              "target_rate_rps": "req/s offered"}
 
 
 def load_experiment(name: str, data_root: str | None = None) -> Experiment:

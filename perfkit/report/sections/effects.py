@@ -23,6 +23,7 @@ from perfkit.analysis.effects import (
 from perfkit.formatting import fmt_ci, level_text
 from perfkit.present.compare import row_runs
 from perfkit.report.nb import Answer
+from perfkit.vocabulary import Verdict
 
 #: the largest significant effects the report index lists
 MAX_HEADLINE_EFFECTS = 6
@@ -207,7 +208,7 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
 
 
 def _ab_answer(table: ComparisonTable) -> Answer:
-    names = {"~": "no significant change"}
+    names = {Verdict.NO_CHANGE: "no significant change"}
     # a row computed from values on a timeout cap counts as the cap's artefact, never as
     # better or worse (ComparisonRow.reported_verdict, the A/B table's change column)
     counts = ", ".join(f"{names.get(v, v)}: {n}" for v, n in table.reported_counts().items())
