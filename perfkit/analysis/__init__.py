@@ -7,6 +7,9 @@ which unit (:mod:`~perfkit.analysis.metrics`), what a failed run is
 (:mod:`~perfkit.analysis.runstatus`), which columns make rows
 (:mod:`~perfkit.analysis.grouping`), and the results, as frozen types with ``to_frame()`` and
 ``to_dict()`` that both front ends only format. Re-exports only.
+
+Internal: import from :mod:`perfkit` (its ``__all__``, documented in docs/api.md); the
+modules here may change without notice.
 """
 
 from perfkit.analysis.compare import ComparisonRow, ComparisonTable, compare_runs, verdict
