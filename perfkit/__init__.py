@@ -42,8 +42,10 @@ __version__ = "0.1.0"
 
 #: public name -> (module, name there), imported on first use
 _LAZY = {
-    # tidy frames
+    # tidy frames, several clients' runs as one
     "runs_frame": ("perfkit.frames", "runs_frame"),
+    "combine_groups": ("perfkit.run.distributed", "combine_groups"),
+    "combine_runs": ("perfkit.run.distributed", "combine_runs"),
     # experiments and selections
     "Experiment": ("perfkit.analysis.experiment", "Experiment"),
     "RunSet": ("perfkit.analysis.experiment", "RunSet"),
@@ -99,7 +101,8 @@ __all__ = [
     "PerfkitError", "PowerPlan", "Run", "RunGroups", "RunJudgement", "RunSet", "RunStatus",
     "ScalingResult", "ScalingTable", "ScalingVerdict", "Selection", "SloBracket", "SloTable",
     "SloVerdict", "UnknownFormatError", "UsageError", "Verdict", "__version__",
-    "analyse_history", "check_drift", "compare_runs", "factorial_effects", "gate_runs",
+    "analyse_history", "check_drift", "combine_groups", "combine_runs", "compare_runs",
+    "factorial_effects", "gate_runs",
     "group_runs", "history_gates", "history_verdict", "latency_percentiles", "latency_spectrum",
     "load", "load_experiment", "load_history", "metric", "plan_runs", "plots", "run_statuses",
     "runs_frame", "scaling_fits", "scan", "slo_brackets",
