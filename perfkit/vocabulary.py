@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from perfkit.errors import ERROR_STATUS
+
 __all__ = [
     "ARTEFACT", "DRIFT_TOLERANCE_PCT", "FAILED_STATUSES", "ChangeSupport", "ClaimVerdict",
     "DriftVerdict", "GateOutcome", "GateStatus", "HistoryVerdict", "ManifestStatus",
@@ -100,9 +102,10 @@ class GateStatus(StrEnum):
 
     @property
     def exit_status(self) -> int:
-        """The exit status of a gate whose worst row has this status: 2, 1, 3 or 0."""
-        return {GateStatus.ERROR: 2, GateStatus.REGRESSION: 1, GateStatus.INCONCLUSIVE: 3,
-                GateStatus.PASS: 0}[self]
+        """The exit status of a gate whose worst row has this status: 2 (:data:`perfkit.errors.
+        ERROR_STATUS`: the gate could not run as asked), 1, 3 or 0."""
+        return {GateStatus.ERROR: ERROR_STATUS, GateStatus.REGRESSION: 1,
+                GateStatus.INCONCLUSIVE: 3, GateStatus.PASS: 0}[self]
 
 
 class GateOutcome(StrEnum):

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,6 +51,7 @@ from perfkit.analysis.metrics import Metric
 from perfkit.errors import UsageError
 from perfkit.formatting import pct_change, plain
 from perfkit.stats.power import RunsNeeded, runs_needed
+from perfkit.units import UnitError, fraction
 from perfkit.vocabulary import GateOutcome, GateStatus
 
 PASS, REGRESSION, INCONCLUSIVE, ERROR = (GateStatus.PASS, GateStatus.REGRESSION,
@@ -61,13 +61,12 @@ EXIT_STATUS = {s: s.exit_status for s in GateStatus}
 
 
 def parse_percent(text: str, option: str = "--max-regression") -> float:
-    """``"5%"`` -> 0.05; anything else (a bare number is ambiguous) raises UsageError."""
-    m = re.fullmatch(r"\s*\+?(\d+(?:\.\d*)?|\.\d+)\s*%\s*", str(text))
-    value = float(m.group(1)) / 100 if m else math.nan
-    if not m or not 0 < value < 1:
-        raise UsageError(f"{option}: expected a percentage in (0%, 100%) such as 5%, found "
-                         f"{text!r}")
-    return value
+    """``"5%"`` or ``"0.05"`` -> 0.05 (:func:`perfkit.units.fraction`); anything else, and a
+    bare number of 1 or more (``5`` is not 5%), raises UsageError."""
+    try:
+        return fraction(text)
+    except UnitError as exc:
+        raise UsageError(f"{option}: expected {exc}, found {text!r}") from None
 
 
 def threshold_ratio(metric: Metric, max_regression: float) -> float:
