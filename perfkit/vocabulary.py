@@ -70,6 +70,8 @@ class RunStatus(StrEnum):
     SATURATED = "saturated"
     #: the tool failed, most requests failed, or no value
     FAILED = "failed"
+    #: the run ran but its tool never measured the metric (wrk without --latency, ...)
+    NO_DATA = Verdict.NO_DATA
 
     @property
     def counts_as_failed(self) -> bool:
@@ -98,14 +100,16 @@ class GateStatus(StrEnum):
     ERROR = "error"
     REGRESSION = "regression"
     INCONCLUSIVE = "inconclusive"
+    #: the runs of a side did not measure the metric: not gated
+    NO_DATA = Verdict.NO_DATA
     PASS = "pass"
 
     @property
     def exit_status(self) -> int:
         """The exit status of a gate whose worst row has this status: 2 (:data:`perfkit.errors.
-        ERROR_STATUS`: the gate could not run as asked), 1, 3 or 0."""
+        ERROR_STATUS`: the gate could not run as asked), 1, 3 (inconclusive, no data) or 0."""
         return {GateStatus.ERROR: ERROR_STATUS, GateStatus.REGRESSION: 1,
-                GateStatus.INCONCLUSIVE: 3, GateStatus.PASS: 0}[self]
+                GateStatus.INCONCLUSIVE: 3, GateStatus.NO_DATA: 3, GateStatus.PASS: 0}[self]
 
 
 class GateOutcome(StrEnum):

@@ -112,6 +112,6 @@ def test_failed_statuses_are_what_the_runner_writes():
 
 def test_gate_exit_statuses_and_worst_first_order():
     assert [(s.value, s.exit_status) for s in GateStatus] == [
-        ("error", 2), ("regression", 1), ("inconclusive", 3), ("pass", 0)]
+        ("error", 2), ("regression", 1), ("inconclusive", 3), ("no data", 3), ("pass", 0)]
     assert RunStatus.SATURATED.counts_as_failed and not RunStatus.SHORT.counts_as_failed
     assert set(vocabulary.__all__) <= set(dir(vocabulary))
