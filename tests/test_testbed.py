@@ -174,7 +174,11 @@ def test_somaxconn_is_only_set_inside_a_namespace():
 def test_default_profile_renders_the_fixture_default_conf():
     rendered = statements(render_config("default", port=8080, state_dir="/tmp/x"))
     rendered = Counter({k: n for k, n in rendered.items() if not k.startswith("user ")})
-    assert rendered == statements((FIXTURES / "default.conf").read_text())
+    # ... and a server of its own for perfkit's counters: stub_status on a unix socket
+    counters = Counter(["server {", "listen unix:/tmp/x/logs/status.sock;", "access_log off;",
+                        "location = /nginx_status {", "stub_status;", "}", "}"])
+    assert rendered - counters == statements((FIXTURES / "default.conf").read_text())
+    assert rendered - statements((FIXTURES / "default.conf").read_text()) == counters
 
 
 def test_backlog_profile_renders_the_listen_backlog():
