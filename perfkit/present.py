@@ -101,6 +101,9 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
     cols = [Column(k) for k in table.keys] + [Column(k) for k in shown]
     cols += [Column("base", m.unit, True), Column("new", m.unit, True), Column("vs base"),
              Column("p", right=True), Column("p Holm", right=True), Column("runs")]
+    mechanism = any(r.mechanism for r in table.rows)  # some run recorded what the server counted
+    if mechanism:
+        cols.append(Column("mechanism (base -> new)"))
     rows = []
     for row in table.rows:
         c = row.comparison
@@ -111,7 +114,7 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
                      _change(row),
                      _p(c.p_value) or "-", _p(row.p_adjusted) or "-",
                      f"{c.n_base} vs {c.n_new} {notes.mark([*row.warnings, *_without(row)])}"
-                     .rstrip()))
+                     .rstrip(), *([row.mechanism.text()] if mechanism else [])))
     return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
 
 
@@ -163,13 +166,15 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
     mde = result.detectable()
     est = (("ratio", "ratio_ci_low", "ratio_ci_high") if result.log else
            tuple(f"effect{s}{result.metric.suffix}" for s in ("", "_ci_low", "_ci_high")))
+    mechanism = "mechanism" in frame  # some run recorded what the server counted
     cols = [Column(c) for c in result.per] + [
         Column("term"), Column("ratio" if result.log else "effect",
                                "" if result.log else result.metric.unit, True),
         Column(f"{pct(result.confidence)} CI"),
         *([Column("variation", "%", True)] if variation else []),
         Column("p", right=True)] + ([Column("p Holm", right=True)] if result.per else []) + [
-        Column("verdict")]
+        Column("verdict")] + ([Column("mechanism (low -> high, other factors low)")]
+                              if mechanism else [])
     rows = []
     for i, r in frame.iterrows():
         error = r["term"] in ("error", "block")
@@ -191,6 +196,8 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
             verdict = "see the simple effects"
         cells.append(_verdict(verdict, result.level_warnings.get(keys[i], ())
                               if not error else (), notes, mde[i]))
+        if mechanism:
+            cells.append(r["mechanism"])
         rows.append(tuple(cells))
     return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
 
@@ -208,15 +215,17 @@ def simple_effects(result: FactorialResult) -> Table:
     """The simple effects table (:meth:`FactorialResult.simple_frame`'s rows)."""
     notes = Footnotes()
     s = result.simple_effects
+    mechanism = "mechanism" in s and any(s["mechanism"])
     cols = [Column(c) for c in result.per] + [
         Column("factor"), Column("at"), Column("ratio" if result.log else "effect", right=True),
         Column(f"{pct(result.confidence)} CI"), Column("p", right=True),
-        Column("p Holm", right=True), Column("runs", right=True), Column("verdict")]
+        Column("p Holm", right=True), Column("runs", right=True), Column("verdict")] + (
+        [Column("mechanism (low -> high)")] if mechanism else [])
     rows = [(*(level_text(r[c]) for c in result.per), r["factor"], r["at"],
              fmt_sig(r["effect"]), f"[{fmt_sig(r['ci_low'])}, {fmt_sig(r['ci_high'])}]",
              _p(r["p_value"]), _p(r["p_value_holm"]), str(r["n_runs"]),
              _verdict(result.reported_verdict(r["verdict"], r["level_key"], r["cap_affected"]),
-                      r["warnings"], notes, mde))
+                      r["warnings"], notes, mde), *([r["mechanism"].text()] if mechanism else []))
             for (_, r), mde in zip(s.iterrows(), result.simple_detectable(), strict=True)]
     return Table(tuple(cols), tuple(rows), "simple effects (each factor at each level of the "
                  "other, where the interaction is significant; Holm over the levels of the "

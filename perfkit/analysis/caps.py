@@ -40,14 +40,19 @@ the backlog condition (:mod:`perfkit.analysis.conditions`) are built on it.
   and carry a warning that they are **affected** by the cap, in every table and answer.
 
 A run whose requests genuinely take about the cap with a fast median cannot be told from one
-that waited for the timeout: it is flagged too, and its percentiles show it. A run whose
+that waited for the timeout: it is flagged too, and its percentiles show it. Where the runs
+recorded the kernel's counters (:mod:`perfkit.ingest.counters`), the warning of a 1 s or 3 s
+cap cites them, run by run, as the evidence of a SYN retransmission: the listen overflows
+(attempts dropped from a full accept queue) and the SYN retransmissions that retried them, or
+that the counters show none; runs without counters are said to be judged from the latency
+alone. The rule that flags a value is the same either way. A run whose
 values are all far from every cap is never flagged.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -55,8 +60,10 @@ import pandas as pd
 from perfkit.analysis import runstatus
 from perfkit.analysis.cap_effects import affects, consequence
 from perfkit.analysis.experiment import RunSet
+from perfkit.analysis.mechanism import stall_evidence
 from perfkit.analysis.metrics import Metric, percentile_of
 from perfkit.formatting import fmt_sig
+from perfkit.model import Run
 
 #: latencies (ms) that are timeouts, not service times: Linux's initial SYN retransmission
 #: timeout (1 s, RFC 6298) and its next backoff (3 s total), wrk's default --timeout (2 s)
@@ -64,6 +71,9 @@ KNOWN_CAPS_MS = {1000.0: "the Linux SYN retransmission timeout (1 s): connection
                          "dropped from a full accept queue and retried",
                  2000.0: "wrk's default request timeout (2 s)",
                  3000.0: "the second SYN retransmission (3 s)"}
+#: the caps that are SYN retransmissions (the kernel counts them: listen overflows and
+#: TCPSynRetrans are the evidence, :func:`perfkit.analysis.mechanism.stall_evidence`)
+SYN_CAPS_MS = (1000.0, 3000.0)
 #: a value within this relative distance of a cap is in its window: a timeout plus a little
 #: service time, printed to 3 significant digits (wrk prints 1.01s)
 CAP_TOLERANCE = 0.05
@@ -233,28 +243,36 @@ def _bears(metric: Metric, hits: list[CapHit], row: pd.Series) -> bool:
 def cap_check(rows: RunSet, metric: Metric, label: str = "") -> CapCheck:
     """What known caps do to ``metric`` over ``rows`` (module docstring); ``label`` prefixes
     the warnings (``"base"``)."""
-    return _check(tainting(rows, metric), metric, label)
+    return _check(tainting(rows, metric), metric, label, _by_id(rows))
 
 
 def cap_check_sides(sides: Sequence[RunSet], metric: Metric, label: str = "") -> CapCheck:
     """:func:`cap_check` over several sets of runs together (the two sides of a comparison),
     each run judged among the peers of its own set."""
     hits = [h for side in sides for h in tainting(side, metric)]
-    return _check(list(dict.fromkeys(hits)), metric, label)
+    runs = {k: v for side in sides for k, v in _by_id(side).items()}
+    return _check(list(dict.fromkeys(hits)), metric, label, runs)
 
 
-def _check(hits: list[CapHit], metric: Metric, label: str) -> CapCheck:
+def _by_id(rows: RunSet) -> dict[str, Run]:
+    return {i: r for i, r in zip(_ids(rows), rows.runs, strict=True) if r is not None}
+
+
+def _check(hits: list[CapHit], metric: Metric, label: str,
+           runs: Mapping[str, Run] | None = None) -> CapCheck:
     hits = [h for h in hits if affects(metric, h.cap_ms)]
     if not hits:
         return CapCheck()
     caps = tuple(sorted({h.cap_ms for h in hits}))
-    warnings = tuple(_sentence(metric, cap, [h for h in hits if h.cap_ms == cap], label)
+    warnings = tuple(_sentence(metric, cap, [h for h in hits if h.cap_ms == cap], label,
+                               runs or {})
                      for cap in caps)
     return (CapCheck(caps, (), warnings) if metric.is_latency
             else CapCheck((), caps, warnings))
 
 
-def _sentence(metric: Metric, cap: float, hits: list[CapHit], label: str) -> str:
+def _sentence(metric: Metric, cap: float, hits: list[CapHit], label: str,
+              records: Mapping[str, Run]) -> str:
     runs: dict[str, list[str]] = {}
     for h in hits:
         runs.setdefault(h.run_id, []).append(f"{_short(h.column)} {fmt_sig(h.value_ms)}")
@@ -262,7 +280,7 @@ def _sentence(metric: Metric, cap: float, hits: list[CapHit], label: str) -> str
     head = (f"{label + ': ' if label else ''}{len(runs)} run(s) with latencies that sit on "
             f"{cap:g} ms (a percentile within {CAP_TOLERANCE:.0%}, the max up to "
             f"{MAX_ABOVE_CAP:.0%} above, standing out from the run's other latencies), "
-            f"{KNOWN_CAPS_MS[cap]} ({shown})")
+            f"{KNOWN_CAPS_MS[cap]} ({shown}){_evidence(cap, list(runs), records)}")
     if metric.is_latency:
         own = {h.run_id for h in hits if h.column == metric.name}
         if own == set(runs):
@@ -279,6 +297,25 @@ def _sentence(metric: Metric, cap: float, hits: list[CapHit], label: str) -> str
                 "from them are treated as artefacts of it, not measured ratios.")
     return (f"{head}: {consequence(metric, cap)}; effects computed from them are affected "
             "by the cap (measured, not the service's alone).")
+
+
+def _evidence(cap: float, run_ids: Sequence[str], records: Mapping[str, Run]) -> str:
+    """What the runs' kernel counters say about a SYN-retransmission cap (1 s, 3 s): the
+    listen overflows and SYN retransmissions they recorded, run by run, and which runs the
+    stall is inferred for from the latency alone (no counters); ``""`` when no run recorded
+    them (the rule is then the latency's alone, as the module docstring says) or for
+    another cap."""
+    if cap not in SYN_CAPS_MS:
+        return ""
+    said = {rid: stall_evidence(records[rid]) if rid in records else None for rid in run_ids}
+    if not any(said.values()):
+        return ""
+    parts = [f"{rid}: {text}" for rid, text in said.items() if text]
+    none = [rid for rid, text in said.items() if not text]
+    inferred = (f"; inferred from the latency alone for {', '.join(none)} (no counters)"
+                if none else "")
+    return (f"; the kernel counters, the evidence of connection attempts dropped and retried: "
+            f"{'; '.join(parts)}{inferred}")
 
 
 def _short(column: str) -> str:
