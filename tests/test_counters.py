@@ -10,9 +10,11 @@ and the mechanism beside an effect, on two real runs against the testbed
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from perfkit.analysis import load_experiment, metric
@@ -143,6 +145,28 @@ def test_the_cap_rule_cites_the_kernel_counters_of_the_runs_on_the_1_s_cap():
         assert run.tcp_listen_overflows > 0 and run.tcp_syn_retransmits > 0
         assert f"{rid}: {stall_evidence(run)}" in warning
     assert "inferred from the latency alone" not in warning  # every run recorded counters
+
+
+def test_the_kernel_counters_decide_whether_a_run_waited_for_the_syn_retry():
+    """With counters from the run's own namespace, the SYN-retry caps read them, not the
+    latency: retries counted put a p99 of 1070 ms (1 s plus a median of 57 ms) on the 1 s cap;
+    none counted take a value off it, however it stands out."""
+    rows = load_experiment(DATA / "demo-wrk-factorial").rows()
+    frame = rows.frame
+    (i,) = np.flatnonzero(frame["run_id"].str.startswith("0011-").to_numpy())
+    run = rows.runs[i]
+    assert run.percentile_ms(99) == 1070.0 and run.percentile_ms(50) < 70
+    assert run.tcp_syn_retransmits > 0
+    one = rows.subset(np.arange(len(rows)) == i)
+    assert {h.column for h in cap_hits(one)} == {"latency_p99_ms", "latency_max_ms"}
+    # the same run had the kernel counted no retry: its 1 s would be service, not a retry
+    quiet = dataclasses.replace(one, runs=(run.replace(tcp_syn_retransmits=0,
+                                                       tcp_listen_overflows=0),))
+    assert cap_hits(quiet) == []
+    # ... and without counters its p99, 7% above the cap with a median of 57 ms, does not
+    # stand out as a separate mode: the latency alone does not put it there
+    bare = dataclasses.replace(one, runs=(run.replace(manifest={}),))
+    assert "latency_p99_ms" not in {h.column for h in cap_hits(bare)}
 
 
 def test_without_counters_the_cap_rule_reads_as_before():

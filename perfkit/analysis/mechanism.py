@@ -80,10 +80,13 @@ NOT_RECORDED = "(not recorded)"
 
 @dataclasses.dataclass(frozen=True)
 class Side:
-    """A quantity on one side: the median over the runs that recorded it, and those runs."""
+    """A quantity on one side: the median over the runs that recorded it, its range, and
+    those runs."""
 
     median: float
     runs: tuple[str, ...]
+    low: float = math.nan
+    high: float = math.nan
 
     @property
     def n(self) -> int:
@@ -99,7 +102,7 @@ class MechanismRow:
     high: Side
 
     def text(self) -> str:
-        """``listen overflows 1,234 -> 0``."""
+        """``listen overflows 1,234 (980-1,502) -> 0``."""
         return f"{self.quantity.label} {_fmt(self.low, self.quantity)} -> " \
                f"{_fmt(self.high, self.quantity)}"
 
@@ -110,11 +113,18 @@ class MechanismRow:
 
 
 def _fmt(side: Side, q: Quantity) -> str:
+    """The median; a count also with its range over the runs when they differ (``0 (0-307)``:
+    an event a few runs saw, which the median alone would hide)."""
     if not side.n:
         return NOT_RECORDED
-    if q.count and float(side.median).is_integer():
-        return f"{int(side.median):,}"
-    return fmt_sig(side.median)
+    if not q.count:
+        return fmt_sig(side.median)
+    text = _count(side.median)
+    return text if side.low == side.high else f"{text} ({_count(side.low)}-{_count(side.high)})"
+
+
+def _count(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else fmt_sig(value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,8 +141,9 @@ class Mechanism:
 
     def text(self) -> str:
         """The quantities that moved, ``"; "``-joined (``accepted connections per request
-        1.00 -> 0.000318; listen overflows 1,234 -> 0``); when none did, ``"unchanged: "``
-        and the first two recorded; ``""`` when nothing was recorded."""
+        1.00 -> 0.000318; listen overflows 1,234 (980-1,502) -> 0``: medians over the runs of
+        each side, a count with its range where its runs differ); when none did,
+        ``"unchanged: "`` and the first two recorded; ``""`` when nothing was recorded."""
         recorded = [r for r in self.rows if r.low.n or r.high.n]
         moved = [r for r in recorded if r.moved]
         if moved:
@@ -164,7 +175,9 @@ def _side(runs: Sequence[Run], q: Quantity) -> Side:
         if v is not None and math.isfinite(v):
             values.append(float(v))
             ids.append(str(run.run_id or run.source))
-    return Side(float(np.median(values)) if values else math.nan, tuple(ids))
+    if not values:
+        return Side(math.nan, ())
+    return Side(float(np.median(values)), tuple(ids), min(values), max(values))
 
 
 def kernel_scope(run: Run) -> str | None:
