@@ -325,9 +325,13 @@ def _sentence(metric: Metric, cap: float, hits: list[CapHit], label: str,
     for h in hits:
         runs.setdefault(h.run_id, []).append(f"{_short(h.column)} {fmt_sig(h.value_ms)}")
     shown = "; ".join(f"{rid}: {', '.join(v)}" for rid, v in runs.items())  # every run
+    counted = any(kernel_evidence(records.get(rid), cap) is not None for rid in runs)
+    why = ("standing out from the run's other latencies, or, where the kernel counted the "
+           "retries in the run's namespace, up to the run's median more" if counted
+           else "standing out from the run's other latencies")
     head = (f"{label + ': ' if label else ''}{len(runs)} run(s) with latencies that sit on "
             f"{cap:g} ms (a percentile within {CAP_TOLERANCE:.0%}, the max up to "
-            f"{MAX_ABOVE_CAP:.0%} above, standing out from the run's other latencies), "
+            f"{MAX_ABOVE_CAP:.0%} above, {why}), "
             f"{KNOWN_CAPS_MS[cap]} ({shown}){_evidence(cap, list(runs), records)}")
     if metric.is_latency:
         own = {h.run_id for h in hits if h.column == metric.name}

@@ -216,12 +216,20 @@ def headline_effects(results: Sequence[FactorialResult], limit: int | None = Non
                      ) -> tuple[list[tuple[FactorialResult, pd.Series]], int]:
     """The measured significant effects of all ``results`` (:func:`headline_rows` whose
     verdict is ``better``/``worse``), largest first (ordered across results by ``size``), at
-    most ``limit`` of them, and how many more there are. Artefacts are not among them:
-    :func:`artefact_effects`."""
+    most ``limit`` of them: the largest of each factor, then the largest of the rest; and how
+    many more there are. Artefacts are not among them: :func:`artefact_effects`."""
     found = [(result, row) for result in results
              for _, row in headline_rows(result).iterrows() if row["verdict"] in (BETTER, WORSE)]
     found.sort(key=lambda item: -item[1]["size"])
-    shown = found if limit is None else found[:limit]
+    if limit is None:
+        return found, 0
+    # each factor's largest effect first, so that a reader asking about any factor finds it
+    # (one factor's many large effects would otherwise crowd out another's), then the others
+    first = list({str(row["term"]): i for i, (_, row) in reversed(list(enumerate(found)))
+                  }.values())
+    keep = sorted(first)[:limit]
+    keep += [i for i in range(len(found)) if i not in keep][: limit - len(keep)]
+    shown = [found[i] for i in sorted(keep)]
     return shown, len(found) - len(shown)
 
 
