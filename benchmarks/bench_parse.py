@@ -46,10 +46,11 @@ import json, sys, time
 import numpy, hdrh  # imported before the clock starts
 import importlib
 import perfkit
-for name in ("loader", "manifest", "wrk2", "fastwrk2", "discover", "cache"):
+for name in ("ingest.loader", "ingest.manifest", "ingest.wrk2", "ingest.fastwrk2",
+             "ingest.discover", "store.runcache", "ingest.cache"):
     try:
-        importlib.import_module("perfkit.ingest." + name)
-    except ImportError:  # an older perfkit (before/after comparisons)
+        importlib.import_module("perfkit." + name)
+    except ImportError:  # an older perfkit (before/after comparisons; the run store moved)
         pass
 c0, w0 = time.process_time(), time.perf_counter()
 try:

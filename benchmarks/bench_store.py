@@ -44,8 +44,10 @@ CHILD = """
 import json, sys, time
 import pandas, pyarrow, pyarrow.parquet  # imported before the clock starts, for both loads
 import perfkit
-from perfkit.ingest import cache, fastwrk2, store
-from perfkit.ingest.store import check_histograms
+from perfkit.ingest import fastwrk2
+from perfkit.store import runcache as cache
+from perfkit.store import runtable as store
+from perfkit.store.runtable import check_histograms
 c0, w0 = time.process_time(), time.perf_counter()
 runs = perfkit.load(sys.argv[1], cache=True)
 if sys.argv[2] == "decode":

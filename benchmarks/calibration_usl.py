@@ -7,7 +7,7 @@ X = 100 N / (1 + 0.05 (N - 1)), kappa = 0) with 3% noise that is constant (sd 3%
 throughput), proportional (X (1 + 0.03 z)) or heavy-tailed (proportional, Student t with 3 df
 scaled to sd 3%), with 1 and 3 runs per N. Printed: how often a peak N* would be claimed at
 alpha 0.05 by the F-test on throughput (perfkit before issue 13) and by the F-test on log
-throughput (:func:`perfkit.scaling.usl_fit.kappa_test`, used by ``fit_usl``), each with its Monte
+throughput (:func:`perfkit.stats.usl.kappa_test`, used by ``fit_usl``), each with its Monte
 Carlo standard error; and the power of both when kappa = 5e-4 (N* = 43.6).
 
 N* coverage (``--nstar`` data sets, 0 to skip): a USL with sigma 0.03, kappa 2e-4, gamma 100
@@ -28,9 +28,8 @@ import time
 import numpy as np
 from scipy import stats as sps
 
-from perfkit.scaling import fit_usl, usl
-from perfkit.scaling._model import best_fit, rss
-from perfkit.scaling.usl_fit import kappa_test
+from perfkit.stats._usl_model import best_fit, rss
+from perfkit.stats.usl import fit_usl, kappa_test, usl
 
 ALPHA = 0.05
 LEVELS = np.array([1, 2, 4, 8, 16, 32, 64], dtype=float)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).resolve().parent
-# The run store (perfkit.ingest.cache) would write .perfkit/cache/ into tests/fixtures and
+# The run store (perfkit.store.runcache) would write .perfkit/cache/ into tests/fixtures and
 # data/: tests that exercise it pass cache=True on their own temporary copies.
 os.environ["PERFKIT_CACHE"] = "0"
 

@@ -78,21 +78,22 @@ def test_locust_users_with_think_time_golden():
 @pytest.mark.parametrize("argv, status, message", [
     (("wrk2/sweep", "--x", "connections"), 2, "open loop"),
     (("wrk2/sweep", "--x", "target_rate_rps"), 2, "needs --slo-ms"),
-    (("wrk/sweep", "--x", "target_rate_rps", "--slo-ms", "5"), 1, "no run has a target rate"),
+    (("wrk/sweep", "--x", "target_rate_rps", "--slo-ms", "5"), 2, "no run has a target rate"),
     (("wrk/sweep", "--x", "connections", "--by", "nope"), 2, "no column 'nope'"),
-    (("locust", "--x", "connections"), 1, "Locust runs use --x users"),
+    (("locust", "--x", "connections"), 2, "Locust runs use --x users"),
     (("wrk2/sweep", "--x", "target_rate_rps", "--slo-ms", "5", "--percentile", "0.99"), 2,
      "0-100 scale"),
-    (("wrk2/sweep", "--x", "target_rate_rps", "--slo-ms", "-5"), 2, "objective > 0 ms"),
+    (("wrk2/sweep", "--x", "target_rate_rps", "--slo-ms", "-5"), 2,
+     "--slo-ms: expected a positive number"),
     (("wrk/sweep", "--x", "connections", "--metric", "colour_rps"), 2, "no metric"),
     (("wrk/sweep", "--x", "connections", "--confidence", "2"), 2, "--confidence must be"),
     (("wrk/sweep", "--x", "connections", "--alpha", "1"), 2, "--alpha must be"),
     (("wrk/sweep", "--x", "connections", "--resamples", "0"), 2, "--resamples must be"),
     (("wrk/sweep", "--x", "connections", "--table", "verdicts"), 2, "for the other axis"),
-    (("wrk/sweep::profile=fast", "--x", "connections"), 1, "matches no run"),
-    (("nothing/here", "--x", "connections"), 1, "no runs found"),
+    (("wrk/sweep::profile=fast", "--x", "connections"), 2, "matches no run"),
+    (("nothing/here", "--x", "connections"), 2, "no runs found"),
 ])
-def test_bad_input_is_one_line_with_status_2_for_usage_and_1_for_data(argv, status, message):
+def test_bad_input_is_one_line_with_status_2(argv, status, message):
     code, out, err = run_cli("scaling", str(FIXTURES / argv[0]), *argv[1:])
     assert (code, out) == (status, "")
     assert err.startswith("perfkit: error: ") and message in err
@@ -105,13 +106,13 @@ def test_every_footnote_is_referenced_including_a_claimed_peak():
                            "--x", "connections", "--by", "profile")
     assert code == 0
     # every table's notes are referenced in that table (its title or its rows)
-    from perfkit import present
     from perfkit.analysis import load_experiment, metric
     from perfkit.analysis.scaling import scaling_fits
+    from perfkit.present import scaling as present_scaling
 
     rows = load_experiment(TESTS.parent / "data" / "demo-wrk-connections").rows()
     fits = scaling_fits(rows, metric("throughput_rps"), by=["profile"])
-    for table in present.scaling(fits):
+    for table in present_scaling.scaling(fits):
         text = table.title + " ".join(c for row in table.rows for c in row)
         for n in range(1, len(table.notes) + 1):
             assert f"[{n}]" in text, f"footnote [{n}] is printed but no row refers to it"
@@ -121,7 +122,7 @@ def test_every_footnote_is_referenced_including_a_claimed_peak():
     claimed = next(line for line in n_star if "no peak claimed" not in line)
     # the CI, then its footnotes: the F-test and what the percentile interval covers
     assert claimed.rstrip().endswith("]") and claimed.count("[") == 3
-    for table in present.scaling(fits, littles=False):
+    for table in present_scaling.scaling(fits, littles=False):
         assert "percentile where marked" in table.title and "bootstrap-t CIs" not in table.title
         notes = {f"[{i}]": t for i, t in enumerate(table.notes, 1)}
         for row in table.rows:

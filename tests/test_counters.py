@@ -24,9 +24,9 @@ from perfkit.errors import ParseError
 from perfkit.frames import runs_frame
 from perfkit.ingest import counters as parse
 from perfkit.ingest import load
-from perfkit.ingest.store import runs_to_table, table_to_runs
 from perfkit.model import RECORD_COLUMNS, SERVER_COLUMNS
 from perfkit.run.counters import SCOPE_SYSTEM
+from perfkit.store.runtable import runs_to_table, table_to_runs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -14,11 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfkit import present
 from perfkit.analysis import load_experiment
 from perfkit.model import SATURATION_RATIO
+from perfkit.present import compare as present_compare
+from perfkit.present import effects as present_effects
+from perfkit.present import frame as present_frame
+from perfkit.present import scaling as present_scaling
+from perfkit.present.tables import render
 from perfkit.report.sections import scaling
-from perfkit.tables import render
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -40,7 +43,7 @@ def _bracket(table, profile, connections):
 
 
 def _slo_text(table, profile, connections) -> str:
-    (t,) = [t for t in present.slo(table) if t.title.startswith(
+    (t,) = [t for t in present_scaling.slo(table) if t.title.startswith(
         f"profile={profile}  connections={connections} ")]
     return render(t, "text")
 
@@ -98,7 +101,7 @@ def test_item01_runs_needed_say_in_all_and_how_many_more(slo_table):
 
 
 def test_item01_slo_notes_state_each_warning_once(slo_table):
-    for t in present.slo(slo_table):
+    for t in present_scaling.slo(slo_table):
         for i, note in enumerate(t.notes):
             assert not any(note in other for j, other in enumerate(t.notes) if j != i), note
     text = _slo_text(slo_table, "tuned", 64)
@@ -138,14 +141,14 @@ def test_item02_interval_and_changes_share_one_form():
 def test_item02_usl_parameters_print_as_the_index_does():
     closed = load_experiment(DATA / "demo-wrk-connections")
     models = scaling.fits(closed.rows(), ["profile"], n_resamples=100, seed=1)
-    for table in present.scaling(models, littles=False):
+    for table in present_scaling.scaling(models, littles=False):
         for name, estimate, interval in table.rows:
             numbers = re.findall(r"-?\d[\d.e+-]*", f"{estimate} {interval.split('(')[0]}")
             numbers = [n for n in numbers if not re.fullmatch(r"\d", n) or n != "0"]
             assert all(_significant(n) <= 3 for n in numbers), (name, estimate, interval)
     (default,) = [r for r in models.results if r.key == ("default",)]
     lo, hi = default.fit.n_star_ci
-    (n_star,) = [row for t in present.scaling(models, littles=False) for row in t.rows
+    (n_star,) = [row for t in present_scaling.scaling(models, littles=False) for row in t.rows
                  if row[0] == "N*" and row[1] != "-"]
     assert n_star[1] == f"{float(f'{default.fit.n_star:.3g}'):g}"
     assert n_star[2].startswith(f"[{float(f'{lo:.3g}'):g}, {float(f'{hi:.3g}'):g}]")
@@ -158,7 +161,7 @@ def test_item02_variation_explained_prints_alike_in_both_tables():
     rows = load_experiment(DATA / "demo-wrk-factorial").rows()
     result = factorial_effects(rows, ["keepalive", "cache"], metric("latency_p99_ms"),
                                by=["connections"])
-    (table, *_) = present.factorial(result)
+    (table, *_) = present_effects.factorial(result)
     frame = result.to_frame()
     share = frame[(frame["connections"] == 16) & (frame["term"] == "keepalive")]
     expected = f"{share['variation_pct'].iloc[0]:.3g}"
@@ -289,9 +292,9 @@ def test_item04_the_history_says_its_load_point_from_the_data():
 
 
 def present_gate_series(analysis):
-    from perfkit import present_gate
+    from perfkit.present import history as present_history
 
-    return [t for t in present_gate.series(analysis) if "labels of" in t.title]
+    return [t for t in present_history.series(analysis) if "labels of" in t.title]
 
 
 def _notebook_cells(name: str) -> list:
@@ -310,12 +313,12 @@ def test_item05_percentile_headers_and_no_duplicate_or_empty_columns():
                          ("ratio_p99_9", "ratio p99.9"), ("latency_p99_99_ms",
                                                           "latency p99.99 [ms]"),
                          ("p50_ms", "p50 [ms]"), ("median_base_ms", "median base [ms]")):
-        assert present.column(name, True).header == header
+        assert present_frame.column(name, True).header == header
     co = load_experiment(DATA / "demo-wrk2-uncorrected")
     audit, _ = latency.corrected_vs_uncorrected(co.runs)
     assert audit["co_ratio_p99"].equals(audit["ratio_p99"])  # the same numbers twice
     assert audit["endpoint"].isna().all()
-    headers = [c.header for c in present.frame(audit, hide=latency.CO_HIDDEN).columns]
+    headers = [c.header for c in present_frame.frame(audit, hide=latency.CO_HIDDEN).columns]
     assert "ratio p99.9" in headers and "p99.9 [ms]" in headers
     assert not any(re.search(r"p99 9|co ratio|endpoint", h) for h in headers), headers
 
@@ -344,8 +347,8 @@ def test_item06_alt_text_says_what_the_lines_are_on_one_line(groups):
 
 # -- 7: layout ----------------------------------------------------------------------------------
 def test_item07_number_cells_stay_on_one_line_text_cells_may_wrap():
-    from perfkit.tables import Column, Table
-    from perfkit.tables import render as render_table
+    from perfkit.present.tables import Column, Table
+    from perfkit.present.tables import render as render_table
 
     page = render_table(Table((Column("config"), Column("p99", "ms", True)),
                               (("a long text cell that may wrap", "3.03 [1.77, 6.77]"),)), "html")
@@ -429,7 +432,7 @@ def test_item08_no_note_names_a_column_the_page_does_not_show(sweep, slo_table):
     from perfkit.analysis.compare import compare_runs
 
     notes = [w for b in slo_table.brackets for w in b.warnings]
-    notes += [n for t in present.slo(slo_table) for n in t.notes]
+    notes += [n for t in present_scaling.slo(slo_table) for n in t.notes]
     assert notes and not any("runs_needed" in n for n in notes)
     rows = sweep.rows()
     table = compare_runs(rows.where({"profile": "default", "connections": 64}),
@@ -437,7 +440,7 @@ def test_item08_no_note_names_a_column_the_page_does_not_show(sweep, slo_table):
                          metric("latency_p99_ms"), exclude=["profile"])
     (short,) = [r for r in table.rows if r.n_short_new]  # 5000 req/s: one run at 0.964 x
     assert short.sensitivity is not None and short.sensitivity.n_new == 2
-    shown = present.comparison(table)
+    shown = present_compare.comparison(table)
     text = render(shown, "text")
     assert "_without_short" not in text
     (row,) = [r for r in shown.rows if r[0] == "5000"]

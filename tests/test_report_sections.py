@@ -240,8 +240,7 @@ def test_littles_law_summary_is_x_times_r_over_n(wrk):
 
 
 def test_littles_law_flags_are_counted_one_column_per_flag(wrk):
-    from perfkit.scaling import littles_law
-    from perfkit.scaling.littles import FLAGS
+    from perfkit.stats.littles import FLAGS, littles_law
 
     rows = wrk.rows()
     summary = scaling.fits(rows, ["profile"], n_resamples=20).littles_frame()

@@ -17,11 +17,11 @@ import pytest
 from scipy import optimize
 from scipy import stats as sps
 
-from perfkit import present
 from perfkit.analysis import load_experiment
 from perfkit.analysis.effects import headline_effects
+from perfkit.present import effects as present_effects
+from perfkit.present.tables import render
 from perfkit.report.sections import effects
-from perfkit.tables import render
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 FACTORS = ["keepalive", "cache"]
@@ -204,7 +204,7 @@ def test_f3_every_no_change_says_what_the_design_could_have_detected(tuning):
             continue
         quiet = s[s["verdict"] == "~"]
         assert len(quiet) and (quiet["mde_high"].notna() | (quiet["mde_note"] != "")).all()
-        for shown in present.factorial(result):
+        for shown in present_effects.factorial(result):
             text = render(shown, "text")
             assert text.count("~ (could detect x") == text.count("~"), text
 
@@ -230,8 +230,8 @@ def test_a_measured_effect_from_runs_that_waited_says_so_in_its_verdict():
 def test_the_tables_qualify_a_measured_change_from_runs_that_waited_as_the_answers_do():
     """The throughput tables at 256 connections (runs that waited for the 1 s SYN retry) read
     as the index does: the change with 'affected by the 1000 ms cap', never a bare 'better'."""
+    from perfkit.present.tables import render_all
     from perfkit.report.sections import common, effects
-    from perfkit.tables import render_all
 
     exp = common.load_experiment("demo-wrk-factorial", str(DATA))
     rows = exp.rows({})
@@ -259,8 +259,8 @@ def test_an_interaction_is_neither_better_nor_worse_and_an_averaged_main_effect_
     """keepalive x cache on throughput at 64 connections is x0.85: the two gains do not add
     up, which is not a 'worse'; the main effects it makes uninterpretable alone send the
     reader to the simple effects instead of a verdict of their own."""
+    from perfkit.present.tables import render_all
     from perfkit.report.sections import common, effects
-    from perfkit.tables import render_all
 
     exp = common.load_experiment("demo-wrk-factorial", str(DATA))
     (result,) = effects.factorials(exp.rows({}), ["keepalive", "cache"], ["throughput_rps"],

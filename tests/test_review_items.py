@@ -360,21 +360,22 @@ def test_effects_e2_an_effect_from_values_on_the_cap_is_an_artefact(tuning):
 
 
 def test_effects_e3_captions_say_what_rows_compare_runs_per_arm_and_the_load_point(tuning):
-    from perfkit import present
-    from perfkit.tables import render
+    from perfkit.present import compare as present_compare
+    from perfkit.present import effects as present_effects
+    from perfkit.present.tables import render
 
     rows, (p99, _), tables, _ = tuning
     for table in tables:
         assert {(r.comparison.n_base, r.comparison.n_new) for r in table.rows} == {(5, 5)}
         caption = effects.ab_caption(table)
         assert "5 vs 5 runs per row" in caption and "high level (new)" in caption
-        t = present.comparison(table, rows.runs)
+        t = present_compare.comparison(table, rows.runs)
         base, new = t.title.splitlines()[1:3]  # 15 and 30 runs in all: the rows share a base
         assert base.endswith("(15 runs; 5 per row)") and new.endswith("(30 runs; 5 per row)")
         title = re.search(r'<p class="perfkit-caption">(.*?)</p>', render(t, "html")).group(1)
         assert title.count("<br>") == 2  # three lines, not one bold run-on heading
     # the factorial's cap footnote marks the 256 rows, not the end of "blocks: block"
-    effects_table = present.factorial(p99)[0]
+    effects_table = present_effects.factorial(p99)[0]
     assert not re.search(r"\[\d+\]", effects_table.title)
     cap = next(i for i, n in enumerate(effects_table.notes, 1) if "sit on 1000 ms" in n)
     verdict = [c.name for c in effects_table.columns].index("verdict")

@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from perfkit.analysis import seeds as seeds_rule
+from perfkit.present.tables import csv_text
 from perfkit.report.sections import aa, common, effects, scaling
-from perfkit.tables import csv_text
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"

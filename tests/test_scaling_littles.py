@@ -7,7 +7,7 @@ import pytest
 
 import perfkit
 from perfkit.frames import runs_frame
-from perfkit.scaling import littles_law
+from perfkit.stats.littles import littles_law
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -14,7 +14,7 @@ from perfkit.errors import PerfkitError
 from perfkit.frames import runs_frame
 from perfkit.histogram import LatencyHistogram
 from perfkit.model import Run
-from perfkit.scaling import runs_needed, slo_bracket, slo_brackets, slo_verdict
+from perfkit.stats.slo import runs_needed, slo_bracket, slo_brackets, slo_verdict
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -9,8 +9,7 @@ from scipy import optimize
 from scipy import stats as sps
 
 from perfkit.errors import PerfkitError
-from perfkit.scaling import fit_amdahl, fit_usl, usl
-from perfkit.scaling.usl_fit import kappa_test, linearised_start
+from perfkit.stats.usl import fit_amdahl, fit_usl, kappa_test, linearised_start, usl
 
 # Gunther, Guerrilla Capacity Planning (2007), SPEC SDM91 benchmark
 SDM91_N = [1, 18, 36, 72, 108, 144, 216]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from perfkit import seeds
+from perfkit.analysis import seeds_published as seeds
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "seeds"

@@ -22,9 +22,9 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from perfkit import seeds as seedfiles
 from perfkit.analysis import run_statuses
 from perfkit.analysis import seeds as rule
+from perfkit.analysis import seeds_published as seedfiles
 from perfkit.analysis.experiment import Selection
 from perfkit.errors import DataError
 from perfkit.report import nb as nbhelp

@@ -24,10 +24,10 @@ import pytest
 
 import perfkit
 from perfkit.histogram import LatencyHistogram
-from perfkit.ingest import cache as run_cache
-from perfkit.ingest import store
-from perfkit.ingest.store import check_histograms, runs_to_table, table_to_runs
 from perfkit.model import CLASS_DEFAULTS, FrozenMap, Run
+from perfkit.store import runcache as run_cache
+from perfkit.store import runtable as store
+from perfkit.store.runtable import check_histograms, runs_to_table, table_to_runs
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"

@@ -14,7 +14,7 @@ from _runner_helpers import REPO, free_port, testbed_dir_fixture  # noqa: F401
 
 import perfkit
 from perfkit.cli import main
-from perfkit.run import experiment as ex
+from perfkit.run import plan as ex
 from perfkit.run.runner import sha256_file
 from perfkit.run.sweep import Sweep, SweepError
 

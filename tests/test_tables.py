@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from perfkit import present
 from perfkit.analysis import compare_runs, load_experiment, metric
 from perfkit.analysis.effects import factorial_effects
 from perfkit.analysis.scaling import scaling_fits, slo_brackets
-from perfkit.tables import Column, Table, latex_escape, render
+from perfkit.present import compare as present_compare
+from perfkit.present import effects as present_effects
+from perfkit.present import scaling as present_scaling
+from perfkit.present.tables import Column, Table, latex_escape, render
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TABLE = Table((Column("config"), Column("p99", "ms", right=True)),
@@ -69,12 +71,12 @@ def _results():
     sweep = load_experiment(DATA / "demo-wrk2-sweep").rows()
     p99 = metric("latency_p99_ms")
     return [
-        present.comparison(compare_runs(aa.where({"arm": "A"}), aa.where({"arm": "B"}), p99,
+        present_compare.comparison(compare_runs(aa.where({"arm": "A"}), aa.where({"arm": "B"}), p99,
                                         exclude=["arm"]), aa.runs),
-        *present.factorial(factorial_effects(fact, ["keepalive", "cache"], p99)),
-        *present.scaling(scaling_fits(conns, metric("throughput_rps"), by=["profile"],
+        *present_effects.factorial(factorial_effects(fact, ["keepalive", "cache"], p99)),
+        *present_scaling.scaling(scaling_fits(conns, metric("throughput_rps"), by=["profile"],
                                       n_resamples=50)),
-        *present.slo(slo_brackets(sweep, 5.0, by=["profile"], n_resamples=200)),
+        *present_scaling.slo(slo_brackets(sweep, 5.0, by=["profile"], n_resamples=200)),
     ]
 
 
@@ -110,7 +112,7 @@ def test_latex_of_real_results_is_balanced():
 def test_csv_rounds_float_noise_writes_no_infinity_and_keeps_integers():
     import pandas as pd
 
-    from perfkit.tables import csv_text
+    from perfkit.present.tables import csv_text
 
     frame = pd.DataFrame({"ratio": [1.0950000000000002, 0.80632183908046],
                           "ci_low_ms": [-math.inf, 2.5], "ci_high_ms": [math.inf, math.nan],

@@ -1,6 +1,6 @@
 """The analysis layer: every analysis decision perfkit makes, in one place.
 
-Between the statistics (:mod:`perfkit.stats`, :mod:`perfkit.scaling`) and the front ends (the
+Between the statistics (:mod:`perfkit.stats`) and the front ends (the
 CLI in :mod:`perfkit.commands`, the report sections in :mod:`perfkit.report.sections`): which
 runs are analysed (:mod:`~perfkit.analysis.experiment`), which direction is better and in
 which unit (:mod:`~perfkit.analysis.metrics`), what a failed run is

@@ -28,7 +28,7 @@ from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.frames import runs_frame
 from perfkit.ingest import scan
 from perfkit.model import Run
-from perfkit.schemas.design import DESIGN_NAME, read_design
+from perfkit.store.design import DESIGN_NAME, read_design
 
 #: run bookkeeping recorded in manifests: never a factor, never a row key
 NOT_FACTORS = frozenset({"rep", "repetition", "replicate", "block", "order", "seed", "run",
@@ -163,6 +163,9 @@ class Selection:
                 filters.append((key.strip(), tuple(v.strip() for v in value.split("|"))))
         if not path:
             raise UsageError(f"selection {text!r}: expected PATH or PATH::column=value")
+        if sep and not filters:
+            raise UsageError(f"selection {text!r}: expected column=value after '::', found "
+                             f"nothing (to select every run, give {path!r} alone)")
         return cls(text, path, tuple(filters))
 
     @property

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from perfkit.analysis import history_store as store
 from perfkit.analysis.experiment import Experiment, RunSet, load_experiment
 from perfkit.errors import DataError, PerfkitError
 from perfkit.frames import runs_frame
+from perfkit.store import history as store
 
 LABELS_CSV = "labels.csv"
 LABEL_COLUMNS = ("label", "time_utc", "label_index", "labels_ago")

@@ -7,7 +7,7 @@
   refused. Little's law is checked per run (:attr:`ScalingResult.littles_runs`, with the think
   time given) and summarised per level (:attr:`ScalingResult.littles`).
 - :func:`slo_brackets`: per configuration (the load columns that vary, connections always),
-  :func:`perfkit.scaling.slo_bracket` over the offered rates (:mod:`perfkit.analysis.slo`,
+  :func:`perfkit.stats.slo.slo_bracket` over the offered rates (:mod:`perfkit.analysis.slo`,
   re-exported here).
 """
 
@@ -29,8 +29,9 @@ from perfkit.analysis.slo import SloTable as SloTable
 from perfkit.analysis.slo import slo_brackets as slo_brackets
 from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
-from perfkit.scaling import ScalingFit, fit_amdahl, fit_usl, littles_law
-from perfkit.scaling.littles import FLAGS
+from perfkit.stats.littles import FLAGS, littles_law
+from perfkit.stats.littles import LITTLE_TOLERANCE as LITTLE_TOLERANCE  # re-exported for the pages
+from perfkit.stats.usl import ScalingFit, fit_amdahl, fit_usl
 
 CONCURRENCY = ("connections", "users")
 #: fewest distinct concurrency levels for each model (a 3- and a 2-parameter curve)
@@ -144,7 +145,7 @@ class ScalingTable:
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
     def littles_runs_frame(self) -> pd.DataFrame:
-        """Per run: the configuration's columns, then :func:`perfkit.scaling.littles_law`'s
+        """Per run: the configuration's columns, then :func:`perfkit.stats.littles.littles_law`'s
         check (concurrency, X, R, think time, implied concurrency X(R+Z), ratio, flag): the
         runs behind :meth:`littles_frame`."""
         parts = [r.littles_runs for r in self.results if len(r.littles_runs)]
@@ -243,5 +244,5 @@ def _littles(group: RunSet, by, key, x: str, think_time_ms
 
 def _flag_counts(flags: pd.Series) -> dict[str, int]:
     """``runs_<flag>``: how many runs got each flag other than ``ok`` (one column per flag,
-    :data:`perfkit.scaling.littles.FLAGS`)."""
+    :data:`perfkit.stats.littles.FLAGS`)."""
     return {f"runs_{f}": int((flags == f).sum()) for f in FLAGS if f != "ok"}

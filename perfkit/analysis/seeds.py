@@ -2,8 +2,10 @@
 
 Inputs, all data (nothing published is typed into code):
 
-- the transcribed claims and their first-pass assessment (:func:`perfkit.seeds.claims`,
-  :func:`perfkit.seeds.assess`, :func:`perfkit.seeds.raw_runs`);
+- the transcribed claims and their first-pass assessment
+  (:mod:`perfkit.analysis.seeds_published`: :func:`~perfkit.analysis.seeds_published.claims`,
+  :func:`~perfkit.analysis.seeds_published.assess`,
+  :func:`~perfkit.analysis.seeds_published.raw_runs`);
 - ``data/seeds/replications.csv`` (:mod:`perfkit.analysis.seeds_links`), one row per linked
   claim: a ``repeat`` in a ``data/seeds-*`` experiment (two arms, the claim's load level and
   direction), the runs whose ``spread`` sizes a repeat, or ``published`` only (nothing here is
@@ -77,9 +79,9 @@ from typing import Any
 
 import pandas as pd
 
-from perfkit import seeds as seedfiles
 from perfkit.analysis import seeds_notes as notes
 from perfkit.analysis import seeds_power
+from perfkit.analysis import seeds_published as seedfiles
 from perfkit.analysis.caps import affected
 from perfkit.analysis.compare import (
     NO_CHANGE,

@@ -33,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from perfkit import seeds as seedfiles
+from perfkit.analysis import seeds_published as seedfiles
 from perfkit.analysis.experiment import Selection
 from perfkit.errors import DataError, UsageError
 

@@ -9,9 +9,16 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from perfkit import present
 from perfkit.analysis import compare_runs, grouping, metric
-from perfkit.commands._common import Loader, add_format_argument, check_levels, emit
+from perfkit.commands import _checks as checks
+from perfkit.commands._common import (
+    Loader,
+    add_format_argument,
+    check_levels,
+    emit,
+    note_nothing_excluded,
+)
+from perfkit.present import compare as present_compare
 
 HELP = """\
 Compare two sets of runs metric-wise, as benchstat does: the run is the unit. Each row holds
@@ -53,7 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--confidence", type=float, default=0.95,
                    help="level of the median CIs (default 0.95)")
     p.add_argument("--exclude-failed", metavar="REASON",
-                   help="drop failed runs instead of ranking them, for this stated reason")
+                   help="drop failed runs instead of ranking them; REASON is your reason in "
+                        "words (e.g. 'known network outage'), echoed in the notes")
     add_by_argument(p)
     add_format_argument(p)
     p.set_defaults(func=run)
@@ -68,6 +76,7 @@ def add_by_argument(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     check_levels(args)
+    checks.reason(args.exclude_failed, "--exclude-failed")
     loader = Loader(err)
     per_endpoint = grouping.per_endpoint(args.by)
     base, base_sel = loader.select(args.base, per_endpoint)
@@ -77,5 +86,6 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                          alpha=args.alpha, confidence=args.confidence,
                          exclude_failed=args.exclude_failed)
     emit(args.format, out, table.to_frame, table.to_dict,
-         lambda: [present.comparison(table, [*base.runs, *new.runs])])
+         lambda: [present_compare.comparison(table, [*base.runs, *new.runs])])
+    note_nothing_excluded([table], args.exclude_failed, err)
     return loader.status

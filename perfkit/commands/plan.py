@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from perfkit import present_gate
 from perfkit.analysis import grouping, metric
 from perfkit.analysis.gate import parse_percent
 from perfkit.analysis.plan import plan_runs
 from perfkit.commands._common import check_alpha, write_frame, write_json, write_tables
 from perfkit.commands.gate import HistoryLoader
 from perfkit.errors import UsageError
+from perfkit.present import plan as present_plan
 
 HELP = """\
 How many runs per arm does a comparison need to detect a change of --detect (e.g. 3%)?
@@ -83,5 +83,5 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     elif args.format == "json":
         write_json(plan.to_dict(), out)
     else:
-        write_tables([present_gate.plan(plan)], args.format, out)
+        write_tables([present_plan.plan(plan)], args.format, out)
     return loader.status

@@ -35,7 +35,7 @@ from perfkit.ingest.manifest import (
 )
 from perfkit.ingest.sniffer import HEAD_BYTES, sniff
 from perfkit.model import Run
-from perfkit.schemas.version import SchemaVersionError
+from perfkit.store.version import SchemaVersionError
 
 FAILED_STATUSES = {"failed", "killed", "aborted", "timeout"}
 _TOOL_LATENCY_SOURCE = {"wrk": "summary_only", "wrk2": "hdr_corrected",
@@ -235,9 +235,9 @@ def scan_directory(root: Path, fast: bool = True, cache: bool | None = None) -> 
 
     With the run store (``cache``; default: on unless ``PERFKIT_CACHE=0``) the runs of run
     directories whose files did not change come from ``root/.perfkit/cache`` (see
-    :mod:`perfkit.ingest.cache`); the others are parsed and the cache is updated.
+    :mod:`perfkit.store.runcache`); the others are parsed and the cache is updated.
     """
-    caching = _parser("cache")
+    caching = importlib.import_module("perfkit.store.runcache")  # on first use, as parsers
     store = caching.RunCache(str(Path(root))) if caching.enabled(cache) else None
     unchanged = None if store is None else store.unchanged_runs()
     if unchanged is not None:
@@ -334,7 +334,7 @@ def load(path: str | os.PathLike, strict: bool = True, cache: bool | None = None
         good runs are returned and the errors are ignored.
     cache : bool, optional
         Keep and use the run store in ``DIR/.perfkit/cache/`` when ``path`` is a directory
-        (:mod:`perfkit.ingest.cache`): unchanged run directories are not parsed again.
+        (:mod:`perfkit.store.runcache`): unchanged run directories are not parsed again.
         Default: on, unless the environment sets ``PERFKIT_CACHE=0``.
     """
     result = scan(path, cache=cache)

@@ -27,7 +27,7 @@ from perfkit.ingest.counters import manifest_values
 from perfkit.ingest.lazymap import LazyJsonMap
 from perfkit.model import FrozenMap, Run, replaced_run
 from perfkit.model import _freeze as _freeze_value
-from perfkit.schemas import manifest as schema
+from perfkit.store import manifest as schema
 from perfkit.units import UnitError, parse_duration_arg
 
 MANIFEST_NAMES = (schema.MANIFEST_NAME, schema.FIXTURE_META_NAME)
@@ -78,7 +78,7 @@ def find_manifest(directory: Path) -> Path | None:
 
 def read_manifest(path: str | os.PathLike) -> ManifestInfo:
     """Read ``manifest.json`` or ``meta.json``: a malformed one raises ParseError, one written by
-    a newer perfkit SchemaVersionError (:mod:`perfkit.schemas.manifest` has the record)."""
+    a newer perfkit SchemaVersionError (:mod:`perfkit.store.manifest` has the record)."""
     path = os.fspath(path)
     text, data = schema.decode(path, read_bytes(path))
     version = schema.version_of(path, data)
@@ -173,7 +173,7 @@ def _check_integers(data: Mapping, params: Mapping, fail: Callable[[str, str, An
                 continue
             if isinstance(value, float) and value.is_integer():
                 value = int(value)
-            if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+            if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value, re.ASCII):
                 value = int(value) if len(value) < 19 else 2**63
             if isinstance(value, bool) or not isinstance(value, int):
                 fail(key, "an integer", value)

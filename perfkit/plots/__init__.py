@@ -1,8 +1,8 @@
 """Plots: pure ``f(frame, ax, ...) -> ax`` functions in one publication style.
 
 Each function draws on the axes it is given and returns them; it computes nothing that a reader
-would need as a number (those come from :mod:`perfkit.analysis`, :mod:`perfkit.stats` and
-:mod:`perfkit.scaling`). :mod:`perfkit.plots.style` sets size, fonts and the colour-blind-safe
+would need as a number (those come from :mod:`perfkit.analysis`).
+:mod:`perfkit.plots.style` sets size, fonts and the colour-blind-safe
 :class:`~perfkit.plots.style.Palette` (one look per configuration across a report);
 :mod:`perfkit.plots.checks` tests a drawn figure (units, overlapping text, log scales, the
 label -> colour mapping); :func:`perfkit.plots.alt.describe` writes its alt text.

@@ -6,19 +6,21 @@
 - :mod:`perfkit.report.index`: the index page with the headline findings;
 - :mod:`perfkit.report.build`: all of it, for ``perfkit report``;
 - :mod:`perfkit.report.nb`: what the notebooks call to show figures, tables and findings;
-- :mod:`perfkit.report.paths`: data and notebook folders, independent of the working directory;
 - :mod:`perfkit.report.sections`: the analysis behind each notebook.
 
-The names below are imported on first use, so a notebook kernel that only needs
-:mod:`perfkit.report.nb` does not pay for papermill, nbformat and nbconvert.
+``data_dir``, ``data_root`` and ``notebooks_dir`` are :mod:`perfkit.paths`'s (the data and
+notebook folders, independent of the working directory). The names below are imported on first
+use, so a notebook kernel that only needs :mod:`perfkit.report.nb` does not pay for papermill,
+nbformat and nbconvert.
 """
 
 import importlib
 
 _EXPORTS = {
-    "ReportResult": "build", "build_report": "build", "run_report": "build",
-    "ParamsError": "params", "ReportParams": "params", "load_params": "params",
-    "data_dir": "paths", "data_root": "paths", "notebooks_dir": "paths",
+    "ReportResult": "perfkit.report.build", "build_report": "perfkit.report.build",
+    "run_report": "perfkit.report.build", "ParamsError": "perfkit.report.params",
+    "ReportParams": "perfkit.report.params", "load_params": "perfkit.report.params",
+    "data_dir": "perfkit.paths", "data_root": "perfkit.paths", "notebooks_dir": "perfkit.paths",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -26,5 +28,5 @@ __all__ = sorted(_EXPORTS)
 
 def __getattr__(name: str):
     if name in _EXPORTS:
-        return getattr(importlib.import_module(f"perfkit.report.{_EXPORTS[name]}"), name)
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'perfkit.report' has no attribute {name!r}")

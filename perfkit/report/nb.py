@@ -31,6 +31,7 @@ import io
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ from typing import Any
 import pandas as pd
 
 from perfkit.formatting import PROGRESS_ENV, Footnotes, fmt_num
-from perfkit.tables import csv_text, render
+from perfkit.present.tables import csv_text, render
 
 #: output metadata key under which the report finds figures, tables, answers and methods
 META_KEY = "perfkit"
@@ -216,13 +217,13 @@ class Report:
               digits: int = 3, index: bool = False, hide: Iterable[str] = ("warnings",),
               presentation: Any = None, show: bool | None = None) -> None:
         """Save ``frame`` in full as CSV (exactly as ``perfkit ... --format csv`` prints it) and
-        its paper-ready ``presentation`` (a :class:`perfkit.tables.Table` or a list of them;
+        its paper-ready ``presentation`` (a :class:`perfkit.present.tables.Table` or a list of them;
         by default the frame itself, units from its column names) as Markdown and LaTeX
         beside it; show the presentation, or with ``show=False`` only a link to the CSV. By
         default a table of more than :data:`MAX_SHOWN_ROWS` rows is linked, not shown. A
         section with no table to give returns None: nothing is shown."""
-        from perfkit import present
-        from perfkit.tables import render_all
+        from perfkit.present import frame as present_frame
+        from perfkit.present.tables import render_all
 
         if frame is None:
             return
@@ -232,7 +233,7 @@ class Report:
             return
         if index:
             frame = frame.reset_index()
-        tables = presentation if presentation is not None else present.frame(
+        tables = presentation if presentation is not None else present_frame.frame(
             frame, caption or "", digits, tuple(hide))
         tables = list(tables) if isinstance(tables, list | tuple) else [tables]
         if show is None:
@@ -369,12 +370,18 @@ class Report:
 def setup(name: str, output_dir: str | os.PathLike | None = "") -> Report:
     """Prepare a notebook: the figure style, quiet progress bars, and its :class:`Report`.
 
+    A ``list[str]`` parameter given as text (``papermill -p metrics throughput_rps``) becomes
+    the list it names in the calling notebook's namespace (:mod:`perfkit.report.nbparams`).
+
     Progress bars are off (``PERFKIT_NO_PROGRESS=1``) unless the environment says otherwise: they
     add volatile output, and their widgets load from a CDN.
     """
     from perfkit.plots import style
 
     os.environ.setdefault(PROGRESS_ENV, "1")
+    from perfkit.report import nbparams
+
+    nbparams.coerce_notebook(name, sys._getframe(1).f_globals)
     style.use()
     pd.set_option("display.max_rows", 200)
     pd.set_option("display.max_columns", 50)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from perfkit.analysis import ComparisonTable, Experiment, RunSet
 from perfkit.analysis.aa import AAResult, aa_calibration
-from perfkit.present import row_runs
+from perfkit.present.compare import row_runs
 from perfkit.report.nb import Answer, format_number
 from perfkit.report.sections import common
 
@@ -60,9 +60,9 @@ def designed_caption(table: ComparisonTable, cal: Calibration | None = None) -> 
 
 
 def present_designed(table: ComparisonTable, cal: Calibration):
-    from perfkit import present
+    from perfkit.present import compare as present_compare
 
-    return present.comparison(table, cal.rows.runs)
+    return present_compare.comparison(table, cal.rows.runs)
 
 
 def rates(cal: Calibration | None) -> pd.DataFrame:
@@ -98,9 +98,9 @@ def rate_text(rate: float) -> str:
 
 def present_rates(cal: Calibration | None, alpha: float = 0.05):
     """The rates table for the page (:func:`rates`), rates to :data:`RATE_DIGITS` digits."""
-    from perfkit import present
+    from perfkit.present import frame as present_frame
 
-    return present.frame(rates(cal), rates_caption(cal, alpha), RATE_DIGITS)
+    return present_frame.frame(rates(cal), rates_caption(cal, alpha), RATE_DIGITS)
 
 
 def answers(cal: Calibration | None) -> list[Answer]:

@@ -12,10 +12,10 @@ from typing import Any
 
 import pandas as pd
 
+from perfkit import paths
 from perfkit.analysis import Experiment
 from perfkit.analysis import load_experiment as _load
 from perfkit.formatting import fmt_ci, fmt_num, level_text
-from perfkit.report import paths
 
 __all__ = ["Experiment", "config_labels", "config_text", "fmt_ci", "load_experiment",
            "text_table"]
@@ -27,7 +27,7 @@ LOAD_WORDS = {"connections": "connections", "users": "users", "threads": "thread
 
 
 def load_experiment(name: str, data_root: str | None = None) -> Experiment:
-    """Load ``<data_root>/<name>`` (see :func:`perfkit.report.paths.data_dir`).
+    """Load ``<data_root>/<name>`` (see :func:`perfkit.paths.data_dir`).
 
     Files that cannot be parsed do not stop the notebook: their errors are kept in ``errors``
     for the data-quality section. An experiment without a single run raises.

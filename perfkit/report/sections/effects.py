@@ -21,7 +21,7 @@ from perfkit.analysis.effects import (
     headline_effects,
 )
 from perfkit.formatting import fmt_ci, level_text
-from perfkit.present import row_runs
+from perfkit.present.compare import row_runs
 from perfkit.report.nb import Answer
 
 #: the largest significant effects the report index lists
@@ -68,9 +68,9 @@ def notes(tables: Sequence[ComparisonTable]) -> list[str]:
 def notes_below(source: ComparisonTable | FactorialResult, shown) -> list[str]:
     """The warnings of ``source`` (a comparison's :func:`notes`, a factorial's
     :attr:`~FactorialResult.warnings`) that its presentation ``shown`` (a
-    :class:`perfkit.tables.Table`, or a list or tuple of them, e.g. the factorial's effects and
-    simple-effects tables) does not already give as a footnote: each caveat is said once on the
-    page."""
+    :class:`perfkit.present.tables.Table`, or a list or tuple of them, e.g. the factorial's
+    effects and simple-effects tables) does not already give as a footnote: each caveat is said
+    once on the page."""
     tables = shown if isinstance(shown, list | tuple) else [shown]
     said = {n for t in tables if t is not None for n in t.notes}
     texts = notes([source]) if isinstance(source, ComparisonTable) else source.warnings
@@ -301,24 +301,24 @@ def ab_caption(table: ComparisonTable) -> str:
 
 
 def present_table(table: ComparisonTable, rows: RunSet):
-    from perfkit import present
+    from perfkit.present import compare as present_compare
 
-    return present.comparison(table, rows.runs)
+    return present_compare.comparison(table, rows.runs)
 
 
 def present_factorial(result: FactorialResult):
     """The effects table alone: its simple effects are a table of their own
     (:func:`present_simple`, with their own CSV), the variation each term explains too
     (:func:`variation_table`)."""
-    from perfkit import present
+    from perfkit.present import effects as present_effects
 
-    return present.effects_table(result, variation=False)
+    return present_effects.effects_table(result, variation=False)
 
 
 def present_simple(result: FactorialResult):
-    from perfkit import present
+    from perfkit.present import effects as present_effects
 
-    return present.simple_effects(result)
+    return present_effects.simple_effects(result)
 
 
 def simple_frame(result: FactorialResult) -> pd.DataFrame | None:

@@ -2,8 +2,9 @@
 label gated against the labels before it.
 
 Every decision comes from :mod:`perfkit.analysis.history` (series, change points, gates) and
-:mod:`perfkit.analysis.gate`; the tables from :mod:`perfkit.present_gate`. This module loads
-the history by name, draws its figure and words its answers.
+:mod:`perfkit.analysis.gate`; the tables from :mod:`perfkit.present.history` and
+:mod:`perfkit.present.gate`. This module loads the history by name, draws its figure and
+words its answers.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit import present_gate
+from perfkit import paths
 from perfkit.analysis import Experiment, metric
 from perfkit.analysis import history as hist
 from perfkit.formatting import fmt_num, fmt_p, pct, pct_change
 from perfkit.formatting import load_text as fmt_load
-from perfkit.report import paths
+from perfkit.present import gate as present_gate
+from perfkit.present import history as present_history
 from perfkit.report.nb import Answer
 
 
@@ -178,7 +180,7 @@ def gates_caption(analysis: hist.HistoryAnalysis, max_regression: float) -> str:
 # -- tables ------------------------------------------------------------------------------------
 def series_tables(analysis: hist.HistoryAnalysis):
     """(frame, presentation) of the series with its change points."""
-    return analysis.to_frame(), present_gate.series(analysis)
+    return analysis.to_frame(), present_history.series(analysis)
 
 
 def change_text(analysis: hist.HistoryAnalysis) -> str:
@@ -201,7 +203,7 @@ def gates(history: Experiment, analysis: hist.HistoryAnalysis, max_regression: f
     items = hist.gates(history, analysis, max_regression, where=dict(select or {}),
                        n_sim=n_sim, seed=seed)
     return (hist.gates_frame(items, analysis.keys),
-            present_gate.history_gates(items, analysis.keys, max_regression,
+            present_history.history_gates(items, analysis.keys, max_regression,
                                          analysis.load), items)
 
 

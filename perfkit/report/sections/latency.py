@@ -16,15 +16,19 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis import latency as rule
-from perfkit.analysis.latency import LatencyTable, RunGroups, histogram_grid
+from perfkit.analysis.audit import coordinated_omission
+from perfkit.analysis.latency import (
+    LatencyTable,
+    RunGroups,
+    histogram_grid,
+    interval_text,
+    quantile_ci,
+)
 from perfkit.analysis.latency import spectrum_grid as spectrum_grid  # the grid the plots use
-from perfkit.audit import coordinated_omission
 from perfkit.formatting import fmt_ci, level_text, load_text
 from perfkit.model import Run, percentile_column
 from perfkit.report.nb import Answer
 from perfkit.report.sections.common import Experiment, config_text, load_experiment
-from perfkit.stats import quantile_ci
-from perfkit.stats.acrossruns import interval_text
 
 
 def grouped_runs(exp: Experiment, by: Sequence[str] | str,
@@ -355,15 +359,15 @@ def co_audit_caption(co: Experiment) -> str:
 
 
 def co_audit_table(audit: pd.DataFrame, co: Experiment):
-    """The coordinated-omission audit as the page shows it (a :class:`perfkit.tables.Table`
+    """The coordinated-omission audit as the page shows it (a :class:`perfkit.present.tables.Table`
     titled :func:`co_audit_caption`): the numbers one line per run, and each run's ``note`` (a
     sentence) numbered below the table, its mark on the run's id. As a last column of a table
     wider than the page, the sentence wrapped to a row many lines tall: a blank gap under the
     numbers. The CSV keeps the ``note`` column."""
-    from perfkit import present
     from perfkit.formatting import Footnotes
+    from perfkit.present import frame as present_frame
 
-    table = present.frame(audit, co_audit_caption(co), hide=(*CO_HIDDEN, "note"))
+    table = present_frame.frame(audit, co_audit_caption(co), hide=(*CO_HIDDEN, "note"))
     if "note" not in audit or "run_id" not in audit:
         return table
     notes = Footnotes()

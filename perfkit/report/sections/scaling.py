@@ -88,10 +88,10 @@ def slo(rows: RunSet, by: Sequence[str], slo_ms: float, percentile: float = 99.0
 def bracket_text(last_pass: float, first_fail: float, inconclusive: Sequence[float] = ()) -> str:
     """``"[30000, 45000] req/s"``; an open side prints as ``below lowest`` / ``none failed``;
     inconclusive rates left open are named (``">= 30000 req/s; 45000 inconclusive: run more
-    there"``): :func:`perfkit.present.bracket_text`."""
-    from perfkit import present
+    there"``): :func:`perfkit.present.scaling.bracket_text`."""
+    from perfkit.present import scaling as present_scaling
 
-    return present.bracket_text(None if _missing(last_pass) else last_pass,
+    return present_scaling.bracket_text(None if _missing(last_pass) else last_pass,
                                 None if _missing(first_fail) else first_fail, inconclusive)
 
 
@@ -205,8 +205,8 @@ def _levels(values: Sequence[Any]) -> str:
 def littles_text(table: ScalingTable | None) -> list[str]:
     """What the Little's-law table on this page shows, from its data: the relation checked for
     the tools present, then each flag that occurs, where, and what it means
-    (:data:`perfkit.scaling.littles.FLAGS`)."""
-    from perfkit.scaling.littles import LITTLE_TOLERANCE
+    (:data:`perfkit.stats.littles.FLAGS`)."""
+    from perfkit.analysis.scaling import LITTLE_TOLERANCE
 
     if table is None or not len(table.littles_frame()):
         return []
@@ -303,26 +303,26 @@ def answers(slo_table: SloTable | None, table: ScalingTable | None,
 
 
 def present_slo(table: SloTable):
-    from perfkit import present
+    from perfkit.present import scaling as present_scaling
 
-    return present.slo(table)
+    return present_scaling.slo(table)
 
 
 def present_models(table: ScalingTable | None, closed: Experiment | None = None):
     """The models' parameters as paper tables, a claimed N* with the threats to validity of
     ``closed`` beside it (Little's law has its own section and table)."""
-    from perfkit import present
+    from perfkit.present import scaling as present_scaling
 
-    return (present.scaling(table, littles=False, threats=fit_threats(table, closed))
+    return (present_scaling.scaling(table, littles=False, threats=fit_threats(table, closed))
             if table is not None else None)
 
 
 def present_littles(table: ScalingTable | None):
     """Little's law of every configuration and level as one paper table, each flag with its
-    meaning as a note (:func:`perfkit.present.littles`)."""
-    from perfkit import present
+    meaning as a note (:func:`perfkit.present.scaling.littles`)."""
+    from perfkit.present import scaling as present_scaling
 
-    return present.littles(table) if table is not None else None
+    return present_scaling.littles(table) if table is not None else None
 
 
 def models_table(table: ScalingTable | None) -> pd.DataFrame | None:

@@ -57,7 +57,7 @@ def analyse(data_root: str = "", threshold: float = 0.1, alpha: float = 0.05,
 
 
 def _seeds_root(data_root: str):
-    from perfkit.report import paths
+    from perfkit import paths
 
     return paths.data_dir("seeds", data_root or None)
 
@@ -205,9 +205,9 @@ def repeated(analysis: SeedsAnalysis) -> list[ClaimResult]:
 
 
 def present_table(rep: Replication):
-    from perfkit import present
+    from perfkit.present import compare as present_compare
 
-    return present.comparison(rep.table, [*rep.base.runs, *rep.new.runs])
+    return present_compare.comparison(rep.table, [*rep.base.runs, *rep.new.runs])
 
 
 def table_caption(rep: Replication) -> str:
@@ -261,9 +261,9 @@ def drift_caption(table: pd.DataFrame) -> str:
 def present_verdicts(analysis: SeedsAnalysis, caption: str = VERDICTS_CAPTION):
     """The verdict table for the page: the columns of :data:`SHOWN`, titled ``caption`` (pass
     it here only, not to ``report.table`` as well, or the page shows it twice)."""
-    from perfkit import present
+    from perfkit.present import frame as present_frame
 
-    return present.frame(shown(analysis), caption)
+    return present_frame.frame(shown(analysis), caption)
 
 
 def experiments(analysis: SeedsAnalysis, data_root: str = "") -> list:

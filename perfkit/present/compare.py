@@ -1,0 +1,132 @@
+"""Comparisons (:class:`perfkit.analysis.ComparisonTable`) as paper-ready tables
+(:class:`perfkit.present.tables.Table`): one presentation for the CLI (text, Markdown, LaTeX)
+and the report (HTML, Markdown and LaTeX files).
+
+Formatting only: every number, verdict and warning comes from the result objects of
+:mod:`perfkit.analysis`. Estimates print with their interval as ``3.1 [2.9, 3.4]``; a change
+as ``+3.1% [+1.0%, +5.2%]`` when the analysis calls it significant, else its verdict (``~``,
+``not testable``, ``no data``); warnings become numbered notes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from perfkit.analysis import ComparisonTable
+from perfkit.formatting import (
+    Footnotes,
+    change_ci,
+    fmt_p,
+    interval_text,
+    level_text,
+    pct,
+    pct_change,
+)
+from perfkit.present.tables import Column, Table
+
+__all__ = ["SIGNIFICANT", "change_text", "comparison", "row_runs"]
+
+SIGNIFICANT = ("better", "worse")
+
+
+def _p(value: float) -> str:
+    return "" if value is None or value != value else fmt_p(value)
+
+
+def change_text(verdict: str, ratio: float, low: float, high: float, mde=None) -> str:
+    """``+3.1% [+1.0%, +5.2%]`` when significant, else the verdict (``~``, ``not testable``);
+    a ``~`` says which changes the design could have detected (``mde``, 80% power). A
+    significant change without a finite ratio says why: values <= 0 (no ratio), or failed runs
+    ranked worst (a ratio of 0 or infinity is no size; its finite interval end is a bound)."""
+    if verdict in SIGNIFICANT and ratio != ratio:
+        return f"{verdict} (no ratio: values <= 0)"
+    if verdict in SIGNIFICANT and (math.isinf(ratio) or ratio == 0):
+        bound = low if math.isinf(ratio) else high
+        side = "at least" if math.isinf(ratio) else "at most"
+        finite = 0 < bound < math.inf
+        return (f"{verdict} ({side} {pct_change(bound)}; failed runs: no finite ratio)"
+                if finite else f"{verdict} (failed runs: no finite ratio)")
+    if verdict in SIGNIFICANT:
+        return change_ci(ratio, low, high)
+    if verdict == "~" and mde is not None and getattr(mde, "any_change", False):
+        return "~ (could detect any change: the runs had no run-to-run spread)"
+    if verdict == "~" and mde is not None and mde.testable:
+        return (f"~ (could detect {pct_change(mde.ratio_high)} / {pct_change(mde.ratio_low)} "
+                f"at {mde.power:.0%} power)")
+    return verdict
+
+
+# -- comparisons ----------------------------------------------------------------------------------
+def row_runs(table: ComparisonTable) -> str:
+    """The runs per arm of the table's rows: ``"5 vs 5"``, ``"3-5 vs 5"`` when rows differ."""
+    sizes = table.row_sizes()
+
+    def span(values: list[int]) -> str:
+        low, high = min(values, default=0), max(values, default=0)
+        return f"{low}" if low == high else f"{low}-{high}"
+
+    return f"{span([b for b, _ in sizes])} vs {span([n for _, n in sizes])}"
+
+
+def _arm_runs(table: ComparisonTable, side: int) -> str:
+    """``"15 runs; 5 per row"``: an arm's distinct runs, and its runs in each row when the
+    table has several rows (rows may share runs: A/B rows share their base)."""
+    total = (table.n_base_runs, table.n_new_runs)[side]
+    if table.family < 2:
+        return f"{total} runs"
+    per_row = row_runs(table).split(" vs ")[side]
+    return f"{total} runs; {per_row} per row"
+
+
+def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
+    """The benchstat-like table of a :class:`ComparisonTable` (``runs``: for the closed-loop
+    note on latency metrics)."""
+    notes = Footnotes()
+    m = table.metric
+    closed = sorted({w for r in runs if r.closed_loop for w in r.warnings
+                     if "closed-loop" in w}) if m.is_latency else []
+    mark = notes.mark([*closed, *table.warnings])
+    holm = f", Holm over {table.family} rows" if table.family > 1 else ""
+    unit = f", {m.unit}" if m.unit else ""
+    title = (f"{m.name} ({m.better} is better{unit}){mark}: medians of runs with "
+             f"{pct(table.confidence)} CIs; change new/base with its {pct(1 - table.alpha)} CI; "
+             f"alpha {table.alpha:g}{holm}\nbase: {table.base} ({_arm_runs(table, 0)})\n"
+             f"new:  {table.new} ({_arm_runs(table, 1)})")
+    labels = [k for k, _ in table.rows[0].labels] if table.rows else []
+    shown = [k for k in labels if not k.startswith("held_")]  # the caption says what is held
+    cols = [Column(k) for k in table.keys] + [Column(k) for k in shown]
+    cols += [Column("base", m.unit, True), Column("new", m.unit, True), Column("vs base"),
+             Column("p", right=True), Column("p Holm", right=True), Column("runs")]
+    mechanism = any(r.mechanism for r in table.rows)  # some run recorded what the server counted
+    if mechanism:
+        cols.append(Column("mechanism (base -> new)"))
+    rows = []
+    for row in table.rows:
+        c = row.comparison
+        extra = [v for k, v in row.labels if k in shown]
+        rows.append((*(level_text(v) for v in row.key), *extra,
+                     interval_text(c.median_base, c.median_base_ci_low, c.median_base_ci_high),
+                     interval_text(c.median_new, c.median_new_ci_low, c.median_new_ci_high),
+                     _change(row),
+                     _p(c.p_value) or "-", _p(row.p_adjusted) or "-",
+                     f"{c.n_base} vs {c.n_new} {notes.mark([*row.warnings, *_without(row)])}"
+                     .rstrip(), *([row.mechanism.text()] if mechanism else [])))
+    return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
+
+
+def _change(row) -> str:
+    """The change column: the change (or the artefact verdict of a row on a cap), with the
+    qualifier of a measured change from runs that waited for a cap."""
+    c = row.comparison
+    if row.caps_ms:
+        return change_text(row.reported_verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high,
+                           row.mde)
+    text = change_text(row.verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high, row.mde)
+    qualifier = row.reported_verdict.removeprefix(row.verdict).strip()
+    return f"{text} {qualifier}" if qualifier else text
+
+
+def _without(row) -> list[str]:
+    """The row's result without its short runs (the sensitivity comparison), as a note."""
+    return [row.sensitivity_note] if row.sensitivity_note else []

@@ -1,0 +1,113 @@
+"""A history as paper-ready tables (:class:`perfkit.present.tables.Table`): each series with its
+change points, and each label gated against the labels before it, for ``perfkit history``
+and the report's history page.
+
+Formatting only: every number and status comes from :mod:`perfkit.analysis.history`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from perfkit.analysis.gate import INCONCLUSIVE
+from perfkit.analysis.history import HistoryAnalysis, HistoryGate
+from perfkit.formatting import Footnotes, fmt_sig, level_text, load_text
+from perfkit.present.gate import _p, change, gate_status, key_text, span
+from perfkit.present.tables import Column, Table
+
+
+# -- history ----------------------------------------------------------------------------------
+def series(analysis: HistoryAnalysis) -> list[Table]:
+    """Per load level: every label's runs and median with its interval, and the change points."""
+    out = []
+    m = analysis.metric
+    frame = analysis.to_frame()
+    changes = analysis.change_frame()
+    for s in analysis.series:
+        where = key_text(analysis.keys, s.key)
+        notes = Footnotes()
+        marks = notes.mark([*analysis.warnings, *s.change.warnings])
+        at = ", ".join(p for p in (where, load_text(analysis.load) if analysis.load else "")
+                       if p)
+        title = (f"{m.name} ({m.better} is better) over {len(s.points)} labels of "
+                 f"{analysis.name}{' at ' + at if at else ''}: median of runs [interval "
+                 f"(coverage)]; {len(s.change.change_points)} change point(s) at alpha "
+                 f"{analysis.alpha:g}{marks}")
+        part = _rows_of(frame, analysis.keys, s.key)
+        rows = []
+        for _, r in part.iterrows():
+            est, lo, hi = (r[f"{c}{m.suffix}"] for c in ("median", "ci_low", "ci_high"))
+            interval = "" if lo != lo else (f"[{fmt_sig(lo)}, {fmt_sig(hi)}] "
+                                            f"({r['ci_coverage']:.1%})")
+            rows.append((r["label"], r["time_utc"], f"{r['n_runs'] - r['n_failed']}"
+                         + (f" (+{r['n_failed']} failed)" if r["n_failed"] else ""),
+                         fmt_sig(est), interval, level_text(r["segment"]),
+                         "yes" if r["change_point"] else ""))
+        cols = (Column("label"), Column("time (UTC)"), Column("runs", right=True),
+                Column("median", m.unit, True), Column("interval", m.unit),
+                Column("segment", right=True), Column("change point"))
+        out.append(Table(cols, tuple(rows), title, tuple(notes.texts)))
+        out.append(change_points(changes, analysis, s.key))
+    return out
+
+
+def _rows_of(frame: pd.DataFrame, keys: Sequence[str], key: Sequence) -> pd.DataFrame:
+    mask = pd.Series(True, index=frame.index)
+    for k, v in zip(keys, key, strict=True):
+        mask &= frame[k].astype(str).eq(level_text(v))
+    return frame[mask]
+
+
+def change_points(changes: pd.DataFrame, analysis: HistoryAnalysis, key: Sequence) -> Table:
+    """The change points of one series: position, label, ratio after/before with CI, p."""
+    m = analysis.metric
+    part = _rows_of(changes, analysis.keys, key)
+    s = next(x for x in analysis.series if tuple(x.key) == tuple(key))
+    stop = s.change.stop_p_value
+    title = (f"change points of {m.name}: E-divisive means, permutation p (next candidate's "
+             f"p: {_p(stop)}); ratio after/before: the {s.change.ratio_estimator} (the "
+             f"median of their pairwise ratios), with its {analysis.confidence:.0%} Moses CI; "
+             "not the ratio of the medians of runs beside it, which pool every run")
+    notes = Footnotes()
+    found = {c.index: c for c in s.change.change_points}
+    rows = [(str(int(r["position"])), r["label"], f"{r['label_before']} -> {r['label']}",
+             f"{fmt_sig(r[f'median_before{m.suffix}'])} -> "
+             f"{fmt_sig(r[f'median_after{m.suffix}'])} {m.unit}".rstrip(),
+             change(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"]), _p(r["p_value"]),
+             _p(r["p_value_adjacent"]), r["direction"],
+             f"{r['support']} {notes.mark(found[int(r['position'])].warnings)}".rstrip())
+            for _, r in part.iterrows()]
+    if not rows:
+        rows = [("-", "none", "", "", "", "", "", "", "")]
+    cols = (Column("position", right=True), Column("label"), Column("between"),
+            Column("median of runs before -> after"),
+            Column("Hodges-Lehmann ratio after/before"),
+            Column("p", right=True), Column("p adjacent", right=True), Column("direction"),
+            Column("support"))
+    return Table(cols, tuple(rows), title, tuple(notes.texts))
+
+
+def history_gates(items: Sequence[HistoryGate], keys: Sequence[str],
+                  max_regression: float, load: Sequence[tuple[str, Any]] = ()) -> Table:
+    """Each label gated against the baseline labels before it (see analysis.history.gates);
+    ``load``: the load point the runs share (:attr:`HistoryAnalysis.load`), in the title."""
+    cols = [*(Column(k) for k in keys), Column("label"), Column("baseline"), Column("runs"),
+            Column("change"), Column("gate"), Column("runs per arm needed", right=True)]
+    rows = []
+    for item in items:
+        for g in item.result.rows:
+            c = g.row.comparison
+            need = g.runs_per_arm_needed
+            rows.append((*(level_text(v) for v in item.key), item.label,
+                         span(item.baseline),
+                         f"{c.n_base} vs {c.n_new}",
+                         change(c.ratio, c.ratio_ci_low, c.ratio_ci_high), gate_status(g),
+                         "" if g.status != INCONCLUSIVE else (str(need) if need else "> 200")))
+    metric = items[0].result.rows[0].metric.name if items and items[0].result.rows else ""
+    title = (f"{metric}: each label gated against the labels before it in its segment (the "
+             f"first label of a segment: the whole previous segment), max regression "
+             f"{max_regression:.1%}" + (f", at {load_text(load)}" if load else ""))
+    return Table(tuple(cols), tuple(rows), title)

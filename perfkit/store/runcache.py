@@ -1,0 +1,426 @@
+"""The run store: parsed runs cached per directory in ``DIR/.perfkit/cache/`` (Parquet).
+
+``perfkit.load(DIR)`` reuses the cached runs of a run directory only when every file in it is
+the one they were parsed from, and re-parses the rest:
+
+- the key of a run directory is the list of its files with each one's size, mtime, ctime and
+  sha256. A file whose size, mtime_ns and ctime_ns are unchanged is taken as unchanged (``touch
+  -d`` restoring an mtime still changes the ctime); one whose stat changed is hashed, and only
+  a different sha256 re-parses it. As in git's index, a file modified within
+  :data:`RACY_NS` of the last cache write could share its timestamps with an edit: it is always
+  hashed. An added or removed file changes the list: the directory is re-parsed;
+- the walk itself is remembered: a directory whose mtime and ctime are unchanged (and outside
+  the racy window) has the listing it had, so one ``stat`` replaces its scan
+  (:class:`perfkit.ingest.discover.Listings`); its files are still each checked as above;
+- a directory that gave an error is never cached, so its error is reported on every load;
+- the cache is one file, ``runs-<sha256 of its bytes>.parquet``, written to a temporary file
+  and renamed (a crash leaves the previous cache or none); a file whose bytes do not match its
+  name, that Parquet cannot read, or that another version of perfkit wrote is ignored with a
+  :class:`CacheWarning` and replaced. It may be deleted at any time. The bytes read are kept
+  with the runs: their histograms, manifests and extra maps are read from them on first use
+  (:class:`perfkit.store.runtable.ParquetTable`), never from the file again;
+- the sha256 digests (of each file, and of the cache file in its name) detect damage: a file
+  changed by accident or by an edit, a cache cut short. They are no guard against tampering
+  and authenticate nothing: whoever can write ``DIR`` can write a cache that matches it;
+- it holds the root path as given: loading the same directory under another spelling
+  (absolute vs relative) re-parses once, since every Run's ``source`` names the path.
+
+Set ``PERFKIT_CACHE=0`` (or pass ``cache=False``) to read without the cache.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import hashlib
+import os
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from perfkit import __version__
+from perfkit._fsutil import write_bytes_atomic
+from perfkit.ingest.discover import scan_names
+from perfkit.model import Run
+from perfkit.store.runtable import TABLE_VERSION, ParquetTable, runs_to_table, table_to_runs
+
+CACHE_DIR = os.path.join(".perfkit", "cache")
+#: a file changed less than this before the cache was written is always re-hashed
+RACY_NS = 2_000_000_000
+#: the layout of the cache file around the run table (its index and listings); bumped too when
+#: the parsers read an input differently, so that no run parsed the old way is reused (5: issue
+#: 22, Unicode digits, percentile headers, zeros where nothing was measured)
+CACHE_LAYOUT = "5"
+_VERSION = f"{TABLE_VERSION}/{CACHE_LAYOUT}/{__version__}"
+
+#: (relative path, size, mtime_ns, ctime_ns, sha256 digest) of one file of a run directory
+FileKey = list
+
+# The index and the listings: three tables, each an Arrow IPC stream (LZ4) in the Parquet
+# file's metadata, read with a few column conversions (no JSON to parse). Each directory and
+# file is named by its path as stat-ed (the root, or the root joined with its relative path:
+# a cache is only read under the root's spelling it was written with):
+#: every directory of the walk: its times and its listing
+_LISTINGS = pa.schema([("path", pa.string()), ("mtime", pa.int64()), ("ctime", pa.int64()),
+                       ("files", pa.list_(pa.string())), ("subdirs", pa.list_(pa.string()))])
+#: every cached run directory, in walk order, with the number of its runs (the run table
+#: holds them in the same order)
+_INDEX = pa.schema([("path", pa.string()), ("runs", pa.int64())])
+#: every file of a cached run directory (``dir``: its row of the index)
+_FILES = pa.schema([("dir", pa.int32()), ("path", pa.string()), ("size", pa.int64()),
+                    ("mtime", pa.int64()), ("ctime", pa.int64()), ("sha", pa.binary(32))])
+_STATE = {"listings": _LISTINGS, "index": _INDEX, "files": _FILES}
+_BATCH = 1024
+
+
+class CacheWarning(UserWarning):
+    """The run store could not be used as it was (ignored and rebuilt)."""
+
+
+def enabled(cache: bool | None) -> bool:
+    if cache is not None:
+        return cache
+    return os.environ.get("PERFKIT_CACHE", "1").lower() not in ("0", "false", "no", "off")
+
+
+def sha256_file(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").digest()
+
+
+class RunCache:
+    """The cached runs of one root directory, and the new cache being assembled."""
+
+    def __init__(self, root: str):
+        self.root = root
+        self.directory = os.path.join(root, CACHE_DIR)
+        self._prefix = os.path.join(root, "")
+        self.started_ns = time.time_ns()
+        self.state: dict[str, pa.Table] = {}  # as read (see _STATE): index, listings, runs
+        self.was_complete = False  # as read
+        self._runs: list[Run] = []  # every cached run, in the index's order
+        self.written_ns = 0
+        self.new_index: dict[str, list[FileKey]] = {}
+        self.new_runs: dict[str, list[Run]] = {}
+        self.new_listings: dict[str, list] = {}
+        self._times: dict[str, tuple[int, int]] = {}
+        self._walked: list[str] = []  # run directories in walk order (see lookup)
+        self.complete = True  # every directory of the walk cached (none gave an error)
+        self.changed = False
+        self._read()
+        try:  # before the walk lists the root, so that creating it does not move the root
+            os.makedirs(self.directory, exist_ok=True)
+        except OSError:
+            pass
+
+    @functools.cached_property
+    def index(self) -> dict[str, list[FileKey]]:
+        """Relative run directory -> [relative path, size, mtime_ns, ctime_ns, sha256] of its
+        files, as last written."""
+        if not self.state:
+            return {}
+        dirs = list(map(self._rel, self.state["index"].column("path").to_pylist()))
+        out: dict[str, list[FileKey]] = {d: [] for d in dirs}
+        files = self.state["files"]
+        for i, path, *key in zip(*(files.column(name).to_pylist() for name in _FILES.names),
+                                 strict=True):
+            out[dirs[i]].append([self._rel(path), *key])
+        return out
+
+    @functools.cached_property
+    def listings(self) -> dict[str, list]:
+        """Relative directory -> [mtime_ns, ctime_ns, file names, subdirectory names]."""
+        if not self.state:
+            return {}
+        paths, *rest = (self.state["listings"].column(name).to_pylist()
+                        for name in _LISTINGS.names)
+        return {self._rel(p): list(values) for p, *values in zip(paths, *rest, strict=True)}
+
+    @functools.cached_property
+    def runs(self) -> dict[str, list[Run]]:
+        """Relative run directory -> its cached runs (the index's directories, in order)."""
+        if not self.state:
+            return {}
+        counts = self.state["index"].column("runs").to_numpy()
+        ends = np.cumsum(counts).tolist()
+        return {d: self._runs[end - count:end]
+                for d, count, end in zip(self.index, counts.tolist(), ends, strict=True)}
+
+    # -- reading --------------------------------------------------------------------------
+    def _read(self) -> None:
+        found = sorted(glob.glob(os.path.join(glob.escape(self.directory), "runs-*.parquet")),
+                       key=os.path.getmtime)
+        if not found:
+            return
+        path = found[-1]
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            if hashlib.sha256(data).hexdigest() != os.path.basename(path)[5:-8]:
+                raise ValueError("its bytes do not match its name (a damaged file)")
+            # one file: ParquetFile reads it without the dataset layer (read_table imports
+            # pyarrow.dataset on first use, most of a warm load's time); its histograms,
+            # manifests and extra maps are read from these bytes on first use
+            table = ParquetTable(data)
+            meta = table.metadata
+            if meta.get(b"perfkit.cache_version", b"").decode() != _VERSION:
+                raise ValueError(f"written by another version "
+                                 f"({meta.get(b'perfkit.cache_version', b'?').decode()})")
+            if meta.get(b"perfkit.root", b"").decode() != self.root:
+                return  # the same data under another path spelling: parse once, rewrite
+            state = {name: _read_ipc(meta[f"perfkit.{name}".encode()], schema)
+                     for name, schema in _STATE.items()}
+            complete = {b"1": True, b"0": False}[meta[b"perfkit.complete"]]
+            written_ns = int(meta[b"perfkit.written_ns"])
+            runs = table_to_runs(table)
+            if (pc.sum(state["index"].column("runs")).as_py() or 0) != len(runs):
+                raise ValueError("its index does not count its runs")
+        except Exception as exc:  # noqa: BLE001 - any damage: never trust it
+            warnings.warn(f"{path}: run cache ignored and rebuilt: {exc}", CacheWarning,
+                          stacklevel=4)
+            self.changed = True
+            return
+        self.state, self.was_complete, self.written_ns = state, complete, written_ns
+        self._runs = runs
+
+    def unchanged_runs(self) -> list[Run] | None:
+        """Every cached run, in walk order, if no directory and no file below the root changed
+        since the cache was written, else None: then the walk and :meth:`lookup` decide
+        directory by directory.
+
+        Each directory and file is ``stat``-ed. One whose times fall in the racy window (see
+        the module docstring; typically the root, which gained ``.perfkit/`` after it was
+        listed) is checked by content: a directory listed again, a file hashed again."""
+        if not self.state or not self.was_complete:
+            return None
+        listings, files = self.state["listings"], self.state["files"]
+        racy_after = self.written_ns - RACY_NS
+        try:
+            dirs, paths = listings.column("path"), files.column("path")
+            if not (_same_dir_times(listings) and _same_file_stats(files)):
+                return None
+            for i in _racy(listings, racy_after):
+                now_files, now_dirs = scan_names(dirs[i].as_py())
+                if (sorted(now_files) != sorted(listings.column("files")[i].as_py())
+                        or now_dirs != listings.column("subdirs")[i].as_py()):
+                    return None
+            for i in _racy(files, racy_after):
+                if sha256_file(paths[i].as_py()) != files.column("sha")[i].as_py():
+                    return None
+        except OSError:
+            return None
+        return list(self._runs)  # the index's order: the walk's (see save)
+
+    def _path(self, rel: str) -> str:
+        """The path of ``rel`` (relative to the root; "." the root itself) as the walk has it."""
+        return self.root if rel == "." else self._prefix + rel
+
+    def _rel(self, path: str) -> str:
+        """``path`` relative to the root (paths from the walk all start with it)."""
+        if path.startswith(self._prefix):
+            return path[len(self._prefix):]
+        return "." if path == self.root else os.path.relpath(path, self.root)
+
+    def listing(self, directory: str) -> tuple[list[str], list[str]] | None:
+        """The remembered listing of ``directory`` if its times are unchanged, else None (and
+        the times just read are kept for :meth:`remember`: taken before the scan, so an entry
+        added during it moves the directory past them and is seen on the next load)."""
+        try:
+            st = os.stat(directory)
+        except OSError:
+            return None
+        rel = self._rel(directory)
+        known = self.listings.get(rel)
+        racy_after = self.written_ns - RACY_NS
+        if (known is None or known[0] != st.st_mtime_ns or known[1] != st.st_ctime_ns
+                or st.st_mtime_ns >= racy_after or st.st_ctime_ns >= racy_after):
+            self._times[rel] = (st.st_mtime_ns, st.st_ctime_ns)
+            return None
+        self.new_listings[rel] = known
+        return known[2], known[3]
+
+    def remember(self, directory: str, files: list[str], dirs: list[str]) -> None:
+        """Keep the fresh listing of ``directory`` with the times read before its scan."""
+        rel = self._rel(directory)
+        times = self._times.pop(rel, None)
+        if times is None:
+            return
+        known = self.listings.get(rel)
+        self.new_listings[rel] = [*times, files, dirs]
+        # new entries rewrite the cache; new times alone (the root gaining .perfkit/, a
+        # directory touched) do not: they are kept when the cache is next written, and until
+        # then that directory is scanned again
+        if known is None or known[2:] != [files, dirs]:
+            self.changed = True
+
+    def lookup(self, directory: str, entries: Sequence[tuple[str, os.stat_result]]
+               ) -> list[Run] | None:
+        """The cached runs of ``directory`` if none of its files changed, else None.
+
+        Called for every run directory in walk order: the cache is written in that order."""
+        rel = self._rel(directory)
+        self._walked.append(rel)
+        cached = self.index.get(rel)
+        if cached is None:
+            return None
+        by_name = {key[0]: key for key in cached}
+        if len(by_name) != len(entries):
+            return None
+        keys = []
+        racy_after = self.written_ns - RACY_NS
+        for path, st in entries:
+            key = by_name.get(self._rel(path))
+            if key is None:
+                return None
+            _, size, mtime, ctime, sha = key
+            same_stat = (size == st.st_size and mtime == st.st_mtime_ns
+                         and ctime == st.st_ctime_ns)
+            if not same_stat or mtime >= racy_after or ctime >= racy_after:
+                try:
+                    if sha256_file(path) != sha:
+                        return None
+                except OSError:
+                    return None
+                self.changed = True  # refresh its stat (and the racy window) on disk
+            keys.append([key[0], st.st_size, st.st_mtime_ns, st.st_ctime_ns, sha])
+        runs = self.runs.get(rel, [])
+        self.new_index[rel] = keys
+        self.new_runs[rel] = runs
+        return runs
+
+    # -- writing --------------------------------------------------------------------------
+    def put(self, directory: str, entries: Sequence[tuple[str, os.stat_result]],
+            runs: list[Run]) -> None:
+        """Remember the freshly parsed runs of ``directory`` (hashing its files now)."""
+        keys = []
+        for path, st in entries:
+            try:
+                keys.append([self._rel(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns,
+                             sha256_file(path)])
+            except OSError:  # a file vanished while loading: do not cache this directory
+                self.complete = False
+                return
+        rel = self._rel(directory)
+        self.new_index[rel] = keys
+        self.new_runs[rel] = runs
+        self.changed = True
+
+    def save(self) -> None:
+        """Write the new cache atomically if anything changed (silently not, if read-only)."""
+        if (not self.changed and self.complete == self.was_complete
+                and self.new_index.keys() == self.index.keys()
+                and self.new_listings.keys() == self.listings.keys()):
+            return
+        # in walk order: the directories found in the cache (lookup) and those parsed (put)
+        # interleave, and the next load returns the runs in this order
+        order = list(dict.fromkeys(d for d in self._walked if d in self.new_index))
+        order += sorted(self.new_index.keys() - set(order))  # none: each is looked up first
+        new_index = {d: self.new_index[d] for d in order}
+        runs = [r for d in order for r in self.new_runs[d]]
+        table = runs_to_table(runs)
+        meta = {b"perfkit.cache_version": _VERSION.encode(),
+                b"perfkit.root": self.root.encode(),
+                b"perfkit.written_ns": str(self.started_ns).encode(),
+                b"perfkit.complete": b"1" if self.complete else b"0",
+                **_state(new_index, [len(self.new_runs[d]) for d in order], self.new_listings,
+                         self._path)}
+        sink = pa.BufferOutputStream()
+        # the cache's entries in the file's key-value metadata alone: in the table's schema
+        # Arrow would keep them twice (raw, and base64 in its serialized schema) and decode
+        # both on every read
+        with pq.ParquetWriter(sink, table.schema, compression="zstd") as writer:
+            writer.write_table(table)
+            writer.add_key_value_metadata(meta)
+        data = sink.getvalue().to_pybytes()
+        name = f"runs-{hashlib.sha256(data).hexdigest()}.parquet"
+        try:
+            os.makedirs(self.directory, exist_ok=True)  # removed since __init__: remade
+            write_bytes_atomic(os.path.join(self.directory, name), data, durable=True)
+        except OSError:
+            return
+        for old in glob.glob(os.path.join(glob.escape(self.directory), "runs-*.parquet")):
+            if os.path.basename(old) != name:
+                try:
+                    os.unlink(old)
+                except OSError:
+                    pass
+
+
+def _batches(table: pa.Table, names: tuple[str, ...]) -> Iterator[tuple[list, ...]]:
+    """The columns ``names`` of ``table`` as Python lists, 1,024 rows at a time: 30,000 paths
+    (or stat results) at once would be megabytes of fresh memory, slower to fault in than to
+    fill."""
+    for batch in table.select(list(names)).to_batches(max_chunksize=_BATCH):
+        yield tuple(column.to_numpy(zero_copy_only=False).tolist()
+                    if pa.types.is_integer(column.type) else column.to_pylist()
+                    for column in batch.columns)
+
+
+# Two loops, spelled out: a shared one over named fields (attrgetter, a tuple per row) took
+# 2 ms more of the 75 ms a cached load spends on its 30,000 stats.
+def _same_dir_times(listings: pa.Table) -> bool:
+    """Each directory's ``stat`` gives its row's mtime and ctime."""
+    stat = os.stat
+    for paths, mtimes, ctimes in _batches(listings, ("path", "mtime", "ctime")):
+        for path, mtime, ctime in zip(paths, mtimes, ctimes, strict=True):
+            st = stat(path)
+            if st.st_mtime_ns != mtime or st.st_ctime_ns != ctime:
+                return False
+    return True
+
+
+def _same_file_stats(files: pa.Table) -> bool:
+    """Each file's ``stat`` gives its row's size, mtime and ctime."""
+    stat = os.stat
+    for paths, sizes, mtimes, ctimes in _batches(files, ("path", "size", "mtime", "ctime")):
+        for path, size, mtime, ctime in zip(paths, sizes, mtimes, ctimes, strict=True):
+            st = stat(path)
+            if st.st_size != size or st.st_mtime_ns != mtime or st.st_ctime_ns != ctime:
+                return False
+    return True
+
+
+def _racy(table: pa.Table, after: int) -> list[int]:
+    """The rows whose mtime or ctime is ``after`` or later."""
+    late = np.greater_equal(table.column("mtime").to_numpy(), after)
+    late |= np.greater_equal(table.column("ctime").to_numpy(), after)
+    return np.flatnonzero(late).tolist()
+
+
+def _read_ipc(data: bytes, schema: pa.Schema) -> pa.Table:
+    table = pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+    if not table.schema.equals(schema):
+        raise ValueError("its index is not perfkit's")
+    return table
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    options = pa.ipc.IpcWriteOptions(compression="lz4")  # faster to read than zstd
+    with pa.ipc.new_stream(sink, table.schema, options=options) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _state(index: dict[str, list[FileKey]], counts: list[int], listings: dict[str, list],
+           path: Callable[[str], str]) -> dict[bytes, bytes]:
+    """The index and the listings as the metadata entries of :data:`_STATE`'s tables (each
+    relative path made a path by ``path``)."""
+    rows = {
+        "listings": [[path(d), *listing] for d, listing in listings.items()],
+        "index": [[path(d), count] for d, count in zip(index, counts, strict=True)],
+        "files": [[i, path(rel), *key] for i, keys in enumerate(index.values())
+                  for rel, *key in keys],
+    }
+    out = {}
+    for name, schema in _STATE.items():
+        columns = list(zip(*rows[name], strict=True)) or [()] * len(schema)
+        table = pa.table([pa.array(values, type=field.type)
+                          for values, field in zip(columns, schema, strict=True)], schema=schema)
+        out[f"perfkit.{name}".encode()] = _ipc(table)
+    return out

@@ -1,0 +1,171 @@
+"""The layout rule of docs/architecture.md: every module of perfkit sits in one layer, and
+imports only from its own layer or lower ones; the front ends never reach past the analysis
+layer into the statistics.
+
+Read from the source with :mod:`ast` (module-level and function-level imports, ``import x``
+and ``from x import y``, relative imports resolved), so nothing is imported to check it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "perfkit"
+
+#: the top level is the foundation: these modules and nothing else (``vocabulary``: the verdict
+#: and status words, defined once, which every layer above returns or shows)
+FOUNDATION = frozenset({
+    "errors", "units", "formatting", "model", "histogram", "hdrcodec", "hdrlayout",
+    "consistency", "frames", "_fsutil", "paths", "vocabulary",
+})
+#: entry points, exempt from the rule (``__init__`` only re-exports)
+ENTRY = frozenset({"perfkit", "perfkit.cli", "perfkit.__main__"})
+
+#: package -> (layer name, rank); a module imports only from ranks <= its own
+LAYERS = {
+    "ingest": ("data", 1), "store": ("data", 1),
+    "stats": ("stats", 2),
+    "analysis": ("analysis", 3),
+    "present": ("present", 4), "plots": ("plots", 4),
+    "report": ("report", 5), "run": ("run", 5),
+    "commands": ("commands", 6),
+}
+#: front ends: they get every number from perfkit.analysis, never from perfkit.stats
+FRONT_ENDS = frozenset({"present", "plots", "report", "run", "commands"})
+
+
+def modules(package: Path = PACKAGE) -> dict[str, Path]:
+    """Every module under ``package``: dotted name -> file."""
+    out = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def layer(name: str, package: Path = PACKAGE) -> tuple[str, int] | None:
+    """``(layer, rank)`` of a module; None for a package the rule does not know. Any module at
+    the top level is ranked as the foundation (:func:`misplaced` says when it should not be
+    there)."""
+    if name in ENTRY:
+        return ("entry", 99)
+    top = name.split(".")[1]
+    if (package / f"{top}.py").is_file() or top in FOUNDATION:
+        return ("foundation", 0)
+    return LAYERS.get(top)
+
+
+def misplaced(name: str, package: Path = PACKAGE) -> bool:
+    """A module at the top level that is neither the foundation nor an entry point."""
+    if name in ENTRY:
+        return False
+    top = name.split(".")[1]
+    return (package / f"{top}.py").is_file() and top not in FOUNDATION
+
+
+def root_names(package: Path = PACKAGE) -> dict[str, str]:
+    """Names ``perfkit/__init__.py`` re-exports -> the module they come from (a name defined
+    there, ``__version__``, is metadata: importing it depends on no layer)."""
+    tree = ast.parse((package / "__init__.py").read_text(encoding="utf-8"))
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                out[alias.asname or alias.name] = node.module
+    return out
+
+
+def imports(name: str, path: Path, known: set[str], roots: dict[str, str]) -> set[str]:
+    """The perfkit modules ``name`` imports, anywhere in its source (``from perfkit.x import
+    y`` counts as ``perfkit.x.y`` when that is a module, else as ``perfkit.x``)."""
+    is_package = path.name == "__init__.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "perfkit")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".") if is_package else name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            if source.split(".")[0] != "perfkit":
+                continue
+            for alias in node.names:
+                full = f"{source}.{alias.name}"
+                if full in known:
+                    found.add(full)
+                elif source == "perfkit":
+                    if alias.name in roots:  # else defined there: __version__, metadata
+                        found.add(roots[alias.name])
+                else:
+                    found.add(source)
+    found.discard(name)
+    return found
+
+
+def violations(package: Path = PACKAGE) -> list[str]:
+    """``module -> imported (layer a -> layer b)`` for every import that breaks the rule, and
+    every module outside a layer."""
+    found = modules(package)
+    known, roots = set(found), root_names(package)
+    out = []
+    for name, path in found.items():
+        mine = layer(name, package)
+        if misplaced(name, package):
+            out.append(f"{name}: a top-level module outside the foundation")
+        if mine is None:
+            out.append(f"{name}: in no layer")
+            continue
+        if mine[0] == "entry":
+            continue
+        for target in sorted(imports(name, path, known, roots)):
+            theirs = layer(target, package)
+            if theirs is None or theirs[0] == "entry":
+                out.append(f"{name} -> {target} ({mine[0]} -> "
+                           f"{'no layer' if theirs is None else 'entry point'})")
+            elif theirs[1] > mine[1]:
+                out.append(f"{name} -> {target} ({mine[0]} -> {theirs[0]}: upward)")
+            elif name.split(".")[1] in FRONT_ENDS and theirs[0] == "stats":
+                out.append(f"{name} -> {target} ({mine[0]} -> stats: past the analysis "
+                           "layer)")
+    return out
+
+
+def test_every_import_points_down_and_front_ends_stop_at_analysis():
+    bad = violations()
+    assert not bad, f"{len(bad)} import(s) break docs/architecture.md:\n" + "\n".join(bad)
+
+
+def test_the_rule_fails_on_a_tree_that_breaks_it(tmp_path):
+    """The check itself, on a small tree: an upward import (function-level and relative), a
+    front end importing stats, a module left at the top level, a package in no layer; the
+    imports that keep the rule pass."""
+    files = {
+        "__init__.py": "from perfkit.units import parse\n__version__ = '0'\n",
+        "units.py": "def f():\n    from .analysis import metrics\n",
+        "errors.py": "from perfkit import __version__\n",
+        "analysis/__init__.py": "",
+        "analysis/metrics.py": "import perfkit.stats.power\nfrom perfkit import units\n",
+        "stats/__init__.py": "",
+        "stats/power.py": "from ..units import parse\n",
+        "present/__init__.py": "",
+        "present/table.py": ("from perfkit.analysis import metrics\n"
+                             "from perfkit.stats import power\n"),
+        "tables.py": "",
+        "scaling/__init__.py": "",
+    }
+    package = tmp_path / "perfkit"
+    for name, text in files.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(text, encoding="utf-8")
+    assert violations(package) == [
+        "perfkit.present.table -> perfkit.stats.power (present -> stats: past the analysis "
+        "layer)",
+        "perfkit.scaling: in no layer",
+        "perfkit.tables: a top-level module outside the foundation",
+        "perfkit.units -> perfkit.analysis.metrics (foundation -> analysis: upward)",
+    ]
