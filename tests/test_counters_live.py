@@ -10,6 +10,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -132,6 +133,51 @@ def test_cache_statuses_count_every_request_of_a_cache_profile(bed, tmp_path, mo
     whole = parse.cache_counts(log.read_bytes())
     monkeypatch.setattr(run_counters, "_CHUNK", 4093)
     assert run_counters._count_statuses(str(log), 0, size) == whole
+
+
+@pytest.fixture
+def plain_nginx():
+    """An nginx that is not the testbed: the fixtures' default.conf plus a stub_status
+    location on its own port, in a prefix of its own; stopped at the end."""
+    prefix = tempfile.mkdtemp(prefix="perfkit-plain-nginx-", dir="/tmp")
+    os.chmod(prefix, 0o755)
+    port = _free_port()
+    for sub in ("conf", "logs", "html", "tmp"):
+        os.makedirs(os.path.join(prefix, sub), mode=0o755)
+    fixtures = Path(__file__).parent / "fixtures" / "nginx"
+    shutil.copy(fixtures / "index.html", os.path.join(prefix, "html", "index.html"))
+    conf = (fixtures / "default.conf").read_text().replace("127.0.0.1:8080", f"127.0.0.1:{port}")
+    conf = conf.replace("access_log logs/access.log combined", "access_log off")
+    status = ("\n    server {\n        listen 127.0.0.1:%d;\n"
+              "        location = /status { stub_status; }\n    }\n}\n" % (port + 1))
+    Path(prefix, "conf", "nginx.conf").write_text(conf.rstrip().removesuffix("}") + status)
+    argv = ["/usr/sbin/nginx", "-p", prefix + "/", "-c", "conf/nginx.conf", "-e", "logs/error.log"]
+    subprocess.run(argv, check=True, timeout=10)
+    try:
+        yield port
+    finally:
+        subprocess.run([*argv, "-s", "stop"], timeout=10)
+        shutil.rmtree(prefix, ignore_errors=True)
+
+
+def test_a_server_that_is_not_the_testbed_counts_through_its_stub_status_url(plain_nginx,
+                                                                             tmp_path):
+    port = plain_nginx
+    url = f"http://127.0.0.1:{port}/"
+    spec = RunSpec(tool="wrk", url=url, duration_s=SECONDS, connections=8, threads=2,
+                   stub_status_url=f"http://127.0.0.1:{port + 1}/status", run_id="plain")
+    outcome = execute(spec, tmp_path, server=ServerContext(url), progress=False)
+    (run,) = load(outcome.path)
+    # wrk's 8 connections and its address probe, and a reconnect per 1000 requests on each
+    # (nginx's default keepalive_requests closes a connection after its 1000th)
+    reconnects = run.server_requests // 1000
+    assert 9 + reconnects - 8 <= run.server_connections_accepted <= 9 + reconnects + 8
+    assert abs(run.server_requests - run.requests) <= 0.02 * run.requests
+    section = outcome.manifest["counters"]
+    assert section["sources"]["kernel"]["scope"] == run_counters.SCOPE_SYSTEM
+    # what only the testbed knows is missing, and says why
+    assert run.server_error_log_lines is None and run.server_cache_hits is None
+    assert section["missing"]["server_error_log_lines"].startswith("not the testbed")
 
 
 def test_parse_json_of_a_testbed_run_carries_the_counter_columns(bed, tmp_path):
