@@ -148,8 +148,8 @@ def plain_nginx():
     shutil.copy(fixtures / "index.html", os.path.join(prefix, "html", "index.html"))
     conf = (fixtures / "default.conf").read_text().replace("127.0.0.1:8080", f"127.0.0.1:{port}")
     conf = conf.replace("access_log logs/access.log combined", "access_log off")
-    status = ("\n    server {\n        listen 127.0.0.1:%d;\n"
-              "        location = /status { stub_status; }\n    }\n}\n" % (port + 1))
+    status = (f"\n    server {{\n        listen 127.0.0.1:{port + 1};\n"
+              "        location = /status { stub_status; }\n    }\n}\n")
     Path(prefix, "conf", "nginx.conf").write_text(conf.rstrip().removesuffix("}") + status)
     argv = ["/usr/sbin/nginx", "-p", prefix + "/", "-c", "conf/nginx.conf", "-e", "logs/error.log"]
     subprocess.run(argv, check=True, timeout=10)
