@@ -67,8 +67,8 @@ import pandas as pd
 
 from perfkit.analysis import runstatus
 from perfkit.analysis.cap_effects import affects, consequence
+from perfkit.analysis.cap_evidence import SYN_CAPS_MS, evidence_text, kernel_evidence
 from perfkit.analysis.experiment import RunSet
-from perfkit.analysis.mechanism import kernel_scope, stall_evidence
 from perfkit.analysis.metrics import Metric, percentile_of
 from perfkit.formatting import fmt_sig
 from perfkit.model import Run
@@ -79,9 +79,6 @@ KNOWN_CAPS_MS = {1000.0: "the Linux SYN retransmission timeout (1 s): connection
                          "dropped from a full accept queue and retried",
                  2000.0: "wrk's default request timeout (2 s)",
                  3000.0: "the second SYN retransmission (3 s)"}
-#: the caps that are SYN retransmissions (the kernel counts them: listen overflows and
-#: TCPSynRetrans are the evidence, :func:`perfkit.analysis.mechanism.stall_evidence`)
-SYN_CAPS_MS = (1000.0, 3000.0)
 #: a value within this relative distance of a cap is in its window: a timeout plus a little
 #: service time, printed to 3 significant digits (wrk prints 1.01s)
 CAP_TOLERANCE = 0.05
@@ -161,21 +158,6 @@ def stands_out(row: pd.Series, cap: float) -> bool:
         return True
     below = _below(row, cap)
     return bool(below) and max(below.values()) <= cap / JUMP
-
-
-def kernel_evidence(run: Run | None, cap: float) -> bool | None:
-    """Whether ``run``'s kernel counters show connection attempts retried after a SYN
-    retransmission cap (1 s, 3 s): listen overflows or SYN retransmissions counted (> 0) in
-    a network namespace of the run's own. None, to be judged from the latency alone, for
-    another cap, without counters, or with counters read system-wide (other traffic on the
-    host could have made them)."""
-    if run is None or cap not in SYN_CAPS_MS or not (kernel_scope(run) or "").startswith(
-            "netns"):
-        return None
-    counts = (run.tcp_listen_overflows, run.tcp_syn_retransmits)
-    if all(c is None for c in counts):
-        return None
-    return any(c for c in counts)
 
 
 def _after_retry(run: Run | None, row: pd.Series, value: float, column: str) -> float:
@@ -332,7 +314,7 @@ def _sentence(metric: Metric, cap: float, hits: list[CapHit], label: str,
     head = (f"{label + ': ' if label else ''}{len(runs)} run(s) with latencies that sit on "
             f"{cap:g} ms (a percentile within {CAP_TOLERANCE:.0%}, the max up to "
             f"{MAX_ABOVE_CAP:.0%} above, {why}), "
-            f"{KNOWN_CAPS_MS[cap]} ({shown}){_evidence(cap, list(runs), records)}")
+            f"{KNOWN_CAPS_MS[cap]} ({shown}){evidence_text(cap, list(runs), records)}")
     if metric.is_latency:
         own = {h.run_id for h in hits if h.column == metric.name}
         if own == set(runs):
@@ -349,25 +331,6 @@ def _sentence(metric: Metric, cap: float, hits: list[CapHit], label: str,
                 "from them are treated as artefacts of it, not measured ratios.")
     return (f"{head}: {consequence(metric, cap)}; effects computed from them are affected "
             "by the cap (measured, not the service's alone).")
-
-
-def _evidence(cap: float, run_ids: Sequence[str], records: Mapping[str, Run]) -> str:
-    """What the runs' kernel counters say about a SYN-retransmission cap (1 s, 3 s): the
-    listen overflows and SYN retransmissions they recorded, run by run, and which runs the
-    stall is inferred for from the latency alone (no counters); ``""`` when no run recorded
-    them (the rule is then the latency's alone, as the module docstring says) or for
-    another cap."""
-    if cap not in SYN_CAPS_MS:
-        return ""
-    said = {rid: stall_evidence(records[rid]) if rid in records else None for rid in run_ids}
-    if not any(said.values()):
-        return ""
-    parts = [f"{rid}: {text}" for rid, text in said.items() if text]
-    none = [rid for rid, text in said.items() if not text]
-    inferred = (f"; inferred from the latency alone for {', '.join(none)} (no counters)"
-                if none else "")
-    return (f"; the kernel counters, the evidence of connection attempts dropped and retried: "
-            f"{'; '.join(parts)}{inferred}")
 
 
 def _short(column: str) -> str:

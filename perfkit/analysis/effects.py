@@ -49,7 +49,7 @@ from perfkit.analysis.interactions import (
 from perfkit.analysis.interactions import artefact_effects as artefact_effects
 from perfkit.analysis.interactions import headline_effects as headline_effects
 from perfkit.analysis.interactions import simple_effects as simple_effects
-from perfkit.analysis.mechanism import Mechanism, factor_mechanism, mechanism_columns, recorded
+from perfkit.analysis.mechanism import Mechanism, main_mechanisms, mechanism_columns
 from perfkit.analysis.metrics import Metric
 from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
@@ -370,12 +370,8 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
             caps_ms[key] = check.caps_ms
         if check.affected_ms:
             affected[key] = check.affected_ms
-    # beside a main effect: its factor's low and high level, the other factors held low
-    mechanisms = ({(f, key_of(key)): factor_mechanism(
-        rows_at(rows, per, key), f, result.coding[f],
-        {o: result.coding[o]["low"] for o in factors if o != f})
-        for key in (table["by"].drop_duplicates() if per else [None])
-        for f in factors} if recorded(rows.runs) else {})
+    mechanisms = main_mechanisms(rows, per, table["by"].drop_duplicates() if per else [None],
+                                 result.coding, key_of)
     result = dataclasses.replace(result, level_warnings=caps, level_runs=counts,
                                  level_caps_ms=caps_ms, level_affected_ms=affected,
                                  mechanisms=mechanisms)

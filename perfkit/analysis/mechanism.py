@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from perfkit.analysis.grouping import rows_at
 from perfkit.formatting import fmt_sig, level_text
 from perfkit.model import Run
 
@@ -221,6 +222,20 @@ def factor_mechanism(rows: Any, factor: str, coding: Mapping[str, Any],
     text = rows.frame[factor].map(level_text).to_numpy()
     return mechanism(*(rows.subset(keep & (text == level_text(coding[side])))
                        for side in ("low", "high")))
+
+
+def main_mechanisms(rows: Any, per: Sequence[str], levels: Sequence[Any],
+                    coding: Mapping[str, Mapping[str, Any]], key: Callable[[Any], str]
+                    ) -> dict[tuple[str, str], Mechanism]:
+    """Beside each main effect of a factorial (factors: ``coding``'s keys) at each of
+    ``levels`` of ``per``: the factor's low and high level, the other factors held low;
+    keyed by (factor, ``key(level)``). {} when no run recorded counters."""
+    if not recorded(rows.runs):
+        return {}
+    return {(f, key(level)): factor_mechanism(
+        rows_at(rows, per, level), f, coding[f],
+        {o: coding[o]["low"] for o in coding if o != f})
+        for level in levels for f in coding}
 
 
 def _warnings(runs: Sequence[Run], rows: Sequence[MechanismRow]) -> list[str]:

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from perfkit.analysis.cap_evidence import kernel_evidence
 from perfkit.analysis.caps import (  # KNOWN_CAPS_MS, CAP_TOLERANCE: public names here too
     CAP_TOLERANCE,
     KNOWN_CAPS_MS,
@@ -31,7 +32,6 @@ from perfkit.analysis.caps import (  # KNOWN_CAPS_MS, CAP_TOLERANCE: public name
     MAX_COLUMN,
     RULE_TEXT,
     cap_hits,
-    kernel_evidence,
 )
 from perfkit.analysis.conditions import (
     WRK2_CALIBRATION_S,  # noqa: F401 - a public name
