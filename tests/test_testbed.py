@@ -51,14 +51,14 @@ def composable(profile: str) -> bool:
     return True
 
 
-_next = itertools.count(28100, 7)
+_PORTS = range(28100, 28991, 7)
+#: round the range, so that more tests than it holds (every profile pair) still find one
+_next = itertools.cycle(_PORTS)
 
 
 def free_port() -> int:
     """A port (and the upstream's, port + 1000) free on the host loopback."""
-    for port in _next:
-        if port > 28990:
-            break
+    for _, port in zip(_PORTS, _next, strict=False):
         if port_is_free(port) and port_is_free(port + 1000):
             return port
     raise RuntimeError("no free port pair in 28100..28990")
