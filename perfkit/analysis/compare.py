@@ -44,6 +44,7 @@ from perfkit.analysis.compare_notes import (
 from perfkit.analysis.confounding import ArmDriftOnce, confounding_notes
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
+from perfkit.analysis.mechanism import Mechanism, mechanism, mechanism_columns
 from perfkit.analysis.metrics import Metric
 from perfkit.analysis.ranks import side_ranks_higher
 from perfkit.analysis.tidy import json_records, not_finite
@@ -123,6 +124,9 @@ class ComparisonRow:
     n_unmeasured: tuple[int, int] = (0, 0)
     #: why they did not, once each (``"wrk prints p50-p99 only"``)
     unmeasured_reasons: tuple[str, ...] = ()
+    #: what the server and the kernel counted on each side (:mod:`perfkit.analysis.
+    #: mechanism`; empty when no run recorded counters)
+    mechanism: Mechanism = Mechanism()
 
     @property
     def unmeasured(self) -> bool:
@@ -223,6 +227,7 @@ class ComparisonTable:
         as missing, and the row's ``warnings`` say which and why (:func:`not_finite`)."""
         u = self.metric.suffix
         records = []
+        mechanisms = any(r.mechanism for r in self.rows)
         for row in self.rows:
             c, s = row.comparison, row.sensitivity
             rec: dict[str, Any] = {"metric": self.metric.name}
@@ -249,6 +254,8 @@ class ComparisonTable:
                 "cap_affected": bool(row.cap_affected_ms),
                 "reported_verdict": row.reported_verdict,
             })
+            if mechanisms:  # only where some run recorded counters: other tables unchanged
+                rec.update(mechanism_columns(row.mechanism))
             rec["warnings"] = "; ".join([*row.warnings, *not_finite(rec)])
             records.append(rec)
         return pd.DataFrame.from_records(records)
@@ -324,12 +331,13 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
         rows.append(ComparisonRow(cell.key, c, float(p_adj), v, short[0], short[1], sens, sv,
                                   notes_all, cell.labels, mde,
                                   *(tuple(map(bool, w)) for w in worst), *_caps(cell, metric),
-                                  without, *unmeasured))
+                                  without, *unmeasured, mechanism(cell.base, cell.new)))
     if n_runs is None:  # distinct runs: cells may share a side (A/B tables share the base)
         n_runs = (len({id(r) for c in cells for r in c.base.runs}),
                   len({id(r) for c in cells for r in c.new.runs}))
+    said = tuple(dict.fromkeys(w for r in rows for w in r.mechanism.warnings))
     return ComparisonTable(metric, base, new, tuple(keys), tuple(rows), alpha, confidence,
-                           n_runs[0], n_runs[1], warnings=tuple(notes))
+                           n_runs[0], n_runs[1], warnings=tuple(notes) + said)
 
 
 def _caps(cell: Cell, metric: Metric) -> tuple[tuple[float, ...], tuple[str, ...],

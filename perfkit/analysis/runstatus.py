@@ -51,6 +51,11 @@ Every run gets a :class:`RunStatus` for the metric being analysed:
   nothing: it stays ``failed`` ("no value").
 - ``ok``: everything else.
 
+Where a saturated run recorded the kernel's counters and they show listen overflows or SYN
+retransmissions, its reason cites them (:func:`perfkit.analysis.mechanism.stall_evidence`):
+connection attempts dropped from a full accept queue wait 1 s for their retry, which is
+measured, not inferred from the latency.
+
 A run's peers are the runs of its configuration and load (:func:`peer_columns`); for a latency
 percentile the status is judged on that percentile's column, else on p99
 (:func:`percentile_statuses`), on every page that shows the percentile.
@@ -65,6 +70,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from perfkit.analysis.experiment import LOAD_COLUMNS, NOT_FACTORS, Experiment, RunSet
+from perfkit.analysis.mechanism import stall_evidence
 from perfkit.analysis.metrics import Metric, metric, percentile_of
 from perfkit.model import SATURATION_RATIO, Run, percentile_column
 from perfkit.vocabulary import FAILED_STATUSES, RunStatus
@@ -329,10 +335,11 @@ def _short_or_saturated(run: Run, ratio: float, latency: float, peers: np.ndarra
         return RunJudgement(SHORT, f"{achieved} with the generator at {share:.0%} of its cores: "
                                    "it measured the generator")
     if ratio < SATURATED_BELOW:
-        return RunJudgement(SATURATED, f"{achieved}: the rate was not sustained")
+        return RunJudgement(SATURATED, f"{achieved}: the rate was not sustained{_dropped(run)}")
     moved = latency_moved(latency, peers)
     if moved:
-        return RunJudgement(SATURATED, f"{achieved} and its latency rose above its peers'")
+        return RunJudgement(SATURATED, f"{achieved} and its latency rose above its "
+                                       f"peers'{_dropped(run)}")
     cpu = "" if math.isnan(share) else f", generator at {share:.0%} of its cores"
     if cell_short is not None:
         return RunJudgement(SHORT, f"{achieved}, and every run of its configuration and load "
@@ -343,6 +350,16 @@ def _short_or_saturated(run: Run, ratio: float, latency: float, peers: np.ndarra
            else "its latency is like its peers'")
     return RunJudgement(SHORT, f"{achieved} ({why}{cpu}): a shortfall in doubt, not a failed "
                                "server")
+
+
+def _dropped(run: Run) -> str:
+    """The kernel's evidence of connection attempts dropped and retried after 1 s, where the
+    run recorded it and it is not nil (``"; the kernel counted 1,234 listen overflows and 567
+    SYN retransmissions (netns X): ..."``); ``""`` otherwise."""
+    if not (run.tcp_listen_overflows or run.tcp_syn_retransmits):
+        return ""
+    return (f"; the kernel counted {stall_evidence(run)}: connection attempts dropped from a "
+            "full accept queue and retried after 1 s")
 
 
 def _span(values: np.ndarray) -> str:

@@ -93,6 +93,7 @@ from perfkit.analysis.compare import (
     status_notes,
 )
 from perfkit.analysis.experiment import Experiment, RunSet, Selection
+from perfkit.analysis.mechanism import mechanism_columns
 from perfkit.analysis.metrics import Metric, metric
 from perfkit.analysis.seeds_links import (
     COLUMNS,
@@ -304,6 +305,8 @@ def _record(r: ClaimResult) -> dict[str, Any]:
         "runs_needed_holm_family": r.runs_needed_family if r.runs_needed is not None else pd.NA,
         "runs_needed_note": r.runs_needed_note, "assessment": r.assessment["assessment"],
     }
+    if rep is not None and rep.row.mechanism:  # what the server and the kernel counted
+        rec.update(mechanism_columns(rep.row.mechanism))
     rec["warnings"] = "; ".join([*r.worst, *r.warnings, *not_finite(rec)])
     return rec
 
@@ -411,6 +414,7 @@ def _warnings(claim: pd.Series, rep: Replication | None, load: Loader) -> list[s
     stated = {w for side in ("base", "new")
               for w in status_notes(side, notes.cell_statuses(rep, side)[1])}
     out += [w for w in rep.row.warnings if w not in stated]
+    out += rep.row.mechanism.warnings
     also = str(claim.get("also_changed") or "")
     if also:
         may = "may have changed" if also.startswith("possibly") else "changed"

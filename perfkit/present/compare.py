@@ -98,6 +98,9 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
     cols = [Column(k) for k in table.keys] + [Column(k) for k in shown]
     cols += [Column("base", m.unit, True), Column("new", m.unit, True), Column("vs base"),
              Column("p", right=True), Column("p Holm", right=True), Column("runs")]
+    mechanism = any(r.mechanism for r in table.rows)  # some run recorded what the server counted
+    if mechanism:
+        cols.append(Column("mechanism (base -> new)"))
     rows = []
     for row in table.rows:
         c = row.comparison
@@ -108,7 +111,7 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
                      _change(row),
                      _p(c.p_value) or "-", _p(row.p_adjusted) or "-",
                      f"{c.n_base} vs {c.n_new} {notes.mark([*row.warnings, *_without(row)])}"
-                     .rstrip()))
+                     .rstrip(), *([row.mechanism.text()] if mechanism else [])))
     return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
 
 

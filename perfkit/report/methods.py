@@ -150,6 +150,14 @@ def conditions_sentence(p: Provenance) -> str:
         parts.append(f"wrk2 reset its histogram after its calibration, so its percentiles "
                      f"cover {_span(lo, hi, 's')} at the end of "
                      + ("the run (1 run)." if n == 1 else f"each run ({n} runs)."))
+    if c.counter_scopes:
+        scopes = ", ".join(f"{n} {'in a network namespace of their own' if k == 'netns' else k}"
+                           for k, n in c.counter_scopes)
+        total = sum(n for _, n in c.counter_scopes)
+        parts.append("What the server and the kernel counted over each run (nginx's "
+                     "stub_status, the kernel's TCP counters, the error log, cache statuses) was "
+                     "recorded from just before the load generator started to just after it "
+                     f"exited, the kernel's counters read {scopes} ({total} runs).")
     if c.think_time is not None:
         parts.append(f"Locust's think time: {c.think_time}.")
     return "".join(f" {x}" for x in parts)

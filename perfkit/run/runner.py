@@ -26,6 +26,7 @@ import psutil
 from perfkit import __version__, formatting
 from perfkit._fsutil import write_json_atomic
 from perfkit.run import failure, hostinfo
+from perfkit.run.counters import Counters
 from perfkit.run.procs import Child, CpuSampler, StateFile, process_tree
 from perfkit.run.server import ServerContext
 from perfkit.run.spec import (
@@ -202,13 +203,17 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
     # everything that costs CPU (the bar imports tqdm) happens before the load starts
     bar = make_bar(err, progress, total=round(total_s), desc=f"{spec.tool} {run_id}",
                    unit="s", leave=False, bar_format="{desc}: {bar} {n:.0f}/{total} s")
+    counters = Counters(server, spec.url, spec.tool, spec.stub_status_url,
+                        disabled=server.no_counters)
     with open(tmp / "stdout.txt", "wb") as so, open(tmp / "stderr.txt", "wb") as se:
+        counters.before(tmp)
         manifest["start_utc"] = utc_now()
         t0 = time.monotonic()
         try:
             child = Child(command, so, se, cwd=tmp, state=state)
         except OSError as exc:  # e.g. taskset or ip missing: keep the attempt, say why
             bar.close()
+            manifest["counters"] = counters.after(tmp)
             manifest.update(end_utc=utc_now(), exit_code=None, status=ManifestStatus.FAILED,
                             status_reason=f"could not start {command[0]}: {exc.strerror}")
             manifest["files"] = {}
@@ -231,6 +236,7 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
         finally:
             bar.close()
             child.close()
+            manifest["counters"] = counters.after(tmp)  # the generator's group has exited
         wall_s = time.monotonic() - t0
         manifest["end_utc"] = utc_now()
     status, reason = _status(spec, child, rc, tmp, interrupted)

@@ -302,7 +302,8 @@ class Sweep:
             user_classes=tuple(opt.get("user_classes", ())),
             reset_stats=opt.get("reset_stats", True), extra_args=tuple(opt.get("args", ())),
             wrk2_path=opt.get("wrk2"), taskset=s["taskset"], grace_s=s["grace_s"],
-            run_id=run_id, factors=entry["factors"], bookkeeping=book)
+            run_id=run_id, stub_status_url=s["target"].get("stub_status"),
+            factors=entry["factors"], bookkeeping=book)
 
     _runs_since_start = 0
 

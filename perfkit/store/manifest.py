@@ -87,6 +87,7 @@ class RunManifest(TypedDict, total=False):
     status_reason: str | None
     wall_s: float
     cpu: dict[str, Any]
+    counters: dict[str, Any] | None
     warnings: list[str]
     files: dict[str, Any]
 

@@ -203,8 +203,13 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
     # where the verdict is read (its warning says how the cap bears on the metric)
     verdict = result.reported_verdict(r["verdict"], r.get("level_key"),
                                       bool(r.get("cap_affected")))
+    # what the server and the kernel counted at the two levels (empty: nothing recorded)
+    mech = r.get("mechanism")
+    counted = mech.text() if mech else ""
+    if counted:
+        caveats += [w for w in mech.warnings if w not in caveats]
     return Answer(f"Effect of {label} on {result.metric.label}{where}{at}", value,
-                  verdict, f"{r['n_runs']} runs", tuple(caveats))
+                  verdict, f"{r['n_runs']} runs", tuple(caveats), counted)
 
 
 def _ab_answer(table: ComparisonTable) -> Answer:
