@@ -20,16 +20,17 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from perfkit.analysis.compare import NOT_TESTABLE as _NOT_TESTABLE
 from perfkit.formatting import fmt_ci, fmt_pct_change, fmt_sig
 from perfkit.report.condense import Said
+from perfkit.vocabulary import ARTEFACT as _ARTEFACT
+from perfkit.vocabulary import Verdict
 
 #: where a row is listed: the answers table ...
 ANSWERED = "answered"
 #: ... or the short list below it: an effect computed from values on a known timeout
-ARTEFACT = "artefact"
+ARTEFACT = _ARTEFACT
 #: ... a question the runs cannot test (too few runs, nothing repeated): the analysis' word
-NOT_TESTABLE = _NOT_TESTABLE
+NOT_TESTABLE = Verdict.NOT_TESTABLE
 KINDS = (ANSWERED, ARTEFACT, NOT_TESTABLE)
 
 #: the designed questions in the order a reader asks them (:attr:`Answer.topic`): the
@@ -67,11 +68,19 @@ class Answer:
     group: str = ""
     topic: str = ""
     kind: str = ANSWERED
+    #: what the server and the kernel counted beside the answer (an effect's mechanism:
+    #: :meth:`perfkit.analysis.mechanism.Mechanism.text`), empty when nothing was recorded
+    mechanism: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The answer with its mechanism, as the answers tables show it."""
+        return f"{self.answer}; counted: {self.mechanism}" if self.mechanism else self.answer
 
     def text(self) -> str:
         parts = [p for p in (self.verdict, f"n = {self.n}" if self.n else "") if p]
         extra = f" ({'; '.join(parts)})" if parts else ""
-        return f"{self.question}: {self.answer}{extra}" + "".join(
+        return f"{self.question}: {self.shown}{extra}" + "".join(
             f"\n  - {w}" for w in self.warnings)
 
     def to_dict(self) -> dict[str, Any]:
@@ -163,10 +172,16 @@ def _mark(n: int | None, prefix: str) -> str:
                                  f"[{n}]</a></sup>")
 
 
+def _answer(a: Answer) -> str:
+    """The answer cell: the estimate, and under it, smaller, what was counted beside it."""
+    counted = f'<span class="counted">counted: {_e(a.mechanism)}</span>' if a.mechanism else ""
+    return _e(a.answer) + counted
+
+
 def _row(a: Answer, k: int, mark: int | None, prefix: str) -> str:
     return (f'<tr id="{prefix}row-{k}"><td class="num">{k}</td>'
             f'<td class="question">{_e(a.question)}{_mark(mark, prefix)}</td>'
-            f'<td class="answer">{_e(a.answer)}</td><td class="verdict">{_e(a.verdict)}</td>'
+            f'<td class="answer">{_answer(a)}</td><td class="verdict">{_e(a.verdict)}</td>'
             f'<td class="n">{_e(a.n)}</td></tr>')
 
 
@@ -226,7 +241,7 @@ def answers_html(items: Iterable[Answer], prefix: str = "", heading: str = "h2",
         out.append(f"<{heading} class=\"aside-head\">Not answered as measured ({len(aside)}): "
                    f"artefacts and questions the runs cannot test</{heading}>"
                    '<ul class="answers-aside">' + "".join(
-                       f'<li id="{prefix}row-{k}">{k}. {_e(a.question)}: {_e(a.answer)} '
+                       f'<li id="{prefix}row-{k}">{k}. {_e(a.question)}: {_e(a.shown)} '
                        f"<i>{_e(a.verdict or a.kind)}</i>"
                        + (f" ({_e(a.n)})" if a.n else "") + _mark(cav.marks[k - 1], prefix)
                        + "</li>" for k, a in enumerate(aside, len(shown) + 1)) + "</ul>")

@@ -17,6 +17,7 @@ from perfkit.analysis.provenance import Provenance
 from perfkit.analysis.runstatus import GENERATOR_BUSY
 from perfkit.formatting import level_text
 from perfkit.model import WRK_LATENCY
+from perfkit.vocabulary import RunStatus
 
 #: the report's Methods page (every page links to it; :mod:`perfkit.report.methods_page`)
 PAGE = "methods.html"
@@ -184,6 +185,14 @@ def conditions_sentence(p: Provenance) -> str:
         parts.append(f"wrk2 reset its histogram after its calibration, so its percentiles "
                      f"cover {_span(lo, hi, 's')} at the end of "
                      + ("the run (1 run)." if n == 1 else f"each run ({n} runs)."))
+    if c.counter_scopes:
+        scopes = ", ".join(f"{n} {'in a network namespace of their own' if k == 'netns' else k}"
+                           for k, n in c.counter_scopes)
+        total = sum(n for _, n in c.counter_scopes)
+        parts.append("What the server and the kernel counted over each run (nginx's "
+                     "stub_status, the kernel's TCP counters, the error log, cache statuses) was "
+                     "recorded from just before the load generator started to just after it "
+                     f"exited, the kernel's counters read {scopes} ({total} runs).")
     if c.think_time is not None:
         # the Methods state what the manifests recorded: a think time read from the
         # repository now may not be the one the runs had
@@ -219,8 +228,9 @@ def exclusions_sentence(p: Provenance) -> str:
     parts = []
     if p.unreadable:
         parts.append(f"{p.unreadable} file(s) could not be read and were left out")
-    names = {"failed": "failed", "saturated": "did not sustain their offered rate",
-             "short": "fell slightly short of their offered rate and were kept, in doubt"}
+    names = {RunStatus.FAILED: str(RunStatus.FAILED),
+             RunStatus.SATURATED: "did not sustain their offered rate",
+             RunStatus.SHORT: "fell slightly short of their offered rate and were kept, in doubt"}
     for status, reasons in p.statuses.items():
         parts.append(f"{len(reasons)} run(s) {names.get(status, status)} "
                      f"({'; '.join(reasons)})")

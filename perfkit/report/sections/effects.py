@@ -19,6 +19,7 @@ from perfkit.formatting import fmt_ci, level_text
 from perfkit.present.compare import row_runs
 from perfkit.report.answers import ANSWERED, ARTEFACT, NOT_TESTABLE, Answer, ratio_text
 from perfkit.report.sections.common import LOAD_WORDS
+from perfkit.vocabulary import Verdict
 
 #: the forest plots' width, in column widths: room for the simple effects' labels, the
 #: values beside the axis and the legend
@@ -166,7 +167,8 @@ def answers(tables: Sequence[ComparisonTable], results: Sequence[FactorialResult
             rows = result.headline_rows()
             for _, r in rows[rows["term"] == factor].iterrows():
                 out.append(_with(_effect_answer(result, r), around))
-    out += [_ab_answer(t) for t in tables if t.not_testable_note()]
+    out += [_with(_ab_answer(t), threats_for(exp, t.metric.name, [t]) if exp is not None else ())
+            for t in tables if t.not_testable_note()]
     if not out:
         out.append(Answer("Tuning effects", "no effect could be estimated", group="Tuning "
                           "effects", topic="effect", kind=NOT_TESTABLE))
@@ -217,13 +219,19 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
     # where the verdict is read (its warning says how the cap bears on the metric)
     verdict = result.reported_verdict(r["verdict"], r.get("level_key"),
                                       bool(r.get("cap_affected")))
+    # what the server and the kernel counted at the two levels (empty: nothing recorded)
+    mech = r.get("mechanism")
+    counted = mech.text() if mech else ""
+    if counted:
+        caveats += [w for w in mech.warnings if w not in caveats]
     return Answer(f"{result.metric.label}, {where or 'all runs'}{at}", value, verdict,
                   f"{r['n_runs']} runs", tuple(caveats), group=factor_group(result, r["term"]),
-                  topic="effect", kind=ARTEFACT if is_artefact(r["verdict"]) else ANSWERED)
+                  topic="effect", kind=ARTEFACT if is_artefact(r["verdict"]) else ANSWERED,
+                  mechanism=counted)
 
 
 def _ab_answer(table: ComparisonTable) -> Answer:
-    names = {"~": "no significant change"}
+    names = {Verdict.NO_CHANGE: "no significant change"}
     # a row computed from values on a timeout cap counts as the cap's artefact, never as
     # better or worse (ComparisonRow.reported_verdict, the A/B table's change column)
     counts = ", ".join(f"{names.get(v, v)}: {n}" for v, n in table.reported_counts().items())

@@ -16,9 +16,6 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis.seeds import (
-    NOT_TESTABLE_N1,
-    NOT_TESTABLE_NONE,
-    NOT_TESTABLE_UNSTATED,
     ClaimResult,
     Replication,
     SeedsAnalysis,
@@ -40,6 +37,7 @@ from perfkit.report.sections.seeds_figures import (  # noqa: F401 - the page's f
     runs_caption,
     runs_figure,
 )
+from perfkit.vocabulary import ClaimVerdict
 
 #: columns of the verdict table shown on the page, the verdict early (the CSV keeps every one;
 #: ``repeat`` is the ratio new/base with its interval in words, :func:`ratio_text`)
@@ -80,7 +78,10 @@ def shown(analysis: SeedsAnalysis) -> pd.DataFrame:
     untested = frame["repeat_verdict"] == ""
     frame.loc[untested, ["factor", "at_column"]] = ""
     frame.loc[untested, "at_value"] = np.nan
-    return frame[list(SHOWN)]
+    # what the server and the kernel counted at the claim's load level (base -> new), where
+    # the repeat recorded it
+    counted = ["mechanism"] if "mechanism" in frame else []
+    return frame[[*SHOWN, *counted]].fillna({"mechanism": ""})
 
 
 def assessment_table(analysis: SeedsAnalysis) -> pd.DataFrame:
@@ -112,7 +113,8 @@ def check_lines(analysis: SeedsAnalysis) -> str:
 
 
 #: the verdicts of a claim the repeat cannot test: listed apart from the answers
-NOT_TESTABLE_VERDICTS = (NOT_TESTABLE_N1, NOT_TESTABLE_UNSTATED, NOT_TESTABLE_NONE)
+NOT_TESTABLE_VERDICTS = (ClaimVerdict.NOT_TESTABLE_N1, ClaimVerdict.NOT_TESTABLE_UNSTATED,
+                         ClaimVerdict.NOT_TESTABLE_NONE)
 
 
 # -- the headline answers: one per claim --------------------------------------------------------
@@ -145,7 +147,8 @@ def _answer(r: ClaimResult) -> Answer:
              f"{rep.row.reported_verdict}")
     return Answer(question, f"{published}; {found}", r.reported_verdict,
                   f"{c.n_base} vs {c.n_new} runs", caveats, group=_group(r), topic="claim",
-                  kind=NOT_TESTABLE if r.verdict in NOT_TESTABLE_VERDICTS else ANSWERED)
+                  kind=NOT_TESTABLE if r.verdict in NOT_TESTABLE_VERDICTS else ANSWERED,
+                  mechanism=rep.row.mechanism.text())
 
 
 def _group(r: ClaimResult) -> str:
