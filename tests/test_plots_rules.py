@@ -403,3 +403,20 @@ def test_every_plot_function_is_publishable_and_described(sweep, sweep_rows, fac
         text = plots.describe(fig)
         assert ax.get_xlabel().split(" (")[0] in text, name
         assert 20 < len(text) < 700, (name, text)
+
+
+def test_drift_panels_give_each_experiment_its_own_panel_in_black():
+    """Review (issue 21): the drift plot drew five experiments over the same run orders in
+    five similar greys. One panel per experiment, titled by it, every point black."""
+    rng = np.random.default_rng(1)
+    frame = pd.concat([pd.DataFrame({"experiment": name, "order": np.arange(1.0, n + 1),
+                                     "residual": rng.normal(0, 0.05, n)})
+                       for name, n in (("a", 20), ("b", 30), ("c", 12))], ignore_index=True)
+    fig = plots.drift_panels(frame, {"a": "a: drift", "b": "b", "c": "c: inconclusive"})
+    assert_publishable(fig)
+    axes = checks.data_axes(fig)
+    assert [ax.get_title(loc="left") for ax in axes] == ["a: drift", "b", "c: inconclusive"]
+    for ax, n in zip(axes, (20, 30, 12), strict=True):
+        points = [ln for ln in ax.lines if ln.get_linestyle() == "None"]
+        assert sum(len(ln.get_xdata()) for ln in points) == n
+        assert {ln.get_color() for ln in points} == {"#000000"}

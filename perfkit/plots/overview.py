@@ -178,6 +178,27 @@ def drift(frame: pd.DataFrame, ax: Axes, x: str = "order", y: str = "residual",
     return ax
 
 
+def drift_panels(frame: pd.DataFrame, titles: dict, palette: Palette | None = None,
+                 by: str = "experiment"):
+    """Small multiples of :func:`drift`: one panel per ``by`` group named in ``titles`` (group
+    -> its panel's title), two a row, each on its own robust residual axis with its running
+    median, in its ``palette`` look (None: black). Five experiments in five similar greys
+    over the same run orders cannot be told apart in one panel; side by side they can."""
+    from perfkit.plots.style import WIDTH_IN, Neutral, figure, label
+
+    rows = (len(titles) + 1) // 2
+    fig, axes = figure(nrows=rows, ncols=2, height_in=0.4 + 1.75 * rows, width_in=WIDTH_IN * 1.5)
+    axes = np.atleast_1d(axes).ravel()
+    for ax, (name, title) in zip(axes, titles.items(), strict=False):
+        drift(frame[frame[by] == name], ax, by=by, legend=None,
+              palette=palette or Neutral.for_labels([name]),  # alone in its panel: black
+              xlabel=label("run order", "index"), ylabel=label("residual", "log ratio"))
+        ax.set_title(title, loc="left", fontsize="small")
+    for ax in axes[len(titles):]:
+        fig.delaxes(ax)
+    return fig
+
+
 def _running_median(values: pd.Series, window: int) -> np.ndarray:
     return values.rolling(window, center=True, min_periods=max(2, window // 2)).median()
 

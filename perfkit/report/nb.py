@@ -12,12 +12,18 @@ and then shows everything through ``report``:
   metadata for the tests;
 - :meth:`Report.table`: display a frame, save it as
   ``<output_dir>/tables/<notebook>-<name>.csv``;
-- :meth:`Report.answers`: the headline answers (question, answer with its interval, verdict,
-  runs; their caveats numbered below), shown in the notebook and collected by the report's
-  ``index.html``;
-- :meth:`Report.methods`: the Methods paragraph of each experiment, written from its manifests;
-- :meth:`Report.note`: a caveat or warning, escaped.
-- :meth:`Report.threats`: the threats to validity, a caveat list under its heading.
+- :meth:`Report.answers`: the answers, shown first (one row per designed question, grouped;
+  each caveat numbered once with the rows it affects: :mod:`perfkit.report.answers`) and
+  collected by the report's ``index.html``; every later note, table note and threat that
+  repeats a caveat refers to it instead (:mod:`perfkit.report.condense`);
+- :meth:`Report.methods`: the Methods records of each experiment, written from its manifests,
+  for the Methods page; the page shows a link to it and the backend its numbers depend on;
+- :meth:`Report.note`: a caveat or warning, escaped (collapsed when long);
+- :meth:`Report.threats`: the threats to validity, collapsed under a heading that counts them
+  (:mod:`perfkit.report.threats`);
+- :meth:`Report.runs`, :meth:`Report.histograms`: per-run CSVs and per-run histograms (interval
+  logs), so that every figure can be rebuilt from the report's files
+  (:mod:`perfkit.report.nb_files`).
 
 All text that comes from data is escaped here with :func:`html.escape`.
 """

@@ -16,7 +16,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from perfkit.analysis import drift
@@ -377,33 +376,16 @@ def locust_figure(series: pd.DataFrame, palette=None):
 
 
 def drift_figure(residuals: pd.DataFrame, trend: pd.DataFrame | None = None):
-    """One panel per experiment (its residuals against its own run order, in black, with a
-    running median), two panels a row, each on its own robust residual axis; each titled by its
-    experiment and, with ``trend`` (:func:`drift_trend`), its change from the first run to
-    the last and its verdict. Small multiples rather than one panel of greys: five
-    experiments in five similar greys over the same run orders could not be told apart."""
+    """One panel per experiment (:func:`perfkit.plots.overview.drift_panels`), each titled by
+    its experiment and, with ``trend`` (:func:`drift_trend`), its change from the first run to
+    the last and its verdict; experiments in black (an experiment is not a configuration)."""
     from perfkit import plots
 
     names = [n for n in (residuals.attrs.get("experiments") or
                          list(dict.fromkeys(residuals["experiment"])))
              if (residuals["experiment"] == n).any()]
-    if not names:
-        return None
-    rows = (len(names) + 1) // 2
-    fig, axes = plots.figure(nrows=rows, ncols=2, height_in=0.4 + 1.75 * rows,
-                             width_in=plots.style.WIDTH_IN * 1.5)
-    axes = np.atleast_1d(axes).ravel()
     found = {} if trend is None else {r["experiment"]: r for _, r in trend.iterrows()}
-    for ax, name in zip(axes, names, strict=False):
-        plots.drift(residuals[residuals["experiment"] == name], ax, by="experiment",
-                    legend=None, palette=experiment_looks([name]),
-                    xlabel=plots.label("run order", "index"),
-                    ylabel=plots.label("residual", "log ratio"))
-        r = found.get(name)
-        said = "" if r is None else (
-            f"\n{fmt_ci(r['change_first_to_last_pct'], r['ci_low_pct'], r['ci_high_pct'], '%', 2)}"
-            f": {r['verdict']}")
-        ax.set_title(f"{name}{said}", loc="left", fontsize="small")
-    for ax in axes[len(names):]:
-        fig.delaxes(ax)
-    return fig
+    titles = {n: n if n not in found else f"{n}\n" + fmt_ci(
+        found[n]["change_first_to_last_pct"], found[n]["ci_low_pct"], found[n]["ci_high_pct"],
+        "%", 2) + f": {found[n]['verdict']}" for n in names}
+    return plots.drift_panels(residuals, titles) if names else None
