@@ -9,9 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from perfkit.analysis import compare_runs, grouping, metric
 from perfkit.commands._common import Loader, add_format_argument, check_levels, emit
-from perfkit.present import compare as present_compare
 
 HELP = """\
 Compare two sets of runs metric-wise, as benchstat does: the run is the unit. Each row holds
@@ -67,6 +65,9 @@ def add_by_argument(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from perfkit.analysis import compare_runs, grouping, metric
+    from perfkit.present import compare as present_compare
+
     check_levels(args)
     loader = Loader(err)
     per_endpoint = grouping.per_endpoint(args.by)

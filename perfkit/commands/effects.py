@@ -9,17 +9,9 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from perfkit.analysis import metric
-from perfkit.analysis.ab import ab_comparisons
-from perfkit.analysis.effects import (
-    factorial_effects,
-    parse_levels,
-)
 from perfkit.commands import compare as compare_cmd
 from perfkit.commands._common import Loader, add_format_argument, check_levels, emit
 from perfkit.errors import UsageError
-from perfkit.present import compare as present_compare
-from perfkit.present import effects as present_effects
 
 HELP = """\
 Effects of two-level factors on a per-run metric, as in Jain's 2^k r design: each effect with
@@ -78,6 +70,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from perfkit.analysis import metric
+    from perfkit.analysis.ab import ab_comparisons
+    from perfkit.analysis.effects import factorial_effects, parse_levels
+    from perfkit.present import compare as present_compare
+    from perfkit.present import effects as present_effects
+
     check_levels(args)
     loader = Loader(err)
     rows, selection = loader.select(args.experiment)

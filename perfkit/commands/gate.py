@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from perfkit.analysis import Experiment, grouping, metric
-from perfkit.analysis.gate import GateResult, gate_runs, parse_percent
-from perfkit.analysis.history import is_history, load_history
 from perfkit.commands._common import (
     Loader,
     check_alpha,
@@ -22,7 +19,10 @@ from perfkit.commands._common import (
     write_tables,
 )
 from perfkit.errors import DataError, PerfkitError
-from perfkit.present import gate as present_gate
+
+if TYPE_CHECKING:
+    from perfkit.analysis import Experiment
+    from perfkit.analysis.gate import GateResult
 
 FORMATS = ("table", "markdown", "json", "junit", "csv")
 
@@ -70,6 +70,8 @@ class HistoryLoader(Loader):
     """A :class:`Loader` that also reads histories (a store, or jobs with labels.csv)."""
 
     def experiment(self, path: str) -> Experiment:
+        from perfkit.analysis.history import is_history, load_history
+
         if path not in self.experiments and is_history(path):
             exp = load_history(path)
             for error in exp.errors:
@@ -113,6 +115,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from perfkit.analysis import grouping, metric
+    from perfkit.analysis.gate import gate_runs, parse_percent
+    from perfkit.present import gate as present_gate
+
     check_alpha(args.alpha)
     check_confidence(args.confidence)
     threshold = parse_percent(args.max_regression)
@@ -136,6 +142,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def write(result: GateResult, fmt: str, out: TextIO) -> None:
+    from perfkit.present import gate as present_gate
+
     if fmt == "json":
         write_json(result.to_dict(), out)
     elif fmt == "csv":

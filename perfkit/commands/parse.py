@@ -7,11 +7,12 @@ import csv
 import json
 import math
 import os
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from perfkit.commands._common import fmt_num, load_paths
-from perfkit.model import RECORD_COLUMNS, Run
-from perfkit.present.tables import Column, Table, render
+from perfkit.commands._common import load_paths
+
+if TYPE_CHECKING:
+    from perfkit.model import Run
 
 HELP = """\
 Read the raw output of wrk, wrk2 or Locust (files, run directories, whole experiments) and print
@@ -89,6 +90,8 @@ def write_jsonl(records: list[dict], out: TextIO) -> None:
 
 
 def all_columns(records: list[dict]) -> list[str]:
+    from perfkit.model import RECORD_COLUMNS
+
     columns = list(RECORD_COLUMNS)
     seen = set(columns)
     for rec in records:
@@ -126,6 +129,9 @@ def short_run_name(run: Run) -> str:
 def write_table(runs: list[Run], records: list[dict], out: TextIO) -> None:
     if not records:
         return
+    from perfkit.formatting import fmt_num
+    from perfkit.present.tables import Column, Table, render
+
     rows = []
     for run, rec in zip(runs, records, strict=True):
         cells = []

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from perfkit.commands._common import fmt_num, is_missing, load_paths
-from perfkit.model import LATENCY_SOURCES, Run, percentile_label
+from perfkit.commands._common import load_paths
+
+if TYPE_CHECKING:
+    from perfkit.model import Run
 
 HELP = """\
 Print a readable summary of each run found under the paths: what was run, the load achieved,
@@ -41,12 +43,18 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _pcts(values: dict[float, float]) -> str:
+    from perfkit.formatting import fmt_num
+    from perfkit.model import percentile_label
+
     return "  ".join(f"p{percentile_label(q).replace('_', '.')} {fmt_num(v)}"
                      for q, v in sorted(values.items()))
 
 
 def summary(r: Run) -> str:
     """The multi-line text ``perfkit show`` prints for one run."""
+    from perfkit.formatting import fmt_num, is_missing
+    from perfkit.model import LATENCY_SOURCES
+
     lines = [r.source + (f"  [{r.endpoint}]" if r.endpoint else "")]
     ident = [r.tool + (f" ({r.tool_version})" if r.tool_version else "")]
     if r.url:

@@ -1,13 +1,18 @@
-"""Running load for real: the local nginx testbed (and the runners built on it)."""
+"""Running load for real: the local nginx testbed (and the runners built on it).
 
-from perfkit.run.testbed import (
-    PROFILES,
-    ReloadDisturbance,
-    Testbed,
-    TestbedInfo,
-    parse_profile,
-    render_config,
-)
+The names below are imported on first use, so ``perfkit --help`` (which reads the profiles'
+names from :mod:`perfkit.run.profiles`) does not import the testbed, psutil and subprocess.
+"""
 
-__all__ = ["PROFILES", "ReloadDisturbance", "Testbed", "TestbedInfo", "parse_profile",
-           "render_config"]
+import importlib
+
+_EXPORTS = {name: "perfkit.run.testbed" for name in (
+    "PROFILES", "ReloadDisturbance", "Testbed", "TestbedInfo", "parse_profile", "render_config")}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'perfkit.run' has no attribute {name!r}")
