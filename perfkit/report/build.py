@@ -178,9 +178,11 @@ def warm_stores(params: ReportParams) -> None:
     """Bring the run store of every experiment of the report up to date, once, here: the
     kernels then read the parsed runs (a run store is per folder: ``DIR/.perfkit/cache``)."""
     from perfkit.ingest.loader import scan
+    from perfkit.store.runcache import flush
 
     for folder in experiment_dirs(params):
         scan(folder)
+    flush()  # each store on disk before a kernel looks for it
 
 
 def _execute(run: NotebookRun, out_dir: Path, kernel_name: str) -> tuple[Execution,
