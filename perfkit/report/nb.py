@@ -201,7 +201,7 @@ class Report:
             fig.savefig(svg_path.with_suffix(".png"), format="png", dpi=PNG_DPI,
                         metadata={"Software": None})
         problems = checks.check(fig)
-        alt = alt or describe(fig)
+        alt = alt or describe(fig, drawn=True)  # check() has just drawn it: once is enough
         width_px = int(round(fig.get_figwidth() * SCREEN_PX_PER_IN))
         data = base64.b64encode(buf.getvalue()).decode("ascii")
         cap = f'<figcaption class="perfkit-caption">{escape(caption)}</figcaption>' \
