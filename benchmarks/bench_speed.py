@@ -72,11 +72,12 @@ print(json.dumps({"cpu": c1 - c0, "cpu_total": time.process_time() - c0, "runs":
 
 
 def env_for(src: Path | None) -> dict[str, str]:
-    env = {**os.environ, "PERFKIT_NO_PROGRESS": "1"}
-    if src is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(src), env.get("PYTHONPATH", "")]).rstrip(
-            os.pathsep)
-        env["PERFKIT_DATA"] = str(ROOT / "data")  # the same data: same paths in the tables
+    """A child's environment: the checkout's perfkit first on ``PYTHONPATH`` (its notebook
+    kernels too, which start in notebooks/), and this checkout's data for every version (the
+    same paths in the tables)."""
+    env = {**os.environ, "PERFKIT_NO_PROGRESS": "1", "PERFKIT_DATA": str(ROOT / "data")}
+    env["PYTHONPATH"] = os.pathsep.join([str(src or ROOT), env.get("PYTHONPATH", "")]).rstrip(
+        os.pathsep)
     return env
 
 
