@@ -155,3 +155,31 @@ def parse_duration_arg(text: str) -> float:
     if not parts or "".join(a + b for a, b in parts) != s:
         raise UnitError(f"a duration such as 10s, 2m or 1h30m, not {text!r}")
     return float(sum(Decimal(v) * _TIME_TO_MS[u] for v, u in parts) / 1000)
+
+
+_FRACTION = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(%?)\s*")
+FRACTION_WORDS = "a percentage such as 5% or a fraction such as 0.05, above 0 and below 100%"
+
+
+def fraction(value: str | float) -> float:
+    """A share in (0, 1) written as a percentage or a fraction: ``'5%'`` and ``'0.05'`` (and
+    the number 0.05, as a YAML file gives it) -> 0.05.
+
+    The one parser of thresholds, on the command line (``--max-regression 5%``) and in the
+    report's parameter files (``max_regression: 0.05`` or ``"5%"``). A bare number of 1 or more
+    is refused rather than guessed (``5`` is not 5%)."""
+    if isinstance(value, bool):
+        raise UnitError(FRACTION_WORDS)
+    if isinstance(value, int | float):
+        number, pct = float(value), ""
+    else:
+        m = _FRACTION.fullmatch(str(value))
+        if not m:
+            raise UnitError(FRACTION_WORDS)
+        number, pct = float(m.group(1)), m.group(2)
+    share = number / 100 if pct else number
+    if not (math.isfinite(share) and 0 < share < 1):
+        hint = (f" ({number:g} would be {share:.0%}: write {number:g}% or {number / 100:g})"
+                if not pct and 1 <= share < 100 else "")
+        raise UnitError(f"{FRACTION_WORDS}{hint}")
+    return share

@@ -49,6 +49,8 @@ def change_text(verdict: str, ratio: float, low: float, high: float, mde=None) -
                 if finite else f"{verdict} (failed runs: no finite ratio)")
     if verdict in SIGNIFICANT:
         return change_ci(ratio, low, high)
+    if verdict == "~" and mde is not None and getattr(mde, "any_change", False):
+        return "~ (could detect any change: the runs had no run-to-run spread)"
     if verdict == "~" and mde is not None and mde.testable:
         return (f"~ (could detect {pct_change(mde.ratio_high)} / {pct_change(mde.ratio_low)} "
                 f"at {mde.power:.0%} power)")
