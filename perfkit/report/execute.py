@@ -25,8 +25,10 @@ KERNEL_ENV = {
     "PYDEVD_DISABLE_FILE_VALIDATION": "1",
 }
 
-#: the kernel logs only errors (ipykernel 7 warns about TCP transport at every start)
-KERNEL_ARGS = ["--IPKernelApp.log_level=ERROR"]
+#: the kernel logs only errors (ipykernel 7 warns about TCP transport at every start) and keeps
+#: no input history: the notebooks of a report run at once, and IPython's history is one SQLite
+#: file they would all write
+KERNEL_ARGS = ["--IPKernelApp.log_level=ERROR", "--HistoryManager.enabled=False"]
 
 
 class NotebookError(PerfkitError):
