@@ -124,3 +124,17 @@ def test_progress_names_each_page_as_it_ends(setup):
     ended = [line.split()[0] for line in lines if line.endswith(("ok", "failed"))]
     assert sorted(ended) == ["one", "two"]
     assert any(line.startswith("two") and line.endswith("failed") for line in lines)
+
+
+def test_a_page_waiting_for_the_pages_before_it_leaves_its_core_to_the_next(setup):
+    """Two cores: ``first`` can only end once ``third`` has run, and ``second`` waits for
+    ``first`` to give a colour. Were the waiting kernel counted as computing, ``third`` would
+    never start and ``first`` would fail."""
+    tmp_path, notebooks, marks = setup
+    _notebook(notebooks, "first", WAIT_FOR.format(me="first", other="third",
+                                                  patience=PATIENCE_S))
+    _notebook(notebooks, "second", PAGE.format(me="second", config="x", before=""))
+    _notebook(notebooks, "third", '(__import__("pathlib").Path(marks) / "third").touch()')
+    params = load_params(_params(tmp_path, ["first", "second", "third"], marks))
+    result = build_report(params, tmp_path / "out", io.StringIO(), workers=2)
+    assert [e.error for e in result.executions] == [None, None, None]

@@ -12,11 +12,12 @@ Output folder layout::
 Parameters are checked before any notebook runs. A failing notebook does not stop the others;
 its page and the index say which cell failed and why, and the report's exit status is 1.
 
-The notebooks execute in parallel, one kernel per core (each exported to its page as soon as
-it ends), and the index waits for them all. Before the first kernel starts, the run store of
-every experiment the parameters name is brought up to date (:func:`warm_stores`), so the
-kernels read parsed runs instead of parsing them each. What the pages share, the palette, is
-given in the parameter file's order whatever the order they end in
+The notebooks execute in parallel, one kernel computing per core (each exported to its page as
+soon as it ends; a kernel waiting for the pages before it to give it a colour leaves its core to
+the next notebook), and the index waits for them all. Before the first kernel starts, the run
+store of every experiment the parameters name is brought up to date (:func:`warm_stores`), so
+the kernels read parsed runs instead of parsing them each. What the pages share, the palette,
+is given in the parameter file's order whatever the order they end in
 (:mod:`perfkit.report.order`).
 """
 
@@ -25,7 +26,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-import time
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
@@ -221,20 +221,23 @@ def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = No
         _clear_previous(out_dir, run.name)
     order.begin(out_dir, [run.name for run in runs])
     done: dict[str, tuple[Execution, NotebookEntry]] = {}
-    started: dict[Any, tuple[str, float]] = {}
+    running: dict[Any, str] = {}
+    todo = list(runs)  # started in the parameter file's order
     try:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="notebook") as pool:
-            pending = set()
-            for run in runs:  # in the parameter file's order: the pool starts them so
-                future = pool.submit(_execute, run, out_dir, kernel_name)
-                started[future] = (run.name, time.perf_counter())
-                pending.add(future)
-            while pending:
-                bar.set_postfix_str("running: " + ", ".join(
-                    name for f, (name, _) in started.items() if f in pending and f.running()))
-                finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+        # a thread per notebook, at most ``workers`` kernels computing: a kernel waiting for
+        # the pages before it (order.py) leaves its core to the next notebook
+        with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="notebook") as pool:
+            while todo or running:
+                paused = order.waiting(out_dir)
+                busy = sum(1 for f, name in running.items() if name not in paused)
+                while todo and busy < workers:
+                    run = todo.pop(0)
+                    running[pool.submit(_execute, run, out_dir, kernel_name)] = run.name
+                    busy += 1
+                bar.set_postfix_str("running: " + ", ".join(running.values()))
+                finished, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    name, _ = started[future]
+                    name = running.pop(future)
                     done[name] = execution, _ = future.result()
                     if show:  # one line per page as it ends, in the order they end
                         status = "failed" if execution.error else "ok"

@@ -13,7 +13,9 @@ rule below gives the same colours:
 - a page reads the colours already given without waiting (each was given by a page before
   it: a page gives colours only when every page before it has ended, so none after it can
   have given one yet), and before it gives a new one it waits until every page before it has
-  ended (:func:`wait_for_earlier_pages`);
+  ended (:func:`wait_for_earlier_pages`), saying so in ``OUT/.perfkit-report/waiting/PAGE``:
+  the report then starts the next page in its place, so that a waiting kernel leaves its core
+  to another (:func:`waiting`);
 - outside ``perfkit report`` (JupyterLab, nbval) there is no page: nothing waits. Nor does a
   page wait for a report process that is gone, or longer than :data:`MAX_WAIT_S`: the palette
   is then still one colour per configuration (its file is changed under a lock), only its
@@ -43,12 +45,21 @@ def begin(out_dir: Path, pages: list[str]) -> None:
     folder = out_dir / STATE_DIR
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "done").mkdir(parents=True)
+    (folder / "waiting").mkdir()
     write_json_atomic(folder / "order.json", {"pid": os.getpid(), "pages": pages})
 
 
 def ended(out_dir: Path, page: str) -> None:
     """Record that ``page``'s notebook has ended, done or failed."""
     (out_dir / STATE_DIR / "done" / page).touch()
+
+
+def waiting(out_dir: Path) -> set[str]:
+    """The pages waiting for the pages before them now."""
+    try:
+        return set(os.listdir(out_dir / STATE_DIR / "waiting"))
+    except OSError:
+        return set()
 
 
 def finish(out_dir: Path) -> None:
@@ -81,9 +92,18 @@ def wait_for_earlier_pages(out_dir: Path | None, max_wait_s: float = MAX_WAIT_S)
     if page not in pages:
         return False
     earlier = pages[:pages.index(page)]
+    if all((folder / "done" / p).exists() for p in earlier):
+        return bool(earlier)
+    marker = folder / "waiting" / page
     deadline = time.monotonic() + max_wait_s
-    while not all((folder / "done" / p).exists() for p in earlier):
-        if not _alive(pid) or time.monotonic() > deadline:
-            break
-        time.sleep(_POLL_S)
-    return bool(earlier)
+    try:
+        marker.touch()
+        while not all((folder / "done" / p).exists() for p in earlier):
+            if not _alive(pid) or time.monotonic() > deadline:
+                break
+            time.sleep(_POLL_S)
+    except OSError:  # the report's folder went away: nothing left to wait for
+        pass
+    finally:
+        marker.unlink(missing_ok=True)
+    return True
