@@ -50,6 +50,17 @@ def _pcts(values: dict[float, float]) -> str:
                      for q, v in sorted(values.items()))
 
 
+def _counted(r: Run) -> str:
+    """What nginx and the kernel counted (- where not recorded), with the kernel's scope."""
+    from perfkit.formatting import fmt_num
+    from perfkit.model import SERVER_COLUMNS
+
+    section = r.manifest.get("counters") or {}
+    scope = ((section.get("sources") or {}).get("kernel") or {}).get("scope")
+    parts = [f"{name} {fmt_num(getattr(r, name))}" for name in SERVER_COLUMNS]
+    return ", ".join(parts) + (f" (kernel counters: {scope})" if scope else "")
+
+
 def summary(r: Run) -> str:
     """The multi-line text ``perfkit show`` prints for one run."""
     from perfkit.formatting import fmt_num, is_missing
@@ -101,6 +112,8 @@ def summary(r: Run) -> str:
     if errs or ratio is not None:
         share = "" if ratio is None else f" ({ratio:.2%} of requests)"
         lines.append("  errors: " + (", ".join(errs) or "-") + share)
+    if r.counters_recorded:
+        lines.append("  counted over the run: " + _counted(r))
     warnings = r.warnings
     if warnings:
         lines.append("  warnings:")

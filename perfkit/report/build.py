@@ -42,6 +42,7 @@ from perfkit.report.execute import Execution, NotebookError, execute_notebook
 from perfkit.report.export import export_html
 from perfkit.report.index import NotebookEntry, is_wide, write_index
 from perfkit.report.params import NotebookRun, ReportParams, load_params, notebook_parameters
+from perfkit.vocabulary import RunStatus
 
 
 @dataclasses.dataclass(frozen=True)
@@ -240,7 +241,7 @@ def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = No
                     name = running.pop(future)
                     done[name] = execution, _ = future.result()
                     if show:  # one line per page as it ends, in the order they end
-                        status = "failed" if execution.error else "ok"
+                        status = RunStatus.FAILED if execution.error else RunStatus.OK
                         bar.write(f"  {name:<16} {execution.seconds:6.1f} s  {status}",
                                   file=stream)
                     bar.update(1)

@@ -1,5 +1,8 @@
 """Running load for real: the local nginx testbed (and the runners built on it).
 
+Internal: import from :mod:`perfkit` (its ``__all__``, documented in docs/api.md); the
+modules here may change without notice.
+
 The names below are imported on first use, so ``perfkit --help`` (which reads the profiles'
 names from :mod:`perfkit.run.profiles`) does not import the testbed, psutil and subprocess.
 """

@@ -51,9 +51,10 @@ from perfkit.histogram import LatencyHistogram
 from perfkit.ingest.lazymap import LazyJsonMap, LazyMap
 from perfkit.model import CLASS_DEFAULTS, LATENCY_SOURCES, FrozenMap, Run
 
-#: bump when the table layout changes: a cache of another version is ignored (2: histograms
-#: as sparse counts, not HdrHistogram strings)
-TABLE_VERSION = "2"
+#: bump when the table layout changes: a cache of another version is ignored (2: the server
+#: and kernel counters' columns, issue 25; 3: histograms as sparse counts, not HdrHistogram
+#: strings, issue 24)
+TABLE_VERSION = "3"
 _HISTOGRAMS = ("histogram", "uncorrected_histogram")
 _SPARSE = ("_indexes", "_counts")
 _PERCENTILES = ("percentiles_ms", "uncorrected_percentiles_ms")
