@@ -13,6 +13,15 @@ Output folder layout::
 
 Parameters are checked before any notebook runs. A failing notebook does not stop the others;
 its page and the index say which cell failed and why, and the report's exit status is 1.
+
+The notebooks execute in parallel, one kernel computing per core (a kernel waiting for the pages
+before it to give it a colour leaves its core to the next notebook); the pages are exported once
+every notebook ended, in parallel too, so that a threat common to every page is said once, on the
+index, and each page links to it; the index waits for them all. Before the first kernel
+starts, the run store of every experiment the parameters name is brought up to date
+(:func:`warm_stores`), so the kernels read parsed runs instead of parsing them each. What the
+pages share, the palette, is given in the parameter file's order whatever the order they end
+in (:mod:`perfkit.report.order`).
 """
 
 from __future__ import annotations
@@ -20,22 +29,26 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import nbformat
 
+from perfkit import paths
+from perfkit.errors import PerfkitError
 from perfkit.formatting import progress_disabled
-from perfkit.report import methods, methods_page
+from perfkit.report import methods, methods_page, order
 from perfkit.report import nb as nbhelp
 from perfkit.report.execute import Execution, NotebookError, execute_notebook
 from perfkit.report.export import export_html
 from perfkit.report.index import PAGE_CSS, NotebookEntry, is_wide, write_index
-from perfkit.report.params import ReportParams, load_params
+from perfkit.report.params import NotebookRun, ReportParams, load_params, notebook_parameters
 from perfkit.report.threats import common as threat_common
 from perfkit.report.threats import page_records as page_threats
 from perfkit.report.threats import rerender
+from perfkit.vocabulary import RunStatus
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,34 +153,134 @@ def merged_methods(entries: list[NotebookEntry]) -> dict[str, dict[str, list[str
     return {name: methods.merge(records) for name, records in by_experiment.items()}
 
 
+def workers_default() -> int:
+    """One kernel per core this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _names(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _names(item)
+
+
+def experiment_dirs(params: ReportParams) -> list[Path]:
+    """The folders of the experiments the notebooks will load: every string parameter (given,
+    or the notebook's default) that names a folder of the data root, and the job folders of a
+    history (``labels.csv``)."""
+    from perfkit.analysis.history_load import job_dirs
+
+    found: dict[Path, None] = {}
+    for run in params.notebooks:
+        values = {name: p.default for name, p in notebook_parameters(run.path).items()}
+        values.update(run.parameters)
+        root = values.pop("data_root", None) or params.data_root
+        values.pop("output_dir", None)
+        for name in _names(list(values.values())):
+            try:
+                folder = paths.data_dir(name, root)
+            except (PerfkitError, OSError, ValueError):
+                continue
+            if folder.resolve() == paths.data_root(root):
+                continue
+            for d in job_dirs(folder) or [folder]:
+                found.setdefault(d)
+    return list(found)
+
+
+def warm_stores(params: ReportParams) -> None:
+    """Bring the run store of every experiment of the report up to date, once, here: the
+    kernels then read the parsed runs (a run store is per folder: ``DIR/.perfkit/cache``)."""
+    from perfkit.ingest.loader import scan
+    from perfkit.store.runcache import flush
+
+    for folder in experiment_dirs(params):
+        scan(folder)
+    flush()  # each store on disk before a kernel looks for it
+
+
+def _execute(run: NotebookRun, out_dir: Path, kernel_name: str) -> Execution:
+    """Execute one notebook (in a worker thread); its page is exported later
+    (:func:`_export`)."""
+    parameters = {**run.parameters, "output_dir": str(out_dir)}
+    try:
+        return execute_notebook(run.path, out_dir / f"{run.name}.ipynb", parameters,
+                                kernel_name=kernel_name, env={order.PAGE_ENV: run.name})
+    finally:
+        order.ended(out_dir, run.name)
+
+
+def _export(execution: Execution, out_dir: Path, common: Mapping[str, int]
+            ) -> tuple[Execution, NotebookEntry]:
+    """Export one executed notebook's page (``common``: the threats common to every page,
+    linked to the index) and make its index entry; a failed export is the notebook's error."""
+    entry = _entry(execution, out_dir, common)
+    if entry.error and execution.error is None:
+        execution = dataclasses.replace(execution, error=NotebookError(execution.name,
+                                                                       entry.error))
+    return execution, entry
+
+
 def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = None,
-                 kernel_name: str = "python3") -> ReportResult:
-    """Execute every notebook of ``params`` into ``out_dir`` and write the index."""
+                 kernel_name: str = "python3", workers: int | None = None) -> ReportResult:
+    """Execute every notebook of ``params`` into ``out_dir`` and write the index.
+
+    ``workers``: notebooks executed at once (default: one per core, :func:`workers_default`).
+    """
     from tqdm.auto import tqdm
 
     stream = stream or sys.stderr
     out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
-    executions, entries = [], []
-    bar = tqdm(params.notebooks, desc="report", unit="notebook", file=stream,
-               disable=not progress_enabled(stream), leave=True)
-    for run in bar:
-        bar.set_postfix_str(run.name)
+    runs = list(params.notebooks)
+    workers = max(1, min(len(runs), workers or workers_default()))
+    show = progress_enabled(stream)
+    bar = tqdm(total=len(runs), desc="report", unit="notebook", file=stream, disable=not show,
+               leave=True)
+    warm_stores(params)
+    for run in runs:
         _clear_previous(out_dir, run.name)
-        parameters = {**run.parameters, "output_dir": str(out_dir)}
-        executions.append(execute_notebook(run.path, out_dir / f"{run.name}.ipynb", parameters,
-                                           kernel_name=kernel_name))
-    bar.close()
-    # the pages are exported once every notebook ran: a threat common to every page is said
+    order.begin(out_dir, [run.name for run in runs])
+    done: dict[str, Execution] = {}
+    running: dict[Any, str] = {}
+    todo = list(runs)  # started in the parameter file's order
+    try:
+        # a thread per notebook, at most ``workers`` kernels computing: a kernel waiting for
+        # the pages before it (order.py) leaves its core to the next notebook
+        with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="notebook") as pool:
+            while todo or running:
+                paused = order.waiting(out_dir)
+                busy = sum(1 for f, name in running.items() if name not in paused)
+                while todo and busy < workers:
+                    run = todo.pop(0)
+                    running[pool.submit(_execute, run, out_dir, kernel_name)] = run.name
+                    busy += 1
+                bar.set_postfix_str("running: " + ", ".join(running.values()))
+                finished, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    name = running.pop(future)
+                    done[name] = execution = future.result()
+                    if show:  # one line per page as it ends, in the order they end
+                        status = RunStatus.FAILED if execution.error else RunStatus.OK
+                        bar.write(f"  {name:<16} {execution.seconds:6.1f} s  {status}",
+                                  file=stream)
+                    bar.update(1)
+    finally:
+        order.finish(out_dir)
+        bar.close()
+    # the pages are exported once every notebook ended: a threat common to every page is said
     # once, on the index, and each page links to it
-    common = common_threats(executions)
+    common = common_threats([done[run.name] for run in runs])
     numbers = {t["text"]: i for i, t in enumerate(common, 1)}
-    for k, execution in enumerate(executions):
-        entry = _entry(execution, out_dir, numbers)
-        if entry.error and execution.error is None:
-            executions[k] = dataclasses.replace(execution, error=NotebookError(execution.name,
-                                                                               entry.error))
-        entries.append(entry)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="page") as pool:
+        exported = list(pool.map(lambda run: _export(done[run.name], out_dir, numbers), runs))
+    executions = [e for e, _ in exported]
+    entries = [entry for _, entry in exported]
     records = merged_methods(entries)
     methods_page.write(out_dir, records, params.title, PAGE_CSS)
     index = write_index(out_dir, params.title, params.path.name, entries, common)
