@@ -41,6 +41,7 @@ from perfkit.analysis.interactions import (
     detectables,
     direction,
     headline_rows,
+    main_estimand,
     plot_rows,
 )
 from perfkit.analysis.interactions import artefact_effects as artefact_effects
@@ -171,9 +172,7 @@ class FactorialResult:
         family = self.effects.groupby("term")["term"].transform("size") if self.per else \
             pd.Series(1, index=self.effects.index)
         low, high = (("ratio_ci_low", "ratio_ci_high") if self.log else ("ci_low", "ci_high"))
-        return [detectable(self, r[low], r[high], self.df_error.get(r["by"],
-                                                                   self.df_error.get(None)),
-                           int(n)) if v == NO_CHANGE else None
+        return [detectable(self, r[low], r[high], r["df"], int(n)) if v == NO_CHANGE else None
                 for (_, r), v, n in zip(self.effects.iterrows(), self.verdicts(), family,
                                         strict=True)]
 
@@ -211,6 +210,8 @@ class FactorialResult:
             values = t["by"] if len(self.per) == 1 else t["by"].map(lambda v, i=i: v[i])
             out[col] = [plain(v) for v in values]
         out["term"] = t["term"]
+        out["estimand"] = ["" if term in NON_EFFECT_TERMS else main_estimand(term, self.factors)
+                           for term in t["term"]]
         if self.log:
             for src in ("ratio", "ratio_ci_low", "ratio_ci_high"):
                 out[src] = t[src]
@@ -226,7 +227,7 @@ class FactorialResult:
         out["significant"] = self.significant()
         out["verdict"] = self.verdicts()
         levels = t["by"] if "by" in t else pd.Series([None] * len(t), index=t.index)
-        out["df_error"] = [self.df_error.get(lv, self.df_error.get(None)) for lv in levels]
+        out["df"] = t["df"]
         out["interpretable_alone"] = [
             term not in NON_EFFECT_TERMS and self.interpretable(term, lv)
             for term, lv in zip(t["term"], levels, strict=True)]
@@ -249,6 +250,7 @@ class FactorialResult:
         for col in self.per:
             out[col] = [plain(v) for v in s[col]]
         out["factor"], out["interaction"] = s["factor"], s["interaction"]
+        out["estimand"] = s["estimand"]
         # one value per cell: "cache=ram" is the other factor and its level
         other = [str(a).partition("=") for a in s["at"]]
         out["at_factor"] = [o[0] for o in other]
@@ -258,8 +260,9 @@ class FactorialResult:
         for name, src in zip(names, ("effect", "ci_low", "ci_high"), strict=True):
             out[name] = s[src]
         for col in ("p_value", "p_value_holm", "holm_family", "significant", "verdict",
-                    "n_runs", "df_error", "on_timeout_cap", "cap_affected"):
+                    "n_runs", "on_timeout_cap", "cap_affected", "method"):
             out[col] = s[col]
+        out["df"] = s["df_error"]
         mde = (("mde_ratio_high", "mde_ratio_low") if self.log else
                (f"mde_effect_high{self.metric.suffix}", f"mde_effect_low{self.metric.suffix}"))
         out[mde[0]], out[mde[1]], out["mde_note"] = s["mde_high"], s["mde_low"], s["mde_note"]

@@ -32,7 +32,15 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis.caps import artefact, cap_check, is_artefact
-from perfkit.analysis.compare import BETTER, NO_CHANGE, POWER, WORSE
+from perfkit.analysis.compare import (
+    BETTER,
+    NO_CHANGE,
+    NO_MDE,
+    POWER,
+    WORSE,
+    Cell,
+    compare_cells,
+)
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import rows_at
 from perfkit.analysis.metrics import Metric
@@ -50,6 +58,11 @@ HEADLINE_COLUMNS = ("level_key", "term", "at", "estimate", "ci_low", "ci_high", 
                     "significant", "verdict", "n_runs", "cap_affected", "warnings", "size")
 
 
+#: how a simple effect was computed: the comparison rule (as the A/B table), or the
+#: factorial's HC2 t on the runs at the other factor's level
+COMPARED = "compared run against run (Hodges-Lehmann ratio, Moses interval, Mann-Whitney U)"
+FITTED = "factorial effect on the runs at that level (HC2 t)"
+
 #: the verdict of a significant interaction: the factors' effects do not add up (on the
 #: analysis scale); neither better nor worse, its simple effects say how each factor acts
 INTERACTION = "interaction"
@@ -64,9 +77,17 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
     """The simple effects of every significant two-factor interaction (module docstring): one
     row each, with ``p_value`` (raw), ``p_value_holm``, ``significant``, ``verdict``,
     ``on_timeout_cap``, ``cap_affected``, ``warnings`` (the cap warnings of its runs),
-    ``df_error``, ``holm_family`` (the simple effects its p is adjusted with) and, for a
-    ``~``, ``mde_high``/``mde_low`` (on the effect's scale) or ``mde_note`` (why none)."""
-    found, checks = [], []
+    ``df_error``, ``holm_family`` (the simple effects its p is adjusted with), ``estimand``,
+    ``method`` and, for a ``~``, ``mde_high``/``mde_low`` (on the effect's scale) or
+    ``mde_note`` (why none).
+
+    In a two-factor design on logs a simple effect compares two cells, run against run: it
+    is computed by the comparison rule of :func:`perfkit.analysis.compare.compare_cells` (the
+    A/B table's: Hodges-Lehmann ratio, Moses interval, Mann-Whitney U, run statuses), so the
+    A/B row of the same contrast has the same estimate and interval; its family is the
+    levels of the other factor. With more factors (a simple effect averages over the rest)
+    or on an additive scale it is the factorial's effect on the runs at that level."""
+    found = []
     t = result.effects
     pcol = result.p_column()
     for _, r in t[t["term"].str.count(":") == 1].iterrows():
@@ -75,38 +96,78 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
         a, b = r["term"].split(":")
         at = rows_at(rows, result.per, r["by"])
         for factor, other in ((a, b), (b, a)):
-            for level in (result.coding[other]["low"], result.coding[other]["high"]):
-                sub = at.subset(match(at.frame[other], [level_text(level)]))
-                found.append(_simple_row(sub, factor, other, level, r["by"], r["term"], result))
-                checks.append(cap_check(sub, result.metric))
-    frame = pd.DataFrame(found)
-    if not len(frame):
-        return frame
-    families: dict[tuple, list[int]] = {}
-    for i, (key, factor, term) in enumerate(zip(frame["level_key"], frame["factor"],
-                                                frame["interaction"], strict=True)):
-        families.setdefault((_key(key), factor, term), []).append(i)
-    holm = np.full(len(frame), np.nan)
-    size = np.ones(len(frame), dtype=int)
-    for idx in families.values():
-        holm[idx] = adjust_pvalues(frame["p_value"].to_numpy(float)[idx], "holm")
-        size[idx] = len(idx)
-    significant = holm < result.alpha
-    scale = [math.log(e) if result.log and e > 0 else e for e in frame["effect"]]
-    frame["p_value_holm"] = holm
-    frame["significant"] = significant
-    frame["verdict"] = [artefact(c.caps_ms) if c.caps_ms else direction(result.metric, e)
-                        if s else NO_CHANGE for c, e, s in zip(checks, scale, significant,
-                                                               strict=True)]
-    frame["on_timeout_cap"] = [bool(c.caps_ms) for c in checks]
-    frame["cap_affected"] = [bool(c.affected_ms) for c in checks]
-    frame["warnings"] = [c.warnings for c in checks]
-    frame["holm_family"] = size
+            family = (_compared_family if result.log and len(result.factors) == 2
+                      else _fitted_family)
+            found.extend(family(at, factor, other, r["by"], r["term"], result))
+    return pd.DataFrame(found)
+
+
+def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
+                     result: FactorialResult) -> list[dict]:
+    """``factor``'s simple effects at both levels of ``other``: two cells compared run against
+    run, Holm over the two (:func:`perfkit.analysis.compare.compare_cells`)."""
+    low, high = (level_text(result.coding[factor][s]) for s in ("low", "high"))
+    cells = []
+    for level in (result.coding[other]["low"], result.coding[other]["high"]):
+        sub = at.subset(match(at.frame[other], [level_text(level)]))
+        cells.append(Cell((level,), sub.where({factor: low}), sub.where({factor: high})))
+    table = compare_cells(cells, result.metric, (other,), f"{factor}={low}",
+                          f"{factor}={high}", alpha=result.alpha, confidence=result.confidence)
+    out = []
+    for cell, row in zip(cells, table.rows, strict=True):
+        c, mde = row.comparison, row.mde
+        verdict = (artefact(row.caps_ms) if row.caps_ms
+                   and row.verdict in (BETTER, WORSE, NO_CHANGE) else row.verdict)
+        testable = mde is not None and mde.testable
+        out.append({**_head(result, key, factor, other, cell.key[0], term),
+                    "effect": c.ratio, "ci_low": c.ratio_ci_low, "ci_high": c.ratio_ci_high,
+                    "p_value": c.p_value, "n_runs": c.n_base + c.n_new, "df_error": math.nan,
+                    "p_value_holm": row.p_adjusted,
+                    "significant": row.verdict in (BETTER, WORSE),
+                    "verdict": verdict, "on_timeout_cap": bool(row.caps_ms),
+                    "cap_affected": bool(row.cap_affected_ms), "warnings": row.cap_warnings,
+                    "holm_family": table.family, "method": COMPARED,
+                    "mde_high": mde.ratio_high if testable else math.nan,
+                    "mde_low": mde.ratio_low if testable else math.nan,
+                    "mde_note": (mde.reason or "") if mde is not None and not testable else
+                    (NO_MDE if verdict == NO_CHANGE and mde is None else "")})
+    return out
+
+
+def _fitted_family(at: RunSet, factor: str, other: str, key: Any, term: str,
+                   result: FactorialResult) -> list[dict]:
+    """``factor``'s simple effects at both levels of ``other``, each the factorial's effect on
+    the runs at that level (HC2 t), Holm over the two."""
+    rows, checks = [], []
+    for level in (result.coding[other]["low"], result.coding[other]["high"]):
+        sub = at.subset(match(at.frame[other], [level_text(level)]))
+        rows.append(_simple_row(sub, factor, other, level, key, term, result))
+        checks.append(cap_check(sub, result.metric))
+    holm = adjust_pvalues(np.array([r["p_value"] for r in rows], dtype=float), "holm")
+    for r, c, p in zip(rows, checks, holm, strict=True):
+        significant = bool(p < result.alpha)
+        scale = math.log(r["effect"]) if result.log and r["effect"] > 0 else r["effect"]
+        r.update(p_value_holm=p, significant=significant, holm_family=len(rows),
+                 verdict=artefact(c.caps_ms) if c.caps_ms else direction(result.metric, scale)
+                 if significant else NO_CHANGE, on_timeout_cap=bool(c.caps_ms),
+                 cap_affected=bool(c.affected_ms), warnings=c.warnings, method=FITTED)
+    frame = pd.DataFrame(rows)
     mde = detectables(result, frame)
-    frame["mde_high"] = [m.high if m and m.testable else math.nan for m in mde]
-    frame["mde_low"] = [m.low if m and m.testable else math.nan for m in mde]
-    frame["mde_note"] = [m.reason if m and not m.testable else "" for m in mde]
-    return frame
+    for r, m in zip(rows, mde, strict=True):
+        r.update(mde_high=m.high if m and m.testable else math.nan,
+                 mde_low=m.low if m and m.testable else math.nan,
+                 mde_note=m.reason if m and not m.testable else "")
+    return rows
+
+
+def _head(result: FactorialResult, key: Any, factor: str, other: str, level: Any,
+          term: str) -> dict:
+    out = {"metric": result.metric.name, "level_key": key}
+    out.update({c: plain(v) for c, v in zip(result.per, key if isinstance(key, tuple)
+                                             else (key,), strict=False)} if result.per else {})
+    out.update({"factor": factor, "at": f"{other}={level_text(level)}", "interaction": term,
+                "estimand": simple_estimand(factor, other, level, result.factors)})
+    return out
 
 
 def detectables(result: FactorialResult, frame: pd.DataFrame) -> list[DetectableEffect | None]:
@@ -131,17 +192,36 @@ def _simple_row(sub: RunSet, factor: str, other: str, level: Any, key: Any, term
     rest = [f for f in result.factors if f not in (factor, other)]
     table = factorial(sub.frame, [factor, *rest], result.metric.name, log=result.log,
                       confidence=result.confidence, levels=fixed)
-    df = table.attrs["df_error"]
     row = table[table["term"] == factor].iloc[0]
     col = "ratio" if result.log else "effect"
     low, high = ("ratio_ci_low", "ratio_ci_high") if result.log else ("ci_low", "ci_high")
-    out = {"metric": result.metric.name, "level_key": key}
-    out.update({c: plain(v) for c, v in zip(result.per, key if isinstance(key, tuple)
-                                             else (key,), strict=False)} if result.per else {})
-    out.update({"factor": factor, "at": f"{other}={level_text(level)}", "interaction": term,
-                "effect": row[col], "ci_low": row[low], "ci_high": row[high],
-                "p_value": row["p_value"], "n_runs": len(sub), "df_error": df})
+    out = _head(result, key, factor, other, level, term)
+    out.update({"effect": row[col], "ci_low": row[low], "ci_high": row[high],
+                "p_value": row["p_value"], "n_runs": len(sub), "df_error": row["df"]})
     return out
+
+
+def main_estimand(term: str, factors: Sequence[str]) -> str:
+    """What a factorial row estimates, in words: ``main effect of keepalive, averaged over
+    cache``, ``interaction keepalive × cache``, ``effect of keepalive`` (one factor)."""
+    parts = term.split(":")
+    if len(parts) > 1:
+        return "interaction " + " × ".join(parts)
+    others = [f for f in factors if f != term]
+    if not others:
+        return f"effect of {term}"
+    return f"main effect of {term}, averaged over {' and '.join(others)}"
+
+
+def simple_estimand(factor: str, other: str, level: Any, factors: Sequence[str],
+                    held: Sequence[tuple[str, Any]] = ()) -> str:
+    """``simple effect of keepalive at cache = none`` (``held``: further factors held at a
+    level; a factor neither named nor held is averaged over)."""
+    fixed = [(other, level), *held]
+    at = ", ".join(f"{f} = {level_text(v)}" for f, v in fixed)
+    rest = [f for f in factors if f != factor and f not in {f for f, _ in fixed}]
+    over = f", averaged over {' and '.join(rest)}" if rest else ""
+    return f"simple effect of {factor} at {at}{over}"
 
 
 def headline_rows(result: FactorialResult) -> pd.DataFrame:
