@@ -193,7 +193,9 @@ class ComparisonTable:
     def to_frame(self) -> pd.DataFrame:
         """Tidy: one row per comparison row, every number in its own unit-suffixed column.
 
-        No cell holds +-inf: a median that is a failed run (ranked worst), an unbounded median
+        ``verdict`` is :attr:`ComparisonRow.reported_verdict` (one verdict column: an artefact of
+        a cap says so, a change a cap affects says that too). No cell holds +-inf: a median
+        that is a failed run (ranked worst), an unbounded median
         interval, and a ratio of 0 or infinity (failed runs ranked worst: no size) are written
         as missing, and the row's ``warnings`` say which and why (:func:`not_finite`)."""
         u = self.metric.suffix
@@ -214,7 +216,10 @@ class ComparisonTable:
                 "ratio": c.ratio, "ratio_ci_low": c.ratio_ci_low,
                 "ratio_ci_high": c.ratio_ci_high, "p_value": c.p_value,
                 f"p_value_{self.correction}": row.p_adjusted,
-                "min_attainable_p": c.min_attainable_p, "verdict": row.verdict,
+                "min_attainable_p": c.min_attainable_p,
+                # one verdict column: the reported one (an artefact of a cap is never
+                # 'better'); the test's own outcome stays ComparisonRow.verdict (the gate's)
+                "verdict": row.reported_verdict,
                 "mde_ratio_high": _mde(row.mde, "ratio_high"),
                 "mde_ratio_low": _mde(row.mde, "ratio_low"),
                 "ratio_without_short": s.ratio if s else math.nan,
@@ -222,7 +227,6 @@ class ComparisonTable:
                 "verdict_without_short": row.sensitivity_verdict or "",
                 "on_timeout_cap": bool(row.caps_ms),
                 "cap_affected": bool(row.cap_affected_ms),
-                "reported_verdict": row.reported_verdict,
             })
             rec["warnings"] = "; ".join([*row.warnings, *not_finite(rec)])
             records.append(rec)

@@ -100,18 +100,29 @@ class FactorialResult:
         block = f", with {self.block} as a nuisance term" if self.block else ""
         per = (f", separately at each level of {', '.join(self.per)} with Holm's adjustment "
                "across levels" if self.per else "")
+        simple = ("two cells compared run against run by the comparison rule of the A/B "
+                  "table (Hodges-Lehmann ratio, Moses interval, Mann-Whitney U), so that the "
+                  "A/B row of the same contrast gives the same estimate and interval"
+                  if self.log and k == 2 else "the factorial effect on the runs at that level")
         return (f"Factorial effects (Jain 1991, 2^{k}r design) were estimated by ordinary least "
                 f"squares on {scale}, with all interactions{block}{per}, with "
-                f"{self.confidence:.0%} t intervals on the error degrees of freedom; where an "
-                f"interaction was significant at alpha {self.alpha:g}, the simple effects of "
-                "its factors were estimated at each level of the other (Holm-adjusted over the "
-                "levels of the other factor) and reported in place of their main effects; an "
+                f"{self.confidence:.0%} t intervals that do not assume equal spread across "
+                "cells: each effect's HC2 standard error (MacKinnon & White 1985) with the "
+                "Satterthwaite degrees of freedom at the cells' own variances (Welch's contrast "
+                "of cell means without blocks; coverage checked by simulation with cell log sds "
+                "0.02-1.3: benchmarks/calibration_factorial.py); a main effect averages over the "
+                "other factors' levels, so it answers another question than an A/B row, which "
+                "holds them at their low level (a simple effect); where an interaction was "
+                f"significant at alpha {self.alpha:g}, the simple effects of its factors were "
+                f"estimated at each level of the other ({simple}; Holm-adjusted over the levels "
+                "of the other factor) and reported in place of their main effects; an "
                 "effect on a latency computed from runs whose requests waited for a known "
                 "timeout (a latency on it, or a tail statistic of a run whose maximum is on it) "
                 "was reported as an artefact of it, not as a measured ratio, and one on a "
-                "throughput or count from such runs as affected by it; where no effect was "
-                "significant, the smallest one the design could have detected at "
-                f"{POWER:.0%} power (noncentral t, Holm's first step) is given.")
+                "throughput or count from such runs as affected by it; where an effect was not "
+                "significant, its estimate and interval are given with the smallest effect the "
+                f"design could have detected at {POWER:.0%} power (noncentral t on the same "
+                "standard error and df, Holm's first step).")
 
     def p_column(self) -> str:
         return "p_value_holm" if "p_value_holm" in self.effects else "p_value"

@@ -60,7 +60,8 @@ HEADLINE_COLUMNS = ("level_key", "term", "at", "estimate", "ci_low", "ci_high", 
 
 #: how a simple effect was computed: the comparison rule (as the A/B table), or the
 #: factorial's HC2 t on the runs at the other factor's level
-COMPARED = "compared run against run (Hodges-Lehmann ratio, Moses interval, Mann-Whitney U)"
+COMPARED = ("two cells compared run against run as the A/B table compares them (Hodges-Lehmann "
+            "ratio, Moses interval, Mann-Whitney U)")
 FITTED = "factorial effect on the runs at that level (HC2 t)"
 
 #: the verdict of a significant interaction: the factors' effects do not add up (on the
@@ -215,13 +216,13 @@ def main_estimand(term: str, factors: Sequence[str]) -> str:
 
 def simple_estimand(factor: str, other: str, level: Any, factors: Sequence[str],
                     held: Sequence[tuple[str, Any]] = ()) -> str:
-    """``simple effect of keepalive at cache = none`` (``held``: further factors held at a
-    level; a factor neither named nor held is averaged over)."""
+    """``simple effect of keepalive with cache held at none`` (``held``: further factors held
+    at a level; a factor neither named nor held is averaged over)."""
     fixed = [(other, level), *held]
-    at = ", ".join(f"{f} = {level_text(v)}" for f, v in fixed)
+    at = ", ".join(f"{f} held at {level_text(v)}" for f, v in fixed)
     rest = [f for f in factors if f != factor and f not in {f for f, _ in fixed}]
     over = f", averaged over {' and '.join(rest)}" if rest else ""
-    return f"simple effect of {factor} at {at}{over}"
+    return f"simple effect of {factor} with {at}{over}"
 
 
 def headline_rows(result: FactorialResult) -> pd.DataFrame:

@@ -4,8 +4,10 @@ and the report (HTML, Markdown and LaTeX files).
 
 Formatting only: every number, verdict and warning comes from the result objects of
 :mod:`perfkit.analysis`. Estimates print with their interval as ``3.1 [2.9, 3.4]``; a change
-as ``+3.1% [+1.0%, +5.2%]`` when the analysis calls it significant, else its verdict (``~``,
-``not testable``, ``no data``); warnings become numbered notes.
+as ``+3.1% [+1.0%, +5.2%]`` whatever its verdict (a ``~`` row keeps its estimate and interval:
+they say how sure), the verdict in a column of its own (``better``, ``~``, ``not testable``,
+``no data``, an artefact of a cap), and for a ``~`` the smallest change the design could have
+detected beside it; warnings become numbered notes.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from perfkit.formatting import (
 )
 from perfkit.present.tables import Column, Table
 
-__all__ = ["SIGNIFICANT", "change_text", "comparison", "row_runs"]
+__all__ = ["SIGNIFICANT", "change_text", "comparison", "detectable_text", "row_runs"]
 
 SIGNIFICANT = ("better", "worse")
 
@@ -35,24 +37,30 @@ def _p(value: float) -> str:
 
 
 def change_text(verdict: str, ratio: float, low: float, high: float, mde=None) -> str:
-    """``+3.1% [+1.0%, +5.2%]`` when significant, else the verdict (``~``, ``not testable``);
-    a ``~`` says which changes the design could have detected (``mde``, 80% power). A
-    significant change without a finite ratio says why: values <= 0 (no ratio), or failed runs
-    ranked worst (a ratio of 0 or infinity is no size; its finite interval end is a bound)."""
+    """The change with its interval, ``+3.1% [+1.0%, +5.2%]``, for every verdict that has one
+    (a ``~`` too: its interval says how sure; ``mde`` is accepted for the old call and not
+    printed: :func:`detectable_text` gives it a column). Without a finite ratio it says why:
+    values <= 0 (no ratio), or failed runs ranked worst (a ratio of 0 or infinity is no size;
+    its finite interval end is a bound); ``-`` without an estimate (no data)."""
     if verdict in SIGNIFICANT and ratio != ratio:
         return f"{verdict} (no ratio: values <= 0)"
-    if verdict in SIGNIFICANT and (math.isinf(ratio) or ratio == 0):
+    if math.isinf(ratio) or ratio == 0:
         bound = low if math.isinf(ratio) else high
         side = "at least" if math.isinf(ratio) else "at most"
         finite = 0 < bound < math.inf
-        return (f"{verdict} ({side} {pct_change(bound)}; failed runs: no finite ratio)"
-                if finite else f"{verdict} (failed runs: no finite ratio)")
-    if verdict in SIGNIFICANT:
-        return change_ci(ratio, low, high)
-    if verdict == "~" and mde is not None and mde.testable:
-        return (f"~ (could detect {pct_change(mde.ratio_high)} / {pct_change(mde.ratio_low)} "
-                f"at {mde.power:.0%} power)")
-    return verdict
+        return (f"{side} {pct_change(bound)} (failed runs: no finite ratio)" if finite
+                else "failed runs: no finite ratio")
+    if ratio != ratio:
+        return "-"
+    return change_ci(ratio, low, high)
+
+
+def detectable_text(mde) -> str:
+    """``+11.3% / -10.3%``: the changes a ``~`` row's design could have detected at its
+    power (:class:`perfkit.stats.power.MinDetectable`), empty for another row."""
+    if mde is None or not mde.testable:
+        return ""
+    return f"{pct_change(mde.ratio_high)} / {pct_change(mde.ratio_low)}"
 
 
 # -- comparisons ----------------------------------------------------------------------------------
@@ -94,8 +102,10 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
     labels = [k for k, _ in table.rows[0].labels] if table.rows else []
     shown = [k for k in labels if not k.startswith("held_")]  # the caption says what is held
     cols = [Column(k) for k in table.keys] + [Column(k) for k in shown]
+    power = next((f" ({r.mde.power:.0%} power)" for r in table.rows if r.mde is not None), "")
     cols += [Column("base", m.unit, True), Column("new", m.unit, True), Column("vs base"),
-             Column("p", right=True), Column("p Holm", right=True), Column("runs")]
+             Column("verdict"), Column(f"detectable{power}"), Column("p", right=True),
+             Column("p Holm", right=True), Column("runs")]
     rows = []
     for row in table.rows:
         c = row.comparison
@@ -103,7 +113,7 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
         rows.append((*(level_text(v) for v in row.key), *extra,
                      interval_text(c.median_base, c.median_base_ci_low, c.median_base_ci_high),
                      interval_text(c.median_new, c.median_new_ci_low, c.median_new_ci_high),
-                     _change(row),
+                     _change(row), row.reported_verdict, detectable_text(row.mde),
                      _p(c.p_value) or "-", _p(row.p_adjusted) or "-",
                      f"{c.n_base} vs {c.n_new} {notes.mark([*row.warnings, *_without(row)])}"
                      .rstrip()))
@@ -111,15 +121,12 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
 
 
 def _change(row) -> str:
-    """The change column: the change (or the artefact verdict of a row on a cap), with the
-    qualifier of a measured change from runs that waited for a cap."""
+    """The change column: the change with its interval, none for a row whose values sit on a
+    known cap (its change is the cap's artefact, no size of the setting: the verdict says)."""
     c = row.comparison
     if row.caps_ms:
-        return change_text(row.reported_verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high,
-                           row.mde)
-    text = change_text(row.verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high, row.mde)
-    qualifier = row.reported_verdict.removeprefix(row.verdict).strip()
-    return f"{text} {qualifier}" if qualifier else text
+        return ""
+    return change_text(row.verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high)
 
 
 def _without(row) -> list[str]:

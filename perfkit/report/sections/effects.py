@@ -248,7 +248,8 @@ def forest_caption(result: FactorialResult, threshold: float | None = None) -> s
               "at each level of the other, Holm over the levels of the other) replace their "
               "main effects" if len(result.simple_effects) else "")
     return (f"Effects on {result.metric.name} as ratios (high / low) with "
-            f"{result.confidence:.0%} t intervals (OLS on log values); filled: significant "
+            f"{result.confidence:.0%} t intervals (OLS on log values, HC2 errors: no equal "
+            "spread across cells assumed); filled: significant "
             f"({p}alpha {result.alpha:g}){simple}; {result.n_runs} runs; low -> high: "
             f"{coding_text(result)}{band}")
 
