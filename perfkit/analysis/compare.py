@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis import runstatus
+from perfkit.analysis import intervals, runstatus
 from perfkit.analysis.caps import affected, artefact, cap_check, cap_check_sides
 from perfkit.analysis.compare_notes import (
     one_note_per_run,
@@ -110,6 +110,15 @@ class ComparisonRow:
     #: the result without the runs in doubt, as one note (empty without such runs;
     #: :func:`perfkit.analysis.compare_notes.sensitivity_note`)
     sensitivity_note: str = ""
+
+    def not_estimable(self) -> dict[str, str]:
+        """Per interval of the row (``median_base``, ``median_new``, ``ratio``): why it may
+        not be printed (:func:`perfkit.analysis.intervals.judge`: ends more than 100x apart;
+        failed and saturated runs are ranked worst, which leaves no finite end), else ``""``."""
+        c = self.comparison
+        return {"median_base": intervals.judge(c.median_base_ci_low, c.median_base_ci_high),
+                "median_new": intervals.judge(c.median_new_ci_low, c.median_new_ci_high),
+                "ratio": intervals.judge(c.ratio_ci_low, c.ratio_ci_high)}
 
     @property
     def reported_verdict(self) -> str:
@@ -228,6 +237,13 @@ class ComparisonTable:
                 "on_timeout_cap": bool(row.caps_ms),
                 "cap_affected": bool(row.cap_affected_ms),
             })
+            why = row.not_estimable()
+            for name, reason in why.items():
+                if reason:
+                    lo, hi = ((f"{name}_ci_low", f"{name}_ci_high") if name == "ratio" else
+                              (f"{name}_ci_low{u}", f"{name}_ci_high{u}"))
+                    rec[lo] = rec[hi] = math.nan
+            rec[intervals.NOTE_COLUMN] = "; ".join(f"{k}: {v}" for k, v in why.items() if v)
             rec["warnings"] = "; ".join([*row.warnings, *not_finite(rec)])
             records.append(rec)
         return pd.DataFrame.from_records(records)

@@ -123,6 +123,49 @@ def conditions(exp: Experiment) -> Conditions:
         syn_retries=_syn_retries(exp))
 
 
+@dataclasses.dataclass(frozen=True)
+class HostCpu:
+    """The host CPU of some runs, from their manifests: how many recorded it, how many
+    averaged >= :data:`HOST_BUSY_PERCENT` (client and server together saturated the box), and
+    the cores the host had (``None`` when not recorded)."""
+
+    n_runs: int
+    known: int
+    busy: int
+    cpus: int | None
+
+    @property
+    def box_bound(self) -> bool:
+        """Most runs that recorded it saturated the host: what they measure is the box's
+        limit, client and server sharing its cores, not the server's."""
+        return self.known > 0 and self.busy > self.known / 2
+
+    def text(self) -> str:
+        """``host CPU >= 90% in 45 of 48 runs (2 cores, client and server on them)``."""
+        if not self.known:
+            return "host CPU not recorded"
+        cores = f"{self.cpus} cores, " if self.cpus else ""
+        return (f"host CPU >= {HOST_BUSY_PERCENT:g}% in {self.busy} of {self.known} runs "
+                f"({cores}client and server on them)")
+
+
+def host_cpu(runs: Sequence[Any]) -> HostCpu:
+    """:class:`HostCpu` of ``runs`` (each with a ``manifest``)."""
+    manifests = [getattr(r, "manifest", None) or {} for r in runs]
+    host = [_number(_section(m, "cpu").get("host_cpu_mean_percent")) for m in manifests]
+    known = [h for h in host if not math.isnan(h)]
+    cpus = {c for m in manifests if isinstance(c := _section(m, "host").get("cpus"), int)}
+    return HostCpu(len(runs), len(known), sum(h >= HOST_BUSY_PERCENT for h in known),
+                   cpus.pop() if len(cpus) == 1 else None)
+
+
+def _section(manifest: Mapping, key: str) -> Mapping:
+    """A manifest's mapping under ``key`` (empty when absent or not a mapping: a foreign
+    ``meta.json`` may name its host by a string)."""
+    value = manifest.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
 def _number(value: Any) -> float:
     try:
         return float(value) if value is not None else math.nan

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis import runstatus
+from perfkit.analysis import intervals, runstatus
 from perfkit.analysis.ab import ab_comparisons as ab_comparisons
 from perfkit.analysis.caps import affected, artefact, cap_check
 from perfkit.analysis.compare import NO_CHANGE, POWER
@@ -91,6 +91,9 @@ class FactorialResult:
     #: of its runs; its effects keep their verdict and carry :attr:`level_warnings`
     level_affected_ms: Mapping[Any, tuple[float, ...]] = dataclasses.field(
         default_factory=dict)
+    #: per level of ``per``: its runs that did not sustain their offered rate (saturated,
+    #: kept with their value): every effect at that level rests on them
+    level_saturated: Mapping[Any, int] = dataclasses.field(default_factory=dict)
 
     def describe(self) -> str:
         """The method, in a sentence a reader can paste into a paper."""
@@ -183,9 +186,28 @@ class FactorialResult:
         family = self.effects.groupby("term")["term"].transform("size") if self.per else \
             pd.Series(1, index=self.effects.index)
         low, high = (("ratio_ci_low", "ratio_ci_high") if self.log else ("ci_low", "ci_high"))
-        return [detectable(self, r[low], r[high], r["df"], int(n)) if v == NO_CHANGE else None
-                for (_, r), v, n in zip(self.effects.iterrows(), self.verdicts(), family,
-                                        strict=True)]
+        why = self.not_estimable()
+        return [(dataclasses.replace(detectable(self, math.nan, math.nan, r["df"], int(n)),
+                                     reason=f"its interval is {intervals.NOT_ESTIMABLE}") if w
+                 else detectable(self, r[low], r[high], r["df"], int(n)))
+                if v == NO_CHANGE else None
+                for (_, r), v, n, w in zip(self.effects.iterrows(), self.verdicts(), family,
+                                           why, strict=True)]
+
+    def not_estimable(self) -> list[str]:
+        """Per row of ``effects``: why its interval may not be printed
+        (:func:`perfkit.analysis.intervals.judge`: ends more than 100x apart on the ratio
+        scale, or resting on a saturated run of its level), else ``""``."""
+        out = []
+        for _, r in self.effects.iterrows():
+            if r["term"] in NON_EFFECT_TERMS or r["ci_low"] != r["ci_low"]:
+                out.append("")
+                continue
+            # the spread rule reads ratios; an additive effect's interval only its runs
+            lo, hi = ((r["ratio_ci_low"], r["ratio_ci_high"]) if self.log else (1.0, 1.0))
+            out.append(intervals.judge(lo, hi, n_saturated=self.level_saturated.get(r["by"], 0),
+                                       n_runs=self.level_runs.get(r["by"], self.n_runs)))
+        return out
 
     def effect_frame(self) -> pd.DataFrame:
         """:meth:`to_frame` without the ``error``/``block`` rows, with ``level_key``: the level
@@ -250,6 +272,13 @@ class FactorialResult:
         out[names[0]] = [m.high if m and m.testable else math.nan for m in mde]
         out[names[1]] = [m.low if m and m.testable else math.nan for m in mde]
         out["mde_note"] = [m.reason if m and not m.testable else "" for m in mde]
+        why = self.not_estimable()
+        hidden = np.array([bool(w) for w in why])
+        for col in ("ratio_ci_low", "ratio_ci_high", f"effect_ci_low{scale}",
+                    f"effect_ci_high{scale}"):
+            if col in out:
+                out.loc[hidden, col] = math.nan
+        out[intervals.NOTE_COLUMN] = why
         return out.reset_index(drop=True)
 
     def simple_frame(self) -> pd.DataFrame:
@@ -345,10 +374,12 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
     result = FactorialResult(metric, tuple(factors), tuple(per), log, confidence, alpha, used,
                              dict(table.attrs["coding"]), df_error, len(rows), table,
                              pd.DataFrame(), tuple(warnings))
-    caps, caps_ms, affected, counts = {}, {}, {}, {}
+    caps, caps_ms, affected, counts, saturated = {}, {}, {}, {}, {}
     for key in (table["by"].drop_duplicates() if per else [None]):
         at = rows_at(rows, per, key)
         counts[key] = len(at)
+        saturated[key] = sum(s.status == runstatus.SATURATED for s in
+                             runstatus.statuses_by_cell(at, metric, [*factors, *per]))
         check = cap_check(at, metric)
         if check:
             caps[key] = check.warnings
@@ -357,7 +388,8 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
         if check.affected_ms:
             affected[key] = check.affected_ms
     result = dataclasses.replace(result, level_warnings=caps, level_runs=counts,
-                                 level_caps_ms=caps_ms, level_affected_ms=affected)
+                                 level_caps_ms=caps_ms, level_affected_ms=affected,
+                                 level_saturated=saturated)
     warnings_all = list(result.warnings) + [w for ws in caps.values() for w in ws]
     return dataclasses.replace(result, simple_effects=simple_effects(rows, result),
                                warnings=tuple(warnings_all))

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from perfkit.analysis import intervals, runstatus
 from perfkit.analysis.caps import artefact, cap_check, is_artefact
 from perfkit.analysis.compare import (
     BETTER,
@@ -55,7 +56,8 @@ if TYPE_CHECKING:
 #: the columns of :func:`headline_rows` after the ``per`` columns (:func:`plot_rows` adds
 #: ``interaction``)
 HEADLINE_COLUMNS = ("level_key", "term", "at", "estimate", "ci_low", "ci_high", "p_value",
-                    "significant", "verdict", "n_runs", "cap_affected", "warnings", "size")
+                    "significant", "verdict", "n_runs", "not_estimable", "cap_affected",
+                    "warnings", "size")
 
 
 #: how a simple effect was computed: the comparison rule (as the A/B table), or the
@@ -100,7 +102,15 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
             family = (_compared_family if result.log and len(result.factors) == 2
                       else _fitted_family)
             found.extend(family(at, factor, other, r["by"], r["term"], result))
-    return pd.DataFrame(found)
+    frame = pd.DataFrame(found)
+    if len(frame):  # the one interval rule (ends > 100x apart); saturated runs: see below
+        why = [w or intervals.judge(lo, hi) if result.log else w for lo, hi, w in
+               zip(frame["ci_low"], frame["ci_high"], frame[intervals.NOTE_COLUMN],
+                   strict=True)]
+        frame[intervals.NOTE_COLUMN] = why
+        hidden = np.array([bool(w) for w in why])
+        frame.loc[hidden, ["ci_low", "ci_high"]] = math.nan
+    return frame
 
 
 def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
@@ -128,6 +138,7 @@ def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
                     "verdict": verdict, "on_timeout_cap": bool(row.caps_ms),
                     "cap_affected": bool(row.cap_affected_ms), "warnings": row.cap_warnings,
                     "holm_family": table.family, "method": COMPARED,
+                    intervals.NOTE_COLUMN: "",
                     "mde_high": mde.ratio_high if testable else math.nan,
                     "mde_low": mde.ratio_low if testable else math.nan,
                     "mde_note": (mde.reason or "") if mde is not None and not testable else
@@ -139,15 +150,21 @@ def _fitted_family(at: RunSet, factor: str, other: str, key: Any, term: str,
                    result: FactorialResult) -> list[dict]:
     """``factor``'s simple effects at both levels of ``other``, each the factorial's effect on
     the runs at that level (HC2 t), Holm over the two."""
-    rows, checks = [], []
+    rows, checks, subs = [], [], []
     for level in (result.coding[other]["low"], result.coding[other]["high"]):
         sub = at.subset(match(at.frame[other], [level_text(level)]))
         rows.append(_simple_row(sub, factor, other, level, key, term, result))
         checks.append(cap_check(sub, result.metric))
+        subs.append(sub)
     holm = adjust_pvalues(np.array([r["p_value"] for r in rows], dtype=float), "holm")
-    for r, c, p in zip(rows, checks, holm, strict=True):
+    for r, c, p, sub in zip(rows, checks, holm, subs, strict=True):
         significant = bool(p < result.alpha)
         scale = math.log(r["effect"]) if result.log and r["effect"] > 0 else r["effect"]
+        saturated = sum(st.status == runstatus.SATURATED for st in runstatus.statuses_by_cell(
+            sub, result.metric, [*result.factors, *result.per]))
+        r[intervals.NOTE_COLUMN] = intervals.judge(
+            r["ci_low"], r["ci_high"], n_saturated=saturated, n_runs=r["n_runs"]) \
+            if saturated else ""
         r.update(p_value_holm=p, significant=significant, holm_family=len(rows),
                  verdict=artefact(c.caps_ms) if c.caps_ms else direction(result.metric, scale)
                  if significant else NO_CHANGE, on_timeout_cap=bool(c.caps_ms),
@@ -255,6 +272,7 @@ def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
                          "p_value": frame[result.p_column()],
                          "significant": frame["significant"], "verdict": frame["verdict"],
                          "n_runs": [result.level_runs.get(k, result.n_runs) for k in keys],
+                         intervals.NOTE_COLUMN: frame[intervals.NOTE_COLUMN],
                          "cap_affected": frame["cap_affected"],
                          "warnings": [tuple(result.level_warnings.get(k, ())) for k in keys],
                          "interaction": False})
@@ -272,6 +290,7 @@ def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
                                "ci_low": s["ci_low"], "ci_high": s["ci_high"],
                                "p_value": s["p_value_holm"], "significant": s["significant"],
                                "verdict": s["verdict"], "n_runs": s["n_runs"],
+                               intervals.NOTE_COLUMN: s[intervals.NOTE_COLUMN],
                                "cap_affected": s["cap_affected"], "warnings": s["warnings"],
                                "interaction": False})
         order = {k: i for i, k in enumerate(dict.fromkeys(map(_key, keys)))}

@@ -38,11 +38,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.compare import _records
+from perfkit.analysis import intervals
+from perfkit.analysis.compare import NO_DATA, _records
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import load_point
 from perfkit.analysis.runstatus import (
     FAILED,
+    NO_VALUE,
     SATURATED,
     SHORT,
     RunStatus,
@@ -224,15 +226,46 @@ class LatencyEstimate:
     config: str
     ci: PercentileCI
     statuses: tuple[RunStatus, ...]
+    #: each run's percentile (ms) as the estimate uses it, aligned with ``statuses``
+    values_ms: tuple[float, ...] = ()
 
     def count(self, status: str) -> int:
-        return sum(s.status == status for s in self.statuses)
+        """Runs of this status; a run without the percentile at all (``no value``: the tool
+        never printed it, e.g. wrk's p99.9) is not counted as failed."""
+        return sum(s.status == status and not (status == FAILED and s.reason == NO_VALUE)
+                   for s in self.statuses)
+
+    @property
+    def not_estimable(self) -> str:
+        """Why the interval may not be printed (:func:`perfkit.analysis.intervals.judge`:
+        ends more than 100x apart, or resting on a saturated run), else ``""``."""
+        ci = self.ci
+        doubtful = [v for v, s in zip(self.values_ms, self.statuses, strict=False)
+                    if s.status == SATURATED]
+        return intervals.judge(ci.low_ms, ci.high_ms, n_saturated=self.count(SATURATED),
+                               n_runs=ci.n_runs, every_run_counts=ci.method == FEW_RUNS_METHOD,
+                               doubtful_values=doubtful)
+
+    @property
+    def has_data(self) -> bool:
+        """False when no run has the percentile (never measured, or every run failed)."""
+        return self.ci.n_runs > 0 and self.ci.estimate_ms == self.ci.estimate_ms
+
+    def interval_ms(self) -> tuple[float, float]:
+        """The interval as tables print it: missing when not estimable or without data."""
+        if self.not_estimable or not self.has_data:
+            return float("nan"), float("nan")
+        return self.ci.low_ms, self.ci.high_ms
 
     def to_record(self) -> dict[str, Any]:
         ci = self.ci
-        return {"config": self.config, "percentile": float(ci.q), "n_runs": ci.n_runs,
-                "latency_ms": ci.estimate_ms, "ci_low_ms": ci.low_ms, "ci_high_ms": ci.high_ms,
-                "method": ci.method, "estimand": ci.estimand,
+        low, high = self.interval_ms()
+        data = self.has_data
+        return {"config": self.config, "percentile": float(ci.q),
+                "n_runs": ci.n_runs if data else None,
+                "latency_ms": ci.estimate_ms if data else float("nan"), "ci_low_ms": low,
+                "ci_high_ms": high, intervals.NOTE_COLUMN: self.not_estimable,
+                "method": ci.method if data else NO_DATA, "estimand": ci.estimand,
                 "n_failed": self.count(FAILED), "n_saturated": self.count(SATURATED),
                 "n_short": self.count(SHORT), "warnings": "; ".join(ci.warnings)}
 
@@ -241,9 +274,10 @@ def estimate(config: ConfigRuns, q: float, confidence: float = 0.95, seed: int |
              n_resamples: int = 2000) -> LatencyEstimate:
     """The rule of the module docstring for one configuration and percentile ``q`` (0-100)."""
     statuses = config.statuses(q)
-    ci = percentile_ci_across_runs(config.items(q, statuses), q, confidence, seed,
-                                   n_resamples=n_resamples)
-    return LatencyEstimate(config.label, ci, tuple(statuses))
+    items = config.items(q, statuses)
+    ci = percentile_ci_across_runs(items, q, confidence, seed, n_resamples=n_resamples)
+    values = tuple(float(v) for v in per_run_percentiles_ms(items, q))
+    return LatencyEstimate(config.label, ci, tuple(statuses), values)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -258,7 +292,7 @@ class LatencyTable:
     def found(self) -> list[tuple[str, int]]:
         """``(method, n_runs)`` of every estimate: what :func:`perfkit.stats.acrossruns.
         value_text` words."""
-        return [(e.ci.method, e.ci.n_runs) for e in self.estimates]
+        return [(e.ci.method, e.ci.n_runs) for e in self.estimates if e.has_data]
 
     def value_text(self, what: str = "percentiles") -> str:
         """What these estimates are, each method named once (``"the geometric mean of the 3
@@ -286,7 +320,8 @@ class LatencyTable:
         """One row per configuration and percentile: the estimate, its interval, method and
         estimand, the runs' status counts and the warnings."""
         cols = ["config", "percentile", "n_runs", "latency_ms", "ci_low_ms", "ci_high_ms",
-                "method", "estimand", "n_failed", "n_saturated", "n_short", "warnings"]
+                intervals.NOTE_COLUMN, "method", "estimand", "n_failed", "n_saturated",
+                "n_short", "warnings"]
         return self.groups.with_load(
             pd.DataFrame([e.to_record() for e in self.estimates], columns=cols))
 

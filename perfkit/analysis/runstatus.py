@@ -91,6 +91,11 @@ class RunStatus:
         return self.status in (FAILED, SATURATED)
 
 
+#: the failure reason of a run that finished without a value of the metric (never measured,
+#: e.g. wrk's p99.9, or lost): no data, not a failure of the run
+NO_VALUE = "no value"
+
+
 def failure_reason(run: Run, value: float, metric: Metric | None = None) -> str:
     """Why ``run`` failed (empty when it did not), ``value`` being its value of ``metric``.
 
@@ -111,7 +116,7 @@ def failure_reason(run: Run, value: float, metric: Metric | None = None) -> str:
         share = math.floor(ratio * 1000) / 10
         return f"{share:.1f}% of requests failed (>= {FAILED_ERROR_RATIO:.0%})"
     if not math.isfinite(value):
-        return "no value"
+        return NO_VALUE
     return ""
 
 

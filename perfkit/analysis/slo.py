@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfkit.analysis import intervals
 from perfkit.analysis.compare import _records
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import by_columns, split_groups
@@ -28,8 +29,17 @@ from perfkit.analysis.runstatus import (
 )
 from perfkit.errors import DataError, UsageError
 from perfkit.formatting import fmt_num, level_text
-from perfkit.stats.acrossruns import interval_text, value_text
-from perfkit.stats.slo import SLOBracket, slo_bracket
+from perfkit.stats.acrossruns import FEW_RUNS_METHOD, interval_text, value_text
+from perfkit.stats.slo import RateVerdict, SLOBracket, slo_bracket
+
+
+def not_estimable(v: RateVerdict) -> str:
+    """Why the interval of a rate's percentile may not be printed
+    (:func:`perfkit.analysis.intervals.judge`): ends more than 100x apart, or resting on a run
+    that did not sustain the rate (its latency is a queue's), else ``""``."""
+    return intervals.judge(v.ci_low_ms, v.ci_high_ms, n_saturated=v.n_saturated,
+                           n_runs=v.n_runs - v.n_failed,
+                           every_run_counts=v.method == FEW_RUNS_METHOD or v.n_saturated > 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,11 +113,14 @@ class SloBracket:
         out = []
         for v in self.bracket.rates:
             rec: dict[str, Any] = dict(zip(self.by, self.key, strict=True))
+            why = not_estimable(v)
             rec.update({"rate_rps": v.rate_rps, "verdict": v.verdict, "n_runs": v.n_runs,
                         "n_kept_up": v.n_kept_up, "n_short": v.n_short,
                         "n_saturated": v.n_saturated, "n_failed": v.n_failed,
                         "estimate_ms": v.estimate_ms,
-                        "ci_low_ms": v.ci_low_ms, "ci_high_ms": v.ci_high_ms,
+                        "ci_low_ms": math.nan if why else v.ci_low_ms,
+                        "ci_high_ms": math.nan if why else v.ci_high_ms,
+                        intervals.NOTE_COLUMN: why,
                         "method": v.method, "estimand": v.estimand,
                         "runs_needed": v.runs_needed if v.runs_needed is not None else math.nan,
                         "reason": v.reason, "warnings": "; ".join(v.warnings)})

@@ -15,11 +15,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from perfkit.analysis import ComparisonTable
+from perfkit.analysis import ComparisonTable, intervals
 from perfkit.formatting import (
     Footnotes,
     change_ci,
     fmt_p,
+    fmt_sig,
     interval_text,
     level_text,
     pct,
@@ -110,9 +111,12 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
     for row in table.rows:
         c = row.comparison
         extra = [v for k, v in row.labels if k in shown]
+        why = row.not_estimable()
         rows.append((*(level_text(v) for v in row.key), *extra,
-                     interval_text(c.median_base, c.median_base_ci_low, c.median_base_ci_high),
-                     interval_text(c.median_new, c.median_new_ci_low, c.median_new_ci_high),
+                     _median(c.median_base, c.median_base_ci_low, c.median_base_ci_high,
+                             why["median_base"]),
+                     _median(c.median_new, c.median_new_ci_low, c.median_new_ci_high,
+                             why["median_new"]),
                      _change(row), row.reported_verdict, detectable_text(row.mde),
                      _p(c.p_value) or "-", _p(row.p_adjusted) or "-",
                      f"{c.n_base} vs {c.n_new} {notes.mark([*row.warnings, *_without(row)])}"
@@ -121,12 +125,20 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
 
 
 def _change(row) -> str:
-    """The change column: the change with its interval, none for a row whose values sit on a
-    known cap (its change is the cap's artefact, no size of the setting: the verdict says)."""
+    """The change column: the change with its interval (or why it is not estimable), none for
+    a row whose values sit on a known cap (its change is the cap's artefact, no size of the
+    setting: the verdict says)."""
     c = row.comparison
     if row.caps_ms:
         return ""
+    why = row.not_estimable()["ratio"]
+    if why:
+        return f"{pct_change(c.ratio)} ({intervals.text(why)})"
     return change_text(row.verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high)
+
+
+def _median(est: float, low: float, high: float, why: str) -> str:
+    return f"{fmt_sig(est)} ({intervals.text(why)})" if why else interval_text(est, low, high)
 
 
 def _without(row) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from perfkit.analysis import intervals
 from perfkit.analysis.effects import FactorialResult
 from perfkit.formatting import Footnotes, fmt_sig, level_text, pct
 from perfkit.present.compare import _p
@@ -66,7 +67,7 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
         share = "-" if r["variation_pct"] != r["variation_pct"] else fmt_sig(r["variation_pct"])
         cells = [*(level_text(r[c]) for c in result.per), term, r["estimand"],
                  "" if error else fmt_sig(r[est[0]]),
-                 "" if error else f"[{fmt_sig(r[est[1]])}, {fmt_sig(r[est[2]])}]",
+                 "" if error else _interval(r[est[1]], r[est[2]], r["not_estimable"]),
                  detectable_text(mde[i], r.get("mde_note", "")),
                  *([share] if variation else []), _p(r["p_value"])]
         if result.per:
@@ -86,6 +87,11 @@ def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes) -> str:
     """A verdict, with the mark of its cap warnings (an artefact, or a count or rate a cap
     affects)."""
     return f"{verdict} {notes.mark(warnings)}".rstrip() if warnings else verdict
+
+
+def _interval(low: float, high: float, why: str) -> str:
+    """``[0.547, 1.03]``, or ``not estimable: ...`` (:mod:`perfkit.analysis.intervals`)."""
+    return intervals.interval_or_reason(low, high, f"[{fmt_sig(low)}, {fmt_sig(high)}]", why)
 
 
 def _detectable_header(mde) -> str:
