@@ -39,9 +39,10 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis import intervals
-from perfkit.analysis.compare import NO_DATA, _records
+from perfkit.analysis.compare import NO_DATA, Cell, ComparisonTable, _records, compare_cells
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import load_point
+from perfkit.analysis.metrics import metric
 from perfkit.analysis.runstatus import (
     FAILED,
     NO_VALUE,
@@ -53,7 +54,7 @@ from perfkit.analysis.runstatus import (
 )
 from perfkit.formatting import level_text
 from perfkit.histogram import LatencyHistogram
-from perfkit.model import Run
+from perfkit.model import Run, percentile_column
 from perfkit.stats import (
     FEW_RUNS_METHOD,
     PercentileCI,
@@ -63,6 +64,7 @@ from perfkit.stats import (
 from perfkit.stats import quantile_ci as quantile_ci  # re-exported: the pages' within-run CI
 from perfkit.stats._perrun import MIN_TAIL_REQUESTS
 from perfkit.stats.acrossruns import FEW_RUNS, runs_text, value_text
+from perfkit.stats.coding import code_factor
 from perfkit.stats.acrossruns import interval_text as interval_text  # re-exported for the pages
 
 #: the rule of :func:`perfkit.stats.percentile_ci_across_runs` for every number of runs
@@ -373,3 +375,28 @@ def _warnings(groups: RunGroups, found: Sequence[LatencyEstimate]) -> tuple[str,
                    f"{FEW_RUNS} repetitions for the median of the runs' percentiles with an "
                    "order-statistic interval.")
     return tuple(dict.fromkeys(out))
+
+
+def compare_configs(groups: RunGroups, q: float = 99.0, *, alpha: float = 0.05,
+                    confidence: float = 0.95) -> ComparisonTable | None:
+    """The two configurations of ``groups`` compared on percentile ``q`` by the comparison
+    rule (:func:`perfkit.analysis.compare.compare_cells`: Hodges-Lehmann ratio, Moses
+    interval, exact Mann-Whitney U, run statuses): the base is the configuration whose label
+    means "not applied" (``default``, ``off``: :mod:`perfkit.stats.coding`'s rule), else the
+    first. With too few runs to reach ``alpha`` the row's verdict is ``not testable`` and
+    :meth:`~perfkit.analysis.compare.ComparisonTable.not_testable_note` says how many runs per
+    arm would be needed (3 vs 3 runs: the smallest p is 0.1, so 4 per arm). None unless there
+    are exactly two configurations."""
+    if len(groups.configs) != 2:
+        return None
+    labels = [c.label for c in groups.configs]
+    coded = code_factor(pd.Series(labels), "configuration")[1]
+    base, new = (groups.config(coded["low"]), groups.config(coded["high"]))
+    column = percentile_column(q)
+    name = column if column in base.rows.frame else None
+    if name is None:
+        return None
+    base_rows = dataclasses.replace(base.rows, label=base.label)
+    new_rows = dataclasses.replace(new.rows, label=new.label)
+    return compare_cells([Cell((), base_rows, new_rows)], metric(name), (), base.label,
+                         new.label, alpha=alpha, confidence=confidence)
