@@ -42,6 +42,8 @@ from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.metrics import Metric
 from perfkit.analysis.ranks import side_ranks_higher
+from perfkit.analysis.stalls import StallChange, stall_change
+from perfkit.analysis.stalls import holm as holm_stalls
 from perfkit.analysis.tidy import not_finite
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues, compare
@@ -110,6 +112,9 @@ class ComparisonRow:
     #: the result without the runs in doubt, as one note (empty without such runs;
     #: :func:`perfkit.analysis.compare_notes.sensitivity_note`)
     sensitivity_note: str = ""
+    #: per known cap some run of the row stalled on: the stalled runs of each side compared
+    #: (:mod:`perfkit.analysis.stalls`): the result an artefact's ratio cannot give
+    stalls: tuple[StallChange, ...] = ()
 
     def not_estimable(self) -> dict[str, str]:
         """Per interval of the row (``median_base``, ``median_new``, ``ratio``): why it may
@@ -236,6 +241,10 @@ class ComparisonTable:
                 "verdict_without_short": row.sensitivity_verdict or "",
                 "on_timeout_cap": bool(row.caps_ms),
                 "cap_affected": bool(row.cap_affected_ms),
+                "stalled_runs_base": _one(row.stalls, "stalled_base"),
+                "stalled_runs_new": _one(row.stalls, "stalled_new"),
+                "stall_p_value_holm": _one(row.stalls, "p_adjusted"),
+                "stalls": "; ".join(x.text() for x in row.stalls),
             })
             why = row.not_estimable()
             for name, reason in why.items():
@@ -254,6 +263,12 @@ class ComparisonTable:
                 "keys": list(self.keys), "alpha": self.alpha, "confidence": self.confidence,
                 "correction": self.correction, "warnings": list(self.warnings),
                 "rows": _records(self.to_frame())}
+
+
+def _one(stalls: tuple[StallChange, ...], name: str) -> float:
+    """A number of the row's one stall comparison (NaN without one, or with several caps:
+    :attr:`ComparisonRow.stalls` then says each in the ``stalls`` text)."""
+    return float(getattr(stalls[0], name)) if len(stalls) == 1 else math.nan
 
 
 def _mde(mde: MinDetectable | None, name: str) -> float:
@@ -321,11 +336,22 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
                                   notes_all, cell.labels, mde,
                                   *(tuple(map(bool, w)) for w in worst), *_caps(cell, metric),
                                   without))
+    rows = _with_stalls(rows, cells, alpha)
     if n_runs is None:  # distinct runs: cells may share a side (A/B tables share the base)
         n_runs = (len({id(r) for c in cells for r in c.base.runs}),
                   len({id(r) for c in cells for r in c.new.runs}))
     return ComparisonTable(metric, base, new, tuple(keys), tuple(rows), alpha, confidence,
                            n_runs[0], n_runs[1], warnings=tuple(notes))
+
+
+def _with_stalls(rows: list[ComparisonRow], cells: Sequence[Cell],
+                 alpha: float) -> list[ComparisonRow]:
+    """The rows whose values sit on a cap, or that a cap affects, with their stalled runs
+    compared (:func:`perfkit.analysis.stalls.stall_change`), Holm over those rows."""
+    found = [stall_change(c.base, c.new, alpha) if (r.caps_ms or r.cap_affected_ms) else ()
+             for r, c in zip(rows, cells, strict=True)]
+    return [dataclasses.replace(r, stalls=s) if s else r
+            for r, s in zip(rows, holm_stalls(found), strict=True)]
 
 
 def _caps(cell: Cell, metric: Metric) -> tuple[tuple[float, ...], tuple[str, ...],

@@ -306,6 +306,8 @@ class FactorialResult:
         mde = (("mde_ratio_high", "mde_ratio_low") if self.log else
                (f"mde_effect_high{self.metric.suffix}", f"mde_effect_low{self.metric.suffix}"))
         out[mde[0]], out[mde[1]], out["mde_note"] = s["mde_high"], s["mde_low"], s["mde_note"]
+        out[intervals.NOTE_COLUMN] = s[intervals.NOTE_COLUMN]
+        out["stalls"] = s["stalls"]
         out["warnings"] = ["; ".join(w) for w in s["warnings"]]
         return out.reset_index(drop=True)
 

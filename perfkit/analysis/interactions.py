@@ -139,6 +139,7 @@ def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
                     "cap_affected": bool(row.cap_affected_ms), "warnings": row.cap_warnings,
                     "holm_family": table.family, "method": COMPARED,
                     intervals.NOTE_COLUMN: "",
+                    "stalls": "; ".join(x.text() for x in row.stalls),
                     "mde_high": mde.ratio_high if testable else math.nan,
                     "mde_low": mde.ratio_low if testable else math.nan,
                     "mde_note": (mde.reason or "") if mde is not None and not testable else
@@ -168,7 +169,8 @@ def _fitted_family(at: RunSet, factor: str, other: str, key: Any, term: str,
         r.update(p_value_holm=p, significant=significant, holm_family=len(rows),
                  verdict=artefact(c.caps_ms) if c.caps_ms else direction(result.metric, scale)
                  if significant else NO_CHANGE, on_timeout_cap=bool(c.caps_ms),
-                 cap_affected=bool(c.affected_ms), warnings=c.warnings, method=FITTED)
+                 cap_affected=bool(c.affected_ms), warnings=c.warnings, method=FITTED,
+                 stalls="")
     frame = pd.DataFrame(rows)
     mde = detectables(result, frame)
     for r, m in zip(rows, mde, strict=True):

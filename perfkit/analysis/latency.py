@@ -64,8 +64,8 @@ from perfkit.stats import (
 from perfkit.stats import quantile_ci as quantile_ci  # re-exported: the pages' within-run CI
 from perfkit.stats._perrun import MIN_TAIL_REQUESTS
 from perfkit.stats.acrossruns import FEW_RUNS, runs_text, value_text
-from perfkit.stats.coding import code_factor
 from perfkit.stats.acrossruns import interval_text as interval_text  # re-exported for the pages
+from perfkit.stats.coding import code_factor
 
 #: the rule of :func:`perfkit.stats.percentile_ci_across_runs` for every number of runs
 RULE_TEXT = (f"The rule: from {FEW_RUNS} runs per configuration the median of the runs' "

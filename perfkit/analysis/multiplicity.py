@@ -97,7 +97,7 @@ def _simple_rows(result: FactorialResult) -> list[dict[str, Any]]:
         return []
     out = []
     keys = [level_text(k) for k in s["level_key"]]
-    for (key, factor, term), rows in s.assign(_key=keys).groupby(
+    for (key, factor, _term), rows in s.assign(_key=keys).groupby(
             ["_key", "factor", "interaction"], sort=False):
         other = rows["at"].iloc[0].split("=")[0]
         where = f", {', '.join(result.per)} = {key}" if result.per else ""

@@ -125,12 +125,15 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
 
 
 def _change(row) -> str:
-    """The change column: the change with its interval (or why it is not estimable), none for
-    a row whose values sit on a known cap (its change is the cap's artefact, no size of the
-    setting: the verdict says)."""
+    """The change column: the change with its interval (or why it is not estimable); for a
+    row whose values sit on a known cap (its change is the cap's artefact, no size of the
+    setting: the verdict says) the runs that stalled on it, side by side, with Fisher's test
+    (:mod:`perfkit.analysis.stalls`)."""
     c = row.comparison
-    if row.caps_ms:
-        return ""
+    if row.caps_ms:  # no size of the setting; what the runs show: how many stalled
+        return "; ".join(f"runs stalled on {x.cap_ms:g} ms: {x.stalled_base}/{x.n_base} -> "
+                         f"{x.stalled_new}/{x.n_new} (p Holm {fmt_p(x.p_adjusted)})"
+                         for x in row.stalls)
     why = row.not_estimable()["ratio"]
     if why:
         return f"{pct_change(c.ratio)} ({intervals.text(why)})"
