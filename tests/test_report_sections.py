@@ -382,7 +382,7 @@ def test_aa_calibration_ranks_a_failed_run_worst_by_the_run_status_rule():
     assert requests.comparisons == math.comb(19, 2)  # the failed run left out of the pairs
     assert any("1 run(s) failed, saturated or without a value, ranked worst" in w
                for w in result.warnings)
-    assert "rate_ci_low" not in result.to_frame() and "holds_alpha" in result.to_frame()
+    assert "rate_ci_low" not in result.to_frame() and "holds_size" in result.to_frame()
 
 
 def test_designed_aa_comparison_needs_two_arms(wrk):
@@ -398,10 +398,13 @@ def test_the_aa_section_only_formats_and_says_when_there_is_no_experiment():
     assert aa.notes(None) == [aa.NO_AA] and aa.answers(None) == [] and not len(aa.rates(None))
     cal = aa.calibrate("demo-aa", str(DATA), "arm", ["latency_p99_ms"], 0.05, 5, 200, 1)
     frame = aa.rates(cal)
-    assert list(frame["holds_alpha"]) == [True, False]  # runs: 0.045; requests: 0.963
+    assert list(frame["holds_size"]) == [True, False]  # runs: 0.045; requests: 0.963
+    # each rate against its test's own size: 8 of 252 rank splits at 5 vs 5 runs, alpha
+    # for the request-level z-test
+    assert list(frame["size"]) == pytest.approx([8 / 252, 0.05])
     found = aa.answers(cal)
-    assert [a.verdict for a in found] == ["holds alpha (rate <= 2 x alpha)",
-                                          "does not hold alpha (rate > 2 x alpha)"]
+    assert [a.verdict for a in found] == ["holds its size (rate <= 2 x 0.0317)",
+                                          "exceeds its size (rate > 2 x 0.05)"]
 
 
 # -- overview ------------------------------------------------------------------------------------

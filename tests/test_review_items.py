@@ -409,16 +409,18 @@ def test_effects_e4_aa_rates_read_the_same_on_the_page_and_the_index(aa_cal):
         assert f"{rate.metric} {shown[rate.metric]} ({rate.significant}/" in text
     assert shown["latency_p50_ms"] == "0.055"  # 11/200: the index said 0.06
     for a in found:  # the rule in the verdict's own words, and that it is not a test
-        assert re.fullmatch(r"(holds alpha \(rate <=|does not hold alpha \(rate >) 2 x alpha\)",
-                            a.verdict), a.verdict
-        assert any("descriptive" in w and "not a test" in w and "0.1" in w for w in a.warnings)
+        # against the size the test has (the exact 5 vs 5 test's 0.0317, not alpha 0.05)
+        assert re.fullmatch(r"(holds its size \(rate <=|exceeds its size \(rate >) 2 x "
+                            r"(0\.0317|0\.05)\)", a.verdict), a.verdict
+        assert any("descriptive" in w and "not a test" in w and "0.0317" in w
+                   for w in a.warnings)
 
 
 #: a verdict: better/worse/~/not testable/no data, an artefact, or an A/A rule's outcome
 VERDICT = re.compile(r"better|worse|~|not testable|no data|not tested|"
                      r"(better|worse) \(affected by the [\d ]+(and [\d ]+)*ms caps?\)|"
                      r"artefact of the [\d ]+(and [\d ]+)*ms caps?|"
-                     r"(holds alpha \(rate <=|does not hold alpha \(rate >) [\d.]+ x alpha\)|")
+                     r"(holds its size \(rate <=|exceeds its size \(rate >) [\d.]+ x [\d.]+\)|")
 
 
 def test_effects_e5_the_verdict_column_holds_verdicts_only(tuning, aa_cal, sweep):

@@ -158,6 +158,10 @@ def trend(res: pd.DataFrame, confidence: float = 0.95, alpha: float = 0.05) -> D
         found = INCONCLUSIVE
         note = (f"the values tie exactly in {ties:.0%} of the run pairs (a metric its tool "
                 "rounds): the interval cannot rule out a drift smaller than the rounding")
+    if pct[1] == pct[2]:  # a zero-width interval (tied slopes) is no interval
+        pct[1] = pct[2] = math.nan
+        found = INCONCLUSIVE if found == STABLE else found
+        note = note or "the pairwise slopes tie at the interval's ends: no interval"
     return Drift(len(res), pct[0], pct[1], pct[2], p, found,
                  left_out if isinstance(left_out, int) else 0, note)
 

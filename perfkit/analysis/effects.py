@@ -311,6 +311,18 @@ class FactorialResult:
         out["warnings"] = ["; ".join(w) for w in s["warnings"]]
         return out.reset_index(drop=True)
 
+    def variation_frame(self) -> pd.DataFrame:
+        """The share of the variation of the (log) metric each term explains, one row per
+        level and term, with ``in_interaction``: a main effect whose factor is in a significant
+        interaction at that level, so its share splits a variation the factors cause together
+        (a figure marks it; :meth:`interpretable`)."""
+        frame = self.to_frame()
+        out = frame[[*self.per, "term", "variation_pct"]].copy()
+        out["in_interaction"] = [t not in NON_EFFECT_TERMS and ":" not in t and not alone
+                                 for t, alone in zip(frame["term"],
+                                                     frame["interpretable_alone"], strict=True)]
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         from perfkit.analysis.compare import _records
 

@@ -126,8 +126,7 @@ def variation_caption(result: FactorialResult) -> str:
 def variation_table(result: FactorialResult) -> pd.DataFrame:
     """Allocation of variation: the share of the log metric's variation each term explains,
     one row per level and term (tidy)."""
-    frame = result.to_frame()
-    return frame[[*result.per, "term", "variation_pct"]]
+    return result.variation_frame()
 
 
 def coding_text(result: FactorialResult) -> str:

@@ -22,7 +22,7 @@ from perfkit.analysis import drift
 from perfkit.analysis.conditions import HOST_BUSY_PERCENT
 from perfkit.analysis.drift import DRIFT, INCONCLUSIVE, STABLE, TOLERANCE_PCT
 from perfkit.analysis.experiment import LOAD_COLUMNS
-from perfkit.analysis.quality import QualityTable
+from perfkit.analysis.quality import KNOWN, QualityTable
 from perfkit.analysis.quality import quality as _quality
 from perfkit.analysis.runstatus import GENERATOR_BUSY
 from perfkit.formatting import fmt_ci, plain
@@ -285,14 +285,19 @@ def answers(summary: pd.DataFrame, trend: pd.DataFrame, metric: str = "") -> lis
     """The data-quality and drift answers of the overview (``metric``: the one the drift was
     checked on)."""
     total = int(summary["runs"].sum()) if len(summary) else 0
-    bad = [c for c in summary.columns if c not in ("experiment", "runs", "generator_cpu_known")]
+    known = set(KNOWN.values())
+    bad = [c for c in summary.columns if c not in ("experiment", "runs", *known)]
     problems = {c: int(summary[c].sum()) for c in bad if int(summary[c].sum())}
+
+    def count(c: str, n: int) -> str:  # a count judged on what only some runs recorded
+        of = KNOWN.get(c)
+        return f"{n} of {int(summary[of].sum())}" if of in summary else str(n)
+
     out = [Answer("Data quality: runs with a problem",
-                  ", ".join(f"{c.replace('_', ' ')}: {n}" for c, n in problems.items())
+                  ", ".join(f"{c.replace('_', ' ')}: {count(c, n)}"
+                            for c, n in problems.items())
                   or "no problem found", "problems found" if problems else "no problem",
-                  f"{total} runs in {len(summary)} experiments"
-                  + (f" ({', '.join(map(str, summary['experiment']))})"
-                     if "experiment" in summary else ""))]
+                  f"{total} runs in {len(summary)} experiments")]
     if len(trend):
         out.append(_drift_answer(trend, metric))
     return out
