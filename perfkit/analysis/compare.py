@@ -42,6 +42,8 @@ from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.metrics import Metric
 from perfkit.analysis.ranks import side_ranks_higher
+from perfkit.analysis.run_notes import COLUMNS as RUN_NOTE_COLUMNS
+from perfkit.analysis.run_notes import run_notes
 from perfkit.analysis.stalls import StallChange, stall_change
 from perfkit.analysis.stalls import holm as holm_stalls
 from perfkit.analysis.tidy import not_finite
@@ -115,6 +117,9 @@ class ComparisonRow:
     #: per known cap some run of the row stalled on: the stalled runs of each side compared
     #: (:mod:`perfkit.analysis.stalls`): the result an artefact's ratio cannot give
     stalls: tuple[StallChange, ...] = ()
+    #: the runs behind the row's warnings, one per record: ``(side, run_id, kind, detail)``
+    #: (:func:`perfkit.analysis.run_notes.run_notes`)
+    run_notes: tuple[tuple[str, str, str, str], ...] = ()
 
     def not_estimable(self) -> dict[str, str]:
         """Per interval of the row (``median_base``, ``median_new``, ``ratio``): why it may
@@ -257,6 +262,16 @@ class ComparisonTable:
             records.append(rec)
         return pd.DataFrame.from_records(records)
 
+    def run_notes_frame(self) -> pd.DataFrame:
+        """Tidy: one row per run behind a row's warnings (a status other than ok, a value on
+        a known cap): the row's keys, then ``side, run_id, kind, detail``."""
+        records = [{"metric": self.metric.name,
+                    **{k: plain(v) for k, v in zip(self.keys, row.key, strict=True)},
+                    **dict(zip(RUN_NOTE_COLUMNS, note, strict=True))}
+                   for row in self.rows for note in row.run_notes]
+        return pd.DataFrame.from_records(
+            records, columns=["metric", *self.keys, *RUN_NOTE_COLUMNS])
+
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric.name, "unit": self.metric.unit,
                 "better": self.metric.better, "base": self.base, "new": self.new,
@@ -337,6 +352,9 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
                                   *(tuple(map(bool, w)) for w in worst), *_caps(cell, metric),
                                   without))
     rows = _with_stalls(rows, cells, alpha)
+    rows = [dataclasses.replace(r, run_notes=tuple(
+        (side, *note) for side, part in (("base", c.base), ("new", c.new))
+        for note in run_notes(part, metric))) for r, c in zip(rows, cells, strict=True)]
     if n_runs is None:  # distinct runs: cells may share a side (A/B tables share the base)
         n_runs = (len({id(r) for c in cells for r in c.base.runs}),
                   len({id(r) for c in cells for r in c.new.runs}))

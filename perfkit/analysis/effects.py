@@ -48,6 +48,7 @@ from perfkit.analysis.interactions import artefact_effects as artefact_effects
 from perfkit.analysis.interactions import headline_effects as headline_effects
 from perfkit.analysis.interactions import simple_effects as simple_effects
 from perfkit.analysis.metrics import Metric
+from perfkit.analysis.run_notes import run_notes
 from perfkit.errors import PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.factorial_design import factorial
@@ -94,6 +95,9 @@ class FactorialResult:
     #: per level of ``per``: its runs that did not sustain their offered rate (saturated,
     #: kept with their value): every effect at that level rests on them
     level_saturated: Mapping[Any, int] = dataclasses.field(default_factory=dict)
+    #: per level of ``per``: the runs behind its warnings, ``(run_id, kind, detail)``
+    level_run_notes: Mapping[Any, tuple[tuple[str, str, str], ...]] = dataclasses.field(
+        default_factory=dict)
 
     def describe(self) -> str:
         """The method, in a sentence a reader can paste into a paper."""
@@ -311,6 +315,20 @@ class FactorialResult:
         out["warnings"] = ["; ".join(w) for w in s["warnings"]]
         return out.reset_index(drop=True)
 
+    def run_notes_frame(self) -> pd.DataFrame:
+        """Tidy: one row per run behind a level's warnings (a status other than ok among its
+        cell's peers, a latency on a known cap): the ``per`` columns, then ``run_id, kind,
+        detail`` (:func:`perfkit.analysis.run_notes.run_notes`)."""
+        records = []
+        for key, notes in self.level_run_notes.items():
+            values = key if isinstance(key, tuple) else (key,)
+            head = {c: plain(v) for c, v in zip(self.per, values, strict=False)}
+            records += [{"metric": self.metric.name, **head,
+                         **dict(zip(("run_id", "kind", "detail"), n, strict=True))}
+                        for n in notes]
+        return pd.DataFrame.from_records(
+            records, columns=["metric", *self.per, "run_id", "kind", "detail"])
+
     def variation_frame(self) -> pd.DataFrame:
         """The share of the variation of the (log) metric each term explains, one row per
         level and term, with ``in_interaction``: a main effect whose factor is in a significant
@@ -388,10 +406,11 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
     result = FactorialResult(metric, tuple(factors), tuple(per), log, confidence, alpha, used,
                              dict(table.attrs["coding"]), df_error, len(rows), table,
                              pd.DataFrame(), tuple(warnings))
-    caps, caps_ms, affected, counts, saturated = {}, {}, {}, {}, {}
+    caps, caps_ms, affected, counts, saturated, notes = {}, {}, {}, {}, {}, {}
     for key in (table["by"].drop_duplicates() if per else [None]):
         at = rows_at(rows, per, key)
         counts[key] = len(at)
+        notes[key] = run_notes(at, metric, [*factors, *per])
         saturated[key] = sum(s.status == runstatus.SATURATED for s in
                              runstatus.statuses_by_cell(at, metric, [*factors, *per]))
         check = cap_check(at, metric)
@@ -403,7 +422,7 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
             affected[key] = check.affected_ms
     result = dataclasses.replace(result, level_warnings=caps, level_runs=counts,
                                  level_caps_ms=caps_ms, level_affected_ms=affected,
-                                 level_saturated=saturated)
+                                 level_saturated=saturated, level_run_notes=notes)
     warnings_all = list(result.warnings) + [w for ws in caps.values() for w in ws]
     return dataclasses.replace(result, simple_effects=simple_effects(rows, result),
                                warnings=tuple(warnings_all))

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis.configs import _outside, directive_lines
-from perfkit.analysis.experiment import Experiment
+from perfkit.analysis.experiment import Experiment, RunSet
 from perfkit.formatting import level_text
 from perfkit.stats.coding import code_factor
 
@@ -41,12 +41,16 @@ _LOCATION_MODIFIERS = ("=", "~", "~*", "^~")
 COLUMNS = ["factor", "low", "high", "setting", "low_value", "high_value", "locations", "where"]
 
 
-def level_changes(exp: Experiment, factors: Sequence[str] | None = None) -> pd.DataFrame:
+def level_changes(exp: Experiment | RunSet, factors: Sequence[str] | None = None,
+                  order: Mapping[str, tuple[str, str]] | None = None) -> pd.DataFrame:
     """One row per factor and setting that differs between the factor's low and high level
     (module docstring): ``factor, low, high, setting, low_value, high_value, locations`` (how
     many times the directive appears in the configuration) and ``where`` (the other factors'
     levels at which the difference was read: ``every level of cache`` when it is the same at
-    each). Empty for a factor whose runs recorded no server configuration."""
+    each). Empty for a factor whose runs recorded no server configuration. ``exp``: an
+    experiment, or some of its runs (the two arms of a comparison); ``order``: ``{factor:
+    (from, to)}`` where the change is read the other way than the coding rule's low -> high
+    (a comparison's base -> new)."""
     factors = list(factors if factors is not None else exp.factors)
     configs = _configs(exp, factors)
     rows = []
@@ -54,8 +58,11 @@ def level_changes(exp: Experiment, factors: Sequence[str] | None = None) -> pd.D
         levels = sorted({dict(k)[factor] for k in configs}, key=str)
         if len(levels) != 2:
             continue
-        coding = code_factor(pd.Series(levels), factor)[1]
-        low, high = level_text(coding["low"]), level_text(coding["high"])
+        if order and factor in order:
+            low, high = (level_text(v) for v in order[factor])
+        else:
+            coding = code_factor(pd.Series(levels), factor)[1]
+            low, high = level_text(coding["low"]), level_text(coding["high"])
         found: dict[tuple, list[str]] = {}
         pairs = 0
         for key, conf in configs.items():
@@ -134,11 +141,12 @@ def backend(exp: Experiment) -> Backend:
     return Backend(tuple(sorted(delays)), proxied, len(rows), size)
 
 
-def _configs(exp: Experiment, factors: Sequence[str]) -> dict[tuple, dict[str, Any]]:
+def _configs(exp: Experiment | RunSet, factors: Sequence[str]) -> dict[tuple, dict[str, Any]]:
     """Per combination of ``factors`` levels (``((factor, level), ...)``), the first run's
     directives (name -> (value, count)) and outside settings."""
     out: dict[tuple, dict[str, Any]] = {}
-    for run in exp.rows().runs:
+    runs = exp.rows().runs if isinstance(exp, Experiment) else exp.runs
+    for run in runs:
         server = (run.manifest or {}).get("server") or {}
         text = server.get("config_text")
         if not text or not all(f in run.factors for f in factors):

@@ -31,6 +31,10 @@ on the direction, no size.
 
 claim of a change (direction ``better`` or ``worse``):
 
+0. the repeat did not reach the regime the claim is about (:func:`perfkit.analysis.
+   seeds_notes.regime_gap`: no run kept its offered rate, or the published values sit on a
+   known timeout the base arm never showed): **inconclusive** whatever else, unless the claimed
+   change was seen (the reason says which part of the regime is missing);
 1. v is ``not testable`` or ``no data``: **inconclusive** (the repeat cannot test anything);
 2. v is the opposite direction: **contradicted** (significant change the other way);
 3. r is given and comparable, the interval is a size, and r lies outside [lo, hi]:
@@ -370,9 +374,18 @@ def _claim(claim: pd.Series, a: pd.Series, link: Link | None, raw: pd.DataFrame,
     worst: list[str] = []
     if rep is not None:
         c = rep.row.comparison
+        other = link.contrast == "differs"  # another change of the setting than published
         verdict, reason = judge(link.direction, rep.row.verdict, c.ratio_ci_low,
                                 c.ratio_ci_high, ratio, threshold,
-                                published_confounded=confounded(claim))
+                                published_confounded=confounded(claim) or other)
+        if other:
+            reason = f"{contrast_text(rep, link)}; {reason}"
+        gap = notes.regime_gap(rep, claim["published_values"])
+        if gap and (verdict in (CONTRADICTED, INCONCLUSIVE)
+                    or (verdict == SUPPORTED and link.direction == "same")):
+            # no verdict on a claim about a regime the repeat never reached
+            verdict, reason = INCONCLUSIVE, (f"the repeat did not reach the claim's regime "
+                                             f"({gap}); its comparison: {reason}")
         worst = notes.ranked_worst(rep)
         if not rep.is_magnitude and worst and verdict != SUPPORTED_DIRECTION:
             ends = " and ".join(dict.fromkeys(
@@ -397,6 +410,22 @@ def _claim(claim: pd.Series, a: pd.Series, link: Link | None, raw: pd.DataFrame,
                        tuple(worst), tuple(_warnings(claim, rep, load)))
 
 
+def contrast_text(rep: Replication, link: Link) -> str:
+    """Both changes, named: ``the write-up changed access_log off -> ... buffer=256k; the
+    repeat changes access_log (unbuffered -> buffered): access_log ... -> ...`` (the repeat's
+    from its manifests, :func:`perfkit.analysis.levels.level_changes`)."""
+    from perfkit.analysis.levels import changes_text, level_changes
+
+    arms = RunSet(pd.concat([rep.base.frame, rep.new.frame], ignore_index=True),
+                  (*rep.base.runs, *rep.new.runs), link.experiment, rep.base.factors)
+    cols = link.columns()
+    order = {link.factor: (cols["base_level"], cols["new_level"])}
+    repeat = changes_text(level_changes(arms, [link.factor], order), link.factor)
+    differs = " (another change of the setting)" if link.contrast == "differs" else ""
+    return (f"the write-up changed {link.published_change or 'what its configurations name'}; "
+            f"the repeat changes {repeat}{differs}")
+
+
 def _warnings(claim: pd.Series, rep: Replication | None, load: Loader) -> list[str]:
     """What a reader of a repeated claim's numbers must know besides its verdict: runs kept in
     doubt, the comparison row's own warnings, a confounded write-up, the experiment's threats
@@ -407,6 +436,8 @@ def _warnings(claim: pd.Series, rep: Replication | None, load: Loader) -> list[s
     stated = {w for side in ("base", "new")
               for w in status_notes(side, notes.cell_statuses(rep, side)[1])}
     out += [w for w in rep.row.warnings if w not in stated]
+    if rep.link.published_change and rep.link.contrast != "differs":
+        out.append(contrast_text(rep, rep.link))
     also = str(claim.get("also_changed") or "")
     if also:
         may = "may have changed" if also.startswith("possibly") else "changed"
