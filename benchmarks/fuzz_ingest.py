@@ -2,14 +2,23 @@
 
 Run: ``nice -n 19 .venv/bin/python benchmarks/fuzz_ingest.py [--inputs 100000] [--seed 1]``
 
-The engine is ``tests/_fuzz.py`` (the test suite runs 3,000 inputs of it): each input is a real
-fixture (wrk, wrk2, Locust CSV and --json, an hdrh-written interval log) damaged by one to three
-mutations (truncation at lines and bytes, line deletion/duplication/swap, byte flips, numbers
-replaced by huge/negative/NaN/inf/empty values, unit swaps, CRLF/CR, UTF-16, BOM, binary, NUL,
-very long lines). Every 5th input goes through ``perfkit.load`` from a run directory with its
-manifest (mutated one time in five). Outcomes: ``runs``, ``parse_error`` (ParseError with a line
-inside the input), ``perfkit_error`` (another PerfkitError); failures: ``crash``, ``hang``
-(> 1 s), ``bad_error``. Exit status 1 on any failure.
+The engine is ``tests/_fuzz.py`` (the test suite runs a few thousand inputs of it). Seeds: every
+real output under tests/fixtures and data/ (wrk, wrk2, Locust CSV and --json), an hdrh-written
+interval log, and every Locust run directory as a whole (stats, history, failures, exceptions
+and --json merged by ``locust.parse_files``). Each input is a seed damaged by one to three
+mutations (``tests/_fuzz_mutations.py``: truncation, line edits, byte flips, numbers replaced
+by huge/negative/NaN/inf/empty values, unit swaps, CRLF/CR, UTF-16/UTF-16-BE with a BOM/UTF-32/
+latin-1, non-ASCII digits and spaces, binary, NUL, lines up to 1 MB; CSV columns dropped,
+renamed and swapped; JSON keys deleted, renamed and retyped). Every 5th input goes through
+``perfkit.load`` from a run directory with its manifest (mutated one time in five), and, with
+the run store on, again from the store. Every successful parse has its values checked
+(``tests/_fuzz_checks.py``), and every input is given to the fast wrk2 path, whose Runs must
+equal ``wrk2.parse``'s.
+
+Outcomes: ``runs``, ``parse_error`` (ParseError with a line inside the input),
+``perfkit_error`` (another PerfkitError); failures: ``crash``, ``hang`` (> 1 s), ``bad_error``,
+``bad_value``, ``fast_mismatch``, ``cache_mismatch``, ``swap_mismatch``. Exit status 1 on any
+failure.
 """
 
 from __future__ import annotations
@@ -30,21 +39,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     seeds = load_seeds()
-    start = time.perf_counter()
+    dirs = sum(s.kind == "locust_dir" for s in seeds)
+    data = sum(s.name.startswith("data/") and s.kind != "locust_dir" for s in seeds)
+    start, cpu = time.perf_counter(), time.process_time()
     report = run_fuzz(args.inputs, seed=args.seed, seeds=seeds,
                       progress=lambda i: print(f"  ... {i} inputs", file=sys.stderr))
-    wall = time.perf_counter() - start
-    total = sum(report.counts.values())
-    print(f"{total} mutated inputs from {len(seeds)} real outputs (seed {args.seed}), "
-          f"{wall:.0f} s, slowest input {report.slowest_s * 1000:.0f} ms of CPU "
-          f"(hang: > {HANG_S:g} s)")
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    print(f"{report.counts['inputs']} mutated inputs (seed {args.seed}) from "
+          f"{len(seeds) - dirs} real outputs ({data} of them under data/) and {dirs} Locust "
+          f"run directories; {wall:.0f} s wall, {cpu:.0f} s CPU; slowest input "
+          f"{report.slowest_s * 1000:.0f} ms of CPU (hang: > {HANG_S:g} s)")
     for outcome in ("runs", "parse_error", "perfkit_error", *FAILURES):
-        print(f"  {outcome:<14}{report.counts[outcome]:>8}")
+        print(f"  {outcome:<15}{report.counts[outcome]:>8}")
+    print(f"  (values checked on {report.counts['values_checked']} successful parses; the "
+          f"fast wrk2 path took {report.counts['fast_taken']} inputs, each equal to "
+          "wrk2.parse's Run unless counted as fast_mismatch)")
     for outcome in FAILURES:
         for example in report.examples.get(outcome, []):
             print(f"{outcome}: {example}")
     print(f"{report.counts['crash']} crashes, {report.counts['hang']} hangs, "
-          f"{report.counts['bad_error']} errors without a valid line")
+          f"{report.counts['bad_error']} errors without a valid line, "
+          f"{report.failures - sum(report.counts[k] for k in ('crash', 'hang', 'bad_error'))}"
+          " other failures")
     return 1 if report.failures else 0
 
 

@@ -1,9 +1,15 @@
 """The ``perfkit`` command: one ``main(argv, stdout, stderr) -> int`` for every subcommand.
 
 Each subcommand lives in :mod:`perfkit.commands` as a module with ``register(subparsers)``, which
-adds its parser and sets ``func(args, out, err) -> int``. Errors perfkit raises on purpose print
-as one line, ``perfkit: error: ...``, and exit 2 for usage errors, 1 for data errors
-(:attr:`perfkit.errors.PerfkitError.exit_status`); ``--debug`` shows the traceback too.
+adds its parser and sets ``func(args, out, err) -> int``.
+
+The exit contract (:data:`EXIT_CONTRACT`, printed by ``perfkit --help``): 0, 1 and 3 come only
+from an analysis; every error exits 2 (:data:`perfkit.errors.ERROR_STATUS`) with one line on
+stderr, ``perfkit: error: ...`` (``perfkit COMMAND: error: ...`` for a command line argparse
+cannot read), and no usage block (``--help`` shows it). The one exception to "one line": input
+that holds several errors (unreadable files under a path, problems in a parameter file) gets
+one line per error. A traceback is printed only with ``--debug``; an exception perfkit did not
+raise on purpose is a bug, reported as ``internal error``.
 """
 
 from __future__ import annotations
@@ -12,12 +18,14 @@ import argparse
 import contextlib
 import importlib
 import pkgutil
+import re
 import sys
 import traceback
-from typing import TextIO
+from collections.abc import Iterator
+from typing import NoReturn, TextIO
 
 from perfkit import __version__
-from perfkit.errors import PerfkitError
+from perfkit.errors import ERROR_STATUS, PerfkitError
 
 #: the order ``perfkit --help`` lists subcommands in; any other module in perfkit.commands follows
 ORDER = ("parse", "show", "compare", "gate", "effects", "scaling", "plan", "history", "run",
@@ -47,11 +55,74 @@ typical use:
 Run 'perfkit COMMAND --help' for a command's options and examples.
 """
 
+EXIT_CONTRACT = """\
+exit status (every command):
+  0  done (gate: no regression)
+  1  gate only: a regression
+  3  gate only: inconclusive, and no regression; testbed status: not running
+  2  an error: a usage error, an unreadable or unusable input, a run or notebook that failed,
+     or a bug. stderr then holds one line 'perfkit: error: ...' (one per file or problem when
+     several inputs are bad); --debug adds the traceback. 1 and 3 never mean an error.
+"""
+
+#: a negative number or percentage (``-5%``, ``-0.05``): a value, never an option
+_NEGATIVE_VALUE = re.compile(r"-(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?%?")
+
+
+class CommandLineError(Exception):
+    """argparse could not read the command line: ``prog: error: message``, exit status 2."""
+
+    def __init__(self, prog: str, message: str):
+        self.prog = prog
+        super().__init__(" ".join(message.split()))
+
+
+class _StoreOnce(argparse._StoreAction):
+    """argparse's ``store``, refusing an option given twice (argparse keeps the last one)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault("_given_options", set())
+        if option_string and self.dest in given:
+            several = (" (several values go in one, comma-separated: --by a,b)"
+                       if self.dest in ("by", "factors") else "")
+            parser.error(f"argument {'/'.join(self.option_strings)}: given more than once; "
+                         f"give it once{several}")
+        given.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with perfkit's error contract: an error is one line and exit status 2 (the usage
+    block is left to ``--help``); an option given twice is an error; ``-5%`` is a value. Every
+    subparser is of this class too (argparse makes them with the parent's class)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
+
+    def error(self, message: str) -> NoReturn:
+        raise CommandLineError(self.prog, message)
+
+    def _parse_optional(self, arg_string):
+        if _NEGATIVE_VALUE.fullmatch(arg_string):
+            return None  # a value such as --max-regression -5%, for the option to judge
+        return super()._parse_optional(arg_string)
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                yield sub
+                yield from _subparsers(sub)
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="perfkit",
         description=DESCRIPTION,
+        epilog=EXIT_CONTRACT,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"perfkit {__version__}")
@@ -60,7 +131,25 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in command_names():
         importlib.import_module(f"perfkit.commands.{name}").register(sub)
+    for p in _subparsers(parser):  # --debug after the command works too
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help=argparse.SUPPRESS)
     return parser
+
+
+def error_lines(exc: BaseException) -> list[str]:
+    """The stderr lines of an error: one, or one per problem of an error that lists several
+    (:attr:`PerfkitError.problems`)."""
+    problems = getattr(exc, "problems", None)
+    if isinstance(exc, PerfkitError) and problems:
+        return [" ".join(str(p).split()) for p in problems]
+    if isinstance(exc, PerfkitError):
+        return [" ".join(str(exc).split())]
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f"{exc.filename}: " if exc.filename else ""
+        return [f"{where}{exc.strerror}"]
+    text = " ".join(str(exc).split())
+    return [f"internal error: {type(exc).__name__}: {text} (run with --debug for the traceback)"]
 
 
 def main(argv: list[str] | None = None, stdout: TextIO | None = None,
@@ -68,28 +157,37 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
     """Run perfkit with ``argv`` (without the program name); return the exit status."""
     out = stdout or sys.stdout
     err = stderr or sys.stderr
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        # argparse prints --help and usage errors itself: send them to our streams
+        parser = build_parser()
+        # argparse prints --help and --version itself: send them to our streams
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse exits on --help and on usage errors
+    except SystemExit as exc:  # --help, --version
         return int(exc.code or 0)
+    except CommandLineError as exc:
+        print(f"{exc.prog}: error: {exc}", file=err)
+        return ERROR_STATUS
     if not getattr(args, "func", None):
-        parser.print_help(out)
-        return 2
+        print(f"perfkit: error: expected a command ({', '.join(command_names())}); "
+              "'perfkit --help' describes each", file=err)
+        return ERROR_STATUS
     try:
         return int(args.func(args, out, err) or 0)
-    except PerfkitError as exc:
-        if args.debug:
-            traceback.print_exc(file=err)
-        print(f"perfkit: error: {exc}", file=err)
-        return exc.exit_status
     except KeyboardInterrupt:
         print("perfkit: interrupted", file=err)
         return 130
     except BrokenPipeError:
         return 0
+    except CommandLineError as exc:
+        print(f"{exc.prog}: error: {exc}", file=err)
+        return ERROR_STATUS
+    except Exception as exc:  # noqa: BLE001 - every error is one line and exit status 2
+        if getattr(args, "debug", False):
+            traceback.print_exc(file=err)
+        for line in error_lines(exc):
+            print(f"perfkit: error: {line}", file=err)
+        return ERROR_STATUS
 
 
 def entry_point() -> None:

@@ -2,20 +2,27 @@
 
 Every error a user can cause says where (``path:line``), what was expected and what was found,
 so it can be fixed without reading a traceback.
+
+The exit contract of the ``perfkit`` command (:mod:`perfkit.cli`): statuses 0, 1 and 3 come
+only from an analysis (``perfkit gate``: 0 pass, 1 regression, 3 inconclusive); every error,
+whether a usage error, unreadable data or a bug, exits :data:`ERROR_STATUS` (2) with one line
+``perfkit: error: ...`` on stderr.
 """
 
 from __future__ import annotations
+
+#: the exit status of every error (usage, data, internal): never 1, which CI reads as a result
+ERROR_STATUS = 2
 
 
 class PerfkitError(Exception):
     """Base class of every error perfkit raises on purpose.
 
-    The CLI prints it as one line, ``perfkit: error: ...``, and exits with :attr:`exit_status`:
-    2 for usage errors (the request cannot be answered as asked), 1 for data errors (the data
-    cannot answer it).
+    The CLI prints it as one line, ``perfkit: error: ...``, and exits with :attr:`exit_status`,
+    :data:`ERROR_STATUS` (2) for every error: 0, 1 and 3 belong to the analyses.
     """
 
-    exit_status = 1
+    exit_status = ERROR_STATUS
 
 
 class UsageError(PerfkitError, ValueError):
@@ -23,14 +30,11 @@ class UsageError(PerfkitError, ValueError):
     that does not parse, a design the method does not take (a factor with three levels in a
     2^k analysis). Exit status 2. Also a :class:`ValueError`, for callers that catch that."""
 
-    exit_status = 2
-
 
 class DataError(PerfkitError, ValueError):
     """The data cannot answer the question: no runs, too few levels for a fit, a side with no
-    runs. Exit status 1. Also a :class:`ValueError`, for callers that catch that."""
-
-    exit_status = 1
+    runs. Exit status 2, as every error. Also a :class:`ValueError`, for callers that catch
+    that."""
 
 
 class ParseError(PerfkitError):

@@ -31,11 +31,16 @@ _METRIC = {"": Decimal(1), "k": Decimal(10) ** 3, "M": Decimal(10) ** 6, "G": De
 _BINARY = {"B": Decimal(1), "KB": Decimal(1024), "MB": Decimal(1024) ** 2,
            "GB": Decimal(1024) ** 3, "TB": Decimal(1024) ** 4}
 
+# ASCII only (re.ASCII): \d would admit any Unicode digit and \s any Unicode space, which
+# float() and Decimal() then read ("\u0663" is 3); with IGNORECASE, Unicode matching would
+# also take a dotless "\u0131" for "i" ("\u0131nf"). No load tool prints them: refused.
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-_NAN = re.compile(r"^[-+]?nan$", re.IGNORECASE)
+_NAN = re.compile(r"^[-+]?nan$", re.IGNORECASE | re.ASCII)
 #: a no-data token with an optional unit glued on: ``-nan``, ``nan%``, ``-nanus``, ``inf``
-_PLACEHOLDER = re.compile(r"^[-+]?(nan|inf(?:inity)?)([A-Za-z%]*)$", re.IGNORECASE)
-_SUFFIXED = re.compile(rf"^({_NUM})\s*([A-Za-z%]*)$")
+_PLACEHOLDER = re.compile(r"^[-+]?(nan|inf(?:inity)?)([A-Za-z%]*)$", re.IGNORECASE | re.ASCII)
+_SUFFIXED = re.compile(rf"^({_NUM})\s*([A-Za-z%]*)$", re.ASCII)
+#: what a token may be padded with (str.strip() alone would also drop Unicode spaces)
+_SPACES = " \t\n\r\f\v"
 
 
 class UnitError(ValueError):
@@ -54,7 +59,7 @@ _FAST_PLAIN = {"": ("", 1)}
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_PLAIN_NUMBER = re.compile(r"\d+(?:\.\d+)?$")
+_PLAIN_NUMBER = re.compile(r"\d+(?:\.\d+)?$", re.ASCII)
 
 
 def _fast(text: str, fast: dict[str, tuple[str, int]]) -> float | None:
@@ -63,7 +68,7 @@ def _fast(text: str, fast: dict[str, tuple[str, int]]) -> float | None:
     Only plain ``digits[.digits]`` with a known suffix is taken here; anything else (signs,
     exponents, nan, junk) goes to the careful path, which also produces the error messages.
     """
-    token = text.strip()
+    token = text.strip(_SPACES)
     number_text = token.rstrip(_LETTERS)
     scale = fast.get(token[len(number_text):])
     if scale is None or not _PLAIN_NUMBER.match(number_text):
@@ -74,11 +79,11 @@ def _fast(text: str, fast: dict[str, tuple[str, int]]) -> float | None:
 
 def is_placeholder(text: str) -> bool:
     """True for a printed no-data token (``-nan``, ``nan%``, ``-nanus``, ``inf``), any unit."""
-    return _PLACEHOLDER.match(text.strip()) is not None
+    return _PLACEHOLDER.match(text.strip(_SPACES)) is not None
 
 
 def _split(text: str, units: dict[str, Decimal], what: str) -> Decimal | None:
-    s = text.strip()
+    s = text.strip(_SPACES)
     if _NAN.match(s):
         return None
     m = _PLACEHOLDER.match(s)
@@ -129,7 +134,7 @@ def bytes_(text: str) -> float:
 
 def percent(text: str) -> float:
     """``'68.33%'`` -> 68.33, ``'-nan%'`` -> nan."""
-    s = text.strip()
+    s = text.strip(_SPACES)
     if not s.endswith("%"):
         raise UnitError("a percentage ending in '%'")
     return _to_float(_split(s[:-1], {"": Decimal(1)}, "a percentage"))
@@ -143,10 +148,38 @@ def number(text: str) -> float:
 
 def parse_duration_arg(text: str) -> float:
     """A wrk/Locust command-line duration (``'10s'``, ``'2m'``, ``'1h30m'``) in seconds."""
-    s = text.strip()
-    if re.fullmatch(r"\d+(?:\.\d+)?", s):
+    s = text.strip(_SPACES)
+    if _PLAIN_NUMBER.match(s):
         return float(s)
-    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|us|h|m|s)", s)
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|us|h|m|s)", s, re.ASCII)
     if not parts or "".join(a + b for a, b in parts) != s:
         raise UnitError(f"a duration such as 10s, 2m or 1h30m, not {text!r}")
     return float(sum(Decimal(v) * _TIME_TO_MS[u] for v, u in parts) / 1000)
+
+
+_FRACTION = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(%?)\s*")
+FRACTION_WORDS = "a percentage such as 5% or a fraction such as 0.05, above 0 and below 100%"
+
+
+def fraction(value: str | float) -> float:
+    """A share in (0, 1) written as a percentage or a fraction: ``'5%'`` and ``'0.05'`` (and
+    the number 0.05, as a YAML file gives it) -> 0.05.
+
+    The one parser of thresholds, on the command line (``--max-regression 5%``) and in the
+    report's parameter files (``max_regression: 0.05`` or ``"5%"``). A bare number of 1 or more
+    is refused rather than guessed (``5`` is not 5%)."""
+    if isinstance(value, bool):
+        raise UnitError(FRACTION_WORDS)
+    if isinstance(value, int | float):
+        number, pct = float(value), ""
+    else:
+        m = _FRACTION.fullmatch(str(value))
+        if not m:
+            raise UnitError(FRACTION_WORDS)
+        number, pct = float(m.group(1)), m.group(2)
+    share = number / 100 if pct else number
+    if not (math.isfinite(share) and 0 < share < 1):
+        hint = (f" ({number:g} would be {share:.0%}: write {number:g}% or {number / 100:g})"
+                if not pct and 1 <= share < 100 else "")
+        raise UnitError(f"{FRACTION_WORDS}{hint}")
+    return share

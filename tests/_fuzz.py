@@ -1,25 +1,29 @@
-"""A mutation fuzzer over the real fixtures, shared by tests/test_fuzz_ingest.py (a few thousand
+"""A mutation fuzzer over real tool outputs, shared by tests/test_fuzz_ingest.py (a few thousand
 inputs) and benchmarks/fuzz_ingest.py (>= 10**5).
 
-Every input is a real tool output (tests/fixtures) damaged by one to three mutations: truncation
-at a line or at a random byte, line deletion, duplication and swaps, byte flips, numbers
-replaced by huge, negative, NaN, inf or empty values, unit swaps, CRLF or CR line ends, UTF-16,
-a BOM, binary garbage, NUL bytes and very long lines. Each is fed to the parser of its kind and,
-every ``load_every``-th input, written into a run directory (with its real manifest, mutated
-sometimes) and read with :func:`perfkit.load`.
+Seeds are the real outputs under tests/fixtures and data/ (sniffed as perfkit does), three
+hdrh-written interval logs, and every Locust run directory as a whole (stats, history,
+failures, exceptions and --json files together). Every input is a seed damaged by one to three
+mutations (tests/_fuzz_mutations.py). It is fed to the parser of its kind (a Locust directory:
+to ``locust.parse_files``, which merges the files) and, every ``load_every``-th input, written
+into a run directory (with its real manifest, mutated sometimes) and read with
+:func:`perfkit.load`; when the run store is on, the directory is loaded a second time, from the
+store, and must give the same runs, warnings and errors.
 
-Outcomes: ``runs`` (a list of Run), ``parse_error`` (ParseError with a line inside the input, or
-without one for a binary input), ``perfkit_error`` (another PerfkitError), and the failures:
-``crash`` (any other exception), ``hang`` (over 1 s of CPU time, or 10 s of wall time),
-``bad_error`` (a ParseError on a text input without a line, or with a line beyond its end).
+Outcomes: ``runs``, ``parse_error`` (ParseError with a line inside the input, or without one
+for a binary input), ``perfkit_error`` (another PerfkitError). Failures: ``crash`` (any other
+exception), ``hang`` (over 1 s of CPU time, or 10 s of wall time), ``bad_error`` (a ParseError
+on a text input without a line, or with a line beyond its end), ``bad_value`` (a successful
+parse whose values break an invariant, tests/_fuzz_checks.py), ``fast_mismatch`` (the fast
+wrk2 path, ``perfkit.ingest.fastwrk2``, accepted an input and gave another Run than
+``wrk2.parse``, which every input is also given), ``cache_mismatch`` (the run store changed a
+load), ``swap_mismatch`` (two CSV columns swapped changed the parse of a reader by header name).
 Input ``i`` of a run with seed ``s`` is :func:`make_input` ``(seeds, s, i)``: replayable.
 """
 
 from __future__ import annotations
 
-import io
 import random
-import re
 import shutil
 import signal
 import tempfile
@@ -30,16 +34,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
+from _fuzz_checks import problems
+from _fuzz_mutations import MUTATIONS, mutate
+from _fuzz_seeds import LOCUST_KINDS, Seed, load_seeds
 
 import perfkit
-from perfkit.errors import ParseError, PerfkitError
-from perfkit.ingest import hlog, locust, wrk, wrk2
+from perfkit.errors import LoadError, ParseError, PerfkitError
+from perfkit.ingest import fastwrk2, hlog, locust, wrk, wrk2
+from perfkit.ingest.locust_csv import History
 from perfkit.ingest.sniffer import sniff
+from perfkit.model import Run
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+__all__ = ["FAILURES", "HANG_S", "MUTATIONS", "Report", "Seed", "load_seeds", "make_input",
+           "mutate", "run_fuzz"]
+
 HANG_S = 1.0
-FAILURES = ("crash", "hang", "bad_error")
+FAILURES = ("crash", "hang", "bad_error", "bad_value", "fast_mismatch", "cache_mismatch",
+            "swap_mismatch")
+SOURCE = "fuzz.txt"
 
 PARSERS: dict[str, Callable] = {
     "wrk": wrk.parse, "wrk2": wrk2.parse, "hlog": hlog.parse,
@@ -47,170 +59,13 @@ PARSERS: dict[str, Callable] = {
     "locust_failures": locust.parse_failures_csv,
     "locust_exceptions": locust.parse_exceptions_csv, "locust_json": locust.parse_json,
 }
-_NUMBER = re.compile(rb"\d+(?:\.\d+)?")
-_UNITS = [b"us", b"ms", b"s", b"m", b"h", b"k", b"M", b"KB", b"MB", b"GB", b"B", b"%", b"xs",
-          b""]
-_REPLACEMENTS = [b"9" * 400, b"1e308", b"1e999", b"18446744073709551616", b"-1", b"-0.5",
-                 b"nan", b"-nan", b"NaN", b"inf", b"-inf", b"Infinity", b"", b"0", b"0.000",
-                 b"-nanus", b"N/A", b"1" * 25, b"3.", b".5", b"1e-400"]
+#: how often an input comes from each pool of seeds
+POOLS = (("fixtures", 0.55), ("data", 0.25), ("locust_dir", 0.2))
 
 
-@dataclass(frozen=True)
-class Seed:
-    kind: str
-    name: str
-    data: bytes
-    manifest: bytes | None
-    manifest_name: str | None
-
-
-def _hlog_seed() -> bytes:
-    """An interval log written by hdrh's own HistogramLogWriter (no hlog fixture exists)."""
-    from hdrh.histogram import HdrHistogram
-    from hdrh.log import HistogramLogWriter
-
-    buf = io.StringIO()
-    writer = HistogramLogWriter(buf)
-    writer.output_log_format_version()
-    writer.output_base_time(1795290763000)  # output_start_time is broken in hdrh 0.10
-    writer.output_legend()
-    rng = np.random.default_rng(7)
-    for i in range(3):
-        hist = HdrHistogram(1, 3_600_000_000, 3)
-        for v in rng.lognormal(7, 1, 300).astype(int) + 1:
-            hist.record_value(int(v))
-        writer.output_interval_histogram(hist, 1795290763.0 + i, 1795290764.0 + i)
-    return buf.getvalue().encode()
-
-
-def load_seeds(root: Path = FIXTURES) -> list[Seed]:
-    """Every tool output under ``root`` (sniffed as perfkit does), with its run manifest."""
-    seeds = []
-    for path in sorted(root.rglob("*")):
-        if not path.is_file() or path.name in ("manifest.json", "meta.json"):
-            continue
-        data = path.read_bytes()
-        if not data.strip() or b"\x00" in data[:4096]:
-            continue
-        try:
-            kind = sniff(data[:16384].decode("utf-8"))
-        except UnicodeDecodeError:
-            continue
-        if kind is None:
-            continue
-        manifest = next((path.parent / n for n in ("manifest.json", "meta.json")
-                         if (path.parent / n).is_file()), None)
-        seeds.append(Seed(kind, str(path.relative_to(root)), data,
-                          manifest.read_bytes() if manifest else None,
-                          manifest.name if manifest else None))
-    seeds.append(Seed("hlog", "generated.hlog", _hlog_seed(), None, None))
-    return seeds
-
-
-# -- mutations --------------------------------------------------------------------------------
-def _lines(data: bytes) -> list[bytes]:
-    return data.split(b"\n")
-
-
-def truncate_line(rng: random.Random, data: bytes) -> bytes:
-    lines = _lines(data)
-    return b"\n".join(lines[:rng.randrange(len(lines) + 1)]) + rng.choice([b"", b"\n"])
-
-
-def truncate_byte(rng: random.Random, data: bytes) -> bytes:
-    return data[:rng.randrange(len(data) + 1)]
-
-
-def delete_line(rng: random.Random, data: bytes) -> bytes:
-    lines = _lines(data)
-    del lines[rng.randrange(len(lines))]
-    return b"\n".join(lines)
-
-
-def duplicate_line(rng: random.Random, data: bytes) -> bytes:
-    lines = _lines(data)
-    i = rng.randrange(len(lines))
-    lines.insert(i, lines[i])
-    return b"\n".join(lines)
-
-
-def swap_lines(rng: random.Random, data: bytes) -> bytes:
-    lines = _lines(data)
-    i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
-    lines[i], lines[j] = lines[j], lines[i]
-    return b"\n".join(lines)
-
-
-def flip_bytes(rng: random.Random, data: bytes) -> bytes:
-    out = bytearray(data)
-    for _ in range(rng.choice([1, 1, 2, 5, 20])):
-        if out:
-            out[rng.randrange(len(out))] = rng.randrange(256)
-    return bytes(out)
-
-
-def replace_number(rng: random.Random, data: bytes) -> bytes:
-    found = list(_NUMBER.finditer(data))
-    if not found:
-        return data
-    out = data
-    for m in sorted(rng.sample(found, min(len(found), rng.choice([1, 1, 3]))),
-                    key=lambda m: -m.start()):
-        out = out[:m.start()] + rng.choice(_REPLACEMENTS) + out[m.end():]
-    return out
-
-
-def swap_unit(rng: random.Random, data: bytes) -> bytes:
-    found = list(re.finditer(rb"(?<=\d)(us|ms|s|m|KB|MB|GB|B|k|%)", data))
-    if not found:
-        return data
-    m = rng.choice(found)
-    return data[:m.start()] + rng.choice(_UNITS) + data[m.end():]
-
-
-def line_ends(rng: random.Random, data: bytes) -> bytes:
-    return data.replace(b"\n", rng.choice([b"\r\n", b"\r", b"\n\n", b"\r\r\n"]))
-
-
-def utf16(rng: random.Random, data: bytes) -> bytes:
-    return data.decode("utf-8", "replace").encode(rng.choice(["utf-16", "utf-16-le"]))
-
-
-def bom(rng: random.Random, data: bytes) -> bytes:
-    return b"\xef\xbb\xbf" + data
-
-
-def binary(rng: random.Random, data: bytes) -> bytes:
-    blob = bytes(rng.randrange(256) for _ in range(rng.choice([1, 64, 4096])))
-    at = rng.randrange(len(data) + 1)
-    return data[:at] + blob + data[at:]
-
-
-def nul(rng: random.Random, data: bytes) -> bytes:
-    at = rng.randrange(len(data) + 1)
-    return data[:at] + b"\x00" + data[at:]
-
-
-def long_line(rng: random.Random, data: bytes) -> bytes:
-    lines = _lines(data)
-    i = rng.randrange(len(lines))
-    filler = rng.choice([b"9", b" ", b"x", b"1.0 ", b"a,"]) * rng.choice([10_000, 200_000])
-    lines[i] = lines[i] + filler
-    return b"\n".join(lines)
-
-
-MUTATIONS = (truncate_line, truncate_byte, delete_line, duplicate_line, swap_lines, flip_bytes,
-             replace_number, replace_number, swap_unit, line_ends, utf16, bom, binary, nul,
-             long_line)
-
-
-def mutate(rng: random.Random, data: bytes) -> tuple[bytes, str]:
-    names = []
-    for _ in range(rng.choice([1, 1, 1, 2, 3])):
-        op = rng.choice(MUTATIONS)
-        data = op(rng, data)
-        names.append(op.__name__)
-    return data, "+".join(names)
+def _pool(seed: Seed) -> str:
+    return "locust_dir" if seed.kind == "locust_dir" else (
+        "data" if seed.name.startswith("data/") else "fixtures")
 
 
 # -- running ----------------------------------------------------------------------------------
@@ -238,15 +93,24 @@ class Report:
         return sum(self.counts[f] for f in FAILURES)
 
 
-def _classify(exc: BaseException | None, result, text_lines: int | None) -> str:
+def _line_ok(exc: ParseError, lines: dict[str, int | None]) -> bool:
+    """A ParseError's line is >= 1 and, for a text file, at most one past its last line."""
+    if Path(exc.path).name not in lines:  # a file the input did not give (a manifest)
+        return exc.line is None or exc.line >= 1
+    count = lines[Path(exc.path).name]
+    if count is None:  # binary: a line is not required, but must be >= 1
+        return exc.line is None or exc.line >= 1
+    return exc.line is not None and 1 <= exc.line <= count + 1
+
+
+def _classify(exc: BaseException | None, lines: dict[str, int | None]) -> str:
     if exc is None:
         return "runs"
     if isinstance(exc, ParseError):
-        if text_lines is None:  # binary: a line is not required, but must be >= 1
-            return "parse_error" if exc.line is None or exc.line >= 1 else "bad_error"
-        if exc.line is None:
-            return "bad_error"
-        return "parse_error" if 1 <= exc.line <= text_lines + 1 else "bad_error"
+        return "parse_error" if _line_ok(exc, lines) else "bad_error"
+    if isinstance(exc, LoadError):
+        bad = [e for e in exc.errors if isinstance(e, ParseError) and not _line_ok(e, lines)]
+        return "bad_error" if bad else "perfkit_error"
     if isinstance(exc, PerfkitError):
         return "perfkit_error"
     return "crash"
@@ -279,31 +143,79 @@ def _timed(fn: Callable[[], object]) -> tuple[BaseException | None, object, floa
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def _record(report: Report, exc, result, elapsed: float, lines: int | None,
+def _detail(label: str, exc: BaseException | None, crash: bool) -> str:
+    if exc is None:
+        return label
+    detail = label + ": " + "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    if crash:
+        detail += "\n" + "".join(traceback.format_tb(exc.__traceback__)[-3:])
+    return detail
+
+
+def _record(report: Report, exc, result, elapsed: float, lines: dict[str, int | None],
             label: str) -> None:
+    """The outcome of one call, and the values of its result (or of a LoadError's runs)."""
     report.slowest_s = max(report.slowest_s, elapsed)
     if elapsed > HANG_S or isinstance(exc, _Timeout):
         report.add("hang", f"{label}: {elapsed:.2f} s")
         return
-    outcome = _classify(exc, result, lines)
-    detail = label
-    if exc is not None:
-        detail += ": " + "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        if outcome == "crash":
-            detail += "\n" + "".join(traceback.format_tb(exc.__traceback__)[-3:])
-    report.add(outcome, detail)
+    outcome = _classify(exc, lines)
+    report.add(outcome, _detail(label, exc, outcome == "crash"))
+    checked = result if exc is None else (exc.runs if isinstance(exc, LoadError) else None)
+    if checked is not None:
+        found = problems(checked)
+        report.counts["values_checked"] += 1
+        if found:
+            report.add("bad_value", f"{label}: {found[:3]}")
 
 
-def _direct(seed: Seed, data: bytes):
-    text = data.decode("utf-8", "replace")
-    return PARSERS[seed.kind](text, "fuzz.txt")
+# -- one input --------------------------------------------------------------------------------
+def _runs(result) -> object:
+    return [result] if isinstance(result, Run) else result
 
 
-def _through_load(seed: Seed, data: bytes, work: Path, n: int, rng: random.Random):
+def _direct(seed: Seed, data) -> object:
+    if seed.kind == "locust_dir":
+        items = []
+        for _, name, raw in data:
+            text = raw.decode("utf-8", "replace")
+            kind = sniff(text[:16384])
+            if kind in LOCUST_KINDS:
+                items.append((kind, name, text))
+        return locust.parse_files(items)
+    return _runs(PARSERS[seed.kind](data.decode("utf-8", "replace"), SOURCE))
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(x.same_as(y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, History) and isinstance(b, History):
+        return (a.rows, a.cumulative_percentiles, a.notes) == (b.rows, b.cumulative_percentiles,
+                                                               b.notes)
+    return a == b
+
+
+def _loaded_same(first: tuple, second: tuple) -> bool:
+    """Two ``perfkit.load`` outcomes agree: the same runs and warnings, or the same error."""
+    (e1, r1, _), (e2, r2, _) = first, second
+    if (e1 is None) != (e2 is None) or (e1 is not None and str(e1) != str(e2)):
+        return False
+    r1 = r1 if e1 is None else getattr(e1, "runs", [])
+    r2 = r2 if e2 is None else getattr(e2, "runs", [])
+    return _same(r1, r2) and [r.warnings for r in r1] == [r.warnings for r in r2]
+
+
+def _through_load(report: Report, seed: Seed, data, work: Path, n: int, rng: random.Random,
+                  lines: dict[str, int | None], label: str) -> None:
     run_dir = work / f"run{n}"
     run_dir.mkdir()
-    name = Path(seed.name).name
-    (run_dir / name).write_bytes(data)
+    if seed.kind == "locust_dir":
+        for _, name, raw in data:
+            (run_dir / name).write_bytes(raw)
+        name = data[0][1] if data else "missing"
+    else:
+        name = Path(seed.name).name
+        (run_dir / name).write_bytes(data)
     if seed.manifest is not None:
         manifest = seed.manifest
         if rng.random() < 0.2:
@@ -312,17 +224,78 @@ def _through_load(seed: Seed, data: bytes, work: Path, n: int, rng: random.Rando
     try:
         target = run_dir if rng.random() < 0.5 else run_dir / name
         strict, cache = rng.random() < 0.5, rng.random() < 0.3  # the run store too
-        return _timed(lambda: perfkit.load(target, strict=strict, cache=cache))
+
+        def load():
+            return perfkit.load(target, strict=strict, cache=cache)
+
+        first = _timed(load)
+        _record(report, *first, lines, "load " + label)
+        if cache and target == run_dir:  # again, from the run store
+            second = _timed(load)
+            if not _loaded_same(first, second):
+                report.add("cache_mismatch", f"load {label}: {first[:2]} vs {second[:2]}")
     finally:
         shutil.rmtree(run_dir)
 
 
-def make_input(seeds: list[Seed], seed: int, i: int) -> tuple[random.Random, Seed, bytes, str]:
-    """Input number ``i`` of a fuzz run: its own generator, so any input can be replayed."""
+def _fast_check(report: Report, text: str, careful: tuple | None, label: str) -> None:
+    """fastwrk2 on the input; whatever it accepts, ``wrk2.parse`` must give the same Run."""
+    exc, fast, elapsed = _timed(lambda: fastwrk2.parse_many([(text, SOURCE)])[0])
+    if exc is not None or elapsed > HANG_S:
+        report.add("crash" if exc is not None else "hang", _detail("fastwrk2 " + label, exc,
+                                                                  True))
+        return
+    if fast is None:
+        return
+    report.counts["fast_taken"] += 1
+    if careful is None:
+        careful = _timed(lambda: wrk2.parse(text, SOURCE))
+    exc, run, _ = careful
+    run = run[0] if isinstance(run, list) and len(run) == 1 else run
+    if exc is not None or not fast.same_as(run):
+        report.add("fast_mismatch", _detail(f"{label}: fastwrk2 took it", exc, False))
+
+
+def make_input(seeds: list[Seed], seed: int, i: int) -> tuple[random.Random, Seed, object, str]:
+    """Input number ``i`` of a fuzz run: its own generator, so any input can be replayed.
+
+    The damaged input is bytes, or for a Locust directory a tuple of (kind, name, bytes)."""
     rng = random.Random(f"{seed}/{i}")
-    s = rng.choice(seeds)
-    data, how = mutate(rng, s.data)
-    return rng, s, data, how
+    x, pool = rng.random(), POOLS[-1][0]
+    for name, share in POOLS:
+        if x < share:
+            pool = name
+            break
+        x -= share
+    choices = [s for s in seeds if _pool(s) == pool] or seeds
+    s = rng.choice(choices)
+    if s.kind != "locust_dir":
+        data, how = mutate(rng, s.data, s.kind)
+        return rng, s, data, how
+    files, how = list(s.files), []
+    for _ in range(rng.choice([1, 1, 2])):
+        k = rng.randrange(len(files))
+        kind, name, raw = files[k]
+        if rng.random() < 0.1 and len(files) > 1:  # a file of the run missing
+            del files[k]
+            how.append(f"without {name}")
+            continue
+        raw, ops = mutate(rng, raw, kind)
+        files[k] = (kind, name, raw)
+        how.append(f"{name}: {ops}")
+    return rng, s, tuple(files), "; ".join(how)
+
+
+_CLEAN: dict[str, object] = {}
+
+
+def _swap_check(report: Report, seed: Seed, result, label: str) -> None:
+    """Two whole CSV columns swapped: a reader by header name gives the unmutated result."""
+    if seed.name not in _CLEAN:
+        _CLEAN[seed.name] = _timed(lambda: _direct(seed, seed.data))
+    exc, clean, _ = _CLEAN[seed.name]
+    if exc is None and not _same(result, clean):
+        report.add("swap_mismatch", label)
 
 
 def run_fuzz(n: int, seed: int = 0, load_every: int = 5, seeds: list[Seed] | None = None,
@@ -337,15 +310,26 @@ def run_fuzz(n: int, seed: int = 0, load_every: int = 5, seeds: list[Seed] | Non
             for i in range(n):
                 rng, s, data, how = make_input(seeds, seed, i)
                 label = f"#{i} {s.name} [{how}]"
-                lines = _text_lines(data)
-                if load_every and i % load_every == 0:
-                    exc, result, elapsed = _through_load(s, data, work, i, rng)
-                    label = "load " + label
+                if s.kind == "locust_dir":
+                    lines = {name: _text_lines(raw) for _, name, raw in data}
                 else:
-                    exc, result, elapsed = _timed(lambda s=s, d=data: _direct(s, d))
-                _record(report, exc, result, elapsed, lines, label)
+                    lines = {SOURCE: _text_lines(data), Path(s.name).name: _text_lines(data)}
                 if progress and i % 10_000 == 0:
                     progress(i)
+                direct = None
+                if load_every and i % load_every == 0:
+                    _through_load(report, s, data, work, i, rng, lines, label)
+                else:
+                    direct = _timed(lambda s=s, d=data: _direct(s, d))
+                    _record(report, *direct, lines, label)
+                if s.kind == "locust_dir":
+                    continue
+                # every input goes to the fast wrk2 path too
+                careful = direct if s.kind == "wrk2" else None
+                _fast_check(report, data.decode("utf-8", "replace"), careful, label)
+                if how == "swap_columns" and direct is not None and direct[0] is None:
+                    _swap_check(report, s, direct[1], label)
     finally:
         signal.signal(signal.SIGALRM, previous)
+    report.counts["inputs"] = n
     return report

@@ -200,7 +200,7 @@ def test_holm_over_the_family_can_make_a_clear_difference_untestable():
     assert runs_per_arm_needed(0.05, 12) == 6 and runs_per_arm_needed(0.05, 1) == 4
 
 
-def test_compare_exits_1_when_an_input_file_could_not_be_read(tmp_path):
+def test_compare_exits_2_when_an_input_file_could_not_be_read(tmp_path):
     sweep = FIX / "wrk" / "sweep"
     for run in sweep.glob("*_c50_rep*"):
         shutil.copytree(run, tmp_path / run.name)
@@ -208,7 +208,7 @@ def test_compare_exits_1_when_an_input_file_could_not_be_read(tmp_path):
     bad.write_text("\n".join(bad.read_text().splitlines()[:4]) + "\n")  # a real output, cut
     code, out, err = _cli.run_cli("compare", f"{tmp_path}::profile=default",
                                   f"{tmp_path}::profile=tuned", "--by", "none")
-    assert code == 1 and "2 vs 3" in out
+    assert code == 2 and "2 vs 3" in out
     assert err.count("perfkit: error:") == 1 and "run.stdout:" in err
 
 

@@ -33,7 +33,7 @@ def check_golden(name: str, text: str) -> None:
 def test_wrk_profile_effect_per_connection_level_golden():
     code, out, err = run_cli("effects", "wrk/sweep", "--factors", "profile")
     assert (code, err) == (0, "")
-    assert "profile: default -> tuned (default means not applied)" in out
+    assert "profile: default -> tuned (default is a baseline label)" in out
     check_golden("wrk_sweep_profile", out)
 
 
@@ -89,10 +89,10 @@ def test_explicit_levels_invert_the_ratio():
     (("wrk/sweep", "--factors", "profile", "--alpha", "-0.1"), 2, "--alpha must be"),
     (("wrk/sweep", "--factors", "profile", "--block", "colour"), 2, "--block: no column"),
     (("wrk/sweep", "--factors", "profile", "--by", "colour"), 2, "--by: no column 'colour'"),
-    (("wrk/sweep::profile=none", "--factors", "profile"), 1, "matches no run"),
-    (("no/such/dir", "--factors", "profile"), 1, "no runs found"),
+    (("wrk/sweep::profile=none", "--factors", "profile"), 2, "matches no run"),
+    (("no/such/dir", "--factors", "profile"), 2, "no runs found"),
 ])
-def test_bad_input_is_one_line_with_status_2_for_usage_and_1_for_data(argv, status, message):
+def test_bad_input_is_one_line_with_status_2(argv, status, message):
     code, out, err = run_cli("effects", *argv)
     assert (code, out) == (status, "") and message in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1

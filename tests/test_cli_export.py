@@ -46,10 +46,10 @@ def test_export_writes_the_runs_frame(tmp_path, suffix):
 def test_export_refuses_other_formats_and_reports_bad_files(tmp_path):
     code, _, err = run_cli("export", str(FIXTURES / "wrk2" / "single"), "--to",
                            str(tmp_path / "runs.xlsx"))
-    assert code == 1 and ".parquet or .csv" in err
+    assert code == 2 and ".parquet or .csv" in err
     bad = tmp_path / "bad" / "run.stdout"
     bad.parent.mkdir()
     bad.write_text((FIXTURES / "wrk2" / "single" / "non2xx_404" / "run.stdout").read_text()[:300])
     code, out, err = run_cli("export", str(bad.parent), str(FIXTURES / "wrk" / "single"),
                              "--to", str(tmp_path / "runs.csv"))
-    assert code == 1 and f"{bad}:" in err and "8 runs" in out
+    assert code == 2 and f"{bad}:" in err and "8 runs" in out

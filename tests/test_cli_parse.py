@@ -59,13 +59,13 @@ def test_table_lists_every_run_and_marks_the_aggregate():
     assert "* Locust's Aggregated row" in out
 
 
-def test_malformed_file_exits_1_with_path_line_and_still_prints_good_runs(tmp_path):
+def test_malformed_file_exits_2_with_path_line_and_still_prints_good_runs(tmp_path):
     shutil.copytree(FIX / "wrk/single/plain_default_c50", tmp_path / "good")
     (tmp_path / "bad").mkdir()
     lines = (U_RUN / "run.stdout").read_text().splitlines(keepends=True)
     (tmp_path / "bad/run.stdout").write_text("".join(lines[:40]))  # killed mid-spectrum
     code, out, err = run_cli("parse", str(tmp_path), "--format", "json")
-    assert code == 1
+    assert code == 2
     assert len(out.splitlines()) == 1 and json.loads(out)["source"].endswith("good/run.stdout")
     assert err.startswith(f"perfkit: error: {tmp_path / 'bad/run.stdout'}:41: expected ")
     assert "Traceback" not in err
@@ -73,7 +73,7 @@ def test_malformed_file_exits_1_with_path_line_and_still_prints_good_runs(tmp_pa
 
 def test_named_non_tool_file_is_an_error_without_traceback():
     code, out, err = run_cli("parse", str(FIX / "locust/clean_u20/clean.html"))
-    assert code == 1 and out == ""
+    assert code == 2 and out == ""
     assert err.startswith("perfkit: error: ") and "not the output of" in err
 
 
@@ -83,7 +83,7 @@ def test_debug_shows_the_traceback_for_errors_raised_by_commands(tmp_path):
     bad.write_text("{")
     proc = subprocess.run([sys.executable, "-m", "perfkit", "--debug", "parse", str(tmp_path)],
                           capture_output=True, text=True, check=False)
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     assert f"{bad}:1: expected a JSON object" in proc.stderr
 
 

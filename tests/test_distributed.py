@@ -114,6 +114,7 @@ def test_locust_with_two_processes_runs_master_and_workers(tmp_path, testbed_dir
     out, err = io.StringIO(), io.StringIO()
     code = main(["run", "locust", "--url", info.base_url, "-f", str(LOCUSTFILE), "-u", "8",
                  "-r", "8", "-d", "3s", "--processes", "2", "--user-class", "MixedUser",
+                 "--arg=--exit-code-on-error", "--arg", "0",  # its 404s are expected
                  "--out", str(tmp_path)], out, err)
     assert code == 0, err.getvalue()
     run_dir = Path(out.getvalue().splitlines()[-1])

@@ -228,7 +228,7 @@ def test_add_twice_is_refused_then_replaced(tmp_path):
     code, out, _ = cli("add", job, "--label", "abc123", "--store", "h", cwd=tmp_path)
     assert code == 0 and "added 'abc123': 5 runs at 2026-11-22T22:04:44.747Z" in out
     code, _, err = cli("add", job, "--label", "abc123", "--store", "h", cwd=tmp_path)
-    assert code == 1 and "refused; use --replace" in err
+    assert code == 2 and "refused; use --replace" in err
     code, _, _ = cli("add", job, "--label", "abc123", "--store", "h", "--replace", cwd=tmp_path)
     assert code == 0 and len(list((tmp_path / "h" / "labels").iterdir())) == 1
 
@@ -245,13 +245,14 @@ def test_add_refuses_a_job_with_an_unreadable_run(tmp_path):
     out.write_text("".join(out.read_text().splitlines(keepends=True)[:4]))  # a killed run
     code, _, err = cli("add", str(tmp_path / "job"), "--label", "v2", "--store",
                        str(tmp_path / "h"))
-    assert code == 1 and "stdout.txt:5: expected" in err and "nothing added" in err
+    [line] = err.splitlines()
+    assert code == 2 and "stdout.txt:5: expected" in line and "nothing added" in line
     assert not (tmp_path / "h").exists()
 
 
 def test_show_without_a_store_says_how_to_make_one(tmp_path):
     code, _, err = cli("show", cwd=tmp_path)
-    assert code == 1 and "no history at .perfkit/history" in err
+    assert code == 2 and "no history at .perfkit/history" in err
 
 
 def test_gate_reads_a_store_as_a_selection(demo_store):

@@ -94,4 +94,4 @@ def test_usage_errors_exit_2(argv):
 
 def test_a_single_run_has_no_spread():
     code, _, err = plan("--detect", "3%", "--from", "data/demo-history::label=v07,repetition=1")
-    assert code == 1 and "needs >= 2 runs" in err
+    assert code == 2 and "needs >= 2 runs" in err

@@ -172,7 +172,7 @@ def test_a_failing_notebook_fails_the_report_and_the_index_says_why(
     params.write_text(f"data: {tmp_path}\nnotebooks:\n  broken: {{divisor: 0}}\n")
     out, err = io.StringIO(), io.StringIO()
     status = main(["report", "-p", str(params), "-o", str(tmp_path / "rep")], out, err)
-    assert status == 1
+    assert status == 2
     assert "perfkit: error: broken, cell 4: ZeroDivisionError" in err.getvalue()
     index = (tmp_path / "rep" / "index.html").read_text()
     assert "This notebook failed: broken, cell 4: ZeroDivisionError" in index

@@ -159,7 +159,7 @@ def test_cli_reports_bad_parameters_before_executing_anything(tmp_path):
     out_dir = tmp_path / "out"
     out, err = io.StringIO(), io.StringIO()
     status = main(["report", "-p", str(path), "-o", str(out_dir)], out, err)
-    assert status == 1
+    assert status == 2
     assert "notebooks.latency.confidence: expected a number in (0, 1)" in err.getvalue()
     assert not out_dir.exists()  # nothing executed, nothing written
 

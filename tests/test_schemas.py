@@ -87,11 +87,11 @@ def test_a_newer_manifest_is_refused_with_a_clear_message(tmp_path):
     assert [str(e) for e in result.errors] == [expected]
 
 
-def test_the_cli_exits_1_on_a_newer_manifest(tmp_path):
+def test_the_cli_exits_2_on_a_newer_manifest(tmp_path):
     run = _copy_run(tmp_path)
     _set_version(run / "manifest.json", SCHEMA_VERSION + 7)
     code, _, err = run_cli("parse", str(run))
-    assert code == 1
+    assert code == 2
     assert f"schema_version {SCHEMA_VERSION + 7} is newer than this perfkit reads" in err
     assert "Traceback" not in err
 
@@ -192,14 +192,14 @@ def test_a_plan_without_runs_names_the_file(tmp_path):
         read_plan(path)
 
 
-def test_sweep_exits_1_on_a_plan_from_a_newer_perfkit(tmp_path):
+def test_sweep_exits_2_on_a_plan_from_a_newer_perfkit(tmp_path):
     out = tmp_path / "exp"
     out.mkdir()
     shutil.copy(AA / "experiment.yaml", out / "experiment.yaml")
     shutil.copy(AA / "plan.json", out / "plan.json")
     _set_version(out / "plan.json", PLAN_SCHEMA_VERSION + 1)
     code, _, err = run_cli("sweep", str(out / "experiment.yaml"))
-    assert code == 1
+    assert code == 2
     assert f"plan.json: schema_version {PLAN_SCHEMA_VERSION + 1} is newer" in err
     assert not (out / "runs").exists()  # nothing ran, nothing stored was touched
 
@@ -215,7 +215,7 @@ def test_experiment_yaml_may_state_its_version_and_a_newer_one_is_refused(tmp_pa
     with pytest.raises(SchemaVersionError, match="experiment.yaml: schema_version 2 is newer"):
         read_design(path)
     code, _, err = run_cli("sweep", str(path), "--out", str(tmp_path / "out"))
-    assert code == 1 and "upgrade perfkit" in err
+    assert code == 2 and "upgrade perfkit" in err
 
 
 def test_the_analysis_loader_reads_the_design_with_the_same_reader():

@@ -59,7 +59,7 @@ from perfkit.analysis.compare import (
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import load_point, row_keys
 from perfkit.analysis.metrics import Metric, metric
-from perfkit.analysis.runstatus import run_statuses
+from perfkit.analysis.runstatus import measured_rows, run_statuses
 from perfkit.errors import UsageError
 from perfkit.formatting import level_text
 from perfkit.stats import compare
@@ -220,6 +220,10 @@ def aa_calibration(rows: RunSet, arm: str, metrics: Sequence[str], *, alpha: flo
         m = metric(name, rows.frame.columns)
         hits = tested = 0
         for cell in cells:
+            cell, unmeasured = measured_rows(cell, m, _at(cell, keys).strip())
+            notes += unmeasured
+            if not len(cell):
+                continue
             worst = ranked_worst(run_statuses(cell, m), m)
             h, t = split_false_positive_rate(cell.values(name), k, m, alpha, n_splits, seed,
                                              worst)

@@ -14,7 +14,10 @@ and Holm-adjusts the p-values over the rows (one family per metric). The verdict
 - ``not testable``: no data of these run counts could reach alpha after the adjustment
   (the smallest attainable p times the family size is not below alpha), so "no change"
   would mean nothing; the row says how many runs per arm would be needed;
-- ``no data``: a side has no finished run.
+- ``no data``: a side has no finished run, or no run that measured the metric: runs whose
+  tool never printed it (:func:`perfkit.analysis.runstatus.unmeasured_reason`: wrk without
+  ``--latency``, wrk's p99.9) are left out of the row, never ranked worst, and a note names
+  how many and why (:attr:`ComparisonRow.n_unmeasured`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from perfkit.analysis.compare_notes import (
     status_notes,
     untestable_note,
 )
+from perfkit.analysis.confounding import ArmDriftOnce, confounding_notes
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.metrics import Metric
@@ -53,7 +57,8 @@ from perfkit.stats.comparison import Comparison
 from perfkit.stats.mannwhitney import runs_needed
 from perfkit.stats.power import MinDetectable, min_detectable_ratio
 
-BETTER, WORSE, NO_CHANGE, NOT_TESTABLE, NO_DATA = "better", "worse", "~", "not testable", "no data"
+BETTER, WORSE, NO_CHANGE, NOT_TESTABLE = "better", "worse", "~", "not testable"
+NO_DATA = runstatus.NO_DATA
 #: the power at which a "~" row states the smallest change it could have detected
 POWER = 0.8
 #: the note of a "~" row whose smallest detectable change cannot be computed
@@ -114,6 +119,11 @@ class ComparisonRow:
     #: the result without the runs in doubt, as one note (empty without such runs;
     #: :func:`perfkit.analysis.compare_notes.sensitivity_note`)
     sensitivity_note: str = ""
+    #: per side, the runs left out because their tool never measured the metric ("no data"
+    #: for this metric, not failed: :func:`perfkit.analysis.runstatus.unmeasured_reason`)
+    n_unmeasured: tuple[int, int] = (0, 0)
+    #: why they did not, once each (``"wrk prints p50-p99 only"``)
+    unmeasured_reasons: tuple[str, ...] = ()
     #: per known cap some run of the row stalled on: the stalled runs of each side compared
     #: (:mod:`perfkit.analysis.stalls`): the result an artefact's ratio cannot give
     stalls: tuple[StallChange, ...] = ()
@@ -129,6 +139,18 @@ class ComparisonRow:
         return {"median_base": intervals.judge(c.median_base_ci_low, c.median_base_ci_high),
                 "median_new": intervals.judge(c.median_new_ci_low, c.median_new_ci_high),
                 "ratio": intervals.judge(c.ratio_ci_low, c.ratio_ci_high)}
+
+    @property
+    def unmeasured(self) -> bool:
+        """Whether the row is ``no data`` because its runs did not measure the metric: each
+        side has runs, and a side without a value has only runs that did not measure it (not
+        a row where a side has no run at all, nor one whose runs all failed)."""
+        c = self.comparison
+        sides = ((c.n_base, c.n_failed_base, self.n_unmeasured[0]),
+                 (c.n_new, c.n_failed_new, self.n_unmeasured[1]))
+        return (self.verdict == NO_DATA and any(self.n_unmeasured)
+                and all(n + k > 0 for n, _, k in sides)
+                and all(k > 0 for n, failed, k in sides if n == failed))
 
     @property
     def reported_verdict(self) -> str:
@@ -315,15 +337,23 @@ def compare_runs(base: RunSet, new: RunSet, metric: Metric, *, by: Any = "auto",
                  exclude_failed: str | None = None) -> ComparisonTable:
     """Compare ``metric`` between ``base`` and ``new``, row by row (see the module docstring).
 
-    ``exclude`` lists columns never to split rows on (e.g. those a selection pins).
+    ``exclude`` lists columns never to split rows on (e.g. those a selection pins). A row
+    whose significant change a drift over the run order could have made (the arms not
+    interleaved) gets a note in the table's warnings
+    (:func:`perfkit.analysis.confounding.confounding_notes`).
     """
     keys, notes = row_keys([base, new], by, exclude)
-    notes += order_check(base, new, metric, keys)
+    found = ArmDriftOnce(base, new, metric, keys, confidence)
+    notes += order_check(base, new, found)
     cells = [Cell(label, _part(base, keys, label), _part(new, keys, label))
              for label in _labels([base, new], keys)]
-    return compare_cells(cells, metric, keys, base.label, new.label, alpha=alpha,
-                         confidence=confidence, exclude_failed=exclude_failed, notes=notes,
-                         n_runs=(len(base), len(new)))
+    table = compare_cells(cells, metric, keys, base.label, new.label, alpha=alpha,
+                          confidence=confidence, exclude_failed=exclude_failed, notes=notes,
+                          n_runs=(len(base), len(new)))
+    drifted = confounding_notes([r for r in table.rows if r.verdict in (BETTER, WORSE)], keys,
+                                found)
+    return dataclasses.replace(table, warnings=(*table.warnings, *drifted)) if drifted \
+        else table
 
 
 def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], base: str,
@@ -336,8 +366,8 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
            for c in cells]
     adjusted = adjust_pvalues(np.array([r[0].p_value for r in raw], dtype=float), "holm")
     rows = []
-    for cell, (c, short, sens, notes_row, worst, up), p_adj in zip(cells, raw, adjusted,
-                                                                     strict=True):
+    for cell, (c, short, sens, notes_row, worst, up, unmeasured), p_adj in zip(
+            cells, raw, adjusted, strict=True):
         v = verdict(c, p_adj, metric, family, up[0])
         sv = verdict(sens, sens.p_value, metric, family, up[1]) if sens is not None else None
         mde = _detectable(cell, metric, alpha, family) if v == NO_CHANGE else None
@@ -350,7 +380,7 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
         rows.append(ComparisonRow(cell.key, c, float(p_adj), v, short[0], short[1], sens, sv,
                                   notes_all, cell.labels, mde,
                                   *(tuple(map(bool, w)) for w in worst), *_caps(cell, metric),
-                                  without))
+                                  without, *unmeasured))
     rows = _with_stalls(rows, cells, alpha)
     rows = [dataclasses.replace(r, run_notes=tuple(
         (side, *note) for side, part in (("base", c.base), ("new", c.new))
@@ -393,14 +423,22 @@ def _detectable(cell: Cell, metric: Metric, alpha: float, family: int) -> MinDet
 
 def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence: float,
                   exclude_failed: str | None, family: int = 1) -> tuple:
-    sides = []
-    for rows in (b, n):
+    """The comparison of one cell: runs that did not measure the metric left out (and
+    noted), the others compared with their statuses; the flags of runs ranked worst are
+    aligned with every run of each side."""
+    sides, measured, notes, why = [], [], [], []
+    for label, rows in (("base", b), ("new", n)):
         statuses = runstatus.run_statuses(rows, metric)
         values = rows.values(metric.name) if metric.name in rows.frame else np.full(
             len(rows), np.nan)
-        sides.append((values, statuses))
+        keep = np.array([s.status != runstatus.NO_DATA for s in statuses], dtype=bool)
+        reasons = [s.reason for s in statuses if s.status == runstatus.NO_DATA]
+        notes.extend(runstatus.unmeasured_note(label, reasons, metric))
+        why.extend(reasons)
+        sides.append((values[keep], [s for s, k in zip(statuses, keep, strict=True) if k]))
+        measured.append(keep)
     notes = [w for side, rows in (("base", b), ("new", n))
-             for w in cap_check(rows, metric, side).warnings]
+             for w in cap_check(rows, metric, side).warnings] + notes
     failed = []
     for label, (_, statuses) in zip(("base", "new"), sides, strict=True):
         failed.append(ranked_worst(statuses, metric))
@@ -409,8 +447,11 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
                 lower_is_better=metric.lower_is_better, failed_base=failed[0],
                 failed_new=failed[1], exclude_failed=exclude_failed, family=family)
     c = one_note_per_run(c, [st for _, st in sides], failed, metric)
+    unmeasured = tuple(int((~k).sum()) for k in measured)
+    if all(u > 0 for u, (v, _) in zip(unmeasured, sides, strict=True) if not len(v)):
+        c = _measured_only(c, metric)
     up = [side_ranks_higher(sides, failed, metric, exclude_failed)]
-    short = [np.array([s.status == runstatus.SHORT for s in st]) for _, st in sides]
+    short = [np.array([s.status == runstatus.SHORT for s in st], dtype=bool) for _, st in sides]
     sens = None
     if any(m.any() for m in short):
         keep = [~m for m in short]
@@ -421,14 +462,33 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
         up.append(side_ranks_higher([(v[k], None) for (v, _), k in zip(sides, keep, strict=True)],
                                 [f[k] for f, k in zip(failed, keep, strict=True)], metric,
                                 exclude_failed))
-    return (c, (int(short[0].sum()), int(short[1].sum())), sens, notes, failed,
-            (*up, None)[:2])
+    worst = [_aligned(f, k) for f, k in zip(failed, measured, strict=True)]
+    return (c, (int(short[0].sum()), int(short[1].sum())), sens, notes, worst,
+            (*up, None)[:2], (unmeasured, tuple(dict.fromkeys(why))))
+
+
+def _aligned(flags: np.ndarray, measured: np.ndarray) -> np.ndarray:
+    """``flags`` of the measured runs, spread over every run (False where unmeasured)."""
+    out = np.zeros(len(measured), dtype=bool)
+    out[measured] = flags
+    return out
+
+
+def _measured_only(c: Comparison, metric: Metric) -> Comparison:
+    """``c`` whose "a side has no runs" says what it means here: no run that measured
+    ``metric`` (the runs that did not are noted on the row)."""
+    text = f"nothing to compare: a side has no run that measured {metric.name}"
+    return dataclasses.replace(c, warnings=tuple(
+        text if w.startswith("nothing to compare: a side has no runs") else w
+        for w in c.warnings))
 
 
 def _labels(sides: Sequence[RunSet], keys: list[str]) -> list[tuple]:
     if not keys:
         return [()]
-    both = pd.concat([s.frame[keys] for s in sides], ignore_index=True).drop_duplicates()
+    # a column one side does not record is missing there (``--by`` may name it)
+    both = pd.concat([s.frame.reindex(columns=keys) for s in sides],
+                     ignore_index=True).drop_duplicates()
     both = both.sort_values(keys, key=_sort_key, ignore_index=True)
     return [tuple(plain(v) for v in r) for r in both.itertuples(index=False)]
 
@@ -452,8 +512,10 @@ def cell_runs(rows: RunSet, keys: Sequence[str], key: Sequence[Any]) -> RunSet:
 def _part(rows: RunSet, keys: list[str], label: tuple) -> RunSet:
     mask = np.ones(len(rows), dtype=bool)
     for key, value in zip(keys, label, strict=True):
-        mask &= match(rows.frame[key], [level_text(value)]) if not _isnan(value) else \
-            rows.frame[key].isna().to_numpy()
+        column = rows.frame[key] if key in rows.frame else pd.Series(
+            [math.nan] * len(rows), dtype=float)
+        mask &= match(column, [level_text(value)]) if not _isnan(value) else \
+            column.isna().to_numpy()
     return rows.subset(mask)
 
 

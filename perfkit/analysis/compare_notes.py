@@ -10,12 +10,12 @@ the doubtful runs included (:func:`sensitivity_note`).
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
 
-from perfkit.analysis import drift, runstatus
+from perfkit.analysis import confounding, drift, runstatus
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.metrics import Metric
 from perfkit.formatting import change_ci, fmt_p
@@ -110,21 +110,21 @@ def untestable_note(c: Comparison, untestable: bool, family: int) -> tuple[str, 
             f"{need_text(alpha, family)}",)
 
 
-def order_check(base: RunSet, new: RunSet, metric: Metric, keys: Sequence[str]) -> list[str]:
-    """When the arms were not interleaved in time: say so, and report the drift of the
-    residuals (within each arm and row) over the run order beside the comparison."""
+def order_check(base: RunSet, new: RunSet, found: confounding.ArmDriftOnce) -> list[str]:
+    """When the arms were not interleaved in time: say so, and report the drift over the run
+    order measured within each arm and row (``found``: :func:`perfkit.analysis.confounding.
+    arm_drift`, pairs of runs of one arm only, which the arms' levels do not touch) beside the
+    comparison. Whether it could have made a row's change is said per row
+    (:func:`perfkit.analysis.confounding.confounding_notes`)."""
     warning = drift.interleaving(base, new)
     if warning is None:
         return []
-    both = pd.concat([base.frame.assign(_arm="base"), new.frame.assign(_arm="new")],
-                     ignore_index=True)
-    starts = pd.Series([r.start_utc for r in (*base.runs, *new.runs)])
-    if starts.notna().all():
-        both["order"] = starts.rank(method="first").to_numpy()
-    res = drift.residuals(RunSet(both, (*base.runs, *new.runs)), metric.name, [*keys, "_arm"])
-    d = drift.trend(res)
+    d = found.get().trend if found.get() is not None else None
     if d is None:
         return [warning]
-    return [warning, f"drift check over the run order ({d.runs} runs, residuals within each "
-                     f"arm and row): {d.change_pct:+.1f}% [{d.ci_low_pct:+.1f}%, "
-                     f"{d.ci_high_pct:+.1f}%] from the first run to the last: {d.verdict}"]
+    bounded = -100 < d.ci_low_pct and d.ci_high_pct < math.inf
+    interval = (f"[{d.ci_low_pct:+.1f}%, {d.ci_high_pct:+.1f}%]" if bounded else
+                "(no interval: too few pairs of runs within the arms)")
+    return [warning, f"drift check over the run order ({d.runs} runs, pairs of runs within "
+                     f"each arm and row): {d.change_pct:+.1f}% {interval} from the first run "
+                     f"to the last: {d.verdict}"]

@@ -4,8 +4,10 @@
   load columns analysed level by level (rows from :mod:`perfkit.analysis.grouping`, Holm
   across levels), randomized complete blocks used as a nuisance term when every block holds
   the whole design (:func:`usable_block`), failed runs left out and saturated runs kept with
-  a warning, and, when an interaction is significant, the simple effects of its factors (each
-  at each level of the other; :mod:`perfkit.analysis.interactions`) with a note that the main
+  a warning, runs that did not measure the metric left out with a note naming them
+  (:func:`perfkit.analysis.runstatus.measured_rows`), and, when an interaction is
+  significant, the simple effects of its factors (each at each level of the other;
+  :mod:`perfkit.analysis.interactions`) with a note that the main
   effect is not interpretable alone. An effect on a latency computed from runs whose requests
   waited for a known timeout is an artefact, and its verdict says so; one on throughput keeps
   its verdict with a warning that the cap affects it (:mod:`perfkit.analysis.caps`). A ``~``
@@ -49,7 +51,7 @@ from perfkit.analysis.interactions import headline_effects as headline_effects
 from perfkit.analysis.interactions import simple_effects as simple_effects
 from perfkit.analysis.metrics import Metric
 from perfkit.analysis.run_notes import run_notes
-from perfkit.errors import PerfkitError, UsageError
+from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.factorial_design import factorial
 from perfkit.stats.tpower import DetectableEffect
@@ -386,10 +388,15 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
     if missing:
         raise UsageError(f"no column {missing[0]!r}; factors are manifest factors or "
                          "runs-frame columns")
+    rows, unmeasured = runstatus.measured_rows(rows, metric)
+    if not len(rows):
+        raise DataError(f"no run measured {metric.name}: "
+                        + "; ".join(n.split(": ", 1)[1] for n in unmeasured))
     pre_block = None if block == "auto" else block
     per, _ = row_keys([rows], by, [*factors, *exclude, *([pre_block] if pre_block else [])])
     used, why = usable_block(rows, factors, per, block)
     warnings = [why] if why else []
+    warnings += unmeasured
     warnings += _saturation_notes(rows, metric, [*factors, *per])
     try:
         table = factorial(rows.frame, factors, metric.name, log=log, confidence=confidence,

@@ -163,6 +163,9 @@ class Selection:
                 filters.append((key.strip(), tuple(v.strip() for v in value.split("|"))))
         if not path:
             raise UsageError(f"selection {text!r}: expected PATH or PATH::column=value")
+        if sep and not filters:
+            raise UsageError(f"selection {text!r}: expected column=value after '::', found "
+                             f"nothing (to select every run, give {path!r} alone)")
         return cls(text, path, tuple(filters))
 
     @property

@@ -10,6 +10,8 @@ print the same number):
 
 - ``failed`` runs (the tool failed, every response failed, no value) are left out of the
   estimate, with a warning; the SLO verdict fails their rate;
+- ``no data`` runs (their tool never printed the percentile: wrk without ``--latency``, wrk's
+  p99.9) are left out too, named, and fail nothing: not measuring is not failing;
 - ``saturated`` runs (wrk2 far below its target, or below it with a latency above its kept-up
   peers') keep their measured value: wrk2's corrected latency is the latency at the offered
   rate, queueing included. A warning says the configuration did not sustain the rate there;
@@ -39,13 +41,13 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis import intervals
-from perfkit.analysis.compare import NO_DATA, Cell, ComparisonTable, _records, compare_cells
+from perfkit.analysis.compare import Cell, ComparisonTable, _records, compare_cells
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import load_point
 from perfkit.analysis.metrics import metric
 from perfkit.analysis.runstatus import (
     FAILED,
-    NO_VALUE,
+    NO_DATA,
     SATURATED,
     SHORT,
     RunStatus,
@@ -78,6 +80,7 @@ SPECTRUM_GRID = (10.0, 25.0, 50.0, 68.4, 80.0, 90.0, 95.0, 96.8, 98.0, 99.0, 99.
 #: each status that is not ``ok``: what it is, and what it does to a cell (its warning)
 STATUS_WORDS = {
     FAILED: ("failed", "left out of the estimate"),
+    NO_DATA: ("did not measure it", "left out of the estimate, not failed"),
     SATURATED: ("saturated, not sustaining the offered rate",
                 "kept in the estimate with their latency, queueing included; the SLO verdict "
                 "fails this rate"),
@@ -119,9 +122,9 @@ class ConfigRuns:
 
     def items(self, q: float, statuses: Sequence[RunStatus] | None = None) -> list[Run | None]:
         """What the estimate of percentile ``q`` is built on: each run, None for a failed one
-        (aligned with :attr:`runs`)."""
+        or one that did not measure it (aligned with :attr:`runs`)."""
         statuses = self.statuses(q) if statuses is None else statuses
-        return [None if s.status == FAILED else r
+        return [None if s.status in (FAILED, NO_DATA) else r
                 for r, s in zip(self.runs, statuses, strict=True)]
 
     def values_ms(self, q: float) -> np.ndarray:
@@ -232,10 +235,9 @@ class LatencyEstimate:
     values_ms: tuple[float, ...] = ()
 
     def count(self, status: str) -> int:
-        """Runs of this status; a run without the percentile at all (``no value``: the tool
-        never printed it, e.g. wrk's p99.9) is not counted as failed."""
-        return sum(s.status == status and not (status == FAILED and s.reason == NO_VALUE)
-                   for s in self.statuses)
+        """Runs of this status (a run whose tool never printed the percentile, wrk's p99.9,
+        is ``no data``, not failed)."""
+        return sum(s.status == status for s in self.statuses)
 
     @property
     def not_estimable(self) -> str:

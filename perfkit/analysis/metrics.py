@@ -15,6 +15,7 @@ keeps its status and its measured value, so that error ratios are compared as me
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 from collections.abc import Iterable
 
@@ -104,7 +105,15 @@ def metric(name: str, known: Iterable[str] | None = None) -> Metric:
         return found
     choices = analysable(known) if known is not None else sorted(FIXED_METRICS)
     where = "in these runs" if found is not None else "known"
-    raise UsageError(f"no metric {name!r} {where}; metrics: {', '.join(choices)}")
+    hint = _did_you_mean(name, choices) if found is None else ""
+    raise UsageError(f"no metric {name!r} {where}{hint}; metrics: {', '.join(choices)}")
+
+
+def _did_you_mean(name: str, choices: list[str]) -> str:
+    spelled = f"latency_{name.replace('.', '_')}_ms"  # p99 -> latency_p99_ms
+    close = ([spelled] if spelled in choices
+             else difflib.get_close_matches(name, choices, n=1, cutoff=0.85))
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def is_metric(name: str) -> bool:
@@ -113,4 +122,4 @@ def is_metric(name: str) -> bool:
 
 def analysable(columns: Iterable[str]) -> list[str]:
     """The columns among ``columns`` that are registered metrics, in their order."""
-    return [c for c in columns if is_metric(c)]
+    return list(dict.fromkeys(c for c in columns if is_metric(c)))

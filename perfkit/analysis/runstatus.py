@@ -40,6 +40,15 @@ Every run gets a :class:`RunStatus` for the metric being analysed:
     A short run keeps its measured value, is warned about, and every comparison it enters is
     repeated without the doubtful runs (a sensitivity result) rather than re-ranked.
 
+- ``no data``: the run ran (requests > 0, not failed) but its tool never measured the metric:
+  wrk without ``--latency`` prints no percentiles, wrk never prints p99.9, wrk2 without
+  ``--latency`` prints none, only wrk2 ``-U`` prints uncorrected latency, Locust reports no
+  socket errors (:func:`unmeasured_reason`, the one rule). "No data" is about a (run,
+  metric) pair, "failed" about the run: a run without the metric is left out of that
+  metric's analysis with a note naming how many runs and why, never failed, never ranked
+  worst. A run that recorded no latency sample at all although it asked for one (the
+  tool's ``-nan``/``0.00us`` placeholders: every request timed out) did measure, and got
+  nothing: it stays ``failed`` ("no value").
 - ``ok``: everything else.
 
 A run's peers are the runs of its configuration and load (:func:`peer_columns`); for a latency
@@ -56,10 +65,15 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from perfkit.analysis.experiment import LOAD_COLUMNS, NOT_FACTORS, Experiment, RunSet
-from perfkit.analysis.metrics import Metric, metric
+from perfkit.analysis.metrics import Metric, metric, percentile_of
 from perfkit.model import SATURATION_RATIO, Run, percentile_column
 
 OK, FAILED, SATURATED, SHORT = "ok", "failed", "saturated", "short"
+#: a (run, metric) pair the run's tool never measured: the verdict word of a comparison row
+#: without data, too (:data:`perfkit.analysis.compare.NO_DATA`)
+NO_DATA = "no data"
+#: :func:`failure_reason` of a run that did not fail but has no value of the metric
+NO_VALUE = "no value"
 #: achieved / target below which a wrk2 run is saturated whatever its latency
 SATURATED_BELOW = 0.9
 #: generator CPU share (of the cores it may use) from which a run measured the generator (>=):
@@ -115,9 +129,95 @@ def failure_reason(run: Run, value: float, metric: Metric | None = None) -> str:
         # floored, so that 99.99% never reads as 100% (which "every response failed" means)
         share = math.floor(ratio * 1000) / 10
         return f"{share:.1f}% of requests failed (>= {FAILED_ERROR_RATIO:.0%})"
+    if math.isinf(value):
+        return "an infinite value (no tool measures one)"
     if not math.isfinite(value):
         return NO_VALUE
     return ""
+
+
+def unmeasured_reason(run: Run, metric: Metric) -> str:
+    """Why ``run`` holds no value of ``metric`` although it ran: its tool never measured it
+    (``"wrk prints p50-p99 only"``); empty when the run has the value, failed (exit code,
+    status, every response failed, the error ratio: :func:`failure_reason`), completed no
+    request, or asked for latencies and recorded none (the tool's no-data placeholders: it
+    measured, and got nothing, so it stays failed).
+
+    The one rule telling "no data" (a property of the run and the metric) from "failed" (a
+    property of the run), read from the run alone: its tool, ``latency_source``, the
+    percentiles it printed and whether it has a histogram."""
+    if not math.isnan(_value(run, metric)) or failure_reason(run, 0.0, metric) \
+            or not run.requests:
+        return ""
+    if not metric.is_latency:
+        return f"{run.tool} does not report {metric.label}"
+    if not _finite(run.latency_mean_ms) and not _finite(run.latency_max_ms):
+        return ""  # it measured latency and recorded no sample: failed ("no value")
+    q = percentile_of(metric.name)
+    if q is None:
+        return f"{run.tool} does not print the {metric.label}"
+    if metric.name.startswith("latency_uncorrected_"):
+        if run.tool != "wrk2":
+            return f"{run.tool} prints no uncorrected latency (wrk2 -U does)"
+        if run.uncorrected_percentiles_ms or run.uncorrected_histogram is not None:
+            return _printed_only(run.tool, run.uncorrected_percentiles_ms)
+        return "wrk2 printed no uncorrected latency (it needs -U and --latency)"
+    if run.percentiles_ms or run.histogram is not None:
+        return _printed_only(run.tool, run.percentiles_ms)
+    if run.tool in ("wrk", "wrk2"):
+        return f"{run.tool} without --latency prints no percentiles"
+    return f"{run.tool} printed no percentiles"
+
+
+def _printed_only(tool: str, printed: Mapping[float, float]) -> str:
+    qs = sorted(printed)
+    if not qs:
+        return f"{tool} printed no such percentile"
+    span = f"p{qs[0]:g}" if len(qs) == 1 else f"p{qs[0]:g}-p{qs[-1]:g}"
+    return f"{tool} prints {span} only"
+
+
+def _finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
+
+
+def _value(run: Run, metric: Metric) -> float:
+    q = percentile_of(metric.name)
+    if q is not None:
+        found = (run.uncorrected_percentiles_ms if metric.name.startswith(
+            "latency_uncorrected_") else run.percentiles_ms).get(q)
+        return math.nan if found is None else float(found)
+    value = getattr(run, metric.name, None)
+    return float(value) if isinstance(value, int | float) else math.nan
+
+
+def unmeasured(rows: RunSet, metric: Metric) -> list[str]:
+    """Per run of ``rows``, why it did not measure ``metric`` (:func:`unmeasured_reason`;
+    empty for a run with a value, or one that failed)."""
+    values = rows.values(metric.name) if metric.name in rows.frame else np.full(len(rows),
+                                                                                np.nan)
+    return ["" if not math.isnan(v) else unmeasured_reason(run, metric)
+            for v, run in zip(values, rows.runs, strict=True)]
+
+
+def measured_rows(rows: RunSet, metric: Metric, label: str = "") -> tuple[RunSet, list[str]]:
+    """``rows`` without the runs that did not measure ``metric``, and the notes naming them
+    (:func:`unmeasured_note`)."""
+    reasons = unmeasured(rows, metric)
+    keep = np.array([not r for r in reasons], dtype=bool)
+    if keep.all():
+        return rows, []
+    return rows.subset(keep), unmeasured_note(label, reasons, metric)
+
+
+def unmeasured_note(label: str, reasons: Sequence[str], metric: Metric) -> list[str]:
+    """The notes of a side whose runs did not measure ``metric`` (``reasons``: their
+    :func:`unmeasured_reason`, empty for the others): ``"new: 3 run(s) did not measure
+    latency_p99_9_ms (left out): wrk prints p50-p99 only"``, one per reason."""
+    found = [r for r in reasons if r]
+    head = f"{label}: " if label else ""
+    return [f"{head}{found.count(r)} run(s) did not measure {metric.name} (left out, not "
+            f"failed): {r}" for r in dict.fromkeys(found)]
 
 
 def generator_share(run: Run) -> float:
@@ -203,7 +303,10 @@ def run_statuses(rows: RunSet, metric: Metric) -> list[RunStatus]:
     out = []
     for i, run in enumerate(rows.runs):
         reason = cell.reasons[i]
-        if reason:
+        unmeasured = unmeasured_reason(run, metric) if reason == NO_VALUE else ""
+        if unmeasured:
+            out.append(RunStatus(NO_DATA, unmeasured))
+        elif reason:
             out.append(RunStatus(FAILED, reason))
         elif run.tool == "wrk2" and cell.ratios[i] < SATURATION_RATIO:
             others = np.arange(len(rows)) != i

@@ -3,7 +3,8 @@
 :func:`slo_brackets`: per configuration (the load columns that vary, connections always),
 :func:`perfkit.stats.slo.slo_bracket` over the offered rates, each run judged by the run-status
 rule (:mod:`perfkit.analysis.runstatus`: failed runs fail their rate, short ones are kept in
-doubt). Re-exported by :mod:`perfkit.analysis.scaling`.
+doubt, runs that did not measure the percentile are left out, named, and fail nothing).
+Re-exported by :mod:`perfkit.analysis.scaling`.
 """
 
 from __future__ import annotations
@@ -20,15 +21,19 @@ from perfkit.analysis import intervals
 from perfkit.analysis.compare import _records
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import by_columns, split_groups
+from perfkit.analysis.metrics import metric
 from perfkit.analysis.runstatus import (
     FAILED,
+    NO_DATA,
     SHORT,
     RunStatus,
     peer_columns,
     percentile_statuses,
+    unmeasured_note,
 )
 from perfkit.errors import DataError, UsageError
 from perfkit.formatting import fmt_num, level_text
+from perfkit.model import percentile_column
 from perfkit.stats.acrossruns import FEW_RUNS_METHOD, interval_text, value_text
 from perfkit.stats.slo import RateVerdict, SLOBracket, slo_bracket
 
@@ -205,8 +210,18 @@ def _slo_bracket(by_cols: list[str], key: tuple, group: RunSet, slo_ms: float,
                  percentile: float, confidence: float, seed: int,
                  n_resamples: int) -> SloBracket:
     statuses = percentile_statuses(group, percentile, peer_columns(group))
-    bracket = slo_bracket(list(group.runs), slo_ms, percentile, confidence, seed=seed,
-                          n_resamples=n_resamples, **_status_flags(statuses))
+    measured = [s.status != NO_DATA for s in statuses]
+    if not any(measured):
+        raise DataError(f"no run measured p{percentile:g}: "
+                        + "; ".join(dict.fromkeys(s.reason for s in statuses)))
+    kept = [s for s, m in zip(statuses, measured, strict=True) if m]
+    bracket = slo_bracket([r for r, m in zip(group.runs, measured, strict=True) if m], slo_ms,
+                          percentile, confidence, seed=seed, n_resamples=n_resamples,
+                          **_status_flags(kept))
+    if not all(measured):
+        bracket = dataclasses.replace(bracket, warnings=(*unmeasured_note(
+            "", [s.reason for s in statuses if s.status == NO_DATA],
+            metric(percentile_column(percentile))), *bracket.warnings))
     runs = tuple((str(r.run_id or r.source), float(r.target_rate_rps), s.status, s.reason)
                  for r, s in zip(group.runs, statuses, strict=True))
     return SloBracket(tuple(by_cols), key, bracket, len(group), runs)

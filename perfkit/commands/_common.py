@@ -16,7 +16,7 @@ from typing import Any, TextIO
 import pandas as pd
 
 from perfkit.analysis import Experiment, RunSet, Selection, load_experiment
-from perfkit.errors import DataError, UsageError
+from perfkit.errors import ERROR_STATUS, DataError, UsageError
 from perfkit.formatting import Footnotes, fmt_num, is_missing
 from perfkit.ingest import LoadResult, scan_many
 from perfkit.present.tables import Table, csv_text, render_all
@@ -53,12 +53,42 @@ class Loader:
 
     def select(self, text: str, per_endpoint: bool = False) -> tuple[RunSet, Selection]:
         selection = Selection.parse(text)
-        return selection.apply(self.experiment(selection.path), per_endpoint), selection
+        rows = selection.apply(self.experiment(selection.path), per_endpoint)
+        if per_endpoint and not has_endpoints(rows.frame):
+            tools = ", ".join(sorted(map(str, rows.frame["tool"].dropna().unique())))
+            raise UsageError(f"--by endpoint: the runs of {text!r} have no endpoints ({tools}); "
+                             "endpoints are Locust's, one row per request name")
+        return rows, selection
 
     @property
     def status(self) -> int:
-        """1 when some input file could not be read, else 0."""
-        return 1 if self.had_errors else 0
+        """2 (:data:`~perfkit.errors.ERROR_STATUS`) when some input file could not be read (its
+        errors printed above the answer), else 0."""
+        return ERROR_STATUS if self.had_errors else 0
+
+
+def has_endpoints(frame: pd.DataFrame) -> bool:
+    """Whether some row of a runs frame names an endpoint (a Locust request name)."""
+    return "endpoint" in frame and bool(frame["endpoint"].notna().any())
+
+
+def check_table_option(args: argparse.Namespace, default: str | None) -> None:
+    """``--table`` picks the one table ``--format csv`` prints; other formats print them all."""
+    if args.table not in (None, default) and args.format != "csv":
+        raise UsageError(f"--table {args.table}: picks the table --format csv prints; "
+                         f"--format {args.format} prints every table (add --format csv)")
+
+
+def note_nothing_excluded(tables: Sequence[Any], reason: str | None, err: TextIO) -> None:
+    """Warn when ``--exclude-failed`` was given but no run of ``tables`` (comparison tables)
+    had failed: the option changed nothing."""
+    if reason is None:
+        return
+    failed = sum(r.comparison.n_failed_base + r.comparison.n_failed_new
+                 for t in tables for r in t.rows)
+    if not failed:
+        print(f"perfkit: warning: --exclude-failed {reason!r}: no run failed, so none was "
+              "dropped", file=err)
 
 
 def add_format_argument(p: argparse.ArgumentParser, extra: Sequence[str] = ()) -> None:

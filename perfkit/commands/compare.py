@@ -10,7 +10,14 @@ import argparse
 from typing import TextIO
 
 from perfkit.analysis import compare_runs, grouping, metric
-from perfkit.commands._common import Loader, add_format_argument, check_levels, emit
+from perfkit.commands import _checks as checks
+from perfkit.commands._common import (
+    Loader,
+    add_format_argument,
+    check_levels,
+    emit,
+    note_nothing_excluded,
+)
 from perfkit.present import compare as present_compare
 
 HELP = """\
@@ -53,7 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--confidence", type=float, default=0.95,
                    help="level of the median CIs (default 0.95)")
     p.add_argument("--exclude-failed", metavar="REASON",
-                   help="drop failed runs instead of ranking them, for this stated reason")
+                   help="drop failed runs instead of ranking them; REASON is your reason in "
+                        "words (e.g. 'known network outage'), echoed in the notes")
     add_by_argument(p)
     add_format_argument(p)
     p.set_defaults(func=run)
@@ -68,6 +76,7 @@ def add_by_argument(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     check_levels(args)
+    checks.reason(args.exclude_failed, "--exclude-failed")
     loader = Loader(err)
     per_endpoint = grouping.per_endpoint(args.by)
     base, base_sel = loader.select(args.base, per_endpoint)
@@ -78,4 +87,5 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                          exclude_failed=args.exclude_failed)
     emit(args.format, out, table.to_frame, table.to_dict,
          lambda: [present_compare.comparison(table, [*base.runs, *new.runs])])
+    note_nothing_excluded([table], args.exclude_failed, err)
     return loader.status

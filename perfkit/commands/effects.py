@@ -7,16 +7,23 @@ Formatting only: the analysis is :func:`perfkit.analysis.effects.factorial_effec
 from __future__ import annotations
 
 import argparse
+import difflib
 from typing import TextIO
 
-from perfkit.analysis import metric
+from perfkit.analysis import grouping, metric
 from perfkit.analysis.ab import ab_comparisons
 from perfkit.analysis.effects import (
     factorial_effects,
     parse_levels,
 )
 from perfkit.commands import compare as compare_cmd
-from perfkit.commands._common import Loader, add_format_argument, check_levels, emit
+from perfkit.commands._common import (
+    Loader,
+    add_format_argument,
+    check_levels,
+    check_table_option,
+    emit,
+)
 from perfkit.errors import UsageError
 from perfkit.present import compare as present_compare
 from perfkit.present import effects as present_effects
@@ -77,13 +84,41 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def check_ab_options(args: argparse.Namespace) -> None:
+    """--ab prints comparisons: the factorial's own options do not apply to it."""
+    if not args.ab:
+        return
+    for option, given, default in (("--table", args.table, "effects"),
+                                   ("--block", args.block, "auto"),
+                                   ("--levels", args.levels, ""),
+                                   ("--linear", args.linear, False)):
+        if given != default:
+            raise UsageError(f"{option} is an option of the factorial table; --ab prints the "
+                             "A/B comparisons instead (leave out one of the two)")
+
+
+def check_factors(factors: list[str], rows) -> None:
+    """Each factor a column of the runs; an unknown one names the design's factors."""
+    for name in factors:
+        if name not in rows.frame:
+            known = list(rows.factors)
+            close = difflib.get_close_matches(name, [*known, *map(str, rows.frame.columns)], 1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UsageError(f"--factors: no column {name!r}{hint}; the factors of these runs: "
+                             f"{', '.join(known) or 'none recorded'} (or any runs-frame "
+                             "column with two values)")
+
+
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     check_levels(args)
+    check_ab_options(args)
+    check_table_option(args, "effects")
     loader = Loader(err)
-    rows, selection = loader.select(args.experiment)
+    rows, selection = loader.select(args.experiment, grouping.per_endpoint(args.by))
     factors = [f.strip() for f in args.factors.split(",") if f.strip()]
     if not factors:
         raise UsageError("--factors: name at least one factor")
+    check_factors(factors, rows)
     m = metric(args.metric, rows.frame.columns)
     if args.ab:
         table = ab_comparisons(rows, factors, m, by=args.by, exclude=selection.pinned,

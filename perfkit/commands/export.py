@@ -7,8 +7,9 @@ import os
 from typing import TextIO
 
 from perfkit._fsutil import replacing
-from perfkit.commands._common import load_paths
-from perfkit.errors import PerfkitError
+from perfkit.commands import _checks as checks
+from perfkit.commands._common import load_paths, no_runs
+from perfkit.errors import ERROR_STATUS, UsageError
 
 HELP = """\
 Write every run under PATH as one tidy table (one row per run; per endpoint for Locust, with
@@ -21,7 +22,8 @@ The format follows the file name:
 
 The file is written atomically (a temporary file renamed into place). A malformed input file
 is reported as PATH:LINE: expected ...; the other runs are still written and the exit status
-is 1. Loading uses the run store of each directory (.perfkit/cache, see perfkit.load).
+is 2, as for every error (no runs at all: nothing is written). Loading uses the run store of
+each directory (.perfkit/cache, see perfkit.load).
 
 examples:
   perfkit export data/demo-wrk2-sweep --to runs.parquet
@@ -43,11 +45,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     kind = os.path.splitext(args.to)[1].lower()
     if kind not in (".parquet", ".csv"):
-        raise PerfkitError(f"--to: expected a file name ending in .parquet or .csv, "
-                           f"found {args.to!r}")
+        raise UsageError(f"--to: expected a file name ending in .parquet or .csv, "
+                         f"found {args.to!r}")
+    checks.output_file(args.to, "--to")
     from perfkit.frames import runs_frame
 
     result = load_paths(args.paths, err)
+    if not result.runs:
+        if result.errors:  # each has its line above
+            return ERROR_STATUS
+        raise no_runs(args.paths)
     frame = runs_frame(result.runs)
     if kind == ".csv":
         frame["warnings"] = [" | ".join(w) for w in frame["warnings"]]
@@ -57,4 +64,4 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         else:
             frame.to_csv(tmp, index=False)
     print(f"{len(frame)} runs, {len(frame.columns)} columns -> {args.to}", file=out)
-    return 1 if result.errors else 0
+    return ERROR_STATUS if result.errors else 0

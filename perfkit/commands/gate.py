@@ -7,21 +7,23 @@ which builds on :func:`perfkit.analysis.compare_runs`.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TextIO
 
+from perfkit._fsutil import write_bytes_atomic
 from perfkit.analysis import Experiment, grouping, metric
-from perfkit.analysis.gate import GateResult, gate_runs, parse_percent
+from perfkit.analysis.gate import ERROR, GateResult, gate_runs, parse_percent
 from perfkit.analysis.history import is_history, load_history
+from perfkit.commands import _checks as checks
 from perfkit.commands._common import (
     Loader,
     check_alpha,
     check_confidence,
+    note_nothing_excluded,
     write_frame,
     write_json,
     write_tables,
 )
-from perfkit.errors import DataError, PerfkitError
+from perfkit.formatting import plain
 from perfkit.present import gate as present_gate
 
 FORMATS = ("table", "markdown", "json", "junit", "csv")
@@ -39,8 +41,9 @@ CI straddles the threshold, and then says how many runs per arm would resolve th
 the observed run-to-run spread (80% power).
 
 exit status: 0 no regression; 1 a regression; 3 inconclusive (and no regression), so CI may
-fail on 3 too; 2 usage or data errors (a selection without runs, unreadable files, a load
-level with no run on one side). 2 wins over 1, 1 over 3.
+fail on 3 too; 2 an error, never a result (a usage error, a selection without runs, unreadable
+files, a load level with no run on one side, an output file that cannot be written), with one
+line 'perfkit: error: ...' on stderr. 2 wins over 1, 1 over 3.
 
 BASE and NEW are selections as in compare: PATH or PATH::column=value,... A history (a
 `perfkit history` store, or a folder of jobs with labels.csv) is a selection too, with the
@@ -58,12 +61,6 @@ examples:
   perfkit gate data/demo-history::label=v07 data/demo-history::label=v08 --max-regression 5%
   perfkit gate base/ new/ --format markdown --junit gate.xml >> "$GITHUB_STEP_SUMMARY"
 """
-
-
-class GateDataError(DataError):
-    """A data error of the gate: exit status 2, as the gate's contract says."""
-
-    exit_status = 2
 
 
 class HistoryLoader(Loader):
@@ -95,7 +92,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--confidence", type=float, default=0.95,
                    help="level of the median CIs (default 0.95)")
     p.add_argument("--exclude-failed", metavar="REASON",
-                   help="drop failed runs instead of ranking them, for this stated reason")
+                   help="drop failed runs instead of ranking them; REASON is your reason in "
+                        "words (e.g. 'known network outage'), echoed in the notes")
     p.add_argument("--by", default="auto", metavar="COLS",
                    help="columns that make rows (as in compare; default: load levels)")
     p.add_argument("--format", choices=FORMATS, default="table", help="output format")
@@ -104,18 +102,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    try:
-        return _run(args, out, err)
-    except PerfkitError as exc:
-        if exc.exit_status == 2:
-            raise
-        raise GateDataError(str(exc)) from exc
-
-
-def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     check_alpha(args.alpha)
     check_confidence(args.confidence)
     threshold = parse_percent(args.max_regression)
+    checks.reason(args.exclude_failed, "--exclude-failed")
+    if args.junit:
+        checks.output_file(args.junit, "--junit")
     loader = HistoryLoader(err)
     per_endpoint = grouping.per_endpoint(args.by)
     base, base_sel = loader.select(args.base, per_endpoint)
@@ -126,12 +118,18 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                        exclude=[*base_sel.pinned, *new_sel.pinned],
                        confidence=args.confidence, exclude_failed=args.exclude_failed)
     write(result, args.format, out)
+    note_nothing_excluded(result.tables, args.exclude_failed, err)
     if args.junit:
-        Path(args.junit).write_text(present_gate.junit(result), encoding="utf-8")
-    if loader.had_errors:
-        print("perfkit: error: some input files could not be read (above): the gate's inputs "
-              "are incomplete", file=err)
-        return 2
+        write_bytes_atomic(args.junit, present_gate.junit(result).encode("utf-8"))
+    if loader.had_errors:  # each unreadable file has its line above: the inputs are incomplete
+        return loader.status
+    errors = [r for r in result.rows if r.status == ERROR]
+    if errors:  # exit 2 is an error: it says why on stderr, as every error does
+        where = ", ".join(f"{k}={plain(v)}" for k, v in zip(errors[0].keys, errors[0].row.key,
+                                                             strict=False))
+        print(f"perfkit: error: the gate could not judge {len(errors)} of {len(result.rows)} "
+              f"rows ({errors[0].metric.name}{' at ' + where if where else ''}: "
+              f"{errors[0].reason}); the table above shows each", file=err)
     return result.exit_status
 
 

@@ -13,16 +13,17 @@ from typing import TextIO
 
 from perfkit.analysis import Selection, load_experiment, metric
 from perfkit.analysis import history as hist
+from perfkit.analysis.experiment import select_mask
 from perfkit.analysis.gate import parse_percent
 from perfkit.commands._common import check_levels, emit
-from perfkit.errors import DataError, UsageError
+from perfkit.errors import ERROR_STATUS, DataError, UsageError
 from perfkit.present import history as present_history
 from perfkit.store import history as store
 
 HELP = """\
 A performance history: the runs of every CI job, one label (commit or version) per job.
 
-  perfkit history add DIR --label COMMIT_OR_VERSION [--time T] [--store PATH] [--replace]
+  perfkit history add DIR[::column=value] --label COMMIT_OR_VERSION [--time T] [--store PATH]
   perfkit history show [--metric M] [--store PATH] [--max-regression 5%]
 
 The store is a folder (default .perfkit/history/ under the current directory): HISTORY.json
@@ -35,7 +36,8 @@ points (E-divisive means with permutation tests that shuffle whole labels: the m
 MongoDB's CI and Hunter): position, label, the ratio after/before with its CI, and p-values.
 With --max-regression it also gates each label against the labels before it in its segment.
 --store also takes a folder of jobs with labels.csv (label,time_utc,job_dir), and a selection:
---store .perfkit/history::connections=64.
+--store .perfkit/history::connections=64. The gates of show are shown, not acted on: its exit
+status is 0, or 2 on an error; `perfkit gate` is the gate a CI job acts on (0/1/3).
 
 examples:
   perfkit history add runs/ --label "$GITHUB_SHA" --time "$(git show -s --format=%cI)"
@@ -49,8 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     a = actions.add_parser("add", help="add the runs of a CI job under a label",
-                           description="Add the runs under DIR to the history as LABEL.")
-    a.add_argument("dir", metavar="DIR", help="the runs of one CI job (a sweep's folder)")
+                           description="Add the runs under DIR (or the runs a selection "
+                                       "DIR::column=value,... keeps) to the history as LABEL.")
+    a.add_argument("dir", metavar="DIR", help="the runs of one CI job (a sweep's folder), or "
+                                              "DIR::column=value,... to keep some of them")
     a.add_argument("--label", required=True, help="commit or version of the job")
     a.add_argument("--time", metavar="T",
                    help="the label's time, ISO 8601 (default: the first run's start)")
@@ -84,13 +88,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     when = store.utc_text(args.time) if args.time else None
-    exp = load_experiment(args.dir)
-    if exp.errors:
-        for error in exp.errors:
+    selection = Selection.parse(args.dir)
+    exp = load_experiment(selection.path)
+    if exp.errors:  # one line per unreadable file, the last saying what happened
+        for error in exp.errors[:-1]:
             print(f"perfkit: error: {error}", file=err)
-        raise DataError(f"{len(exp.errors)} file(s) under {args.dir} could not be read: "
-                        "nothing added (a history point from part of a job would mislead)")
-    written = store.add_label(args.store, exp.runs, args.label, when, job=str(args.dir),
+        raise DataError(f"{exp.errors[-1]} ({len(exp.errors)} file(s) under {selection.path} "
+                        "could not be read: nothing added, as a history point from part of a "
+                        "job would mislead)")
+    mask = select_mask(exp.frame, selection.where)
+    runs = [r for r, keep in zip(exp.runs, mask, strict=True) if keep]
+    if not runs:
+        raise DataError(f"selection {args.dir!r} matches no run")
+    written = store.add_label(args.store, runs, args.label, when, job=str(args.dir),
                               replace=args.replace, design=exp.design)
     files, _ = store.label_files(args.store)
     print(f"added {args.label!r}: {written.n_runs} runs at {written.time_utc} -> "
@@ -133,4 +143,4 @@ def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return found
 
     emit(args.format, out, analysis.to_frame, data, tables)
-    return 1 if history.errors else 0
+    return ERROR_STATUS if history.errors else 0

@@ -9,7 +9,8 @@ import math
 import os
 from typing import Any, TextIO
 
-from perfkit.commands._common import fmt_num, load_paths
+from perfkit.commands._common import fmt_num, load_paths, no_runs
+from perfkit.errors import ERROR_STATUS
 from perfkit.model import RECORD_COLUMNS, Run
 from perfkit.present.tables import Column, Table, render
 
@@ -26,8 +27,8 @@ Columns carry their unit (latency_p99_ms, throughput_rps, transfer_bytes_per_s).
 tool printed comes out as printed; a "no data" placeholder (wrk's 0.00us when every request
 timed out, wrk2's -nan) becomes missing, with a warning.
 
-A malformed file is reported as PATH:LINE: expected ..., found ...; the good files are still
-printed and the exit status is 1.
+A malformed file is reported as PATH:LINE: expected ..., found ... (one line per file); the
+good files are still printed and the exit status is 2, as for every error.
 
 examples:
   perfkit parse run.stdout
@@ -56,6 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     result = load_paths(args.paths, err)
+    if not result.runs and not result.errors:
+        raise no_runs(args.paths)
     records = [r.to_record() for r in result.runs]
     if args.format == "json":
         write_jsonl(records, out)
@@ -63,10 +66,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         write_csv(records, out)
     else:
         write_table(result.runs, records, out)
-    if not result.runs and not result.errors:
-        print("perfkit: no runs found under " + ", ".join(args.paths), file=err)
-        return 1
-    return 1 if result.errors else 0
+    return ERROR_STATUS if result.errors else 0
 
 
 def _jsonable(value: Any) -> Any:

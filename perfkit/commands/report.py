@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from perfkit.commands import _checks as checks
+from perfkit.errors import ERROR_STATUS
+
 HELP = """\
 Execute the parameterized notebooks named in a parameter file (papermill), and write an HTML
 report: one self-contained page per notebook (no code, images inline, works offline), an
@@ -12,9 +15,12 @@ index.html with the headline findings, every figure as SVG and PNG, every result
 and the executed notebooks to reopen in JupyterLab.
 
 The parameter file is checked against each notebook's parameters cell before anything runs;
-every problem is reported as FILE:LINE: KEY: expected ..., found ....
+every problem is reported on its own line as FILE:LINE: KEY: expected ..., found ....
+Thresholds take 5% or 0.05 alike; experiment names stay under the data folder (the file's
+'data:', default data/). The output folder is checked before anything runs too.
 A notebook that fails is reported with its cell and exception; the others still run, and the
-exit status is 1. A progress bar shows on a terminal (PERFKIT_NO_PROGRESS=1 turns it off).
+exit status is 2, as for every error. A progress bar shows on a terminal
+(PERFKIT_NO_PROGRESS=1 turns it off).
 
 examples:
   perfkit report -p params/demo.yaml -o reports/demo
@@ -40,12 +46,14 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     from perfkit.report import build_report, load_params
 
+    out_dir = Path(args.out) if args.out else Path("reports") / Path(args.params).stem
+    if not args.check:
+        checks.output_dir(str(out_dir), "-o/--out")
     params = load_params(args.params)  # raises ParamsError before anything executes
     if args.check:
         names = ", ".join(n.name for n in params.notebooks)
         print(f"{args.params}: ok ({names})", file=out)
         return 0
-    out_dir = Path(args.out) if args.out else Path("reports") / Path(args.params).stem
     result = build_report(params, out_dir, stream=err)
     for e in result.executions:
         status = "failed" if e.error else "ok"
@@ -53,4 +61,4 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for error in result.errors:
         print(f"perfkit: error: {error}", file=err)
     print(f"report: {result.index}", file=out)
-    return 1 if result.errors else 0
+    return ERROR_STATUS if result.errors else 0

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import TextIO
 
-from perfkit.errors import PerfkitError
+from perfkit.commands import _checks as checks
+from perfkit.errors import ERROR_STATUS, UsageError
 from perfkit.units import UnitError, parse_duration_arg
 
 HELP = """\
@@ -15,7 +17,10 @@ tool version, load levels, start/end UTC, exit status, host, sysctls, server pro
 rendered config when the URL is the local testbed's, sha256 of every file).
 
 The run is written to OUT/.tmp-RUN_ID/ and renamed to OUT/RUN_ID/ when it ends, whatever its
-status (complete, failed or killed). The last line of stdout is that directory.
+status (complete, failed or killed). The last line of stdout is that directory. A run that
+did not complete (the tool exited non-zero, e.g. wrk could not connect, or Locust saw a failed
+request: its --exit-code-on-error) is kept with its status and exit code in the manifest, and
+perfkit exits 2 with the reason in the tool's own words on stderr.
 Every run is bounded: after duration + --grace seconds the process group is killed.
 Only loopback URLs are loaded unless --allow-remote is given.
 
@@ -24,7 +29,7 @@ examples:
       --out runs/
   perfkit run wrk2 --url http://127.0.0.1:8080/ -c 64 -t 2 -d 30s --rate 20000 --out runs/
   perfkit run locust --url http://127.0.0.1:8080 --locustfile tests/locust/locustfile.py \\
-      --users 20 --spawn-rate 10 --duration 20s --processes 2 --out runs/
+      --user-class PageUser --users 20 --spawn-rate 10 --duration 20s --processes 2 --out runs/
   perfkit run wrk --url http://127.0.0.1:8080/ -c 64 -t 1 -d 10s --clients 2 --out runs/
 """
 
@@ -52,7 +57,9 @@ def register(subparsers) -> None:
     p.add_argument("-r", "--spawn-rate", type=float, help="Locust: users/s (default: all at once)")
     p.add_argument("--processes", type=int, help="Locust: --processes N (N worker processes)")
     p.add_argument("-f", "--locustfile", help="Locust: the locustfile")
-    p.add_argument("--user-class", action="append", default=[], help="Locust: user class")
+    p.add_argument("--user-class", action="append", default=[],
+                   help="Locust: a user class of the locustfile (repeatable; default: every "
+                        "class in it, e.g. both PageUser and MixedUser, which requests a 404)")
     p.add_argument("--no-reset-stats", action="store_true",
                    help="Locust: keep the ramp-up in the statistics (default: reset when spawned)")
     p.add_argument("--arg", action="append", default=[], metavar="ARG",
@@ -75,24 +82,42 @@ def _seconds(text: str | None, what: str) -> float | None:
     if text is None:
         return None
     try:
-        return parse_duration_arg(text)
-    except UnitError as exc:
-        raise PerfkitError(f"{what}: expected a duration such as 10s, found {text!r}") from exc
+        seconds = parse_duration_arg(text)
+    except UnitError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise UsageError(f"{what}: expected a duration such as 10s, found {text!r}")
+    return seconds
 
 
 def _factors(items: list[str]) -> dict[str, str]:
     out = {}
     for item in items:
         name, sep, level = item.partition("=")
-        if not sep or not name:
-            raise PerfkitError(f"--factor: expected NAME=LEVEL, found {item!r}")
+        if not sep or not name.strip():
+            raise UsageError(f"--factor: expected NAME=LEVEL, found {item!r}")
+        if name in out:
+            raise UsageError(f"--factor: {name!r} given twice")
         out[name] = level
     return out
 
 
-def spec_from_args(args: argparse.Namespace):
-    from perfkit.run.spec import RunSpec
+def check_numbers(args: argparse.Namespace) -> None:
+    """Counts and rates: refused before anything starts."""
+    for option, value in (("--connections", args.connections), ("--threads", args.threads),
+                          ("--users", args.users), ("--processes", args.processes),
+                          ("--clients", args.clients)):
+        checks.at_least(value, 1, option)
+    for option, value in (("--rate", args.rate), ("--spawn-rate", args.spawn_rate),
+                          ("--grace", args.grace)):
+        checks.positive(value, option)
 
+
+def spec_from_args(args: argparse.Namespace):
+    from perfkit.run.spec import RunSpec, check_url
+
+    check_numbers(args)
+    check_url(args.url, args.allow_remote)
     return RunSpec(
         tool=args.tool, url=args.url, duration_s=_seconds(args.duration, "--duration"),
         connections=args.connections, threads=args.threads, rate_rps=args.rate,
@@ -115,6 +140,7 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     spec = spec_from_args(args)
+    checks.output_dir(args.out, "--out")
     if args.clients > 1:
         from perfkit.run.distributed import run_clients
 
@@ -122,10 +148,21 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for outcome in group.outcomes:
             print(f"{outcome.run_id}  {outcome.status}", file=out)
         print(group.path, file=out)
-        return 0 if group.status == "complete" else 1
+        failed = [o for o in group.outcomes if o.status != "complete"]
+        if failed:
+            print(f"perfkit: error: {len(failed)} of {len(group.outcomes)} clients did not "
+                  f"complete ({failed[0].run_id}: {failed[0].status}); every output is kept in "
+                  f"{group.path}", file=err)
+            return ERROR_STATUS
+        return 0
     from perfkit.run.runner import execute
 
-    outcome = execute(spec, args.out, err=err)
+    outcome = execute(spec, args.out, err=err, report_status=False)
     print(f"{outcome.status}  exit code {outcome.exit_code}", file=out)
     print(outcome.path, file=out)
-    return 0 if outcome.status == "complete" else 1
+    if outcome.status != "complete":
+        reason = outcome.manifest.get("status_reason") or outcome.status
+        print(f"perfkit: error: run {outcome.status}: {reason}; its output is kept in "
+              f"{outcome.path}", file=err)
+        return ERROR_STATUS
+    return 0

@@ -15,7 +15,14 @@ from perfkit.analysis.scaling import (
     scaling_fits,
     slo_brackets,
 )
-from perfkit.commands._common import Loader, add_format_argument, check_levels, emit
+from perfkit.commands import _checks as checks
+from perfkit.commands._common import (
+    Loader,
+    add_format_argument,
+    check_levels,
+    check_table_option,
+    emit,
+)
 from perfkit.errors import UsageError
 from perfkit.present import scaling as present_scaling
 
@@ -74,15 +81,25 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     check_levels(args)
     if args.resamples < 1:
         raise UsageError(f"--resamples must be >= 1, got {args.resamples}")
-    loader = Loader(err)
-    rows, _ = loader.select(args.paths)
+    checks.positive(args.slo_ms, "--slo-ms")
+    checks.non_negative(args.think_time_ms, "--think-time-ms")
+    checks.percentile(args.percentile)
     kind = "rates" if args.x == "target_rate_rps" else "concurrency"
     if args.table and args.table not in TABLES[kind]:
         raise UsageError(f"--table {args.table} is for the other axis; over {kind}: "
                          f"{' or '.join(TABLES[kind])}")
+    check_table_option(args, None)
+    if kind == "rates" and args.slo_ms is None:
+        raise UsageError("--x target_rate_rps needs --slo-ms (the latency objective)")
+    if kind == "rates" and args.think_time_ms is not None:
+        raise UsageError("--think-time-ms is for Little's law over concurrency (--x users); "
+                         "over offered rates it does not apply")
+    if kind == "concurrency" and args.slo_ms is not None:
+        raise UsageError(f"--slo-ms is judged over offered rates (--x target_rate_rps); over "
+                         f"--x {args.x} it does not apply")
+    loader = Loader(err)
+    rows, _ = loader.select(args.paths)
     if kind == "rates":
-        if args.slo_ms is None:
-            raise UsageError("--x target_rate_rps needs --slo-ms (the latency objective)")
         result = slo_brackets(rows, args.slo_ms, percentile=args.percentile, by=args.by,
                               confidence=args.confidence, seed=args.seed,
                               n_resamples=args.resamples)

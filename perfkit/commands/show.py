@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from perfkit.commands._common import fmt_num, is_missing, load_paths
+from perfkit.commands._common import fmt_num, is_missing, load_paths, no_runs
+from perfkit.errors import ERROR_STATUS
 from perfkit.model import LATENCY_SOURCES, Run, percentile_label
 
 HELP = """\
@@ -30,14 +31,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     result = load_paths(args.paths, err)
+    if not result.runs and not result.errors:
+        raise no_runs(args.paths)
     for i, r in enumerate(result.runs):
         if i:
             out.write("\n")
         out.write(summary(r))
-    if not result.runs and not result.errors:
-        print("perfkit: no runs found under " + ", ".join(args.paths), file=err)
-        return 1
-    return 1 if result.errors else 0
+    return ERROR_STATUS if result.errors else 0
 
 
 def _pcts(values: dict[float, float]) -> str:

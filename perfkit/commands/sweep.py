@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from perfkit.commands import _checks as checks
+from perfkit.errors import ERROR_STATUS, UsageError
+
 HELP = """\
 Run every cell of an experiment (factor levels x load levels) once per block, in a seeded
 random order within each block, on the local testbed (restarted when the profile changes) or
@@ -16,6 +19,10 @@ runs/.aborted/, skips the runs already done and redoes the rest.
 
 The layout is OUT/experiment.yaml, OUT/plan.json, OUT/runs/RUN_ID/. OUT is --out, else the
 YAML's directory when the file is named experiment.yaml, else ./NAME (the file's stem).
+
+The sweep starts, restarts and stops its own testbed; it refuses to touch one it did not start
+(`perfkit testbed up`): give it another --state-dir and --port to run beside it. A run that
+does not complete is kept with its reason, the sweep goes on, and perfkit exits 2 at the end.
 See examples/*.yaml for annotated designs.
 
 examples:
@@ -34,6 +41,15 @@ def register(subparsers) -> None:
     p.add_argument("--dry-run", action="store_true", help="print the plan; run nothing")
     p.add_argument("--retry-failed", action="store_true",
                    help="redo runs that ended failed or killed (moved to runs/.failed/)")
+    p.add_argument("--port", type=int, metavar="N",
+                   help="the testbed's port on 127.0.0.1 (default: the design's "
+                        "target.testbed.port)")
+    p.add_argument("--upstream-port", type=int, metavar="N",
+                   help="the port of the testbed's upstream app (default: port + 1000)")
+    p.add_argument("--state-dir", metavar="DIR",
+                   help="the testbed's folder (default $PERFKIT_TESTBED_DIR or "
+                        "/tmp/perfkit-testbed-<uid>): with --port, a sweep beside a running "
+                        "testbed")
     p.set_defaults(func=main)
 
 
@@ -75,9 +91,15 @@ def _warmup_text(w: dict) -> str:
 
 
 def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from perfkit.run.sweep import Sweep
+    from perfkit.run.sweep import Sweep, TestbedPlace
 
-    sweep = Sweep(args.experiment, args.out, err=err)
+    for option, port in (("--port", args.port), ("--upstream-port", args.upstream_port)):
+        if port is not None and not 1 <= port <= 65535:
+            raise UsageError(f"{option}: expected a TCP port in 1..65535, found {port}")
+    if args.out:
+        checks.output_dir(args.out, "--out")
+    sweep = Sweep(args.experiment, args.out, err=err,
+                  testbed=TestbedPlace(args.port, args.upstream_port, args.state_dir))
     if args.dry_run:
         sweep.check_plan()
         print_plan(sweep, out)
@@ -95,4 +117,11 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
               file=out)
     print(f"testbed (re)starts: {result.restarts}; wall time {_fmt_s(result.wall_s)}", file=out)
     print(result.path, file=out)
-    return 0 if set(result.statuses) <= {"complete"} else 1
+    undone = {k: n for k, n in result.statuses.items() if k != "complete"}
+    if undone:
+        what = ", ".join(f"{n} {k}" for k, n in sorted(undone.items()))
+        print(f"perfkit: error: {sum(undone.values())} of {result.ran} runs did not complete "
+              f"({what}; each kept with its reason in its manifest.json): perfkit sweep "
+              f"{args.experiment} --retry-failed redoes them", file=err)
+        return ERROR_STATUS
+    return 0

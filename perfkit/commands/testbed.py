@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 
-from perfkit.errors import PerfkitError
+from perfkit.errors import UsageError
 
 DESCRIPTION = """\
 A local nginx (Debian's /usr/sbin/nginx) on 127.0.0.1, configured from a profile, plus a slow
@@ -70,7 +70,7 @@ def parse_sets(items: list[str]) -> dict[str, str]:
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
-            raise PerfkitError(f"--set: expected NAME=VALUE, found {item!r}")
+            raise UsageError(f"--set: expected NAME=VALUE, found {item!r}")
         out[name.strip()] = value.strip()
     return out
 

@@ -31,18 +31,21 @@ from perfkit.errors import ParseError
 from perfkit.model import Run
 from perfkit.units import UnitError, bytes_, count, duration_s, number, percent, time_ms
 
-# integers have at most 18 digits (below 2**63): a longer one is damage, not a count
-HEADER = re.compile(r"Running (\S+) test @ (\S+)\s*$")  # no lazy .*: quadratic on long lines
-THREADS = re.compile(r"\s*(\d{1,18}) threads and (\d{1,18}) connections\s*$")
-STATS_HEADER = re.compile(r"\s*Thread Stats\s+Avg\s+Stdev\s+Max\s+\+/- Stdev\s*$")
-STAT_ROW = re.compile(r"\s*(Latency|Req/Sec)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
-TOTALS = re.compile(r"\s*(\d{1,18}) requests in (\S+), (\S+) read\s*$")
+# integers have at most 18 digits (below 2**63): a longer one is damage, not a count. Every
+# pattern is ASCII-only (re.ASCII): \d would admit any Unicode digit, which int() and float()
+# then read ("\u0663" is 3), and \s any Unicode space; neither tool prints them.
+_A = re.ASCII
+HEADER = re.compile(r"Running (\S+) test @ (\S+)\s*$", _A)  # no lazy .*: quadratic on long lines
+THREADS = re.compile(r"\s*(\d{1,18}) threads and (\d{1,18}) connections\s*$", _A)
+STATS_HEADER = re.compile(r"\s*Thread Stats\s+Avg\s+Stdev\s+Max\s+\+/- Stdev\s*$", _A)
+STAT_ROW = re.compile(r"\s*(Latency|Req/Sec)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$", _A)
+TOTALS = re.compile(r"\s*(\d{1,18}) requests in (\S+), (\S+) read\s*$", _A)
 SOCKET = re.compile(
     r"\s*Socket errors: connect (\d{1,18}), read (\d{1,18}), write (\d{1,18}), "
-    r"timeout (\d{1,18})\s*$")
-NON2XX = re.compile(r"\s*Non-2xx or 3xx responses: (\d{1,18})\s*$")
-REQ_SEC = re.compile(r"Requests/sec:\s+(\S+)\s*$")
-TRANSFER_SEC = re.compile(r"Transfer/sec:\s+(\S+)\s*$")
+    r"timeout (\d{1,18})\s*$", _A)
+NON2XX = re.compile(r"\s*Non-2xx or 3xx responses: (\d{1,18})\s*$", _A)
+REQ_SEC = re.compile(r"Requests/sec:\s+(\S+)\s*$", _A)
+TRANSFER_SEC = re.compile(r"Transfer/sec:\s+(\S+)\s*$", _A)
 
 TRUNCATED = " (the output ends here: truncated run?)"
 NO_SAMPLES = (

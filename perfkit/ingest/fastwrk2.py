@@ -26,6 +26,8 @@ from perfkit.ingest.lazymap import LazyMap
 from perfkit.ingest.wrk2 import COVERAGE_NOTE_BELOW, WRK2_PERCENTILES
 from perfkit.model import FrozenMap, Run, built_run
 
+# every pattern is ASCII-only (re.ASCII), as the careful parser's: \d would admit any Unicode
+# digit, which int() and float() read
 _NUM = r"\d{1,15}\.\d{1,6}"
 _TIME = rf"({_NUM})(us|ms|s)"
 _INT = r"(\d{1,18})"
@@ -47,25 +49,26 @@ HEAD = re.compile(
     r"  Thread Stats   Avg      Stdev     Max   \+/- Stdev\n"
     rf"    Latency +{_TIME} +{_TIME} +{_TIME} +({_NUM})%\n"
     rf"    Req/Sec +({_NUM})(k|M|G|T)? +({_NUM})(k|M|G|T)? +({_NUM})(k|M|G|T)? +({_NUM})%\n"
-    r"  Latency Distribution \(HdrHistogram - Recorded Latency\)\n" + _SPECTRUM_HEAD)
+    r"  Latency Distribution \(HdrHistogram - Recorded Latency\)\n" + _SPECTRUM_HEAD, re.ASCII)
 #: the uncorrected distribution's start (-U), up to its first spectrum row
 U_HEAD = re.compile(
     r"\n  Latency Distribution \(HdrHistogram - Uncorrected Latency \(measured without "
-    r"taking delayed starts into account\)\)\n" + _SPECTRUM_HEAD)
+    r"taking delayed starts into account\)\)\n" + _SPECTRUM_HEAD, re.ASCII)
 #: a spectrum's footer, after its last row
 FOOTER = re.compile(
     rf"\n#\[Mean    = +({_NUM}), StdDeviation   = +({_NUM})\]\n"
     rf"#\[Max     = +(\d{{1,8}}\.\d{{3}}), Total count    = +{_INT}\]\n"
     rf"#\[Buckets = +{_INT}, SubBuckets     = +{_INT}\]\n"
-    r"-{58}\n")
+    r"-{58}\n", re.ASCII)
 #: the end of an output, after the last distribution
 TAIL = re.compile(
     rf"  {_INT} requests in {_TIME}, ({_NUM})(B|KB|MB|GB|TB) read\n"
     rf"(?:  Socket errors: connect {_INT}, read {_INT}, write {_INT}, timeout {_INT}\n)?"
     rf"(?:  Non-2xx or 3xx responses: {_INT}\n)?"
     rf"Requests/sec: +({_NUM})\n"
-    rf"Transfer/sec: +({_NUM})(B|KB|MB|GB|TB)\n?")
-_CALIBRATION = re.compile(r"mean lat\.: (\d+\.\d{3})ms, rate sampling interval: (\d+)ms")
+    rf"Transfer/sec: +({_NUM})(B|KB|MB|GB|TB)\n?", re.ASCII)
+_CALIBRATION = re.compile(r"mean lat\.: (\d+\.\d{3})ms, rate sampling interval: (\d+)ms",
+                          re.ASCII)
 _TIME_EXP = {"us": "e-3", "ms": "", "s": "e3"}
 _DURATION_EXP = {"us": "e-6", "ms": "e-3", "s": ""}
 _METRIC_EXP = {None: "", "k": "e3", "M": "e6", "G": "e9", "T": "e12"}

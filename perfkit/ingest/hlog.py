@@ -20,11 +20,17 @@ perfkit convention, since the format itself has no unit header (Java tools often
 nanoseconds; their ``Interval_Max`` column is then the max divided by 1e6, in ms).
 
 hdrh's :class:`~hdrh.log.HistogramLogReader` (hdrh 0.10) is used for the decoding, with its
-quirks handled here, in :class:`_TextLogReader` and :func:`_check_lines`:
+quirks handled here, in :class:`_TextLogReader`, :func:`_check_lines` and
+:func:`_read_intervals`:
 
 - it only opens files by name: it is fed the text through a line-counting stream instead;
 - it silently skips any line that does not look like an interval (a truncated or corrupted
   line simply vanishes): every line is checked first, so a bad one is a ParseError at its line;
+- its regexes take any Unicode digit, and ``float()`` reads them: perfkit's take ASCII only;
+- it raises ValueError on a ``#[StartTime:`` / ``#[BaseTime:`` it cannot read, skips an interval
+  that starts before the StartTime and stops reading at one beyond ``sys.maxsize`` seconds, all
+  silently but the first; a time after the year 9999 (``inf`` included) breaks ``datetime``.
+  Each of these is a ParseError at its line: every interval line must be the one hdrh read;
 - tagged lines (``Tag=NAME,...``) are handled by the reader itself, which strips the tag and
   sets it on the decoded histogram (checked by the tests); an empty tag counts as untagged.
 """
@@ -35,9 +41,11 @@ import io
 import math
 import os
 import re
+import zlib
 from datetime import UTC, datetime
 
 import numpy as np
+from hdrh.codec import HdrCookieException, HdrHistogramSettingsException, HdrLengthException
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 
@@ -51,9 +59,20 @@ PERCENTILES = (50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 100.0)
 #: multiply a recorded value by this to get microseconds
 UNIT_TO_US = {"ns": 0.001, "us": 1.0, "µs": 1.0, "ms": 1000.0, "s": 1_000_000.0}
 
+# ASCII only (re.ASCII): \d would admit any Unicode digit, which hdrh's float() then reads
 _NUM = r"\d+(?:\.\d*)?"
-_INTERVAL = re.compile(rf"(?:Tag=[^,]*,)?{_NUM},{_NUM},{_NUM},[A-Za-z0-9+/]+=*")
-_UNIT = re.compile(r"#\[?\s*value\s*unit\s*[:=]\s*(ns|us|µs|ms|s)\b", re.IGNORECASE)
+_INTERVAL = re.compile(rf"(?:Tag=[^,]*,)?{_NUM},{_NUM},{_NUM},[A-Za-z0-9+/]+=*", re.ASCII)
+_UNIT = re.compile(r"#\[?\s*value\s*unit\s*[:=]\s*(ns|us|µs|ms|s)\b",
+                   re.IGNORECASE | re.ASCII)
+#: what hdrh's reader takes from a ``#[StartTime:`` / ``#[BaseTime:`` line and gives to float()
+#: (its own pattern, Unicode digits included: the line is refused unless this is a number)
+_HDRH_TIME = re.compile(r"#\[(StartTime|BaseTime): *([\d\.]*)")
+_SECONDS = re.compile(r"\d+(?:\.\d*)?|\.\d+", re.ASCII)
+#: the last second ``datetime`` can hold (9999-12-31T23:59:59Z): a later time is damage
+MAX_TIMESTAMP_S = 253_402_300_799.0
+#: what hdrh raises on a payload it cannot decode (base64, zlib, its header checks)
+_DECODE_ERRORS = (HdrCookieException, HdrLengthException, HdrHistogramSettingsException,
+                  zlib.error, ValueError, TypeError, RuntimeError, IndexError, OverflowError)
 _LEGEND = '"StartTimestamp"'
 WHAT = "an HdrHistogram interval log"
 
@@ -83,10 +102,11 @@ class _TextLogReader(HistogramLogReader):
         return self.input_file.line
 
 
-def _check_lines(text: str, source: str) -> tuple[str, bool, bool]:
-    """Validate every line; return the value unit, whether it was stated, and whether a
-    ``#[StartTime:`` or ``#[BaseTime:`` header makes the interval timestamps absolute."""
-    unit, stated, absolute, intervals = "us", False, False, 0
+def _check_lines(text: str, source: str) -> tuple[str, bool, bool, list[int]]:
+    """Validate every line; return the value unit, whether it was stated, whether a
+    ``#[StartTime:`` or ``#[BaseTime:`` header makes the interval timestamps absolute, and the
+    1-based numbers of the interval lines."""
+    unit, stated, absolute, intervals = "us", False, False, []
     for number, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip("\r")
         if not line.strip() or line.startswith(_LEGEND):
@@ -95,16 +115,26 @@ def _check_lines(text: str, source: str) -> tuple[str, bool, bool]:
             m = _UNIT.match(line)
             if m:
                 unit, stated = m.group(1).lower().replace("µ", "u"), True
-            absolute = absolute or line.startswith(("#[StartTime:", "#[BaseTime:"))
+            m = _HDRH_TIME.match(line)
+            if m:
+                _check_time(m.group(2), m.group(1), source, number, line)
+                absolute = True
             continue
         if not _INTERVAL.fullmatch(line):
             raise ParseError(source, number, "an interval line 'start,length,max,HISTF...' "
                              "(optionally 'Tag=NAME,' first)", line)
-        intervals += 1
+        intervals.append(number)
     if not intervals:
         raise ParseError(source, text.count("\n") + 1, f"{WHAT} with at least one interval",
                          "end of file")
-    return unit, stated, absolute
+    return unit, stated, absolute, intervals
+
+
+def _check_time(token: str, what: str, source: str, line_number: int, line: str) -> None:
+    """A ``#[StartTime:`` / ``#[BaseTime:`` value hdrh can read, before the year 10000."""
+    if not _SECONDS.fullmatch(token) or not float(token) <= MAX_TIMESTAMP_S:
+        raise ParseError(source, line_number, f"a {what} in seconds since the epoch before the "
+                         "year 10000, such as 1795290763.000", line)
 
 
 def _to_latency(hdr: HdrHistogram, unit: str, source: str, line: int) -> LatencyHistogram:
@@ -130,19 +160,29 @@ def _to_latency(hdr: HdrHistogram, unit: str, source: str, line: int) -> Latency
     return hist
 
 
-def _read_intervals(text: str, source: str, unit: str) -> dict[str | None, list]:
+def _read_intervals(text: str, source: str, unit: str, lines: list[int]
+                    ) -> dict[str | None, list]:
+    """Each interval line (``lines``: their numbers) decoded by hdrh, in order."""
     reader = _TextLogReader(text)
     by_tag: dict[str | None, list] = {}
-    while True:
+    for line in lines:
         try:
             hdr = reader.get_next_interval_histogram()
-        except Exception as exc:  # hdrh raises zlib.error, ValueError, its own exceptions
+        except _DECODE_ERRORS as exc:  # _check_lines made sure its timestamps are numbers
             raise ParseError(source, reader.line, "a valid compressed histogram "
                              "(HISTF... base64)", f"{type(exc).__name__}: {exc}") from exc
-        if hdr is None:
-            break
+        if hdr is None or reader.line != line:
+            # hdrh skips, silently, an interval before the log's StartTime, and stops at one
+            # beyond sys.maxsize seconds
+            raise ParseError(source, line, "an interval starting at or after the log's "
+                             "StartTime and before the year 10000 (StartTimestamp, plus any "
+                             "BaseTime, in seconds)", text.split("\n")[line - 1])
         hist = _to_latency(hdr, unit, source, reader.line)
         interval = (hdr.get_start_time_stamp() / 1000.0, hdr.get_end_time_stamp() / 1000.0)
+        if not interval[1] <= MAX_TIMESTAMP_S:  # inf and huge values, which datetime refuses
+            raise ParseError(source, reader.line, "an interval ending before the year 10000 "
+                             "(StartTimestamp + Interval_Length, plus any BaseTime, in seconds)",
+                             f"an end at {interval[1]:.6g} s")
         by_tag.setdefault(hdr.get_tag() or None, []).append((hist, interval))
     reader.close()
     return by_tag
@@ -178,8 +218,8 @@ def parse(text: str, source: str = "<string>") -> list[Run]:
                          "binary data (a NUL byte)")
     if not text.strip():
         raise ParseError(source, 1, WHAT, "an empty file")
-    unit, stated, absolute = _check_lines(text, source)
-    by_tag = _read_intervals(text, source, unit)
+    unit, stated, absolute, intervals = _check_lines(text, source)
+    by_tag = _read_intervals(text, source, unit, intervals)
     tags = sorted(by_tag, key=lambda t: (t is not None, list(by_tag).index(t)))
     return [_run(tag, by_tag[tag], source, unit, stated, absolute) for tag in tags]
 

@@ -11,7 +11,8 @@ Every file is read by header name with the :mod:`csv` module, never by position:
 columns change between versions (source: ``locust/stats.py``, ``StatsCSV`` and
 ``StatsCSVFileWriter``). Times are milliseconds with no unit in the header. Locust prints
 ``N/A`` for percentiles when there were no requests, and ``0`` for the min/max/mean of an
-empty entry; both become None with a note, never 0.
+empty entry; both become None with a note, never 0 (a 0 where nothing was measured:
+:mod:`perfkit.ingest.nodata`). A percentile column outside 0-100% (``900%``) is refused.
 
 Errors carry the physical 1-based line: the exceptions CSV holds multi-line quoted tracebacks,
 so rows are located through the reader's ``line_num``, not by counting rows.
@@ -26,15 +27,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from perfkit.errors import ParseError
+from perfkit.ingest import nodata
+from perfkit.ingest.nodata import zeros_missing
 from perfkit.model import Run, percentile_column
 
 TOOL = "locust"
 LATENCY_SOURCE = "locust_rounded"
 NA = "N/A"
 
-_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
-_INTEGER = re.compile(r"\d{1,18}")  # below 2**63: a longer one is damage
-_PERCENTILE_HEADER = re.compile(r"(\d+(?:\.\d+)?)%")
+# ASCII only (re.ASCII): \d would admit any Unicode digit, which int() and float() then read
+# ("\u0663" is 3); Locust writes ASCII digits
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?", re.ASCII)
+_INTEGER = re.compile(r"\d{1,18}", re.ASCII)  # below 2**63: a longer one is damage
+_PERCENTILE_HEADER = re.compile(r"(\d+(?:\.\d+)?)%", re.ASCII)
 
 #: header aliases: older Locust versions called the request type column "Method"
 _ALIASES = {"Type": ("Type", "Method")}
@@ -138,14 +143,29 @@ def _column(header: tuple[str, ...], name: str) -> str | None:
     return None
 
 
-def percentile_headers(header: tuple[str, ...]) -> list[tuple[float, str]]:
-    """``[(50.0, '50%'), (99.9, '99.9%'), ...]`` for every percentile column, in order."""
-    out = []
+def percentile_headers(header: tuple[str, ...], source: str = "<string>"
+                       ) -> list[tuple[float, str]]:
+    """``[(50.0, '50%'), (99.9, '99.9%'), ...]`` for every percentile column, by percentile.
+
+    A percentile is on the 0-100 scale: a header such as ``900%`` (which would become
+    ``latency_p900_ms``) or a percentile named twice (``50%`` and ``50.0%``) is a ParseError at
+    line 1, never a column."""
+    out: list[tuple[float, str]] = []
+    seen: dict[float, str] = {}
     for h in header:
         m = _PERCENTILE_HEADER.fullmatch(h)
-        if m:
-            out.append((float(m.group(1)), h))
-    return out
+        if not m:
+            continue
+        q = float(m.group(1))
+        if not 0 <= q <= 100:
+            raise ParseError(source, 1, "percentile columns between 0% and 100% in the header",
+                             h)
+        if q in seen:
+            raise ParseError(source, 1, f"each percentile column once in the header "
+                             f"({seen[q]!r} is the same percentile)", h)
+        seen[q] = h
+        out.append((q, h))
+    return sorted(out)  # by percentile, wherever the columns are
 
 
 class RowReader:
@@ -175,7 +195,7 @@ class RowReader:
         value = self.raw(name)
         if value is None:
             return None
-        value = value.strip()
+        value = value.strip(" \t")  # not str.strip(): that also drops Unicode spaces
         if allow_na and value == NA:
             self.na_columns.append(name)
             return None
@@ -215,12 +235,13 @@ def parse_stats_csv(text: str, source: str = "<string>") -> list[Run]:
     time minus the test start, ``StatsEntry.total_rps``), shared by every row. The Aggregated
     row (empty ``Type``, ``Name`` ``Aggregated``) has ``is_aggregate=True``.
 
-    A row without requests has ``N/A`` percentiles and 0 for min/max/mean: those become None
-    with a note. ``users`` and ``url`` are not in the file; the loader takes them from the run's
-    manifest.
+    A row without requests has ``N/A`` percentiles and 0 for min/max/mean/median and content
+    size: those become None with a note, and so does a 0 edited into its percentiles
+    (:mod:`perfkit.ingest.nodata`). ``users`` and ``url`` are not in the file; the loader takes
+    them from the run's manifest.
     """
     table = read_table(text, source, STATS_REQUIRED, "Locust _stats.csv")
-    pct_headers = percentile_headers(table.header)
+    pct_headers = percentile_headers(table.header, source)
     runs = [_stats_run(RowReader(row, source, table.header), source, pct_headers)
             for row in table.rows]
     aggregates = [r for r in runs if r.is_aggregate]
@@ -248,14 +269,22 @@ def _stats_run(r: RowReader, source: str, pct_headers: list[tuple[float, str]]) 
     rps = r.number("Requests/s")
     fail_rps = r.number("Failures/s")
     percentiles = {q: r.number(h) for q, h in pct_headers}
+    # bytes per request times requests per second: 0 without requests is a real 0
+    transfer = None if content is None or rps is None else content * rps
     label = f"{name!r} (line {r.row.line})"
-    if requests == 0 and 0 in (mean, low, high, median):
-        mean, low, high, median = (None if v == 0 else v for v in (mean, low, high, median))
-        notes.append(f"{label}: no requests, so Locust's 0 for the mean, min, max and "
-                     "median means no data; kept as missing")
+    if requests == 0:  # Locust's 0 for the mean, min, max, median and content size: no data
+        names = ("latency_mean_ms", "latency_min_ms", "latency_max_ms", "latency_median_ms",
+                 "content_size_mean_bytes")
+        pct_names = {q: f"percentiles_ms[{q:g}]" for q in percentiles}
+        printed = dict(zip(names, (mean, low, high, median, content), strict=True))
+        printed.update((pct_names[q], v) for q, v in percentiles.items())
+        kept, note = zeros_missing(printed, "Request Count is 0 (no request was made)")
+        mean, low, high, median, content = (kept[n] for n in names)
+        percentiles = {q: kept[n] for q, n in pct_names.items()}
+        if note:
+            notes.append(f"{label}: {note}")
     if r.na_columns:
         notes.append(_na_note(r.na_columns, label))
-    transfer = None if content is None or rps is None else content * rps
     return Run(
         tool=TOOL, source=source, latency_source=LATENCY_SOURCE,
         endpoint=name, method=method, is_aggregate=(name == "Aggregated" and method is None),
@@ -303,17 +332,18 @@ def parse_history_csv(text: str, source: str = "<string>") -> History:
     """Parse a Locust ``_stats_history.csv`` into per-second rows (see :class:`History`).
 
     ``N/A`` and Locust's placeholders become None: the ``Total ...`` latencies of a row with no
-    requests yet (printed 0), and in windowed mode a row whose percentiles are all 0 (Locust's
-    ``or 0`` when it has no 10-second-old snapshot to difference against yet).
+    requests yet (printed 0) and a 0 in its percentiles (:mod:`perfkit.ingest.nodata`), and in
+    windowed mode a row whose percentiles are all 0 (Locust's ``or 0`` when it has no
+    10-second-old snapshot to difference against yet).
     """
     table = read_table(text, source, HISTORY_REQUIRED, "Locust _stats_history.csv")
-    pct_headers = percentile_headers(table.header)
+    pct_headers = percentile_headers(table.header, source)
     type_col = _column(table.header, "Type")
     full = any(row.fields["Name"] != "Aggregated" or (type_col and row.fields[type_col])
                for row in table.rows)
     cumulative = None if not table.rows else not full
     rows = []
-    na_rows = placeholder_rows = 0
+    na_rows = placeholder_rows = unmeasured_rows = 0
     for row in table.rows:
         r = RowReader(row, source, table.header)
         out = {
@@ -334,6 +364,9 @@ def parse_history_csv(text: str, source: str = "<string>") -> History:
         if not cumulative and values and not any(values):
             pcts = dict.fromkeys(pcts)
             placeholder_rows += 1
+        if out["total_requests"] == 0:  # nothing measured yet: a printed 0 is a placeholder
+            pcts, note = zeros_missing(pcts, "Total Request Count is 0")
+            unmeasured_rows += note is not None
         out.update(pcts)
         if out["total_requests"] == 0:
             for key in ("total_latency_median_ms", "total_latency_mean_ms",
@@ -347,6 +380,9 @@ def parse_history_csv(text: str, source: str = "<string>") -> History:
     if placeholder_rows:
         notes.append(f"history: {placeholder_rows} row(s) with every windowed percentile "
                      "printed as 0 (no 10 s window yet); kept as missing")
+    if unmeasured_rows:
+        notes.append("history: " + nodata.note(f"the percentiles of {unmeasured_rows} row(s)",
+                                               "Total Request Count is 0 (no request yet)"))
     return History(tuple(rows), cumulative, tuple(notes))
 
 

@@ -40,6 +40,12 @@ LOCUST_FRACTIONS = {50.0: 0.50, 66.0: 0.66, 75.0: 0.75, 80.0: 0.80, 90.0: 0.90, 
                     98.0: 0.98, 99.0: 0.99, 99.9: 0.999, 99.99: 0.9999, 100.0: 1.0}
 
 _NUMBER = (int, float)
+# ASCII only (re.ASCII): \d would admit any Unicode digit, which int() and float() then read
+#: a key of ``response_times`` (a rounded time in ms) and of the per-second maps (epoch s)
+_NUMBER_KEY = re.compile(r"(?:\d{1,300}(?:\.\d{0,300})?|\.\d{1,300})(?:[eE][-+]?\d{1,3})?",
+                         re.ASCII)
+_INT_KEY = re.compile(r"\d{1,18}", re.ASCII)
+_LONG_NUMBER = re.compile(r"\d{1000,}", re.ASCII)
 #: counts beyond this are damage (and would overflow numpy's int64 histograms)
 _MAX_COUNT = 2**62
 #: key -> (accepted types, may be null)
@@ -147,7 +153,7 @@ def decode_documents(text: str, source: str = "<string>") -> list[tuple[int, obj
                 found = repr(rest[:20])
             raise ParseError(source, exc.lineno, f"valid JSON ({exc.msg})", found) from exc
         except ValueError as exc:  # an integer of more than 4300 digits
-            m = re.compile(r"\d{1000,}").search(text, pos)
+            m = _LONG_NUMBER.search(text, pos)
             raise ParseError(source, _line_of(text, m.start() if m else pos),
                              "valid JSON with numbers of a sane size", str(exc)[:60]) from None
         docs.append((pos, value))
@@ -184,11 +190,11 @@ def _check_value(key: str, value: object, types: tuple, nullable: bool) -> str |
 def _numeric_keys(mapping: dict, key: str, as_int: bool,
                   limit: float = math.inf) -> tuple[dict, str | None]:
     out = {}
+    pattern = _INT_KEY if as_int else _NUMBER_KEY
     for k, v in mapping.items():
-        try:
-            num = int(k) if as_int else float(k)
-        except ValueError:
+        if not pattern.fullmatch(k):  # not int()/float(): they take " 1_0 " and "\u0661"
             return {}, f"{key!r} has the key {k!r}"
+        num = int(k) if as_int else float(k)
         if not 0 <= num <= limit:
             return {}, f"{key!r} has the key {k!r} (not a number in [0, {limit:g}])"
         if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < _MAX_COUNT:

@@ -172,7 +172,7 @@ def _check_integers(data: Mapping, params: Mapping, fail: Callable[[str, str, An
                 continue
             if isinstance(value, float) and value.is_integer():
                 value = int(value)
-            if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+            if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value, re.ASCII):
                 value = int(value) if len(value) < 19 else 2**63
             if isinstance(value, bool) or not isinstance(value, int):
                 fail(key, "an integer", value)

@@ -6,13 +6,13 @@ import re
 
 HEAD_BYTES = 16_384
 
-WRK_START = re.compile(r"^Running \S+ test @ \S+", re.MULTILINE)
+WRK_START = re.compile(r"^Running \S+ test @ \S+", re.MULTILINE | re.ASCII)
 WRK2_MARKERS = (
     "Thread calibration:",
     "Latency Distribution (HdrHistogram",
     "Detailed Percentile spectrum",
 )
-WRK2_NAN_REQSEC = re.compile(r"^\s+Req/Sec\s+-nan\s+-nan", re.MULTILINE)
+WRK2_NAN_REQSEC = re.compile(r"^\s+Req/Sec\s+-nan\s+-nan", re.MULTILINE | re.ASCII)
 HLOG_MARKERS = (
     "#[Histogram log format version",
     "#[StartTime:",
@@ -48,7 +48,7 @@ def sniff(head: str) -> str | None:
             return "wrk2"
         return "wrk"
     if stripped.startswith("["):
-        if '"num_requests"' in text or re.fullmatch(r"(?:\s*\[\s*\])+\s*", text):
+        if '"num_requests"' in text or re.fullmatch(r"(?:\s*\[\s*\])+\s*", text, re.ASCII):
             return "locust_json"
         return None
     if any(line.startswith(HLOG_MARKERS) for line in text.splitlines()[:20]):

@@ -24,14 +24,16 @@ from perfkit.ingest._wrkcommon import (
     read_tail,
     read_thread_stats,
 )
+from perfkit.ingest.nodata import zeros_missing
 from perfkit.model import Run
 from perfkit.units import time_ms
 
 #: the percentiles wrk prints, in order (wrk.c ``print_stats_latency``)
 WRK_PERCENTILES = (50.0, 75.0, 90.0, 99.0)
 
-DISTRIBUTION = re.compile(r"\s*Latency Distribution\s*$")
-PERCENTILE_ROW = re.compile(r"\s*(\d+)%\s+(\S+)\s*$")
+# ASCII only: \d would admit any Unicode digit (see perfkit.ingest._wrkcommon)
+DISTRIBUTION = re.compile(r"\s*Latency Distribution\s*$", re.ASCII)
+PERCENTILE_ROW = re.compile(r"\s*(\d+)%\s+(\S+)\s*$", re.ASCII)
 
 
 def parse(text: str, source: str = "<string>") -> Run:
@@ -71,13 +73,20 @@ def parse(text: str, source: str = "<string>") -> Run:
 
 
 def _read_distribution(cur: Cursor, acc: Accumulator) -> None:
-    percentiles: dict[float, float] = {}
+    printed: dict[str, float | None] = {}
     for q in WRK_PERCENTILES:
         expected = f"the {q:.0f}% line of the latency distribution"
         m = cur.take(PERCENTILE_ROW, expected)
         if float(m.group(1)) != q:
             raise cur.error(expected, cur.pos - 1)
-        percentiles[q] = cur.convert(time_ms, m.group(2), "a latency such as 0.99ms")
-    if acc.no_samples and not any(percentiles.values()):
-        return  # wrk's 0.00us placeholders (the note was made with the Latency row)
-    acc.fields["percentiles_ms"] = {q: v for q, v in percentiles.items() if v == v}
+        name = f"percentiles_ms[{q:g}]"
+        value = cur.convert(time_ms, m.group(2), "a latency such as 0.99ms")
+        printed[name] = acc.printed(name, value, m.group(2), "not a number: no latency data")
+    if acc.no_samples:  # the Latency row recorded nothing: its 0.00us are placeholders
+        printed, _ = zeros_missing(printed, "the Latency row recorded no sample")
+        left = [name for name, value in printed.items() if value is not None]
+        if left:  # (the zeros are in the Latency row's note already)
+            acc.notes.append(f"{', '.join(left)}: printed other than 0 although the Latency "
+                             "row recorded no sample: input damaged?")
+    acc.fields["percentiles_ms"] = {q: v for q, v in zip(WRK_PERCENTILES, printed.values(),
+                                                         strict=True) if v is not None}

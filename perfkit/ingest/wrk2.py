@@ -33,6 +33,7 @@ spectrum is corrupt and raises :class:`~perfkit.errors.ParseError`.
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -56,23 +57,29 @@ _PERCENTILE_LINES = tuple((q, f"the {q:.3f}% line of the latency distribution")
 #: below this share of ``requests`` in the histogram, say so (calibration dropped the rest)
 COVERAGE_NOTE_BELOW = 0.5
 
+# ASCII only (re.ASCII): \d would admit any Unicode digit, which int() reads and numpy's text
+# reader refuses (see perfkit.ingest._wrkcommon)
+_A = re.ASCII
 CALIBRATION = re.compile(
-    r"\s*Thread calibration: mean lat\.: ([^,\s]+), rate sampling interval: (\S+?)\s*$")
-DISTRIBUTION = re.compile(r"\s*Latency Distribution \(HdrHistogram - (.*)\)\s*$")
-PERCENTILE_ROW = re.compile(r"\s*(\d+\.\d+)%\s+(\S+)\s*$")
-BLANK = re.compile(r"\s*$")
-SPECTRUM_TITLE = re.compile(r"\s*Detailed Percentile spectrum:\s*$")
-SPECTRUM_HEADER = re.compile(r"\s*Value\s+Percentile\s+TotalCount\s+1/\(1-Percentile\)\s*$")
-SPECTRUM_ROW = re.compile(r"\s*(\d+\.\d+)\s+(\d+\.\d+)\s+(\d+)\s+(\d+\.\d+|inf)\s*$")
-FOOTER_MEAN = re.compile(r"#\[Mean\s*=\s*(\S+), StdDeviation\s*=\s*(\S+)\]\s*$")
-FOOTER_MAX = re.compile(r"#\[Max\s*=\s*(\S+), Total count\s*=\s*(\d{1,18})\]\s*$")
-FOOTER_BUCKETS = re.compile(r"#\[Buckets\s*=\s*(\d{1,18}), SubBuckets\s*=\s*(\d{1,18})\]\s*$")
+    r"\s*Thread calibration: mean lat\.: ([^,\s]+), rate sampling interval: (\S+?)\s*$", _A)
+DISTRIBUTION = re.compile(r"\s*Latency Distribution \(HdrHistogram - (.*)\)\s*$", _A)
+PERCENTILE_ROW = re.compile(r"\s*(\d+\.\d+)%\s+(\S+)\s*$", _A)
+BLANK = re.compile(r"\s*$", _A)
+SPECTRUM_TITLE = re.compile(r"\s*Detailed Percentile spectrum:\s*$", _A)
+SPECTRUM_HEADER = re.compile(
+    r"\s*Value\s+Percentile\s+TotalCount\s+1/\(1-Percentile\)\s*$", _A)
+SPECTRUM_ROW = re.compile(r"\s*(\d+\.\d+)\s+(\d+\.\d+)\s+(\d+)\s+(\d+\.\d+|inf)\s*$", _A)
+FOOTER_MEAN = re.compile(r"#\[Mean\s*=\s*(\S+), StdDeviation\s*=\s*(\S+)\]\s*$", _A)
+FOOTER_MAX = re.compile(r"#\[Max\s*=\s*(\S+), Total count\s*=\s*(\d{1,18})\]\s*$", _A)
+FOOTER_BUCKETS = re.compile(
+    r"#\[Buckets\s*=\s*(\d{1,18}), SubBuckets\s*=\s*(\d{1,18})\]\s*$", _A)
 # possessive quantifiers: a row either matches or the fast path gives up, never backtracks
 # at most 8 digits of ms (wrk2's 24 h limit is 86400000.000 ms) and 18 of count (< 2**63):
 # numpy's text reader would saturate a longer integer silently
 _ROW = r" *+\d{1,8}+\.\d{3} ++\d\.\d{6} ++\d{1,18}+ ++"
-FAST_ROWS = re.compile(rf"(?:{_ROW}\d++\.\d{{2}}\n)*+{_ROW}inf(?=\n|$)")
-DASHES = re.compile(r"-{10,}\s*$")
+FAST_ROWS = re.compile(rf"(?:{_ROW}\d++\.\d{{2}}\n)*+{_ROW}inf(?=\n|$)", _A)
+DASHES = re.compile(r"-{10,}\s*$", _A)
+_MAX_TEXT = re.compile(r"\d+\.\d+", _A)
 
 CORRECTED = "Recorded Latency"
 UNCORRECTED = "Uncorrected Latency"
@@ -168,12 +175,17 @@ def _next_block(cur: Cursor, blocks: dict) -> str | None:
 
 
 def _read_block(cur: Cursor, acc: Accumulator, kind: str) -> dict:
+    field = "percentiles_ms" if kind == CORRECTED else "uncorrected_percentiles_ms"
     percentiles: dict[float, float] = {}
     for q, expected in _PERCENTILE_LINES:
         m = cur.take(PERCENTILE_ROW, expected)
         if float(m.group(1)) != q:
             raise cur.error(expected, cur.pos - 1)
-        percentiles[q] = cur.convert(time_ms, m.group(2), "a latency such as 1.24ms")
+        value = cur.convert(time_ms, m.group(2), "a latency such as 1.24ms")
+        if math.isfinite(value):
+            percentiles[q] = value
+        else:  # a placeholder (-nanus) or inf: missing, with a note naming it
+            acc.printed(f"{field}[{q:g}]", value, m.group(2), "not a number: no latency data")
     cur.take(BLANK, "an empty line before the spectrum")
     cur.take(SPECTRUM_TITLE, "'Detailed Percentile spectrum:'")
     cur.take(SPECTRUM_HEADER, "the spectrum header 'Value Percentile TotalCount 1/(1-Percentile)'")
@@ -182,7 +194,6 @@ def _read_block(cur: Cursor, acc: Accumulator, kind: str) -> dict:
     footer, where = _read_footer(cur)
     hist = _check_and_build(cur, values_us, counts, footer, where)
     if hist is None:
-        field = "percentiles_ms" if kind == CORRECTED else "uncorrected_percentiles_ms"
         acc.notes.append(
             f"{field}: wrk2's {kind.lower()} histogram is empty (Total count = 0): its printed "
             "percentiles (0.00us) and footer (Mean = -nan) are placeholders, missing, not 0")
@@ -218,7 +229,10 @@ def _read_rows_fast(cur: Cursor) -> tuple[np.ndarray, np.ndarray] | None:
     # The regex checked every row: four columns, Value with exactly 3 decimals, the last row
     # ending in inf. Without the points every token is an integer (Value in us), so numpy's C
     # text reader takes the whole table at once; the inf column is not used.
-    table = np.fromstring(block[:-3].replace(".", ""), dtype=np.int64, sep=" ")
+    try:
+        table = np.fromstring(block[:-3].replace(".", ""), dtype=np.int64, sep=" ")
+    except ValueError:  # anything numpy cannot read: the careful path names the line
+        return None
     table = np.append(table, 0).reshape(-1, 4)
     cur.pos += block.count("\n") + 1
     return table[:, 0], table[:, 2]
@@ -278,12 +292,12 @@ def _check_and_build(cur: Cursor, values_us: np.ndarray, counts: np.ndarray, foo
     if last != total:
         raise cur.error(f"Total count = {last}, the spectrum's last TotalCount "
                         "(the spectrum disagrees with its footer)", where["max_line"])
-    if total == 0:
-        footer["max_ms"] = None  # "Max = 0.000" of an empty histogram: a placeholder
+    if total == 0:  # an empty histogram: "Max = 0.000", "Mean = -nan" (or 0) are placeholders
+        footer["max_ms"] = footer["mean_ms"] = footer["stdev_ms"] = None
         return None
     idx = LAYOUT.index_of(values_us)
     deltas = np.diff(counts, prepend=0)
-    if not re.fullmatch(r"\d+\.\d+", where["max_text"]):
+    if not _MAX_TEXT.fullmatch(where["max_text"]):
         raise cur.error("a Max in ms with 3 decimals", where["max_line"])
     footer_max_us = _milli_to_micro(where["max_text"])
     # wrk2's HdrHistogram_c prints the lowest value equivalent to the maximum; newer ones the

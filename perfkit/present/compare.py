@@ -59,6 +59,8 @@ def change_text(verdict: str, ratio: float, low: float, high: float, mde=None) -
 def detectable_text(mde) -> str:
     """``+11.3% / -10.3%``: the changes a ``~`` row's design could have detected at its
     power (:class:`perfkit.stats.power.MinDetectable`), empty for another row."""
+    if mde is not None and getattr(mde, "any_change", False):
+        return "any change (the runs had no run-to-run spread)"
     if mde is None or not mde.testable:
         return ""
     return f"{pct_change(mde.ratio_high)} / {pct_change(mde.ratio_low)}"

@@ -112,6 +112,8 @@ def detectable_text(mde, note: str = "") -> str:
         return ""
     if not mde.testable:
         return f"none: {mde.reason}"
+    if mde.se == 0:
+        return "any change (no spread within the cells)"
     return (f"x{fmt_sig(mde.high)} / x{fmt_sig(mde.low)}" if mde.log
             else f"±{fmt_sig(mde.high)} {mde.unit}".rstrip())
 

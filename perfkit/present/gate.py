@@ -7,8 +7,9 @@ Formatting only: every number, status and reason comes from :mod:`perfkit.analys
 JUnit XML (``perfkit gate --format junit``): one ``<testsuite>`` per gate, one ``<testcase>``
 per metric and load level (``classname`` ``perfkit.gate.<metric>``, ``name`` the metric and
 its load level). A regression is a ``<failure>``; an inconclusive row is ``<skipped>`` (CI test
-reporters show it as neither passed nor failed, and the exit status 3 lets the job decide); a
-row without data is an ``<error>``. The message states the change with its interval, the
+reporters show it as neither passed nor failed, and the exit status 3 lets the job decide), as
+is a row whose runs did not measure the metric (``no data``); a row where a side has no run
+is an ``<error>``. The message states the change with its interval, the
 threshold and, when inconclusive, the runs per arm needed.
 """
 
@@ -17,17 +18,25 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from perfkit.analysis.gate import ERROR, INCONCLUSIVE, PASS, REGRESSION, GateResult, GateRow
+from perfkit.analysis.gate import (
+    ERROR,
+    INCONCLUSIVE,
+    NO_DATA_GATE,
+    PASS,
+    REGRESSION,
+    GateResult,
+    GateRow,
+)
 from perfkit.formatting import Footnotes, change_ci, fmt_p, interval_text, level_text, pct_change
 from perfkit.present.tables import Column, Table
 
 #: a gate's overall status as the headline of ``perfkit gate`` and JUnit XML write it (a CI
 #: contract: ``perfkit gate: REGRESSION (exit 1; ...)``)
 STATUS_TEXT = {PASS: "pass", REGRESSION: "REGRESSION", INCONCLUSIVE: "INCONCLUSIVE",
-               ERROR: "ERROR"}
+               ERROR: "ERROR", NO_DATA_GATE: NO_DATA_GATE.upper()}
 #: a row's gate in a table, lower-case like every other verdict of a table
 ROW_TEXT = {PASS: "pass", REGRESSION: "regression", INCONCLUSIVE: "inconclusive",
-            ERROR: "error"}
+            ERROR: "error", NO_DATA_GATE: NO_DATA_GATE}
 
 
 def _p(value: float) -> str:
@@ -50,7 +59,8 @@ def gate_status(g: GateRow, junit: bool = False) -> str:
     ``inconclusive (straddles threshold)`` ...; ``junit``: as the JUnit messages write it
     (``REGRESSION``, ``INCONCLUSIVE (straddles threshold)``, unchanged for CI reporters)."""
     word = (STATUS_TEXT if junit else ROW_TEXT)[g.status]
-    return word if g.outcome in (REGRESSION, "no regression") else f"{word} ({g.outcome})"
+    plain = g.outcome in (REGRESSION, "no regression") or g.status == NO_DATA_GATE
+    return word if plain else f"{word} ({g.outcome})"
 
 
 def span(labels: Sequence[str]) -> str:
@@ -109,7 +119,8 @@ def junit(result: GateResult) -> str:
     """The gate as JUnit XML (see the module docstring)."""
     counts = result.counts()
     attrs = {"tests": str(len(result.rows)), "failures": str(counts[REGRESSION]),
-             "errors": str(counts[ERROR]), "skipped": str(counts[INCONCLUSIVE]), "time": "0"}
+             "errors": str(counts[ERROR]),
+             "skipped": str(counts[INCONCLUSIVE] + counts[NO_DATA_GATE]), "time": "0"}
     root = ET.Element("testsuites", {"name": "perfkit gate", **attrs})
     suite = ET.SubElement(root, "testsuite", {"name": f"perfkit gate: {result.new} vs "
                                                       f"{result.base}", **attrs})
@@ -131,7 +142,7 @@ def junit(result: GateResult) -> str:
         if g.status == REGRESSION:
             ET.SubElement(case, "failure", {"message": message, "type": "regression"}).text = \
                 _details(g)
-        elif g.status == INCONCLUSIVE:
+        elif g.status in (INCONCLUSIVE, NO_DATA_GATE):
             ET.SubElement(case, "skipped", {"message": message})
         elif g.status == ERROR:
             ET.SubElement(case, "error", {"message": message, "type": "no data"}).text = \

@@ -4,7 +4,7 @@ A :class:`Table` holds formatted cells (text), column headers with their units, 
 notes; :func:`render` writes it as
 
 - ``text``: aligned columns for a terminal (what ``perfkit compare`` prints);
-- ``markdown``: a GitHub-flavoured table, fit for a CI job summary;
+- ``markdown``: a GitHub-flavoured table, fit for a CI job summary (HTML in a text escaped);
 - ``latex``: a ``booktabs`` table (``\\toprule``/``\\midrule``/``\\bottomrule``), units in the
   headers, special characters escaped, text pdflatex cannot typeset (non-Latin scripts) as its
   code points, notes below;
@@ -124,8 +124,14 @@ def _text(t: Table) -> str:
     return "\n".join(out) + "\n"
 
 
+def _md_text(text: str) -> str:
+    """Text as Markdown shows it: an HTML tag or entity in a name (a Locust endpoint may be
+    called anything) is escaped, never rendered (``&`` and ``<``; a ``>`` opens nothing)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;")
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|") or " "
+    return _md_text(text).replace("|", "\\|") or " "
 
 
 def _title_lines(t: Table) -> list[str]:
@@ -142,7 +148,7 @@ def _markdown(t: Table) -> str:
     out.append("|" + "|".join("---:" if c.right else ":---" for c in t.columns) + "|")
     out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in t.rows]
     if t.notes:
-        out += [""] + [f"[{i}] {n}  " for i, n in enumerate(t.notes, 1)]
+        out += [""] + [f"[{i}] {_md_text(n)}  " for i, n in enumerate(t.notes, 1)]
     return "\n".join(out) + "\n"
 
 

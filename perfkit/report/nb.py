@@ -31,6 +31,7 @@ import io
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -361,12 +362,18 @@ class Report:
 def setup(name: str, output_dir: str | os.PathLike | None = "") -> Report:
     """Prepare a notebook: the figure style, quiet progress bars, and its :class:`Report`.
 
+    A ``list[str]`` parameter given as text (``papermill -p metrics throughput_rps``) becomes
+    the list it names in the calling notebook's namespace (:mod:`perfkit.report.nbparams`).
+
     Progress bars are off (``PERFKIT_NO_PROGRESS=1``) unless the environment says otherwise: they
     add volatile output, and their widgets load from a CDN.
     """
     from perfkit.plots import style
 
     os.environ.setdefault(PROGRESS_ENV, "1")
+    from perfkit.report import nbparams
+
+    nbparams.coerce_notebook(name, sys._getframe(1).f_globals)
     style.use()
     pd.set_option("display.max_rows", 200)
     pd.set_option("display.max_columns", 50)

@@ -33,6 +33,8 @@ import yaml
 
 from perfkit import paths
 from perfkit.errors import PerfkitError
+from perfkit.store import yamlread
+from perfkit.units import FRACTION_WORDS, UnitError, fraction
 
 #: parameters ``perfkit report`` sets itself; a parameter file may not
 RESERVED = ("output_dir", "data_root")
@@ -158,7 +160,20 @@ def _percentile(x: Any) -> bool:
     return all(isinstance(v, int | float) and 1 < v <= 100 for v in items)
 
 
+#: parameters that are a share (a threshold): written 0.05 or "5%", as on the command line
+FRACTIONS = ("max_regression", "threshold")
+
+
+def _fraction(x: Any) -> bool:
+    try:
+        fraction(x)
+    except UnitError:
+        return False
+    return True
+
+
 RULES: tuple[tuple[Callable[[str], bool], Callable[[Any], bool], str], ...] = (
+    (lambda n: n in FRACTIONS, _fraction, FRACTION_WORDS),
     (lambda n: n in ("alpha", "confidence"), _in_open_unit, "a number in (0, 1)"),
     (lambda n: n.startswith("percentile"), _percentile,
      "a percentile in (1, 100] (99 for p99, not 0.99)"),
@@ -186,7 +201,7 @@ def _key_lines(text: str) -> dict[tuple[str, ...], int]:
                 walk(value, path)
 
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yamlread.compose(text)
     except yaml.YAMLError:
         return lines
     if root is not None:
@@ -212,17 +227,34 @@ class _Problems:
 # -- loading ---------------------------------------------------------------------------------------
 def _read_yaml(path: Path) -> tuple[Any, str]:
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise ParamsError([f"{path}: expected a parameter file, found no such file"]) from None
+    except IsADirectoryError:
+        raise ParamsError([f"{path}: expected a parameter file (YAML), found a folder"]
+                          ) from None
+    except OSError as exc:
+        raise ParamsError([f"{path}: expected a readable parameter file, found "
+                           f"{exc.strerror.lower()}"]) from None
     try:
-        return yaml.safe_load(text), text
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ParamsError([f"{path}:{line}: expected a parameter file (UTF-8 YAML text), found "
+                           "binary data"]) from None
+    if "\0" in text:
+        line = text.count("\n", 0, text.index("\0")) + 1
+        raise ParamsError([f"{path}:{line}: expected a parameter file (YAML text), found "
+                           "binary data (a NUL byte)"])
+    try:
+        return yamlread.load(text), text
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
         problem = getattr(exc, "problem", None) or str(exc)
-        raise ParamsError([f"{where}: expected valid YAML, found a syntax error ({problem})"]
-                          ) from None
+        found = (problem if isinstance(exc, yamlread.ExpansionError)
+                 else f"a syntax error ({problem})")
+        raise ParamsError([f"{where}: expected valid YAML, found {found}"]) from None
 
 
 def load_params(path: str | os.PathLike, notebooks_dir: Path | None = None) -> ReportParams:
@@ -324,6 +356,8 @@ def _check_values(given: dict, declared: dict[str, NotebookParameter], keys: tup
                          f"{key!r}{_suggest(str(key), names)}")
             continue
         type_name = _infer_type(declared[key])
+        if key in FRACTIONS and isinstance(value, str) and _fraction(value):
+            value = fraction(value)  # "5%" -> 0.05
         ok, value = _coerce(value, type_name)
         if not ok:
             problems.add(where, f"{_type_words(type_name)} ({type_name})", _describe(value))
@@ -346,8 +380,12 @@ def _check_experiments(value: Any, where: tuple[str, ...], root: Path,
     for name in names:
         if not name:
             continue  # an empty name means "none" for optional experiments
+        expected = f"an experiment folder in {root} ({', '.join(known) or 'none'})"
         try:
-            paths.data_dir(name, root)
+            found = paths.data_dir(name, root).resolve()
         except PerfkitError:
-            problems.add(where, f"an experiment folder in {root} ({', '.join(known) or 'none'})",
-                         f"{name!r}{_suggest(str(name), known)}")
+            problems.add(where, expected, f"{name!r}{_suggest(str(name), known)}")
+            continue
+        if not found.is_relative_to(root.resolve()):
+            problems.add(where, expected, f"{name!r}, which leaves the data root (to read "
+                         "experiments elsewhere, set 'data:' to their folder)")

@@ -25,7 +25,7 @@ import psutil
 
 from perfkit import __version__, formatting
 from perfkit._fsutil import write_json_atomic
-from perfkit.run import hostinfo
+from perfkit.run import failure, hostinfo
 from perfkit.run.procs import Child, CpuSampler, StateFile, process_tree
 from perfkit.run.server import ServerContext
 from perfkit.run.spec import (
@@ -144,7 +144,8 @@ def _pinned(pids: Sequence[int], cpus: str | None) -> Iterator[dict | None]:
 
 def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext | None = None,
             state: StateFile | None = None, err: TextIO | None = None, progress: bool = True,
-            on_event: Callable[[str, Path], None] | None = None) -> RunOutcome:
+            on_event: Callable[[str, Path], None] | None = None,
+            report_status: bool = True) -> RunOutcome:
     """Run ``spec`` once and keep everything it printed, with a manifest.
 
     Parameters
@@ -161,6 +162,9 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
         Progress bar and warnings.
     on_event : callable, optional
         Called as ``on_event(name, tmp_dir)`` at ``spawned``, ``exited`` and ``written``.
+    report_status : bool
+        Print a run that did not complete as a warning on ``err`` (False: the caller reports
+        ``outcome.status`` itself; the other warnings are still printed).
 
     Returns
     -------
@@ -241,7 +245,9 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
     if on_event:
         on_event("written", tmp)
     os.rename(tmp, final)
-    for warning in manifest["warnings"]:
+    # the status warning comes first; a caller that reports the status itself leaves it out
+    shown = manifest["warnings"][0 if report_status or status == "complete" else 1:]
+    for warning in shown:
         if err is not None:
             print(f"perfkit: warning: {run_id}: {warning}", file=err)
     if interrupted:
@@ -298,9 +304,7 @@ def _status(spec: RunSpec, child: Child, rc: int | None, tmp: Path,
         return "killed", f"killed by signal {-rc}"
     if rc == 0:
         return "complete", None
-    if spec.tool == "locust" and rc == 1 and (tmp / "stdout.txt").stat().st_size > 2:
-        return "complete", "locust exit code 1: some requests failed (--exit-code-on-error)"
-    return "failed", f"exit code {rc}"
+    return "failed", failure.reason(spec.tool, rc, tmp)  # Locust: exit 1, a request failed
 
 
 def _warnings(manifest: Mapping[str, Any], status: str, reason: str | None) -> list[str]:

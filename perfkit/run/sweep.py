@@ -48,6 +48,29 @@ class SweepError(PerfkitError):
     """The experiment directory cannot be swept (changed design, locked, ...)."""
 
 
+#: in OUT/.perfkit/: the testbed this sweep started (state folder, start time)
+OWNED_TESTBED = "testbed.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class TestbedPlace:
+    """Where the sweep's testbed runs, when not where the design says: its port (default the
+    design's target.testbed.port), its upstream's port (default port + 1000) and its state
+    folder (default $PERFKIT_TESTBED_DIR or /tmp/perfkit-testbed-<uid>)."""
+
+    port: int | None = None
+    upstream_port: int | None = None
+    state_dir: str | None = None
+
+
+def read_json_file(path: Path) -> dict:
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
 @dataclasses.dataclass
 class SweepResult:
     """What one invocation did."""
@@ -76,7 +99,9 @@ class Sweep:
     """One experiment directory: prepare (plan, resume checks), then run what is left."""
 
     def __init__(self, yaml_path: str | os.PathLike, out: str | None = None,
-                 err: TextIO | None = None, progress: bool = True):
+                 err: TextIO | None = None, progress: bool = True,
+                 testbed: TestbedPlace | None = None):
+        self.place = testbed or TestbedPlace()
         self.yaml_path = Path(yaml_path)
         data, self.yaml_bytes = ex.load_yaml(self.yaml_path)
         self.spec = ex.validate(data, str(self.yaml_path), self.yaml_path.resolve().parent,
@@ -87,6 +112,9 @@ class Sweep:
         self.err = err
         self.progress = progress
         self.plan = ex.make_plan(self.spec, self.yaml_bytes)
+        if "url" in self.spec["target"] and self.place != TestbedPlace():
+            raise SweepError(f"{self.yaml_path}: target is a url, so perfkit starts no testbed: "
+                             "--port, --upstream-port and --state-dir do not apply")
         self._testbed = None
         self._server: ServerContext | None = None
         self._profile_up: str | None = None
@@ -284,24 +312,48 @@ class Sweep:
         profile = entry["profile"]
         if (self._server is None or profile != self._profile_up
                 or self.spec["restart"] == "per-run" or self._testbed.status() is None):
-            self._start_testbed(profile, target["testbed"]["port"], entry["seq"])
+            self._start_testbed(profile, self.place.port or target["testbed"]["port"],
+                                entry["seq"])
         return self._server
 
     def _start_testbed(self, profile: str, port: int, seq: int) -> None:
         from perfkit.run.testbed import Testbed
 
         if self._testbed is None:
-            self._testbed = Testbed()
+            self._testbed = Testbed(self.place.state_dir)
+            self._refuse_foreign_testbed()
         self.event("testbed-up", seq, profile=profile)
-        info = self._testbed.up(profile=profile, port=port)
+        variables = ({"upstream_port": self.place.upstream_port}
+                     if self.place.upstream_port else None)
+        info = self._testbed.up(profile=profile, port=port, variables=variables)
+        write_json(self.meta / OWNED_TESTBED, {"state_dir": self._testbed.state_dir,
+                                               "started_utc": info.started_utc})
         self._server = ServerContext(info.base_url, self._testbed, info)
         self._profile_up = profile
         self._runs_since_start = 0
         self.restarts += 1
 
+    def _refuse_foreign_testbed(self) -> None:
+        """A testbed this sweep did not start (``perfkit testbed up``, another sweep) is never
+        restarted or stopped by it; one its own earlier, killed invocation started is."""
+        running = self._testbed.status()
+        if running is None:
+            return
+        owned = read_json_file(self.meta / OWNED_TESTBED)
+        if owned.get("started_utc") == running.started_utc \
+                and owned.get("state_dir") == self._testbed.state_dir:
+            return
+        self._testbed = None
+        raise SweepError(f"a testbed this sweep did not start is running in "
+                         f"{running.state_dir} ({running.base_url}, profile {running.profile}, "
+                         f"started {running.started_utc}); the sweep restarts and stops its own: "
+                         "stop that one (perfkit testbed down), or give the sweep another "
+                         "--state-dir and --port")
+
     def _stop_testbed(self) -> None:
         if self._testbed is not None:
             self._testbed.down()
+            (self.meta / OWNED_TESTBED).unlink(missing_ok=True)
             self.event("testbed-down", 0)
             self._testbed = None
 

@@ -5,9 +5,9 @@ The rule, in order (the chosen mapping is always reported):
 1. an explicit ``levels={factor: (low, high)}`` from the caller;
 2. numbers (including Jain's -1/+1 coding): the smaller is low;
 3. booleans: False is low;
-4. text: a label meaning "not applied" is low: ``off, no, false, default, disabled, low,
-   baseline, base, none, 0, -, -1`` (case-insensitive), when exactly one of the two is such a
-   label;
+4. text: a baseline label is low: ``off, no, false, default, disabled, low, baseline, base,
+   none, 0, -, -1`` (case-insensitive), when exactly one of the two is such a label. It is
+   called a baseline, not "not applied": a level named off may still apply a testbed profile;
 5. otherwise natural sort order (digits compared as numbers, so ``backlog8`` is below
    ``backlog4096``): the first is low.
 """
@@ -61,7 +61,7 @@ def _order(uniq: list, name: str, levels: Mapping[str, Sequence[Any]] | None) ->
     lows = [v for v in uniq if str(v).strip().lower() in LOW_LABELS]
     if len(lows) == 1:
         high = b if lows[0] == a else a
-        return lows[0], high, f"{lows[0]!s} means not applied"
+        return lows[0], high, f"{lows[0]!s} is a baseline label"
     first, second = sorted(uniq, key=_natural_key)
     return first, second, "natural sort order"
 

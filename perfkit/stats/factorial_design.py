@@ -48,6 +48,9 @@ SS_TYPE = "II"
 _ADDS_UP = 1e-9
 #: the effects' variance: ``hc2`` (per-cell spread, Satterthwaite df) or ``pooled`` (Jain)
 VARIANCES = ("hc2", "pooled")
+#: a residual sum of squares below (this x the largest |response|)^2 per run is rounding noise
+#: of equal values, not a spread (equal logs leave residuals of about 1e-16)
+ZERO_RESIDUAL = 1e-12
 
 
 def factorial(frame: pd.DataFrame, factors: Sequence[str], response: str, log: bool = True,
@@ -178,8 +181,17 @@ def _fit(frame, factors, response, log, confidence, block, fixed,
         warnings.append(f"unbalanced design (fitted by OLS): cells with fewer than "
                         f"{cells.max()} runs: {names}")
     ss_terms, ss_block = type2_ss(y, terms, columns, blocks)
+    scale = ZERO_RESIDUAL * max(1.0, float(np.abs(y).max()))
+    if sse <= scale * scale * len(y):  # equal values in each cell: rounding noise, no spread
+        sse, beta = 0.0, np.where(np.abs(beta) < scale, 0.0, beta)
+        ss_terms = [0.0 if v <= scale * scale * len(y) else v for v in ss_terms]
+        warnings.append("no spread within the cells (every run of a cell has the same value: "
+                        "a rounded metric?): intervals have zero width, and a change smaller "
+                        "than the rounding would not show")
     s2 = sse / df_e
-    se, dfs, cov = _errors(x, y - x @ beta, s2, df_e, _cell_labels(codes, factors), variance)
+    resid = y - x @ beta if sse > 0 else np.zeros(len(y))  # no spread: no residual either
+    se, dfs, cov = _errors(x, resid, s2, df_e, _cell_labels(codes, factors), variance)
+    dfs = np.where(se == 0, float(df_e), dfs)  # a zero-width interval needs no df of its own
     if variance == "hc2" and np.isnan(se[1:len(terms) + 1]).any():
         warnings.append("a cell has one run: its spread is unknown, so the effects resting on "
                         "it have no interval (run every cell at least twice)")
@@ -195,12 +207,10 @@ def _fit(frame, factors, response, log, confidence, block, fixed,
     for i, term in enumerate(terms, start=1):
         q = float(beta[i])
         tcrit = float(sps.t.ppf(0.5 + confidence / 2.0, dfs[i])) if dfs[i] > 0 else math.nan
-        p = float(2 * sps.t.sf(abs(q / se[i]), dfs[i])) if se[i] > 0 else (
-            math.nan if math.isnan(se[i]) or q == 0 else 0.0)
         rows.append({"term": term, "effect": q, "ci_low": q - tcrit * se[i],
                      "ci_high": q + tcrit * se[i], "ss": ss_terms[i - 1],
-                     "variation_pct": _pct(ss_terms[i - 1], sst), "p_value": p,
-                     "df": float(dfs[i])})
+                     "variation_pct": _pct(ss_terms[i - 1], sst),
+                     "p_value": _p_value(q, se[i], dfs[i]), "df": float(dfs[i])})
     if block:
         first = len(terms) + 1
         rows.append(_block_row(len(blocks), ss_block, sst, s2, df_e, beta[first:],
@@ -215,6 +225,17 @@ def _fit(frame, factors, response, log, confidence, block, fixed,
     info = {"q0": float(beta[0]), "df_error": df_e, "warnings": warnings,
             "n_runs": len(y), "cells": cells.to_dict(), "orthogonal": orthogonal}
     return table, info
+
+
+def _p_value(effect: float, se: float, df: float) -> float:
+    """Two-sided p of a t test of ``effect``; without a spread (se 0), 1 for no effect and
+    0 for any other (the limit of a vanishing error variance); NaN without a standard error
+    (a cell of one run under HC2)."""
+    if se == 0:
+        return 1.0 if effect == 0 else 0.0
+    if not se == se:
+        return math.nan
+    return float(2 * sps.t.sf(abs(effect / se), df))
 
 
 def type2_ss(y: np.ndarray, terms: list[str], columns: list[np.ndarray],

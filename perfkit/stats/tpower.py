@@ -77,6 +77,9 @@ class DetectableEffect:
         """``could detect x1.39 / x0.72 at 80% power, alpha 0.0167, 12 df``."""
         if not self.testable:
             return f"no minimum detectable effect: {self.reason}"
+        if self.se == 0:
+            return ("could detect any change (the runs had no spread within the cells), "
+                    f"alpha {self.alpha_adjusted:.3g}, {self.df:.3g} df")
         size = (f"x{self.high:.3g} / x{self.low:.3g}" if self.log
                 else f"±{self.high:.3g} {self.unit}".rstrip())
         return (f"could detect {size} at {self.power:.0%} power, alpha "
@@ -120,7 +123,8 @@ def min_detectable_effect(ci_low: float, ci_high: float, df: float | None, *,
     """The minimum detectable effect of an effect reported with the ``confidence`` t interval
     ``[ci_low, ci_high]`` on ``df`` error degrees of freedom (ratios when ``log``, else
     additive in ``unit``), tested at ``alpha`` in a Holm family of ``family_size`` (module
-    docstring)."""
+    docstring). A zero-width interval (no spread within the cells) detects any change:
+    ``high == low == 1`` (0 additive) and ``se == 0``."""
     level = alpha / max(family_size, 1)
     base = dict(log=log, power=power, alpha=alpha, alpha_adjusted=level,
                 family_size=family_size, df=df, unit=unit)
@@ -129,7 +133,7 @@ def min_detectable_effect(ci_low: float, ci_high: float, df: float | None, *,
                                 reason="no degrees of freedom", **base)
     bounds_ok = all(math.isfinite(v) for v in (ci_low, ci_high)) and (
         not log or (ci_low > 0 and ci_high > 0))
-    if not bounds_ok or ci_high <= ci_low:
+    if not bounds_ok or ci_high < ci_low:
         return DetectableEffect(False, None, None, se=math.nan,
                                 reason="the effect has no finite interval", **base)
     width = math.log(ci_high / ci_low) if log else ci_high - ci_low

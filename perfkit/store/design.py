@@ -21,6 +21,7 @@ import yaml
 
 from perfkit._fsutil import write_bytes_atomic
 from perfkit.errors import PerfkitError
+from perfkit.store import yamlread
 from perfkit.store.version import check_version
 
 DESIGN_SCHEMA_VERSION = 1
@@ -88,7 +89,7 @@ def read_design(path: str | os.PathLike) -> tuple[ExperimentYaml, bytes]:
     except OSError as exc:
         raise ExperimentError(f"{p}: cannot read: {exc.strerror}") from exc
     try:
-        data = yaml.safe_load(raw)
+        data = yamlread.load(raw)  # YAML 1.2 booleans: a level 'off' stays 'off'
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark else str(p)

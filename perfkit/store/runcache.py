@@ -19,6 +19,9 @@ the one they were parsed from, and re-parses the rest:
   :class:`CacheWarning` and replaced. It may be deleted at any time. The bytes read are kept
   with the runs: their histograms, manifests and extra maps are read from them on first use
   (:class:`perfkit.store.runtable.ParquetTable`), never from the file again;
+- the sha256 digests (of each file, and of the cache file in its name) detect damage: a file
+  changed by accident or by an edit, a cache cut short. They are no guard against tampering
+  and authenticate nothing: whoever can write ``DIR`` can write a cache that matches it;
 - it holds the root path as given: loading the same directory under another spelling
   (absolute vs relative) re-parses once, since every Run's ``source`` names the path.
 
@@ -49,8 +52,10 @@ from perfkit.store.runtable import TABLE_VERSION, ParquetTable, runs_to_table, t
 CACHE_DIR = os.path.join(".perfkit", "cache")
 #: a file changed less than this before the cache was written is always re-hashed
 RACY_NS = 2_000_000_000
-#: the layout of the cache file around the run table (its index and listings)
-CACHE_LAYOUT = "4"
+#: the layout of the cache file around the run table (its index and listings); bumped too when
+#: the parsers read an input differently, so that no run parsed the old way is reused (5: issue
+#: 22, Unicode digits, percentile headers, zeros where nothing was measured)
+CACHE_LAYOUT = "5"
 _VERSION = f"{TABLE_VERSION}/{CACHE_LAYOUT}/{__version__}"
 
 #: (relative path, size, mtime_ns, ctime_ns, sha256 digest) of one file of a run directory

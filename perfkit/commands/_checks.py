@@ -1,0 +1,96 @@
+"""Checks of command-line values, made before any work starts: each raises a
+:class:`~perfkit.errors.UsageError` naming the option, what it expects and what it found.
+
+One function per kind of value, so that ``--slo-ms nan`` and ``--think-time-ms -5`` are refused
+the same way by every command, and an output path is checked before the analysis runs (nothing
+half-written, no traceback).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+from perfkit.errors import UsageError
+
+
+def _shown(value: float | int | str) -> str:
+    return f"{value:g}" if isinstance(value, float) else repr(value)
+
+
+def positive(value: float | None, option: str) -> float | None:
+    """A finite number > 0 (None passes: the option was not given)."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{option}: expected a positive number, found {_shown(value)}")
+    return value
+
+
+def non_negative(value: float | None, option: str) -> float | None:
+    """A finite number >= 0 (None passes)."""
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        raise UsageError(f"{option}: expected a number >= 0, found {_shown(value)}")
+    return value
+
+
+def at_least(value: int | None, low: int, option: str) -> int | None:
+    """An integer >= ``low`` (None passes)."""
+    if value is not None and value < low:
+        raise UsageError(f"{option}: expected an integer >= {low}, found {value}")
+    return value
+
+
+def open_unit(value: float, option: str) -> float:
+    """A level or a power: a number in (0, 1)."""
+    if not 0.0 < value < 1.0:
+        raise UsageError(f"{option}: expected a number in (0, 1), found {_shown(value)}")
+    return value
+
+
+def percentile(value: float, option: str = "--percentile") -> float:
+    """A percentile in (0, 100]: 99 for p99, 100 for the maximum."""
+    if not 0.0 < value <= 100.0:
+        raise UsageError(f"{option}: expected a percentile in (0, 100] such as 99, found "
+                         f"{_shown(value)}")
+    return value
+
+
+def reason(text: str | None, option: str) -> str | None:
+    """A stated reason (free text): not empty."""
+    if text is not None and not text.strip():
+        raise UsageError(f"{option}: expected a reason in words, found an empty one")
+    return text
+
+
+def _nearest_existing(path: Path) -> Path:
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def output_file(path: str, option: str) -> str:
+    """A file perfkit may write: not a folder, in an existing, writable folder."""
+    target = Path(path)
+    if not path or target.is_dir():
+        raise UsageError(f"{option}: expected a file name, found the folder {path!r}")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"{option}: cannot write {path}: no folder {str(folder)!r}")
+    if not os.access(folder, os.W_OK | os.X_OK) or (target.exists()
+                                                     and not os.access(target, os.W_OK)):
+        raise UsageError(f"{option}: cannot write {path}: permission denied")
+    return path
+
+
+def output_dir(path: str, option: str) -> str:
+    """A folder perfkit may create or write into (its nearest existing ancestor a writable
+    folder)."""
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{option}: expected a folder, found the file {path!r}")
+    found = _nearest_existing(target.absolute())
+    if not found.is_dir():
+        raise UsageError(f"{option}: cannot create {path}: {found} is a file")
+    if not os.access(found, os.W_OK | os.X_OK):
+        raise UsageError(f"{option}: cannot write in {found}: permission denied")
+    return path
