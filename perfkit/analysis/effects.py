@@ -109,9 +109,9 @@ class FactorialResult:
         block = f", with {self.block} as a nuisance term" if self.block else ""
         per = (f", separately at each level of {', '.join(self.per)} with Holm's adjustment "
                "across levels" if self.per else "")
-        simple = ("two cells compared run against run by the comparison rule of the A/B "
-                  "table (Hodges-Lehmann ratio, Moses interval, Mann-Whitney U), so that the "
-                  "A/B row of the same contrast gives the same estimate and interval"
+        simple = ("each a comparison of two cells by the A/B table's rule (Hodges-Lehmann "
+                  "ratio, Moses interval, Mann-Whitney U on per-run values), so that the A/B "
+                  "row of the same contrast gives the same estimate and interval"
                   if self.log and k == 2 else "the factorial effect on the runs at that level")
         return (f"Factorial effects (Jain 1991, 2^{k}r design) were estimated by ordinary least "
                 f"squares on {scale}, with all interactions{block}{per}, with "

@@ -62,8 +62,8 @@ HEADLINE_COLUMNS = ("level_key", "term", "at", "estimate", "ci_low", "ci_high", 
 
 #: how a simple effect was computed: the comparison rule (as the A/B table), or the
 #: factorial's HC2 t on the runs at the other factor's level
-COMPARED = ("two cells compared run against run as the A/B table compares them (Hodges-Lehmann "
-            "ratio, Moses interval, Mann-Whitney U)")
+COMPARED = ("each a comparison of two cells by the A/B table's rule (Hodges-Lehmann ratio, "
+            "Moses interval, Mann-Whitney U on per-run values)")
 FITTED = "factorial effect on the runs at that level (HC2 t)"
 
 #: the verdict of a significant interaction: the factors' effects do not add up (on the
