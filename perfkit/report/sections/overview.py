@@ -297,7 +297,9 @@ def answers(summary: pd.DataFrame, trend: pd.DataFrame, metric: str = "") -> lis
                   ", ".join(f"{c.replace('_', ' ')}: {count(c, n)}"
                             for c, n in problems.items())
                   or "no problem found", "problems found" if problems else "no problem",
-                  f"{total} runs in {len(summary)} experiments")]
+                  f"{total} runs in {len(summary)} experiments",
+                  (f"counted over {', '.join(map(str, summary['experiment']))}",)
+                  if "experiment" in summary else ())]
     if len(trend):
         out.append(_drift_answer(trend, metric))
     return out
