@@ -32,7 +32,7 @@ from perfkit.stats import compare
 from perfkit.stats import power as pw
 from perfkit.stats.changepoint import change_points
 from perfkit.stats.factorial_design import factorial
-from perfkit.stats.mannwhitney import runs_needed as runs_to_reach_alpha
+from perfkit.stats.mannwhitney import runs_to_reach_alpha
 
 REPO = Path(__file__).resolve().parents[1]
 AA = load_experiment(REPO / "data" / "demo-aa")

@@ -167,7 +167,7 @@ def test_item02_variation_explained_prints_alike_in_both_tables():
     expected = f"{share['variation_pct'].iloc[0]:.3g}"
     (row,) = [r for r in table.rows if r[0] == "16" and r[1] == "keepalive"]
     at = [c.name for c in table.columns].index("variation")
-    assert row[at] == expected == "2.96"
+    assert row[at] == expected == "6.22"
 
 
 # -- 3: Little's law and the claimed peak on the scaling page --------------------------------

@@ -18,7 +18,7 @@ from perfkit.analysis.experiment import Selection
 from perfkit.analysis.gate import REGRESSION, classify, gate_runs, threshold_ratio
 from perfkit.analysis.plan import plan_runs
 from perfkit.stats import compare
-from perfkit.stats.mannwhitney import runs_needed as runs_to_reach_alpha
+from perfkit.stats.mannwhitney import runs_to_reach_alpha
 from perfkit.stats.power import runs_needed
 
 REPO = Path(__file__).resolve().parents[1]

@@ -49,7 +49,6 @@ from perfkit.analysis.compare import (
     BETTER,
     WORSE,
     ComparisonTable,
-    _records,
     cell_runs,
     compare_runs,
     ranked_worst,
@@ -60,10 +59,11 @@ from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import load_point, row_keys
 from perfkit.analysis.metrics import Metric, metric
 from perfkit.analysis.runstatus import measured_rows, run_statuses
+from perfkit.analysis.tidy import json_records
 from perfkit.errors import UsageError
 from perfkit.formatting import level_text
 from perfkit.stats import compare
-from perfkit.stats.mannwhitney import attainable_size, min_attainable_p, runs_needed
+from perfkit.stats.mannwhitney import attainable_size, min_attainable_p, runs_to_reach_alpha
 
 #: a rate holds its test's size when it is at most this many times it (a descriptive tolerance)
 HOLDS_FACTOR = 2.0
@@ -190,7 +190,7 @@ class AAResult:
                 "runs_per_arm": self.runs_per_arm, "n_splits": self.n_splits,
                 "seed": self.seed, "n_runs": self.n_runs, "holds_factor": HOLDS_FACTOR,
                 "load_point": dict(self.load_point),
-                "warnings": list(self.warnings), "rates": _records(self.to_frame()),
+                "warnings": list(self.warnings), "rates": json_records(self.to_frame()),
                 "designed": [t.to_dict() for t in self.designed]}
 
 
@@ -324,7 +324,7 @@ def _at(cell: RunSet, keys: Sequence[str]) -> str:
 def _size_notes(cells: Sequence[RunSet], k: int, alpha: float) -> list[str]:
     out = []
     if not min_attainable_p(k, k) < alpha:
-        need = runs_needed(alpha)
+        need = runs_to_reach_alpha(alpha)
         out.append(f"{k} vs {k} runs cannot reach p < {alpha:g}: no split was tested; use "
                    f">= {need} runs per side")
     small = [len(c) for c in cells if len(c) < 2 * k]

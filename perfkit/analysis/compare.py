@@ -44,22 +44,26 @@ from perfkit.analysis.compare_notes import (
 from perfkit.analysis.confounding import ArmDriftOnce, confounding_notes
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
+from perfkit.analysis.mechanism import Mechanism, mechanism, mechanism_columns
 from perfkit.analysis.metrics import Metric
 from perfkit.analysis.ranks import side_ranks_higher
 from perfkit.analysis.run_notes import COLUMNS as RUN_NOTE_COLUMNS
 from perfkit.analysis.run_notes import run_notes
 from perfkit.analysis.stalls import StallChange, stall_change
 from perfkit.analysis.stalls import holm as holm_stalls
-from perfkit.analysis.tidy import not_finite
+from perfkit.analysis.tidy import json_records, not_finite
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues, compare
 from perfkit.stats.comparison import Comparison
-from perfkit.stats.mannwhitney import runs_needed
+from perfkit.stats.mannwhitney import runs_to_reach_alpha
 from perfkit.stats.power import MinDetectable, min_detectable_ratio
+from perfkit.vocabulary import Verdict
 
-BETTER, WORSE, NO_CHANGE, NOT_TESTABLE = "better", "worse", "~", "not testable"
-NO_DATA = runstatus.NO_DATA
-#: the power at which a "~" row states the smallest change it could have detected
+BETTER, WORSE, NO_CHANGE, NOT_TESTABLE, NO_DATA = (Verdict.BETTER, Verdict.WORSE,
+                                                   Verdict.NO_CHANGE, Verdict.NOT_TESTABLE,
+                                                   Verdict.NO_DATA)
+#: the power at which a "~" row states the smallest change it could have detected, and every
+#: run count perfkit states (the gate's, the seeds' repeats)
 POWER = 0.8
 #: the note of a "~" row whose smallest detectable change cannot be computed
 NO_MDE = ("no minimum detectable change: a side has fewer than 2 runs with a positive value "
@@ -68,12 +72,12 @@ NO_MDE = ("no minimum detectable change: a side has fewer than 2 runs with a pos
 
 def runs_per_arm_needed(alpha: float, family: int = 1, limit: int = 100) -> int | None:
     """Fewest equal runs per arm whose smallest attainable p, times ``family`` (Holm's first
-    step), is below ``alpha`` (:func:`perfkit.stats.mannwhitney.runs_needed`)."""
-    return runs_needed(alpha, limit, family)
+    step), is below ``alpha`` (:func:`perfkit.stats.mannwhitney.runs_to_reach_alpha`)."""
+    return runs_to_reach_alpha(alpha, limit, family)
 
 
 def verdict(comparison: Comparison, p_adjusted: float, metric: Metric, family: int = 1,
-            new_ranks_higher: bool | None = None) -> str:
+            new_ranks_higher: bool | None = None) -> Verdict:
     """The one verdict rule (see the module docstring). ``new_ranks_higher`` (from
     :func:`ranks_higher`) gives the direction of a significant change without a ratio."""
     if comparison.significant is None and math.isnan(comparison.p_value):
@@ -124,6 +128,9 @@ class ComparisonRow:
     n_unmeasured: tuple[int, int] = (0, 0)
     #: why they did not, once each (``"wrk prints p50-p99 only"``)
     unmeasured_reasons: tuple[str, ...] = ()
+    #: what the server and the kernel counted on each side (:mod:`perfkit.analysis.
+    #: mechanism`; empty when no run recorded counters)
+    mechanism: Mechanism = Mechanism()
     #: per known cap some run of the row stalled on: the stalled runs of each side compared
     #: (:mod:`perfkit.analysis.stalls`): the result an artefact's ratio cannot give
     stalls: tuple[StallChange, ...] = ()
@@ -241,6 +248,7 @@ class ComparisonTable:
         as missing, and the row's ``warnings`` say which and why (:func:`not_finite`)."""
         u = self.metric.suffix
         records = []
+        mechanisms = any(r.mechanism for r in self.rows)
         for row in self.rows:
             c, s = row.comparison, row.sensitivity
             rec: dict[str, Any] = {"metric": self.metric.name}
@@ -273,6 +281,8 @@ class ComparisonTable:
                 "stall_p_value_holm": _one(row.stalls, "p_adjusted"),
                 "stalls": "; ".join(x.text() for x in row.stalls),
             })
+            if mechanisms:  # only where some run recorded counters: other tables unchanged
+                rec.update(mechanism_columns(row.mechanism))
             why = row.not_estimable()
             for name, reason in why.items():
                 if reason:
@@ -295,11 +305,10 @@ class ComparisonTable:
             records, columns=["metric", *self.keys, *RUN_NOTE_COLUMNS])
 
     def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric.name, "unit": self.metric.unit,
-                "better": self.metric.better, "base": self.base, "new": self.new,
+        return {**self.metric.to_dict(), "base": self.base, "new": self.new,
                 "keys": list(self.keys), "alpha": self.alpha, "confidence": self.confidence,
                 "correction": self.correction, "warnings": list(self.warnings),
-                "rows": _records(self.to_frame())}
+                "rows": json_records(self.to_frame())}
 
 
 def _one(stalls: tuple[StallChange, ...], name: str) -> float:
@@ -311,14 +320,6 @@ def _one(stalls: tuple[StallChange, ...], name: str) -> float:
 def _mde(mde: MinDetectable | None, name: str) -> float:
     value = getattr(mde, name) if mde is not None else None
     return math.nan if value is None else float(value)
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    out = []
-    for rec in frame.to_dict(orient="records"):
-        out.append({k: (None if isinstance(v, float) and math.isnan(v) else plain(v))
-                    for k, v in rec.items()})
-    return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -380,7 +381,7 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
         rows.append(ComparisonRow(cell.key, c, float(p_adj), v, short[0], short[1], sens, sv,
                                   notes_all, cell.labels, mde,
                                   *(tuple(map(bool, w)) for w in worst), *_caps(cell, metric),
-                                  without, *unmeasured))
+                                  without, *unmeasured, mechanism(cell.base, cell.new)))
     rows = _with_stalls(rows, cells, alpha)
     rows = [dataclasses.replace(r, run_notes=tuple(
         (side, *note) for side, part in (("base", c.base), ("new", c.new))
@@ -388,8 +389,9 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
     if n_runs is None:  # distinct runs: cells may share a side (A/B tables share the base)
         n_runs = (len({id(r) for c in cells for r in c.base.runs}),
                   len({id(r) for c in cells for r in c.new.runs}))
+    said = tuple(dict.fromkeys(w for r in rows for w in r.mechanism.warnings))
     return ComparisonTable(metric, base, new, tuple(keys), tuple(rows), alpha, confidence,
-                           n_runs[0], n_runs[1], warnings=tuple(notes))
+                           n_runs[0], n_runs[1], warnings=tuple(notes) + said)
 
 
 def _with_stalls(rows: list[ComparisonRow], cells: Sequence[Cell],

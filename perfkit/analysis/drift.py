@@ -43,10 +43,11 @@ import pandas as pd
 from scipy import stats as sps
 
 from perfkit.analysis.experiment import LOAD_COLUMNS, Experiment, RunSet
+from perfkit.vocabulary import DRIFT_TOLERANCE_PCT, DriftVerdict
 
 #: a drift smaller than this over a whole experiment (first run to last) does not matter
-TOLERANCE_PCT = 10.0
-DRIFT, STABLE, INCONCLUSIVE = "drift", f"no drift beyond ±{TOLERANCE_PCT:g}%", "inconclusive"
+TOLERANCE_PCT = DRIFT_TOLERANCE_PCT
+DRIFT, STABLE, INCONCLUSIVE = DriftVerdict.DRIFT, DriftVerdict.STABLE, DriftVerdict.INCONCLUSIVE
 #: above this share of run pairs with exactly equal residuals, the values are too coarse for an
 #: interval to rule a drift out (continuous metrics tie in < 3% of pairs on the bundled data,
 #: Locust's rounded p50 in 48%)
@@ -101,7 +102,7 @@ class Drift:
     ci_low_pct: float
     ci_high_pct: float
     p_value: float
-    verdict: str
+    verdict: DriftVerdict
     left_out: int = 0
     note: str = ""
 
@@ -196,7 +197,8 @@ def check(exp: Experiment, metric: str, confidence: float = 0.95,
     return trend(experiment_residuals(exp, metric), confidence, alpha)
 
 
-def verdict(p_value: float, low_pct: float, high_pct: float, alpha: float = 0.05) -> str:
+def verdict(p_value: float, low_pct: float, high_pct: float, alpha: float = 0.05
+            ) -> DriftVerdict:
     """The drift verdict (see the module docstring)."""
     if p_value < alpha:
         return DRIFT

@@ -43,12 +43,14 @@ from perfkit.analysis.interactions import (
     detectables,
     direction,
     headline_rows,
+    key_of,
     main_estimand,
     plot_rows,
 )
 from perfkit.analysis.interactions import artefact_effects as artefact_effects
 from perfkit.analysis.interactions import headline_effects as headline_effects
 from perfkit.analysis.interactions import simple_effects as simple_effects
+from perfkit.analysis.mechanism import Mechanism, main_mechanisms, mechanism_columns
 from perfkit.analysis.metrics import Metric
 from perfkit.analysis.run_notes import run_notes
 from perfkit.errors import DataError, PerfkitError, UsageError
@@ -100,6 +102,16 @@ class FactorialResult:
     #: per level of ``per``: the runs behind its warnings, ``(run_id, kind, detail)``
     level_run_notes: Mapping[Any, tuple[tuple[str, str, str], ...]] = dataclasses.field(
         default_factory=dict)
+    #: (term, level of ``per`` as :func:`~perfkit.analysis.interactions.key_of`) -> what
+    #: the server and the kernel counted at the factor's low and high level, the other
+    #: factors at their low level (main effects only; empty when no run recorded counters:
+    #: :mod:`perfkit.analysis.mechanism`)
+    mechanisms: Mapping[tuple[str, str], Mechanism] = dataclasses.field(default_factory=dict)
+
+    def mechanism_of(self, term: str, level: Any) -> Mechanism:
+        """What the counters show beside the effect of ``term`` at ``level`` of ``per`` (an
+        empty Mechanism for an interaction, or when nothing was recorded)."""
+        return self.mechanisms.get((term, key_of(level)), Mechanism())
 
     def describe(self) -> str:
         """The method, in a sentence a reader can paste into a paper."""
@@ -278,6 +290,11 @@ class FactorialResult:
         out[names[0]] = [m.high if m and m.testable else math.nan for m in mde]
         out[names[1]] = [m.low if m and m.testable else math.nan for m in mde]
         out["mde_note"] = [m.reason if m and not m.testable else "" for m in mde]
+        if self.mechanisms:  # only where some run recorded counters: other tables unchanged
+            mech = pd.DataFrame([mechanism_columns(self.mechanism_of(t, lv), "low", "high")
+                                 for t, lv in zip(t["term"], levels, strict=True)],
+                                index=out.index)
+            out = pd.concat([out, mech], axis=1)
         why = self.not_estimable()
         hidden = np.array([bool(w) for w in why])
         for col in ("ratio_ci_low", "ratio_ci_high", f"effect_ci_low{scale}",
@@ -315,6 +332,10 @@ class FactorialResult:
         out[intervals.NOTE_COLUMN] = s[intervals.NOTE_COLUMN]
         out["stalls"] = s["stalls"]
         out["warnings"] = ["; ".join(w) for w in s["warnings"]]
+        if "mechanism" in s and any(s["mechanism"]):
+            mech = pd.DataFrame([mechanism_columns(m, "low", "high") for m in s["mechanism"]],
+                                index=out.index)
+            out = pd.concat([out, mech], axis=1)
         return out.reset_index(drop=True)
 
     def run_notes_frame(self) -> pd.DataFrame:
@@ -344,13 +365,13 @@ class FactorialResult:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        from perfkit.analysis.compare import _records
+        from perfkit.analysis.tidy import json_records
 
         return {"metric": self.metric.name, "factors": list(self.factors),
                 "per": list(self.per), "log": self.log, "confidence": self.confidence,
                 "block": self.block, "coding": {k: dict(v) for k, v in self.coding.items()},
-                "warnings": list(self.warnings), "effects": _records(self.to_frame()),
-                "simple_effects": _records(self.simple_frame())}
+                "warnings": list(self.warnings), "effects": json_records(self.to_frame()),
+                "simple_effects": json_records(self.simple_frame())}
 
 
 def usable_block(rows: RunSet, factors: Sequence[str], per: Sequence[str],
@@ -427,10 +448,14 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
             caps_ms[key] = check.caps_ms
         if check.affected_ms:
             affected[key] = check.affected_ms
+    mechanisms = main_mechanisms(rows, per, table["by"].drop_duplicates() if per else [None],
+                                 result.coding, key_of)
     result = dataclasses.replace(result, level_warnings=caps, level_runs=counts,
                                  level_caps_ms=caps_ms, level_affected_ms=affected,
-                                 level_saturated=saturated, level_run_notes=notes)
+                                 level_saturated=saturated, level_run_notes=notes,
+                                 mechanisms=mechanisms)
     warnings_all = list(result.warnings) + [w for ws in caps.values() for w in ws]
+    warnings_all += dict.fromkeys(w for m in mechanisms.values() for w in m.warnings)
     return dataclasses.replace(result, simple_effects=simple_effects(rows, result),
                                warnings=tuple(warnings_all))
 

@@ -50,6 +50,7 @@ from perfkit.analysis.compare import (
     BETTER,
     NO_DATA,
     NOT_TESTABLE,
+    POWER,
     WORSE,
     ComparisonRow,
     ComparisonTable,
@@ -63,14 +64,14 @@ from perfkit.errors import UsageError
 from perfkit.formatting import pct_change, plain
 from perfkit.stats.power import RunsNeeded, runs_needed
 from perfkit.units import UnitError, fraction
+from perfkit.vocabulary import GateOutcome, GateStatus
 
-PASS, REGRESSION, INCONCLUSIVE, ERROR = "pass", "regression", "inconclusive", "error"
+PASS, REGRESSION, INCONCLUSIVE, ERROR = (GateStatus.PASS, GateStatus.REGRESSION,
+                                        GateStatus.INCONCLUSIVE, GateStatus.ERROR)
 #: a row whose runs did not measure the metric (the verdict word of :mod:`.runstatus`)
-NO_DATA_GATE = NO_DATA
+NO_DATA_GATE = GateStatus.NO_DATA
 #: exit status of a gate by its worst row (ERROR first: the gate could not run as asked)
-EXIT_STATUS = {ERROR: 2, REGRESSION: 1, INCONCLUSIVE: 3, NO_DATA_GATE: 3, PASS: 0}
-#: power at which the runs needed to resolve the threshold are stated
-POWER = 0.8
+EXIT_STATUS = {s: s.exit_status for s in GateStatus}
 
 
 def parse_percent(text: str, option: str = "--max-regression") -> float:
@@ -97,8 +98,8 @@ class GateRow:
     keys: tuple[str, ...]
     row: ComparisonRow
     threshold_ratio: float
-    status: str
-    outcome: str
+    status: GateStatus
+    outcome: GateOutcome
     reason: str
     needed: RunsNeeded | None = None
     needed_to_test: int | None = None
@@ -126,7 +127,7 @@ class GateResult:
     warnings: tuple[str, ...] = ()
 
     @property
-    def status(self) -> str:
+    def status(self) -> GateStatus:
         """The worst row status (:data:`EXIT_STATUS` order); ``pass`` without rows."""
         found = {r.status for r in self.rows}
         return next((s for s in EXIT_STATUS if s in found), PASS)
@@ -282,7 +283,7 @@ def _runs_text(needed: RunsNeeded, what: str) -> str:
 
 
 def classify(row: ComparisonRow, metric: Metric, limit: float, family: int = 1
-             ) -> tuple[str, str, str]:
+             ) -> tuple[GateStatus, GateOutcome, str]:
     """(status, outcome, reason) of a comparison row against the threshold ratio ``limit``; the
     reason refers to the row's ratio interval ("the CI straddles +5.0%")."""
     c = row.comparison
@@ -291,31 +292,31 @@ def classify(row: ComparisonRow, metric: Metric, limit: float, family: int = 1
     if row.unmeasured:
         sides = [side for side, n in zip(("base", "new"), (c.n_base, c.n_new), strict=True)
                  if not n]
-        return (NO_DATA_GATE, "no data",
+        return (NO_DATA_GATE, GateOutcome.NO_DATA,
                 f"no {' and no '.join(sides)} run measured {metric.name} "
                 f"({'; '.join(row.unmeasured_reasons)}): not gated")
     if row.verdict == NO_DATA:
-        return ERROR, "no data", f"{c.n_base} vs {c.n_new} runs: a side has no run here"
+        return ERROR, GateOutcome.NO_DATA, f"{c.n_base} vs {c.n_new} runs: a side has no run here"
     if row.verdict == NOT_TESTABLE:
         holm = f" after Holm over {family} rows" if family > 1 else ""
         need = runs_per_arm_needed(c.alpha, family)
         can = f"; >= {need} runs per arm can" if need else ""
-        return (INCONCLUSIVE, "not testable",
+        return (INCONCLUSIVE, GateOutcome.NOT_TESTABLE,
                 f"{c.n_base} vs {c.n_new} runs can never reach p < {c.alpha:g}{holm} "
                 f"(smallest p {c.min_attainable_p:.2g}{can})")
     if math.isnan(lo) or math.isnan(hi):
-        return INCONCLUSIVE, "no interval", f"no ratio interval ({'; '.join(c.warnings)})"
+        return INCONCLUSIVE, GateOutcome.NO_INTERVAL, f"no ratio interval ({'; '.join(c.warnings)})"
     up = metric.lower_is_better
     beyond = lo > limit if up else hi < limit
     inside = hi <= limit if up else lo >= limit
     if row.verdict == WORSE and beyond:
-        return REGRESSION, "regression", f"the CI lies beyond {bound}"
+        return REGRESSION, GateOutcome.REGRESSION, f"the CI lies beyond {bound}"
     if inside:
-        outcome = {WORSE: "significant, below threshold", BETTER: "improvement"}.get(
-            row.verdict, "no regression")
+        outcome = {WORSE: GateOutcome.BELOW_THRESHOLD, BETTER: GateOutcome.IMPROVEMENT}.get(
+            row.verdict, GateOutcome.NO_REGRESSION)
         return PASS, outcome, f"the CI stays {'below' if up else 'above'} {bound}"
     if beyond:
-        return (INCONCLUSIVE, "beyond threshold, not significant",
+        return (INCONCLUSIVE, GateOutcome.BEYOND_NOT_SIGNIFICANT,
                 f"the CI lies beyond {bound} but p Holm {row.p_adjusted:.2g} is not below "
                 f"{c.alpha:g}")
-    return INCONCLUSIVE, "straddles threshold", f"the CI straddles {bound}"
+    return INCONCLUSIVE, GateOutcome.STRADDLES, f"the CI straddles {bound}"

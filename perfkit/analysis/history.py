@@ -49,6 +49,7 @@ from perfkit.errors import DataError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.changepoint import ChangePoints, change_points
 from perfkit.stats.orderstats import median_ci, min_n_for_finite_ci
+from perfkit.vocabulary import HistoryVerdict
 
 
 # -- the series and its change points ---------------------------------------------------------
@@ -184,8 +185,7 @@ class HistoryAnalysis:
             return [{k: (None if v is None or v is pd.NA or (isinstance(v, float)
                                                              and math.isnan(v)) else plain(v))
                      for k, v in r.items()} for r in frame.to_dict(orient="records")]
-        return {"history": self.name, "metric": self.metric.name, "unit": self.metric.unit,
-                "better": self.metric.better, "keys": list(self.keys),
+        return {"history": self.name, **self.metric.to_dict(), "keys": list(self.keys),
                 "confidence": self.confidence, "alpha": self.alpha,
                 "method": self.describe(), "warnings": list(self.warnings),
                 "series": records(self.to_frame()),
@@ -259,6 +259,16 @@ def _why_differ(c: Any, g: HistoryGate | None, medians: dict, u: str, unit: str)
              f"against every label before it); the gate compares {c.label}'s runs alone with "
              f"the runs of {_span(g.baseline)}", at]
     return "; ".join(p for p in parts if p)
+
+
+def series_verdict(series: Series) -> HistoryVerdict:
+    """Where the series' metric changed: ``change`` when a change point is supported (its
+    ratio's interval excludes 1), ``weak change`` when every one found is weakly supported,
+    ``no change`` when none was found."""
+    points = series.change.change_points
+    if any(c.supported for c in points):
+        return HistoryVerdict.CHANGE
+    return HistoryVerdict.WEAK_CHANGE if points else HistoryVerdict.NO_CHANGE
 
 
 def series_keys(history: Experiment, rows: RunSet, by: Any = "auto") -> list[str]:

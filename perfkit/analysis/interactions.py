@@ -44,11 +44,13 @@ from perfkit.analysis.compare import (
 )
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import rows_at
+from perfkit.analysis.mechanism import factor_mechanism
 from perfkit.analysis.metrics import Metric
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues
 from perfkit.stats.factorial_design import factorial
 from perfkit.stats.tpower import DetectableEffect, min_detectable_effect
+from perfkit.vocabulary import Verdict
 
 if TYPE_CHECKING:
     from perfkit.analysis.effects import FactorialResult
@@ -68,7 +70,7 @@ FITTED = "factorial effect on the runs at that level (HC2 t)"
 
 #: the verdict of a significant interaction: the factors' effects do not add up (on the
 #: analysis scale); neither better nor worse, its simple effects say how each factor acts
-INTERACTION = "interaction"
+INTERACTION = Verdict.INTERACTION
 
 
 def direction(metric: Metric, effect: float) -> str:
@@ -81,8 +83,9 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
     row each, with ``p_value`` (raw), ``p_value_holm``, ``significant``, ``verdict``,
     ``on_timeout_cap``, ``cap_affected``, ``warnings`` (the cap warnings of its runs),
     ``df_error``, ``holm_family`` (the simple effects its p is adjusted with), ``estimand``,
-    ``method`` and, for a ``~``, ``mde_high``/``mde_low`` (on the effect's scale) or
-    ``mde_note`` (why none).
+    ``method``, ``mechanism`` (what the server and the kernel counted at the factor's two
+    levels: :mod:`perfkit.analysis.mechanism`) and, for a ``~``, ``mde_high``/``mde_low``
+    (on the effect's scale) or ``mde_note`` (why none).
 
     In a two-factor design on logs a simple effect compares two cells, run against run: it
     is computed by the comparison rule of :func:`perfkit.analysis.compare.compare_cells` (the
@@ -118,14 +121,15 @@ def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
     """``factor``'s simple effects at both levels of ``other``: two cells compared run against
     run, Holm over the two (:func:`perfkit.analysis.compare.compare_cells`)."""
     low, high = (level_text(result.coding[factor][s]) for s in ("low", "high"))
-    cells = []
+    cells, subs = [], []
     for level in (result.coding[other]["low"], result.coding[other]["high"]):
         sub = at.subset(match(at.frame[other], [level_text(level)]))
         cells.append(Cell((level,), sub.where({factor: low}), sub.where({factor: high})))
+        subs.append(sub)
     table = compare_cells(cells, result.metric, (other,), f"{factor}={low}",
                           f"{factor}={high}", alpha=result.alpha, confidence=result.confidence)
     out = []
-    for cell, row in zip(cells, table.rows, strict=True):
+    for cell, row, sub in zip(cells, table.rows, subs, strict=True):
         c, mde = row.comparison, row.mde
         verdict = (artefact(row.caps_ms) if row.caps_ms
                    and row.verdict in (BETTER, WORSE, NO_CHANGE) else row.verdict)
@@ -138,6 +142,7 @@ def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
                     "verdict": verdict, "on_timeout_cap": bool(row.caps_ms),
                     "cap_affected": bool(row.cap_affected_ms), "warnings": row.cap_warnings,
                     "holm_family": table.family, "method": COMPARED,
+                    "mechanism": factor_mechanism(sub, factor, result.coding[factor]),
                     intervals.NOTE_COLUMN: "",
                     "stalls": "; ".join(x.text() for x in row.stalls),
                     "mde_high": mde.ratio_high if testable else math.nan,
@@ -155,6 +160,7 @@ def _fitted_family(at: RunSet, factor: str, other: str, key: Any, term: str,
     for level in (result.coding[other]["low"], result.coding[other]["high"]):
         sub = at.subset(match(at.frame[other], [level_text(level)]))
         rows.append(_simple_row(sub, factor, other, level, key, term, result))
+        rows[-1]["mechanism"] = factor_mechanism(sub, factor, result.coding[factor])
         checks.append(cap_check(sub, result.metric))
         subs.append(sub)
     holm = adjust_pvalues(np.array([r["p_value"] for r in rows], dtype=float), "holm")
@@ -277,16 +283,18 @@ def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
                          intervals.NOTE_COLUMN: frame[intervals.NOTE_COLUMN],
                          "cap_affected": frame["cap_affected"],
                          "warnings": [tuple(result.level_warnings.get(k, ())) for k in keys],
+                         "mechanism": [result.mechanism_of(t, k)
+                                       for t, k in zip(frame["term"], keys, strict=True)],
                          "interaction": False})
     s = result.simple_effects
     if len(s):
-        split = {(_key(k), i) for k, i in zip(s["level_key"], s["interaction"], strict=True)}
-        gone = {(_key(k), t) for k, f, i in zip(s["level_key"], s["factor"], s["interaction"],
+        split = {(key_of(k), i) for k, i in zip(s["level_key"], s["interaction"], strict=True)}
+        gone = {(key_of(k), t) for k, f, i in zip(s["level_key"], s["factor"], s["interaction"],
                                                 strict=True)
                 for t in ((f,) if keep_interactions else (f, i))}
-        main["interaction"] = [(_key(k), t) in split for k, t in zip(keys, main["term"],
+        main["interaction"] = [(key_of(k), t) in split for k, t in zip(keys, main["term"],
                                                                      strict=True)]
-        main = main[[(_key(k), t) not in gone for k, t in zip(keys, main["term"], strict=True)]]
+        main = main[[(key_of(k), t) not in gone for k, t in zip(keys, main["term"], strict=True)]]
         simple = pd.DataFrame({**{c: s[c] for c in result.per}, "level_key": s["level_key"],
                                "term": s["factor"], "at": s["at"], "estimate": s["effect"],
                                "ci_low": s["ci_low"], "ci_high": s["ci_high"],
@@ -294,16 +302,16 @@ def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
                                "verdict": s["verdict"], "n_runs": s["n_runs"],
                                intervals.NOTE_COLUMN: s[intervals.NOTE_COLUMN],
                                "cap_affected": s["cap_affected"], "warnings": s["warnings"],
-                               "interaction": False})
-        order = {k: i for i, k in enumerate(dict.fromkeys(map(_key, keys)))}
+                               "mechanism": s["mechanism"], "interaction": False})
+        order = {k: i for i, k in enumerate(dict.fromkeys(map(key_of, keys)))}
         both = pd.concat([main, simple], ignore_index=True)
-        main = both.iloc[np.argsort([order[_key(k)] for k in both["level_key"]], kind="stable")]
+        main = both.iloc[np.argsort([order[key_of(k)] for k in both["level_key"]], kind="stable")]
     value = main["estimate"].astype(float)
     size = np.log(value).abs() if result.log else value.abs()
     return main.assign(size=size).reset_index(drop=True)
 
 
-def _key(level: Any) -> str:
+def key_of(level: Any) -> str:
     """A level of ``per`` (a value, a tuple, None) as a comparable text key."""
     values = level if isinstance(level, tuple) else (level,)
     return repr(tuple(plain(v) for v in values))
@@ -313,12 +321,20 @@ def headline_effects(results: Sequence[FactorialResult], limit: int | None = Non
                      ) -> tuple[list[tuple[FactorialResult, pd.Series]], int]:
     """The measured significant effects of all ``results`` (:func:`headline_rows` whose
     verdict is ``better``/``worse``), largest first (ordered across results by ``size``), at
-    most ``limit`` of them, and how many more there are. Artefacts are not among them:
-    :func:`artefact_effects`."""
+    most ``limit`` of them: the largest of each factor, then the largest of the rest; and how
+    many more there are. Artefacts are not among them: :func:`artefact_effects`."""
     found = [(result, row) for result in results
              for _, row in headline_rows(result).iterrows() if row["verdict"] in (BETTER, WORSE)]
     found.sort(key=lambda item: -item[1]["size"])
-    shown = found if limit is None else found[:limit]
+    if limit is None:
+        return found, 0
+    # each factor's largest effect first, so that a reader asking about any factor finds it
+    # (one factor's many large effects would otherwise crowd out another's), then the others
+    first = list({str(row["term"]): i for i, (_, row) in reversed(list(enumerate(found)))
+                  }.values())
+    keep = sorted(first)[:limit]
+    keep += [i for i in range(len(found)) if i not in keep][: limit - len(keep)]
+    shown = [found[i] for i in sorted(keep)]
     return shown, len(found) - len(shown)
 
 

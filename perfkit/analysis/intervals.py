@@ -24,6 +24,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from perfkit.vocabulary import RunStatus
+
 #: the widest interval printed: its ends differ by at most this factor
 MAX_SPREAD = 100.0
 #: the words that take an interval's place
@@ -90,7 +92,8 @@ def apply(frame: pd.DataFrame, intervals: Sequence[tuple[str, str, str]],
 
 def _doubt(low: float, high: float, n_saturated: int, n_failed: int, n_runs: int | None,
            every_run_counts: bool, values: Sequence[float]) -> str:
-    bad = [(n, word) for n, word in ((n_saturated, "saturated"), (n_failed, "failed")) if n]
+    bad = [(n, word) for n, word in ((n_saturated, RunStatus.SATURATED),
+                                     (n_failed, RunStatus.FAILED)) if n]
     if not bad:
         return ""
     if not every_run_counts and not any(v <= low or v >= high for v in values

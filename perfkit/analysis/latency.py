@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis import intervals
-from perfkit.analysis.compare import Cell, ComparisonTable, _records, compare_cells
+from perfkit.analysis.compare import Cell, ComparisonTable, compare_cells
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import load_point
 from perfkit.analysis.metrics import metric
@@ -50,10 +50,11 @@ from perfkit.analysis.runstatus import (
     NO_DATA,
     SATURATED,
     SHORT,
-    RunStatus,
+    RunJudgement,
     peer_columns,
     percentile_statuses,
 )
+from perfkit.analysis.tidy import json_records
 from perfkit.formatting import level_text
 from perfkit.histogram import LatencyHistogram
 from perfkit.model import Run, percentile_column
@@ -79,7 +80,7 @@ SPECTRUM_GRID = (10.0, 25.0, 50.0, 68.4, 80.0, 90.0, 95.0, 96.8, 98.0, 99.0, 99.
                  99.9, 99.95, 99.968, 99.98, 99.99, 99.995, 99.998, 99.999)
 #: each status that is not ``ok``: what it is, and what it does to a cell (its warning)
 STATUS_WORDS = {
-    FAILED: ("failed", "left out of the estimate"),
+    FAILED: (FAILED.value, "left out of the estimate"),
     NO_DATA: ("did not measure it", "left out of the estimate, not failed"),
     SATURATED: ("saturated, not sustaining the offered rate",
                 "kept in the estimate with their latency, queueing included; the SLO verdict "
@@ -116,11 +117,11 @@ class ConfigRuns:
     def runs(self) -> tuple[Run, ...]:
         return self.rows.runs
 
-    def statuses(self, q: float) -> list[RunStatus]:
+    def statuses(self, q: float) -> list[RunJudgement]:
         """Each run's status for percentile ``q`` (aligned with :attr:`runs`)."""
         return percentile_statuses(self.rows, q, self.cells)
 
-    def items(self, q: float, statuses: Sequence[RunStatus] | None = None) -> list[Run | None]:
+    def items(self, q: float, statuses: Sequence[RunJudgement] | None = None) -> list[Run | None]:
         """What the estimate of percentile ``q`` is built on: each run, None for a failed one
         or one that did not measure it (aligned with :attr:`runs`)."""
         statuses = self.statuses(q) if statuses is None else statuses
@@ -230,7 +231,7 @@ class LatencyEstimate:
 
     config: str
     ci: PercentileCI
-    statuses: tuple[RunStatus, ...]
+    statuses: tuple[RunJudgement, ...]
     #: each run's percentile (ms) as the estimate uses it, aligned with ``statuses``
     values_ms: tuple[float, ...] = ()
 
@@ -332,8 +333,8 @@ class LatencyTable:
     def to_dict(self) -> dict[str, Any]:
         return {"by": list(self.groups.by), "confidence": self.confidence,
                 "estimand": self.value_text(), "warnings": list(self.warnings),
-                "selection": _records(self.groups.to_frame()),
-                "percentiles": _records(self.to_frame())}
+                "selection": json_records(self.groups.to_frame()),
+                "percentiles": json_records(self.to_frame())}
 
 
 def percentiles(groups: RunGroups, qs: Sequence[float] = (50.0, 99.0, 99.9),

@@ -37,6 +37,7 @@ NGINX_DEFAULTS = {"keepalive_requests": "1000", "keepalive_timeout": "75s",
 #: directives whose first argument is part of the name (``proxy_set_header Connection``,
 #: ``location = /status500``)
 _KEYED = ("proxy_set_header", "add_header", "set", "map", "location")
+#: nginx's location modifiers (``=``, the regexes ``~`` and ``~*``, the prefix ``^~``)
 _LOCATION_MODIFIERS = ("=", "~", "~*", "^~")
 COLUMNS = ["factor", "low", "high", "setting", "low_value", "high_value", "locations", "where"]
 

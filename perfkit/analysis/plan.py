@@ -44,7 +44,7 @@ from perfkit.stats.power import RunsNeeded as RunsNeeded
 
 
 @dataclasses.dataclass(frozen=True)
-class PlanRow:
+class PowerPlanRow:
     """One row: the observed runs per arm, the answers of the power engine, and warnings."""
 
     key: tuple[Any, ...]
@@ -61,7 +61,7 @@ class PlanRow:
 
 
 @dataclasses.dataclass(frozen=True)
-class Plan:
+class PowerPlan:
     """The plan for detecting ``detect`` (a fraction) on ``metric``, row by row."""
 
     metric: Metric
@@ -72,7 +72,7 @@ class Plan:
     alpha: float
     power: float
     family: int
-    rows: tuple[PlanRow, ...]
+    rows: tuple[PowerPlanRow, ...]
     warnings: tuple[str, ...] = ()
 
     def describe(self) -> str:
@@ -118,7 +118,7 @@ def _none(value: float | None) -> float:
 
 def plan_runs(sides: Sequence[RunSet], metric: Metric, detect: float, *, alpha: float = 0.05,
               power: float = 0.8, by: Any = "auto", exclude: Sequence[str] = (),
-              family: int | None = None, n_sim: int = 4000, seed: int = 0) -> Plan:
+              family: int | None = None, n_sim: int = 4000, seed: int = 0) -> PowerPlan:
     """Runs per arm needed to detect ``detect`` (a fraction, 0.03 for 3%), row by row (see the
     module docstring). ``family``: the Holm family size (default: the number of rows)."""
     if len(sides) not in (1, 2):
@@ -136,8 +136,8 @@ def plan_runs(sides: Sequence[RunSet], metric: Metric, detect: float, *, alpha: 
         values = [_positive(c.values(metric.name)) for c in cells]
         rows.append(_row(key, values, metric, ratio, alpha, power, family, n_sim, seed,
                          [r for side in left_out for r in side]))
-    return Plan(metric, tuple(s.label for s in sides), tuple(keys), detect, ratio, alpha, power,
-                family, tuple(rows), tuple(notes))
+    return PowerPlan(metric, tuple(s.label for s in sides), tuple(keys), detect, ratio, alpha,
+                     power, family, tuple(rows), tuple(notes))
 
 
 def _positive(values: np.ndarray) -> np.ndarray:
@@ -146,7 +146,7 @@ def _positive(values: np.ndarray) -> np.ndarray:
 
 def _row(key: tuple, values: list[np.ndarray], metric: Metric, ratio: float, alpha: float,
          power: float, family: int, n_sim: int, seed: int,
-         unmeasured: Sequence[str] = ()) -> PlanRow:
+         unmeasured: Sequence[str] = ()) -> PowerPlanRow:
     base = values[0]
     new = values[1] if len(values) == 2 else np.array([], dtype=float)
     where = f"row {', '.join(map(str, key))}" if key else "the runs"
@@ -173,4 +173,4 @@ def _row(key: tuple, values: list[np.ndarray], metric: Metric, ratio: float, alp
         ratio_seen = compare(base, new, alpha, lower_is_better=metric.lower_is_better).ratio
         if 0 < ratio_seen < math.inf and ratio_seen != 1:
             seen = pw.runs_needed(ratio_seen, base, new, power=power, **common)
-    return PlanRow(key, n_b, n_n, needed, current, now, warnings, ratio_seen, seen)
+    return PowerPlanRow(key, n_b, n_n, needed, current, now, warnings, ratio_seen, seen)

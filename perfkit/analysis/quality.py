@@ -29,14 +29,16 @@ from typing import Any
 import pandas as pd
 
 from perfkit.analysis import runstatus
-from perfkit.analysis.compare import _records
 from perfkit.analysis.conditions import HOST_BUSY_PERCENT
 from perfkit.analysis.experiment import Experiment
+from perfkit.analysis.tidy import json_records
 from perfkit.model import ERROR_RATIO_WARN, Run
+from perfkit.vocabulary import RunStatus
 
 #: the per-experiment counts of :meth:`QualityTable.summary_frame`, each a run with a problem
-PROBLEMS = ("failed", "saturated", "short", f"error_ratio_over_{ERROR_RATIO_WARN:g}",
-            "non_2xx_runs", "generator_busy", "host_cpu_busy")
+PROBLEMS = (RunStatus.FAILED, RunStatus.SATURATED, RunStatus.SHORT,
+            f"error_ratio_over_{ERROR_RATIO_WARN:g}", "non_2xx_runs", "generator_busy",
+            "host_cpu_busy")
 #: the counts of runs that recorded what a problem is judged on (``<what>_known``), beside it
 KNOWN = {"generator_busy": "generator_cpu_known", "host_cpu_busy": "host_cpu_known"}
 
@@ -75,9 +77,7 @@ class QualityTable:
             rows.append({
                 "experiment": name, "runs": len(g),
                 "unreadable_files": self.unreadable.get(name, 0),
-                "failed": int((g["status"] == runstatus.FAILED).sum()),
-                "saturated": int((g["status"] == runstatus.SATURATED).sum()),
-                "short": int((g["status"] == runstatus.SHORT).sum()),
+                **{str(s): int((g["status"] == s).sum()) for s in PROBLEMS[:3]},
                 PROBLEMS[3]: int((g["error_ratio"] > ERROR_RATIO_WARN).sum()),
                 "non_2xx_runs": int((g["non_2xx_3xx"].fillna(0) > 0).sum()),
                 "generator_busy": int(g["generator_busy"].sum()),
@@ -89,7 +89,8 @@ class QualityTable:
     def to_dict(self) -> dict[str, Any]:
         return {"error_ratio_max": ERROR_RATIO_WARN,
                 "generator_busy": runstatus.GENERATOR_BUSY, "warnings": list(self.warnings),
-                "summary": _records(self.summary_frame()), "runs": _records(self.to_frame())}
+                "summary": json_records(self.summary_frame()),
+                "runs": json_records(self.to_frame())}
 
 
 RUN_COLUMNS = ("experiment", "run_id", "tool", "order", "requests", "status", "reason",

@@ -51,6 +51,11 @@ Every run gets a :class:`RunStatus` for the metric being analysed:
   nothing: it stays ``failed`` ("no value").
 - ``ok``: everything else.
 
+Where a saturated run recorded the kernel's counters and they show listen overflows or SYN
+retransmissions, its reason cites them (:func:`perfkit.analysis.mechanism.stall_evidence`):
+connection attempts dropped from a full accept queue wait 1 s for their retry, which is
+measured, not inferred from the latency.
+
 A run's peers are the runs of its configuration and load (:func:`peer_columns`); for a latency
 percentile the status is judged on that percentile's column, else on p99
 (:func:`percentile_statuses`), on every page that shows the percentile.
@@ -65,13 +70,16 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from perfkit.analysis.experiment import LOAD_COLUMNS, NOT_FACTORS, Experiment, RunSet
+from perfkit.analysis.mechanism import stall_evidence
 from perfkit.analysis.metrics import Metric, metric, percentile_of
 from perfkit.model import SATURATION_RATIO, Run, percentile_column
+from perfkit.vocabulary import FAILED_STATUSES, RunStatus
 
-OK, FAILED, SATURATED, SHORT = "ok", "failed", "saturated", "short"
+OK, FAILED, SATURATED, SHORT = (RunStatus.OK, RunStatus.FAILED, RunStatus.SATURATED,
+                                RunStatus.SHORT)
 #: a (run, metric) pair the run's tool never measured: the verdict word of a comparison row
 #: without data, too (:data:`perfkit.analysis.compare.NO_DATA`)
-NO_DATA = "no data"
+NO_DATA = RunStatus.NO_DATA
 #: :func:`failure_reason` of a run that did not fail but has no value of the metric
 NO_VALUE = "no value"
 #: achieved / target below which a wrk2 run is saturated whatever its latency
@@ -85,7 +93,6 @@ MOVED_SDS = 3.0
 MOVED_FACTOR = 1.5
 #: the latency column judged for "moved" when the metric itself is not a latency
 REFERENCE_LATENCY = "latency_p99_ms"
-FAILED_STATUSES = ("failed", "killed", "aborted", "timeout")
 #: error ratio from which a run failed (>=) on latency and throughput metrics: most of its
 #: requests failed, so what it measured is the failing, not the service
 FAILED_ERROR_RATIO = 0.5
@@ -94,15 +101,16 @@ UNDECIDED = "generator or server (undecided)"
 
 
 @dataclasses.dataclass(frozen=True)
-class RunStatus:
-    """A run's status for one analysis, and the reason in words (empty when ``ok``)."""
+class RunJudgement:
+    """A run's status for one analysis (:class:`perfkit.vocabulary.RunStatus`), and the reason
+    in words (empty when ``ok``)."""
 
-    status: str
+    status: RunStatus
     reason: str = ""
 
     @property
     def counts_as_failed(self) -> bool:
-        return self.status in (FAILED, SATURATED)
+        return self.status.counts_as_failed
 
 
 #: the failure reason of a run that finished without a value of the metric (never measured,
@@ -295,7 +303,7 @@ def peer_latencies(rows: RunSet, metric: Metric, i: int) -> np.ndarray:
     return cell.latency[cell.comparable & (np.arange(len(rows)) != i)]
 
 
-def run_statuses(rows: RunSet, metric: Metric) -> list[RunStatus]:
+def run_statuses(rows: RunSet, metric: Metric) -> list[RunJudgement]:
     """The status of every run of ``rows`` for ``metric``; ``rows`` should be one arm of one
     configuration and load level, so that a run's peers are the other runs in it (those that
     finished within 10% of their target rate)."""
@@ -305,9 +313,9 @@ def run_statuses(rows: RunSet, metric: Metric) -> list[RunStatus]:
         reason = cell.reasons[i]
         unmeasured = unmeasured_reason(run, metric) if reason == NO_VALUE else ""
         if unmeasured:
-            out.append(RunStatus(NO_DATA, unmeasured))
+            out.append(RunJudgement(NO_DATA, unmeasured))
         elif reason:
-            out.append(RunStatus(FAILED, reason))
+            out.append(RunJudgement(FAILED, reason))
         elif run.tool == "wrk2" and cell.ratios[i] < SATURATION_RATIO:
             others = np.arange(len(rows)) != i
             peers = cell.latency[cell.comparable & others]
@@ -318,34 +326,45 @@ def run_statuses(rows: RunSet, metric: Metric) -> list[RunStatus]:
             out.append(_short_or_saturated(run, cell.ratios[i], cell.latency[i], peers,
                                            cell_short))
         else:
-            out.append(RunStatus(OK))
+            out.append(RunJudgement(OK))
     return out
 
 
 def _short_or_saturated(run: Run, ratio: float, latency: float, peers: np.ndarray,
-                        cell_short: np.ndarray | None = None) -> RunStatus:
+                        cell_short: np.ndarray | None = None) -> RunJudgement:
     """``cell_short``: the achieved ratios of every finished run of the cell when none of
     the run's peers kept its rate (None otherwise)."""
     share = generator_share(run)
     achieved = f"achieved {ratio:.3f} x its target rate"
     if generator_busy(run):
-        return RunStatus(SHORT, f"{achieved} with the generator at {share:.0%} of its cores: "
-                                "it measured the generator")
+        return RunJudgement(SHORT, f"{achieved} with the generator at {share:.0%} of its cores: "
+                                   "it measured the generator")
     if ratio < SATURATED_BELOW:
-        return RunStatus(SATURATED, f"{achieved}: the rate was not sustained")
+        return RunJudgement(SATURATED, f"{achieved}: the rate was not sustained{_dropped(run)}")
     moved = latency_moved(latency, peers)
     if moved:
-        return RunStatus(SATURATED, f"{achieved} and its latency rose above its peers'")
+        return RunJudgement(SATURATED, f"{achieved} and its latency rose above its "
+                                       f"peers'{_dropped(run)}")
     cpu = "" if math.isnan(share) else f", generator at {share:.0%} of its cores"
     if cell_short is not None:
-        return RunStatus(SHORT, f"{achieved}, and every run of its configuration and load "
-                                f"fell short ({_span(cell_short)} x{cpu}): no peer kept the "
-                                "rate to judge its latency by; the rate was not sustained by "
-                                f"this setup, {UNDECIDED}: a shortfall in doubt")
+        return RunJudgement(SHORT, f"{achieved}, and every run of its configuration and load "
+                                   f"fell short ({_span(cell_short)} x{cpu}): no peer kept the "
+                                   "rate to judge its latency by; the rate was not sustained by "
+                                   f"this setup, {UNDECIDED}: a shortfall in doubt")
     why = ("no peer to judge its latency by" if moved is None
            else "its latency is like its peers'")
-    return RunStatus(SHORT, f"{achieved} ({why}{cpu}): a shortfall in doubt, not a failed "
-                            "server")
+    return RunJudgement(SHORT, f"{achieved} ({why}{cpu}): a shortfall in doubt, not a failed "
+                               "server")
+
+
+def _dropped(run: Run) -> str:
+    """The kernel's evidence of connection attempts dropped and retried after 1 s, where the
+    run recorded it and it is not nil (``"; the kernel counted 1,234 listen overflows and 567
+    SYN retransmissions (netns X): ..."``); ``""`` otherwise."""
+    if not (run.tcp_listen_overflows or run.tcp_syn_retransmits):
+        return ""
+    return (f"; the kernel counted {stall_evidence(run)}: connection attempts dropped from a "
+            "full accept queue and retried after 1 s")
 
 
 def _span(values: np.ndarray) -> str:
@@ -353,12 +372,12 @@ def _span(values: np.ndarray) -> str:
     return lo if lo == hi else f"{lo}-{hi}"
 
 
-def statuses_by_cell(rows: RunSet, metric: Metric, cells: list[str]) -> list[RunStatus]:
+def statuses_by_cell(rows: RunSet, metric: Metric, cells: list[str]) -> list[RunJudgement]:
     """:func:`run_statuses` within each cell (the runs sharing the values of ``cells``), so
     that a run's peers are the runs of its own configuration and load; aligned with ``rows``."""
     keys = [tuple(str(v) for v in r) for r in rows.frame[cells].itertuples(index=False)] \
         if cells else [()] * len(rows)
-    out: list[RunStatus] = [RunStatus(OK)] * len(rows)
+    out: list[RunJudgement] = [RunJudgement(OK)] * len(rows)
     for key in dict.fromkeys(keys):
         mask = np.array([k == key for k in keys], dtype=bool)
         for i, status in zip(np.flatnonzero(mask), run_statuses(rows.subset(mask), metric),
@@ -374,7 +393,7 @@ def peer_columns(rows: RunSet, by: Sequence[str] = ()) -> list[str]:
     return [c for c in dict.fromkeys(cols) if c in rows.frame and c not in NOT_FACTORS]
 
 
-def percentile_statuses(rows: RunSet, q: float, cells: Sequence[str]) -> list[RunStatus]:
+def percentile_statuses(rows: RunSet, q: float, cells: Sequence[str]) -> list[RunJudgement]:
     """:func:`statuses_by_cell` for the latency percentile ``q`` (0-100): judged on its own
     column where the runs frame has one, else on :data:`REFERENCE_LATENCY`."""
     name = percentile_column(q)
@@ -382,7 +401,7 @@ def percentile_statuses(rows: RunSet, q: float, cells: Sequence[str]) -> list[Ru
     return statuses_by_cell(rows, latency, list(cells))
 
 
-def experiment_statuses(exp: Experiment) -> list[RunStatus]:
+def experiment_statuses(exp: Experiment) -> list[RunJudgement]:
     """Every analysis row's status for p99, among its peers (:func:`peer_columns`); aligned
     with ``exp.rows()``."""
     rows = exp.rows()

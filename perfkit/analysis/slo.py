@@ -18,7 +18,6 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis import intervals
-from perfkit.analysis.compare import _records
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import by_columns, split_groups
 from perfkit.analysis.metrics import metric
@@ -26,16 +25,18 @@ from perfkit.analysis.runstatus import (
     FAILED,
     NO_DATA,
     SHORT,
-    RunStatus,
+    RunJudgement,
     peer_columns,
     percentile_statuses,
     unmeasured_note,
 )
+from perfkit.analysis.tidy import json_records
 from perfkit.errors import DataError, UsageError
 from perfkit.formatting import fmt_num, level_text
 from perfkit.model import percentile_column
 from perfkit.stats.acrossruns import FEW_RUNS_METHOD, interval_text, value_text
 from perfkit.stats.slo import RateVerdict, SLOBracket, slo_bracket
+from perfkit.vocabulary import SloVerdict
 
 
 def not_estimable(v: RateVerdict) -> str:
@@ -88,7 +89,7 @@ class SloBracket:
         low = -math.inf if b.last_pass_rps is None else b.last_pass_rps
         high = math.inf if b.first_fail_rps is None else b.first_fail_rps
         return tuple(v.rate_rps for v in b.rates
-                     if v.verdict == "inconclusive" and low < v.rate_rps < high)
+                     if v.verdict == SloVerdict.INCONCLUSIVE and low < v.rate_rps < high)
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -100,7 +101,7 @@ class SloBracket:
         out = list(b.warnings)
         for v in b.rates:
             if v.rate_rps <= limit:
-                if v.verdict != "pass":
+                if v.verdict != SloVerdict.PASS:
                     out.append(f"{fmt_num(v.rate_rps)} req/s: {v.reason}")
                 out += [w for w in v.warnings if not any(w in o for o in out)]
         return tuple(dict.fromkeys(out))
@@ -193,17 +194,17 @@ class SloTable:
     def to_dict(self) -> dict[str, Any]:
         return {"slo_ms": self.slo_ms, "percentile": self.percentile,
                 "confidence": self.confidence, "warnings": list(self.warnings),
-                "brackets": _records(self.to_frame()),
-                "verdicts": _records(self.verdicts_frame())}
+                "brackets": json_records(self.to_frame()),
+                "verdicts": json_records(self.verdicts_frame())}
 
 
-def _status_flags(statuses: Sequence[RunStatus]) -> dict[str, list[bool]]:
+def _status_flags(statuses: Sequence[RunJudgement]) -> dict[str, list[bool]]:
     """Per run of one configuration, from its status under the run-status rule (as on the
     latency page, :mod:`perfkit.analysis.latency`): ``in_doubt``, a shortfall it calls
     ``short`` (the generator fell slightly short, latency like its peers' at the same rate),
     not a failure; ``failed``, a run left out of the interval that fails its rate."""
-    return {"in_doubt": [s.status == SHORT for s in statuses],
-            "failed": [s.status == FAILED for s in statuses]}
+    return dict(in_doubt=[s.status == SHORT for s in statuses],
+                failed=[s.status == FAILED for s in statuses])
 
 
 def _slo_bracket(by_cols: list[str], key: tuple, group: RunSet, slo_ms: float,

@@ -22,8 +22,9 @@ from scipy import stats as sps
 from perfkit.analysis.caps import cap_hits
 from perfkit.analysis.experiment import RunSet
 from perfkit.stats import adjust_pvalues
+from perfkit.vocabulary import Verdict
 
-FEWER, MORE, SAME = "fewer stalled runs", "more stalled runs", "~"
+FEWER, MORE, SAME = "fewer stalled runs", "more stalled runs", Verdict.NO_CHANGE
 
 
 @dataclasses.dataclass(frozen=True)

@@ -27,10 +27,10 @@ from perfkit.formatting import (
     pct_change,
 )
 from perfkit.present.tables import Column, Table
+from perfkit.vocabulary import SIGNIFICANT
 
 __all__ = ["SIGNIFICANT", "change_text", "comparison", "detectable_text", "row_runs"]
 
-SIGNIFICANT = ("better", "worse")
 
 
 def _p(value: float) -> str:
@@ -109,6 +109,9 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
     cols += [Column("base", m.unit, True), Column("new", m.unit, True), Column("vs base"),
              Column("verdict"), Column(f"detectable{power}"), Column("p", right=True),
              Column("p Holm", right=True), Column("runs")]
+    mechanism = any(r.mechanism for r in table.rows)  # some run recorded what the server counted
+    if mechanism:
+        cols.append(Column("mechanism (base -> new)"))
     rows = []
     for row in table.rows:
         c = row.comparison
@@ -122,7 +125,7 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
                      _change(row), row.reported_verdict, detectable_text(row.mde),
                      _p(c.p_value) or "-", _p(row.p_adjusted) or "-",
                      f"{c.n_base} vs {c.n_new} {notes.mark([*row.warnings, *_without(row)])}"
-                     .rstrip()))
+                     .rstrip(), *([row.mechanism.text()] if mechanism else [])))
     return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
 
 

@@ -14,6 +14,7 @@ from perfkit.analysis.effects import FactorialResult
 from perfkit.formatting import Footnotes, fmt_sig, level_text, pct
 from perfkit.present.compare import _p
 from perfkit.present.tables import Column, Table
+from perfkit.vocabulary import SIGNIFICANT, Verdict
 
 
 # -- factorial effects ----------------------------------------------------------------------------
@@ -49,6 +50,7 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
     mde = result.detectable()
     est = (("ratio", "ratio_ci_low", "ratio_ci_high") if result.log else
            tuple(f"effect{s}{result.metric.suffix}" for s in ("", "_ci_low", "_ci_high")))
+    mechanism = "mechanism" in frame  # some run recorded what the server counted
     cols = [Column(c) for c in result.per] + [
         Column("term"), Column("estimand"), Column("ratio" if result.log else "effect",
                                                    "" if result.log else result.metric.unit,
@@ -56,7 +58,8 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
         Column(f"{pct(result.confidence)} CI"), Column(_detectable_header(mde)),
         *([Column("variation", "%", True)] if variation else []),
         Column("p", right=True)] + ([Column("p Holm", right=True)] if result.per else []) + [
-        Column("verdict")]
+        Column("verdict")] + ([Column("mechanism (low -> high, other factors low)")]
+                              if mechanism else [])
     rows = []
     for i, r in frame.iterrows():
         error = r["term"] in ("error", "block")
@@ -73,12 +76,14 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
         if result.per:
             cells.append(_p(r.get("p_value_holm")))
         verdict = result.reported_verdict(r["verdict"], keys[i], r["cap_affected"])
-        if not error and not r["interpretable_alone"] and r["verdict"] in ("better", "worse"):
+        if not error and not r["interpretable_alone"] and r["verdict"] in SIGNIFICANT:
             # its interaction is significant: the average over the other factor's levels is
             # no verdict a reader can act on; the simple effects are
             verdict = "see the simple effects"
         cells.append(_verdict(verdict, result.level_warnings.get(keys[i], ())
                               if not error else (), notes))
+        if mechanism:
+            cells.append(r["mechanism"])
         rows.append(tuple(cells))
     return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
 
@@ -124,23 +129,25 @@ def simple_effects(result: FactorialResult) -> Table:
     a two-cell contrast), its detectable effect when ``~``."""
     notes = Footnotes()
     s = result.simple_effects
+    mechanism = "mechanism" in s and any(s["mechanism"])
     cols = [Column(c) for c in result.per] + [
         Column("factor"), Column("at"), Column("ratio" if result.log else "effect", right=True),
         Column(f"{pct(result.confidence)} CI"), Column("detectable (80% power)"),
         Column("p", right=True), Column("p Holm", right=True), Column("runs", right=True),
-        Column("verdict")]
+        Column("verdict")] + ([Column("mechanism (low -> high)")] if mechanism else [])
     rows = []
     methods = list(dict.fromkeys(s["method"])) if len(s) else []
     for _, r in s.iterrows():
         method = notes.mark([f"computed {r['method']}"]) if len(methods) > 1 else ""
         rows.append((*(level_text(r[c]) for c in result.per),
                      f"{r['factor']} {method}".rstrip(), r["at"], fmt_sig(r["effect"]),
-                     f"[{fmt_sig(r['ci_low'])}, {fmt_sig(r['ci_high'])}]",
+                     _interval(r["ci_low"], r["ci_high"], r["not_estimable"]),
                      detectable_text((r["mde_high"], r["mde_low"]), r["mde_note"])
-                     if r["verdict"] == "~" else "",
+                     if r["verdict"] == Verdict.NO_CHANGE else "",
                      _p(r["p_value"]), _p(r["p_value_holm"]), str(r["n_runs"]),
                      _verdict(result.reported_verdict(r["verdict"], r["level_key"],
-                                                      r["cap_affected"]), r["warnings"], notes)))
+                                                      r["cap_affected"]), r["warnings"], notes),
+                     *([r["mechanism"].text()] if mechanism else [])))
     how = f"; {methods[0]}" if len(methods) == 1 else ""
     return Table(tuple(cols), tuple(rows), "simple effects (each factor at each level of the "
                  "other, where the interaction is significant; Holm over the levels of the "

@@ -29,14 +29,13 @@ from perfkit.analysis.gate import (
 )
 from perfkit.formatting import Footnotes, change_ci, fmt_p, interval_text, level_text, pct_change
 from perfkit.present.tables import Column, Table
+from perfkit.vocabulary import GateOutcome, GateStatus
 
 #: a gate's overall status as the headline of ``perfkit gate`` and JUnit XML write it (a CI
 #: contract: ``perfkit gate: REGRESSION (exit 1; ...)``)
-STATUS_TEXT = {PASS: "pass", REGRESSION: "REGRESSION", INCONCLUSIVE: "INCONCLUSIVE",
-               ERROR: "ERROR", NO_DATA_GATE: NO_DATA_GATE.upper()}
+STATUS_TEXT = {s: str(s) if s == PASS else s.upper() for s in GateStatus}
 #: a row's gate in a table, lower-case like every other verdict of a table
-ROW_TEXT = {PASS: "pass", REGRESSION: "regression", INCONCLUSIVE: "inconclusive",
-            ERROR: "error", NO_DATA_GATE: NO_DATA_GATE}
+ROW_TEXT = {s: str(s) for s in GateStatus}
 
 
 def _p(value: float) -> str:
@@ -59,7 +58,8 @@ def gate_status(g: GateRow, junit: bool = False) -> str:
     ``inconclusive (straddles threshold)`` ...; ``junit``: as the JUnit messages write it
     (``REGRESSION``, ``INCONCLUSIVE (straddles threshold)``, unchanged for CI reporters)."""
     word = (STATUS_TEXT if junit else ROW_TEXT)[g.status]
-    plain = g.outcome in (REGRESSION, "no regression") or g.status == NO_DATA_GATE
+    plain = (g.outcome in (GateOutcome.REGRESSION, GateOutcome.NO_REGRESSION)
+             or g.status == NO_DATA_GATE)
     return word if plain else f"{word} ({g.outcome})"
 
 
@@ -127,7 +127,7 @@ def junit(result: GateResult) -> str:
     props = ET.SubElement(suite, "properties")
     for name, value in (("base", result.base), ("new", result.new),
                         ("max_regression", f"{result.max_regression:.1%}"),
-                        ("alpha", f"{result.alpha:g}"), ("status", result.status),
+                        ("alpha", f"{result.alpha:g}"), ("status", str(result.status)),
                         ("exit_status", str(result.exit_status))):
         ET.SubElement(props, "property", {"name": name, "value": value})
     warns = [*result.warnings, *table_warnings(result)]
@@ -140,13 +140,13 @@ def junit(result: GateResult) -> str:
         message = f"{gate_status(g, True)}: {change(c.ratio, c.ratio_ci_low, c.ratio_ci_high)}: " \
                   f"{g.reason}"
         if g.status == REGRESSION:
-            ET.SubElement(case, "failure", {"message": message, "type": "regression"}).text = \
+            ET.SubElement(case, "failure", {"message": message, "type": str(REGRESSION)}).text = \
                 _details(g)
         elif g.status in (INCONCLUSIVE, NO_DATA_GATE):
             ET.SubElement(case, "skipped", {"message": message})
         elif g.status == ERROR:
-            ET.SubElement(case, "error", {"message": message, "type": "no data"}).text = \
-                _details(g)
+            ET.SubElement(case, "error", {"message": message,
+                                          "type": str(GateOutcome.NO_DATA)}).text = _details(g)
         ET.SubElement(case, "system-out").text = _details(g)
     if warns:
         ET.SubElement(suite, "system-err").text = "\n".join(warns)

@@ -1,4 +1,4 @@
-"""A plan (the runs per arm a change needs, :class:`perfkit.analysis.plan.Plan`) as a
+"""A plan (the runs per arm a change needs, :class:`perfkit.analysis.plan.PowerPlan`) as a
 paper-ready table (:class:`perfkit.present.tables.Table`) for ``perfkit plan``.
 
 Formatting only: every number comes from :mod:`perfkit.analysis.plan`.
@@ -6,13 +6,13 @@ Formatting only: every number comes from :mod:`perfkit.analysis.plan`.
 
 from __future__ import annotations
 
-from perfkit.analysis.plan import Plan, RunsNeeded
+from perfkit.analysis.plan import PowerPlan, RunsNeeded
 from perfkit.formatting import Footnotes, level_text, pct_change
 from perfkit.present.tables import Column, Table
 
 
 # -- plan -------------------------------------------------------------------------------------
-def plan(p: Plan) -> Table:
+def plan(p: PowerPlan) -> Table:
     """Runs per arm needed for the stated change, and what the current design detects."""
     notes = Footnotes()
     marks = notes.mark(p.warnings)

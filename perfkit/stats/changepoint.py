@@ -56,12 +56,13 @@ import numpy as np
 
 from perfkit.stats import edivisive
 from perfkit.stats.comparison import compare
+from perfkit.vocabulary import ChangeSupport
 
 CI_UNITS = ("label", "run")
 #: a change point's support: its ratio's interval excludes 1 (``supported``), or it has no
 #: interval (too few labels a side) or one that holds 1 (``weak``: the permutation test moved
 #: the level, but nothing bounds the size, or even the direction, of the change)
-SUPPORTED, WEAK = "supported", "weak"
+SUPPORTED, WEAK = ChangeSupport.SUPPORTED, ChangeSupport.WEAK
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,7 +107,7 @@ class ChangePoint:
     n_runs_before: int
     n_runs_after: int
     warnings: tuple[str, ...]
-    support: str = SUPPORTED
+    support: ChangeSupport = SUPPORTED
 
     @property
     def supported(self) -> bool:

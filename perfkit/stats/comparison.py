@@ -18,7 +18,7 @@ from perfkit.stats.mannwhitney import (
     hodges_lehmann_moses,
     mann_whitney,
     min_attainable_p,
-    runs_needed,
+    runs_to_reach_alpha,
 )
 from perfkit.stats.orderstats import median_ci
 
@@ -232,7 +232,7 @@ def _log(values: np.ndarray) -> np.ndarray:
 
 
 def _too_few(n_b: int, n_n: int, alpha: float, min_p: float, family: int = 1) -> str:
-    need = runs_needed(alpha, family=family)
+    need = runs_to_reach_alpha(alpha, family=family)
     holm = f" for Holm over {family} comparisons" if family > 1 else ""
     hint = f" (>= {need} vs {need}{holm})" if need is not None else ""
     return (f"{n_b} vs {n_n} runs cannot reach p < {alpha:g} (smallest p {_fmt_p(min_p)}): "

@@ -115,7 +115,7 @@ def attainable_size(n_x: int, n_y: int, alpha: float) -> float:
     return float(pmf[null.pvalues < alpha].sum())
 
 
-def runs_needed(alpha: float, limit: int = 50, family: int = 1) -> int | None:
+def runs_to_reach_alpha(alpha: float, limit: int = 50, family: int = 1) -> int | None:
     """Fewest equal runs per side whose smallest attainable p is below ``alpha`` (p < alpha is
     what a test must reach, so a design whose smallest p equals alpha cannot reject).
 

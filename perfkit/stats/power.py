@@ -31,8 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from perfkit.stats import powersim
-from perfkit.stats.mannwhitney import min_attainable_p
-from perfkit.stats.mannwhitney import runs_needed as runs_to_reach_alpha
+from perfkit.stats.mannwhitney import min_attainable_p, runs_to_reach_alpha
 
 #: simulated experiments per answer: the Monte Carlo error of a power near 0.8 is 0.006
 DEFAULT_SIMULATIONS = 4000
