@@ -140,7 +140,10 @@ def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
                     "p_value_holm": row.p_adjusted,
                     "significant": row.verdict in (BETTER, WORSE),
                     "verdict": verdict, "on_timeout_cap": bool(row.caps_ms),
-                    "cap_affected": bool(row.cap_affected_ms), "warnings": row.cap_warnings,
+                    "cap_affected": bool(row.cap_affected_ms),
+                    # the cap's sentence over the runs at this level of the other factor, as
+                    # the factorial words it for its level (one footnote for both tables)
+                    "warnings": cap_check(sub, result.metric).warnings or row.cap_warnings,
                     "holm_family": table.family, "method": COMPARED,
                     "mechanism": factor_mechanism(sub, factor, result.coding[factor]),
                     intervals.NOTE_COLUMN: "",
@@ -228,26 +231,23 @@ def _simple_row(sub: RunSet, factor: str, other: str, level: Any, key: Any, term
 
 
 def main_estimand(term: str, factors: Sequence[str]) -> str:
-    """What a factorial row estimates, in words: ``main effect of keepalive, averaged over
-    cache``, ``interaction keepalive × cache``, ``effect of keepalive`` (one factor)."""
-    parts = term.split(":")
-    if len(parts) > 1:
-        return "interaction " + " × ".join(parts)
+    """What a factorial row estimates, in words (the row names its factor): ``main effect,
+    averaged over cache``, ``interaction``, ``effect`` (one factor)."""
+    if ":" in term:
+        return "interaction"
     others = [f for f in factors if f != term]
-    if not others:
-        return f"effect of {term}"
-    return f"main effect of {term}, averaged over {' and '.join(others)}"
+    return f"main effect, averaged over {' and '.join(others)}" if others else "effect"
 
 
 def simple_estimand(factor: str, other: str, level: Any, factors: Sequence[str],
                     held: Sequence[tuple[str, Any]] = ()) -> str:
-    """``simple effect of keepalive with cache held at none`` (``held``: further factors held
-    at a level; a factor neither named nor held is averaged over)."""
+    """``simple effect, cache held at none`` (the row names ``factor``; ``held``: further
+    factors held at a level; a factor neither named nor held is averaged over)."""
     fixed = [(other, level), *held]
     at = ", ".join(f"{f} held at {level_text(v)}" for f, v in fixed)
     rest = [f for f in factors if f != factor and f not in {f for f, _ in fixed}]
     over = f", averaged over {' and '.join(rest)}" if rest else ""
-    return f"simple effect of {factor} with {at}{over}"
+    return f"simple effect, {at}{over}"
 
 
 def headline_rows(result: FactorialResult) -> pd.DataFrame:

@@ -103,12 +103,15 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
              f"alpha {table.alpha:g}{holm}\nbase: {table.base} ({_arm_runs(table, 0)})\n"
              f"new:  {table.new} ({_arm_runs(table, 1)})")
     labels = [k for k, _ in table.rows[0].labels] if table.rows else []
-    shown = [k for k in labels if not k.startswith("held_")]  # the caption says what is held
+    # the caption says what is held; what a row estimates is a note on its first cell (a
+    # column would widen every row by a sentence)
+    shown = [k for k in labels if not k.startswith("held_") and k != "estimand"]
     cols = [Column(k) for k in table.keys] + [Column(k) for k in shown]
     power = next((f" ({r.mde.power:.0%} power)" for r in table.rows if r.mde is not None), "")
+    detect = any(detectable_text(r.mde) for r in table.rows)  # a column only when one has it
     cols += [Column("base", m.unit, True), Column("new", m.unit, True), Column("vs base"),
-             Column("verdict"), Column(f"detectable{power}"), Column("p", right=True),
-             Column("p Holm", right=True), Column("runs")]
+             Column("verdict"), *([Column(f"detectable{power}")] if detect else []),
+             Column("p", right=True), Column("p Holm", right=True), Column("runs")]
     mechanism = any(r.mechanism for r in table.rows)  # some run recorded what the server counted
     if mechanism:
         cols.append(Column("mechanism (base -> new)"))
@@ -117,12 +120,17 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
         c = row.comparison
         extra = [v for k, v in row.labels if k in shown]
         why = row.not_estimable()
-        rows.append((*(level_text(v) for v in row.key), *extra,
+        keys = [level_text(v) for v in row.key]
+        estimand = dict(row.labels).get("estimand")
+        if estimand and keys:
+            keys[0] = f"{keys[0]} {notes.mark(f'estimates the {estimand}')}"
+        rows.append((*keys, *extra,
                      _median(c.median_base, c.median_base_ci_low, c.median_base_ci_high,
                              why["median_base"]),
                      _median(c.median_new, c.median_new_ci_low, c.median_new_ci_high,
                              why["median_new"]),
-                     _change(row), row.reported_verdict, detectable_text(row.mde),
+                     _change(row), row.reported_verdict,
+                     *([detectable_text(row.mde)] if detect else []),
                      _p(c.p_value) or "-", _p(row.p_adjusted) or "-",
                      f"{c.n_base} vs {c.n_new} {notes.mark([*row.warnings, *_without(row)])}"
                      .rstrip(), *([row.mechanism.text()] if mechanism else [])))
