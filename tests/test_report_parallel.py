@@ -58,6 +58,7 @@ def setup(tmp_path, monkeypatch):
     marks = tmp_path / "marks"
     marks.mkdir()
     monkeypatch.setenv("PERFKIT_NOTEBOOKS", str(notebooks))
+    monkeypatch.delenv("PERFKIT_NO_PROGRESS", raising=False)  # the progress lines are tested
     return tmp_path, notebooks, marks
 
 
