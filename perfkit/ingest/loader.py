@@ -19,6 +19,7 @@ import dataclasses
 import gc
 import importlib
 import os
+import typing
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
@@ -157,7 +158,8 @@ def _prepare(directory: str, paths: list[str], manifest: str | None | object = _
     ``manifest``: its path when the caller knows it (None: there is none); else looked up.
     """
     errors: list[PerfkitError] = []
-    manifest_path = find_manifest(Path(directory)) if manifest is _LOOK else manifest
+    manifest_path = (find_manifest(Path(directory)) if manifest is _LOOK
+                     else typing.cast("str | None", manifest))
     info: ManifestInfo | None = None
     if manifest_path is not None:
         try:
@@ -305,7 +307,7 @@ def _scan_file(p: Path) -> LoadResult:
     if not text.strip():
         return LoadResult(errors=[ParseError(str(p), 1, "output of wrk, wrk2 or Locust",
                                              "an empty file")])
-    f = classify(p)
+    f = classify(str(p))
     if f is None:
         return LoadResult(errors=[UnknownFormatError(
             f"{p}: not the output of wrk, wrk2, Locust (CSV or --json) or an HdrHistogram log")])

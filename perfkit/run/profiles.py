@@ -59,6 +59,7 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from string import Template
+from typing import Any
 
 from perfkit.errors import PerfkitError
 
@@ -180,7 +181,7 @@ def coerce(name: str, value: object) -> object:
     return out
 
 
-def _convert(var: Variable, value: object) -> object:
+def _convert(var: Variable, value: Any) -> object:
     if var.kind is bool:
         if isinstance(value, bool):
             return value

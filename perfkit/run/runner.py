@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import psutil
 
@@ -208,8 +208,8 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
             child = Child(command, so, se, cwd=tmp, state=state)
         except OSError as exc:  # e.g. taskset or ip missing: keep the attempt, say why
             bar.close()
-            manifest.update(end_utc=utc_now(), exit_code=None, status="failed",
-                            status_reason=f"could not start {command[0]}: {exc.strerror}")
+            manifest.update({"end_utc": utc_now(), "exit_code": None, "status": "failed",
+                             "status_reason": f"could not start {command[0]}: {exc.strerror}"})
             manifest["files"] = {}
             write_manifest(tmp / MANIFEST_NAME, manifest)
             os.rename(tmp, final)
@@ -221,7 +221,7 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
         try:
             with server.disturbance() as dist, _pinned(server.pids(), server_cpus) as pin:
                 manifest["taskset"] = (None if not spec.taskset
-                                       else {**manifest["taskset"], **(pin or {})})
+                                       else {**cast(dict, manifest["taskset"]), **(pin or {})})
                 rc = _wait(child, sampler, bar, t0, deadline_s)
         except KeyboardInterrupt:
             interrupted = True
@@ -235,8 +235,9 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
     status, reason = _status(spec, child, rc, tmp, interrupted)
     manifest["disturbance"] = _disturbance(dist)
     if spec.tool == "locust":
-        manifest["locust"]["all_users_spawned_at"] = _spawned_at(tmp / "stderr.txt")
-    manifest.update(exit_code=rc, status=status, status_reason=reason, wall_s=round(wall_s, 3))
+        cast(dict, manifest["locust"])["all_users_spawned_at"] = _spawned_at(tmp / "stderr.txt")
+    manifest.update({"exit_code": rc, "status": status, "status_reason": reason,
+                     "wall_s": round(wall_s, 3)})
     manifest["cpu"] = sampler.summary(cores)
     (tmp / "cpu.csv").write_text(sampler.csv_text(), encoding="utf-8")
     manifest["warnings"] = _warnings(manifest, status, reason)
@@ -304,6 +305,7 @@ def _status(spec: RunSpec, child: Child, rc: int | None, tmp: Path,
         return "killed", f"killed by signal {-rc}"
     if rc == 0:
         return "complete", None
+    assert rc is not None  # None only when interrupted or killed by us (above)
     return "failed", failure.reason(spec.tool, rc, tmp)  # Locust: exit 1, a request failed
 
 
@@ -330,7 +332,7 @@ def _base_manifest(spec: RunSpec, run_id: str, argv: Sequence[str], command: Seq
                     processes=spec.processes, ramp_s=spec.ramp_s,
                     run_time_s=spec.duration_s + spec.ramp_s)
     book = dict(spec.bookkeeping)
-    return {  # type: ignore[typeddict-item]  # spec.bookkeeping's keys are RunManifest's
+    return {
         "schema_version": SCHEMA_VERSION,
         "perfkit_version": __version__,
         "run_id": run_id,
@@ -346,7 +348,7 @@ def _base_manifest(spec: RunSpec, run_id: str, argv: Sequence[str], command: Seq
         "repetition": book.pop("repetition", None),
         "block": book.pop("block", None),
         "order": book.pop("order", None),
-        **book,
+        **book,  # type: ignore[typeddict-item]  # spec.bookkeeping's keys are RunManifest's
         "status": "running",
         "host": hostinfo.host(),
         "sysctls": hostinfo.sysctls(),

@@ -182,7 +182,7 @@ class Testbed:
         procs.remove_path(os.path.join(d, "logs", "access.log"))
         procs.remove_path(os.path.join(d, "cache"))
         if v["proxy_cache"] == "ram":
-            procs.remove_path(v["cache_path"], only_under="/dev/shm/perfkit-cache-")
+            procs.remove_path(str(v["cache_path"]), only_under="/dev/shm/perfkit-cache-")
 
     def _start(self, state: dict, v: dict) -> None:
         port = state["port"]
@@ -235,7 +235,7 @@ class Testbed:
         finally:
             procs.remove_path(check_dir)
             if v["proxy_cache"] == "ram":
-                procs.remove_path(v["cache_path"], only_under="/dev/shm/perfkit-cache-")
+                procs.remove_path(str(v["cache_path"]), only_under="/dev/shm/perfkit-cache-")
 
     # -- status / down --------------------------------------------------------------------
     def _read_state(self) -> dict | None:

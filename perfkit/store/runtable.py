@@ -402,6 +402,7 @@ class _DeferredColumn:
     file the first time."""
 
     __slots__ = ("_stored", "_name", "_array")
+    _array: Any  # a pyarrow array once read
 
     def __init__(self, stored: ParquetTable, name: str):
         self._stored, self._name, self._array = stored, name, None
@@ -421,7 +422,7 @@ def table_to_runs(table: pa.Table | ParquetTable) -> list[Run]:
     """The Runs of a table written by :func:`runs_to_table` (equal in every field), or of
     its Parquet file's bytes (:class:`ParquetTable`: some columns read on first use)."""
     stored = table if isinstance(table, ParquetTable) else None
-    meta = (table.metadata if stored else table.schema.metadata) or {}
+    meta = (table.metadata if isinstance(table, ParquetTable) else table.schema.metadata) or {}
     if meta.get(b"perfkit.table_version") != TABLE_VERSION.encode():
         raise ValueError("not a perfkit run table of version " + TABLE_VERSION)
     json_columns = set(json.loads(meta.get(b"perfkit.json_columns", b"[]")))
