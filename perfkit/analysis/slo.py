@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -179,7 +179,7 @@ class SloTable:
                 "verdicts": _records(self.verdicts_frame())}
 
 
-def _status_flags(statuses: Sequence[RunStatus]) -> dict[str, list[bool]]:
+def _status_flags(statuses: Sequence[RunStatus]) -> dict[str, Any]:
     """Per run of one configuration, from its status under the run-status rule (as on the
     latency page, :mod:`perfkit.analysis.latency`): ``in_doubt``, a shortfall it calls
     ``short`` (the generator fell slightly short, latency like its peers' at the same rate),
@@ -194,8 +194,9 @@ def _slo_bracket(by_cols: list[str], key: tuple, group: RunSet, slo_ms: float,
     statuses = percentile_statuses(group, percentile, peer_columns(group))
     bracket = slo_bracket(list(group.runs), slo_ms, percentile, confidence, seed=seed,
                           n_resamples=n_resamples, **_status_flags(statuses))
-    runs = tuple((str(r.run_id or r.source), float(r.target_rate_rps), s.status, s.reason)
-                 for r, s in zip(group.runs, statuses, strict=True))
+    # slo_bracket refused any run without a target rate
+    runs = tuple((str(r.run_id or r.source), float(cast(float, r.target_rate_rps)), s.status,
+                  s.reason) for r, s in zip(group.runs, statuses, strict=True))
     return SloBracket(tuple(by_cols), key, bracket, len(group), runs)
 
 

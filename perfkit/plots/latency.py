@@ -7,6 +7,8 @@ HdrHistogram plotter, http://hdrhistogram.github.io/HdrHistogram/plotFiles.html)
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -26,6 +28,9 @@ from perfkit.plots.style import (
     series_style,
     styles_for,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.typing import LegendLocType
 
 TAIL_TICKS = (50.0, 90.0, 99.0, 99.9, 99.99, 99.999, 99.9999)
 
@@ -67,7 +72,7 @@ def spectrum(frame: pd.DataFrame, ax: Axes, by: str = "config", y: str = "latenc
              logy: bool = True, quantity: str = "latency",
              legend_title: str | None = None, *, palette: Palette | None = None,
              runs: pd.DataFrame | None = None, run: str = "run_id",
-             legend_loc: str = "upper left", series: str = "configurations") -> Axes:
+             legend_loc: LegendLocType = "upper left", series: str = "configurations") -> Axes:
     """Percentile spectra, one line per ``by`` group, with a CI band where ``low``/``high`` exist.
 
     ``frame`` is long form: ``by, percentile`` (0-100), ``y`` (ms) and optionally the band

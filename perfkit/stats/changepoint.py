@@ -242,8 +242,8 @@ def _search(z: np.ndarray, counts: np.ndarray, alpha: float, permutations: int,
         clusters = list(zip(bounds[:-1], bounds[1:], strict=True))
         for cl in clusters:
             if cl not in memo:
-                q, tau = edivisive.best_split(p_all, c_all, cl[0], cl[1], min_labels)
-                memo[cl] = (float(q), int(tau))
+                q_cl, tau_cl = edivisive.best_split(p_all, c_all, cl[0], cl[1], min_labels)
+                memo[cl] = (float(q_cl), int(tau_cl))
         q_obs, tau = max(memo[cl] for cl in clusters)
         if not math.isfinite(q_obs):
             break
@@ -284,6 +284,8 @@ def _change_point(names: list[str], runs: list[np.ndarray], cuts: list[int], j: 
     lo = cuts[j - 1] if j > 0 else 0
     hi = cuts[j + 1] if j + 1 < len(cuts) else len(runs)
     before, after = runs[lo:tau], runs[tau:hi]
+    base: list[float] | np.ndarray
+    new: list[float] | np.ndarray
     if ci_unit == "label":
         base = [math.exp(float(np.mean(np.log(r)))) for r in before]
         new = [math.exp(float(np.mean(np.log(r)))) for r in after]

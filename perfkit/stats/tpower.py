@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 from scipy import optimize
@@ -119,7 +120,7 @@ def min_detectable_effect(ci_low: float, ci_high: float, df: int | None, *,
     additive in ``unit``), tested at ``alpha`` in a Holm family of ``family_size`` (module
     docstring)."""
     level = alpha / max(family_size, 1)
-    base = dict(log=log, power=power, alpha=alpha, alpha_adjusted=level,
+    base: dict[str, Any] = dict(log=log, power=power, alpha=alpha, alpha_adjusted=level,
                 family_size=family_size, df=df, unit=unit)
     if df is None or not df >= 1:
         return DetectableEffect(False, None, None, se=math.nan,
