@@ -23,7 +23,7 @@ import collections
 import dataclasses
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -93,7 +93,7 @@ class ComparisonRow:
     sensitivity: Comparison | None = None
     sensitivity_verdict: str | None = None
     warnings: tuple[str, ...] = ()
-    labels: tuple[tuple[str, str], ...] = ()
+    labels: tuple[tuple[str, str | None], ...] = ()
     #: for a "~" row: the smallest changes the design could have detected at 80% power
     mde: MinDetectable | None = None
     #: per run of each side (in :func:`cell_runs` order): ranked worst (:func:`ranked_worst`)
@@ -243,7 +243,7 @@ def _mde(mde: MinDetectable | None, name: str) -> float:
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     out = []
-    for rec in frame.to_dict(orient="records"):
+    for rec in cast(list[dict[str, Any]], frame.to_dict(orient="records")):
         out.append({k: (None if isinstance(v, float) and math.isnan(v) else plain(v))
                     for k, v in rec.items()})
     return out
@@ -257,7 +257,7 @@ class Cell:
     key: tuple[Any, ...]
     base: RunSet
     new: RunSet
-    labels: tuple[tuple[str, str], ...] = ()
+    labels: tuple[tuple[str, str | None], ...] = ()
 
 
 def compare_runs(base: RunSet, new: RunSet, metric: Metric, *, by: Any = "auto",
@@ -292,14 +292,15 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
         sv = verdict(sens, sens.p_value, metric, family, up[1]) if sens is not None else None
         mde = _detectable(cell, metric, alpha, family) if v == NO_CHANGE else None
         no_mde = (NO_MDE,) if v == NO_CHANGE and mde is None else ()
-        without = (sensitivity_note(level_text(", ".join(map(str, cell.key))), sens, sv,
+        without = (sensitivity_note(level_text(", ".join(map(str, cell.key))), sens, cast(str, sv),
                                     sv == NOT_TESTABLE, family)
                    if sens is not None and any(short) else "")
         notes_all = (tuple(notes_row) + c.warnings
                      + untestable_note(c, v == NOT_TESTABLE, family) + no_mde)
         rows.append(ComparisonRow(cell.key, c, float(p_adj), v, short[0], short[1], sens, sv,
                                   notes_all, cell.labels, mde,
-                                  *(tuple(map(bool, w)) for w in worst), *_caps(cell, metric),
+                                  tuple(map(bool, worst[0])), tuple(map(bool, worst[1])),
+                                  *_caps(cell, metric),
                                   without))
     if n_runs is None:  # distinct runs: cells may share a side (A/B tables share the base)
         n_runs = (len({id(r) for c in cells for r in c.base.runs}),

@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -183,7 +183,7 @@ def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
 def plain_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """A frame's rows for JSON: plain Python values, None where missing."""
     return [{k: (None if _missing(v) else plain(v)) for k, v in rec.items()}
-            for rec in frame.to_dict(orient="records")]
+            for rec in cast(list[dict[str, Any]], frame.to_dict(orient="records"))]
 
 
 def _mde(row: ComparisonRow, name: str) -> float:

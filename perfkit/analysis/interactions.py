@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -197,7 +197,7 @@ def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
         both = pd.concat([main, simple], ignore_index=True)
         main = both.iloc[np.argsort([order[_key(k)] for k in both["level_key"]], kind="stable")]
     value = main["estimate"].astype(float)
-    size = np.log(value).abs() if result.log else value.abs()
+    size = cast(pd.Series, np.log(value)).abs() if result.log else value.abs()
     return main.assign(size=size).reset_index(drop=True)
 
 

@@ -6,6 +6,8 @@ Formatting only: every number comes from :mod:`perfkit.analysis.plan`.
 
 from __future__ import annotations
 
+from typing import cast
+
 from perfkit.analysis.plan import Plan
 from perfkit.formatting import Footnotes, level_text, pct_change
 from perfkit.present.tables import Column, Table
@@ -31,8 +33,9 @@ def plan(p: Plan) -> Table:
                      else f"> {r.needed.max_runs}")
         now = "-" if r.power_now.power is None else f"{r.power_now.power:.2f}"
         cur = r.current
-        detects = (f">= {pct_change(cur.ratio_high)} or <= {pct_change(cur.ratio_low)}"
-                   if cur.testable else f"nothing {notes.mark(cur.reason)}")
+        detects = (f">= {pct_change(cast(float, cur.ratio_high))} or "
+                   f"<= {pct_change(cast(float, cur.ratio_low))}"  # testable: both known
+                   if cur.testable else f"nothing {notes.mark(cast(str, cur.reason))}")
         rows.append((*(level_text(v) for v in r.key),
                      f"{r.n_base} vs {r.n_new} {notes.mark(r.warnings)}".rstrip(),
                      f"{r.needed.log_sd:.3f}", need_text, now, detects))
