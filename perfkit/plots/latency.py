@@ -21,6 +21,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 from perfkit.plots.alt import note
 from perfkit.plots.style import (
     GREY,
+    Neutral,
     Palette,
     label,
     plain_log,
@@ -70,7 +71,7 @@ def _top_percentile(percentiles: pd.Series) -> float:
 def spectrum(frame: pd.DataFrame, ax: Axes, by: str = "config", y: str = "latency_ms",
              low: str | None = "ci_low_ms", high: str | None = "ci_high_ms",
              logy: bool = True, quantity: str = "latency",
-             legend_title: str | None = None, *, palette: Palette | None = None,
+             legend_title: str | None = None, *, palette: Palette | Neutral | None = None,
              runs: pd.DataFrame | None = None, run: str = "run_id",
              legend_loc: LegendLocType = "upper left", series: str = "configurations") -> Axes:
     """Percentile spectra, one line per ``by`` group, with a CI band where ``low``/``high`` exist.
