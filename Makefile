@@ -11,10 +11,11 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.perfkit-installed
 
 # the fast tier: tests/ only (the notebooks under nbval are slow), no test marked live (nginx,
-# wrk, Locust) or slow (a full report, a browser, a long calibration: tests/conftest.py marks
-# every test that takes a report), and without the plugins only the full suite uses (nbval's
-# import alone takes seconds; addopts holds its options)
-FAST_TESTS := tests -m "not live and not slow" -o addopts=-ra -p no:nbval -p no:locust \
+# wrk, Locust) or slow (a full report, a browser, a simulation: tests/conftest.py marks every
+# test that takes a report), on two processes (pytest-xdist: about 150 s of CPU, so half that
+# on two idle cores), without the plugins only the full suite uses (nbval's import alone takes
+# seconds; addopts holds its options)
+FAST_TESTS := tests -m "not live and not slow" -n 2 -o addopts=-ra -p no:nbval -p no:locust \
               -p no:anyio -q
 
 .PHONY: demo check test lint clean
