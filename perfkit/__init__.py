@@ -1,20 +1,124 @@
-"""perfkit: turn wrk, wrk2 and Locust load tests into trustworthy, publishable answers."""
+"""perfkit: turn wrk, wrk2 and Locust load tests into trustworthy, publishable answers.
 
-from perfkit.errors import LoadError, ParseError, PerfkitError, UnknownFormatError
+The public surface is this namespace: the names in :data:`__all__`, each documented with a
+runnable example in ``docs/api.md``. Every other module (``perfkit.analysis``, ``perfkit.stats``,
+``perfkit.ingest``, ``perfkit.store``, ...) is internal and may change: import from
+``perfkit``. ``perfkit.plots`` (the figure functions) is public as a namespace.
+
+Re-exports only. The runs, histograms, errors and the vocabulary load with ``import perfkit``;
+the analysis (pandas, scipy) and the figures (matplotlib) load on first use of one of their
+names (:func:`__getattr__`), so ``import perfkit`` stays cheap.
+"""
+
+from importlib import import_module
+from typing import Any
+
+from perfkit.errors import (
+    DataError,
+    LoadError,
+    ParseError,
+    PerfkitError,
+    UnknownFormatError,
+    UsageError,
+)
 from perfkit.histogram import LatencyHistogram
-from perfkit.ingest import load, scan
+from perfkit.ingest import LoadResult, load, scan
 from perfkit.model import Run
+from perfkit.vocabulary import (
+    ChangeSupport,
+    ClaimVerdict,
+    DriftVerdict,
+    GateOutcome,
+    GateStatus,
+    HistoryVerdict,
+    ManifestStatus,
+    RunStatus,
+    ScalingVerdict,
+    SloVerdict,
+    Verdict,
+)
 
 __version__ = "0.1.0"
 
+#: public name -> (module, name there), imported on first use
+_LAZY = {
+    # tidy frames, several clients' runs as one
+    "runs_frame": ("perfkit.frames", "runs_frame"),
+    "combine_groups": ("perfkit.run.distributed", "combine_groups"),
+    "combine_runs": ("perfkit.run.distributed", "combine_runs"),
+    # experiments and selections
+    "Experiment": ("perfkit.analysis.experiment", "Experiment"),
+    "RunSet": ("perfkit.analysis.experiment", "RunSet"),
+    "Selection": ("perfkit.analysis.experiment", "Selection"),
+    "load_experiment": ("perfkit.analysis.experiment", "load_experiment"),
+    # the metric registry and the run-status rule
+    "Metric": ("perfkit.analysis.metrics", "Metric"),
+    "metric": ("perfkit.analysis.metrics", "metric"),
+    "RunJudgement": ("perfkit.analysis.runstatus", "RunJudgement"),
+    "run_statuses": ("perfkit.analysis.runstatus", "run_statuses"),
+    # compare, gate, plan
+    "ComparisonRow": ("perfkit.analysis.compare", "ComparisonRow"),
+    "ComparisonTable": ("perfkit.analysis.compare", "ComparisonTable"),
+    "compare_runs": ("perfkit.analysis.compare", "compare_runs"),
+    "GateResult": ("perfkit.analysis.gate", "GateResult"),
+    "GateRow": ("perfkit.analysis.gate", "GateRow"),
+    "gate_runs": ("perfkit.analysis.gate", "gate_runs"),
+    "PowerPlan": ("perfkit.analysis.plan", "PowerPlan"),
+    "plan_runs": ("perfkit.analysis.plan", "plan_runs"),
+    # latency percentiles with intervals
+    "LatencyTable": ("perfkit.analysis.latency", "LatencyTable"),
+    "RunGroups": ("perfkit.analysis.latency", "RunGroups"),
+    "group_runs": ("perfkit.analysis.latency", "group_runs"),
+    "latency_percentiles": ("perfkit.analysis.latency", "percentiles"),
+    "latency_spectrum": ("perfkit.analysis.latency", "spectrum"),
+    # factorial effects, scaling, SLO, drift
+    "FactorialResult": ("perfkit.analysis.effects", "FactorialResult"),
+    "factorial_effects": ("perfkit.analysis.effects", "factorial_effects"),
+    "ScalingResult": ("perfkit.analysis.scaling", "ScalingResult"),
+    "ScalingTable": ("perfkit.analysis.scaling", "ScalingTable"),
+    "scaling_fits": ("perfkit.analysis.scaling", "scaling_fits"),
+    "SloBracket": ("perfkit.analysis.slo", "SloBracket"),
+    "SloTable": ("perfkit.analysis.slo", "SloTable"),
+    "slo_brackets": ("perfkit.analysis.slo", "slo_brackets"),
+    "Drift": ("perfkit.analysis.drift", "Drift"),
+    "check_drift": ("perfkit.analysis.drift", "check"),
+    # performance histories
+    "HistoryAnalysis": ("perfkit.analysis.history", "HistoryAnalysis"),
+    "HistoryGate": ("perfkit.analysis.history", "HistoryGate"),
+    "analyse_history": ("perfkit.analysis.history", "analyse"),
+    "history_gates": ("perfkit.analysis.history", "gates"),
+    "history_verdict": ("perfkit.analysis.history", "series_verdict"),
+    "load_history": ("perfkit.analysis.history_load", "load_history"),
+    # figures: f(frame, ax, ...) -> ax
+    "plots": ("perfkit.plots", None),
+}
+
 __all__ = [
-    "LatencyHistogram",
-    "LoadError",
-    "ParseError",
-    "PerfkitError",
-    "Run",
-    "UnknownFormatError",
-    "__version__",
-    "load",
-    "scan",
+    "ChangeSupport", "ClaimVerdict", "ComparisonRow", "ComparisonTable", "DataError", "Drift",
+    "DriftVerdict", "Experiment", "FactorialResult", "GateOutcome", "GateResult", "GateRow",
+    "GateStatus", "HistoryAnalysis", "HistoryGate", "HistoryVerdict", "LatencyHistogram",
+    "LatencyTable", "LoadError", "LoadResult", "ManifestStatus", "Metric", "ParseError",
+    "PerfkitError", "PowerPlan", "Run", "RunGroups", "RunJudgement", "RunSet", "RunStatus",
+    "ScalingResult", "ScalingTable", "ScalingVerdict", "Selection", "SloBracket", "SloTable",
+    "SloVerdict", "UnknownFormatError", "UsageError", "Verdict", "__version__",
+    "analyse_history", "check_drift", "combine_groups", "combine_runs", "compare_runs",
+    "factorial_effects", "gate_runs",
+    "group_runs", "history_gates", "history_verdict", "latency_percentiles", "latency_spectrum",
+    "load", "load_experiment", "load_history", "metric", "plan_runs", "plots", "run_statuses",
+    "runs_frame", "scaling_fits", "scan", "slo_brackets",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name of the analysis or the figures on first use (PEP 562)."""
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'perfkit' has no attribute {name!r}") from None
+    value = import_module(module) if attr is None else getattr(import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

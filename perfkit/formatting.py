@@ -126,12 +126,20 @@ def pct_change(ratio: float) -> str:
     return fmt_pct_change(change, 3) if abs(change) >= 100 else f"{change:+.1f}%"
 
 
+#: a change of exactly 1 with the interval [1, 1]: equal runs either side
+NO_CHANGE_TEXT = "no change"
+
+
 def change_ci(ratio: float, low: float, high: float) -> str:
     """A ratio with its interval as a change: ``"+3.1% [+1.0%, +5.2%]"`` (:func:`pct_change`),
     ``"+3.1% [no CI]"`` without bounds; when any of the three lies above 0 and below
-    :data:`RATIO_BELOW`, all three as ratios: ``"x0.000501 [0.000341, 0.000595]"``."""
+    :data:`RATIO_BELOW`, all three as ratios: ``"x0.000501 [0.000341, 0.000595]"``; a ratio
+    of exactly 1 whose interval is exactly [1, 1] (runs without a spread, all equal) as
+    ``"no change"``."""
     if is_missing(ratio):
         return "-"
+    if ratio == low == high == 1:
+        return NO_CHANGE_TEXT
     if is_missing(low) or is_missing(high):
         return f"{pct_change(ratio)} [no CI]"
     if any(0 < float(v) < RATIO_BELOW for v in (ratio, low, high)):

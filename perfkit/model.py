@@ -53,6 +53,16 @@ RECORD_COLUMNS = (
     # provenance
     "latency_source", "histogram_count", "warnings",
 )
+#: what the server and the kernel counted (:mod:`perfkit.ingest.counters`): in a record only
+#: when the run recorded counters (its manifest has a ``counters`` section), each one missing
+#: (NaN) where that counter was not recorded, never 0
+SERVER_COLUMNS = (
+    "server_connections_accepted", "server_connections_handled", "server_requests",
+    "server_connections_per_request",
+    "tcp_listen_overflows", "tcp_listen_drops", "tcp_syn_retransmits", "tcp_retransmits",
+    "tcp_active_opens", "tcp_passive_opens", "server_error_log_lines",
+    "server_cache_hits", "server_cache_misses", "server_cache_expired",
+)
 
 
 def percentile_label(q: float) -> str:
@@ -179,6 +189,21 @@ class Run:
     errors_timeout: int | None = None
     non_2xx_3xx: int | None = None
     failures: int | None = None
+    # what the server and the kernel counted over the run (perfkit.ingest.counters): deltas
+    # from just before the generator started to just after it exited; None: not recorded
+    server_connections_accepted: int | None = None
+    server_connections_handled: int | None = None
+    server_requests: int | None = None
+    tcp_listen_overflows: int | None = None
+    tcp_listen_drops: int | None = None
+    tcp_syn_retransmits: int | None = None
+    tcp_retransmits: int | None = None
+    tcp_active_opens: int | None = None
+    tcp_passive_opens: int | None = None
+    server_error_log_lines: int | None = None
+    server_cache_hits: int | None = None
+    server_cache_misses: int | None = None
+    server_cache_expired: int | None = None
     # provenance
     notes: tuple[str, ...] = ()
     run_id: str | None = None
@@ -237,6 +262,22 @@ class Run:
         return None if self.histogram is None else self.histogram.total_count
 
     @property
+    def server_connections_per_request(self) -> float | None:
+        """Connections the server accepted per request it counted (stub_status; None when
+        either was not recorded or no request was counted): 1 without keepalive, near 0
+        with it."""
+        accepted, requests = self.server_connections_accepted, self.server_requests
+        if accepted is None or requests is None or requests <= 0:
+            return None
+        return accepted / requests
+
+    @property
+    def counters_recorded(self) -> bool:
+        """Whether the run's manifest has a ``counters`` section (perfkit recorded what the
+        server and the kernel counted, or said why not, counter by counter)."""
+        return bool(self.manifest) and isinstance(self.manifest.get("counters"), Mapping)
+
+    @property
     def socket_errors(self) -> int | None:
         parts = (self.errors_connect, self.errors_read, self.errors_write, self.errors_timeout)
         return None if all(p is None for p in parts) else sum(p or 0 for p in parts)
@@ -263,8 +304,11 @@ class Run:
         return min(1.0, bad / attempts)
 
     @property
-    def saturated(self) -> bool | None:
-        """wrk2 only: achieved rate below 0.99 x target. None when unknown (no target rate)."""
+    def below_target(self) -> bool | None:
+        """wrk2 only: achieved rate below :data:`SATURATION_RATIO` (0.99) x target. None when
+        unknown (no target rate). A raw check of the run alone, not the run-status rule's
+        ``saturated`` (:mod:`perfkit.analysis.runstatus`, which judges a run among its peers:
+        a run below its target may be ``short``, a shortfall in doubt)."""
         if self.tool != "wrk2":
             return None
         if self.target_rate_rps is None or self.throughput_rps is None:
@@ -399,7 +443,7 @@ def validity_warnings(run: Run) -> tuple[str, ...]:
         )
     out.extend(consistency_warnings(run))
     if run.tool == "wrk2":
-        sat = run.saturated
+        sat = run.below_target
         if sat is None:
             out.append("saturation: unknown (no target rate -R; give a manifest with the argv)")
         elif sat:
@@ -454,7 +498,7 @@ def run_record(run: Run) -> dict[str, Any]:
         latency_min_ms=_num(run.latency_min_ms),
         method=run.method,
         is_aggregate=run.is_aggregate,
-        saturated=run.saturated,
+        below_target=run.below_target,
         run_id=run.run_id,
         tool_version=run.tool_version,
         repetition=run.repetition,
@@ -463,6 +507,10 @@ def run_record(run: Run) -> dict[str, Any]:
         start_utc=run.start_utc,
         exit_code=run.exit_code,
     )
+    if run.counters_recorded:
+        for name in SERVER_COLUMNS:  # counts as ints (None: missing), the ratio a float
+            value = getattr(run, name)
+            rec[name] = _num(value) if name == "server_connections_per_request" else value
     for key, value in run.factors.items():
         if key not in rec:
             rec[key] = value

@@ -4,20 +4,21 @@
 #   scripts/make_demo_data.sh              # every experiment below
 #   scripts/make_demo_data.sh demo-aa      # just one (any name below)
 #   scripts/make_demo_data.sh seeds        # the five seeds-* experiments (~35 min)
-#   scripts/make_demo_data.sh demos        # the six original demos (~15-20 min)
+#   scripts/make_demo_data.sh demos        # the seven demos below (~20 min)
 #
 # Each sweep runs on the local nginx testbed (loopback only; port 8090 for the original demos,
 # 8200 for demo-history, demo-wrk2-* and seeds-*) and is resumable: interrupted, run the same
 # command again. To start an experiment afresh, delete its plan.json, runs/ and .perfkit/ (keep
 # experiment.yaml; for demo-history delete its jobs/*/{plan.json,runs,.perfkit}). Run it on a
 # quiet machine: every other process competes with nginx and the load generator for the same
-# cores. seeds-backlog needs root (network namespaces); wrk2 must be on PATH for demo-wrk2-*,
-# seeds-backlog and seeds-keepalive.
+# cores. seeds-backlog, demo-wrk-factorial and demo-backlog need root (network namespaces:
+# profiles netns and isolated); wrk2 must be on PATH for demo-wrk2-*, seeds-backlog and
+# seeds-keepalive.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 DEMOS=(demo-wrk-factorial demo-wrk-connections demo-locust demo-aa demo-wrk2-sweep
-       demo-wrk2-uncorrected)
+       demo-wrk2-uncorrected demo-backlog)
 SEEDS=(seeds-backlog seeds-keepalive seeds-cache seeds-buffered-log seeds-worker-connections)
 ALL=("${DEMOS[@]}" demo-history demo-wrk2-aa demo-wrk2-rates "${SEEDS[@]}")
 WANT=()

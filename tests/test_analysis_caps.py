@@ -97,7 +97,9 @@ def test_on_the_bundled_data_only_the_demo_factorials_256_connections_are_on_a_c
     frame = factorial.rows().frame.set_index("run_id")
     assert {frame.loc[h.run_id, "connections"] for h in hits} == {256}
     assert sorted({h.column for h in hits}) == ["latency_max_ms", "latency_p99_ms"]
-    assert sum(h.column == "latency_p99_ms" for h in hits) == 5
+    # p99 on the cap: 2 runs with keepalive (981, 993 ms) and 4 without, whose p99 of
+    # 1070-1100 ms is the 1 s retry plus their median, which their kernel counters place there
+    assert sum(h.column == "latency_p99_ms" for h in hits) == 6
     (cap,) = [t for t in threats(factorial) if t.kind == "value-cap"][:1]
     assert set(cap.runs) <= set(frame.index[frame["connections"] == 256])
 

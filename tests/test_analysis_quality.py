@@ -39,7 +39,7 @@ def test_one_generator_busy_count_on_the_overview_in_the_threats_and_the_methods
 
 def test_quality_counts_run_statuses_not_the_raw_saturation_flag():
     sweep = load_experiment(DATA / "demo-wrk2-sweep")
-    assert sum(r.saturated for r in sweep.rows().runs) == 3  # achieved < 0.99 x target
+    assert sum(r.below_target for r in sweep.rows().runs) == 3  # achieved < 0.99 x target
     table = quality([sweep])
     summary = table.summary_frame().iloc[0]
     assert (summary["saturated"], summary["short"], summary["failed"]) == (2, 1, 0)
@@ -72,14 +72,14 @@ def test_the_raw_below_target_warning_never_gives_a_verdict_the_status_contradic
     exp = load_experiment(DATA / "seeds-keepalive")
     rows = exp.rows()
     statuses = experiment_statuses(exp)
-    below = [(run, s) for run, s in zip(rows.runs, statuses, strict=True) if run.saturated]
+    below = [(run, s) for run, s in zip(rows.runs, statuses, strict=True) if run.below_target]
     assert len(below) == 27
     assert sum(s.status == "saturated" for _, s in below) == 8
     assert sum(s.status == "short" for _, s in below) == 19
     for run in rows.runs:
         assert not any(w.startswith("saturated") for w in run.warnings), run.run_id
         texts = [w for w in run.warnings if w.startswith("below target: ")]
-        assert len(texts) == bool(run.saturated), run.run_id
+        assert len(texts) == bool(run.below_target), run.run_id
         if texts:
             ratio = run.throughput_rps / run.target_rate_rps
             assert texts[0].startswith(f"below target: achieved {ratio:.3f} x the target rate "

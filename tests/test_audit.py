@@ -47,7 +47,7 @@ def test_stall_is_flagged_as_coordinated_omission(stall_audit):
     # corrected p99 sits 98% of the way into the stall: ~98 s against 1 ms
     assert stall_audit["co_ratio_p99"] == pytest.approx(98_000, rel=0.01)
     assert stall_audit["co_flag"] is True
-    assert stall_audit["saturated"] is False
+    assert stall_audit["below_target"] is False
     assert "stalls hid requests" in stall_audit["note"]
 
 
@@ -70,7 +70,7 @@ def test_real_minus_u_run_side_by_side(wrk2_single):
     assert row["p99_9_ms"] == 4.63 and row["uncorrected_p99_9_ms"] == 2.71
     assert row["ratio_p99"] == pytest.approx(2.68 / 1.20)
     assert row["co_flag"] is True
-    assert row["saturated"] is False
+    assert row["below_target"] is False
 
 
 def test_real_run_without_minus_u_cannot_be_judged(wrk2_single):
@@ -82,7 +82,7 @@ def test_real_run_without_minus_u_cannot_be_judged(wrk2_single):
 def test_real_saturated_run_is_flagged(wrk2_single):
     # -R150000 against nginx default: ~48.8k req/s achieved
     row = wrk2_single.loc["saturated_default_R150000_c100"]
-    assert row["saturated"] is True
+    assert row["below_target"] is True
     # the raw check in words, not a verdict: one run alone cannot tell a saturated server from
     # a generator that fell short
     assert "below target: achieved 0.3" in row["note"] and "one run alone" in row["note"]
@@ -95,5 +95,5 @@ def test_real_closed_loop_tools_are_flagged():
     audit = coordinated_omission(runs)
     assert audit["closed_loop"].all()
     assert audit["note"].str.contains("closed-loop").all()
-    assert audit["saturated"].isna().all()  # unknown: no target rate
+    assert audit["below_target"].isna().all()  # unknown: no target rate
     assert audit["co_flag"].isna().all()

@@ -265,7 +265,7 @@ def test_wrk2_sweep_loads_with_its_manifests():
         assert run.connections == int(row["connections"])
         assert run.tool_version.startswith("wrk 4.0.0 [epoll] (wrk2")
         assert run.histogram_count == run.histogram.total_count > 0
-        assert run.saturated == (run.throughput_rps < 0.99 * run.target_rate_rps)
+        assert run.below_target == (run.throughput_rps < 0.99 * run.target_rate_rps)
 
 
 def test_meta_json_decides_wrk2_when_the_output_looks_like_wrk(tmp_path):

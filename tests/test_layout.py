@@ -73,6 +73,11 @@ def root_names(package: Path = PACKAGE) -> dict[str, str]:
         if isinstance(node, ast.ImportFrom) and node.module:
             for alias in node.names:
                 out[alias.asname or alias.name] = node.module
+        elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+              and any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in node.targets)):
+            # the names imported on first use: {"name": ("perfkit.x.y", "attr"), ...}
+            for key, value in zip(node.value.keys, node.value.values, strict=True):
+                out[ast.literal_eval(key)] = ast.literal_eval(value)[0]
     return out
 
 

@@ -63,7 +63,7 @@ def test_meta_json_profile_and_params_become_factors_and_bookkeeping(tmp_path):
     assert run.target_rate_rps == 45000.0
     assert run.tool_version == "wrk 4.0.0 [epoll]"
     assert run.run_id == tmp_path.name and run.order == 42
-    assert run.saturated is True
+    assert run.below_target is True
 
 
 def test_perfkit_manifest_fields(tmp_path):

@@ -80,7 +80,7 @@ def test_closed_loop_tools_are_flagged_for_coordinated_omission():
 
 def test_saturation_is_unknown_without_a_target_rate():
     run = make(tool="wrk2", latency_source="hdr_corrected", throughput_rps=1000.0)
-    assert run.saturated is None
+    assert run.below_target is None
     assert any("saturation: unknown" in w for w in run.warnings)
 
 
@@ -88,7 +88,7 @@ def test_saturation_is_unknown_without_a_target_rate():
 def test_saturation_threshold_is_99_percent_of_target(achieved, saturated):
     run = make(tool="wrk2", latency_source="hdr_corrected", throughput_rps=achieved,
                target_rate_rps=10000.0)
-    assert run.saturated is saturated
+    assert run.below_target is saturated
     # the raw check says what it measured; the verdict (saturated or short) is the run-status
     # rule's, among the run's peers
     assert any(w.startswith("below target: achieved 0.990 x the target rate (< 0.99): 9899 of "

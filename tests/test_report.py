@@ -350,8 +350,11 @@ def test_a_pages_answers_number_each_caveat_once_below_the_table(report, execute
         if any(a.warnings for a in answers):
             assert_caveats_said_once(page, answers)
     answers = nbhelp.collect(executed["tuning-effects"])["answers"]
-    drift = [w for w in dict.fromkeys(w for a in answers for w in a.warnings) if "drifted" in w]
-    assert drift and sum("drifted" in w for a in answers for w in a.warnings) > len(drift)
+    # a caveat many answers share (the interaction note at 256 connections; the drift note
+    # before demo-wrk-factorial was re-recorded with counters) is listed once
+    shared = "interact at connections = 256"
+    notes = [w for w in dict.fromkeys(w for a in answers for w in a.warnings) if shared in w]
+    assert notes and sum(shared in w for a in answers for w in a.warnings) > len(notes)
     table, _ = answers_box((report / "tuning-effects.html").read_text(encoding="utf-8"))
     assert len(table) < 4000
 

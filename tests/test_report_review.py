@@ -166,7 +166,7 @@ def test_item02_variation_explained_prints_alike_in_both_tables():
     share = frame[(frame["connections"] == 16) & (frame["term"] == "keepalive")]
     expected = f"{share['variation_pct'].iloc[0]:.3g}"
     (row,) = [r for r in table.rows if r[0] == "16" and r[1] == "keepalive"]
-    assert row[4] == expected == "2.96"
+    assert row[4] == expected == "6.22"
 
 
 # -- 3: Little's law and the claimed peak on the scaling page --------------------------------

@@ -27,6 +27,8 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 FACTORS = ["keepalive", "cache"]
 METRICS = ["latency_p99_ms", "throughput_rps"]
 ARTEFACT = "artefact of the 1000 ms cap"
+#: the connection levels where keepalive x cache is significant (Holm), per metric
+INTERACTING = {"latency_p99_ms": set(), "throughput_rps": {64, 256}}
 
 
 @pytest.fixture(scope="module")
@@ -57,12 +59,14 @@ def test_f1_forest_plots_show_simple_effects_where_an_interaction_is_significant
             at = forest[forest["connections"] == level]
             p = t[(t["by"] == level) & (t["term"] == "keepalive:cache")]["p_value_holm"]
             split = bool(p.iloc[0] < 0.05)
-            assert split == (level != 16), (result.metric.name, level)  # the demo's design
+            # the demo's data: throughput's interaction at 64 and 256 connections, none on p99
+            assert split == (level in INTERACTING[result.metric.name]), (result.metric.name,
+                                                                          level)
             mains = at[at["at"] == ""]
             if not split:
                 assert set(mains["term"]) == {"keepalive", "cache", "keepalive:cache"}
                 continue
-            # no main effect of an interacting factor (cache 0.0505, keepalive 0.223 at 256)
+            # no main effect of an interacting factor
             assert list(mains["label"]) == ["keepalive × cache (interaction)"]
             simple = at[at["at"] != ""]
             assert len(simple) == 4
@@ -83,46 +87,61 @@ def test_f1_forest_plots_show_simple_effects_where_an_interaction_is_significant
         assert bool(hit["significant"].iloc[0])
     (other,) = [a for a in found if a.question == "Other significant effects"]
     assert other.answer == f"{more} more (smaller)"
-    fig = effects.forest_figure(results[0], None, 0.05)
+    fig = effects.forest_figure(results[1], None, 0.05)  # throughput: it has simple effects
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert "cache at keepalive=keepalive" in labels and "keepalive at cache=ram" in labels
-    assert "simple effects" in effects.forest_caption(results[0])
+    assert "simple effects" in effects.forest_caption(results[1])
 
 
 # -- F2 ----------------------------------------------------------------------------------------
-def _waited(frame):
+def _max_on_cap(frame):
     """Runs whose max is within [950, 1100] ms while their median is under 100 ms."""
     top, med = frame["latency_max_ms"].to_numpy(float), frame["latency_p50_ms"].to_numpy(float)
     return frame[(top >= 950) & (top <= 1100) & (med < 100)]
 
 
+def _waited(frame):
+    """Runs that waited for the 1 s SYN retry, by hand: a max on the cap with a median under
+    100 ms, or SYN retransmissions counted in the run's namespace with its max within
+    [950 ms, 1100 ms plus the run's median] or its p99 within [950, 1050 plus the median]
+    (the retried request's own turn after the retry)."""
+    top, med = frame["latency_max_ms"].to_numpy(float), frame["latency_p50_ms"].to_numpy(float)
+    p99 = frame["latency_p99_ms"].to_numpy(float)
+    retried = frame["tcp_syn_retransmits"].fillna(0).to_numpy(float) > 0
+    counted = retried & (((top >= 950) & (top <= 1100 + med))
+                         | ((p99 >= 950) & (p99 <= 1050 + med)))
+    return frame[((top >= 950) & (top <= 1100) & (med < 100)) | counted]
+
+
 def test_f2_a_max_on_the_syn_timeout_makes_p99_effects_from_its_runs_artefacts(tuning):
-    rows, (p99, _), _, found = tuning
+    rows, (p99, thr), _, found = tuning
     frame = rows.frame
-    waited = _waited(frame)
+    waited = _max_on_cap(frame)
     cell = waited[waited["keepalive"] == "keepalive"]
-    assert sorted(cell["run_id"].str[:4]) == ["0013", "0048", "0051"]
+    assert sorted(cell["run_id"].str[:4]) == ["0012", "0013"]
     assert set(cell["connections"]) == {256} and set(cell["cache"]) == {"none"}
     assert ((cell["latency_p99_ms"] - 1000).abs() > 50).all()  # the 5% rule misses them
-    # the reviewer's headline rests on run 0048: x0.182 with it, x0.33 without
+    # the cache's effect on p99 with keepalive rests on them: x0.0592 with, x0.0379 without
     kw = {"level": 256, "factor": "cache", "other": "keepalive", "other_level": "keepalive",
           "col": "latency_p99_ms"}
-    assert _ratio(frame, **kw) == pytest.approx(0.182, abs=5e-4)
-    assert _ratio(frame, drop=("0048",), **kw) == pytest.approx(0.33, abs=0.01)
-    s = p99.simple_effects
-    (row,) = s[(s["connections"] == 256) & (s["at"] == "keepalive=keepalive")].itertuples()
-    assert row.verdict == ARTEFACT and any("0048" in w and "max 1040" in w for w in row.warnings)
-    question = "Effect of cache on p99 latency at connections = 256, keepalive = keepalive"
+    assert _ratio(frame, **kw) == pytest.approx(0.0592, abs=5e-5)
+    assert _ratio(frame, drop=("0012", "0013"), **kw) == pytest.approx(0.0379, abs=5e-5)
+    table = p99.to_frame()
+    (row,) = table[(table["connections"] == 256) & (table["term"] == "cache")].itertuples()
+    assert row.verdict == ARTEFACT
+    assert any("0012" in w and "max 1100" in w for w in p99.level_warnings[256])
+    question = "Effect of cache on p99 latency at connections = 256"
     (answer,) = [a for a in found if a.question == question]
-    assert answer.verdict == ARTEFACT and any("max 1040" in w for w in answer.warnings)
+    assert answer.verdict == ARTEFACT and any("max 1100" in w for w in answer.warnings)
     # honest effects stay measured: below 256 connections every max is far from any cap
     assert frame.loc[frame["connections"] != 256, "latency_max_ms"].max() < 100
-    table = p99.to_frame()
     assert not table.loc[table["connections"] != 256, "verdict"].str.startswith("artefact").any()
     ram = frame[(frame["connections"] == 256) & (frame["cache"] == "ram")]
     assert ram["latency_max_ms"].max() < 100
+    # ... and so do the effects from the cells with the cache at 256, which did not wait
+    s = thr.simple_effects
     (ka,) = s[(s["connections"] == 256) & (s["at"] == "cache=ram")].itertuples()
-    assert ka.verdict == "better" and not ka.warnings  # x0.801, from the cells with cache
+    assert ka.verdict == "~" and not ka.cap_affected and not ka.warnings  # x0.995
 
 
 def test_f2_throughput_from_runs_that_waited_is_flagged_alike_everywhere(tuning):
@@ -180,6 +199,9 @@ def test_f3_every_no_change_says_what_the_design_could_have_detected(tuning):
         quiet = t[t["verdict"] == "~"]
         assert len(quiet) and (quiet["mde_ratio_high"].notna() | (quiet["mde_note"] != "")).all()
         s = result.simple_effects
+        if not INTERACTING[result.metric.name]:  # no significant interaction: none to check
+            assert not len(s)
+            continue
         quiet = s[s["verdict"] == "~"]
         assert len(quiet) and (quiet["mde_high"].notna() | (quiet["mde_note"] != "")).all()
         for shown in present_effects.factorial(result):
@@ -229,12 +251,12 @@ def test_the_tables_qualify_a_measured_change_from_runs_that_waited_as_the_answe
         assert not [ln for ln in text.splitlines() if ln.startswith("| 16 |")
                     and "affected" in ln]
     # the A/B change keeps its number beside the qualifier
-    assert "+148% [+107%, +194%] (affected by the 1000 ms cap)" in render_all(
+    assert "+63.3% [+37.8%, +97.5%] (affected by the 1000 ms cap)" in render_all(
         [effects.present_table(table, rows)], "markdown")
 
 
 def test_an_interaction_is_neither_better_nor_worse_and_an_averaged_main_effect_no_verdict():
-    """keepalive x cache on throughput at 64 connections is x0.902: the two gains do not add
+    """keepalive x cache on throughput at 64 connections is x0.85: the two gains do not add
     up, which is not a 'worse'; the main effects it makes uninterpretable alone send the
     reader to the simple effects instead of a verdict of their own."""
     from perfkit.present.tables import render_all
@@ -249,6 +271,7 @@ def test_an_interaction_is_neither_better_nor_worse_and_an_averaged_main_effect_
     text = render_all([effects.present_factorial(result)], "markdown")
     for line in text.splitlines():
         if re.match(r"\| (64|256) \| (keepalive|cache) \[1\]", line):
-            assert re.search(r"\| see the simple effects( \[\d\])? \|$", line), line
+            # the verdict cell, then the mechanism the counters give beside it
+            assert re.search(r"\| see the simple effects( \[\d\])? \| [^|]+ \|$", line), line
         if "keepalive:cache" in line and "|" in line:
             assert "worse" not in line and "better" not in line, line

@@ -126,15 +126,24 @@ def test_item03_a_run_that_fell_slightly_short_does_not_fail_its_rate(sweep, slo
 
 
 # -- 4 ---------------------------------------------------------------------------------------
+def _on_syn_cap(frame, column):
+    """By hand: ``column`` within 5% of 1000 ms, or, where the run's namespace counted SYN
+    retransmissions, within [950, 1050 ms plus the run's median] (a retried request waits the
+    1 s, then its turn)."""
+    v = frame[column].to_numpy(float)
+    retried = frame["tcp_syn_retransmits"].fillna(0).to_numpy(float) > 0
+    edge = 1050.0 + frame["latency_p50_ms"].to_numpy(float)
+    return np.isclose(v, 1000.0, rtol=0.05) | (retried & (v >= 950.0) & (v <= edge))
+
+
 def test_item04_latencies_on_the_syn_retransmission_cap_are_flagged(factorial):
     frame = factorial.rows().frame
-    on_cap = np.isclose(frame["latency_p99_ms"].to_numpy(float), 1000.0, rtol=0.05)
+    on_cap = _on_syn_cap(frame, "latency_p99_ms")
     assert on_cap.any(), "the demo data no longer has the 1 s cap: the test proves nothing"
     found = [t.text for t in threats(factorial) if t.kind == "value-cap"]
     assert found and "SYN retransmission" in found[0]
     capped = [c for c in frame.columns if c.startswith("latency_p") and c.endswith("_ms")]
-    hits = sum(int(np.isclose(frame[c].to_numpy(float), 1000.0, rtol=0.05).sum())
-               for c in capped)
+    hits = sum(int(_on_syn_cap(frame, c).sum()) for c in capped)
     assert f"{hits} latency value(s) sit on 1000 ms" in found[0]
     (result,) = effects.factorials(factorial.rows(), ["keepalive", "cache"], ["latency_p99_ms"],
                                    "connections", 0.95, 0.05)
@@ -146,22 +155,23 @@ def test_item04_latencies_on_the_syn_retransmission_cap_are_flagged(factorial):
 # -- 5 ---------------------------------------------------------------------------------------
 def test_item05_a_significant_interaction_gives_simple_effects(factorial):
     rows = factorial.rows()
-    result = factorial_effects(rows, ["keepalive", "cache"], metric("latency_p99_ms"),
+    # throughput: keepalive x cache is significant at 256 connections in the demo's data
+    result = factorial_effects(rows, ["keepalive", "cache"], metric("throughput_rps"),
                                by=["connections"])
     simple = result.simple_effects
     at256 = simple[simple["connections"] == 256]
     assert len(at256) == 4  # each factor at each level of the other
     frame = rows.frame[rows.frame["connections"] == 256]
-    logs = np.log(frame["latency_p99_ms"].astype(float))
+    logs = np.log(frame["throughput_rps"].astype(float))
     for _, r in at256.iterrows():
         other, level = r["at"].split("=")
         held = frame[other].astype(str) == level
         off = frame[r["factor"]].astype(str) == "none"  # the level without the setting
         expect = math.exp(logs[held & ~off].mean() - logs[held & off].mean())
         assert r["effect"] == pytest.approx(expect, rel=1e-6)
-    # the reviewer's x3.6: keepalive's effect differs that much between the cache levels
+    # keepalive's effect differs between the cache levels: x1.65 without it, x0.995 with it
     ka = at256[at256["factor"] == "keepalive"]["effect"].to_numpy()
-    assert max(ka) / min(ka) > 3
+    assert max(ka) / min(ka) == pytest.approx(1.656, abs=5e-4)
     assert not result.interpretable("keepalive", 256)
     assert "simple effects" in result.describe()
 
@@ -178,7 +188,7 @@ def test_item06_threats_come_from_the_manifests(sweep):
     assert "generator-unknown" in swept and "wrk2-calibration" in swept
     assert "nginx 1." in swept["workload"] and "bytes read per response" in swept["workload"]
     factorial = {t.kind: t.text for t in threats(load_experiment(DATA / "demo-wrk-factorial"))}
-    assert "runs of 5-5.1 s" in factorial["short-runs"]  # wrk -d 5s, timed in the manifests
+    assert "runs of 5.01-5.1 s" in factorial["short-runs"]  # wrk -d 5s, timed in manifests
 
 
 # -- 7 ---------------------------------------------------------------------------------------
@@ -262,41 +272,43 @@ def tuning(factorial):
     return rows, results, tables, effects.answers(tables, results)
 
 
-def _simple(frame, level, factor, other, other_level):
+def _simple(frame, level, factor, other, other_level, column="throughput_rps"):
     """log values of ``factor`` high and low at ``other = other_level``, at one load level."""
     at = frame[(frame["connections"] == level) & (frame[other] == other_level)]
-    logs = np.log(at["latency_p99_ms"].to_numpy(float))
+    logs = np.log(at[column].to_numpy(float))
     off = (at[factor] == "none").to_numpy()
     return logs[~off], logs[off]
 
 
 def test_effects_e1_a_significant_interaction_headlines_its_simple_effects(tuning):
-    rows, (p99, _), _, found = tuning
+    rows, (_, thr), _, found = tuning
     frame = rows.frame
-    # the simple effect of keepalive with cache = ram at 256, by hand: geometric means and a
-    # pooled t test on logs (one factor on 10 runs), Holm over the 2 levels of cache
-    high, low = _simple(frame, 256, "keepalive", "cache", "ram")
+    # throughput at 256 (keepalive x cache significant there): the simple effect of keepalive
+    # without the cache, by hand: geometric means and a pooled t test on logs (one factor on
+    # 10 runs), Holm over the 2 levels of cache
+    high, low = _simple(frame, 256, "keepalive", "cache", "none")
     ratio = math.exp(high.mean() - low.mean())
-    assert ratio == pytest.approx(0.801, abs=5e-4)
+    assert ratio == pytest.approx(1.648, abs=5e-4)
     p = [sps.ttest_ind(*_simple(frame, 256, "keepalive", "cache", lv)).pvalue
          for lv in ("none", "ram")]
-    p_holm = max(min(1, 2 * min(p)), max(p))  # the larger p of two, after Holm's first step
-    rows_ = p99.headline_rows()
+    p_holm = min(1, 2 * p[0])  # the smaller p of two: Holm's first step
+    assert p[0] < p[1]
+    rows_ = thr.headline_rows()
     at256 = rows_[rows_["connections"] == 256]
     assert set(at256["at"]) == {"cache=none", "cache=ram", "keepalive=none",
                                 "keepalive=keepalive"}  # simple effects only, no main effect
-    (ka,) = at256[(at256["term"] == "keepalive") & (at256["at"] == "cache=ram")].itertuples()
+    (ka,) = at256[(at256["term"] == "keepalive") & (at256["at"] == "cache=none")].itertuples()
     assert ka.estimate == pytest.approx(ratio, rel=1e-9)
     assert ka.p_value == pytest.approx(p_holm, rel=1e-6) and ka.verdict == "better"
     # the page's answers and the index: simple effects, never a main effect "not
-    # interpretable alone" (x0.0505, x0.223 were the main effects at 256)
+    # interpretable alone" (x1.28, x3.94 are the main effects at 256)
     assert not [a for a in found if "not interpretable" in a.verdict]
-    assert not [a for a in found if a.answer.startswith(("x0.0505", "x0.223"))]
+    assert not [a for a in found if a.answer.startswith(("x1.28 ", "x3.94 "))]
     effect_answers = [a for a in found if a.question.startswith("Effect of")]
     assert effect_answers
     for a in effect_answers:
-        if "p99" in a.question and "= 256" in a.question:
-            assert re.fullmatch(r"Effect of (cache|keepalive) on p99 latency at connections = "
+        if "throughput" in a.question and "= 256" in a.question:
+            assert re.fullmatch(r"Effect of (cache|keepalive) on throughput at connections = "
                                 r"256, (cache|keepalive) = \w+", a.question), a.question
             assert any("interact" in w for w in a.warnings)
 
@@ -304,20 +316,22 @@ def test_effects_e1_a_significant_interaction_headlines_its_simple_effects(tunin
 def test_effects_e2_an_effect_from_values_on_the_cap_is_an_artefact(tuning):
     rows, (p99, thr), tables, found = tuning
     frame = rows.frame
-    capped = frame[np.isclose(frame["latency_p99_ms"].to_numpy(float), 1000.0, rtol=0.05)]
+    capped = frame[_on_syn_cap(frame, "latency_p99_ms")]
     cells = set(zip(capped["connections"], capped["keepalive"], capped["cache"], strict=True))
-    assert cells == {(256, "none", "none")}, "the demo data changed: the test proves nothing"
+    assert cells == {(256, "none", "none"), (256, "keepalive", "none")}, \
+        "the demo data changed: the test proves nothing"
     artefact = "artefact of the 1000 ms cap"
     table = p99.to_frame()
     effect = ~table["term"].isin(["error", "block"])
     assert (table.loc[effect & (table["connections"] == 256), "verdict"] == artefact).all()
     assert not (table.loc[table["connections"] != 256, "verdict"] == artefact).any()
     assert not (thr.to_frame()["verdict"] == artefact).any()  # throughput is measured
-    # simple effects: an artefact exactly when its runs include the capped cell, or the cell
-    # whose runs' max sits on the cap (keepalive, no cache: tests/test_review_effects.py F2)
+    # an artefact exactly when its runs include a capped cell: a main effect (every run of
+    # its level), or a simple effect on the cells without the cache
     heads = p99.headline_rows()
+    assert len(heads[heads["connections"] == 256])
     for r in heads[heads["connections"] == 256].itertuples():
-        uses_cap = r.at in ("cache=none", "keepalive=none", "keepalive=keepalive")
+        uses_cap = r.at in ("", "cache=none", "keepalive=none", "keepalive=keepalive")
         assert (r.verdict == artefact) == uses_cap, r
     # the answers: the artefact verdict with the cap warning; measured ones without it
     for a in found:
@@ -362,7 +376,8 @@ def test_effects_e3_captions_say_what_rows_compare_runs_per_arm_and_the_load_poi
     effects_table = present_effects.factorial(p99)[0]
     assert not re.search(r"\[\d+\]", effects_table.title)
     cap = next(i for i, n in enumerate(effects_table.notes, 1) if "sit on 1000 ms" in n)
-    marked = [r for r in effects_table.rows if r[-1].endswith(f"[{cap}]")]
+    verdict = [c.name for c in effects_table.columns].index("verdict")
+    marked = [r for r in effects_table.rows if r[verdict].endswith(f"[{cap}]")]
     assert marked and {r[0] for r in marked} == {"256"}
     # the A/A tables name their load point: every run at one number of connections
     frame = load_experiment(DATA / "demo-aa").rows().frame
@@ -480,11 +495,14 @@ def _blocks(exp, analyses=()) -> str:
     return text
 
 
-def test_review2_item03_the_block_threat_names_the_analyses_that_ignore_blocks(factorial):
+def test_review2_item03_the_block_threat_names_the_analyses_that_ignore_blocks():
+    # demo-wrk-connections: its throughput differs between blocks (demo-wrk-factorial,
+    # re-recorded with counters, shows no block effect)
+    factorial = load_experiment(DATA / "demo-wrk-connections")
     rows = factorial.rows()
-    ab = effects.ab_tables(rows, ["keepalive", "cache"], ["latency_p99_ms", "throughput_rps"],
+    ab = effects.ab_tables(rows, ["profile"], ["latency_p99_ms", "throughput_rps"],
                            "connections", 0.05, 0.95)
-    fits = effects.factorials(rows, ["keepalive", "cache"], ["latency_p99_ms", "throughput_rps"],
+    fits = effects.factorials(rows, ["profile"], ["latency_p99_ms", "throughput_rps"],
                               "connections", 0.95, 0.05)
     text = _blocks(factorial, [*ab, *fits])
     assert "scalability fit" not in text and "SLO bracket" not in text  # neither runs here

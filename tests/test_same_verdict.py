@@ -65,6 +65,16 @@ def _ab(metric: str):
     return table.to_frame(), argv
 
 
+def _backlog(metric: str):
+    """demo-backlog: the listen backlog's effect per connection level, with the listen
+    overflows and SYN retransmissions beside it (the mechanism columns)."""
+    rows = load("demo-backlog").rows()
+    (result,) = effects.factorials(rows, ["backlog"], [metric], "connections", 0.95, 0.05)
+    argv = ("effects", "data/demo-backlog", "--factors", "backlog", "--metric", metric,
+            "--by", "connections", "--alpha", "0.05", "--format", "csv")
+    return result.to_frame(), argv
+
+
 def _aa(metric: str):
     p = PARAMS["tuning-effects"]
     cal = aa.calibrate(p["aa_experiment"], str(DATA), p["aa_arm"], [metric], p["alpha"],
@@ -172,8 +182,9 @@ CASES = {
     "demo-wrk2-aa": [_wrk2_aa],
     "demo-wrk-factorial": [lambda: _factorial("latency_p99_ms"),
                            lambda: _factorial("throughput_rps"),
-                           lambda: _simple("latency_p99_ms"),
+                           lambda: _simple("throughput_rps"),  # its interaction
                            lambda: _ab("latency_p99_ms"), lambda: _ab("throughput_rps")],
+    "demo-backlog": [lambda: _backlog("latency_p99_ms"), lambda: _backlog("throughput_rps")],
     "demo-aa": [lambda: _aa("latency_p50_ms"), lambda: _aa("latency_p99_ms"),
                 lambda: _aa("throughput_rps")],
     "demo-wrk2-sweep": [lambda: _slo("brackets"), lambda: _slo("verdicts")],

@@ -14,7 +14,7 @@ from perfkit.errors import PerfkitError
 from perfkit.frames import runs_frame
 from perfkit.histogram import LatencyHistogram
 from perfkit.model import Run
-from perfkit.stats.slo import runs_needed, slo_bracket, slo_brackets, slo_verdict
+from perfkit.stats.slo import runs_to_exclude_slo, slo_bracket, slo_brackets_by_group, slo_verdict
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -70,8 +70,8 @@ def test_inconclusive_names_the_runs_needed():
 
 
 def test_runs_needed_is_none_for_one_run_or_an_estimate_on_the_slo():
-    assert runs_needed(5.0, 0.0, math.inf, 1, 10.0, "t_log") is None
-    assert runs_needed(10.0, 8.0, 12.0, 3, 10.0, "t_log") is None
+    assert runs_to_exclude_slo(5.0, 0.0, math.inf, 1, 10.0, "t_log") is None
+    assert runs_to_exclude_slo(10.0, 8.0, 12.0, 3, 10.0, "t_log") is None
 
 
 def test_a_run_that_did_not_keep_up_fails_the_rate_whatever_its_latency():
@@ -155,7 +155,7 @@ def sweep_runs():
 
 @pytest.fixture(scope="module")
 def brackets(sweep_runs):
-    return slo_brackets(sweep_runs, slo_ms=10, by=["profile", "connections"])
+    return slo_brackets_by_group(sweep_runs, slo_ms=10, by=["profile", "connections"])
 
 
 def test_real_sweep_default_profile_fails_at_45000_because_a_run_fell_behind(brackets):
@@ -186,7 +186,7 @@ def test_real_sweep_tuned_c64_stumbles_at_5000_and_is_not_monotone(brackets):
 
 def test_real_sweep_frame_and_runs_agree(sweep_runs, brackets):
     frame = runs_frame(sweep_runs)
-    from_frame = slo_brackets(frame, slo_ms=10, by=["profile", "connections"])
+    from_frame = slo_brackets_by_group(frame, slo_ms=10, by=["profile", "connections"])
     assert {k: b.bracket for k, b in from_frame.items()} == {
         k: b.bracket for k, b in brackets.items()}
 

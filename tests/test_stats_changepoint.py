@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from perfkit.stats import change_points, edivisive
+from perfkit.stats.changepoint import labels_needed, permutation_floor
 
 ALPHA = 0.05
 
@@ -131,8 +132,52 @@ def test_missing_runs_and_empty_labels_are_left_out_with_warnings():
 def test_a_series_too_short_to_split_says_so():
     got = change_points([[1.0], [2.0], [3.0]])
     assert got.change_points == () and len(got.segments) == 1
-    assert "3 labels: a split needs >= 4" in got.warnings[0]
+    assert "3 labels: a change point needs >= 8 labels at alpha 0.05" in got.warnings[0]
+    assert "a split needs 2 labels on each side" in got.warnings[0]
     assert math.isnan(got.stop_p_value)
+
+
+def _exact_p(values: list[list[float]], min_labels: int = 2) -> float:
+    """The exact permutation p of the first split: the share of every order of the labels
+    whose best Q reaches the observed one (what the Monte Carlo test estimates)."""
+    counts = np.array([len(v) for v in values])
+    z = np.log(np.concatenate(values))
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    blocks = edivisive.block_sums(z, starts, 1.0)
+    orders = np.array(list(itertools.permutations(range(len(values)))))
+    shuffled = blocks[orders[:, :, None], orders[:, None, :]]
+    p, c = edivisive.prefix(shuffled, counts[orders])
+    q, _ = edivisive.best_split(p, c, 0, len(values), min_labels)
+    observed = q[0]  # the identity order comes first
+    return float(np.mean(q >= observed - 1e-12 * abs(observed)))
+
+
+@pytest.mark.parametrize("n_labels", [4, 5, 6, 7, 8])
+def test_the_permutation_floor_is_what_every_order_of_a_clean_step_gives(n_labels):
+    rng = np.random.default_rng(n_labels)
+    step = n_labels // 2
+    values = [list(np.exp(0.02 * rng.standard_normal(3) + (1.0 if i >= step else 0.0)))
+              for i in range(n_labels)]
+    assert math.isclose(_exact_p(values), permutation_floor(n_labels), rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("n_labels", [4, 5, 6, 7])
+def test_histories_too_short_for_a_change_point_say_how_many_labels_it_needs(n_labels):
+    # a clean step of e (x2.7) mid-series: the Monte Carlo test found it by chance in 12 of
+    # 40 seeds at 7 labels, where no exact p reaches 0.05; now it is not run, and said
+    values = [[math.exp(1.0 if i >= n_labels // 2 else 0.0) * (1 + 0.01 * r) for r in range(3)]
+              for i in range(n_labels)]
+    for seed in range(5):
+        got = change_points(values, seed=seed)
+        assert got.change_points == ()
+        assert f"{n_labels} labels: a change point needs >= 8 labels at alpha 0.05" \
+            in got.warnings[0]
+    assert labels_needed(0.05) == 8 and labels_needed(0.01) == 10
+    assert permutation_floor(7) > 0.05 >= permutation_floor(8)
+    eight = [[math.exp(1.0 if i >= 4 else 0.0) * (1 + 0.01 * r) for r in range(3)]
+             for i in range(8)]
+    found = change_points(eight, seed=0)
+    assert [c.index for c in found.change_points] == [4]  # from 8 labels on it is found
 
 
 def test_bad_input_is_refused_with_the_reason():

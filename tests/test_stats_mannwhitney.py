@@ -13,7 +13,7 @@ from perfkit.stats.mannwhitney import (
     hodges_lehmann_moses,
     mann_whitney,
     min_attainable_p,
-    runs_needed,
+    runs_to_reach_alpha,
 )
 
 
@@ -92,9 +92,9 @@ def test_minimum_attainable_p_is_benchstats_table():
     for n, p in known.items():
         assert min_attainable_p(n, n) == pytest.approx(p, rel=1e-12)
     assert min_attainable_p(3, 4) == pytest.approx(2 / math.comb(7, 3))
-    assert runs_needed(0.05) == 4 and runs_needed(0.01) == 5
+    assert runs_to_reach_alpha(0.05) == 4 and runs_to_reach_alpha(0.01) == 5
     # Holm's first step over a family: 8 x 2 / C(10, 5) = 0.063, 8 x 2 / C(12, 6) = 0.017
-    assert runs_needed(0.05, family=8) == 6 and runs_needed(0.05, family=4) == 5
+    assert runs_to_reach_alpha(0.05, family=8) == 6 and runs_to_reach_alpha(0.05, family=4) == 5
 
 
 def _moses_by_scipy_inversion(x, y, alpha):

@@ -50,7 +50,7 @@ def test_a_saturated_wrk2_run_ranks_as_the_slowest(wrk2_runs):
     frame = runs_frame(wrk2_runs)
     base = _cell(frame, profile="default", connections=64, target_rate_rps=45000.0)
     new = _cell(frame, profile="tuned", connections=64, target_rate_rps=45000.0)
-    saturated = base["saturated"].astype(bool).to_numpy()
+    saturated = base["below_target"].astype(bool).to_numpy()
     assert saturated.sum() == 1
     row = compare(base["latency_p99_ms"], new["latency_p99_ms"],
                   failed_base=saturated).to_dict()

@@ -51,14 +51,14 @@ def composable(profile: str) -> bool:
     return True
 
 
-_next = itertools.count(28100, 7)
+_PORTS = range(28100, 28991, 7)
+#: round the range, so that more tests than it holds (every profile pair) still find one
+_next = itertools.cycle(_PORTS)
 
 
 def free_port() -> int:
     """A port (and the upstream's, port + 1000) free on the host loopback."""
-    for port in _next:
-        if port > 28990:
-            break
+    for _, port in zip(_PORTS, _next, strict=False):
         if port_is_free(port) and port_is_free(port + 1000):
             return port
     raise RuntimeError("no free port pair in 28100..28990")
@@ -174,7 +174,11 @@ def test_somaxconn_is_only_set_inside_a_namespace():
 def test_default_profile_renders_the_fixture_default_conf():
     rendered = statements(render_config("default", port=8080, state_dir="/tmp/x"))
     rendered = Counter({k: n for k, n in rendered.items() if not k.startswith("user ")})
-    assert rendered == statements((FIXTURES / "default.conf").read_text())
+    # ... and a server of its own for perfkit's counters: stub_status on a unix socket
+    counters = Counter(["server {", "listen unix:/tmp/x/logs/status.sock;", "access_log off;",
+                        "location = /nginx_status {", "stub_status;", "}", "}"])
+    assert rendered - counters == statements((FIXTURES / "default.conf").read_text())
+    assert rendered - statements((FIXTURES / "default.conf").read_text()) == counters
 
 
 def test_backlog_profile_renders_the_listen_backlog():

@@ -7,6 +7,9 @@ which unit (:mod:`~perfkit.analysis.metrics`), what a failed run is
 (:mod:`~perfkit.analysis.runstatus`), which columns make rows
 (:mod:`~perfkit.analysis.grouping`), and the results, as frozen types with ``to_frame()`` and
 ``to_dict()`` that both front ends only format. Re-exports only.
+
+Internal: import from :mod:`perfkit` (its ``__all__``, documented in docs/api.md); the
+modules here may change without notice.
 """
 
 from perfkit.analysis.compare import ComparisonRow, ComparisonTable, compare_runs, verdict
@@ -20,7 +23,8 @@ from perfkit.analysis.experiment import (
     select_mask,
 )
 from perfkit.analysis.metrics import Metric, metric
-from perfkit.analysis.runstatus import RunStatus, run_statuses
+from perfkit.analysis.runstatus import RunJudgement, run_statuses
+from perfkit.vocabulary import RunStatus
 
 __all__ = [
     "LOAD_COLUMNS",
@@ -29,6 +33,7 @@ __all__ = [
     "ComparisonTable",
     "Experiment",
     "Metric",
+    "RunJudgement",
     "RunSet",
     "RunStatus",
     "Selection",

@@ -45,7 +45,6 @@ from perfkit.analysis.compare import (
     BETTER,
     WORSE,
     ComparisonTable,
-    _records,
     cell_runs,
     compare_runs,
     ranked_worst,
@@ -55,11 +54,12 @@ from perfkit.analysis.compare import (
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import load_point, row_keys
 from perfkit.analysis.metrics import Metric, metric
-from perfkit.analysis.runstatus import run_statuses
+from perfkit.analysis.runstatus import measured_rows, run_statuses
+from perfkit.analysis.tidy import json_records
 from perfkit.errors import UsageError
 from perfkit.formatting import level_text
 from perfkit.stats import compare
-from perfkit.stats.mannwhitney import min_attainable_p, runs_needed
+from perfkit.stats.mannwhitney import min_attainable_p, runs_to_reach_alpha
 
 #: a rate holds alpha when it is at most this many times alpha (a descriptive tolerance)
 HOLDS_FACTOR = 2.0
@@ -169,7 +169,7 @@ class AAResult:
                 "runs_per_arm": self.runs_per_arm, "n_splits": self.n_splits,
                 "seed": self.seed, "n_runs": self.n_runs, "holds_factor": HOLDS_FACTOR,
                 "load_point": dict(self.load_point),
-                "warnings": list(self.warnings), "rates": _records(self.to_frame()),
+                "warnings": list(self.warnings), "rates": json_records(self.to_frame()),
                 "designed": [t.to_dict() for t in self.designed]}
 
 
@@ -199,6 +199,10 @@ def aa_calibration(rows: RunSet, arm: str, metrics: Sequence[str], *, alpha: flo
         m = metric(name, rows.frame.columns)
         hits = tested = 0
         for cell in cells:
+            cell, unmeasured = measured_rows(cell, m, _at(cell, keys).strip())
+            notes += unmeasured
+            if not len(cell):
+                continue
             worst = ranked_worst(run_statuses(cell, m), m)
             h, t = split_false_positive_rate(cell.values(name), k, m, alpha, n_splits, seed,
                                              worst)
@@ -299,7 +303,7 @@ def _at(cell: RunSet, keys: Sequence[str]) -> str:
 def _size_notes(cells: Sequence[RunSet], k: int, alpha: float) -> list[str]:
     out = []
     if not min_attainable_p(k, k) < alpha:
-        need = runs_needed(alpha)
+        need = runs_to_reach_alpha(alpha)
         out.append(f"{k} vs {k} runs cannot reach p < {alpha:g}: no split was tested; use "
                    f">= {need} runs per side")
     small = [len(c) for c in cells if len(c) < 2 * k]

@@ -13,7 +13,7 @@ have waited, are never recorded. The tail is understated, often by orders of mag
 - **wrk** and **Locust** are closed-loop: their percentiles understate the tail. (wrk 4 pads its
   statistics with synthetic samples at the *achieved* per-connection interval, its
   ``stats_correct`` step, a partial correction that cannot recover the intended schedule.)
-- **Below target** (wrk2, the ``saturated`` column): a run whose achieved rate is below 0.99 x
+- **Below target** (wrk2, the ``below_target`` column): a run whose achieved rate is below 0.99 x
   its target did not keep up. If the server saturated, its corrected latencies include
   queueing and grow with the run length, describing the overload, not the server at that
   rate; if the generator fell short, they do not. One run alone cannot tell which: the
@@ -48,7 +48,7 @@ NOTES = {
     "corrected_only": "corrected latencies only (run wrk2 with -U to see the size of the "
                       "correction)",
     # one run alone: the raw check, not the run-status verdict (which needs the run's peers)
-    "saturated": "{below}; one run alone cannot tell a saturated server (its latencies then "
+    "below_target": "{below}; one run alone cannot tell a saturated server (its latencies then "
                  "include queueing and grow with the run length) from a generator that fell "
                  "short: compare it with its peers (perfkit compare, the report's run status)",
     "saturation_unknown": "saturation unknown: no target rate (-R) known for this run",
@@ -71,7 +71,7 @@ def _ratio(corrected: float, uncorrected: float) -> float:
 def _row(run, qs: Sequence[float], flag_at: float) -> dict:
     row = {"run_id": run.run_id, "tool": run.tool, "endpoint": run.endpoint,
            "closed_loop": run.closed_loop, "target_rate_rps": run.target_rate_rps,
-           "throughput_rps": run.throughput_rps, "saturated": run.saturated}
+           "throughput_rps": run.throughput_rps, "below_target": run.below_target}
     for q in qs:
         label = percentile_label(q)
         corrected = _value(run.percentiles_ms, run.histogram, q)
@@ -97,9 +97,9 @@ def _notes(run, row: dict, ratio: float, flag_at: float) -> list[str]:
             notes.append(NOTES[key].format(ratio=ratio, flag=flag_at))
         else:
             notes.append(NOTES["corrected_only"])
-        if run.saturated:
-            notes.append(NOTES["saturated"].format(below=below_target_text(run)))
-        elif run.saturated is None:
+        if run.below_target:
+            notes.append(NOTES["below_target"].format(below=below_target_text(run)))
+        elif run.below_target is None:
             notes.append(NOTES["saturation_unknown"])
     if all(np.isnan(row[k]) for k in row if k.startswith("p") and k.endswith("_ms")):
         notes.append(NOTES["no_latency"])
@@ -123,7 +123,7 @@ def coordinated_omission(runs: Iterable, percentiles: Sequence[float] = AUDIT_PE
     -------
     DataFrame
         One row per run: ``run_id, tool, endpoint, closed_loop, target_rate_rps,
-        throughput_rps, saturated`` (True / False / None = unknown), then per percentile
+        throughput_rps, below_target`` (True / False / None = unknown), then per percentile
         ``pQ_ms`` (as the tool reports it: corrected for wrk2), ``uncorrected_pQ_ms`` and
         ``ratio_pQ``; ``co_ratio_p99``, ``co_flag`` (None without an uncorrected
         distribution) and ``note`` (what to make of the run's latencies).
@@ -137,7 +137,7 @@ def coordinated_omission(runs: Iterable, percentiles: Sequence[float] = AUDIT_PE
     qs = [check_percentile(q) for q in percentiles]
     rows = [_row(run, qs, flag_ratio) for run in runs]
     frame = pd.DataFrame.from_records(rows)
-    if "saturated" in frame:
-        frame["saturated"] = frame["saturated"].astype(object)
+    if "below_target" in frame:
+        frame["below_target"] = frame["below_target"].astype(object)
         frame["co_flag"] = frame["co_flag"].astype(object)
     return frame

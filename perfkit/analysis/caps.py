@@ -8,7 +8,16 @@ things hold:
    plus a little service time, printed to 3 digits: wrk prints 1.01s); a run's
    ``latency_max_ms`` is one request, the timeout plus that request's own latency after the
    retry, so ``c * (1 - CAP_TOLERANCE) <= max <= c * (1 + MAX_ABOVE_CAP)``;
-2. the cap stands out from the run's own distribution (:func:`stands_out`): the run's median
+2. the run waited for the timeout. For a SYN retransmission cap (1 s, 3 s) of a run whose
+   kernel counters were recorded in a network namespace of its own
+   (:mod:`perfkit.ingest.counters`), the counters say so (:func:`kernel_evidence`): listen
+   overflows or SYN retransmissions counted, the attempts dropped and retried; none counted,
+   no retry, whatever the latency. Otherwise (no counters, counters read system-wide, wrk's
+   2 s timeout) it is inferred from the latency. With that evidence, the window of
+   condition 1 reaches up by the run's median latency more (a retried request waits the
+   timeout, then its turn like any other: p99 1070 ms with a median of 57 ms is on the 1 s
+   cap). Without it, the cap stands out from the run's own
+   distribution (:func:`stands_out`): the run's median
    is under :data:`SEPARATE_MODE` (a tenth) of the cap, or its percentiles jump at the cap
    (the highest one it reports below the window is at most ``c /`` :data:`JUMP`). The values
    on the cap are then a separate mode, requests that waited for the timeout. A run whose
@@ -39,24 +48,32 @@ the backlog condition (:mod:`perfkit.analysis.conditions`) are built on it.
   retransmission adds no error): where it bears, its effects and changes keep their verdict
   and carry a warning that they are **affected** by the cap, in every table and answer.
 
-A run whose requests genuinely take about the cap with a fast median cannot be told from one
-that waited for the timeout: it is flagged too, and its percentiles show it. A run whose
+Without counters, a run whose requests genuinely take about the cap with a fast median cannot
+be told from one that waited for the timeout: it is flagged too, and its percentiles show it.
+Where the runs recorded the kernel's counters, the warning of a 1 s or 3 s cap cites them, run
+by run, as the evidence of a SYN retransmission (the listen overflows, attempts dropped from a
+full accept queue, and the SYN retransmissions that retried them), and names the runs whose
+stall was inferred from the latency alone (no counters). A run whose
 values are all far from every cap is never flagged.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from perfkit import vocabulary
 from perfkit.analysis import runstatus
 from perfkit.analysis.cap_effects import affects, consequence
+from perfkit.analysis.cap_evidence import SYN_CAPS_MS, evidence_text, kernel_evidence
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.metrics import Metric, percentile_of
 from perfkit.formatting import fmt_sig
+from perfkit.model import Run
+from perfkit.vocabulary import Verdict
 
 #: latencies (ms) that are timeouts, not service times: Linux's initial SYN retransmission
 #: timeout (1 s, RFC 6298) and its next backoff (3 s total), wrk's default --timeout (2 s)
@@ -67,8 +84,8 @@ KNOWN_CAPS_MS = {1000.0: "the Linux SYN retransmission timeout (1 s): connection
 #: a value within this relative distance of a cap is in its window: a timeout plus a little
 #: service time, printed to 3 significant digits (wrk prints 1.01s)
 CAP_TOLERANCE = 0.05
-#: the start of every artefact verdict
-ARTEFACT = "artefact"
+#: the start of every artefact verdict (:data:`perfkit.vocabulary.ARTEFACT`)
+ARTEFACT = vocabulary.ARTEFACT
 #: a run's max latency up to this share above a cap sits on it (the timeout plus the
 #: request's own latency after the retry: up to 100 ms at 1 s)
 MAX_ABOVE_CAP = 2 * CAP_TOLERANCE
@@ -145,6 +162,28 @@ def stands_out(row: pd.Series, cap: float) -> bool:
     return bool(below) and max(below.values()) <= cap / JUMP
 
 
+def _after_retry(run: Run | None, row: pd.Series, value: float, column: str) -> float:
+    """The SYN retransmission cap ``value`` sits on when the run's kernel counted retries
+    (:func:`kernel_evidence`): a retried request waits the timeout, then its turn like any
+    other, so the window's upper edge moves up by the run's median latency; NaN otherwise."""
+    median = _number(row.get(MEDIAN_COLUMN))
+    if not (np.isfinite(value) and np.isfinite(median)):
+        return np.nan
+    above = MAX_ABOVE_CAP if column == MAX_COLUMN else CAP_TOLERANCE
+    for cap in SYN_CAPS_MS:
+        if cap * (1 - CAP_TOLERANCE) <= value <= cap * (1 + above) + median \
+                and kernel_evidence(run, cap):
+            return cap
+    return np.nan
+
+
+def waited(run: Run | None, row: pd.Series, cap: float) -> bool:
+    """Condition 2 of the module docstring: the kernel's counters where they are the run's
+    own (:func:`kernel_evidence`), else the latency (:func:`stands_out`)."""
+    evidence = kernel_evidence(run, cap)
+    return stands_out(row, cap) if evidence is None else evidence
+
+
 def cap_hits(rows: RunSet, columns: Sequence[str] | None = None) -> list[CapHit]:
     """Every value of ``columns`` (default :func:`latency_columns`) on a known cap, run by
     run: the one rule (module docstring: in the window, standing out from its run, the run
@@ -153,12 +192,15 @@ def cap_hits(rows: RunSet, columns: Sequence[str] | None = None) -> list[CapHit]
             if c in rows.frame]
     ids = _ids(rows)
     found = []
+    runs = list(rows.runs) if len(rows.runs) == len(rows) else [None] * len(rows)
     for col in cols:
         values = pd.to_numeric(rows.frame[col], errors="coerce").to_numpy(dtype=float)
         caps = on_cap(values, col)
+        for i in np.flatnonzero(~np.isfinite(caps)):  # the retried requests' own service
+            caps[i] = _after_retry(runs[i], rows.frame.iloc[i], values[i], col)
         found += [(i, CapHit(ids[i], col, float(values[i]), float(caps[i])))
                   for i in np.flatnonzero(np.isfinite(caps))
-                  if stands_out(rows.frame.iloc[i], float(caps[i]))]
+                  if waited(runs[i], rows.frame.iloc[i], float(caps[i]))]
     if found:
         judged = _not_judged(rows)
         found = [(i, h) for i, h in found if i not in judged]
@@ -233,36 +275,48 @@ def _bears(metric: Metric, hits: list[CapHit], row: pd.Series) -> bool:
 def cap_check(rows: RunSet, metric: Metric, label: str = "") -> CapCheck:
     """What known caps do to ``metric`` over ``rows`` (module docstring); ``label`` prefixes
     the warnings (``"base"``)."""
-    return _check(tainting(rows, metric), metric, label)
+    return _check(tainting(rows, metric), metric, label, _by_id(rows))
 
 
 def cap_check_sides(sides: Sequence[RunSet], metric: Metric, label: str = "") -> CapCheck:
     """:func:`cap_check` over several sets of runs together (the two sides of a comparison),
     each run judged among the peers of its own set."""
     hits = [h for side in sides for h in tainting(side, metric)]
-    return _check(list(dict.fromkeys(hits)), metric, label)
+    runs = {k: v for side in sides for k, v in _by_id(side).items()}
+    return _check(list(dict.fromkeys(hits)), metric, label, runs)
 
 
-def _check(hits: list[CapHit], metric: Metric, label: str) -> CapCheck:
+def _by_id(rows: RunSet) -> dict[str, Run]:
+    return {i: r for i, r in zip(_ids(rows), rows.runs, strict=True) if r is not None}
+
+
+def _check(hits: list[CapHit], metric: Metric, label: str,
+           runs: Mapping[str, Run] | None = None) -> CapCheck:
     hits = [h for h in hits if affects(metric, h.cap_ms)]
     if not hits:
         return CapCheck()
     caps = tuple(sorted({h.cap_ms for h in hits}))
-    warnings = tuple(_sentence(metric, cap, [h for h in hits if h.cap_ms == cap], label)
+    warnings = tuple(_sentence(metric, cap, [h for h in hits if h.cap_ms == cap], label,
+                               runs or {})
                      for cap in caps)
     return (CapCheck(caps, (), warnings) if metric.is_latency
             else CapCheck((), caps, warnings))
 
 
-def _sentence(metric: Metric, cap: float, hits: list[CapHit], label: str) -> str:
+def _sentence(metric: Metric, cap: float, hits: list[CapHit], label: str,
+              records: Mapping[str, Run]) -> str:
     runs: dict[str, list[str]] = {}
     for h in hits:
         runs.setdefault(h.run_id, []).append(f"{_short(h.column)} {fmt_sig(h.value_ms)}")
     shown = "; ".join(f"{rid}: {', '.join(v)}" for rid, v in runs.items())  # every run
+    counted = any(kernel_evidence(records.get(rid), cap) is not None for rid in runs)
+    why = ("standing out from the run's other latencies, or, where the kernel counted the "
+           "retries in the run's namespace, up to the run's median more" if counted
+           else "standing out from the run's other latencies")
     head = (f"{label + ': ' if label else ''}{len(runs)} run(s) with latencies that sit on "
             f"{cap:g} ms (a percentile within {CAP_TOLERANCE:.0%}, the max up to "
-            f"{MAX_ABOVE_CAP:.0%} above, standing out from the run's other latencies), "
-            f"{KNOWN_CAPS_MS[cap]} ({shown})")
+            f"{MAX_ABOVE_CAP:.0%} above, {why}), "
+            f"{KNOWN_CAPS_MS[cap]} ({shown}){evidence_text(cap, list(runs), records)}")
     if metric.is_latency:
         own = {h.run_id for h in hits if h.column == metric.name}
         if own == set(runs):
@@ -305,7 +359,8 @@ def artefact(caps: Sequence[float]) -> str:
 
 
 def affected(verdict: str, caps: Sequence[float],
-             decided: Sequence[str] = ("better", "worse", "interaction")) -> str:
+             decided: Sequence[str] = (Verdict.BETTER, Verdict.WORSE, Verdict.INTERACTION)
+             ) -> str:
     """The verdict of a measured effect or change (not a latency) from runs that waited for
     ``caps`` (ms), as tables and answers report it: ``"better (affected by the 1000 ms
     cap)"``; a verdict not in ``decided``, or no cap, unchanged."""

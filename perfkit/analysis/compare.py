@@ -14,7 +14,10 @@ and Holm-adjusts the p-values over the rows (one family per metric). The verdict
 - ``not testable``: no data of these run counts could reach alpha after the adjustment
   (the smallest attainable p times the family size is not below alpha), so "no change"
   would mean nothing; the row says how many runs per arm would be needed;
-- ``no data``: a side has no finished run.
+- ``no data``: a side has no finished run, or no run that measured the metric: runs whose
+  tool never printed it (:func:`perfkit.analysis.runstatus.unmeasured_reason`: wrk without
+  ``--latency``, wrk's p99.9) are left out of the row, never ranked worst, and a note names
+  how many and why (:attr:`ComparisonRow.n_unmeasured`).
 """
 
 from __future__ import annotations
@@ -38,19 +41,25 @@ from perfkit.analysis.compare_notes import (
     status_notes,
     untestable_note,
 )
+from perfkit.analysis.confounding import ArmDriftOnce, confounding_notes
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import row_keys
+from perfkit.analysis.mechanism import Mechanism, mechanism, mechanism_columns
 from perfkit.analysis.metrics import Metric
 from perfkit.analysis.ranks import side_ranks_higher
-from perfkit.analysis.tidy import not_finite
+from perfkit.analysis.tidy import json_records, not_finite
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues, compare
 from perfkit.stats.comparison import Comparison
-from perfkit.stats.mannwhitney import runs_needed
+from perfkit.stats.mannwhitney import runs_to_reach_alpha
 from perfkit.stats.power import MinDetectable, min_detectable_ratio
+from perfkit.vocabulary import Verdict
 
-BETTER, WORSE, NO_CHANGE, NOT_TESTABLE, NO_DATA = "better", "worse", "~", "not testable", "no data"
-#: the power at which a "~" row states the smallest change it could have detected
+BETTER, WORSE, NO_CHANGE, NOT_TESTABLE, NO_DATA = (Verdict.BETTER, Verdict.WORSE,
+                                                   Verdict.NO_CHANGE, Verdict.NOT_TESTABLE,
+                                                   Verdict.NO_DATA)
+#: the power at which a "~" row states the smallest change it could have detected, and every
+#: run count perfkit states (the gate's, the seeds' repeats)
 POWER = 0.8
 #: the note of a "~" row whose smallest detectable change cannot be computed
 NO_MDE = ("no minimum detectable change: a side has fewer than 2 runs with a positive value "
@@ -59,12 +68,12 @@ NO_MDE = ("no minimum detectable change: a side has fewer than 2 runs with a pos
 
 def runs_per_arm_needed(alpha: float, family: int = 1, limit: int = 100) -> int | None:
     """Fewest equal runs per arm whose smallest attainable p, times ``family`` (Holm's first
-    step), is below ``alpha`` (:func:`perfkit.stats.mannwhitney.runs_needed`)."""
-    return runs_needed(alpha, limit, family)
+    step), is below ``alpha`` (:func:`perfkit.stats.mannwhitney.runs_to_reach_alpha`)."""
+    return runs_to_reach_alpha(alpha, limit, family)
 
 
 def verdict(comparison: Comparison, p_adjusted: float, metric: Metric, family: int = 1,
-            new_ranks_higher: bool | None = None) -> str:
+            new_ranks_higher: bool | None = None) -> Verdict:
     """The one verdict rule (see the module docstring). ``new_ranks_higher`` (from
     :func:`ranks_higher`) gives the direction of a significant change without a ratio."""
     if comparison.significant is None and math.isnan(comparison.p_value):
@@ -110,6 +119,26 @@ class ComparisonRow:
     #: the result without the runs in doubt, as one note (empty without such runs;
     #: :func:`perfkit.analysis.compare_notes.sensitivity_note`)
     sensitivity_note: str = ""
+    #: per side, the runs left out because their tool never measured the metric ("no data"
+    #: for this metric, not failed: :func:`perfkit.analysis.runstatus.unmeasured_reason`)
+    n_unmeasured: tuple[int, int] = (0, 0)
+    #: why they did not, once each (``"wrk prints p50-p99 only"``)
+    unmeasured_reasons: tuple[str, ...] = ()
+    #: what the server and the kernel counted on each side (:mod:`perfkit.analysis.
+    #: mechanism`; empty when no run recorded counters)
+    mechanism: Mechanism = Mechanism()
+
+    @property
+    def unmeasured(self) -> bool:
+        """Whether the row is ``no data`` because its runs did not measure the metric: each
+        side has runs, and a side without a value has only runs that did not measure it (not
+        a row where a side has no run at all, nor one whose runs all failed)."""
+        c = self.comparison
+        sides = ((c.n_base, c.n_failed_base, self.n_unmeasured[0]),
+                 (c.n_new, c.n_failed_new, self.n_unmeasured[1]))
+        return (self.verdict == NO_DATA and any(self.n_unmeasured)
+                and all(n + k > 0 for n, _, k in sides)
+                and all(k > 0 for n, failed, k in sides if n == failed))
 
     @property
     def reported_verdict(self) -> str:
@@ -198,6 +227,7 @@ class ComparisonTable:
         as missing, and the row's ``warnings`` say which and why (:func:`not_finite`)."""
         u = self.metric.suffix
         records = []
+        mechanisms = any(r.mechanism for r in self.rows)
         for row in self.rows:
             c, s = row.comparison, row.sensitivity
             rec: dict[str, Any] = {"metric": self.metric.name}
@@ -224,29 +254,22 @@ class ComparisonTable:
                 "cap_affected": bool(row.cap_affected_ms),
                 "reported_verdict": row.reported_verdict,
             })
+            if mechanisms:  # only where some run recorded counters: other tables unchanged
+                rec.update(mechanism_columns(row.mechanism))
             rec["warnings"] = "; ".join([*row.warnings, *not_finite(rec)])
             records.append(rec)
         return pd.DataFrame.from_records(records)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric.name, "unit": self.metric.unit,
-                "better": self.metric.better, "base": self.base, "new": self.new,
+        return {**self.metric.to_dict(), "base": self.base, "new": self.new,
                 "keys": list(self.keys), "alpha": self.alpha, "confidence": self.confidence,
                 "correction": self.correction, "warnings": list(self.warnings),
-                "rows": _records(self.to_frame())}
+                "rows": json_records(self.to_frame())}
 
 
 def _mde(mde: MinDetectable | None, name: str) -> float:
     value = getattr(mde, name) if mde is not None else None
     return math.nan if value is None else float(value)
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    out = []
-    for rec in cast(list[dict[str, Any]], frame.to_dict(orient="records")):
-        out.append({k: (None if isinstance(v, float) and math.isnan(v) else plain(v))
-                    for k, v in rec.items()})
-    return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -265,15 +288,23 @@ def compare_runs(base: RunSet, new: RunSet, metric: Metric, *, by: Any = "auto",
                  exclude_failed: str | None = None) -> ComparisonTable:
     """Compare ``metric`` between ``base`` and ``new``, row by row (see the module docstring).
 
-    ``exclude`` lists columns never to split rows on (e.g. those a selection pins).
+    ``exclude`` lists columns never to split rows on (e.g. those a selection pins). A row
+    whose significant change a drift over the run order could have made (the arms not
+    interleaved) gets a note in the table's warnings
+    (:func:`perfkit.analysis.confounding.confounding_notes`).
     """
     keys, notes = row_keys([base, new], by, exclude)
-    notes += order_check(base, new, metric, keys)
+    found = ArmDriftOnce(base, new, metric, keys, confidence)
+    notes += order_check(base, new, found)
     cells = [Cell(label, _part(base, keys, label), _part(new, keys, label))
              for label in _labels([base, new], keys)]
-    return compare_cells(cells, metric, keys, base.label, new.label, alpha=alpha,
-                         confidence=confidence, exclude_failed=exclude_failed, notes=notes,
-                         n_runs=(len(base), len(new)))
+    table = compare_cells(cells, metric, keys, base.label, new.label, alpha=alpha,
+                          confidence=confidence, exclude_failed=exclude_failed, notes=notes,
+                          n_runs=(len(base), len(new)))
+    drifted = confounding_notes([r for r in table.rows if r.verdict in (BETTER, WORSE)], keys,
+                                found)
+    return dataclasses.replace(table, warnings=(*table.warnings, *drifted)) if drifted \
+        else table
 
 
 def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], base: str,
@@ -286,8 +317,8 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
            for c in cells]
     adjusted = adjust_pvalues(np.array([r[0].p_value for r in raw], dtype=float), "holm")
     rows = []
-    for cell, (c, short, sens, notes_row, worst, up), p_adj in zip(cells, raw, adjusted,
-                                                                     strict=True):
+    for cell, (c, short, sens, notes_row, worst, up, unmeasured), p_adj in zip(
+            cells, raw, adjusted, strict=True):
         v = verdict(c, p_adj, metric, family, up[0])
         sv = verdict(sens, sens.p_value, metric, family, up[1]) if sens is not None else None
         mde = _detectable(cell, metric, alpha, family) if v == NO_CHANGE else None
@@ -301,12 +332,14 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
                                   notes_all, cell.labels, mde,
                                   tuple(map(bool, worst[0])), tuple(map(bool, worst[1])),
                                   *_caps(cell, metric),
-                                  without))
+                                  without, unmeasured[0], unmeasured[1],
+                                  mechanism(cell.base, cell.new)))
     if n_runs is None:  # distinct runs: cells may share a side (A/B tables share the base)
         n_runs = (len({id(r) for c in cells for r in c.base.runs}),
                   len({id(r) for c in cells for r in c.new.runs}))
+    said = tuple(dict.fromkeys(w for r in rows for w in r.mechanism.warnings))
     return ComparisonTable(metric, base, new, tuple(keys), tuple(rows), alpha, confidence,
-                           n_runs[0], n_runs[1], warnings=tuple(notes))
+                           n_runs[0], n_runs[1], warnings=tuple(notes) + said)
 
 
 def _caps(cell: Cell, metric: Metric) -> tuple[tuple[float, ...], tuple[str, ...],
@@ -330,14 +363,22 @@ def _detectable(cell: Cell, metric: Metric, alpha: float, family: int) -> MinDet
 
 def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence: float,
                   exclude_failed: str | None, family: int = 1) -> tuple:
-    sides = []
-    for rows in (b, n):
+    """The comparison of one cell: runs that did not measure the metric left out (and
+    noted), the others compared with their statuses; the flags of runs ranked worst are
+    aligned with every run of each side."""
+    sides, measured, notes, why = [], [], [], []
+    for label, rows in (("base", b), ("new", n)):
         statuses = runstatus.run_statuses(rows, metric)
         values = rows.values(metric.name) if metric.name in rows.frame else np.full(
             len(rows), np.nan)
-        sides.append((values, statuses))
+        keep = np.array([s.status != runstatus.NO_DATA for s in statuses], dtype=bool)
+        reasons = [s.reason for s in statuses if s.status == runstatus.NO_DATA]
+        notes.extend(runstatus.unmeasured_note(label, reasons, metric))
+        why.extend(reasons)
+        sides.append((values[keep], [s for s, k in zip(statuses, keep, strict=True) if k]))
+        measured.append(keep)
     notes = [w for side, rows in (("base", b), ("new", n))
-             for w in cap_check(rows, metric, side).warnings]
+             for w in cap_check(rows, metric, side).warnings] + notes
     failed = []
     for label, (_, statuses) in zip(("base", "new"), sides, strict=True):
         failed.append(ranked_worst(statuses, metric))
@@ -346,26 +387,48 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
                 lower_is_better=metric.lower_is_better, failed_base=failed[0],
                 failed_new=failed[1], exclude_failed=exclude_failed, family=family)
     c = one_note_per_run(c, [st for _, st in sides], failed, metric)
+    unmeasured = tuple(int((~k).sum()) for k in measured)
+    if all(u > 0 for u, (v, _) in zip(unmeasured, sides, strict=True) if not len(v)):
+        c = _measured_only(c, metric)
     up = [side_ranks_higher(sides, failed, metric, exclude_failed)]
-    short = [np.array([s.status == runstatus.SHORT for s in st]) for _, st in sides]
+    short = [np.array([s.status == runstatus.SHORT for s in st], dtype=bool) for _, st in sides]
     sens = None
     if any(m.any() for m in short):
-        keep = [~m for m in short]
-        sens = compare(sides[0][0][keep[0]], sides[1][0][keep[1]], alpha, confidence=confidence,
-                       lower_is_better=metric.lower_is_better, failed_base=failed[0][keep[0]],
-                       failed_new=failed[1][keep[1]], exclude_failed=exclude_failed,
+        sure = [~m for m in short]
+        sens = compare(sides[0][0][sure[0]], sides[1][0][sure[1]], alpha, confidence=confidence,
+                       lower_is_better=metric.lower_is_better, failed_base=failed[0][sure[0]],
+                       failed_new=failed[1][sure[1]], exclude_failed=exclude_failed,
                        family=family)
-        up.append(side_ranks_higher([(v[k], None) for (v, _), k in zip(sides, keep, strict=True)],
-                                [f[k] for f, k in zip(failed, keep, strict=True)], metric,
+        up.append(side_ranks_higher([(v[k], None) for (v, _), k in zip(sides, sure, strict=True)],
+                                [f[k] for f, k in zip(failed, sure, strict=True)], metric,
                                 exclude_failed))
-    return (c, (int(short[0].sum()), int(short[1].sum())), sens, notes, failed,
-            (*up, None)[:2])
+    worst = [_aligned(f, k) for f, k in zip(failed, measured, strict=True)]
+    return (c, (int(short[0].sum()), int(short[1].sum())), sens, notes, worst,
+            (*up, None)[:2], (unmeasured, tuple(dict.fromkeys(why))))
+
+
+def _aligned(flags: np.ndarray, measured: np.ndarray) -> np.ndarray:
+    """``flags`` of the measured runs, spread over every run (False where unmeasured)."""
+    out = np.zeros(len(measured), dtype=bool)
+    out[measured] = flags
+    return out
+
+
+def _measured_only(c: Comparison, metric: Metric) -> Comparison:
+    """``c`` whose "a side has no runs" says what it means here: no run that measured
+    ``metric`` (the runs that did not are noted on the row)."""
+    text = f"nothing to compare: a side has no run that measured {metric.name}"
+    return dataclasses.replace(c, warnings=tuple(
+        text if w.startswith("nothing to compare: a side has no runs") else w
+        for w in c.warnings))
 
 
 def _labels(sides: Sequence[RunSet], keys: list[str]) -> list[tuple]:
     if not keys:
         return [()]
-    both = pd.concat([s.frame[keys] for s in sides], ignore_index=True).drop_duplicates()
+    # a column one side does not record is missing there (``--by`` may name it)
+    both = pd.concat([s.frame.reindex(columns=keys) for s in sides],
+                     ignore_index=True).drop_duplicates()
     both = both.sort_values(keys, key=_sort_key, ignore_index=True)
     return [tuple(plain(v) for v in r) for r in both.itertuples(index=False)]
 
@@ -389,8 +452,10 @@ def cell_runs(rows: RunSet, keys: Sequence[str], key: Sequence[Any]) -> RunSet:
 def _part(rows: RunSet, keys: list[str], label: tuple) -> RunSet:
     mask = np.ones(len(rows), dtype=bool)
     for key, value in zip(keys, label, strict=True):
-        mask &= match(rows.frame[key], [level_text(value)]) if not _isnan(value) else \
-            rows.frame[key].isna().to_numpy()
+        column = rows.frame[key] if key in rows.frame else pd.Series(
+            [math.nan] * len(rows), dtype=float)
+        mask &= match(column, [level_text(value)]) if not _isnan(value) else \
+            column.isna().to_numpy()
     return rows.subset(mask)
 
 

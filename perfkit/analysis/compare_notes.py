@@ -3,30 +3,30 @@
 ones, each run named once, a saturated run ranked worst never also called failed), and about
 what its run counts can test: a ``not testable`` result always says how many runs per arm
 would make it testable (:func:`need_text`, the rule of
-:func:`perfkit.stats.mannwhitney.runs_needed` with Holm over the table), the result without
+:func:`perfkit.stats.mannwhitney.runs_to_reach_alpha` with Holm over the table), the result without
 the doubtful runs included (:func:`sensitivity_note`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
 
-from perfkit.analysis import drift, runstatus
+from perfkit.analysis import confounding, drift, runstatus
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.metrics import Metric
 from perfkit.formatting import change_ci, fmt_p
 from perfkit.stats.comparison import Comparison
-from perfkit.stats.mannwhitney import runs_needed
+from perfkit.stats.mannwhitney import runs_to_reach_alpha
 
 #: the most runs per arm :func:`need_text` looks for
 MAX_RUNS_PER_ARM = 100
 
 
-def ranked_worst(statuses: Sequence[runstatus.RunStatus], metric: Metric) -> np.ndarray:
+def ranked_worst(statuses: Sequence[runstatus.RunJudgement], metric: Metric) -> np.ndarray:
     """Which runs a comparison of ``metric`` ranks worst whatever their value: the failed and
     saturated ones, on a metric where failing is worst (:attr:`Metric.failed_is_worst`). A
     run without a value ranks worst in any case (:func:`perfkit.stats.compare` takes NaN as
@@ -35,7 +35,7 @@ def ranked_worst(statuses: Sequence[runstatus.RunStatus], metric: Metric) -> np.
                     dtype=bool)
 
 
-def status_notes(label: str, statuses: list[runstatus.RunStatus]) -> list[str]:
+def status_notes(label: str, statuses: list[runstatus.RunJudgement]) -> list[str]:
     out = []
     for kind, text in ((runstatus.SATURATED, "saturated (ranked with the failed runs)"),
                        (runstatus.SHORT, "in doubt, kept with their values (the row's "
@@ -46,7 +46,7 @@ def status_notes(label: str, statuses: list[runstatus.RunStatus]) -> list[str]:
     return out
 
 
-def one_note_per_run(c: Comparison, statuses: Sequence[list[runstatus.RunStatus]],
+def one_note_per_run(c: Comparison, statuses: Sequence[list[runstatus.RunJudgement]],
                       failed: Sequence[np.ndarray], metric: Metric) -> Comparison:
     """``c`` with the test's note on the runs it ranked worst counting only the failed ones: a
     saturated run ranked worst has its own note (:func:`status_notes`), so the same run is
@@ -71,7 +71,7 @@ def need_text(alpha: float, family: int = 1) -> str:
     """What would make a comparison testable at ``alpha`` with Holm over ``family``
     comparisons: ``"needs >= 5 runs per arm"`` (the fewest equal runs per arm whose smallest
     attainable p, times ``family``, is below ``alpha``)."""
-    need = runs_needed(alpha, MAX_RUNS_PER_ARM, family)
+    need = runs_to_reach_alpha(alpha, MAX_RUNS_PER_ARM, family)
     more = ", or fewer comparisons" if family > 1 else ""
     return (f"needs >= {need} runs per arm{more}" if need
             else f"needs more than {MAX_RUNS_PER_ARM} runs per arm{more}")
@@ -110,21 +110,21 @@ def untestable_note(c: Comparison, untestable: bool, family: int) -> tuple[str, 
             f"{need_text(alpha, family)}",)
 
 
-def order_check(base: RunSet, new: RunSet, metric: Metric, keys: Sequence[str]) -> list[str]:
-    """When the arms were not interleaved in time: say so, and report the drift of the
-    residuals (within each arm and row) over the run order beside the comparison."""
+def order_check(base: RunSet, new: RunSet, found: confounding.ArmDriftOnce) -> list[str]:
+    """When the arms were not interleaved in time: say so, and report the drift over the run
+    order measured within each arm and row (``found``: :func:`perfkit.analysis.confounding.
+    arm_drift`, pairs of runs of one arm only, which the arms' levels do not touch) beside the
+    comparison. Whether it could have made a row's change is said per row
+    (:func:`perfkit.analysis.confounding.confounding_notes`)."""
     warning = drift.interleaving(base, new)
     if warning is None:
         return []
-    both = pd.concat([base.frame.assign(_arm="base"), new.frame.assign(_arm="new")],
-                     ignore_index=True)
-    starts = pd.Series([r.start_utc for r in (*base.runs, *new.runs)])
-    if starts.notna().all():
-        both["order"] = starts.rank(method="first").to_numpy()
-    res = drift.residuals(RunSet(both, (*base.runs, *new.runs)), metric.name, [*keys, "_arm"])
-    d = drift.trend(res)
+    d = arm.trend if (arm := found.get()) is not None else None
     if d is None:
         return [warning]
-    return [warning, f"drift check over the run order ({d.runs} runs, residuals within each "
-                     f"arm and row): {d.change_pct:+.1f}% [{d.ci_low_pct:+.1f}%, "
-                     f"{d.ci_high_pct:+.1f}%] from the first run to the last: {d.verdict}"]
+    bounded = -100 < d.ci_low_pct and d.ci_high_pct < math.inf
+    interval = (f"[{d.ci_low_pct:+.1f}%, {d.ci_high_pct:+.1f}%]" if bounded else
+                "(no interval: too few pairs of runs within the arms)")
+    return [warning, f"drift check over the run order ({d.runs} runs, pairs of runs within "
+                     f"each arm and row): {d.change_pct:+.1f}% {interval} from the first run "
+                     f"to the last: {d.verdict}"]

@@ -17,6 +17,10 @@ validity weigh (:func:`threat_texts`, used by :func:`perfkit.analysis.validity.t
   (:mod:`perfkit.run.testbed`), so the first run after a start meets a cold server.
 - **wrk2's measured window**: wrk2 resets its histogram after its calibration (~10 s), so the
   percentiles cover ``histogram_count / requests`` of the run: that share of its duration.
+- **Counters**: the runs that recorded what the server and the kernel counted
+  (:mod:`perfkit.ingest.counters`) say where their kernel counters were read: in a network
+  namespace of the run's own (its traffic alone) or system-wide (other traffic on the host
+  included: a threat); the backlog threat cites the listen overflows they counted.
 - **Think time**: Locust's ``wait_time``, from the manifests when recorded, else from the
   locustfile's ``wait_time = constant(...)`` of the user class the runs named, read now (not
   recorded with the runs, and said so).
@@ -37,11 +41,11 @@ import pandas as pd
 
 from perfkit.analysis.caps import cap_hits
 from perfkit.analysis.experiment import Experiment
+from perfkit.analysis.mechanism import kernel_scope
+from perfkit.store.manifest import NGINX_DEFAULT_BACKLOG
 
 #: host CPU (all processes, % of all cores, mean over a run) from which the box was saturated
 HOST_BUSY_PERCENT = 90.0
-#: nginx's listen backlog on Linux when ``listen`` sets none (NGX_LISTEN_BACKLOG)
-NGINX_DEFAULT_BACKLOG = 511
 #: wrk2's calibration: it resets its histogram about this long into a run
 WRK2_CALIBRATION_S = 10.0
 #: the retry delay of a connection attempt dropped from a full accept queue (ms)
@@ -96,6 +100,11 @@ class Conditions:
     measured_s: tuple[int, float, float, float] | None  # runs, min, median, max
     think_time: str | None
     syn_retries: tuple[str, ...] = ()  # loads at which latencies sit on the 1 s retry
+    #: runs per scope of their kernel counters ("netns", "system-wide", "not recorded"), of
+    #: the runs that recorded counters (:mod:`perfkit.ingest.counters`)
+    counter_scopes: tuple[tuple[str, int], ...] = ()
+    #: loads at which the kernel counted listen overflows (runs with counters only)
+    overflows: tuple[str, ...] = ()
 
 
 def conditions(exp: Experiment) -> Conditions:
@@ -111,8 +120,7 @@ def conditions(exp: Experiment) -> Conditions:
         host_busy=sum(h >= HOST_BUSY_PERCENT for h in known),
         host_cpu_range=(min(known), max(known)) if known else None,
         backlogs=tuple(backlogs(manifests)),
-        namespaced=bool(manifests) and all((m.get("server") or {}).get("netns")
-                                           for m in manifests),
+        namespaced=bool(manifests) and all(_own_somaxconn(m) for m in manifests),
         server_starts=len(starts) if starts else None,
         restart=str(design.get("restart") or "on-change"),
         warmup=_warmup(manifests),
@@ -120,7 +128,30 @@ def conditions(exp: Experiment) -> Conditions:
         wrk2_durations_s=tuple(sorted({float(d) for i in wrk2
                                        if (d := runs[i].duration_s)})),
         measured_s=_measured(exp, wrk2), think_time=think_time(exp),
-        syn_retries=_syn_retries(exp))
+        syn_retries=_syn_retries(exp), counter_scopes=_counter_scopes(runs),
+        overflows=_loads(exp, [i for i, r in enumerate(runs) if r.tcp_listen_overflows]))
+
+
+def _own_somaxconn(manifest: Mapping) -> bool:
+    """Whether the run's server ran in a network namespace that set its own somaxconn (the
+    accept queue is then the design's, not the host's: profiles netns, somaxconn-large; the
+    isolated profile keeps the kernel's default)."""
+    server = manifest.get("server") or {}
+    return bool(server.get("netns")) and (server.get("variables") or {}).get(
+        "somaxconn", server.get("somaxconn")) is not None
+
+
+def _counter_scopes(runs: Sequence) -> tuple[tuple[str, int], ...]:
+    """How many runs read their kernel counters in a namespace of their own, system-wide, or
+    not at all (of the runs that recorded counters)."""
+    found: dict[str, int] = {}
+    for run in runs:
+        if not run.counters_recorded:
+            continue
+        scope = kernel_scope(run) or "not recorded"
+        kind = scope.split(" ", 1)[0] if scope.startswith("netns") else scope.split(" (")[0]
+        found[kind] = found.get(kind, 0) + 1
+    return tuple(found.items())
 
 
 def _number(value: Any) -> float:
@@ -213,13 +244,29 @@ def _syn_retries(exp: Experiment) -> tuple[str, ...]:
         return ()
     f = rows.frame
     ids = f["run_id"].astype(str) if "run_id" in f else pd.Series(map(str, range(len(f))))
+    return _loads(exp, list(np.flatnonzero(ids.isin(retried).to_numpy())))
+
+
+def _loads(exp: Experiment, which: Sequence[int]) -> tuple[str, ...]:
+    """The load levels of the analysis rows ``which``, in words, each once."""
+    f = exp.rows().frame
     load = [c for c in ("connections", "users", "target_rate_rps") if c in f]
     words = {"connections": "connections", "users": "users", "target_rate_rps": "req/s"}
     out = []
-    for _, row in f[ids.isin(retried).to_numpy()].iterrows():
+    for _, row in f.iloc[list(which)].iterrows():
         out.append(", ".join(f"{row[c]:g} {words[c]}" for c in load
                              if isinstance(row[c], int | float) and not math.isnan(row[c])))
     return tuple(dict.fromkeys(out))
+
+
+def _counted(c: Conditions) -> str:
+    """What the kernel counted about the queue, where the runs recorded it."""
+    with_counters = sum(n for scope, n in c.counter_scopes if scope != "not recorded")
+    if not with_counters:
+        return ""
+    if c.overflows:
+        return f"; the kernel counted listen overflows at {'; '.join(c.overflows)}"
+    return f"; the kernel counted no listen overflow in its {with_counters} runs with counters"
 
 
 # -- Locust's think time -------------------------------------------------------------------------
@@ -310,7 +357,7 @@ def threat_texts(c: Conditions) -> list[tuple[str, str]]:
                     "backlog, not the host's net.core.somaxconn alone): "
                     + backlog_text(queues) + ". A connection attempt that finds the queue "
                     f"full is dropped and retried after {SYN_RETRY_MS / 1000:g} s (the SYN "
-                    f"retransmission timeout){retry}."))
+                    f"retransmission timeout){retry}{_counted(c)}."))
     if c.server_starts and c.server_starts > 1:
         warm = f"only the warm-up of {c.warmup}" if c.warmup else "no warm-up"
         out.append(("restarts", f"{c.name}: the testbed started the server {c.server_starts} "
@@ -333,6 +380,14 @@ def threat_texts(c: Conditions) -> list[tuple[str, str]]:
                     f"percentiles cover only {window}: a short measured window at the end of "
                     f"{'the run' if c.wrk2_runs == 1 else 'each run'}, while the request counts "
                     f"cover the whole run."))
+    wide = dict(c.counter_scopes).get("system-wide", 0)
+    if wide:
+        out.append(("counters", f"{c.name}: the kernel counters (listen overflows, SYN "
+                    f"retransmissions, retransmitted segments, connections opened) of {wide} of "
+                    f"{sum(n for _, n in c.counter_scopes)} runs with counters were read in the "
+                    "host's network namespace, system-wide: they include other traffic on this "
+                    "host, so they bound the runs' own from above (the testbed's isolated "
+                    "profile counts a run's traffic alone)."))
     if c.think_time is not None:
         out.append(("think-time", f"{c.name}: Locust's think time: {c.think_time}; each user "
                     "waits that long after every response, so Locust's load is closed-loop and "

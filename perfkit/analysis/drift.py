@@ -44,10 +44,11 @@ import pandas as pd
 from scipy import stats as sps
 
 from perfkit.analysis.experiment import LOAD_COLUMNS, Experiment, RunSet
+from perfkit.vocabulary import DRIFT_TOLERANCE_PCT, DriftVerdict
 
 #: a drift smaller than this over a whole experiment (first run to last) does not matter
-TOLERANCE_PCT = 10.0
-DRIFT, STABLE, INCONCLUSIVE = "drift", f"no drift beyond ±{TOLERANCE_PCT:g}%", "inconclusive"
+TOLERANCE_PCT = DRIFT_TOLERANCE_PCT
+DRIFT, STABLE, INCONCLUSIVE = DriftVerdict.DRIFT, DriftVerdict.STABLE, DriftVerdict.INCONCLUSIVE
 #: above this share of run pairs with exactly equal residuals, the values are too coarse for an
 #: interval to rule a drift out (continuous metrics tie in < 3% of pairs on the bundled data,
 #: Locust's rounded p50 in 48%)
@@ -61,7 +62,7 @@ def residuals(rows: RunSet, metric: str, cells: Sequence[str]) -> pd.DataFrame:
     if metric not in f or "order" not in f:
         return pd.DataFrame(columns=["order", "cell", "residual"])
     value = pd.to_numeric(f[metric], errors="coerce")
-    keep = (value > 0) & f["order"].notna()
+    keep = (value > 0) & np.isfinite(value) & f["order"].notna()
     f, value = f[keep], value[keep]
     cols = [c for c in cells if c in f and f[c].notna().any()]
     cell = (f[cols].astype(object).apply(lambda r: ", ".join(map(str, r)), axis=1)
@@ -102,26 +103,37 @@ class Drift:
     ci_low_pct: float
     ci_high_pct: float
     p_value: float
-    verdict: str
+    verdict: DriftVerdict
     left_out: int = 0
     note: str = ""
 
 
-def theil_sen(x: np.ndarray, y: np.ndarray, confidence: float = 0.95
-              ) -> tuple[float, float, float, float]:
+def theil_sen(x: np.ndarray, y: np.ndarray, confidence: float = 0.95,
+              groups: np.ndarray | None = None) -> tuple[float, float, float, float]:
     """``(slope, low, high, p)``: the Theil-Sen slope of ``y`` on ``x``, Sen's interval at
     ``confidence`` (the slopes ``b`` whose ``|S(b)|`` stays within the normal quantile; an end
     is infinite when too few pairs can reject at all) and the two-sided p of Kendall's S at
     ``b = 0`` (no trend), on one normal approximation (Sen 1968, eq. 2.6). Pairs with equal
-    ``x`` have no slope."""
+    ``x`` have no slope; pairs with a non-finite value are left out.
+
+    ``groups``: only pairs within a group count (the seasonal Kendall test and slope of
+    Hirsch, Slack and Smith, Water Resources Research 18, 1982: S and its variance summed
+    over the groups, the slope the median of the within-group slopes), so that a level that
+    differs between groups, or was removed from each, neither makes nor hides a trend."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    g = np.zeros(len(x), dtype=np.int64) if groups is None else np.unique(
+        np.asarray(groups), return_inverse=True)[1].ravel()
+    finite = np.isfinite(x) & np.isfinite(y)  # a run without a finite value has no slope
+    x, y, g = x[finite], y[finite], g[finite]
     i, j = np.triu_indices(len(x), 1)
     dx, dy = x[j] - x[i], y[j] - y[i]
-    pair = dx != 0
+    pair = (dx != 0) & (g[i] == g[j])
     slopes = np.sort(dy[pair] / dx[pair])
     n_slopes = len(slopes)
-    var = (_ties_term(np.array([len(x)])) - _ties_term(_repeats(x))
-           - _ties_term(_repeats(y))) / 18.0
+    if not n_slopes:
+        return math.nan, -math.inf, math.inf, math.nan
+    var = sum(_ties_term(np.array([len(x[g == k])])) - _ties_term(_repeats(x[g == k]))
+              - _ties_term(_repeats(y[g == k])) for k in np.unique(g)) / 18.0
     s_zero = float(np.count_nonzero(slopes > 0) - np.count_nonzero(slopes < 0))
     p = float(2 * sps.norm.sf(abs(s_zero) / math.sqrt(var))) if var > 0 else math.nan
     reach = sps.norm.ppf(0.5 + confidence / 2) * math.sqrt(max(var, 0.0))
@@ -140,15 +152,20 @@ def _ties_term(counts: np.ndarray) -> float:
     return float(np.sum(k * (k - 1) * (2 * k + 5)))
 
 
-def trend(res: pd.DataFrame, confidence: float = 0.95, alpha: float = 0.05) -> Drift | None:
+def trend(res: pd.DataFrame, confidence: float = 0.95, alpha: float = 0.05,
+          within_cells: bool = False) -> Drift | None:
     """The Theil-Sen trend of ``residuals`` over the order (see the module docstring; None
     with fewer than 3 positions); ``res.attrs["left_out"]`` (a count, as
-    :func:`experiment_residuals` sets it) is carried to the result."""
+    :func:`experiment_residuals` sets it) is carried to the result. ``within_cells``: from
+    the pairs of runs of one cell only (:func:`theil_sen` with groups), for cells that ran
+    one after the other (two arms not interleaved), where a pair across cells compares
+    residuals centred apart and hides a drift."""
     if len(res) < 3 or res["order"].nunique() < 3:
         return None
     order = res["order"].to_numpy(dtype=float)
     resid = res["residual"].to_numpy(dtype=float)
-    slope, low, high, p = theil_sen(order, resid, confidence)
+    groups = res["cell"].to_numpy() if within_cells else None
+    slope, low, high, p = theil_sen(order, resid, confidence, groups)
     span = float(order.max() - order.min())
     pct = [math.nan if math.isnan(v) else 100 * math.expm1(span * v)
            for v in (slope, low, high)]
@@ -177,7 +194,8 @@ def check(exp: Experiment, metric: str, confidence: float = 0.95,
     return trend(experiment_residuals(exp, metric), confidence, alpha)
 
 
-def verdict(p_value: float, low_pct: float, high_pct: float, alpha: float = 0.05) -> str:
+def verdict(p_value: float, low_pct: float, high_pct: float, alpha: float = 0.05
+            ) -> DriftVerdict:
     """The drift verdict (see the module docstring)."""
     if p_value < alpha:
         return DRIFT

@@ -4,8 +4,10 @@
   load columns analysed level by level (rows from :mod:`perfkit.analysis.grouping`, Holm
   across levels), randomized complete blocks used as a nuisance term when every block holds
   the whole design (:func:`usable_block`), failed runs left out and saturated runs kept with
-  a warning, and, when an interaction is significant, the simple effects of its factors (each
-  at each level of the other; :mod:`perfkit.analysis.interactions`) with a note that the main
+  a warning, runs that did not measure the metric left out with a note naming them
+  (:func:`perfkit.analysis.runstatus.measured_rows`), and, when an interaction is
+  significant, the simple effects of its factors (each at each level of the other;
+  :mod:`perfkit.analysis.interactions`) with a note that the main
   effect is not interpretable alone. An effect on a latency computed from runs whose requests
   waited for a known timeout is an artefact, and its verdict says so; one on throughput keeps
   its verdict with a warning that the cap affects it (:mod:`perfkit.analysis.caps`). A ``~``
@@ -41,13 +43,15 @@ from perfkit.analysis.interactions import (
     detectables,
     direction,
     headline_rows,
+    key_of,
     plot_rows,
 )
 from perfkit.analysis.interactions import artefact_effects as artefact_effects
 from perfkit.analysis.interactions import headline_effects as headline_effects
 from perfkit.analysis.interactions import simple_effects as simple_effects
+from perfkit.analysis.mechanism import Mechanism, main_mechanisms, mechanism_columns
 from perfkit.analysis.metrics import Metric
-from perfkit.errors import PerfkitError, UsageError
+from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.factorial_design import factorial
 from perfkit.stats.tpower import DetectableEffect
@@ -90,6 +94,16 @@ class FactorialResult:
     #: of its runs; its effects keep their verdict and carry :attr:`level_warnings`
     level_affected_ms: Mapping[Any, tuple[float, ...]] = dataclasses.field(
         default_factory=dict)
+    #: (term, level of ``per`` as :func:`~perfkit.analysis.interactions.key_of`) -> what
+    #: the server and the kernel counted at the factor's low and high level, the other
+    #: factors at their low level (main effects only; empty when no run recorded counters:
+    #: :mod:`perfkit.analysis.mechanism`)
+    mechanisms: Mapping[tuple[str, str], Mechanism] = dataclasses.field(default_factory=dict)
+
+    def mechanism_of(self, term: str, level: Any) -> Mechanism:
+        """What the counters show beside the effect of ``term`` at ``level`` of ``per`` (an
+        empty Mechanism for an interaction, or when nothing was recorded)."""
+        return self.mechanisms.get((term, key_of(level)), Mechanism())
 
     def describe(self) -> str:
         """The method, in a sentence a reader can paste into a paper."""
@@ -238,6 +252,11 @@ class FactorialResult:
         out[names[0]] = [m.high if m and m.testable else math.nan for m in mde]
         out[names[1]] = [m.low if m and m.testable else math.nan for m in mde]
         out["mde_note"] = [m.reason if m and not m.testable else "" for m in mde]
+        if self.mechanisms:  # only where some run recorded counters: other tables unchanged
+            mech = pd.DataFrame([mechanism_columns(self.mechanism_of(t, lv), "low", "high")
+                                 for t, lv in zip(t["term"], levels, strict=True)],
+                                index=out.index)
+            out = pd.concat([out, mech], axis=1)
         return out.reset_index(drop=True)
 
     def simple_frame(self) -> pd.DataFrame:
@@ -264,16 +283,20 @@ class FactorialResult:
                (f"mde_effect_high{self.metric.suffix}", f"mde_effect_low{self.metric.suffix}"))
         out[mde[0]], out[mde[1]], out["mde_note"] = s["mde_high"], s["mde_low"], s["mde_note"]
         out["warnings"] = ["; ".join(w) for w in s["warnings"]]
+        if "mechanism" in s and any(s["mechanism"]):
+            mech = pd.DataFrame([mechanism_columns(m, "low", "high") for m in s["mechanism"]],
+                                index=out.index)
+            out = pd.concat([out, mech], axis=1)
         return out.reset_index(drop=True)
 
     def to_dict(self) -> dict[str, Any]:
-        from perfkit.analysis.compare import _records
+        from perfkit.analysis.tidy import json_records
 
         return {"metric": self.metric.name, "factors": list(self.factors),
                 "per": list(self.per), "log": self.log, "confidence": self.confidence,
                 "block": self.block, "coding": {k: dict(v) for k, v in self.coding.items()},
-                "warnings": list(self.warnings), "effects": _records(self.to_frame()),
-                "simple_effects": _records(self.simple_frame())}
+                "warnings": list(self.warnings), "effects": json_records(self.to_frame()),
+                "simple_effects": json_records(self.simple_frame())}
 
 
 def usable_block(rows: RunSet, factors: Sequence[str], per: Sequence[str],
@@ -311,10 +334,15 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
     if missing:
         raise UsageError(f"no column {missing[0]!r}; factors are manifest factors or "
                          "runs-frame columns")
+    rows, unmeasured = runstatus.measured_rows(rows, metric)
+    if not len(rows):
+        raise DataError(f"no run measured {metric.name}: "
+                        + "; ".join(n.split(": ", 1)[1] for n in unmeasured))
     pre_block = None if block == "auto" else block
     per, _ = row_keys([rows], by, [*factors, *exclude, *([pre_block] if pre_block else [])])
     used, why = usable_block(rows, factors, per, block)
     warnings = [why] if why else []
+    warnings += unmeasured
     warnings += _saturation_notes(rows, metric, [*factors, *per])
     try:
         table = factorial(rows.frame, factors, metric.name, log=log, confidence=confidence,
@@ -342,9 +370,13 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
             caps_ms[key] = check.caps_ms
         if check.affected_ms:
             affected[key] = check.affected_ms
+    mechanisms = main_mechanisms(rows, per, table["by"].drop_duplicates() if per else [None],
+                                 result.coding, key_of)
     result = dataclasses.replace(result, level_warnings=caps, level_runs=counts,
-                                 level_caps_ms=caps_ms, level_affected_ms=affected)
+                                 level_caps_ms=caps_ms, level_affected_ms=affected,
+                                 mechanisms=mechanisms)
     warnings_all = list(result.warnings) + [w for ws in caps.values() for w in ws]
+    warnings_all += dict.fromkeys(w for m in mechanisms.values() for w in m.warnings)
     return dataclasses.replace(result, simple_effects=simple_effects(rows, result),
                                warnings=tuple(warnings_all))
 

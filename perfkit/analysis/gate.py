@@ -14,14 +14,26 @@ lower is better (latency, errors), ``1 - max_regression`` where higher is better
   "improvement";
 - ``inconclusive``: the runs can never reach alpha ("not testable": too few runs), or the
   interval straddles the threshold (or lies beyond it without a significant test after Holm's
-  adjustment); the row says how many runs per arm would resolve the threshold at the observed
-  run-to-run spread (:func:`perfkit.stats.power.runs_needed`: 80% power to detect a change of
-  the threshold's size; by the symmetry of the shift model, about the chance that an unchanged
-  service's interval then ends inside the threshold);
+  adjustment); the row gives two numbers of runs per arm at the observed run-to-run spread
+  (:func:`perfkit.stats.power.runs_needed`, 80% power), one for each thing the runs may show:
+  to **resolve the threshold if nothing changed** (power to detect a change of the threshold's
+  size; by the symmetry of the shift model, about the chance that an unchanged service's
+  interval then ends inside the threshold: ``runs_per_arm_needed``), and to **decide the row
+  if the change is the one observed** (power to detect the distance from the observed ratio to
+  the threshold, which the interval must clear to call it a regression, or, inside it, a pass:
+  ``runs_per_arm_observed``). A +194% change seen on 2 runs a side is decided by the fewest
+  runs that can reach alpha (4), while resolving +5% at its spread may take 100;
+- ``no data``: the runs of a side did not measure the metric (wrk without ``--latency``
+  prints no percentiles, wrk never prints p99.9: :attr:`ComparisonRow.unmeasured`); the row
+  names how many runs and why;
 - ``error``: a side has no run in the row (``no data``): the gate cannot judge it.
 
 The exit status of a gate (:attr:`GateResult.exit_status`): 2 when a row is an error, else 1
-when a row is a regression, else 3 when a row is inconclusive, else 0.
+when a row is a regression, else 3 when a row is inconclusive or has no data, else 0. A metric
+nobody measured is no regression (1), and no error of use or of reading (2): the gate read
+valid runs and could not judge what it was asked to, so it cannot pass either; 3 lets the CI
+job decide, as for too few runs, and the row's reason says which metric to drop or which
+option (``--latency``) to add.
 """
 
 from __future__ import annotations
@@ -38,6 +50,7 @@ from perfkit.analysis.compare import (
     BETTER,
     NO_DATA,
     NOT_TESTABLE,
+    POWER,
     WORSE,
     ComparisonRow,
     ComparisonTable,
@@ -51,12 +64,14 @@ from perfkit.errors import UsageError
 from perfkit.formatting import pct_change, plain
 from perfkit.stats.power import RunsNeeded, runs_needed
 from perfkit.units import UnitError, fraction
+from perfkit.vocabulary import GateOutcome, GateStatus
 
-PASS, REGRESSION, INCONCLUSIVE, ERROR = "pass", "regression", "inconclusive", "error"
+PASS, REGRESSION, INCONCLUSIVE, ERROR = (GateStatus.PASS, GateStatus.REGRESSION,
+                                        GateStatus.INCONCLUSIVE, GateStatus.ERROR)
+#: a row whose runs did not measure the metric (the verdict word of :mod:`.runstatus`)
+NO_DATA_GATE = GateStatus.NO_DATA
 #: exit status of a gate by its worst row (ERROR first: the gate could not run as asked)
-EXIT_STATUS = {ERROR: 2, REGRESSION: 1, INCONCLUSIVE: 3, PASS: 0}
-#: power at which the runs needed to resolve the threshold are stated
-POWER = 0.8
+EXIT_STATUS = {s: s.exit_status for s in GateStatus}
 
 
 def parse_percent(text: str, option: str = "--max-regression") -> float:
@@ -83,11 +98,13 @@ class GateRow:
     keys: tuple[str, ...]
     row: ComparisonRow
     threshold_ratio: float
-    status: str
-    outcome: str
+    status: GateStatus
+    outcome: GateOutcome
     reason: str
     needed: RunsNeeded | None = None
     needed_to_test: int | None = None
+    #: runs per arm that decide the row if the change is the one observed (None: no ratio)
+    needed_observed: RunsNeeded | None = None
 
     @property
     def runs_per_arm_needed(self) -> int | None:
@@ -110,7 +127,7 @@ class GateResult:
     warnings: tuple[str, ...] = ()
 
     @property
-    def status(self) -> str:
+    def status(self) -> GateStatus:
         """The worst row status (:data:`EXIT_STATUS` order); ``pass`` without rows."""
         found = {r.status for r in self.rows}
         return next((s for s in EXIT_STATUS if s in found), PASS)
@@ -121,7 +138,8 @@ class GateResult:
 
     def counts(self) -> dict[str, int]:
         return {s: sum(r.status == s for r in self.rows) for s in (PASS, REGRESSION,
-                                                                    INCONCLUSIVE, ERROR)}
+                                                                    INCONCLUSIVE, ERROR,
+                                                                    NO_DATA_GATE)}
 
     def describe(self) -> str:
         """The rule, in a sentence a reader can paste into a paper or a CI log."""
@@ -149,6 +167,8 @@ class GateResult:
                 "p_value_holm": g.row.p_adjusted, "verdict": g.row.verdict,
                 "gate": g.status, "outcome": g.outcome, "reason": g.reason,
                 "runs_per_arm_needed": g.runs_per_arm_needed,
+                "runs_per_arm_observed": (g.needed_observed.runs_per_arm
+                                          if g.needed_observed is not None else None),
                 "power_needed": g.needed.power_stated if g.needed is not None else math.nan,
                 "log_sd": g.needed.log_sd if g.needed is not None else math.nan,
                 "mde_ratio_high": _mde(g.row, "ratio_high"),
@@ -175,8 +195,9 @@ def _missing(value: Any) -> bool:
 def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     """Table rows as a frame; ``runs_per_arm_needed`` a nullable integer (missing: ``<NA>``)."""
     frame = pd.DataFrame.from_records(records)
-    if "runs_per_arm_needed" in frame:
-        frame["runs_per_arm_needed"] = frame["runs_per_arm_needed"].astype("Int64")
+    for col in ("runs_per_arm_needed", "runs_per_arm_observed"):
+        if col in frame:
+            frame[col] = frame[col].astype("Int64")
     return frame
 
 
@@ -238,43 +259,65 @@ def gate_row(table: ComparisonTable, row: ComparisonRow, base: RunSet, new: RunS
         return dataclasses.replace(out, needed_to_test=need, reason=reason + (
             f"; the run-to-run spread is unknown (a side needs >= 2 runs): >= {need} runs per "
             "arm reach alpha at all" if need else ""))
-    needed = runs_needed(limit, values[0], values[1], alpha=table.alpha, power=POWER,
-                         family_size=table.family, n_sim=n_sim, seed=seed)
-    more = (f"{needed.runs_per_arm} runs per arm would resolve {pct_change(limit)} "
-            f"({POWER:.0%} power at the observed spread, log sd {needed.log_sd:.3f})"
-            if needed.runs_per_arm is not None else
-            f"more than {needed.max_runs} runs per arm would be needed to resolve "
-            f"{pct_change(limit)} at the observed spread (log sd {needed.log_sd:.3f})")
-    return dataclasses.replace(out, needed=needed, reason=f"{reason}; {more}")
+    common: dict[str, Any] = {"alpha": table.alpha, "power": POWER,
+                              "family_size": table.family, "n_sim": n_sim, "seed": seed}
+    needed = runs_needed(limit, values[0], values[1], **common)
+    ratio = row.comparison.ratio
+    observed = None
+    if 0 < ratio < math.inf and ratio != limit:
+        observed = runs_needed(ratio / limit, values[0], values[1], **common)
+    parts = [_runs_text(needed, f"would resolve {pct_change(limit)} if nothing changed")]
+    if observed is not None:
+        parts.append(_runs_text(observed, f"would decide it if the change is the "
+                                          f"{pct_change(ratio)} observed"))
+    spread = f"{POWER:.0%} power at the observed spread, log sd {needed.log_sd:.3f}"
+    return dataclasses.replace(out, needed=needed, needed_observed=observed,
+                               reason=f"{reason}; {spread}: {', '.join(parts)}")
+
+
+def _runs_text(needed: RunsNeeded, what: str) -> str:
+    """``"14 runs per arm would ..."``, or more than the most searched."""
+    if needed.runs_per_arm is not None:
+        return f"{needed.runs_per_arm} runs per arm {what}"
+    return f"more than {needed.max_runs} runs per arm {what}"
 
 
 def classify(row: ComparisonRow, metric: Metric, limit: float, family: int = 1
-             ) -> tuple[str, str, str]:
+             ) -> tuple[GateStatus, GateOutcome, str]:
     """(status, outcome, reason) of a comparison row against the threshold ratio ``limit``; the
     reason refers to the row's ratio interval ("the CI straddles +5.0%")."""
     c = row.comparison
     lo, hi = c.ratio_ci_low, c.ratio_ci_high
     bound = pct_change(limit)
+    if row.unmeasured:
+        sides = [side for side, n in zip(("base", "new"), (c.n_base, c.n_new), strict=True)
+                 if not n]
+        return (NO_DATA_GATE, GateOutcome.NO_DATA,
+                f"no {' and no '.join(sides)} run measured {metric.name} "
+                f"({'; '.join(row.unmeasured_reasons)}): not gated")
     if row.verdict == NO_DATA:
-        return ERROR, "no data", f"{c.n_base} vs {c.n_new} runs: a side has no run here"
+        return ERROR, GateOutcome.NO_DATA, f"{c.n_base} vs {c.n_new} runs: a side has no run here"
     if row.verdict == NOT_TESTABLE:
         holm = f" after Holm over {family} rows" if family > 1 else ""
-        return (INCONCLUSIVE, "not testable",
+        need = runs_per_arm_needed(c.alpha, family)
+        can = f"; >= {need} runs per arm can" if need else ""
+        return (INCONCLUSIVE, GateOutcome.NOT_TESTABLE,
                 f"{c.n_base} vs {c.n_new} runs can never reach p < {c.alpha:g}{holm} "
-                f"(smallest p {c.min_attainable_p:.2g})")
+                f"(smallest p {c.min_attainable_p:.2g}{can})")
     if math.isnan(lo) or math.isnan(hi):
-        return INCONCLUSIVE, "no interval", f"no ratio interval ({'; '.join(c.warnings)})"
+        return INCONCLUSIVE, GateOutcome.NO_INTERVAL, f"no ratio interval ({'; '.join(c.warnings)})"
     up = metric.lower_is_better
     beyond = lo > limit if up else hi < limit
     inside = hi <= limit if up else lo >= limit
     if row.verdict == WORSE and beyond:
-        return REGRESSION, "regression", f"the CI lies beyond {bound}"
+        return REGRESSION, GateOutcome.REGRESSION, f"the CI lies beyond {bound}"
     if inside:
-        outcome = {WORSE: "significant, below threshold", BETTER: "improvement"}.get(
-            row.verdict, "no regression")
+        outcomes: dict[str, GateOutcome] = {WORSE: GateOutcome.BELOW_THRESHOLD,
+                                            BETTER: GateOutcome.IMPROVEMENT}
+        outcome = outcomes.get(row.verdict, GateOutcome.NO_REGRESSION)
         return PASS, outcome, f"the CI stays {'below' if up else 'above'} {bound}"
     if beyond:
-        return (INCONCLUSIVE, "beyond threshold, not significant",
+        return (INCONCLUSIVE, GateOutcome.BEYOND_NOT_SIGNIFICANT,
                 f"the CI lies beyond {bound} but p Holm {row.p_adjusted:.2g} is not below "
                 f"{c.alpha:g}")
-    return INCONCLUSIVE, "straddles threshold", f"the CI straddles {bound}"
+    return INCONCLUSIVE, GateOutcome.STRADDLES, f"the CI straddles {bound}"

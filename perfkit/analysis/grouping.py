@@ -8,6 +8,10 @@
   arm ran on its own port, URL or profile). Such a column is part of what distinguishes the
   arms, never a row key: splitting on it would leave every row with one side empty. A note
   says so.
+- columns **one arm does not record**: absent from, or missing in every run of, one side
+  (an arm mixing runs from different sources: a folder of loose wrk outputs has no factors,
+  a manifest's run has). Nothing tells which row that arm's runs would belong to; a note
+  says so.
 
 ``by="none"`` pools every run into one row; a comma-separated list names the columns.
 """
@@ -66,6 +70,10 @@ def row_keys(sides: Sequence[RunSet], by: str | Sequence[str] | None = "auto",
     for col in dict.fromkeys([*LOAD_COLUMNS, *factors]):
         if col not in both or col in skip or both[col].astype(str).nunique(dropna=False) < 2:
             continue
+        unrecorded = [i for i, f in enumerate(frames) if col not in f or f[col].isna().all()]
+        if unrecorded:
+            notes.append(_unrecorded_note(col, sides, unrecorded))
+            continue
         if len(sides) == 2 and _confounded(sides[0].frame, sides[1].frame, col):
             notes.append(_confounded_note(col, sides))
             continue
@@ -86,6 +94,13 @@ def _confounded_note(col: str, sides: Sequence[RunSet]) -> str:
     a, b = (", ".join(sorted(_values(s.frame, col))) for s in sides)
     return (f"{col} differs between the arms (base: {a}; new: {b}): it is part of what the "
             "arms compare, not a row")
+
+
+def _unrecorded_note(col: str, sides: Sequence[RunSet], which: Sequence[int]) -> str:
+    names = ("base", "new") if len(sides) == 2 else tuple(s.label or "runs" for s in sides)
+    arms = " and ".join(names[i] for i in which)
+    return (f"{col} is not recorded for the {arms} runs: not a row (their runs cannot be "
+            "placed in one)")
 
 
 def rows_at(rows: RunSet, per: Sequence[str], key: Any) -> RunSet:

@@ -49,6 +49,7 @@ from perfkit.errors import DataError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.changepoint import ChangePoints, change_points
 from perfkit.stats.orderstats import median_ci, min_n_for_finite_ci
+from perfkit.vocabulary import HistoryVerdict
 
 
 # -- the series and its change points ---------------------------------------------------------
@@ -66,7 +67,9 @@ class Point:
     runs at 95%; no interval below: NaN bounds, and a warning naming the runs needed),
     ``coverage`` the coverage it achieves.
 
-    Failed and saturated runs follow the comparison's rule
+    Runs that did not measure the metric are left out (``n_runs`` counts the others) and
+    named in ``warnings`` (:func:`perfkit.analysis.runstatus.measured_rows`). Failed and
+    saturated runs follow the comparison's rule
     (:func:`perfkit.analysis.compare.ranked_worst`): where failing makes the metric worse they
     rank worst in the median and its interval (``n_failed``), else they keep their value; a
     run without a value ranks worst. ``values`` are the finished runs' positive values (the
@@ -180,12 +183,21 @@ class HistoryAnalysis:
             return [{k: (None if v is None or v is pd.NA or (isinstance(v, float)
                                                              and math.isnan(v)) else plain(v))
                      for k, v in r.items()} for r in frame.to_dict(orient="records")]
-        return {"history": self.name, "metric": self.metric.name, "unit": self.metric.unit,
-                "better": self.metric.better, "keys": list(self.keys),
+        return {"history": self.name, **self.metric.to_dict(), "keys": list(self.keys),
                 "confidence": self.confidence, "alpha": self.alpha,
                 "method": self.describe(), "warnings": list(self.warnings),
                 "series": records(self.to_frame()),
                 "change_points": records(self.change_frame())}
+
+
+def series_verdict(series: Series) -> HistoryVerdict:
+    """Where the series' metric changed: ``change`` when a change point is supported (its
+    ratio's interval excludes 1), ``weak change`` when every one found is weakly supported,
+    ``no change`` when none was found."""
+    points = series.change.change_points
+    if any(c.supported for c in points):
+        return HistoryVerdict.CHANGE
+    return HistoryVerdict.WEAK_CHANGE if points else HistoryVerdict.NO_CHANGE
 
 
 def series_keys(history: Experiment, rows: RunSet, by: Any = "auto") -> list[str]:
@@ -239,21 +251,25 @@ def _where(rows: RunSet, keys: Sequence[str], key: tuple) -> RunSet:
 def _point(rows: RunSet, label: str, metric: Metric, confidence: float) -> Point | None:
     if not len(rows):
         return None
+    time_utc = str(rows.frame["time_utc"].iloc[0])
+    rows, unmeasured = runstatus.measured_rows(rows, metric)
+    if not len(rows):
+        return Point(label, time_utc, 0, 0, math.nan, math.nan, math.nan, math.nan, (),
+                     tuple(unmeasured))
     values = rows.values(metric.name)
     worst = ranked_worst(runstatus.run_statuses(rows, metric), metric) | ~np.isfinite(values)
     kept = worst | (values > 0)  # a finished value <= 0 has no log: left out, as before
     ranked = np.where(worst, math.inf if metric.lower_is_better else -math.inf, values)[kept]
-    time_utc = str(rows.frame["time_utc"].iloc[0])
     finished = values[kept & ~worst]
     if not len(ranked):
         return Point(label, time_utc, len(rows), int(worst.sum()), math.nan, math.nan,
-                     math.nan, math.nan, ())
+                     math.nan, math.nan, (), tuple(unmeasured))
     ci = median_ci(ranked, confidence)
     none = ci.low == -math.inf and ci.high == math.inf  # too few runs for any interval
     return Point(label, time_utc, len(rows), int(worst.sum()), ci.estimate,
                  math.nan if none else ci.low, math.nan if none else ci.high,
                  math.nan if none else ci.achieved_confidence,
-                 tuple(float(v) for v in finished), ci.warnings)
+                 tuple(float(v) for v in finished), (*ci.warnings, *unmeasured))
 
 
 def _point_notes(metric: Metric, series: Sequence[Series]) -> list[str]:

@@ -35,11 +35,13 @@ from perfkit.analysis.caps import artefact, cap_check, is_artefact
 from perfkit.analysis.compare import BETTER, NO_CHANGE, POWER, WORSE
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import rows_at
+from perfkit.analysis.mechanism import factor_mechanism
 from perfkit.analysis.metrics import Metric
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues
 from perfkit.stats.factorial_design import factorial
 from perfkit.stats.tpower import DetectableEffect, min_detectable_effect
+from perfkit.vocabulary import Verdict
 
 if TYPE_CHECKING:
     from perfkit.analysis.effects import FactorialResult
@@ -52,7 +54,7 @@ HEADLINE_COLUMNS = ("level_key", "term", "at", "estimate", "ci_low", "ci_high", 
 
 #: the verdict of a significant interaction: the factors' effects do not add up (on the
 #: analysis scale); neither better nor worse, its simple effects say how each factor acts
-INTERACTION = "interaction"
+INTERACTION = Verdict.INTERACTION
 
 
 def direction(metric: Metric, effect: float) -> str:
@@ -66,7 +68,7 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
     ``on_timeout_cap``, ``cap_affected``, ``warnings`` (the cap warnings of its runs),
     ``df_error``, ``holm_family`` (the simple effects its p is adjusted with) and, for a
     ``~``, ``mde_high``/``mde_low`` (on the effect's scale) or ``mde_note`` (why none)."""
-    found, checks = [], []
+    found, checks, mechanisms = [], [], []
     t = result.effects
     pcol = result.p_column()
     for _, r in t[t["term"].str.count(":") == 1].iterrows():
@@ -79,13 +81,14 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
                 sub = at.subset(match(at.frame[other], [level_text(level)]))
                 found.append(_simple_row(sub, factor, other, level, r["by"], r["term"], result))
                 checks.append(cap_check(sub, result.metric))
+                mechanisms.append(factor_mechanism(sub, factor, result.coding[factor]))
     frame = pd.DataFrame(found)
     if not len(frame):
         return frame
     families: dict[tuple, list[int]] = {}
     for i, (key, factor, term) in enumerate(zip(frame["level_key"], frame["factor"],
                                                 frame["interaction"], strict=True)):
-        families.setdefault((_key(key), factor, term), []).append(i)
+        families.setdefault((key_of(key), factor, term), []).append(i)
     holm = np.full(len(frame), np.nan)
     size = np.ones(len(frame), dtype=int)
     for idx in families.values():
@@ -102,6 +105,7 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
     frame["cap_affected"] = [bool(c.affected_ms) for c in checks]
     frame["warnings"] = [c.warnings for c in checks]
     frame["holm_family"] = size
+    frame["mechanism"] = cast(Any, mechanisms)  # one object per row
     mde = detectables(result, frame)
     frame["mde_high"] = [m.high if m and m.testable else math.nan for m in mde]
     frame["mde_low"] = [m.low if m and m.testable else math.nan for m in mde]
@@ -176,32 +180,34 @@ def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
                          "n_runs": [result.level_runs.get(k, result.n_runs) for k in keys],
                          "cap_affected": frame["cap_affected"],
                          "warnings": [tuple(result.level_warnings.get(k, ())) for k in keys],
+                         "mechanism": [result.mechanism_of(t, k)
+                                       for t, k in zip(frame["term"], keys, strict=True)],
                          "interaction": False})
     s = result.simple_effects
     if len(s):
-        split = {(_key(k), i) for k, i in zip(s["level_key"], s["interaction"], strict=True)}
-        gone = {(_key(k), t) for k, f, i in zip(s["level_key"], s["factor"], s["interaction"],
+        split = {(key_of(k), i) for k, i in zip(s["level_key"], s["interaction"], strict=True)}
+        gone = {(key_of(k), t) for k, f, i in zip(s["level_key"], s["factor"], s["interaction"],
                                                 strict=True)
                 for t in ((f,) if keep_interactions else (f, i))}
-        main["interaction"] = [(_key(k), t) in split for k, t in zip(keys, main["term"],
+        main["interaction"] = [(key_of(k), t) in split for k, t in zip(keys, main["term"],
                                                                      strict=True)]
-        main = main[[(_key(k), t) not in gone for k, t in zip(keys, main["term"], strict=True)]]
+        main = main[[(key_of(k), t) not in gone for k, t in zip(keys, main["term"], strict=True)]]
         simple = pd.DataFrame({**{c: s[c] for c in result.per}, "level_key": s["level_key"],
                                "term": s["factor"], "at": s["at"], "estimate": s["effect"],
                                "ci_low": s["ci_low"], "ci_high": s["ci_high"],
                                "p_value": s["p_value_holm"], "significant": s["significant"],
                                "verdict": s["verdict"], "n_runs": s["n_runs"],
                                "cap_affected": s["cap_affected"], "warnings": s["warnings"],
-                               "interaction": False})
-        order = {k: i for i, k in enumerate(dict.fromkeys(map(_key, keys)))}
+                               "mechanism": s["mechanism"], "interaction": False})
+        order = {k: i for i, k in enumerate(dict.fromkeys(map(key_of, keys)))}
         both = pd.concat([main, simple], ignore_index=True)
-        main = both.iloc[np.argsort([order[_key(k)] for k in both["level_key"]], kind="stable")]
+        main = both.iloc[np.argsort([order[key_of(k)] for k in both["level_key"]], kind="stable")]
     value = main["estimate"].astype(float)
     size = cast(pd.Series, np.log(value)).abs() if result.log else value.abs()
     return main.assign(size=size).reset_index(drop=True)
 
 
-def _key(level: Any) -> str:
+def key_of(level: Any) -> str:
     """A level of ``per`` (a value, a tuple, None) as a comparable text key."""
     values = level if isinstance(level, tuple) else (level,)
     return repr(tuple(plain(v) for v in values))
@@ -211,12 +217,20 @@ def headline_effects(results: Sequence[FactorialResult], limit: int | None = Non
                      ) -> tuple[list[tuple[FactorialResult, pd.Series]], int]:
     """The measured significant effects of all ``results`` (:func:`headline_rows` whose
     verdict is ``better``/``worse``), largest first (ordered across results by ``size``), at
-    most ``limit`` of them, and how many more there are. Artefacts are not among them:
-    :func:`artefact_effects`."""
+    most ``limit`` of them: the largest of each factor, then the largest of the rest; and how
+    many more there are. Artefacts are not among them: :func:`artefact_effects`."""
     found = [(result, row) for result in results
              for _, row in headline_rows(result).iterrows() if row["verdict"] in (BETTER, WORSE)]
     found.sort(key=lambda item: -item[1]["size"])
-    shown = found if limit is None else found[:limit]
+    if limit is None:
+        return found, 0
+    # each factor's largest effect first, so that a reader asking about any factor finds it
+    # (one factor's many large effects would otherwise crowd out another's), then the others
+    first = list({str(row["term"]): i for i, (_, row) in reversed(list(enumerate(found)))
+                  }.values())
+    keep = sorted(first)[:limit]
+    keep += [i for i in range(len(found)) if i not in keep][: limit - len(keep)]
+    shown = [found[i] for i in sorted(keep)]
     return shown, len(found) - len(shown)
 
 

@@ -10,6 +10,8 @@ print the same number):
 
 - ``failed`` runs (the tool failed, every response failed, no value) are left out of the
   estimate, with a warning; the SLO verdict fails their rate;
+- ``no data`` runs (their tool never printed the percentile: wrk without ``--latency``, wrk's
+  p99.9) are left out too, named, and fail nothing: not measuring is not failing;
 - ``saturated`` runs (wrk2 far below its target, or below it with a latency above its kept-up
   peers') keep their measured value: wrk2's corrected latency is the latency at the offered
   rate, queueing included. A warning says the configuration did not sustain the rate there;
@@ -38,17 +40,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.compare import _records
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import load_point
 from perfkit.analysis.runstatus import (
     FAILED,
+    NO_DATA,
     SATURATED,
     SHORT,
-    RunStatus,
+    RunJudgement,
     peer_columns,
     percentile_statuses,
 )
+from perfkit.analysis.tidy import json_records
 from perfkit.formatting import level_text
 from perfkit.histogram import LatencyHistogram
 from perfkit.model import Run
@@ -73,7 +76,8 @@ SPECTRUM_GRID = (10.0, 25.0, 50.0, 68.4, 80.0, 90.0, 95.0, 96.8, 98.0, 99.0, 99.
                  99.9, 99.95, 99.968, 99.98, 99.99, 99.995, 99.998, 99.999)
 #: each status that is not ``ok``: what it is, and what it does to a cell (its warning)
 STATUS_WORDS = {
-    FAILED: ("failed", "left out of the estimate"),
+    FAILED: (FAILED.value, "left out of the estimate"),
+    NO_DATA: ("did not measure it", "left out of the estimate, not failed"),
     SATURATED: ("saturated, not sustaining the offered rate",
                 "kept in the estimate with their latency, queueing included; the SLO verdict "
                 "fails this rate"),
@@ -109,15 +113,15 @@ class ConfigRuns:
     def runs(self) -> tuple[Run, ...]:
         return self.rows.runs
 
-    def statuses(self, q: float) -> list[RunStatus]:
+    def statuses(self, q: float) -> list[RunJudgement]:
         """Each run's status for percentile ``q`` (aligned with :attr:`runs`)."""
         return percentile_statuses(self.rows, q, self.cells)
 
-    def items(self, q: float, statuses: Sequence[RunStatus] | None = None) -> list[Run | None]:
+    def items(self, q: float, statuses: Sequence[RunJudgement] | None = None) -> list[Run | None]:
         """What the estimate of percentile ``q`` is built on: each run, None for a failed one
-        (aligned with :attr:`runs`)."""
+        or one that did not measure it (aligned with :attr:`runs`)."""
         statuses = self.statuses(q) if statuses is None else statuses
-        return [None if s.status == FAILED else r
+        return [None if s.status in (FAILED, NO_DATA) else r
                 for r, s in zip(self.runs, statuses, strict=True)]
 
     def values_ms(self, q: float) -> np.ndarray:
@@ -223,7 +227,7 @@ class LatencyEstimate:
 
     config: str
     ci: PercentileCI
-    statuses: tuple[RunStatus, ...]
+    statuses: tuple[RunJudgement, ...]
 
     def count(self, status: str) -> int:
         return sum(s.status == status for s in self.statuses)
@@ -293,8 +297,8 @@ class LatencyTable:
     def to_dict(self) -> dict[str, Any]:
         return {"by": list(self.groups.by), "confidence": self.confidence,
                 "estimand": self.value_text(), "warnings": list(self.warnings),
-                "selection": _records(self.groups.to_frame()),
-                "percentiles": _records(self.to_frame())}
+                "selection": json_records(self.groups.to_frame()),
+                "percentiles": json_records(self.to_frame())}
 
 
 def percentiles(groups: RunGroups, qs: Sequence[float] = (50.0, 99.0, 99.9),

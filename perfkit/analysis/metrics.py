@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable
 
 from perfkit.errors import UsageError
+from perfkit.vocabulary import Verdict
 
 LOWER = "lower"
 HIGHER = "higher"
@@ -55,10 +56,15 @@ class Metric:
         """``"p99 latency [ms]"``: the label with its unit, for figures and table headers."""
         return f"{self.label} [{self.unit}]" if self.unit else self.label
 
-    def verdict(self, ratio: float) -> str:
+    def verdict(self, ratio: float) -> Verdict:
         """``better`` or ``worse`` for a significant change new/base = ``ratio``."""
         up = ratio > 1
-        return "worse" if up == self.lower_is_better else "better"
+        return Verdict.WORSE if up == self.lower_is_better else Verdict.BETTER
+
+    def to_dict(self) -> dict[str, str]:
+        """``metric``, ``unit`` and which way is better (``lower``/``higher``), as a result's
+        JSON gives them."""
+        return {"metric": self.name, "unit": self.unit, str(Verdict.BETTER): self.better}
 
 
 _FIXED = (

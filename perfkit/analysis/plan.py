@@ -13,7 +13,11 @@ of its runs (:mod:`perfkit.stats.powersim`):
 - for the current design (the runs per arm observed: n vs n for one set of runs, n_base vs
   n_new for two): the minimum detectable ratios each way
   (:func:`perfkit.stats.power.min_detectable_ratio`) and the power at ``detect``
-  (:func:`perfkit.stats.power.power_at_ratio`).
+  (:func:`perfkit.stats.power.power_at_ratio`);
+- with two sets of runs, the change they show (the Hodges-Lehmann ratio new/base of
+  :func:`perfkit.stats.compare`) and the runs per arm that detect a change of that size
+  (``runs_per_arm_observed``): a +194% seen on 2 runs a side needs the fewest runs that can
+  reach alpha, whatever ``detect`` needs at the same spread.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfkit.analysis import runstatus
 from perfkit.analysis.compare import cell_runs, row_labels
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.gate import plain_rows, records_frame, threshold_ratio
@@ -33,11 +38,13 @@ from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.metrics import Metric
 from perfkit.errors import DataError, UsageError
 from perfkit.formatting import plain
+from perfkit.stats import compare
 from perfkit.stats import power as pw
+from perfkit.stats.power import RunsNeeded as RunsNeeded
 
 
 @dataclasses.dataclass(frozen=True)
-class PlanRow:
+class PowerPlanRow:
     """One row: the observed runs per arm, the answers of the power engine, and warnings."""
 
     key: tuple[Any, ...]
@@ -47,10 +54,14 @@ class PlanRow:
     current: pw.MinDetectable
     power_now: pw.PowerAtRatio
     warnings: tuple[str, ...]
+    #: the change new/base the two sets of runs show, and the runs per arm that detect a
+    #: change of its size (None: one set of runs, or no ratio)
+    observed_ratio: float = math.nan
+    needed_observed: pw.RunsNeeded | None = None
 
 
 @dataclasses.dataclass(frozen=True)
-class Plan:
+class PowerPlan:
     """The plan for detecting ``detect`` (a fraction) on ``metric``, row by row."""
 
     metric: Metric
@@ -61,7 +72,7 @@ class Plan:
     alpha: float
     power: float
     family: int
-    rows: tuple[PlanRow, ...]
+    rows: tuple[PowerPlanRow, ...]
     warnings: tuple[str, ...] = ()
 
     def describe(self) -> str:
@@ -81,6 +92,9 @@ class Plan:
                 "spread_source": r.needed.spread_source, "detect_ratio": self.ratio,
                 "runs_per_arm_needed": r.needed.runs_per_arm,
                 "power_stated": r.needed.power_stated,
+                "observed_ratio": r.observed_ratio,
+                "runs_per_arm_observed": (r.needed_observed.runs_per_arm
+                                          if r.needed_observed is not None else None),
                 "noether_runs_per_arm": r.needed.noether_runs_per_arm,
                 "power_now": r.power_now.power, "mde_ratio_high": _none(r.current.ratio_high),
                 "mde_ratio_low": _none(r.current.ratio_low),
@@ -104,7 +118,7 @@ def _none(value: float | None) -> float:
 
 def plan_runs(sides: Sequence[RunSet], metric: Metric, detect: float, *, alpha: float = 0.05,
               power: float = 0.8, by: Any = "auto", exclude: Sequence[str] = (),
-              family: int | None = None, n_sim: int = 4000, seed: int = 0) -> Plan:
+              family: int | None = None, n_sim: int = 4000, seed: int = 0) -> PowerPlan:
     """Runs per arm needed to detect ``detect`` (a fraction, 0.03 for 3%), row by row (see the
     module docstring). ``family``: the Holm family size (default: the number of rows)."""
     if len(sides) not in (1, 2):
@@ -117,10 +131,13 @@ def plan_runs(sides: Sequence[RunSet], metric: Metric, detect: float, *, alpha: 
     ratio = threshold_ratio(metric, detect)
     rows = []
     for key in labels:
-        values = [_positive(cell_runs(s, keys, key).values(metric.name)) for s in sides]
-        rows.append(_row(key, values, metric, ratio, alpha, power, family, n_sim, seed))
-    return Plan(metric, tuple(s.label for s in sides), tuple(keys), detect, ratio, alpha, power,
-                family, tuple(rows), tuple(notes))
+        cells = [cell_runs(s, keys, key) for s in sides]
+        left_out = [runstatus.unmeasured(c, metric) for c in cells]
+        values = [_positive(c.values(metric.name)) for c in cells]
+        rows.append(_row(key, values, metric, ratio, alpha, power, family, n_sim, seed,
+                         [r for side in left_out for r in side]))
+    return PowerPlan(metric, tuple(s.label for s in sides), tuple(keys), detect, ratio, alpha,
+                     power, family, tuple(rows), tuple(notes))
 
 
 def _positive(values: np.ndarray) -> np.ndarray:
@@ -128,10 +145,16 @@ def _positive(values: np.ndarray) -> np.ndarray:
 
 
 def _row(key: tuple, values: list[np.ndarray], metric: Metric, ratio: float, alpha: float,
-         power: float, family: int, n_sim: int, seed: int) -> PlanRow:
+         power: float, family: int, n_sim: int, seed: int,
+         unmeasured: Sequence[str] = ()) -> PowerPlanRow:
     base = values[0]
     new = values[1] if len(values) == 2 else np.array([], dtype=float)
     where = f"row {', '.join(map(str, key))}" if key else "the runs"
+    notes = runstatus.unmeasured_note("", unmeasured, metric)
+    if notes and min(len(v) for v in values) == 0:
+        side = " on a side" if len(values) == 2 else ""
+        raise DataError(f"{where}: no run measured {metric.name}{side} ("
+                        + "; ".join(dict.fromkeys(r for r in unmeasured if r)) + ")")
     if len(values) == 2 and min(len(base), len(new)) == 0:
         raise DataError(f"{where}: a side has no run with a positive {metric.name}")
     if max(len(base), len(new)) < 2:
@@ -145,5 +168,10 @@ def _row(key: tuple, values: list[np.ndarray], metric: Metric, ratio: float, alp
     current = pw.min_detectable_ratio(base, new, n_base=n_b, n_new=n_n, power=power,
                                    lower_is_better=metric.lower_is_better, **common)
     now = pw.power_at_ratio(ratio, base, new, n_base=n_b, n_new=n_n, **common)
-    warnings = tuple(dict.fromkeys([*needed.warnings, *current.warnings]))
-    return PlanRow(key, n_b, n_n, needed, current, now, warnings)
+    warnings = tuple(dict.fromkeys([*notes, *needed.warnings, *current.warnings]))
+    ratio_seen, seen = math.nan, None
+    if len(values) == 2 and min(len(base), len(new)) >= 1:
+        ratio_seen = compare(base, new, alpha, lower_is_better=metric.lower_is_better).ratio
+        if 0 < ratio_seen < math.inf and ratio_seen != 1:
+            seen = pw.runs_needed(ratio_seen, base, new, power=power, **common)
+    return PowerPlanRow(key, n_b, n_n, needed, current, now, warnings, ratio_seen, seen)

@@ -25,13 +25,14 @@ from typing import Any
 import pandas as pd
 
 from perfkit.analysis import runstatus
-from perfkit.analysis.compare import _records
 from perfkit.analysis.experiment import Experiment
+from perfkit.analysis.tidy import json_records
 from perfkit.model import ERROR_RATIO_WARN, Run
+from perfkit.vocabulary import RunStatus
 
 #: the per-experiment counts of :meth:`QualityTable.summary_frame`, each a run with a problem
-PROBLEMS = ("failed", "saturated", "short", f"error_ratio_over_{ERROR_RATIO_WARN:g}",
-            "non_2xx_runs", "generator_busy")
+PROBLEMS = (RunStatus.FAILED, RunStatus.SATURATED, RunStatus.SHORT,
+            f"error_ratio_over_{ERROR_RATIO_WARN:g}", "non_2xx_runs", "generator_busy")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,9 +68,7 @@ class QualityTable:
             rows.append({
                 "experiment": name, "runs": len(g),
                 "unreadable_files": self.unreadable.get(name, 0),
-                "failed": int((g["status"] == runstatus.FAILED).sum()),
-                "saturated": int((g["status"] == runstatus.SATURATED).sum()),
-                "short": int((g["status"] == runstatus.SHORT).sum()),
+                **{str(s): int((g["status"] == s).sum()) for s in PROBLEMS[:3]},
                 PROBLEMS[3]: int((g["error_ratio"] > ERROR_RATIO_WARN).sum()),
                 "non_2xx_runs": int((g["non_2xx_3xx"].fillna(0) > 0).sum()),
                 "generator_busy": int(g["generator_busy"].sum()),
@@ -79,7 +78,8 @@ class QualityTable:
     def to_dict(self) -> dict[str, Any]:
         return {"error_ratio_max": ERROR_RATIO_WARN,
                 "generator_busy": runstatus.GENERATOR_BUSY, "warnings": list(self.warnings),
-                "summary": _records(self.summary_frame()), "runs": _records(self.to_frame())}
+                "summary": json_records(self.summary_frame()),
+                "runs": json_records(self.to_frame())}
 
 
 RUN_COLUMNS = ("experiment", "run_id", "tool", "order", "requests", "status", "reason",

@@ -40,7 +40,21 @@ Every run gets a :class:`RunStatus` for the metric being analysed:
     A short run keeps its measured value, is warned about, and every comparison it enters is
     repeated without the doubtful runs (a sensitivity result) rather than re-ranked.
 
+- ``no data``: the run ran (requests > 0, not failed) but its tool never measured the metric:
+  wrk without ``--latency`` prints no percentiles, wrk never prints p99.9, wrk2 without
+  ``--latency`` prints none, only wrk2 ``-U`` prints uncorrected latency, Locust reports no
+  socket errors (:func:`unmeasured_reason`, the one rule). "No data" is about a (run,
+  metric) pair, "failed" about the run: a run without the metric is left out of that
+  metric's analysis with a note naming how many runs and why, never failed, never ranked
+  worst. A run that recorded no latency sample at all although it asked for one (the
+  tool's ``-nan``/``0.00us`` placeholders: every request timed out) did measure, and got
+  nothing: it stays ``failed`` ("no value").
 - ``ok``: everything else.
+
+Where a saturated run recorded the kernel's counters and they show listen overflows or SYN
+retransmissions, its reason cites them (:func:`perfkit.analysis.mechanism.stall_evidence`):
+connection attempts dropped from a full accept queue wait 1 s for their retry, which is
+measured, not inferred from the latency.
 
 A run's peers are the runs of its configuration and load (:func:`peer_columns`); for a latency
 percentile the status is judged on that percentile's column, else on p99
@@ -56,10 +70,18 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from perfkit.analysis.experiment import LOAD_COLUMNS, NOT_FACTORS, Experiment, RunSet
-from perfkit.analysis.metrics import Metric, metric
+from perfkit.analysis.mechanism import stall_evidence
+from perfkit.analysis.metrics import Metric, metric, percentile_of
 from perfkit.model import SATURATION_RATIO, Run, percentile_column
+from perfkit.vocabulary import FAILED_STATUSES, RunStatus
 
-OK, FAILED, SATURATED, SHORT = "ok", "failed", "saturated", "short"
+OK, FAILED, SATURATED, SHORT = (RunStatus.OK, RunStatus.FAILED, RunStatus.SATURATED,
+                                RunStatus.SHORT)
+#: a (run, metric) pair the run's tool never measured: the verdict word of a comparison row
+#: without data, too (:data:`perfkit.analysis.compare.NO_DATA`)
+NO_DATA = RunStatus.NO_DATA
+#: :func:`failure_reason` of a run that did not fail but has no value of the metric
+NO_VALUE = "no value"
 #: achieved / target below which a wrk2 run is saturated whatever its latency
 SATURATED_BELOW = 0.9
 #: generator CPU share (of the cores it may use) from which a run measured the generator (>=):
@@ -71,7 +93,6 @@ MOVED_SDS = 3.0
 MOVED_FACTOR = 1.5
 #: the latency column judged for "moved" when the metric itself is not a latency
 REFERENCE_LATENCY = "latency_p99_ms"
-FAILED_STATUSES = ("failed", "killed", "aborted", "timeout")
 #: error ratio from which a run failed (>=) on latency and throughput metrics: most of its
 #: requests failed, so what it measured is the failing, not the service
 FAILED_ERROR_RATIO = 0.5
@@ -80,15 +101,16 @@ UNDECIDED = "generator or server (undecided)"
 
 
 @dataclasses.dataclass(frozen=True)
-class RunStatus:
-    """A run's status for one analysis, and the reason in words (empty when ``ok``)."""
+class RunJudgement:
+    """A run's status for one analysis (:class:`perfkit.vocabulary.RunStatus`), and the reason
+    in words (empty when ``ok``)."""
 
-    status: str
+    status: RunStatus
     reason: str = ""
 
     @property
     def counts_as_failed(self) -> bool:
-        return self.status in (FAILED, SATURATED)
+        return self.status.counts_as_failed
 
 
 def failure_reason(run: Run, value: float, metric: Metric | None = None) -> str:
@@ -110,9 +132,95 @@ def failure_reason(run: Run, value: float, metric: Metric | None = None) -> str:
         # floored, so that 99.99% never reads as 100% (which "every response failed" means)
         share = math.floor(ratio * 1000) / 10
         return f"{share:.1f}% of requests failed (>= {FAILED_ERROR_RATIO:.0%})"
+    if math.isinf(value):
+        return "an infinite value (no tool measures one)"
     if not math.isfinite(value):
-        return "no value"
+        return NO_VALUE
     return ""
+
+
+def unmeasured_reason(run: Run, metric: Metric) -> str:
+    """Why ``run`` holds no value of ``metric`` although it ran: its tool never measured it
+    (``"wrk prints p50-p99 only"``); empty when the run has the value, failed (exit code,
+    status, every response failed, the error ratio: :func:`failure_reason`), completed no
+    request, or asked for latencies and recorded none (the tool's no-data placeholders: it
+    measured, and got nothing, so it stays failed).
+
+    The one rule telling "no data" (a property of the run and the metric) from "failed" (a
+    property of the run), read from the run alone: its tool, ``latency_source``, the
+    percentiles it printed and whether it has a histogram."""
+    if not math.isnan(_value(run, metric)) or failure_reason(run, 0.0, metric) \
+            or not run.requests:
+        return ""
+    if not metric.is_latency:
+        return f"{run.tool} does not report {metric.label}"
+    if not _finite(run.latency_mean_ms) and not _finite(run.latency_max_ms):
+        return ""  # it measured latency and recorded no sample: failed ("no value")
+    q = percentile_of(metric.name)
+    if q is None:
+        return f"{run.tool} does not print the {metric.label}"
+    if metric.name.startswith("latency_uncorrected_"):
+        if run.tool != "wrk2":
+            return f"{run.tool} prints no uncorrected latency (wrk2 -U does)"
+        if run.uncorrected_percentiles_ms or run.uncorrected_histogram is not None:
+            return _printed_only(run.tool, run.uncorrected_percentiles_ms)
+        return "wrk2 printed no uncorrected latency (it needs -U and --latency)"
+    if run.percentiles_ms or run.histogram is not None:
+        return _printed_only(run.tool, run.percentiles_ms)
+    if run.tool in ("wrk", "wrk2"):
+        return f"{run.tool} without --latency prints no percentiles"
+    return f"{run.tool} printed no percentiles"
+
+
+def _printed_only(tool: str, printed: Mapping[float, float]) -> str:
+    qs = sorted(printed)
+    if not qs:
+        return f"{tool} printed no such percentile"
+    span = f"p{qs[0]:g}" if len(qs) == 1 else f"p{qs[0]:g}-p{qs[-1]:g}"
+    return f"{tool} prints {span} only"
+
+
+def _finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
+
+
+def _value(run: Run, metric: Metric) -> float:
+    q = percentile_of(metric.name)
+    if q is not None:
+        found = (run.uncorrected_percentiles_ms if metric.name.startswith(
+            "latency_uncorrected_") else run.percentiles_ms).get(q)
+        return math.nan if found is None else float(found)
+    value = getattr(run, metric.name, None)
+    return float(value) if isinstance(value, int | float) else math.nan
+
+
+def unmeasured(rows: RunSet, metric: Metric) -> list[str]:
+    """Per run of ``rows``, why it did not measure ``metric`` (:func:`unmeasured_reason`;
+    empty for a run with a value, or one that failed)."""
+    values = rows.values(metric.name) if metric.name in rows.frame else np.full(len(rows),
+                                                                                np.nan)
+    return ["" if not math.isnan(v) else unmeasured_reason(run, metric)
+            for v, run in zip(values, rows.runs, strict=True)]
+
+
+def measured_rows(rows: RunSet, metric: Metric, label: str = "") -> tuple[RunSet, list[str]]:
+    """``rows`` without the runs that did not measure ``metric``, and the notes naming them
+    (:func:`unmeasured_note`)."""
+    reasons = unmeasured(rows, metric)
+    keep = np.array([not r for r in reasons], dtype=bool)
+    if keep.all():
+        return rows, []
+    return rows.subset(keep), unmeasured_note(label, reasons, metric)
+
+
+def unmeasured_note(label: str, reasons: Sequence[str], metric: Metric) -> list[str]:
+    """The notes of a side whose runs did not measure ``metric`` (``reasons``: their
+    :func:`unmeasured_reason`, empty for the others): ``"new: 3 run(s) did not measure
+    latency_p99_9_ms (left out): wrk prints p50-p99 only"``, one per reason."""
+    found = [r for r in reasons if r]
+    head = f"{label}: " if label else ""
+    return [f"{head}{found.count(r)} run(s) did not measure {metric.name} (left out, not "
+            f"failed): {r}" for r in dict.fromkeys(found)]
 
 
 def generator_share(run: Run) -> float:
@@ -190,7 +298,7 @@ def peer_latencies(rows: RunSet, metric: Metric, i: int) -> np.ndarray:
     return cell.latency[cell.comparable & (np.arange(len(rows)) != i)]
 
 
-def run_statuses(rows: RunSet, metric: Metric) -> list[RunStatus]:
+def run_statuses(rows: RunSet, metric: Metric) -> list[RunJudgement]:
     """The status of every run of ``rows`` for ``metric``; ``rows`` should be one arm of one
     configuration and load level, so that a run's peers are the other runs in it (those that
     finished within 10% of their target rate)."""
@@ -198,8 +306,11 @@ def run_statuses(rows: RunSet, metric: Metric) -> list[RunStatus]:
     out = []
     for i, run in enumerate(rows.runs):
         reason = cell.reasons[i]
-        if reason:
-            out.append(RunStatus(FAILED, reason))
+        unmeasured = unmeasured_reason(run, metric) if reason == NO_VALUE else ""
+        if unmeasured:
+            out.append(RunJudgement(NO_DATA, unmeasured))
+        elif reason:
+            out.append(RunJudgement(FAILED, reason))
         elif run.tool == "wrk2" and cell.ratios[i] < SATURATION_RATIO:
             others = np.arange(len(rows)) != i
             peers = cell.latency[cell.comparable & others]
@@ -210,34 +321,45 @@ def run_statuses(rows: RunSet, metric: Metric) -> list[RunStatus]:
             out.append(_short_or_saturated(run, cell.ratios[i], cell.latency[i], peers,
                                            cell_short))
         else:
-            out.append(RunStatus(OK))
+            out.append(RunJudgement(OK))
     return out
 
 
 def _short_or_saturated(run: Run, ratio: float, latency: float, peers: np.ndarray,
-                        cell_short: np.ndarray | None = None) -> RunStatus:
+                        cell_short: np.ndarray | None = None) -> RunJudgement:
     """``cell_short``: the achieved ratios of every finished run of the cell when none of
     the run's peers kept its rate (None otherwise)."""
     share = generator_share(run)
     achieved = f"achieved {ratio:.3f} x its target rate"
     if generator_busy(run):
-        return RunStatus(SHORT, f"{achieved} with the generator at {share:.0%} of its cores: "
-                                "it measured the generator")
+        return RunJudgement(SHORT, f"{achieved} with the generator at {share:.0%} of its cores: "
+                                   "it measured the generator")
     if ratio < SATURATED_BELOW:
-        return RunStatus(SATURATED, f"{achieved}: the rate was not sustained")
+        return RunJudgement(SATURATED, f"{achieved}: the rate was not sustained{_dropped(run)}")
     moved = latency_moved(latency, peers)
     if moved:
-        return RunStatus(SATURATED, f"{achieved} and its latency rose above its peers'")
+        return RunJudgement(SATURATED, f"{achieved} and its latency rose above its "
+                                       f"peers'{_dropped(run)}")
     cpu = "" if math.isnan(share) else f", generator at {share:.0%} of its cores"
     if cell_short is not None:
-        return RunStatus(SHORT, f"{achieved}, and every run of its configuration and load "
-                                f"fell short ({_span(cell_short)} x{cpu}): no peer kept the "
-                                "rate to judge its latency by; the rate was not sustained by "
-                                f"this setup, {UNDECIDED}: a shortfall in doubt")
+        return RunJudgement(SHORT, f"{achieved}, and every run of its configuration and load "
+                                   f"fell short ({_span(cell_short)} x{cpu}): no peer kept the "
+                                   "rate to judge its latency by; the rate was not sustained by "
+                                   f"this setup, {UNDECIDED}: a shortfall in doubt")
     why = ("no peer to judge its latency by" if moved is None
            else "its latency is like its peers'")
-    return RunStatus(SHORT, f"{achieved} ({why}{cpu}): a shortfall in doubt, not a failed "
-                            "server")
+    return RunJudgement(SHORT, f"{achieved} ({why}{cpu}): a shortfall in doubt, not a failed "
+                               "server")
+
+
+def _dropped(run: Run) -> str:
+    """The kernel's evidence of connection attempts dropped and retried after 1 s, where the
+    run recorded it and it is not nil (``"; the kernel counted 1,234 listen overflows and 567
+    SYN retransmissions (netns X): ..."``); ``""`` otherwise."""
+    if not (run.tcp_listen_overflows or run.tcp_syn_retransmits):
+        return ""
+    return (f"; the kernel counted {stall_evidence(run)}: connection attempts dropped from a "
+            "full accept queue and retried after 1 s")
 
 
 def _span(values: np.ndarray) -> str:
@@ -245,12 +367,12 @@ def _span(values: np.ndarray) -> str:
     return lo if lo == hi else f"{lo}-{hi}"
 
 
-def statuses_by_cell(rows: RunSet, metric: Metric, cells: list[str]) -> list[RunStatus]:
+def statuses_by_cell(rows: RunSet, metric: Metric, cells: list[str]) -> list[RunJudgement]:
     """:func:`run_statuses` within each cell (the runs sharing the values of ``cells``), so
     that a run's peers are the runs of its own configuration and load; aligned with ``rows``."""
     keys = [tuple(str(v) for v in r) for r in rows.frame[cells].itertuples(index=False)] \
         if cells else [()] * len(rows)
-    out: list[RunStatus] = [RunStatus(OK)] * len(rows)
+    out: list[RunJudgement] = [RunJudgement(OK)] * len(rows)
     for key in dict.fromkeys(keys):
         mask = np.array([k == key for k in keys], dtype=bool)
         for i, status in zip(np.flatnonzero(mask), run_statuses(rows.subset(mask), metric),
@@ -266,7 +388,7 @@ def peer_columns(rows: RunSet, by: Sequence[str] = ()) -> list[str]:
     return [c for c in dict.fromkeys(cols) if c in rows.frame and c not in NOT_FACTORS]
 
 
-def percentile_statuses(rows: RunSet, q: float, cells: Sequence[str]) -> list[RunStatus]:
+def percentile_statuses(rows: RunSet, q: float, cells: Sequence[str]) -> list[RunJudgement]:
     """:func:`statuses_by_cell` for the latency percentile ``q`` (0-100): judged on its own
     column where the runs frame has one, else on :data:`REFERENCE_LATENCY`."""
     name = percentile_column(q)
@@ -274,7 +396,7 @@ def percentile_statuses(rows: RunSet, q: float, cells: Sequence[str]) -> list[Ru
     return statuses_by_cell(rows, latency, list(cells))
 
 
-def experiment_statuses(exp: Experiment) -> list[RunStatus]:
+def experiment_statuses(exp: Experiment) -> list[RunJudgement]:
     """Every analysis row's status for p99, among its peers (:func:`peer_columns`); aligned
     with ``exp.rows()``."""
     rows = exp.rows()

@@ -20,18 +20,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.compare import _records
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import by_columns, split_groups
 from perfkit.analysis.metrics import Metric
 from perfkit.analysis.slo import SloBracket as SloBracket  # re-exported: one home per rule
 from perfkit.analysis.slo import SloTable as SloTable
 from perfkit.analysis.slo import slo_brackets as slo_brackets
+from perfkit.analysis.tidy import json_records
 from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.littles import FLAGS, littles_law
 from perfkit.stats.littles import LITTLE_TOLERANCE as LITTLE_TOLERANCE  # re-exported for the pages
 from perfkit.stats.usl import ScalingFit, fit_amdahl, fit_usl
+from perfkit.vocabulary import ScalingVerdict
 
 CONCURRENCY = ("connections", "users")
 #: fewest distinct concurrency levels for each model (a 3- and a 2-parameter curve)
@@ -71,13 +72,13 @@ class ScalingResult:
         return self.fit.model if self.fit is not None else None
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> ScalingVerdict:
         """``peak`` (N* claimed: the F-test rejected Amdahl), ``no peak`` (the USL was fitted,
         no retrograde scaling shown) or ``not testable`` (Amdahl's law only, which has no peak,
         or no model: too few levels, or the fit failed)."""
         if self.fit is None or self.fit.model != "usl":
-            return "not testable"
-        return "peak" if self.fit.n_star is not None else "no peak"
+            return ScalingVerdict.NOT_TESTABLE
+        return ScalingVerdict.PEAK if self.fit.n_star is not None else ScalingVerdict.NO_PEAK
 
     @property
     def label(self) -> str:
@@ -155,8 +156,8 @@ class ScalingTable:
         return {"metric": self.metric.name, "concurrency": self.n_column,
                 "confidence": self.confidence, "alpha": self.alpha,
                 "n_resamples": self.n_resamples, "seed": self.seed,
-                "warnings": list(self.warnings), "models": _records(self.to_frame()),
-                "littles_law": _records(self.littles_frame())}
+                "warnings": list(self.warnings), "models": json_records(self.to_frame()),
+                "littles_law": json_records(self.littles_frame())}
 
 
 def concurrency_column(rows: RunSet) -> str:

@@ -84,18 +84,22 @@ from perfkit.analysis import seeds_power
 from perfkit.analysis import seeds_published as seedfiles
 from perfkit.analysis.caps import affected
 from perfkit.analysis.compare import (
+    BETTER,
     NO_CHANGE,
+    WORSE,
     ComparisonRow,
     ComparisonTable,
     compare_runs,
     status_notes,
 )
 from perfkit.analysis.experiment import Experiment, RunSet, Selection
+from perfkit.analysis.mechanism import mechanism_columns
 from perfkit.analysis.metrics import Metric, metric
 from perfkit.analysis.seeds_links import (
     COLUMNS,
     DIRECTIONS,
     KINDS,
+    SAME,
     Link,
     links_path,
     published_ratio,
@@ -105,6 +109,7 @@ from perfkit.analysis.seeds_links import (
 from perfkit.analysis.tidy import not_finite
 from perfkit.analysis.validity import threats
 from perfkit.errors import DataError
+from perfkit.vocabulary import ClaimVerdict
 
 __all__ = ["COLUMNS", "CONTRADICTED", "DIRECTIONS", "INCONCLUSIVE", "KINDS",
            "NOT_TESTABLE_N1", "NOT_TESTABLE_NONE", "NOT_TESTABLE_UNSTATED", "SUPPORTED",
@@ -112,13 +117,13 @@ __all__ = ["COLUMNS", "CONTRADICTED", "DIRECTIONS", "INCONCLUSIVE", "KINDS",
            "confounded", "judge", "links_path", "published_ratio", "published_values",
            "read_links", "reanalyse", "replicate"]
 
-SUPPORTED = "supported"
-SUPPORTED_DIRECTION = "supported in direction; size not comparable"
-CONTRADICTED = "contradicted by a repeated experiment"
-INCONCLUSIVE = "inconclusive"
-NOT_TESTABLE_N1 = "not testable (n = 1)"
-NOT_TESTABLE_UNSTATED = "not testable (runs not stated)"
-NOT_TESTABLE_NONE = "not testable (no measurement)"
+SUPPORTED = ClaimVerdict.SUPPORTED
+SUPPORTED_DIRECTION = ClaimVerdict.SUPPORTED_DIRECTION
+CONTRADICTED = ClaimVerdict.CONTRADICTED
+INCONCLUSIVE = ClaimVerdict.INCONCLUSIVE
+NOT_TESTABLE_N1 = ClaimVerdict.NOT_TESTABLE_N1
+NOT_TESTABLE_UNSTATED = ClaimVerdict.NOT_TESTABLE_UNSTATED
+NOT_TESTABLE_NONE = ClaimVerdict.NOT_TESTABLE_NONE
 #: power at which the runs a repeat needs are stated
 POWER = seeds_power.POWER
 #: the verdicts a repeat decides: the claim needs no run count of its own
@@ -128,23 +133,23 @@ DECIDED = (SUPPORTED, SUPPORTED_DIRECTION, CONTRADICTED)
 # -- the rule ------------------------------------------------------------------------------------
 def judge(direction: str, row_verdict: str, ci_low: float, ci_high: float,
           published_ratio: float = math.nan, threshold: float = 0.1, *,
-          published_confounded: bool = False) -> tuple[str, str]:
+          published_confounded: bool = False) -> tuple[ClaimVerdict, str]:
     """The verdict of one claim from its repeated comparison (the rule of the module
     docstring), and the reason in words. ``published_confounded``: the write-up changed more
     than the setting, so its ratio is no size of the setting (:func:`confounded`)."""
     band = (1 - threshold, 1 + threshold)
     has_ci = not (math.isnan(ci_low) or math.isnan(ci_high))
     inside = has_ci and band[0] <= ci_low and ci_high <= band[1]
-    if direction == "same":
+    if direction == SAME:
         if inside:
             return SUPPORTED, f"the interval lies within ±{threshold:.0%}"
         outside = has_ci and (ci_high < band[0] or ci_low > band[1])
-        if row_verdict in ("better", "worse") and outside:
+        if row_verdict in (BETTER, WORSE) and outside:
             return CONTRADICTED, f"a significant change beyond ±{threshold:.0%}"
         return INCONCLUSIVE, f"the interval is not within ±{threshold:.0%}"
-    if row_verdict not in ("better", "worse", NO_CHANGE):
+    if row_verdict not in (BETTER, WORSE, NO_CHANGE):
         return INCONCLUSIVE, f"the repeat is {row_verdict}"
-    if row_verdict in ("better", "worse") and row_verdict != direction:
+    if row_verdict in (BETTER, WORSE) and row_verdict != direction:
         return CONTRADICTED, f"a significant change the other way ({row_verdict})"
     published = not math.isnan(published_ratio)
     sized = has_ci and 0 < ci_low and ci_high < math.inf
@@ -228,7 +233,7 @@ class ClaimResult:
     link: Link | None
     published_ratio: float
     replication: Replication | None
-    verdict: str
+    verdict: ClaimVerdict
     reason: str
     runs_needed: int | None
     runs_needed_ratio: float
@@ -301,6 +306,8 @@ def _record(r: ClaimResult) -> dict[str, Any]:
         "runs_needed_holm_family": r.runs_needed_family if r.runs_needed is not None else pd.NA,
         "runs_needed_note": r.runs_needed_note, "assessment": r.assessment["assessment"],
     }
+    if rep is not None and rep.row.mechanism:  # what the server and the kernel counted
+        rec.update(mechanism_columns(rep.row.mechanism))
     rec["warnings"] = "; ".join([*r.worst, *r.warnings, *not_finite(rec)])
     return rec
 
@@ -411,6 +418,7 @@ def _warnings(claim: pd.Series, rep: Replication | None, load: Loader) -> list[s
     stated = {w for side in ("base", "new")
               for w in status_notes(side, notes.cell_statuses(rep, side)[1])}
     out += [w for w in rep.row.warnings if w not in stated]
+    out += rep.row.mechanism.warnings
     also = str(claim.get("also_changed") or "")
     if also:
         may = "may have changed" if also.startswith("possibly") else "changed"
@@ -420,7 +428,7 @@ def _warnings(claim: pd.Series, rep: Replication | None, load: Loader) -> list[s
     return list(dict.fromkeys(out))
 
 
-def _untested(assessment: pd.Series) -> tuple[str, str]:
+def _untested(assessment: pd.Series) -> tuple[ClaimVerdict, str]:
     n = assessment["n_per_configuration"]
     if str(assessment["assessment"]).startswith("a recommendation"):
         return NOT_TESTABLE_NONE, "a recommendation without a measurement"

@@ -36,9 +36,12 @@ import pandas as pd
 from perfkit.analysis import seeds_published as seedfiles
 from perfkit.analysis.experiment import Selection
 from perfkit.errors import DataError, UsageError
+from perfkit.vocabulary import Verdict
 
 KINDS = ("repeat", "spread", "published")
-DIRECTIONS = ("better", "worse", "same")
+#: a claim's direction: the comparison verdict it claims, or no change of practical size
+SAME = "same"
+DIRECTIONS = (Verdict.BETTER, Verdict.WORSE, SAME)
 COLUMNS = ("claim_id", "kind", "experiment", "base", "new", "at", "metric", "direction",
            "published_base", "published_new", "published_ratio", "quote_base", "note")
 

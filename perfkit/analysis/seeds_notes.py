@@ -27,7 +27,7 @@ from perfkit.analysis.runstatus import (
     SATURATED,
     SHORT,
     UNDECIDED,
-    RunStatus,
+    RunJudgement,
     achieved_ratio,
     kept_up,
     peer_latencies,
@@ -57,7 +57,7 @@ def published_caps(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def cell_statuses(rep, side: str) -> tuple[RunSet, list[RunStatus]]:
+def cell_statuses(rep, side: str) -> tuple[RunSet, list[RunJudgement]]:
     """The runs of one arm (``base``/``new``) of a replication at its claim's load level, and
     their statuses for its metric."""
     rows = cell_runs(getattr(rep, side), rep.table.keys, rep.row.key)
@@ -89,7 +89,7 @@ def ranked_worst(rep) -> list[str]:
     return out
 
 
-def _others(rows, statuses: Sequence[RunStatus], values: np.ndarray, m) -> str:
+def _others(rows, statuses: Sequence[RunJudgement], values: np.ndarray, m) -> str:
     rest = [i for i, s in enumerate(statuses) if s.status != FAILED]
     if not rest:
         return ""
@@ -105,7 +105,7 @@ def _share(value: float) -> str:
     return f"{math.floor(value * 1000) / 10:.1f}%"
 
 
-def _saturated(rows, i: int, status: RunStatus) -> str:
+def _saturated(rows, i: int, status: RunJudgement) -> str:
     """The evidence of the saturated rule for run ``i``: its latency against the median of its
     peers (same arm and load, within 10% of their target), beside the rule's factor."""
     latency = rows.values(REFERENCE_LATENCY) if REFERENCE_LATENCY in rows.frame else None

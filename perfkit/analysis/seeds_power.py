@@ -29,15 +29,13 @@ from collections.abc import Callable
 
 import numpy as np
 
+from perfkit.analysis.compare import POWER
 from perfkit.analysis.experiment import Experiment, RunSet
 from perfkit.analysis.metrics import metric
 from perfkit.analysis.runstatus import run_statuses
 from perfkit.analysis.seeds_links import Link
 from perfkit.model import ERROR_RATIO_WARN
 from perfkit.stats.power import runs_needed
-
-#: power at which the runs a repeat needs are stated
-POWER = 0.8
 
 Loader = Callable[[str], Experiment]
 

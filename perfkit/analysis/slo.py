@@ -3,7 +3,8 @@
 :func:`slo_brackets`: per configuration (the load columns that vary, connections always),
 :func:`perfkit.stats.slo.slo_bracket` over the offered rates, each run judged by the run-status
 rule (:mod:`perfkit.analysis.runstatus`: failed runs fail their rate, short ones are kept in
-doubt). Re-exported by :mod:`perfkit.analysis.scaling`.
+doubt, runs that did not measure the percentile are left out, named, and fail nothing).
+Re-exported by :mod:`perfkit.analysis.scaling`.
 """
 
 from __future__ import annotations
@@ -16,20 +17,25 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.compare import _records
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import by_columns, split_groups
+from perfkit.analysis.metrics import metric
 from perfkit.analysis.runstatus import (
     FAILED,
+    NO_DATA,
     SHORT,
-    RunStatus,
+    RunJudgement,
     peer_columns,
     percentile_statuses,
+    unmeasured_note,
 )
+from perfkit.analysis.tidy import json_records
 from perfkit.errors import DataError, UsageError
 from perfkit.formatting import fmt_num, level_text
+from perfkit.model import percentile_column
 from perfkit.stats.acrossruns import interval_text, value_text
 from perfkit.stats.slo import SLOBracket, slo_bracket
+from perfkit.vocabulary import SloVerdict
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,7 +79,7 @@ class SloBracket:
         low = -math.inf if b.last_pass_rps is None else b.last_pass_rps
         high = math.inf if b.first_fail_rps is None else b.first_fail_rps
         return tuple(v.rate_rps for v in b.rates
-                     if v.verdict == "inconclusive" and low < v.rate_rps < high)
+                     if v.verdict == SloVerdict.INCONCLUSIVE and low < v.rate_rps < high)
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -85,7 +91,7 @@ class SloBracket:
         out = list(b.warnings)
         for v in b.rates:
             if v.rate_rps <= limit:
-                if v.verdict != "pass":
+                if v.verdict != SloVerdict.PASS:
                     out.append(f"{fmt_num(v.rate_rps)} req/s: {v.reason}")
                 out += [w for w in v.warnings if not any(w in o for o in out)]
         return tuple(dict.fromkeys(out))
@@ -175,26 +181,36 @@ class SloTable:
     def to_dict(self) -> dict[str, Any]:
         return {"slo_ms": self.slo_ms, "percentile": self.percentile,
                 "confidence": self.confidence, "warnings": list(self.warnings),
-                "brackets": _records(self.to_frame()),
-                "verdicts": _records(self.verdicts_frame())}
+                "brackets": json_records(self.to_frame()),
+                "verdicts": json_records(self.verdicts_frame())}
 
 
-def _status_flags(statuses: Sequence[RunStatus]) -> dict[str, Any]:
+def _status_flags(statuses: Sequence[RunJudgement]) -> dict[str, Any]:
     """Per run of one configuration, from its status under the run-status rule (as on the
     latency page, :mod:`perfkit.analysis.latency`): ``in_doubt``, a shortfall it calls
     ``short`` (the generator fell slightly short, latency like its peers' at the same rate),
     not a failure; ``failed``, a run left out of the interval that fails its rate."""
-    return {"in_doubt": [s.status == SHORT for s in statuses],
-            "failed": [s.status == FAILED for s in statuses]}
+    return dict(in_doubt=[s.status == SHORT for s in statuses],
+                failed=[s.status == FAILED for s in statuses])
 
 
 def _slo_bracket(by_cols: list[str], key: tuple, group: RunSet, slo_ms: float,
                  percentile: float, confidence: float, seed: int,
                  n_resamples: int) -> SloBracket:
     statuses = percentile_statuses(group, percentile, peer_columns(group))
-    bracket = slo_bracket(list(group.runs), slo_ms, percentile, confidence, seed=seed,
-                          n_resamples=n_resamples, **_status_flags(statuses))
-    # slo_bracket refused any run without a target rate
+    measured = [s.status != NO_DATA for s in statuses]
+    if not any(measured):
+        raise DataError(f"no run measured p{percentile:g}: "
+                        + "; ".join(dict.fromkeys(s.reason for s in statuses)))
+    kept = [s for s, m in zip(statuses, measured, strict=True) if m]
+    bracket = slo_bracket([r for r, m in zip(group.runs, measured, strict=True) if m], slo_ms,
+                          percentile, confidence, seed=seed, n_resamples=n_resamples,
+                          **_status_flags(kept))
+    if not all(measured):
+        bracket = dataclasses.replace(bracket, warnings=(*unmeasured_note(
+            "", [s.reason for s in statuses if s.status == NO_DATA],
+            metric(percentile_column(percentile))), *bracket.warnings))
+    # slo_brackets kept only the runs with a target rate
     runs = tuple((str(r.run_id or r.source), float(cast(float, r.target_rate_rps)), s.status,
                   s.reason) for r, s in zip(group.runs, statuses, strict=True))
     return SloBracket(tuple(by_cols), key, bracket, len(group), runs)

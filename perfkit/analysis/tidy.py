@@ -8,6 +8,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from perfkit.formatting import plain
+
 #: why a column may hold no finite value: (name prefix, part of the name, reason)
 REASONS: tuple[tuple[str, str, str], ...] = (
     ("median_", "_ci_", "an unbounded median interval (too few runs, or a failed run inside "
@@ -33,3 +35,12 @@ def not_finite(record: dict[str, Any],
         found.setdefault(why, []).append(name)
         record[name] = math.nan
     return [f"{', '.join(cols)} written as missing: {why}" for why, cols in found.items()]
+
+
+def json_records(frame: Any) -> list[dict[str, Any]]:
+    """A frame's rows for ``to_dict()`` and JSON: plain Python values, None for a float NaN."""
+    out = []
+    for rec in frame.to_dict(orient="records"):
+        out.append({k: (None if isinstance(v, float) and math.isnan(v) else plain(v))
+                    for k, v in rec.items()})
+    return out

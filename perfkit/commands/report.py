@@ -7,6 +7,7 @@ from typing import TextIO
 
 from perfkit.commands import _checks as checks
 from perfkit.errors import ERROR_STATUS
+from perfkit.vocabulary import RunStatus
 
 HELP = """\
 Execute the parameterized notebooks named in a parameter file (papermill), and write an HTML
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 0
     result = build_report(params, out_dir, stream=err)
     for e in result.executions:
-        status = "failed" if e.error else "ok"
+        status = RunStatus.FAILED if e.error else RunStatus.OK  # the notebook's run
         print(f"{e.name:<16} {e.seconds:6.1f} s  {status}", file=out)
     for error in result.errors:
         print(f"perfkit: error: {error}", file=err)

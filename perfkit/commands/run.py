@@ -9,12 +9,16 @@ from typing import TextIO, cast
 from perfkit.commands import _checks as checks
 from perfkit.errors import ERROR_STATUS, UsageError
 from perfkit.units import UnitError, parse_duration_arg
+from perfkit.vocabulary import ManifestStatus
 
 HELP = """\
 Run one load test and keep everything: the tool's stdout and stderr byte for byte (and Locust's
 CSV and --json output), CPU samples of the generator and the server, and manifest.json (argv,
 tool version, load levels, start/end UTC, exit status, host, sysctls, server profile and its
-rendered config when the URL is the local testbed's, sha256 of every file).
+rendered config when the URL is the local testbed's, sha256 of every file), and what the
+server and the kernel counted from just before the tool started to just after it exited
+(nginx's stub_status, the kernel's listen overflows and SYN retransmissions, the error-log
+lines, cache hits: raw snapshots in counters/, deltas in the manifest, each with its scope).
 
 The run is written to OUT/.tmp-RUN_ID/ and renamed to OUT/RUN_ID/ when it ends, whatever its
 status (complete, failed or killed). The last line of stdout is that directory. A run that
@@ -75,6 +79,10 @@ def register(subparsers) -> None:
     p.add_argument("--allow-remote", action="store_true",
                    help="allow a non-loopback URL (load a remote machine on purpose)")
     p.add_argument("--run-id", help="directory name of the run (default: UTC time-tool-random)")
+    p.add_argument("--stub-status", metavar="URL",
+                   help="nginx's stub_status page of a server that is not the testbed (the "
+                        "testbed's own is read without it): its connection and request counts "
+                        "over the run are recorded")
     p.set_defaults(func=main)
 
 
@@ -129,6 +137,7 @@ def spec_from_args(args: argparse.Namespace):
         user_classes=tuple(args.user_class), reset_stats=not args.no_reset_stats,
         extra_args=tuple(args.arg), wrk2_path=args.wrk2, taskset=args.taskset,
         allow_remote=args.allow_remote, grace_s=args.grace, run_id=args.run_id,
+        stub_status_url=args.stub_status,
         factors=_factors(args.factor))
 
 
@@ -149,7 +158,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for outcome in group.outcomes:
             print(f"{outcome.run_id}  {outcome.status}", file=out)
         print(group.path, file=out)
-        failed = [o for o in group.outcomes if o.status != "complete"]
+        failed = [o for o in group.outcomes if o.status != ManifestStatus.COMPLETE]
         if failed:
             print(f"perfkit: error: {len(failed)} of {len(group.outcomes)} clients did not "
                   f"complete ({failed[0].run_id}: {failed[0].status}); every output is kept in "
@@ -161,7 +170,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     outcome = execute(spec, args.out, err=err, report_status=False)
     print(f"{outcome.status}  exit code {outcome.exit_code}", file=out)
     print(outcome.path, file=out)
-    if outcome.status != "complete":
+    if outcome.status != ManifestStatus.COMPLETE:
         reason = outcome.manifest.get("status_reason") or outcome.status
         print(f"perfkit: error: run {outcome.status}: {reason}; its output is kept in "
               f"{outcome.path}", file=err)

@@ -7,7 +7,7 @@ from typing import TextIO
 
 from perfkit.commands._common import fmt_num, is_missing, load_paths, no_runs
 from perfkit.errors import ERROR_STATUS
-from perfkit.model import LATENCY_SOURCES, Run, percentile_label
+from perfkit.model import LATENCY_SOURCES, SERVER_COLUMNS, Run, percentile_label
 
 HELP = """\
 Print a readable summary of each run found under the paths: what was run, the load achieved,
@@ -43,6 +43,14 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _pcts(values: dict[float, float]) -> str:
     return "  ".join(f"p{percentile_label(q).replace('_', '.')} {fmt_num(v)}"
                      for q, v in sorted(values.items()))
+
+
+def _counted(r: Run) -> str:
+    """What nginx and the kernel counted (- where not recorded), with the kernel's scope."""
+    section = r.manifest.get("counters") or {}
+    scope = ((section.get("sources") or {}).get("kernel") or {}).get("scope")
+    parts = [f"{name} {fmt_num(getattr(r, name))}" for name in SERVER_COLUMNS]
+    return ", ".join(parts) + (f" (kernel counters: {scope})" if scope else "")
 
 
 def summary(r: Run) -> str:
@@ -93,6 +101,8 @@ def summary(r: Run) -> str:
     if errs or ratio is not None:
         share = "" if ratio is None else f" ({ratio:.2%} of requests)"
         lines.append("  errors: " + (", ".join(errs) or "-") + share)
+    if r.counters_recorded:
+        lines.append("  counted over the run: " + _counted(r))
     warnings = r.warnings
     if warnings:
         lines.append("  warnings:")

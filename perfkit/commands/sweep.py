@@ -7,6 +7,7 @@ from typing import TextIO
 
 from perfkit.commands import _checks as checks
 from perfkit.errors import ERROR_STATUS, UsageError
+from perfkit.vocabulary import ManifestStatus
 
 HELP = """\
 Run every cell of an experiment (factor levels x load levels) once per block, in a seeded
@@ -117,7 +118,7 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
               file=out)
     print(f"testbed (re)starts: {result.restarts}; wall time {_fmt_s(result.wall_s)}", file=out)
     print(result.path, file=out)
-    undone = {k: n for k, n in result.statuses.items() if k != "complete"}
+    undone = {k: n for k, n in result.statuses.items() if k != ManifestStatus.COMPLETE}
     if undone:
         what = ", ".join(f"{n} {k}" for k, n in sorted(undone.items()))
         print(f"perfkit: error: {sum(undone.values())} of {result.ran} runs did not complete "

@@ -37,8 +37,8 @@ from perfkit.ingest.manifest import (
 from perfkit.ingest.sniffer import HEAD_BYTES, sniff
 from perfkit.model import Run
 from perfkit.store.version import SchemaVersionError
+from perfkit.vocabulary import FAILED_STATUSES, ManifestStatus
 
-FAILED_STATUSES = {"failed", "killed", "aborted", "timeout"}
 _TOOL_LATENCY_SOURCE = {"wrk": "summary_only", "wrk2": "hdr_corrected",
                         "locust": "locust_rounded"}
 _LOCUST_KINDS = {"locust_json", "locust_stats", "locust_history", "locust_failures",
@@ -112,7 +112,8 @@ def _failed_placeholder(info: ManifestInfo, directory: str, reason: str) -> Run:
         tool=tool,
         source=str(directory),
         latency_source=_TOOL_LATENCY_SOURCE.get(tool, "summary_only"),
-        notes=(f"run {info.status or 'failed'} (exit code {info.exit_code}): {reason}",),
+        notes=(f"run {info.status or ManifestStatus.FAILED} (exit code {info.exit_code}): "
+               f"{reason}",),
     )
 
 

@@ -24,11 +24,13 @@ from typing import Any
 
 from perfkit._fsutil import read_bytes
 from perfkit.errors import ParseError
+from perfkit.ingest.counters import manifest_values
 from perfkit.ingest.lazymap import LazyJsonMap
 from perfkit.model import FrozenMap, Run, replaced_run
 from perfkit.model import _freeze as _freeze_value
 from perfkit.store import manifest as schema
 from perfkit.units import UnitError, parse_duration_arg
+from perfkit.vocabulary import ManifestStatus
 
 MANIFEST_NAMES = (schema.MANIFEST_NAME, schema.FIXTURE_META_NAME)
 SCHEMA_VERSION = schema.SCHEMA_VERSION
@@ -351,8 +353,12 @@ def apply_manifest(run: Run, info: ManifestInfo) -> Run:
         changes["users"] = _positive(opts.get("users", load.get("users")), int)
     if run.url is None:
         changes["url"] = opts.get("url") or opts.get("host")
+    # what the server and the kernel counted (None: not recorded), a whole run's: a Locust
+    # run's Aggregated row carries them, its endpoint rows do not
+    if "counters" in info.raw and (tool != "locust" or run.is_aggregate):
+        changes.update((k, v) for k, v in manifest_values(info.raw).items() if v is not None)
     notes = list(run.notes)
-    if info.status not in (None, "complete"):
+    if info.status not in (None, ManifestStatus.COMPLETE):
         notes.append(f"run status is {info.status!r} (exit code {info.exit_code}): "
                      "it did not finish normally")
     # warnings perfkit run recorded while the run went (e.g. the generator was the bottleneck)

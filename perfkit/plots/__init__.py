@@ -6,6 +6,8 @@ would need as a number (those come from :mod:`perfkit.analysis`).
 :class:`~perfkit.plots.style.Palette` (one look per configuration across a report);
 :mod:`perfkit.plots.checks` tests a drawn figure (units, overlapping text, log scales, the
 label -> colour mapping); :func:`perfkit.plots.alt.describe` writes its alt text.
+
+Public: ``perfkit.plots`` is part of perfkit's public surface (docs/api.md, "Figures").
 """
 
 from perfkit.plots import alt, checks, style

@@ -29,6 +29,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+# columns that set a run's load: a marker, never a colour
+from perfkit.analysis.experiment import LOAD_COLUMNS as LOAD_COLUMNS
+
 #: Okabe-Ito, by name
 OKABE_ITO = {
     "black": "#000000", "orange": "#E69F00", "sky_blue": "#56B4E9", "bluish_green": "#009E73",
@@ -50,8 +53,6 @@ THRESHOLD = OKABE_ITO["black"]
 NEUTRAL_COLORS = ("#000000", "#6E6E6E", "#A6A6A6")
 #: hatches that tell neutral bars apart
 HATCHES = ("", "////", "\\\\\\\\", "xxxx", "....", "++++", "----", "oo")
-#: columns that set a run's load: a marker, never a colour
-LOAD_COLUMNS = ("endpoint", "connections", "users", "threads", "target_rate_rps")
 #: how :func:`perfkit.report.sections.common.config_labels` joins the levels of a label
 SEPARATOR = ", "
 

@@ -27,6 +27,7 @@ from perfkit.plots.style import (
     resolve_log,
     styles_for,
 )
+from perfkit.vocabulary import RunStatus
 
 #: how far (a factor, on a log axis) an interval band may stretch the y axis of a load curve
 #: beyond the runs and estimates before it is cut at the edge with an arrow
@@ -34,12 +35,15 @@ BAND_REACH = 3.0
 #: how a run whose status is not ``ok`` is marked over its point: a black ring (saturated), a
 #: grey diamond (short), a black cross (failed); none is a configuration's marker or colour
 STATUS_MARKS = {
-    "saturated": {"marker": "o", "markersize": 8.5, "color": THRESHOLD, "label": "saturated run"},
-    "short": {"marker": "D", "markersize": 7.5, "color": GREY, "label": "short run"},
-    "failed": {"marker": "x", "markersize": 7.5, "color": THRESHOLD, "label": "failed run"},
+    RunStatus.SATURATED: {"marker": "o", "markersize": 8.5, "color": THRESHOLD,
+                          "label": f"{RunStatus.SATURATED} run"},
+    RunStatus.SHORT: {"marker": "D", "markersize": 7.5, "color": GREY,
+                      "label": f"{RunStatus.SHORT} run"},
+    RunStatus.FAILED: {"marker": "x", "markersize": 7.5, "color": THRESHOLD,
+                       "label": f"{RunStatus.FAILED} run"},
 }
 #: hatches of heat-map cells holding such runs (the worst status of the cell)
-STATUS_HATCHES = {"failed": "xx", "saturated": "//", "short": ".."}
+STATUS_HATCHES = {RunStatus.FAILED: "xx", RunStatus.SATURATED: "//", RunStatus.SHORT: ".."}
 
 
 def load_curve(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabel: str,

@@ -8,4 +8,7 @@
 - :mod:`~perfkit.present.frame`: any tidy frame, with units from its column suffixes.
 
 Formatting only: every number, verdict and warning comes from :mod:`perfkit.analysis`.
+
+Internal: import from :mod:`perfkit` (its ``__all__``, documented in docs/api.md); the
+modules here may change without notice.
 """

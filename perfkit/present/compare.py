@@ -25,10 +25,10 @@ from perfkit.formatting import (
     pct_change,
 )
 from perfkit.present.tables import Column, Table
+from perfkit.vocabulary import SIGNIFICANT, Verdict
 
 __all__ = ["SIGNIFICANT", "change_text", "comparison", "row_runs"]
 
-SIGNIFICANT = ("better", "worse")
 
 
 def _p(value: float) -> str:
@@ -50,9 +50,11 @@ def change_text(verdict: str, ratio: float, low: float, high: float, mde=None) -
                 if finite else f"{verdict} (failed runs: no finite ratio)")
     if verdict in SIGNIFICANT:
         return change_ci(ratio, low, high)
-    if verdict == "~" and mde is not None and mde.testable:
-        return (f"~ (could detect {pct_change(mde.ratio_high)} / {pct_change(mde.ratio_low)} "
-                f"at {mde.power:.0%} power)")
+    if verdict == Verdict.NO_CHANGE and mde is not None and getattr(mde, "any_change", False):
+        return f"{Verdict.NO_CHANGE} (could detect any change: the runs had no run-to-run spread)"
+    if verdict == Verdict.NO_CHANGE and mde is not None and mde.testable:
+        return (f"{Verdict.NO_CHANGE} (could detect {pct_change(mde.ratio_high)} / "
+                f"{pct_change(mde.ratio_low)} at {mde.power:.0%} power)")
     return verdict
 
 
@@ -97,6 +99,9 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
     cols = [Column(k) for k in table.keys] + [Column(k) for k in shown]
     cols += [Column("base", m.unit, True), Column("new", m.unit, True), Column("vs base"),
              Column("p", right=True), Column("p Holm", right=True), Column("runs")]
+    mechanism = any(r.mechanism for r in table.rows)  # some run recorded what the server counted
+    if mechanism:
+        cols.append(Column("mechanism (base -> new)"))
     rows = []
     for row in table.rows:
         c = row.comparison
@@ -107,7 +112,7 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
                      _change(row),
                      _p(c.p_value) or "-", _p(row.p_adjusted) or "-",
                      f"{c.n_base} vs {c.n_new} {notes.mark([*row.warnings, *_without(row)])}"
-                     .rstrip()))
+                     .rstrip(), *([row.mechanism.text()] if mechanism else [])))
     return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
 
 

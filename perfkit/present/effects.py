@@ -14,6 +14,7 @@ from perfkit.analysis.effects import FactorialResult
 from perfkit.formatting import Footnotes, fmt_sig, level_text, pct
 from perfkit.present.compare import _p
 from perfkit.present.tables import Column, Table
+from perfkit.vocabulary import SIGNIFICANT, Verdict
 
 
 # -- factorial effects ----------------------------------------------------------------------------
@@ -47,13 +48,15 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
     mde = result.detectable()
     est = (("ratio", "ratio_ci_low", "ratio_ci_high") if result.log else
            tuple(f"effect{s}{result.metric.suffix}" for s in ("", "_ci_low", "_ci_high")))
+    mechanism = "mechanism" in frame  # some run recorded what the server counted
     cols = [Column(c) for c in result.per] + [
         Column("term"), Column("ratio" if result.log else "effect",
                                "" if result.log else result.metric.unit, True),
         Column(f"{pct(result.confidence)} CI"),
         *([Column("variation", "%", True)] if variation else []),
         Column("p", right=True)] + ([Column("p Holm", right=True)] if result.per else []) + [
-        Column("verdict")]
+        Column("verdict")] + ([Column("mechanism (low -> high, other factors low)")]
+                              if mechanism else [])
     rows = []
     for index, r in frame.iterrows():
         i = cast(int, index)  # a RangeIndex
@@ -70,12 +73,14 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
         if result.per:
             cells.append(_p(cast(float, r.get("p_value_holm"))))
         verdict = result.reported_verdict(r["verdict"], keys[i], r["cap_affected"])
-        if not error and not r["interpretable_alone"] and r["verdict"] in ("better", "worse"):
+        if not error and not r["interpretable_alone"] and r["verdict"] in SIGNIFICANT:
             # its interaction is significant: the average over the other factor's levels is
             # no verdict a reader can act on; the simple effects are
             verdict = "see the simple effects"
         cells.append(_verdict(verdict, result.level_warnings.get(keys[i], ())
                               if not error else (), notes, mde[i]))
+        if mechanism:
+            cells.append(r["mechanism"])
         rows.append(tuple(cells))
     return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
 
@@ -84,8 +89,8 @@ def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes, mde=None) 
     """A verdict, with the mark of its cap warnings (an artefact, or a count or rate a cap
     affects); a ``~`` with the smallest effect the design could have detected, or why none
     (``mde``: :class:`perfkit.stats.tpower.DetectableEffect`)."""
-    if verdict == "~" and mde is not None:
-        verdict = f"~ ({mde.statement})"
+    if verdict == Verdict.NO_CHANGE and mde is not None:
+        verdict = f"{Verdict.NO_CHANGE} ({mde.statement})"
     return f"{verdict} {notes.mark(warnings)}".rstrip() if warnings else verdict
 
 
@@ -93,15 +98,17 @@ def simple_effects(result: FactorialResult) -> Table:
     """The simple effects table (:meth:`FactorialResult.simple_frame`'s rows)."""
     notes = Footnotes()
     s = result.simple_effects
+    mechanism = "mechanism" in s and any(s["mechanism"])
     cols = [Column(c) for c in result.per] + [
         Column("factor"), Column("at"), Column("ratio" if result.log else "effect", right=True),
         Column(f"{pct(result.confidence)} CI"), Column("p", right=True),
-        Column("p Holm", right=True), Column("runs", right=True), Column("verdict")]
+        Column("p Holm", right=True), Column("runs", right=True), Column("verdict")] + (
+        [Column("mechanism (low -> high)")] if mechanism else [])
     rows = [(*(level_text(r[c]) for c in result.per), r["factor"], r["at"],
              fmt_sig(r["effect"]), f"[{fmt_sig(r['ci_low'])}, {fmt_sig(r['ci_high'])}]",
              _p(r["p_value"]), _p(r["p_value_holm"]), str(r["n_runs"]),
              _verdict(result.reported_verdict(r["verdict"], r["level_key"], r["cap_affected"]),
-                      r["warnings"], notes, mde))
+                      r["warnings"], notes, mde), *([r["mechanism"].text()] if mechanism else []))
             for (_, r), mde in zip(s.iterrows(), result.simple_detectable(), strict=True)]
     return Table(tuple(cols), tuple(rows), "simple effects (each factor at each level of the "
                  "other, where the interaction is significant; Holm over the levels of the "

@@ -7,8 +7,9 @@ Formatting only: every number, status and reason comes from :mod:`perfkit.analys
 JUnit XML (``perfkit gate --format junit``): one ``<testsuite>`` per gate, one ``<testcase>``
 per metric and load level (``classname`` ``perfkit.gate.<metric>``, ``name`` the metric and
 its load level). A regression is a ``<failure>``; an inconclusive row is ``<skipped>`` (CI test
-reporters show it as neither passed nor failed, and the exit status 3 lets the job decide); a
-row without data is an ``<error>``. The message states the change with its interval, the
+reporters show it as neither passed nor failed, and the exit status 3 lets the job decide), as
+is a row whose runs did not measure the metric (``no data``); a row where a side has no run
+is an ``<error>``. The message states the change with its interval, the
 threshold and, when inconclusive, the runs per arm needed.
 """
 
@@ -17,17 +18,24 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from perfkit.analysis.gate import ERROR, INCONCLUSIVE, PASS, REGRESSION, GateResult, GateRow
+from perfkit.analysis.gate import (
+    ERROR,
+    INCONCLUSIVE,
+    NO_DATA_GATE,
+    PASS,
+    REGRESSION,
+    GateResult,
+    GateRow,
+)
 from perfkit.formatting import Footnotes, change_ci, fmt_p, interval_text, level_text, pct_change
 from perfkit.present.tables import Column, Table
+from perfkit.vocabulary import GateOutcome, GateStatus
 
 #: a gate's overall status as the headline of ``perfkit gate`` and JUnit XML write it (a CI
 #: contract: ``perfkit gate: REGRESSION (exit 1; ...)``)
-STATUS_TEXT = {PASS: "pass", REGRESSION: "REGRESSION", INCONCLUSIVE: "INCONCLUSIVE",
-               ERROR: "ERROR"}
+STATUS_TEXT = {s: str(s) if s == PASS else s.upper() for s in GateStatus}
 #: a row's gate in a table, lower-case like every other verdict of a table
-ROW_TEXT = {PASS: "pass", REGRESSION: "regression", INCONCLUSIVE: "inconclusive",
-            ERROR: "error"}
+ROW_TEXT: dict[str, str] = {s: str(s) for s in GateStatus}
 
 
 def _p(value: float) -> str:
@@ -50,7 +58,9 @@ def gate_status(g: GateRow, junit: bool = False) -> str:
     ``inconclusive (straddles threshold)`` ...; ``junit``: as the JUnit messages write it
     (``REGRESSION``, ``INCONCLUSIVE (straddles threshold)``, unchanged for CI reporters)."""
     word = (STATUS_TEXT if junit else ROW_TEXT)[g.status]
-    return word if g.outcome in (REGRESSION, "no regression") else f"{word} ({g.outcome})"
+    plain = (g.outcome in (GateOutcome.REGRESSION, GateOutcome.NO_REGRESSION)
+             or g.status == NO_DATA_GATE)
+    return word if plain else f"{word} ({g.outcome})"
 
 
 def span(labels: Sequence[str]) -> str:
@@ -109,14 +119,15 @@ def junit(result: GateResult) -> str:
     """The gate as JUnit XML (see the module docstring)."""
     counts = result.counts()
     attrs = {"tests": str(len(result.rows)), "failures": str(counts[REGRESSION]),
-             "errors": str(counts[ERROR]), "skipped": str(counts[INCONCLUSIVE]), "time": "0"}
+             "errors": str(counts[ERROR]),
+             "skipped": str(counts[INCONCLUSIVE] + counts[NO_DATA_GATE]), "time": "0"}
     root = ET.Element("testsuites", {"name": "perfkit gate", **attrs})
     suite = ET.SubElement(root, "testsuite", {"name": f"perfkit gate: {result.new} vs "
                                                       f"{result.base}", **attrs})
     props = ET.SubElement(suite, "properties")
     for name, value in (("base", result.base), ("new", result.new),
                         ("max_regression", f"{result.max_regression:.1%}"),
-                        ("alpha", f"{result.alpha:g}"), ("status", result.status),
+                        ("alpha", f"{result.alpha:g}"), ("status", str(result.status)),
                         ("exit_status", str(result.exit_status))):
         ET.SubElement(props, "property", {"name": name, "value": value})
     warns = [*result.warnings, *table_warnings(result)]
@@ -129,13 +140,13 @@ def junit(result: GateResult) -> str:
         message = f"{gate_status(g, True)}: {change(c.ratio, c.ratio_ci_low, c.ratio_ci_high)}: " \
                   f"{g.reason}"
         if g.status == REGRESSION:
-            ET.SubElement(case, "failure", {"message": message, "type": "regression"}).text = \
+            ET.SubElement(case, "failure", {"message": message, "type": str(REGRESSION)}).text = \
                 _details(g)
-        elif g.status == INCONCLUSIVE:
+        elif g.status in (INCONCLUSIVE, NO_DATA_GATE):
             ET.SubElement(case, "skipped", {"message": message})
         elif g.status == ERROR:
-            ET.SubElement(case, "error", {"message": message, "type": "no data"}).text = \
-                _details(g)
+            ET.SubElement(case, "error", {"message": message,
+                                          "type": str(GateOutcome.NO_DATA)}).text = _details(g)
         ET.SubElement(case, "system-out").text = _details(g)
     if warns:
         ET.SubElement(suite, "system-err").text = "\n".join(warns)

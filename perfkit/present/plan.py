@@ -1,4 +1,4 @@
-"""A plan (the runs per arm a change needs, :class:`perfkit.analysis.plan.Plan`) as a
+"""A plan (the runs per arm a change needs, :class:`perfkit.analysis.plan.PowerPlan`) as a
 paper-ready table (:class:`perfkit.present.tables.Table`) for ``perfkit plan``.
 
 Formatting only: every number comes from :mod:`perfkit.analysis.plan`.
@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import cast
 
-from perfkit.analysis.plan import Plan
+from perfkit.analysis.plan import PowerPlan, RunsNeeded
 from perfkit.formatting import Footnotes, level_text, pct_change
 from perfkit.present.tables import Column, Table
 
 
 # -- plan -------------------------------------------------------------------------------------
-def plan(p: Plan) -> Table:
+def plan(p: PowerPlan) -> Table:
     """Runs per arm needed for the stated change, and what the current design detects."""
     notes = Footnotes()
     marks = notes.mark(p.warnings)
@@ -22,21 +22,32 @@ def plan(p: Plan) -> Table:
     title = (f"plan for {p.metric.name}: runs per arm to detect {pct_change(p.ratio)} with "
              f"{p.power:.0%} power at alpha {p.alpha:g}{holm}, at the run-to-run spread of "
              f"{' and '.join(p.sources)}{marks}")
+    seen = len(p.sources) == 2
     cols = [*(Column(k) for k in p.keys), Column("runs now"), Column("spread (log sd)",
                                                                       right=True),
             Column(f"runs per arm for {pct_change(p.ratio)}", right=True),
+            *([Column("change seen"), Column("runs per arm for it", right=True)] if seen
+              else []),
             Column("power now", right=True), Column(f"now detects ({p.power:.0%} power)")]
     rows = []
     for r in p.rows:
-        need = r.needed.runs_per_arm
-        need_text = (f"{need} (power {r.needed.power_stated:.2f})" if need is not None
-                     else f"> {r.needed.max_runs}")
         now = "-" if r.power_now.power is None else f"{r.power_now.power:.2f}"
         cur = r.current
-        detects = (f">= {pct_change(cast(float, cur.ratio_high))} or "
+        detects = ("any change" if cur.any_change else
+                   f">= {pct_change(cast(float, cur.ratio_high))} or "
                    f"<= {pct_change(cast(float, cur.ratio_low))}"  # testable: both known
                    if cur.testable else f"nothing {notes.mark(cast(str, cur.reason))}")
+        observed = ((pct_change(r.observed_ratio),
+                     _need_text(r.needed_observed) if r.needed_observed else "-")
+                    if seen else ())
         rows.append((*(level_text(v) for v in r.key),
                      f"{r.n_base} vs {r.n_new} {notes.mark(r.warnings)}".rstrip(),
-                     f"{r.needed.log_sd:.3f}", need_text, now, detects))
+                     f"{r.needed.log_sd:.3f}", _need_text(r.needed), *observed, now, detects))
     return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
+
+
+def _need_text(needed: RunsNeeded) -> str:
+    """``"36 (power 0.80)"``, or more than the most runs searched."""
+    need = needed.runs_per_arm
+    return (f"{need} (power {needed.power_stated:.2f})" if need is not None
+            else f"> {needed.max_runs}")

@@ -21,6 +21,7 @@ from perfkit.analysis.scaling import (
 from perfkit.formatting import Footnotes, fmt_num, fmt_sig, interval_text, level_text, pct
 from perfkit.model import percentile_label
 from perfkit.present.tables import Column, Table
+from perfkit.vocabulary import RunStatus, SloVerdict
 
 
 def _label(by: Sequence[str], key: Sequence) -> str:
@@ -159,15 +160,15 @@ def slo(table: SloTable) -> list[Table]:
         rows = []
         for v in b.bracket.rates:
             extra = [notes.mark(_stated(w, notes.texts)) for w in v.warnings if w not in common]
-            if v.verdict != "pass":
+            if v.verdict != SloVerdict.PASS:
                 extra.insert(0, notes.mark(f"{fmt_num(v.rate_rps)} req/s: {v.reason}"))
             counts = [str(v.n_kept_up), str(v.n_short), str(v.n_saturated)]
             rows.append((fmt_num(v.rate_rps), *counts, *([str(v.n_failed)] if any_failed else []),
                          interval_text(v.estimate_ms, v.ci_low_ms, v.ci_high_ms),
                          " ".join([v.verdict, *dict.fromkeys(extra)])))
         cols = (Column("rate", "req/s", True), Column("kept up", right=True),
-                Column("short", right=True), Column("saturated", right=True),
-                *([Column("failed", right=True)] if any_failed else []),
+                Column(RunStatus.SHORT, right=True), Column(RunStatus.SATURATED, right=True),
+                *([Column(RunStatus.FAILED, right=True)] if any_failed else []),
                 Column(f"{q} with {pct(table.confidence)} CI", "ms", True), Column("verdict"))
         out.append(Table(cols, tuple(rows), title, tuple(notes.texts)))
     return out

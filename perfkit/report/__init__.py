@@ -12,6 +12,9 @@
 notebook folders, independent of the working directory). The names below are imported on first
 use, so a notebook kernel that only needs :mod:`perfkit.report.nb` does not pay for papermill,
 nbformat and nbconvert.
+
+Internal: import from :mod:`perfkit` (its ``__all__``, documented in docs/api.md); the
+modules here may change without notice.
 """
 
 import importlib

@@ -15,6 +15,7 @@ from perfkit.analysis.conditions import HOST_BUSY_PERCENT, backlog_text
 from perfkit.analysis.provenance import Provenance
 from perfkit.analysis.runstatus import GENERATOR_BUSY
 from perfkit.formatting import level_text
+from perfkit.vocabulary import RunStatus
 
 #: how each tool's latencies relate to coordinated omission
 CO_STATUS = {
@@ -149,6 +150,14 @@ def conditions_sentence(p: Provenance) -> str:
         parts.append(f"wrk2 reset its histogram after its calibration, so its percentiles "
                      f"cover {_span(lo, hi, 's')} at the end of "
                      + ("the run (1 run)." if n == 1 else f"each run ({n} runs)."))
+    if c.counter_scopes:
+        scopes = ", ".join(f"{n} {'in a network namespace of their own' if k == 'netns' else k}"
+                           for k, n in c.counter_scopes)
+        total = sum(n for _, n in c.counter_scopes)
+        parts.append("What the server and the kernel counted over each run (nginx's "
+                     "stub_status, the kernel's TCP counters, the error log, cache statuses) was "
+                     "recorded from just before the load generator started to just after it "
+                     f"exited, the kernel's counters read {scopes} ({total} runs).")
     if c.think_time is not None:
         parts.append(f"Locust's think time: {c.think_time}.")
     return "".join(f" {x}" for x in parts)
@@ -181,8 +190,10 @@ def exclusions_sentence(p: Provenance) -> str:
     parts = []
     if p.unreadable:
         parts.append(f"{p.unreadable} file(s) could not be read and were left out")
-    names = {"failed": "failed", "saturated": "did not sustain their offered rate",
-             "short": "fell slightly short of their offered rate and were kept, in doubt"}
+    names: dict[str, str] = {
+        RunStatus.FAILED: str(RunStatus.FAILED),
+        RunStatus.SATURATED: "did not sustain their offered rate",
+        RunStatus.SHORT: "fell slightly short of their offered rate and were kept, in doubt"}
     for status, reasons in p.statuses.items():
         parts.append(f"{len(reasons)} run(s) {names.get(status, status)} "
                      f"({'; '.join(reasons)})")

@@ -101,11 +101,19 @@ class Answer:
     verdict: str = ""
     n: str = ""
     warnings: tuple[str, ...] = ()
+    #: what the server and the kernel counted beside the answer (an effect's mechanism:
+    #: :meth:`perfkit.analysis.mechanism.Mechanism.text`), empty when nothing was recorded
+    mechanism: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The answer with its mechanism, as the answers tables show it."""
+        return f"{self.answer}; counted: {self.mechanism}" if self.mechanism else self.answer
 
     def text(self) -> str:
         parts = [p for p in (self.verdict, f"n = {self.n}" if self.n else "") if p]
         extra = f" ({'; '.join(parts)})" if parts else ""
-        return f"{self.question}: {self.answer}{extra}" + "".join(
+        return f"{self.question}: {self.shown}{extra}" + "".join(
             f"\n  - {w}" for w in self.warnings)
 
     def to_dict(self) -> dict[str, Any]:
@@ -257,7 +265,7 @@ class Report:
         marks, notes = numbered_caveats(items)
         rows = "".join(f'<tr><td class="question">{escape(a.question)}'
                        + "".join(f"<sup>[{m}]</sup>" for m in ms) + "</td>"
-                       f'<td class="answer">{escape(a.answer)}</td>'
+                       f'<td class="answer">{escape(a.shown)}</td>'
                        f'<td class="verdict">{escape(a.verdict)}</td>'
                        f'<td class="n">{escape(a.n)}</td></tr>'
                        for a, ms in zip(items, marks, strict=True))

@@ -30,6 +30,7 @@ from perfkit.model import Run
 from perfkit.run.runner import TMP_PREFIX, RunOutcome, execute, utc_now, write_json
 from perfkit.run.server import ServerContext
 from perfkit.run.spec import RunError, RunSpec, new_run_id
+from perfkit.vocabulary import ManifestStatus
 
 _SUMMED = ("requests", "throughput_rps", "transfer_bytes_per_s", "bytes_read", "errors_connect",
            "errors_read", "errors_write", "errors_timeout", "non_2xx_3xx", "failures",
@@ -45,9 +46,10 @@ class ClientGroup:
     outcomes: tuple[RunOutcome, ...]
 
     @property
-    def status(self) -> str:
+    def status(self) -> ManifestStatus:
         statuses = {o.status for o in self.outcomes}
-        return "complete" if statuses == {"complete"} else "failed"
+        complete = statuses == {ManifestStatus.COMPLETE}
+        return ManifestStatus.COMPLETE if complete else ManifestStatus.FAILED
 
 
 def run_clients(spec: RunSpec, clients: int, out_dir: str | os.PathLike,
@@ -71,6 +73,9 @@ def run_clients(spec: RunSpec, clients: int, out_dir: str | os.PathLike,
     tmp = out / f"{TMP_PREFIX}{group_id}"
     tmp.mkdir(parents=True)
     server = server or ServerContext.for_url(spec.url)
+    server = dataclasses.replace(server, no_counters=(
+        f"{clients} concurrent clients: the server's counters over one client's window "
+        "include the others' load, so none is recorded per client"))
     quiet = dataclasses.replace(server, disturb=False)
     results: dict[int, RunOutcome | BaseException] = {}
 

@@ -6,7 +6,8 @@ The YAML (every key but ``tool``, ``target``, ``duration`` and ``repetitions`` i
     tool: wrk                       # wrk | wrk2 | locust
     target:
       testbed: {port: 8080, profile: default}   # or  url: http://127.0.0.1:8080/
-      path: /
+      path: /                       # with url: stub_status: http://127.0.0.1:8080/status
+                                    # records the server's counts (the testbed's are read)
     factors:                        # each factor: a list of levels, or level -> profile part
       keepalive: {none: null, keepalive: keepalive}
       cache: {none: null, cache-ram: cache-ram}
@@ -47,11 +48,11 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.errors import PerfkitError
+from perfkit.run.spec import TOOLS
 from perfkit.store.design import YAML_KEYS, Design, ExperimentError, read_design
 from perfkit.store.plan import PLAN_SCHEMA_VERSION, Plan, PlanCell, PlanRun
 from perfkit.units import UnitError, parse_duration_arg
 
-TOOLS = ("wrk", "wrk2", "locust")
 _LOAD_KEYS = {"wrk": ("connections", "threads"), "wrk2": ("connections", "threads", "rate"),
               "locust": ("users", "spawn_rate", "processes")}
 _REQUIRED_LOAD = {"wrk": ("connections", "threads"), "wrk2": ("connections", "threads", "rate"),
@@ -183,6 +184,11 @@ def _target(chk: _Checker, value: Any) -> dict:
         if not isinstance(value["url"], str):
             chk.bad("target.url", "a URL string", value["url"])
         out["url"] = value["url"]
+        stub = value.get("stub_status")
+        if stub is not None and not (isinstance(stub, str) and stub.startswith("http")):
+            chk.bad("target.stub_status", "the http:// URL of nginx's stub_status page", stub)
+        if stub is not None:
+            out["stub_status"] = stub
         return out
     tb = value["testbed"] if value["testbed"] is not None else {}
     if not isinstance(tb, dict) or set(tb) - {"port", "profile"}:

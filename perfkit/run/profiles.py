@@ -36,8 +36,21 @@ somaxconn-large
               ``netns`` with ``net.core.somaxconn = 32768`` and ``listen ... backlog=32768``
               in the namespace (as ingress-nginx does, whose listen backlog follows
               somaxconn). It conflicts with ``netns`` and ``backlog``.
+isolated      ``netns`` with the kernel's default ``net.core.somaxconn`` (4096 since Linux
+              5.4, as on the host): nginx and the load generator in a namespace of their
+              own, so the kernel's TCP counters of a run (listen overflows, SYN
+              retransmissions) count its traffic alone. Compose it with any profile
+              (``keepalive+isolated``); it conflicts with ``somaxconn-large`` only through
+              ``somaxconn``, which it leaves unset.
 slow-upstream ``upstream_delay_ms = 20``: the upstream answers after 20 ms instead of 10.
               Compose it with ``proxy`` or ``cache-*``; alone it changes nothing served.
+
+Every profile also serves nginx's ``stub_status`` at ``/nginx_status`` on a unix socket
+(``STATE_DIR/logs/status.sock``; derived variable ``status_socket``, None when the path is too
+long for a unix socket) that the load never reaches: ``perfkit run`` reads it before and after
+each run (:mod:`perfkit.run.counters`). With ``cache-*`` and an access log, the log format is
+``perfkit_cache``: the combined format followed by ``$upstream_cache_status``, from which the
+run's cache hits, misses and expiries are counted.
 
 With ``proxy`` or ``cache-*`` the slow upstream runs (``perfkit.run.upstream``) and nginx also
 routes ``/slow`` (answers after ~3 s) and ``/proxy/...`` (``?delay_ms=N`` honoured) to it,
@@ -62,11 +75,18 @@ from string import Template
 from typing import Any
 
 from perfkit.errors import PerfkitError
+from perfkit.store.manifest import NGINX_DEFAULT_BACKLOG as NGINX_DEFAULT_BACKLOG
 
-#: nginx's listen backlog when ``backlog=`` is not given, on Linux (nginx docs, ``listen``)
-NGINX_DEFAULT_BACKLOG = 511
 #: the upstream port is ``port + UPSTREAM_PORT_OFFSET`` unless set
 UPSTREAM_PORT_OFFSET = 1000
+#: where the testbed serves stub_status, on the unix socket of :func:`status_socket_path`
+STUB_STATUS_PATH = "/nginx_status"
+#: the longest path a unix socket address holds (sun_path: 108 bytes with its NUL)
+UNIX_PATH_MAX = 107
+#: the access-log format of cache profiles: combined, then the cache status (last field)
+CACHE_LOG_FORMAT = ("log_format perfkit_cache '$remote_addr - $remote_user [$time_local] "
+                    "\"$request\" $status $body_bytes_sent \"$http_referer\" "
+                    "\"$http_user_agent\" $upstream_cache_status';")
 
 
 @dataclass(frozen=True)
@@ -140,6 +160,7 @@ PROFILES: dict[str, dict[str, object]] = {
     "worker-connections": {"worker_connections": 10240},
     "somaxconn-large": {"netns": True, "somaxconn": 32768, "backlog": 32768},
     "slow-upstream": {"upstream_delay_ms": 20},
+    "isolated": {"netns": True},
 }
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -155,6 +176,26 @@ def ram_cache_path(state_dir: str) -> str:
     """The tmpfs cache directory of the testbed in ``state_dir`` (one per state directory)."""
     digest = hashlib.sha1(os.path.abspath(state_dir).encode()).hexdigest()[:8]
     return f"/dev/shm/perfkit-cache-{os.geteuid()}-{digest}"
+
+
+def status_socket_path(state_dir: str) -> str | None:
+    """The unix socket of the testbed's stub_status (None when the path is too long for one)."""
+    path = os.path.join(os.path.abspath(state_dir), "logs", "status.sock")
+    return path if len(path.encode()) <= UNIX_PATH_MAX else None
+
+
+def cache_log_counted(v: dict[str, object]) -> str | None:
+    """Why the run's cache statuses cannot be counted from the access log, or None when they
+    can (a cache profile with an unbuffered access log: every line of a run is written by
+    its end; a buffered log holds some back and writes earlier runs' lines late)."""
+    if v["proxy_cache"] == "off":
+        return "the profile has no cache"
+    if v["access_log"] != "on":
+        return "the access log is off"
+    if v["access_log_buffer"] is not None:
+        return ("the access log is buffered: the lines of a run are not all written when it "
+                "ends, and lines of the run before it can be written during it")
+    return None
 
 
 def coerce(name: str, value: object) -> object:
@@ -230,7 +271,7 @@ def resolve_variables(profile: str | dict | None = "default", overrides: dict | 
     """
     chosen = parse_profile(profile) if isinstance(profile, str) else dict(profile or {})
     chosen.update(overrides or {})
-    derived_keys = ("port", "upstream_enabled", "cache_path")
+    derived_keys = ("port", "upstream_enabled", "cache_path", "status_socket")
     out = {v.name: v.default for v in VARIABLES}
     for key, value in chosen.items():
         if key in derived_keys:
@@ -246,6 +287,7 @@ def resolve_variables(profile: str | dict | None = "default", overrides: dict | 
         up = port + UPSTREAM_PORT_OFFSET
         out["upstream_port"] = up if up <= 65535 else port - UPSTREAM_PORT_OFFSET
     out["upstream_enabled"] = out["root_target"] == "proxy" or out["proxy_cache"] != "off"
+    out["status_socket"] = status_socket_path(state_dir)
     cache = out["proxy_cache"]
     out["cache_path"] = (None if cache == "off" else ram_cache_path(state_dir) if cache == "ram"
                          else os.path.join(state_dir, "cache"))
@@ -293,8 +335,9 @@ def _blocks(v: dict[str, object], profile: str) -> dict[str, object]:
     changed = [f"{k}={v[k]}" for k in defaults if v[k] != defaults[k]
                and (k != "upstream_port" or v["upstream_enabled"])]
     log = "access_log off;"
+    cached = v["proxy_cache"] != "off" and v["access_log"] == "on"
     if v["access_log"] == "on":
-        log = "access_log logs/access.log combined"
+        log = f"access_log logs/access.log {'perfkit_cache' if cached else 'combined'}"
         if v["access_log_buffer"] is not None:
             log += f" buffer={v['access_log_buffer']}"
             if v["access_log_flush_s"] is not None:
@@ -307,6 +350,7 @@ def _blocks(v: dict[str, object], profile: str) -> dict[str, object]:
         "user_line": _user_line(),
         "worker_processes": v["worker_processes"],
         "worker_connections": v["worker_connections"],
+        "log_format_line": f"    {CACHE_LOG_FORMAT}\n" if cached else "",
         "access_log_line": log,
         "keepalive_timeout_s": v["keepalive_timeout_s"],
         "keepalive_requests_line": ("# keepalive_requests left at the nginx 1.22 default (1000)"
@@ -316,7 +360,20 @@ def _blocks(v: dict[str, object], profile: str) -> dict[str, object]:
         "upstream_block": _upstream_block(v),
         "root_location": _root_location(v),
         "proxy_locations": _proxy_locations(v),
+        "status_server": _status_server(v),
     }
+
+
+def _status_server(v: dict[str, object]) -> str:
+    """stub_status on a unix socket: the load never reaches it, and it has no TCP traffic."""
+    if not v.get("status_socket"):
+        return "    # no stub_status: the state directory's path is too long for a unix socket\n"
+    return ("\n    # perfkit's counters (perfkit.run.counters): read before and after each run\n"
+            "    server {\n"
+            f"        listen unix:{v['status_socket']};\n"
+            "        access_log off;\n"
+            f"        location = {STUB_STATUS_PATH} {{ stub_status; }}\n"
+            "    }\n")
 
 
 def _user_line() -> str:

@@ -26,6 +26,7 @@ import psutil
 from perfkit import __version__, formatting
 from perfkit._fsutil import write_json_atomic
 from perfkit.run import failure, hostinfo
+from perfkit.run.counters import Counters
 from perfkit.run.procs import Child, CpuSampler, StateFile, process_tree
 from perfkit.run.server import ServerContext
 from perfkit.run.spec import (
@@ -41,6 +42,7 @@ from perfkit.run.spec import (
     utc_now,
 )
 from perfkit.store.manifest import MANIFEST_NAME, SCHEMA_VERSION, RunManifest, write_manifest
+from perfkit.vocabulary import ManifestStatus
 
 #: a generator using more than this share of the cores it can use is the bottleneck
 GENERATOR_BOTTLENECK_SHARE = 0.9
@@ -201,14 +203,19 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
     # everything that costs CPU (the bar imports tqdm) happens before the load starts
     bar = make_bar(err, progress, total=round(total_s), desc=f"{spec.tool} {run_id}",
                    unit="s", leave=False, bar_format="{desc}: {bar} {n:.0f}/{total} s")
+    counters = Counters(server, spec.url, spec.tool, spec.stub_status_url,
+                        disabled=server.no_counters)
     with open(tmp / "stdout.txt", "wb") as so, open(tmp / "stderr.txt", "wb") as se:
+        counters.before(tmp)
         manifest["start_utc"] = utc_now()
         t0 = time.monotonic()
         try:
             child = Child(command, so, se, cwd=tmp, state=state)
         except OSError as exc:  # e.g. taskset or ip missing: keep the attempt, say why
             bar.close()
-            manifest.update({"end_utc": utc_now(), "exit_code": None, "status": "failed",
+            manifest["counters"] = counters.after(tmp)
+            manifest.update({"end_utc": utc_now(), "exit_code": None,
+                             "status": ManifestStatus.FAILED,
                              "status_reason": f"could not start {command[0]}: {exc.strerror}"})
             manifest["files"] = {}
             write_manifest(tmp / MANIFEST_NAME, manifest)
@@ -230,6 +237,7 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
         finally:
             bar.close()
             child.close()
+            manifest["counters"] = counters.after(tmp)  # the generator's group has exited
         wall_s = time.monotonic() - t0
         manifest["end_utc"] = utc_now()
     status, reason = _status(spec, child, rc, tmp, interrupted)
@@ -247,7 +255,7 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
         on_event("written", tmp)
     os.rename(tmp, final)
     # the status warning comes first; a caller that reports the status itself leaves it out
-    shown = manifest["warnings"][0 if report_status or status == "complete" else 1:]
+    shown = manifest["warnings"][0 if report_status or status == ManifestStatus.COMPLETE else 1:]
     for warning in shown:
         if err is not None:
             print(f"perfkit: warning: {run_id}: {warning}", file=err)
@@ -295,23 +303,24 @@ def _wait(child: Child, sampler: CpuSampler, bar, t0: float, deadline_s: float) 
 
 
 def _status(spec: RunSpec, child: Child, rc: int | None, tmp: Path,
-            interrupted: bool) -> tuple[str, str | None]:
+            interrupted: bool) -> tuple[ManifestStatus, str | None]:
     if interrupted:
-        return "killed", "interrupted (Ctrl-C)"
+        return ManifestStatus.KILLED, "interrupted (Ctrl-C)"
     if child.killed_by_us:
-        return "killed", (f"hard timeout: still running {spec.grace_s:g} s after its "
+        return ManifestStatus.KILLED, (f"hard timeout: still running {spec.grace_s:g} s after its "
                           f"{spec.duration_s + spec.ramp_s:g} s; process group killed")
     if rc is not None and rc < 0:
-        return "killed", f"killed by signal {-rc}"
+        return ManifestStatus.KILLED, f"killed by signal {-rc}"
     if rc == 0:
-        return "complete", None
+        return ManifestStatus.COMPLETE, None
     assert rc is not None  # None only when interrupted or killed by us (above)
-    return "failed", failure.reason(spec.tool, rc, tmp)  # Locust: exit 1, a request failed
+    # Locust: exit 1, a request failed
+    return ManifestStatus.FAILED, failure.reason(spec.tool, rc, tmp)
 
 
 def _warnings(manifest: Mapping[str, Any], status: str, reason: str | None) -> list[str]:
     out = []
-    if status != "complete":
+    if status != ManifestStatus.COMPLETE:
         out.append(f"run {status}: {reason}")
     share = manifest["cpu"].get("generator_cpu_share")
     if share is not None and share > GENERATOR_BOTTLENECK_SHARE:

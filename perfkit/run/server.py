@@ -59,6 +59,9 @@ class ServerContext:
     info: Any | None = None
     #: run the profile's reload disturbance (off for all but one of concurrent clients)
     disturb: bool = True
+    #: why the server's counters are not recorded per run (None: they are;
+    #: :mod:`perfkit.run.counters`)
+    no_counters: str | None = None
 
     @classmethod
     def for_url(cls, url: str, testbed: Any | None = None) -> ServerContext:

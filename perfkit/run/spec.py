@@ -64,6 +64,8 @@ class RunSpec:
     allow_remote: bool = False
     grace_s: float = 20.0
     run_id: str | None = None
+    #: nginx's stub_status of a server that is not the testbed (the testbed's is found)
+    stub_status_url: str | None = None
     factors: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     bookkeeping: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 

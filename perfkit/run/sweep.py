@@ -39,6 +39,7 @@ from perfkit.run.spec import RunSpec
 from perfkit.store.design import DESIGN_NAME, write_design
 from perfkit.store.manifest import MANIFEST_NAME, read_run_manifest
 from perfkit.store.plan import PLAN_NAME, Plan, read_plan, write_plan
+from perfkit.vocabulary import ManifestStatus
 
 if TYPE_CHECKING:
     from perfkit.run.testbed import Testbed
@@ -170,7 +171,8 @@ class Sweep:
         moved = []
         if self.runs_dir.is_dir():
             for tmp in sorted(self.runs_dir.glob(f"{TMP_PREFIX}*")):
-                moved.append(self._move_aside(tmp, "aborted", "interrupted before it ended"))
+                moved.append(self._move_aside(tmp, ManifestStatus.ABORTED,
+                                                "interrupted before it ended"))
         self.event("recovered", 0, killed=len(killed), moved=moved)
         return len(killed), moved
 
@@ -189,7 +191,7 @@ class Sweep:
     def _abort(self, run_id: str) -> None:
         for path in (self.runs_dir / run_id, self.runs_dir / f"{TMP_PREFIX}{run_id}"):
             if path.exists():
-                self._move_aside(path, "aborted", "interrupted (Ctrl-C)")
+                self._move_aside(path, ManifestStatus.ABORTED, "interrupted (Ctrl-C)")
 
     def completed(self) -> dict[str, str]:
         """run_id -> status of the runs already in runs/ (each has its final manifest)."""
@@ -212,8 +214,9 @@ class Sweep:
     def retry_failed(self, done: dict[str, str]) -> dict[str, str]:
         """Move failed/killed runs to runs/.failed/ so they run again."""
         for run_id, status in list(done.items()):
-            if status != "complete":
-                self._move_aside(self.runs_dir / run_id, "failed", f"retried ({status})")
+            if status != ManifestStatus.COMPLETE:
+                self._move_aside(self.runs_dir / run_id, ManifestStatus.FAILED,
+                                 f"retried ({status})")
                 del done[run_id]
         return done
 
@@ -302,7 +305,8 @@ class Sweep:
             user_classes=tuple(opt.get("user_classes", ())),
             reset_stats=opt.get("reset_stats", True), extra_args=tuple(opt.get("args", ())),
             wrk2_path=opt.get("wrk2"), taskset=s["taskset"], grace_s=s["grace_s"],
-            run_id=run_id, factors=entry["factors"], bookkeeping=book)
+            run_id=run_id, stub_status_url=s["target"].get("stub_status"),
+            factors=entry["factors"], bookkeeping=book)
 
     _runs_since_start = 0
 

@@ -180,6 +180,8 @@ class Testbed:
         procs.write_file(os.path.join(d, "html", "index.html"), template.read_bytes())
         procs.write_file(os.path.join(d, "conf", "nginx.conf"), config_text.encode())
         procs.remove_path(os.path.join(d, "logs", "access.log"))
+        if v.get("status_socket"):  # left by an nginx that was killed: bind would fail
+            procs.remove_path(v["status_socket"])
         procs.remove_path(os.path.join(d, "cache"))
         if v["proxy_cache"] == "ram":
             procs.remove_path(str(v["cache_path"]), only_under="/dev/shm/perfkit-cache-")

@@ -1,6 +1,9 @@
 """Honest statistics on load-test runs: the run is the experimental unit.
 
 Re-exports only; see the submodules for the methods and their sources.
+
+Internal: import from :mod:`perfkit` (its ``__all__``, documented in docs/api.md); the
+modules here may change without notice.
 """
 
 from perfkit.stats.acrossruns import (

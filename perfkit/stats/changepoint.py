@@ -56,12 +56,13 @@ import numpy as np
 
 from perfkit.stats import edivisive
 from perfkit.stats.comparison import compare
+from perfkit.vocabulary import ChangeSupport
 
 CI_UNITS = ("label", "run")
 #: a change point's support: its ratio's interval excludes 1 (``supported``), or it has no
 #: interval (too few labels a side) or one that holds 1 (``weak``: the permutation test moved
 #: the level, but nothing bounds the size, or even the direction, of the change)
-SUPPORTED, WEAK = "supported", "weak"
+SUPPORTED, WEAK = ChangeSupport.SUPPORTED, ChangeSupport.WEAK
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,7 +107,7 @@ class ChangePoint:
     n_runs_before: int
     n_runs_after: int
     warnings: tuple[str, ...]
-    support: str = SUPPORTED
+    support: ChangeSupport = SUPPORTED
 
     @property
     def supported(self) -> bool:
@@ -203,9 +204,9 @@ def change_points(values: Sequence[Sequence[float] | float], labels: Sequence[st
     counts = np.array([len(r) for r in runs], dtype=np.int64)
     found: dict[int, tuple[float, float, float]] = {}
     stop_p = math.nan
-    if len(runs) < 2 * min_labels:
-        warnings.append(f"{len(runs)} labels: a split needs >= {2 * min_labels} "
-                        f"(min_labels={min_labels} on each side)")
+    short = too_few_labels(len(runs), alpha, min_labels)
+    if short:
+        warnings.append(short)
     else:
         z = np.log(np.concatenate(runs))
         found, stop_p = _search(z, counts, alpha, permutations, min_labels, exponent,
@@ -225,6 +226,46 @@ def change_points(values: Sequence[Sequence[float] | float], labels: Sequence[st
     return ChangePoints(tuple(names), tuple(int(c) for c in counts), points, segments, alpha,
                         permutations, min_labels, exponent, confidence, ci_unit, seed, stop_p,
                         method, tuple(warnings))
+
+
+def permutation_floor(n_labels: int, min_labels: int = 2) -> float:
+    """The smallest p the permutation test of a first split can give on ``n_labels`` labels
+    (1 when no split fits): 2 / C(n, n // 2).
+
+    Shuffling whole labels, every order that keeps the two sides of the observed split on
+    their sides (k! (n - k)! orders), and every order that swaps them (as many), reaches the
+    observed statistic, which depends on the sides' sets only: the exact p of a split after k
+    labels is at least 2 k! (n - k)! / n! = 2 / C(n, k), least at k = n // 2 (reached by a
+    clean step there; ``tests/test_stats_changepoint.py`` enumerates every order). A Monte
+    Carlo p can fall below it by chance: a test whose exact p cannot reach alpha decides by the
+    permutations drawn, so :func:`change_points` does not run it."""
+    if n_labels < 2 * min_labels:
+        return 1.0
+    return min(1.0, 2.0 / math.comb(n_labels, n_labels // 2))
+
+
+def labels_needed(alpha: float, min_labels: int = 2) -> int:
+    """The fewest labels whose permutation test can give p <= ``alpha``
+    (:func:`permutation_floor`): 8 at alpha 0.05, 10 at 0.01."""
+    n = 2 * min_labels
+    while permutation_floor(n, min_labels) > alpha:
+        n += 1
+    return n
+
+
+def too_few_labels(n_labels: int, alpha: float, min_labels: int = 2) -> str:
+    """Why ``n_labels`` labels cannot show a change point at ``alpha`` (empty when they can):
+    how many labels one needs."""
+    need = labels_needed(alpha, min_labels)
+    if n_labels >= need:
+        return ""
+    head = f"{n_labels} labels: a change point needs >= {need} labels at alpha {alpha:g}"
+    if n_labels < 2 * min_labels:
+        return f"{head} (a split needs {min_labels} labels on each side); nothing was tested"
+    k = n_labels // 2
+    return (f"{head}: shuffling whole labels, the permutation test of {n_labels} labels cannot "
+            f"give p below 2 / C({n_labels}, {k}) = {permutation_floor(n_labels, min_labels):.3f}"
+            "; nothing was tested")
 
 
 def _search(z: np.ndarray, counts: np.ndarray, alpha: float, permutations: int,
@@ -308,7 +349,7 @@ def _change_point(names: list[str], runs: list[np.ndarray], cuts: list[int], j: 
 
 
 def _support(low: float, high: float, n_before: int, n_after: int, ci_alpha: float,
-             unit: str) -> tuple[str, str]:
+             unit: str) -> tuple[ChangeSupport, str]:
     """:data:`SUPPORTED` or :data:`WEAK` with the reason (see :class:`ChangePoint`)."""
     level = f"{1 - ci_alpha:.0%}"
     if not (math.isfinite(low) and math.isfinite(high)):

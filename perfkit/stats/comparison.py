@@ -18,7 +18,7 @@ from perfkit.stats.mannwhitney import (
     hodges_lehmann_moses,
     mann_whitney,
     min_attainable_p,
-    runs_needed,
+    runs_to_reach_alpha,
 )
 from perfkit.stats.orderstats import median_ci
 
@@ -93,7 +93,8 @@ def compare(base: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarra
     Parameters
     ----------
     base, new : array-like of float
-        One value per run (e.g. each run's p99 in ms). None/NaN marks a failed run.
+        One value per run (e.g. each run's p99 in ms). None/NaN marks a failed run, and so
+        does +-inf (with a warning).
     alpha : float
         Significance level in (0, 1) of the two-sided Mann-Whitney U test; the Moses ratio
         interval inverts the same test at 1 - alpha.
@@ -139,8 +140,8 @@ def compare(base: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarra
     if not 0.0 < alpha < 1.0:
         raise UsageError(f"alpha must be in (0, 1), got {alpha!r}")
     warnings: list[str] = []
-    b, b_failed = _values(base, failed_base, "base")
-    n, n_failed = _values(new, failed_new, "new")
+    b, b_failed = _values(base, failed_base, "base", warnings)
+    n, n_failed = _values(new, failed_new, "new", warnings)
     counts: dict[str, Any] = {"n_failed_base": int(b_failed.sum()),
                               "n_failed_new": int(n_failed.sum())}
     if exclude_failed is not None:
@@ -176,9 +177,16 @@ def compare(base: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarra
     return Comparison(len(b), len(n), alpha=alpha, warnings=tuple(warnings), **counts, **fields)
 
 
-def _values(values, failed, label: str) -> tuple[np.ndarray, np.ndarray]:
+def _values(values, failed, label: str, warnings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The values as floats and the failed mask: NaN/None, and +-inf, which no tool measures
+    (a value out of range, not a latency or a rate), are failed runs."""
     raw = np.ravel(np.asarray(values, dtype=object))
     v = np.array([math.nan if pd.isna(x) else x for x in raw], dtype=np.float64)
+    infinite = np.isinf(v)
+    if infinite.any():
+        warnings.append(f"{label}: {int(infinite.sum())} infinite value(s) taken as failed "
+                        "runs (no tool measures +-inf)")
+        v[infinite] = math.nan
     mask = np.isnan(v)
     if failed is not None:
         extra = np.asarray(failed, dtype=bool).ravel()
@@ -225,7 +233,7 @@ def _log(values: np.ndarray) -> np.ndarray:
 
 
 def _too_few(n_b: int, n_n: int, alpha: float, min_p: float, family: int = 1) -> str:
-    need = runs_needed(alpha, family=family)
+    need = runs_to_reach_alpha(alpha, family=family)
     holm = f" for Holm over {family} comparisons" if family > 1 else ""
     hint = f" (>= {need} vs {need}{holm})" if need is not None else ""
     return (f"{n_b} vs {n_n} runs cannot reach p < {alpha:g} (smallest p {_fmt_p(min_p)}): "

@@ -37,6 +37,9 @@ RATIO_COLUMNS = ["ratio", "ratio_ci_low", "ratio_ci_high"]
 SS_TYPE = "II"
 #: relative tolerance for "the sums of squares add up to the total"
 _ADDS_UP = 1e-9
+#: a residual sum of squares below (this x the largest |response|)^2 per run is rounding noise
+#: of equal values, not a spread (equal logs leave residuals of about 1e-16)
+ZERO_RESIDUAL = 1e-12
 
 
 def factorial(frame: pd.DataFrame, factors: Sequence[str], response: str, log: bool = True,
@@ -154,6 +157,13 @@ def _fit(frame, factors, response, log, confidence, block, fixed) -> tuple[pd.Da
         warnings.append(f"unbalanced design (fitted by OLS): cells with fewer than "
                         f"{cells.max()} runs: {names}")
     ss_terms, ss_block = type2_ss(y, terms, columns, blocks)
+    scale = ZERO_RESIDUAL * max(1.0, float(np.abs(y).max()))
+    if sse <= scale * scale * len(y):  # equal values in each cell: rounding noise, no spread
+        sse, beta = 0.0, np.where(np.abs(beta) < scale, 0.0, beta)
+        ss_terms = [0.0 if v <= scale * scale * len(y) else v for v in ss_terms]
+        warnings.append("no spread within the cells (every run of a cell has the same value: "
+                        "a rounded metric?): intervals have zero width, and a change smaller "
+                        "than the rounding would not show")
     s2 = sse / df_e
     cov = s2 * np.linalg.inv(x.T @ x)
     se = np.sqrt(np.diag(cov))
@@ -172,7 +182,7 @@ def _fit(frame, factors, response, log, confidence, block, fixed) -> tuple[pd.Da
         rows.append({"term": term, "effect": q, "ci_low": q - tcrit * se[i],
                      "ci_high": q + tcrit * se[i], "ss": ss_terms[i - 1],
                      "variation_pct": _pct(ss_terms[i - 1], sst),
-                     "p_value": float(2 * sps.t.sf(abs(q / se[i]), df_e))})
+                     "p_value": _p_value(q, se[i], df_e)})
     if block:
         rows.append(_block_row(len(blocks), ss_block, sst, s2, df_e))
     rows.append({"term": "error", "effect": math.nan, "ci_low": math.nan, "ci_high": math.nan,
@@ -184,6 +194,14 @@ def _fit(frame, factors, response, log, confidence, block, fixed) -> tuple[pd.Da
     info = {"q0": float(beta[0]), "df_error": df_e, "warnings": warnings,
             "n_runs": len(y), "cells": cells.to_dict(), "orthogonal": orthogonal}
     return table, info
+
+
+def _p_value(effect: float, se: float, df: int) -> float:
+    """Two-sided p of a t test of ``effect``; without a spread (se 0), 1 for no effect and
+    0 for any other (the limit of a vanishing error variance)."""
+    if se == 0:
+        return 1.0 if effect == 0 else 0.0
+    return float(2 * sps.t.sf(abs(effect / se), df))
 
 
 def type2_ss(y: np.ndarray, terms: list[str], columns: list[np.ndarray],

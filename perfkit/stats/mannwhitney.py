@@ -103,7 +103,7 @@ def min_attainable_p(n_x: int, n_y: int) -> float:
     return float(null_distribution(n_x, n_y).pvalues[0])
 
 
-def runs_needed(alpha: float, limit: int = 50, family: int = 1) -> int | None:
+def runs_to_reach_alpha(alpha: float, limit: int = 50, family: int = 1) -> int | None:
     """Fewest equal runs per side whose smallest attainable p is below ``alpha`` (p < alpha is
     what a test must reach, so a design whose smallest p equals alpha cannot reject).
 

@@ -32,13 +32,16 @@ from typing import Any
 import numpy as np
 
 from perfkit.stats import powersim
-from perfkit.stats.mannwhitney import min_attainable_p
-from perfkit.stats.mannwhitney import runs_needed as runs_to_reach_alpha
+from perfkit.stats.mannwhitney import min_attainable_p, runs_to_reach_alpha
 
 #: simulated experiments per answer: the Monte Carlo error of a power near 0.8 is 0.006
 DEFAULT_SIMULATIONS = 4000
 #: the largest design :func:`runs_needed` searches
 MAX_RUNS = 200
+#: the warning of an answer from runs without a spread
+ZERO_SPREAD_NOTE = ("no run-to-run spread: every run of a side has the same value (a rounded "
+                    "metric?), so any change counts as detected once the runs can reach alpha; "
+                    "a change smaller than the metric's rounding would not show in such runs")
 
 Values = Sequence[float] | np.ndarray | None
 
@@ -84,7 +87,14 @@ class MinDetectable(_Answer):
     mc_se: float
     warnings: tuple[str, ...]
 
-    _derived = ("regression_ratio", "improvement_ratio", "statement")
+    _derived = ("regression_ratio", "improvement_ratio", "statement", "any_change")
+
+    @property
+    def any_change(self) -> bool:
+        """Testable without a run-to-run spread (every run of a side had the same value): in
+        the model any change, however small, is detected (``ratio_high == ratio_low == 1``);
+        a change below the metric's rounding would not show in such runs."""
+        return self.testable and self.ratio_high == 1.0 == self.ratio_low
 
     @property
     def regression_ratio(self) -> float | None:
@@ -101,6 +111,9 @@ class MinDetectable(_Answer):
         design = f"{self.n_base} vs {self.n_new} runs"
         if not self.testable:
             return f"not testable with {design}: {self.reason}"
+        if self.any_change:
+            return (f"could have detected any change ({design}, alpha "
+                    f"{self.alpha_adjusted:.3g}): the runs had no run-to-run spread")
         return (f"could have detected {_pct(self.ratio_high)} or {_pct(self.ratio_low)} at "
                 f"{self.power:.0%} power ({design}, alpha {self.alpha_adjusted:.3g})")
 
@@ -211,6 +224,9 @@ def min_detectable_ratio(base: Values = None, new: Values = None, *, n_base: int
         need, reason = _untestable(n_b, n_n, alpha_adj, family_size)
         return MinDetectable(False, None, None, runs_needed_per_arm=need, reason=reason,
                              warnings=tuple(warnings + [reason]), **common)
+    if spread.zero:  # every shift > 0 puts each new run above each base run: U = K
+        return MinDetectable(True, 1.0, 1.0, runs_needed_per_arm=None, reason=None,
+                             warnings=tuple(warnings), **common)
     rng = np.random.default_rng(seed)
     highs, lows = powersim.shift_thresholds(spread, n_b, n_n, u_hi, n_sim, rng)
     up = powersim.smallest_shift(highs, lows, power)
@@ -333,7 +349,9 @@ def _spread(base: Values, new: Values, log_sd: float | None, log_sd_df: float | 
         if len(np.unique(np.concatenate(sides))) < sum(n_obs):
             warnings.append("tied per-run values: the simulation treats the metric as "
                             "continuous, so ties in real runs would lower the power")
-        if spread.df < 5:
+        if spread.zero:
+            warnings.append(ZERO_SPREAD_NOTE)
+        elif spread.df < 5:
             warnings.append(f"spread from {spread.df:g} degrees of freedom: the stated power "
                             "averages over a wide range of possible spreads; more runs pin "
                             "it down")

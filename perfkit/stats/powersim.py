@@ -44,6 +44,8 @@ from perfkit.stats.mannwhitney import null_distribution
 
 #: excess kurtosis assumed for the run-to-run spread of log values (see the module docstring)
 EXCESS_KURTOSIS = 1.0
+#: a log standard deviation below this is no spread (equal values, up to rounding of logs)
+ZERO_SPREAD = 1e-12
 #: bound on the floats held at once by one simulation chunk (32 MB)
 CHUNK_FLOATS = 4_000_000
 
@@ -62,8 +64,16 @@ class Spread:
     residuals: np.ndarray | None = None
     draw_df: float = math.inf
 
+    @property
+    def zero(self) -> bool:
+        """No run-to-run spread: every observed run of a side had the same value."""
+        return self.log_sd == 0.0
+
     def draw(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
-        """Continuous residual draws with variance ``log_sd**2`` (before the spread scale)."""
+        """Continuous residual draws with variance ``log_sd**2`` (before the spread scale);
+        zeros without a spread."""
+        if self.zero:
+            return np.zeros(shape)
         if self.residuals is None:
             return self.log_sd * rng.standard_normal(shape)
         res = self.residuals
@@ -83,12 +93,14 @@ class Spread:
 def spread_from_values(base: np.ndarray, new: np.ndarray) -> Spread:
     """Pooled log residuals of two sides of positive finite per-run values."""
     sides = [np.log(v) for v in (base, new) if len(v)]
-    residuals = np.concatenate([s - s.mean() for s in sides])
+    residuals = np.concatenate([s - s.mean() for s in sides]) if sides else np.zeros(0)
     df = len(residuals) - len(sides)
     if df < 1:
         raise ValueError("the run-to-run spread needs >= 2 runs on one side "
                          "(or pass log_sd)")
+    # equal values give residuals of a few ulps, not 0: a spread below 1e-12 is none
     log_sd = math.sqrt(float(np.sum(residuals ** 2)) / df)
+    log_sd = 0.0 if log_sd < ZERO_SPREAD else log_sd
     draw_df = 1.0 / (1.0 / df + EXCESS_KURTOSIS / (2.0 * len(residuals)))
     return Spread(log_sd, float(df), f"observed per-run values ({df} df)", residuals, draw_df)
 
@@ -151,6 +163,8 @@ def rejection_rate(spread: Spread, n_base: int, n_new: int, shift: float, u_hi: 
                    n_sim: int, rng: np.random.Generator) -> float:
     """Share of simulated experiments (new shifted by ``shift`` in logs) that reject."""
     k = n_base * n_new
+    if spread.zero:  # every new run above (below) every base run, or all tied: U = K, 0 or p 1
+        return float(shift != 0 and k >= u_hi)
     chunk = max(1, CHUNK_FLOATS // (4 * (n_base + n_new)))
     hits = 0
     for start in range(0, n_sim, chunk):
@@ -172,7 +186,10 @@ def noether_runs_per_arm(log_sd: float, shift: float, alpha: float, power: float
     size determination for some common nonparametric tests", JASA 82, 1987). A large-sample
     approximation that ignores the exact test's discreteness: a cross-check of the simulation.
     """
-    p_prime = float(sps.norm.cdf(abs(shift) / (log_sd * math.sqrt(2.0))))
+    if log_sd == 0:  # no spread: every pair is ordered by the shift (p' = 1), if any
+        p_prime = 1.0 if shift else 0.5
+    else:
+        p_prime = float(sps.norm.cdf(abs(shift) / (log_sd * math.sqrt(2.0))))
     if p_prime <= 0.5:
         return math.inf
     z = sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)

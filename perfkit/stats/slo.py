@@ -42,6 +42,7 @@ from perfkit.formatting import fmt_sig
 from perfkit.model import ERROR_RATIO_WARN, SATURATION_RATIO, Run, percentile_column
 from perfkit.stats import percentile_ci_across_runs
 from perfkit.stats.acrossruns import FEW_RUNS_METHOD
+from perfkit.vocabulary import SloVerdict
 
 #: the column of the judged table flagging runs whose shortfall is in doubt (not a failure)
 IN_DOUBT = "in_doubt_"
@@ -58,7 +59,7 @@ class RateVerdict:
     """The SLO verdict at one offered rate, with the interval and the runs behind it."""
 
     rate_rps: float
-    verdict: str
+    verdict: SloVerdict
     slo_ms: float
     percentile: float
     n_runs: int
@@ -116,7 +117,8 @@ def _as_table(data: Any, q: float, in_doubt: Sequence[bool] | None = None,
     """A frame with rate, achieved, error ratio and factor columns, plus one item per row for
     the across-runs interval (a Run, whose histogram is used, or the printed percentile)."""
     table, items = _as_table_plain(data, q)
-    for name, given, column in (("in_doubt", in_doubt, IN_DOUBT), ("failed", failed, FAILED)):
+    flags_given = dict(in_doubt=in_doubt, failed=failed)
+    for (name, given), column in zip(flags_given.items(), (IN_DOUBT, FAILED), strict=True):
         if given is not None:
             flags = np.asarray(given, dtype=bool)
             if flags.shape != (len(table),):
@@ -164,8 +166,8 @@ def _crit(method: str, n: float, confidence: float) -> float:
     return float(sps.norm.ppf(tail))
 
 
-def runs_needed(estimate_ms: float, low_ms: float, high_ms: float, n_runs: int, slo_ms: float,
-                method: str, confidence: float = 0.95) -> int | None:
+def runs_to_exclude_slo(estimate_ms: float, low_ms: float, high_ms: float, n_runs: int,
+                        slo_ms: float, method: str, confidence: float = 0.95) -> int | None:
     """Runs for the interval to exclude the SLO, if the estimate and the spread stay as they are.
 
     The spread s comes from the interval's half-width on the log scale,
@@ -217,30 +219,30 @@ def _judge(table: pd.DataFrame, items: list, rate: float, slo_ms: float, q: floa
                 estimand=ci.estimand, warnings=ci.warnings + _doubt_warning(achieved, doubt))
     pct = (f"{confidence:.0%} CI of p{q:g} [{fmt_sig(ci.low_ms)}, {fmt_sig(ci.high_ms)}] ms")
     if failed.any():
-        return RateVerdict(**base, verdict="fail", runs_needed=None, reason=(
+        return RateVerdict(**base, verdict=SloVerdict.FAIL, runs_needed=None, reason=(
             f"{int(failed.sum())} of {n} runs failed (left out of the interval)"))
     if saturated.any():
         lowest = achieved[saturated]
         low = f"; lowest {np.nanmin(lowest):.3f}" if np.isfinite(lowest).any() else ""
-        return RateVerdict(**base, verdict="fail", runs_needed=None, reason=(
+        return RateVerdict(**base, verdict=SloVerdict.FAIL, runs_needed=None, reason=(
             f"{int(saturated.sum())} of {n} runs did not keep up (achieved < "
             f"{SATURATION_RATIO:g} x target{low})"))
     if max_error_ratio is not None and np.nanmax(errors, initial=0.0) > max_error_ratio:
-        return RateVerdict(**base, verdict="fail", runs_needed=None, reason=(
+        return RateVerdict(**base, verdict=SloVerdict.FAIL, runs_needed=None, reason=(
             f"error ratio up to {base['max_error_ratio']:.2%} > {max_error_ratio:.2%}: failed "
             "requests are not in the latency histogram"))
     if ci.low_ms > slo_ms:
-        return RateVerdict(**base, verdict="fail", runs_needed=None,
+        return RateVerdict(**base, verdict=SloVerdict.FAIL, runs_needed=None,
                            reason=f"{pct} lies above the SLO {slo_ms:g} ms")
     if ci.high_ms < slo_ms:
-        return RateVerdict(**base, verdict="pass", runs_needed=None,
+        return RateVerdict(**base, verdict=SloVerdict.PASS, runs_needed=None,
                            reason=f"{pct} lies below the SLO {slo_ms:g} ms")
-    need = runs_needed(ci.estimate_ms, ci.low_ms, ci.high_ms, ci.n_runs, slo_ms, ci.method,
+    need = runs_to_exclude_slo(ci.estimate_ms, ci.low_ms, ci.high_ms, ci.n_runs, slo_ms, ci.method,
                        confidence)
     more = (f"about {need} runs in all at this rate would settle it ({need - ci.n_runs} more)"
             if need is not None else
             "more runs are needed (the estimate is too close to the SLO to say how many)")
-    return RateVerdict(**base, verdict="inconclusive", runs_needed=need,
+    return RateVerdict(**base, verdict=SloVerdict.INCONCLUSIVE, runs_needed=need,
                        reason=f"{pct} contains the SLO {slo_ms:g} ms: {more}")
 
 
@@ -300,21 +302,21 @@ def slo_verdict(data: Any, rate: float, slo_ms: float, percentile: float = 99.0,
 
 def _scan(verdicts: list[RateVerdict]) -> tuple[float | None, float | None, bool, list[str]]:
     i = 0
-    while i < len(verdicts) and verdicts[i].verdict == "pass":
+    while i < len(verdicts) and verdicts[i].verdict == SloVerdict.PASS:
         i += 1
     last_pass = verdicts[i - 1].rate_rps if i else None
-    fails = [v for v in verdicts[i:] if v.verdict == "fail"]
+    fails = [v for v in verdicts[i:] if v.verdict == SloVerdict.FAIL]
     first_fail = fails[0].rate_rps if fails else None
     warns = []
-    seen_fail = [j for j, v in enumerate(verdicts) if v.verdict == "fail"]
-    late = [v.rate_rps for v in verdicts[seen_fail[0] + 1:] if v.verdict == "pass"] \
+    seen_fail = [j for j, v in enumerate(verdicts) if v.verdict == SloVerdict.FAIL]
+    late = [v.rate_rps for v in verdicts[seen_fail[0] + 1:] if v.verdict == SloVerdict.PASS] \
         if seen_fail else []
     if late:
         failed = verdicts[seen_fail[0]].rate_rps
         warns.append("not monotone: " + ", ".join(f"{r:g}" for r in late) + " req/s passed "
                      f"above a failing {failed:g} req/s; repeat {failed:g} req/s before "
                      "trusting the bracket")
-    between = [v for v in verdicts[i:] if v.verdict == "inconclusive"
+    between = [v for v in verdicts[i:] if v.verdict == SloVerdict.INCONCLUSIVE
                and (first_fail is None or v.rate_rps < first_fail)]
     if between:
         warns.append("inconclusive above the last pass: " + ", ".join(
@@ -335,7 +337,7 @@ def slo_bracket(data: Any, slo_ms: float, percentile: float = 99.0, confidence: 
     """Scan the offered rates upward and bracket the largest rate that meets the SLO.
 
     Same inputs as :func:`slo_verdict`, for the runs of one configuration (group by profile
-    and connections first, e.g. with :func:`slo_brackets`). ``in_doubt`` flags, per run, a
+    and connections first, e.g. with :func:`slo_brackets_by_group`). ``in_doubt`` flags, per run, a
     shortfall of the generator that is not a failure (the analysis layer's run status
     ``short``): such a run below 0.99 x its target does not fail its rate. ``failed`` flags
     the runs whose status is ``failed``: left out of the interval, they fail their rate.
@@ -359,8 +361,8 @@ def slo_bracket(data: Any, slo_ms: float, percentile: float = 99.0, confidence: 
                       tuple(verdicts), monotone, tuple(warns))
 
 
-def slo_brackets(data: Any, slo_ms: float, by: Sequence[str], percentile: float = 99.0,
-                 confidence: float = 0.95, **kwargs: Any) -> dict[tuple, SLOBracket]:
+def slo_brackets_by_group(data: Any, slo_ms: float, by: Sequence[str], percentile: float = 99.0,
+                          confidence: float = 0.95, **kwargs: Any) -> dict[tuple, SLOBracket]:
     """:func:`slo_bracket` per group of ``by`` columns (e.g. ``profile``, ``connections``)."""
     table, items = _as_table(data, percentile)
     missing = [c for c in by if c not in table]

@@ -75,6 +75,9 @@ class DetectableEffect:
         """``could detect x1.39 / x0.72 at 80% power, alpha 0.0167, 12 error df``."""
         if not self.testable:
             return f"no minimum detectable effect: {self.reason}"
+        if self.se == 0:
+            return ("could detect any change (the runs had no spread within the cells), "
+                    f"alpha {self.alpha_adjusted:.3g}, {self.df} error df")
         size = (f"x{self.high:.3g} / x{self.low:.3g}" if self.log
                 else f"±{self.high:.3g} {self.unit}".rstrip())
         return (f"could detect {size} at {self.power:.0%} power, alpha "
@@ -118,7 +121,8 @@ def min_detectable_effect(ci_low: float, ci_high: float, df: int | None, *,
     """The minimum detectable effect of an effect reported with the ``confidence`` t interval
     ``[ci_low, ci_high]`` on ``df`` error degrees of freedom (ratios when ``log``, else
     additive in ``unit``), tested at ``alpha`` in a Holm family of ``family_size`` (module
-    docstring)."""
+    docstring). A zero-width interval (no spread within the cells) detects any change:
+    ``high == low == 1`` (0 additive) and ``se == 0``."""
     level = alpha / max(family_size, 1)
     base: dict[str, Any] = dict(log=log, power=power, alpha=alpha, alpha_adjusted=level,
                 family_size=family_size, df=df, unit=unit)
@@ -127,7 +131,7 @@ def min_detectable_effect(ci_low: float, ci_high: float, df: int | None, *,
                                 reason="no error degrees of freedom", **base)
     bounds_ok = all(math.isfinite(v) for v in (ci_low, ci_high)) and (
         not log or (ci_low > 0 and ci_high > 0))
-    if not bounds_ok or ci_high <= ci_low:
+    if not bounds_ok or ci_high < ci_low:
         return DetectableEffect(False, None, None, se=math.nan,
                                 reason="the effect has no finite interval", **base)
     width = math.log(ci_high / ci_low) if log else ci_high - ci_low

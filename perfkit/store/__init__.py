@@ -8,6 +8,9 @@ reader and one writer, and its stores.
 - :mod:`~perfkit.store.plan`: an experiment's ``plan.json``;
 - :mod:`~perfkit.store.design`: an experiment's ``experiment.yaml``;
 - :mod:`~perfkit.store.version`: the ``schema_version`` rule (older read, newer refused).
+
+Internal: import from :mod:`perfkit` (its ``__all__``, documented in docs/api.md); the
+modules here may change without notice.
 """
 
 from perfkit.store.design import (

@@ -31,9 +31,14 @@ from typing import Any, TypedDict
 from perfkit._fsutil import write_json_atomic
 from perfkit.errors import ParseError
 from perfkit.store.version import check_version
+from perfkit.vocabulary import ManifestStatus
 
 SCHEMA_VERSION = 1
 MANIFEST_NAME = "manifest.json"
+#: nginx's listen backlog on Linux when ``listen`` sets none (NGX_LISTEN_BACKLOG; nginx docs,
+#: ``listen``): the testbed records it in the runs' manifests, the analysis reads it from the
+#: recorded nginx.conf
+NGINX_DEFAULT_BACKLOG = 511
 FIXTURE_META_NAME = "meta.json"
 
 
@@ -84,6 +89,7 @@ class RunManifest(TypedDict, total=False):
     status_reason: str | None
     wall_s: float
     cpu: dict[str, Any]
+    counters: dict[str, Any] | None
     warnings: list[str]
     files: dict[str, Any]
 
@@ -184,7 +190,7 @@ def upgrade(path: str | os.PathLike, data: Mapping[str, Any], version: int) -> R
         load={k: v for k, v in params.items() if k in LOAD_KEYS},
         repetition=params.get("rep"), block=params.get("block"), order=params.get("order"),
         start_utc=data.get("start_utc"), end_utc=data.get("end_utc"), exit_code=exit_code,
-        status=None if exit_code in (None, "") else "complete")
+        status=None if exit_code in (None, "") else ManifestStatus.COMPLETE)
 
 
 def read_run_manifest(path: str | os.PathLike) -> RunManifest:

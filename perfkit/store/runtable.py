@@ -47,7 +47,7 @@ from perfkit.ingest.lazymap import LazyMap
 from perfkit.model import CLASS_DEFAULTS, LATENCY_SOURCES, FrozenMap, Run
 
 #: bump when the table layout changes: a cache of another version is ignored
-TABLE_VERSION = "1"
+TABLE_VERSION = "2"
 _HISTOGRAMS = ("histogram", "uncorrected_histogram")
 _PERCENTILES = ("percentiles_ms", "uncorrected_percentiles_ms")
 _JSON_MAPS = ("factors", "manifest", "extra")

@@ -2,4 +2,7 @@
 
 Notebooks stay thin: each cell calls one of these functions and a plot from
 :mod:`perfkit.plots`; everything here is tested like the rest of perfkit.
+
+Internal: import from :mod:`perfkit` (its ``__all__``, documented in docs/api.md); the
+modules here may change without notice.
 """

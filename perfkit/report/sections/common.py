@@ -15,15 +15,11 @@ import pandas as pd
 from perfkit import paths
 from perfkit.analysis import Experiment
 from perfkit.analysis import load_experiment as _load
-from perfkit.formatting import fmt_ci, fmt_num, level_text
+from perfkit.formatting import LOAD_WORDS, fmt_ci, fmt_num, level_text
 
 __all__ = ["Experiment", "config_labels", "config_text", "fmt_ci", "load_experiment",
            "text_table"]
 
-#: how a load column's level reads in a sentence (``16 connections``); any other column reads
-#: ``name level`` (``profile default``)
-LOAD_WORDS = {"connections": "connections", "users": "users", "threads": "threads",
-              "target_rate_rps": "req/s offered"}
 
 
 def load_experiment(name: str, data_root: str | None = None) -> Experiment:
@@ -109,7 +105,6 @@ def runs_table(rows) -> tuple[pd.DataFrame, pd.DataFrame]:
     from perfkit.analysis.runstatus import peer_columns, percentile_statuses
 
     frame = rows.frame.drop(columns=["warnings"], errors="ignore")
-    frame = frame.rename(columns={"saturated": "below_target"})
     statuses = percentile_statuses(rows, 99.0, peer_columns(rows)) if len(rows) else []
     at = frame.columns.get_loc("below_target") + 1 if "below_target" in frame else len(
         frame.columns)

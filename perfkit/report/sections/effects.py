@@ -23,6 +23,7 @@ from perfkit.analysis.effects import (
 from perfkit.formatting import fmt_ci, level_text
 from perfkit.present.compare import row_runs
 from perfkit.report.nb import Answer
+from perfkit.vocabulary import Verdict
 
 #: the largest significant effects the report index lists
 MAX_HEADLINE_EFFECTS = 6
@@ -202,12 +203,17 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
     # where the verdict is read (its warning says how the cap bears on the metric)
     verdict = result.reported_verdict(r["verdict"], r.get("level_key"),
                                       bool(r.get("cap_affected")))
+    # what the server and the kernel counted at the two levels (empty: nothing recorded)
+    mech = r.get("mechanism")
+    counted = mech.text() if mech else ""
+    if mech and counted:
+        caveats += [w for w in mech.warnings if w not in caveats]
     return Answer(f"Effect of {label} on {result.metric.label}{where}{at}", value,
-                  verdict, f"{r['n_runs']} runs", tuple(caveats))
+                  verdict, f"{r['n_runs']} runs", tuple(caveats), counted)
 
 
 def _ab_answer(table: ComparisonTable) -> Answer:
-    names = {"~": "no significant change"}
+    names: dict[str, str] = {Verdict.NO_CHANGE: "no significant change"}
     # a row computed from values on a timeout cap counts as the cap's artefact, never as
     # better or worse (ComparisonRow.reported_verdict, the A/B table's change column)
     counts = ", ".join(f"{names.get(v, v)}: {n}" for v, n in table.reported_counts().items())

@@ -23,6 +23,7 @@ from perfkit.formatting import load_text as fmt_load
 from perfkit.present import gate as present_gate
 from perfkit.present import history as present_history
 from perfkit.report.nb import Answer
+from perfkit.vocabulary import ChangeSupport
 
 
 def load(name: str, data_root: str | None = None) -> Experiment:
@@ -84,11 +85,12 @@ def series_figure(analysis: hist.HistoryAnalysis):
         for seg in s.change.segments:
             ax.hlines(seg.median, seg.start - 0.4, seg.end - 0.6, color=style.OKABE_ITO["black"],
                       linewidth=1.0, label="segment median" if seg.start == 0 else None)
-        for kind, dash in (("supported", "--"), ("weak", ":")):
+        for kind, dash in ((ChangeSupport.SUPPORTED, "--"), (ChangeSupport.WEAK, ":")):
             marks = [c for c in s.change.change_points if c.support == kind]
             for c in marks:
                 ax.axvline(c.index - 0.5, color=style.GREY, linestyle=dash,
-                           linewidth=0.9, label=(("change point" if kind == "supported" else
+                           linewidth=0.9, label=(("change point"
+                                                  if kind == ChangeSupport.SUPPORTED else
                                                   "weakly supported change point")
                                                  if c is marks[0] else None))
         ax.set_xticks(x, [p.label for p in s.points], rotation=90)
@@ -147,9 +149,9 @@ def series_caption(analysis: hist.HistoryAnalysis) -> str:
     found = {c.support for s in analysis.series for c in s.change.change_points}
     how = (f"E-divisive means (permutation tests shuffling labels, alpha "
            f"{analysis.alpha:g})")
-    lines = ([f"dashed lines the change points found by {how}"] if "supported" in found
-             else [])
-    if "weak" in found:
+    lines = ([f"dashed lines the change points found by {how}"]
+             if ChangeSupport.SUPPORTED in found else [])
+    if ChangeSupport.WEAK in found:
         lines.append(("dotted ones" if lines else f"dotted lines the change points found by "
                       f"{how}, all") + " weakly supported (no ratio interval excluding 1)")
     changes = "; ".join(lines) if lines else f"no change point found by {how}"
@@ -239,8 +241,8 @@ def describe(analyses: Sequence[hist.HistoryAnalysis], max_regression: float,
 def answers(analyses: Sequence[hist.HistoryAnalysis],
             gate_items: Mapping[str, Sequence[hist.HistoryGate]]) -> list[Answer]:
     """Per metric: its change points with ratios and CIs (a weakly supported one said so, with
-    its reason among the warnings; the verdict ``change`` when one is supported, ``weak
-    change`` when all are weak), and at every load level the gate of its newest label
+    its reason among the warnings; the verdict decided by :func:`perfkit.analysis.history.
+    series_verdict`), and at every load level the gate of its newest label
     (:func:`perfkit.analysis.history.latest_gates`)."""
     out = []
     for a in analyses:
@@ -252,8 +254,7 @@ def answers(analyses: Sequence[hist.HistoryAnalysis],
                 f"{c.label}: {present_gate.change(c.ratio, c.ratio_ci_low, c.ratio_ci_high)} "
                 f"(p {fmt_p(c.p_value)}" + ("" if c.supported else ", weakly supported") + ")"
                 for c in points)
-            verdict = ("change" if any(c.supported for c in points) else
-                       "weak change" if points else "no change")
+            verdict = hist.series_verdict(s)
             out.append(Answer(f"Where did {a.metric.label} change over {a.name}"
                               f"{_at(a, where)}?",
                               found or "no change point", verdict,

@@ -18,6 +18,7 @@ import pandas as pd
 from perfkit.analysis.scaling import ScalingResult, ScalingTable, SloTable
 from perfkit.model import percentile_column
 from perfkit.report.sections.common import config_labels
+from perfkit.vocabulary import RunStatus
 
 
 # -- heat map -----------------------------------------------------------------------------------
@@ -44,7 +45,7 @@ def heat_tables(slo_table: SloTable, rows: str = "connections", cols: str = "rat
 
 
 #: how bad each run status is for a heat-map cell: the worst of its runs is marked
-STATUS_ORDER = ("ok", "short", "saturated", "failed")
+STATUS_ORDER = (RunStatus.OK, RunStatus.SHORT, RunStatus.SATURATED, RunStatus.FAILED)
 
 
 def heat_marks(slo_table: SloTable, rows: str = "connections", cols: str = "rate_rps"
@@ -81,8 +82,7 @@ def heatmap_caption(slo_table: SloTable) -> str:
              if c != "connections"]
     per = f", per {', '.join(split)}" if split else ""
     marks = {m for g in heat_marks(slo_table).values() for m in g.to_numpy().ravel()}
-    hatched = [f"{STATUS_HATCH_WORDS[m]}: a {m} run" for m in ("failed", "saturated", "short")
-               if m in marks]
+    hatched = [f"{STATUS_HATCH_WORDS[m]}: a {m} run" for m in STATUS_HATCH_WORDS if m in marks]
     return (f"p{slo_table.percentile:g} over connections x offered rate{per}: the SLO "
             f"verdicts' estimate in each cell ({slo_table.value_text()}), one log colour "
             "scale" + (f"; hatched cells hold a run that did not keep up ({'; '.join(hatched)})"
@@ -98,7 +98,8 @@ def heatmap_text(slo_table: SloTable) -> str:
 
 
 #: the hatch of each status in words (:data:`perfkit.plots.scaling.STATUS_HATCHES`)
-STATUS_HATCH_WORDS = {"failed": "crossed", "saturated": "diagonal lines", "short": "dots"}
+STATUS_HATCH_WORDS = {RunStatus.FAILED: "crossed", RunStatus.SATURATED: "diagonal lines",
+                      RunStatus.SHORT: "dots"}
 
 
 # -- scalability models ----------------------------------------------------------------------
@@ -156,7 +157,7 @@ def heatmap_figure(grids: Mapping[str, pd.DataFrame], percentile: float,
     run (``marks``: :func:`heat_marks`) hatched, with a legend."""
     from perfkit import plots
 
-    legend = 0.3 if marks and any(m in ("saturated", "short", "failed")
+    legend = 0.3 if marks and any(m in STATUS_ORDER[1:]
                                   for g in marks.values() for m in g.to_numpy().ravel()) else 0
     fig, axes = plots.figure(nrows=len(grids), height_in=1.2 + legend + 1.5 * len(grids))
     plots.heatmaps(grids, axes, plots.label("offered rate", "req/s"),
@@ -246,8 +247,9 @@ def throughput_caption(frame: pd.DataFrame, slo_table: SloTable | None = None) -
     lowest = (f"; the lowest, {low['achieved_ratio']:.3f}, is {low['config']} at "
               f"{low['target_rate_rps']:g} req/s" if low is not None else "")
     counts = data["status"].value_counts()
-    marked = [f"{counts[s]} {s} ({w})" for s, w in (("saturated", "ringed"),
-                                                   ("short", "diamond"), ("failed", "crossed"))
+    marked = [f"{counts[s]} {s} ({w})" for s, w in ((RunStatus.SATURATED, "ringed"),
+                                                   (RunStatus.SHORT, "diamond"),
+                                                   (RunStatus.FAILED, "crossed"))
               if s in counts]
     return (f"Achieved / offered rate of every run ({len(data)} runs, points) and the median "
             f"per rate (lines), per configuration; dotted: achieved = offered, dashed: "

@@ -77,7 +77,10 @@ def shown(analysis: SeedsAnalysis) -> pd.DataFrame:
     untested = frame["repeat_verdict"] == ""
     frame.loc[untested, ["factor", "at_column"]] = ""
     frame.loc[untested, "at_value"] = np.nan
-    return frame[list(SHOWN)]
+    # what the server and the kernel counted at the claim's load level (base -> new), where
+    # the repeat recorded it
+    counted = ["mechanism"] if "mechanism" in frame else []
+    return frame[[*SHOWN, *counted]].fillna({"mechanism": ""})
 
 
 def assessment_table(analysis: SeedsAnalysis) -> pd.DataFrame:
@@ -137,7 +140,7 @@ def _answer(r: ClaimResult) -> Answer:
              f"p {fmt_num(rep.row.p_adjusted, 3)} (Holm over {rep.table.family}), "
              f"{rep.row.reported_verdict}")
     return Answer(question, f"{published}; {found}", r.reported_verdict,
-                  f"{c.n_base} vs {c.n_new} runs", caveats)
+                  f"{c.n_base} vs {c.n_new} runs", caveats, rep.row.mechanism.text())
 
 
 def published_text(r: ClaimResult) -> str:

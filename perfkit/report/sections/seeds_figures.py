@@ -21,6 +21,7 @@ import pandas as pd
 
 from perfkit.analysis.seeds import ClaimResult, Replication, SeedsAnalysis, confounded
 from perfkit.formatting import fmt_ci, fmt_num
+from perfkit.vocabulary import SIGNIFICANT
 
 #: ratios further from 1 than this factor are drawn at the overview's axis edge, with an arrow
 OFF_SCALE = 100.0
@@ -195,7 +196,7 @@ def ratio_rows(analysis: SeedsAnalysis) -> pd.DataFrame:
     frame["ratio_ci_high"] = [x.ratio_ci_high for x in c]
     frame["label"] = [f"{cid} {rep.metric.label}" for cid, rep in zip(frame["claim_id"], reps,
                                                                      strict=True)]
-    frame["significant"] = frame["repeat_verdict"].isin(["better", "worse"])
+    frame["significant"] = frame["repeat_verdict"].isin(SIGNIFICANT)
     frame["published_confounded"] = [confounded(results[c].claim) for c in frame["claim_id"]]
     frame["text"] = [ratio_text(rep).split(" (")[0] for rep in reps]
     lo, hi = ratio_limits(frame, analysis.threshold)

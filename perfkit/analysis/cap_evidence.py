@@ -1,0 +1,55 @@
+"""The kernel's evidence of a SYN-retransmission stall, for the cap rule of
+:mod:`perfkit.analysis.caps`.
+
+A connection attempt the kernel drops from a full accept queue (a listen overflow) is retried
+after 1 s (the SYN retransmission timeout), then 3 s. Where a run recorded the kernel's
+counters in a network namespace of its own (:mod:`perfkit.ingest.counters`), the listen
+overflows and SYN retransmissions it counted say whether it waited for that timeout
+(:func:`kernel_evidence`), instead of the latency alone; :func:`evidence_text` cites them, run
+by run, in the cap's warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from perfkit.analysis.mechanism import kernel_scope, stall_evidence
+from perfkit.model import Run
+
+#: the caps (ms) that are SYN retransmissions: the kernel counts them (listen overflows and
+#: TCPSynRetrans are the evidence, :func:`perfkit.analysis.mechanism.stall_evidence`)
+SYN_CAPS_MS = (1000.0, 3000.0)
+
+
+def kernel_evidence(run: Run | None, cap: float) -> bool | None:
+    """Whether ``run``'s kernel counters show connection attempts retried after a SYN
+    retransmission cap (1 s, 3 s): listen overflows or SYN retransmissions counted (> 0) in
+    a network namespace of the run's own. None, to be judged from the latency alone, for
+    another cap, without counters, or with counters read system-wide (other traffic on the
+    host could have made them)."""
+    if run is None or cap not in SYN_CAPS_MS or not (kernel_scope(run) or "").startswith(
+            "netns"):
+        return None
+    counts = (run.tcp_listen_overflows, run.tcp_syn_retransmits)
+    if all(c is None for c in counts):
+        return None
+    return any(c for c in counts)
+
+
+def evidence_text(cap: float, run_ids: Sequence[str], records: Mapping[str, Run]) -> str:
+    """What the runs' kernel counters say about a SYN-retransmission cap (1 s, 3 s): the
+    listen overflows and SYN retransmissions they recorded, run by run, and which runs the
+    stall is inferred for from the latency alone (no counters); ``""`` when no run recorded
+    them (the rule is then the latency's alone, as the module docstring says) or for
+    another cap."""
+    if cap not in SYN_CAPS_MS:
+        return ""
+    said = {rid: stall_evidence(records[rid]) if rid in records else None for rid in run_ids}
+    if not any(said.values()):
+        return ""
+    parts = [f"{rid}: {text}" for rid, text in said.items() if text]
+    none = [rid for rid, text in said.items() if not text]
+    inferred = (f"; inferred from the latency alone for {', '.join(none)} (no counters)"
+                if none else "")
+    return (f"; the kernel counters, the evidence of connection attempts dropped and retried: "
+            f"{'; '.join(parts)}{inferred}")

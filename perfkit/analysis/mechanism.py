@@ -1,0 +1,286 @@
+"""The mechanism beside an effect: what the server and the kernel counted on each side.
+
+A tuning claim names a mechanism (keepalive saves handshakes, a larger backlog stops dropped
+connection attempts, a cache saves upstream trips); the runs' counters
+(:mod:`perfkit.ingest.counters`) measure it. For the two sides of an effect or a comparison
+(low and high, base and new), :func:`mechanism` gives, per quantity of :data:`QUANTITIES`, the
+median over the side's runs of the per-run value, with the runs it comes from:
+
+- ``server_connections_per_request``: connections nginx accepted per request it counted
+  (1 without keepalive, near 0 with it);
+- ``tcp_opens_per_request``: connections the kernel saw opened (``ActiveOpens``: the
+  generator's and nginx's own to its upstream) per request nginx counted: a proxy without
+  upstream keepalive opens one per request, which nginx's own counts do not show;
+- ``tcp_listen_overflows`` and ``tcp_syn_retransmits``: per run, the connection attempts the
+  kernel dropped from a full accept queue, and the SYN (and SYN-ACK) retransmissions that
+  retried them after 1 s;
+- ``server_cache_hit_ratio``: hits over hits, misses and expiries (cache profiles only);
+- ``server_error_log_lines``: per run.
+
+A quantity no run of a side recorded is missing on that side, never 0. Kernel counters read in
+the host's network namespace include other traffic on the host: the result says so
+(:attr:`Mechanism.warnings`), as it says that wrk2's calibration is inside the counters' window
+but outside its latency histogram. :func:`stall_evidence` is what the cap and run-status rules
+cite for a 1 s stall.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from perfkit.analysis.grouping import rows_at
+from perfkit.formatting import fmt_sig, level_text
+from perfkit.model import Run
+
+
+def _hit_ratio(run: Run) -> float | None:
+    hits, misses, expired = (run.server_cache_hits, run.server_cache_misses,
+                             run.server_cache_expired)
+    if hits is None or misses is None or expired is None or hits + misses + expired <= 0:
+        return None
+    return hits / (hits + misses + expired)
+
+
+@dataclasses.dataclass(frozen=True)
+class Quantity:
+    """One mechanism quantity: its column-like name, its words and its per-run value."""
+
+    name: str
+    label: str
+    value: Callable[[Run], float | int | None]
+    kernel: bool = False
+    count: bool = False
+
+
+def _opens_per_request(run: Run) -> float | None:
+    if run.tcp_active_opens is None or not run.server_requests:
+        return None
+    return run.tcp_active_opens / run.server_requests
+
+
+QUANTITIES: tuple[Quantity, ...] = (
+    Quantity("server_connections_per_request", "accepted connections per request",
+             lambda r: r.server_connections_per_request),
+    Quantity("tcp_opens_per_request", "TCP connections opened per request",
+             _opens_per_request, kernel=True),
+    Quantity("tcp_listen_overflows", "listen overflows", lambda r: r.tcp_listen_overflows,
+             kernel=True, count=True),
+    Quantity("tcp_syn_retransmits", "SYN retransmissions", lambda r: r.tcp_syn_retransmits,
+             kernel=True, count=True),
+    Quantity("server_cache_hit_ratio", "cache hit ratio", _hit_ratio),
+    Quantity("server_error_log_lines", "error-log lines", lambda r: r.server_error_log_lines,
+             count=True),
+)
+#: the text of a side with no run recording a quantity
+NOT_RECORDED = "(not recorded)"
+
+
+@dataclasses.dataclass(frozen=True)
+class Side:
+    """A quantity on one side: the median over the runs that recorded it, its range, and
+    those runs."""
+
+    median: float
+    runs: tuple[str, ...]
+    low: float = math.nan
+    high: float = math.nan
+
+    @property
+    def n(self) -> int:
+        return len(self.runs)
+
+
+@dataclasses.dataclass(frozen=True)
+class MechanismRow:
+    """One quantity on both sides (``low``/``base`` first, ``high``/``new`` second)."""
+
+    quantity: Quantity
+    low: Side
+    high: Side
+
+    def text(self) -> str:
+        """``listen overflows 1,234 (980-1,502) -> 0``."""
+        return f"{self.quantity.label} {_fmt(self.low, self.quantity)} -> " \
+               f"{_fmt(self.high, self.quantity)}"
+
+    @property
+    def moved(self) -> bool:
+        """Whether the two sides read differently (as printed), or one side recorded it."""
+        return _fmt(self.low, self.quantity) != _fmt(self.high, self.quantity)
+
+
+def _fmt(side: Side, q: Quantity) -> str:
+    """The median; a count also with its range over the runs when they differ (``0 (0-307)``:
+    an event a few runs saw, which the median alone would hide)."""
+    if not side.n:
+        return NOT_RECORDED
+    if not q.count:
+        return fmt_sig(side.median)
+    text = _count(side.median)
+    return text if side.low == side.high else f"{text} ({_count(side.low)}-{_count(side.high)})"
+
+
+def _count(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else fmt_sig(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class Mechanism:
+    """What the counters show on the two sides of one effect (:func:`mechanism`)."""
+
+    rows: tuple[MechanismRow, ...] = ()
+    scopes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        """Whether any run of either side recorded any quantity."""
+        return any(r.low.n or r.high.n for r in self.rows)
+
+    def text(self) -> str:
+        """The quantities that moved, ``"; "``-joined (``accepted connections per request
+        1.00 -> 0.000318; listen overflows 1,234 (980-1,502) -> 0``: medians over the runs of
+        each side, a count with its range where its runs differ); when none did,
+        ``"unchanged: "`` and the first two recorded; ``""`` when nothing was recorded."""
+        recorded = [r for r in self.rows if r.low.n or r.high.n]
+        moved = [r for r in recorded if r.moved]
+        if moved:
+            return "; ".join(r.text() for r in moved)
+        if recorded:
+            return "unchanged: " + "; ".join(
+                f"{r.quantity.label} {_fmt(r.low, r.quantity)}" for r in recorded[:2])
+        return ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text(), "scopes": list(self.scopes),
+                "warnings": list(self.warnings),
+                "quantities": {r.quantity.name: {
+                    "label": r.quantity.label,
+                    "low": None if not r.low.n else r.low.median, "runs_low": list(r.low.runs),
+                    "high": None if not r.high.n else r.high.median,
+                    "runs_high": list(r.high.runs)} for r in self.rows}}
+
+
+def _runs(side: Any) -> Sequence[Run]:
+    runs = getattr(side, "runs", side)
+    return [r for r in runs if r is not None]
+
+
+def _side(runs: Sequence[Run], q: Quantity) -> Side:
+    values, ids = [], []
+    for run in runs:
+        v = q.value(run)
+        if v is not None and math.isfinite(v):
+            values.append(float(v))
+            ids.append(str(run.run_id or run.source))
+    if not values:
+        return Side(math.nan, ())
+    return Side(float(np.median(values)), tuple(ids), min(values), max(values))
+
+
+def kernel_scope(run: Run) -> str | None:
+    """The scope of ``run``'s kernel counters as recorded (``netns NAME``, or system-wide),
+    None when they were not recorded."""
+    section = run.manifest.get("counters") if run.manifest else None
+    kernel = ((section or {}).get("sources") or {}).get("kernel") \
+        if isinstance(section, Mapping) else None
+    return kernel.get("scope") if isinstance(kernel, Mapping) else None
+
+
+def recorded(runs: Sequence[Run]) -> bool:
+    """Whether any of ``runs`` recorded counters (its manifest has a ``counters`` section)."""
+    return any(r is not None and r.counters_recorded for r in runs)
+
+
+def mechanism(low: Any, high: Any) -> Mechanism:
+    """The mechanism quantities on two sides (RunSets or sequences of Runs): see the module
+    docstring. An empty :class:`Mechanism` when no run of either recorded counters."""
+    sides = [_runs(low), _runs(high)]
+    if not recorded([*sides[0], *sides[1]]):
+        return Mechanism()
+    rows = tuple(MechanismRow(q, _side(sides[0], q), _side(sides[1], q)) for q in QUANTITIES)
+    every = [r for s in sides for r in s]
+    scopes = tuple(dict.fromkeys(s for r in every if (s := kernel_scope(r))))
+    return Mechanism(rows, scopes, tuple(_warnings(every, rows)))
+
+
+def factor_mechanism(rows: Any, factor: str, coding: Mapping[str, Any],
+                     held: Mapping[str, Any] | None = None) -> Mechanism:
+    """:func:`mechanism` of ``factor``'s low level against its high level (``coding``:
+    ``{"low": ..., "high": ...}``) among ``rows`` (a RunSet: one load level), with the
+    ``held`` factors at the given levels (a main effect's: the other factors at their low
+    level, as the A/B tables hold them; the median of runs pooled over another factor's levels
+    would sit between its clusters and describe no run)."""
+    if not recorded(rows.runs):
+        return Mechanism()
+    keep = np.ones(len(rows), dtype=bool)
+    for column, level in (held or {}).items():
+        keep &= rows.frame[column].map(level_text).to_numpy() == level_text(level)
+    text = rows.frame[factor].map(level_text).to_numpy()
+    return mechanism(*(rows.subset(keep & (text == level_text(coding[side])))
+                       for side in ("low", "high")))
+
+
+def main_mechanisms(rows: Any, per: Sequence[str], levels: Iterable[Any],
+                    coding: Mapping[str, Mapping[str, Any]], key: Callable[[Any], str]
+                    ) -> dict[tuple[str, str], Mechanism]:
+    """Beside each main effect of a factorial (factors: ``coding``'s keys) at each of
+    ``levels`` of ``per``: the factor's low and high level, the other factors held low;
+    keyed by (factor, ``key(level)``). {} when no run recorded counters."""
+    if not recorded(rows.runs):
+        return {}
+    return {(f, key(level)): factor_mechanism(
+        rows_at(rows, per, level), f, coding[f],
+        {o: coding[o]["low"] for o in coding if o != f})
+        for level in levels for f in coding}
+
+
+def _warnings(runs: Sequence[Run], rows: Sequence[MechanismRow]) -> list[str]:
+    out = []
+    kernel_shown = any(r.quantity.kernel and (r.low.n or r.high.n) for r in rows)
+    wide = [r for r in runs if (kernel_scope(r) or "").startswith("system-wide")]
+    if kernel_shown and wide:
+        out.append(f"the kernel counters of {len(wide)} of {len(runs)} runs are system-wide "
+                   "(the host's network namespace): they include other traffic on this host; "
+                   "the testbed's isolated profile counts a run's traffic alone")
+    if any(r.tool == "wrk2" for r in runs):
+        out.append("the counters cover the whole run, wrk2's calibration (about its first "
+                   "10 s) included, which its latency histogram leaves out")
+    return out
+
+
+def mechanism_columns(mech: Mechanism, low: str = "base", high: str = "new"
+                      ) -> dict[str, Any]:
+    """A result frame's mechanism columns: ``mechanism`` (:meth:`Mechanism.text`), then the
+    median of each quantity per side (``<quantity>_base``/``_new``, or the names given: NaN
+    where not recorded) and the runs behind it, and the kernel counters' ``counter_scope``."""
+    out: dict[str, Any] = {"mechanism": mech.text()}
+    for q in QUANTITIES:
+        row = next((r for r in mech.rows if r.quantity.name == q.name), None)
+        out[f"{q.name}_{low}"] = row.low.median if row else math.nan
+        out[f"{q.name}_{high}"] = row.high.median if row else math.nan
+        out[f"{q.name}_runs_{low}"] = row.low.n if row else 0
+        out[f"{q.name}_runs_{high}"] = row.high.n if row else 0
+    out["counter_scope"] = "; ".join(mech.scopes)
+    return out
+
+
+# -- evidence of a 1 s stall -----------------------------------------------------------------
+def stall_evidence(run: Run) -> str | None:
+    """What ``run``'s kernel counters say about connection attempts retried after 1 s: ``"1,234
+    listen overflows and 567 SYN retransmissions (netns X)"``; ``"no listen overflow and no
+    SYN retransmission (...)"`` when both are 0; None when they were not recorded."""
+    over, syn = run.tcp_listen_overflows, run.tcp_syn_retransmits
+    if over is None and syn is None:
+        return None
+    scope = kernel_scope(run)
+    where = f" ({scope})" if scope else ""
+    if not over and not syn:
+        return f"no listen overflow and no SYN retransmission{where}"
+    parts = [f"{v:,} {name}" for v, name in ((over, "listen overflows"),
+                                            (syn, "SYN retransmissions")) if v is not None]
+    return " and ".join(parts) + where

@@ -1,0 +1,219 @@
+"""What the server and the kernel counted during a run: pure readers of the raw snapshots.
+
+``perfkit run`` (:mod:`perfkit.run.counters`) snapshots the counters just before the load
+generator starts and just after it exits, keeps the raw text in the run directory
+(``counters/before/``, ``counters/after/``) and records the deltas in the manifest
+(``counters``). This module turns that raw text into numbers, and the two snapshots into the
+record columns (:data:`COLUMNS`); it does no I/O but for :func:`deltas_from_dir`.
+
+Sources:
+
+- nginx's ``stub_status`` page (``accepts handled requests``): ``server_connections_accepted``,
+  ``server_connections_handled``, ``server_requests``. The page counts its own request: the
+  snapshot taken after the run adds one connection and one request, which
+  :func:`stub_status_deltas` subtracts (:data:`STUB_STATUS_SELF`);
+- ``/proc/net/netstat`` (``TcpExt``: ``ListenOverflows``, ``ListenDrops``, ``TCPSynRetrans``,
+  which counts SYN and SYN-ACK retransmissions) and ``/proc/net/snmp`` (``Tcp:
+  RetransSegs``, ``ActiveOpens``, ``PassiveOpens``): ``tcp_listen_overflows``,
+  ``tcp_listen_drops``, ``tcp_syn_retransmits``, ``tcp_retransmits``, ``tcp_active_opens``
+  (connections opened: the generator's and nginx's to its upstream) and ``tcp_passive_opens``
+  (connections accepted: nginx's and the upstream's). They are per network namespace: the
+  manifest says which one was read (its ``scope``);
+- the error-log lines written during the run (``server_error_log_lines``, the lines kept as
+  ``server-error.log``) and the access log's ``$upstream_cache_status`` field
+  (``server_cache_hits``, ``server_cache_misses``, ``server_cache_expired``: :func:`cache_counts`).
+
+A counter that was not recorded is missing (None), never 0.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from perfkit.errors import ParseError
+from perfkit.model import SERVER_COLUMNS
+
+#: derived: accepted connections over the server's requests
+PER_REQUEST_COLUMN = "server_connections_per_request"
+#: the recorded columns, in record order (a contract: :data:`perfkit.model.SERVER_COLUMNS`)
+COLUMNS = tuple(c for c in SERVER_COLUMNS if c != PER_REQUEST_COLUMN)
+STUB_STATUS_COLUMNS = ("server_connections_accepted", "server_connections_handled",
+                       "server_requests")
+KERNEL_COLUMNS = ("tcp_listen_overflows", "tcp_listen_drops", "tcp_syn_retransmits",
+                  "tcp_retransmits", "tcp_active_opens", "tcp_passive_opens")
+LOG_COLUMNS = ("server_error_log_lines",)
+CACHE_COLUMNS = ("server_cache_hits", "server_cache_misses", "server_cache_expired")
+
+#: kernel column -> (file, section, field) it is read from
+KERNEL_FIELDS = {
+    "tcp_listen_overflows": ("netstat", "TcpExt", "ListenOverflows"),
+    "tcp_listen_drops": ("netstat", "TcpExt", "ListenDrops"),
+    "tcp_syn_retransmits": ("netstat", "TcpExt", "TCPSynRetrans"),
+    "tcp_retransmits": ("snmp", "Tcp", "RetransSegs"),
+    "tcp_active_opens": ("snmp", "Tcp", "ActiveOpens"),
+    "tcp_passive_opens": ("snmp", "Tcp", "PassiveOpens"),
+}
+#: stub_status field -> column
+STUB_STATUS_FIELDS = {"accepts": "server_connections_accepted",
+                      "handled": "server_connections_handled",
+                      "requests": "server_requests"}
+#: what the after-snapshot's own fetch of stub_status adds to each of its counters
+STUB_STATUS_SELF = 1
+#: $upstream_cache_status value -> column (the other values, BYPASS, STALE, UPDATING,
+#: REVALIDATED, are counted in the manifest but have no column)
+CACHE_FIELDS = {"HIT": "server_cache_hits", "MISS": "server_cache_misses",
+                "EXPIRED": "server_cache_expired"}
+CACHE_STATUSES = ("HIT", "MISS", "EXPIRED", "BYPASS", "STALE", "UPDATING", "REVALIDATED")
+#: the raw snapshot files of a run directory
+COUNTERS_DIR = "counters"
+ERROR_LOG_NAME = "server-error.log"
+RAW_FILES = {"netstat": "netstat.txt", "snmp": "snmp.txt", "stub_status": "stub_status.txt"}
+
+
+def parse_proc_table(text: str, path: str = "<string>") -> dict[str, dict[str, int]]:
+    """``/proc/net/netstat`` or ``/proc/net/snmp``: section -> field -> value.
+
+    Each section is two lines, ``Name: field field ...`` then ``Name: value value ...``;
+    a pair whose counts differ, or a value that is not an integer, is a ParseError at its line.
+    """
+    lines = text.splitlines()
+    out: dict[str, dict[str, int]] = {}
+    i = 0
+    while i < len(lines):
+        if not lines[i].strip():
+            i += 1
+            continue
+        head, _, names = lines[i].partition(":")
+        if i + 1 >= len(lines) or not lines[i + 1].startswith(head + ":"):
+            raise ParseError(path, i + 2, f"a line of values for '{head}:'",
+                             lines[i + 1] if i + 1 < len(lines) else "end of file")
+        values = lines[i + 1].partition(":")[2].split()
+        fields = names.split()
+        if len(values) != len(fields):
+            raise ParseError(path, i + 2, f"{len(fields)} values for '{head}:'",
+                             f"{len(values)} values")
+        try:
+            out[head] = {f: int(v) for f, v in zip(fields, values, strict=True)}
+        except ValueError:
+            raise ParseError(path, i + 2, f"integers for '{head}:'", lines[i + 1]) from None
+        i += 2
+    return out
+
+
+def parse_stub_status(text: str, path: str = "<string>") -> dict[str, int]:
+    """nginx's stub_status page: ``active``, ``accepts``, ``handled``, ``requests``,
+    ``reading``, ``writing``, ``waiting``."""
+    lines = text.splitlines()
+    out: dict[str, int] = {}
+    try:
+        if not lines[0].startswith("Active connections:"):
+            raise ParseError(path, 1, "'Active connections: N'", lines[0])
+        out["active"] = int(lines[0].split(":", 1)[1])
+        if lines[1].split() != ["server", "accepts", "handled", "requests"]:
+            raise ParseError(path, 2, "'server accepts handled requests'", lines[1])
+        numbers = lines[2].split()
+        if len(numbers) != 3:
+            raise ParseError(path, 3, "three numbers (accepts handled requests)", lines[2])
+        out.update(zip(("accepts", "handled", "requests"), map(int, numbers), strict=True))
+        words = lines[3].split()
+        if words[0::2] != ["Reading:", "Writing:", "Waiting:"]:
+            raise ParseError(path, 4, "'Reading: N Writing: N Waiting: N'", lines[3])
+        out.update(zip(("reading", "writing", "waiting"), map(int, words[1::2]), strict=True))
+    except IndexError:
+        raise ParseError(path, len(lines) + 1, "the four lines of nginx's stub_status",
+                         "end of file") from None
+    except ValueError as exc:
+        raise ParseError(path, None, "integers in nginx's stub_status", str(exc)) from None
+    return out
+
+
+def stub_status_deltas(before: Mapping[str, int], after: Mapping[str, int]
+                       ) -> dict[str, int]:
+    """The stub_status columns over the window: after - before - :data:`STUB_STATUS_SELF`
+    (the after snapshot's own connection and request; the before snapshot's are in both)."""
+    return {col: after[f] - before[f] - STUB_STATUS_SELF for f, col in STUB_STATUS_FIELDS.items()}
+
+
+def kernel_deltas(before: Mapping[str, Mapping[str, Mapping[str, int]]],
+                  after: Mapping[str, Mapping[str, Mapping[str, int]]]) -> dict[str, int | None]:
+    """The kernel columns: after - before of each field (``{"netstat": parsed, "snmp":
+    parsed}``); None for a field either snapshot lacks."""
+    out: dict[str, int | None] = {}
+    for col, (file, section, field) in KERNEL_FIELDS.items():
+        try:
+            out[col] = after[file][section][field] - before[file][section][field]
+        except KeyError:
+            out[col] = None
+    return out
+
+
+def cache_counts(log: bytes) -> dict[str, int]:
+    """Requests per ``$upstream_cache_status`` in access-log lines that end with it (the
+    testbed's ``perfkit_cache`` log format: the combined format, then the status); lines
+    without a status (``-``: not a cached location) are not counted."""
+    return {s: log.count(b" " + s.encode() + b"\n") for s in CACHE_STATUSES}
+
+
+def cache_columns(counts: Mapping[str, int]) -> dict[str, int]:
+    return {col: int(counts.get(status, 0)) for status, col in CACHE_FIELDS.items()}
+
+
+def per_request(accepted: int | None, requests: int | None) -> float | None:
+    """Accepted connections per request served (None when either is missing or no request
+    was counted)."""
+    if accepted is None or requests is None or requests <= 0:
+        return None
+    return accepted / requests
+
+
+def read_raw(run_dir: str | os.PathLike, when: str) -> dict[str, str]:
+    """The raw snapshot texts of ``when`` (``before`` or ``after``) kept in a run directory:
+    name -> text, for the files present."""
+    base = Path(run_dir) / COUNTERS_DIR / when
+    out = {}
+    for name, file in RAW_FILES.items():
+        p = base / file
+        if p.is_file():
+            out[name] = p.read_text(encoding="utf-8")
+    return out
+
+
+def deltas_from_dir(run_dir: str | os.PathLike) -> dict[str, int | None]:
+    """The stub_status and kernel columns recomputed from the raw snapshots of a run directory
+    (what the manifest records; a check, and the way to re-derive them). Missing where a
+    snapshot is missing."""
+    raw = {w: read_raw(run_dir, w) for w in ("before", "after")}
+    out: dict[str, int | None] = dict.fromkeys((*STUB_STATUS_COLUMNS, *KERNEL_COLUMNS))
+    if all("stub_status" in raw[w] for w in raw):
+        b, a = (parse_stub_status(raw[w]["stub_status"], w) for w in ("before", "after"))
+        out.update(stub_status_deltas(b, a))
+    parsed: dict[str, dict[str, dict[str, dict[str, int]]]] = {
+        w: {f: parse_proc_table(raw[w][f], f"{w}/{RAW_FILES[f]}")
+            for f in ("netstat", "snmp") if f in raw[w]} for w in raw}
+    if all(parsed[w] for w in parsed):
+        out.update(kernel_deltas(parsed["before"], parsed["after"]))
+    return out
+
+
+def manifest_values(manifest: Mapping[str, Any]) -> dict[str, int | None]:
+    """The counter columns a manifest recorded (``counters.values``); {} when it recorded none
+    (an older run, or another writer's)."""
+    section = manifest.get("counters") if manifest else None
+    values = section.get("values") if isinstance(section, Mapping) else None
+    if not isinstance(values, Mapping):
+        return {}
+    return {c: _count(values.get(c)) for c in COLUMNS}
+
+
+def _count(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+

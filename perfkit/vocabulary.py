@@ -1,0 +1,183 @@
+"""The words of perfkit's decisions, each defined once.
+
+Every verdict and status perfkit decides is a member of one of these enums (:class:`enum.
+StrEnum`), returned by the analysis and shown as it is by the front ends. A member *is* its
+string: it compares equal to it, formats as it (``f"{Verdict.NO_CHANGE}"`` is ``~``), and
+:mod:`json`, :mod:`csv` and pandas write the plain word, so tables and JSON keep the words they
+always had. ``tests/test_vocabulary.py`` checks that no other module types these words.
+
+- :class:`Verdict`: a comparison row or an effect (``better``, ``worse``, ``~``, ``not
+  testable``, ``no data``, ``interaction``).
+- :class:`RunStatus`: a run under the run-status rule (:mod:`perfkit.analysis.runstatus`).
+- :class:`ManifestStatus`: how a run ended, as the runner writes it in ``manifest.json``;
+  :data:`FAILED_STATUSES` are those of a failed run.
+- :class:`GateStatus` and :class:`GateOutcome`: a row of ``perfkit gate`` (with the exit
+  status of a gate) and its outcome in words.
+- :class:`SloVerdict`: an offered rate under an SLO.
+- :class:`DriftVerdict`: the drift over an experiment's run order.
+- :class:`ChangeSupport` and :class:`HistoryVerdict`: a change point of a history, and a
+  history's answer.
+- :class:`ScalingVerdict`: a USL fit's peak.
+- :class:`ClaimVerdict`: a published claim against its repeat (:mod:`perfkit.analysis.seeds`).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from perfkit.errors import ERROR_STATUS
+
+__all__ = [
+    "ARTEFACT", "DRIFT_TOLERANCE_PCT", "FAILED_STATUSES", "ChangeSupport", "ClaimVerdict",
+    "DriftVerdict", "GateOutcome", "GateStatus", "HistoryVerdict", "ManifestStatus",
+    "SIGNIFICANT", "RunStatus", "ScalingVerdict", "SloVerdict", "Verdict",
+]
+
+
+class Verdict(StrEnum):
+    """The verdict of a comparison row (:func:`perfkit.analysis.compare.verdict`) or of a
+    factorial effect (:meth:`perfkit.analysis.effects.FactorialResult.verdicts`)."""
+
+    #: significant, in the metric's good direction
+    BETTER = "better"
+    #: significant, in the metric's bad direction
+    WORSE = "worse"
+    #: no significant change (benchstat's word)
+    NO_CHANGE = "~"
+    #: no data of these run counts could reach alpha
+    NOT_TESTABLE = "not testable"
+    #: a side has no finished run
+    NO_DATA = "no data"
+    #: a significant interaction: the factors' effects do not add up
+    INTERACTION = "interaction"
+
+
+#: the verdicts of a significant change
+SIGNIFICANT = (Verdict.BETTER, Verdict.WORSE)
+
+#: the start of every verdict of a value on a known timeout cap ("artefact of the 1000 ms
+#: cap", :func:`perfkit.analysis.caps.artefact`)
+ARTEFACT = "artefact"
+
+
+class RunStatus(StrEnum):
+    """A run's status under the run-status rule (:mod:`perfkit.analysis.runstatus`)."""
+
+    OK = "ok"
+    #: fell slightly short of its target rate: in doubt, kept with its value
+    SHORT = "short"
+    #: did not sustain its target rate (below 0.9 x, or its latency rose above its peers')
+    SATURATED = "saturated"
+    #: the tool failed, most requests failed, or no value
+    FAILED = "failed"
+    #: the run ran but its tool never measured the metric (wrk without --latency, ...)
+    NO_DATA = Verdict.NO_DATA
+
+    @property
+    def counts_as_failed(self) -> bool:
+        """Failed or saturated: ranked worst where failing makes a metric worse."""
+        return self in (RunStatus.FAILED, RunStatus.SATURATED)
+
+
+class ManifestStatus(StrEnum):
+    """How a run ended, as the runner writes it in ``manifest.json`` (``status``)."""
+
+    COMPLETE = "complete"
+    FAILED = RunStatus.FAILED
+    KILLED = "killed"
+    ABORTED = "aborted"
+
+
+#: the manifest statuses of a failed run (the runner writes no other)
+FAILED_STATUSES = frozenset({ManifestStatus.FAILED, ManifestStatus.KILLED,
+                             ManifestStatus.ABORTED})
+
+
+class GateStatus(StrEnum):
+    """A gated row's status (:mod:`perfkit.analysis.gate`), in the order a gate takes the
+    worst of its rows: an error first (the gate could not run as asked)."""
+
+    ERROR = "error"
+    REGRESSION = "regression"
+    INCONCLUSIVE = "inconclusive"
+    #: the runs of a side did not measure the metric: not gated
+    NO_DATA = Verdict.NO_DATA
+    PASS = "pass"
+
+    @property
+    def exit_status(self) -> int:
+        """The exit status of a gate whose worst row has this status: 2 (:data:`perfkit.errors.
+        ERROR_STATUS`: the gate could not run as asked), 1, 3 (inconclusive, no data) or 0."""
+        return {GateStatus.ERROR: ERROR_STATUS, GateStatus.REGRESSION: 1,
+                GateStatus.INCONCLUSIVE: 3, GateStatus.NO_DATA: 3, GateStatus.PASS: 0}[self]
+
+
+class GateOutcome(StrEnum):
+    """A gated row's outcome in words: why it got its :class:`GateStatus`."""
+
+    NO_DATA = Verdict.NO_DATA
+    NOT_TESTABLE = Verdict.NOT_TESTABLE
+    NO_INTERVAL = "no interval"
+    REGRESSION = GateStatus.REGRESSION
+    BELOW_THRESHOLD = "significant, below threshold"
+    IMPROVEMENT = "improvement"
+    NO_REGRESSION = "no regression"
+    BEYOND_NOT_SIGNIFICANT = "beyond threshold, not significant"
+    STRADDLES = "straddles threshold"
+
+
+class SloVerdict(StrEnum):
+    """An offered rate under an SLO (:func:`perfkit.stats.slo.slo_verdict`)."""
+
+    PASS = GateStatus.PASS
+    FAIL = "fail"
+    INCONCLUSIVE = GateStatus.INCONCLUSIVE
+
+
+#: a drift smaller than this over a whole experiment (first run to last) does not matter
+DRIFT_TOLERANCE_PCT = 10.0
+
+
+class DriftVerdict(StrEnum):
+    """The drift over an experiment's run order (:mod:`perfkit.analysis.drift`)."""
+
+    DRIFT = "drift"
+    STABLE = f"no drift beyond ±{DRIFT_TOLERANCE_PCT:g}%"
+    INCONCLUSIVE = GateStatus.INCONCLUSIVE
+
+
+class ChangeSupport(StrEnum):
+    """A change point's support (:mod:`perfkit.stats.changepoint`): its ratio's interval
+    excludes 1, or it has none or one holding 1 (weakly supported)."""
+
+    SUPPORTED = "supported"
+    WEAK = "weak"
+
+
+class HistoryVerdict(StrEnum):
+    """Where a history's metric changed (:func:`perfkit.analysis.history.series_verdict`)."""
+
+    CHANGE = "change"
+    WEAK_CHANGE = f"{ChangeSupport.WEAK} change"
+    NO_CHANGE = "no change"
+
+
+class ScalingVerdict(StrEnum):
+    """A scalability fit (:attr:`perfkit.analysis.scaling.ScalingResult.verdict`)."""
+
+    PEAK = "peak"
+    NO_PEAK = "no peak"
+    NOT_TESTABLE = Verdict.NOT_TESTABLE
+
+
+class ClaimVerdict(StrEnum):
+    """A published claim against its repeated experiment (:func:`perfkit.analysis.seeds.
+    judge`)."""
+
+    SUPPORTED = ChangeSupport.SUPPORTED
+    SUPPORTED_DIRECTION = f"{ChangeSupport.SUPPORTED} in direction; size not comparable"
+    CONTRADICTED = "contradicted by a repeated experiment"
+    INCONCLUSIVE = GateStatus.INCONCLUSIVE
+    NOT_TESTABLE_N1 = f"{Verdict.NOT_TESTABLE} (n = 1)"
+    NOT_TESTABLE_UNSTATED = f"{Verdict.NOT_TESTABLE} (runs not stated)"
+    NOT_TESTABLE_NONE = f"{Verdict.NOT_TESTABLE} (no measurement)"

@@ -1,0 +1,186 @@
+"""What the server and the kernel counted: the readers of the raw snapshots, the record columns
+and the mechanism beside an effect, on two real runs against the testbed
+(``tests/fixtures/counters/``: ``perfkit run wrk`` for 2 s, raw snapshots kept):
+
+- ``backlog8-isolated-c256``: profile ``backlog+isolated`` (listen backlog 8, nginx and wrk in a
+  network namespace of their own), 256 keep-alive connections: listen overflows;
+- ``cache-ram-c16``: profile ``keepalive+cache-ram`` in the host's namespace, 16 connections:
+  cache hits, kernel counters system-wide.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from perfkit.analysis import load_experiment, metric
+from perfkit.analysis.caps import cap_check, cap_hits
+from perfkit.analysis.mechanism import mechanism, mechanism_columns, stall_evidence
+from perfkit.errors import ParseError
+from perfkit.frames import runs_frame
+from perfkit.ingest import counters as parse
+from perfkit.ingest import load
+from perfkit.model import RECORD_COLUMNS, SERVER_COLUMNS
+from perfkit.run.counters import SCOPE_SYSTEM
+from perfkit.store.runtable import runs_to_table, table_to_runs
+
+FIXTURES = Path(__file__).parent / "fixtures"
+DATA = Path(__file__).resolve().parents[1] / "data"
+BACKLOG = FIXTURES / "counters" / "backlog8-isolated-c256"
+CACHE = FIXTURES / "counters" / "cache-ram-c16"
+PLAIN = FIXTURES / "wrk" / "single" / "latency_default_c50"  # recorded without counters
+
+
+def _raw(run_dir: Path, when: str, name: str) -> str:
+    return (run_dir / "counters" / when / parse.RAW_FILES[name]).read_text()
+
+
+def test_proc_tables_read_every_section_and_field():
+    netstat = parse.parse_proc_table(_raw(BACKLOG, "after", "netstat"))
+    snmp = parse.parse_proc_table(_raw(BACKLOG, "after", "snmp"))
+    assert {"TcpExt", "IpExt"} <= set(netstat)
+    assert {"Ip", "Tcp", "Udp"} <= set(snmp)
+    assert snmp["Tcp"]["MaxConn"] == -1  # signed, as the kernel prints it
+    for file, section, field in parse.KERNEL_FIELDS.values():
+        assert field in (netstat if file == "netstat" else snmp)[section]
+
+
+def test_a_proc_table_cut_short_is_an_error_at_its_line():
+    text = "\n".join(_raw(BACKLOG, "after", "snmp").splitlines()[:3])  # "Icmp:" names only
+    with pytest.raises(ParseError, match=r"snmp:4: expected a line of values for 'Icmp:'"):
+        parse.parse_proc_table(text, "snmp")
+
+
+def test_stub_status_reads_its_four_lines_and_an_incomplete_page_is_an_error():
+    page = parse.parse_stub_status(_raw(BACKLOG, "before", "stub_status"))
+    assert page["accepts"] == page["handled"] == page["requests"] >= 1  # its own fetch counts
+    assert page["active"] == page["writing"] == 1
+    cut = "\n".join(_raw(BACKLOG, "before", "stub_status").splitlines()[:2])
+    with pytest.raises(ParseError, match="stub_status:3: expected the four lines"):
+        parse.parse_stub_status(cut, "stub_status")
+
+
+@pytest.mark.parametrize("run_dir", [BACKLOG, CACHE], ids=lambda p: p.name)
+def test_the_manifest_records_what_the_raw_snapshots_give(run_dir):
+    (run,) = load(run_dir)
+    recomputed = parse.deltas_from_dir(run_dir)
+    assert set(recomputed) == {*parse.STUB_STATUS_COLUMNS, *parse.KERNEL_COLUMNS}
+    values = run.manifest["counters"]["values"]
+    assert {k: values[k] for k in recomputed} == recomputed
+    # minus the after snapshot's own connection and request
+    before, after = (parse.parse_stub_status(_raw(run_dir, w, "stub_status"))
+                     for w in ("before", "after"))
+    assert run.server_requests == after["requests"] - before["requests"] - 1
+
+
+def test_the_run_carries_the_counters_as_record_columns():
+    (run,) = load(BACKLOG)
+    assert run.tcp_listen_overflows > 0 and run.tcp_syn_retransmits > 0
+    assert run.server_connections_per_request == pytest.approx(
+        run.server_connections_accepted / run.server_requests)
+    rec = run.to_record()
+    assert list(rec)[: len(RECORD_COLUMNS)] == list(RECORD_COLUMNS)
+    assert [c for c in rec if c in SERVER_COLUMNS] == list(SERVER_COLUMNS)
+    # the profile has no cache: missing, never 0, with the reason in the manifest
+    assert rec["server_cache_hits"] is None
+    assert run.manifest["counters"]["missing"]["server_cache_hits"] == "the profile has no cache"
+
+
+def test_a_run_without_counters_has_no_counter_columns():
+    (run,) = load(PLAIN)
+    assert not run.counters_recorded
+    assert not set(run.to_record()) & set(SERVER_COLUMNS)
+
+
+def test_the_frame_keeps_counts_as_nullable_integers():
+    frame = runs_frame([*load(BACKLOG), *load(CACHE)])
+    assert str(frame["tcp_listen_overflows"].dtype) == "Int64"
+    assert frame["server_cache_hits"].isna().tolist() == [True, False]
+    assert frame["server_cache_misses"].tolist()[1] >= 1  # the cold cache's first request
+
+
+def test_the_run_store_round_trips_the_counters():
+    runs = [*load(BACKLOG), *load(CACHE)]
+    back = table_to_runs(runs_to_table(runs))
+    assert all(a.same_as(b) for a, b in zip(runs, back, strict=True))
+    assert back[0].tcp_listen_overflows == runs[0].tcp_listen_overflows
+
+
+def test_scope_says_whether_the_kernel_counters_are_the_runs_alone():
+    (isolated,), (shared,) = load(BACKLOG), load(CACHE)
+    scope = isolated.manifest["counters"]["sources"]["kernel"]["scope"]
+    assert scope == f"netns {isolated.manifest['server']['netns']}"
+    assert shared.manifest["counters"]["sources"]["kernel"]["scope"] == SCOPE_SYSTEM
+
+
+def test_mechanism_gives_each_sides_medians_and_says_the_scope():
+    (isolated,), (shared,) = load(BACKLOG), load(CACHE)
+    mech = mechanism([shared], [isolated])
+    assert mech.text().startswith("accepted connections per request 0.000761 -> 0.00385")
+    assert "listen overflows 0 -> 807" in mech.text()
+    assert "cache hit ratio 1 -> (not recorded)" in mech.text()
+    assert any("system-wide" in w and "1 of 2 runs" in w for w in mech.warnings)
+    cols = mechanism_columns(mech, "low", "high")
+    assert cols["tcp_listen_overflows_low"] == 0 and cols["tcp_listen_overflows_high"] == 807
+    assert math.isnan(cols["server_cache_hit_ratio_high"])
+    assert cols["server_cache_hit_ratio_runs_high"] == 0
+    assert not mechanism(load(PLAIN), load(PLAIN))
+
+
+def test_the_cap_rule_cites_the_kernel_counters_of_the_runs_on_the_1_s_cap():
+    """demo-wrk-factorial (isolated namespaces): the runs whose latencies sit on 1000 ms are
+    cited with the listen overflows and SYN retransmissions their namespace counted."""
+    rows = load_experiment(DATA / "demo-wrk-factorial").rows()
+    by_id = {r.run_id: r for r in rows.runs}
+    hits = {h.run_id for h in cap_hits(rows) if h.cap_ms == 1000.0}
+    assert hits  # the 256-connection runs without keepalive wait for the SYN retry
+    (warning,) = cap_check(rows, metric("latency_p99_ms")).warnings
+    assert "the kernel counters, the evidence of connection attempts dropped" in warning
+    for rid in hits:
+        run = by_id[rid]
+        assert run.tcp_listen_overflows > 0 and run.tcp_syn_retransmits > 0
+        assert f"{rid}: {stall_evidence(run)}" in warning
+    assert "inferred from the latency alone" not in warning  # every run recorded counters
+
+
+def test_the_kernel_counters_decide_whether_a_run_waited_for_the_syn_retry():
+    """With counters from the run's own namespace, the SYN-retry caps read them, not the
+    latency: retries counted put a p99 of 1070 ms (1 s plus a median of 57 ms) on the 1 s cap;
+    none counted take a value off it, however it stands out."""
+    rows = load_experiment(DATA / "demo-wrk-factorial").rows()
+    frame = rows.frame
+    (i,) = np.flatnonzero(frame["run_id"].str.startswith("0011-").to_numpy())
+    run = rows.runs[i]
+    assert run.percentile_ms(99) == 1070.0 and run.percentile_ms(50) < 70
+    assert run.tcp_syn_retransmits > 0
+    one = rows.subset(np.arange(len(rows)) == i)
+    assert {h.column for h in cap_hits(one)} == {"latency_p99_ms", "latency_max_ms"}
+    # the same run had the kernel counted no retry: its 1 s would be service, not a retry
+    quiet = dataclasses.replace(one, runs=(run.replace(tcp_syn_retransmits=0,
+                                                       tcp_listen_overflows=0),))
+    assert cap_hits(quiet) == []
+    # ... and without counters its p99, 7% above the cap with a median of 57 ms, does not
+    # stand out as a separate mode: the latency alone does not put it there
+    bare = dataclasses.replace(one, runs=(run.replace(manifest={}),))
+    assert "latency_p99_ms" not in {h.column for h in cap_hits(bare)}
+
+
+def test_without_counters_the_cap_rule_reads_as_before():
+    """An experiment recorded without counters: the warning is the latency rule's alone."""
+    rows = load_experiment(DATA / "demo-wrk-connections").rows()
+    for warning in cap_check(rows, metric("latency_p99_ms")).warnings:
+        assert "kernel counters" not in warning
+
+
+def test_stall_evidence_cites_the_kernel_counters():
+    (isolated,), (shared,) = load(BACKLOG), load(CACHE)
+    assert stall_evidence(isolated) == (
+        f"807 listen overflows and 170 SYN retransmissions (netns "
+        f"{isolated.manifest['server']['netns']})")
+    assert stall_evidence(shared).startswith("no listen overflow and no SYN retransmission")
+    (plain,) = load(PLAIN)
+    assert stall_evidence(plain) is None

@@ -1,0 +1,90 @@
+"""Runs needed for the change observed and for the threshold, both given (issue 22, item 5).
+
+The real case: the bundled history's v07 -> v08 (the upstream went from 10 to 20 ms), two
+runs a side: +49% seen, which 2 vs 2 runs cannot test. The footnote says ">= 4 vs 4" can
+reach alpha; the row must not contradict it with one number for another question.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from perfkit.analysis import ComparisonRow, load_experiment, metric
+from perfkit.analysis.compare import verdict
+from perfkit.analysis.experiment import Selection
+from perfkit.analysis.gate import REGRESSION, classify, gate_runs, threshold_ratio
+from perfkit.analysis.plan import plan_runs
+from perfkit.stats import compare
+from perfkit.stats.mannwhitney import runs_to_reach_alpha
+from perfkit.stats.power import runs_needed
+
+REPO = Path(__file__).resolve().parents[1]
+HISTORY = REPO / "data" / "demo-history"
+P99 = metric("latency_p99_ms")
+
+
+def _two_runs(label: str):
+    from perfkit.analysis.history import load_history
+
+    return Selection.parse(f"{HISTORY}::label={label},repetition=1|2").apply(
+        load_history(HISTORY))
+
+
+def test_the_gate_gives_runs_for_the_change_seen_and_for_the_threshold():
+    result = gate_runs(_two_runs("v07"), _two_runs("v08"), [P99], 0.05, n_sim=2000)
+    (g,) = result.rows
+    floor = runs_to_reach_alpha(0.05)
+    assert g.row.comparison.ratio > 1.4  # +49% seen
+    assert g.needed_observed.runs_per_arm == floor == 4  # the footnote's ">= 4 vs 4"
+    assert g.runs_per_arm_needed > floor  # +5% at this spread needs more
+    assert any(f">= {floor} vs {floor}" in w for w in g.row.warnings)
+    assert f">= {floor} runs per arm can" in g.reason
+    assert f"{floor} runs per arm would decide it if the change is the +49.1% observed" \
+        in g.reason
+    assert f"{g.runs_per_arm_needed} runs per arm would resolve +5.0% if nothing changed" \
+        in g.reason
+    frame = result.to_frame()
+    assert frame["runs_per_arm_observed"].tolist() == [4]
+
+
+def test_plan_of_two_selections_gives_runs_for_the_change_they_show():
+    plan = plan_runs([_two_runs("v07"), _two_runs("v08")], P99, 0.05, n_sim=2000)
+    (row,) = plan.rows
+    assert math.isclose(row.observed_ratio, 1.491, rel_tol=0.01)
+    assert row.needed_observed.runs_per_arm == 4
+    assert row.needed.runs_per_arm > 4
+
+
+def test_the_runs_that_decide_an_observed_change_do_decide_it_in_simulation():
+    # a +12% change, threshold +5%, log sd 0.05 known: the stated runs per arm give the gate
+    # a regression in >= 80% of experiments (the test's discreteness adds a little)
+    limit, true, sd = threshold_ratio(P99, 0.05), 1.12, 0.05
+    n = runs_needed(true / limit, log_sd=sd, n_sim=2000).runs_per_arm
+    rng = np.random.default_rng(7)
+
+    def decided(runs: int, reps: int = 300) -> float:
+        hits = 0
+        for _ in range(reps):
+            c = compare(np.exp(sd * rng.standard_normal(runs)),
+                        true * np.exp(sd * rng.standard_normal(runs)))
+            row = ComparisonRow((), c, c.p_value, verdict(c, c.p_value, P99))
+            hits += classify(row, P99, limit)[0] == REGRESSION
+        return hits / reps
+
+    assert 8 <= n <= 16  # 12 with this seed
+    at_n, at_half = decided(n), decided(n // 2)
+    assert at_n >= 0.78  # 0.857 with this seed (Monte Carlo error 0.02)
+    assert at_half < at_n - 0.2
+
+
+def test_a_gate_on_bundled_runs_keeps_its_threshold_number():
+    exp = load_experiment(REPO / "data" / "demo-aa")
+    arms = [Selection.parse(f"x::arm={a}").apply(exp) for a in "AB"]
+    result = gate_runs(*arms, [metric("throughput_rps")], 0.05, n_sim=2000)
+    (g,) = result.rows
+    assert g.status == "inconclusive"
+    assert g.runs_per_arm_needed == g.needed.runs_per_arm  # the contract column: threshold
+    assert g.needed_observed is not None
