@@ -16,7 +16,7 @@ STAMP  := $(VENV)/.perfkit-installed
 # on two idle cores), without the plugins only the full suite uses (nbval's import alone takes
 # seconds; addopts holds its options)
 FAST_TESTS := tests -m "not live and not slow" -n 2 -o addopts=-ra -p no:nbval -p no:locust \
-              -p no:anyio -q
+              -p no:anyio -q --durations=10
 
 .PHONY: demo check test lint clean
 
