@@ -129,6 +129,15 @@ def seeds_report(tmp_path_factory) -> Path:
     return _build_report("seeds", tmp_path_factory)
 
 
+@pytest.fixture(scope="session")
+def seeds_analysis():
+    """The seeds page's analysis of the bundled data (``report.sections.seeds.analyse`` with
+    its defaults: threshold 10%, alpha 0.05), once per session; read-only."""
+    from perfkit.report.sections import seeds
+
+    return seeds.analyse(str(ROOT / "data"))
+
+
 # -- system tools: a missing one skips every test that needs it, with one reason -------------
 _INSTALL_HINT = "run `bash scripts/install-system-packages.sh` (make test does)"
 

@@ -517,11 +517,8 @@ def test_review2_item03_the_block_threat_names_the_analyses_that_ignore_blocks()
     assert "A/A false-positive rates" in _blocks(aa_exp, [result]).split("ignoring blocks")[1]
 
 
-@pytest.mark.slow
-def test_review2_item03_the_seeds_compares_and_the_scaling_fit_are_named(sweep):
-    from perfkit.report.sections import seeds
-
-    analysis = seeds.analyse(str(DATA))
+def test_review2_item03_the_seeds_compares_and_the_scaling_fit_are_named(sweep, seeds_analysis):
+    analysis = seeds_analysis
     cache = load_experiment(DATA / "seeds-cache")
     reps = [r for r in analysis.replications if r.link.experiment == "seeds-cache"]
     assert reps

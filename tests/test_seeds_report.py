@@ -33,8 +33,9 @@ THRESHOLD = 0.1
 
 
 @pytest.fixture(scope="module")
-def analysis():
-    return section.analyse(str(DATA), THRESHOLD, ALPHA)
+def analysis(seeds_analysis):
+    assert (seeds_analysis.threshold, seeds_analysis.alpha) == (THRESHOLD, ALPHA)
+    return seeds_analysis  # conftest.py: once per session
 
 
 # -- independent arithmetic ----------------------------------------------------------------------
