@@ -1,13 +1,18 @@
-"""Parse throughput over >= 1,000 wrk2 ``--latency`` outputs, histograms included.
+"""Parse throughput over >= 1,000 wrk2 outputs, histograms included.
 
-Run: ``.venv/bin/python benchmarks/bench_parse.py [--copies 21]``
+Run: ``.venv/bin/python benchmarks/bench_parse.py [--corpus varied|sweep] [--copies 21]``
 
-The 48 wrk2 sweep outputs of ``tests/fixtures/wrk2/sweep`` (each with its ``meta.json``) are
-copied ``--copies`` times into a temporary directory (default 21 x 48 = 1,008 files). Measured
-side by side in this one process, best of ``--repeats``:
+``--corpus varied`` (default, issue 24): 2,000 varied real wrk2 run directories
+(``benchmarks/_corpus.py``: every distinct wrk2 run directory of tests/fixtures,
+/work/shared/fixtures and data/, -U, non-2xx, calibration, short, saturated and failed runs,
+with their manifests, copied round-robin). ``--corpus sweep``: the 48 wrk2 sweep outputs of
+``tests/fixtures/wrk2/sweep`` (each with its ``meta.json``) copied ``--copies`` times (default
+21 x 48 = 1,008 files), all of the common shape. Measured side by side in this one process,
+best of ``--repeats``:
 
 - ``wrk2.parse`` on the texts already in memory (the parser alone: line grammar, unit
-  conversion, spectrum -> HdrHistogram, footer cross-checks, the frozen Run);
+  conversion, spectrum -> HdrHistogram, footer cross-checks, the frozen Run), and the batch
+  that ``perfkit.load`` runs (``fastwrk2.parse_many``, the careful parser for what it leaves);
 - ``perfkit.load`` on the directory (adds reading, format sniffing and the meta.json merge),
   without the run store (``cache=False``): warm (best of ``--repeats`` in this process) and
   cold (a fresh process, imports done before the clock starts: the issue-10 target);
@@ -37,7 +42,7 @@ from pathlib import Path
 
 import perfkit
 from perfkit.histogram import LatencyHistogram
-from perfkit.ingest import wrk2
+from perfkit.ingest import fastwrk2, wrk2
 
 SWEEP = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "wrk2" / "sweep"
 TARGET_MB_S = 50.0
@@ -54,9 +59,9 @@ for name in ("ingest.loader", "ingest.manifest", "ingest.wrk2", "ingest.fastwrk2
         pass
 c0, w0 = time.process_time(), time.perf_counter()
 try:
-    runs = perfkit.load(sys.argv[1], cache=False)
+    runs = perfkit.load(sys.argv[1], cache=False, strict=False)
 except TypeError:  # a perfkit from before the run store (for before/after comparisons)
-    runs = perfkit.load(sys.argv[1])
+    runs = perfkit.load(sys.argv[1], strict=False)
 print(json.dumps({"cpu": time.process_time() - c0, "wall": time.perf_counter() - w0,
                   "runs": len(runs)}))
 """
@@ -81,6 +86,17 @@ def best_of(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
     return min(walls), min(cpus)
 
 
+def make_varied(root: Path, runs: int) -> list[Path]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _corpus
+
+    _corpus.build(root, runs, tools=("wrk2",))
+    from perfkit.ingest.loader import classify
+
+    return sorted(p for p in root.rglob("*") if p.is_file() and (f := classify(str(p)))
+                  is not None and f.kind == "wrk2")
+
+
 def make_tree(root: Path, copies: int) -> list[Path]:
     files = []
     for k in range(copies):
@@ -93,6 +109,14 @@ def make_tree(root: Path, copies: int) -> list[Path]:
     return files
 
 
+def _parses(text: str, source: str) -> bool:
+    try:
+        wrk2.parse(text, source)
+    except perfkit.ParseError:
+        return False
+    return True
+
+
 def spectra(text: str) -> list[tuple[list[float], list[int]]]:
     out = []
     for part in text.split("Detailed Percentile spectrum:")[1:]:
@@ -103,29 +127,40 @@ def spectra(text: str) -> list[tuple[list[float], list[int]]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--copies", type=int, default=21)
+    parser.add_argument("--corpus", choices=("varied", "sweep"), default="varied")
+    parser.add_argument("--copies", type=int, default=21, help="--corpus sweep: copies")
+    parser.add_argument("--runs", type=int, default=2000, help="--corpus varied: runs")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="perfkit-bench-") as tmp:
-        files = make_tree(Path(tmp), args.copies)
+        files = (make_tree(Path(tmp), args.copies) if args.corpus == "sweep"
+                 else make_varied(Path(tmp), args.runs))
         texts = [(str(f), f.read_text()) for f in files]
         megabytes = sum(len(t.encode()) for _, t in texts) / 1e6
-        rows = [s for _, t in texts for s in spectra(t)]
+        parses = [(source, text) for source, text in texts if _parses(text, source)]
+        rows = [s for _, t in parses for s in spectra(t)]
 
         def parse_all() -> None:
-            runs = [wrk2.parse(text, source) for source, text in texts]
-            assert all(r.histogram is not None for r in runs)
+            runs = [wrk2.parse(text, source) for source, text in parses]
+            assert len(runs) == len(parses)
 
         def parse_streaming() -> None:
-            for source, text in texts:
-                assert wrk2.parse(text, source).histogram is not None
+            for source, text in parses:
+                wrk2.parse(text, source)
+
+        def parse_batch() -> None:  # what perfkit.load does with the texts it has read
+            batch = [(text, source) for source, text in parses]
+            fast = fastwrk2.parse_many(batch)
+            runs = [r if r is not None else wrk2.parse(text, source)
+                    for r, (text, source) in zip(fast, batch, strict=True)]
+            assert len(runs) == len(parses)
 
         def load_all() -> None:
             try:
-                runs = perfkit.load(tmp, cache=False)
+                runs = perfkit.load(tmp, cache=False, strict=False)
             except TypeError:  # a perfkit from before the run store
-                runs = perfkit.load(tmp)
-            assert len(runs) == len(files) and all(r.target_rate_rps for r in runs)
+                runs = perfkit.load(tmp, strict=False)
+            assert len(runs) >= len(parses)
 
         def rebuild_all() -> None:
             for values_ms, totals in rows:
@@ -139,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         results = [("wrk2.parse (careful), runs kept", best_of(parse_all, args.repeats)),
                    ("wrk2.parse (careful), runs dropped", best_of(parse_streaming,
                                                                   args.repeats)),
+                   ("fast path + careful for the rest", best_of(parse_batch, args.repeats)),
                    ("  of which from_spectrum alone", best_of(rebuild_all, args.repeats)),
                    ("  empty LatencyHistogram(), kept", best_of(empty_histograms,
                                                                args.repeats)),
@@ -146,8 +182,9 @@ def main(argv: list[str] | None = None) -> int:
                    ("perfkit.load(directory), cold process",
                     min((cold_load(tmp) for _ in range(args.repeats)), key=lambda r: r[1]))]
     n = len(files)
-    print(f"{n} wrk2 --latency outputs, {megabytes:.2f} MB "
-          f"({megabytes / n * 1e3:.2f} kB each, {len(rows)} spectra)")
+    print(f"{n} wrk2 outputs ({args.corpus}), {megabytes:.2f} MB "
+          f"({megabytes / n * 1e3:.2f} kB each, {len(rows)} spectra; "
+          f"{n - len(parses)} refused by the parser, in the load rows only)")
     print(f"{'what':<40}{'wall MB/s':>11}{'CPU MB/s':>10}{'us/file (CPU)':>15}")
     for name, (wall, cpu) in results:
         print(f"{name:<40}{megabytes / wall:>11.1f}{megabytes / cpu:>10.1f}"

@@ -5,9 +5,11 @@ runnable example in ``docs/api.md``. Every other module (``perfkit.analysis``, `
 ``perfkit.ingest``, ``perfkit.store``, ...) is internal and may change: import from
 ``perfkit``. ``perfkit.plots`` (the figure functions) is public as a namespace.
 
-Re-exports only. The runs, histograms, errors and the vocabulary load with ``import perfkit``;
-the analysis (pandas, scipy) and the figures (matplotlib) load on first use of one of their
-names (:func:`__getattr__`), so ``import perfkit`` stays cheap.
+Re-exports only. The errors and the vocabulary load with ``import perfkit``; the runs,
+histograms and the loader (numpy, hdrh), the analysis (pandas, scipy) and the figures
+(matplotlib) load on first use of one of their names (:func:`__getattr__`), so ``import
+perfkit`` stays cheap: ``perfkit --help`` and ``perfkit --version`` import it for the version
+alone (issue 24; ``tests/test_startup.py``).
 """
 
 from importlib import import_module
@@ -21,9 +23,6 @@ from perfkit.errors import (
     UnknownFormatError,
     UsageError,
 )
-from perfkit.histogram import LatencyHistogram
-from perfkit.ingest import LoadResult, load, scan
-from perfkit.model import Run
 from perfkit.vocabulary import (
     ChangeSupport,
     ClaimVerdict,
@@ -42,6 +41,12 @@ __version__ = "0.1.0"
 
 #: public name -> (module, name there), imported on first use
 _LAZY = {
+    # runs, histograms and the loader
+    "LatencyHistogram": ("perfkit.histogram", "LatencyHistogram"),
+    "Run": ("perfkit.model", "Run"),
+    "LoadResult": ("perfkit.ingest.loader", "LoadResult"),
+    "load": ("perfkit.ingest.loader", "load"),
+    "scan": ("perfkit.ingest.loader", "scan"),
     # tidy frames, several clients' runs as one
     "runs_frame": ("perfkit.frames", "runs_frame"),
     "combine_groups": ("perfkit.run.distributed", "combine_groups"),

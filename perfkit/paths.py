@@ -19,6 +19,9 @@ from perfkit.errors import PerfkitError
 
 DATA_ENV = "PERFKIT_DATA"
 NOTEBOOKS_ENV = "PERFKIT_NOTEBOOKS"
+#: the history store's folder when none is given, relative to the current directory
+#: (:mod:`perfkit.store.history`)
+HISTORY_STORE = Path(".perfkit") / "history"
 
 
 def repo_root() -> Path:

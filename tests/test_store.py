@@ -59,18 +59,28 @@ def test_table_round_trip_gives_equal_runs_in_every_field(all_runs):
         assert b.to_record().keys() == a.to_record().keys()
 
 
-def test_table_columns_are_typed_and_histograms_are_hdrhistogram_strings(all_runs):
+def test_table_columns_are_typed_and_histograms_are_sparse_hdrhistogram_counts(all_runs):
     table = runs_to_table(all_runs)
     assert table.schema.field("requests").type == pa.int64()
     assert table.schema.field("duration_s").type == pa.float64()
     assert table.schema.field("percentiles_ms").type == pa.map_(pa.float64(), pa.float64())
-    encoded = [h for h in table.column("histogram").to_pylist() if h]
-    assert encoded and all(h.startswith("HISTF") for h in encoded)
-    from hdrh.histogram import HdrHistogram  # any HdrHistogram library reads them
+    assert table.schema.field("histogram_indexes").type == pa.list_(pa.int64())
+    assert table.schema.field("histogram_counts").type == pa.list_(pa.int64())
+    from hdrh.histogram import HdrHistogram  # any HdrHistogram library of the layout takes them
+
+    from perfkit.hdrlayout import HIGHEST_US, LOWEST_US, SIGNIFICANT_FIGURES
 
     first = next(r for r in all_runs if r.histogram is not None)
-    assert HdrHistogram.decode(table.column("histogram")[all_runs.index(first)].as_py()
-                               ).get_total_count() == first.histogram.total_count
+    row = all_runs.index(first)
+    hdr = HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_FIGURES)
+    for index, count in zip(table.column("histogram_indexes")[row].as_py(),
+                            table.column("histogram_counts")[row].as_py(), strict=True):
+        hdr.counts[index] = count
+    hdr.set_internal_tacking_values(table.column("histogram_indexes")[row][0].as_py(),
+                                    table.column("histogram_indexes")[row][-1].as_py(),
+                                    first.histogram.total_count)
+    assert hdr.get_total_count() == first.histogram.total_count
+    assert hdr.get_value_at_percentile(99) == first.histogram.percentile_us(99)
 
 
 def test_a_value_of_another_type_than_declared_keeps_its_type(all_runs):
@@ -198,6 +208,7 @@ def tree(tmp_path):
 
 
 def _cache_files(root: Path) -> list[Path]:
+    run_cache.flush()  # the store is written in the background once a load has returned
     return sorted((root / ".perfkit" / "cache").iterdir())
 
 
@@ -403,3 +414,93 @@ def test_the_stat_check_alone_sees_an_edit_and_an_added_file(tree, monkeypatch):
     os.utime(run_dir, ns=(st.st_atime_ns, st.st_mtime_ns))  # only the ctime moves
     assert run_cache.RunCache(str(tree)).unchanged_runs() is None
     assert _same(perfkit.load(tree, cache=True), perfkit.load(tree, cache=False))
+
+
+def _counting_hashes(monkeypatch) -> list[str]:
+    hashed: list[str] = []
+    real = run_cache.sha256_file
+    monkeypatch.setattr(run_cache, "sha256_file", lambda p: (hashed.append(p), real(p))[1])
+    return hashed
+
+
+def test_the_first_load_hashes_only_files_in_the_racy_window(tree, monkeypatch):
+    """Issue 24: writing the store costs no read of a file the stat check can decide; a file
+    changed within the racy window of the store's writing is hashed, as git's index does."""
+    hashed = _counting_hashes(monkeypatch)
+    monkeypatch.setattr(run_cache, "RACY_NS", 0)  # the fixture's files: all seconds old
+    expected = perfkit.load(tree, cache=True)
+    run_cache.flush()
+    assert hashed == []
+    files = sorted(str(p) for p in tree.rglob("*") if p.is_file() and ".perfkit" not in p.parts)
+    shutil.rmtree(tree / ".perfkit")
+    monkeypatch.setattr(run_cache, "RACY_NS", 3600 * 10**9)  # every file racy
+    assert _same(perfkit.load(tree, cache=True), expected)
+    run_cache.flush()
+    assert sorted(hashed) == files
+    hashed.clear()  # a racy file is checked by its hash on the next load, and reused
+    assert _same(perfkit.load(tree, cache=True), expected) and sorted(hashed) == files
+
+
+def test_an_edit_to_a_file_written_without_a_hash_is_parsed_again(tree, monkeypatch):
+    monkeypatch.setattr(run_cache, "RACY_NS", 0)
+    perfkit.load(tree, cache=True)
+    target = tree / "wrk2" / "default_R15000_c16_rep1" / "run.stdout"
+    target.write_text(target.read_text().replace("Requests/sec:  ", "Requests/sec:  9"))
+    (edited,) = [r for r in perfkit.load(tree, cache=True) if r.source == str(target)]
+    assert edited.throughput_rps > 90_000
+    os.utime(target)  # touched, unchanged: without a hash to compare, parsed again, the same
+    (again,) = [r for r in perfkit.load(tree, cache=True) if r.source == str(target)]
+    assert again.same_as(edited)
+
+
+def test_a_directory_with_an_error_keeps_the_load_from_the_store_and_its_error(
+        tree, monkeypatch):
+    """A run directory that gives an error is recorded, not cached: an unchanged tree is
+    loaded without a walk, that directory alone parsed again, its error reported each time,
+    and the runs come in walk order."""
+    monkeypatch.setattr(run_cache, "RACY_NS", 0)
+    bad = tree / "wrk2" / "default_R15000_c16_rep2" / "run.stdout"
+    bad.write_text(bad.read_text()[:500])
+    expected = perfkit.scan(tree, cache=False)
+    assert [e.path for e in expected.errors] == [str(bad)]
+    first = perfkit.scan(tree, cache=True)
+    scanned = []
+    real = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda p=".": (scanned.append(str(p)), real(p))[1])
+    for _ in range(2):
+        again = perfkit.scan(tree, cache=True)
+        assert [str(e) for e in again.errors] == [str(e) for e in expected.errors]
+        assert _same(again.runs, expected.runs) and _same(first.runs, expected.runs)
+    assert [p for p in scanned if ".perfkit" not in p] == []
+    store = run_cache.RunCache(str(tree))
+    assert store.unchanged() is not None and store.reparse == {str(bad.parent)}
+    bad.write_text((tree / "wrk2" / "default_R15000_c16_rep3" / "run.stdout").read_text())
+    fixed = perfkit.scan(tree, cache=True)  # its file changed: the walk finds it mended
+    assert fixed.errors == [] and _same(fixed.runs, perfkit.scan(tree, cache=False).runs)
+
+
+def test_the_store_is_written_after_the_load_returns(tree, monkeypatch):
+    """Building and writing the store runs in a thread of its own: the load returns its runs
+    first; the next load of the same root, and flush(), wait for it."""
+    release = __import__("threading").Event()
+    real = run_cache.runs_to_table
+    monkeypatch.setattr(run_cache, "runs_to_table",
+                        lambda runs: (release.wait(60), real(runs))[1])
+    runs = perfkit.load(tree, cache=True)  # returns while the writer waits
+    assert runs and not list((tree / ".perfkit" / "cache").glob("runs-*.parquet"))
+    release.set()
+    assert _same(perfkit.load(tree, cache=True), runs)  # waited for the store, then read it
+    assert len(_cache_files(tree)) == 1
+
+
+def test_a_store_that_cannot_be_written_warns_and_loads_stay_right(tree, monkeypatch):
+    def broken(runs):
+        raise MemoryError("no room")
+
+    monkeypatch.setattr(run_cache, "runs_to_table", broken)
+    with pytest.warns(run_cache.CacheWarning, match="run store not written: MemoryError"):
+        runs = perfkit.load(tree, cache=True)
+        run_cache.flush()
+    monkeypatch.undo()
+    assert _same(runs, perfkit.load(tree, cache=False))
+    assert _same(perfkit.load(tree, cache=True), runs)

@@ -110,6 +110,19 @@ def _read_jobs(folder: Path) -> tuple[list[tuple[str, str, list]], list[PerfkitE
     return parts, errors, designs
 
 
+def job_dirs(folder: str | Path) -> list[Path]:
+    """The job folders a folder of jobs names in its ``labels.csv`` (those that exist), in its
+    rows' order; none for any other folder or a ``labels.csv`` that cannot be read (then
+    :func:`load_history` says why)."""
+    path = Path(folder) / LABELS_CSV
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            jobs = [(row.get("job_dir") or "").strip() for row in csv.DictReader(fh)]
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return []
+    return [Path(folder) / job for job in jobs if job and (Path(folder) / job).is_dir()]
+
+
 def labels_of(history: Experiment) -> list[str]:
     """The labels of a history in series order."""
     return list(history.design["history"]["labels"])

@@ -10,24 +10,32 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-import pandas as pd
-
-from perfkit.analysis import Experiment, RunSet, Selection, load_experiment
 from perfkit.errors import ERROR_STATUS, DataError, UsageError
-from perfkit.formatting import Footnotes, fmt_num, is_missing
-from perfkit.ingest import LoadResult, scan_many
-from perfkit.present.tables import Table, csv_text, render_all
 
-__all__ = ["Footnotes", "Loader", "fmt_num", "is_missing", "load_paths"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from perfkit.analysis import Experiment, RunSet, Selection
+    from perfkit.ingest.loader import LoadResult
+    from perfkit.present.tables import Table
+
+__all__ = ["Loader", "load_paths"]
+
+# Every command module is imported to build ``perfkit --help``: this module and the commands
+# import pandas, scipy, the analysis and the parsers inside the functions that use them, so
+# that ``perfkit --help`` and ``perfkit --version`` import none of them (tests/test_startup.py).
 
 FORMATS = ("table", "csv", "json", "markdown", "latex")
 
 
 def load_paths(paths: Sequence[str], err: TextIO) -> LoadResult:
     """Load every run under ``paths``; print each error as ``perfkit: error: ...`` on ``err``."""
+    from perfkit.ingest.loader import scan_many
+
     result = scan_many(paths)
     for error in result.errors:
         print(f"perfkit: error: {error}", file=err)
@@ -44,6 +52,8 @@ class Loader:
 
     def experiment(self, path: str) -> Experiment:
         if path not in self.experiments:
+            from perfkit.analysis import load_experiment
+
             exp = load_experiment(path)
             for error in exp.errors:
                 print(f"perfkit: error: {error}", file=self.err)
@@ -52,6 +62,8 @@ class Loader:
         return self.experiments[path]
 
     def select(self, text: str, per_endpoint: bool = False) -> tuple[RunSet, Selection]:
+        from perfkit.analysis import Selection
+
         selection = Selection.parse(text)
         rows = selection.apply(self.experiment(selection.path), per_endpoint)
         if per_endpoint and not has_endpoints(rows.frame):
@@ -131,11 +143,15 @@ def emit(fmt: str, out: TextIO, frame: Callable[[], pd.DataFrame], data: Callabl
 
 def write_tables(tables: Sequence[Table], fmt: str, out: TextIO) -> None:
     """Paper-ready tables as text (``table``), Markdown or LaTeX."""
+    from perfkit.present.tables import render_all
+
     out.write(render_all(tables, {"table": "text"}.get(fmt, fmt)))
 
 
 def write_frame(frame: pd.DataFrame, out: TextIO) -> None:
     """CSV exactly as the report writes its tables (:func:`perfkit.present.tables.csv_text`)."""
+    from perfkit.present.tables import csv_text
+
     out.write(csv_text(frame))
 
 
@@ -153,7 +169,8 @@ def jsonable(value: Any) -> Any:
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
-    if value is pd.NA:
+    pandas = sys.modules.get("pandas")  # pd.NA can only come from pandas, if it is loaded
+    if pandas is not None and value is pandas.NA:
         return None
     return value
 

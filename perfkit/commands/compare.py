@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from perfkit.analysis import compare_runs, grouping, metric
 from perfkit.commands import _checks as checks
 from perfkit.commands._common import (
     Loader,
@@ -18,7 +17,6 @@ from perfkit.commands._common import (
     emit,
     note_nothing_excluded,
 )
-from perfkit.present import compare as present_compare
 
 HELP = """\
 Compare two sets of runs metric-wise, as benchstat does: the run is the unit. Each row holds
@@ -75,6 +73,9 @@ def add_by_argument(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from perfkit.analysis import compare_runs, grouping, metric
+    from perfkit.present import compare as present_compare
+
     check_levels(args)
     checks.reason(args.exclude_failed, "--exclude-failed")
     loader = Loader(err)

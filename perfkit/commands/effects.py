@@ -10,12 +10,6 @@ import argparse
 import difflib
 from typing import TextIO
 
-from perfkit.analysis import grouping, metric
-from perfkit.analysis.ab import ab_comparisons
-from perfkit.analysis.effects import (
-    factorial_effects,
-    parse_levels,
-)
 from perfkit.commands import compare as compare_cmd
 from perfkit.commands._common import (
     Loader,
@@ -25,8 +19,6 @@ from perfkit.commands._common import (
     emit,
 )
 from perfkit.errors import UsageError
-from perfkit.present import compare as present_compare
-from perfkit.present import effects as present_effects
 
 HELP = """\
 Effects of two-level factors on a per-run metric, as in Jain's 2^k r design: each effect with
@@ -110,6 +102,15 @@ def check_factors(factors: list[str], rows) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from perfkit.analysis import grouping, metric
+    from perfkit.analysis.ab import ab_comparisons
+    from perfkit.analysis.effects import (
+        factorial_effects,
+        parse_levels,
+    )
+    from perfkit.present import compare as present_compare
+    from perfkit.present import effects as present_effects
+
     check_levels(args)
     check_ab_options(args)
     check_table_option(args, "effects")

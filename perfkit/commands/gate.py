@@ -7,12 +7,9 @@ which builds on :func:`perfkit.analysis.compare_runs`.
 from __future__ import annotations
 
 import argparse
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from perfkit._fsutil import write_bytes_atomic
-from perfkit.analysis import Experiment, grouping, metric
-from perfkit.analysis.gate import ERROR, GateResult, gate_runs, parse_percent
-from perfkit.analysis.history import is_history, load_history
 from perfkit.commands import _checks as checks
 from perfkit.commands._common import (
     Loader,
@@ -23,8 +20,10 @@ from perfkit.commands._common import (
     write_json,
     write_tables,
 )
-from perfkit.formatting import plain
-from perfkit.present import gate as present_gate
+
+if TYPE_CHECKING:
+    from perfkit.analysis import Experiment
+    from perfkit.analysis.gate import GateResult
 
 FORMATS = ("table", "markdown", "json", "junit", "csv")
 
@@ -67,6 +66,8 @@ class HistoryLoader(Loader):
     """A :class:`Loader` that also reads histories (a store, or jobs with labels.csv)."""
 
     def experiment(self, path: str) -> Experiment:
+        from perfkit.analysis.history import is_history, load_history
+
         if path not in self.experiments and is_history(path):
             exp = load_history(path)
             for error in exp.errors:
@@ -102,6 +103,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from perfkit.analysis import grouping, metric
+    from perfkit.analysis.gate import ERROR, gate_runs, parse_percent
+    from perfkit.formatting import plain
+    from perfkit.present import gate as present_gate
+
     check_alpha(args.alpha)
     check_confidence(args.confidence)
     threshold = parse_percent(args.max_regression)
@@ -134,6 +140,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def write(result: GateResult, fmt: str, out: TextIO) -> None:
+    from perfkit.present import gate as present_gate
+
     if fmt == "json":
         write_json(result.to_dict(), out)
     elif fmt == "csv":

@@ -11,14 +11,9 @@ from __future__ import annotations
 import argparse
 from typing import TextIO, cast
 
-from perfkit.analysis import Selection, load_experiment, metric
-from perfkit.analysis import history as hist
-from perfkit.analysis.experiment import select_mask
-from perfkit.analysis.gate import parse_percent
 from perfkit.commands._common import check_levels, emit
 from perfkit.errors import ERROR_STATUS, DataError, UsageError
-from perfkit.present import history as present_history
-from perfkit.store import history as store
+from perfkit.paths import HISTORY_STORE
 
 HELP = """\
 A performance history: the runs of every CI job, one label (commit or version) per job.
@@ -58,8 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--label", required=True, help="commit or version of the job")
     a.add_argument("--time", metavar="T",
                    help="the label's time, ISO 8601 (default: the first run's start)")
-    a.add_argument("--store", default=str(store.DEFAULT_STORE), metavar="PATH",
-                   help=f"the history folder (default {store.DEFAULT_STORE})")
+    a.add_argument("--store", default=str(HISTORY_STORE), metavar="PATH",
+                   help=f"the history folder (default {HISTORY_STORE})")
     a.add_argument("--replace", action="store_true",
                    help="replace the runs of a label already stored")
     a.set_defaults(func=run_add)
@@ -67,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                            description="Show the series of a metric and its change points.")
     s.add_argument("--metric", default="latency_p99_ms",
                    help="per-run column (default latency_p99_ms)")
-    s.add_argument("--store", default=str(store.DEFAULT_STORE), metavar="PATH",
+    s.add_argument("--store", default=str(HISTORY_STORE), metavar="PATH",
                    help="a history store (default .perfkit/history) or a folder of jobs with "
                         "labels.csv; PATH::column=value,... keeps those runs")
     s.add_argument("--by", default="auto", metavar="COLS",
@@ -87,6 +82,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from perfkit.analysis import Selection, load_experiment
+    from perfkit.analysis.experiment import select_mask
+    from perfkit.store import history as store
+
     when = store.utc_text(args.time) if args.time else None
     selection = Selection.parse(args.dir)
     exp = load_experiment(selection.path)
@@ -109,6 +108,11 @@ def run_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from perfkit.analysis import Selection, metric
+    from perfkit.analysis import history as hist
+    from perfkit.analysis.gate import parse_percent
+    from perfkit.present import history as present_history
+
     check_levels(args)
     if args.permutations < 1:
         raise UsageError(f"--permutations must be >= 1, got {args.permutations}")

@@ -7,12 +7,13 @@ import csv
 import json
 import math
 import os
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from perfkit.commands._common import fmt_num, load_paths, no_runs
+from perfkit.commands._common import load_paths, no_runs
 from perfkit.errors import ERROR_STATUS
-from perfkit.model import RECORD_COLUMNS, Run
-from perfkit.present.tables import Column, Table, render
+
+if TYPE_CHECKING:
+    from perfkit.model import Run
 
 HELP = """\
 Read the raw output of wrk, wrk2 or Locust (files, run directories, whole experiments) and print
@@ -89,6 +90,8 @@ def write_jsonl(records: list[dict], out: TextIO) -> None:
 
 
 def all_columns(records: list[dict]) -> list[str]:
+    from perfkit.model import RECORD_COLUMNS
+
     columns = list(RECORD_COLUMNS)
     seen = set(columns)
     for rec in records:
@@ -124,6 +127,9 @@ def short_run_name(run: Run) -> str:
 
 
 def write_table(runs: list[Run], records: list[dict], out: TextIO) -> None:
+    from perfkit.formatting import fmt_num
+    from perfkit.present.tables import Column, Table, render
+
     if not records:
         return
     rows = []

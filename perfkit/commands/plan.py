@@ -9,13 +9,9 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from perfkit.analysis import grouping, metric
-from perfkit.analysis.gate import parse_percent
-from perfkit.analysis.plan import plan_runs
 from perfkit.commands._common import check_alpha, write_frame, write_json, write_tables
 from perfkit.commands.gate import HistoryLoader
 from perfkit.errors import UsageError
-from perfkit.present import plan as present_plan
 
 HELP = """\
 How many runs per arm does a comparison need to detect a change of --detect (e.g. 3%)?
@@ -62,6 +58,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from perfkit.analysis import grouping, metric
+    from perfkit.analysis.gate import parse_percent
+    from perfkit.analysis.plan import plan_runs
+    from perfkit.present import plan as present_plan
+
     check_alpha(args.alpha)
     check_alpha(args.power, "--power")
     detect = parse_percent(args.detect, "--detect")

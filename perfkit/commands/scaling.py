@@ -10,11 +10,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, TextIO
 
-from perfkit.analysis import metric
-from perfkit.analysis.scaling import (
-    scaling_fits,
-    slo_brackets,
-)
 from perfkit.commands import _checks as checks
 from perfkit.commands._common import (
     Loader,
@@ -24,7 +19,6 @@ from perfkit.commands._common import (
     emit,
 )
 from perfkit.errors import UsageError
-from perfkit.present import scaling as present_scaling
 
 if TYPE_CHECKING:
     from perfkit.analysis.scaling import ScalingTable
@@ -82,6 +76,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from perfkit.analysis import metric
+    from perfkit.analysis.scaling import (
+        scaling_fits,
+        slo_brackets,
+    )
+    from perfkit.present import scaling as present_scaling
+
     check_levels(args)
     if args.resamples < 1:
         raise UsageError(f"--resamples must be >= 1, got {args.resamples}")

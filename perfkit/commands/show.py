@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from perfkit.commands._common import fmt_num, is_missing, load_paths, no_runs
+from perfkit.commands._common import load_paths, no_runs
 from perfkit.errors import ERROR_STATUS
-from perfkit.model import LATENCY_SOURCES, SERVER_COLUMNS, Run, percentile_label
+
+if TYPE_CHECKING:
+    from perfkit.model import Run
 
 HELP = """\
 Print a readable summary of each run found under the paths: what was run, the load achieved,
@@ -41,12 +43,18 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _pcts(values: dict[float, float]) -> str:
+    from perfkit.formatting import fmt_num
+    from perfkit.model import percentile_label
+
     return "  ".join(f"p{percentile_label(q).replace('_', '.')} {fmt_num(v)}"
                      for q, v in sorted(values.items()))
 
 
 def _counted(r: Run) -> str:
     """What nginx and the kernel counted (- where not recorded), with the kernel's scope."""
+    from perfkit.formatting import fmt_num
+    from perfkit.model import SERVER_COLUMNS
+
     section = r.manifest.get("counters") or {}
     scope = ((section.get("sources") or {}).get("kernel") or {}).get("scope")
     parts = [f"{name} {fmt_num(getattr(r, name))}" for name in SERVER_COLUMNS]
@@ -55,6 +63,9 @@ def _counted(r: Run) -> str:
 
 def summary(r: Run) -> str:
     """The multi-line text ``perfkit show`` prints for one run."""
+    from perfkit.formatting import fmt_num, is_missing
+    from perfkit.model import LATENCY_SOURCES
+
     lines = [r.source + (f"  [{r.endpoint}]" if r.endpoint else "")]
     ident = [r.tool + (f" ({r.tool_version})" if r.tool_version else "")]
     if r.url:

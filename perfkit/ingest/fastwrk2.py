@@ -3,11 +3,12 @@
 :func:`parse_many` reads each output with one regex over the whole text (:data:`OUTPUT`) and
 then rebuilds and checks every spectrum of every file in a few numpy operations on one
 concatenated table, so the per-file cost is a regex match, some float() calls and the Run.
-Anything unusual (a placeholder such as ``-nan``, an empty histogram, a calibration on an empty
-histogram, a unit other than us/ms/s, CRLF, Lua output, a spectrum that disagrees with its
-footer, any damage) does not match or fails a check, and that file gets ``None``: the caller
-parses it with the careful line parser (:func:`perfkit.ingest.wrk2.parse`), which gives the
-same Run or the ``path:line`` error. ``tests/test_fastpath.py`` checks that both paths give
+Anything unusual (a placeholder such as ``-nan`` other than a Req/Sec row's, which it reads as
+the careful parser does; an empty histogram, a calibration on an empty histogram, a unit other
+than us/ms/s, CRLF, Lua output, a spectrum that disagrees with its footer, any damage) does not
+match or fails a check, and that file gets ``None``: the caller parses it with the careful line
+parser (:func:`perfkit.ingest.wrk2.parse`), which gives the same Run or the ``path:line`` error.
+``tests/test_fastpath.py`` checks that both paths give
 equal Runs on every fixture and on fuzzed inputs.
 
 The conversions are those of :mod:`perfkit.units` (``float('1.24' + 'e-3')`` is its
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from perfkit.histogram import HIGHEST_US, LAYOUT, LatencyHistogram
+from perfkit.ingest._wrkcommon import NO_RATE_SAMPLES
 from perfkit.ingest.lazymap import LazyMap
 from perfkit.ingest.wrk2 import COVERAGE_NOTE_BELOW, WRK2_PERCENTILES
 from perfkit.model import FrozenMap, Run, built_run
@@ -49,7 +51,9 @@ HEAD = re.compile(
     r"\d{1,9}ms\n)*)"
     r"  Thread Stats   Avg      Stdev     Max   \+/- Stdev\n"
     rf"    Latency +{_TIME} +{_TIME} +{_TIME} +({_NUM})%\n"
-    rf"    Req/Sec +({_NUM})(k|M|G|T)? +({_NUM})(k|M|G|T)? +({_NUM})(k|M|G|T)? +({_NUM})%\n"
+    # Req/Sec -nan -nan: no per-thread rate sample (a saturated run's, a short run's)
+    rf"    Req/Sec +(?:({_NUM})(k|M|G|T)? +({_NUM})(k|M|G|T)?|-nan +-nan) +({_NUM})(k|M|G|T)? "
+    rf"+({_NUM})%\n"
     r"  Latency Distribution \(HdrHistogram - Recorded Latency\)\n" + _SPECTRUM_HEAD, re.ASCII)
 #: the uncorrected distribution's start (-U), up to its first spectrum row
 U_HEAD = re.compile(
@@ -217,12 +221,13 @@ def _extra(groups: tuple[tuple, tuple]) -> dict:
                         for mean, interval in _CALIBRATION.findall(g[5]))
     if calibration:
         extra["calibration"] = calibration
+    no_rate = g[13] is None  # Req/Sec -nan -nan: the row is missing, as the careful parser has it
     extra["thread_stats"] = FrozenMap(
         latency_within_stdev_pct=float(g[12]),
-        req_per_thread_avg_rps=float(g[13] + _METRIC_EXP[g[14]]),
-        req_per_thread_stdev_rps=float(g[15] + _METRIC_EXP[g[16]]),
-        req_per_thread_max_rps=float(g[17] + _METRIC_EXP[g[18]]),
-        req_per_thread_within_stdev_pct=float(g[19]))
+        req_per_thread_avg_rps=None if no_rate else float(g[13] + _METRIC_EXP[g[14]]),
+        req_per_thread_stdev_rps=None if no_rate else float(g[15] + _METRIC_EXP[g[16]]),
+        req_per_thread_max_rps=None if no_rate else float(g[17] + _METRIC_EXP[g[18]]),
+        req_per_thread_within_stdev_pct=None if no_rate else float(g[19]))
     for f, key in zip(footers, ("hdr", "hdr_uncorrected"), strict=False):
         extra[key] = FrozenMap(mean_ms=float(f[0]), stdev_ms=float(f[1]), max_ms=float(f[2]),
                                total_count=int(f[3]), buckets=int(f[4]),
@@ -371,11 +376,15 @@ def _run(p: _Parsed, hists: list[LatencyHistogram]) -> Run:
         # built on first use, as the run store's: the regex admitted only numbers it converts
         fields[percentiles] = LazyMap(block.pairs, _percentiles)
         fields[histogram] = hist
+    g = p.head
+    if g[13] is None:  # in the careful parser's words and order: the thread stats come first
+        row = f"-nan -nan {g[17]}{g[18] or ''} {g[19]}%"
+        notes = (NO_RATE_SAMPLES.format(tool="wrk2", row=row),)
     held = hists[0].total_count
     requests = fields["requests"]
     if requests and held < COVERAGE_NOTE_BELOW * requests:
-        notes = (f"histogram covers only {held} of {requests} requests (after wrk2's "
-                 "calibration): its percentiles describe the end of the run only",)
+        notes += (f"histogram covers only {held} of {requests} requests (after wrk2's "
+                  "calibration): its percentiles describe the end of the run only",)
     # extra (provenance no analysis reads) is built when first read
     fields.update(tool="wrk2", source=p.source, latency_source="hdr_corrected", notes=notes,
                   extra=LazyMap((p.head[_EXTRA_GROUPS], tuple(b.footer for b in p.blocks)),

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import os
 import re
 import typing
@@ -87,28 +86,11 @@ def read_manifest(path: str | os.PathLike) -> ManifestInfo:
     _check_types(path, text, data, _TYPES[version])
     info = _info(path, schema.upgrade(path, data, version), data)
     # what a Run keeps as its manifest: decoded again, frozen, only when someone reads it
-    object.__setattr__(info, "frozen", LazyJsonMap(text, _decode_frozen, {"path": info.path}))
+    object.__setattr__(info, "frozen", LazyJsonMap(text, first={"path": info.path}))
     # set now: functools.cached_property takes a lock on every first read (Python 3.11)
     factors = typing.cast(functools.cached_property, ManifestInfo.frozen_factors)
     object.__setattr__(info, "frozen_factors", factors.func(info))
     return info
-
-
-def _decode_frozen(text: str) -> FrozenMap:
-    return json.loads(text, object_hook=_frozen_object)
-
-
-def _frozen_list(items: list) -> tuple:
-    return tuple(_frozen_list(x) if type(x) is list else x for x in items)
-
-
-def _frozen_object(obj: dict) -> FrozenMap:
-    """``json.loads`` object hook: the manifest comes out frozen as a Run holds it (objects
-    as FrozenMap, arrays as tuples), without a second pass over it."""
-    for key, value in obj.items():
-        if type(value) is list:
-            obj[key] = _frozen_list(value)
-    return FrozenMap(obj)
 
 
 _NUMBER_TYPES = (int, float)

@@ -166,10 +166,12 @@ def describe_axes(ax: Axes) -> str:
     return (f"Panel {title!r}: " if title else "") + text
 
 
-def describe(fig: Figure) -> str:
+def describe(fig: Figure, drawn: bool = False) -> str:
     """Alt text of a drawn figure: one sentence per panel (two panels or fewer read as one
-    or two sentences), built from its labels, series, counts and notes."""
-    _draw(fig)  # tick labels exist only once drawn
+    or two sentences), built from its labels, series, counts and notes. ``drawn``: the figure
+    was just drawn as it is (by :func:`perfkit.plots.checks.check`): not drawn again."""
+    if not drawn:
+        _draw(fig)  # tick labels exist only once drawn
     panels = data_axes(fig)
     sentences = [describe_axes(ax) for ax in panels]
     legend_titles = [_flat(lg.get_title().get_text()) for lg in fig.legends

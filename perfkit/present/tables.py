@@ -20,9 +20,12 @@ from __future__ import annotations
 import dataclasses
 import html
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # only csv_text takes a frame: rendering a Table needs no pandas
+    import pandas as pd
 
 FORMATS = ("text", "markdown", "latex", "html")
 #: integers beyond this magnitude do not survive a float64 exactly

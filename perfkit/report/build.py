@@ -11,6 +11,14 @@ Output folder layout::
 
 Parameters are checked before any notebook runs. A failing notebook does not stop the others;
 its page and the index say which cell failed and why, and the report's exit status is 1.
+
+The notebooks execute in parallel, one kernel computing per core (each exported to its page as
+soon as it ends; a kernel waiting for the pages before it to give it a colour leaves its core to
+the next notebook), and the index waits for them all. Before the first kernel starts, the run
+store of every experiment the parameters name is brought up to date (:func:`warm_stores`), so
+the kernels read parsed runs instead of parsing them each. What the pages share, the palette,
+is given in the parameter file's order whatever the order they end in
+(:mod:`perfkit.report.order`).
 """
 
 from __future__ import annotations
@@ -18,18 +26,23 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import nbformat
 
+from perfkit import paths
+from perfkit.errors import PerfkitError
 from perfkit.formatting import progress_disabled
-from perfkit.report import methods
+from perfkit.report import methods, order
 from perfkit.report import nb as nbhelp
 from perfkit.report.execute import Execution, NotebookError, execute_notebook
 from perfkit.report.export import export_html
 from perfkit.report.index import NotebookEntry, is_wide, write_index
-from perfkit.report.params import ReportParams, load_params
+from perfkit.report.params import NotebookRun, ReportParams, load_params, notebook_parameters
+from perfkit.vocabulary import RunStatus
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,29 +135,121 @@ def merged_methods(entries: list[NotebookEntry]) -> dict[str, dict[str, list[str
     return {name: methods.merge(records) for name, records in by_experiment.items()}
 
 
+def workers_default() -> int:
+    """One kernel per core this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _names(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _names(item)
+
+
+def experiment_dirs(params: ReportParams) -> list[Path]:
+    """The folders of the experiments the notebooks will load: every string parameter (given,
+    or the notebook's default) that names a folder of the data root, and the job folders of a
+    history (``labels.csv``)."""
+    from perfkit.analysis.history_load import job_dirs
+
+    found: dict[Path, None] = {}
+    for run in params.notebooks:
+        values = {name: p.default for name, p in notebook_parameters(run.path).items()}
+        values.update(run.parameters)
+        root = values.pop("data_root", None) or params.data_root
+        values.pop("output_dir", None)
+        for name in _names(list(values.values())):
+            try:
+                folder = paths.data_dir(name, root)
+            except (PerfkitError, OSError, ValueError):
+                continue
+            if folder.resolve() == paths.data_root(root):
+                continue
+            for d in job_dirs(folder) or [folder]:
+                found.setdefault(d)
+    return list(found)
+
+
+def warm_stores(params: ReportParams) -> None:
+    """Bring the run store of every experiment of the report up to date, once, here: the
+    kernels then read the parsed runs (a run store is per folder: ``DIR/.perfkit/cache``)."""
+    from perfkit.ingest.loader import scan
+    from perfkit.store.runcache import flush
+
+    for folder in experiment_dirs(params):
+        scan(folder)
+    flush()  # each store on disk before a kernel looks for it
+
+
+def _execute(run: NotebookRun, out_dir: Path, kernel_name: str) -> tuple[Execution,
+                                                                         NotebookEntry]:
+    """Execute one notebook and export its page (in a worker thread)."""
+    parameters = {**run.parameters, "output_dir": str(out_dir)}
+    try:
+        execution = execute_notebook(run.path, out_dir / f"{run.name}.ipynb", parameters,
+                                     kernel_name=kernel_name, env={order.PAGE_ENV: run.name})
+    finally:
+        order.ended(out_dir, run.name)
+    entry = _entry(execution, out_dir)
+    if entry.error and execution.error is None:
+        execution = dataclasses.replace(execution, error=NotebookError(run.name, entry.error))
+    return execution, entry
+
+
 def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = None,
-                 kernel_name: str = "python3") -> ReportResult:
-    """Execute every notebook of ``params`` into ``out_dir`` and write the index."""
+                 kernel_name: str = "python3", workers: int | None = None) -> ReportResult:
+    """Execute every notebook of ``params`` into ``out_dir`` and write the index.
+
+    ``workers``: notebooks executed at once (default: one per core, :func:`workers_default`).
+    """
     from tqdm.auto import tqdm
 
     stream = stream or sys.stderr
     out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
-    executions, entries = [], []
-    bar = tqdm(params.notebooks, desc="report", unit="notebook", file=stream,
-               disable=not progress_enabled(stream), leave=True)
-    for run in bar:
-        bar.set_postfix_str(run.name)
+    runs = list(params.notebooks)
+    workers = max(1, min(len(runs), workers or workers_default()))
+    show = progress_enabled(stream)
+    bar = tqdm(total=len(runs), desc="report", unit="notebook", file=stream, disable=not show,
+               leave=True)
+    warm_stores(params)
+    for run in runs:
         _clear_previous(out_dir, run.name)
-        parameters = {**run.parameters, "output_dir": str(out_dir)}
-        execution = execute_notebook(run.path, out_dir / f"{run.name}.ipynb", parameters,
-                                     kernel_name=kernel_name)
-        entry = _entry(execution, out_dir)
-        if entry.error and execution.error is None:
-            execution = dataclasses.replace(execution, error=NotebookError(run.name, entry.error))
-        executions.append(execution)
-        entries.append(entry)
-    bar.close()
+    order.begin(out_dir, [run.name for run in runs])
+    done: dict[str, tuple[Execution, NotebookEntry]] = {}
+    running: dict[Any, str] = {}
+    todo = list(runs)  # started in the parameter file's order
+    try:
+        # a thread per notebook, at most ``workers`` kernels computing: a kernel waiting for
+        # the pages before it (order.py) leaves its core to the next notebook
+        with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="notebook") as pool:
+            while todo or running:
+                paused = order.waiting(out_dir)
+                busy = sum(1 for f, name in running.items() if name not in paused)
+                while todo and busy < workers:
+                    run = todo.pop(0)
+                    running[pool.submit(_execute, run, out_dir, kernel_name)] = run.name
+                    busy += 1
+                bar.set_postfix_str("running: " + ", ".join(running.values()))
+                finished, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    name = running.pop(future)
+                    done[name] = execution, _ = future.result()
+                    if show:  # one line per page as it ends, in the order they end
+                        status = RunStatus.FAILED if execution.error else RunStatus.OK
+                        bar.write(f"  {name:<16} {execution.seconds:6.1f} s  {status}",
+                                  file=stream)
+                    bar.update(1)
+    finally:
+        order.finish(out_dir)
+        bar.close()
+    executions = [done[run.name][0] for run in runs]
+    entries = [done[run.name][1] for run in runs]
     records = merged_methods(entries)
     (out_dir / "methods.md").write_text(methods.methods_markdown(records, params.title),
                                         encoding="utf-8")

@@ -2,16 +2,17 @@
 
 The kernel gets ``PERFKIT_NO_PROGRESS=1`` (progress bars add volatile output and their widgets
 load from a CDN) and runs in the notebooks' folder, as under nbval, so a notebook behaves the same
-in CI, under ``perfkit report`` and in JupyterLab.
+in CI, under ``perfkit report`` and in JupyterLab. Both are given to the kernel alone (its
+environment and working directory at launch), never set on this process: ``perfkit report``
+executes several notebooks at once, from threads of one process.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,10 @@ KERNEL_ENV = {
     "PYDEVD_DISABLE_FILE_VALIDATION": "1",
 }
 
-#: the kernel logs only errors (ipykernel 7 warns about TCP transport at every start)
-KERNEL_ARGS = ["--IPKernelApp.log_level=ERROR"]
+#: the kernel logs only errors (ipykernel 7 warns about TCP transport at every start) and keeps
+#: no input history: the notebooks of a report run at once, and IPython's history is one SQLite
+#: file they would all write
+KERNEL_ARGS = ["--IPKernelApp.log_level=ERROR", "--HistoryManager.enabled=False"]
 
 
 class NotebookError(PerfkitError):
@@ -47,22 +50,6 @@ class Execution:
     executed: Path
     seconds: float
     error: NotebookError | None = None
-
-
-@contextlib.contextmanager
-def kernel_environment(extra: Mapping[str, str] | None = None) -> Iterator[None]:
-    """Set the kernel's environment variables (kernels inherit ours) and restore them after."""
-    values = {**KERNEL_ENV, **(extra or {})}
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, old in saved.items():
-            if old is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = old
 
 
 def _cell_number(nb_path: Path, cell_index: int) -> int:
@@ -90,8 +77,9 @@ def _describe_failure(exc: Exception, executed: Path, name: str) -> NotebookErro
                          else None)
 
 
-def current_env_kernel_manager():
-    """A kernel manager class whose kernels run in this Python (as nbval's --current-env).
+def current_env_kernel_manager(env: Mapping[str, str] | None = None):
+    """A kernel manager class whose kernels run in this Python (as nbval's --current-env),
+    with this process's environment plus :data:`KERNEL_ENV` and ``env``.
 
     A ``python3`` kernelspec installed elsewhere (``~/.local/share/jupyter/kernels``) would
     otherwise start another interpreter, without this perfkit.
@@ -105,34 +93,44 @@ def current_env_kernel_manager():
             return self.kernel_spec_class(resource_dir=ipykernel.kernelspec.RESOURCES,
                                           **ipykernel.kernelspec.get_kernel_dict())
 
+    kernel_env = {**KERNEL_ENV, **(env or {})}
+
     class CurrentEnvKernelManager(AsyncKernelManager):
         def _kernel_spec_manager_default(self):
             return CurrentEnvSpecs(data_dir=self.data_dir)
+
+        async def start_kernel(self, **kw):
+            kw["env"] = {**os.environ, **kw.get("env", {}), **kernel_env}
+            return await super().start_kernel(**kw)
 
     return CurrentEnvKernelManager
 
 
 def execute_notebook(source: Path, executed: Path, parameters: Mapping[str, Any],
-                     kernel_name: str = "python3", timeout_s: float = 600.0) -> Execution:
+                     kernel_name: str = "python3", timeout_s: float = 600.0,
+                     env: Mapping[str, str] | None = None) -> Execution:
     """Run ``source`` with ``parameters`` and write the executed notebook to ``executed``.
 
-    The kernel is this Python (:func:`current_env_kernel_manager`). Never raises for a failure
-    inside the notebook: the error (notebook, cell, exception) comes back in
-    :attr:`Execution.error`, and the executed notebook keeps the traceback.
+    The kernel is this Python (:func:`current_env_kernel_manager`), with ``env`` added to its
+    environment. Never raises for a failure inside the notebook: the error (notebook, cell,
+    exception) comes back in :attr:`Execution.error`, and the executed notebook keeps the
+    traceback. Safe to call from several threads at once.
     """
     import papermill
 
     name = source.stem
     start = time.perf_counter()
     error = None
-    with kernel_environment():
-        try:
-            papermill.execute_notebook(
-                str(source), str(executed), parameters=dict(parameters),
-                kernel_name=kernel_name, progress_bar=False, log_output=False,
-                cwd=str(source.parent), request_save_on_cell_execute=False,
-                execution_timeout=timeout_s, extra_arguments=KERNEL_ARGS,
-                kernel_manager_class=current_env_kernel_manager())
-        except Exception as exc:  # noqa: BLE001 - every failure is reported, none is swallowed
-            error = _describe_failure(exc, executed, name)
+    try:
+        # the kernel's working directory through nbclient's resources: papermill's cwd= would
+        # chdir this whole process, under the other threads' feet
+        papermill.execute_notebook(
+            str(source), str(executed), parameters=dict(parameters),
+            kernel_name=kernel_name, progress_bar=False, log_output=False,
+            resources={"metadata": {"path": str(source.parent)}},
+            request_save_on_cell_execute=False,
+            execution_timeout=timeout_s, extra_arguments=KERNEL_ARGS,
+            kernel_manager_class=current_env_kernel_manager(env))
+    except Exception as exc:  # noqa: BLE001 - every failure is reported, none is swallowed
+        error = _describe_failure(exc, executed, name)
     return Execution(name, executed, time.perf_counter() - start, error)

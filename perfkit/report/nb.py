@@ -38,8 +38,10 @@ from typing import Any
 
 import pandas as pd
 
+from perfkit._fsutil import flock, write_bytes_atomic
 from perfkit.formatting import PROGRESS_ENV, Footnotes, fmt_num
 from perfkit.present.tables import csv_text, render
+from perfkit.report import order
 
 #: output metadata key under which the report finds figures, tables, answers and methods
 META_KEY = "perfkit"
@@ -152,22 +154,33 @@ class Report:
         configuration keeps the colour it got the first time any figure of the report showed
         it: the palette is kept in ``<output_dir>/palette.json``, shared by every notebook of
         one ``perfkit report`` (in JupyterLab, by the notebook's figures); a file of an older
-        format is replaced."""
-        from perfkit.plots.style import Palette
-
+        format is replaced. The pages of a report execute in parallel: a page gives a new colour
+        only when the pages before it have ended (:mod:`perfkit.report.order`), so the colours
+        are those of executing them one after another, on every build."""
         labels = list(labels)
         path = self.output_dir / "palette.json" if self.output_dir is not None else None
+        known = self._read_palette(path)
+        pal = known.extend(labels, by)
+        if path is not None and pal != known:
+            order.wait_for_earlier_pages(self.output_dir)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with flock(path.with_name(".palette.json.lock")):
+                known = self._read_palette(path)  # as the pages before this one left it
+                pal = known.extend(labels, by)
+                if pal != known:
+                    write_bytes_atomic(path, json.dumps(pal.to_dict()).encode("utf-8"))
+        self._palette = pal
+        self.shown.update({str(v): pal.configuration(v) for v in labels})
+        return pal
+
+    def _read_palette(self, path: Path | None):
+        from perfkit.plots.style import Palette
+
         known = self._palette or Palette(())
         if path is not None and path.is_file():
             data = json.loads(path.read_text(encoding="utf-8"))
             known = Palette.from_dict(data) if isinstance(data, dict) else known
-        pal = known.extend(labels, by)
-        if path is not None and pal != known:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(pal.to_dict()), encoding="utf-8")
-        self._palette = pal
-        self.shown.update({str(v): pal.configuration(v) for v in labels})
-        return pal
+        return known
 
     def _path(self, kind: str, name: str, suffix: str) -> Path | None:
         if self.output_dir is None:
@@ -197,7 +210,7 @@ class Report:
             fig.savefig(svg_path.with_suffix(".png"), format="png", dpi=PNG_DPI,
                         metadata={"Software": None})
         problems = checks.check(fig)
-        alt = alt or describe(fig)
+        alt = alt or describe(fig, drawn=True)  # check() has just drawn it: once is enough
         width_px = int(round(fig.get_figwidth() * SCREEN_PX_PER_IN))
         data = base64.b64encode(buf.getvalue()).decode("ascii")
         cap = f'<figcaption class="perfkit-caption">{escape(caption)}</figcaption>' \

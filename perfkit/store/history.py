@@ -52,9 +52,10 @@ from perfkit.errors import DataError, UsageError
 from perfkit.frames import runs_frame
 from perfkit.histogram import LatencyHistogram
 from perfkit.model import Run
+from perfkit.paths import HISTORY_STORE
 
 #: the store's folder when none is given, relative to the current directory
-DEFAULT_STORE = Path(".perfkit") / "history"
+DEFAULT_STORE = HISTORY_STORE
 MARKER = "HISTORY.json"
 FORMAT = "perfkit-history"
 VERSION = 1

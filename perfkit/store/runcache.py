@@ -3,25 +3,34 @@
 ``perfkit.load(DIR)`` reuses the cached runs of a run directory only when every file in it is
 the one they were parsed from, and re-parses the rest:
 
-- the key of a run directory is the list of its files with each one's size, mtime, ctime and
-  sha256. A file whose size, mtime_ns and ctime_ns are unchanged is taken as unchanged (``touch
-  -d`` restoring an mtime still changes the ctime); one whose stat changed is hashed, and only
-  a different sha256 re-parses it. As in git's index, a file modified within
-  :data:`RACY_NS` of the last cache write could share its timestamps with an edit: it is always
-  hashed. An added or removed file changes the list: the directory is re-parsed;
+- the key of a run directory is the list of its files with each one's size, mtime and ctime.
+  A file whose size, mtime_ns and ctime_ns are unchanged is taken as unchanged (``touch -d``
+  restoring an mtime still changes the ctime); one whose stat changed re-parses its directory.
+  As in git's index, a file modified within :data:`RACY_NS` of the cache's write could share
+  its timestamps with a later edit: such a file alone is hashed when written (sha256), and
+  checked by its hash on every load while it is racy (a changed stat with the same hash then
+  reuses the runs too). Hashing no other file is what keeps the first load, which writes the
+  store, close to a load without one. An added or removed file changes the list: the
+  directory is re-parsed;
 - the walk itself is remembered: a directory whose mtime and ctime are unchanged (and outside
   the racy window) has the listing it had, so one ``stat`` replaces its scan
   (:class:`perfkit.ingest.discover.Listings`); its files are still each checked as above;
-- a directory that gave an error is never cached, so its error is reported on every load;
+- a directory that gave an error is never cached: it is recorded as such (its place in the
+  walk, its files), so that an unchanged tree still loads without a walk, and it is parsed
+  again on every load, which reports its error every time;
 - the cache is one file, ``runs-<sha256 of its bytes>.parquet``, written to a temporary file
-  and renamed (a crash leaves the previous cache or none); a file whose bytes do not match its
-  name, that Parquet cannot read, or that another version of perfkit wrote is ignored with a
-  :class:`CacheWarning` and replaced. It may be deleted at any time. The bytes read are kept
-  with the runs: their histograms, manifests and extra maps are read from them on first use
-  (:class:`perfkit.store.runtable.ParquetTable`), never from the file again;
-- the sha256 digests (of each file, and of the cache file in its name) detect damage: a file
-  changed by accident or by an edit, a cache cut short. They are no guard against tampering
-  and authenticate nothing: whoever can write ``DIR`` can write a cache that matches it;
+  and renamed (a crash leaves the previous cache or none), by a thread of its own once the
+  load has returned its runs (:meth:`RunCache.save`): the next load of the same root in this
+  process waits for it, as does the interpreter before it exits, and :func:`flush` does. A
+  file whose bytes do not match its name, that Parquet cannot read, or that another version
+  of perfkit wrote is ignored with a :class:`CacheWarning` and replaced. It may be deleted at
+  any time. The bytes read are kept with the runs: their histograms, manifests and extra maps
+  are read from them on first use (:class:`perfkit.store.runtable.ParquetTable`), never from
+  the file again;
+- the sha256 digests (of racy files, and of the cache file in its name) detect damage: a file
+  changed by an edit within the racy window, a cache cut short. They are no guard against
+  tampering and authenticate nothing: whoever can write ``DIR`` can write a cache that matches
+  it;
 - it holds the root path as given: loading the same directory under another spelling
   (absolute vs relative) re-parses once, since every Run's ``source`` names the path.
 
@@ -34,6 +43,7 @@ import functools
 import glob
 import hashlib
 import os
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -54,11 +64,13 @@ CACHE_DIR = os.path.join(".perfkit", "cache")
 RACY_NS = 2_000_000_000
 #: the layout of the cache file around the run table (its index and listings); bumped too when
 #: the parsers read an input differently, so that no run parsed the old way is reused (5: issue
-#: 22, Unicode digits, percentile headers, zeros where nothing was measured)
-CACHE_LAYOUT = "5"
+#: 22, Unicode digits, percentile headers, zeros where nothing was measured; 6: issue 24, the
+#: hashes of racy files only, directories with errors recorded)
+CACHE_LAYOUT = "6"
 _VERSION = f"{TABLE_VERSION}/{CACHE_LAYOUT}/{__version__}"
 
-#: (relative path, size, mtime_ns, ctime_ns, sha256 digest) of one file of a run directory
+#: (relative path, size, mtime_ns, ctime_ns, sha256 digest or None) of one file of a run
+#: directory (the digest only of a file racy when the cache was written)
 FileKey = list
 
 # The index and the listings: three tables, each an Arrow IPC stream (LZ4) in the Parquet
@@ -68,9 +80,9 @@ FileKey = list
 #: every directory of the walk: its times and its listing
 _LISTINGS = pa.schema([("path", pa.string()), ("mtime", pa.int64()), ("ctime", pa.int64()),
                        ("files", pa.list_(pa.string())), ("subdirs", pa.list_(pa.string()))])
-#: every cached run directory, in walk order, with the number of its runs (the run table
-#: holds them in the same order)
-_INDEX = pa.schema([("path", pa.string()), ("runs", pa.int64())])
+#: every run directory, in walk order, with the number of its cached runs (the run table holds
+#: them in the same order); ``reparse``: it gave an error, so it has none and is parsed again
+_INDEX = pa.schema([("path", pa.string()), ("runs", pa.int64()), ("reparse", pa.bool_())])
 #: every file of a cached run directory (``dir``: its row of the index)
 _FILES = pa.schema([("dir", pa.int32()), ("path", pa.string()), ("size", pa.int64()),
                     ("mtime", pa.int64()), ("ctime", pa.int64()), ("sha", pa.binary(32))])
@@ -80,6 +92,20 @@ _BATCH = 1024
 
 class CacheWarning(UserWarning):
     """The run store could not be used as it was (ignored and rebuilt)."""
+
+
+#: the run stores being written, by cache folder (:meth:`RunCache.save`)
+_WRITERS: dict[str, threading.Thread] = {}
+_WRITERS_LOCK = threading.Lock()
+
+
+def flush(directory: str | None = None) -> None:
+    """Wait until the run stores this process is writing are on disk (only the one of the
+    cache folder ``directory``, if given)."""
+    with _WRITERS_LOCK:
+        writers = [t for d, t in _WRITERS.items() if directory is None or d == directory]
+    for writer in writers:
+        writer.join()
 
 
 def enabled(cache: bool | None) -> bool:
@@ -99,6 +125,7 @@ class RunCache:
     def __init__(self, root: str):
         self.root = root
         self.directory = os.path.join(root, CACHE_DIR)
+        flush(self.directory)  # this root's store still being written: read that one
         self._prefix = os.path.join(root, "")
         self.started_ns = time.time_ns()
         self.state: dict[str, pa.Table] = {}  # as read (see _STATE): index, listings, runs
@@ -107,6 +134,7 @@ class RunCache:
         self.written_ns = 0
         self.new_index: dict[str, list[FileKey]] = {}
         self.new_runs: dict[str, list[Run]] = {}
+        self.new_reparse: set[str] = set()  # directories that gave an error
         self.new_listings: dict[str, list] = {}
         self._times: dict[str, tuple[int, int]] = {}
         self._walked: list[str] = []  # run directories in walk order (see lookup)
@@ -142,25 +170,48 @@ class RunCache:
         return {self._rel(p): list(values) for p, *values in zip(paths, *rest, strict=True)}
 
     @functools.cached_property
-    def runs(self) -> dict[str, list[Run]]:
-        """Relative run directory -> its cached runs (the index's directories, in order)."""
+    def runs(self) -> dict[str, list[Run] | None]:
+        """Relative run directory -> its cached runs, or None for one to parse again (it gave
+        an error); the index's directories, in order."""
         if not self.state:
             return {}
-        counts = self.state["index"].column("runs").to_numpy()
+        index = self.state["index"]
+        counts = index.column("runs").to_numpy()
         ends = np.cumsum(counts).tolist()
-        return {d: self._runs[end - count:end]
-                for d, count, end in zip(self.index, counts.tolist(), ends, strict=True)}
+        reparse = index.column("reparse").to_pylist()
+        return {d: None if again else self._runs[end - count:end]
+                for d, count, end, again in zip(self.index, counts.tolist(), ends, reparse,
+                                                strict=True)}
 
     # -- reading --------------------------------------------------------------------------
+    def _newest(self) -> tuple[str, bytes] | None:
+        """The newest store file and its bytes, or None. Another process may replace it while
+        this one looks (a writer removes the older file once its own is in place): then the
+        folder is listed again."""
+        for _ in range(3):
+            found = []
+            for path in glob.glob(os.path.join(glob.escape(self.directory), "runs-*.parquet")):
+                try:
+                    found.append((os.path.getmtime(path), path))
+                except OSError:
+                    continue
+            if not found:
+                return None
+            path = max(found)[1]
+            try:
+                with open(path, "rb") as fh:
+                    return path, fh.read()
+            except FileNotFoundError:
+                continue
+        return None
+
     def _read(self) -> None:
-        found = sorted(glob.glob(os.path.join(glob.escape(self.directory), "runs-*.parquet")),
-                       key=os.path.getmtime)
-        if not found:
-            return
-        path = found[-1]
+        path = self.directory
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
+            newest = self._newest()
+            if newest is None:
+                return
+            path, data = newest
             if hashlib.sha256(data).hexdigest() != os.path.basename(path)[5:-8]:
                 raise ValueError("its bytes do not match its name (a damaged file)")
             # one file: ParquetFile reads it without the dataset layer (read_table imports
@@ -188,10 +239,12 @@ class RunCache:
         self.state, self.was_complete, self.written_ns = state, complete, written_ns
         self._runs = runs
 
-    def unchanged_runs(self) -> list[Run] | None:
-        """Every cached run, in walk order, if no directory and no file below the root changed
-        since the cache was written, else None: then the walk and :meth:`lookup` decide
-        directory by directory.
+    def unchanged(self) -> list[tuple[str, list[Run] | list[str]]] | None:
+        """Every run directory in walk order, if no directory and no file below the root
+        changed since the cache was written, else None: then the walk and :meth:`lookup`
+        decide directory by directory. Each is ``(directory, runs)``, or for a directory that
+        gave an error (parsed again on every load) ``(directory, its files' paths)`` with
+        :attr:`reparse` naming it.
 
         Each directory and file is ``stat``-ed. One whose times fall in the racy window (see
         the module docstring; typically the root, which gained ``.perfkit/`` after it was
@@ -209,12 +262,42 @@ class RunCache:
                 if (sorted(now_files) != sorted(listings.column("files")[i].as_py())
                         or now_dirs != listings.column("subdirs")[i].as_py()):
                     return None
+            shas = files.column("sha")
             for i in _racy(files, racy_after):
-                if sha256_file(paths[i].as_py()) != files.column("sha")[i].as_py():
+                sha = shas[i].as_py()
+                if sha is None or sha256_file(paths[i].as_py()) != sha:
                     return None
         except OSError:
             return None
-        return list(self._runs)  # the index's order: the walk's (see save)
+        index = self.state["index"]
+        directories = index.column("path").to_pylist()  # as stat-ed: the walk's spelling
+        ends = np.cumsum(index.column("runs").to_numpy()).tolist()
+        parts: list = list(map(self._runs.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+        again = np.flatnonzero(index.column("reparse").to_numpy(zero_copy_only=False))
+        if len(again):  # directories with an error: their files, to parse them again
+            files = self.state["files"]
+            picked = files.filter(pc.is_in(files.column("dir"),
+                                           value_set=pa.array(again, type=pa.int32())))
+            for i in again.tolist():
+                parts[i] = []
+                self.reparse.add(directories[i])
+            for i, path in zip(picked.column("dir").to_pylist(),
+                               picked.column("path").to_pylist(), strict=True):
+                parts[i].append(path)
+        return list(zip(directories, parts, strict=True))
+
+    def unchanged_runs(self) -> list[Run] | None:
+        """Every cached run in walk order, if nothing changed and no directory gave an error
+        (see :meth:`unchanged`), else None."""
+        parts = self.unchanged()
+        if parts is None or self.reparse:
+            return None
+        return [r for _, runs in parts for r in runs]
+
+    @functools.cached_property
+    def reparse(self) -> set[str]:
+        """The directories :meth:`unchanged` gave to parse again."""
+        return set()
 
     def _path(self, rel: str) -> str:
         """The path of ``rel`` (relative to the root; "." the root itself) as the walk has it."""
@@ -266,7 +349,7 @@ class RunCache:
         rel = self._rel(directory)
         self._walked.append(rel)
         cached = self.index.get(rel)
-        if cached is None:
+        if cached is None or self.runs[rel] is None:  # unknown, or gave an error
             return None
         by_name = {key[0]: key for key in cached}
         if len(by_name) != len(entries):
@@ -281,6 +364,8 @@ class RunCache:
             same_stat = (size == st.st_size and mtime == st.st_mtime_ns
                          and ctime == st.st_ctime_ns)
             if not same_stat or mtime >= racy_after or ctime >= racy_after:
+                if sha is None:  # not racy when written: a changed stat means a change
+                    return None
                 try:
                     if sha256_file(path) != sha:
                         return None
@@ -295,27 +380,62 @@ class RunCache:
 
     # -- writing --------------------------------------------------------------------------
     def put(self, directory: str, entries: Sequence[tuple[str, os.stat_result]],
-            runs: list[Run]) -> None:
-        """Remember the freshly parsed runs of ``directory`` (hashing its files now)."""
+            runs: list[Run] | None) -> None:
+        """Remember the freshly parsed runs of ``directory`` (None: it gave an error, parse it
+        again next time), hashing those of its files that are racy now."""
         keys = []
+        racy_after = self.started_ns - RACY_NS
         for path, st in entries:
-            try:
-                keys.append([self._rel(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns,
-                             sha256_file(path)])
-            except OSError:  # a file vanished while loading: do not cache this directory
-                self.complete = False
-                return
+            sha = None
+            if st.st_mtime_ns >= racy_after or st.st_ctime_ns >= racy_after:
+                try:
+                    sha = sha256_file(path)
+                    now = os.stat(path)
+                except OSError:  # a file vanished while loading: do not cache this directory
+                    self.complete = False
+                    return
+                if (now.st_size, now.st_mtime_ns, now.st_ctime_ns) != (
+                        st.st_size, st.st_mtime_ns, st.st_ctime_ns):
+                    self.complete = False  # changed while loading: what was parsed is unknown
+                    return
+            keys.append([self._rel(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, sha])
         rel = self._rel(directory)
         self.new_index[rel] = keys
-        self.new_runs[rel] = runs
+        self.new_runs[rel] = [] if runs is None else runs
+        if runs is None:
+            self.new_reparse.add(rel)
         self.changed = True
 
-    def save(self) -> None:
-        """Write the new cache atomically if anything changed (silently not, if read-only)."""
+    def save(self, background: bool = True) -> None:
+        """Write the new cache atomically if anything changed (silently not, if read-only).
+
+        ``background``: in a thread of its own, so that the load returns its runs first
+        (building the table and writing it is a third of a first load); the runs are
+        immutable, and nothing else here changes once the load is done."""
         if (not self.changed and self.complete == self.was_complete
                 and self.new_index.keys() == self.index.keys()
                 and self.new_listings.keys() == self.listings.keys()):
             return
+        if not background:
+            self._write()
+            return
+        writer = threading.Thread(target=self._write_or_warn, name="perfkit-run-store")
+        with _WRITERS_LOCK:
+            _WRITERS[self.directory] = writer
+            writer.start()
+
+    def _write_or_warn(self) -> None:
+        try:
+            self._write()
+        except Exception as exc:  # noqa: BLE001 - a thread's error would only be printed
+            warnings.warn(f"{self.directory}: run store not written: {type(exc).__name__}: "
+                          f"{exc}", CacheWarning, stacklevel=1)
+        finally:
+            with _WRITERS_LOCK:
+                if _WRITERS.get(self.directory) is threading.current_thread():
+                    del _WRITERS[self.directory]
+
+    def _write(self) -> None:
         # in walk order: the directories found in the cache (lookup) and those parsed (put)
         # interleave, and the next load returns the runs in this order
         order = list(dict.fromkeys(d for d in self._walked if d in self.new_index))
@@ -323,12 +443,13 @@ class RunCache:
         new_index = {d: self.new_index[d] for d in order}
         runs = [r for d in order for r in self.new_runs[d]]
         table = runs_to_table(runs)
+        reparse = [d in self.new_reparse for d in order]
         meta = {b"perfkit.cache_version": _VERSION.encode(),
                 b"perfkit.root": self.root.encode(),
                 b"perfkit.written_ns": str(self.started_ns).encode(),
                 b"perfkit.complete": b"1" if self.complete else b"0",
-                **_state(new_index, [len(self.new_runs[d]) for d in order], self.new_listings,
-                         self._path)}
+                **_state(new_index, [len(self.new_runs[d]) for d in order], reparse,
+                         self.new_listings, self._path)}
         sink = pa.BufferOutputStream()
         # the cache's entries in the file's key-value metadata alone: in the table's schema
         # Arrow would keep them twice (raw, and base64 in its serialized schema) and decode
@@ -407,13 +528,14 @@ def _ipc(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def _state(index: dict[str, list[FileKey]], counts: list[int], listings: dict[str, list],
-           path: Callable[[str], str]) -> dict[bytes, bytes]:
+def _state(index: dict[str, list[FileKey]], counts: list[int], reparse: list[bool],
+           listings: dict[str, list], path: Callable[[str], str]) -> dict[bytes, bytes]:
     """The index and the listings as the metadata entries of :data:`_STATE`'s tables (each
     relative path made a path by ``path``)."""
     rows = {
         "listings": [[path(d), *listing] for d, listing in listings.items()],
-        "index": [[path(d), count] for d, count in zip(index, counts, strict=True)],
+        "index": [[path(d), count, again]
+                  for d, count, again in zip(index, counts, reparse, strict=True)],
         "files": [[i, path(rel), *key] for i, keys in enumerate(index.values())
                   for rel, *key in keys],
     }

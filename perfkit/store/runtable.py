@@ -10,17 +10,21 @@ build on:
   values do not all have the field's declared type (an int where a float is declared) is
   stored as tagged JSON instead, so no value changes type;
 - ``percentiles_ms`` and ``uncorrected_percentiles_ms``: ``map<double, double>``;
-- ``histogram`` and ``uncorrected_histogram``: the encoded HdrHistogram string (``HISTF...``,
-  readable by any HdrHistogram library), with ``*_count``, ``*_min_raw_us`` and
-  ``*_max_raw_us`` beside it;
+- ``histogram`` and ``uncorrected_histogram``: the HdrHistogram's non-zero counts, sparse, as
+  two ``list<int64>`` columns: ``*_indexes``, each count's index into HdrHistogram's counts
+  array (the layout of :mod:`perfkit.hdrlayout`: lowest 1 us, highest 24 h, 3 significant
+  digits; any HdrHistogram library of that layout takes them as they are), and ``*_counts``;
+  with ``*_count``, ``*_min_raw_us`` and ``*_max_raw_us`` beside them. Written from the arrays
+  a LatencyHistogram holds, with no encoding (a store written on the first load costs little
+  more than the load);
 - ``notes`` and ``argv``: ``list<string>``; ``factors``, ``manifest`` and ``extra``: JSON with
   non-string keys tagged (``{"__map__": [[key, value], ...]}``).
 
-Reading is lazy where it pays: a histogram is decoded and a JSON map or a percentile map built
-on first use, so loading 10,000 cached runs costs little more than building the Run objects.
-Read from the Parquet file's bytes (:class:`ParquetTable`, as the run store does), the
-histogram strings and the manifest and extra texts (most of the bytes) are not even read from
-the file until a run first uses one. A column holding one value in every row (null, empty, or
+Reading is lazy where it pays: a histogram's arrays are sliced and a JSON map or a percentile
+map built on first use, so loading 10,000 cached runs costs little more than building the Run
+objects. Read from the Parquet file's bytes (:class:`ParquetTable`, as the run store does), the
+histograms and the manifest and extra texts (most of the bytes) are not even read from the file
+until a run first uses one. A column holding one value in every row (null, empty, or
 equal: a wrk2 store's Locust fields, its tool) gives that one value to every run.
 """
 
@@ -29,11 +33,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import operator
 import threading
 import typing
 from collections import deque
 from collections.abc import Mapping, Sequence
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -41,25 +46,29 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from perfkit import hdrcodec
+from perfkit.hdrlayout import LAYOUT
 from perfkit.histogram import LatencyHistogram
-from perfkit.ingest.lazymap import LazyMap
+from perfkit.ingest.lazymap import LazyJsonMap, LazyMap
 from perfkit.model import CLASS_DEFAULTS, LATENCY_SOURCES, FrozenMap, Run
 
-#: bump when the table layout changes: a cache of another version is ignored
-TABLE_VERSION = "2"
+#: bump when the table layout changes: a cache of another version is ignored (2: the server
+#: and kernel counters' columns, issue 25; 3: histograms as sparse counts, not HdrHistogram
+#: strings, issue 24)
+TABLE_VERSION = "3"
 _HISTOGRAMS = ("histogram", "uncorrected_histogram")
+_SPARSE = ("_indexes", "_counts")
 _PERCENTILES = ("percentiles_ms", "uncorrected_percentiles_ms")
 _JSON_MAPS = ("factors", "manifest", "extra")
 #: string columns whose values recur from run to run by nature (one tool, one target URL,
 #: one tool version...): read from Parquet as its dictionary (one str per distinct value)
 _REPEATED = ("tool", "latency_source", "endpoint", "method", "url", "tool_version")
-#: the columns a run only reads on first use (its histograms decoded, its maps parsed): read
+#: the columns a run only reads on first use (its histograms' counts, its maps parsed): read
 #: from a :class:`ParquetTable` on first use too, they are most of its bytes
-_DEFERRED = ("histogram", "uncorrected_histogram", "manifest", "extra")
+_DEFERRED = (*(h + part for h in _HISTOGRAMS for part in _SPARSE), "manifest", "extra")
 _LISTS = ("notes", "argv")
 _ARROW = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
 _MAP_TYPE = pa.map_(pa.float64(), pa.float64())
+_SPARSE_TYPE = pa.list_(pa.int64())
 
 
 def _scalar_fields() -> dict[str, type]:
@@ -81,9 +90,11 @@ _FIELDS = tuple(f.name for f in dataclasses.fields(Run))
 def _default(value: Any) -> Any:
     """json's hook for what it cannot write: frozen mappings (tuples it writes as lists)."""
     if isinstance(value, Mapping):
-        if all(type(k) is str for k in value) and "__map__" not in value:
-            return dict(value)
-        return {"__map__": [[k, v] for k, v in value.items()]}
+        # a FrozenMap's dict as it is: dict(value) would call its __getitem__ for every key
+        data = value._data if isinstance(value, FrozenMap) else dict(value)
+        if all(type(k) is str for k in data) and "__map__" not in data:
+            return data
+        return {"__map__": [[k, v] for k, v in data.items()]}
     raise TypeError(f"cannot store a {type(value).__name__} in a run table")
 
 
@@ -105,7 +116,13 @@ def dumps(value: Any) -> str:
     """JSON of a frozen value with its key types kept (see the module docstring).
 
     Every mapping in a Run is a FrozenMap, which json hands to :func:`_default`: so a mapping
-    with non-string keys is always tagged, never silently given string keys."""
+    with non-string keys is always tagged, never silently given string keys. A manifest read
+    from a file gives that file's JSON text
+    (:meth:`perfkit.ingest.lazymap.LazyJsonMap.json_text`), not decoded and encoded again."""
+    if type(value) is LazyJsonMap:
+        text = value.json_text(_ENCODER.encode)
+        if text is not None:
+            return text
     if isinstance(value, Mapping):
         value = _default(value)
     return _ENCODER.encode(value)
@@ -121,17 +138,17 @@ def _json_dict(text: str) -> dict:
 
 
 class LazyHistogram(LatencyHistogram):
-    """A LatencyHistogram decoded from its HdrHistogram string on first use of its counts.
+    """A LatencyHistogram whose counts are sliced from the table's columns on first use.
 
-    The string is ``texts[row]`` (a str or an Arrow string scalar: a run table's column stays
-    Arrow data, or unread, until a histogram is decoded); its total, min and max are known
-    without decoding (from the table's columns)."""
+    ``sparse`` gives the row's (indexes, counts) arrays (:class:`_SparseColumns`: a run
+    table's columns stay Arrow data, or unread, until a histogram is used); its total, min and
+    max are known without them (from the table's columns)."""
 
-    __slots__ = ("_texts", "_row")
+    __slots__ = ("_sparse", "_row")
 
-    def __init__(self, texts: Any, row: int, total: int, min_raw: int | None,
+    def __init__(self, sparse: _SparseColumns, row: int, total: int, min_raw: int | None,
                  max_raw: int | None):
-        self._texts = texts
+        self._sparse = sparse
         self._row = row
         self._total = total
         self._min_raw = min_raw
@@ -140,49 +157,107 @@ class LazyHistogram(LatencyHistogram):
     def __getattr__(self, name: str) -> Any:
         if name not in ("_idx", "_cnt"):
             raise AttributeError(name)
-        encoded = _text_at(self._texts, self._row)
-        decoded = hdrcodec.decode_sparse(encoded)
-        if decoded is None:
-            full = LatencyHistogram.decode(encoded)
-            decoded = full._idx, full._cnt
-        idx, cnt = decoded
-        if int(cnt.sum()) != self._total:
-            raise ValueError("run store: a histogram does not hold its recorded count")
-        idx.flags.writeable = False
-        cnt.flags.writeable = False
+        idx, cnt = self._sparse.row(self._row)
+        if (len(idx) != len(cnt) or int(cnt.sum()) != self._total
+                or (len(idx) and (idx[0] < 0 or idx[-1] >= LAYOUT.counts_len
+                                  or not (np.diff(idx) > 0).all() or cnt.min() <= 0))):
+            raise ValueError("run store: a histogram does not hold its recorded counts")
         self._idx, self._cnt = idx, cnt
         return idx if name == "_idx" else cnt
 
 
-def _encode(hist: LatencyHistogram) -> str:
-    return hdrcodec.encode_sparse(hist.bucket_indexes, hist.bucket_counts)
+class _SparseColumns:
+    """The ``*_indexes`` and ``*_counts`` columns of one histogram field: each row's arrays
+    (read-only views of the columns' values), the columns taken on first use (``source()``:
+    from memory, or read from a :class:`ParquetTable`)."""
+
+    __slots__ = ("_source", "_arrays", "_lock")
+
+    def __init__(self, source: Any):
+        self._source = source
+        self._arrays: tuple[np.ndarray, ...] | None = None  # offsets, values of each
+        self._lock = threading.Lock()
+
+    def row(self, row: int) -> tuple[np.ndarray, np.ndarray]:
+        if self._arrays is None:
+            with self._lock:
+                if self._arrays is None:
+                    self._arrays = tuple(x for a in self._source() for x in _flat(a))
+        idx_offsets, idx, cnt_offsets, cnt = self._arrays
+        start, end = idx_offsets[row], idx_offsets[row + 1]
+        if cnt_offsets[row] != start or cnt_offsets[row + 1] != end:
+            raise ValueError("run store: a histogram's indexes and counts differ in length")
+        return idx[start:end], cnt[start:end]
+
+
+def _flat(arr: pa.ListArray) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, values) of an int64 list column, as read-only numpy views of its buffers."""
+    if not arr.type.equals(_SPARSE_TYPE) or arr.values.null_count:
+        raise ValueError("run store: a histogram column is not a list of int64")
+    offsets = arr.offsets.to_numpy()
+    values = arr.values.to_numpy()
+    offsets.flags.writeable = False  # Arrow's buffers are read-only already; said again
+    return offsets, values
+
+
+def _sparse_columns(hists: list[LatencyHistogram | None]) -> tuple[pa.Array, pa.Array]:
+    """The ``*_indexes`` and ``*_counts`` columns of ``hists`` (null where None)."""
+    held = [h for h in hists if h is not None]
+    lengths = np.zeros(len(hists), dtype=np.int64)
+    lengths[[i for i, h in enumerate(hists) if h is not None]] = [len(h.bucket_indexes)
+                                                                   for h in held]
+    offsets = np.zeros(len(hists) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    mask = pa.array([h is None for h in hists], type=pa.bool_())
+    out = []
+    for arrays in ([h.bucket_indexes for h in held], [h.bucket_counts for h in held]):
+        values = (np.concatenate(arrays).astype(np.int64, copy=False) if held
+                  else np.zeros(0, dtype=np.int64))
+        out.append(pa.LargeListArray.from_arrays(offsets, values, mask=mask)
+                   .cast(_SPARSE_TYPE))
+    return out[0], out[1]
 
 
 # -- runs -> table ------------------------------------------------------------------------------
-def _scalar_column(name: str, kind: type, values: list) -> tuple[pa.Array, bool]:
+def _scalar_column(name: str, kind: type, values: Sequence) -> tuple[pa.Array, bool]:
     """(column, is_json): typed when every value has the declared type, else tagged JSON."""
-    if all(v is None or type(v) is kind for v in values):
-        if kind is not int or all(v is None or -2**63 <= v < 2**63 for v in values):
+    types = set(map(type, values))
+    types.discard(type(None))
+    if types <= {kind}:
+        held = [v for v in values if v is not None] if kind is int else ()
+        if not held or (-2**63 <= min(held) and max(held) < 2**63):
             return pa.array(values, type=_ARROW[kind]), False
     return pa.array([dumps(v) for v in values], type=pa.string()), True
+
+
+_GET_SCALARS = operator.attrgetter(*SCALARS)
+
+
+def _map_column(maps: list[Mapping[float, float]]) -> pa.MapArray:
+    """A ``map<double, double>`` column of percentile maps, from their flat keys and values."""
+    datas = [m._data if isinstance(m, FrozenMap) else dict(m) for m in maps]
+    offsets = np.zeros(len(datas) + 1, dtype=np.int32)
+    np.cumsum(list(map(len, datas)), out=offsets[1:])
+    keys = pa.array(list(chain.from_iterable(datas)), type=pa.float64())
+    items = pa.array(list(chain.from_iterable(map(dict.values, datas))), type=pa.float64())
+    return pa.MapArray.from_arrays(pa.array(offsets), keys, items)
 
 
 def runs_to_table(runs: Sequence[Run]) -> pa.Table:
     """One row per run (see the module docstring); inverse of :func:`table_to_runs`."""
     columns: dict[str, pa.Array] = {}
     json_columns = []
-    for name, kind in SCALARS.items():
-        column, is_json = _scalar_column(name, kind, [getattr(r, name) for r in runs])
+    values = list(zip(*map(_GET_SCALARS, runs), strict=True)) or [()] * len(SCALARS)
+    for (name, kind), column_values in zip(SCALARS.items(), values, strict=True):
+        column, is_json = _scalar_column(name, kind, column_values)
         columns[name] = column
         if is_json:
             json_columns.append(name)
     for name in _PERCENTILES:
-        columns[name] = pa.array([list(getattr(r, name).items()) for r in runs],
-                                 type=_MAP_TYPE)
+        columns[name] = _map_column([getattr(r, name) for r in runs])
     for name in _HISTOGRAMS:
         hists = [getattr(r, name) for r in runs]
-        columns[name] = pa.array([None if h is None else _encode(h) for h in hists],
-                                 type=pa.string())
+        columns[f"{name}_indexes"], columns[f"{name}_counts"] = _sparse_columns(hists)
         columns[f"{name}_count"] = pa.array(
             [None if h is None else h.total_count for h in hists], type=pa.int64())
         for part in ("min", "max"):
@@ -193,7 +268,10 @@ def runs_to_table(runs: Sequence[Run]) -> pa.Table:
     columns["argv"] = pa.array([None if r.argv is None else list(r.argv) for r in runs],
                                type=pa.list_(pa.string()))
     for name in _JSON_MAPS:
-        columns[name] = pa.array([dumps(getattr(r, name)) for r in runs], type=pa.string())
+        texts: dict[int, str] = {}  # by object: runs share maps (the empty one, a manifest's)
+        columns[name] = pa.array([texts[id(m)] if id(m) in texts
+                                  else texts.setdefault(id(m), dumps(m))
+                                  for m in (getattr(r, name) for r in runs)], type=pa.string())
     metadata = {"perfkit.table_version": TABLE_VERSION,
                 "perfkit.json_columns": json.dumps(json_columns)}
     return pa.table(columns).replace_schema_metadata(metadata)
@@ -338,15 +416,15 @@ def _distinct_rows(values: pa.Array, offsets: np.ndarray) -> _Rows:
     return _Rows(map(rows.__getitem__, encoded.indices.to_numpy().tolist()))
 
 
-def _histograms(table: pa.Table, name: str, texts: Any, rows: list[int]) -> Any:
+def _histograms(table: pa.Table, name: str, sparse: _SparseColumns, rows: list[int]) -> Any:
     """A lazy histogram per row (None where ``*_count`` is null: runs_to_table writes a count
-    exactly where it writes a histogram), decoded from ``texts[row]`` on first use."""
+    exactly where it writes a histogram), its counts sliced from ``sparse`` on first use."""
     counts = _array(table, f"{name}_count")
     n = len(counts)
     if counts.null_count == n:
         return None
     parts = [_array(table, f"{name}{part}") for part in ("_min_raw_us", "_max_raw_us")]
-    out = _Rows(map(LazyHistogram, repeat(texts), rows, *map(_scalars, [counts, *parts])))
+    out = _Rows(map(LazyHistogram, repeat(sparse), rows, *map(_scalars, [counts, *parts])))
     return _with_nulls(out, counts, None)
 
 
@@ -396,6 +474,11 @@ class ParquetTable:
     def deferred(self, name: str) -> _DeferredColumn:
         return _DeferredColumn(self, name)
 
+    def arrays(self, names: Sequence[str]) -> list[pa.Array]:
+        """The columns ``names``, read now."""
+        table = self.read(names)
+        return [_array(table, name) for name in names]
+
 
 class _DeferredColumn:
     """A string column of a :class:`ParquetTable`: ``column[row]``, the column read from the
@@ -429,11 +512,17 @@ def table_to_runs(table: pa.Table | ParquetTable) -> list[Run]:
     n = table.num_rows
     if not n:
         return []
+    sparse_names = {h: [h + part for part in _SPARSE] for h in _HISTOGRAMS}
     if stored is not None:
         table = stored.read([f.name for f in stored.file.schema_arrow if f.name not in _DEFERRED])
-        texts: dict[str, Any] = {name: stored.deferred(name) for name in _DEFERRED}
+        texts: dict[str, Any] = {name: stored.deferred(name) for name in ("manifest", "extra")}
+        sparse = {h: _SparseColumns(functools.partial(stored.arrays, names))
+                  for h, names in sparse_names.items()}
     else:
-        texts = {name: _array(table, name) for name in _DEFERRED}
+        texts = {name: _array(table, name) for name in ("manifest", "extra")}
+        sparse = {h: _SparseColumns(functools.partial(lambda t, ns: [_array(t, n) for n in ns],
+                                                      table, names))
+                  for h, names in sparse_names.items()}
     # each field: one list of n values, or one value for every run (a column that is null,
     # empty or equal in every row: the Locust fields of a wrk2 store, its tool...), set once
     # in the template every run's fields are copied from
@@ -451,7 +540,7 @@ def table_to_runs(table: pa.Table | ParquetTable) -> list[Run]:
     for name in _PERCENTILES:
         fields[name] = _percentiles(_array(table, name), rows)
     for name in _HISTOGRAMS:
-        fields[name] = _histograms(table, name, texts[name], rows)
+        fields[name] = _histograms(table, name, sparse[name], rows)
     for name in _LISTS:
         fields[name] = _strings(_array(table, name), repeated=name == "argv")
     fields["factors"] = _json_maps(_array(table, "factors"))
