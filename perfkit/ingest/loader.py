@@ -257,7 +257,8 @@ def scan_directory(root: Path, fast: bool = True, cache: bool | None = None) -> 
     caching = importlib.import_module("perfkit.store.runcache")  # on first use, as parsers
     store = caching.RunCache(str(Path(root))) if caching.enabled(cache) else None
     unchanged = None if store is None else store.unchanged()
-    if unchanged is not None:  # nothing changed: no walk, and only directories with errors
+    # nothing changed: no walk, and only the directories with errors parsed again
+    if unchanged is not None and store is not None:
         again = [(d, paths, _LOOK) for d, paths in unchanged if d in store.reparse]
         reloaded = iter(_load_dirs(again, fast))
         result = LoadResult()

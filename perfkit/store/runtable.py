@@ -144,11 +144,11 @@ class LazyHistogram(LatencyHistogram):
     table's columns stay Arrow data, or unread, until a histogram is used); its total, min and
     max are known without them (from the table's columns)."""
 
-    __slots__ = ("_sparse", "_row")
+    __slots__ = ("_columns", "_row")  # not _sparse: that is the class's constructor
 
     def __init__(self, sparse: _SparseColumns, row: int, total: int, min_raw: int | None,
                  max_raw: int | None):
-        self._sparse = sparse
+        self._columns = sparse
         self._row = row
         self._total = total
         self._min_raw = min_raw
@@ -157,7 +157,7 @@ class LazyHistogram(LatencyHistogram):
     def __getattr__(self, name: str) -> Any:
         if name not in ("_idx", "_cnt"):
             raise AttributeError(name)
-        idx, cnt = self._sparse.row(self._row)
+        idx, cnt = self._columns.row(self._row)
         if (len(idx) != len(cnt) or int(cnt.sum()) != self._total
                 or (len(idx) and (idx[0] < 0 or idx[-1] >= LAYOUT.counts_len
                                   or not (np.diff(idx) > 0).all() or cnt.min() <= 0))):
