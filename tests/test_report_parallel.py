@@ -108,7 +108,8 @@ def test_colours_are_given_in_the_pages_order_whatever_order_they_run_in(setup):
     assert palette["configurations"] == ["x", "y"]
 
 
-def test_progress_names_each_page_as_it_ends(setup):
+def test_progress_names_each_page_as_it_ends(setup, monkeypatch):
+    monkeypatch.delenv("PERFKIT_NO_PROGRESS", raising=False)  # bars on, whatever ran before
     tmp_path, notebooks, marks = setup
     _notebook(notebooks, "one", "x = 1")
     _notebook(notebooks, "two", "1 / 0")
