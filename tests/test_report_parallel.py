@@ -20,6 +20,8 @@ from perfkit.report.params import load_params
 
 #: a notebook waits this long for another one before it fails (only when they do not overlap)
 PATIENCE_S = 120
+#: each test builds a report whose notebooks run on two kernels at once
+pytestmark = pytest.mark.slow
 
 WAIT_FOR = """
 import pathlib, time
