@@ -108,7 +108,8 @@ def test_markdown_shows_html_in_an_endpoint_name_as_text():
 
 
 def test_papermill_text_for_a_list_parameter_becomes_the_list(monkeypatch):
-    monkeypatch.setenv("PERFKIT_NO_PROGRESS", "1")  # nb.setup would set it for the session
+    # nb.setup sets PERFKIT_NO_PROGRESS=1 for the notebook's process: restored after the test
+    monkeypatch.delenv("PERFKIT_NO_PROGRESS", raising=False)
     notebook = REPO / "notebooks" / "tuning-effects.ipynb"
     assert nbparams.list_parameters(notebook) == ["factors", "metrics", "aa_metrics"]
     namespace = {"nb": nb, "metrics": "throughput_rps", "factors": "keepalive, cache",

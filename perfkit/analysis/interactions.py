@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -105,7 +105,7 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
     frame["cap_affected"] = [bool(c.affected_ms) for c in checks]
     frame["warnings"] = [c.warnings for c in checks]
     frame["holm_family"] = size
-    frame["mechanism"] = mechanisms
+    frame["mechanism"] = cast(Any, mechanisms)  # one object per row
     mde = detectables(result, frame)
     frame["mde_high"] = [m.high if m and m.testable else math.nan for m in mde]
     frame["mde_low"] = [m.low if m and m.testable else math.nan for m in mde]
@@ -203,7 +203,7 @@ def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
         both = pd.concat([main, simple], ignore_index=True)
         main = both.iloc[np.argsort([order[key_of(k)] for k in both["level_key"]], kind="stable")]
     value = main["estimate"].astype(float)
-    size = np.log(value).abs() if result.log else value.abs()
+    size = cast(pd.Series, np.log(value)).abs() if result.log else value.abs()
     return main.assign(size=size).reset_index(drop=True)
 
 

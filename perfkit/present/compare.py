@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import cast
 
 from perfkit.analysis import ComparisonTable
 from perfkit.formatting import (
@@ -104,7 +105,7 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
     rows = []
     for row in table.rows:
         c = row.comparison
-        extra = [v for k, v in row.labels if k in shown]
+        extra = [cast(str, v) for k, v in row.labels if k in shown]  # only held_ ones are None
         rows.append((*(level_text(v) for v in row.key), *extra,
                      interval_text(c.median_base, c.median_base_ci_low, c.median_base_ci_high),
                      interval_text(c.median_new, c.median_new_ci_low, c.median_new_ci_high),

@@ -109,7 +109,8 @@ def factorial(frame: pd.DataFrame, factors: Sequence[str], response: str, log: b
 
 
 def _fit_by(frame, factors, response, log, confidence, block, fixed, by, coding) -> pd.DataFrame:
-    parts, q0, warnings, df_error, orthogonal = [], {}, [], {}, {}
+    parts, q0, df_error, orthogonal = [], {}, {}, {}
+    warnings: list[str] = []
     for key, sub in frame.groupby(by, sort=True, dropna=False):
         label = key[0] if len(by) == 1 else key
         table, info = _fit(sub, factors, response, log, confidence, block, fixed)
