@@ -12,6 +12,8 @@ import pytest
 TESTS = Path(__file__).parent
 FIXTURES = TESTS / "fixtures"
 GOLDEN = TESTS / "golden" / "cli_scaling"
+#: bootstraps over the real sweeps (a module fixture runs each once): tens of seconds
+pytestmark = pytest.mark.slow
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:

@@ -367,6 +367,7 @@ def test_describe_says_what_is_drawn(sweep_rows, factorial):
 
 
 # -- every function on real data passes every check and has alt text ---------------------------
+@pytest.mark.slow
 def test_every_plot_function_is_publishable_and_described(sweep, sweep_rows, factorial, models,
                                                           drift_frame):
     _, frame = sweep_rows

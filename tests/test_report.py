@@ -2,52 +2,32 @@
 one self-contained HTML page per notebook, the executed notebooks, every figure as SVG and PNG
 and every table as CSV; the figures pass their checks; the overview has the drift plot.
 
-The report is built once per test session (:func:`demo_report`, shared with test_browser.py).
+The report is built once per test session (the ``demo_report`` fixture of conftest.py, shared
+with test_browser.py, test_methods.py and test_report_review.py).
 """
 
 from __future__ import annotations
 
-import atexit
-import functools
 import html
-import io
 import math
-import os
 import re
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from perfkit.cli import main
 from perfkit.report import nb as nbhelp
 from perfkit.report.export import remote_references
 
 ROOT = Path(__file__).resolve().parents[1]
-#: the report under test (PERFKIT_TEST_PARAMS points elsewhere while developing)
-PARAMS = Path(os.environ.get("PERFKIT_TEST_PARAMS", ROOT / "params" / "demo.yaml"))
 NOTEBOOKS = ("overview", "latency", "scaling", "tuning-effects")
 
 
-@functools.lru_cache(maxsize=1)
-def demo_report() -> Path:
-    """Build the demo report into a temporary folder (once per process) and return it."""
-    base = Path(tempfile.mkdtemp(prefix="perfkit-report-"))
-    atexit.register(shutil.rmtree, base, True)
-    out_dir = base / "demo"
-    out, err = io.StringIO(), io.StringIO()
-    status = main(["report", "-p", str(PARAMS), "-o", str(out_dir)], out, err)
-    if status != 0:
-        raise AssertionError(f"perfkit report exited {status}:\n{err.getvalue()}")
-    return out_dir
-
-
 @pytest.fixture(scope="module")
-def report() -> Path:
-    return demo_report()
+def report(demo_report) -> Path:
+    return demo_report
 
 
 @pytest.fixture(scope="module")

@@ -400,10 +400,8 @@ THUMBS_JS = """JSON.stringify(Array.from(document.querySelectorAll('.figures img
 
 
 @pytest.fixture(scope="module")
-def built():
-    from test_report import demo_report
-
-    return demo_report()
+def built(demo_report):
+    return demo_report
 
 
 @pytest.fixture(scope="module")

@@ -475,6 +475,7 @@ def test_littles_law_points_are_the_analysis_per_run_check_with_its_think_time(l
     np.testing.assert_allclose(per_level.to_numpy(), summary.loc[per_level.index].to_numpy())
 
 
+@pytest.mark.slow
 def test_effect_answers_carry_the_drift_and_block_threats_of_their_experiment():
     from perfkit.report.sections import common as common_section
     from perfkit.report.sections import effects as effects_section

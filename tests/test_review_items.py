@@ -211,10 +211,8 @@ def test_item07_heat_map_panels_share_one_log_colour_scale(sweep, slo_table):
 
 # -- 8, 10 (on the built report) ---------------------------------------------------------------
 @pytest.fixture(scope="module")
-def report():
-    from test_report import demo_report
-
-    return demo_report()
+def report(demo_report):
+    return demo_report
 
 
 def test_item08_pages_have_no_long_tables_or_unrounded_numbers(report):
@@ -535,10 +533,8 @@ def test_review2_item03_the_block_threat_names_the_analyses_that_ignore_blocks()
     assert "A/A false-positive rates" in _blocks(aa_exp, [result]).split("ignoring blocks")[1]
 
 
-def test_review2_item03_the_seeds_compares_and_the_scaling_fit_are_named(sweep):
-    from perfkit.report.sections import seeds
-
-    analysis = seeds.analyse(str(DATA))
+def test_review2_item03_the_seeds_compares_and_the_scaling_fit_are_named(sweep, seeds_analysis):
+    analysis = seeds_analysis
     cache = load_experiment(DATA / "seeds-cache")
     reps = [r for r in analysis.replications if r.link.experiment == "seeds-cache"]
     assert reps

@@ -39,6 +39,7 @@ def _design(reps: int) -> pd.DataFrame:
     return pd.DataFrame({"a": a, "b": b, "block": np.repeat(np.arange(reps), 4)})
 
 
+@pytest.mark.slow
 def test_a_design_at_its_detectable_ratio_rejects_80_percent_of_the_time():
     # the demo's design at one load level: 2^2 x 5 runs in 5 blocks, 12 error df; Holm over
     # 3 levels, so alpha 0.05 / 3 at the first step; log sd 0.1 between runs

@@ -58,7 +58,10 @@ def _per_levels(rows: RunSet, per: Sequence[str]) -> list[tuple]:
     if not per:
         return [()]
     frame = rows.frame[list(per)].drop_duplicates()
-    frame = frame.sort_values(list(per), key=lambda c: pd.to_numeric(c, errors="coerce")
-                              if pd.to_numeric(c, errors="coerce").notna().all()
-                              else c.astype(str))
+
+    def order(c: pd.Series) -> pd.Series:
+        numeric = pd.to_numeric(c, errors="coerce")
+        return numeric if numeric.notna().all() else c.astype(str)
+
+    frame = frame.sort_values(list(per), key=order)
     return [tuple(plain(v) for v in r) for r in frame.itertuples(index=False)]

@@ -26,7 +26,7 @@ import collections
 import dataclasses
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -106,7 +106,7 @@ class ComparisonRow:
     sensitivity: Comparison | None = None
     sensitivity_verdict: str | None = None
     warnings: tuple[str, ...] = ()
-    labels: tuple[tuple[str, str], ...] = ()
+    labels: tuple[tuple[str, str | None], ...] = ()
     #: for a "~" row: the smallest changes the design could have detected at 80% power
     mde: MinDetectable | None = None
     #: per run of each side (in :func:`cell_runs` order): ranked worst (:func:`ranked_worst`)
@@ -330,7 +330,7 @@ class Cell:
     key: tuple[Any, ...]
     base: RunSet
     new: RunSet
-    labels: tuple[tuple[str, str], ...] = ()
+    labels: tuple[tuple[str, str | None], ...] = ()
 
 
 def compare_runs(base: RunSet, new: RunSet, metric: Metric, *, by: Any = "auto",
@@ -373,15 +373,17 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
         sv = verdict(sens, sens.p_value, metric, family, up[1]) if sens is not None else None
         mde = _detectable(cell, metric, alpha, family) if v == NO_CHANGE else None
         no_mde = (NO_MDE,) if v == NO_CHANGE and mde is None else ()
-        without = (sensitivity_note(level_text(", ".join(map(str, cell.key))), sens, sv,
+        without = (sensitivity_note(level_text(", ".join(map(str, cell.key))), sens, cast(str, sv),
                                     sv == NOT_TESTABLE, family)
                    if sens is not None and any(short) else "")
         notes_all = (tuple(notes_row) + c.warnings
                      + untestable_note(c, v == NOT_TESTABLE, family) + no_mde)
         rows.append(ComparisonRow(cell.key, c, float(p_adj), v, short[0], short[1], sens, sv,
                                   notes_all, cell.labels, mde,
-                                  *(tuple(map(bool, w)) for w in worst), *_caps(cell, metric),
-                                  without, *unmeasured, mechanism(cell.base, cell.new)))
+                                  tuple(map(bool, worst[0])), tuple(map(bool, worst[1])),
+                                  *_caps(cell, metric),
+                                  without, unmeasured[0], unmeasured[1],
+                                  mechanism(cell.base, cell.new)))
     rows = _with_stalls(rows, cells, alpha)
     rows = [dataclasses.replace(r, run_notes=tuple(
         (side, *note) for side, part in (("base", c.base), ("new", c.new))
@@ -456,13 +458,13 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
     short = [np.array([s.status == runstatus.SHORT for s in st], dtype=bool) for _, st in sides]
     sens = None
     if any(m.any() for m in short):
-        keep = [~m for m in short]
-        sens = compare(sides[0][0][keep[0]], sides[1][0][keep[1]], alpha, confidence=confidence,
-                       lower_is_better=metric.lower_is_better, failed_base=failed[0][keep[0]],
-                       failed_new=failed[1][keep[1]], exclude_failed=exclude_failed,
+        sure = [~m for m in short]
+        sens = compare(sides[0][0][sure[0]], sides[1][0][sure[1]], alpha, confidence=confidence,
+                       lower_is_better=metric.lower_is_better, failed_base=failed[0][sure[0]],
+                       failed_new=failed[1][sure[1]], exclude_failed=exclude_failed,
                        family=family)
-        up.append(side_ranks_higher([(v[k], None) for (v, _), k in zip(sides, keep, strict=True)],
-                                [f[k] for f, k in zip(failed, keep, strict=True)], metric,
+        up.append(side_ranks_higher([(v[k], None) for (v, _), k in zip(sides, sure, strict=True)],
+                                [f[k] for f, k in zip(failed, sure, strict=True)], metric,
                                 exclude_failed))
     worst = [_aligned(f, k) for f, k in zip(failed, measured, strict=True)]
     return (c, (int(short[0].sum()), int(short[1].sum())), sens, notes, worst,

@@ -34,7 +34,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -125,8 +125,8 @@ def conditions(exp: Experiment) -> Conditions:
         restart=str(design.get("restart") or "on-change"),
         warmup=_warmup(manifests),
         wrk2_runs=len(wrk2),
-        wrk2_durations_s=tuple(sorted({float(runs[i].duration_s) for i in wrk2
-                                       if runs[i].duration_s})),
+        wrk2_durations_s=tuple(sorted({float(d) for i in wrk2
+                                       if (d := runs[i].duration_s)})),
         measured_s=_measured(exp, wrk2), think_time=think_time(exp),
         syn_retries=_syn_retries(exp), counter_scopes=_counter_scopes(runs),
         overflows=_loads(exp, [i for i, r in enumerate(runs) if r.tcp_listen_overflows]))
@@ -376,7 +376,8 @@ def _wait(path: Path, cls: str) -> str | None:
                 except ValueError:
                     return None
                 text = ", ".join(f"{a:g}" for a in args)
-                return _WAITS[stmt.value.func.id].format(text, f"{1000 * args[0]:g}")
+                name = cast(ast.Name, stmt.value.func).id  # an id: checked above
+                return _WAITS[name].format(text, f"{1000 * args[0]:g}")
     return None
 
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -66,7 +67,7 @@ def residuals(rows: RunSet, metric: str, cells: Sequence[str]) -> pd.DataFrame:
     cols = [c for c in cells if c in f and f[c].notna().any()]
     cell = (f[cols].astype(object).apply(lambda r: ", ".join(map(str, r)), axis=1)
             if cols else pd.Series("all", index=f.index))
-    log = np.log(value.astype(float))
+    log = cast(pd.Series, np.log(value.astype(float)))  # a ufunc keeps the Series
     out = pd.DataFrame({"order": f["order"].astype(float), "cell": cell,
                         "residual": log - log.groupby(cell).transform("mean")})
     return out[cell.map(cell.value_counts()).to_numpy() >= 2].reset_index(drop=True)
@@ -133,7 +134,7 @@ def theil_sen(x: np.ndarray, y: np.ndarray, confidence: float = 0.95,
         return math.nan, -math.inf, math.inf, math.nan
     var = sum(_ties_term(np.array([len(x[g == k])])) - _ties_term(_repeats(x[g == k]))
               - _ties_term(_repeats(y[g == k])) for k in np.unique(g)) / 18.0
-    s_zero = float(np.sum(slopes > 0) - np.sum(slopes < 0))
+    s_zero = float(np.count_nonzero(slopes > 0) - np.count_nonzero(slopes < 0))
     p = float(2 * sps.norm.sf(abs(s_zero) / math.sqrt(var))) if var > 0 else math.nan
     reach = sps.norm.ppf(0.5 + confidence / 2) * math.sqrt(max(var, 0.0))
     k = int(math.ceil((n_slopes - reach) / 2))  # 1-based: S(b) <= reach from the k-th on

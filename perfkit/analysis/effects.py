@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -240,7 +240,7 @@ class FactorialResult:
         """The significant effects, largest first: :meth:`effect_frame` rows ordered by
         ``size``, |log ratio| on logs (else the absolute effect, in the metric's unit)."""
         frame = self.effect_frame()
-        size = (np.log(frame["ratio"].astype(float)) if self.log
+        size = (cast(pd.Series, np.log(frame["ratio"].astype(float))) if self.log
                 else frame[f"effect{self.metric.suffix}"].astype(float))
         frame = frame.assign(size=size.abs())
         return frame[frame["significant"]].sort_values("size", ascending=False, kind="stable")

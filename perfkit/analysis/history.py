@@ -292,9 +292,9 @@ def analyse(history: Experiment, metric: Metric, *, by: Any = "auto",
     series = []
     for key in _levels(rows, keys):
         part = _where(rows, keys, key)
-        points = [_point(part.subset(part.frame["label"].eq(label).to_numpy()), label, metric,
-                         confidence) for label in labels]
-        points = [p for p in points if p is not None]
+        found = [_point(part.subset(part.frame["label"].eq(label).to_numpy()), label, metric,
+                        confidence) for label in labels]
+        points = [p for p in found if p is not None]
         cps = change_points([list(p.values) for p in points], [p.label for p in points],
                             alpha=alpha, permutations=permutations, confidence=confidence,
                             lower_is_better=metric.lower_is_better, seed=seed)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -148,8 +148,8 @@ def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
                     "mechanism": factor_mechanism(sub, factor, result.coding[factor]),
                     intervals.NOTE_COLUMN: "",
                     "stalls": "; ".join(x.text() for x in row.stalls),
-                    "mde_high": mde.ratio_high if testable else math.nan,
-                    "mde_low": mde.ratio_low if testable else math.nan,
+                    "mde_high": mde.ratio_high if mde is not None and testable else math.nan,
+                    "mde_low": mde.ratio_low if mde is not None and testable else math.nan,
                     "mde_note": (mde.reason or "") if mde is not None and not testable else
                     (NO_MDE if verdict == NO_CHANGE and mde is None else "")})
     return out
@@ -307,7 +307,7 @@ def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
         both = pd.concat([main, simple], ignore_index=True)
         main = both.iloc[np.argsort([order[key_of(k)] for k in both["level_key"]], kind="stable")]
     value = main["estimate"].astype(float)
-    size = np.log(value).abs() if result.log else value.abs()
+    size = cast(pd.Series, np.log(value)).abs() if result.log else value.abs()
     return main.assign(size=size).reset_index(drop=True)
 
 

@@ -92,10 +92,14 @@ def changes_text(frame: pd.DataFrame, factor: str) -> str:
     if not len(rows):
         return f"{factor}: no recorded configuration difference"
     head = f"{factor} ({rows['low'].iloc[0]} -> {rows['high'].iloc[0]})"
-    parts = [f"{r.setting} {r.low_value} -> {r.high_value}"
-             + (f" (in {r.locations} places)" if r.locations > 1 else "")
-             + ("" if r.where.startswith("every") or r.where == "all runs"
-                else f" (at {r.where})") for r in rows.itertuples()]
+    parts = []
+    for setting, low, high, locations, where in zip(
+            rows["setting"], rows["low_value"], rows["high_value"], rows["locations"],
+            rows["where"], strict=True):
+        parts.append(f"{setting} {low} -> {high}"
+                     + (f" (in {locations} places)" if int(locations) > 1 else "")
+                     + ("" if str(where).startswith("every") or where == "all runs"
+                        else f" (at {where})"))
     return f"{head}: " + "; ".join(parts)
 
 

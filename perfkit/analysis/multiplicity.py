@@ -62,7 +62,7 @@ def statement(frame: pd.DataFrame) -> str:
         each = " each" if len(rows) > 1 else ""
         n = "-".join(str(v) for v in (sizes[0], sizes[-1]) if v is not None) \
             if sizes[0] != sizes[-1] else str(sizes[0])
-        parts.append(f"{analysis}: {KINDS.get(analysis, 'its own family')} ({len(rows)} "
+        parts.append(f"{analysis}: {KINDS.get(str(analysis), 'its own family')} ({len(rows)} "
                      f"famil{'ies' if len(rows) > 1 else 'y'} of {n} tests{each})")
     alphas = sorted(set(frame["alpha"]))
     at = f" at alpha {alphas[0]:g}" if len(alphas) == 1 else ""
@@ -88,7 +88,7 @@ def _factorial_rows(result: FactorialResult) -> list[dict[str, Any]]:
         out.append({"analysis": "factorial", "metric": result.metric.name,
                     "family": f"{term} over {over}", "tests": len(rows), "members": levels,
                     "alpha": result.alpha})
-    return [r for r in out if r["family"].split(" ")[0] not in NON_EFFECT_TERMS]
+    return [r for r in out if str(r["family"]).split(" ")[0] not in NON_EFFECT_TERMS]
 
 
 def _simple_rows(result: FactorialResult) -> list[dict[str, Any]]:

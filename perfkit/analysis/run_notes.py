@@ -29,7 +29,7 @@ def run_notes(rows: RunSet, metric: Metric, cells: list[str] | None = None
         return ()
     statuses = (runstatus.statuses_by_cell(rows, metric, cells) if cells
                 else runstatus.run_statuses(rows, metric))
-    out = []
+    out: list[tuple[str, str, str]] = []
     for run, status in zip(rows.runs, statuses, strict=True):
         if status.status != runstatus.OK and status.reason != runstatus.NO_VALUE:
             out.append((run.run_id or run.source, status.status, status.reason))

@@ -40,7 +40,7 @@ CONCURRENCY = ("connections", "users")
 #: fewest distinct concurrency levels for each model (a 3- and a 2-parameter curve)
 MIN_LEVELS_USL = 4
 MIN_LEVELS_AMDAHL = 3
-MODEL_NAMES = {"usl": "USL", "amdahl": "Amdahl"}
+MODEL_NAMES: dict[str | None, str] = {"usl": "USL", "amdahl": "Amdahl"}  # None: no model
 
 
 def choose_model(levels: int) -> tuple[str | None, str]:

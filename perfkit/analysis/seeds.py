@@ -79,7 +79,7 @@ import dataclasses
 import math
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -282,7 +282,7 @@ def _record(r: ClaimResult) -> dict[str, Any]:
     rep, link = r.replication, r.link
     c = rep.row.comparison if rep else None
     tested = link is not None and link.kind != "published"
-    selection = link.columns() if tested else dict.fromkeys(
+    selection = link.columns() if link is not None and tested else dict.fromkeys(
         ("factor", "base_level", "new_level", "held_column", "held_value", "at_column"), "")
     rec: dict[str, Any] = {
         "claim_id": r.claim["claim_id"], "seed": r.claim["seed"], "setting": r.claim["setting"],
@@ -291,9 +291,10 @@ def _record(r: ClaimResult) -> dict[str, Any]:
         "published_values": r.claim["published_values"], "published_ratio": r.published_ratio,
         "quote_base": link.quote_base if link else "", "quote_ratio": r.quote_ratio,
         "published_runs_per_configuration": r.assessment["n_per_configuration"],
-        "link_kind": link.kind if link else "", "experiment": link.experiment if tested else "",
+        "link_kind": link.kind if link else "",
+        "experiment": link.experiment if link and tested else "",
         **selection, "at_value": selection.get("at_value", math.nan),
-        "direction": link.direction if rep else "",
+        "direction": link.direction if rep and link else "",  # a repeat has its link
         "n_base": c.n_base if c else pd.NA, "n_new": c.n_new if c else pd.NA,
         "n_failed_base": c.n_failed_base if c else pd.NA,
         "n_failed_new": c.n_failed_new if c else pd.NA,
@@ -380,6 +381,7 @@ def _claim(claim: pd.Series, a: pd.Series, link: Link | None, raw: pd.DataFrame,
     caps = notes.published_caps(claim["published_values"])
     worst: list[str] = []
     if rep is not None:
+        assert link is not None  # a repeat has its link
         c = rep.row.comparison
         other = link.contrast == "differs"  # another change of the setting than published
         verdict, reason = judge(link.direction, rep.row.verdict, c.ratio_ci_low,
@@ -410,8 +412,10 @@ def _claim(claim: pd.Series, a: pd.Series, link: Link | None, raw: pd.DataFrame,
     need = (seeds_power.needed(link, sized, load, alpha, threshold, seed)
             if verdict != NOT_TESTABLE_NONE else seeds_power.Needed(None, math.nan, 1, ""))
     if verdict in DECIDED:
+        assert rep is not None  # decided: repeated
         need = seeds_power.for_decided(need, rep.row.comparison, threshold)
-    return ClaimResult(claim.to_dict(), {"claim_id": claim["claim_id"], **a}, link, ratio, rep,
+    return ClaimResult(cast(dict[str, Any], claim.to_dict()), {"claim_id": claim["claim_id"], **a},
+                       link, ratio, rep,
                        verdict, reason, need.runs_per_arm, need.ratio, need.note, printed,
                        quoted[1] / quoted[0] if len(quoted) == 2 else math.nan, need.family,
                        tuple(worst), tuple(_warnings(claim, rep, load)))

@@ -154,7 +154,8 @@ def _link(path: Path, line: int, cells: list[str]) -> Link:
         ratio = float(row["published_ratio"]) if row["published_ratio"] else math.nan
     except ValueError:
         raise bad("a number or nothing in published_ratio", row["published_ratio"]) from None
-    link = Link(**{**row, "published_ratio": ratio, "line": line})
+    fields: dict[str, Any] = {**row, "published_ratio": ratio, "line": line}
+    link = Link(**fields)
     try:
         sides = [link.where(w) for w in ("base", "new", "at")]
     except UsageError as e:

@@ -17,6 +17,7 @@ import numpy as np
 from perfkit import units
 from perfkit.analysis.compare import NOT_TESTABLE, cell_runs
 from perfkit.analysis.compare_notes import untestable_text
+from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.metrics import metric
 from perfkit.analysis.runstatus import (
     FAILED,
@@ -106,7 +107,7 @@ def regime_gap(rep, published_text: str) -> str:
     return "; ".join(gaps)
 
 
-def cell_statuses(rep, side: str) -> tuple[object, list[RunJudgement]]:
+def cell_statuses(rep, side: str) -> tuple[RunSet, list[RunJudgement]]:
     """The runs of one arm (``base``/``new``) of a replication at its claim's load level, and
     their statuses for its metric."""
     rows = cell_runs(getattr(rep, side), rep.table.keys, rep.row.key)
@@ -162,6 +163,7 @@ def _saturated(rows, i: int, status: RunJudgement) -> str:
     peers = None if latency is None else peer_latencies(rows, metric(REFERENCE_LATENCY), i)
     if peers is None or not len(peers):
         return text
+    assert latency is not None  # peers come from it
     logs = np.log(peers)
     mad_sd = 1.4826 * float(np.median(np.abs(logs - np.median(logs))))
     bound = math.exp(max(MOVED_SDS * mad_sd, math.log(MOVED_FACTOR)))

@@ -20,6 +20,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -27,7 +28,7 @@ from perfkit.frames import runs_frame
 from perfkit.ingest import scan
 from perfkit.model import every_response_failed
 
-_KEEP_TEXT = {"dtype": str, "keep_default_na": False}
+_KEEP_TEXT: dict[str, Any] = {"dtype": str, "keep_default_na": False}
 
 
 @dataclasses.dataclass(frozen=True)

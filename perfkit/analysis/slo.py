@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -198,7 +198,7 @@ class SloTable:
                 "verdicts": json_records(self.verdicts_frame())}
 
 
-def _status_flags(statuses: Sequence[RunJudgement]) -> dict[str, list[bool]]:
+def _status_flags(statuses: Sequence[RunJudgement]) -> dict[str, Any]:
     """Per run of one configuration, from its status under the run-status rule (as on the
     latency page, :mod:`perfkit.analysis.latency`): ``in_doubt``, a shortfall it calls
     ``short`` (the generator fell slightly short, latency like its peers' at the same rate),
@@ -223,8 +223,9 @@ def _slo_bracket(by_cols: list[str], key: tuple, group: RunSet, slo_ms: float,
         bracket = dataclasses.replace(bracket, warnings=(*unmeasured_note(
             "", [s.reason for s in statuses if s.status == NO_DATA],
             metric(percentile_column(percentile))), *bracket.warnings))
-    runs = tuple((str(r.run_id or r.source), float(r.target_rate_rps), s.status, s.reason)
-                 for r, s in zip(group.runs, statuses, strict=True))
+    # slo_brackets kept only the runs with a target rate
+    runs = tuple((str(r.run_id or r.source), float(cast(float, r.target_rate_rps)), s.status,
+                  s.reason) for r, s in zip(group.runs, statuses, strict=True))
     return SloBracket(tuple(by_cols), key, bracket, len(group), runs)
 
 

@@ -73,7 +73,7 @@ def stall_change(base: RunSet, new: RunSet, alpha: float = 0.05) -> tuple[StallC
     for cap in caps:
         b, n = stalled(base, cap), stalled(new, cap)
         table = [[int(b.sum()), int(len(b) - b.sum())], [int(n.sum()), int(len(n) - n.sum())]]
-        p = float(sps.fisher_exact(table).pvalue) if len(b) and len(n) else math.nan
+        p = float(sps.fisher_exact(np.array(table)).pvalue) if len(b) and len(n) else math.nan
         out.append(StallChange(cap, len(b), int(b.sum()), len(n), int(n.sum()), p,
                                alpha=alpha))
     return tuple(out)

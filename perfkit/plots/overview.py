@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -58,7 +60,7 @@ def timeseries(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabe
                                 strict=True):
         group = group.sort_values(x)
         draw = ax.step if step else ax.plot
-        kwargs = {"where": "post"} if step else {}
+        kwargs: dict[str, Any] = {"where": "post"} if step else {}
         draw(group[x], group[y], color=st["color"], linestyle=st["linestyle"],
              marker=st["marker"], markevery=max(1, len(group) // MARKS_PER_SERIES),
              markersize=3, label=None if key is None else str(key), **kwargs)
@@ -175,7 +177,7 @@ def drift(frame: pd.DataFrame, ax: Axes, x: str = "order", y: str = "residual",
     return ax
 
 
-def _running_median(values: pd.Series, window: int) -> np.ndarray:
+def _running_median(values: pd.Series, window: int) -> pd.Series:
     return values.rolling(window, center=True, min_periods=max(2, window // 2)).median()
 
 

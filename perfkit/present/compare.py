@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import cast
 
 from perfkit.analysis import ComparisonTable, intervals
 from perfkit.formatting import (
@@ -118,7 +119,7 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
     rows = []
     for row in table.rows:
         c = row.comparison
-        extra = [v for k, v in row.labels if k in shown]
+        extra = [cast(str, v) for k, v in row.labels if k in shown]  # only held_ ones are None
         why = row.not_estimable()
         keys = [level_text(v) for v in row.key]
         estimand = dict(row.labels).get("estimand")

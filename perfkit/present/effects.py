@@ -8,6 +8,7 @@ Formatting only: every number, verdict and warning comes from :mod:`perfkit.anal
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from perfkit.analysis import intervals
 from perfkit.analysis.effects import FactorialResult
@@ -61,7 +62,8 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
         Column("verdict")] + ([Column("mechanism (low -> high, other factors low)")]
                               if mechanism else [])
     rows = []
-    for i, r in frame.iterrows():
+    for index, r in frame.iterrows():
+        i = cast(int, index)  # a RangeIndex
         error = r["term"] in ("error", "block")
         term = r["term"]
         if not error and not r["interpretable_alone"]:
@@ -74,7 +76,7 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
                  detectable_text(mde[i], r.get("mde_note", "")),
                  *([share] if variation else []), _p(r["p_value"])]
         if result.per:
-            cells.append(_p(r.get("p_value_holm")))
+            cells.append(_p(cast(float, r.get("p_value_holm"))))
         verdict = result.reported_verdict(r["verdict"], keys[i], r["cap_affected"])
         if not error and not r["interpretable_alone"] and r["verdict"] in SIGNIFICANT:
             # its interaction is significant: the average over the other factor's levels is

@@ -190,9 +190,10 @@ def exclusions_sentence(p: Provenance) -> str:
     parts = []
     if p.unreadable:
         parts.append(f"{p.unreadable} file(s) could not be read and were left out")
-    names = {RunStatus.FAILED: str(RunStatus.FAILED),
-             RunStatus.SATURATED: "did not sustain their offered rate",
-             RunStatus.SHORT: "fell slightly short of their offered rate and were kept, in doubt"}
+    names: dict[str, str] = {
+        RunStatus.FAILED: str(RunStatus.FAILED),
+        RunStatus.SATURATED: "did not sustain their offered rate",
+        RunStatus.SHORT: "fell slightly short of their offered rate and were kept, in doubt"}
     for status, reasons in p.statuses.items():
         parts.append(f"{len(reasons)} run(s) {names.get(status, status)} "
                      f"({'; '.join(reasons)})")

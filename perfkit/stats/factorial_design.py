@@ -133,7 +133,8 @@ def factorial(frame: pd.DataFrame, factors: Sequence[str], response: str, log: b
 
 def _fit_by(frame, factors, response, log, confidence, block, fixed, by, coding,
             variance) -> pd.DataFrame:
-    parts, q0, warnings, df_error, orthogonal = [], {}, [], {}, {}
+    parts, q0, df_error, orthogonal = [], {}, {}, {}
+    warnings: list[str] = []
     for key, sub in frame.groupby(by, sort=True, dropna=False):
         label = key[0] if len(by) == 1 else key
         table, info = _fit(sub, factors, response, log, confidence, block, fixed, variance)
@@ -315,7 +316,7 @@ def _block_row(df_b: int, ss: float, sst: float, s2: float, df_e: int,
                coef: np.ndarray | None = None, cov: np.ndarray | None = None) -> dict:
     """The blocks' test: the F test on their Type II SS (pooled), or with ``cov`` (HC2) the
     Wald test of their coefficients, W / df_b against F(df_b, df_e)."""
-    if cov is not None:
+    if cov is not None and coef is not None:
         try:
             wald = float(coef @ np.linalg.solve(cov, coef)) / df_b if df_b else math.nan
         except np.linalg.LinAlgError:

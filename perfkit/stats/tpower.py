@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 from scipy import optimize
@@ -126,7 +127,7 @@ def min_detectable_effect(ci_low: float, ci_high: float, df: float | None, *,
     docstring). A zero-width interval (no spread within the cells) detects any change:
     ``high == low == 1`` (0 additive) and ``se == 0``."""
     level = alpha / max(family_size, 1)
-    base = dict(log=log, power=power, alpha=alpha, alpha_adjusted=level,
+    base: dict[str, Any] = dict(log=log, power=power, alpha=alpha, alpha_adjusted=level,
                 family_size=family_size, df=df, unit=unit)
     if df is None or not df > 0:
         return DetectableEffect(False, None, None, se=math.nan,

@@ -205,14 +205,14 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
     # what the server and the kernel counted at the two levels (empty: nothing recorded)
     mech = r.get("mechanism")
     counted = mech.text() if mech else ""
-    if counted:
+    if mech and counted:
         caveats += [w for w in mech.warnings if w not in caveats]
     return Answer(f"Effect of {label} on {result.metric.label}{where}{at}", value,
                   verdict, f"{r['n_runs']} runs", tuple(caveats), counted)
 
 
 def _ab_answer(table: ComparisonTable) -> Answer:
-    names = {Verdict.NO_CHANGE: "no significant change"}
+    names: dict[str, str] = {Verdict.NO_CHANGE: "no significant change"}
     # a row computed from values on a timeout cap counts as the cap's artefact, never as
     # better or worse (ComparisonRow.reported_verdict, the A/B table's change column)
     counts = ", ".join(f"{names.get(v, v)}: {n}" for v, n in table.reported_counts().items())

@@ -228,7 +228,7 @@ def drift_frame(experiments: Sequence[Experiment], metric: str) -> pd.DataFrame:
     return frame
 
 
-def experiment_looks(names: Sequence[str]):
+def experiment_looks(names: Sequence[str] | pd.Series):
     """The look of each experiment in the overview's figures: black and greys
     (:class:`perfkit.plots.style.Neutral`; an experiment is not a configuration), from the
     names of every experiment on the page, so each keeps its look in every figure."""
