@@ -1,14 +1,24 @@
-# Two entry points for a fresh machine with Python 3.11+:
+# Entry points for a fresh machine with Python 3.11+:
 #   make demo   run the main job on the bundled data
-#   make test   run the whole test suite
-# Both create (or reuse) the virtualenv in .venv and install what they need.
+#   make check  the fast loop: ruff, mypy and the tests that need neither live servers nor
+#               full reports (about a minute)
+#   make test   run the whole test suite (ruff, mypy, every test: live, reports, notebooks)
+# Each creates (or reuses) the virtualenv in .venv and installs what it needs.
 
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.perfkit-installed
 
-.PHONY: demo test lint clean
+# the fast tier: tests/ only (the notebooks under nbval are slow), no test marked live (nginx,
+# wrk, Locust) or slow (a full report, a browser, a simulation: tests/conftest.py marks every
+# test that takes a report), on two processes (pytest-xdist: about 150 s of CPU, so half that
+# on two idle cores), without the plugins only the full suite uses (nbval's import alone takes
+# seconds; addopts holds its options)
+FAST_TESTS := tests -m "not live and not slow" -n 2 -o addopts=-ra -p no:nbval -p no:locust \
+              -p no:anyio -q --durations=10
+
+.PHONY: demo check test lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,10 +30,16 @@ demo: $(STAMP)
 	$(PY) -m perfkit report -p params/demo.yaml -o reports/demo
 	@echo "open reports/demo/index.html in a browser (it works offline)"
 
+check: $(STAMP)
+	$(PY) -m ruff check perfkit tests benchmarks
+	$(PY) -m mypy
+	$(PY) -m pytest $(FAST_TESTS)
+
 test: $(STAMP)
 	bash scripts/install-system-packages.sh
 	$(PY) -m ruff check perfkit tests benchmarks
+	$(PY) -m mypy
 	$(PY) -m pytest
 
 clean:
-	rm -rf $(VENV) reports .pytest_cache
+	rm -rf $(VENV) reports .pytest_cache .mypy_cache .ruff_cache

@@ -37,7 +37,7 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     as a long Locust history, is read in few calls) and one ``close``."""
     fd = os.open(path, _O_READ)
     try:
-        chunks = []
+        chunks: list[bytes] = []
         while chunk := os.read(fd, _READ_CHUNK if not chunks else 1 << 20):
             chunks.append(chunk)
     finally:

@@ -152,7 +152,12 @@ def fmt_ci(estimate: Any, low: Any, high: Any, unit: str = "", digits: int = 3) 
     ``"1.23 ms [1.1, 1.41]"``, each number to ``digits`` significant digits
     (:func:`fmt_sig`); a change in percent (``unit="%"``) signed on every number, as
     :func:`pct_change` writes it: ``"+49% [+24%, +80%]"``. An infinite side prints as
-    ``inf``, a missing one as ``-``."""
+    ``inf``, a missing one as ``-``; without either end, ``"1.23 ms [no CI]"``."""
+    if is_missing(low) and is_missing(high) and not is_missing(estimate):
+        # no interval at all (not estimable, or none exists): never "[-, -]"
+        e = (fmt_pct_change(estimate, digits) if unit == "%"
+             else f"{fmt_sig(estimate, digits)}{f' {unit}' if unit else ''}")
+        return f"{e} [no CI]"
     if unit == "%":
         e, lo, hi = (fmt_pct_change(v, digits) for v in (estimate, low, high))
         return f"{e} [{lo}, {hi}]"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import io
 import math
+import typing
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 
@@ -238,7 +239,7 @@ class LatencyHistogram:
         return cls._sparse(idx[starts][keep], summed[keep], int(v[used[0]]), int(v[used[-1]]))
 
     @classmethod
-    def from_buckets_ms(cls, buckets: Mapping[str | float, int]) -> LatencyHistogram:
+    def from_buckets_ms(cls, buckets: Mapping[str, int] | Mapping[float, int]) -> LatencyHistogram:
         """Rebuild from Locust's ``response_times`` (rounded ms -> count, keys may be strings)."""
         if not buckets:
             return cls()
@@ -260,8 +261,8 @@ class LatencyHistogram:
         lows = [h._min_raw for h in nonempty]
         highs = [h._max_raw for h in nonempty]
         return cls._sparse(used.astype(np.int64), summed,
-                           None if None in lows else min(lows),
-                           None if None in highs else max(highs))
+                           None if None in lows else min(typing.cast(list[int], lows)),
+                           None if None in highs else max(typing.cast(list[int], highs)))
 
     def __add__(self, other: LatencyHistogram) -> LatencyHistogram:
         return LatencyHistogram.merge([self, other])
@@ -334,10 +335,10 @@ class LatencyHistogram:
 
     def percentiles_us(self, qs: Sequence[float]) -> np.ndarray:
         """Vectorised :meth:`percentile_us` for several percentiles (each in (1, 100])."""
-        qs = np.array([check_percentile(q) for q in qs], dtype=np.float64)
+        q_arr = np.array([check_percentile(q) for q in qs], dtype=np.float64)
         if self._total == 0:
-            return np.full(len(qs), np.nan)
-        ranks = np.maximum(np.floor(qs * self._total / 100.0 + 0.5), 1)
+            return np.full(len(q_arr), np.nan)
+        ranks = np.maximum(np.floor(q_arr * self._total / 100.0 + 0.5), 1)
         pos = np.minimum(np.searchsorted(self._cumulative, ranks, side="left"),
                          len(self._idx) - 1)
         return LAYOUT.highest[self._idx[pos]].astype(np.float64)

@@ -95,6 +95,7 @@ class FrozenMap(Mapping):
     """A read-only, picklable mapping (keeps :class:`Run` immutable all the way down)."""
 
     __slots__ = ("_data",)
+    _data: dict
 
     def __init__(self, data: Mapping | None = None, /, **kwargs: Any):
         object.__setattr__(self, "_data", dict(data or {}, **kwargs))
@@ -422,6 +423,8 @@ def below_target_text(run: Run) -> str:
     target rate, in words: what it measures, not a verdict. Whether the run saturated (the
     server did not keep up) or is only short and in doubt is the run-status rule's to say
     (:mod:`perfkit.analysis.runstatus`), among the run's peers."""
+    # called only on a run found below its target: both rates are known
+    assert run.throughput_rps is not None and run.target_rate_rps is not None
     ratio = run.throughput_rps / run.target_rate_rps
     return (f"below target: achieved {ratio:.3f} x the target rate (< {SATURATION_RATIO:g}): "
             f"{run.throughput_rps:.0f} of {run.target_rate_rps:.0f} req/s")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
 # The run store (perfkit.store.runcache) would write .perfkit/cache/ into tests/fixtures and
 # data/: tests that exercise it pass cache=True on their own temporary copies.
 os.environ["PERFKIT_CACHE"] = "0"
@@ -90,6 +92,52 @@ def pytest_unconfigure(config):
         shutil.rmtree(base, ignore_errors=True)
 
 
+# -- full reports: each built once per session, shared read-only ---------------------------
+#: the parameter file of each shared report (PERFKIT_TEST_PARAMS points the demo report
+#: elsewhere while developing)
+REPORT_PARAMS = {
+    "demo": Path(os.environ.get("PERFKIT_TEST_PARAMS", ROOT / "params" / "demo.yaml")),
+    "seeds": ROOT / "params" / "seeds.yaml",
+}
+#: the fixtures that hand out a full report: a test that takes one is in the slow tier
+REPORT_FIXTURES = {f"{name}_report" for name in REPORT_PARAMS}
+
+
+def _build_report(name: str, factory: pytest.TempPathFactory) -> Path:
+    """``perfkit report -p params/NAME.yaml`` into this session's temporary directory."""
+    from perfkit.cli import main
+
+    out_dir = factory.mktemp(f"report-{name}") / name
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["report", "-p", str(REPORT_PARAMS[name]), "-o", str(out_dir)], out, err)
+    if status != 0:
+        raise AssertionError(f"perfkit report -p {REPORT_PARAMS[name]} exited {status}:\n"
+                             f"{err.getvalue()}")
+    return out_dir
+
+
+@pytest.fixture(scope="session")
+def demo_report(tmp_path_factory) -> Path:
+    """The demo report (params/demo.yaml), built once per session. Read it, never change it:
+    a test that must modify a report copies it (``shutil.copytree``) first."""
+    return _build_report("demo", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def seeds_report(tmp_path_factory) -> Path:
+    """The seeds report (params/seeds.yaml), built once per session; read-only as above."""
+    return _build_report("seeds", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def seeds_analysis():
+    """The seeds page's analysis of the bundled data (``report.sections.seeds.analyse`` with
+    its defaults: threshold 10%, alpha 0.05), once per session; read-only."""
+    from perfkit.report.sections import seeds
+
+    return seeds.analyse(str(ROOT / "data"))
+
+
 # -- system tools: a missing one skips every test that needs it, with one reason -------------
 _INSTALL_HINT = "run `bash scripts/install-system-packages.sh` (make test does)"
 
@@ -106,13 +154,19 @@ def _missing_tools(tools: tuple[str, ...]) -> list[str]:
     return [t for t in tools if not present(t)]
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: the marks below must be there
 def pytest_collection_modifyitems(config, items):
-    """Live tests need Debian's nginx and wrk, the browser check chromium: where one is
-    missing they are skipped, all with the same reason, instead of failing in set-up."""
+    """The tiers: a test that takes a full report (:data:`REPORT_FIXTURES`) or is a notebook
+    cell (nbval) is marked ``slow``, so ``-m "not live and not slow"`` (make check) leaves out
+    every report build. Live tests need Debian's nginx and wrk, the browser check chromium:
+    where one is missing they are skipped, all with the same reason, instead of failing in
+    set-up."""
     needs = {"live": ("nginx", "wrk"), "browser": ("chromium",)}
     missing = {kind: _missing_tools(tools) for kind, tools in needs.items()}
     for item in items:
         module = getattr(item, "module", None)  # notebook cells (nbval) have none
+        if module is None or REPORT_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
         kind = ("live" if item.get_closest_marker("live") else
                 "browser" if module is not None
                 and module.__name__.endswith("test_browser") else None)

@@ -70,6 +70,7 @@ def private_uses(code: str, allowed_modules: frozenset[str] = frozenset()) -> li
     return [name for *_, name in sorted(out)]
 
 
+@pytest.mark.slow  # every example of docs/api.md, on the bundled data
 def test_the_api_examples_run(monkeypatch, capsys):
     blocks = python_blocks(API)
     assert len(blocks) >= 10

@@ -18,8 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-from test_report import demo_report
-from test_seeds_report import seeds_report
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -61,7 +59,8 @@ ROW_GAPS_JS = """JSON.stringify(Array.from(document.querySelectorAll('table')).f
 #: the most blank height a table row may show below its visible content, in lines
 MAX_ROW_GAP_LINES = 2
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium not installed")
+pytestmark = [pytest.mark.slow,  # a browser, and most of them read a full report
+              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium not installed")]
 
 
 class Browser:
@@ -192,8 +191,8 @@ def browser():
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def test_index_and_every_page_render_offline_with_all_images(browser):
-    out = demo_report()
+def test_index_and_every_page_render_offline_with_all_images(browser, demo_report):
+    out = demo_report
     browser.open((out / "index.html").as_uri())
     assert problems(browser.events) == []
     images = browser.evaluate(IMAGES_JS)
@@ -224,8 +223,8 @@ def test_a_broken_image_is_detected(browser, tmp_path):
 
 
 @pytest.mark.parametrize("width_px", [1280, 800])
-def test_the_answers_tables_wrap_inside_the_page(browser, width_px):
-    out = seeds_report()  # the longest unbroken words: config strings, run ids, footnote marks
+def test_the_answers_tables_wrap_inside_the_page(browser, width_px, seeds_report):
+    out = seeds_report  # the longest unbroken words: config strings, run ids, footnote marks
     try:
         browser.width(width_px)
         for page in ("index.html", "seeds.html"):
@@ -240,8 +239,8 @@ def test_the_answers_tables_wrap_inside_the_page(browser, width_px):
         browser.width(None)
 
 
-def test_no_table_row_is_made_tall_by_a_cell_out_of_view(browser):
-    out = demo_report()
+def test_no_table_row_is_made_tall_by_a_cell_out_of_view(browser, demo_report):
+    out = demo_report
     try:
         browser.width(1280)
         for page in sorted(out.glob("*.html")):

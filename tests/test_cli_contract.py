@@ -379,6 +379,7 @@ def test_a_bad_invocation_exits_2_with_one_line(argv, message, places):
 
 
 # -- the contract's other sides ---------------------------------------------------------------
+@pytest.mark.slow
 def test_real_stderr_is_one_line_for_argparse_and_for_an_unwritable_junit_file():
     for argv, message in ((["compare", AA], "perfkit compare: error: the following arguments"),
                           (["gate", AA, AB, "--junit", "/nonexistent/dir/x.xml"],

@@ -64,13 +64,17 @@ def test_linear_effects_golden():
 
 
 def test_explicit_levels_invert_the_ratio():
-    normal = run_cli("effects", "wrk/sweep::connections=10", "--factors", "profile")[1]
+    normal = run_cli("effects", "wrk/sweep::connections=10", "--factors", "profile",
+                     "--format", "csv")[1]
     flipped = run_cli("effects", "wrk/sweep::connections=10", "--factors", "profile",
-                      "--levels", "profile=tuned:default")[1]
-    ratio = float(next(ln for ln in normal.splitlines() if ln.startswith("profile")).split()[1])
-    inverse = float(next(ln for ln in flipped.splitlines() if ln.startswith("profile")).split()[1])
-    assert math.isclose(ratio * inverse, 1, rel_tol=0.01)
-    assert "profile: tuned -> default (given)" in flipped
+                      "--levels", "profile=tuned:default", "--format", "csv")[1]
+    ratio, inverse = (float(next(r for r in csv.DictReader(io.StringIO(out))
+                                 if r["term"] == "profile")["ratio"])
+                      for out in (normal, flipped))
+    assert math.isclose(ratio * inverse, 1, rel_tol=1e-9)
+    text = run_cli("effects", "wrk/sweep::connections=10", "--factors", "profile",
+                   "--levels", "profile=tuned:default")[1]
+    assert "profile: tuned -> default (given)" in text
 
 
 @pytest.mark.parametrize("argv,status,message", [

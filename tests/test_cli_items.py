@@ -107,7 +107,9 @@ def test_markdown_shows_html_in_an_endpoint_name_as_text():
     assert "<img src=x onerror=alert(1)> &amp; <b>page</b>" in out
 
 
-def test_papermill_text_for_a_list_parameter_becomes_the_list():
+def test_papermill_text_for_a_list_parameter_becomes_the_list(monkeypatch):
+    # nb.setup sets PERFKIT_NO_PROGRESS=1 for the notebook's process: restored after the test
+    monkeypatch.delenv("PERFKIT_NO_PROGRESS", raising=False)
     notebook = REPO / "notebooks" / "tuning-effects.ipynb"
     assert nbparams.list_parameters(notebook) == ["factors", "metrics", "aa_metrics"]
     namespace = {"nb": nb, "metrics": "throughput_rps", "factors": "keepalive, cache",

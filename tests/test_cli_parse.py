@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from _cli_helpers import run_cli
 
 from perfkit.model import RECORD_COLUMNS
@@ -77,6 +78,7 @@ def test_named_non_tool_file_is_an_error_without_traceback():
     assert err.startswith("perfkit: error: ") and "not the output of" in err
 
 
+@pytest.mark.slow
 def test_debug_shows_the_traceback_for_errors_raised_by_commands(tmp_path):
     # python -m perfkit is the same program; --debug prints the traceback of a PerfkitError
     bad = tmp_path / "manifest.json"

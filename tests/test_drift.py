@@ -113,10 +113,13 @@ def test_the_method_is_stated():
 def test_a_rounded_metric_cannot_rule_a_drift_out():
     # Locust rounds response times (a p50 of 2 ms is anything in [1.5, 2.5)): demo-locust's
     # p50 residuals tie in about half the run pairs, Sen's interval shrinks to [0, 0], and
-    # "no drift beyond 10%" would claim what no rounded value supports
+    # "no drift beyond 10%" would claim what no rounded value supports; a zero-width
+    # interval is no interval: missing, never printed as "+0% [+0%, +0%]" (issue 21)
     d = drift.check(load_experiment(ROOT / "data" / "demo-locust"), "latency_p50_ms")
-    assert d.ci_low_pct == d.ci_high_pct == 0.0
+    assert math.isnan(d.ci_low_pct) and math.isnan(d.ci_high_pct)
     assert d.verdict == drift.INCONCLUSIVE and "tie exactly in 48% of the run pairs" in d.note
+    from perfkit.formatting import fmt_ci
+    assert fmt_ci(d.change_pct, d.ci_low_pct, d.ci_high_pct, "%", 2) == "+0% [no CI]"
     continuous = drift.check(load_experiment(ROOT / "data" / "demo-locust"), "throughput_rps")
     assert continuous.verdict == drift.STABLE and continuous.note == ""
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import _cli_helpers as _cli
 import numpy as np
+import pytest
 
 from perfkit.analysis import drift
 from perfkit.analysis.confounding import FIX, confounded, corrected
@@ -47,6 +48,7 @@ def test_the_change_without_the_drift_adds_the_two_half_widths_in_quadrature():
     assert not confounded((0.40, 0.30, 0.50), (0.08, 0.05, 0.12))
 
 
+@pytest.mark.slow  # 200 simulated A/A gates
 def test_gate_on_an_aa_with_drift_base_then_new_says_drift_with_its_exit_1():
     runs = calibration.template()
     found = calibration.simulate("base then new", 0.05, calibration.DRIFT, 150, 3, runs)

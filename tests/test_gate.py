@@ -149,6 +149,7 @@ def test_two_vs_two_runs_gate_to_3_with_the_runs_needed():
     assert "runs per arm would resolve +5.0%" in out
 
 
+@pytest.mark.slow
 def test_holm_over_load_levels_can_make_every_row_untestable():
     code, data = gate_json("data/demo-wrk2-sweep::profile=default",
                            "data/demo-wrk2-sweep::profile=tuned")

@@ -198,6 +198,7 @@ def test_from_buckets_ms_reads_locust_response_times():
     assert hist.max_us == LAYOUT.highest[LAYOUT.index_of(np.array([12_000_000]))[0]]
 
 
+@pytest.mark.slow
 def test_from_spectrum_reproduces_a_histograms_own_rows():
     """Rows printed from a histogram rebuild a histogram that prints the same rows."""
     source = LatencyHistogram.from_values_us(latencies_us(40_000, 31))

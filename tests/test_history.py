@@ -202,6 +202,7 @@ def test_show_csv_is_the_report_sections_table(demo):
     assert code == 0 and out == a.to_frame().to_csv(index=False)
 
 
+@pytest.mark.slow
 def test_show_prints_series_change_points_and_gates():
     code, out, err = cli("show", "--store", "data/demo-history::connections=16",
                          "--max-regression", "5%")

@@ -18,10 +18,8 @@ PARAMS = Path(__file__).resolve().parents[1] / "params" / "demo.yaml"
 
 
 @pytest.fixture(scope="module")
-def paragraphs() -> dict[str, str]:
-    from test_report import demo_report
-
-    text = (demo_report() / "methods.md").read_text(encoding="utf-8")
+def paragraphs(demo_report) -> dict[str, str]:
+    text = (demo_report / "methods.md").read_text(encoding="utf-8")
     parts = re.split(r"^## (.+)\n", text, flags=re.M)
     sections = {parts[i]: parts[i + 1] for i in range(1, len(parts), 2)}
     # what several experiments share is said once, in its own section, naming them
@@ -163,8 +161,6 @@ def test_methods_state_host_cpu_backlog_and_restarts_as_recorded(paragraphs, nam
         assert f"started the server {len(starts)} time(s) for {len(manifests)} runs" in text
 
 
-def test_the_demo_methods_name_the_drift_check_once():
-    from test_report import demo_report
-
-    text = (demo_report() / "methods.md").read_text(encoding="utf-8")
+def test_the_demo_methods_name_the_drift_check_once(demo_report):
+    text = (demo_report / "methods.md").read_text(encoding="utf-8")
     assert text.count("Theil-Sen") == 1 and "## every experiment: drift check" in text

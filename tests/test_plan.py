@@ -58,6 +58,7 @@ def test_two_arms_pool_their_spread_and_throughput_looks_down():
     assert row["runs_per_arm_needed"] == runs_needed(0.95, a, b).runs_per_arm
 
 
+@pytest.mark.slow
 def test_rows_follow_compare_and_holm_over_them_raises_the_runs():
     data = plan_json("--metric", "latency_p99_ms", "--detect", "10%", "--from",
                      "data/demo-wrk2-sweep::profile=default", "--from",

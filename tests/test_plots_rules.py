@@ -130,9 +130,11 @@ def test_load_curve_draws_the_analysis_estimate_and_its_band_and_marks_cut_bound
     low, high = ax.get_ylim()
     beyond = int((verdicts["ci_high_ms"] > high).sum() + (verdicts["ci_low_ms"] < low).sum())
     arrows = [ln for ln in ax.lines if ln.get_marker() in (r"$\uparrow$", r"$\downarrow$")]
-    assert beyond > 0  # 45k req/s intervals reach far beyond every run
+    # the 45k req/s intervals that reached far beyond every run ([4.39, 32800] ms on a
+    # saturated run) are not estimable (issue 21): missing, so nothing is drawn or cut there
+    hidden = verdicts["not_estimable"] != ""
+    assert hidden.sum() == 2 and verdicts.loc[hidden, "ci_high_ms"].isna().all()
     assert sum(len(ln.get_xdata()) for ln in arrows) == beyond
-    assert high < verdicts["ci_high_ms"].max()
     assert_publishable(fig)
 
 
@@ -362,6 +364,7 @@ def test_describe_says_what_is_drawn(sweep_rows, factorial):
 
 
 # -- every function on real data passes every check and has alt text ---------------------------
+@pytest.mark.slow
 def test_every_plot_function_is_publishable_and_described(sweep, sweep_rows, factorial, models,
                                                           drift_frame):
     _, frame = sweep_rows

@@ -2,55 +2,32 @@
 one self-contained HTML page per notebook, the executed notebooks, every figure as SVG and PNG
 and every table as CSV; the figures pass their checks; the overview has the drift plot.
 
-The report is built once per test session (:func:`demo_report`, shared with test_browser.py).
+The report is built once per test session (the ``demo_report`` fixture of conftest.py, shared
+with test_browser.py, test_methods.py and test_report_review.py).
 """
 
 from __future__ import annotations
 
-import atexit
-import functools
 import html
-import io
 import math
-import os
 import re
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from perfkit.cli import main
 from perfkit.report import nb as nbhelp
 from perfkit.report.export import remote_references
 
 ROOT = Path(__file__).resolve().parents[1]
-#: the report under test (PERFKIT_TEST_PARAMS points elsewhere while developing)
-PARAMS = Path(os.environ.get("PERFKIT_TEST_PARAMS", ROOT / "params" / "demo.yaml"))
 NOTEBOOKS = ("overview", "latency", "scaling", "tuning-effects")
 
 
-@functools.lru_cache(maxsize=1)
-def demo_report() -> Path:
-    """Build the demo report into a temporary folder (once per process) and return it
-    (``PERFKIT_TEST_REPORT``: an already built one, while developing)."""
-    if os.environ.get("PERFKIT_TEST_REPORT"):
-        return Path(os.environ["PERFKIT_TEST_REPORT"])
-    base = Path(tempfile.mkdtemp(prefix="perfkit-report-"))
-    atexit.register(shutil.rmtree, base, True)
-    out_dir = base / "demo"
-    out, err = io.StringIO(), io.StringIO()
-    status = main(["report", "-p", str(PARAMS), "-o", str(out_dir)], out, err)
-    if status != 0:
-        raise AssertionError(f"perfkit report exited {status}:\n{err.getvalue()}")
-    return out_dir
-
-
 @pytest.fixture(scope="module")
-def report() -> Path:
-    return demo_report()
+def report(demo_report) -> Path:
+    return demo_report
 
 
 @pytest.fixture(scope="module")
@@ -510,9 +487,6 @@ def test_keepalive_and_cache_are_answered_on_the_index_with_intervals(report, ex
     assert 'class="answers-aside"' in (report / "index.html").read_text(encoding="utf-8")
 
 
-@pytest.mark.xfail(strict=True, reason="the SLO verdicts' 2-run intervals are printed until the "
-                   "report-stats branch's 'not estimable' rule (analysis/intervals.py) lands on "
-                   "main; then this passes and the mark must go")
 def test_no_printed_interval_has_ends_more_than_1000x_apart(report):
     # before: the SLO verdicts printed p99 "44.9 [0.0345, 58500]" from 2 runs
     from _pagetext import interval_ratios, page_text
@@ -575,6 +549,7 @@ def test_every_page_links_the_methods_page_and_the_backend_is_stated(report):
         if name != "methods.html":
             assert 'href="methods.html' in text, name
     methods = (report / "methods.md").read_text(encoding="utf-8")
-    assert "which answers after 10 ms" in methods and "bytes per response" in methods
+    assert "which answers every request after 10 ms" in methods
+    assert "bytes per response" in methods
     effects = html.unescape((report / "tuning-effects.html").read_text(encoding="utf-8"))
-    assert "keepalive none -> keepalive: removes" in effects  # each level's config diff
+    assert "keepalive (none -> keepalive): keepalive_timeout" in effects  # each level's diff

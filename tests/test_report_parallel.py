@@ -20,6 +20,8 @@ from perfkit.report.params import load_params
 
 #: a notebook waits this long for another one before it fails (only when they do not overlap)
 PATIENCE_S = 120
+#: each test builds a report whose notebooks run on two kernels at once
+pytestmark = pytest.mark.slow
 
 WAIT_FOR = """
 import pathlib, time
@@ -108,7 +110,8 @@ def test_colours_are_given_in_the_pages_order_whatever_order_they_run_in(setup):
     assert palette["configurations"] == ["x", "y"]
 
 
-def test_progress_names_each_page_as_it_ends(setup):
+def test_progress_names_each_page_as_it_ends(setup, monkeypatch):
+    monkeypatch.delenv("PERFKIT_NO_PROGRESS", raising=False)  # bars on, whatever ran before
     tmp_path, notebooks, marks = setup
     _notebook(notebooks, "one", "x = 1")
     _notebook(notebooks, "two", "1 / 0")

@@ -166,7 +166,8 @@ def test_item02_variation_explained_prints_alike_in_both_tables():
     share = frame[(frame["connections"] == 16) & (frame["term"] == "keepalive")]
     expected = f"{share['variation_pct'].iloc[0]:.3g}"
     (row,) = [r for r in table.rows if r[0] == "16" and r[1] == "keepalive"]
-    assert row[4] == expected == "6.22"
+    at = [c.name for c in table.columns].index("variation")
+    assert row[at] == expected == "6.22"
 
 
 # -- 3: Little's law and the claimed peak on the scaling page --------------------------------
@@ -407,10 +408,8 @@ THUMBS_JS = """JSON.stringify(Array.from(document.querySelectorAll('.figures img
 
 
 @pytest.fixture(scope="module")
-def built():
-    from test_report import demo_report
-
-    return demo_report()
+def built(demo_report):
+    return demo_report
 
 
 @pytest.fixture(scope="module")

@@ -150,13 +150,13 @@ def test_scaling_models_name_a_peak_only_when_one_is_drawn(models):
 
 # -- 3. seeds: one colour per configuration in every figure ---------------------------------------
 @pytest.fixture(scope="module")
-def seeds_figures():
+def seeds_figures(seeds_analysis):
     """Every figure of the seeds page, drawn as its notebook draws them: one report, one
     palette (the report's) for all of them."""
     from perfkit.report import nb
     from perfkit.report.sections import seeds
 
-    analysis = seeds.analyse("", 0.1, 0.05, 0.95, 1)
+    analysis = seeds_analysis  # seeds.analyse() with its defaults (conftest.py)
     report = nb.Report("seeds")
     runs = [(r, seeds.runs_figure(r, report.palette)) for r in seeds.repeated(analysis)]
     return report, seeds.ratio_figure(analysis), runs

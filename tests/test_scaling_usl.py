@@ -147,6 +147,7 @@ def test_missing_throughput_is_left_out_with_a_warning():
     assert any("left out" in w for w in fit.warnings)
 
 
+@pytest.mark.slow
 def test_bootstrap_is_seeded_and_reproducible():
     rng = np.random.default_rng(5)
     n = np.repeat([1, 4, 16, 32, 64], 3).astype(float)
@@ -208,6 +209,7 @@ def test_parameters_rows_are_tidy(sdm91):
     assert rows[0]["estimate"] == sdm91.sigma
 
 
+@pytest.mark.slow
 def test_real_wrk_sweep_flat_throughput_claims_no_peak():
     # 2-core box: wrk saturates nginx from 10 connections on (tests/fixtures/wrk/sweep)
     from pathlib import Path

@@ -6,15 +6,10 @@ here), and ``perfkit report -p params/seeds.yaml`` built end to end.
 
 from __future__ import annotations
 
-import atexit
-import functools
 import html
-import io
 import itertools
 import math
 import re
-import shutil
-import tempfile
 from pathlib import Path
 
 import nbformat
@@ -39,8 +34,9 @@ THRESHOLD = 0.1
 
 
 @pytest.fixture(scope="module")
-def analysis():
-    return section.analyse(str(DATA), THRESHOLD, ALPHA)
+def analysis(seeds_analysis):
+    assert (seeds_analysis.threshold, seeds_analysis.alpha) == (THRESHOLD, ALPHA)
+    return seeds_analysis  # conftest.py: once per session
 
 
 # -- independent arithmetic ----------------------------------------------------------------------
@@ -435,26 +431,10 @@ def test_a_bad_link_names_its_file_and_line(tmp_path):
 
 
 # -- the report, built ---------------------------------------------------------------------------
-@functools.lru_cache(maxsize=1)
-def seeds_report() -> Path:
-    """Build the seeds report into a temporary folder (once per process, shared with
-    test_browser.py) and return it."""
-    from perfkit.cli import main
-
-    base = Path(tempfile.mkdtemp(prefix="perfkit-seeds-report-"))
-    atexit.register(shutil.rmtree, base, True)
-    out_dir = base / "seeds"
-    out, err = io.StringIO(), io.StringIO()
-    status = main(["report", "-p", str(ROOT / "params" / "seeds.yaml"), "-o", str(out_dir)],
-                  out, err)
-    if status != 0:
-        raise AssertionError(f"perfkit report exited {status}:\n{err.getvalue()}")
-    return out_dir
-
-
 @pytest.fixture(scope="module")
-def built() -> Path:
-    return seeds_report()
+def built(seeds_report) -> Path:
+    """The seeds report, built once per session (conftest.py)."""
+    return seeds_report
 
 
 def test_the_seeds_report_states_every_claim_with_its_numbers(built, analysis):

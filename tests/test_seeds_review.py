@@ -24,8 +24,8 @@ DATA = ROOT / "data"
 
 
 @pytest.fixture(scope="module")
-def analysis():
-    return section.analyse(str(DATA), 0.1, 0.05)
+def analysis(seeds_analysis):
+    return seeds_analysis  # section.analyse(data/, 0.1, 0.05), once per session (conftest.py)
 
 
 @pytest.fixture(scope="module")

@@ -83,6 +83,7 @@ def test_ratio_interval_excludes_one_exactly_when_significant():
         assert row["significant"] == excludes
 
 
+@pytest.mark.slow
 def test_with_heavy_ties_a_significant_interval_may_touch_one_but_never_straddle_it():
     # what the docstring promises: significant -> the interval lies on one side of 1 (an
     # endpoint can equal 1, the interval being open there); not significant -> 1 is inside

@@ -90,6 +90,19 @@ def test_a_value_of_another_type_than_declared_keeps_its_type(all_runs):
     assert back.extra["k"][1] == (2, 3.5)
 
 
+def test_a_histogram_read_from_a_table_builds_histograms_as_its_class_does(all_runs):
+    """A stored histogram (read lazily) is a LatencyHistogram: its class's constructors
+    (``merge``, ``from_values_us``) work through it as they do through any histogram. Its
+    slot once shadowed the class's ``_sparse`` constructor (found by mypy: TypeError)."""
+    run = next(r for r in all_runs if r.histogram is not None and r.histogram.total_count)
+    (back,) = table_to_runs(_parquet_round_trip(runs_to_table([run])))
+    lazy = back.histogram
+    assert type(lazy) is not LatencyHistogram  # the lazy subclass of the run store
+    merged = type(lazy).merge([lazy, lazy])
+    assert merged.total_count == 2 * run.histogram.total_count
+    assert type(lazy).from_values_us(np.array([100.0])).total_count == 1
+
+
 def _bits(value):
     return struct.pack("<d", value) if type(value) is float else value
 

@@ -4,8 +4,11 @@
 its low level (``base``), every other factor held at its low level, run against run
 (:func:`perfkit.analysis.compare.compare_cells`): one :class:`ComparisonTable` per metric, one
 Holm family. Each row is labelled tidily: ``base`` and ``new`` hold the compared factor's
-levels, ``held_<factor>`` the level each other factor was held at (empty for the compared
-factor itself).
+levels, ``estimand`` what the row estimates (``simple effect of keepalive at cache = none``:
+not the factorial's main effect, which averages over the other factors' levels; the
+factorial's simple effect of the same contrast, where it reports one, is the same
+comparison, :mod:`perfkit.analysis.interactions`), ``held_<factor>`` the level each other
+factor was held at (empty for the compared factor itself).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import pandas as pd
 from perfkit.analysis.compare import Cell, ComparisonTable, compare_cells
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import row_keys, rows_at
+from perfkit.analysis.interactions import main_estimand, simple_estimand
 from perfkit.analysis.metrics import Metric
 from perfkit.formatting import level_text, plain
 from perfkit.stats.coding import code_factor
@@ -33,7 +37,10 @@ def ab_comparisons(rows: RunSet, factors: Sequence[str], metric: Metric, *, by: 
     for factor in factors:
         others = {f: coding[f]["low"] for f in factors if f != factor}
         low, high = (level_text(coding[factor][side]) for side in ("low", "high"))
-        labels = (("base", low), ("new", high),
+        held = [(f, coding[f]["low"]) for f in factors if f != factor]
+        what = (simple_estimand(factor, held[0][0], held[0][1], factors, held[1:]) if held
+                else main_estimand(factor, factors))
+        labels = (("base", low), ("new", high), ("estimand", what),
                   *((f"held_{f}", None if f == factor else level_text(coding[f]["low"]))
                     for f in factors))
         for key in _per_levels(rows, per):
@@ -51,7 +58,10 @@ def _per_levels(rows: RunSet, per: Sequence[str]) -> list[tuple]:
     if not per:
         return [()]
     frame = rows.frame[list(per)].drop_duplicates()
-    frame = frame.sort_values(list(per), key=lambda c: pd.to_numeric(c, errors="coerce")
-                              if pd.to_numeric(c, errors="coerce").notna().all()
-                              else c.astype(str))
+
+    def order(c: pd.Series) -> pd.Series:
+        numeric = pd.to_numeric(c, errors="coerce")
+        return numeric if numeric.notna().all() else c.astype(str)
+
+    frame = frame.sort_values(list(per), key=order)
     return [tuple(plain(v) for v in r) for r in frame.itertuples(index=False)]

@@ -26,12 +26,12 @@ import collections
 import dataclasses
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis import runstatus
+from perfkit.analysis import intervals, runstatus
 from perfkit.analysis.caps import affected, artefact, cap_check, cap_check_sides
 from perfkit.analysis.compare_notes import (
     one_note_per_run,
@@ -47,6 +47,10 @@ from perfkit.analysis.grouping import row_keys
 from perfkit.analysis.mechanism import Mechanism, mechanism, mechanism_columns
 from perfkit.analysis.metrics import Metric
 from perfkit.analysis.ranks import side_ranks_higher
+from perfkit.analysis.run_notes import COLUMNS as RUN_NOTE_COLUMNS
+from perfkit.analysis.run_notes import run_notes
+from perfkit.analysis.stalls import StallChange, stall_change
+from perfkit.analysis.stalls import holm as holm_stalls
 from perfkit.analysis.tidy import json_records, not_finite
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues, compare
@@ -102,7 +106,7 @@ class ComparisonRow:
     sensitivity: Comparison | None = None
     sensitivity_verdict: str | None = None
     warnings: tuple[str, ...] = ()
-    labels: tuple[tuple[str, str], ...] = ()
+    labels: tuple[tuple[str, str | None], ...] = ()
     #: for a "~" row: the smallest changes the design could have detected at 80% power
     mde: MinDetectable | None = None
     #: per run of each side (in :func:`cell_runs` order): ranked worst (:func:`ranked_worst`)
@@ -127,6 +131,21 @@ class ComparisonRow:
     #: what the server and the kernel counted on each side (:mod:`perfkit.analysis.
     #: mechanism`; empty when no run recorded counters)
     mechanism: Mechanism = Mechanism()
+    #: per known cap some run of the row stalled on: the stalled runs of each side compared
+    #: (:mod:`perfkit.analysis.stalls`): the result an artefact's ratio cannot give
+    stalls: tuple[StallChange, ...] = ()
+    #: the runs behind the row's warnings, one per record: ``(side, run_id, kind, detail)``
+    #: (:func:`perfkit.analysis.run_notes.run_notes`)
+    run_notes: tuple[tuple[str, str, str, str], ...] = ()
+
+    def not_estimable(self) -> dict[str, str]:
+        """Per interval of the row (``median_base``, ``median_new``, ``ratio``): why it may
+        not be printed (:func:`perfkit.analysis.intervals.judge`: ends more than 100x apart;
+        failed and saturated runs are ranked worst, which leaves no finite end), else ``""``."""
+        c = self.comparison
+        return {"median_base": intervals.judge(c.median_base_ci_low, c.median_base_ci_high),
+                "median_new": intervals.judge(c.median_new_ci_low, c.median_new_ci_high),
+                "ratio": intervals.judge(c.ratio_ci_low, c.ratio_ci_high)}
 
     @property
     def unmeasured(self) -> bool:
@@ -222,7 +241,9 @@ class ComparisonTable:
     def to_frame(self) -> pd.DataFrame:
         """Tidy: one row per comparison row, every number in its own unit-suffixed column.
 
-        No cell holds +-inf: a median that is a failed run (ranked worst), an unbounded median
+        ``verdict`` is :attr:`ComparisonRow.reported_verdict` (one verdict column: an artefact of
+        a cap says so, a change a cap affects says that too). No cell holds +-inf: a median
+        that is a failed run (ranked worst), an unbounded median
         interval, and a ratio of 0 or infinity (failed runs ranked worst: no size) are written
         as missing, and the row's ``warnings`` say which and why (:func:`not_finite`)."""
         u = self.metric.suffix
@@ -244,7 +265,10 @@ class ComparisonTable:
                 "ratio": c.ratio, "ratio_ci_low": c.ratio_ci_low,
                 "ratio_ci_high": c.ratio_ci_high, "p_value": c.p_value,
                 f"p_value_{self.correction}": row.p_adjusted,
-                "min_attainable_p": c.min_attainable_p, "verdict": row.verdict,
+                "min_attainable_p": c.min_attainable_p,
+                # one verdict column: the reported one (an artefact of a cap is never
+                # 'better'); the test's own outcome stays ComparisonRow.verdict (the gate's)
+                "verdict": row.reported_verdict,
                 "mde_ratio_high": _mde(row.mde, "ratio_high"),
                 "mde_ratio_low": _mde(row.mde, "ratio_low"),
                 "ratio_without_short": s.ratio if s else math.nan,
@@ -252,19 +276,45 @@ class ComparisonTable:
                 "verdict_without_short": row.sensitivity_verdict or "",
                 "on_timeout_cap": bool(row.caps_ms),
                 "cap_affected": bool(row.cap_affected_ms),
-                "reported_verdict": row.reported_verdict,
+                "stalled_runs_base": _one(row.stalls, "stalled_base"),
+                "stalled_runs_new": _one(row.stalls, "stalled_new"),
+                "stall_p_value_holm": _one(row.stalls, "p_adjusted"),
+                "stalls": "; ".join(x.text() for x in row.stalls),
             })
             if mechanisms:  # only where some run recorded counters: other tables unchanged
                 rec.update(mechanism_columns(row.mechanism))
+            why = row.not_estimable()
+            for name, reason in why.items():
+                if reason:
+                    lo, hi = ((f"{name}_ci_low", f"{name}_ci_high") if name == "ratio" else
+                              (f"{name}_ci_low{u}", f"{name}_ci_high{u}"))
+                    rec[lo] = rec[hi] = math.nan
+            rec[intervals.NOTE_COLUMN] = "; ".join(f"{k}: {v}" for k, v in why.items() if v)
             rec["warnings"] = "; ".join([*row.warnings, *not_finite(rec)])
             records.append(rec)
         return pd.DataFrame.from_records(records)
+
+    def run_notes_frame(self) -> pd.DataFrame:
+        """Tidy: one row per run behind a row's warnings (a status other than ok, a value on
+        a known cap): the row's keys, then ``side, run_id, kind, detail``."""
+        records = [{"metric": self.metric.name,
+                    **{k: plain(v) for k, v in zip(self.keys, row.key, strict=True)},
+                    **dict(zip(RUN_NOTE_COLUMNS, note, strict=True))}
+                   for row in self.rows for note in row.run_notes]
+        return pd.DataFrame.from_records(
+            records, columns=["metric", *self.keys, *RUN_NOTE_COLUMNS])
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.metric.to_dict(), "base": self.base, "new": self.new,
                 "keys": list(self.keys), "alpha": self.alpha, "confidence": self.confidence,
                 "correction": self.correction, "warnings": list(self.warnings),
                 "rows": json_records(self.to_frame())}
+
+
+def _one(stalls: tuple[StallChange, ...], name: str) -> float:
+    """A number of the row's one stall comparison (NaN without one, or with several caps:
+    :attr:`ComparisonRow.stalls` then says each in the ``stalls`` text)."""
+    return float(getattr(stalls[0], name)) if len(stalls) == 1 else math.nan
 
 
 def _mde(mde: MinDetectable | None, name: str) -> float:
@@ -280,7 +330,7 @@ class Cell:
     key: tuple[Any, ...]
     base: RunSet
     new: RunSet
-    labels: tuple[tuple[str, str], ...] = ()
+    labels: tuple[tuple[str, str | None], ...] = ()
 
 
 def compare_runs(base: RunSet, new: RunSet, metric: Metric, *, by: Any = "auto",
@@ -323,21 +373,37 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
         sv = verdict(sens, sens.p_value, metric, family, up[1]) if sens is not None else None
         mde = _detectable(cell, metric, alpha, family) if v == NO_CHANGE else None
         no_mde = (NO_MDE,) if v == NO_CHANGE and mde is None else ()
-        without = (sensitivity_note(level_text(", ".join(map(str, cell.key))), sens, sv,
+        without = (sensitivity_note(level_text(", ".join(map(str, cell.key))), sens, cast(str, sv),
                                     sv == NOT_TESTABLE, family)
                    if sens is not None and any(short) else "")
         notes_all = (tuple(notes_row) + c.warnings
                      + untestable_note(c, v == NOT_TESTABLE, family) + no_mde)
         rows.append(ComparisonRow(cell.key, c, float(p_adj), v, short[0], short[1], sens, sv,
                                   notes_all, cell.labels, mde,
-                                  *(tuple(map(bool, w)) for w in worst), *_caps(cell, metric),
-                                  without, *unmeasured, mechanism(cell.base, cell.new)))
+                                  tuple(map(bool, worst[0])), tuple(map(bool, worst[1])),
+                                  *_caps(cell, metric),
+                                  without, unmeasured[0], unmeasured[1],
+                                  mechanism(cell.base, cell.new)))
+    rows = _with_stalls(rows, cells, alpha)
+    rows = [dataclasses.replace(r, run_notes=tuple(
+        (side, *note) for side, part in (("base", c.base), ("new", c.new))
+        for note in run_notes(part, metric))) for r, c in zip(rows, cells, strict=True)]
     if n_runs is None:  # distinct runs: cells may share a side (A/B tables share the base)
         n_runs = (len({id(r) for c in cells for r in c.base.runs}),
                   len({id(r) for c in cells for r in c.new.runs}))
     said = tuple(dict.fromkeys(w for r in rows for w in r.mechanism.warnings))
     return ComparisonTable(metric, base, new, tuple(keys), tuple(rows), alpha, confidence,
                            n_runs[0], n_runs[1], warnings=tuple(notes) + said)
+
+
+def _with_stalls(rows: list[ComparisonRow], cells: Sequence[Cell],
+                 alpha: float) -> list[ComparisonRow]:
+    """The rows whose values sit on a cap, or that a cap affects, with their stalled runs
+    compared (:func:`perfkit.analysis.stalls.stall_change`), Holm over those rows."""
+    found = [stall_change(c.base, c.new, alpha) if (r.caps_ms or r.cap_affected_ms) else ()
+             for r, c in zip(rows, cells, strict=True)]
+    return [dataclasses.replace(r, stalls=s) if s else r
+            for r, s in zip(rows, holm_stalls(found), strict=True)]
 
 
 def _caps(cell: Cell, metric: Metric) -> tuple[tuple[float, ...], tuple[str, ...],
@@ -392,13 +458,13 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
     short = [np.array([s.status == runstatus.SHORT for s in st], dtype=bool) for _, st in sides]
     sens = None
     if any(m.any() for m in short):
-        keep = [~m for m in short]
-        sens = compare(sides[0][0][keep[0]], sides[1][0][keep[1]], alpha, confidence=confidence,
-                       lower_is_better=metric.lower_is_better, failed_base=failed[0][keep[0]],
-                       failed_new=failed[1][keep[1]], exclude_failed=exclude_failed,
+        sure = [~m for m in short]
+        sens = compare(sides[0][0][sure[0]], sides[1][0][sure[1]], alpha, confidence=confidence,
+                       lower_is_better=metric.lower_is_better, failed_base=failed[0][sure[0]],
+                       failed_new=failed[1][sure[1]], exclude_failed=exclude_failed,
                        family=family)
-        up.append(side_ranks_higher([(v[k], None) for (v, _), k in zip(sides, keep, strict=True)],
-                                [f[k] for f, k in zip(failed, keep, strict=True)], metric,
+        up.append(side_ranks_higher([(v[k], None) for (v, _), k in zip(sides, sure, strict=True)],
+                                [f[k] for f, k in zip(failed, sure, strict=True)], metric,
                                 exclude_failed))
     worst = [_aligned(f, k) for f, k in zip(failed, measured, strict=True)]
     return (c, (int(short[0].sum()), int(short[1].sum())), sens, notes, worst,

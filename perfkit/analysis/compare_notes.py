@@ -119,7 +119,7 @@ def order_check(base: RunSet, new: RunSet, found: confounding.ArmDriftOnce) -> l
     warning = drift.interleaving(base, new)
     if warning is None:
         return []
-    d = found.get().trend if found.get() is not None else None
+    d = arm.trend if (arm := found.get()) is not None else None
     if d is None:
         return [warning]
     bounded = -100 < d.ci_low_pct and d.ci_high_pct < math.inf

@@ -34,7 +34,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -125,8 +125,8 @@ def conditions(exp: Experiment) -> Conditions:
         restart=str(design.get("restart") or "on-change"),
         warmup=_warmup(manifests),
         wrk2_runs=len(wrk2),
-        wrk2_durations_s=tuple(sorted({float(runs[i].duration_s) for i in wrk2
-                                       if runs[i].duration_s})),
+        wrk2_durations_s=tuple(sorted({float(d) for i in wrk2
+                                       if (d := runs[i].duration_s)})),
         measured_s=_measured(exp, wrk2), think_time=think_time(exp),
         syn_retries=_syn_retries(exp), counter_scopes=_counter_scopes(runs),
         overflows=_loads(exp, [i for i, r in enumerate(runs) if r.tcp_listen_overflows]))
@@ -152,6 +152,49 @@ def _counter_scopes(runs: Sequence) -> tuple[tuple[str, int], ...]:
         kind = scope.split(" ", 1)[0] if scope.startswith("netns") else scope.split(" (")[0]
         found[kind] = found.get(kind, 0) + 1
     return tuple(found.items())
+
+
+@dataclasses.dataclass(frozen=True)
+class HostCpu:
+    """The host CPU of some runs, from their manifests: how many recorded it, how many
+    averaged >= :data:`HOST_BUSY_PERCENT` (client and server together saturated the box), and
+    the cores the host had (``None`` when not recorded)."""
+
+    n_runs: int
+    known: int
+    busy: int
+    cpus: int | None
+
+    @property
+    def box_bound(self) -> bool:
+        """Most runs that recorded it saturated the host: what they measure is the box's
+        limit, client and server sharing its cores, not the server's."""
+        return self.known > 0 and self.busy > self.known / 2
+
+    def text(self) -> str:
+        """``host CPU >= 90% in 45 of 48 runs (2 cores, client and server on them)``."""
+        if not self.known:
+            return "host CPU not recorded"
+        cores = f"{self.cpus} cores, " if self.cpus else ""
+        return (f"host CPU >= {HOST_BUSY_PERCENT:g}% in {self.busy} of {self.known} runs "
+                f"({cores}client and server on them)")
+
+
+def host_cpu(runs: Sequence[Any]) -> HostCpu:
+    """:class:`HostCpu` of ``runs`` (each with a ``manifest``)."""
+    manifests = [getattr(r, "manifest", None) or {} for r in runs]
+    host = [_number(_section(m, "cpu").get("host_cpu_mean_percent")) for m in manifests]
+    known = [h for h in host if not math.isnan(h)]
+    cpus = {c for m in manifests if isinstance(c := _section(m, "host").get("cpus"), int)}
+    return HostCpu(len(runs), len(known), sum(h >= HOST_BUSY_PERCENT for h in known),
+                   cpus.pop() if len(cpus) == 1 else None)
+
+
+def _section(manifest: Mapping, key: str) -> Mapping:
+    """A manifest's mapping under ``key`` (empty when absent or not a mapping: a foreign
+    ``meta.json`` may name its host by a string)."""
+    value = manifest.get(key)
+    return value if isinstance(value, Mapping) else {}
 
 
 def _number(value: Any) -> float:
@@ -335,7 +378,8 @@ def _wait(path: Path, cls: str) -> str | None:
                 except ValueError:
                     return None
                 text = ", ".join(f"{a:g}" for a in args)
-                return _WAITS[stmt.value.func.id].format(text, f"{1000 * args[0]:g}")
+                name = cast(ast.Name, stmt.value.func).id  # an id: checked above
+                return _WAITS[name].format(text, f"{1000 * args[0]:g}")
     return None
 
 

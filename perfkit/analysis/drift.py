@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -66,7 +67,7 @@ def residuals(rows: RunSet, metric: str, cells: Sequence[str]) -> pd.DataFrame:
     cols = [c for c in cells if c in f and f[c].notna().any()]
     cell = (f[cols].astype(object).apply(lambda r: ", ".join(map(str, r)), axis=1)
             if cols else pd.Series("all", index=f.index))
-    log = np.log(value.astype(float))
+    log = cast(pd.Series, np.log(value.astype(float)))  # a ufunc keeps the Series
     out = pd.DataFrame({"order": f["order"].astype(float), "cell": cell,
                         "residual": log - log.groupby(cell).transform("mean")})
     return out[cell.map(cell.value_counts()).to_numpy() >= 2].reset_index(drop=True)
@@ -133,7 +134,7 @@ def theil_sen(x: np.ndarray, y: np.ndarray, confidence: float = 0.95,
         return math.nan, -math.inf, math.inf, math.nan
     var = sum(_ties_term(np.array([len(x[g == k])])) - _ties_term(_repeats(x[g == k]))
               - _ties_term(_repeats(y[g == k])) for k in np.unique(g)) / 18.0
-    s_zero = float(np.sum(slopes > 0) - np.sum(slopes < 0))
+    s_zero = float(np.count_nonzero(slopes > 0) - np.count_nonzero(slopes < 0))
     p = float(2 * sps.norm.sf(abs(s_zero) / math.sqrt(var))) if var > 0 else math.nan
     reach = sps.norm.ppf(0.5 + confidence / 2) * math.sqrt(max(var, 0.0))
     k = int(math.ceil((n_slopes - reach) / 2))  # 1-based: S(b) <= reach from the k-th on
@@ -175,6 +176,10 @@ def trend(res: pd.DataFrame, confidence: float = 0.95, alpha: float = 0.05,
         found = INCONCLUSIVE
         note = (f"the values tie exactly in {ties:.0%} of the run pairs (a metric its tool "
                 "rounds): the interval cannot rule out a drift smaller than the rounding")
+    if pct[1] == pct[2]:  # a zero-width interval (tied slopes) is no interval
+        pct[1] = pct[2] = math.nan
+        found = INCONCLUSIVE if found == STABLE else found
+        note = note or "the pairwise slopes tie at the interval's ends: no interval"
     return Drift(len(res), pct[0], pct[1], pct[2], p, found,
                  left_out if isinstance(left_out, int) else 0, note)
 

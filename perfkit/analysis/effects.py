@@ -26,12 +26,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis import runstatus
+from perfkit.analysis import intervals, runstatus
 from perfkit.analysis.ab import ab_comparisons as ab_comparisons
 from perfkit.analysis.caps import affected, artefact, cap_check
 from perfkit.analysis.compare import NO_CHANGE, POWER
@@ -44,6 +44,7 @@ from perfkit.analysis.interactions import (
     direction,
     headline_rows,
     key_of,
+    main_estimand,
     plot_rows,
 )
 from perfkit.analysis.interactions import artefact_effects as artefact_effects
@@ -51,6 +52,7 @@ from perfkit.analysis.interactions import headline_effects as headline_effects
 from perfkit.analysis.interactions import simple_effects as simple_effects
 from perfkit.analysis.mechanism import Mechanism, main_mechanisms, mechanism_columns
 from perfkit.analysis.metrics import Metric
+from perfkit.analysis.run_notes import run_notes
 from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.factorial_design import factorial
@@ -94,6 +96,12 @@ class FactorialResult:
     #: of its runs; its effects keep their verdict and carry :attr:`level_warnings`
     level_affected_ms: Mapping[Any, tuple[float, ...]] = dataclasses.field(
         default_factory=dict)
+    #: per level of ``per``: its runs that did not sustain their offered rate (saturated,
+    #: kept with their value): every effect at that level rests on them
+    level_saturated: Mapping[Any, int] = dataclasses.field(default_factory=dict)
+    #: per level of ``per``: the runs behind its warnings, ``(run_id, kind, detail)``
+    level_run_notes: Mapping[Any, tuple[tuple[str, str, str], ...]] = dataclasses.field(
+        default_factory=dict)
     #: (term, level of ``per`` as :func:`~perfkit.analysis.interactions.key_of`) -> what
     #: the server and the kernel counted at the factor's low and high level, the other
     #: factors at their low level (main effects only; empty when no run recorded counters:
@@ -113,18 +121,29 @@ class FactorialResult:
         block = f", with {self.block} as a nuisance term" if self.block else ""
         per = (f", separately at each level of {', '.join(self.per)} with Holm's adjustment "
                "across levels" if self.per else "")
+        simple = ("each a comparison of two cells by the A/B table's rule (Hodges-Lehmann "
+                  "ratio, Moses interval, Mann-Whitney U on per-run values), so that the A/B "
+                  "row of the same contrast gives the same estimate and interval"
+                  if self.log and k == 2 else "the factorial effect on the runs at that level")
         return (f"Factorial effects (Jain 1991, 2^{k}r design) were estimated by ordinary least "
                 f"squares on {scale}, with all interactions{block}{per}, with "
-                f"{self.confidence:.0%} t intervals on the error degrees of freedom; where an "
-                f"interaction was significant at alpha {self.alpha:g}, the simple effects of "
-                "its factors were estimated at each level of the other (Holm-adjusted over the "
-                "levels of the other factor) and reported in place of their main effects; an "
+                f"{self.confidence:.0%} t intervals that do not assume equal spread across "
+                "cells: each effect's HC2 standard error (MacKinnon & White 1985) with the "
+                "Satterthwaite degrees of freedom at the cells' own variances (Welch's contrast "
+                "of cell means without blocks; coverage checked by simulation with cell log sds "
+                "0.02-1.3: benchmarks/calibration_factorial.py); a main effect averages over the "
+                "other factors' levels, so it answers another question than an A/B row, which "
+                "holds them at their low level (a simple effect); where an interaction was "
+                f"significant at alpha {self.alpha:g}, the simple effects of its factors were "
+                f"estimated at each level of the other ({simple}; Holm-adjusted over the levels "
+                "of the other factor) and reported in place of their main effects; an "
                 "effect on a latency computed from runs whose requests waited for a known "
                 "timeout (a latency on it, or a tail statistic of a run whose maximum is on it) "
                 "was reported as an artefact of it, not as a measured ratio, and one on a "
-                "throughput or count from such runs as affected by it; where no effect was "
-                "significant, the smallest one the design could have detected at "
-                f"{POWER:.0%} power (noncentral t, Holm's first step) is given.")
+                "throughput or count from such runs as affected by it; where an effect was not "
+                "significant, its estimate and interval are given with the smallest effect the "
+                f"design could have detected at {POWER:.0%} power (noncentral t on the same "
+                "standard error and df, Holm's first step).")
 
     def p_column(self) -> str:
         return "p_value_holm" if "p_value_holm" in self.effects else "p_value"
@@ -185,11 +204,28 @@ class FactorialResult:
         family = self.effects.groupby("term")["term"].transform("size") if self.per else \
             pd.Series(1, index=self.effects.index)
         low, high = (("ratio_ci_low", "ratio_ci_high") if self.log else ("ci_low", "ci_high"))
-        return [detectable(self, r[low], r[high], self.df_error.get(r["by"],
-                                                                   self.df_error.get(None)),
-                           int(n)) if v == NO_CHANGE else None
-                for (_, r), v, n in zip(self.effects.iterrows(), self.verdicts(), family,
-                                        strict=True)]
+        why = self.not_estimable()
+        return [(dataclasses.replace(detectable(self, math.nan, math.nan, r["df"], int(n)),
+                                     reason=f"its interval is {intervals.NOT_ESTIMABLE}") if w
+                 else detectable(self, r[low], r[high], r["df"], int(n)))
+                if v == NO_CHANGE else None
+                for (_, r), v, n, w in zip(self.effects.iterrows(), self.verdicts(), family,
+                                           why, strict=True)]
+
+    def not_estimable(self) -> list[str]:
+        """Per row of ``effects``: why its interval may not be printed
+        (:func:`perfkit.analysis.intervals.judge`: ends more than 100x apart on the ratio
+        scale, or resting on a saturated run of its level), else ``""``."""
+        out = []
+        for _, r in self.effects.iterrows():
+            if r["term"] in NON_EFFECT_TERMS or r["ci_low"] != r["ci_low"]:
+                out.append("")
+                continue
+            # the spread rule reads ratios; an additive effect's interval only its runs
+            lo, hi = ((r["ratio_ci_low"], r["ratio_ci_high"]) if self.log else (1.0, 1.0))
+            out.append(intervals.judge(lo, hi, n_saturated=self.level_saturated.get(r["by"], 0),
+                                       n_runs=self.level_runs.get(r["by"], self.n_runs)))
+        return out
 
     def effect_frame(self) -> pd.DataFrame:
         """:meth:`to_frame` without the ``error``/``block`` rows, with ``level_key``: the level
@@ -204,7 +240,7 @@ class FactorialResult:
         """The significant effects, largest first: :meth:`effect_frame` rows ordered by
         ``size``, |log ratio| on logs (else the absolute effect, in the metric's unit)."""
         frame = self.effect_frame()
-        size = (np.log(frame["ratio"].astype(float)) if self.log
+        size = (cast(pd.Series, np.log(frame["ratio"].astype(float))) if self.log
                 else frame[f"effect{self.metric.suffix}"].astype(float))
         frame = frame.assign(size=size.abs())
         return frame[frame["significant"]].sort_values("size", ascending=False, kind="stable")
@@ -225,6 +261,8 @@ class FactorialResult:
             values = t["by"] if len(self.per) == 1 else t["by"].map(lambda v, i=i: v[i])
             out[col] = [plain(v) for v in values]
         out["term"] = t["term"]
+        out["estimand"] = ["" if term in NON_EFFECT_TERMS else main_estimand(term, self.factors)
+                           for term in t["term"]]
         if self.log:
             for src in ("ratio", "ratio_ci_low", "ratio_ci_high"):
                 out[src] = t[src]
@@ -240,7 +278,7 @@ class FactorialResult:
         out["significant"] = self.significant()
         out["verdict"] = self.verdicts()
         levels = t["by"] if "by" in t else pd.Series([None] * len(t), index=t.index)
-        out["df_error"] = [self.df_error.get(lv, self.df_error.get(None)) for lv in levels]
+        out["df"] = t["df"]
         out["interpretable_alone"] = [
             term not in NON_EFFECT_TERMS and self.interpretable(term, lv)
             for term, lv in zip(t["term"], levels, strict=True)]
@@ -257,6 +295,13 @@ class FactorialResult:
                                  for t, lv in zip(t["term"], levels, strict=True)],
                                 index=out.index)
             out = pd.concat([out, mech], axis=1)
+        why = self.not_estimable()
+        hidden = np.array([bool(w) for w in why])
+        for col in ("ratio_ci_low", "ratio_ci_high", f"effect_ci_low{scale}",
+                    f"effect_ci_high{scale}"):
+            if col in out:
+                out.loc[hidden, col] = math.nan
+        out[intervals.NOTE_COLUMN] = why
         return out.reset_index(drop=True)
 
     def simple_frame(self) -> pd.DataFrame:
@@ -268,6 +313,7 @@ class FactorialResult:
         for col in self.per:
             out[col] = [plain(v) for v in s[col]]
         out["factor"], out["interaction"] = s["factor"], s["interaction"]
+        out["estimand"] = s["estimand"]
         # one value per cell: "cache=ram" is the other factor and its level
         other = [str(a).partition("=") for a in s["at"]]
         out["at_factor"] = [o[0] for o in other]
@@ -277,17 +323,46 @@ class FactorialResult:
         for name, src in zip(names, ("effect", "ci_low", "ci_high"), strict=True):
             out[name] = s[src]
         for col in ("p_value", "p_value_holm", "holm_family", "significant", "verdict",
-                    "n_runs", "df_error", "on_timeout_cap", "cap_affected"):
+                    "n_runs", "on_timeout_cap", "cap_affected", "method"):
             out[col] = s[col]
+        out["df"] = s["df_error"]
         mde = (("mde_ratio_high", "mde_ratio_low") if self.log else
                (f"mde_effect_high{self.metric.suffix}", f"mde_effect_low{self.metric.suffix}"))
         out[mde[0]], out[mde[1]], out["mde_note"] = s["mde_high"], s["mde_low"], s["mde_note"]
+        out[intervals.NOTE_COLUMN] = s[intervals.NOTE_COLUMN]
+        out["stalls"] = s["stalls"]
         out["warnings"] = ["; ".join(w) for w in s["warnings"]]
         if "mechanism" in s and any(s["mechanism"]):
             mech = pd.DataFrame([mechanism_columns(m, "low", "high") for m in s["mechanism"]],
                                 index=out.index)
             out = pd.concat([out, mech], axis=1)
         return out.reset_index(drop=True)
+
+    def run_notes_frame(self) -> pd.DataFrame:
+        """Tidy: one row per run behind a level's warnings (a status other than ok among its
+        cell's peers, a latency on a known cap): the ``per`` columns, then ``run_id, kind,
+        detail`` (:func:`perfkit.analysis.run_notes.run_notes`)."""
+        records = []
+        for key, notes in self.level_run_notes.items():
+            values = key if isinstance(key, tuple) else (key,)
+            head = {c: plain(v) for c, v in zip(self.per, values, strict=False)}
+            records += [{"metric": self.metric.name, **head,
+                         **dict(zip(("run_id", "kind", "detail"), n, strict=True))}
+                        for n in notes]
+        return pd.DataFrame.from_records(
+            records, columns=["metric", *self.per, "run_id", "kind", "detail"])
+
+    def variation_frame(self) -> pd.DataFrame:
+        """The share of the variation of the (log) metric each term explains, one row per
+        level and term, with ``in_interaction``: a main effect whose factor is in a significant
+        interaction at that level, so its share splits a variation the factors cause together
+        (a figure marks it; :meth:`interpretable`)."""
+        frame = self.to_frame()
+        out = frame[[*self.per, "term", "variation_pct"]].copy()
+        out["in_interaction"] = [t not in NON_EFFECT_TERMS and ":" not in t and not alone
+                                 for t, alone in zip(frame["term"],
+                                                     frame["interpretable_alone"], strict=True)]
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         from perfkit.analysis.tidy import json_records
@@ -359,10 +434,13 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
     result = FactorialResult(metric, tuple(factors), tuple(per), log, confidence, alpha, used,
                              dict(table.attrs["coding"]), df_error, len(rows), table,
                              pd.DataFrame(), tuple(warnings))
-    caps, caps_ms, affected, counts = {}, {}, {}, {}
+    caps, caps_ms, affected, counts, saturated, notes = {}, {}, {}, {}, {}, {}
     for key in (table["by"].drop_duplicates() if per else [None]):
         at = rows_at(rows, per, key)
         counts[key] = len(at)
+        notes[key] = run_notes(at, metric, [*factors, *per])
+        saturated[key] = sum(s.status == runstatus.SATURATED for s in
+                             runstatus.statuses_by_cell(at, metric, [*factors, *per]))
         check = cap_check(at, metric)
         if check:
             caps[key] = check.warnings
@@ -374,6 +452,7 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
                                  result.coding, key_of)
     result = dataclasses.replace(result, level_warnings=caps, level_runs=counts,
                                  level_caps_ms=caps_ms, level_affected_ms=affected,
+                                 level_saturated=saturated, level_run_notes=notes,
                                  mechanisms=mechanisms)
     warnings_all = list(result.warnings) + [w for ws in caps.values() for w in ws]
     warnings_all += dict.fromkeys(w for m in mechanisms.values() for w in m.warnings)

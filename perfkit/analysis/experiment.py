@@ -53,7 +53,8 @@ class RunSet:
     def __len__(self) -> int:
         return len(self.runs)
 
-    def subset(self, mask: np.ndarray | pd.Series, label: str | None = None) -> RunSet:
+    def subset(self, mask: np.ndarray | pd.Series | Sequence[bool], label: str | None = None
+               ) -> RunSet:
         """The rows where ``mask`` is True (frame re-indexed from 0)."""
         keep = np.asarray(mask, dtype=bool)
         runs = tuple(r for r, k in zip(self.runs, keep, strict=True) if k)

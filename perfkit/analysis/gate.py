@@ -41,7 +41,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -204,7 +204,7 @@ def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
 def plain_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """A frame's rows for JSON: plain Python values, None where missing."""
     return [{k: (None if _missing(v) else plain(v)) for k, v in rec.items()}
-            for rec in frame.to_dict(orient="records")]
+            for rec in cast(list[dict[str, Any]], frame.to_dict(orient="records"))]
 
 
 def _mde(row: ComparisonRow, name: str) -> float:
@@ -259,8 +259,8 @@ def gate_row(table: ComparisonTable, row: ComparisonRow, base: RunSet, new: RunS
         return dataclasses.replace(out, needed_to_test=need, reason=reason + (
             f"; the run-to-run spread is unknown (a side needs >= 2 runs): >= {need} runs per "
             "arm reach alpha at all" if need else ""))
-    common = {"alpha": table.alpha, "power": POWER, "family_size": table.family,
-              "n_sim": n_sim, "seed": seed}
+    common: dict[str, Any] = {"alpha": table.alpha, "power": POWER,
+                              "family_size": table.family, "n_sim": n_sim, "seed": seed}
     needed = runs_needed(limit, values[0], values[1], **common)
     ratio = row.comparison.ratio
     observed = None
@@ -312,8 +312,9 @@ def classify(row: ComparisonRow, metric: Metric, limit: float, family: int = 1
     if row.verdict == WORSE and beyond:
         return REGRESSION, GateOutcome.REGRESSION, f"the CI lies beyond {bound}"
     if inside:
-        outcome = {WORSE: GateOutcome.BELOW_THRESHOLD, BETTER: GateOutcome.IMPROVEMENT}.get(
-            row.verdict, GateOutcome.NO_REGRESSION)
+        outcomes: dict[str, GateOutcome] = {WORSE: GateOutcome.BELOW_THRESHOLD,
+                                            BETTER: GateOutcome.IMPROVEMENT}
+        outcome = outcomes.get(row.verdict, GateOutcome.NO_REGRESSION)
         return PASS, outcome, f"the CI stays {'below' if up else 'above'} {bound}"
     if beyond:
         return (INCONCLUSIVE, GateOutcome.BEYOND_NOT_SIGNIFICANT,

@@ -145,7 +145,7 @@ def split_groups(rows: RunSet, by: Sequence[str]) -> list[tuple[tuple, RunSet]]:
 def by_columns(rows: RunSet, by: Any) -> list[str]:
     """The columns ``by`` names (``"auto"``: the factors that vary in ``rows``), checked."""
     wanted = parse_by(by)
-    cols = list(rows.factors) if wanted == "auto" else wanted
+    cols = list(rows.factors) if isinstance(wanted, str) else wanted  # str: "auto"
     missing = [c for c in cols if c not in rows.frame]
     if missing:
         raise UsageError(f"no column {missing[0]!r} to group by")

@@ -162,7 +162,9 @@ class HistoryAnalysis:
                 rec: dict[str, Any] = {"metric": self.metric.name}
                 rec.update({k: plain(v) for k, v in zip(self.keys, s.key, strict=True)})
                 rec.update({"position": c.index, "label": c.label,
-                            "label_before": c.label_before, "ratio": c.ratio,
+                            "label_before": c.label_before,
+                            "estimand": change_estimand(s, c),
+                            "ratio": c.ratio,
                             "ratio_ci_low": c.ratio_ci_low, "ratio_ci_high": c.ratio_ci_high,
                             "p_value": c.p_value, "p_value_adjacent": c.p_value_adjacent,
                             f"median_before{u}": c.median_before,
@@ -172,7 +174,7 @@ class HistoryAnalysis:
                             "direction": self.metric.verdict(c.ratio),
                             "support": c.support, "warnings": "; ".join(c.warnings)})
                 records.append(rec)
-        columns = ["metric", *self.keys, "position", "label", "label_before", "ratio",
+        columns = ["metric", *self.keys, "position", "label", "label_before", "estimand", "ratio",
                    "ratio_ci_low", "ratio_ci_high", "p_value", "p_value_adjacent",
                    f"median_before{u}", f"median_after{u}", "n_labels_before",
                    "n_labels_after", "direction", "support", "warnings"]
@@ -188,6 +190,75 @@ class HistoryAnalysis:
                 "method": self.describe(), "warnings": list(self.warnings),
                 "series": records(self.to_frame()),
                 "change_points": records(self.change_frame())}
+
+
+def segment_span(series: Series, label: str) -> str:
+    """The labels of the segment holding ``label``: ``v08..v12``."""
+    k = series.segment_of(label)
+    if k is None:
+        return label
+    seg = series.change.segments[k]
+    return _span([seg.first_label, seg.last_label]) if seg.n_labels > 1 else seg.first_label
+
+
+def change_estimand(series: Series, c: Any) -> str:
+    """What a change point's ratio compares: ``level of v08..v12 over that of v01..v07
+    (Hodges-Lehmann ratio of the labels' geometric means)``."""
+    return (f"level of {segment_span(series, c.label)} over that of "
+            f"{segment_span(series, c.label_before)} (Hodges-Lehmann ratio of the labels' "
+            f"{'geometric means' if series.change.ci_unit == 'label' else 'runs'})")
+
+
+def change_and_gate(analysis: HistoryAnalysis, items: Sequence[HistoryGate]) -> pd.DataFrame:
+    """One row per change point with the gate of the same label: the two numbers a history
+    gives for one change, each with what it estimates, and why they differ.
+
+    The change point's ratio is the shift of the level (every label of the segment it starts
+    against every label of the segment before); the gate's is the label's own runs against
+    its baseline's runs (the question a CI job asks on the day). They differ when the label
+    sits above or below its new segment's level, or the runs before drifted: the level's
+    shift is the size of the change, the gate the label's verdict."""
+    u = analysis.metric.suffix
+    gated = {(tuple(g.key), g.label): g for g in items}
+    records = []
+    for s in analysis.series:
+        medians = {p.label: p.median for p in s.points}
+        for c in s.change.change_points:
+            g = gated.get((tuple(s.key), c.label))
+            gate_row = g.result.rows[0] if g is not None and g.result.rows else None
+            row = gate_row.row if gate_row is not None else None
+            rec: dict[str, Any] = {"metric": analysis.metric.name}
+            rec.update({k: plain(v) for k, v in zip(analysis.keys, s.key, strict=True)})
+            gate_ratio = row.comparison.ratio if row is not None else math.nan
+            rec.update({
+                "label": c.label,
+                "change_point_estimand": change_estimand(s, c),
+                "change_point_ratio": c.ratio, "change_point_ratio_ci_low": c.ratio_ci_low,
+                "change_point_ratio_ci_high": c.ratio_ci_high,
+                "gate_estimand": (f"{c.label}'s runs over those of {_span(g.baseline)} "
+                                  "(Hodges-Lehmann ratio of runs)" if g is not None else ""),
+                "gate_ratio": gate_ratio,
+                "gate_ratio_ci_low": row.comparison.ratio_ci_low if row else math.nan,
+                "gate_ratio_ci_high": row.comparison.ratio_ci_high if row else math.nan,
+                f"label_median{u}": medians.get(c.label, math.nan),
+                f"segment_median{u}": c.median_after,
+                f"baseline_median{u}": c.median_before,
+                "why_they_differ": _why_differ(c, g, medians, u, analysis.metric.unit)})
+            records.append(rec)
+    return pd.DataFrame.from_records(records)
+
+
+def _why_differ(c: Any, g: HistoryGate | None, medians: dict, u: str, unit: str) -> str:
+    if g is None:
+        return "no gate of this label"
+    mine, level = medians.get(c.label, math.nan), c.median_after
+    where = ("above" if mine > level else "below") if mine == mine and level == level else ""
+    at = (f"{c.label}'s median ({mine:.3g} {unit}) lies {where} its segment's "
+          f"({level:.3g} {unit})" if where else "")
+    parts = [f"the change point sizes the shift of the level (every label of the new segment "
+             f"against every label before it); the gate compares {c.label}'s runs alone with "
+             f"the runs of {_span(g.baseline)}", at]
+    return "; ".join(p for p in parts if p)
 
 
 def series_verdict(series: Series) -> HistoryVerdict:
@@ -221,9 +292,9 @@ def analyse(history: Experiment, metric: Metric, *, by: Any = "auto",
     series = []
     for key in _levels(rows, keys):
         part = _where(rows, keys, key)
-        points = [_point(part.subset(part.frame["label"].eq(label).to_numpy()), label, metric,
-                         confidence) for label in labels]
-        points = [p for p in points if p is not None]
+        found = [_point(part.subset(part.frame["label"].eq(label).to_numpy()), label, metric,
+                        confidence) for label in labels]
+        points = [p for p in found if p is not None]
         cps = change_points([list(p.values) for p in points], [p.label for p in points],
                             alpha=alpha, permutations=permutations, confidence=confidence,
                             lower_is_better=metric.lower_is_better, seed=seed)

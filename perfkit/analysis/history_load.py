@@ -6,8 +6,9 @@ with the label columns, and the runs each label holds.
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -36,7 +37,7 @@ def load_history(path: str | Path, name: str | None = None) -> Experiment:
     if store.is_store(p):
         files, notes = store.label_files(p)
         parts = [(f.label, f.time_utc, store.read_label(f)) for f in files]
-        designs = [f.design for f in files]
+        designs: Sequence[Mapping[str, Any]] = [f.design for f in files]
         errors: list[PerfkitError] = []
     elif (p / LABELS_CSV).is_file():
         parts, errors, designs = _read_jobs(p)
@@ -48,7 +49,8 @@ def load_history(path: str | Path, name: str | None = None) -> Experiment:
     if not parts:
         raise DataError(f"the history at {p} holds no runs")
     order = sorted(range(len(parts)), key=lambda i: (parts[i][1], i))
-    runs, columns = [], {c: [] for c in LABEL_COLUMNS}
+    runs: list = []
+    columns: dict[str, list] = {c: [] for c in LABEL_COLUMNS}
     for rank, i in enumerate(order):
         label, time_utc, label_runs = parts[i]
         runs.extend(label_runs)
@@ -63,7 +65,7 @@ def load_history(path: str | Path, name: str | None = None) -> Experiment:
     return Experiment(name or p.name, p, tuple(runs), frame, design, tuple(errors))
 
 
-def _common_design(designs: Sequence[dict]) -> dict:
+def _common_design(designs: Sequence[Mapping[str, Any]]) -> dict:
     """The design entries every job shares (repetitions, warm-up, ...), for the Methods."""
     if not designs:
         return {}
@@ -84,7 +86,10 @@ def _read_jobs(folder: Path) -> tuple[list[tuple[str, str, list]], list[PerfkitE
             raise DataError(f"{path}:1: expected columns label, time_utc, job_dir, found "
                             f"{', '.join(reader.fieldnames or []) or 'none'}")
         rows = list(reader)
-    parts, errors, designs, seen = [], [], [], set()
+    parts: list[tuple[str, str, list]] = []
+    errors: list[PerfkitError] = []
+    designs: list[dict] = []
+    seen: set[str] = set()
     for line, row in enumerate(rows, start=2):
         label, job = (row.get("label") or "").strip(), (row.get("job_dir") or "").strip()
         if not label or label in seen:

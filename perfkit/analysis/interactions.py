@@ -26,13 +26,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
 
+from perfkit.analysis import intervals, runstatus
 from perfkit.analysis.caps import artefact, cap_check, is_artefact
-from perfkit.analysis.compare import BETTER, NO_CHANGE, POWER, WORSE
+from perfkit.analysis.compare import (
+    BETTER,
+    NO_CHANGE,
+    NO_MDE,
+    POWER,
+    WORSE,
+    Cell,
+    compare_cells,
+)
 from perfkit.analysis.experiment import RunSet, match
 from perfkit.analysis.grouping import rows_at
 from perfkit.analysis.mechanism import factor_mechanism
@@ -49,8 +58,15 @@ if TYPE_CHECKING:
 #: the columns of :func:`headline_rows` after the ``per`` columns (:func:`plot_rows` adds
 #: ``interaction``)
 HEADLINE_COLUMNS = ("level_key", "term", "at", "estimate", "ci_low", "ci_high", "p_value",
-                    "significant", "verdict", "n_runs", "cap_affected", "warnings", "size")
+                    "significant", "verdict", "n_runs", "not_estimable", "cap_affected",
+                    "warnings", "size")
 
+
+#: how a simple effect was computed: the comparison rule (as the A/B table), or the
+#: factorial's HC2 t on the runs at the other factor's level
+COMPARED = ("each a comparison of two cells by the A/B table's rule (Hodges-Lehmann ratio, "
+            "Moses interval, Mann-Whitney U on per-run values)")
+FITTED = "factorial effect on the runs at that level (HC2 t)"
 
 #: the verdict of a significant interaction: the factors' effects do not add up (on the
 #: analysis scale); neither better nor worse, its simple effects say how each factor acts
@@ -66,9 +82,18 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
     """The simple effects of every significant two-factor interaction (module docstring): one
     row each, with ``p_value`` (raw), ``p_value_holm``, ``significant``, ``verdict``,
     ``on_timeout_cap``, ``cap_affected``, ``warnings`` (the cap warnings of its runs),
-    ``df_error``, ``holm_family`` (the simple effects its p is adjusted with) and, for a
-    ``~``, ``mde_high``/``mde_low`` (on the effect's scale) or ``mde_note`` (why none)."""
-    found, checks, mechanisms = [], [], []
+    ``df_error``, ``holm_family`` (the simple effects its p is adjusted with), ``estimand``,
+    ``method``, ``mechanism`` (what the server and the kernel counted at the factor's two
+    levels: :mod:`perfkit.analysis.mechanism`) and, for a ``~``, ``mde_high``/``mde_low``
+    (on the effect's scale) or ``mde_note`` (why none).
+
+    In a two-factor design on logs a simple effect compares two cells, run against run: it
+    is computed by the comparison rule of :func:`perfkit.analysis.compare.compare_cells` (the
+    A/B table's: Hodges-Lehmann ratio, Moses interval, Mann-Whitney U, run statuses), so the
+    A/B row of the same contrast has the same estimate and interval; its family is the
+    levels of the other factor. With more factors (a simple effect averages over the rest)
+    or on an additive scale it is the factorial's effect on the runs at that level."""
+    found = []
     t = result.effects
     pcol = result.p_column()
     for _, r in t[t["term"].str.count(":") == 1].iterrows():
@@ -77,40 +102,101 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
         a, b = r["term"].split(":")
         at = rows_at(rows, result.per, r["by"])
         for factor, other in ((a, b), (b, a)):
-            for level in (result.coding[other]["low"], result.coding[other]["high"]):
-                sub = at.subset(match(at.frame[other], [level_text(level)]))
-                found.append(_simple_row(sub, factor, other, level, r["by"], r["term"], result))
-                checks.append(cap_check(sub, result.metric))
-                mechanisms.append(factor_mechanism(sub, factor, result.coding[factor]))
+            family = (_compared_family if result.log and len(result.factors) == 2
+                      else _fitted_family)
+            found.extend(family(at, factor, other, r["by"], r["term"], result))
     frame = pd.DataFrame(found)
-    if not len(frame):
-        return frame
-    families: dict[tuple, list[int]] = {}
-    for i, (key, factor, term) in enumerate(zip(frame["level_key"], frame["factor"],
-                                                frame["interaction"], strict=True)):
-        families.setdefault((key_of(key), factor, term), []).append(i)
-    holm = np.full(len(frame), np.nan)
-    size = np.ones(len(frame), dtype=int)
-    for idx in families.values():
-        holm[idx] = adjust_pvalues(frame["p_value"].to_numpy(float)[idx], "holm")
-        size[idx] = len(idx)
-    significant = holm < result.alpha
-    scale = [math.log(e) if result.log and e > 0 else e for e in frame["effect"]]
-    frame["p_value_holm"] = holm
-    frame["significant"] = significant
-    frame["verdict"] = [artefact(c.caps_ms) if c.caps_ms else direction(result.metric, e)
-                        if s else NO_CHANGE for c, e, s in zip(checks, scale, significant,
-                                                               strict=True)]
-    frame["on_timeout_cap"] = [bool(c.caps_ms) for c in checks]
-    frame["cap_affected"] = [bool(c.affected_ms) for c in checks]
-    frame["warnings"] = [c.warnings for c in checks]
-    frame["holm_family"] = size
-    frame["mechanism"] = mechanisms
-    mde = detectables(result, frame)
-    frame["mde_high"] = [m.high if m and m.testable else math.nan for m in mde]
-    frame["mde_low"] = [m.low if m and m.testable else math.nan for m in mde]
-    frame["mde_note"] = [m.reason if m and not m.testable else "" for m in mde]
+    if len(frame):  # the one interval rule (ends > 100x apart); saturated runs: see below
+        why = [w or intervals.judge(lo, hi) if result.log else w for lo, hi, w in
+               zip(frame["ci_low"], frame["ci_high"], frame[intervals.NOTE_COLUMN],
+                   strict=True)]
+        frame[intervals.NOTE_COLUMN] = why
+        hidden = np.array([bool(w) for w in why])
+        frame.loc[hidden, ["ci_low", "ci_high"]] = math.nan
     return frame
+
+
+def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
+                     result: FactorialResult) -> list[dict]:
+    """``factor``'s simple effects at both levels of ``other``: two cells compared run against
+    run, Holm over the two (:func:`perfkit.analysis.compare.compare_cells`)."""
+    low, high = (level_text(result.coding[factor][s]) for s in ("low", "high"))
+    cells, subs = [], []
+    for level in (result.coding[other]["low"], result.coding[other]["high"]):
+        sub = at.subset(match(at.frame[other], [level_text(level)]))
+        cells.append(Cell((level,), sub.where({factor: low}), sub.where({factor: high})))
+        subs.append(sub)
+    table = compare_cells(cells, result.metric, (other,), f"{factor}={low}",
+                          f"{factor}={high}", alpha=result.alpha, confidence=result.confidence)
+    out = []
+    for cell, row, sub in zip(cells, table.rows, subs, strict=True):
+        c, mde = row.comparison, row.mde
+        verdict = (artefact(row.caps_ms) if row.caps_ms
+                   and row.verdict in (BETTER, WORSE, NO_CHANGE) else row.verdict)
+        testable = mde is not None and mde.testable
+        out.append({**_head(result, key, factor, other, cell.key[0], term),
+                    "effect": c.ratio, "ci_low": c.ratio_ci_low, "ci_high": c.ratio_ci_high,
+                    "p_value": c.p_value, "n_runs": c.n_base + c.n_new, "df_error": math.nan,
+                    "p_value_holm": row.p_adjusted,
+                    "significant": row.verdict in (BETTER, WORSE),
+                    "verdict": verdict, "on_timeout_cap": bool(row.caps_ms),
+                    "cap_affected": bool(row.cap_affected_ms),
+                    # the cap's sentence over the runs at this level of the other factor, as
+                    # the factorial words it for its level (one footnote for both tables)
+                    "warnings": cap_check(sub, result.metric).warnings or row.cap_warnings,
+                    "holm_family": table.family, "method": COMPARED,
+                    "mechanism": factor_mechanism(sub, factor, result.coding[factor]),
+                    intervals.NOTE_COLUMN: "",
+                    "stalls": "; ".join(x.text() for x in row.stalls),
+                    "mde_high": mde.ratio_high if mde is not None and testable else math.nan,
+                    "mde_low": mde.ratio_low if mde is not None and testable else math.nan,
+                    "mde_note": (mde.reason or "") if mde is not None and not testable else
+                    (NO_MDE if verdict == NO_CHANGE and mde is None else "")})
+    return out
+
+
+def _fitted_family(at: RunSet, factor: str, other: str, key: Any, term: str,
+                   result: FactorialResult) -> list[dict]:
+    """``factor``'s simple effects at both levels of ``other``, each the factorial's effect on
+    the runs at that level (HC2 t), Holm over the two."""
+    rows, checks, subs = [], [], []
+    for level in (result.coding[other]["low"], result.coding[other]["high"]):
+        sub = at.subset(match(at.frame[other], [level_text(level)]))
+        rows.append(_simple_row(sub, factor, other, level, key, term, result))
+        rows[-1]["mechanism"] = factor_mechanism(sub, factor, result.coding[factor])
+        checks.append(cap_check(sub, result.metric))
+        subs.append(sub)
+    holm = adjust_pvalues(np.array([r["p_value"] for r in rows], dtype=float), "holm")
+    for r, c, p, sub in zip(rows, checks, holm, subs, strict=True):
+        significant = bool(p < result.alpha)
+        scale = math.log(r["effect"]) if result.log and r["effect"] > 0 else r["effect"]
+        saturated = sum(st.status == runstatus.SATURATED for st in runstatus.statuses_by_cell(
+            sub, result.metric, [*result.factors, *result.per]))
+        r[intervals.NOTE_COLUMN] = intervals.judge(
+            r["ci_low"], r["ci_high"], n_saturated=saturated, n_runs=r["n_runs"]) \
+            if saturated else ""
+        r.update(p_value_holm=p, significant=significant, holm_family=len(rows),
+                 verdict=artefact(c.caps_ms) if c.caps_ms else direction(result.metric, scale)
+                 if significant else NO_CHANGE, on_timeout_cap=bool(c.caps_ms),
+                 cap_affected=bool(c.affected_ms), warnings=c.warnings, method=FITTED,
+                 stalls="")
+    frame = pd.DataFrame(rows)
+    mde = detectables(result, frame)
+    for r, m in zip(rows, mde, strict=True):
+        r.update(mde_high=m.high if m and m.testable else math.nan,
+                 mde_low=m.low if m and m.testable else math.nan,
+                 mde_note=m.reason if m and not m.testable else "")
+    return rows
+
+
+def _head(result: FactorialResult, key: Any, factor: str, other: str, level: Any,
+          term: str) -> dict:
+    out = {"metric": result.metric.name, "level_key": key}
+    out.update({c: plain(v) for c, v in zip(result.per, key if isinstance(key, tuple)
+                                             else (key,), strict=False)} if result.per else {})
+    out.update({"factor": factor, "at": f"{other}={level_text(level)}", "interaction": term,
+                "estimand": simple_estimand(factor, other, level, result.factors)})
+    return out
 
 
 def detectables(result: FactorialResult, frame: pd.DataFrame) -> list[DetectableEffect | None]:
@@ -135,17 +221,33 @@ def _simple_row(sub: RunSet, factor: str, other: str, level: Any, key: Any, term
     rest = [f for f in result.factors if f not in (factor, other)]
     table = factorial(sub.frame, [factor, *rest], result.metric.name, log=result.log,
                       confidence=result.confidence, levels=fixed)
-    df = table.attrs["df_error"]
     row = table[table["term"] == factor].iloc[0]
     col = "ratio" if result.log else "effect"
     low, high = ("ratio_ci_low", "ratio_ci_high") if result.log else ("ci_low", "ci_high")
-    out = {"metric": result.metric.name, "level_key": key}
-    out.update({c: plain(v) for c, v in zip(result.per, key if isinstance(key, tuple)
-                                             else (key,), strict=False)} if result.per else {})
-    out.update({"factor": factor, "at": f"{other}={level_text(level)}", "interaction": term,
-                "effect": row[col], "ci_low": row[low], "ci_high": row[high],
-                "p_value": row["p_value"], "n_runs": len(sub), "df_error": df})
+    out = _head(result, key, factor, other, level, term)
+    out.update({"effect": row[col], "ci_low": row[low], "ci_high": row[high],
+                "p_value": row["p_value"], "n_runs": len(sub), "df_error": row["df"]})
     return out
+
+
+def main_estimand(term: str, factors: Sequence[str]) -> str:
+    """What a factorial row estimates, in words (the row names its factor): ``main effect,
+    averaged over cache``, ``interaction``, ``effect`` (one factor)."""
+    if ":" in term:
+        return "interaction"
+    others = [f for f in factors if f != term]
+    return f"main effect, averaged over {' and '.join(others)}" if others else "effect"
+
+
+def simple_estimand(factor: str, other: str, level: Any, factors: Sequence[str],
+                    held: Sequence[tuple[str, Any]] = ()) -> str:
+    """``simple effect, cache held at none`` (the row names ``factor``; ``held``: further
+    factors held at a level; a factor neither named nor held is averaged over)."""
+    fixed = [(other, level), *held]
+    at = ", ".join(f"{f} held at {level_text(v)}" for f, v in fixed)
+    rest = [f for f in factors if f != factor and f not in {f for f, _ in fixed}]
+    over = f", averaged over {' and '.join(rest)}" if rest else ""
+    return f"simple effect, {at}{over}"
 
 
 def headline_rows(result: FactorialResult) -> pd.DataFrame:
@@ -178,6 +280,7 @@ def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
                          "p_value": frame[result.p_column()],
                          "significant": frame["significant"], "verdict": frame["verdict"],
                          "n_runs": [result.level_runs.get(k, result.n_runs) for k in keys],
+                         intervals.NOTE_COLUMN: frame[intervals.NOTE_COLUMN],
                          "cap_affected": frame["cap_affected"],
                          "warnings": [tuple(result.level_warnings.get(k, ())) for k in keys],
                          "mechanism": [result.mechanism_of(t, k)
@@ -197,13 +300,14 @@ def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
                                "ci_low": s["ci_low"], "ci_high": s["ci_high"],
                                "p_value": s["p_value_holm"], "significant": s["significant"],
                                "verdict": s["verdict"], "n_runs": s["n_runs"],
+                               intervals.NOTE_COLUMN: s[intervals.NOTE_COLUMN],
                                "cap_affected": s["cap_affected"], "warnings": s["warnings"],
                                "mechanism": s["mechanism"], "interaction": False})
         order = {k: i for i, k in enumerate(dict.fromkeys(map(key_of, keys)))}
         both = pd.concat([main, simple], ignore_index=True)
         main = both.iloc[np.argsort([order[key_of(k)] for k in both["level_key"]], kind="stable")]
     value = main["estimate"].astype(float)
-    size = np.log(value).abs() if result.log else value.abs()
+    size = cast(pd.Series, np.log(value)).abs() if result.log else value.abs()
     return main.assign(size=size).reset_index(drop=True)
 
 

@@ -40,8 +40,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfkit.analysis import intervals
+from perfkit.analysis.compare import Cell, ComparisonTable, compare_cells
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import load_point
+from perfkit.analysis.metrics import metric
 from perfkit.analysis.runstatus import (
     FAILED,
     NO_DATA,
@@ -54,7 +57,7 @@ from perfkit.analysis.runstatus import (
 from perfkit.analysis.tidy import json_records
 from perfkit.formatting import level_text
 from perfkit.histogram import LatencyHistogram
-from perfkit.model import WRK_LATENCY, Run
+from perfkit.model import WRK_LATENCY, Run, percentile_column
 from perfkit.stats import (
     FEW_RUNS_METHOD,
     PercentileCI,
@@ -65,6 +68,7 @@ from perfkit.stats import quantile_ci as quantile_ci  # re-exported: the pages' 
 from perfkit.stats._perrun import MIN_TAIL_REQUESTS
 from perfkit.stats.acrossruns import FEW_RUNS, runs_text, value_text
 from perfkit.stats.acrossruns import interval_text as interval_text  # re-exported for the pages
+from perfkit.stats.coding import code_factor
 
 #: the rule of :func:`perfkit.stats.percentile_ci_across_runs` for every number of runs
 RULE_TEXT = (f"The rule: from {FEW_RUNS} runs per configuration the median of the runs' "
@@ -231,15 +235,45 @@ class LatencyEstimate:
     config: str
     ci: PercentileCI
     statuses: tuple[RunJudgement, ...]
+    #: each run's percentile (ms) as the estimate uses it, aligned with ``statuses``
+    values_ms: tuple[float, ...] = ()
 
     def count(self, status: str) -> int:
+        """Runs of this status (a run whose tool never printed the percentile, wrk's p99.9,
+        is ``no data``, not failed)."""
         return sum(s.status == status for s in self.statuses)
+
+    @property
+    def not_estimable(self) -> str:
+        """Why the interval may not be printed (:func:`perfkit.analysis.intervals.judge`:
+        ends more than 100x apart, or resting on a saturated run), else ``""``."""
+        ci = self.ci
+        doubtful = [v for v, s in zip(self.values_ms, self.statuses, strict=False)
+                    if s.status == SATURATED]
+        return intervals.judge(ci.low_ms, ci.high_ms, n_saturated=self.count(SATURATED),
+                               n_runs=ci.n_runs, every_run_counts=ci.method == FEW_RUNS_METHOD,
+                               doubtful_values=doubtful)
+
+    @property
+    def has_data(self) -> bool:
+        """False when no run has the percentile (never measured, or every run failed)."""
+        return self.ci.n_runs > 0 and self.ci.estimate_ms == self.ci.estimate_ms
+
+    def interval_ms(self) -> tuple[float, float]:
+        """The interval as tables print it: missing when not estimable or without data."""
+        if self.not_estimable or not self.has_data:
+            return float("nan"), float("nan")
+        return self.ci.low_ms, self.ci.high_ms
 
     def to_record(self) -> dict[str, Any]:
         ci = self.ci
-        return {"config": self.config, "percentile": float(ci.q), "n_runs": ci.n_runs,
-                "latency_ms": ci.estimate_ms, "ci_low_ms": ci.low_ms, "ci_high_ms": ci.high_ms,
-                "method": ci.method, "estimand": ci.estimand,
+        low, high = self.interval_ms()
+        data = self.has_data
+        return {"config": self.config, "percentile": float(ci.q),
+                "n_runs": ci.n_runs if data else None,
+                "latency_ms": ci.estimate_ms if data else float("nan"), "ci_low_ms": low,
+                "ci_high_ms": high, intervals.NOTE_COLUMN: self.not_estimable,
+                "method": ci.method if data else NO_DATA, "estimand": ci.estimand,
                 "n_failed": self.count(FAILED), "n_saturated": self.count(SATURATED),
                 "n_short": self.count(SHORT), "warnings": "; ".join(ci.warnings)}
 
@@ -248,9 +282,10 @@ def estimate(config: ConfigRuns, q: float, confidence: float = 0.95, seed: int |
              n_resamples: int = 2000) -> LatencyEstimate:
     """The rule of the module docstring for one configuration and percentile ``q`` (0-100)."""
     statuses = config.statuses(q)
-    ci = percentile_ci_across_runs(config.items(q, statuses), q, confidence, seed,
-                                   n_resamples=n_resamples)
-    return LatencyEstimate(config.label, ci, tuple(statuses))
+    items = config.items(q, statuses)
+    ci = percentile_ci_across_runs(items, q, confidence, seed, n_resamples=n_resamples)
+    values = tuple(float(v) for v in per_run_percentiles_ms(items, q))
+    return LatencyEstimate(config.label, ci, tuple(statuses), values)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -265,7 +300,7 @@ class LatencyTable:
     def found(self) -> list[tuple[str, int]]:
         """``(method, n_runs)`` of every estimate: what :func:`perfkit.stats.acrossruns.
         value_text` words."""
-        return [(e.ci.method, e.ci.n_runs) for e in self.estimates]
+        return [(e.ci.method, e.ci.n_runs) for e in self.estimates if e.has_data]
 
     def value_text(self, what: str = "percentiles") -> str:
         """What these estimates are, each method named once (``"the geometric mean of the 3
@@ -293,7 +328,8 @@ class LatencyTable:
         """One row per configuration and percentile: the estimate, its interval, method and
         estimand, the runs' status counts and the warnings."""
         cols = ["config", "percentile", "n_runs", "latency_ms", "ci_low_ms", "ci_high_ms",
-                "method", "estimand", "n_failed", "n_saturated", "n_short", "warnings"]
+                intervals.NOTE_COLUMN, "method", "estimand", "n_failed", "n_saturated",
+                "n_short", "warnings"]
         return self.groups.with_load(
             pd.DataFrame([e.to_record() for e in self.estimates], columns=cols))
 
@@ -345,3 +381,28 @@ def _warnings(groups: RunGroups, found: Sequence[LatencyEstimate]) -> tuple[str,
                    f"{FEW_RUNS} repetitions for the median of the runs' percentiles with an "
                    "order-statistic interval.")
     return tuple(dict.fromkeys(out))
+
+
+def compare_configs(groups: RunGroups, q: float = 99.0, *, alpha: float = 0.05,
+                    confidence: float = 0.95) -> ComparisonTable | None:
+    """The two configurations of ``groups`` compared on percentile ``q`` by the comparison
+    rule (:func:`perfkit.analysis.compare.compare_cells`: Hodges-Lehmann ratio, Moses
+    interval, exact Mann-Whitney U, run statuses): the base is the configuration whose label
+    means "not applied" (``default``, ``off``: :mod:`perfkit.stats.coding`'s rule), else the
+    first. With too few runs to reach ``alpha`` the row's verdict is ``not testable`` and
+    :meth:`~perfkit.analysis.compare.ComparisonTable.not_testable_note` says how many runs per
+    arm would be needed (3 vs 3 runs: the smallest p is 0.1, so 4 per arm). None unless there
+    are exactly two configurations."""
+    if len(groups.configs) != 2:
+        return None
+    labels = [c.label for c in groups.configs]
+    coded = code_factor(pd.Series(labels), "configuration")[1]
+    base, new = (groups.config(coded["low"]), groups.config(coded["high"]))
+    column = percentile_column(q)
+    name = column if column in base.rows.frame else None
+    if name is None:
+        return None
+    base_rows = dataclasses.replace(base.rows, label=base.label)
+    new_rows = dataclasses.replace(new.rows, label=new.label)
+    return compare_cells([Cell((), base_rows, new_rows)], metric(name), (), base.label,
+                         new.label, alpha=alpha, confidence=confidence)

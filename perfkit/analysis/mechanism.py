@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,10 +39,11 @@ from perfkit.model import Run
 
 
 def _hit_ratio(run: Run) -> float | None:
-    parts = (run.server_cache_hits, run.server_cache_misses, run.server_cache_expired)
-    if any(p is None for p in parts) or sum(parts) <= 0:
+    hits, misses, expired = (run.server_cache_hits, run.server_cache_misses,
+                             run.server_cache_expired)
+    if hits is None or misses is None or expired is None or hits + misses + expired <= 0:
         return None
-    return run.server_cache_hits / sum(parts)
+    return hits / (hits + misses + expired)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -224,7 +225,7 @@ def factor_mechanism(rows: Any, factor: str, coding: Mapping[str, Any],
                        for side in ("low", "high")))
 
 
-def main_mechanisms(rows: Any, per: Sequence[str], levels: Sequence[Any],
+def main_mechanisms(rows: Any, per: Sequence[str], levels: Iterable[Any],
                     coding: Mapping[str, Mapping[str, Any]], key: Callable[[Any], str]
                     ) -> dict[tuple[str, str], Mechanism]:
     """Beside each main effect of a factorial (factors: ``coding``'s keys) at each of

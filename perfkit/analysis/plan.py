@@ -162,7 +162,8 @@ def _row(key: tuple, values: list[np.ndarray], metric: Metric, ratio: float, alp
                         f"{metric.name} on one side, found {len(base)} and {len(new)}")
     n_b = len(base)
     n_n = len(new) if len(values) == 2 else n_b
-    common = {"alpha": alpha, "family_size": family, "n_sim": n_sim, "seed": seed}
+    common: dict[str, Any] = {"alpha": alpha, "family_size": family, "n_sim": n_sim,
+                              "seed": seed}
     needed = pw.runs_needed(ratio, base, new, power=power, **common)
     current = pw.min_detectable_ratio(base, new, n_base=n_b, n_new=n_n, power=power,
                                    lower_is_better=metric.lower_is_better, **common)

@@ -19,7 +19,7 @@ import dataclasses
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from perfkit.analysis import runstatus
 from perfkit.analysis.conditions import Conditions, conditions
@@ -184,7 +184,9 @@ def _argv_parts(argvs: list[list[str]]) -> list[tuple[str, dict[str, list[str]]]
 
 def _url_template(urls: list[str]) -> tuple[str, dict[str, list[str]]]:
     """``http://127.0.0.1:{port}/`` and ``{"port": [...]}`` from URLs that differ."""
-    split = [re.match(r"^(https?)://(\[[^]]*\]|[^/:]*)(?::(\d+))?(.*)$", u) for u in urls]
+    # each URL starts with http(s):// (the caller's check), so the pattern always matches
+    split = [cast(re.Match[str], re.match(r"^(https?)://(\[[^]]*\]|[^/:]*)(?::(\d+))?(.*)$", u))
+             for u in urls]
     parts = {name: [m.group(k + 1) or "" for m in split] for k, name in enumerate(_URL_PARTS)}
     shown = {n: (v[0] if len(set(v)) == 1 else f"{{{n}}}") for n, v in parts.items()}
     text = (f"{shown['scheme']}://{shown['host']}" + (f":{shown['port']}" if shown["port"]

@@ -12,6 +12,10 @@ row), :func:`quality` records:
 - the generator's CPU share, flagged at or above
   :data:`perfkit.analysis.runstatus.GENERATOR_BUSY` (:func:`~perfkit.analysis.runstatus.
   generator_busy`), the count the threats to validity give;
+- the host's CPU (client and server together), flagged at or above
+  :data:`perfkit.analysis.conditions.HOST_BUSY_PERCENT`: a generator using little of its
+  cores can still share a saturated box (7 runs had a busy generator where 94 of 146 had a
+  busy host), so both are counted, each with the runs that recorded it;
 - non-2xx/3xx responses, socket errors and the run's warnings, as counted by the parser.
 """
 
@@ -25,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 from perfkit.analysis import runstatus
+from perfkit.analysis.conditions import HOST_BUSY_PERCENT
 from perfkit.analysis.experiment import Experiment
 from perfkit.analysis.tidy import json_records
 from perfkit.model import ERROR_RATIO_WARN, Run
@@ -32,7 +37,10 @@ from perfkit.vocabulary import RunStatus
 
 #: the per-experiment counts of :meth:`QualityTable.summary_frame`, each a run with a problem
 PROBLEMS = (RunStatus.FAILED, RunStatus.SATURATED, RunStatus.SHORT,
-            f"error_ratio_over_{ERROR_RATIO_WARN:g}", "non_2xx_runs", "generator_busy")
+            f"error_ratio_over_{ERROR_RATIO_WARN:g}", "non_2xx_runs", "generator_busy",
+            "host_cpu_busy")
+#: the counts of runs that recorded what a problem is judged on (``<what>_known``), beside it
+KNOWN = {"generator_busy": "generator_cpu_known", "host_cpu_busy": "host_cpu_known"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +59,8 @@ class QualityTable:
                 f"(tool failure; below its offered rate; a generator shortfall kept in "
                 f"doubt), as erring above {ERROR_RATIO_WARN:.0%} failed requests, and as "
                 f"measuring a busy generator at or above {runstatus.GENERATOR_BUSY:.0%} of "
-                "its cores.")
+                f"its cores, and a busy host at or above {HOST_BUSY_PERCENT:g}% of all its "
+                "cores (client and server together).")
 
     def to_frame(self) -> pd.DataFrame:
         """One row per run: status and reason, errors, non-2xx/3xx, generator CPU, and
@@ -72,7 +81,9 @@ class QualityTable:
                 PROBLEMS[3]: int((g["error_ratio"] > ERROR_RATIO_WARN).sum()),
                 "non_2xx_runs": int((g["non_2xx_3xx"].fillna(0) > 0).sum()),
                 "generator_busy": int(g["generator_busy"].sum()),
-                "generator_cpu_known": int(g["generator_cpu_share"].notna().sum())})
+                "generator_cpu_known": int(g["generator_cpu_share"].notna().sum()),
+                "host_cpu_busy": int(g["host_cpu_busy"].sum()),
+                "host_cpu_known": int(g["host_cpu_mean_percent"].notna().sum())})
         return pd.DataFrame(rows)
 
     def to_dict(self) -> dict[str, Any]:
@@ -84,7 +95,8 @@ class QualityTable:
 
 RUN_COLUMNS = ("experiment", "run_id", "tool", "order", "requests", "status", "reason",
                "error_ratio", "non_2xx_3xx", "socket_errors", "generator_cpu_mean_percent",
-               "generator_cpu_share", "generator_busy", "exit_code", "n_warnings")
+               "generator_cpu_share", "generator_busy", "host_cpu_mean_percent",
+               "host_cpu_busy", "exit_code", "n_warnings")
 
 
 def quality(experiments: Sequence[Experiment]) -> QualityTable:
@@ -105,6 +117,8 @@ def quality(experiments: Sequence[Experiment]) -> QualityTable:
                 "generator_cpu_mean_percent": _cpu(run, "generator_cpu_mean_percent"),
                 "generator_cpu_share": runstatus.generator_share(run),
                 "generator_busy": runstatus.generator_busy(run),
+                "host_cpu_mean_percent": (host := _cpu(run, "host_cpu_mean_percent")),
+                "host_cpu_busy": host >= HOST_BUSY_PERCENT,
                 "exit_code": run.exit_code, "n_warnings": len(run.warnings)})
     return QualityTable(tuple(records), tuple(e.name for e in experiments),
                         {e.name: len(e.errors) for e in experiments})

@@ -113,6 +113,11 @@ class RunJudgement:
         return self.status.counts_as_failed
 
 
+#: the failure reason of a run that finished without a value of the metric (never measured,
+#: e.g. wrk's p99.9, or lost): no data, not a failure of the run
+NO_VALUE = "no value"
+
+
 def failure_reason(run: Run, value: float, metric: Metric | None = None) -> str:
     """Why ``run`` failed (empty when it did not), ``value`` being its value of ``metric``.
 

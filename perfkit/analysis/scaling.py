@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfkit.analysis import intervals
+from perfkit.analysis.conditions import HOST_BUSY_PERCENT, HostCpu, host_cpu
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import by_columns, split_groups
 from perfkit.analysis.metrics import Metric
@@ -38,7 +40,7 @@ CONCURRENCY = ("connections", "users")
 #: fewest distinct concurrency levels for each model (a 3- and a 2-parameter curve)
 MIN_LEVELS_USL = 4
 MIN_LEVELS_AMDAHL = 3
-MODEL_NAMES = {"usl": "USL", "amdahl": "Amdahl"}
+MODEL_NAMES: dict[str | None, str] = {"usl": "USL", "amdahl": "Amdahl"}  # None: no model
 
 
 def choose_model(levels: int) -> tuple[str | None, str]:
@@ -66,6 +68,29 @@ class ScalingResult:
     littles: pd.DataFrame
     littles_runs: pd.DataFrame
     warnings: tuple[str, ...] = ()
+    #: the host CPU of the runs fitted (:func:`perfkit.analysis.conditions.host_cpu`)
+    host: HostCpu | None = None
+
+    @property
+    def peak_scope(self) -> str:
+        """What a peak N* is the peak of: ``""`` when the host was not saturated (or not
+        recorded), else ``"the whole box's peak: client and server share 2 cores (host CPU
+        >= 90% in 45 of 48 runs)"``: the runs measure the box, not the server alone."""
+        h = self.host
+        if h is None or not h.box_bound:
+            return ""
+        cores = f"{h.cpus} cores" if h.cpus else "the host's cores"
+        return (f"the whole box's peak, not the server's: client and server share {cores} "
+                f"(host CPU >= {HOST_BUSY_PERCENT:g}% in {h.busy} of {h.known} runs)")
+
+    @property
+    def n_star_not_estimable(self) -> str:
+        """Why N*'s interval may not be printed (:func:`perfkit.analysis.intervals.judge`:
+        ends more than 100x apart), else ``""``."""
+        f = self.fit
+        if f is None or f.n_star is None or not f.n_star_ci:
+            return ""
+        return intervals.judge(*f.n_star_ci)
 
     @property
     def model(self) -> str | None:
@@ -97,9 +122,16 @@ class ScalingResult:
                 ("kappa", f.kappa if f else math.nan, f.kappa_ci if f else nan2, ""),
                 ("gamma", f.gamma if f else math.nan, f.gamma_ci if f else nan2, u),
                 ("n_star", (f.n_star if f and f.n_star is not None else math.nan),
-                 (f.n_star_ci if f and f.n_star_ci else nan2), "")):
+                 (f.n_star_ci if f and f.n_star_ci and not self.n_star_not_estimable
+                  else nan2), "")):
             rec[f"{name}{unit}"] = value
             rec[f"{name}_ci_low{unit}"], rec[f"{name}_ci_high{unit}"] = ci
+        rec[intervals.NOTE_COLUMN] = (f"n_star: {self.n_star_not_estimable}"
+                                      if self.n_star_not_estimable else "")
+        h = self.host
+        rec["host_cpu_runs"] = h.known if h else 0
+        rec["host_cpu_busy_runs"] = h.busy if h else 0
+        rec["peak_scope"] = self.peak_scope if f and f.n_star is not None else ""
         rec[f"x_at_n_star{u}"] = f.x_at_n_star if f and f.x_at_n_star is not None else math.nan
         rec["f_stat"] = f.f_stat if f and f.f_stat is not None else math.nan
         rec["f_p_value"] = f.f_p_value if f and f.f_p_value is not None else math.nan
@@ -216,7 +248,7 @@ def _fit_one(key, group: RunSet, by, x, metric, confidence, alpha, n_resamples, 
         fit, reason = None, f"fit failed: {exc}"
     littles, per_run = _littles(group, by, key, x, think_time_ms)
     return ScalingResult(tuple(by), key, x, metric, fit, reason, group, littles, per_run,
-                         fit.warnings if fit is not None else ())
+                         fit.warnings if fit is not None else (), host_cpu(group.runs))
 
 
 def _littles(group: RunSet, by, key, x: str, think_time_ms

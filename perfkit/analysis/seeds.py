@@ -31,6 +31,10 @@ on the direction, no size.
 
 claim of a change (direction ``better`` or ``worse``):
 
+0. the repeat did not reach the regime the claim is about (:func:`perfkit.analysis.
+   seeds_notes.regime_gap`: no run kept its offered rate, or the published values sit on a
+   known timeout the base arm never showed): **inconclusive** whatever else, unless the claimed
+   change was seen (the reason says which part of the regime is missing);
 1. v is ``not testable`` or ``no data``: **inconclusive** (the repeat cannot test anything);
 2. v is the opposite direction: **contradicted** (significant change the other way);
 3. r is given and comparable, the interval is a size, and r lies outside [lo, hi]:
@@ -75,7 +79,7 @@ import dataclasses
 import math
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -278,7 +282,7 @@ def _record(r: ClaimResult) -> dict[str, Any]:
     rep, link = r.replication, r.link
     c = rep.row.comparison if rep else None
     tested = link is not None and link.kind != "published"
-    selection = link.columns() if tested else dict.fromkeys(
+    selection = link.columns() if link is not None and tested else dict.fromkeys(
         ("factor", "base_level", "new_level", "held_column", "held_value", "at_column"), "")
     rec: dict[str, Any] = {
         "claim_id": r.claim["claim_id"], "seed": r.claim["seed"], "setting": r.claim["setting"],
@@ -287,9 +291,10 @@ def _record(r: ClaimResult) -> dict[str, Any]:
         "published_values": r.claim["published_values"], "published_ratio": r.published_ratio,
         "quote_base": link.quote_base if link else "", "quote_ratio": r.quote_ratio,
         "published_runs_per_configuration": r.assessment["n_per_configuration"],
-        "link_kind": link.kind if link else "", "experiment": link.experiment if tested else "",
+        "link_kind": link.kind if link else "",
+        "experiment": link.experiment if link and tested else "",
         **selection, "at_value": selection.get("at_value", math.nan),
-        "direction": link.direction if rep else "",
+        "direction": link.direction if rep and link else "",  # a repeat has its link
         "n_base": c.n_base if c else pd.NA, "n_new": c.n_new if c else pd.NA,
         "n_failed_base": c.n_failed_base if c else pd.NA,
         "n_failed_new": c.n_failed_new if c else pd.NA,
@@ -376,10 +381,20 @@ def _claim(claim: pd.Series, a: pd.Series, link: Link | None, raw: pd.DataFrame,
     caps = notes.published_caps(claim["published_values"])
     worst: list[str] = []
     if rep is not None:
+        assert link is not None  # a repeat has its link
         c = rep.row.comparison
+        other = link.contrast == "differs"  # another change of the setting than published
         verdict, reason = judge(link.direction, rep.row.verdict, c.ratio_ci_low,
                                 c.ratio_ci_high, ratio, threshold,
-                                published_confounded=confounded(claim))
+                                published_confounded=confounded(claim) or other)
+        if other:
+            reason = f"{contrast_text(rep, link)}; {reason}"
+        gap = notes.regime_gap(rep, claim["published_values"])
+        if gap and (verdict in (CONTRADICTED, INCONCLUSIVE)
+                    or (verdict == SUPPORTED and link.direction == "same")):
+            # no verdict on a claim about a regime the repeat never reached
+            verdict, reason = INCONCLUSIVE, (f"the repeat did not reach the claim's regime "
+                                             f"({gap}); its comparison: {reason}")
         worst = notes.ranked_worst(rep)
         if not rep.is_magnitude and worst and verdict != SUPPORTED_DIRECTION:
             ends = " and ".join(dict.fromkeys(
@@ -397,11 +412,29 @@ def _claim(claim: pd.Series, a: pd.Series, link: Link | None, raw: pd.DataFrame,
     need = (seeds_power.needed(link, sized, load, alpha, threshold, seed)
             if verdict != NOT_TESTABLE_NONE else seeds_power.Needed(None, math.nan, 1, ""))
     if verdict in DECIDED:
+        assert rep is not None  # decided: repeated
         need = seeds_power.for_decided(need, rep.row.comparison, threshold)
-    return ClaimResult(claim.to_dict(), {"claim_id": claim["claim_id"], **a}, link, ratio, rep,
+    return ClaimResult(cast(dict[str, Any], claim.to_dict()), {"claim_id": claim["claim_id"], **a},
+                       link, ratio, rep,
                        verdict, reason, need.runs_per_arm, need.ratio, need.note, printed,
                        quoted[1] / quoted[0] if len(quoted) == 2 else math.nan, need.family,
                        tuple(worst), tuple(_warnings(claim, rep, load)))
+
+
+def contrast_text(rep: Replication, link: Link) -> str:
+    """Both changes, named: ``the write-up changed access_log off -> ... buffer=256k; the
+    repeat changes access_log (unbuffered -> buffered): access_log ... -> ...`` (the repeat's
+    from its manifests, :func:`perfkit.analysis.levels.level_changes`)."""
+    from perfkit.analysis.levels import changes_text, level_changes
+
+    arms = RunSet(pd.concat([rep.base.frame, rep.new.frame], ignore_index=True),
+                  (*rep.base.runs, *rep.new.runs), link.experiment, rep.base.factors)
+    cols = link.columns()
+    order = {link.factor: (cols["base_level"], cols["new_level"])}
+    repeat = changes_text(level_changes(arms, [link.factor], order), link.factor)
+    differs = " (another change of the setting)" if link.contrast == "differs" else ""
+    return (f"the write-up changed {link.published_change or 'what its configurations name'}; "
+            f"the repeat changes {repeat}{differs}")
 
 
 def _warnings(claim: pd.Series, rep: Replication | None, load: Loader) -> list[str]:
@@ -414,6 +447,8 @@ def _warnings(claim: pd.Series, rep: Replication | None, load: Loader) -> list[s
     stated = {w for side in ("base", "new")
               for w in status_notes(side, notes.cell_statuses(rep, side)[1])}
     out += [w for w in rep.row.warnings if w not in stated]
+    if rep.link.published_change and rep.link.contrast != "differs":
+        out.append(contrast_text(rep, rep.link))
     out += rep.row.mechanism.warnings
     also = str(claim.get("also_changed") or "")
     if also:

@@ -17,7 +17,11 @@ One row per linked claim (``#`` lines are comments). ``kind``:
 give the **published ratio** new/base of ``metric``; ``published_ratio`` is filled only where
 no printed output gives it (its source in ``note``). ``quote_base`` names the configuration
 the write-up's own quoted figure is relative to when that is not ``published_base`` (the
-write-up of 004 quotes every step against its first run). :func:`published_values` reads
+write-up of 004 quotes every step against its first run). ``published_change`` says what the
+write-up changed between its two configurations, in the setting's terms, and ``contrast``
+whether the repeat's arms make that change (``same``) or another change of the same setting
+(``differs``: 004-4's write-up turned a log that was off into a buffered one, the repeat a
+plain log into a buffered one). :func:`published_values` reads
 those configurations' printed values from the claim's raw outputs, :func:`published_ratio`
 divides them.
 """
@@ -43,7 +47,10 @@ KINDS = ("repeat", "spread", "published")
 SAME = "same"
 DIRECTIONS = (Verdict.BETTER, Verdict.WORSE, SAME)
 COLUMNS = ("claim_id", "kind", "experiment", "base", "new", "at", "metric", "direction",
-           "published_base", "published_new", "published_ratio", "quote_base", "note")
+           "published_base", "published_new", "published_ratio", "quote_base", "note",
+           "published_change", "contrast")
+#: whether a repeat's arms make the write-up's change (``contrast``; empty: not stated)
+CONTRASTS = ("same", "differs", "")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,6 +71,10 @@ class Link:
     quote_base: str
     note: str
     line: int
+    #: what the write-up changed, in the setting's terms, and whether the repeat makes the
+    #: same change (``same``), another change of the setting (``differs``) or not stated
+    published_change: str = ""
+    contrast: str = ""
 
     def where(self, which: str) -> dict[str, list[str]]:
         """The column values ``base``, ``new`` or ``at`` selects (empty when not given)."""
@@ -132,6 +143,8 @@ def _link(path: Path, line: int, cells: list[str]) -> Link:
         raise bad(f"kind {', '.join(KINDS[:-1])} or {KINDS[-1]}", row["kind"])
     if row["direction"] not in DIRECTIONS:
         raise bad(f"direction {', '.join(DIRECTIONS)}", row["direction"])
+    if row["contrast"] not in CONTRASTS:
+        raise bad("contrast same, differs or nothing", row["contrast"])
     if row["kind"] == "repeat" and not row["new"]:
         raise bad("a NEW selection for a repeat", row["new"])
     if (row["kind"] == "published") != (not row["experiment"]):
@@ -141,7 +154,8 @@ def _link(path: Path, line: int, cells: list[str]) -> Link:
         ratio = float(row["published_ratio"]) if row["published_ratio"] else math.nan
     except ValueError:
         raise bad("a number or nothing in published_ratio", row["published_ratio"]) from None
-    link = Link(**{**row, "published_ratio": ratio}, line=line)
+    fields: dict[str, Any] = {**row, "published_ratio": ratio, "line": line}
+    link = Link(**fields)
     try:
         sides = [link.where(w) for w in ("base", "new", "at")]
     except UsageError as e:

@@ -17,6 +17,7 @@ import numpy as np
 from perfkit import units
 from perfkit.analysis.compare import NOT_TESTABLE, cell_runs
 from perfkit.analysis.compare_notes import untestable_text
+from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.metrics import metric
 from perfkit.analysis.runstatus import (
     FAILED,
@@ -44,19 +45,69 @@ def published_caps(text: str) -> list[str]:
     """The published times in ``text`` (``'spikes around 1000ms'``, ``5 seconds``) that sit on
     a known timeout (:data:`perfkit.analysis.validity.KNOWN_CAPS_MS`, within
     :data:`~perfkit.analysis.validity.CAP_TOLERANCE`): one sentence each, naming the cap."""
+    return list(dict.fromkeys(
+        f"the published {found!r} sits on {cap:g} ms, {KNOWN_CAPS_MS[cap]}: an artefact of "
+        "that timeout, not a service time of the setting" for found, cap in _on_caps(text)))
+
+
+def published_cap_values(text: str) -> list[float]:
+    """The known timeouts (ms) the published times in ``text`` sit on (:func:`published_caps`)."""
+    return list(dict.fromkeys(cap for _, cap in _on_caps(text)))
+
+
+def _on_caps(text: str) -> list[tuple[str, float]]:
     out = []
-    for m in _TIME.finditer(text):
+    for m in _TIME.finditer(str(text or "")):
         unit = "ms" if m.group(3) == "ms" else "s"
         for number in filter(None, m.group(1, 2)):
             value = units.time_ms(f"{number}{unit}")
-            for cap, why in KNOWN_CAPS_MS.items():
-                if abs(value - cap) <= CAP_TOLERANCE * cap:
-                    out.append(f"the published {m.group(0)!r} sits on {cap:g} ms, {why}: an "
-                               "artefact of that timeout, not a service time of the setting")
-    return list(dict.fromkeys(out))
+            out += [(m.group(0), cap) for cap in KNOWN_CAPS_MS
+                    if abs(value - cap) <= CAP_TOLERANCE * cap]
+    return out
 
 
-def cell_statuses(rep, side: str) -> tuple[object, list[RunJudgement]]:
+#: the runs-frame column of the kernel's listen-queue overflows during a run (TcpExtListen-
+#: Overflows), where the testbed recorded it
+LISTEN_OVERFLOWS = "tcp_listen_overflows"
+
+
+def regime_gap(rep, published_text: str) -> str:
+    """Why the repeat did not reach the regime the claim is about, from its runs at the claim's
+    load level (``""`` when it did, or nothing in the data says otherwise):
+
+    - no run of either arm kept its offered rate (an open-loop repeat whose every run fell
+      short measures a load it did not apply);
+    - the published values sit on a known timeout (``'spikes around 1000ms'``: the 1 s SYN
+      retry after a listen-queue overflow) while the base arm shows none of it: no run with a
+      latency on that cap (:func:`perfkit.analysis.stalls.stalled`) and, where the runs
+      recorded the kernel's listen overflows (:data:`LISTEN_OVERFLOWS`), none.
+    """
+    from perfkit.analysis.stalls import stalled
+
+    sides = {side: cell_statuses(rep, side)[0] for side in ("base", "new")}
+    runs = [r for rows in sides.values() for r in rows.runs]
+    ratios = [x for x in (achieved_ratio(r) for r in runs) if x == x]
+    gaps = []
+    if ratios and len(ratios) == len(runs) and not any(kept_up(rows).any()
+                                                       for rows in sides.values()):
+        gaps.append(f"no run kept its offered rate: all {len(runs)} runs reached only "
+                    f"{_span(ratios)} x their target")
+    base = sides["base"]
+    for cap in published_cap_values(published_text):
+        hit = stalled(base, cap)
+        over = base.values(LISTEN_OVERFLOWS) if LISTEN_OVERFLOWS in base.frame else None
+        overflowed = over is not None and bool((over > 0).any())
+        if hit.any() or overflowed:
+            continue
+        seen = (f"; no listen overflows in its {int(np.isfinite(over).sum())} runs that "
+                "recorded them" if over is not None and np.isfinite(over).any() else "")
+        gaps.append(f"the base arm shows no {cap / 1000:g} s spikes where the published values "
+                    f"have them (0 of {len(base)} runs with a latency on the {cap:g} ms "
+                    f"cap{seen})")
+    return "; ".join(gaps)
+
+
+def cell_statuses(rep, side: str) -> tuple[RunSet, list[RunJudgement]]:
     """The runs of one arm (``base``/``new``) of a replication at its claim's load level, and
     their statuses for its metric."""
     rows = cell_runs(getattr(rep, side), rep.table.keys, rep.row.key)
@@ -112,6 +163,7 @@ def _saturated(rows, i: int, status: RunJudgement) -> str:
     peers = None if latency is None else peer_latencies(rows, metric(REFERENCE_LATENCY), i)
     if peers is None or not len(peers):
         return text
+    assert latency is not None  # peers come from it
     logs = np.log(peers)
     mad_sd = 1.4826 * float(np.median(np.abs(logs - np.median(logs))))
     bound = math.exp(max(MOVED_SDS * mad_sd, math.log(MOVED_FACTOR)))

@@ -20,6 +20,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -27,7 +28,7 @@ from perfkit.frames import runs_frame
 from perfkit.ingest import scan
 from perfkit.model import every_response_failed
 
-_KEEP_TEXT = {"dtype": str, "keep_default_na": False}
+_KEEP_TEXT: dict[str, Any] = {"dtype": str, "keep_default_na": False}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,6 +149,30 @@ def _items(cell: str) -> list[str]:
 def _configurations(cell: str) -> list[str]:
     """The label of each configuration: ``"a (detail) | b"`` -> ``["a", "b"]``."""
     return [c.strip().split(" ")[0] for c in cell.split("|") if c.strip()]
+
+
+def published_values(root: str | os.PathLike | None = None) -> pd.DataFrame:
+    """Tidy: one row per claim and configuration with the value the write-up gives for it
+    (``claim_id, configuration, published_value``): a claim's ``published_values`` cell holds
+    several configurations (``suite-1-default: ...; suite-3-somaxconn: ...``); a part naming
+    no configuration of the claim (``'almost 19x'``, a graph-only remark) is a row with an
+    empty configuration: the claim as a whole."""
+    rows = []
+    for _, c in claims(root).iterrows():
+        configs = _configurations(c["configurations"])
+        current = None
+        for part in _items(str(c["published_values"] or "")):
+            label, sep, value = part.partition(":")
+            if sep and label.strip() in configs:
+                current = {"claim_id": c["claim_id"], "configuration": label.strip(),
+                           "published_value": value.strip()}
+                rows.append(current)
+            elif current is not None and not sep and "'" not in part[:1]:
+                current["published_value"] += f"; {part}"  # a value's own clause
+            else:
+                rows.append({"claim_id": c["claim_id"], "configuration": "",
+                             "published_value": part})
+    return pd.DataFrame(rows, columns=["claim_id", "configuration", "published_value"])
 
 
 def _stated_n(text: str) -> int | None:

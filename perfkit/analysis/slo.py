@@ -12,11 +12,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
+from perfkit.analysis import intervals
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.grouping import by_columns, split_groups
 from perfkit.analysis.metrics import metric
@@ -33,9 +34,18 @@ from perfkit.analysis.tidy import json_records
 from perfkit.errors import DataError, UsageError
 from perfkit.formatting import fmt_num, level_text
 from perfkit.model import percentile_column
-from perfkit.stats.acrossruns import interval_text, value_text
-from perfkit.stats.slo import SLOBracket, slo_bracket
+from perfkit.stats.acrossruns import FEW_RUNS_METHOD, interval_text, value_text
+from perfkit.stats.slo import RateVerdict, SLOBracket, slo_bracket
 from perfkit.vocabulary import SloVerdict
+
+
+def not_estimable(v: RateVerdict) -> str:
+    """Why the interval of a rate's percentile may not be printed
+    (:func:`perfkit.analysis.intervals.judge`): ends more than 100x apart, or resting on a run
+    that did not sustain the rate (its latency is a queue's), else ``""``."""
+    return intervals.judge(v.ci_low_ms, v.ci_high_ms, n_saturated=v.n_saturated,
+                           n_runs=v.n_runs - v.n_failed,
+                           every_run_counts=v.method == FEW_RUNS_METHOD or v.n_saturated > 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,11 +119,14 @@ class SloBracket:
         out = []
         for v in self.bracket.rates:
             rec: dict[str, Any] = dict(zip(self.by, self.key, strict=True))
+            why = not_estimable(v)
             rec.update({"rate_rps": v.rate_rps, "verdict": v.verdict, "n_runs": v.n_runs,
                         "n_kept_up": v.n_kept_up, "n_short": v.n_short,
                         "n_saturated": v.n_saturated, "n_failed": v.n_failed,
                         "estimate_ms": v.estimate_ms,
-                        "ci_low_ms": v.ci_low_ms, "ci_high_ms": v.ci_high_ms,
+                        "ci_low_ms": math.nan if why else v.ci_low_ms,
+                        "ci_high_ms": math.nan if why else v.ci_high_ms,
+                        intervals.NOTE_COLUMN: why,
                         "method": v.method, "estimand": v.estimand,
                         "runs_needed": v.runs_needed if v.runs_needed is not None else math.nan,
                         "reason": v.reason, "warnings": "; ".join(v.warnings)})
@@ -185,7 +198,7 @@ class SloTable:
                 "verdicts": json_records(self.verdicts_frame())}
 
 
-def _status_flags(statuses: Sequence[RunJudgement]) -> dict[str, list[bool]]:
+def _status_flags(statuses: Sequence[RunJudgement]) -> dict[str, Any]:
     """Per run of one configuration, from its status under the run-status rule (as on the
     latency page, :mod:`perfkit.analysis.latency`): ``in_doubt``, a shortfall it calls
     ``short`` (the generator fell slightly short, latency like its peers' at the same rate),
@@ -210,8 +223,9 @@ def _slo_bracket(by_cols: list[str], key: tuple, group: RunSet, slo_ms: float,
         bracket = dataclasses.replace(bracket, warnings=(*unmeasured_note(
             "", [s.reason for s in statuses if s.status == NO_DATA],
             metric(percentile_column(percentile))), *bracket.warnings))
-    runs = tuple((str(r.run_id or r.source), float(r.target_rate_rps), s.status, s.reason)
-                 for r, s in zip(group.runs, statuses, strict=True))
+    # slo_brackets kept only the runs with a target rate
+    runs = tuple((str(r.run_id or r.source), float(cast(float, r.target_rate_rps)), s.status,
+                  s.reason) for r, s in zip(group.runs, statuses, strict=True))
     return SloBracket(tuple(by_cols), key, bracket, len(group), runs)
 
 

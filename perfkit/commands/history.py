@@ -9,7 +9,7 @@ points come from :func:`perfkit.analysis.history.analyse`, the gates from
 from __future__ import annotations
 
 import argparse
-from typing import TextIO
+from typing import TextIO, cast
 
 from perfkit.commands._common import check_levels, emit
 from perfkit.errors import ERROR_STATUS, DataError, UsageError
@@ -142,8 +142,8 @@ def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     def tables() -> list:
         found = present_history.series(analysis)
         if gates:
-            found.append(present_history.history_gates(gates, analysis.keys, threshold,
-                                                     analysis.load))
+            found.append(present_history.history_gates(  # gates: a threshold was given
+                gates, analysis.keys, cast(float, threshold), analysis.load))
         return found
 
     emit(args.format, out, analysis.to_frame, data, tables)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import TextIO
+from typing import TextIO, cast
 
 from perfkit.commands import _checks as checks
 from perfkit.errors import ERROR_STATUS, UsageError
@@ -127,7 +127,8 @@ def spec_from_args(args: argparse.Namespace):
     check_numbers(args)
     check_url(args.url, args.allow_remote)
     return RunSpec(
-        tool=args.tool, url=args.url, duration_s=_seconds(args.duration, "--duration"),
+        tool=args.tool, url=args.url,
+        duration_s=cast(float, _seconds(args.duration, "--duration")),  # default 10s
         connections=args.connections, threads=args.threads, rate_rps=args.rate,
         latency=not args.no_latency, uncorrected=args.uncorrected,
         request_timeout_s=_seconds(args.timeout, "--timeout"), headers=tuple(args.header),

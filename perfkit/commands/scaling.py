@@ -8,7 +8,7 @@ Formatting only: the analysis is :func:`perfkit.analysis.scaling.scaling_fits` a
 from __future__ import annotations
 
 import argparse
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from perfkit.commands import _checks as checks
 from perfkit.commands._common import (
@@ -19,6 +19,10 @@ from perfkit.commands._common import (
     emit,
 )
 from perfkit.errors import UsageError
+
+if TYPE_CHECKING:
+    from perfkit.analysis.scaling import ScalingTable
+    from perfkit.analysis.slo import SloTable
 
 HELP = """\
 Over concurrency (--x connections for wrk, --x users for Locust): fit the Universal
@@ -100,20 +104,21 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                          f"--x {args.x} it does not apply")
     loader = Loader(err)
     rows, _ = loader.select(args.paths)
+    result: SloTable | ScalingTable
     if kind == "rates":
-        result = slo_brackets(rows, args.slo_ms, percentile=args.percentile, by=args.by,
-                              confidence=args.confidence, seed=args.seed,
-                              n_resamples=args.resamples)
-        frames = {"brackets": result.to_frame, "verdicts": result.verdicts_frame}
+        brackets = slo_brackets(rows, args.slo_ms, percentile=args.percentile, by=args.by,
+                                confidence=args.confidence, seed=args.seed,
+                                n_resamples=args.resamples)
+        frames = {"brackets": brackets.to_frame, "verdicts": brackets.verdicts_frame}
+        result, table = brackets, lambda: present_scaling.slo(brackets)
     else:
-        result = scaling_fits(rows, metric(args.metric, rows.frame.columns), x=args.x,
-                              by=args.by, confidence=args.confidence, alpha=args.alpha,
-                              n_resamples=args.resamples, seed=args.seed,
-                              think_time_ms=args.think_time_ms)
-        frames = {"models": result.to_frame, "littles": result.littles_frame}
-    emit(args.format, out, frames[args.table or TABLES[kind][0]], result.to_dict,
-         lambda: (present_scaling.slo(result) if kind == "rates"
-                  else present_scaling.scaling(result)))
+        fits = scaling_fits(rows, metric(args.metric, rows.frame.columns), x=args.x,
+                            by=args.by, confidence=args.confidence, alpha=args.alpha,
+                            n_resamples=args.resamples, seed=args.seed,
+                            think_time_ms=args.think_time_ms)
+        frames = {"models": fits.to_frame, "littles": fits.littles_frame}
+        result, table = fits, lambda: present_scaling.scaling(fits)
+    emit(args.format, out, frames[args.table or TABLES[kind][0]], result.to_dict, table)
     return loader.status
 
 

@@ -86,8 +86,8 @@ def summary(r: Run) -> str:
         lines.append("  factors: " + ", ".join(f"{k}={v}" for k, v in r.factors.items()))
     achieved = [f"duration {fmt_num(r.duration_s)} s", f"{fmt_num(r.requests)} requests",
                 f"{fmt_num(r.throughput_rps)} req/s"]
-    if not is_missing(r.transfer_bytes_per_s):
-        achieved.append(f"{fmt_num(r.transfer_bytes_per_s / 1024 ** 2)} MiB/s")
+    if (rate := r.transfer_bytes_per_s) is not None and not is_missing(rate):
+        achieved.append(f"{fmt_num(rate / 1024 ** 2)} MiB/s")
     lines.append("  " + " | ".join(achieved))
     hist = ("no histogram" if r.histogram is None
             else f"histogram of {r.histogram_count} requests")

@@ -189,6 +189,10 @@ def read_thread_stats(cur: Cursor, acc: Accumulator, tool: str, before: str = ""
     m = cur.take(STAT_ROW, "the thread-stats 'Latency' row (avg, stdev, max, +/- stdev %)")
     if m.group(1) != "Latency":
         raise cur.error("the thread-stats 'Latency' row", cur.pos - 1)
+    mean: float | None
+    stdev: float | None
+    max_: float | None
+    within: float | None
     mean, stdev, max_ = (cur.convert(time_ms, t, "a latency such as 1.25ms")
                          for t in m.group(2, 3, 4))
     within = cur.convert(percent, m.group(5), "a percentage such as 68.33%")
@@ -208,6 +212,10 @@ def read_thread_stats(cur: Cursor, acc: Accumulator, tool: str, before: str = ""
     m = cur.take(STAT_ROW, "the thread-stats 'Req/Sec' row (avg, stdev, max, +/- stdev %)")
     if m.group(1) != "Req/Sec":
         raise cur.error("the thread-stats 'Req/Sec' row", cur.pos - 1)
+    avg: float | None
+    sd: float | None
+    mx: float | None
+    pct: float | None
     avg, sd, mx = (cur.convert(count, t, "a rate such as 19.63k") for t in m.group(2, 3, 4))
     pct = cur.convert(percent, m.group(5), "a percentage such as 76.00%")
     if math.isnan(avg):

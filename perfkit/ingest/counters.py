@@ -190,8 +190,9 @@ def deltas_from_dir(run_dir: str | os.PathLike) -> dict[str, int | None]:
     if all("stub_status" in raw[w] for w in raw):
         b, a = (parse_stub_status(raw[w]["stub_status"], w) for w in ("before", "after"))
         out.update(stub_status_deltas(b, a))
-    parsed = {w: {f: parse_proc_table(raw[w][f], f"{w}/{RAW_FILES[f]}")
-                  for f in ("netstat", "snmp") if f in raw[w]} for w in raw}
+    parsed: dict[str, dict[str, dict[str, dict[str, int]]]] = {
+        w: {f: parse_proc_table(raw[w][f], f"{w}/{RAW_FILES[f]}")
+            for f in ("netstat", "snmp") if f in raw[w]} for w in raw}
     if all(parsed[w] for w in parsed):
         out.update(kernel_deltas(parsed["before"], parsed["after"]))
     return out

@@ -83,7 +83,7 @@ def _entries(directory: str, names: list[str], with_stat: bool = True) -> list[E
     prefix = _join(directory)
     if not with_stat:
         return [(prefix + name, None) for name in names]
-    out = []
+    out: list[Entry] = []
     stat = os.stat  # follows symlinks, as DirEntry.stat() did
     for name in names:
         path = prefix + name

@@ -18,6 +18,7 @@ correctly rounded fast path), restricted to the tokens the regex admits.
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Sequence
 
 import numpy as np
@@ -184,10 +185,10 @@ def match(text: str, source: str) -> _Parsed | None:
     if u is not None:
         block, pos = _distribution(text, u.end(), u.groups())
         blocks.append(block)
-    t = TAIL.fullmatch(text, pos) if block is not None else None
-    if t is None:
+    tail = TAIL.fullmatch(text, pos) if block is not None else None
+    if tail is None:
         return None
-    t = t.groups()
+    t = tail.groups()
     errors = [0, 0, 0, 0] if t[5] is None else [int(x) for x in t[5:9]]
     exp = _TIME_EXP
     fields = {
@@ -357,7 +358,8 @@ def parse_many(items: Sequence[tuple[str, str]]) -> list[Run | None]:
             out.append(None)
             continue
         built = [next(hists) for _ in p.blocks]
-        out.append(None if any(h is None for h in built) else _run(p, built))
+        out.append(None if any(h is None for h in built)
+                   else _run(p, typing.cast(list[LatencyHistogram], built)))
     return out
 
 

@@ -43,6 +43,7 @@ import os
 import re
 import zlib
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 from hdrh.codec import HdrCookieException, HdrHistogramSettingsException, HdrLengthException
@@ -82,7 +83,8 @@ class _CountingText(io.StringIO):
 
     line = 0
 
-    def readline(self, size: int = -1) -> str:
+    # the ignore: typeshed's StringIO inherits _IOBase.readline (bytes) as well as str's
+    def readline(self, size: int = -1) -> str:  # type: ignore[override]
         text = super().readline(size)
         if text:
             self.line += 1
@@ -91,6 +93,8 @@ class _CountingText(io.StringIO):
 
 class _TextLogReader(HistogramLogReader):
     """hdrh's reader over a string instead of a file name (its only constructor)."""
+
+    input_file: Any
 
     def __init__(self, text: str):
         super().__init__(os.devnull, HdrHistogram(1, 2, 1))

@@ -19,6 +19,7 @@ import dataclasses
 import gc
 import importlib
 import os
+import typing
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
@@ -158,7 +159,8 @@ def _prepare(directory: str, paths: list[str], manifest: str | None | object = _
     ``manifest``: its path when the caller knows it (None: there is none); else looked up.
     """
     errors: list[PerfkitError] = []
-    manifest_path = find_manifest(Path(directory)) if manifest is _LOOK else manifest
+    manifest_path = (find_manifest(Path(directory)) if manifest is _LOOK
+                     else typing.cast("str | None", manifest))
     info: ManifestInfo | None = None
     if manifest_path is not None:
         try:
@@ -255,7 +257,8 @@ def scan_directory(root: Path, fast: bool = True, cache: bool | None = None) -> 
     caching = importlib.import_module("perfkit.store.runcache")  # on first use, as parsers
     store = caching.RunCache(str(Path(root))) if caching.enabled(cache) else None
     unchanged = None if store is None else store.unchanged()
-    if unchanged is not None:  # nothing changed: no walk, and only directories with errors
+    # nothing changed: no walk, and only the directories with errors parsed again
+    if unchanged is not None and store is not None:
         again = [(d, paths, _LOOK) for d, paths in unchanged if d in store.reparse]
         reloaded = iter(_load_dirs(again, fast))
         result = LoadResult()
@@ -321,7 +324,7 @@ def _scan_file(p: Path) -> LoadResult:
     if not text.strip():
         return LoadResult(errors=[ParseError(str(p), 1, "output of wrk, wrk2 or Locust",
                                              "an empty file")])
-    f = classify(p)
+    f = classify(str(p))
     if f is None:
         return LoadResult(errors=[UnknownFormatError(
             f"{p}: not the output of wrk, wrk2, Locust (CSV or --json) or an HdrHistogram log")])

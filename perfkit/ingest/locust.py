@@ -137,7 +137,7 @@ def _prefer_json(json_runs: list[Run], stats: list[Run]) -> list[Run]:
         csv_run = by_key.get(_key(run))
         notes = list(run.notes)
         extra = dict(run.extra)
-        changes = {}
+        changes: dict[str, object] = {}
         if csv_run is None:
             notes.append(f"{run.endpoint!r} is in the --json output but not in the CSV stats "
                          "(its first requests came after the last CSV write)")

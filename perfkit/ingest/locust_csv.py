@@ -25,6 +25,7 @@ import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from perfkit.errors import ParseError
 from perfkit.ingest import nodata
@@ -39,6 +40,7 @@ NA = "N/A"
 # ("\u0663" is 3); Locust writes ASCII digits
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?", re.ASCII)
 _INTEGER = re.compile(r"\d{1,18}", re.ASCII)  # below 2**63: a longer one is damage
+_Number = TypeVar("_Number", int, float)
 _PERCENTILE_HEADER = re.compile(r"(\d+(?:\.\d+)?)%", re.ASCII)
 
 #: header aliases: older Locust versions called the request type column "Method"
@@ -190,7 +192,7 @@ class RowReader:
                          f"{value!r} in {self.row.text}")
 
     def _convert(self, name: str, allow_na: bool, pattern: re.Pattern, kind: str,
-                 cast: Callable[[str], int | float]) -> int | float | None:
+                 cast: Callable[[str], _Number]) -> _Number | None:
         """Column ``name`` through ``cast`` once it matches ``pattern``; N/A -> None if allowed."""
         value = self.raw(name)
         if value is None:

@@ -25,9 +25,11 @@ import bisect
 import json
 import math
 import re
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
+from typing import Any
 
 from perfkit.errors import ParseError
 from perfkit.histogram import HIGHEST_US, LatencyHistogram
@@ -189,7 +191,7 @@ def _check_value(key: str, value: object, types: tuple, nullable: bool) -> str |
 
 def _numeric_keys(mapping: dict, key: str, as_int: bool,
                   limit: float = math.inf) -> tuple[dict, str | None]:
-    out = {}
+    out: dict = {}
     pattern = _INT_KEY if as_int else _NUMBER_KEY
     for k, v in mapping.items():
         if not pattern.fullmatch(k):  # not int()/float(): they take " 1_0 " and "\u0661"
@@ -249,14 +251,14 @@ def parse_entries(text: str, source: str = "<string>") -> tuple[list[Entry], int
     if not nonempty:
         return [], len(docs)
     start, value = nonempty[-1]
-    entries = []
-    for i, obj in enumerate(value):
+    entries: list[Entry] = []
+    for i, obj in enumerate(typing.cast(list, value)):  # each document is a list (above)
         entry, problem = _entry(obj)
         if problem:
             line = _line_of(text, _element_starts(text, start)[i])
             raise ParseError(source, line, "an object with Locust's request statistics keys "
                              "(name, method, num_requests, response_times, ...)", problem)
-        entries.append(entry)
+        entries.append(typing.cast(Entry, entry))  # no problem: an Entry
     return entries, len(docs)
 
 
@@ -267,8 +269,10 @@ def aggregate(entries: list[Entry]) -> Entry:
     per_s: dict[int, int] = {}
     fail_s: dict[int, int] = {}
     for e in entries:
-        for src, dest in ((e.response_times, buckets), (e.requests_by_second, per_s),
-                          (e.failures_by_second, fail_s)):
+        pairs: tuple[tuple[Mapping[Any, int], dict[Any, int]], ...] = (
+            (e.response_times, buckets), (e.requests_by_second, per_s),
+            (e.failures_by_second, fail_s))
+        for src, dest in pairs:
             for k, v in src.items():
                 dest[k] = dest.get(k, 0) + v
     mins = [e.min_response_time_ms for e in entries if e.min_response_time_ms is not None]
@@ -354,7 +358,8 @@ def parse_json(text: str, source: str = "<string>") -> list[Run]:
         run = entry_run(e, total, source)
         hists.append(run.histogram)
         runs.append(run)
-    agg = entry_run(total, total, source, LatencyHistogram.merge(hists), is_aggregate=True)
+    merged = LatencyHistogram.merge(typing.cast(list[LatencyHistogram], hists))  # all built
+    agg = entry_run(total, total, source, merged, is_aggregate=True)
     if not entries:
         agg = agg.replace(notes=agg.notes + (
             "the --json output holds no request statistics: no request was made",))

@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import os
 import re
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,8 @@ def read_manifest(path: str | os.PathLike) -> ManifestInfo:
     # what a Run keeps as its manifest: decoded again, frozen, only when someone reads it
     object.__setattr__(info, "frozen", LazyJsonMap(text, first={"path": info.path}))
     # set now: functools.cached_property takes a lock on every first read (Python 3.11)
-    object.__setattr__(info, "frozen_factors", ManifestInfo.frozen_factors.func(info))
+    factors = typing.cast(functools.cached_property, ManifestInfo.frozen_factors)
+    object.__setattr__(info, "frozen_factors", factors.func(info))
     return info
 
 
@@ -176,7 +178,7 @@ def _info(path: str, record: schema.RunManifest, raw: Mapping) -> ManifestInfo:
         "path": path,
         "tool": record.get("tool"),
         "tool_version": record.get("tool_version"),
-        "argv": tuple(record["argv"]) if record.get("argv") else None,
+        "argv": tuple(argv) if (argv := record.get("argv")) else None,
         "factors": record.get("factors") or {},  # fresh from the JSON (or the upgrade): not
         "load": record.get("load") or {},  # shared with anything that could change them
         "run_id": record.get("run_id") or os.path.basename(os.path.dirname(path)),

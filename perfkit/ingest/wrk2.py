@@ -139,6 +139,7 @@ def _read_calibration(cur: Cursor, acc: Accumulator) -> None:
     ``mean lat.: 9223372036854776.000ms``. A mean beyond wrk2's 24 h range is that placeholder."""
     calibration = []
     while m := cur.take_if(CALIBRATION):
+        mean: float | None
         mean = cur.convert(time_ms, m.group(1), "a latency such as 1.196ms")
         if not mean <= HIGHEST_US / 1000:
             acc.notes.append(

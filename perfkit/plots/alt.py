@@ -10,11 +10,12 @@ follows the figure rather than a caption typed apart from it. The report puts it
 from __future__ import annotations
 
 import weakref
+from typing import cast
 
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm
-from matplotlib.figure import Figure
+from matplotlib.figure import Figure, SubFigure
 from matplotlib.lines import Line2D
 
 from perfkit.formatting import fmt_sig
@@ -53,7 +54,7 @@ def _axis_text(ax: Axes, letter: str) -> str:
     return f"{text}, log scale" if axis.get_scale() == "log" else text
 
 
-def _series_labels(ax: Axes, fig: Figure) -> list[str]:
+def _series_labels(ax: Axes, fig: Figure | SubFigure) -> list[str]:
     _, labels = ax.get_legend_handles_labels()
     return [_flat(lbl) for lbl in dict.fromkeys(labels) if lbl and not lbl.startswith("_")]
 
@@ -74,9 +75,10 @@ def _counts(ax: Axes) -> tuple[int, int]:
 
 
 def _references(ax: Axes) -> list[str]:
-    return [line.get_label() for line in ax.lines
+    return [label for line in ax.lines
             if isinstance(line, Line2D) and line.get_transform() != ax.transData
-            and line.get_label() and not line.get_label().startswith("_")]
+            and isinstance(label := line.get_label(), str) and label
+            and not label.startswith("_")]
 
 
 def _plural(n: int, word: str) -> str:
@@ -113,12 +115,14 @@ def _categorical(ax: Axes) -> bool:
 def _image_text(ax: Axes) -> str:
     parts = []
     for image in ax.images:
-        values = np.ma.compressed(image.get_array())
-        rows, cols = np.shape(image.get_array())[:2]
+        array = cast(np.ndarray, image.get_array())  # drawn: set
+        values = np.ma.compressed(array)
+        rows, cols = np.shape(array)[:2]
         scale = "log" if isinstance(image.norm, LogNorm) else "linear"
         span = (f" from {_num(values.min())} to {_num(values.max())}" if values.size else "")
         parts.append(f"a {rows} x {cols} grid{span} on a {scale} colour scale from "
-                     f"{_num(image.norm.vmin)} to {_num(image.norm.vmax)}")
+                     f"{_num(cast(float, image.norm.vmin))} to "
+                     f"{_num(cast(float, image.norm.vmax))}")
     return "; ".join(parts)
 
 

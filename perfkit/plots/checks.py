@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Iterator
+from typing import Any, cast
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -47,7 +48,7 @@ def _draw(fig: Figure):
     if not hasattr(fig.canvas, "get_renderer"):
         FigureCanvasAgg(fig)
     fig.canvas.draw()  # lays out (constrained layout) and places every tick
-    return fig.canvas.get_renderer()
+    return cast(FigureCanvasAgg, fig.canvas).get_renderer()
 
 
 def _in_view(axis: Axis, loc: float) -> bool:
@@ -84,7 +85,7 @@ def drawn_texts(fig: Figure, drawn: bool = False) -> list[Text]:
 def overlapping_texts(fig: Figure, tolerance_px: float = 0.5, drawn: bool = False
                       ) -> list[tuple[str, str]]:
     """Pairs of drawn texts whose bounding boxes overlap by more than ``tolerance_px``."""
-    renderer = fig.canvas.get_renderer() if drawn else _draw(fig)
+    renderer = cast(FigureCanvasAgg, fig.canvas).get_renderer() if drawn else _draw(fig)
     boxes = []
     for t in drawn_texts(fig, drawn=True):
         bb = t.get_window_extent(renderer)
@@ -102,7 +103,7 @@ def overlapping_texts(fig: Figure, tolerance_px: float = 0.5, drawn: bool = Fals
 
 def texts_outside(fig: Figure, tolerance_px: float = 1.0, drawn: bool = False) -> list[str]:
     """Texts that reach beyond the figure's edges (they would be cut off)."""
-    renderer = fig.canvas.get_renderer() if drawn else _draw(fig)
+    renderer = cast(FigureCanvasAgg, fig.canvas).get_renderer() if drawn else _draw(fig)
     width, height = fig.canvas.get_width_height()
     out = []
     for t in drawn_texts(fig, drawn=True):
@@ -158,7 +159,8 @@ def _points(artist, ax: Axes) -> np.ndarray | None:
     """The data coordinates (n x 2) an artist draws, or None when it is not drawn in data
     coordinates (reference lines such as axhline, spans, texts)."""
     if isinstance(artist, Line2D):
-        return artist.get_xydata() if artist.get_transform() == ax.transData else None
+        return (np.asarray(artist.get_xydata()) if artist.get_transform() == ax.transData
+                else None)
     if isinstance(artist, PathCollection):
         ok = artist.get_offset_transform() == ax.transData
         return np.asarray(artist.get_offsets(), dtype=float) if ok else None
@@ -170,7 +172,7 @@ def _points(artist, ax: Axes) -> np.ndarray | None:
     if isinstance(artist, Collection):
         if artist.get_transform() != ax.transData:
             return None
-        paths = [p.vertices for p in artist.get_paths() if len(p.vertices)]
+        paths = [p.vertices for p in artist.get_paths() if len(cast(np.ndarray, p.vertices))]
         return np.concatenate(paths) if paths else None
     if isinstance(artist, Rectangle) and artist.get_data_transform() == ax.transData:
         x, y = artist.get_xy()
@@ -181,7 +183,7 @@ def _points(artist, ax: Axes) -> np.ndarray | None:
 def data_values(ax: Axes, letter: str) -> np.ndarray:
     """Every finite data value drawn along the ``"x"`` or ``"y"`` axis of ``ax``."""
     col = 0 if letter == "x" else 1
-    parts = []
+    parts: list[np.ndarray] = []
     for artist in [*ax.lines, *ax.collections, *ax.patches]:
         if not artist.get_visible():
             continue
@@ -213,7 +215,7 @@ def linear_wide_axes(fig: Figure, units: Iterable[str] = LATENCY_UNITS, decades:
                                 f"{_span(values)} on a linear scale")
         for image in ax.images:
             cbar = image.colorbar
-            values = np.ma.compressed(image.get_array())
+            values = np.ma.compressed(cast(np.ndarray, image.get_array()))  # drawn: set
             if (cbar is not None and unit_of(_colorbar_label(cbar)) in units
                     and not isinstance(image.norm, LogNorm) and spans_decade(values, decades)):
                 problems.append(f"{name}: colour scale {_colorbar_label(cbar)!r} spans "
@@ -236,7 +238,8 @@ def split_colour_scales(fig: Figure) -> list[str]:
             key = _colorbar_label(cbar) if cbar is not None else ax.get_title() or "image"
             norm = image.norm
             scales.setdefault(key, set()).add(
-                (type(norm).__name__, round(float(norm.vmin), 12), round(float(norm.vmax), 12)))
+                (type(norm).__name__, round(float(cast(float, norm.vmin)), 12),
+                 round(float(cast(float, norm.vmax)), 12)))
     return [f"{key!r} is drawn on {len(s)} colour scales" for key, s in scales.items()
             if len(s) > 1]
 
@@ -244,6 +247,7 @@ def split_colour_scales(fig: Figure) -> list[str]:
 def _handle_colour(handle) -> str | None:
     if hasattr(handle, "lines") and isinstance(getattr(handle, "lines", None), tuple):
         handle = handle.lines[0]  # an errorbar container: its data line
+    colour: Any
     try:
         if isinstance(handle, Line2D):
             colour = handle.get_color()

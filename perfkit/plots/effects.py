@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -110,8 +113,8 @@ def forest(frame: pd.DataFrame, ax: Axes, xlabel: str, label: str = "term",
     _reference(ax, threshold)
     _row_labels(ax, rows, layout, ypos, label, low, by, levels, styles, legend_title)
     if headed:
-        for y in [ypos[item] + 0.5 for item in layout[1:] if item[0] == "head"]:
-            ax.axhline(y, color="#999999", linewidth=0.6)
+        for y_head in [ypos[item] + 0.5 for item in layout[1:] if item[0] == "head"]:
+            ax.axhline(y_head, color="#999999", linewidth=0.6)
     ax.set_ylim(-0.7, n - 0.3)
     ax.grid(False, axis="y")
     if log:
@@ -226,9 +229,10 @@ def _legend(ax: Axes, significant: str | None, threshold: float | None, colours,
             legend_title: str | None, capped: bool = False, caution: bool = False) -> None:
     rule = ("significant", "not significant") if significant else (
         "CI excludes 1", "CI includes 1")
-    handles = [Line2D([], [], marker="o", color="black", linestyle="none", markersize=4),
-               Line2D([], [], marker="o", color="black", markerfacecolor="white",
-                      linestyle="none", markersize=4)]
+    handles: list[Artist] = [
+        Line2D([], [], marker="o", color="black", linestyle="none", markersize=4),
+        Line2D([], [], marker="o", color="black", markerfacecolor="white", linestyle="none",
+               markersize=4)]
     labels = [f"filled: {rule[0]}", f"open: {rule[1]}"]
     if capped:
         handles.append(Line2D([], [], marker="x", color="black", linestyle="none",
@@ -289,7 +293,7 @@ def variation(frame: pd.DataFrame, ax: Axes, xlabel: str = "variation explained 
     left = np.zeros(len(levels))
     for i, t in enumerate(terms):
         vals = np.array([_first(data, term, t, by, lv, value) for lv in levels])
-        extra = {"color": ERROR_COLOR} if t == "error" else (
+        extra: dict[str, Any] = {"color": ERROR_COLOR} if t == "error" else (
             {"color": BLOCK_COLOR, "hatch": "////"} if t == "block" else
             {"color": TERM_COLORS[i % len(TERM_COLORS)], "hatch": _TERM_HATCHES[i % 4]})
         ax.barh(y, np.nan_to_num(vals), left=left, height=0.6, label=t.replace(":", " × "),

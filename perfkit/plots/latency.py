@@ -7,6 +7,8 @@ HdrHistogram plotter, http://hdrhistogram.github.io/HdrHistogram/plotFiles.html)
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -18,6 +20,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 from perfkit.plots.alt import note
 from perfkit.plots.style import (
     GREY,
+    Neutral,
     Palette,
     label,
     plain_log,
@@ -25,6 +28,9 @@ from perfkit.plots.style import (
     series_style,
     styles_for,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.typing import LegendLocType
 
 TAIL_TICKS = (50.0, 90.0, 99.0, 99.9, 99.99, 99.999, 99.9999)
 
@@ -64,9 +70,9 @@ def _top_percentile(percentiles: pd.Series) -> float:
 def spectrum(frame: pd.DataFrame, ax: Axes, by: str = "config", y: str = "latency_ms",
              low: str | None = "ci_low_ms", high: str | None = "ci_high_ms",
              logy: bool = True, quantity: str = "latency",
-             legend_title: str | None = None, *, palette: Palette | None = None,
+             legend_title: str | None = None, *, palette: Palette | Neutral | None = None,
              runs: pd.DataFrame | None = None, run: str = "run_id",
-             legend_loc: str = "upper left", series: str = "configurations") -> Axes:
+             legend_loc: LegendLocType = "upper left", series: str = "configurations") -> Axes:
     """Percentile spectra, one line per ``by`` group, with a CI band where ``low``/``high`` exist.
 
     ``frame`` is long form: ``by, percentile`` (0-100), ``y`` (ms) and optionally the band

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -11,6 +13,7 @@ from perfkit.plots.alt import note
 from perfkit.plots.style import (
     GREY,
     THRESHOLD,
+    Neutral,
     Palette,
     is_latency_column,
     neutral_style,
@@ -58,7 +61,7 @@ def timeseries(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabe
                                 strict=True):
         group = group.sort_values(x)
         draw = ax.step if step else ax.plot
-        kwargs = {"where": "post"} if step else {}
+        kwargs: dict[str, Any] = {"where": "post"} if step else {}
         draw(group[x], group[y], color=st["color"], linestyle=st["linestyle"],
              marker=st["marker"], markevery=max(1, len(group) // MARKS_PER_SERIES),
              markersize=3, label=None if key is None else str(key), **kwargs)
@@ -96,7 +99,7 @@ def robust_limits(values, fence: float = 3.0, include: float | None = 0.0
 def drift(frame: pd.DataFrame, ax: Axes, x: str = "order", y: str = "residual",
           by: str | None = None, xlabel: str = "run order (index)",
           ylabel: str = "residual (log ratio)", window: int = 5, *,
-          palette: Palette | None = None, fence: float | None = 3.0,
+          palette: Palette | Neutral | None = None, fence: float | None = 3.0,
           legend: str | None = "figure") -> Axes:
     """Residuals (run minus its cell's mean) against run order, with a running median of each
     ``by`` group (each experiment's own runs, in its run order). The legend has one entry per
@@ -178,13 +181,13 @@ def drift(frame: pd.DataFrame, ax: Axes, x: str = "order", y: str = "residual",
     return ax
 
 
-def drift_panels(frame: pd.DataFrame, titles: dict, palette: Palette | None = None,
+def drift_panels(frame: pd.DataFrame, titles: dict, palette: Palette | Neutral | None = None,
                  by: str = "experiment"):
     """Small multiples of :func:`drift`: one panel per ``by`` group named in ``titles`` (group
     -> its panel's title), two a row, each on its own robust residual axis with its running
     median, in its ``palette`` look (None: black). Five experiments in five similar greys
     over the same run orders cannot be told apart in one panel; side by side they can."""
-    from perfkit.plots.style import WIDTH_IN, Neutral, figure, label
+    from perfkit.plots.style import WIDTH_IN, figure, label
 
     rows = (len(titles) + 1) // 2
     fig, axes = figure(nrows=rows, ncols=2, height_in=0.4 + 1.75 * rows, width_in=WIDTH_IN * 1.5)
@@ -199,7 +202,7 @@ def drift_panels(frame: pd.DataFrame, titles: dict, palette: Palette | None = No
     return fig
 
 
-def _running_median(values: pd.Series, window: int) -> np.ndarray:
+def _running_median(values: pd.Series, window: int) -> pd.Series:
     return values.rolling(window, center=True, min_periods=max(2, window // 2)).median()
 
 

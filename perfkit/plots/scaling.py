@@ -129,10 +129,11 @@ def load_curve(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabe
     if logx:
         levels = np.unique(frame[x].to_numpy(dtype=float))
         ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_locator(FixedLocator(levels[levels > 0]))
+        ax.xaxis.set_major_locator(FixedLocator(levels[levels > 0].tolist()))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.xaxis.set_minor_locator(NullLocator())
-    cut = _cut_bands(ax, lines, x, low, high, np.concatenate(core), log) if lines else 0
+    cut = (_cut_bands(ax, lines, x, low, high, np.concatenate(core), log)
+           if lines and low and high else 0)  # a band is drawn only with both bounds
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if by is not None or slo is not None or identity or marked:
@@ -243,8 +244,8 @@ def model_curves(points: pd.DataFrame, curves: pd.DataFrame, ax: Axes, x: str, y
         if {"low", "high"} <= set(cur.columns) and cur["low"].notna().any():
             ax.fill_between(cur["n"], cur["low"], cur["high"], color=st["color"], alpha=0.15,
                             linewidth=0)
-        peak = peaks[peaks[by] == key] if peaks is not None and len(peaks) else []
-        for _, row in (peak.iterrows() if len(peak) else []):
+        peak = peaks[peaks[by] == key] if peaks is not None and len(peaks) else None
+        for _, row in (peak.iterrows() if peak is not None and len(peak) else []):
             ax.axvline(row["n_star"], color=st["color"], linestyle=":", linewidth=0.9)
             n_peaks_drawn += 1
             if np.isfinite(row["n_star_low"]) and np.isfinite(row["n_star_high"]):

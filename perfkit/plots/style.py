@@ -21,12 +21,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import matplotlib as mpl
 import numpy as np
 from cycler import cycler
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 from perfkit.plots.palette import (  # noqa: F401  (re-exported: one place to import from)
     GREY,
@@ -52,7 +56,7 @@ WIDTH_IN = 3.5
 HEIGHT_IN = 2.4
 FONT_PT = 8
 
-RC = {
+RC: dict[RcKeyType, Any] = {
     "figure.figsize": (WIDTH_IN, HEIGHT_IN),
     "figure.dpi": 150,
     "figure.constrained_layout.use": True,

@@ -4,29 +4,33 @@ and the report (HTML, Markdown and LaTeX files).
 
 Formatting only: every number, verdict and warning comes from the result objects of
 :mod:`perfkit.analysis`. Estimates print with their interval as ``3.1 [2.9, 3.4]``; a change
-as ``+3.1% [+1.0%, +5.2%]`` when the analysis calls it significant, else its verdict (``~``,
-``not testable``, ``no data``); warnings become numbered notes.
+as ``+3.1% [+1.0%, +5.2%]`` whatever its verdict (a ``~`` row keeps its estimate and interval:
+they say how sure), the verdict in a column of its own (``better``, ``~``, ``not testable``,
+``no data``, an artefact of a cap), and for a ``~`` the smallest change the design could have
+detected beside it; warnings become numbered notes.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import cast
 
-from perfkit.analysis import ComparisonTable
+from perfkit.analysis import ComparisonTable, intervals
 from perfkit.formatting import (
     Footnotes,
     change_ci,
     fmt_p,
+    fmt_sig,
     interval_text,
     level_text,
     pct,
     pct_change,
 )
 from perfkit.present.tables import Column, Table
-from perfkit.vocabulary import SIGNIFICANT, Verdict
+from perfkit.vocabulary import SIGNIFICANT
 
-__all__ = ["SIGNIFICANT", "change_text", "comparison", "row_runs"]
+__all__ = ["SIGNIFICANT", "change_text", "comparison", "detectable_text", "row_runs"]
 
 
 
@@ -35,26 +39,32 @@ def _p(value: float) -> str:
 
 
 def change_text(verdict: str, ratio: float, low: float, high: float, mde=None) -> str:
-    """``+3.1% [+1.0%, +5.2%]`` when significant, else the verdict (``~``, ``not testable``);
-    a ``~`` says which changes the design could have detected (``mde``, 80% power). A
-    significant change without a finite ratio says why: values <= 0 (no ratio), or failed runs
-    ranked worst (a ratio of 0 or infinity is no size; its finite interval end is a bound)."""
+    """The change with its interval, ``+3.1% [+1.0%, +5.2%]``, for every verdict that has one
+    (a ``~`` too: its interval says how sure; ``mde`` is accepted for the old call and not
+    printed: :func:`detectable_text` gives it a column). Without a finite ratio it says why:
+    values <= 0 (no ratio), or failed runs ranked worst (a ratio of 0 or infinity is no size;
+    its finite interval end is a bound); ``-`` without an estimate (no data)."""
     if verdict in SIGNIFICANT and ratio != ratio:
         return f"{verdict} (no ratio: values <= 0)"
-    if verdict in SIGNIFICANT and (math.isinf(ratio) or ratio == 0):
+    if math.isinf(ratio) or ratio == 0:
         bound = low if math.isinf(ratio) else high
         side = "at least" if math.isinf(ratio) else "at most"
         finite = 0 < bound < math.inf
-        return (f"{verdict} ({side} {pct_change(bound)}; failed runs: no finite ratio)"
-                if finite else f"{verdict} (failed runs: no finite ratio)")
-    if verdict in SIGNIFICANT:
-        return change_ci(ratio, low, high)
-    if verdict == Verdict.NO_CHANGE and mde is not None and getattr(mde, "any_change", False):
-        return f"{Verdict.NO_CHANGE} (could detect any change: the runs had no run-to-run spread)"
-    if verdict == Verdict.NO_CHANGE and mde is not None and mde.testable:
-        return (f"{Verdict.NO_CHANGE} (could detect {pct_change(mde.ratio_high)} / "
-                f"{pct_change(mde.ratio_low)} at {mde.power:.0%} power)")
-    return verdict
+        return (f"{side} {pct_change(bound)} (failed runs: no finite ratio)" if finite
+                else "failed runs: no finite ratio")
+    if ratio != ratio:
+        return "-"
+    return change_ci(ratio, low, high)
+
+
+def detectable_text(mde) -> str:
+    """``+11.3% / -10.3%``: the changes a ``~`` row's design could have detected at its
+    power (:class:`perfkit.stats.power.MinDetectable`), empty for another row."""
+    if mde is not None and getattr(mde, "any_change", False):
+        return "any change (the runs had no run-to-run spread)"
+    if mde is None or not mde.testable:
+        return ""
+    return f"{pct_change(mde.ratio_high)} / {pct_change(mde.ratio_low)}"
 
 
 # -- comparisons ----------------------------------------------------------------------------------
@@ -94,9 +104,14 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
              f"alpha {table.alpha:g}{holm}\nbase: {table.base} ({_arm_runs(table, 0)})\n"
              f"new:  {table.new} ({_arm_runs(table, 1)})")
     labels = [k for k, _ in table.rows[0].labels] if table.rows else []
-    shown = [k for k in labels if not k.startswith("held_")]  # the caption says what is held
+    # the caption says what is held; what a row estimates is a note on its first cell (a
+    # column would widen every row by a sentence)
+    shown = [k for k in labels if not k.startswith("held_") and k != "estimand"]
     cols = [Column(k) for k in table.keys] + [Column(k) for k in shown]
+    power = next((f" ({r.mde.power:.0%} power)" for r in table.rows if r.mde is not None), "")
+    detect = any(detectable_text(r.mde) for r in table.rows)  # a column only when one has it
     cols += [Column("base", m.unit, True), Column("new", m.unit, True), Column("vs base"),
+             Column("verdict"), *([Column(f"detectable{power}")] if detect else []),
              Column("p", right=True), Column("p Holm", right=True), Column("runs")]
     mechanism = any(r.mechanism for r in table.rows)  # some run recorded what the server counted
     if mechanism:
@@ -104,11 +119,19 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
     rows = []
     for row in table.rows:
         c = row.comparison
-        extra = [v for k, v in row.labels if k in shown]
-        rows.append((*(level_text(v) for v in row.key), *extra,
-                     interval_text(c.median_base, c.median_base_ci_low, c.median_base_ci_high),
-                     interval_text(c.median_new, c.median_new_ci_low, c.median_new_ci_high),
-                     _change(row),
+        extra = [cast(str, v) for k, v in row.labels if k in shown]  # only held_ ones are None
+        why = row.not_estimable()
+        keys = [level_text(v) for v in row.key]
+        estimand = dict(row.labels).get("estimand")
+        if estimand and keys:
+            keys[0] = f"{keys[0]} {notes.mark(f'estimates the {estimand}')}"
+        rows.append((*keys, *extra,
+                     _median(c.median_base, c.median_base_ci_low, c.median_base_ci_high,
+                             why["median_base"]),
+                     _median(c.median_new, c.median_new_ci_low, c.median_new_ci_high,
+                             why["median_new"]),
+                     _change(row), row.reported_verdict,
+                     *([detectable_text(row.mde)] if detect else []),
                      _p(c.p_value) or "-", _p(row.p_adjusted) or "-",
                      f"{c.n_base} vs {c.n_new} {notes.mark([*row.warnings, *_without(row)])}"
                      .rstrip(), *([row.mechanism.text()] if mechanism else [])))
@@ -116,15 +139,23 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
 
 
 def _change(row) -> str:
-    """The change column: the change (or the artefact verdict of a row on a cap), with the
-    qualifier of a measured change from runs that waited for a cap."""
+    """The change column: the change with its interval (or why it is not estimable); for a
+    row whose values sit on a known cap (its change is the cap's artefact, no size of the
+    setting: the verdict says) the runs that stalled on it, side by side, with Fisher's test
+    (:mod:`perfkit.analysis.stalls`)."""
     c = row.comparison
-    if row.caps_ms:
-        return change_text(row.reported_verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high,
-                           row.mde)
-    text = change_text(row.verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high, row.mde)
-    qualifier = row.reported_verdict.removeprefix(row.verdict).strip()
-    return f"{text} {qualifier}" if qualifier else text
+    if row.caps_ms:  # no size of the setting; what the runs show: how many stalled
+        return "; ".join(f"runs stalled on {x.cap_ms:g} ms: {x.stalled_base}/{x.n_base} -> "
+                         f"{x.stalled_new}/{x.n_new} (p Holm {fmt_p(x.p_adjusted)})"
+                         for x in row.stalls)
+    why = row.not_estimable()["ratio"]
+    if why:
+        return f"{pct_change(c.ratio)} ({intervals.text(why)})"
+    return change_text(row.verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high)
+
+
+def _median(est: float, low: float, high: float, why: str) -> str:
+    return f"{fmt_sig(est)} ({intervals.text(why)})" if why else interval_text(est, low, high)
 
 
 def _without(row) -> list[str]:

@@ -8,7 +8,9 @@ Formatting only: every number, verdict and warning comes from :mod:`perfkit.anal
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
+from perfkit.analysis import intervals
 from perfkit.analysis.effects import FactorialResult
 from perfkit.formatting import Footnotes, fmt_sig, level_text, pct
 from perfkit.present.compare import _p
@@ -33,7 +35,9 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
     notes = Footnotes()
     scale = ("additive effects q (half of high minus low)" if not result.log else
              "log scale: effect = ratio of geometric means, high / low")
-    dfs = sorted({v for v in result.df_error.values() if v is not None})
+    dfs = [v for v in result.effect_rows()["df"] if v == v]
+    span = (f"{min(dfs):.3g}" if dfs and f"{min(dfs):.3g}" == f"{max(dfs):.3g}"
+            else f"{min(dfs):.3g}-{max(dfs):.3g}" if dfs else "none")
     per = f"; per {', '.join(result.per)}, Holm across levels" if result.per else ""
     block = f"; blocks: {result.block}" if result.block else ""
     coding = "; ".join(f"{name}: {level_text(c['low'])} -> {level_text(c['high'])} "
@@ -41,73 +45,112 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
     at_level = {w for ws in result.level_warnings.values() for w in ws}
     marks = notes.mark([w for w in result.warnings if w not in at_level])
     title = (f"{result.metric.name}{marks}, {result.n_runs} runs: {scale}; "
-             f"{pct(result.confidence)} t CIs (error df {', '.join(map(str, dfs))}){per}{block}"
-             f"\ncoding (low -> high): {coding}")
+             f"{pct(result.confidence)} t CIs without equal spread across cells (HC2, "
+             f"Satterthwaite df {span}){per}{block}\ncoding (low -> high): {coding}")
     frame, keys = result.to_frame(), result.effects["by"].to_numpy()  # aligned row by row
     mde = result.detectable()
     est = (("ratio", "ratio_ci_low", "ratio_ci_high") if result.log else
            tuple(f"effect{s}{result.metric.suffix}" for s in ("", "_ci_low", "_ci_high")))
     mechanism = "mechanism" in frame  # some run recorded what the server counted
     cols = [Column(c) for c in result.per] + [
-        Column("term"), Column("ratio" if result.log else "effect",
-                               "" if result.log else result.metric.unit, True),
-        Column(f"{pct(result.confidence)} CI"),
+        Column("term"), Column("estimand"), Column("ratio" if result.log else "effect",
+                                                   "" if result.log else result.metric.unit,
+                                                   True),
+        Column(f"{pct(result.confidence)} CI"), Column(_detectable_header(mde)),
         *([Column("variation", "%", True)] if variation else []),
         Column("p", right=True)] + ([Column("p Holm", right=True)] if result.per else []) + [
         Column("verdict")] + ([Column("mechanism (low -> high, other factors low)")]
                               if mechanism else [])
     rows = []
-    for i, r in frame.iterrows():
+    for index, r in frame.iterrows():
+        i = cast(int, index)  # a RangeIndex
         error = r["term"] in ("error", "block")
         term = r["term"]
         if not error and not r["interpretable_alone"]:
             term += " " + notes.mark("not interpretable alone: its interaction is significant "
                                      "(see the simple effects)")
         share = "-" if r["variation_pct"] != r["variation_pct"] else fmt_sig(r["variation_pct"])
-        cells = [*(level_text(r[c]) for c in result.per), term,
+        cells = [*(level_text(r[c]) for c in result.per), term, r["estimand"],
                  "" if error else fmt_sig(r[est[0]]),
-                 "" if error else f"[{fmt_sig(r[est[1]])}, {fmt_sig(r[est[2]])}]",
+                 "" if error else _interval(r[est[1]], r[est[2]], r["not_estimable"]),
+                 detectable_text(mde[i], r.get("mde_note", "")),
                  *([share] if variation else []), _p(r["p_value"])]
         if result.per:
-            cells.append(_p(r.get("p_value_holm")))
+            cells.append(_p(cast(float, r.get("p_value_holm"))))
         verdict = result.reported_verdict(r["verdict"], keys[i], r["cap_affected"])
         if not error and not r["interpretable_alone"] and r["verdict"] in SIGNIFICANT:
             # its interaction is significant: the average over the other factor's levels is
             # no verdict a reader can act on; the simple effects are
             verdict = "see the simple effects"
         cells.append(_verdict(verdict, result.level_warnings.get(keys[i], ())
-                              if not error else (), notes, mde[i]))
+                              if not error else (), notes))
         if mechanism:
             cells.append(r["mechanism"])
         rows.append(tuple(cells))
     return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
 
 
-def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes, mde=None) -> str:
+def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes) -> str:
     """A verdict, with the mark of its cap warnings (an artefact, or a count or rate a cap
-    affects); a ``~`` with the smallest effect the design could have detected, or why none
-    (``mde``: :class:`perfkit.stats.tpower.DetectableEffect`)."""
-    if verdict == Verdict.NO_CHANGE and mde is not None:
-        verdict = f"{Verdict.NO_CHANGE} ({mde.statement})"
+    affects)."""
     return f"{verdict} {notes.mark(warnings)}".rstrip() if warnings else verdict
 
 
+def _interval(low: float, high: float, why: str) -> str:
+    """``[0.547, 1.03]``, or ``not estimable: ...`` (:mod:`perfkit.analysis.intervals`)."""
+    return intervals.interval_or_reason(low, high, f"[{fmt_sig(low)}, {fmt_sig(high)}]", why)
+
+
+def _detectable_header(mde) -> str:
+    power = next((m.power for m in mde if m is not None), None)
+    return f"detectable ({power:.0%} power)" if power else "detectable"
+
+
+def detectable_text(mde, note: str = "") -> str:
+    """A ``~`` row's smallest detectable effect (``x1.87 / x0.535``, or ``±2.1 ms``), or why
+    there is none; empty for another row. ``mde``: a
+    :class:`perfkit.stats.tpower.DetectableEffect`, or the high and low of a frame row."""
+    if isinstance(mde, tuple):
+        high, low = mde
+        if high == high and low == low:
+            return f"x{fmt_sig(high)} / x{fmt_sig(low)}"
+        return f"none: {note}" if note else ""
+    if mde is None:
+        return ""
+    if not mde.testable:
+        return f"none: {mde.reason}"
+    if mde.se == 0:
+        return "any change (no spread within the cells)"
+    return (f"x{fmt_sig(mde.high)} / x{fmt_sig(mde.low)}" if mde.log
+            else f"±{fmt_sig(mde.high)} {mde.unit}".rstrip())
+
+
 def simple_effects(result: FactorialResult) -> Table:
-    """The simple effects table (:meth:`FactorialResult.simple_frame`'s rows)."""
+    """The simple effects table (:meth:`FactorialResult.simple_frame`'s rows): each row's
+    estimate and interval, what it estimates and how it was computed (the A/B table's rule for
+    a two-cell contrast), its detectable effect when ``~``."""
     notes = Footnotes()
     s = result.simple_effects
     mechanism = "mechanism" in s and any(s["mechanism"])
     cols = [Column(c) for c in result.per] + [
         Column("factor"), Column("at"), Column("ratio" if result.log else "effect", right=True),
-        Column(f"{pct(result.confidence)} CI"), Column("p", right=True),
-        Column("p Holm", right=True), Column("runs", right=True), Column("verdict")] + (
-        [Column("mechanism (low -> high)")] if mechanism else [])
-    rows = [(*(level_text(r[c]) for c in result.per), r["factor"], r["at"],
-             fmt_sig(r["effect"]), f"[{fmt_sig(r['ci_low'])}, {fmt_sig(r['ci_high'])}]",
-             _p(r["p_value"]), _p(r["p_value_holm"]), str(r["n_runs"]),
-             _verdict(result.reported_verdict(r["verdict"], r["level_key"], r["cap_affected"]),
-                      r["warnings"], notes, mde), *([r["mechanism"].text()] if mechanism else []))
-            for (_, r), mde in zip(s.iterrows(), result.simple_detectable(), strict=True)]
+        Column(f"{pct(result.confidence)} CI"), Column("detectable (80% power)"),
+        Column("p", right=True), Column("p Holm", right=True), Column("runs", right=True),
+        Column("verdict")] + ([Column("mechanism (low -> high)")] if mechanism else [])
+    rows = []
+    methods = list(dict.fromkeys(s["method"])) if len(s) else []
+    for _, r in s.iterrows():
+        method = notes.mark([f"computed {r['method']}"]) if len(methods) > 1 else ""
+        rows.append((*(level_text(r[c]) for c in result.per),
+                     f"{r['factor']} {method}".rstrip(), r["at"], fmt_sig(r["effect"]),
+                     _interval(r["ci_low"], r["ci_high"], r["not_estimable"]),
+                     detectable_text((r["mde_high"], r["mde_low"]), r["mde_note"])
+                     if r["verdict"] == Verdict.NO_CHANGE else "",
+                     _p(r["p_value"]), _p(r["p_value_holm"]), str(r["n_runs"]),
+                     _verdict(result.reported_verdict(r["verdict"], r["level_key"],
+                                                      r["cap_affected"]), r["warnings"], notes),
+                     *([r["mechanism"].text()] if mechanism else [])))
+    how = f"; {methods[0]}" if len(methods) == 1 else ""
     return Table(tuple(cols), tuple(rows), "simple effects (each factor at each level of the "
                  "other, where the interaction is significant; Holm over the levels of the "
-                 "other factor)", tuple(notes.texts))
+                 f"other factor){how}", tuple(notes.texts))

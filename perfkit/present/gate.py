@@ -35,7 +35,7 @@ from perfkit.vocabulary import GateOutcome, GateStatus
 #: contract: ``perfkit gate: REGRESSION (exit 1; ...)``)
 STATUS_TEXT = {s: str(s) if s == PASS else s.upper() for s in GateStatus}
 #: a row's gate in a table, lower-case like every other verdict of a table
-ROW_TEXT = {s: str(s) for s in GateStatus}
+ROW_TEXT: dict[str, str] = {s: str(s) for s in GateStatus}
 
 
 def _p(value: float) -> str:

@@ -6,6 +6,8 @@ Formatting only: every number comes from :mod:`perfkit.analysis.plan`.
 
 from __future__ import annotations
 
+from typing import cast
+
 from perfkit.analysis.plan import PowerPlan, RunsNeeded
 from perfkit.formatting import Footnotes, level_text, pct_change
 from perfkit.present.tables import Column, Table
@@ -32,8 +34,9 @@ def plan(p: PowerPlan) -> Table:
         now = "-" if r.power_now.power is None else f"{r.power_now.power:.2f}"
         cur = r.current
         detects = ("any change" if cur.any_change else
-                   f">= {pct_change(cur.ratio_high)} or <= {pct_change(cur.ratio_low)}"
-                   if cur.testable else f"nothing {notes.mark(cur.reason)}")
+                   f">= {pct_change(cast(float, cur.ratio_high))} or "
+                   f"<= {pct_change(cast(float, cur.ratio_low))}"  # testable: both known
+                   if cur.testable else f"nothing {notes.mark(cast(str, cur.reason))}")
         observed = ((pct_change(r.observed_ratio),
                      _need_text(r.needed_observed) if r.needed_observed else "-")
                     if seen else ())

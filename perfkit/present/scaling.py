@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from perfkit.analysis import intervals
 from perfkit.analysis.scaling import (
     FLAGS,
     LITTLE_TOLERANCE,
@@ -18,6 +19,7 @@ from perfkit.analysis.scaling import (
     ScalingTable,
     SloTable,
 )
+from perfkit.analysis.slo import not_estimable as slo_not_estimable
 from perfkit.formatting import Footnotes, fmt_num, fmt_sig, interval_text, level_text, pct
 from perfkit.model import percentile_label
 from perfkit.present.tables import Column, Table
@@ -61,7 +63,11 @@ def _model(r: ScalingResult, table: ScalingTable, threats: Sequence[str] = ()) -
             p["parameter"], p["parameter"])
         interval = f"[{fmt_sig(p['ci_low'])}, {fmt_sig(p['ci_high'])}]"
         if p["parameter"] == "n_star":
-            interval += " " + notes.mark([fit.n_star_reason, *fit.n_star_warnings, *threats])
+            if r.n_star_not_estimable:
+                interval = intervals.text(r.n_star_not_estimable)
+            scope = [f"N* is {r.peak_scope}"] if r.peak_scope else []
+            interval += " " + notes.mark([*scope, fit.n_star_reason, *fit.n_star_warnings,
+                                          *threats])
         elif p["ci_method"] == "percentile":
             interval += " " + notes.mark(f"{p['parameter']}: a percentile interval of the "
                                          "refits (on its bound, where bootstrap-t is "
@@ -164,7 +170,7 @@ def slo(table: SloTable) -> list[Table]:
                 extra.insert(0, notes.mark(f"{fmt_num(v.rate_rps)} req/s: {v.reason}"))
             counts = [str(v.n_kept_up), str(v.n_short), str(v.n_saturated)]
             rows.append((fmt_num(v.rate_rps), *counts, *([str(v.n_failed)] if any_failed else []),
-                         interval_text(v.estimate_ms, v.ci_low_ms, v.ci_high_ms),
+                         _rate_value(v),
                          " ".join([v.verdict, *dict.fromkeys(extra)])))
         cols = (Column("rate", "req/s", True), Column("kept up", right=True),
                 Column(RunStatus.SHORT, right=True), Column(RunStatus.SATURATED, right=True),
@@ -172,6 +178,14 @@ def slo(table: SloTable) -> list[Table]:
                 Column(f"{q} with {pct(table.confidence)} CI", "ms", True), Column("verdict"))
         out.append(Table(cols, tuple(rows), title, tuple(notes.texts)))
     return out
+
+
+def _rate_value(v) -> str:
+    """A rate's percentile with its interval, or why the interval is not estimable."""
+    why = slo_not_estimable(v)
+    if why:
+        return f"{fmt_sig(v.estimate_ms)} ({intervals.text(why)})"
+    return interval_text(v.estimate_ms, v.ci_low_ms, v.ci_high_ms)
 
 
 def _stated(warning: str, stated: Sequence[str]) -> str:

@@ -89,8 +89,9 @@ class Answer:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Answer:
         names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: (tuple(v) if k == "warnings" else v) for k, v in data.items()
-                      if k in names})
+        fields: dict[str, Any] = {k: (tuple(v) if k == "warnings" else v)
+                                  for k, v in data.items() if k in names}
+        return cls(**fields)
 
 
 def ordered(items: Iterable[Answer]) -> list[Answer]:
@@ -246,13 +247,13 @@ def answers_html(items: Iterable[Answer], prefix: str = "", heading: str = "h2",
                        + (f" ({_e(a.n)})" if a.n else "") + _mark(cav.marks[k - 1], prefix)
                        + "</li>" for k, a in enumerate(aside, len(shown) + 1)) + "</ul>")
     if cav.notes:
-        said, shown = Said(), []
+        said, condensed = Said(), []
         for i, t in enumerate(cav.notes, 1):
-            shown.append(said.condense(t))
+            condensed.append(said.condense(t))
             said.add(t, f"caveat {i}")
         entries = "".join(
             f'<li id="{prefix}caveat-{i}">{_e(t)}{_named(r, prefix)}</li>'
-            for i, (t, r) in enumerate(zip(shown, cav.rows, strict=True), 1))
+            for i, (t, r) in enumerate(zip(condensed, cav.rows, strict=True), 1))
         out.append(f'<details class="caveats"{" open" if caveats_open else ""}>'
                    f"<summary>Caveats ({len(cav.notes)}), each once, with the rows it "
                    f'affects</summary><ol class="perfkit-notes caveats">{entries}</ol>'

@@ -99,7 +99,8 @@ def current_env_kernel_manager(env: Mapping[str, str] | None = None):
         def _kernel_spec_manager_default(self):
             return CurrentEnvSpecs(data_dir=self.data_dir)
 
-        async def start_kernel(self, **kw):
+        # the ignore: jupyter_client declares the synchronous KernelManager's signature
+        async def start_kernel(self, **kw):  # type: ignore[override]
             kw["env"] = {**os.environ, **kw.get("env", {}), **kernel_env}
             return await super().start_kernel(**kw)
 

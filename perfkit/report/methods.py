@@ -228,9 +228,10 @@ def exclusions_sentence(p: Provenance) -> str:
     parts = []
     if p.unreadable:
         parts.append(f"{p.unreadable} file(s) could not be read and were left out")
-    names = {RunStatus.FAILED: str(RunStatus.FAILED),
-             RunStatus.SATURATED: "did not sustain their offered rate",
-             RunStatus.SHORT: "fell slightly short of their offered rate and were kept, in doubt"}
+    names: dict[str, str] = {
+        RunStatus.FAILED: str(RunStatus.FAILED),
+        RunStatus.SATURATED: "did not sustain their offered rate",
+        RunStatus.SHORT: "fell slightly short of their offered rate and were kept, in doubt"}
     for status, reasons in p.statuses.items():
         parts.append(f"{len(reasons)} run(s) {names.get(status, status)} "
                      f"({'; '.join(reasons)})")
@@ -244,7 +245,7 @@ BACKEND = "Backend: "
 
 
 def backend_sentence(backend: str) -> str:
-    """The backend as the Methods state it (:func:`perfkit.analysis.backend.backend`)."""
+    """The backend as the Methods state it (:func:`perfkit.analysis.levels.backend`)."""
     return f"{BACKEND}{backend}." if backend else ""
 
 
@@ -252,7 +253,7 @@ def record(p: Provenance, analyses: Iterable[str] = (), backend: str = ""
            ) -> dict[str, list[str]]:
     """The parts of an experiment's Methods paragraph, kept apart so that the index can merge
     the analyses several notebooks ran on one experiment (see :func:`merge`); ``backend``:
-    what the server did with each request (:func:`perfkit.analysis.backend.backend`)."""
+    what the server did with each request (:func:`perfkit.analysis.levels.backend`)."""
     co = "; ".join(CO_STATUS[t] for t in sorted({t for t, _ in p.tools}) if t in CO_STATUS)
     return {"setup": [design_sentence(p), tools_sentence(p), backend_sentence(backend),
                       host_sentence(p)],

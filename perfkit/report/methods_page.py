@@ -51,8 +51,8 @@ def methods_markdown(records: Mapping[str, Mapping[str, list[str]]], title: str)
         by: dict[tuple[str, ...], list[str]] = {}
         for s, names in shared.items():
             by.setdefault(tuple(names), []).append(s)
-        for names, said in by.items():
-            out += [f"{_named(list(names), len(own))}: " + " ".join(said), ""]
+        for holder_names, sentences_of in by.items():
+            out += [f"{_named(list(holder_names), len(own))}: " + " ".join(sentences_of), ""]
     for name, rec in records.items():
         if SHARED in rec.get("scope", ()):
             out += [f"## {name}", "",
@@ -71,7 +71,7 @@ def methods_html(markdown: str, title: str, css: str = "") -> str:
 
     import mistune
 
-    body = mistune.create_markdown(escape=True)(markdown)
+    body = str(mistune.create_markdown(escape=True)(markdown))
     body = re.sub(r"<h2>(.*?)</h2>",
                   lambda m: f'<h2 id="{anchor(html.unescape(m.group(1)))}">{m.group(1)}</h2>',
                   body)

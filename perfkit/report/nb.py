@@ -313,9 +313,9 @@ class Report(Files):
                     + " of the answers.</p>") if said else ""
         else:
             refs = ""
-        text = code if kind == "text" else escape
-        inner = ("" if not lines else f"<p>{text(lines[0])}</p>" if len(lines) == 1 else
-                 "".join(f"<p>{text(t)}</p>" for t in lines) if kind == "text" else
+        render = code if kind == "text" else escape
+        inner = ("" if not lines else f"<p>{render(lines[0])}</p>" if len(lines) == 1 else
+                 "".join(f"<p>{render(t)}</p>" for t in lines) if kind == "text" else
                  "<ul>" + "".join(f"<li>{escape(t)}</li>" for t in lines) + "</ul>") + refs
         if not inner:
             return

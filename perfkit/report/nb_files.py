@@ -10,7 +10,8 @@ import contextlib
 import html
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 #: output metadata key under which the report finds figures, tables, answers and methods
 META_KEY = "perfkit"
@@ -28,6 +29,16 @@ def slug(name: str) -> str:
 
 class Files:
     """Per-run files and folded blocks of a :class:`perfkit.report.nb.Report`."""
+
+    if TYPE_CHECKING:  # given by the Report this is mixed into
+        name: str
+        output_dir: Path | None
+        _gather: list[list[tuple[dict, dict]]]
+
+        def _show(self, data: Mapping[str, Any],
+                  metadata: Mapping[str, Any] | None = None) -> None: ...
+
+        table: Any  # Report.table
 
     def runs(self, rows: Any, name: str, where: str = "") -> None:
         """Save the per-run metrics and the per-run warnings of ``rows`` (a

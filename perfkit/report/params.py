@@ -211,7 +211,8 @@ def _key_lines(text: str) -> dict[tuple[str, ...], int]:
 
 class _Problems:
     def __init__(self, path: Path, lines: dict[tuple[str, ...], int]):
-        self.path, self.lines, self.items = path, lines, []
+        self.path, self.lines = path, lines
+        self.items: list[str] = []
 
     def add(self, keys: tuple[str, ...], expected: str, found: str) -> None:
         line = None
@@ -235,7 +236,7 @@ def _read_yaml(path: Path) -> tuple[Any, str]:
                           ) from None
     except OSError as exc:
         raise ParamsError([f"{path}: expected a readable parameter file, found "
-                           f"{exc.strerror.lower()}"]) from None
+                           f"{(exc.strerror or str(exc)).lower()}"]) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

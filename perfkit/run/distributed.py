@@ -156,8 +156,8 @@ def combine_runs(runs: Sequence[Run], run_id: str | None = None) -> Run:
     fields["duration_s"] = max((r.duration_s for r in runs if r.duration_s is not None),
                                default=None)
     weights = [r.requests or 0 for r in runs]
-    means = [r.latency_mean_ms for r in runs]
-    if sum(weights) and all(m is not None for m in means):
+    means = [r.latency_mean_ms for r in runs if r.latency_mean_ms is not None]
+    if sum(weights) and len(means) == len(runs):
         fields["latency_mean_ms"] = sum(w * m for w, m in zip(weights, means, strict=True)) / sum(
             weights)
     maxes = [r.latency_max_ms for r in runs if r.latency_max_ms is not None]

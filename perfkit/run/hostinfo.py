@@ -48,6 +48,7 @@ def _rlim(value: int) -> str:
 
 def host() -> dict[str, Any]:
     """CPUs (online and usable by this process), kernel, OS, Python."""
+    usable: int | None
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux

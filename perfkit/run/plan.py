@@ -42,6 +42,7 @@ import hashlib
 import itertools
 import random
 import re
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -136,7 +137,9 @@ def validate(data: dict, path: str, base_dir: Path, profile_check=None) -> Desig
     spec["factors"] = _factors(chk, data.get("factors") or {})
     spec["load"] = _load(chk, tool, data.get("load"))
     spec["duration_s"] = (chk.seconds("duration", data["duration"]) if "duration" in data
-                          else chk.bad("duration", "a duration such as 5s", None))
+                          else None)
+    if "duration" not in data:
+        chk.bad("duration", "a duration such as 5s", None)
     reps = data.get("repetitions")
     if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
         chk.bad("repetitions", "a positive integer (the number of blocks)", reps)
@@ -161,7 +164,7 @@ def validate(data: dict, path: str, base_dir: Path, profile_check=None) -> Desig
         chk.bad("factors", "no testbed profile factors with target.url (the server is not "
                 "perfkit's to reconfigure)", sorted(_profile_factors(spec["factors"])))
     if not chk.problems and profile_check and spec["target"].get("testbed") is not None:
-        for cell in cells(spec):
+        for cell in cells(typing.cast(Design, spec)):
             try:
                 profile_check(cell.profile)
             except PerfkitError as exc:
@@ -306,7 +309,7 @@ def cells(spec: Design) -> list[Cell]:
     base = (spec["target"].get("testbed") or {}).get("profile")
     f_names = list(factors)
     l_names = list(spec["load"])
-    out = []
+    out: list[Cell] = []
     f_combos = itertools.product(*(factors[n]["levels"] for n in f_names))
     for f_levels in f_combos:
         parts = [] if base in (None, "default") else [base]

@@ -267,6 +267,7 @@ def _start_watchdog() -> subprocess.Popen:
         [sys.executable, "-S", "-c", _WATCHDOG, str(os.getpid())],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         start_new_session=True, close_fds=True)
+    assert proc.stdout is not None and proc.stdin is not None  # both are pipes
     proc.stdout.readline()  # "ready" (or EOF if it could not start: it then guards nothing)
     proc.stdout.close()
     return proc
@@ -274,6 +275,7 @@ def _start_watchdog() -> subprocess.Popen:
 
 def _release_watchdog(proc: subprocess.Popen, pgid: int | None) -> None:
     """Tell the watchdog which group to guard (None: none, it exits)."""
+    assert proc.stdin is not None  # _start_watchdog's pipe
     with contextlib.suppress(OSError):
         if pgid is not None:
             proc.stdin.write(f"{pgid}\n".encode())
@@ -489,7 +491,7 @@ class CpuSampler:
                      "generator_processes_max": self.max_processes.get("generator"),
                      "server_processes_max": self.max_processes.get("server")}
         for i, key in ((1, "generator"), (2, "server"), (3, "host")):
-            values = [r[i] for r in self.rows if r[i] is not None]
+            values = [v for r in self.rows if (v := r[i]) is not None]
             out[f"{key}_cpu_mean_percent"] = round(sum(values) / len(values), 1) if values else None
             out[f"{key}_cpu_max_percent"] = round(max(values), 1) if values else None
         mean = out["generator_cpu_mean_percent"]

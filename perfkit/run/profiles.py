@@ -72,6 +72,7 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from string import Template
+from typing import Any
 
 from perfkit.errors import PerfkitError
 from perfkit.store.manifest import NGINX_DEFAULT_BACKLOG as NGINX_DEFAULT_BACKLOG
@@ -221,7 +222,7 @@ def coerce(name: str, value: object) -> object:
     return out
 
 
-def _convert(var: Variable, value: object) -> object:
+def _convert(var: Variable, value: Any) -> object:
     if var.kind is bool:
         if isinstance(value, bool):
             return value

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import psutil
 
@@ -214,8 +214,9 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
         except OSError as exc:  # e.g. taskset or ip missing: keep the attempt, say why
             bar.close()
             manifest["counters"] = counters.after(tmp)
-            manifest.update(end_utc=utc_now(), exit_code=None, status=ManifestStatus.FAILED,
-                            status_reason=f"could not start {command[0]}: {exc.strerror}")
+            manifest.update({"end_utc": utc_now(), "exit_code": None,
+                             "status": ManifestStatus.FAILED,
+                             "status_reason": f"could not start {command[0]}: {exc.strerror}"})
             manifest["files"] = {}
             write_manifest(tmp / MANIFEST_NAME, manifest)
             os.rename(tmp, final)
@@ -227,7 +228,7 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
         try:
             with server.disturbance() as dist, _pinned(server.pids(), server_cpus) as pin:
                 manifest["taskset"] = (None if not spec.taskset
-                                       else {**manifest["taskset"], **(pin or {})})
+                                       else {**cast(dict, manifest["taskset"]), **(pin or {})})
                 rc = _wait(child, sampler, bar, t0, deadline_s)
         except KeyboardInterrupt:
             interrupted = True
@@ -242,8 +243,9 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
     status, reason = _status(spec, child, rc, tmp, interrupted)
     manifest["disturbance"] = _disturbance(dist)
     if spec.tool == "locust":
-        manifest["locust"]["all_users_spawned_at"] = _spawned_at(tmp / "stderr.txt")
-    manifest.update(exit_code=rc, status=status, status_reason=reason, wall_s=round(wall_s, 3))
+        cast(dict, manifest["locust"])["all_users_spawned_at"] = _spawned_at(tmp / "stderr.txt")
+    manifest.update({"exit_code": rc, "status": status, "status_reason": reason,
+                     "wall_s": round(wall_s, 3)})
     manifest["cpu"] = sampler.summary(cores)
     (tmp / "cpu.csv").write_text(sampler.csv_text(), encoding="utf-8")
     manifest["warnings"] = _warnings(manifest, status, reason)
@@ -311,6 +313,7 @@ def _status(spec: RunSpec, child: Child, rc: int | None, tmp: Path,
         return ManifestStatus.KILLED, f"killed by signal {-rc}"
     if rc == 0:
         return ManifestStatus.COMPLETE, None
+    assert rc is not None  # None only when interrupted or killed by us (above)
     # Locust: exit 1, a request failed
     return ManifestStatus.FAILED, failure.reason(spec.tool, rc, tmp)
 
@@ -338,7 +341,7 @@ def _base_manifest(spec: RunSpec, run_id: str, argv: Sequence[str], command: Seq
                     processes=spec.processes, ramp_s=spec.ramp_s,
                     run_time_s=spec.duration_s + spec.ramp_s)
     book = dict(spec.bookkeeping)
-    return {  # type: ignore[typeddict-item]  # spec.bookkeeping's keys are RunManifest's
+    return {
         "schema_version": SCHEMA_VERSION,
         "perfkit_version": __version__,
         "run_id": run_id,
@@ -354,7 +357,7 @@ def _base_manifest(spec: RunSpec, run_id: str, argv: Sequence[str], command: Seq
         "repetition": book.pop("repetition", None),
         "block": book.pop("block", None),
         "order": book.pop("order", None),
-        **book,
+        **book,  # type: ignore[typeddict-item]  # spec.bookkeeping's keys are RunManifest's
         "status": "running",
         "host": hostinfo.host(),
         "sysctls": hostinfo.sysctls(),

@@ -27,7 +27,7 @@ import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from perfkit._fsutil import flock
 from perfkit.errors import PerfkitError
@@ -40,6 +40,9 @@ from perfkit.store.design import DESIGN_NAME, write_design
 from perfkit.store.manifest import MANIFEST_NAME, read_run_manifest
 from perfkit.store.plan import PLAN_NAME, Plan, read_plan, write_plan
 from perfkit.vocabulary import ManifestStatus
+
+if TYPE_CHECKING:
+    from perfkit.run.testbed import Testbed
 
 _RUN_OVERHEAD_S = {"wrk": 0.3, "wrk2": 0.3, "locust": 4.0}
 _RESTART_S = 1.0
@@ -116,7 +119,7 @@ class Sweep:
         if "url" in self.spec["target"] and self.place != TestbedPlace():
             raise SweepError(f"{self.yaml_path}: target is a url, so perfkit starts no testbed: "
                              "--port, --upstream-port and --state-dir do not apply")
-        self._testbed = None
+        self._testbed: Testbed | None = None
         self._server: ServerContext | None = None
         self._profile_up: str | None = None
         self._warm_blocks: set[int] = set()
@@ -192,7 +195,7 @@ class Sweep:
 
     def completed(self) -> dict[str, str]:
         """run_id -> status of the runs already in runs/ (each has its final manifest)."""
-        out = {}
+        out: dict[str, str] = {}
         if not self.runs_dir.is_dir():
             return out
         planned = {r["run_id"] for r in self.plan["runs"]}
@@ -236,7 +239,7 @@ class Sweep:
             try:
                 for i, entry in enumerate(pending):
                     try:
-                        outcome = self._run_one(entry, state)
+                        outcome = self._run_one(cast(dict, entry), state)
                     except KeyboardInterrupt:
                         self._abort(entry["run_id"])
                         raise
@@ -315,9 +318,11 @@ class Sweep:
             return self._server
         profile = entry["profile"]
         if (self._server is None or profile != self._profile_up
-                or self.spec["restart"] == "per-run" or self._testbed.status() is None):
+                or self.spec["restart"] == "per-run"
+                or cast("Testbed", self._testbed).status() is None):  # up, with the server
             self._start_testbed(profile, self.place.port or target["testbed"]["port"],
                                 entry["seq"])
+        assert self._server is not None  # _start_testbed set it
         return self._server
 
     def _start_testbed(self, profile: str, port: int, seq: int) -> None:
@@ -340,6 +345,7 @@ class Sweep:
     def _refuse_foreign_testbed(self) -> None:
         """A testbed this sweep did not start (``perfkit testbed up``, another sweep) is never
         restarted or stopped by it; one its own earlier, killed invocation started is."""
+        assert self._testbed is not None  # _start_testbed's, just made
         running = self._testbed.status()
         if running is None:
             return

@@ -184,7 +184,7 @@ class Testbed:
             procs.remove_path(v["status_socket"])
         procs.remove_path(os.path.join(d, "cache"))
         if v["proxy_cache"] == "ram":
-            procs.remove_path(v["cache_path"], only_under="/dev/shm/perfkit-cache-")
+            procs.remove_path(str(v["cache_path"]), only_under="/dev/shm/perfkit-cache-")
 
     def _start(self, state: dict, v: dict) -> None:
         port = state["port"]
@@ -237,7 +237,7 @@ class Testbed:
         finally:
             procs.remove_path(check_dir)
             if v["proxy_cache"] == "ram":
-                procs.remove_path(v["cache_path"], only_under="/dev/shm/perfkit-cache-")
+                procs.remove_path(str(v["cache_path"]), only_under="/dev/shm/perfkit-cache-")
 
     # -- status / down --------------------------------------------------------------------
     def _read_state(self) -> dict | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import typing
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -94,7 +95,7 @@ def stack_counts(items: Any, runs: PerRun) -> tuple[np.ndarray, int]:
     hists = [_histogram(it) for it, ok in zip(items, usable, strict=True) if ok]
     if not hists:
         return np.zeros((0, LAYOUT.counts_len), dtype=np.int64), missing
-    return np.vstack([h.counts for h in hists]), missing
+    return np.vstack([typing.cast(LatencyHistogram, h).counts for h in hists]), missing
 
 
 # -- internals ---------------------------------------------------------------------------------

@@ -283,8 +283,8 @@ def _search(z: np.ndarray, counts: np.ndarray, alpha: float, permutations: int,
         clusters = list(zip(bounds[:-1], bounds[1:], strict=True))
         for cl in clusters:
             if cl not in memo:
-                q, tau = edivisive.best_split(p_all, c_all, cl[0], cl[1], min_labels)
-                memo[cl] = (float(q), int(tau))
+                q_cl, tau_cl = edivisive.best_split(p_all, c_all, cl[0], cl[1], min_labels)
+                memo[cl] = (float(q_cl), int(tau_cl))
         q_obs, tau = max(memo[cl] for cl in clusters)
         if not math.isfinite(q_obs):
             break
@@ -325,6 +325,8 @@ def _change_point(names: list[str], runs: list[np.ndarray], cuts: list[int], j: 
     lo = cuts[j - 1] if j > 0 else 0
     hi = cuts[j + 1] if j + 1 < len(cuts) else len(runs)
     before, after = runs[lo:tau], runs[tau:hi]
+    base: list[float] | np.ndarray
+    new: list[float] | np.ndarray
     if ci_unit == "label":
         base = [math.exp(float(np.mean(np.log(r)))) for r in before]
         new = [math.exp(float(np.mean(np.log(r)))) for r in after]
@@ -347,7 +349,7 @@ def _change_point(names: list[str], runs: list[np.ndarray], cuts: list[int], j: 
 
 
 def _support(low: float, high: float, n_before: int, n_after: int, ci_alpha: float,
-             unit: str) -> tuple[str, str]:
+             unit: str) -> tuple[ChangeSupport, str]:
     """:data:`SUPPORTED` or :data:`WEAK` with the reason (see :class:`ChangePoint`)."""
     level = f"{1 - ci_alpha:.0%}"
     if not (math.isfinite(low) and math.isfinite(high)):

@@ -142,7 +142,8 @@ def compare(base: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarra
     warnings: list[str] = []
     b, b_failed = _values(base, failed_base, "base", warnings)
     n, n_failed = _values(new, failed_new, "new", warnings)
-    counts = {"n_failed_base": int(b_failed.sum()), "n_failed_new": int(n_failed.sum())}
+    counts: dict[str, Any] = {"n_failed_base": int(b_failed.sum()),
+                              "n_failed_new": int(n_failed.sum())}
     if exclude_failed is not None:
         b, n = b[~b_failed], n[~n_failed]
         b_failed, n_failed = b_failed[~b_failed], n_failed[~n_failed]

@@ -116,7 +116,8 @@ def littles_law(frame: pd.DataFrame, think_time_ms: float | str | None = None,
     if "is_aggregate" in frame and "tool" in frame:
         locust = frame["tool"].eq("locust")
         frame = frame[~locust | frame["is_aggregate"].fillna(False).astype(bool)]
-    tool = frame["tool"].astype(str).to_numpy() if "tool" in frame else np.full(len(frame), "")
+    tool: np.ndarray = (frame["tool"].astype(str).to_numpy() if "tool" in frame
+                        else np.full(len(frame), ""))
     users, conns = _num(frame, "users"), _num(frame, "connections")
     is_locust = tool == "locust"
     n = np.where(is_locust, users, conns)

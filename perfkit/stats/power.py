@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,7 @@ Values = Sequence[float] | np.ndarray | None
 class _Answer:
     def to_dict(self) -> dict:
         out = dataclasses.asdict(self)
-        out["warnings"] = list(self.warnings)
+        out["warnings"] = list(out["warnings"])  # each subclass has warnings: a tuple
         for name in getattr(self, "_derived", ()):
             out[name] = getattr(self, name)
         return out
@@ -212,11 +213,12 @@ def min_detectable_ratio(base: Values = None, new: Values = None, *, n_base: int
     spread, sizes, warnings = _spread(base, new, log_sd, log_sd_df, n_base, n_new)
     n_b, n_n = sizes
     alpha_adj = alpha / family_size
-    common = {"lower_is_better": lower_is_better, "n_base": n_b, "n_new": n_n, "alpha": alpha,
-              "alpha_adjusted": alpha_adj, "family_size": family_size, "power": power,
-              "log_sd": spread.log_sd, "spread_source": spread.source,
-              "method": _method(n_sim), "n_sim": n_sim, "seed": seed,
-              "mc_se": math.sqrt(power * (1 - power) / n_sim)}
+    common: dict[str, Any] = {
+        "lower_is_better": lower_is_better, "n_base": n_b, "n_new": n_n, "alpha": alpha,
+        "alpha_adjusted": alpha_adj, "family_size": family_size, "power": power,
+        "log_sd": spread.log_sd, "spread_source": spread.source,
+        "method": _method(n_sim), "n_sim": n_sim, "seed": seed,
+        "mc_se": math.sqrt(power * (1 - power) / n_sim)}
     u_hi = powersim.upper_critical_u(n_n, n_b, alpha_adj)
     if u_hi is None:
         need, reason = _untestable(n_b, n_n, alpha_adj, family_size)
@@ -287,6 +289,7 @@ def runs_needed(ratio: float, base: Values = None, new: Values = None, *,
 
     def simulated(n: int) -> float:
         u_hi = powersim.upper_critical_u(n, n, alpha_adj)
+        assert u_hi is not None  # _bisect tries no n below runs_to_reach_alpha's
         rng = np.random.default_rng(seed)
         return powersim.rejection_rate(spread, n, n, shift, u_hi, n_sim, rng)
 

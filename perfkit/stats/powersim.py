@@ -113,7 +113,7 @@ def spread_stated(log_sd: float, df: float | None) -> Spread:
         raise ValueError(f"log_sd_df must be >= 1, got {df!r}")
     known = df is None
     source = "stated log sd" + ("" if known else f" ({df:g} df)")
-    df_value = math.inf if known else float(df)
+    df_value = math.inf if df is None else float(df)
     return Spread(float(log_sd), df_value, source, None, df_value)
 
 

@@ -208,7 +208,7 @@ def _judge(table: pd.DataFrame, items: list, rate: float, slo_ms: float, q: floa
     ci = percentile_ci_across_runs(items, q, confidence, seed, n_resamples=n_resamples,
                                    method=method)
     n = len(table)
-    base = dict(rate_rps=rate, slo_ms=slo_ms, percentile=q, n_runs=n,
+    base: dict[str, Any] = dict(rate_rps=rate, slo_ms=slo_ms, percentile=q, n_runs=n,
                 n_kept_up=int(kept_up.sum()), n_short=int(short.sum()),
                 n_saturated=int(saturated.sum()), n_failed=int(failed.sum()),
                 min_achieved_ratio=float(np.nanmin(achieved)) if np.isfinite(achieved).any()

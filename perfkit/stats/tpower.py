@@ -1,7 +1,10 @@
 """Minimum detectable effect of a t test on one effect of a linear model (the factorial's).
 
-A factorial effect is tested with ``t = q_hat / se(q_hat)`` on the error degrees of freedom
-``nu`` (Jain 1991, *The Art of Computer Systems Performance Analysis*, ch. 18). With normal
+A factorial effect is tested with ``t = q_hat / se(q_hat)`` on ``nu`` degrees of freedom (Jain
+1991, *The Art of Computer Systems Performance Analysis*, ch. 18: the error df of a pooled
+variance; :func:`perfkit.stats.factorial` uses the HC2 standard error and its Satterthwaite df,
+and this module reads both off the interval it reports, so the power is that of the same
+test, with ``nu`` the Satterthwaite df, itself an approximation). With normal
 errors ``t`` follows a noncentral t distribution with ``nu`` degrees of freedom and
 noncentrality ``lambda = q / sigma_q``; the two-sided test at level ``a`` rejects when
 ``|t| > t_(1 - a/2, nu)``, so its power is
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 from scipy import optimize
@@ -44,7 +48,7 @@ class DetectableEffect:
     ``high`` and ``low`` are on the scale the effect is reported on: ratios (``high`` > 1 >
     ``low``) when ``log``, else additive effects (``+d`` and ``-d``); None when not
     ``testable`` (``reason`` says why). ``se`` is the effect's standard error on the analysis
-    scale (log ratio, or the metric's unit), ``df`` the error degrees of freedom.
+    scale (log ratio, or the metric's unit), ``df`` the degrees of freedom of its t.
     """
 
     testable: bool
@@ -55,7 +59,7 @@ class DetectableEffect:
     alpha: float
     alpha_adjusted: float
     family_size: int
-    df: int | None
+    df: float | None
     se: float
     reason: str | None = None
     #: the unit of an additive effect (``ms``), printed after it
@@ -71,16 +75,16 @@ class DetectableEffect:
 
     @property
     def statement(self) -> str:
-        """``could detect x1.39 / x0.72 at 80% power, alpha 0.0167, 12 error df``."""
+        """``could detect x1.39 / x0.72 at 80% power, alpha 0.0167, 12 df``."""
         if not self.testable:
             return f"no minimum detectable effect: {self.reason}"
         if self.se == 0:
             return ("could detect any change (the runs had no spread within the cells), "
-                    f"alpha {self.alpha_adjusted:.3g}, {self.df} error df")
+                    f"alpha {self.alpha_adjusted:.3g}, {self.df:.3g} df")
         size = (f"x{self.high:.3g} / x{self.low:.3g}" if self.log
                 else f"±{self.high:.3g} {self.unit}".rstrip())
         return (f"could detect {size} at {self.power:.0%} power, alpha "
-                f"{self.alpha_adjusted:.3g}, {self.df} error df")
+                f"{self.alpha_adjusted:.3g}, {self.df:.3g} df")
 
 
 def noncentrality(df: float, alpha: float, power: float = 0.8) -> float:
@@ -113,7 +117,7 @@ def approximate_noncentrality(df: float, alpha: float, power: float = 0.8) -> fl
     return float(sps.t.ppf(1 - alpha / 2, df) + sps.t.ppf(power, df))
 
 
-def min_detectable_effect(ci_low: float, ci_high: float, df: int | None, *,
+def min_detectable_effect(ci_low: float, ci_high: float, df: float | None, *,
                           confidence: float = 0.95, alpha: float = 0.05, family_size: int = 1,
                           power: float = 0.8, log: bool = True,
                           unit: str = "") -> DetectableEffect:
@@ -123,11 +127,11 @@ def min_detectable_effect(ci_low: float, ci_high: float, df: int | None, *,
     docstring). A zero-width interval (no spread within the cells) detects any change:
     ``high == low == 1`` (0 additive) and ``se == 0``."""
     level = alpha / max(family_size, 1)
-    base = dict(log=log, power=power, alpha=alpha, alpha_adjusted=level,
+    base: dict[str, Any] = dict(log=log, power=power, alpha=alpha, alpha_adjusted=level,
                 family_size=family_size, df=df, unit=unit)
-    if df is None or not df >= 1:
+    if df is None or not df > 0:
         return DetectableEffect(False, None, None, se=math.nan,
-                                reason="no error degrees of freedom", **base)
+                                reason="no degrees of freedom", **base)
     bounds_ok = all(math.isfinite(v) for v in (ci_low, ci_high)) and (
         not log or (ci_low > 0 and ci_high > 0))
     if not bounds_ok or ci_high < ci_low:

@@ -48,16 +48,18 @@ class RunManifest(TypedDict, total=False):
     Units are in the names (``_s``, ``_utc`` ISO 8601 text); ``load`` holds ``duration_s``,
     ``connections``, ``threads``, ``rate_rps`` (wrk/wrk2) or ``users``, ``spawn_rate``,
     ``processes``, ``ramp_s``, ``run_time_s`` (Locust). The keys from ``position_in_block`` to
-    ``imported_from`` are bookkeeping that only some writers add.
+    ``imported_from`` are bookkeeping that only some writers add. ``tool``, ``argv``,
+    ``start_utc``, ``end_utc`` and ``status`` are None in a record upgraded from a fixture
+    ``meta.json`` that lacks them.
     """
 
     schema_version: int
     perfkit_version: str | None
     run_id: str
-    tool: str
+    tool: str | None
     tool_version: str | None
     tool_path: str
-    argv: list[str]
+    argv: list[str] | None
     command: list[str]
     url: str
     factors: dict[str, Any]
@@ -74,14 +76,14 @@ class RunManifest(TypedDict, total=False):
     warmup_run: bool
     imported_by: str
     imported_from: dict[str, Any]
-    status: str
+    status: str | None
     host: dict[str, Any]
     sysctls: dict[str, Any]
     server: dict[str, Any] | None
     locust: dict[str, Any] | None
     taskset: dict[str, Any] | None
-    start_utc: str
-    end_utc: str
+    start_utc: str | None
+    end_utc: str | None
     disturbance: dict[str, Any] | None
     exit_code: int | None
     status_reason: str | None

@@ -47,6 +47,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from typing import cast
 
 import numpy as np
 import pyarrow as pa
@@ -292,7 +293,8 @@ class RunCache:
         parts = self.unchanged()
         if parts is None or self.reparse:
             return None
-        return [r for _, runs in parts for r in runs]
+        # nothing to parse again: each part holds its directory's runs
+        return [r for _, runs in parts for r in cast(list[Run], runs)]
 
     @functools.cached_property
     def reparse(self) -> set[str]:
@@ -373,7 +375,7 @@ class RunCache:
                     return None
                 self.changed = True  # refresh its stat (and the racy window) on disk
             keys.append([key[0], st.st_size, st.st_mtime_ns, st.st_ctime_ns, sha])
-        runs = self.runs.get(rel, [])
+        runs = cast(list[Run], self.runs.get(rel, []))  # not None: an error returned above
         self.new_index[rel] = keys
         self.new_runs[rel] = runs
         return runs

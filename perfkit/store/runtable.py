@@ -144,11 +144,11 @@ class LazyHistogram(LatencyHistogram):
     table's columns stay Arrow data, or unread, until a histogram is used); its total, min and
     max are known without them (from the table's columns)."""
 
-    __slots__ = ("_sparse", "_row")
+    __slots__ = ("_columns", "_row")  # not _sparse: that is the class's constructor
 
     def __init__(self, sparse: _SparseColumns, row: int, total: int, min_raw: int | None,
                  max_raw: int | None):
-        self._sparse = sparse
+        self._columns = sparse
         self._row = row
         self._total = total
         self._min_raw = min_raw
@@ -157,7 +157,7 @@ class LazyHistogram(LatencyHistogram):
     def __getattr__(self, name: str) -> Any:
         if name not in ("_idx", "_cnt"):
             raise AttributeError(name)
-        idx, cnt = self._sparse.row(self._row)
+        idx, cnt = self._columns.row(self._row)
         if (len(idx) != len(cnt) or int(cnt.sum()) != self._total
                 or (len(idx) and (idx[0] < 0 or idx[-1] >= LAYOUT.counts_len
                                   or not (np.diff(idx) > 0).all() or cnt.min() <= 0))):
@@ -485,6 +485,7 @@ class _DeferredColumn:
     file the first time."""
 
     __slots__ = ("_stored", "_name", "_array")
+    _array: Any  # a pyarrow array once read
 
     def __init__(self, stored: ParquetTable, name: str):
         self._stored, self._name, self._array = stored, name, None
@@ -504,7 +505,7 @@ def table_to_runs(table: pa.Table | ParquetTable) -> list[Run]:
     """The Runs of a table written by :func:`runs_to_table` (equal in every field), or of
     its Parquet file's bytes (:class:`ParquetTable`: some columns read on first use)."""
     stored = table if isinstance(table, ParquetTable) else None
-    meta = (table.metadata if stored else table.schema.metadata) or {}
+    meta = (table.metadata if isinstance(table, ParquetTable) else table.schema.metadata) or {}
     if meta.get(b"perfkit.table_version") != TABLE_VERSION.encode():
         raise ValueError("not a perfkit run table of version " + TABLE_VERSION)
     json_columns = set(json.loads(meta.get(b"perfkit.json_columns", b"[]")))

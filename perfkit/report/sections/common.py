@@ -65,7 +65,7 @@ def text_table(frame: pd.DataFrame, digits: int = 3) -> str:
 def methods(experiments: Sequence[Experiment], analyses: Sequence[str] = ()) -> dict:
     """The Methods record of each experiment (:func:`perfkit.report.methods.record`) with the
     ``describe()`` sentences of the analyses this notebook ran on it."""
-    from perfkit.analysis.backend import backend
+    from perfkit.analysis.levels import backend
     from perfkit.analysis.provenance import provenance
     from perfkit.report.methods import record
 

@@ -121,8 +121,7 @@ def variation_caption(result: FactorialResult) -> str:
 def variation_table(result: FactorialResult) -> pd.DataFrame:
     """Allocation of variation: the share of the log metric's variation each term explains,
     one row per level and term (tidy)."""
-    frame = result.to_frame()
-    return frame[[*result.per, "term", "variation_pct"]]
+    return result.variation_frame()
 
 
 def coding_text(result: FactorialResult) -> str:
@@ -177,12 +176,13 @@ def answers(tables: Sequence[ComparisonTable], results: Sequence[FactorialResult
 
 def level_lines(exp: Experiment, results: Sequence[FactorialResult]) -> list[str]:
     """What each factor's high level changes against its low one in the server's recorded
-    configuration (:func:`perfkit.analysis.level_diffs.level_diffs`), one line per factor."""
-    from perfkit.analysis.level_diffs import level_diffs
+    configuration (:func:`perfkit.analysis.levels.level_changes`), one line per factor."""
+    from perfkit.analysis.levels import changes_text, level_changes
 
     if not results:
         return []
-    return [d.text() for d in level_diffs(exp, results[0].factors, dict(results[0].coding))]
+    frame = level_changes(exp, results[0].factors)
+    return [changes_text(frame, factor) for factor in results[0].factors]
 
 
 def _with(answer: Answer, warnings: Sequence[str]) -> Answer:
@@ -222,7 +222,7 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
     # what the server and the kernel counted at the two levels (empty: nothing recorded)
     mech = r.get("mechanism")
     counted = mech.text() if mech else ""
-    if counted:
+    if mech and counted:
         caveats += [w for w in mech.warnings if w not in caveats]
     return Answer(f"{result.metric.label}, {where or 'all runs'}{at}", value, verdict,
                   f"{r['n_runs']} runs", tuple(caveats), group=factor_group(result, r["term"]),
@@ -231,7 +231,7 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
 
 
 def _ab_answer(table: ComparisonTable) -> Answer:
-    names = {Verdict.NO_CHANGE: "no significant change"}
+    names: dict[str, str] = {Verdict.NO_CHANGE: "no significant change"}
     # a row computed from values on a timeout cap counts as the cap's artefact, never as
     # better or worse (ComparisonRow.reported_verdict, the A/B table's change column)
     counts = ", ".join(f"{names.get(v, v)}: {n}" for v, n in table.reported_counts().items())
@@ -269,7 +269,8 @@ def forest_caption(result: FactorialResult, threshold: float | None = None) -> s
               "at each level of the other, Holm over the levels of the other) replace their "
               "main effects" if len(result.simple_effects) else "")
     return (f"Effects on {result.metric.name} as ratios (high / low) with "
-            f"{result.confidence:.0%} t intervals (OLS on log values); filled: significant "
+            f"{result.confidence:.0%} t intervals (OLS on log values, HC2 errors: no equal "
+            "spread across cells assumed); filled: significant "
             f"({p}alpha {result.alpha:g}){simple}; {result.n_runs} runs; low -> high: "
             f"{coding_text(result)}{band}")
 

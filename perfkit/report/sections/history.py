@@ -250,14 +250,15 @@ def answers(analyses: Sequence[hist.HistoryAnalysis],
             where = present_gate.key_text(a.keys, s.key)
             group = f"Change points of {a.name}{_at(a, where)}"
             points = s.change.change_points
-            for c in points:
-                out.append(Answer(f"{a.metric.label} at {c.label}",
-                                  ratio_text(c.ratio, c.ratio_ci_low, c.ratio_ci_high)
-                                  + f" (after / before), p {fmt_p(c.p_value)}",
-                                  HistoryVerdict.CHANGE if c.supported
+            for point in points:
+                out.append(Answer(f"{a.metric.label} at {point.label}",
+                                  ratio_text(point.ratio, point.ratio_ci_low,
+                                             point.ratio_ci_high)
+                                  + f" (after / before), p {fmt_p(point.p_value)}",
+                                  HistoryVerdict.CHANGE if point.supported
                                   else HistoryVerdict.WEAK_CHANGE,
                                   f"{len(s.points)} labels",
-                                  (*s.change.warnings, *c.warnings), group=group,
+                                  (*s.change.warnings, *point.warnings), group=group,
                                   topic="history"))
             if not points:
                 runs = sum(p.n_runs for p in s.points)

@@ -131,9 +131,10 @@ def corrected_vs_uncorrected(runs: Sequence[Run]) -> tuple[pd.DataFrame, pd.Data
     uncorrected, per run when there are several)."""
     with_u = co_runs(runs)
     audit = coordinated_omission(with_u) if with_u else pd.DataFrame()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for run in with_u:
         prefix = f"{run.run_id}: " if len(with_u) > 1 else ""
+        values: np.ndarray | list[float]
         for kind, hist, printed in (
                 ("corrected", run.histogram, run.percentiles_ms),
                 ("uncorrected", run.uncorrected_histogram, run.uncorrected_percentiles_ms)):
@@ -318,7 +319,7 @@ def co_load_text(runs: Sequence[Run]) -> str:
     """The configuration, load point and n of the ``-U`` runs: ``"n = 1 run, profile default,
     at 20000 req/s offered, 50 connections"``."""
     with_u = co_runs(runs)
-    factors = {}
+    factors: dict[str, set[str]] = {}
     for r in with_u:
         for k, v in ((r.manifest or {}).get("factors") or {}).items():
             factors.setdefault(k, set()).add(level_text(v))

@@ -21,7 +21,7 @@ import pandas as pd
 from perfkit.analysis import drift
 from perfkit.analysis.conditions import HOST_BUSY_PERCENT
 from perfkit.analysis.experiment import LOAD_COLUMNS
-from perfkit.analysis.quality import QualityTable
+from perfkit.analysis.quality import KNOWN, QualityTable
 from perfkit.analysis.quality import quality as _quality
 from perfkit.analysis.runstatus import GENERATOR_BUSY
 from perfkit.formatting import fmt_ci, plain
@@ -227,7 +227,7 @@ def drift_frame(experiments: Sequence[Experiment], metric: str) -> pd.DataFrame:
     return frame
 
 
-def experiment_looks(names: Sequence[str]):
+def experiment_looks(names: Sequence[str] | pd.Series):
     """The look of each experiment in the overview's figures: black and greys
     (:class:`perfkit.plots.style.Neutral`; an experiment is not a configuration), from the
     names of every experiment on the page, so each keeps its look in every figure."""
@@ -286,10 +286,17 @@ def answers(summary: pd.DataFrame, trend: pd.DataFrame, metric: str = "") -> lis
     drift was checked on): its change from the first run to the last as a ratio and a
     percentage with Sen's interval, and the verdict."""
     total = int(summary["runs"].sum()) if len(summary) else 0
-    bad = [c for c in summary.columns if c not in ("experiment", "runs", "generator_cpu_known")]
+    known = set(KNOWN.values())
+    bad = [c for c in summary.columns if c not in ("experiment", "runs", *known)]
     problems = {c: int(summary[c].sum()) for c in bad if int(summary[c].sum())}
+
+    def count(c: str, n: int) -> str:  # a count judged on what only some runs recorded
+        of = KNOWN.get(c)
+        return f"{n} of {int(summary[of].sum())}" if of in summary else str(n)
+
     out = [Answer("Runs with a problem",
-                  ", ".join(f"{c.replace('_', ' ')}: {n}" for c, n in problems.items())
+                  ", ".join(f"{c.replace('_', ' ')}: {count(c, n)}"
+                            for c, n in problems.items())
                   or "no problem found", "problems found" if problems else "no problem",
                   f"{total} runs in {len(summary)} experiments",
                   group="Data quality of " + (", ".join(map(str, summary["experiment"]))

@@ -85,7 +85,8 @@ def slo(rows: RunSet, by: Sequence[str], slo_ms: float, percentile: float = 99.0
                         confidence=confidence, seed=seed, n_resamples=n_resamples)
 
 
-def bracket_text(last_pass: float, first_fail: float, inconclusive: Sequence[float] = ()) -> str:
+def bracket_text(last_pass: float | None, first_fail: float | None,
+                 inconclusive: Sequence[float] = ()) -> str:
     """``"[30000, 45000] req/s"``; an open side prints as ``below lowest`` / ``none failed``;
     inconclusive rates left open are named (``">= 30000 req/s; 45000 inconclusive: run more
     there"``): :func:`perfkit.present.scaling.bracket_text`."""
@@ -131,7 +132,7 @@ def threats(exp: Experiment, closed: Experiment | None, slo_table: SloTable | No
     each (the SLO bracket on ``exp``, the scalability fit on ``closed``)."""
     from perfkit.report.sections.common import threats as _threats
 
-    analyses = {exp.name: [slo_table] if slo_table is not None else []}
+    analyses: dict[str, list[Any]] = {exp.name: [slo_table] if slo_table is not None else []}
     if closed is not None:
         analyses[closed.name] = [models] if models is not None else []
     return _threats([e for e in (exp, closed) if e is not None], analyses)
@@ -149,8 +150,8 @@ def models_caption(table: ScalingTable | None, closed: Experiment | None = None)
             peak = f", N* = {fmt_ci(r.fit.n_star, lo, hi)} {r.n_column}"
         parts.append(f"{r.label}: {model}{peak}.")
     threats = fit_threats(table, closed)
-    if threats and any(r.fit is not None and r.fit.n_star is not None
-                       for r in table.results):
+    if threats and table is not None and closed is not None and any(  # threats: both given
+            r.fit is not None and r.fit.n_star is not None for r in table.results):
         parts.append(f"The claimed peak carries {len(threats)} threat(s) to the validity of "
                      f"{closed.name}'s throughput, noted beside N* in the table below.")
     return " ".join(parts)

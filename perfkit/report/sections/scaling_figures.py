@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -244,7 +244,7 @@ def throughput_caption(frame: pd.DataFrame, slo_table: SloTable | None = None) -
     from perfkit.model import SATURATION_RATIO
 
     data = with_status(frame, slo_table)
-    low = data.loc[data["achieved_ratio"].idxmin()] if len(data) else None
+    low = data.loc[cast(Any, data["achieved_ratio"].idxmin())] if len(data) else None
     lowest = (f"; the lowest, {low['achieved_ratio']:.3f}, is {low['config']} at "
               f"{low['target_rate_rps']:g} req/s" if low is not None else "")
     counts = data["status"].value_counts()

@@ -142,6 +142,7 @@ def _answer(r: ClaimResult) -> Answer:
                       tuple(dict.fromkeys(said)), group=_group(r), topic="claim",
                       kind=NOT_TESTABLE)
     c = rep.row.comparison
+    assert r.link is not None  # a repeat has its link
     found = (f"repeat at {r.link.at}: {rep.metric.name} {ratio_text(rep)} (new/base), "
              f"p {fmt_num(rep.row.p_adjusted, 3)} (Holm over {rep.table.family}), "
              f"{rep.row.reported_verdict}")
@@ -164,6 +165,7 @@ def published_text(r: ClaimResult) -> str:
     text = r.claim["published_values"] or "no value published"
     link = r.link
     if not math.isnan(r.published_ratio):
+        assert link is not None  # a ratio is computed from a link
         what = (f"{link.published_new}/{link.published_base} of the printed outputs"
                 if r.published_values else "as published")
         if r.replication is not None and confounded(r.claim):
@@ -172,6 +174,7 @@ def published_text(r: ClaimResult) -> str:
         else:
             text += f" (ratio tested, {what}: x{fmt_num(r.published_ratio, 3)})"
     if not math.isnan(r.quote_ratio):
+        assert link is not None  # a quoted ratio is computed from a link
         text += (f"; the quoted figure is {link.published_new} against {link.quote_base}: "
                  f"x{fmt_num(r.quote_ratio, 3)} from the printed outputs, not the ratio tested")
     return text

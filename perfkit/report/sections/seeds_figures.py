@@ -14,6 +14,7 @@ the same server configuration. Runs without a recorded profile are named by thei
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -60,6 +61,7 @@ def runs_figure(result: ClaimResult, palette=None):
     from perfkit import plots
 
     rep = result.replication
+    assert rep is not None  # drawn only for a repeated claim
     fig, ax = plots.figure(height_in=3.4)
     column, levels = arm_levels(rep)
     keys = arm_keys(rep)
@@ -154,7 +156,7 @@ def arm_profile(rows) -> str:
     return next(iter(profiles)) if len(profiles) == 1 else ""
 
 
-def arm_levels(rep: Replication) -> tuple[str, tuple[str, str]]:
+def arm_levels(rep: Replication) -> tuple[str, tuple[str, ...]]:
     """The columns in which the two arms differ, and each arm's values of them:
     ``("cache", ("disk", "ram"))``."""
     from perfkit.analysis.experiment import Selection
@@ -186,6 +188,7 @@ def _published_points(result: ClaimResult) -> list[tuple[int, float]]:
 
 def runs_caption(result: ClaimResult) -> str:
     rep = result.replication
+    assert rep is not None  # drawn only for a repeated claim
     c = rep.row.comparison
     pub = ("stars: the published values (one run per configuration, the authors' testbed); "
            if _published_points(result) else "no published value of this metric to draw; ")
@@ -194,6 +197,7 @@ def runs_caption(result: ClaimResult) -> str:
             "run that did not keep its rate): open markers at their printed value, not drawn "
             "without one: " + "; ".join(result.worst) if failed else "")
     few = " (none with fewer than 6 runs)" if min(c.n_base, c.n_new) < 6 else ""
+    assert result.link is not None  # a repeated claim has its link
     return (f"Claim {result.claim['claim_id']}: {rep.metric.name} per run at {result.link.at}, "
             f"{rep.base_text} ({c.n_base} runs) vs {rep.new_text} ({c.n_new} runs); bars: "
             f"medians with {rep.table.confidence:.0%} order-statistic intervals{few}; "
@@ -210,7 +214,7 @@ def ratio_rows(analysis: SeedsAnalysis) -> pd.DataFrame:
     results = {r.claim["claim_id"]: r for r in analysis.results}
     frame = analysis.to_frame()
     frame = frame[frame["repeat_verdict"] != ""].reset_index(drop=True)
-    reps = [results[c].replication for c in frame["claim_id"]]
+    reps = [cast(Replication, results[c].replication) for c in frame["claim_id"]]  # repeated
     c = [rep.row.comparison for rep in reps]
     frame["ratio"] = [x.ratio for x in c]
     frame["ratio_ci_low"] = [x.ratio_ci_low for x in c]
@@ -226,7 +230,7 @@ def ratio_rows(analysis: SeedsAnalysis) -> pd.DataFrame:
     frame["ratio_ci_low_drawn"] = frame["ratio_ci_low"].clip(lo / 2, hi * 2)
     frame["ratio_ci_high_drawn"] = frame["ratio_ci_high"].clip(lo / 2, hi * 2)
     ends = frame[["ratio", "ratio_ci_low", "ratio_ci_high"]].to_numpy(dtype=float)
-    frame["off_axis"] = ((ends < lo) | (ends > hi)).any(axis=1)
+    frame["off_axis"] = np.asarray(((ends < lo) | (ends > hi)).any(axis=1))
     return frame
 
 
@@ -264,7 +268,7 @@ def ratio_figure(analysis: SeedsAnalysis):
     for i, r in rows.iterrows():
         if np.isfinite(r["published_ratio"]):
             colour = looks[bool(r["published_confounded"])][0]
-            ax.plot([r["published_ratio"]], [n - 1 - i], marker="D", color=colour,
+            ax.plot([r["published_ratio"]], [n - 1 - cast(int, i)], marker="D", color=colour,
                     markerfacecolor="white", linestyle="none", zorder=5, clip_on=False)
             drawn.add(bool(r["published_confounded"]))
     _legend_with(fig, [(Line2D([], [], marker="D", color=looks[k][0], markerfacecolor="white",

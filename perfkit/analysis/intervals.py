@@ -1,0 +1,116 @@
+"""The one rule for an interval a reader can use: when it is printed, and when ``not
+estimable`` (with the reason) takes its place.
+
+An interval is not estimable when
+
+- its ends differ by more than :data:`MAX_SPREAD` times (``379 [4.39, 32800]`` ms: a t
+  interval on the logs of 3 runs, one of them saturated, says nothing a reader can act on); or
+- it rests on a run that saturated or failed: an estimate that every run enters (the
+  geometric mean of 2-4 runs, a factorial effect on the cell means), or an order statistic
+  that is such a run's value. A saturated run's latency is the queue of a rate it did not
+  sustain, a failed run has no value: neither bounds the configuration's own value.
+
+The rule is for intervals of positive quantities on a ratio scale (latencies, throughputs,
+ratios, a peak concurrency); a parameter whose range includes 0 (the USL's kappa) keeps its
+interval. Every table and answer that prints such an interval applies :func:`judge` through
+:func:`apply` (a frame's interval columns set to missing, the reason in
+:data:`NOTE_COLUMN`) or :func:`interval_or_reason` (a printed cell).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+
+from perfkit.vocabulary import RunStatus
+
+#: the widest interval printed: its ends differ by at most this factor
+MAX_SPREAD = 100.0
+#: the words that take an interval's place
+NOT_ESTIMABLE = "not estimable"
+#: the column of a tidy frame that says which interval of the row is not estimable, and why
+NOTE_COLUMN = "not_estimable"
+
+
+def judge(low: float, high: float, *, n_saturated: int = 0, n_failed: int = 0,
+          n_runs: int | None = None, every_run_counts: bool = True,
+          doubtful_values: Sequence[float] = ()) -> str:
+    """Why the interval ``[low, high]`` is not estimable, or ``""`` when it may be printed.
+
+    ``n_saturated`` / ``n_failed``: runs of that status among those the estimate was computed
+    from (of ``n_runs``). With ``every_run_counts`` (a mean, a fitted effect) any of them
+    makes the interval rest on it; otherwise (order statistics) only when one of
+    ``doubtful_values`` (their values) is at or beyond an end.
+    """
+    if _missing(low) or _missing(high):
+        return ""
+    doubt = _doubt(low, high, n_saturated, n_failed, n_runs, every_run_counts,
+                   doubtful_values)
+    if doubt:
+        return doubt
+    if low > 0 and math.isfinite(high) and high / low > MAX_SPREAD:
+        return f"its ends differ {high / low:.3g}x (more than {MAX_SPREAD:g}x)"
+    return ""
+
+
+def text(reason: str) -> str:
+    """``not estimable: its ends differ 7470x (more than 100x)``."""
+    return f"{NOT_ESTIMABLE}: {reason}"
+
+
+def interval_or_reason(low: float, high: float, printed: str, reason: str) -> str:
+    """``printed`` (the interval as a page writes it), or ``not estimable: reason``."""
+    return text(reason) if reason else printed
+
+
+def apply(frame: pd.DataFrame, intervals: Sequence[tuple[str, str, str]],
+          reasons: Sequence[Sequence[str]] | None = None) -> pd.DataFrame:
+    """``frame`` with each not-estimable interval set to missing and the reasons in
+    :data:`NOTE_COLUMN` (``"ratio: its ends differ 325x (more than 100x)"``, several joined
+    by ``; ``; empty when every interval of the row is printed).
+
+    ``intervals``: ``(name, low column, high column)``; ``reasons``: per row, per interval, a
+    reason already judged (:func:`judge` with the row's runs); without it only the spread is
+    judged.
+    """
+    out = frame.copy()
+    notes = []
+    for i, idx in enumerate(out.index):
+        row = []
+        for j, (name, lo, hi) in enumerate(intervals):
+            why = (reasons[i][j] if reasons is not None else
+                   judge(_num(out.at[idx, lo]), _num(out.at[idx, hi])))
+            if why:
+                out.at[idx, lo], out.at[idx, hi] = math.nan, math.nan
+                row.append(f"{name}: {why}" if len(intervals) > 1 else why)
+        notes.append("; ".join(row))
+    out[NOTE_COLUMN] = notes
+    return out
+
+
+def _doubt(low: float, high: float, n_saturated: int, n_failed: int, n_runs: int | None,
+           every_run_counts: bool, values: Sequence[float]) -> str:
+    bad = [(n, word) for n, word in ((n_saturated, RunStatus.SATURATED),
+                                     (n_failed, RunStatus.FAILED)) if n]
+    if not bad:
+        return ""
+    if not every_run_counts and not any(v <= low or v >= high for v in values
+                                        if not _missing(v)):
+        return ""
+    of = f" of {n_runs}" if n_runs else ""
+    runs = " and ".join(f"{n}{of if k == 0 else ''} run(s) that {word}"
+                        for k, (n, word) in enumerate(bad))
+    return f"it rests on {runs}"
+
+
+def _missing(value: float) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _num(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
