@@ -650,3 +650,15 @@ def test_a_cap_affected_verdict_reads_alike_in_the_answer_and_the_figure_caption
         assert a.answer.endswith("(affected by the 2000 ms cap)"), a.answer
         assert seeds_figures.runs_caption(r).endswith(r.reported_verdict) or \
             r.reported_verdict + ";" in seeds_figures.runs_caption(r)
+
+
+def test_no_seeds_page_shows_a_path_of_the_machine(built):
+    # before: the repeat's configuration change quoted the recording testbed's folder
+    # (unix:/tmp/mech-demo-testbed/logs/status.sock, proxy_cache_path /tmp/perfkit-data-...)
+    from _pagetext import absolute_paths, page_text
+
+    texts = {p.name: page_text(p.read_text(encoding="utf-8")) for p in built.glob("*.html")}
+    texts["methods.md"] = (built / "methods.md").read_text(encoding="utf-8")
+    found = {name: absolute_paths(t) for name, t in texts.items()}
+    assert not any(found.values()), found
+    assert "unix:<state dir>/logs/status.sock" in texts["seeds.html"]
