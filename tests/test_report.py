@@ -553,3 +553,43 @@ def test_every_page_links_the_methods_page_and_the_backend_is_stated(report):
     assert "bytes per response" in methods
     effects = html.unescape((report / "tuning-effects.html").read_text(encoding="utf-8"))
     assert "keepalive (none -> keepalive): keepalive_timeout" in effects  # each level's diff
+
+
+def _cells(row: str) -> dict[str, str]:
+    """An answers row's cells by class, as text."""
+    return {c: html.unescape(re.sub(r"<[^>]+>", " ", t)).strip() for c, t in
+            re.findall(r'<td class="(\w+)">(.*?)</td>', row, flags=re.S)}
+
+
+def test_a_tilde_beside_an_interval_that_excludes_no_effect_says_it_is_holms(report):
+    # before: "x0.786 [0.622, 0.993], -21%" with a bare "~": the interval is per comparison,
+    # the verdict Holm's over the 3 load levels, and the row did not say so
+    found = 0
+    for row in answer_rows((report / "index.html").read_text(encoding="utf-8")):
+        cells = _cells(row)
+        m = re.match(r"x([\d.]+) \[([\d.]+), ([\d.]+)\]", cells.get("answer", ""))
+        if not m or not cells["verdict"].startswith("~"):
+            continue
+        low, high = float(m.group(2)), float(m.group(3))
+        if low > 1 or high < 1:
+            found += 1
+            assert re.fullmatch(r"~ \(p [\d.]+ after Holm over \d+ tests\)", cells["verdict"]), \
+                cells
+        else:
+            assert cells["verdict"] == "~", cells
+    assert found == 2  # keepalive's p99 at 16 and 64 connections
+
+
+def test_main_effect_rows_say_what_they_average_over(report, executed):
+    # before: "p99 latency, 16 connections" (a main effect, averaged over cache) beside the
+    # A/B row of the same factor holding cache at none, with no word that they differ
+    answers = nbhelp.collect(executed["tuning-effects"])["answers"]
+    index = html.unescape((report / "index.html").read_text(encoding="utf-8"))
+    groups = {a.group for a in answers if a.group.startswith("Effect of ")}
+    assert groups == {f"Effect of {f}: none -> {h}, as the ratio {h} / none, averaged over "
+                      f"{o} unless a row names its level"
+                      for f, h, o in (("keepalive", "keepalive", "cache"),
+                                      ("cache", "ram", "keepalive"))}
+    assert all(g in index for g in groups)
+    simple = [a for a in answers if a.group in groups and " = " in a.question]
+    assert len(simple) == 4  # the rows that hold the other factor name its level

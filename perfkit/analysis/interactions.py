@@ -58,8 +58,8 @@ if TYPE_CHECKING:
 #: the columns of :func:`headline_rows` after the ``per`` columns (:func:`plot_rows` adds
 #: ``interaction``)
 HEADLINE_COLUMNS = ("level_key", "term", "at", "estimate", "ci_low", "ci_high", "p_value",
-                    "significant", "verdict", "n_runs", "not_estimable", "cap_affected",
-                    "warnings", "size")
+                    "holm_family", "significant", "verdict", "n_runs", "not_estimable",
+                    "cap_affected", "warnings", "size")
 
 
 #: how a simple effect was computed: the comparison rule (as the A/B table), or the
@@ -255,7 +255,8 @@ def headline_rows(result: FactorialResult) -> pd.DataFrame:
     the ``per`` columns, then :data:`HEADLINE_COLUMNS`: ``term`` (a factor or an
     interaction), ``at`` (``"cache=ram"`` for a simple effect, else empty), ``estimate``,
     ``ci_low``, ``ci_high`` (ratios high / low on logs, else in the metric's unit), ``p_value``
-    (the one the verdict reads, Holm-adjusted), ``significant``, ``verdict``, ``n_runs``,
+    (the one the verdict reads, Holm-adjusted), ``holm_family`` (the tests it is adjusted
+    over: the term's load levels, or the levels of the other factor), ``significant``, ``verdict``, ``n_runs``,
     ``cap_affected`` and ``warnings`` (the cap warnings of its runs) and ``size`` (|log
     ratio| on logs, else |effect|)."""
     rows = _rows(result, keep_interactions=False)
@@ -278,6 +279,8 @@ def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
                          "term": frame["term"], "at": "", "estimate": frame[est[0]],
                          "ci_low": frame[est[1]], "ci_high": frame[est[2]],
                          "p_value": frame[result.p_column()],
+                         "holm_family": (frame.groupby("term")["term"].transform("size")
+                                         if result.per else 1),
                          "significant": frame["significant"], "verdict": frame["verdict"],
                          "n_runs": [result.level_runs.get(k, result.n_runs) for k in keys],
                          intervals.NOTE_COLUMN: frame[intervals.NOTE_COLUMN],
@@ -298,7 +301,8 @@ def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
         simple = pd.DataFrame({**{c: s[c] for c in result.per}, "level_key": s["level_key"],
                                "term": s["factor"], "at": s["at"], "estimate": s["effect"],
                                "ci_low": s["ci_low"], "ci_high": s["ci_high"],
-                               "p_value": s["p_value_holm"], "significant": s["significant"],
+                               "p_value": s["p_value_holm"], "holm_family": s["holm_family"],
+                               "significant": s["significant"],
                                "verdict": s["verdict"], "n_runs": s["n_runs"],
                                intervals.NOTE_COLUMN: s[intervals.NOTE_COLUMN],
                                "cap_affected": s["cap_affected"], "warnings": s["warnings"],

@@ -24,7 +24,8 @@ import pandas as pd
 
 from perfkit.analysis.compare import ComparisonTable
 from perfkit.analysis.effects import NON_EFFECT_TERMS, FactorialResult
-from perfkit.formatting import level_text
+from perfkit.formatting import fmt_p, level_text
+from perfkit.vocabulary import Verdict
 
 COLUMNS = ["analysis", "metric", "family", "tests", "members", "alpha"]
 
@@ -106,3 +107,27 @@ def _simple_rows(result: FactorialResult) -> list[dict[str, Any]]:
                     "tests": len(rows), "members": "; ".join(rows["at"]),
                     "alpha": result.alpha})
     return out
+
+
+def adjusted_verdict(verdict: str, low: float, high: float, null: float, p_adjusted: float,
+                     family: int) -> str:
+    """A verdict as a row beside its interval shows it: ``"~ (p 0.089 after Holm over 3
+    tests)"`` where the printed interval excludes ``null`` (1 for a ratio, 0 for a
+    difference) but the verdict, Holm-adjusted over its ``family``, is ``~``; else
+    ``verdict`` unchanged.
+
+    The interval is the per-comparison one (its own 95% coverage), the verdict the
+    family-wise decision (Holm 1979): both are right, and the row says which is which rather
+    than print an interval adjusted to match. No adjusted interval would: Holm's step-down
+    has no simultaneous intervals that match its decisions short of the degenerate ones of
+    Strassburger & Bretz (2008, "Compatible simultaneous lower confidence bounds for the Holm
+    procedure", Stat. Med. 27), and Bonferroni's would disagree with Holm's verdicts the
+    other way. Every row is printed whatever its verdict, so the per-comparison intervals are
+    not selected and keep their coverage (Benjamini & Yekutieli 2005, "False discovery
+    rate-adjusted multiple confidence intervals for selected parameters", JASA 100).
+    """
+    if verdict != Verdict.NO_CHANGE or not family or family < 2:
+        return verdict
+    if not (low == low and high == high) or low <= null <= high:
+        return verdict
+    return f"{verdict} (p {fmt_p(p_adjusted)} after Holm over {family} tests)"

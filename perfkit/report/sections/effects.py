@@ -15,6 +15,8 @@ from perfkit.analysis import ComparisonTable, Experiment, RunSet, metric
 from perfkit.analysis.ab import ab_comparisons
 from perfkit.analysis.caps import is_artefact
 from perfkit.analysis.effects import FactorialResult, factorial_effects
+from perfkit.analysis.interactions import main_estimand
+from perfkit.analysis.multiplicity import adjusted_verdict
 from perfkit.formatting import fmt_ci, level_text
 from perfkit.present.compare import row_runs
 from perfkit.report.answers import ANSWERED, ARTEFACT, NOT_TESTABLE, Answer, ratio_text
@@ -192,10 +194,14 @@ def _with(answer: Answer, warnings: Sequence[str]) -> Answer:
 
 def factor_group(result: FactorialResult, factor: str) -> str:
     """The heading of a factor's rows: ``"Effect of keepalive: none -> keepalive, as the
-    ratio keepalive / none"``."""
+    ratio keepalive / none, averaged over cache unless a row names its level"``: what its main
+    effects average over is said once, here (an A/B row holds the other factors low)."""
     c = result.coding.get(factor, {})
     low, high = (level_text(c["low"]), level_text(c["high"])) if c else ("low", "high")
-    return f"Effect of {factor}: {low} -> {high}, as the ratio {high} / {low}"
+    averaged = main_estimand(factor, result.factors).partition("main effect, ")[2]
+    over = (f", {averaged} unless a row names {'its' if len(result.factors) == 2 else 'a'} "
+            "level" if averaged else "")
+    return f"Effect of {factor}: {low} -> {high}, as the ratio {high} / {low}{over}"
 
 
 def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
@@ -219,6 +225,9 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
     # where the verdict is read (its warning says how the cap bears on the metric)
     verdict = result.reported_verdict(r["verdict"], r.get("level_key"),
                                       bool(r.get("cap_affected")))
+    # a ~ beside an interval that excludes no effect: the verdict is Holm's over its family
+    verdict = adjusted_verdict(verdict, r["ci_low"], r["ci_high"], 1.0 if result.log else 0.0,
+                               r["p_value"], int(r["holm_family"]))
     # what the server and the kernel counted at the two levels (empty: nothing recorded)
     mech = r.get("mechanism")
     counted = mech.text() if mech else ""
