@@ -593,3 +593,17 @@ def test_main_effect_rows_say_what_they_average_over(report, executed):
     assert all(g in index for g in groups)
     simple = [a for a in answers if a.group in groups and " = " in a.question]
     assert len(simple) == 4  # the rows that hold the other factor name its level
+
+
+def test_what_was_counted_on_one_side_only_says_which(report):
+    # before: "cache hit ratio (not recorded) -> 1": the side without a cache read as a
+    # missing record
+    index = html.unescape((report / "index.html").read_text(encoding="utf-8"))
+    assert "cache hit ratio 1 at ram only" in index
+    for name, text in _pages(report).items():
+        text = html.unescape(text)
+        assert "(not recorded) ->" not in text and "-> (not recorded)" not in text, name
+    import pandas as pd
+
+    frame = pd.read_csv(report / "tables" / "tuning-effects-ab-latency_p99_ms.csv")
+    assert not frame["mechanism"].str.contains("not recorded", na=False).any()

@@ -78,6 +78,8 @@ QUANTITIES: tuple[Quantity, ...] = (
 )
 #: the text of a side with no run recording a quantity
 NOT_RECORDED = "(not recorded)"
+#: the words of the two sides of a comparison (a factor's effect names its levels instead)
+SIDES = ("on the base side", "on the new side")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,8 +105,13 @@ class MechanismRow:
     low: Side
     high: Side
 
-    def text(self) -> str:
-        """``listen overflows 1,234 (980-1,502) -> 0``."""
+    def text(self, sides: tuple[str, str] = SIDES) -> str:
+        """``listen overflows 1,234 (980-1,502) -> 0``; a quantity one side alone recorded
+        (a cache's hit ratio, where the other side has no cache) as ``cache hit ratio 1 at
+        ram only`` (``sides``: the words of the two sides)."""
+        if bool(self.low.n) != bool(self.high.n):
+            side, where = (self.high, sides[1]) if self.high.n else (self.low, sides[0])
+            return f"{self.quantity.label} {_fmt(side, self.quantity)} {where} only"
         return f"{self.quantity.label} {_fmt(self.low, self.quantity)} -> " \
                f"{_fmt(self.high, self.quantity)}"
 
@@ -136,6 +143,8 @@ class Mechanism:
     rows: tuple[MechanismRow, ...] = ()
     scopes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    #: the words of the two sides, for a quantity one side alone recorded (``at ram``)
+    sides: tuple[str, str] = SIDES
 
     def __bool__(self) -> bool:
         """Whether any run of either side recorded any quantity."""
@@ -149,7 +158,7 @@ class Mechanism:
         recorded = [r for r in self.rows if r.low.n or r.high.n]
         moved = [r for r in recorded if r.moved]
         if moved:
-            return "; ".join(r.text() for r in moved)
+            return "; ".join(r.text(self.sides) for r in moved)
         if recorded:
             return "unchanged: " + "; ".join(
                 f"{r.quantity.label} {_fmt(r.low, r.quantity)}" for r in recorded[:2])
@@ -221,8 +230,10 @@ def factor_mechanism(rows: Any, factor: str, coding: Mapping[str, Any],
     for column, level in (held or {}).items():
         keep &= rows.frame[column].map(level_text).to_numpy() == level_text(level)
     text = rows.frame[factor].map(level_text).to_numpy()
-    return mechanism(*(rows.subset(keep & (text == level_text(coding[side])))
+    mech = mechanism(*(rows.subset(keep & (text == level_text(coding[side])))
                        for side in ("low", "high")))
+    return dataclasses.replace(mech, sides=(f"at {level_text(coding['low'])}",
+                                            f"at {level_text(coding['high'])}"))
 
 
 def main_mechanisms(rows: Any, per: Sequence[str], levels: Iterable[Any],
