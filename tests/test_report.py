@@ -607,3 +607,27 @@ def test_what_was_counted_on_one_side_only_says_which(report):
 
     frame = pd.read_csv(report / "tables" / "tuning-effects-ab-latency_p99_ms.csv")
     assert not frame["mechanism"].str.contains("not recorded", na=False).any()
+
+
+def test_what_was_counted_is_said_once_and_linked_from_the_rows_that_counted_the_same(report):
+    # before: p99 and throughput of one contrast printed the same counters twice (rows 1 and 3)
+    page = (report / "index.html").read_text(encoding="utf-8")
+    counted = re.findall(r'<span class="counted">counted: (.*?)</span>', page, flags=re.S)
+    said = [c for c in counted if not c.startswith("as <a")]
+    assert len(said) == len(set(said)) and len(said) < len(counted)
+    for link in re.findall(r'counted: as <a href="#(row-\d+)">', page):
+        assert f'id="{link}"' in page
+
+
+def test_rows_listed_apart_name_their_group(report):
+    # before: "37. p99 latency, 256 connections: ..." twice, one keepalive's, one cache's,
+    # with nothing saying which; and "tuned / default" without its metric
+    page = html.unescape((report / "index.html").read_text(encoding="utf-8"))
+    aside = re.search(r'<ul class="answers-aside">(.*?)</ul>', page, re.S).group(1)
+    items = [re.sub(r"<[^>]+>", "", i) for i in re.findall(r"<li.*?</li>", aside, re.S)]
+    assert len(items) == 3
+    assert items[0].startswith("37. Effect of keepalive — p99 latency, 256 connections")
+    assert items[1].startswith("38. Effect of cache — p99 latency, 256 connections")
+    assert items[2].startswith("39. p99 latency by profile") and "tuned / default" in items[2]
+    # untestable: with the runs it would need
+    assert "(3 vs 3 runs; needs >= 4 runs per arm)" in items[2]

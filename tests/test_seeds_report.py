@@ -662,3 +662,21 @@ def test_no_seeds_page_shows_a_path_of_the_machine(built):
     found = {name: absolute_paths(t) for name, t in texts.items()}
     assert not any(found.values()), found
     assert "unix:<state dir>/logs/status.sock" in texts["seeds.html"]
+
+
+def test_the_seeds_index_lists_the_untestable_claims_once_each_by_write_up(built, analysis):
+    # before: "000-3 (ingress-nginx-guide): worker_connections ... not testable (no
+    # measurement) (no measurement)": the write-up named under its own heading and again in
+    # every question, the verdict's reason said again as the runs
+    index = html.unescape((built / "index.html").read_text(encoding="utf-8"))
+    aside = re.search(r'<ul class="answers-aside">(.*?)</ul>', index, re.S).group(1)
+    items = [re.sub(r"<[^>]+>", "", i) for i in re.findall(r"<li.*?</li>", aside, re.S)]
+    untested = [r for r in analysis.results if r.verdict in section.NOT_TESTABLE_VERDICTS]
+    assert len(items) == len(untested) == 14
+    seen = set()
+    for item, r in zip(items, untested, strict=True):
+        seed = r.claim["seed"]
+        assert f"({seed})" not in item, item
+        assert item.count(r.reported_verdict.split(" (")[1]) == 1, item  # "(n = 1)" once
+        assert (f"Claims of {seed} — " in item) == (seed not in seen), item
+        seen.add(seed)

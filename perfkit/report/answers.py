@@ -6,7 +6,10 @@ The pages and the index show answers the same way (:func:`answers_html`):
   ordered by :data:`TOPICS`), each row numbered; a row gives the question, the answer (the
   estimate with its interval, a ratio also as a percentage), the verdict and the runs;
 - rows that are not measured answers, an artefact of a known timeout or a question the runs
-  cannot test (:attr:`Answer.kind`), go in a short list of their own below the table;
+  cannot test (:attr:`Answer.kind`), go in a short list of their own below the table, each
+  run of rows of one group led by the group's name (``Effect of keepalive``);
+- what was counted beside an answer (:attr:`Answer.mechanism`) is shown once: a later row
+  that counted the same (the p99 and the throughput of one contrast) links to the first;
 - every caveat is one numbered entry (``id="caveat-N"``) that names every row it affects; a
   caveat that bears on every row of a group is marked once, on the group's heading; a row
   carries at most one mark, linked to the first of its own caveats (the entries of its
@@ -173,17 +176,43 @@ def _mark(n: int | None, prefix: str) -> str:
                                  f"[{n}]</a></sup>")
 
 
-def _answer(a: Answer) -> str:
+def _head(group: str) -> str:
+    """A group's heading up to its first colon (``Effect of keepalive``): in the list of
+    rows apart, it says which group a row belongs to, once per run of rows of one group."""
+    return group.split(": ")[0]
+
+
+def _counted(a: Answer, same: int | None, prefix: str) -> str:
+    """What was counted beside an answer, or, when an earlier row counted the same (the
+    p99 and the throughput of one contrast come from the same runs), a link to that row."""
+    if not a.mechanism:
+        return ""
+    text = (f'as <a href="#{prefix}row-{same}">row {same}</a>' if same is not None
+            else _e(a.mechanism))
+    return f'<span class="counted">counted: {text}</span>'
+
+
+def _answer(a: Answer, same: int | None = None, prefix: str = "") -> str:
     """The answer cell: the estimate, and under it, smaller, what was counted beside it."""
-    counted = f'<span class="counted">counted: {_e(a.mechanism)}</span>' if a.mechanism else ""
-    return _e(a.answer) + counted
+    return _e(a.answer) + _counted(a, same, prefix)
 
 
-def _row(a: Answer, k: int, mark: int | None, prefix: str) -> str:
+def _row(a: Answer, k: int, mark: int | None, prefix: str, same: int | None = None) -> str:
     return (f'<tr id="{prefix}row-{k}"><td class="num">{k}</td>'
             f'<td class="question">{_e(a.question)}{_mark(mark, prefix)}</td>'
-            f'<td class="answer">{_answer(a)}</td><td class="verdict">{_e(a.verdict)}</td>'
-            f'<td class="n">{_e(a.n)}</td></tr>')
+            f'<td class="answer">{_answer(a, same, prefix)}</td>'
+            f'<td class="verdict">{_e(a.verdict)}</td><td class="n">{_e(a.n)}</td></tr>')
+
+
+def _first_counted(rows: Sequence[Answer]) -> list[int | None]:
+    """Per row (numbered from 1): the earlier row that counted the same, else None."""
+    first: dict[str, int] = {}
+    out: list[int | None] = []
+    for k, a in enumerate(rows, 1):
+        out.append(first.get(a.mechanism) if a.mechanism else None)
+        if a.mechanism:
+            first.setdefault(a.mechanism, k)
+    return out
 
 
 def _named(rows: Sequence[int], prefix: str) -> str:
@@ -222,6 +251,7 @@ def answers_html(items: Iterable[Answer], prefix: str = "", heading: str = "h2",
     aside = [a for a in items if a.kind != ANSWERED]
     rows = [*shown, *aside]
     cav = number(rows)
+    same = _first_counted(rows)
     body, group = [], None
     for k, a in enumerate(shown, 1):
         if a.group and a.group != group:
@@ -230,7 +260,7 @@ def answers_html(items: Iterable[Answer], prefix: str = "", heading: str = "h2",
             body.append(f'<tr class="group"><th colspan="5">{_e(a.group)}'
                         f"{_mark(cav.group_marks.get(a.group), prefix)}{page}</th></tr>")
         group = a.group
-        body.append(_row(a, k, cav.marks[k - 1], prefix))
+        body.append(_row(a, k, cav.marks[k - 1], prefix, same[k - 1]))
     cols = "".join(f'<col style="width:{w}%">' for w in ANSWER_WIDTHS_PCT)
     out = []
     if shown:
@@ -239,13 +269,17 @@ def answers_html(items: Iterable[Answer], prefix: str = "", heading: str = "h2",
                    "<th>answer</th><th>verdict</th><th>runs</th></tr></thead>"
                    f"<tbody>{''.join(body)}</tbody></table></div>")
     if aside:
+        heads = [_head(a.group) if a.group and (i == 0 or aside[i - 1].group != a.group)
+                 else "" for i, a in enumerate(aside)]
         out.append(f"<{heading} class=\"aside-head\">Not answered as measured ({len(aside)}): "
                    f"artefacts and questions the runs cannot test</{heading}>"
                    '<ul class="answers-aside">' + "".join(
-                       f'<li id="{prefix}row-{k}">{k}. {_e(a.question)}: {_e(a.shown)} '
-                       f"<i>{_e(a.verdict or a.kind)}</i>"
+                       f'<li id="{prefix}row-{k}">{k}. '
+                       + (f'<span class="aside-group">{_e(h)}</span> — ' if h else "")
+                       + f"{_e(a.question)}: {_e(a.answer)} <i>{_e(a.verdict or a.kind)}</i>"
                        + (f" ({_e(a.n)})" if a.n else "") + _mark(cav.marks[k - 1], prefix)
-                       + "</li>" for k, a in enumerate(aside, len(shown) + 1)) + "</ul>")
+                       + _counted(a, same[k - 1], prefix) + "</li>" for k, (a, h) in enumerate(zip(aside, heads, strict=True),
+                                                           len(shown) + 1)) + "</ul>")
     if cav.notes:
         said, condensed = Said(), []
         for i, t in enumerate(cav.notes, 1):

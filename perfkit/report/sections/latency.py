@@ -186,6 +186,7 @@ def answers(table: LatencyTable, q: float, where: Mapping[str, Any] | None,
     threats of ``exp`` that bear on latency (a drift); then each configuration against the
     first (``compared``, from :func:`versus`): the ratio, its interval and verdict, listed
     apart when the runs cannot test it."""
+    from perfkit.analysis.compare_notes import need_text
     from perfkit.analysis.validity import threats_for
     from perfkit.report.answers import ANSWERED, NOT_TESTABLE, ratio_text
 
@@ -206,10 +207,12 @@ def answers(table: LatencyTable, q: float, where: Mapping[str, Any] | None,
     for base, new, t in compared:
         for r in t.rows:
             c = r.comparison
+            untestable = r.verdict == NOT_TESTABLE  # then the runs it needs, beside its runs
+            need = f"; {need_text(t.alpha, t.family)}" if untestable else ""
             out.append(Answer(f"{new} / {base}",
                               ratio_text(c.ratio, c.ratio_ci_low, c.ratio_ci_high),
                               r.reported_verdict,
-                              f"{c.n_base} vs {c.n_new} runs", r.warnings, group=group,
+                              f"{c.n_base} vs {c.n_new} runs{need}", r.warnings, group=group,
                               topic="comparison",
                               kind=NOT_TESTABLE if r.verdict == NOT_TESTABLE else ANSWERED))
     return out

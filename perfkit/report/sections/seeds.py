@@ -123,7 +123,7 @@ def answers(analysis: SeedsAnalysis) -> list[Answer]:
 
 
 def _answer(r: ClaimResult) -> Answer:
-    question = f"{r.claim['claim_id']} ({r.claim['seed']}): {r.claim['setting']}"
+    question = f"{r.claim['claim_id']} {r.claim['setting']}"  # its group names the seed
     published = f"published: {published_text(r)}"
     rep = r.replication
     need_note = [r.runs_needed_note] if r.runs_needed_note else []
@@ -132,6 +132,8 @@ def _answer(r: ClaimResult) -> Answer:
         n_pub = r.assessment["n_per_configuration"]
         n = ("not stated" if pd.isna(n_pub) else "no measurement" if n_pub == 0
              else f"{n_pub} per configuration (published)")
+        if r.reported_verdict in NOT_TESTABLE_VERDICTS:  # its verdict says the runs already
+            n = ""
         need = (f"; a repeat would need >= {r.runs_needed} runs per arm" if r.runs_needed
                 else "")
         # the assessment says in full what the verdict's reason restates (the runs published,
