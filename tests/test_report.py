@@ -631,3 +631,13 @@ def test_rows_listed_apart_name_their_group(report):
     assert items[2].startswith("39. p99 latency by profile") and "tuned / default" in items[2]
     # untestable: with the runs it would need
     assert "(3 vs 3 runs; needs >= 4 runs per arm)" in items[2]
+
+
+def test_no_page_shows_the_ram_caches_machine_folder(report):
+    # before: "proxy_cache_path not set -> /dev/shm/perfkit-cache-0-2ef671bc ...": the
+    # recording user's id and testbed's digest, on tuning-effects and the overview
+    for path in [*report.glob("*.html"), report / "methods.md", *report.glob("tables/*.csv")]:
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"perfkit-cache-\d+-[0-9a-f]+", text), path.name
+    effects = html.unescape((report / "tuning-effects.html").read_text(encoding="utf-8"))
+    assert "proxy_cache_path not set -> /dev/shm/<cache dir> levels=1:2" in effects

@@ -680,3 +680,11 @@ def test_the_seeds_index_lists_the_untestable_claims_once_each_by_write_up(built
         assert item.count(r.reported_verdict.split(" (")[1]) == 1, item  # "(n = 1)" once
         assert (f"Claims of {seed} — " in item) == (seed not in seen), item
         seen.add(seed)
+
+
+def test_no_seeds_page_or_table_shows_the_ram_caches_machine_folder(built):
+    # before: "proxy_cache_path <state dir>/cache ... -> /dev/shm/perfkit-cache-0-a28be8e1":
+    # the recording user's id and testbed's digest, on the pages and in seeds-verdicts.csv
+    for path in [*built.glob("*.html"), built / "methods.md", *built.glob("tables/*.csv")]:
+        assert not re.search(r"perfkit-cache-\d+-[0-9a-f]+", path.read_text(encoding="utf-8")), \
+            path.name

@@ -111,14 +111,22 @@ def _outside(server: Mapping[str, Any]) -> dict[str, str]:
 #: how a path under the testbed's own folder (the manifest's ``state_dir``, a machine path of
 #: the recording host) is shown: ``unix:<state dir>/logs/status.sock``
 STATE_DIR = "<state dir>"
+#: how the RAM cache's folder is shown (``variables.cache_path``, named after the recording
+#: user and testbed: ``/dev/shm/perfkit-cache-0-2ef671bc``): its tmpfs folder kept
+CACHE_DIR = "<cache dir>"
 
 
 def config_text(server: Mapping[str, Any]) -> str:
     """The recorded nginx.conf of a run manifest's ``server``, its testbed folder shown as
-    :data:`STATE_DIR` ("" when none was recorded)."""
+    :data:`STATE_DIR` and a cache folder outside it as ``/dev/shm/<cache dir>``
+    (:data:`CACHE_DIR`; "" when none was recorded)."""
     text = str(server.get("config_text") or "")
-    if text and server.get("state_dir"):
-        text = text.replace(str(server["state_dir"]).rstrip("/"), STATE_DIR)
+    state = str(server.get("state_dir") or "").rstrip("/")
+    cache = str((server.get("variables") or {}).get("cache_path") or "").rstrip("/")
+    if text and cache and "/" in cache and not (state and cache.startswith(state + "/")):
+        text = text.replace(cache, f"{cache.rsplit('/', 1)[0]}/{CACHE_DIR}")
+    if text and state:
+        text = text.replace(state, STATE_DIR)
     return text
 
 
