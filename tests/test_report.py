@@ -641,3 +641,11 @@ def test_no_page_shows_the_ram_caches_machine_folder(report):
         assert not re.search(r"perfkit-cache-\d+-[0-9a-f]+", text), path.name
     effects = html.unescape((report / "tuning-effects.html").read_text(encoding="utf-8"))
     assert "proxy_cache_path not set -> /dev/shm/<cache dir> levels=1:2" in effects
+
+
+def test_the_peak_answer_says_it_is_the_boxs_with_the_host_cpu(report):
+    # before: "35.3 connections [25.8, 57.7] (USL)", a peak of nginx as it read
+    index = html.unescape(re.sub(r"<[^>]+>", " ", (report / "index.html").read_text(
+        encoding="utf-8")))
+    assert re.search(r"35\.3 connections \[25\.8, 57\.7\] \(USL\), the box's peak: host CPU "
+                     r">= 90% in \d+ of 24 runs", index)

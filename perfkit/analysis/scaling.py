@@ -84,6 +84,15 @@ class ScalingResult:
                 f"(host CPU >= {HOST_BUSY_PERCENT:g}% in {h.busy} of {h.known} runs)")
 
     @property
+    def peak_scope_brief(self) -> str:
+        """:attr:`peak_scope` as an answer says it beside N*: ``"the box's peak: host CPU >=
+        90% in 45 of 48 runs"`` (``""`` when the host was not saturated)."""
+        h = self.host
+        if not self.peak_scope or h is None:
+            return ""
+        return f"the box's peak: host CPU >= {HOST_BUSY_PERCENT:g}% in {h.busy} of {h.known} runs"
+
+    @property
     def n_star_not_estimable(self) -> str:
         """Why N*'s interval may not be printed (:func:`perfkit.analysis.intervals.judge`:
         ends more than 100x apart), else ``""``."""

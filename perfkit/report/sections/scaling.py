@@ -298,6 +298,8 @@ def answers(slo_table: SloTable | None, table: ScalingTable | None,
         if r.fit is not None and r.fit.n_star is not None:
             lo, hi = r.fit.n_star_ci or (math.nan, math.nan)
             text = f"{fmt_ci(r.fit.n_star, lo, hi, r.n_column)} ({model})"
+            if r.peak_scope_brief:  # what the peak is of: the box, client and server
+                text += f", {r.peak_scope_brief}"
         else:
             text = f"none claimed ({model})"
         out.append(Answer(config_text(r.by, r.key), text, r.verdict,
