@@ -649,3 +649,11 @@ def test_the_peak_answer_says_it_is_the_boxs_with_the_host_cpu(report):
         encoding="utf-8")))
     assert re.search(r"35\.3 connections \[25\.8, 57\.7\] \(USL\), the box's peak: host CPU "
                      r">= 90% in \d+ of 24 runs", index)
+
+
+def test_a_collapsed_notes_summary_opens_with_words_not_a_reference(report):
+    # before: "Notes (2): 6 wrk2 run(s) have a histogram of the [... as ...": the summary
+    # opened the condensed note
+    for name, text in _pages(report).items():
+        for summary in re.findall(r"<summary>(.*?)</summary>", text, flags=re.S):
+            assert "[... as" not in summary, (name, summary)

@@ -300,9 +300,11 @@ class Report(Files):
         lines = [text] if isinstance(text, str) else [str(t) for t in text]
         if not lines:
             return
+        first = lines[0]  # the summary opens with it in full, never with a reference
         if kind == "warning":
             said = [self.said[t] for t in lines if t in self.said]
             lines = [t for t in lines if t not in self.said]
+            first = lines[0] if lines else first
             shown = []
             for t in lines:
                 shown.append(self.page.condense(t))
@@ -326,7 +328,7 @@ class Report(Files):
         plain = "\n".join(lines) if not title else "\n".join([title, *(f"- {t}" for t in lines)])
         long = kind == "warning" and sum(len(t) for t in lines) > OPEN_NOTE_CHARS
         page = (f'<details class="{css}"><summary>{head or "Notes"} ({len(lines)}): '
-                f"{escape(opening(lines[0]))}</summary>{inner}</details>" if long
+                f"{escape(opening(first))}</summary>{inner}</details>" if long
                 else f'<div class="{css}">{head}{inner}</div>')
         self._show({"text/html": page, "text/plain": plain})
 
