@@ -657,3 +657,12 @@ def test_a_collapsed_notes_summary_opens_with_words_not_a_reference(report):
     for name, text in _pages(report).items():
         for summary in re.findall(r"<summary>(.*?)</summary>", text, flags=re.S):
             assert "[... as" not in summary, (name, summary)
+
+
+def test_the_methods_say_wrks_latency_once(report):
+    # before: the paragraph on how wrk 4 computes its latencies stood in the section of every
+    # wrk experiment (7 times), since it opens with a lower-case tool name
+    from perfkit.model import WRK_LATENCY
+
+    methods = (report / "methods.md").read_text(encoding="utf-8")
+    assert methods.count(WRK_LATENCY) == 1

@@ -15,14 +15,20 @@ from pathlib import Path
 
 from perfkit.report.methods import SHARED, anchor, merge_alike, paragraph
 
-#: a sentence ends at a full stop followed by a space and a capital (not inside `code`)
-_END = re.compile(r"(?<=[.])\s+(?=[A-Z])")
+#: a sentence ends at a full stop followed by a space and a letter (not inside `code`): a
+#: sentence may open with a tool's name in lower case (``wrk is closed-loop: ...``)
+_END = re.compile(r"(?<=[.])\s+(?=[A-Za-z])")
+#: words whose full stop ends no sentence
+_ABBREVIATIONS = {"e.g.", "i.e.", "vs.", "cf.", "al.", "approx.", "etc."}
 
 
 def sentences(text: str) -> list[str]:
-    """``text`` split into sentences, never inside a backquoted span."""
+    """``text`` split into sentences, never inside a backquoted span nor after an
+    abbreviation (:data:`_ABBREVIATIONS`)."""
     out, start = [], 0
     for m in _END.finditer(text):
+        if text[:m.start()].rsplit(None, 1)[-1] in _ABBREVIATIONS:
+            continue
         if text[:m.start()].count("`") % 2 == 0:
             out.append(text[start:m.start()].strip())
             start = m.end()
