@@ -473,7 +473,10 @@ def _configs(name: str) -> dict[str, Counter]:
     out: dict[str, Counter] = {}
     for path in sorted((DATA / name).glob("runs/*/manifest.json")):
         server = json.loads(path.read_text())["server"]
-        lines = [" ".join(ln.split()) for ln in server["config_text"].splitlines()
+        text = server["config_text"]  # the testbed's folder is shown as <state dir>
+        if server.get("state_dir"):
+            text = text.replace(server["state_dir"].rstrip("/"), "<state dir>")
+        lines = [" ".join(ln.split()) for ln in text.splitlines()
                  if ln.strip() and not ln.strip().startswith("#")]
         out.setdefault(server["profile"], Counter(ln for ln in lines if ln not in "{}"))
     return out
