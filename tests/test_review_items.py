@@ -508,7 +508,7 @@ def test_review2_item01_config_diffs_are_two_sided_and_name_each_lines_side(name
     if name == "seeds-backlog":
         assert "backlog=8;`" in text and "backlog=32768;`" in text
     if name == "seeds-cache":
-        assert "proxy_cache_path /dev/shm/" in text and "proxy_cache_path /tmp/" in text
+        assert "proxy_cache_path /dev/shm/" in text and "proxy_cache_path <state dir>/" in text
 
 
 def _blocks(exp, analyses=()) -> str:
