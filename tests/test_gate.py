@@ -232,3 +232,32 @@ def test_an_unreadable_run_makes_the_gate_exit_2_after_printing_it(tmp_path):
     assert code == 2 and "REGRESSION" in out
     [line] = err.splitlines()  # one line per unreadable file, nothing else
     assert line.startswith("perfkit: error: ") and "stdout.txt:6: expected" in line
+
+
+def test_gate_rows_read_like_every_verdict_and_the_ci_contract_is_kept():
+    code, out, _ = gate(V07, V08, *BOTH)
+    assert code == 1 and out.startswith("perfkit gate: REGRESSION (exit 1; 2 regression)")
+    rows = [line for line in out.splitlines() if line.startswith(("latency_p99", "throughput"))]
+    assert len(rows) == 2 and all(" regression " in r and "REGRESSION" not in r for r in rows)
+    code, out, _ = gate(V07, V08, *BOTH, "--format", "junit")
+    for case in ET.fromstring(out).findall("./testsuite/testcase"):
+        assert case.find("failure").get("message").startswith("REGRESSION: ")
+        assert "gate: REGRESSION: the CI lies beyond" in case.find("system-out").text
+
+
+@pytest.mark.parametrize("name, ci, reason", [
+    ("throughput_rps", (0.97, 1.10), "the CI stays above -5.0%"),
+    ("latency_p99_ms", (0.90, 1.04), "the CI stays below +5.0%")])
+def test_a_pass_says_which_side_of_the_threshold_the_ci_stays(name, ci, reason):
+    m = metric(name)
+    c = Comparison(10, 10, ratio=1.0, ratio_ci_low=ci[0], ratio_ci_high=ci[1], p_value=0.5,
+                   min_attainable_p=1e-5, alpha=0.05, significant=False)
+    status, _, why = classify(ComparisonRow((), c, 0.5, "~"), m, threshold_ratio(m, 0.05))
+    assert status == PASS and why == reason
+
+
+def test_a_threshold_is_5_percent_or_0_05_on_the_command_line():
+    outs = [gate(V07, V08, "--max-regression", given, "--format", "json")
+            for given in ("5%", "0.05")]
+    assert outs[0][0] == outs[1][0] == 1 and outs[0][1] == outs[1][1]
+    assert json.loads(outs[0][1])["max_regression"] == pytest.approx(0.05)
