@@ -9,6 +9,7 @@ import pytest
 
 from perfkit.analysis import compare_runs, metric
 from perfkit.analysis.compare import NOT_TESTABLE, runs_per_arm_needed, verdict
+from perfkit.vocabulary import Verdict
 
 
 def test_a_row_no_data_could_make_significant_after_holm_is_not_testable(demo_factorial):
@@ -22,7 +23,7 @@ def test_a_row_no_data_could_make_significant_after_holm_is_not_testable(demo_fa
     # ... which Holm over 12 comparisons lifts to 0.095: no row can pass, however large
     assert min(1.0, 12 * c.p_value) > 0.05 and c.ratio > 1.1
     assert verdict(c, min(1.0, 12 * c.p_value), metric("throughput_rps"), 12) == NOT_TESTABLE
-    assert verdict(c, 6 * c.p_value, metric("throughput_rps"), 6) == "better"
+    assert verdict(c, 6 * c.p_value, metric("throughput_rps"), 6) == Verdict.BETTER
     # the page says how many runs would make it testable: 12 x 2/C(2n, n) < 0.05 from n = 6
     need = next(n for n in range(2, 20) if 12 * 2 / math.comb(2 * n, n) < 0.05)
     assert runs_per_arm_needed(0.05, 12) == need == 6

@@ -19,8 +19,10 @@ from scipy import optimize
 from scipy import stats as sps
 
 from perfkit.analysis import load_experiment, metric
+from perfkit.analysis.caps import artefact
 from perfkit.analysis.effects import factorial_effects
 from perfkit.present import effects as present_effects
+from perfkit.vocabulary import Verdict
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 METRICS = ["latency_p99_ms", "throughput_rps"]
@@ -60,7 +62,7 @@ def test_every_no_change_says_what_the_design_could_have_detected(demo_tuning):
     p99 = results[0]
     table = p99.to_frame()
     (ka,) = table[(table["connections"] == 16) & (table["term"] == "keepalive")].itertuples()
-    assert ka.verdict == "~"
+    assert ka.verdict == Verdict.NO_CHANGE
     # by hand: se of the log ratio from its 95% t interval on its Satterthwaite df (8.1 where
     # the pooled error had 12), then the noncentral t (scipy) at Holm's first step over the
     # 3 levels, 80% power
@@ -74,19 +76,19 @@ def test_every_no_change_says_what_the_design_could_have_detected(demo_tuning):
     assert ka.mde_ratio_low == pytest.approx(math.exp(-lam * se), rel=1e-6)
     for result in results:
         t = result.to_frame()
-        quiet = t[t["verdict"] == "~"]
+        quiet = t[t["verdict"] == Verdict.NO_CHANGE]
         assert len(quiet) and (quiet["mde_ratio_high"].notna() | (quiet["mde_note"] != "")).all()
         s = result.simple_effects
         if not INTERACTING[result.metric.name]:  # no significant interaction: none to check
             assert not len(s)
             continue
-        quiet = s[s["verdict"] == "~"]
+        quiet = s[s["verdict"] == Verdict.NO_CHANGE]
         assert len(quiet) and (quiet["mde_high"].notna() | (quiet["mde_note"] != "")).all()
         for shown in present_effects.factorial(result):
             detect = next(i for i, c in enumerate(shown.columns)
                           if c.name.startswith("detectable"))
             verdict = [c.name for c in shown.columns].index("verdict")
-            quiet_rows = [r for r in shown.rows if r[verdict] == "~"]
+            quiet_rows = [r for r in shown.rows if r[verdict] == Verdict.NO_CHANGE]
             assert quiet_rows and all(r[detect].startswith(("x", "none: ", "any change"))
                                       for r in quiet_rows)
             # a ~ keeps its estimate and interval
@@ -162,7 +164,7 @@ def test_the_stalls_a_cap_hides_are_a_result_of_their_own():
                                  "connections")
     frame = table.to_frame().set_index(["factor", "connections"])
     cache = frame.loc[("cache", 256)]
-    assert cache["verdict"] == "artefact of the 1000 ms cap"   # one verdict column
+    assert cache["verdict"] == artefact([1000.0])  # one verdict column
     assert "reported_verdict" not in frame
     assert (cache["stalled_runs_base"], cache["stalled_runs_new"]) == (4, 0)
     # Fisher's exact test on 4/5 against 0/5 runs: 10/210 = 0.0476, Holm over the two

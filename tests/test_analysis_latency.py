@@ -17,6 +17,7 @@ from perfkit.analysis.latency import compare_configs, group_runs, percentiles
 from perfkit.analysis.scaling import slo_brackets
 from perfkit.frames import runs_frame
 from perfkit.report.sections import latency, scaling
+from perfkit.vocabulary import RunStatus, Verdict
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -197,7 +198,7 @@ def test_a_percentile_no_run_measured_is_no_data_not_zero_and_inf():
     table = percentiles(group_runs(rows, ["keepalive", "cache"]), (99.0, 99.9))
     frame = table.to_frame()
     missing = frame[frame["percentile"] == 99.9]
-    assert len(missing) == 4 and (missing["method"] == "no data").all()
+    assert len(missing) == 4 and (missing["method"] == RunStatus.NO_DATA).all()
     for col in ("n_runs", "latency_ms", "ci_low_ms", "ci_high_ms"):
         assert missing[col].isna().all(), col
     assert (missing["n_failed"] == 0).all()  # a percentile never printed is no failed run
@@ -210,7 +211,8 @@ def test_tuned_vs_default_is_compared_and_3_vs_3_runs_say_what_they_need():
     table = compare_configs(group_runs(rows, ["profile"]), 99.0)
     assert (table.base, table.new) == ("default", "tuned")
     (row,) = table.rows
-    assert row.verdict == "not testable" and row.comparison.min_attainable_p == pytest.approx(0.1)
+    assert row.verdict == Verdict.NOT_TESTABLE
+    assert row.comparison.min_attainable_p == pytest.approx(0.1)
     assert table.not_testable_note() == ("1 of 1 comparisons not testable: 3 vs 3 runs cannot "
                                          "reach p < 0.05; >= 4 runs per arm would")
     assert row.comparison.ratio == pytest.approx(0.796, abs=1e-3)  # Hodges-Lehmann, -20.4%

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from perfkit.analysis import load_experiment
 from perfkit.present import effects as present_effects
+from perfkit.vocabulary import Verdict
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -68,11 +69,11 @@ def test_an_interaction_is_neither_better_nor_worse_and_an_averaged_main_effect_
                                    "connections", 0.95, 0.05)
     frame = result.to_frame()
     inter = frame[(frame["term"] == "keepalive:cache") & frame["significant"]]
-    assert len(inter) and (inter["verdict"] == "interaction").all()
+    assert len(inter) and (inter["verdict"] == Verdict.INTERACTION).all()
     text = render_all([effects.present_factorial(result)], "markdown")
     for line in text.splitlines():
         if re.match(r"\| (64|256) \| (keepalive|cache) \[1\]", line):
             # the verdict cell, then the mechanism the counters give beside it
             assert re.search(r"\| see the simple effects( \[\d\])? \| [^|]+ \|$", line), line
         if "keepalive:cache" in line and "|" in line:
-            assert "worse" not in line and "better" not in line, line
+            assert Verdict.WORSE not in line and Verdict.BETTER not in line, line

@@ -19,16 +19,23 @@ import pytest
 from scipy import stats as sps
 
 from perfkit.analysis import load_experiment
+from perfkit.analysis.caps import affected, artefact
 from perfkit.analysis.compare import NOT_TESTABLE
 from perfkit.analysis.effects import headline_effects
 from perfkit.formatting import fmt_sig
 from perfkit.report.sections import aa as aa_section
 from perfkit.report.sections import effects
+from perfkit.vocabulary import Verdict
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
-ARTEFACT = "artefact of the 1000 ms cap"
+#: the verdicts of an effect from values on the 1 s SYN retry, and of a measured one from runs
+#: that waited for it ("artefact of the 1000 ms cap", "better (affected by the 1000 ms cap)")
+ARTEFACT = artefact([1000.0])
+AFFECTED = affected(Verdict.BETTER, [1000.0])
+#: the verdicts of a measured effect
+MEASURED = [Verdict.BETTER, Verdict.WORSE, Verdict.NO_CHANGE, Verdict.INTERACTION]
 
 
 #: the connection levels where keepalive x cache is significant (Holm), per metric
@@ -124,7 +131,7 @@ def test_the_ab_page_never_counts_an_untestable_row_as_no_change(demo_factorial)
         family = len(frame)
         untestable = np.minimum(1, floor * family) >= 0.05
         assert (frame.loc[untestable, "verdict"] == NOT_TESTABLE).all()
-        assert not (frame.loc[untestable, "verdict"] == "~").any()
+        assert not (frame.loc[untestable, "verdict"] == Verdict.NO_CHANGE).any()
 
 
 def test_forest_plots_show_simple_effects_where_an_interaction_is_significant(demo_tuning):
@@ -196,7 +203,7 @@ def test_a_significant_interaction_headlines_its_simple_effects(demo_tuning):
                                 "keepalive=keepalive"}  # simple effects only, no main effect
     (ka,) = at256[(at256["term"] == "keepalive") & (at256["at"] == "cache=none")].itertuples()
     assert ka.estimate == pytest.approx(ratio, rel=1e-9)
-    assert ka.p_value == pytest.approx(p_holm, rel=1e-6) and ka.verdict == "better"
+    assert ka.p_value == pytest.approx(p_holm, rel=1e-6) and ka.verdict == Verdict.BETTER
     # the page's answers and the index: simple effects, never a main effect "not
     # interpretable alone" (x1.28, x3.94 are the main effects at 256)
     assert not [a for a in found if "not interpretable" in a.verdict]
@@ -218,31 +225,30 @@ def test_an_effect_from_values_on_the_cap_is_an_artefact(demo_tuning):
     cells = set(zip(capped["connections"], capped["keepalive"], capped["cache"], strict=True))
     assert cells == {(256, "none", "none"), (256, "keepalive", "none")}, \
         "the demo data changed: the test proves nothing"
-    artefact = "artefact of the 1000 ms cap"
     table = p99.to_frame()
     effect = ~table["term"].isin(["error", "block"])
-    assert (table.loc[effect & (table["connections"] == 256), "verdict"] == artefact).all()
-    assert not (table.loc[table["connections"] != 256, "verdict"] == artefact).any()
-    assert not (thr.to_frame()["verdict"] == artefact).any()  # throughput is measured
+    assert (table.loc[effect & (table["connections"] == 256), "verdict"] == ARTEFACT).all()
+    assert not (table.loc[table["connections"] != 256, "verdict"] == ARTEFACT).any()
+    assert not (thr.to_frame()["verdict"] == ARTEFACT).any()  # throughput is measured
     # an artefact exactly when its runs include a capped cell: a main effect (every run of
     # its level), or a simple effect on the cells without the cache
     heads = p99.headline_rows()
     assert len(heads[heads["connections"] == 256])
     for r in heads[heads["connections"] == 256].itertuples():
         uses_cap = r.at in ("", "cache=none", "keepalive=none", "keepalive=keepalive")
-        assert (r.verdict == artefact) == uses_cap, r
+        assert (r.verdict == ARTEFACT) == uses_cap, r
     # the answers: the artefact verdict with the cap warning; measured ones without it
     for a in found:
         if a.group.startswith("Effect of"):
-            on_cap = a.verdict == artefact
+            on_cap = a.verdict == ARTEFACT
             assert on_cap == any("artefacts of it" in w for w in a.warnings), a
             assert on_cap == (a.kind == "artefact"), a  # listed apart from the answers
-    assert [a for a in found if a.verdict == artefact]
+    assert [a for a in found if a.verdict == ARTEFACT]
     # the A/B tables: an artefact is counted as one, never as better or worse; throughput's
     # rows say the cap affects them, never that they are artefacts
     (p99_ab,) = [t for t in tables if t.metric.name == "latency_p99_ms"]
     (thr_ab,) = [t for t in tables if t.metric.name == "throughput_rps"]
-    assert p99_ab.reported_counts().get(artefact) == 2
+    assert p99_ab.reported_counts().get(ARTEFACT) == 2
     assert not any("artefacts of it" in w for r in thr_ab.rows for w in r.cap_warnings)
     assert any("affected by the cap" in w for r in thr_ab.rows for w in r.cap_warnings)
     from perfkit.report.index import NotebookEntry, render_index
@@ -253,7 +259,7 @@ def test_an_effect_from_values_on_the_cap_is_an_artefact(demo_tuning):
     aside = re.search(r'<ul class="answers-aside">(.*?)</ul>', page, re.S).group(1)
     items = re.findall(r"<li.*?</li>", aside, re.S)
     assert len(items) == sum(a.kind == "artefact" for a in found) > 0
-    assert all(artefact in i and 'class="caveat-mark"' in i for i in items)
+    assert all(ARTEFACT in i and 'class="caveat-mark"' in i for i in items)
 
 
 def test_a_max_on_the_syn_timeout_makes_p99_effects_from_its_runs_artefacts(demo_tuning):
@@ -284,7 +290,7 @@ def test_a_max_on_the_syn_timeout_makes_p99_effects_from_its_runs_artefacts(demo
     # ... and so do the effects from the cells with the cache at 256, which did not wait
     s = thr.simple_effects
     (ka,) = s[(s["connections"] == 256) & (s["at"] == "cache=ram")].itertuples()
-    assert ka.verdict == "~" and not ka.cap_affected and not ka.warnings  # x0.995
+    assert ka.verdict == Verdict.NO_CHANGE and not ka.cap_affected and not ka.warnings  # x0.995
 
 
 def test_throughput_from_runs_that_waited_is_flagged_alike_everywhere(demo_tuning):
@@ -296,7 +302,7 @@ def test_throughput_from_runs_that_waited_is_flagged_alike_everywhere(demo_tunin
     # the factorial: measured (better/worse), flagged at 256 only
     table = thr.to_frame()
     effect = ~table["term"].isin(["block", "error"])
-    assert table.loc[effect, "verdict"].isin(["better", "worse", "~", "interaction"]).all()
+    assert table.loc[effect, "verdict"].isin(MEASURED).all()
     assert (table.loc[effect, "cap_affected"] == (table.loc[effect, "connections"] == 256)).all()
     # the simple effects: flagged exactly when their runs include a cell that waited
     s = thr.simple_effects
@@ -311,10 +317,9 @@ def test_throughput_from_runs_that_waited_is_flagged_alike_everywhere(demo_tunin
     flagged = {(r.key[0], r.key[1]) for r in thr_ab.cap_affected_rows()}
     assert flagged == {("keepalive", 256), ("cache", 256)}
     assert not any("latency_p99_ms" in n for n in effects.notes([thr_ab]))
-    assert [r.reported_verdict for r in thr_ab.cap_affected_rows()] == [
-        "better (affected by the 1000 ms cap)"] * 2
+    assert [r.reported_verdict for r in thr_ab.cap_affected_rows()] == [AFFECTED] * 2
     (answer,) = _effect(found, "cache", "throughput, 256 connections, keepalive = none")
-    assert answer.verdict == "better (affected by the 1000 ms cap)"
+    assert answer.verdict == AFFECTED
     assert any("throttled" in w for w in answer.warnings)
     assert not any("throttled" in w for a in found if " 16 connections" in a.question
                    for w in a.warnings)
@@ -331,11 +336,11 @@ def test_a_measured_effect_from_runs_that_waited_says_so_in_its_verdict():
     results = effects.factorials(rows, ["keepalive", "cache"], ["throughput_rps"],
                                  "connections", 0.95, 0.05)
     found = [a for a in effects.answers([], results, exp) if a.group.startswith("Effect")]
-    affected = [a for a in found if "256" in a.question and "keepalive = none" in a.question]
-    assert affected and all(a.verdict == "better (affected by the 1000 ms cap)"
-                            for a in affected)
-    assert all(any("affected by the cap" in w for w in a.warnings) for a in affected)
-    assert all(a.verdict in ("better", "~") for a in found if "256" not in a.question)
+    waited = [a for a in found if "256" in a.question and "keepalive = none" in a.question]
+    assert waited and all(a.verdict == AFFECTED for a in waited)
+    assert all(any("affected by the cap" in w for w in a.warnings) for a in waited)
+    assert all(a.verdict in (Verdict.BETTER, Verdict.NO_CHANGE) for a in found
+               if "256" not in a.question)
 
 
 def test_captions_say_what_rows_compare_runs_per_arm_and_the_load_point(demo_tuning):
@@ -376,6 +381,6 @@ def test_the_verdict_column_holds_verdicts_only(demo_tuning, demo_aa_calibration
     results = effects.factorials(rows, ["profile"], ["latency_p99_ms"], "target_rate_rps")
     found += effects.answers(effects.ab_tables(rows, ["profile"], ["latency_p99_ms"],
                                                "target_rate_rps"), results)
-    assert {a.verdict for a in found} >= {"better", "artefact of the 1000 ms cap"}
+    assert {a.verdict for a in found} >= {Verdict.BETTER, ARTEFACT}
     for a in found:
         assert VERDICT.fullmatch(a.verdict), (a.question, a.verdict)

@@ -13,6 +13,7 @@ import pytest
 from perfkit.report.sections import history as hs
 from perfkit.stats import compare
 from perfkit.stats.orderstats import median_ci
+from perfkit.vocabulary import HistoryVerdict
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -144,9 +145,10 @@ def test_a_change_point_the_labels_do_not_explain_is_weak_and_says_why():
             assert len(rows) == max(1, len(points))
             for c, row in zip(points, rows, strict=False):
                 assert row.question == f"{a.metric.label} at {c.label}"
-                assert row.verdict == ("change" if c.supported else "weak change")
+                assert row.verdict == (HistoryVerdict.CHANGE if c.supported
+                                       else HistoryVerdict.WEAK_CHANGE)
                 if not c.supported:  # the reason travels with the row; no interval printed
                     assert c.warnings[0] in row.warnings and "(no interval)" in row.answer
             if not points:
-                assert rows[0].verdict == "no change"
+                assert rows[0].verdict == HistoryVerdict.NO_CHANGE
     assert seen_weak, "v03 never appeared: the test proves nothing"

@@ -20,6 +20,7 @@ from perfkit.model import SATURATION_RATIO
 from perfkit.present import scaling as present_scaling
 from perfkit.present.tables import render
 from perfkit.report.sections import scaling
+from perfkit.vocabulary import SloVerdict
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -63,12 +64,12 @@ def test_slo_counts_runs_kept_up_short_and_saturated_by_the_run_status_rule(demo
     # ... and the run-status rule calls it short (its latency is like its peers'), not saturated
     (v,) = [v for v in _bracket(demo_slo, "tuned", 64).bracket.rates if v.rate_rps == 5000]
     assert (v.n_kept_up, v.n_short, v.n_saturated, v.n_failed) == (kept, 1, 0, 0)
-    assert v.verdict == "pass"
+    assert v.verdict == SloVerdict.PASS
     text = _slo_text(demo_slo, "tuned", 64)
     assert re.search(r"^\s*5000\s+2\s+1\s+0\s", text, flags=re.M), text
     # a saturated run is counted as such: default, 16 connections, 45000 req/s (0.916 x)
     (v,) = [v for v in _bracket(demo_slo, "default", 16).bracket.rates if v.rate_rps == 45000]
-    assert (v.n_kept_up, v.n_short, v.n_saturated) == (2, 0, 1) and v.verdict == "fail"
+    assert (v.n_kept_up, v.n_short, v.n_saturated) == (2, 0, 1) and v.verdict == SloVerdict.FAIL
     records = demo_slo.verdicts_frame()
     assert {"n_kept_up", "n_short", "n_saturated", "n_failed"} <= set(records.columns)
 
@@ -77,7 +78,7 @@ def test_an_inconclusive_rate_above_the_last_pass_is_in_the_answer(demo_slo):
     for connections in (16, 64):
         b = _bracket(demo_slo, "tuned", connections)
         assert b.bracket.bracket == (30000, None)
-        assert [v.verdict for v in b.bracket.rates][-1] == "inconclusive"
+        assert [v.verdict for v in b.bracket.rates][-1] == SloVerdict.INCONCLUSIVE
         assert b.verdict == "inconclusive above" and b.inconclusive_rps == (45000,)
         assert not any("test higher rates" in w for w in b.warnings)
         (answer,) = [a for a in scaling.answers(demo_slo, None)
@@ -96,7 +97,7 @@ def test_an_inconclusive_rate_above_the_last_pass_is_in_the_answer(demo_slo):
 
 def test_an_inconclusive_rate_says_the_runs_needed_in_all_and_how_many_more(demo_slo):
     b = _bracket(demo_slo, "tuned", 64)
-    (v,) = [v for v in b.bracket.rates if v.verdict == "inconclusive"]
+    (v,) = [v for v in b.bracket.rates if v.verdict == SloVerdict.INCONCLUSIVE]
     assert v.n_runs == 3 and v.runs_needed is not None and v.runs_needed > 3
     assert (f"about {v.runs_needed} runs in all at this rate would settle it "
             f"({v.runs_needed - 3} more)") in v.reason
@@ -112,10 +113,11 @@ def test_a_run_that_fell_slightly_short_does_not_fail_its_rate(demo_sweep, demo_
     (bracket,) = [b for b in demo_slo.brackets if b.label == "tuned, 64"]
     assert bracket.bracket.last_pass_rps is not None and bracket.bracket.last_pass_rps >= 15000
     assert bracket.bracket.monotone
-    assert any("fell short of the target" in w and "5000" in w for w in bracket.bracket.warnings)
+    (shortfall,) = [w for w in bracket.bracket.warnings
+                    if "fell short of the target" in w and "5000" in w]
     (answer,) = [a for a in scaling.answers(demo_slo, None)
                  if a.question.endswith("profile tuned, 64 connections")]
-    assert any("fell short" in w for w in answer.warnings)  # the warning travels with it
+    assert shortfall in answer.warnings  # the warning travels with it
 
 
 def test_a_littles_law_ratio_above_one_is_explained_where_it_occurs(closed, models):

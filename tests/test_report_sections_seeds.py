@@ -12,6 +12,7 @@ import pytest
 from perfkit.analysis import load_experiment
 from perfkit.analysis.runstatus import UNDECIDED
 from perfkit.report.sections import seeds as section
+from perfkit.vocabulary import ClaimVerdict
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -84,7 +85,7 @@ def test_claim_000_1_says_the_repeat_did_not_reach_the_claims_regime(results):
     connections: the spikes' cause is there, but no run of either arm kept its offered
     rate, so the repeat did not reach the claim's regime, and says so from the data."""
     r = results["000-1"]
-    assert r.verdict == "inconclusive"
+    assert r.verdict == ClaimVerdict.INCONCLUSIVE
     assert re.match(r"the repeat did not reach the claim's regime \(no run kept its offered "
                     r"rate: all 10 runs reached only 0\.9\d\d-0\.9\d\d x their target\); "
                     r"its comparison: ", r.reason), r.reason
