@@ -256,7 +256,8 @@ def headline_rows(result: FactorialResult) -> pd.DataFrame:
     interaction), ``at`` (``"cache=ram"`` for a simple effect, else empty), ``estimate``,
     ``ci_low``, ``ci_high`` (ratios high / low on logs, else in the metric's unit), ``p_value``
     (the one the verdict reads, Holm-adjusted), ``holm_family`` (the tests it is adjusted
-    over: the term's load levels, or the levels of the other factor), ``significant``, ``verdict``, ``n_runs``,
+    over: the term's load levels, or the levels of the other factor), ``significant``,
+    ``verdict``, ``n_runs``,
     ``cap_affected`` and ``warnings`` (the cap warnings of its runs) and ``size`` (|log
     ratio| on logs, else |effect|)."""
     rows = _rows(result, keep_interactions=False)

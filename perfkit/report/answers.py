@@ -278,8 +278,9 @@ def answers_html(items: Iterable[Answer], prefix: str = "", heading: str = "h2",
                        + (f'<span class="aside-group">{_e(h)}</span> — ' if h else "")
                        + f"{_e(a.question)}: {_e(a.answer)} <i>{_e(a.verdict or a.kind)}</i>"
                        + (f" ({_e(a.n)})" if a.n else "") + _mark(cav.marks[k - 1], prefix)
-                       + _counted(a, same[k - 1], prefix) + "</li>" for k, (a, h) in enumerate(zip(aside, heads, strict=True),
-                                                           len(shown) + 1)) + "</ul>")
+                       + _counted(a, same[k - 1], prefix) + "</li>"
+                       for k, (a, h) in enumerate(zip(aside, heads, strict=True), len(shown) + 1))
+                   + "</ul>")
     if cav.notes:
         said, condensed = Said(), []
         for i, t in enumerate(cav.notes, 1):
