@@ -12,7 +12,7 @@ import pytest
 
 from perfkit.analysis import aa as aa_calibration
 from perfkit.analysis import load_experiment
-from perfkit.analysis.configs import STATE_DIR
+from perfkit.analysis.configs import CACHE_DIR, STATE_DIR
 from perfkit.analysis.runstatus import GENERATOR_BUSY
 from perfkit.analysis.validity import threats
 from perfkit.report.sections import effects, scaling
@@ -23,11 +23,16 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 def _configs(name: str) -> dict[str, Counter]:
     """Per server profile: its recorded nginx config's directive lines (comments, blank lines
     and lone braces left out), counted, read straight from the manifests with json; the
-    testbed's own folder (the recording host's ``state_dir``) shown as the pages show it."""
+    testbed's own folder (the recording host's ``state_dir``) and the RAM cache's shown as the
+    pages show them."""
     out: dict[str, Counter] = {}
     for path in sorted((DATA / name).glob("runs/*/manifest.json")):
         server = json.loads(path.read_text())["server"]
-        text = server["config_text"].replace(server["state_dir"].rstrip("/"), STATE_DIR)
+        text = server["config_text"]
+        cache = (server.get("variables") or {}).get("cache_path") or ""
+        if cache.startswith("/dev/shm/"):  # the RAM cache's folder, named after its recorder
+            text = text.replace(cache, f"/dev/shm/{CACHE_DIR}")
+        text = text.replace(server["state_dir"].rstrip("/"), STATE_DIR)
         lines = [" ".join(ln.split()) for ln in text.splitlines()
                  if ln.strip() and not ln.strip().startswith("#")]
         out.setdefault(server["profile"], Counter(ln for ln in lines if ln not in "{}"))
@@ -80,7 +85,7 @@ def test_config_diffs_are_two_sided_and_name_each_lines_side(name):
         assert "backlog=8;`" in text and "backlog=32768;`" in text
     if name == "seeds-cache":
         # the ram cache in /dev/shm, the disk cache in the testbed's folder
-        assert "proxy_cache_path /dev/shm/" in text
+        assert f"proxy_cache_path /dev/shm/{CACHE_DIR} " in text
         assert f"proxy_cache_path {STATE_DIR}/" in text
 
 

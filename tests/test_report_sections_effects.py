@@ -116,6 +116,7 @@ def _exact_rank_p(x, y):
 
 #: a verdict: better/worse/~/not testable/no data, an artefact, or an A/A rule's outcome
 VERDICT = re.compile(r"better|worse|~|not testable|no data|not tested|"
+                     r"~ \(p [\d.]+ after Holm over \d+ tests\)|"
                      r"(better|worse) \(affected by the [\d ]+(and [\d ]+)*ms caps?\)|"
                      r"artefact of the [\d ]+(and [\d ]+)*ms caps?|"
                      r"(holds its size \(rate <=|exceeds its size \(rate >) [\d.]+ x [\d.]+\)|")
