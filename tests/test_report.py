@@ -677,3 +677,19 @@ def test_the_history_page_says_why_a_gate_and_its_change_point_differ(report):
     assert "give a median of runs" not in page
     assert "first label is gated on its own runs, so its change differs from the change " \
            "point's ratio" in page
+
+
+def test_the_variation_figure_marks_the_levels_where_the_factors_interact():
+    # before: at 256 connections keepalive and cache interact on throughput, yet the bars
+    # split its variation into their main effects' shares with no mark
+    from perfkit.report.sections import common, effects
+
+    exp = common.load_experiment("demo-wrk-factorial", "")
+    p99, thr = effects.factorials(exp.rows({}), ["keepalive", "cache"],
+                                  ["latency_p99_ms", "throughput_rps"], "connections", 0.95,
+                                  0.05)
+    for result, marked in ((p99, []), (thr, ["256 *"])):
+        fig = effects.variation_figure(result)
+        labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+        assert [x for x in labels if x.endswith(" *")] == marked
+        assert (effects.INTERACTING in effects.variation_caption(result)) == bool(marked)

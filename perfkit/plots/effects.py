@@ -278,12 +278,15 @@ def _ratio_ticks(ax: Axes, values: np.ndarray) -> None:
 
 def variation(frame: pd.DataFrame, ax: Axes, xlabel: str = "variation explained (%)",
               term: str = "term", by: str = "by", value: str = "variation_pct",
-              ylabel: str | None = None) -> Axes:
+              ylabel: str | None = None, flag: str | None = None) -> Axes:
     """Allocation of variation: one stacked bar per ``by`` level, a segment per term (Jain's
     "percentage of variation explained"), then the ``block`` term (run-order blocks, hatched
     grey, when the design has blocks) and the unexplained ``error`` last in light grey, so
     each bar sums to the 100% the analysis allocated. Terms are effects, not configurations:
-    dark greys told apart by hatch (:data:`TERM_COLORS`), never a configuration's colour."""
+    dark greys told apart by hatch (:data:`TERM_COLORS`), never a configuration's colour.
+    ``flag``: a boolean column; a level with any row flagged is labelled with a ``*`` (a
+    caption says what it marks: factors that interact there, whose shares split a variation
+    they cause together)."""
     data = frame
     present = list(dict.fromkeys(data[term]))
     terms = [t for t in present if t not in ("block", "error")]
@@ -299,7 +302,8 @@ def variation(frame: pd.DataFrame, ax: Axes, xlabel: str = "variation explained 
         ax.barh(y, np.nan_to_num(vals), left=left, height=0.6, label=t.replace(":", " × "),
                 edgecolor="white", linewidth=0.5, **extra)
         left += np.nan_to_num(vals)
-    ax.set_yticks(y, [_level_text(lv) for lv in levels])
+    marked = set(data.loc[data[flag].astype(bool), by]) if flag and flag in data else set()
+    ax.set_yticks(y, [_level_text(lv) + (" *" if lv in marked else "") for lv in levels])
     ax.set_xlim(0, 100)
     ax.grid(False, axis="y")
     ax.set_xlabel(xlabel)

@@ -115,9 +115,15 @@ def variation_height_in(result: FactorialResult) -> float:
     return 1.5 + 0.3 * levels
 
 
+#: what the variation figure's ``*`` marks
+INTERACTING = ("*: the factors interact significantly there, so their main effects' shares "
+               "split a variation they cause together (not interpretable alone)")
+
+
 def variation_caption(result: FactorialResult) -> str:
+    marked = "; " + INTERACTING if result.variation_frame()["in_interaction"].any() else ""
     return (f"Allocation of the variation of log {result.metric.name} per "
-            f"{', '.join(result.per) or 'experiment'} ({result.n_runs} runs)")
+            f"{', '.join(result.per) or 'experiment'} ({result.n_runs} runs){marked}")
 
 
 def variation_table(result: FactorialResult) -> pd.DataFrame:
@@ -287,14 +293,14 @@ def forest_caption(result: FactorialResult, threshold: float | None = None) -> s
 def variation_figure(result: FactorialResult):
     from perfkit import plots
 
-    frame = result.to_frame()
+    frame = result.variation_frame()  # with in_interaction: marked (variation_caption)
     levels = (frame[list(result.per)].apply(lambda r: ", ".join(level_text(v) for v in r),
                                             axis=1) if result.per else "all runs")
     frame = frame.assign(level=levels)
     fig, ax = plots.figure(height_in=variation_height_in(result))
     ylabel = (plots.style.column_label(result.per[0]) if len(result.per) == 1
               else ", ".join(result.per) or None)
-    plots.variation(frame, ax, by="level", ylabel=ylabel)
+    plots.variation(frame, ax, by="level", ylabel=ylabel, flag="in_interaction")
     return fig
 
 
