@@ -228,7 +228,7 @@ class Report(Files):
             csv_path.with_suffix(".md").write_text(render_all(tables, "markdown"))
             csv_path.with_suffix(".tex").write_text(render_all(tables, "latex"))
         head = f"<p><b>{escape(caption)}</b></p>" if caption and presentation is not None \
-            and caption != tables[0].title else ""  # a presentation titled by it shows it
+            and caption != (tables[0].title.splitlines() or [""])[0] else ""  # titled by it
         if show:
             body = head + "".join(fold_notes(render(condensed_table(self.page, t, name), "html"))
                                   for t in tables)

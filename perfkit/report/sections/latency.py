@@ -218,6 +218,14 @@ def answers(table: LatencyTable, q: float, where: Mapping[str, Any] | None,
     return out
 
 
+def present_percentiles(table: LatencyTable, caption: str):
+    """The percentiles table as the page shows it, titled ``caption``: its estimand said
+    once, in its title (:func:`perfkit.present.latency.percentiles`)."""
+    from perfkit.present.latency import percentiles as present
+
+    return present(table.to_frame(), caption)
+
+
 def selection_table(groups: RunGroups, q: float = 99.0) -> pd.DataFrame:
     """What is compared: per configuration, the runs, tools, histogram sizes and how many runs
     failed, saturated or fell short (their status at percentile ``q``)."""
