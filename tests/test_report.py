@@ -708,3 +708,14 @@ def test_the_percentiles_table_states_its_estimand_once(report):
     assert page.count("Percentiles across runs at 30000 req/s offered, 64 connections") == 1
     frame = pd.read_csv(report / "tables" / "latency-percentiles.csv")
     assert frame["estimand"].str.startswith("median run's p").all()  # the CSV keeps it
+
+
+def test_the_tuning_page_states_its_holm_families_once(report):
+    # before: the same 60 runs were tested three ways (A/B, factorial, simple effects) in
+    # separate Holm families, and no page said so
+    page = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", (report / "tuning-effects.html")
+                                         .read_text(encoding="utf-8"))).split())
+    assert page.count("Holm's adjustment is applied within each family") == 1
+    assert "A/B: one family per metric: every row of its table (2 families of 6 tests each)" \
+        in page
+    assert "simple effects: one family per metric, load level and factor" in page

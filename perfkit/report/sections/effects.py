@@ -193,6 +193,15 @@ def level_lines(exp: Experiment, results: Sequence[FactorialResult]) -> list[str
     return [changes_text(frame, factor) for factor in results[0].factors]
 
 
+def families_text(tables: Sequence[ComparisonTable], results: Sequence[FactorialResult]) -> str:
+    """Which tests share a Holm family, said once for the page: the same runs are tested by
+    the A/B tables, the factorial and the simple effects, each in families of its own
+    (:func:`perfkit.analysis.multiplicity.statement`)."""
+    from perfkit.analysis.multiplicity import families, statement
+
+    return statement(families(tables, results))
+
+
 def _with(answer: Answer, warnings: Sequence[str]) -> Answer:
     extra = tuple(w for w in warnings if w not in answer.warnings)
     return dataclasses.replace(answer, warnings=answer.warnings + extra) if extra else answer
