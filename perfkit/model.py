@@ -22,12 +22,26 @@ from perfkit.histogram import LatencyHistogram
 #: where a run's latency numbers come from
 LATENCY_SOURCES = {
     "hdr_corrected": "wrk2: HdrHistogram corrected for coordinated omission (open loop)",
-    "summary_only": "wrk: closed loop, four printed percentiles, no histogram",
+    "summary_only": "wrk: closed loop, four printed percentiles that include wrk 4's "
+                    "synthetic samples (stats_correct)",
     "locust_rounded": "Locust: closed loop, response times rounded before percentiles",
     "hdr_log": "HdrHistogram interval log (.hlog)",
 }
 
 CLOSED_LOOP_TOOLS = {"wrk", "locust"}
+
+#: how wrk 4 computes the latencies it prints, as its source does (wg/wrk 4.x, src/wrk.c
+#: ``main`` and src/stats.c ``stats_correct``): the one wording of the run's warning, the
+#: Methods, every page and ``perfkit show``
+WRK_LATENCY = ("wrk is closed-loop: each connection sends its next request only when the "
+               "previous response arrives, and latency is timed from the send; before "
+               "printing, wrk 4 adds synthetic samples for the requests a slow response held "
+               "up (stats_correct: with the run's mean time per request on one connection as "
+               "the interval, each latency of two intervals or more adds one sample at every "
+               "interval below it), so the printed mean, stdev and percentiles include them "
+               "and the max does not; the interval is the run's own achieved one, not an "
+               "intended schedule, so the tail may still be understated (coordinated "
+               "omission): use wrk2 for tail latency")
 
 #: error (or non-2xx/3xx) share above which a run is flagged
 ERROR_RATIO_WARN = 0.01
@@ -431,7 +445,9 @@ def validity_warnings(run: Run) -> tuple[str, ...]:
             f"{ratio:.1%} of requests failed (errors or non-2xx/3xx): "
             "throughput and latency describe a failing server"
         )
-    if run.tool in CLOSED_LOOP_TOOLS:
+    if run.tool == "wrk":
+        out.append(WRK_LATENCY)
+    elif run.tool in CLOSED_LOOP_TOOLS:
         out.append(
             f"{run.tool} is closed-loop: its latencies understate the tail "
             "(coordinated omission); use wrk2 for tail latency"

@@ -204,7 +204,7 @@ def test_index_and_every_page_render_offline_with_all_images(browser, demo_repor
         browser.open(page)
         assert problems(browser.events) == [], page
         images = browser.evaluate(IMAGES_JS)
-        assert images, f"{page} has figures"
+        assert images or page.endswith("/methods.html"), f"{page} has figures"
         broken = [i for i in images if not (i["complete"] and i["width"] > 0)]
         assert broken == [], page
         headings = browser.evaluate(HEADINGS_JS)

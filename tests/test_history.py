@@ -325,12 +325,13 @@ def test_the_newest_labels_gate_is_answered_at_every_load_level(tmp_path):
     _, _, items = section.gates(h, analyses[0], 0.05, n_sim=200)
     assert analyses[0].keys == ("connections",) and len(items) == 4
     assert [g.key for g in hist.latest_gates(items)] == [(10,), (50,), (100,), (200,)]
-    asked = [a.question for a in section.answers(analyses, {"latency_p99_ms": items})
-             if a.question.startswith("Did the newest label")]
+    asked = [(a.group, a.question) for a in section.answers(analyses,
+                                                             {"latency_p99_ms": items})
+             if a.topic == "gate"]
     # each load level, then the load every run shares (2 threads)
     assert analyses[0].load == (("threads", 2),)
-    assert asked == [f"Did the newest label (new) regress in p99 latency at connections={c}, "
-                     "2 threads against old?" for c in (10, 50, 100, 200)]
+    assert asked == [("Gate: did the newest label (new) regress against old?",
+                      f"p99 latency at connections={c}, 2 threads") for c in (10, 50, 100, 200)]
 
 
 def test_the_labels_table_counts_the_runs_the_series_count(tmp_path):

@@ -20,8 +20,17 @@ PARAMS = Path(__file__).resolve().parents[1] / "params" / "demo.yaml"
 @pytest.fixture(scope="module")
 def paragraphs(demo_report) -> dict[str, str]:
     text = (demo_report / "methods.md").read_text(encoding="utf-8")
-    parts = re.split(r"^## (\S+)\n", text, flags=re.M)
-    return {parts[i]: parts[i + 1] for i in range(1, len(parts), 2)}
+    parts = re.split(r"^## (.+)\n", text, flags=re.M)
+    sections = {parts[i]: parts[i + 1] for i in range(1, len(parts), 2)}
+    # what several experiments share is said once, in its own section, naming them
+    shared = sections.pop("Shared by several experiments", "").strip().split("\n\n")
+    out = {}
+    for name, own in sections.items():
+        said = [line.split(": ", 1)[1] for line in shared if line.startswith(
+            "Every experiment: ") or re.match(rf"Experiments [^:]*\b{re.escape(name)}\b[,:]",
+                                               line)]
+        out[name] = own + " " + " ".join(said)
+    return out
 
 
 def _manifests(name: str) -> list[dict]:
@@ -47,8 +56,10 @@ def test_methods_numbers_are_the_manifests(paragraphs, name):
     starts = sorted(m["start_utc"] for m in manifests)
     ends = sorted(m["end_utc"] for m in manifests)
     assert f"({starts[0]} to {ends[-1]})" in text  # first start to last end
-    versions = {m["tool_version"] for m in manifests}
-    assert all(v in text for v in versions)
+    from perfkit.report.methods import relative
+
+    versions = {m["tool_version"] for m in manifests}  # machine paths made relative
+    assert all(relative(v) in text for v in versions)
     host = manifests[0]["host"]
     assert f"{host['cpus']} CPUs" in text and host["kernel"] in text
     assert f"{round(host['memory_bytes'] / 2**30)} GiB" in text

@@ -222,3 +222,16 @@ def test_time_series_tell_load_levels_apart_by_marker():
              for ln in ax.get_legend().legend_handles}
     assert len(looks) == len(labels)
     assert len({ln.get_color() for ln in ax.get_legend().legend_handles}) == 2
+
+
+def test_the_baseline_takes_the_first_colour_in_every_report():
+    # review (issue 21): "default" was light blue in the seeds report and orange in the demo,
+    # each report giving colours in the order it first showed its configurations
+    from perfkit.plots.palette import BASELINE, PALETTE_COLORS, Palette
+
+    demo = Palette.for_labels(["buffered-log", "default", "tuned"])
+    seeds = Palette(()).extend(["backlog-511", "backlog-4096"]).extend(["a", "b", "default"])
+    assert demo.color(BASELINE) == seeds.color(BASELINE) == PALETTE_COLORS[0]
+    assert demo.color("buffered-log") == PALETTE_COLORS[1] == seeds.color("backlog-511")
+    others = [seeds.color(c) for c in seeds.labels if c != BASELINE]
+    assert PALETTE_COLORS[0] not in others and len(set(others)) == len(others)

@@ -225,12 +225,17 @@ def test_heatmaps_share_one_log_scale_and_one_colour_bar(sweep_rows):
 
 
 # -- 6. within-vs-across ---------------------------------------------------------------------
-def test_run_intervals_bars_show_at_any_scale_and_the_axes_are_labelled(sweep):
-    """The defect: within-run bars of median width 0.038% were invisible. A bar narrower than
-    the marker is drawn at a minimum size (an I-shaped bar taller than the marker, caps
-    wider), and the legend and the alt text say so."""
-    from perfkit.plots.latency import MIN_BAR_PT
+def _bar_spans(ax) -> list[float]:
+    bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    return sorted(float(np.ptp(seg[:, 1])) for c in bars for seg in
+                  c.lines[2][0].get_segments())
 
+
+def test_run_intervals_draw_every_bar_at_its_true_size_and_say_when_hidden(sweep):
+    """Review (issue 21): the within-run bars of median width 0.038% were drawn at a minimum
+    size, about 700x their true width, showing a spread the runs do not have. Every bar is
+    drawn at its true size; one narrower than the marker hides under it, and the legend and
+    the alt text say so."""
     groups = latency.grouped_runs(sweep, ["profile"],
                                   {"target_rate_rps": 30000, "connections": 64})
     within = latency.within_run_table(groups)
@@ -242,12 +247,11 @@ def test_run_intervals_bars_show_at_any_scale_and_the_axes_are_labelled(sweep):
     assert ax.get_yscale() == "linear"  # 2-7 ms: less than a decade
     runs = [ln for ln in ax.lines if ln.get_markerfacecolor() == "white"]
     assert sum(len(ln.get_xdata()) for ln in runs) == len(within)
-    beams = [ln for ln in ax.lines if ln.get_markersize() == MIN_BAR_PT]
-    assert sum(len(ln.get_xdata()) for ln in beams) == len(within)  # all far too narrow
-    assert MIN_BAR_PT > 2 * max(ln.get_markersize() for ln in runs)
+    true = sorted((within["ci_high_ms"] - within["ci_low_ms"]).to_numpy(dtype=float))
+    assert _bar_spans(ax) == pytest.approx(true)  # each bar exactly its interval
     legend = " ".join(t.get_text() for t in fig.legends[0].get_texts())
-    assert "narrower than the marker" in legend
-    assert "narrower than the marker are drawn at its minimum bar size" in plots.describe(fig)
+    assert "narrower than the marker" in legend and "true size" in legend
+    assert "narrower than their marker, drawn at their true size" in plots.describe(fig)
 
 
 def test_run_intervals_draw_wide_bars_at_their_true_size():
@@ -258,14 +262,7 @@ def test_run_intervals_draw_wide_bars_at_their_true_size():
     fig, ax = plots.figure()
     plots.run_intervals(within, across, ax)
     assert_publishable(fig)
-    bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
-    spans = sorted(float(np.ptp(seg[:, 1])) for c in bars for seg in
-                   c.lines[2][0].get_segments())
-    assert spans == pytest.approx([2.0, 2.5])  # the two wide ones, at their true size
-    from perfkit.plots.latency import MIN_BAR_PT
-
-    beams = [ln for ln in ax.lines if ln.get_markersize() == MIN_BAR_PT]
-    assert sum(len(ln.get_xdata()) for ln in beams) == 1  # the narrow one
+    assert _bar_spans(ax) == pytest.approx([0.02, 2.0, 2.5])  # the narrow one too, at 0.02
 
 
 def test_run_intervals_go_log_when_runs_span_a_decade(sweep):
@@ -409,3 +406,20 @@ def test_every_plot_function_is_publishable_and_described(sweep, sweep_rows, fac
         text = plots.describe(fig)
         assert ax.get_xlabel().split(" (")[0] in text, name
         assert 20 < len(text) < 700, (name, text)
+
+
+def test_drift_panels_give_each_experiment_its_own_panel_in_black():
+    """Review (issue 21): the drift plot drew five experiments over the same run orders in
+    five similar greys. One panel per experiment, titled by it, every point black."""
+    rng = np.random.default_rng(1)
+    frame = pd.concat([pd.DataFrame({"experiment": name, "order": np.arange(1.0, n + 1),
+                                     "residual": rng.normal(0, 0.05, n)})
+                       for name, n in (("a", 20), ("b", 30), ("c", 12))], ignore_index=True)
+    fig = plots.drift_panels(frame, {"a": "a: drift", "b": "b", "c": "c: inconclusive"})
+    assert_publishable(fig)
+    axes = checks.data_axes(fig)
+    assert [ax.get_title(loc="left") for ax in axes] == ["a: drift", "b", "c: inconclusive"]
+    for ax, n in zip(axes, (20, 30, 12), strict=True):
+        points = [ln for ln in ax.lines if ln.get_linestyle() == "None"]
+        assert sum(len(ln.get_xdata()) for ln in points) == n
+        assert {ln.get_color() for ln in points} == {"#000000"}

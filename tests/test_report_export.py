@@ -93,20 +93,39 @@ def test_tables_notes_answers_and_methods_escape_data_text(monkeypatch, tmp_path
     assert shown[-1][1]["perfkit"]["answers"][0]["question"] == evil
 
 
-def test_threats_to_validity_show_under_a_heading_with_their_count(monkeypatch):
+def test_threats_to_validity_show_collapsed_under_a_heading_with_their_count(monkeypatch):
     shown = capture(monkeypatch)
     report = nbhelp.Report("t", None)
-    report.threats(["a: shared host", "a: <drift>"])
+    report.threats(["a: shared host", "a: <drift>", "b: shared host"])
     report.threats(["b: one threat"], f"{nbhelp.THREATS_TITLE} of the A/A calibration")
     report.threats([])
     assert len(shown) == 2  # none: nothing shown
-    (first, _), (second, _) = shown
-    assert first["text/html"] == ('<div class="perfkit-warning"><h2>Threats to validity (2)</h2>'
-                                  "<ul><li>a: shared host</li><li>a: &lt;drift&gt;</li></ul></div>")
-    assert first["text/plain"] == "Threats to validity (2)\n- a: shared host\n- a: <drift>"
-    assert second["text/html"].startswith(
-        '<div class="perfkit-warning"><h2>Threats to validity of the A/A calibration (1)</h2>')
+    (first, meta), (second, _) = shown
+    # alike but for the experiment: one item naming both
+    assert first["text/html"] == (
+        '<details class="perfkit-warning perfkit-threats"><summary><h2>Threats to validity (2)'
+        "</h2></summary><ul><li>a, b: shared host</li><li>a: &lt;drift&gt;</li></ul></details>")
+    assert first["text/plain"] == "Threats to validity (2)\n- a, b: shared host\n- a: <drift>"
+    assert meta["perfkit"]["threats"]["records"][0]["experiments"] == ["a", "b"]
+    assert "Threats to validity of the A/A calibration (1)</h2>" in second["text/html"]
     assert second["text/plain"].splitlines()[0] == "Threats to validity of the A/A calibration (1)"
+
+
+def test_a_threat_the_answers_give_or_every_page_shares_is_a_link_not_a_repeat(monkeypatch):
+    from perfkit.report import threats
+
+    shown = capture(monkeypatch)
+    report = nbhelp.Report("t", None)
+    report.answers([nbhelp.Answer("q", "x1.1 [1.0, 1.2], +10%", "better", "5 runs",
+                                  ("a: drifted during the experiment",))])
+    report.threats(["a: drifted during the experiment", "a: same host", "a: short runs"])
+    page = shown[-1][0]["text/html"]
+    assert '<a href="#caveat-1">caveat 1</a> of the answers' in page
+    assert page.count("drifted during the experiment") == 1  # its opening words, linked
+    records = shown[-1][1]["perfkit"]["threats"]
+    again = threats.records_html(records["title"], records["records"], records["said"],
+                                 {"same host": 1})
+    assert 'href="index.html#threats-1"' in again and "<li>a: short runs</li>" in again
 
 
 def test_figures_are_saved_as_svg_and_png_and_checked(monkeypatch, tmp_path):
@@ -132,7 +151,7 @@ def test_index_escapes_everything_from_data():
                           figures=("figures/latency-a b.png",),
                           alts={"figures/latency-a b.png": evil},
                           tables=("tables/latency-t.csv",), error=evil)
-    page = render_index(evil, evil, [entry], {evil: evil})
+    page = render_index(evil, evil, [entry], [{"experiments": [evil], "text": evil}])
     assert "<img src=x" not in page and "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in page
     assert 'src="figures/latency-a%20b.png"' in page
     assert remote_references(page) == []

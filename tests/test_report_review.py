@@ -252,21 +252,27 @@ def test_item04_the_latency_page_names_each_load_point(sweep, groups):
 
 def test_item04_histogram_files_name_their_load_point_and_are_linked(groups, tmp_path,
                                                                     monkeypatch):
+    # issue 21: one interval log per configuration, one tagged line per run (the per-run
+    # histograms the spectrum draws), not the pooled requests
+    from perfkit.ingest import hlog
     from perfkit.report import nb
     from perfkit.report.sections import latency
 
     shown = []
     monkeypatch.setattr(nb, "_display", lambda data, meta=None: shown.append(data))
     report = nb.Report("latency", tmp_path)
-    report.histograms(latency.merged_histograms(groups), "demo-wrk2-sweep",
-                      latency.load_point(SELECT))
-    files = sorted((tmp_path / "histograms").glob("*.hgrm"))
+    report.histograms(groups, "demo-wrk2-sweep", latency.load_point(SELECT))
+    files = sorted((tmp_path / "histograms").glob("*.hlog"))
     assert [f.name for f in files] == [
-        f"latency-demo-wrk2-sweep-{c}-30000-req-s-offered-64-connections.hgrm"
+        f"latency-demo-wrk2-sweep-{c}-30000-req-s-offered-64-connections.hlog"
         for c in ("default", "tuned")]
-    for f in files:
+    for f, config in zip(files, ("default", "tuned"), strict=True):
         head = f.read_text().splitlines()[0]
         assert head.startswith("# ") and "at 30000 req/s offered, 64 connections" in head
+        runs = {r.run_id: r for r in groups[config]}
+        parsed = hlog.parse(f.read_text(), f.name)
+        assert sorted(r.endpoint for r in parsed) == sorted(runs)
+        assert all(r.histogram == runs[r.endpoint].histogram for r in parsed)
     (page,) = shown
     for f in files:
         assert f'href="histograms/{f.name}"' in page["text/html"]
@@ -288,7 +294,8 @@ def test_item04_the_history_says_its_load_point_from_the_data():
         assert "16 connections" in text, text
     _, table, items = hs.gates(h, a, 0.05, n_sim=200)
     assert "16 connections" in table.title
-    assert all("16 connections" in x.question for x in hs.answers([a], {a.metric.name: items}))
+    assert all("16 connections" in x.question + x.group
+               for x in hs.answers([a], {a.metric.name: items}))
     assert hist.analyse(h, metric("latency_p99_ms"), permutations=19).load == a.load
 
 
@@ -343,7 +350,8 @@ def test_item06_alt_text_says_what_the_lines_are_on_one_line(groups):
                                    ["profile"], where=SELECT)
     alt = describe(fig)
     plt.close(fig)
-    assert "\n" not in alt and "\\n" not in alt and "(bar; narrower than the marker" in alt
+    assert "\n" not in alt and "\\n" not in alt
+    assert "(bar; at true size: narrower than the marker here)" in alt
 
 
 # -- 7: layout ----------------------------------------------------------------------------------

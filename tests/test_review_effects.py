@@ -19,6 +19,7 @@ from scipy import stats as sps
 
 from perfkit.analysis import load_experiment
 from perfkit.analysis.effects import headline_effects
+from perfkit.formatting import fmt_sig
 from perfkit.present import effects as present_effects
 from perfkit.report.sections import effects
 
@@ -85,22 +86,32 @@ def test_f1_forest_plots_show_simple_effects_where_an_interaction_is_significant
                                    result.metric.name)
                 assert r.ratio == pytest.approx(expect, rel=1e-9)
                 assert r.label == f"{r.term} at {r.at}"
-    # "Other significant effects: N more (smaller)": every effect counted is on a forest plot
-    shown, more = headline_effects(results, effects.MAX_HEADLINE_EFFECTS)
+    # issue 21: no "Other significant effects: N more (smaller)": every effect a reader can
+    # take alone (the forest plot's rows but the interactions) is a row of the answers
     everything, _ = headline_effects(results)
-    assert more == len(everything) - len(shown) > 0
-    for result, r in everything:
+    assert everything
+    for result in results:
         forest = effects.forest_rows(result)
-        hit = forest[(forest["connections"] == r["connections"]) & (forest["term"] == r["term"])
-                     & (forest["at"] == r["at"])]
-        assert len(hit) == 1 and hit["ratio"].iloc[0] == r["estimate"]
-        assert bool(hit["significant"].iloc[0])
-    (other,) = [a for a in found if a.question == "Other significant effects"]
-    assert other.answer == f"{more} more (smaller)"
+        alone = forest[~forest["term"].str.contains(":")]
+        rows = [a for a in found if a.topic == "effect" and result.metric.label in a.question]
+        assert len(rows) == len(alone), result.metric.name
+        for r in alone.itertuples():
+            at = f", {r.at.replace('=', ' = ')}" if r.at else ""
+            (a,) = [a for a in rows if a.group.startswith(f"Effect of {r.term}:")
+                    and a.question == f"{result.metric.label}, {r.connections} "
+                                      f"connections{at}"]
+            assert a.answer.startswith(f"x{fmt_sig(r.ratio)} ")
+    assert not [a for a in found if a.question == "Other significant effects"]
     fig = effects.forest_figure(results[1], None, 0.05)  # throughput: it has simple effects
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert "cache at keepalive=keepalive" in labels and "keepalive at cache=ram" in labels
     assert "simple effects" in effects.forest_caption(results[1])
+
+
+def _effect(found, factor: str, question: str):
+    """The answers of ``factor``'s group asking ``question``."""
+    return [a for a in found if a.group.startswith(f"Effect of {factor}:")
+            and a.question == question]
 
 
 # -- F2 ----------------------------------------------------------------------------------------
@@ -140,9 +151,9 @@ def test_f2_a_max_on_the_syn_timeout_makes_p99_effects_from_its_runs_artefacts(t
     (row,) = table[(table["connections"] == 256) & (table["term"] == "cache")].itertuples()
     assert row.verdict == ARTEFACT
     assert any("0012" in w and "max 1100" in w for w in p99.level_warnings[256])
-    question = "Effect of cache on p99 latency at connections = 256"
-    (answer,) = [a for a in found if a.question == question]
+    (answer,) = _effect(found, "cache", "p99 latency, 256 connections")
     assert answer.verdict == ARTEFACT and any("max 1100" in w for w in answer.warnings)
+    assert answer.kind == "artefact" and "max 1100" in answer.warnings[0]  # its first caveat
     # honest effects stay measured: below 256 connections every max is far from any cap
     assert frame.loc[frame["connections"] != 256, "latency_max_ms"].max() < 100
     assert not table.loc[table["connections"] != 256, "verdict"].str.startswith("artefact").any()
@@ -178,14 +189,13 @@ def test_f2_throughput_from_runs_that_waited_is_flagged_alike_everywhere(tuning)
     flagged = {(r.key[0], r.key[1]) for r in thr_ab.cap_affected_rows()}
     assert flagged == {("keepalive", 256), ("cache", 256)}
     assert not any("latency_p99_ms" in n for n in effects.notes([thr_ab]))
-    (ab_answer,) = [a for a in found if a.question == "A/B: each factor high vs low, throughput"]
-    assert "better (affected by the 1000 ms cap): 2" in ab_answer.answer
-    assert any("throttled" in w for w in ab_answer.warnings)
-    question = "Effect of cache on throughput at connections = 256, keepalive = none"
-    (answer,) = [a for a in found if a.question == question]
+    assert [r.reported_verdict for r in thr_ab.cap_affected_rows()] == [
+        "better (affected by the 1000 ms cap)"] * 2
+    (answer,) = _effect(found, "cache", "throughput, 256 connections, keepalive = none")
     assert answer.verdict == "better (affected by the 1000 ms cap)"
     assert any("throttled" in w for w in answer.warnings)
-    assert not any("throttled" in w for a in found if "= 16" in a.question for w in a.warnings)
+    assert not any("throttled" in w for a in found if " 16 connections" in a.question
+                   for w in a.warnings)
 
 
 # -- F3 ----------------------------------------------------------------------------------------
@@ -237,12 +247,12 @@ def test_a_measured_effect_from_runs_that_waited_says_so_in_its_verdict():
     rows = exp.rows({})
     results = effects.factorials(rows, ["keepalive", "cache"], ["throughput_rps"],
                                  "connections", 0.95, 0.05)
-    found = [a for a in effects.answers([], results, exp) if a.question.startswith("Effect")]
+    found = [a for a in effects.answers([], results, exp) if a.group.startswith("Effect")]
     affected = [a for a in found if "256" in a.question and "keepalive = none" in a.question]
     assert affected and all(a.verdict == "better (affected by the 1000 ms cap)"
                             for a in affected)
     assert all(any("affected by the cap" in w for w in a.warnings) for a in affected)
-    assert all(a.verdict == "better" for a in found if "256" not in a.question)
+    assert all(a.verdict in ("better", "~") for a in found if "256" not in a.question)
 
 
 def test_the_tables_qualify_a_measured_change_from_runs_that_waited_as_the_answers_do():

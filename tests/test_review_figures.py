@@ -192,7 +192,8 @@ def test_a_seeds_configuration_has_one_colour_in_every_figure(seeds_figures):
         assert_publishable(fig)
         rep = result.replication
         (ax,) = checks.data_axes(fig)
-        labels = {t.get_text() for t in ax.get_legend().get_texts()}
+        legend = ax.get_legend() or fig.legends[0]  # above the axes: clear of the runs
+        labels = {t.get_text() for t in legend.get_texts()}
         for x, rows in enumerate((rep.base, rep.new)):
             profile = _profile(rows)
             drawn = _arm_colours(ax, x)
@@ -212,3 +213,22 @@ def test_a_seeds_configuration_has_one_colour_in_every_figure(seeds_figures):
     assert len(looks) == len(colours)
     config_colours = {to_hex(c) for c in plots.style.PALETTE_COLORS}
     assert not set(checks.series_colours(ratios).values()) & config_colours
+
+
+def test_every_run_of_a_repeated_claim_is_drawn_the_failed_ones_at_the_edge(seeds_figures):
+    """Review (issue 21): seeds-runs-002-2 drew 2 of its 5 failed base runs: the other three
+    had zero throughput, which a log axis cannot show. Such a run is drawn at the axis edge on
+    its worse side, hollow, and the legend counts it."""
+    from perfkit.report.sections.seeds_figures import _at
+
+    _, _, runs = seeds_figures
+    for result, fig in runs:
+        (ax,) = checks.data_axes(fig)
+        for x, side in enumerate(("base", "new")):
+            values, _, _ = _at(result.replication, side)
+            drawn = sum(int(np.sum(np.abs(np.asarray(ln.get_xdata(), float) - x) <= 0.15))
+                        for ln in ax.lines if ln.get_linestyle() == "None")
+            assert drawn == len(values), (result.claim["claim_id"], side, drawn, len(values))
+    (fig,) = [f for r, f in runs if r.claim["claim_id"] == "002-2"]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "default: 3 runs with no value here (failed; at the edge)" in labels

@@ -243,7 +243,7 @@ def test_item10_tables_are_tidy(report):
                 f"{csv.name}: {name} holds whole numbers written as floats"
         if "median_base_ms" in frame or "median_base_rps" in frame:
             assert "median_base" not in frame
-    assert list((report / "histograms").glob("*.hgrm")) or list(report.glob("**/*.hgrm"))
+    assert list((report / "histograms").glob("*.hlog"))  # per-run histograms (issue 21)
     assert any(p.name.startswith("overview-runs-") for p in (report / "tables").glob("*.csv"))
 
 
@@ -318,12 +318,13 @@ def test_effects_e1_a_significant_interaction_headlines_its_simple_effects(tunin
     # interpretable alone" (x1.28, x3.94 are the main effects at 256)
     assert not [a for a in found if "not interpretable" in a.verdict]
     assert not [a for a in found if a.answer.startswith(("x1.28 ", "x3.94 "))]
-    effect_answers = [a for a in found if a.question.startswith("Effect of")]
+    effect_answers = [a for a in found if a.group.startswith("Effect of")]
     assert effect_answers
     for a in effect_answers:
-        if "throughput" in a.question and "= 256" in a.question:
-            assert re.fullmatch(r"Effect of (cache|keepalive) on throughput at connections = "
-                                r"256, (cache|keepalive) = \w+", a.question), a.question
+        if "throughput" in a.question and " 256 connections" in a.question:
+            assert re.fullmatch(r"Effect of (cache|keepalive): .*", a.group), a.group
+            assert re.fullmatch(r"throughput, 256 connections, (cache|keepalive) = \w+",
+                                a.question), a.question
             assert any("interact" in w for w in a.warnings)
 
 
@@ -349,26 +350,27 @@ def test_effects_e2_an_effect_from_values_on_the_cap_is_an_artefact(tuning):
         assert (r.verdict == artefact) == uses_cap, r
     # the answers: the artefact verdict with the cap warning; measured ones without it
     for a in found:
-        if a.question.startswith("Effect of"):
+        if a.group.startswith("Effect of"):
             on_cap = a.verdict == artefact
             assert on_cap == any("artefacts of it" in w for w in a.warnings), a
+            assert on_cap == (a.kind == "artefact"), a  # listed apart from the answers
     assert [a for a in found if a.verdict == artefact]
-    # the A/B verdict counts of p99 carry the cap footnote to the index; throughput's say the
-    # cap affects them, never that they are artefacts
-    ab = {a.question: a for a in found if a.question.startswith("A/B")}
-    (p99_ab,) = [a for q, a in ab.items() if "p99" in q]
-    (thr_ab,) = [a for q, a in ab.items() if "throughput" in q]
-    assert any("sit on 1000 ms" in w for w in p99_ab.warnings)
-    # an artefact is counted as one, never as better or worse (the table's change column)
-    assert "artefact of the 1000 ms cap: 2" in p99_ab.answer
-    assert not any("artefacts of it" in w for w in thr_ab.warnings)
-    assert any("affected by the cap" in w for w in thr_ab.warnings)
+    # the A/B tables: an artefact is counted as one, never as better or worse; throughput's
+    # rows say the cap affects them, never that they are artefacts
+    (p99_ab,) = [t for t in tables if t.metric.name == "latency_p99_ms"]
+    (thr_ab,) = [t for t in tables if t.metric.name == "throughput_rps"]
+    assert p99_ab.reported_counts().get(artefact) == 2
+    assert not any("artefacts of it" in w for r in thr_ab.rows for w in r.cap_warnings)
+    assert any("affected by the cap" in w for r in thr_ab.rows for w in r.cap_warnings)
     from perfkit.report.index import NotebookEntry, render_index
 
     page = render_index("t", "p", [NotebookEntry("tuning-effects", "t", None, None,
                                                  tuple(found))])
-    assert re.search(r"A/B: each factor high vs low, p99 latency(<sup>\[\d+\]</sup>)+</td>",
-                     page)
+    # on the index an artefact is listed apart from the answers, its cap caveat marked
+    aside = re.search(r'<ul class="answers-aside">(.*?)</ul>', page, re.S).group(1)
+    items = re.findall(r"<li.*?</li>", aside, re.S)
+    assert len(items) == sum(a.kind == "artefact" for a in found) > 0
+    assert all(artefact in i and 'class="caveat-mark"' in i for i in items)
 
 
 def test_effects_e3_captions_say_what_rows_compare_runs_per_arm_and_the_load_point(tuning):
@@ -576,12 +578,15 @@ def test_review2_item08_a_change_point_labels_csv_does_not_explain_is_weak_and_s
                 assert math.isnan(c.ratio_ci_low) and math.isnan(c.ratio_ci_high)
                 assert f"{before} vs {after} labels" in c.warnings[0]
         answers = hs.answers(analyses, {})
-        for a, answer in zip(analyses, answers, strict=True):
-            weak = [c for c in a.series[0].change.change_points if not c.supported]
-            assert all(f"{c.label}: " in " ".join(answer.warnings) for c in weak)
-            assert all(f"{c.label}: " in answer.answer and "weakly supported" in answer.answer
-                       for c in weak)
-            assert answer.verdict == ("change" if len(weak) < len(a.series[0].change
-                                                                   .change_points)
-                                      else "weak change" if weak else "no change")
+        for a in analyses:  # one row per change point (issue 21), "no change point" else
+            points = a.series[0].change.change_points
+            rows = [x for x in answers if x.question.startswith(a.metric.label)]
+            assert len(rows) == max(1, len(points))
+            for c, row in zip(points, rows, strict=False):
+                assert row.question == f"{a.metric.label} at {c.label}"
+                assert row.verdict == ("change" if c.supported else "weak change")
+                if not c.supported:  # the reason travels with the row; no interval printed
+                    assert c.warnings[0] in row.warnings and "(no interval)" in row.answer
+            if not points:
+                assert rows[0].verdict == "no change"
     assert seen_weak, "v03 never appeared: the test proves nothing"

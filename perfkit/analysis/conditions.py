@@ -313,6 +313,8 @@ def _counted(c: Conditions) -> str:
 
 
 # -- Locust's think time -------------------------------------------------------------------------
+#: how :func:`think_time` ends a value the run manifests recorded (any other was read now)
+RECORDED = "(recorded in the manifests)"
 _WAITS = {"constant": "constant({}) s: {} ms between a user's requests",
           "between": "between({}) s: a uniform pause between a user's requests",
           "constant_pacing": "constant_pacing({}) s: one request per user every {} ms",
@@ -328,7 +330,7 @@ def think_time(exp: Experiment) -> str | None:
     recorded = {str(w) for r in runs
                 if (w := ((r.manifest or {}).get("locust") or {}).get("wait_time"))}
     if recorded:
-        return f"{' | '.join(sorted(recorded))} (recorded in the manifests)"
+        return f"{' | '.join(sorted(recorded))} {RECORDED}"
     options = (exp.design or {}).get("options") or {}
     argv = list((runs[0].manifest or {}).get("argv") or [])
     path = _locustfile(exp, options, argv)

@@ -108,6 +108,20 @@ def _outside(server: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+#: how a path under the testbed's own folder (the manifest's ``state_dir``, a machine path of
+#: the recording host) is shown: ``unix:<state dir>/logs/status.sock``
+STATE_DIR = "<state dir>"
+
+
+def config_text(server: Mapping[str, Any]) -> str:
+    """The recorded nginx.conf of a run manifest's ``server``, its testbed folder shown as
+    :data:`STATE_DIR` ("" when none was recorded)."""
+    text = str(server.get("config_text") or "")
+    if text and server.get("state_dir"):
+        text = text.replace(str(server["state_dir"]).rstrip("/"), STATE_DIR)
+    return text
+
+
 def server_configs(exp: Experiment) -> list[ServerConfig]:
     """Each server profile of ``exp`` as its first run recorded it, in the design's level order
     (else in the order the runs first used them)."""
@@ -115,7 +129,7 @@ def server_configs(exp: Experiment) -> list[ServerConfig]:
     levels: dict[str, set] = {}
     for run in exp.rows().runs:
         server = (run.manifest or {}).get("server") or {}
-        profile, text = server.get("profile"), server.get("config_text")
+        profile, text = server.get("profile"), config_text(server)
         if not profile or not text:
             continue
         key = tuple((f, level_text(run.factors.get(f))) for f in exp.factors

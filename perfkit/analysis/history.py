@@ -122,8 +122,8 @@ class HistoryAnalysis:
     def describe(self) -> str:
         method = self.series[0].change.method if self.series else ""
         return (f"The history of {self.metric.label} ({self.name}) was analysed label by label "
-                f"(one value per run; each label's median with the distribution-free "
-                f"order-statistic interval compare and gate give a median of runs (Conover "
+                f"(one value per run; each label's median of runs with its distribution-free "
+                f"order-statistic interval, as perfkit compare and gate give it (Conover "
                 f"1999, section 3.2): exact order statistics covering at least "
                 f"{self.confidence:.0%}, none below {median_runs_needed(self.confidence)} runs; "
                 f"failed runs ranked worst where failing makes the metric worse); change "

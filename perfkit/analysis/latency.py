@@ -57,7 +57,7 @@ from perfkit.analysis.runstatus import (
 from perfkit.analysis.tidy import json_records
 from perfkit.formatting import level_text
 from perfkit.histogram import LatencyHistogram
-from perfkit.model import Run, percentile_column
+from perfkit.model import WRK_LATENCY, Run, percentile_column
 from perfkit.stats import (
     FEW_RUNS_METHOD,
     PercentileCI,
@@ -199,8 +199,11 @@ def tool_notes(runs: Sequence[Run]) -> list[str]:
     (coordinated omission), wrk2's histogram of the post-calibration part only."""
     out = []
     closed = sorted({r.tool for r in runs if r.closed_loop})
-    if closed:
-        out.append(f"{', '.join(closed)} measure(s) in a closed loop: the tail is "
+    if "wrk" in closed:
+        out.append(f"{WRK_LATENCY}.")
+    others = [t for t in closed if t != "wrk"]
+    if others:
+        out.append(f"{', '.join(others)} measure(s) in a closed loop: the tail is "
                    "understated (coordinated omission); only wrk2's corrected "
                    "percentiles describe it.")
     partial = [r for r in runs if any("after wrk2's calibration" in n for n in r.notes)]

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.configs import _outside, directive_lines
+from perfkit.analysis.configs import _outside, config_text, directive_lines
 from perfkit.analysis.experiment import Experiment, RunSet
 from perfkit.formatting import level_text
 from perfkit.stats.coding import code_factor
@@ -153,7 +153,7 @@ def _configs(exp: Experiment | RunSet, factors: Sequence[str]) -> dict[tuple, di
     runs = exp.rows().runs if isinstance(exp, Experiment) else exp.runs
     for run in runs:
         server = (run.manifest or {}).get("server") or {}
-        text = server.get("config_text")
+        text = config_text(server)
         if not text or not all(f in run.factors for f in factors):
             continue
         key = tuple((f, level_text(run.factors[f])) for f in factors)

@@ -20,12 +20,12 @@ from perfkit.plots.latency import (
     spectrum,
     tail_x,
 )
-from perfkit.plots.overview import bars, drift, points, timeseries
+from perfkit.plots.overview import bars, drift, drift_panels, points, timeseries
 from perfkit.plots.scaling import heatmap, heatmaps, load_curve, model_curves
 from perfkit.plots.style import Palette, figure, label
 
 __all__ = [
-    "Palette", "alt", "bars", "checks", "describe", "drift", "figure", "forest",
+    "Palette", "alt", "bars", "checks", "describe", "drift", "drift_panels", "figure", "forest",
     "forest_height_in", "heatmap", "heatmaps", "label", "load_curve", "model_curves",
     "percentile_axis", "percentile_points", "points", "run_intervals", "spectrum", "style",
     "tail_x", "timeseries", "variation",

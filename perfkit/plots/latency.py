@@ -15,7 +15,6 @@ from matplotlib.axes import Axes
 from matplotlib.legend_handler import HandlerTuple
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.path import Path
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from perfkit.plots.alt import note
@@ -155,13 +154,9 @@ def percentile_points(frame: pd.DataFrame, ax: Axes, by: str = "config",
     return ax
 
 
-#: the shortest a within-run bar is drawn (points): taller than the marker, so an interval
-#: narrower than the marker still shows, as a bar of this size with its caps
-MIN_BAR_PT = 9.0
-#: a bar narrower than this share of the y axis is drawn at :data:`MIN_BAR_PT`
+#: a bar shorter than this share of the y axis is narrower than the marker: it is drawn at
+#: its true size (hidden by the marker) and the legend and alt text say so
 NARROW_SHARE = 0.04
-_IBEAM = Path([(-0.3, -0.5), (0.3, -0.5), (0.0, -0.5), (0.0, 0.5), (-0.3, 0.5), (0.3, 0.5)],
-              [Path.MOVETO, Path.LINETO, Path.MOVETO, Path.LINETO, Path.MOVETO, Path.LINETO])
 
 
 def run_intervals(within: pd.DataFrame, across: pd.DataFrame, ax: Axes,
@@ -174,10 +169,10 @@ def run_intervals(within: pd.DataFrame, across: pd.DataFrame, ax: Axes,
     ``within``: ``config, latency_ms, ci_low_ms, ci_high_ms`` per run, in the order drawn;
     ``across``: ``config, latency_ms, ci_low_ms, ci_high_ms`` per configuration.
 
-    A run is an open marker crossed by its bar. A bar shorter than :data:`NARROW_SHARE` of the
-    y axis (a within-run interval of 0.04% is far narrower than any marker) is drawn at the
-    minimum size :data:`MIN_BAR_PT`, an I-shaped bar with caps wider than the marker, so it
-    shows at any width; the legend and the alt text say so.
+    A run is an open marker crossed by its bar, every bar at its true size: one shorter than
+    :data:`NARROW_SHARE` of the y axis (a within-run interval of 0.04% is far narrower than
+    any marker) hides under its marker, and the legend and the alt text say so (a bar drawn
+    larger than the interval would show a spread the data do not have).
 
     Parameters
     ----------
@@ -231,8 +226,8 @@ def run_intervals(within: pd.DataFrame, across: pd.DataFrame, ax: Axes,
                       [(str(name), st) for (name, _), (_, _, st) in zip(groups, placed,
                                                                           strict=True)])
     width = np.nanmedian((within["ci_high_ms"] - within["ci_low_ms"]) / within["latency_ms"])
-    narrow = (f"; {n_narrow} within-run intervals narrower than the marker are drawn at its "
-              "minimum bar size" if n_narrow else "")
+    narrow = (f"; {n_narrow} within-run intervals are narrower than their marker, drawn at "
+              "their true size" if n_narrow else "")
     note(ax, f"{len(within)} runs of {len(groups)} configurations, each with its within-run "
              f"interval (median width {100 * width:.2g}% of the value) over the across-run "
              f"interval band{narrow}" if np.isfinite(width) else
@@ -242,8 +237,8 @@ def run_intervals(within: pd.DataFrame, across: pd.DataFrame, ax: Axes,
 
 def _run_bars(ax: Axes, xs: np.ndarray, group: pd.DataFrame, st: dict, log: bool,
               name: object) -> int:
-    """One configuration's runs: true bars where they are tall enough, else the minimum bar.
-    Returns how many were drawn at the minimum size."""
+    """One configuration's runs, each bar at its true size. Returns how many bars are
+    narrower than the marker (hidden by it)."""
     y = group["latency_ms"].to_numpy(dtype=float)
     low = group["ci_low_ms"].to_numpy(dtype=float)
     high = group["ci_high_ms"].to_numpy(dtype=float)
@@ -253,16 +248,13 @@ def _run_bars(ax: Axes, xs: np.ndarray, group: pd.DataFrame, st: dict, log: bool
         share = (f(np.clip(high, 1e-300, None)) - f(np.clip(low, 1e-300, None))) / (
             f(top) - f(bottom))
     narrow = np.isfinite(share) & (share < NARROW_SHARE)
-    wide = ~narrow & np.isfinite(low)
-    common = {"color": st["color"], "linewidth": 1.0, "zorder": 2.5}
-    if wide.any():
-        ax.errorbar(xs[wide], y[wide], yerr=[np.clip(y - low, 0, None)[wide],
+    bars = np.isfinite(low)
+    if bars.any():
+        ax.errorbar(xs[bars], y[bars], yerr=[np.clip(y - low, 0, None)[bars],
                                              np.nan_to_num(np.clip(high - y, 0, None),
-                                                           posinf=0)[wide]],
-                    fmt="none", capsize=3.5, capthick=1.0, **common)
-    if narrow.any():
-        ax.plot(xs[narrow], y[narrow], linestyle="none", marker=_IBEAM, markersize=MIN_BAR_PT,
-                markeredgewidth=1.0, markeredgecolor=st["color"], zorder=2.5)
+                                                           posinf=0)[bars]],
+                    fmt="none", capsize=3.5, capthick=1.0, color=st["color"], linewidth=1.0,
+                    zorder=2.5)
     ax.plot(xs, y, linestyle="none", marker=st["marker"], color=st["color"],
             markerfacecolor="white", markersize=3.5, zorder=3, label=str(name))
     return int(narrow.sum())
@@ -272,17 +264,17 @@ def _intervals_legend(ax: Axes, confidence: float | None, n_narrow: int,
                       looks: list[tuple[str, dict]]) -> None:
     """The legend above the figure, each glyph as the plot draws it: one entry per
     configuration (its open marker in its colour), then neutral entries for what every
-    configuration shares: the within-run bar (I-shaped, as a bar narrower than the marker is
-    drawn) and the across-run estimate over its band (a line over a shaded patch)."""
+    configuration shares: the within-run bar (said to hide under the marker when it does) and
+    the across-run estimate over its band (a line over a shaded patch)."""
     level = f"{confidence:.0%} " if confidence is not None else ""
     handles: list = [Line2D([], [], linestyle="none", marker=st["marker"], color=st["color"],
                             markerfacecolor="white", markersize=3.5) for _, st in looks]
     labels = [name for name, _ in looks]
-    beam = Line2D([], [], linestyle="none", marker=_IBEAM, markersize=MIN_BAR_PT,
-                  markeredgewidth=1.0, color=GREY)
+    beam = Line2D([], [], linestyle="none", marker="|", markersize=9, markeredgewidth=1.0,
+                  color=GREY)
     band = (Patch(color=GREY, alpha=0.3, linewidth=0),
             Line2D([], [], color=GREY, linewidth=0.9))
-    bar = "bar;\nnarrower than the marker: drawn at this size" if n_narrow else "bar"
+    bar = "bar;\nat true size: narrower than the marker here" if n_narrow else "bar"
     handles += [beam, band]
     labels += [f"one run (marker), its within-run {level}CI ({bar})",
                f"across runs: estimate (line), {level}CI (band)"]

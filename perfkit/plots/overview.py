@@ -13,6 +13,7 @@ from perfkit.plots.alt import note
 from perfkit.plots.style import (
     GREY,
     THRESHOLD,
+    Neutral,
     Palette,
     is_latency_column,
     neutral_style,
@@ -98,8 +99,8 @@ def robust_limits(values, fence: float = 3.0, include: float | None = 0.0
 def drift(frame: pd.DataFrame, ax: Axes, x: str = "order", y: str = "residual",
           by: str | None = None, xlabel: str = "run order (index)",
           ylabel: str = "residual (log ratio)", window: int = 5, *,
-          palette: Palette | None = None, fence: float | None = 3.0,
-          legend: str = "figure") -> Axes:
+          palette: Palette | Neutral | None = None, fence: float | None = 3.0,
+          legend: str | None = "figure") -> Axes:
     """Residuals (run minus its cell's mean) against run order, with a running median of each
     ``by`` group (each experiment's own runs, in its run order). The legend has one entry per
     group, its marker and the line style of its running median (so greys that repeat are still
@@ -120,7 +121,8 @@ def drift(frame: pd.DataFrame, ax: Axes, x: str = "order", y: str = "residual",
         (11)"; per series in the alt text); the running medians use every point.
         ``None``: limits from all the data (no point drawn at the edge).
     legend
-        ``"figure"`` (above the axes, out of the data: the default) or ``"axes"`` (inside).
+        ``"figure"`` (above the axes, out of the data: the default), ``"axes"`` (inside) or
+        None (none: a panel of several, whose figure says what the marks are).
     """
     data = frame.dropna(subset=[x, y]).sort_values(x)
     groups = _groups(data, by)
@@ -164,7 +166,9 @@ def drift(frame: pd.DataFrame, ax: Axes, x: str = "order", y: str = "residual",
         labels.append(f"beyond the axis ({off_total})")
     title = (f"{by} (points: runs; line: running median of {window} runs)"
              if by is not None else None)
-    if legend == "axes":
+    if legend is None:
+        pass
+    elif legend == "axes":
         ax.legend(handles, labels, loc="best", title=title)
     else:
         wide = max(len(t) for t in labels) > 26 if labels else False
@@ -175,6 +179,27 @@ def drift(frame: pd.DataFrame, ax: Axes, x: str = "order", y: str = "residual",
              + (f"; {off_total} beyond the axis, drawn as arrows at its edge"
                 + (f" ({', '.join(off_by)})" if off_by else "") if off_total else ""))
     return ax
+
+
+def drift_panels(frame: pd.DataFrame, titles: dict, palette: Palette | Neutral | None = None,
+                 by: str = "experiment"):
+    """Small multiples of :func:`drift`: one panel per ``by`` group named in ``titles`` (group
+    -> its panel's title), two a row, each on its own robust residual axis with its running
+    median, in its ``palette`` look (None: black). Five experiments in five similar greys
+    over the same run orders cannot be told apart in one panel; side by side they can."""
+    from perfkit.plots.style import WIDTH_IN, figure, label
+
+    rows = (len(titles) + 1) // 2
+    fig, axes = figure(nrows=rows, ncols=2, height_in=0.4 + 1.75 * rows, width_in=WIDTH_IN * 1.5)
+    axes = np.atleast_1d(axes).ravel()
+    for ax, (name, title) in zip(axes, titles.items(), strict=False):
+        drift(frame[frame[by] == name], ax, by=by, legend=None,
+              palette=palette or Neutral.for_labels([name]),  # alone in its panel: black
+              xlabel=label("run order", "index"), ylabel=label("residual", "log ratio"))
+        ax.set_title(title, loc="left", fontsize="small")
+    for ax in axes[len(titles):]:
+        fig.delaxes(ax)
+    return fig
 
 
 def _running_median(values: pd.Series, window: int) -> pd.Series:

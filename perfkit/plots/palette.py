@@ -20,6 +20,9 @@ The rule a reader can follow (the notebooks repeat it where colours first appear
 5. Colours are Okabe-Ito (Okabe & Ito 2008, colour-blind safe), :data:`PALETTE_COLORS` in a
    fixed order: the first six configurations of a report each get their own colour; from the
    seventh on colours repeat with another marker and line style.
+6. The configuration named :data:`BASELINE` (``default``, nginx as installed) takes the first
+   colour in every report, whatever the report showed first, so that two reports (the demo
+   and the seeds) draw it alike; the others take the next colours in the order they appear.
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ THRESHOLD = OKABE_ITO["black"]
 NEUTRAL_COLORS = ("#000000", "#6E6E6E", "#A6A6A6")
 #: hatches that tell neutral bars apart
 HATCHES = ("", "////", "\\\\\\\\", "xxxx", "....", "++++", "----", "oo")
+#: the configuration that takes the first colour in every report (rule 6)
+BASELINE = "default"
 #: how :func:`perfkit.report.sections.common.config_labels` joins the levels of a label
 SEPARATOR = ", "
 
@@ -179,7 +184,7 @@ class Palette:
             raise KeyError(f"label {str(label)!r} is not in the palette; build it from every "
                            f"label of the report (it has {list(self.labels)})")
         if config:
-            i = self.labels.index(config)
+            i = self.slot(config)
             n = len(PALETTE_COLORS)
             shift = i % n + i // n
             out = {"color": PALETTE_COLORS[i % n], "marker": MARKERS[shift % len(MARKERS)],
@@ -194,6 +199,13 @@ class Palette:
             if not config:
                 out["linestyle"] = LINESTYLES[rank % len(LINESTYLES)]
         return out
+
+    def slot(self, config: str) -> int:
+        """The colour slot of a configuration: :data:`BASELINE` always 0, every other in the
+        order the report first showed it, from 1."""
+        if config == BASELINE:
+            return 0
+        return [c for c in self.labels if c != BASELINE].index(config) + 1
 
     def color(self, label: object) -> str:
         """The colour (``#rrggbb``) of ``label``."""

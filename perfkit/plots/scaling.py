@@ -11,6 +11,7 @@ from matplotlib.colors import LogNorm, Normalize
 from matplotlib.legend_handler import HandlerBase
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from perfkit.plots.alt import note
 from perfkit.plots.style import (
@@ -53,7 +54,7 @@ def load_curve(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabe
                *, palette: Palette | None = None, summary: pd.DataFrame | None = None,
                estimate: str | None = None, low: str | None = None, high: str | None = None,
                reference: float | None = None, reference_label: str = "",
-               status: str | None = None) -> Axes:
+               status: str | None = None, logx: bool = False) -> Axes:
     """Every run as a point, and per load level a summary line: the median of the runs, or the
     analysis' estimate with its CI band when ``summary`` is given.
 
@@ -80,6 +81,9 @@ def load_curve(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabe
         the edge and marked there with an arrow (never clipped silently).
     reference, reference_label
         A horizontal reference line (grey, dotted), e.g. achieved / offered = 1.
+    logx
+        Log x axis (base 2, the levels as plain numbers): for concurrency levels that double
+        (2, 4, ... 256 connections), which a linear axis crowds into its left tenth.
     status
         Column of ``frame`` holding each run's status (``ok``, ``saturated``, ``short``,
         ``failed``: :mod:`perfkit.analysis.runstatus`); a run that is not ``ok`` is marked
@@ -103,8 +107,10 @@ def load_curve(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabe
                             linewidth=0)
             lines.append((line, st["color"]))
     if identity:
-        lim = float(np.nanmax(frame[x]))
-        ax.plot([0, lim], [0, lim], color=GREY, linestyle=":", linewidth=0.8,
+        xs = frame[x].to_numpy(dtype=float)
+        start = float(np.nanmin(xs[xs > 0])) if logx else 0.0
+        lim = float(np.nanmax(xs))
+        ax.plot([start, lim], [start, lim], color=GREY, linestyle=":", linewidth=0.8,
                 label=identity_label)
     if reference is not None:
         ax.axhline(reference, color=GREY, linestyle=":", linewidth=0.8,
@@ -120,6 +126,12 @@ def load_curve(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabe
               if summary is not None and c and c in summary]
     log = resolve_log(logy, np.concatenate(core + bounds), is_latency_column(y))
     _scale_axes(ax, log)
+    if logx:
+        levels = np.unique(frame[x].to_numpy(dtype=float))
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_locator(FixedLocator(levels[levels > 0].tolist()))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_locator(NullLocator())
     cut = (_cut_bands(ax, lines, x, low, high, np.concatenate(core), log)
            if lines and low and high else 0)  # a band is drawn only with both bounds
     ax.set_xlabel(xlabel)

@@ -2,8 +2,10 @@
 
 Output folder layout::
 
-    OUT/index.html                 headline answers, Methods, then every notebook's page
-    OUT/methods.md                 the Methods paragraph of every experiment
+    OUT/index.html                 the answers first (by designed question, caveats numbered
+                                   once), the threats common to every page, then the pages
+    OUT/methods.md, methods.html   the Methods: what several experiments share said once, then
+                                   each experiment's own paragraph
     OUT/<notebook>.html            one self-contained page per notebook (no code, images inline)
     OUT/<notebook>.ipynb           the executed notebook, to reopen in JupyterLab
     OUT/figures/<notebook>-<name>.svg|.png
@@ -12,13 +14,14 @@ Output folder layout::
 Parameters are checked before any notebook runs. A failing notebook does not stop the others;
 its page and the index say which cell failed and why, and the report's exit status is 1.
 
-The notebooks execute in parallel, one kernel computing per core (each exported to its page as
-soon as it ends; a kernel waiting for the pages before it to give it a colour leaves its core to
-the next notebook), and the index waits for them all. Before the first kernel starts, the run
-store of every experiment the parameters name is brought up to date (:func:`warm_stores`), so
-the kernels read parsed runs instead of parsing them each. What the pages share, the palette,
-is given in the parameter file's order whatever the order they end in
-(:mod:`perfkit.report.order`).
+The notebooks execute in parallel, one kernel computing per core (a kernel waiting for the pages
+before it to give it a colour leaves its core to the next notebook); the pages are exported once
+every notebook ended, in parallel too, so that a threat common to every page is said once, on the
+index, and each page links to it; the index waits for them all. Before the first kernel
+starts, the run store of every experiment the parameters name is brought up to date
+(:func:`warm_stores`), so the kernels read parsed runs instead of parsing them each. What the
+pages share, the palette, is given in the parameter file's order whatever the order they end
+in (:mod:`perfkit.report.order`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, TextIO
@@ -36,12 +39,15 @@ import nbformat
 from perfkit import paths
 from perfkit.errors import PerfkitError
 from perfkit.formatting import progress_disabled
-from perfkit.report import methods, order
+from perfkit.report import methods, methods_page, order
 from perfkit.report import nb as nbhelp
 from perfkit.report.execute import Execution, NotebookError, execute_notebook
 from perfkit.report.export import export_html
-from perfkit.report.index import NotebookEntry, is_wide, write_index
+from perfkit.report.index import PAGE_CSS, NotebookEntry, is_wide, write_index
 from perfkit.report.params import NotebookRun, ReportParams, load_params, notebook_parameters
+from perfkit.report.threats import common as threat_common
+from perfkit.report.threats import page_records as page_threats
+from perfkit.report.threats import rerender
 from perfkit.vocabulary import RunStatus
 
 
@@ -90,9 +96,12 @@ def _files(out_dir: Path, kind: str, name: str, suffix: str) -> list[Path]:
     return sorted(folder.glob(f"{name}-*{suffix}")) if folder.is_dir() else []
 
 
-def _entry(execution: Execution, out_dir: Path) -> NotebookEntry:
+def _entry(execution: Execution, out_dir: Path,
+           common: Mapping[str, int] | None = None) -> NotebookEntry:
+    """The index's record of one executed notebook, its page exported (``common``: the
+    threats common to every page, linked to the index rather than repeated)."""
     name = execution.name
-    answers, methods, alts, captions = [], {}, {}, {}
+    answers, methods, alts, captions, threats = [], {}, {}, {}, []
     title = name
     html = out_dir / f"{name}.html"
     if execution.executed.exists():
@@ -100,12 +109,14 @@ def _entry(execution: Execution, out_dir: Path) -> NotebookEntry:
         title = notebook_title(nb, name)
         found = nbhelp.collect(nb)
         answers, methods = found["answers"], found["methods"]
+        threats = page_threats(nb, nbhelp.META_KEY)
         alts = {f"figures/{name}-{nbhelp.slug(f['figure'])}.png": f.get("alt", "")
                 for f in found["figures"]}
         captions = {f"figures/{name}-{nbhelp.slug(f['figure'])}.png": f.get("caption", "")
                     for f in found["figures"]}
         try:
-            export_html(execution.executed, html, title=title)
+            export_html(execution.executed, html, title=title,
+                        prepare=lambda node: rerender(node, common or {}, nbhelp.META_KEY))
         except Exception as exc:  # noqa: BLE001 - the index says the page is missing
             if execution.error is None:
                 execution = dataclasses.replace(execution, error=NotebookError(
@@ -122,8 +133,15 @@ def _entry(execution: Execution, out_dir: Path) -> NotebookEntry:
         tables=tuple(str(p.relative_to(out_dir)) for p in _files(out_dir, "tables", name,
                                                                  ".csv")),
         error=str(execution.error) if execution.error else None,
-        seconds=execution.seconds,
+        seconds=execution.seconds, threats=tuple(threats),
     )
+
+
+def common_threats(executions: list[Execution]) -> list[dict]:
+    """The threats said on every page (:func:`perfkit.report.threats.common`)."""
+    pages = [page_threats(nbformat.read(str(e.executed), as_version=4), nbhelp.META_KEY)
+             for e in executions if e.executed.exists()]
+    return threat_common(pages)
 
 
 def merged_methods(entries: list[NotebookEntry]) -> dict[str, dict[str, list[str]]]:
@@ -186,18 +204,25 @@ def warm_stores(params: ReportParams) -> None:
     flush()  # each store on disk before a kernel looks for it
 
 
-def _execute(run: NotebookRun, out_dir: Path, kernel_name: str) -> tuple[Execution,
-                                                                         NotebookEntry]:
-    """Execute one notebook and export its page (in a worker thread)."""
+def _execute(run: NotebookRun, out_dir: Path, kernel_name: str) -> Execution:
+    """Execute one notebook (in a worker thread); its page is exported later
+    (:func:`_export`)."""
     parameters = {**run.parameters, "output_dir": str(out_dir)}
     try:
-        execution = execute_notebook(run.path, out_dir / f"{run.name}.ipynb", parameters,
-                                     kernel_name=kernel_name, env={order.PAGE_ENV: run.name})
+        return execute_notebook(run.path, out_dir / f"{run.name}.ipynb", parameters,
+                                kernel_name=kernel_name, env={order.PAGE_ENV: run.name})
     finally:
         order.ended(out_dir, run.name)
-    entry = _entry(execution, out_dir)
+
+
+def _export(execution: Execution, out_dir: Path, common: Mapping[str, int]
+            ) -> tuple[Execution, NotebookEntry]:
+    """Export one executed notebook's page (``common``: the threats common to every page,
+    linked to the index) and make its index entry; a failed export is the notebook's error."""
+    entry = _entry(execution, out_dir, common)
     if entry.error and execution.error is None:
-        execution = dataclasses.replace(execution, error=NotebookError(run.name, entry.error))
+        execution = dataclasses.replace(execution, error=NotebookError(execution.name,
+                                                                       entry.error))
     return execution, entry
 
 
@@ -221,7 +246,7 @@ def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = No
     for run in runs:
         _clear_previous(out_dir, run.name)
     order.begin(out_dir, [run.name for run in runs])
-    done: dict[str, tuple[Execution, NotebookEntry]] = {}
+    done: dict[str, Execution] = {}
     running: dict[Any, str] = {}
     todo = list(runs)  # started in the parameter file's order
     try:
@@ -239,7 +264,7 @@ def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = No
                 finished, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
                 for future in finished:
                     name = running.pop(future)
-                    done[name] = execution, _ = future.result()
+                    done[name] = execution = future.result()
                     if show:  # one line per page as it ends, in the order they end
                         status = RunStatus.FAILED if execution.error else RunStatus.OK
                         bar.write(f"  {name:<16} {execution.seconds:6.1f} s  {status}",
@@ -248,13 +273,17 @@ def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = No
     finally:
         order.finish(out_dir)
         bar.close()
-    executions = [done[run.name][0] for run in runs]
-    entries = [done[run.name][1] for run in runs]
+    # the pages are exported once every notebook ended: a threat common to every page is said
+    # once, on the index, and each page links to it
+    common = common_threats([done[run.name] for run in runs])
+    numbers = {t["text"]: i for i, t in enumerate(common, 1)}
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="page") as pool:
+        exported = list(pool.map(lambda run: _export(done[run.name], out_dir, numbers), runs))
+    executions = [e for e, _ in exported]
+    entries = [entry for _, entry in exported]
     records = merged_methods(entries)
-    (out_dir / "methods.md").write_text(methods.methods_markdown(records, params.title),
-                                        encoding="utf-8")
-    index = write_index(out_dir, params.title, params.path.name, entries,
-                        {name: methods.paragraph(r) for name, r in records.items()})
+    methods_page.write(out_dir, records, params.title, PAGE_CSS)
+    index = write_index(out_dir, params.title, params.path.name, entries, common)
     return ReportResult(out_dir, index, tuple(executions), tuple(entries))
 
 

@@ -10,6 +10,7 @@ would load anything from the network.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -58,7 +59,9 @@ def _exporter():
     config.HTMLExporter.exclude_input = True
     config.HTMLExporter.exclude_input_prompt = True
     config.HTMLExporter.exclude_output_prompt = True
-    config.HTMLExporter.embed_images = True
+    # markdown cells hold no images; with embed_images nbconvert parses each HTML block of a
+    # markdown cell alone, which closes a <details> before the content it folds
+    config.HTMLExporter.embed_images = False
     return HTMLExporter(config=config, template_name="perfkit",
                         extra_template_basedirs=[str(TEMPLATES / "nbconvert")])
 
@@ -71,9 +74,14 @@ def notebook_to_html(nb: nbformat.NotebookNode, title: str | None = None) -> str
     return body
 
 
-def export_html(ipynb: Path, html: Path, title: str | None = None) -> Path:
-    """Write ``html`` from the executed notebook ``ipynb``; refuse pages that load remote files."""
+def export_html(ipynb: Path, html: Path, title: str | None = None,
+                prepare: Callable[[nbformat.NotebookNode], None] | None = None) -> Path:
+    """Write ``html`` from the executed notebook ``ipynb`` (``prepare``: a change made to the
+    notebook in memory first, e.g. the threats common to every page linked to the index);
+    refuse pages that load remote files."""
     nb = nbformat.read(str(ipynb), as_version=4)
+    if prepare is not None:
+        prepare(nb)
     page = notebook_to_html(nb, title)
     remote = remote_references(page)
     if remote:

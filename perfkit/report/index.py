@@ -1,4 +1,10 @@
-"""The report's ``index.html``: the headline answers first, then Methods, then each notebook.
+"""The report's ``index.html``: the answers first, then what a reader opens when they need it.
+
+Visible without opening anything: the answers table (one row per designed question, grouped,
+each caveat numbered once below it: :mod:`perfkit.report.answers`), the short list of
+artefacts and untestable questions, and one line per page. Collapsed: the caveats, the
+threats common to every page (said here once; each page links to them) and each page's
+figures and files. The Methods are a page of their own (``methods.html``).
 
 Rendered with Jinja2 with autoescaping on, so every string from data (endpoint names, labels,
 error messages) is HTML-escaped; links are percent-encoded. The page loads nothing from the
@@ -12,9 +18,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote
 
+from markupsafe import Markup
+
 from perfkit import __version__
+from perfkit.report.answers import answers_html
 from perfkit.report.export import TEMPLATES
-from perfkit.report.nb import ANSWER_WIDTHS_PCT, numbered_caveats
+from perfkit.report.methods import PAGE as METHODS_PAGE
+from perfkit.report.threats import INDEX_ANCHOR, sentence
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,6 +47,26 @@ class NotebookEntry:
     #: the figures wider than a page column (a history over its labels): shown across the
     #: index's whole width, so that their text stays legible (:func:`is_wide`)
     wide: tuple[str, ...] = ()
+    #: the page's threat records (:func:`perfkit.report.threats.merge`)
+    threats: tuple = ()
+
+
+#: a page's title longer than this links a group of answers to it as "page"
+LINK_TITLE_CHARS = 30
+
+#: the look of the index and the Methods page (the notebook pages carry the same in their
+#: nbconvert template)
+PAGE_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #222;
+       max-width: 64rem; margin: 0 auto; padding: 1.5rem; line-height: 1.45; }
+h1 { font-size: 1.6rem; margin-bottom: 0.2rem; }
+h2 { font-size: 1.2rem; margin: 0.4rem 0; }
+summary h2 { display: inline; }
+.meta, .perfkit-nav { color: #555; font-size: 0.9rem; }
+section { border-top: 1px solid #ddd; margin-top: 1.2rem; padding-top: 0.5rem; }
+code { font-size: 0.85rem; }
+main p { font-size: 0.92rem; }
+"""
 
 
 #: a figure wider than this (inches) spans the index's whole width instead of one grid cell
@@ -70,21 +100,24 @@ def _environment():
 
 
 def render_index(title: str, params_name: str, entries: list[NotebookEntry],
-                 methods: Mapping[str, str] | None = None) -> str:
-    """The index page as a string: one table of headline answers (each caveat numbered), the
-    Methods paragraph of each experiment, then each notebook's figures and files."""
-    shown = [(e, a) for e in entries for a in e.answers]
-    marks, notes = numbered_caveats(a for _, a in shown)
-    answers = [(e, a, m) for (e, a), m in zip(shown, marks, strict=True)]
+                 common: list[dict] | None = None) -> str:
+    """The index page as a string (see the module docstring); ``common``: the threats said
+    on every page (:func:`perfkit.report.threats.common`)."""
+    items = [a for e in entries for a in e.answers]
+    links = {a.group: (e.html, e.title if len(e.title) <= LINK_TITLE_CHARS else "page")
+             for e in entries if e.html for a in e.answers if a.group}
+    body, _ = answers_html(items, links=links)
     template = _environment().get_template("index.html.j2")
     return template.render(title=title, params_name=params_name, entries=entries,
-                           answers=answers, notes=notes, widths=ANSWER_WIDTHS_PCT,
-                           methods=methods or {}, version=__version__)
+                           answers=Markup(body) if items else "", css=Markup(PAGE_CSS),
+                           threats=[sentence(t) for t in common or ()],
+                           anchor=INDEX_ANCHOR, methods_page=METHODS_PAGE,
+                           version=__version__)
 
 
 def write_index(out_dir: Path, title: str, params_name: str, entries: list[NotebookEntry],
-                methods: Mapping[str, str] | None = None) -> Path:
+                common: list[dict] | None = None) -> Path:
     """Write ``out_dir/index.html``."""
     path = out_dir / "index.html"
-    path.write_text(render_index(title, params_name, entries, methods), encoding="utf-8")
+    path.write_text(render_index(title, params_name, entries, common), encoding="utf-8")
     return path

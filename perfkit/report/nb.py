@@ -12,12 +12,18 @@ and then shows everything through ``report``:
   metadata for the tests;
 - :meth:`Report.table`: display a frame, save it as
   ``<output_dir>/tables/<notebook>-<name>.csv``;
-- :meth:`Report.answers`: the headline answers (question, answer with its interval, verdict,
-  runs; their caveats numbered below), shown in the notebook and collected by the report's
-  ``index.html``;
-- :meth:`Report.methods`: the Methods paragraph of each experiment, written from its manifests;
-- :meth:`Report.note`: a caveat or warning, escaped.
-- :meth:`Report.threats`: the threats to validity, a caveat list under its heading.
+- :meth:`Report.answers`: the answers, shown first (one row per designed question, grouped;
+  each caveat numbered once with the rows it affects: :mod:`perfkit.report.answers`) and
+  collected by the report's ``index.html``; every later note, table note and threat that
+  repeats a caveat refers to it instead (:mod:`perfkit.report.condense`);
+- :meth:`Report.methods`: the Methods records of each experiment, written from its manifests,
+  for the Methods page; the page shows a link to it and the backend its numbers depend on;
+- :meth:`Report.note`: a caveat or warning, escaped (collapsed when long);
+- :meth:`Report.threats`: the threats to validity, collapsed under a heading that counts them
+  (:mod:`perfkit.report.threats`);
+- :meth:`Report.runs`, :meth:`Report.histograms`: per-run CSVs and per-run histograms (interval
+  logs), so that every figure can be rebuilt from the report's files
+  (:mod:`perfkit.report.nb_files`).
 
 All text that comes from data is escaped here with :func:`html.escape`.
 """
@@ -26,11 +32,9 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import html
 import io
 import json
 import os
-import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -39,14 +43,24 @@ from typing import Any
 import pandas as pd
 
 from perfkit._fsutil import flock, write_bytes_atomic
-from perfkit.formatting import PROGRESS_ENV, Footnotes, fmt_num
+from perfkit.formatting import PROGRESS_ENV, fmt_num
 from perfkit.present.tables import csv_text, render
 from perfkit.report import order
+from perfkit.report.answers import Answer, answers_html, answers_text
+from perfkit.report.condense import (
+    OPEN_NOTE_CHARS,
+    Said,
+    code,
+    condensed_table,
+    fold_notes,
+    opening,
+)
+from perfkit.report.nb_files import META_KEY, Files, escape, slug
 
-#: output metadata key under which the report finds figures, tables, answers and methods
-META_KEY = "perfkit"
 #: the most rows a table shows on a page; a longer one is written to CSV and linked
 MAX_SHOWN_ROWS = 60
+#: a table of more rows than this is shown collapsed under its caption
+OPEN_ROWS = 20
 #: resolution of the PNG files saved beside the SVG and PDF
 PNG_DPI = 300
 #: resolution of the image shown on the page
@@ -55,28 +69,12 @@ SCREEN_DPI = 150
 SCREEN_PX_PER_IN = 140
 #: the heading of a page's list of threats to validity (:meth:`Report.threats`)
 THREATS_TITLE = "Threats to validity"
-#: the answers table's column shares in % (question with its caveats' marks, answer, verdict,
-#: n), on the pages and the index: the table is laid out fixed to the page width, so long
-#: unbroken text wraps in its cell instead of widening it
-ANSWER_WIDTHS_PCT = (28, 40, 18, 14)
-ANSWER_COLUMNS = ("<colgroup>" + "".join(f'<col style="width:{w}%">' for w in ANSWER_WIDTHS_PCT)
-                  + "</colgroup>")
 
 
 def _display(data: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> None:
     from IPython.display import publish_display_data
 
     publish_display_data(data=dict(data), metadata=dict(metadata or {}))
-
-
-def escape(value: Any) -> str:
-    """``html.escape`` of ``str(value)`` (quotes included): the one way data text enters HTML."""
-    return html.escape(str(value), quote=True)
-
-
-def slug(name: str) -> str:
-    """A file-name-safe figure or table name: ``"usl-none, ram"`` -> ``"usl-none-ram"``."""
-    return re.sub(r"[^A-Za-z0-9._]+", "-", name).strip("-") or "unnamed"
 
 
 def format_number(value: float, digits: int = 3) -> str:
@@ -93,47 +91,8 @@ def format_frame(frame: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     return out
 
 
-@dataclasses.dataclass(frozen=True)
-class Answer:
-    """One headline answer: the question, the answer with its interval, the verdict, the runs
-    it rests on (``n``) and the warnings that travel with it."""
-
-    question: str
-    answer: str
-    verdict: str = ""
-    n: str = ""
-    warnings: tuple[str, ...] = ()
-    #: what the server and the kernel counted beside the answer (an effect's mechanism:
-    #: :meth:`perfkit.analysis.mechanism.Mechanism.text`), empty when nothing was recorded
-    mechanism: str = ""
-
-    @property
-    def shown(self) -> str:
-        """The answer with its mechanism, as the answers tables show it."""
-        return f"{self.answer}; counted: {self.mechanism}" if self.mechanism else self.answer
-
-    def text(self) -> str:
-        parts = [p for p in (self.verdict, f"n = {self.n}" if self.n else "") if p]
-        extra = f" ({'; '.join(parts)})" if parts else ""
-        return f"{self.question}: {self.shown}{extra}" + "".join(
-            f"\n  - {w}" for w in self.warnings)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "warnings": list(self.warnings)}
-
-
-def numbered_caveats(items: Iterable[Answer]) -> tuple[list[list[int]], list[str]]:
-    """The caveats of answers as numbered notes (:class:`perfkit.formatting.Footnotes`), as
-    the pages' and the index's answers tables give them: per answer the numbers of its
-    caveats, and the notes, each distinct text once in order of first use. A caveat shared by
-    many answers (a drift note, a cap note) is listed once below the table, not in each row."""
-    notes = Footnotes()
-    marks = [notes.numbers(a.warnings) for a in items]
-    return marks, notes.texts
-
-
 @dataclasses.dataclass
-class Report:
+class Report(Files):
     """The output sink of one notebook (see the module docstring)."""
 
     name: str
@@ -144,6 +103,18 @@ class Report:
     #: recorded with each figure so that tests can check one colour per configuration
     shown: dict[str, str] = dataclasses.field(default_factory=dict)
     _palette: Any = dataclasses.field(default=None, repr=False)
+    #: the caveats the page's answers number (text -> number): said once, linked after
+    said: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: every caveat and note the page has shown, to refer to rather than repeat
+    page: Said = dataclasses.field(default_factory=Said)
+    _gather: list = dataclasses.field(default_factory=list, repr=False)
+
+    def _show(self, data: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> None:
+        """Display an output, or gather it for the :meth:`collapsed` block around it."""
+        if self._gather:
+            self._gather[-1].append((dict(data), dict(metadata or {})))
+        else:
+            _display(data, metadata)
 
     def palette(self, labels: Iterable[Any], by: Sequence[str] | None = None):
         """The report's :class:`perfkit.plots.style.Palette`, extended by ``labels``.
@@ -223,7 +194,7 @@ class Report:
                            "configurations": {lbl: self.shown[lbl] for lbl in colours
                                               if self.shown.get(lbl)},
                            **problems}}
-        _display({"text/html": page, "text/plain": f"<figure {name}: {alt}>"}, meta)
+        self._show({"text/html": page, "text/plain": f"<figure {name}: {alt}>"}, meta)
         self.figures.append(name)
 
     def table(self, frame: pd.DataFrame | None, name: str, caption: str | None = None,
@@ -241,7 +212,7 @@ class Report:
         if frame is None:
             return
         if not len(frame):
-            _display({"text/html": f"<p><i>{escape(caption or name)}: none.</i></p>",
+            self._show({"text/html": f"<p><i>{escape(caption or name)}: none.</i></p>",
                       "text/plain": f"{caption or name}: none."})
             return
         if index:
@@ -259,126 +230,126 @@ class Report:
         head = f"<p><b>{escape(caption)}</b></p>" if caption and presentation is not None \
             and caption != tables[0].title else ""  # a presentation titled by it shows it
         if show:
-            body = head + "".join(render(t, "html") for t in tables)
+            body = head + "".join(fold_notes(render(condensed_table(self.page, t, name), "html"))
+                                  for t in tables)
+            if len(frame) > OPEN_ROWS:  # a long table: its caption shown, its rows one click
+                body = (f'<details class="perfkit-more"><summary>{escape(caption or name)} '
+                        f"({len(frame)} rows)</summary>{body}</details>")
         else:
             body = (f'<p class="perfkit-link">{escape(caption or name)}: {len(frame)} rows in '
                     f'<a href="tables/{escape(self.name)}-{escape(slug(name))}.csv">'
                     f'tables/{escape(self.name)}-{escape(slug(name))}.csv</a></p>')
-        _display({"text/html": body, "text/plain": render_all(tables, "text") if show
+        self._show({"text/html": body, "text/plain": render_all(tables, "text") if show
                   else f"{caption or name}: {len(frame)} rows (CSV)"},
                  {META_KEY: {"table": name, "notebook": self.name}})
         self.tables.append(name)
 
     def answers(self, items: Iterable[Answer]) -> None:
-        """Show the headline answers under their own heading (every page ends with them) and
-        mark them for the index's answers table."""
+        """Show the answers first, under their own heading (:func:`perfkit.report.answers.
+        answers_html`: rows by designed question, artefacts and untestable questions listed
+        apart, each caveat numbered once with the rows it affects), and mark them for the
+        index. Later notes and threats that repeat a caveat link to it instead."""
         items = list(items)
         if not items:
             return
-        marks, notes = numbered_caveats(items)
-        rows = "".join(f'<tr><td class="question">{escape(a.question)}'
-                       + "".join(f"<sup>[{m}]</sup>" for m in ms) + "</td>"
-                       f'<td class="answer">{escape(a.shown)}</td>'
-                       f'<td class="verdict">{escape(a.verdict)}</td>'
-                       f'<td class="n">{escape(a.n)}</td></tr>'
-                       for a, ms in zip(items, marks, strict=True))
-        listed = ('<ol class="perfkit-notes">' + "".join(f"<li>{escape(n)}</li>" for n in notes)
-                  + "</ol>") if notes else ""
-        html_ = ('<div class="perfkit-answers"><h2>Answers</h2>'
-                 '<div class="perfkit-findings perfkit-scroll"><table class="perfkit-table">'
-                 f"{ANSWER_COLUMNS}<thead><tr><th>question</th><th>answer</th><th>verdict</th>"
-                 f"<th>n</th></tr></thead><tbody>{rows}</tbody></table>{listed}</div></div>")
-        plain = [dataclasses.replace(a, question=a.question + "".join(f"[{m}]" for m in ms),
-                                     warnings=()).text() for a, ms in zip(items, marks,
-                                                                          strict=True)]
-        _display({"text/html": html_,
-                  "text/plain": "Answers\n" + "\n".join(plain)
-                  + "".join(f"\n[{i}] {n}" for i, n in enumerate(notes, 1))},
+        body, cav = answers_html(items, heading="h3")
+        self.said.update({t: i for i, t in enumerate(cav.notes, 1)})
+        for i, t in enumerate(cav.notes, 1):
+            self.page.add(t, f"caveat {i}")
+        self._show({"text/html": f'<div class="perfkit-answers"><h2>Answers</h2>{body}</div>',
+                  "text/plain": answers_text(items)},
                  {META_KEY: {"answers": [a.to_dict() for a in items], "notebook": self.name}})
 
     def methods(self, records: Mapping[str, Mapping[str, list[str]]]) -> None:
-        """Show the Methods paragraph of each experiment (``records`` from
-        :func:`perfkit.report.methods.record`) and mark them for the index and methods.md."""
-        from perfkit.report.methods import paragraph
+        """Mark the Methods paragraph of each experiment (``records`` from
+        :func:`perfkit.report.methods.record`) for the report's Methods page, and link to it;
+        outside ``perfkit report`` (no Methods page) show the paragraphs, collapsed."""
+        from perfkit.report.methods import BACKEND, PAGE, anchor, paragraph
 
         if not records:
             return
-        texts = [paragraph(r) for r in records.values()]
-        body = "".join(f"<p>{escape(t)}</p>" for t in texts)
-        _display({"text/html": f'<div class="perfkit-methods"><h2>Methods</h2>{body}</div>',
-                  "text/plain": "\n\n".join(texts)},
+        names = [n for n, r in records.items() if "scope" not in r]
+        if self.output_dir is not None:
+            links = ", ".join(f'<a href="{PAGE}#{escape(anchor(n))}">{escape(n)}</a>'
+                              for n in names)
+            body = (f'<p class="perfkit-methods-link">How the runs were made and analysed: '
+                    f'the <a href="{PAGE}">Methods</a> of {links or "this page"}.</p>')
+        else:
+            paras = "".join(f"<p>{escape(paragraph(r))}</p>" for r in records.values())
+            body = (f'<details class="perfkit-methods"><summary><h2>Methods</h2></summary>'
+                    f"{paras}</details>")
+        backends: dict[str, list[str]] = {}  # what the server did: the numbers depend on it
+        for n in names:
+            for sentence in records[n].get("setup", ()):
+                if sentence.startswith(BACKEND):
+                    backends.setdefault(sentence[len(BACKEND):].rstrip("."), []).append(n)
+        body += "".join(f'<p class="perfkit-backend">Backend of {escape(", ".join(ns))}: '
+                        f"{escape(b)}.</p>" for b, ns in backends.items())
+        self._show({"text/html": body,
+                    "text/plain": "Methods: " + ", ".join(names)},
                  {META_KEY: {"methods": {k: dict(v) for k, v in records.items()},
                              "notebook": self.name}})
-
-    def runs(self, rows: Any, name: str, where: str = "") -> None:
-        """Save the per-run metrics and the per-run warnings of ``rows`` (a
-        :class:`perfkit.analysis.RunSet`) as CSV, so every figure can be rebuilt from the
-        report's files; show links only, named by the load point ``where`` when given."""
-        from perfkit.report.sections.common import runs_table
-
-        frame, warnings = runs_table(rows)
-        at = f" at {where}" if where else ""
-        self.table(frame, f"runs-{name}", caption=f"Per-run metrics of {name}{at}", show=False)
-        self.table(warnings, f"warnings-{name}", caption=f"Per-run warnings of {name}{at}",
-                   show=False)
-
-    def histograms(self, hists: Mapping[str, Any], name: str, where: str = "") -> None:
-        """Save merged latency histograms (label -> LatencyHistogram) as HdrHistogram
-        percentile-distribution files (``.hgrm``) under ``histograms/``, each named and headed
-        (``#`` lines, which HdrHistogram's plotter skips) by its configuration and its load
-        point ``where`` (e.g. ``"30000 req/s offered, 64 connections"``), and link them on the
-        page."""
-        if self.output_dir is None:
-            return
-        folder = self.output_dir / "histograms"
-        folder.mkdir(parents=True, exist_ok=True)
-        links = []
-        for label, hist in hists.items():
-            if hist is not None and hist.total_count:
-                stem = "-".join(slug(p) for p in (self.name, name, str(label), where) if p)
-                head = (f"# {name}: {label}, the merged latency histogram of its runs"
-                        + (f" at {where}" if where else "") + f" ({hist.total_count} "
-                        "requests); values in ms\n#\n")
-                (folder / f"{stem}.hgrm").write_text(head + hist.spectrum_text(),
-                                                     encoding="utf-8")
-                links.append((str(label), f"histograms/{stem}.hgrm"))
-        if links:
-            at = f" at {where}" if where else ""
-            body = ", ".join(f'<a href="{escape(path)}">{escape(label)}</a>'
-                             for label, path in links)
-            _display({"text/html": f'<p class="perfkit-link">Merged latency histograms{at} '
-                                   f"(HdrHistogram .hgrm, one per configuration; every run's "
-                                   "requests pooled, to rebuild the spectrum figure: the "
-                                   "estimates above come from the runs, not from these): "
-                                   f"{body}</p>",
-                      "text/plain": f"Merged latency histograms{at}: "
-                                    + ", ".join(p for _, p in links)})
 
     def note(self, text: str | Iterable[str], kind: str = "warning",
              title: str | None = None) -> None:
         """Show a caveat (one paragraph, or a list when several lines are given); ``kind``
         ``"text"``: prose written from the data (paragraphs, no frame); ``title``: a heading
-        above it, saying what the list is."""
+        above it, saying what the list is. A caveat already given among the page's answers
+        is not repeated: a link to it stands in its place; caveats longer than
+        :data:`OPEN_NOTE_CHARS` in all are collapsed."""
         lines = [text] if isinstance(text, str) else [str(t) for t in text]
         if not lines:
             return
-        inner = (f"<p>{escape(lines[0])}</p>" if len(lines) == 1 else
-                 "".join(f"<p>{escape(t)}</p>" for t in lines) if kind == "text" else
-                 "<ul>" + "".join(f"<li>{escape(t)}</li>" for t in lines) + "</ul>")
+        if kind == "warning":
+            said = [self.said[t] for t in lines if t in self.said]
+            lines = [t for t in lines if t not in self.said]
+            shown = []
+            for t in lines:
+                shown.append(self.page.condense(t))
+                self.page.add(t, f"the note “{opening(t, 6)}”")
+            lines = shown
+            refs = ("<p>" + ("As caveat " if len(said) == 1 else "As caveats ")
+                    + ", ".join(f'<a href="#caveat-{n}">{n}</a>' for n in said)
+                    + " of the answers.</p>") if said else ""
+        else:
+            refs = ""
+        render = code if kind == "text" else escape
+        inner = ("" if not lines else f"<p>{render(lines[0])}</p>" if len(lines) == 1 else
+                 "".join(f"<p>{render(t)}</p>" for t in lines) if kind == "text" else
+                 "<ul>" + "".join(f"<li>{escape(t)}</li>" for t in lines) + "</ul>") + refs
+        if not inner:
+            return
         css = {"warning": "perfkit-warning", "text": "perfkit-text"}.get(kind,
                                                                          "perfkit-findings")
-        head = f"<h2>{escape(title)}</h2>" if title else ""
+        head = f"<h3>{escape(title)}</h3>" if title and kind == "text" else \
+            f"<h2>{escape(title)}</h2>" if title else ""
         plain = "\n".join(lines) if not title else "\n".join([title, *(f"- {t}" for t in lines)])
-        _display({"text/html": f'<div class="{css}">{head}{inner}</div>', "text/plain": plain})
+        long = kind == "warning" and sum(len(t) for t in lines) > OPEN_NOTE_CHARS
+        page = (f'<details class="{css}"><summary>{head or "Notes"} ({len(lines)}): '
+                f"{escape(opening(lines[0]))}</summary>{inner}</details>" if long
+                else f'<div class="{css}">{head}{inner}</div>')
+        self._show({"text/html": page, "text/plain": plain})
 
     def threats(self, text: Iterable[str], title: str = THREATS_TITLE) -> None:
         """Show the threats to validity of the page's experiments (one sentence each, from
-        :func:`perfkit.report.sections.common.threats`) as a caveat list under a heading that
-        names it and counts them: ``Threats to validity (3)``. Nothing without any."""
-        lines = [str(t) for t in text]
-        if lines:
-            self.note(lines, title=f"{title} ({len(lines)})")
+        :func:`perfkit.report.sections.common.threats`), collapsed under a heading that names
+        and counts them, ``Threats to validity (3)``: those alike but for the experiment as
+        one, those the answers give as caveats as links to them
+        (:mod:`perfkit.report.threats`). Nothing without any."""
+        from perfkit.report import threats as th
 
+        records = th.merge(str(t) for t in text)
+        if not records:
+            return
+        said = {t: self.said[t] for r in records for t in r["full"] if t in self.said}
+        for r in records:
+            r["shown"] = self.page.condense(th.sentence(r))
+            self.page.add(th.sentence(r), f"the threat “{th.short(r)}”")
+        self._show({"text/html": th.records_html(title, records, said),
+                  "text/plain": "\n".join([f"{title} ({len(records)})",
+                                           *(f"- {th.sentence(r)}" for r in records)])},
+                 {META_KEY: {th.META: {"title": title, "records": records, "said": said},
+                             "notebook": self.name}})
 
 def setup(name: str, output_dir: str | os.PathLike | None = "") -> Report:
     """Prepare a notebook: the figure style, quiet progress bars, and its :class:`Report`.
@@ -410,14 +381,19 @@ def collect(nb: Any) -> dict[str, Any]:
             meta = output.get("metadata", {}).get(META_KEY)
             if not meta:
                 continue
-            if "answers" in meta:
-                found["answers"].extend(Answer(**{**a, "warnings": tuple(a["warnings"])})
-                                        for a in meta["answers"])
-            if "methods" in meta:
-                for name, rec in meta["methods"].items():
-                    found["methods"].setdefault(name, []).append(rec)
-            if "figure" in meta:
-                found["figures"].append(dict(meta))
-            if "table" in meta:
-                found["tables"].append(dict(meta))
+            for inner in meta.get("gathered", ()):
+                _collect_one(found, inner)
+            _collect_one(found, meta)
     return found
+
+
+def _collect_one(found: dict[str, Any], meta: Mapping[str, Any]) -> None:
+    if "answers" in meta:
+        found["answers"].extend(Answer.from_dict(a) for a in meta["answers"])
+    if "methods" in meta:
+        for name, rec in meta["methods"].items():
+            found["methods"].setdefault(name, []).append(rec)
+    if "figure" in meta:
+        found["figures"].append(dict(meta))
+    if "table" in meta:
+        found["tables"].append(dict(meta))

@@ -15,7 +15,8 @@ import pandas as pd
 from perfkit.analysis import ComparisonTable, Experiment, RunSet
 from perfkit.analysis.aa import AAResult, aa_calibration
 from perfkit.present.compare import row_runs
-from perfkit.report.nb import Answer, format_number
+from perfkit.report.answers import Answer
+from perfkit.report.nb import format_number
 from perfkit.report.sections import common
 
 #: the columns of the rates printed in the output-checked cell
@@ -122,5 +123,8 @@ def answers(cal: Calibration | None) -> list[Answer]:
                           f"{parts} at alpha {r.alpha:g}", r.holds_verdict(test),
                           f"{r.n_runs} runs",
                           (r.holds_rule(), "the comparisons share runs: a rate, not a binomial "
-                                           "proportion; no interval is given")))
+                                           "proportion; no interval is given"),
+                          group=f"A/A calibration ({cal.experiment.name}): how often a test "
+                                "calls the same configuration different",
+                          topic="calibration"))
     return out

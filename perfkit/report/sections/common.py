@@ -65,10 +65,12 @@ def text_table(frame: pd.DataFrame, digits: int = 3) -> str:
 def methods(experiments: Sequence[Experiment], analyses: Sequence[str] = ()) -> dict:
     """The Methods record of each experiment (:func:`perfkit.report.methods.record`) with the
     ``describe()`` sentences of the analyses this notebook ran on it."""
+    from perfkit.analysis.levels import backend
     from perfkit.analysis.provenance import provenance
     from perfkit.report.methods import record
 
-    return {exp.name: record(provenance(exp), analyses) for exp in experiments}
+    return {exp.name: record(provenance(exp), analyses, backend(exp).text())
+            for exp in experiments}
 
 
 def threats(experiments: Sequence[Experiment],

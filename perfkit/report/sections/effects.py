@@ -14,19 +14,13 @@ import pandas as pd
 from perfkit.analysis import ComparisonTable, Experiment, RunSet, metric
 from perfkit.analysis.ab import ab_comparisons
 from perfkit.analysis.caps import is_artefact
-from perfkit.analysis.effects import (
-    FactorialResult,
-    artefact_effects,
-    factorial_effects,
-    headline_effects,
-)
+from perfkit.analysis.effects import FactorialResult, factorial_effects
 from perfkit.formatting import fmt_ci, level_text
 from perfkit.present.compare import row_runs
-from perfkit.report.nb import Answer
+from perfkit.report.answers import ANSWERED, ARTEFACT, NOT_TESTABLE, Answer, ratio_text
+from perfkit.report.sections.common import LOAD_WORDS
 from perfkit.vocabulary import Verdict
 
-#: the largest significant effects the report index lists
-MAX_HEADLINE_EFFECTS = 6
 #: the forest plots' width, in column widths: room for the simple effects' labels, the
 #: values beside the axis and the legend
 FOREST_WIDTH = 1.6
@@ -151,29 +145,44 @@ def check_lines(results: Sequence[FactorialResult], digits: int = 3) -> str:
 
 
 def answers(tables: Sequence[ComparisonTable], results: Sequence[FactorialResult],
-            exp: Experiment | None = None, limit: int = MAX_HEADLINE_EFFECTS) -> list[Answer]:
-    """The headline (:func:`perfkit.analysis.effects.headline_effects`): the largest measured
-    significant effects, simple effects in place of the main effects of interacting factors,
-    each with the warnings that travel with it (with ``exp``, also the drift and block threats
-    of its experiment that bear on its metric: :func:`perfkit.analysis.validity.threats_for`);
-    then the effects that are artefacts of a timeout cap
-    (:func:`~perfkit.analysis.effects.artefact_effects`), and the A/B verdict counts."""
+            exp: Experiment | None = None) -> list[Answer]:
+    """One row per designed question: each factor's effect on each metric at each load level
+    (:meth:`FactorialResult.headline_rows`: the simple effects at each level of the other
+    factor where the two interact), whatever its verdict, grouped by factor; an effect that
+    is an artefact of a timeout cap is listed apart (``kind``), as is an A/B table the run
+    counts cannot test. Each row carries the cap warnings of its runs and, with ``exp``, the
+    drift and block threats that bear on its metric
+    (:func:`perfkit.analysis.validity.threats_for`); the interaction of two factors at a load
+    level is one caveat of its rows."""
     from perfkit.analysis.validity import threats_for
 
-    def around(result) -> tuple[str, ...]:
-        return threats_for(exp, result.metric.name, [result]) if exp is not None else ()
-
-    found, more = headline_effects(results, limit)
-    out = [_with(_effect_answer(result, r), around(result)) for result, r in found]
-    if more:
-        out.append(Answer("Other significant effects", f"{more} more (smaller)",
-                          "", "", ("see the forest plots of the tuning-effects page",)))
-    out += [_with(_effect_answer(result, r), around(result))
-            for result, r in artefact_effects(results)]
-    out += [_with(_ab_answer(table), around(table)) for table in tables]
+    out = []
+    factors = list(dict.fromkeys(f for r in results for f in r.factors))
+    for factor in factors:
+        for result in results:
+            if factor not in result.factors:
+                continue
+            around = threats_for(exp, result.metric.name, [result]) if exp is not None else ()
+            rows = result.headline_rows()
+            for _, r in rows[rows["term"] == factor].iterrows():
+                out.append(_with(_effect_answer(result, r), around))
+    out += [_with(_ab_answer(t), threats_for(exp, t.metric.name, [t]) if exp is not None else ())
+            for t in tables if t.not_testable_note()]
     if not out:
-        out.append(Answer("Tuning effects", "no effect is significant at the chosen alpha"))
+        out.append(Answer("Tuning effects", "no effect could be estimated", group="Tuning "
+                          "effects", topic="effect", kind=NOT_TESTABLE))
     return out
+
+
+def level_lines(exp: Experiment, results: Sequence[FactorialResult]) -> list[str]:
+    """What each factor's high level changes against its low one in the server's recorded
+    configuration (:func:`perfkit.analysis.levels.level_changes`), one line per factor."""
+    from perfkit.analysis.levels import changes_text, level_changes
+
+    if not results:
+        return []
+    frame = level_changes(exp, results[0].factors)
+    return [changes_text(frame, factor) for factor in results[0].factors]
 
 
 def _with(answer: Answer, warnings: Sequence[str]) -> Answer:
@@ -181,20 +190,28 @@ def _with(answer: Answer, warnings: Sequence[str]) -> Answer:
     return dataclasses.replace(answer, warnings=answer.warnings + extra) if extra else answer
 
 
+def factor_group(result: FactorialResult, factor: str) -> str:
+    """The heading of a factor's rows: ``"Effect of keepalive: none -> keepalive, as the
+    ratio keepalive / none"``."""
+    c = result.coding.get(factor, {})
+    low, high = (level_text(c["low"]), level_text(c["high"])) if c else ("low", "high")
+    return f"Effect of {factor}: {low} -> {high}, as the ratio {high} / {low}"
+
+
 def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
-    label = _label(r["term"])
-    where = f" at {', '.join(result.per)} = {_level(result, r)}" if result.per else ""
-    at = f", {r['at'].replace('=', ' = ')}" if r["at"] else ""
-    caveats = []
+    where = ", ".join(f"{level_text(r[c])} {LOAD_WORDS.get(c, c)}" if c in LOAD_WORDS
+                      else f"{c} {level_text(r[c])}" for c in result.per)
+    at = ""
+    caveats = list(r["warnings"])  # the cap warnings of its runs first: artefact or affected
     if r["at"]:
-        pair = {r["term"], r["at"].split("=")[0]}
-        both = " × ".join(f for f in result.factors if f in pair)
-        caveats.append(f"{both} interact{where}: each factor's effect depends on the other's "
-                       "level, so its simple effects (at each level of the other) are reported, "
-                       "not its main effect")
-    caveats += r["warnings"]  # the cap warnings of its runs: artefact or affected
+        other, _, level = r["at"].partition("=")
+        at = f", {other} = {level}"
+        pair = " × ".join(f for f in result.factors if f in {r["term"], other})
+        caveats.append(f"{pair} interact at {where or 'every level'}: each factor's effect "
+                       "there depends on the other's level, so it is given at each level of "
+                       "the other (simple effects), not as a main effect")
     if result.log:
-        value = f"x{fmt_ci(r['estimate'], r['ci_low'], r['ci_high'])} (high / low)"
+        value = ratio_text(r["estimate"], r["ci_low"], r["ci_high"])
     else:
         value = (f"{fmt_ci(r['estimate'], r['ci_low'], r['ci_high'])} "
                  f"{result.metric.unit} (high - low)").replace("  ", " ")
@@ -207,8 +224,10 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
     counted = mech.text() if mech else ""
     if mech and counted:
         caveats += [w for w in mech.warnings if w not in caveats]
-    return Answer(f"Effect of {label} on {result.metric.label}{where}{at}", value,
-                  verdict, f"{r['n_runs']} runs", tuple(caveats), counted)
+    return Answer(f"{result.metric.label}, {where or 'all runs'}{at}", value, verdict,
+                  f"{r['n_runs']} runs", tuple(caveats), group=factor_group(result, r["term"]),
+                  topic="effect", kind=ARTEFACT if is_artefact(r["verdict"]) else ANSWERED,
+                  mechanism=counted)
 
 
 def _ab_answer(table: ComparisonTable) -> Answer:
@@ -216,14 +235,11 @@ def _ab_answer(table: ComparisonTable) -> Answer:
     # a row computed from values on a timeout cap counts as the cap's artefact, never as
     # better or worse (ComparisonRow.reported_verdict, the A/B table's change column)
     counts = ", ".join(f"{names.get(v, v)}: {n}" for v, n in table.reported_counts().items())
-    # ... and one from runs that waited, as affected by it (measured)
-    capped, waited = table.capped_rows(), table.cap_affected_rows()
     note = table.not_testable_note()
-    warnings = [*([note] if note else []), *dict.fromkeys(w for r in (*capped, *waited)
-                                                          for w in r.cap_warnings)]
-    return Answer(f"A/B: each factor high vs low, {table.metric.label}", counts, "",
+    return Answer(f"A/B: each factor high vs low, {table.metric.label}", counts, NOT_TESTABLE,
                   f"{table.family} comparisons of {row_runs(table)} runs",
-                  tuple(warnings))
+                  (note,) if note else (), group="A/B comparisons", topic="effect",
+                  kind=NOT_TESTABLE)
 
 
 # -- figures (a notebook cell is a call and a display) ------------------------------------------

@@ -22,8 +22,8 @@ from perfkit.formatting import fmt_num, fmt_p, pct, pct_change
 from perfkit.formatting import load_text as fmt_load
 from perfkit.present import gate as present_gate
 from perfkit.present import history as present_history
-from perfkit.report.nb import Answer
-from perfkit.vocabulary import ChangeSupport
+from perfkit.report.answers import Answer, ratio_text
+from perfkit.vocabulary import ChangeSupport, HistoryVerdict
 
 
 def load(name: str, data_root: str | None = None) -> Experiment:
@@ -248,27 +248,33 @@ def answers(analyses: Sequence[hist.HistoryAnalysis],
     for a in analyses:
         for s in a.series:
             where = present_gate.key_text(a.keys, s.key)
-            runs = sum(p.n_runs for p in s.points)
+            group = f"Change points of {a.name}{_at(a, where)}"
             points = s.change.change_points
-            found = "; ".join(
-                f"{c.label}: {present_gate.change(c.ratio, c.ratio_ci_low, c.ratio_ci_high)} "
-                f"(p {fmt_p(c.p_value)}" + ("" if c.supported else ", weakly supported") + ")"
-                for c in points)
-            verdict = hist.series_verdict(s)
-            out.append(Answer(f"Where did {a.metric.label} change over {a.name}"
-                              f"{_at(a, where)}?",
-                              found or "no change point", verdict,
-                              f"{len(s.points)} labels, {runs} runs",
-                              (*s.change.warnings,
-                               *(f"{c.label}: {w}" for c in points for w in c.warnings))))
+            for point in points:
+                out.append(Answer(f"{a.metric.label} at {point.label}",
+                                  ratio_text(point.ratio, point.ratio_ci_low,
+                                             point.ratio_ci_high)
+                                  + f" (after / before), p {fmt_p(point.p_value)}",
+                                  HistoryVerdict.CHANGE if point.supported
+                                  else HistoryVerdict.WEAK_CHANGE,
+                                  f"{len(s.points)} labels",
+                                  (*s.change.warnings, *point.warnings), group=group,
+                                  topic="history"))
+            if not points:
+                runs = sum(p.n_runs for p in s.points)
+                out.append(Answer(f"{a.metric.label}", "no change point",
+                                  HistoryVerdict.NO_CHANGE,
+                                  f"{len(s.points)} labels, {runs} runs", s.change.warnings,
+                                  group=group, topic="history"))
         for g in hist.latest_gates(gate_items.get(a.metric.name, ())):
             where = present_gate.key_text(a.keys, g.key)
             for row in g.result.rows:
                 c = row.row.comparison
-                out.append(Answer(f"Did the newest label ({g.label}) regress in "
-                                  f"{a.metric.label}{_at(a, where)}"
-                                  + f" against {present_gate.span(g.baseline)}?",
-                                  present_gate.change(c.ratio, c.ratio_ci_low, c.ratio_ci_high),
-                                  present_gate.gate_status(row), f"{c.n_base} vs {c.n_new} runs",
-                                  (row.reason,)))
+                out.append(Answer(f"{a.metric.label}{_at(a, where)}",
+                                  ratio_text(c.ratio, c.ratio_ci_low, c.ratio_ci_high)
+                                  + " (new / base)", present_gate.gate_status(row),
+                                  f"{c.n_base} vs {c.n_new} runs", (row.reason,),
+                                  group=f"Gate: did the newest label ({g.label}) regress "
+                                        f"against {present_gate.span(g.baseline)}?",
+                                  topic="gate"))
     return out

@@ -27,7 +27,7 @@ from perfkit.analysis.latency import (
 from perfkit.analysis.latency import spectrum_grid as spectrum_grid  # the grid the plots use
 from perfkit.formatting import fmt_ci, level_text, load_text
 from perfkit.model import Run, percentile_column
-from perfkit.report.nb import Answer
+from perfkit.report.answers import Answer
 from perfkit.report.sections.common import Experiment, config_text, load_experiment
 
 
@@ -162,26 +162,56 @@ def load_point(where: Mapping[str, Any] | None) -> str:
     return load_text(where)
 
 
+def versus(groups: RunGroups, q: float, confidence: float = 0.95, alpha: float = 0.05):
+    """Each configuration after the first against the first, at percentile ``q``
+    (:func:`perfkit.analysis.compare.compare_runs`, as ``perfkit compare`` gives it):
+    ``(base label, new label, ComparisonTable)`` each."""
+    from perfkit.analysis import metric
+    from perfkit.analysis.compare import compare_runs
+
+    labels = list(groups)
+    if len(labels) < 2:
+        return []
+    base = groups.config(labels[0]).rows
+    m = metric(percentile_column(q), base.frame.columns)
+    return [(labels[0], label, compare_runs(base, groups.config(label).rows, m, alpha=alpha,
+                                            confidence=confidence)) for label in labels[1:]]
+
+
 def answers(table: LatencyTable, q: float, where: Mapping[str, Any] | None,
-            exp: Experiment | None = None) -> list[Answer]:
+            exp: Experiment | None = None, compared: Sequence = ()) -> list[Answer]:
     """The headline percentile of each configuration at the load point shown (an estimate,
     no test: no verdict; the estimand in the answer), with the warnings its estimate carries
     (:meth:`LatencyTable.warnings_of`: its runs' tools and statuses, its interval's) and the
-    threats of ``exp`` that bear on latency (a drift)."""
+    threats of ``exp`` that bear on latency (a drift); then each configuration against the
+    first (``compared``, from :func:`versus`): the ratio, its interval and verdict, listed
+    apart when the runs cannot test it."""
     from perfkit.analysis.validity import threats_for
+    from perfkit.report.answers import ANSWERED, NOT_TESTABLE, ratio_text
 
     around = threats_for(exp, percentile_column(q), [table]) if exp is not None else ()
+    group = (f"p{q:g} latency by {', '.join(table.groups.by)} at {load_point(where)}"
+             + (f" ({exp.name})" if exp is not None else ""))
     out = []
     for e in table.estimates:
         if np.isclose(e.ci.q, q):
             row = e.to_record()
             by = [c for c in table.groups.by if c in table.groups.config(e.config).rows.frame]
             first = table.groups.config(e.config).rows.frame[by].iloc[0] if by else ()
-            out.append(Answer(f"p{q:g} latency of {config_text(by, tuple(first))} at "
-                              f"{load_point(where)}",
+            out.append(Answer(config_text(by, tuple(first)),
                               fmt_ci(row["latency_ms"], row["ci_low_ms"], row["ci_high_ms"],
                                      "ms") + f", the {row['estimand']}", "",
-                              f"{row['n_runs']} runs", (*table.warnings_of(e), *around)))
+                              f"{row['n_runs']} runs", (*table.warnings_of(e), *around),
+                              group=group, topic="comparison"))
+    for base, new, t in compared:
+        for r in t.rows:
+            c = r.comparison
+            out.append(Answer(f"{new} / {base}",
+                              ratio_text(c.ratio, c.ratio_ci_low, c.ratio_ci_high),
+                              r.reported_verdict,
+                              f"{c.n_base} vs {c.n_new} runs", r.warnings, group=group,
+                              topic="comparison",
+                              kind=NOT_TESTABLE if r.verdict == NOT_TESTABLE else ANSWERED))
     return out
 
 
@@ -192,19 +222,6 @@ def selection_table(groups: RunGroups, q: float = 99.0) -> pd.DataFrame:
 
 
 # -- text and figures around the results (a notebook cell is a call and a display) -------------
-def merged_histograms(groups: Mapping[str, Sequence[Run]]) -> dict:
-    """Per configuration, its runs' histograms merged (counts added): what the spectrum of all
-    its requests is read from."""
-    from perfkit.histogram import LatencyHistogram
-
-    out = {}
-    for config, runs in groups.items():
-        hists = [r.histogram for r in runs if r.histogram is not None and r.histogram.total_count]
-        if hists:
-            out[config] = LatencyHistogram.merge(hists)
-    return out
-
-
 def run_spectra(spectrum: pd.DataFrame, groups: Mapping[str, Sequence[Run]]) -> pd.DataFrame:
     """Each run's own percentiles at its configuration's spectrum grid (``config, run_id,
     percentile, latency_ms``): the per-run lines behind the across-run estimate."""
@@ -279,7 +296,7 @@ def intervals_caption(within: pd.DataFrame, q: float, where, confidence: float) 
     """What the within-vs-across figure shows, and how narrow the within-run bars are."""
     width = float(within["within_run_width_pct"].median()) if len(within) else np.nan
     narrow = (f"; the within-run intervals (median width {width:.2g}% of the value) are "
-              "narrower than the marker, so each is drawn at the bar's minimum size"
+              "narrower than the markers: drawn at their true size, they hide under them"
               if np.isfinite(width) and width < NARROW_PCT else "")
     return (f"p{q:g} at {load_point(where)}: each run's value as the across-run estimate uses "
             f"it, with its binomial {confidence:.0%} interval (bar; assumes independent "
@@ -288,7 +305,7 @@ def intervals_caption(within: pd.DataFrame, q: float, where, confidence: float) 
 
 
 #: a within-run interval narrower than this percentage of its value is narrower than the
-#: marker on any axis the figure draws (its bar is drawn at the minimum size)
+#: marker on any axis the figure draws (its bar, at its true size, hides under it)
 NARROW_PCT = 1.0
 
 

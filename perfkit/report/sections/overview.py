@@ -20,7 +20,6 @@ import pandas as pd
 
 from perfkit.analysis import drift
 from perfkit.analysis.conditions import HOST_BUSY_PERCENT
-from perfkit.analysis.drift import DRIFT, INCONCLUSIVE, STABLE, TOLERANCE_PCT
 from perfkit.analysis.experiment import LOAD_COLUMNS
 from perfkit.analysis.quality import KNOWN, QualityTable
 from perfkit.analysis.quality import quality as _quality
@@ -28,7 +27,7 @@ from perfkit.analysis.runstatus import GENERATOR_BUSY
 from perfkit.formatting import fmt_ci, plain
 from perfkit.frames import timeseries_frame
 from perfkit.model import ERROR_RATIO_WARN
-from perfkit.report.nb import Answer
+from perfkit.report.answers import Answer, ratio_text
 from perfkit.report.sections.common import Experiment, config_labels, load_experiment
 
 #: seconds over which the per-second Locust throughput is averaged for display (with several
@@ -266,8 +265,9 @@ def drift_caption(residuals: pd.DataFrame, metric: str) -> str:
     left = {k: n for k, n in residuals.attrs.get("left_out", {}).items() if n}
     gone = ("; left out (failed or saturated by the run-status rule): "
             + ", ".join(f"{k} {n}" for k, n in left.items())) if left else ""
-    return (f"Residuals of log {metric} (run minus its cell mean) against run order, with a "
-            f"running median per experiment ({len(residuals)} runs){gone}")
+    return (f"Residuals of log {metric} (run minus its cell mean) against run order, one "
+            f"panel per experiment with a running median of 5 runs (black line); dashed: no "
+            f"drift ({len(residuals)} runs){gone}")
 
 
 def methods(experiments: Sequence[Experiment], confidence: float = 0.95,
@@ -282,8 +282,9 @@ def methods(experiments: Sequence[Experiment], confidence: float = 0.95,
 
 
 def answers(summary: pd.DataFrame, trend: pd.DataFrame, metric: str = "") -> list[Answer]:
-    """The data-quality and drift answers of the overview (``metric``: the one the drift was
-    checked on)."""
+    """The data-quality answer, then one drift answer per experiment (``metric``: the one the
+    drift was checked on): its change from the first run to the last as a ratio and a
+    percentage with Sen's interval, and the verdict."""
     total = int(summary["runs"].sum()) if len(summary) else 0
     known = set(KNOWN.values())
     bad = [c for c in summary.columns if c not in ("experiment", "runs", *known)]
@@ -293,38 +294,34 @@ def answers(summary: pd.DataFrame, trend: pd.DataFrame, metric: str = "") -> lis
         of = KNOWN.get(c)
         return f"{n} of {int(summary[of].sum())}" if of in summary else str(n)
 
-    out = [Answer("Data quality: runs with a problem",
+    out = [Answer("Runs with a problem",
                   ", ".join(f"{c.replace('_', ' ')}: {count(c, n)}"
                             for c, n in problems.items())
                   or "no problem found", "problems found" if problems else "no problem",
                   f"{total} runs in {len(summary)} experiments",
-                  (f"counted over {', '.join(map(str, summary['experiment']))}",)
-                  if "experiment" in summary else ())]
-    if len(trend):
-        out.append(_drift_answer(trend, metric))
+                  group="Data quality of " + (", ".join(map(str, summary["experiment"]))
+                                              if "experiment" in summary else "the runs"),
+                  topic="quality")]
+    of = f" ({metric}, first run to last)" if metric else " (first run to last)"
+    for _, r in trend.iterrows():
+        out.append(_drift_answer(r, f"Drift over the run order{of}"))
     return out
 
 
-def _drift_answer(trend: pd.DataFrame, metric: str = "") -> Answer:
-    """One line for every experiment's drift check: those that drifted, with their change; the
-    inconclusive ones named in a warning. The verdict is the worst found: ``drift`` when one
-    drifted, else ``inconclusive`` when one could not rule out a drift, else ``no drift``."""
-    def change(r) -> str:
-        note = r.get("note") or ""
-        return (f"{r['experiment']} " + fmt_ci(r["change_first_to_last_pct"], r["ci_low_pct"],
-                                               r["ci_high_pct"], "%", digits=2)
-                + (f" ({note})" if isinstance(note, str) and note else ""))
+def _drift_answer(r: pd.Series, group: str) -> Answer:
+    """One experiment's drift check: the change from the first run to the last as a ratio
+    and a percentage with its interval; an inconclusive one says why when the values are too
+    coarse."""
+    def ratio(pct: float) -> float:
+        return 1.0 + float(pct) / 100.0
 
-    drifted = trend[trend["verdict"] == DRIFT]
-    unsure = trend[trend["verdict"] == INCONCLUSIVE]
-    answer = "; ".join(change(r) for _, r in drifted.iterrows()) or "none drifted"
-    warns = ((f"inconclusive (interval wider than +-{TOLERANCE_PCT:g}%, or values too coarse): "
-              + "; ".join(change(r) for _, r in unsure.iterrows()),) if len(unsure) else ())
-    verdict = DRIFT if len(drifted) else INCONCLUSIVE if len(unsure) else STABLE
-    of = f"{metric}, " if metric else ""
-    return Answer(f"Did an experiment drift over its run order ({of}first run to last)?",
-                  f"{len(drifted)} of {len(trend)} drifted: {answer}" if len(drifted) else answer,
-                  verdict, f"{int(trend['runs'].sum())} runs", warns)
+    note = r.get("note") or ""
+    return Answer(str(r["experiment"]),
+                  ratio_text(ratio(r["change_first_to_last_pct"]), ratio(r["ci_low_pct"]),
+                             ratio(r["ci_high_pct"])),
+                  r["verdict"], f"{int(r['runs'])} runs",
+                  (note,) if isinstance(note, str) and note else (), group=group,
+                  topic="drift")
 
 
 # -- figures (a notebook cell is a call and a display) ------------------------------------------
@@ -385,13 +382,17 @@ def locust_figure(series: pd.DataFrame, palette=None):
     return fig
 
 
-def drift_figure(residuals: pd.DataFrame):
-    """Residuals against run order, one running median per experiment; experiments in black
-    and greys (an experiment is not a configuration)."""
+def drift_figure(residuals: pd.DataFrame, trend: pd.DataFrame | None = None):
+    """One panel per experiment (:func:`perfkit.plots.overview.drift_panels`), each titled by
+    its experiment and, with ``trend`` (:func:`drift_trend`), its change from the first run to
+    the last and its verdict; experiments in black (an experiment is not a configuration)."""
     from perfkit import plots
 
-    fig, ax = plots.figure(height_in=3.2)
-    plots.drift(residuals, ax, by="experiment", ylabel=plots.label("residual", "log ratio"),
-                palette=experiment_looks(residuals.attrs.get("experiments")
-                                         or residuals["experiment"]))
-    return fig
+    names = [n for n in (residuals.attrs.get("experiments") or
+                         list(dict.fromkeys(residuals["experiment"])))
+             if (residuals["experiment"] == n).any()]
+    found = {} if trend is None else {r["experiment"]: r for _, r in trend.iterrows()}
+    titles = {n: n if n not in found else f"{n}\n" + fmt_ci(
+        found[n]["change_first_to_last_pct"], found[n]["ci_low_pct"], found[n]["ci_high_pct"],
+        "%", 2) + f": {found[n]['verdict']}" for n in names}
+    return plots.drift_panels(residuals, titles) if names else None

@@ -29,7 +29,7 @@ from perfkit.analysis.scaling import (
 from perfkit.analysis.scaling import concurrency_column as _concurrency
 from perfkit.formatting import fmt_ci
 from perfkit.model import percentile_column
-from perfkit.report.nb import Answer
+from perfkit.report.answers import ANSWERED, NOT_TESTABLE, Answer
 from perfkit.report.sections.common import (
     Experiment,
     config_labels,
@@ -284,11 +284,14 @@ def answers(slo_table: SloTable | None, table: ScalingTable | None,
         around = threats_for(exp, percentile_col(slo_table.percentile), [slo_table]) \
             if exp is not None else ()
         for b in slo_table.brackets:
-            out.append(Answer(f"Largest offered rate with {q} < {slo_table.slo_ms:g} ms, "
-                              f"{config_text(b.by, b.key)}",
+            out.append(Answer(config_text(b.by, b.key),
                               bracket_text(b.bracket.last_pass_rps, b.bracket.first_fail_rps,
                                            b.inconclusive_rps),
-                              b.verdict, f"{b.n_runs} runs", (*b.warnings, *around)))
+                              b.verdict, f"{b.n_runs} runs", (*b.warnings, *around),
+                              group=f"SLO bracket: the largest offered rate with {q} < "
+                                    f"{slo_table.slo_ms:g} ms"
+                                    + (f" ({exp.name})" if exp is not None else ""),
+                              topic="slo"))
     around = fit_threats(table, closed)
     for r in table.results if table is not None else ():
         model = MODEL_NAMES.get(r.model, "no model")
@@ -297,9 +300,13 @@ def answers(slo_table: SloTable | None, table: ScalingTable | None,
             text = f"{fmt_ci(r.fit.n_star, lo, hi, r.n_column)} ({model})"
         else:
             text = f"none claimed ({model})"
-        out.append(Answer(f"Peak concurrency N*, {config_text(r.by, r.key)}", text, r.verdict,
+        out.append(Answer(config_text(r.by, r.key), text, r.verdict,
                           f"{len(r.rows)} runs", tuple(dict.fromkeys((r.reason, *r.warnings,
-                                                                      *around)))))
+                                                                      *around))),
+                          group="Peak concurrency N* (throughput over "
+                                f"{r.n_column}{f', {closed.name}' if closed else ''})",
+                          topic="peak",
+                          kind=NOT_TESTABLE if r.verdict == NOT_TESTABLE else ANSWERED))
     return out
 
 

@@ -189,7 +189,8 @@ def _by(table: ScalingTable) -> tuple[str, ...]:
 
 def littles_figure(table: ScalingTable | None, palette=None):
     """Little's law: the concurrency X x R (X x (R + Z) with Locust's think time) implied by
-    each run against the configured one (None without a table)."""
+    each run against the configured one (None without a table), on log axes: the levels
+    double (2 to 256 connections), and a linear axis crowded 2-32 into its first tenth."""
     from perfkit import plots
 
     if table is None:
@@ -200,7 +201,7 @@ def littles_figure(table: ScalingTable | None, palette=None):
     plots.load_curve(points, ax, "concurrency", "implied_concurrency",
                      plots.label(f"{table.n_column} N", "count"),
                      plots.label(implied, "requests"), by="config", identity=True,
-                     identity_label=f"{implied} = N",
+                     identity_label=f"{implied} = N", logy=True, logx=True,
                      palette=palette(points["config"], _by(table)) if palette else None)
     return fig
 

@@ -24,7 +24,7 @@ from perfkit.analysis.seeds import (
 )
 from perfkit.analysis.seeds_notes import published_caps
 from perfkit.formatting import fmt_num
-from perfkit.report.nb import Answer
+from perfkit.report.answers import ANSWERED, NOT_TESTABLE, Answer
 from perfkit.report.sections import common
 from perfkit.report.sections.seeds_figures import (  # noqa: F401 - the page's figures
     OFF_SCALE,
@@ -37,6 +37,7 @@ from perfkit.report.sections.seeds_figures import (  # noqa: F401 - the page's f
     runs_caption,
     runs_figure,
 )
+from perfkit.vocabulary import ClaimVerdict
 
 #: columns of the verdict table shown on the page, the verdict early (the CSV keeps every one;
 #: ``repeat`` is the ratio new/base with its interval in words, :func:`ratio_text`)
@@ -111,6 +112,11 @@ def check_lines(analysis: SeedsAnalysis) -> str:
     return "\n".join(lines)
 
 
+#: the verdicts of a claim the repeat cannot test: listed apart from the answers
+NOT_TESTABLE_VERDICTS = (ClaimVerdict.NOT_TESTABLE_N1, ClaimVerdict.NOT_TESTABLE_UNSTATED,
+                         ClaimVerdict.NOT_TESTABLE_NONE)
+
+
 # -- the headline answers: one per claim --------------------------------------------------------
 def answers(analysis: SeedsAnalysis) -> list[Answer]:
     return [_answer(r) for r in analysis.results]
@@ -133,14 +139,22 @@ def _answer(r: ClaimResult) -> Answer:
         said = (r.assessment["assessment"], *published_caps(r.claim["published_values"]),
                 *need_note)
         return Answer(question, f"{published}; no repeat here{need}", r.reported_verdict, n,
-                      tuple(dict.fromkeys(said)))
+                      tuple(dict.fromkeys(said)), group=_group(r), topic="claim",
+                      kind=NOT_TESTABLE)
     c = rep.row.comparison
     assert r.link is not None  # a repeat has its link
     found = (f"repeat at {r.link.at}: {rep.metric.name} {ratio_text(rep)} (new/base), "
              f"p {fmt_num(rep.row.p_adjusted, 3)} (Holm over {rep.table.family}), "
              f"{rep.row.reported_verdict}")
     return Answer(question, f"{published}; {found}", r.reported_verdict,
-                  f"{c.n_base} vs {c.n_new} runs", caveats, rep.row.mechanism.text())
+                  f"{c.n_base} vs {c.n_new} runs", caveats, group=_group(r), topic="claim",
+                  kind=NOT_TESTABLE if r.verdict in NOT_TESTABLE_VERDICTS else ANSWERED,
+                  mechanism=rep.row.mechanism.text())
+
+
+def _group(r: ClaimResult) -> str:
+    """The heading of a claim's row: the write-up it comes from."""
+    return f"Claims of {r.claim['seed']}"
 
 
 def published_text(r: ClaimResult) -> str:

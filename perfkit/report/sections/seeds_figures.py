@@ -62,7 +62,7 @@ def runs_figure(result: ClaimResult, palette=None):
 
     rep = result.replication
     assert rep is not None  # drawn only for a repeated claim
-    fig, ax = plots.figure(height_in=2.6)
+    fig, ax = plots.figure(height_in=3.4)
     column, levels = arm_levels(rep)
     keys = arm_keys(rep)
     arms = [(keys[0], rep.base, "base"), (keys[1], rep.new, "new")]
@@ -70,12 +70,15 @@ def runs_figure(result: ClaimResult, palette=None):
     c = rep.row.comparison
     key_runs = [_at(rep, side) for *_, side in arms]
     all_values = []
+    off: list[tuple[float, str, dict, int]] = []  # runs with no value the axis can show
     for x, ((label, _, side), (values, worst, kinds)) in enumerate(zip(arms, key_runs,
                                                                        strict=True)):
         st = colours.style(label) if colours is not None else plots.style.series_style(x)
         keep = np.isfinite(values) & (values > 0)
         all_values.extend(values[keep])
         jitter = np.linspace(-0.12, 0.12, len(values)) if len(values) > 1 else np.zeros(1)
+        if (~keep).any():
+            off.append((x, label, st, int((~keep).sum())))
         for hollow in (False, True):
             pick = keep & (worst == hollow)
             if pick.any():
@@ -102,9 +105,31 @@ def runs_figure(result: ClaimResult, palette=None):
     if rep.metric.is_latency and len(vals) and vals.max() / vals.min() > 10 or (
             len(vals) and vals.min() > 0 and vals.max() / vals.min() > 50):
         ax.set_yscale("log")
-    ax.legend(loc="best", fontsize="small", title=rep.link.experiment,
-              title_fontsize="small")
+    if off and len(vals):  # room at the edge below (above) every value for the runs without
+        low, high = ax.get_ylim()
+        log = ax.get_yscale() == "log"
+        if rep.metric.lower_is_better:
+            ax.set_ylim(low, vals.max() * 4 if log else high + 0.15 * (high - low))
+        else:
+            ax.set_ylim(vals.min() / 4 if log else low - 0.15 * (high - low), high)
+    _edge_runs(ax, off, rep.metric.lower_is_better)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside upper center", fontsize="small",
+               title=rep.link.experiment, title_fontsize="small")
     return fig
+
+
+def _edge_runs(ax, off: list[tuple[float, str, dict, int]], lower_is_better: bool) -> None:
+    """Runs with no value the axis can show (a failed run: 0 req/s on a log axis, or no
+    latency) drawn at the axis edge on their worse side, hollow, counted in the legend: every
+    run of an arm is drawn."""
+    y, marker = (0.97, "^") if lower_is_better else (0.03, "v")
+    for x, label, st, n in off:
+        xs = x + np.linspace(-0.08, 0.08, n) if n > 1 else np.array([x])
+        ax.plot(xs, [y] * n, transform=ax.get_xaxis_transform(), linestyle="none",
+                marker=marker, markersize=6, color=st["color"], markerfacecolor="white",
+                clip_on=False,
+                label=f"{label}: {n} run{'s' if n > 1 else ''} with no value here "
+                      "(failed; at the edge)")
 
 
 def arm_keys(rep: Replication) -> tuple[str, str]:

@@ -1,0 +1,97 @@
+"""The parts of a page that hold files and folded blocks: per-run data, per-run histograms,
+and :meth:`Files.collapsed`, a block of outputs shown inside one collapsed ``<details>``.
+
+A mixin of :class:`perfkit.report.nb.Report` (kept apart to keep each module small).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+#: output metadata key under which the report finds figures, tables, answers and methods
+META_KEY = "perfkit"
+
+
+def escape(value: Any) -> str:
+    """``html.escape`` of ``str(value)`` (quotes included): the one way data text enters HTML."""
+    return html.escape(str(value), quote=True)
+
+
+def slug(name: str) -> str:
+    """A file-name-safe figure or table name: ``"usl-none, ram"`` -> ``"usl-none-ram"``."""
+    return re.sub(r"[^A-Za-z0-9._]+", "-", name).strip("-") or "unnamed"
+
+
+class Files:
+    """Per-run files and folded blocks of a :class:`perfkit.report.nb.Report`."""
+
+    if TYPE_CHECKING:  # given by the Report this is mixed into
+        name: str
+        output_dir: Path | None
+        _gather: list[list[tuple[dict, dict]]]
+
+        def _show(self, data: Mapping[str, Any],
+                  metadata: Mapping[str, Any] | None = None) -> None: ...
+
+        table: Any  # Report.table
+
+    def runs(self, rows: Any, name: str, where: str = "") -> None:
+        """Save the per-run metrics and the per-run warnings of ``rows`` (a
+        :class:`perfkit.analysis.RunSet`) as CSV, so every figure can be rebuilt from the
+        report's files; show links only, collapsed, named by the load point ``where``."""
+        from perfkit.report.sections.common import runs_table
+
+        frame, warnings = runs_table(rows)
+        at = f" at {where}" if where else ""
+        with self.collapsed(f"Per-run data of {name}{at}"):
+            self.table(frame, f"runs-{name}", caption=f"Per-run metrics of {name}{at}",
+                       show=False)
+            self.table(warnings, f"warnings-{name}", caption=f"Per-run warnings of {name}{at}",
+                       show=False)
+
+    def histograms(self, groups: Mapping[str, Sequence[Any]], name: str,
+                   where: str = "") -> None:
+        """Save each run's latency histogram (``groups``: configuration -> its runs) as an
+        HdrHistogram interval log under ``histograms/``, one file per configuration and one
+        tagged line per run (:func:`perfkit.store.hlog.write_run_logs`), so that every figure
+        drawn from per-run percentiles can be rebuilt from the report's files; link them."""
+        from perfkit.store.hlog import write_run_logs
+
+        if self.output_dir is None:
+            return
+        stems = {label: "-".join(slug(p) for p in (self.name, name, str(label), where) if p)
+                 for label in groups}
+        links = write_run_logs(self.output_dir / "histograms", groups, stems,
+                               f"{name}" + (f" at {where}" if where else ""))
+        if links:
+            at = f" at {where}" if where else ""
+            body = ", ".join(f'<a href="histograms/{escape(path.name)}">{escape(label)}</a>'
+                             for label, path in links)
+            self._show({"text/html": f'<p class="perfkit-link">Per-run latency histograms{at} '
+                                     "(HdrHistogram interval logs, one line per run, values in "
+                                     f"us; to rebuild the figures above): {body}</p>",
+                        "text/plain": f"Per-run latency histograms{at}: "
+                                      + ", ".join(f"histograms/{p.name}" for _, p in links)})
+
+    @contextlib.contextmanager
+    def collapsed(self, summary: str):
+        """Show what the block displays inside one collapsed ``<details>`` headed ``summary``
+        (the outputs in between are gathered, not shown, then shown together)."""
+        gathered: list[tuple[dict, dict]] = []
+        self._gather.append(gathered)
+        try:
+            yield
+        finally:
+            self._gather.pop()
+            if gathered:
+                inner = "".join(d.get("text/html", "") for d, _ in gathered)
+                meta = [m[META_KEY] for _, m in gathered if m.get(META_KEY)]
+                self._show({"text/html": f'<details class="perfkit-more"><summary>'
+                                       f"{escape(summary)}</summary>{inner}</details>",
+                          "text/plain": "\n".join(d.get("text/plain", "") for d, _ in gathered)},
+                         {META_KEY: {"gathered": meta}} if meta else None)
