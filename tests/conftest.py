@@ -138,6 +138,58 @@ def seeds_analysis():
     return seeds.analyse(str(ROOT / "data"))
 
 
+# -- the bundled demo experiments and their page analyses: once per session, read-only -------
+@pytest.fixture(scope="session")
+def demo_sweep():
+    """data/demo-wrk2-sweep, loaded (wrk2: default vs tuned nginx, 5000-45000 req/s, 16 and 64
+    connections, 3 runs each)."""
+    from perfkit.analysis import load_experiment
+
+    return load_experiment(ROOT / "data" / "demo-wrk2-sweep")
+
+
+@pytest.fixture(scope="session")
+def demo_slo(demo_sweep):
+    """The scaling page's SLO table of the demo sweep: p99 <= 5 ms at 95% confidence, by
+    profile and connections (2000 resamples, seed 1)."""
+    from perfkit.report.sections import scaling
+
+    return scaling.slo(demo_sweep.rows(), ["profile", "connections"], 5.0, 99.0, 0.95, seed=1,
+                       n_resamples=2000)
+
+
+@pytest.fixture(scope="session")
+def demo_factorial():
+    """data/demo-wrk-factorial, loaded (keepalive x cache at 16, 64, 256 connections, 5 runs
+    per cell)."""
+    from perfkit.analysis import load_experiment
+
+    return load_experiment(ROOT / "data" / "demo-wrk-factorial")
+
+
+@pytest.fixture(scope="session")
+def demo_tuning(demo_factorial):
+    """The tuning-effects page of the demo factorial: ``(rows, factorial results, A/B tables,
+    answers)`` for p99 latency and throughput, keepalive x cache by connections."""
+    from perfkit.report.sections import effects
+
+    rows = demo_factorial.rows()
+    factors, metrics = ["keepalive", "cache"], ["latency_p99_ms", "throughput_rps"]
+    results = effects.factorials(rows, factors, metrics, "connections", 0.95, 0.05)
+    tables = effects.ab_tables(rows, factors, metrics, "connections", 0.05, 0.95)
+    return rows, results, tables, effects.answers(tables, results)
+
+
+@pytest.fixture(scope="session")
+def demo_aa_calibration():
+    """The A/A page's calibration of data/demo-aa: p50, p99 latency and throughput, alpha 0.05,
+    5 runs per split, 200 splits, seed 1."""
+    from perfkit.report.sections import aa
+
+    return aa.calibrate("demo-aa", str(ROOT / "data"), "arm",
+                        ["latency_p50_ms", "latency_p99_ms", "throughput_rps"], 0.05, 5, 200, 1)
+
+
 # -- system tools: a missing one skips every test that needs it, with one reason -------------
 _INSTALL_HINT = "run `bash scripts/install-system-packages.sh` (make test does)"
 

@@ -18,6 +18,7 @@ from perfkit.analysis.caps import cap_check, cap_hits
 from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.runstatus import SATURATED, percentile_statuses
 from perfkit.analysis.validity import threats, value_caps
+from perfkit.report.sections import effects
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -175,3 +176,66 @@ def test_a_warning_says_measures_the_timeout_only_of_a_value_on_the_cap():
     below = cap_check(_rows("max-on-cap", "fast"), metric("latency_p99_ms")).warnings[0]
     assert "lies below the cap" in below and "measures the timeout" not in below
     assert "artefacts of it" in below
+
+
+def _waited(max_ms: float):
+    """Two runs whose max sits on ``max_ms`` with a fast median: they waited for a timeout."""
+    import pandas as pd
+
+    from perfkit.analysis.experiment import RunSet
+
+    frame = pd.DataFrame([{"run_id": f"r{i}", "latency_p50_ms": 14.0, "latency_p90_ms": 20.0,
+                           "latency_p99_ms": 60.0, "latency_max_ms": max_ms,
+                           "throughput_rps": 9000.0, "error_ratio": 0.0005,
+                           "errors_timeout": 20.0, "non_2xx_3xx": 3.0} for i in range(2)])
+    return RunSet(frame, (None, None))
+
+
+@pytest.mark.parametrize("cap_ms, name, says", [
+    (2000.0, "throughput_rps", "throttled by it"),
+    (1000.0, "throughput_rps", "throttled by it"),
+    (2000.0, "error_ratio", "counts that timeout as well as the service's failures"),
+    (2000.0, "errors_timeout", "counts that timeout as well as the service's failures"),
+    (1000.0, "error_ratio", None),  # a SYN retry adds no error: nothing to say
+    (1000.0, "errors_timeout", None),
+    (2000.0, "non_2xx_3xx", "counts fewer attempts"),
+])
+def test_the_cap_sentence_says_what_the_cap_does_to_each_metric(cap_ms, name, says):
+    from perfkit.analysis.caps import cap_check
+
+    check = cap_check(_waited(cap_ms * 0.97), metric(name))
+    assert not check.caps_ms  # not a latency: measured, never an artefact
+    if says is None:
+        assert not check and not check.warnings
+        return
+    (sentence,) = check.warnings
+    assert says in sentence and "affected by the cap" in sentence
+    assert check.affected_ms == (cap_ms,)
+    if name != "throughput_rps":
+        assert "throttled" not in sentence
+
+
+def _on_syn_cap(frame, column):
+    """By hand: ``column`` within 5% of 1000 ms, or, where the run's namespace counted SYN
+    retransmissions, within [950, 1050 ms plus the run's median] (a retried request waits the
+    1 s, then its turn)."""
+    v = frame[column].to_numpy(float)
+    retried = frame["tcp_syn_retransmits"].fillna(0).to_numpy(float) > 0
+    edge = 1050.0 + frame["latency_p50_ms"].to_numpy(float)
+    return np.isclose(v, 1000.0, rtol=0.05) | (retried & (v >= 950.0) & (v <= edge))
+
+
+def test_latencies_on_the_syn_retransmission_cap_are_flagged(demo_factorial):
+    frame = demo_factorial.rows().frame
+    on_cap = _on_syn_cap(frame, "latency_p99_ms")
+    assert on_cap.any(), "the demo data no longer has the 1 s cap: the test proves nothing"
+    found = [t.text for t in threats(demo_factorial) if t.kind == "value-cap"]
+    assert found and "SYN retransmission" in found[0]
+    capped = [c for c in frame.columns if c.startswith("latency_p") and c.endswith("_ms")]
+    hits = sum(int(_on_syn_cap(frame, c).sum()) for c in capped)
+    assert f"{hits} latency value(s) sit on 1000 ms" in found[0]
+    (result,) = effects.factorials(demo_factorial.rows(), ["keepalive", "cache"],
+                                   ["latency_p99_ms"], "connections", 0.95, 0.05)
+    levels = set(frame.loc[on_cap, "connections"])
+    for level, warns in result.level_warnings.items():
+        assert any("1000 ms" in w for w in warns) == (level in levels), level

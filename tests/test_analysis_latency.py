@@ -4,17 +4,20 @@ failed runs left out; one value per cell, the same as the SLO table's, on the bu
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from _values import median_run_value
 
 from perfkit.analysis import RunSet, load_experiment
-from perfkit.analysis.latency import group_runs, percentiles
+from perfkit.analysis.latency import compare_configs, group_runs, percentiles
 from perfkit.analysis.scaling import slo_brackets
 from perfkit.frames import runs_frame
 from perfkit.report.sections import latency, scaling
+from perfkit.vocabulary import RunStatus, Verdict
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -145,3 +148,71 @@ def test_every_latency_table_names_its_load_point_in_columns():
     # a load column that varies is a row key of its own, never written as one value
     mixed = latency.grouped_runs(exp, ["profile", "connections"], {"target_rate_rps": 30000})
     assert "connections" not in mixed.load and mixed.load["target_rate_rps"] == 30000
+
+
+def _cell(frame: pd.DataFrame, **where) -> pd.DataFrame:
+    mask = np.ones(len(frame), bool)
+    for k, v in where.items():
+        mask &= (frame[k] == v).to_numpy()
+    return frame[mask]
+
+
+def test_one_estimand_one_value_per_cell_on_the_slo_and_latency_pages(sweep, demo_slo):
+    frame = sweep.rows().frame
+    verdicts = demo_slo.verdicts_frame()
+    assert {e.split(",")[0] for e in verdicts["estimand"]} <= {"median of per-run p99",
+                                                              "median run's p99"}
+    for (profile, conns), cell in verdicts.groupby(["profile", "connections"]):
+        for rate, est in zip(cell["rate_rps"], cell["estimate_ms"], strict=True):
+            printed = _cell(frame, profile=profile, connections=conns,
+                            target_rate_rps=rate)["latency_p99_ms"]
+            assert est == pytest.approx(median_run_value(printed), rel=0.01), (profile, rate)
+    where = {"target_rate_rps": 30000, "connections": 64}
+    groups = latency.grouped_runs(sweep, ["profile"], where)
+    table = latency.percentile_table(groups, (99,))
+    for _, r in table.iterrows():
+        slo_value = _cell(verdicts, profile=r["config"], connections=64, rate_rps=30000)
+        assert r["latency_ms"] == pytest.approx(float(slo_value["estimate_ms"].iloc[0]))
+        assert r["estimand"] == slo_value["estimand"].iloc[0]
+    assert "30000" in latency.load_point(where) and "64" in latency.load_point(where)
+
+
+def test_the_slo_and_latency_pages_print_no_interval_of_a_saturated_cell():
+    """The demo's 45000 req/s cells: '379 [4.39, 32800]' and '44.9 [0.0345, 58500]' ms, t
+    intervals on 3 runs, one saturated: not estimable, with the reason, on both pages."""
+    rows = load_experiment(DATA / "demo-wrk2-sweep").rows({"target_rate_rps": 45000})
+    table = percentiles(group_runs(rows, ["profile", "connections"]), (99.0,))
+    frame = table.to_frame().set_index("config")
+    for config in ("default, 16", "default, 64"):
+        row = frame.loc[config]
+        assert math.isnan(row["ci_low_ms"]) and math.isnan(row["ci_high_ms"])
+        assert row["not_estimable"] == "it rests on 1 of 3 run(s) that saturated"
+    assert frame.loc["tuned, 64", "not_estimable"] == ""
+    assert frame.loc["tuned, 64", "ci_high_ms"] / frame.loc["tuned, 64", "ci_low_ms"] < 100
+
+
+def test_a_percentile_no_run_measured_is_no_data_not_zero_and_inf():
+    """wrk never prints p99.9: the row was 'n runs 0 | ci low 0 | ci high inf | n failed 5'
+    and the Methods said 'the median of the 0 runs' percentiles'."""
+    rows = load_experiment(DATA / "demo-wrk-factorial").rows({"connections": 16})
+    table = percentiles(group_runs(rows, ["keepalive", "cache"]), (99.0, 99.9))
+    frame = table.to_frame()
+    missing = frame[frame["percentile"] == 99.9]
+    assert len(missing) == 4 and (missing["method"] == RunStatus.NO_DATA).all()
+    for col in ("n_runs", "latency_ms", "ci_low_ms", "ci_high_ms"):
+        assert missing[col].isna().all(), col
+    assert (missing["n_failed"] == 0).all()  # a percentile never printed is no failed run
+    assert "0 runs" not in table.describe() and "the median of the 5 runs'" in table.describe()
+
+
+def test_tuned_vs_default_is_compared_and_3_vs_3_runs_say_what_they_need():
+    rows = load_experiment(DATA / "demo-wrk2-sweep").rows({"target_rate_rps": 30000,
+                                                           "connections": 64})
+    table = compare_configs(group_runs(rows, ["profile"]), 99.0)
+    assert (table.base, table.new) == ("default", "tuned")
+    (row,) = table.rows
+    assert row.verdict == Verdict.NOT_TESTABLE
+    assert row.comparison.min_attainable_p == pytest.approx(0.1)
+    assert table.not_testable_note() == ("1 of 1 comparisons not testable: 3 vs 3 runs cannot "
+                                         "reach p < 0.05; >= 4 runs per arm would")
+    assert row.comparison.ratio == pytest.approx(0.796, abs=1e-3)  # Hodges-Lehmann, -20.4%

@@ -261,3 +261,31 @@ def test_a_row_made_tall_out_of_view_is_detected(browser, tmp_path):
     browser.open(page.as_uri())
     (row,) = browser.evaluate(ROW_GAPS_JS)
     assert row["height"] - row["content"] > MAX_ROW_GAP_LINES * row["line"]
+
+
+ANSWERS_JS = """JSON.stringify(Array.from(document.querySelectorAll('.perfkit-answers table'))
+  .map(t => ({table: t.scrollWidth, column: t.parentElement.clientWidth})))"""
+
+
+THUMBS_JS = """JSON.stringify(Array.from(document.querySelectorAll('.figures img'))
+  .map(i => [i.getAttribute('src'), i.clientWidth]))"""
+
+
+def test_pages_fit_their_answers_and_carry_no_pygments_css(demo_report, browser):
+    try:
+        browser.width(1400)
+        for page in ("overview", "latency", "scaling", "tuning-effects", "history"):
+            text = (demo_report / f"{page}.html").read_text(encoding="utf-8")
+            head = text[:text.index("</head>")]
+            assert ".highlight" not in head and "linenos" not in head, page
+            browser.open((demo_report / f"{page}.html").as_uri())
+            (fit,) = browser.evaluate(ANSWERS_JS)
+            assert fit["table"] <= fit["column"] + 1, (page, fit)
+        browser.open((demo_report / "index.html").as_uri())
+        widths = browser.evaluate(THUMBS_JS)
+    finally:
+        browser.width(None)
+    history = [w for src, w in widths if "history-series" in src]
+    others = [w for src, w in widths if "history-series" not in src]
+    # the history figures span the index (as every wide figure does); the others are thumbnails
+    assert history and min(history) == max(w for _, w in widths) > 2 * min(others), widths

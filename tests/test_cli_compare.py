@@ -117,3 +117,13 @@ def test_help_documents_the_selection_syntax_with_examples():
     assert code == 0
     assert "PATH::column=value[,column=value...]" in out
     assert "perfkit compare data/sweep::profile=default data/sweep::profile=tuned" in out
+
+
+def test_markdown_shows_html_in_an_endpoint_name_as_text():
+    run = str(FIXTURES / "names" / "html_endpoint_name")  # a real Locust run, named with HTML
+    code, out, _ = run_cli("compare", run, run, "--by", "endpoint", "--format", "markdown")
+    assert code == 0
+    assert "| &lt;img src=x onerror=alert(1)> &amp;amp; &lt;b>page&lt;/b> |" in out
+    assert "<img" not in out and "<b>" not in out
+    code, out, _ = run_cli("compare", run, run, "--by", "endpoint")  # the text table keeps it
+    assert "<img src=x onerror=alert(1)> &amp; <b>page</b>" in out

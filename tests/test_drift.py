@@ -14,6 +14,7 @@ import pytest
 from scipy import stats as sps
 
 from perfkit.analysis import drift, load_experiment
+from perfkit.vocabulary import DriftVerdict
 
 ROOT = Path(__file__).resolve().parents[1]
 N_RUNS = 48
@@ -138,3 +139,9 @@ def test_the_drift_threat_prints_its_change_as_the_overview_answer_does():
         d = drift.check(exp, metric)
         assert f"{metric} {fmt_ci(d.change_pct, d.ci_low_pct, d.ci_high_pct, '%', 2)} " \
             in threat.text
+
+
+def test_a_wide_drift_interval_is_inconclusive():
+    # not significant (p 0.4), but the change's interval [-66%, +163%] reaches far beyond the
+    # tolerance: no drift is ruled out
+    assert drift.verdict(0.4, -66.0, 163.0) == DriftVerdict.INCONCLUSIVE

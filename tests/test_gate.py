@@ -28,6 +28,7 @@ from perfkit.analysis.gate import (
     threshold_ratio,
 )
 from perfkit.stats.comparison import Comparison
+from perfkit.vocabulary import GateOutcome, Verdict
 
 REPO = Path(__file__).resolve().parents[1]
 H = "data/demo-history"
@@ -56,18 +57,18 @@ LAT, THR = metric("latency_p99_ms"), metric("throughput_rps")
 
 
 @pytest.mark.parametrize(("m", "verdict", "ci", "status", "outcome"), [
-    (LAT, "worse", (1.06, 1.20), REGRESSION, "regression"),
-    (LAT, "worse", (1.05, 1.20), INCONCLUSIVE, "straddles threshold"),  # touches: not beyond
-    (LAT, "worse", (1.01, 1.05), PASS, "significant, below threshold"),  # at the limit: within
-    (LAT, "worse", (1.01, 1.08), INCONCLUSIVE, "straddles threshold"),
-    (LAT, "~", (0.97, 1.04), PASS, "no regression"),
-    (LAT, "~", (0.90, 1.10), INCONCLUSIVE, "straddles threshold"),
-    (LAT, "better", (0.80, 0.90), PASS, "improvement"),
-    (LAT, "~", (1.06, 1.30), INCONCLUSIVE, "beyond threshold, not significant"),
-    (THR, "worse", (0.80, 0.94), REGRESSION, "regression"),
-    (THR, "worse", (0.96, 0.99), PASS, "significant, below threshold"),
-    (THR, "~", (0.93, 1.02), INCONCLUSIVE, "straddles threshold"),
-    (THR, "better", (1.10, 1.30), PASS, "improvement"),
+    (LAT, Verdict.WORSE, (1.06, 1.20), REGRESSION, GateOutcome.REGRESSION),
+    (LAT, Verdict.WORSE, (1.05, 1.20), INCONCLUSIVE, GateOutcome.STRADDLES),  # touches: not beyond
+    (LAT, Verdict.WORSE, (1.01, 1.05), PASS, GateOutcome.BELOW_THRESHOLD),  # at the limit: within
+    (LAT, Verdict.WORSE, (1.01, 1.08), INCONCLUSIVE, GateOutcome.STRADDLES),
+    (LAT, Verdict.NO_CHANGE, (0.97, 1.04), PASS, GateOutcome.NO_REGRESSION),
+    (LAT, Verdict.NO_CHANGE, (0.90, 1.10), INCONCLUSIVE, GateOutcome.STRADDLES),
+    (LAT, Verdict.BETTER, (0.80, 0.90), PASS, GateOutcome.IMPROVEMENT),
+    (LAT, Verdict.NO_CHANGE, (1.06, 1.30), INCONCLUSIVE, GateOutcome.BEYOND_NOT_SIGNIFICANT),
+    (THR, Verdict.WORSE, (0.80, 0.94), REGRESSION, GateOutcome.REGRESSION),
+    (THR, Verdict.WORSE, (0.96, 0.99), PASS, GateOutcome.BELOW_THRESHOLD),
+    (THR, Verdict.NO_CHANGE, (0.93, 1.02), INCONCLUSIVE, GateOutcome.STRADDLES),
+    (THR, Verdict.BETTER, (1.10, 1.30), PASS, GateOutcome.IMPROVEMENT),
 ])
 def test_the_rule_is_significance_and_the_whole_ci_beyond_the_threshold(m, verdict, ci, status,
                                                                        outcome):
@@ -78,10 +79,10 @@ def test_the_rule_is_significance_and_the_whole_ci_beyond_the_threshold(m, verdi
 
 def test_not_testable_and_no_data_rows():
     c = Comparison(2, 2, ratio=1.1, p_value=0.33, min_attainable_p=1 / 3, alpha=0.05)
-    status, outcome, reason = classify(ComparisonRow((), c, 0.33, "not testable"), LAT, 1.05)
-    assert (status, outcome) == (INCONCLUSIVE, "not testable") and "never reach" in reason
+    status, outcome, reason = classify(ComparisonRow((), c, 0.33, Verdict.NOT_TESTABLE), LAT, 1.05)
+    assert (status, outcome) == (INCONCLUSIVE, GateOutcome.NOT_TESTABLE) and "never reach" in reason
     c = Comparison(0, 3)
-    assert classify(ComparisonRow((), c, math.nan, "no data"), LAT, 1.05)[0] == ERROR
+    assert classify(ComparisonRow((), c, math.nan, Verdict.NO_DATA), LAT, 1.05)[0] == ERROR
 
 
 def test_threshold_directions_and_percent_parsing():
@@ -118,10 +119,10 @@ def test_the_gate_uses_compares_verdicts_and_numbers():
 
 def test_a_real_improvement_passes_and_a_large_threshold_makes_the_regression_pass():
     code, data = gate_json(f"{H}::label=v12", f"{H}::label=v13", *BOTH)
-    assert code == 0 and {r["outcome"] for r in data["rows"]} == {"improvement"}
+    assert code == 0 and {r["outcome"] for r in data["rows"]} == {GateOutcome.IMPROVEMENT}
     code, data = gate_json(V07, V08, *BOTH, "--max-regression", "70%")
     assert code == 0
-    assert {r["outcome"] for r in data["rows"]} == {"significant, below threshold"}
+    assert {r["outcome"] for r in data["rows"]} == {GateOutcome.BELOW_THRESHOLD}
 
 
 def test_an_a_a_pair_gates_to_0():
@@ -129,13 +130,13 @@ def test_an_a_a_pair_gates_to_0():
                            "latency_p50_ms", "--metric", "throughput_rps",
                            "--max-regression", "10%")
     assert code == 0, data
-    assert all(r["verdict"] == "~" and r["gate"] == PASS for r in data["rows"])
+    assert all(r["verdict"] == Verdict.NO_CHANGE and r["gate"] == PASS for r in data["rows"])
 
 
 def test_a_ci_straddling_the_threshold_is_inconclusive_with_the_runs_needed():
     code, data = gate_json(f"{H}::label=v06", V07)
     (row,) = data["rows"]
-    assert code == 3 and row["outcome"] == "straddles threshold"
+    assert code == 3 and row["outcome"] == GateOutcome.STRADDLES
     assert row["ratio_ci_low"] < 1.05 < row["ratio_ci_high"]
     assert row["runs_per_arm_needed"] == 23 and row["power_needed"] >= 0.8
 
@@ -154,7 +155,7 @@ def test_holm_over_load_levels_can_make_every_row_untestable():
     code, data = gate_json("data/demo-wrk2-sweep::profile=default",
                            "data/demo-wrk2-sweep::profile=tuned")
     assert code == 3 and len(data["rows"]) == 8
-    assert {r["outcome"] for r in data["rows"]} == {"not testable"}
+    assert {r["outcome"] for r in data["rows"]} == {GateOutcome.NOT_TESTABLE}
     assert all(r["runs_per_arm_needed"] or "more than 200 runs per arm" in r["reason"]
                for r in data["rows"])
     assert all("after Holm over 8 rows" in r["reason"] for r in data["rows"])
@@ -232,3 +233,33 @@ def test_an_unreadable_run_makes_the_gate_exit_2_after_printing_it(tmp_path):
     assert code == 2 and "REGRESSION" in out
     [line] = err.splitlines()  # one line per unreadable file, nothing else
     assert line.startswith("perfkit: error: ") and "stdout.txt:6: expected" in line
+
+
+def test_gate_rows_read_like_every_verdict_and_the_ci_contract_is_kept():
+    code, out, _ = gate(V07, V08, *BOTH)
+    assert code == 1 and out.startswith("perfkit gate: REGRESSION (exit 1; 2 regression)")
+    rows = [line for line in out.splitlines() if line.startswith(("latency_p99", "throughput"))]
+    assert len(rows) == 2 and all(" regression " in r and "REGRESSION" not in r for r in rows)
+    code, out, _ = gate(V07, V08, *BOTH, "--format", "junit")
+    for case in ET.fromstring(out).findall("./testsuite/testcase"):
+        assert case.find("failure").get("message").startswith("REGRESSION: ")
+        assert "gate: REGRESSION: the CI lies beyond" in case.find("system-out").text
+
+
+@pytest.mark.parametrize("name, ci, reason", [
+    ("throughput_rps", (0.97, 1.10), "the CI stays above -5.0%"),
+    ("latency_p99_ms", (0.90, 1.04), "the CI stays below +5.0%")])
+def test_a_pass_says_which_side_of_the_threshold_the_ci_stays(name, ci, reason):
+    m = metric(name)
+    c = Comparison(10, 10, ratio=1.0, ratio_ci_low=ci[0], ratio_ci_high=ci[1], p_value=0.5,
+                   min_attainable_p=1e-5, alpha=0.05, significant=False)
+    row = ComparisonRow((), c, 0.5, Verdict.NO_CHANGE)
+    status, _, why = classify(row, m, threshold_ratio(m, 0.05))
+    assert status == PASS and why == reason
+
+
+def test_a_threshold_is_5_percent_or_0_05_on_the_command_line():
+    outs = [gate(V07, V08, "--max-regression", given, "--format", "json")
+            for given in ("5%", "0.05")]
+    assert outs[0][0] == outs[1][0] == 1 and outs[0][1] == outs[1][1]
+    assert json.loads(outs[0][1])["max_regression"] == pytest.approx(0.05)

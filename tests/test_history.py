@@ -375,3 +375,25 @@ def test_the_change_point_table_names_the_estimator_of_its_change(demo):
     # and the medians it is not: at least one change differs from their ratio by > 1 point
     assert any(abs(c.ratio - c.median_after / c.median_before) > 0.01
                for c in s.change.change_points)
+
+
+def test_history_add_takes_a_selection(tmp_path):
+    code, out, err = cli("add", "data/demo-aa::arm=A", "--label", "a",
+                         "--store", str(tmp_path / "h"))
+    assert code == 0 and "added 'a': 10 runs" in out, err
+    code, out, _ = cli("show", "--store", str(tmp_path / "h"), "--format", "json")
+    assert code == 0 and [r["n_runs"] for r in json.loads(out)["series"]] == [10]
+
+
+def test_the_history_explains_its_two_numbers_for_one_change():
+    from perfkit.analysis import history
+
+    h = history.load_history(DEMO)
+    a = history.analyse(h, metric("latency_p99_ms"))
+    both = history.change_and_gate(a, history.gates(h, a, 0.05)).set_index("label")
+    v08 = both.loc["v08"]
+    assert v08["change_point_ratio"] == pytest.approx(1.392, abs=1e-3)  # +39.2%
+    assert v08["gate_ratio"] == pytest.approx(1.481, abs=1e-3)          # +48.1%
+    assert v08["change_point_estimand"].startswith("level of v08..v12 over that of v01..v07")
+    assert v08["gate_estimand"].startswith("v08's runs over those of v01..v07")
+    assert "v08's median (43.1 ms) lies above its segment's (40.7 ms)" in v08["why_they_differ"]

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from _measure_asserts import named_after_history
+
 PACKAGE = Path(__file__).resolve().parents[1] / "perfkit"
 
 #: the top level is the foundation: these modules and nothing else (``vocabulary``: the verdict
@@ -174,3 +176,17 @@ def test_the_rule_fails_on_a_tree_that_breaks_it(tmp_path):
         "perfkit.tables: a top-level module outside the foundation",
         "perfkit.units -> perfkit.analysis.metrics (foundation -> analysis: upward)",
     ]
+
+
+def test_no_test_file_is_named_after_a_review_round_or_an_issue():
+    """docs/architecture.md: a test goes in the file of the module it tests
+    (``tests/test_<layer>_<module>.py``), never in one named after the review or the issue
+    that asked for it. The rule itself fails on such names."""
+    tests = Path(__file__).resolve().parent
+    named = [p.name for p in sorted(tests.glob("test_*.py")) if named_after_history(p.name)]
+    assert not named, f"test files named after a review round or an issue: {named}"
+    assert all(named_after_history(n) for n in (
+        "test_review_items.py", "test_seeds_review.py", "test_cli_items.py",
+        "test_round5.py", "test_issue_22.py"))
+    assert not any(named_after_history(n) for n in (
+        "test_report_sections_history.py", "test_analysis_effects.py", "test_cli_gate.py"))

@@ -13,6 +13,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from perfkit.analysis import load_experiment
+from perfkit.analysis.provenance import provenance
+from perfkit.report.methods import design_sentence, methods_paragraph
+from perfkit.report.sections import common
+from perfkit.report.sections import history as hs
+
 DATA = Path(__file__).resolve().parents[1] / "data"
 PARAMS = Path(__file__).resolve().parents[1] / "params" / "demo.yaml"
 
@@ -164,3 +170,24 @@ def test_methods_state_host_cpu_backlog_and_restarts_as_recorded(paragraphs, nam
 def test_the_demo_methods_name_the_drift_check_once(demo_report):
     text = (demo_report / "methods.md").read_text(encoding="utf-8")
     assert text.count("Theil-Sen") == 1 and "## every experiment: drift check" in text
+
+
+@pytest.fixture(scope="module")
+def history():
+    return hs.load("demo-history")
+
+
+def test_the_history_methods_name_the_profiles_the_labels_ran(history):
+    sentence = design_sentence(provenance(history))
+    assert "of one configuration" not in sentence
+    assert ("the server profile changed with the labels: proxy (v01-v07), "
+            "proxy+slow-upstream (v08-v12), keepalive-upstream+proxy+slow-upstream (v13-v16)"
+            in sentence)
+
+
+def test_one_runs_window_is_one_value_and_one_run_is_singular():
+    exp = load_experiment(DATA / "demo-wrk2-uncorrected")
+    text = " ".join([methods_paragraph(provenance(exp)), *common.threats([exp])])
+    assert "9.9-9.9" not in text and "(1 runs" not in text and "1 run(s)" not in text
+    assert "cover 9.9 s at the end of the run (1 run)" in text
+    assert "in its one wrk2 run of 20 s the percentiles cover only 9.9 s" in text

@@ -22,6 +22,7 @@ from perfkit.analysis.latency import group_runs, percentiles
 from perfkit.analysis.plan import plan_runs
 from perfkit.analysis.runstatus import FAILED, NO_DATA, run_statuses, unmeasured_reason
 from perfkit.errors import DataError
+from perfkit.vocabulary import Verdict
 
 REPO = Path(__file__).resolve().parents[1]
 AA = REPO / "data" / "demo-aa"
@@ -81,7 +82,7 @@ def test_compare_on_a_percentile_the_tool_never_prints_is_no_data_not_every_run_
     table = compare_runs(_arm("A"), _arm("B"), P99_9)
     (row,) = table.rows
     text = "; ".join(row.warnings)
-    assert row.verdict == "no data" and row.unmeasured
+    assert row.verdict == Verdict.NO_DATA and row.unmeasured
     assert "every run failed" not in text
     assert "base: 10 run(s) did not measure latency_p99_9_ms" in text
     assert "wrk prints p50-p99 only" in text

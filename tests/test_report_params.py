@@ -183,3 +183,25 @@ def test_data_dir_resolves_inside_perfkit_not_the_working_directory(tmp_path, mo
     assert paths.data_dir("wrk2/sweep") == FIX / "wrk2" / "sweep"
     with pytest.raises(Exception, match="experiment 'nope' not found"):
         paths.data_dir("nope")
+
+
+def data_params(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "p.yaml"
+    path.write_text(f"data: {ROOT / 'data'}\n" + textwrap.dedent(body))
+    return path
+
+
+@pytest.mark.parametrize("given", ["0.05", "'5%'", "5%"])
+def test_a_threshold_is_5_percent_or_0_05_in_parameter_files(tmp_path, given):
+    path = data_params(tmp_path, f"notebooks:\n  history: {{max_regression: {given}}}\n")
+    [run] = load_params(path).notebooks
+    assert run.parameters["max_regression"] == pytest.approx(0.05)
+
+
+def test_experiment_names_stay_under_the_data_root(tmp_path):
+    for name in ("../tests", "/etc", "demo-aa/../../tests"):  # each exists
+        path = data_params(tmp_path, f"notebooks:\n  latency: {{experiment: {name!r}}}\n")
+        with pytest.raises(ParamsError, match="which leaves the data root"):
+            load_params(path)
+    path = data_params(tmp_path, "notebooks:\n  latency: {experiment: demo-wrk2-sweep}\n")
+    assert load_params(path).notebooks[0].parameters["experiment"] == "demo-wrk2-sweep"

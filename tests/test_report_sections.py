@@ -17,6 +17,7 @@ from perfkit.analysis import aa as analysis_aa
 from perfkit.report.sections import aa, common, effects, latency, overview, scaling
 from perfkit.stats import quantile_ci
 from perfkit.stats._perrun import MIN_TAIL_REQUESTS
+from perfkit.vocabulary import ScalingVerdict, Verdict
 
 FIX = Path(__file__).resolve().parent / "fixtures"
 DATA = FIX.parents[1] / "data"
@@ -271,7 +272,7 @@ def test_ab_comparisons_are_not_testable_with_3_runs_and_are_holm_adjusted(wrk):
                                per="connections")
     assert [t.metric.name for t in tables] == ["latency_p99_ms", "throughput_rps"]
     ab = tables[1].to_frame()
-    assert len(ab) == 4 and (ab["verdict"] == "not testable").all()  # 3 vs 3 < 0.05: never
+    assert len(ab) == 4 and (ab["verdict"] == Verdict.NOT_TESTABLE).all()  # 3 vs 3 < 0.05: never
     np.testing.assert_allclose(ab["p_value_holm"], holm(ab["p_value"].to_numpy()))
     sub = rows.frame[rows.frame["connections"] == 10]
     base = sub[sub["profile"] == "default"]["throughput_rps"].to_numpy(float)
@@ -465,7 +466,7 @@ def test_scaling_headline_groups_configurations_without_a_peak(wrk):
     found = scaling.answers(None, models)
     assert [a.question for a in found] == ["profile default", "profile tuned"]
     assert all(a.group.startswith("Peak concurrency N*") for a in found)
-    assert all(a.answer == "none claimed (Amdahl)" and a.verdict == "not testable"
+    assert all(a.answer == "none claimed (Amdahl)" and a.verdict == ScalingVerdict.NOT_TESTABLE
                and a.kind == "not testable" and "Amdahl's law only" in a.warnings[0]
                for a in found)
 

@@ -10,6 +10,7 @@ import stat
 import time
 from pathlib import Path
 
+import _cli_helpers as _cli
 import psutil
 import pytest
 from _runner_helpers import FIXTURES, free_port, testbed_dir_fixture, wait_gone  # noqa: F401
@@ -264,3 +265,9 @@ def test_a_tool_that_cannot_start_is_kept_as_failed_with_the_reason(tmp_path):
         execute(spec, tmp_path / "runs", server=_bare())
     manifest = json.loads((tmp_path / "runs" / "r1" / "manifest.json").read_text())
     assert manifest["status"] == "failed" and "could not start" in manifest["status_reason"]
+
+
+def test_the_locust_example_uses_a_user_class_that_fetches_the_page():
+    code, out, _ = _cli.run_cli("run", "--help")
+    assert code == 0 and "--user-class PageUser" in out
+    assert "MixedUser, which requests a 404" in out

@@ -15,6 +15,7 @@ import re
 import shlex
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -268,3 +269,15 @@ def test_linked_ratios_are_the_ones_printed():
                 link.quote_base, "throughput_rps"]
             quoted = float(re.search(r"(\d+)\s*(?:x|times)", claim["quote"]).group(1))
             assert ratio == pytest.approx(quoted, rel=0.1), link.claim_id
+
+
+def test_published_values_are_one_configuration_per_row():
+    from perfkit.analysis.seeds_published import published_values
+
+    frame = published_values(DATA)
+    one = frame[frame["claim_id"] == "000-1"]
+    assert list(one["configuration"]) == ["suite-1-default", "suite-3-somaxconn"]
+    assert not frame["published_value"].str.contains(r"^\s*suite-\d", regex=True).any()
+    quoted = frame[(frame["claim_id"] == "004-2") & (frame["configuration"] == "")]
+    assert list(quoted["published_value"]) == ["'almost 19x'"]
+    assert np.all(frame.groupby(["claim_id", "configuration"]).size() == 1)

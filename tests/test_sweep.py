@@ -9,6 +9,7 @@ import textwrap
 from collections import Counter
 from pathlib import Path
 
+import _cli_helpers as _cli
 import pytest
 from _runner_helpers import REPO, free_port, testbed_dir_fixture  # noqa: F401
 
@@ -270,3 +271,10 @@ def test_the_imported_wrk2_runs_keep_every_fixture_byte(name, source, count):
                              ("meta.json", "meta.json")):
             assert sha256_file(run_dir / ours) == sha256_file(source / run_dir.name / theirs)
     assert len(perfkit.load(exp)) == count
+
+
+def test_sweep_help_tells_how_to_confine_a_sweep():
+    code, out, _ = _cli.run_cli("sweep", "--help")
+    assert code == 0
+    assert "--port N" in out and "--upstream-port N" in out and "--state-dir DIR" in out
+    assert "refuses to touch one it did not start" in out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -132,3 +133,18 @@ def test_a_title_of_several_lines_keeps_its_lines_in_html_and_markdown():
     assert render(t, "markdown").startswith("**p99: medians**  \nbase: A (15 runs; 5 per row)  "
                                             "\nnew: B\n")
     assert "\\caption{p99: medians. base: A (15 runs; 5 per row). new: B}" in render(t, "latex")
+
+
+def test_number_cells_stay_on_one_line_text_cells_may_wrap():
+    from perfkit.present.tables import Column, Table
+    from perfkit.present.tables import render as render_table
+
+    page = render_table(Table((Column("config"), Column("p99", "ms", True)),
+                              (("a long text cell that may wrap", "3.03 [1.77, 6.77]"),)), "html")
+    assert '<td style="text-align:right" class="nowrap">3.03 [1.77, 6.77]</td>' in page
+    assert '<td style="text-align:left">a long text cell' in page
+    template = (Path(__file__).resolve().parents[1] / "perfkit" / "report" / "templates"
+                / "nbconvert" / "perfkit" / "index.html.j2").read_text()
+    cells = re.search(r"table\.perfkit-table th, table\.perfkit-table td \{[^}]*\}", template)
+    assert cells and "white-space: normal" in cells.group(0)
+    assert re.search(r"table\.perfkit-table \.nowrap \{ white-space: nowrap; \}", template)

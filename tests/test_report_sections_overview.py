@@ -1,6 +1,6 @@
 """The overview counts what it draws: the quality caption's runs and experiments are the
 figure's points, and the Locust throughput has no value before its first counted interval
-(review 3, item 5)."""
+(perfkit.report.sections.overview, on the demo experiments)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,16 @@
-"""Figures carry their caption to the index, and the latency figures name their load point in
-the image itself, not only in the page's caption (review 3, item 2)."""
+"""The report's index (perfkit.report.index, from the entries perfkit.report.build makes):
+each figure shown with its caption, and wide figures spanning the index."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import nbformat
-import pytest
 
-from perfkit.analysis import load_experiment
 from perfkit.report import build, nb
 from perfkit.report.execute import Execution
 from perfkit.report.index import render_index
-from perfkit.report.sections import latency
 
-ROOT = Path(__file__).resolve().parents[1]
-AT = {"target_rate_rps": 30000, "connections": 64}
 POINT = "30000 req/s offered, 64 connections"
 
 
@@ -41,22 +36,16 @@ def test_the_index_shows_each_figures_caption_not_its_file_name(tmp_path):
     assert f"<figcaption>Percentile spectrum per configuration at {POINT} (" in page
 
 
-@pytest.fixture(scope="module")
-def cell():
-    sweep = load_experiment(ROOT / "data" / "demo-wrk2-sweep")
-    groups = latency.grouped_runs(sweep, ["profile"], AT)
-    return groups, latency.percentiles(groups, (99.0,), seed=1, n_resamples=50)
+def test_wide_figures_span_the_index(tmp_path):
+    from perfkit.plots import style
+    from perfkit.report import nb
+    from perfkit.report.index import is_wide
 
-
-def _texts(fig) -> str:
-    return " ".join(t.get_text() for ax in fig.axes for t in (ax.title, ax._left_title))
-
-
-def test_the_spectrum_and_within_vs_across_images_name_their_load_point(cell):
-    groups, table = cell
-    spectrum = latency.spectrum(groups, n_resamples=50)
-    fig = latency.spectrum_figure(spectrum, ["profile"], None, AT)
-    assert POINT in _texts(fig)
-    within = latency.within_run_table(groups, 99.0)
-    fig = latency.intervals_figure(within, table, 99.0, ["profile"], None, 0.95, AT)
-    assert POINT in _texts(fig)
+    for width_in, wide in ((style.WIDTH_IN, False), (style.WIDTH_IN * 1.6, True)):
+        fig, _ = style.figure(width_in=width_in)
+        path = tmp_path / f"f{width_in}.png"
+        fig.savefig(path, dpi=nb.PNG_DPI)
+        assert is_wide(path, nb.PNG_DPI) is wide
+    template = (Path(__file__).resolve().parents[1] / "perfkit" / "report" / "templates"
+                / "index.html.j2").read_text()
+    assert ".figures figure.wide { grid-column: 1 / -1; }" in template

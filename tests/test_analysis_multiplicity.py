@@ -1,0 +1,27 @@
+"""perfkit.analysis.multiplicity: the Holm families of a page, stated once, as data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from perfkit.analysis import multiplicity
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def test_the_holm_families_are_stated_once_as_data():
+    from perfkit.report.sections import common, effects
+
+    rows = common.load_experiment("demo-wrk-factorial", str(DATA)).rows({})
+    metrics = ["latency_p99_ms", "throughput_rps"]
+    ab = effects.ab_tables(rows, ["keepalive", "cache"], metrics, "connections")
+    res = effects.factorials(rows, ["keepalive", "cache"], metrics, "connections")
+    frame = multiplicity.families(ab, res)
+    sizes = frame.groupby("analysis")["tests"].agg(list).to_dict()
+    # throughput's interaction at 256 connections gives two families of simple effects
+    assert sizes == {"A/B": [6, 6], "factorial": [3] * 6, "simple effects": [2, 2]}
+    text = multiplicity.statement(frame)
+    assert text.startswith("Holm's adjustment is applied within each family at alpha 0.05, "
+                           "never across families")
+    assert "A/B: one family per metric: every row of its table (2 families of 6 tests " \
+           "each)" in text

@@ -1,0 +1,122 @@
+"""perfkit.analysis.validity: the threats to validity, read from the run manifests (generator
+load, the workload, run lengths, the recorded nginx configurations) and from the analyses a
+page ran (which of them ignore the blocks)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from perfkit.analysis import aa as aa_calibration
+from perfkit.analysis import load_experiment
+from perfkit.analysis.configs import STATE_DIR
+from perfkit.analysis.runstatus import GENERATOR_BUSY
+from perfkit.analysis.validity import threats
+from perfkit.report.sections import effects, scaling
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def _configs(name: str) -> dict[str, Counter]:
+    """Per server profile: its recorded nginx config's directive lines (comments, blank lines
+    and lone braces left out), counted, read straight from the manifests with json; the
+    testbed's own folder (the recording host's ``state_dir``) shown as the pages show it."""
+    out: dict[str, Counter] = {}
+    for path in sorted((DATA / name).glob("runs/*/manifest.json")):
+        server = json.loads(path.read_text())["server"]
+        text = server["config_text"].replace(server["state_dir"].rstrip("/"), STATE_DIR)
+        lines = [" ".join(ln.split()) for ln in text.splitlines()
+                 if ln.strip() and not ln.strip().startswith("#")]
+        out.setdefault(server["profile"], Counter(ln for ln in lines if ln not in "{}"))
+    return out
+
+
+def _blocks(exp, analyses=()) -> str:
+    (text,) = [t.text for t in threats(exp, analyses=analyses) if t.kind == "blocks"]
+    return text
+
+
+def test_threats_come_from_the_manifests(demo_sweep):
+    locust = load_experiment(DATA / "demo-locust")
+    shares = [r.manifest.get("cpu", {}).get("generator_cpu_share") for r in locust.rows().runs]
+    busy = sum(1 for s in shares if isinstance(s, float) and s >= GENERATOR_BUSY == 0.9)
+    kinds = {t.kind: t.text for t in threats(locust)}
+    assert busy and f"{busy} of {len(shares)}" in kinds["generator-busy"]
+    assert "same-host" in kinds
+    swept = {t.kind: t.text for t in threats(demo_sweep)}
+    assert "generator-unknown" in swept and "wrk2-calibration" in swept
+    assert "nginx 1." in swept["workload"] and "bytes read per response" in swept["workload"]
+    factorial = {t.kind: t.text for t in threats(load_experiment(DATA / "demo-wrk-factorial"))}
+    assert "runs of 5.01-5.1 s" in factorial["short-runs"]  # wrk -d 5s, timed in manifests
+
+
+@pytest.mark.parametrize("name", ["seeds-keepalive", "seeds-backlog", "seeds-cache",
+                                  "demo-wrk-factorial"])
+def test_config_diffs_are_two_sided_and_name_each_lines_side(name):
+    configs = _configs(name)
+    (text,) = [t.text for t in threats(load_experiment(DATA / name)) if t.kind == "configs"]
+    pairs = text.split("(each line named by the profile that has it): ", 1)[1].rstrip(".")
+    shown = 0
+    for part in pairs.split(" | "):
+        a, rest = part.split(" vs ", 1)
+        b, body = rest.split(": ", 1)
+        first = body.split(f"only in {b}: ")[0]
+        second = body.split(f"only in {b}: ")[1]
+        for side, mine, other in ((first, a, b), (second, b, a)):
+            extra = configs[mine] - configs[other]
+            for line, n in extra.items():
+                assert f"`{line}`" + (f" (x{n})" if n > 1 else "") in side, (mine, line)
+                shown += 1
+            for line in configs[other] - configs[mine]:
+                assert f"`{line}`" not in side, (mine, line)
+    assert shown
+    if name == "seeds-keepalive":  # the reviewer's pair: client keepalive on both sides
+        assert "`keepalive_timeout 300;`" in text and "`keepalive_timeout 65;`" in text
+        assert "`proxy_set_header Connection \"\";` (x3)" in text
+    if name == "seeds-backlog":
+        assert "backlog=8;`" in text and "backlog=32768;`" in text
+    if name == "seeds-cache":
+        # the ram cache in /dev/shm, the disk cache in the testbed's folder
+        assert "proxy_cache_path /dev/shm/" in text
+        assert f"proxy_cache_path {STATE_DIR}/" in text
+
+
+def test_the_block_threat_names_the_analyses_that_ignore_blocks():
+    # demo-wrk-connections: its throughput differs between blocks (demo-wrk-factorial,
+    # re-recorded with counters, shows no block effect)
+    factorial = load_experiment(DATA / "demo-wrk-connections")
+    rows = factorial.rows()
+    ab = effects.ab_tables(rows, ["profile"], ["latency_p99_ms", "throughput_rps"],
+                           "connections", 0.05, 0.95)
+    fits = effects.factorials(rows, ["profile"], ["latency_p99_ms", "throughput_rps"],
+                              "connections", 0.95, 0.05)
+    text = _blocks(factorial, [*ab, *fits])
+    assert "scalability fit" not in text and "SLO bracket" not in text  # neither runs here
+    blind, modelled = text.split("ignoring blocks", 1)[1].split("modelling blocks", 1)
+    assert "Mann-Whitney comparisons (p99 latency, throughput)" in blind
+    assert all(r.block == "block" for r in fits) and "factorial effects" in modelled
+    # without the page's analyses (the overview) no analysis is named as ignoring blocks
+    generic = _blocks(factorial)
+    assert "scalability fit" not in generic and "SLO bracket" not in generic
+    aa_exp = load_experiment(DATA / "demo-aa")
+    result = aa_calibration.aa_calibration(aa_exp.rows(), "arm", ["latency_p99_ms"])
+    assert "A/A false-positive rates" in _blocks(aa_exp, [result]).split("ignoring blocks")[1]
+
+
+def test_the_block_threat_names_the_seeds_compares_and_the_scaling_fit(demo_sweep, seeds_analysis):
+    analysis = seeds_analysis
+    cache = load_experiment(DATA / "seeds-cache")
+    reps = [r for r in analysis.replications if r.link.experiment == "seeds-cache"]
+    assert reps
+    text = _blocks(cache, reps)
+    assert all(f"claim {r.link.claim_id}" in text for r in reps) and "Mann-Whitney" in text
+    assert "scalability fit" not in text and "SLO bracket" not in text
+    closed = load_experiment(DATA / "demo-wrk-connections")
+    fits = scaling.closed_models(closed, {}, ["profile"], 0.95, 0.05, 50, 1)
+    slo = scaling.slo(demo_sweep.rows(), ["profile", "connections"], 5.0, 99.0, 0.95, 1, 100)
+    (shown,) = [t for t in scaling.threats(demo_sweep, closed, slo, fits) if "between blocks" in t]
+    assert shown.startswith("demo-wrk-connections") and "the scalability fit" in shown
+    assert "SLO bracket" not in shown  # the SLO bracket is on the sweep, which has no blocks

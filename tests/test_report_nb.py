@@ -1,0 +1,62 @@
+"""perfkit.report.nb, what a page's notebook writes and reads: its histogram files named by
+their load point and linked from the page, and papermill's text for a list parameter made
+the list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from perfkit.report import nb, nbparams
+
+REPO = Path(__file__).resolve().parents[1]
+AT = {"target_rate_rps": 30000, "connections": 64}
+
+
+@pytest.fixture(scope="module")
+def groups(demo_sweep):
+    from perfkit.report.sections import latency
+
+    return latency.grouped_runs(demo_sweep, ["profile"], AT)
+
+
+def test_histogram_files_name_their_load_point_and_are_linked(groups, tmp_path,
+                                                                    monkeypatch):
+    # issue 21: one interval log per configuration, one tagged line per run (the per-run
+    # histograms the spectrum draws), not the pooled requests
+    from perfkit.ingest import hlog
+    from perfkit.report import nb
+    from perfkit.report.sections import latency
+
+    shown = []
+    monkeypatch.setattr(nb, "_display", lambda data, meta=None: shown.append(data))
+    report = nb.Report("latency", tmp_path)
+    report.histograms(groups, "demo-wrk2-sweep", latency.load_point(AT))
+    files = sorted((tmp_path / "histograms").glob("*.hlog"))
+    assert [f.name for f in files] == [
+        f"latency-demo-wrk2-sweep-{c}-30000-req-s-offered-64-connections.hlog"
+        for c in ("default", "tuned")]
+    for f, config in zip(files, ("default", "tuned"), strict=True):
+        head = f.read_text().splitlines()[0]
+        assert head.startswith("# ") and "at 30000 req/s offered, 64 connections" in head
+        runs = {r.run_id: r for r in groups[config]}
+        parsed = hlog.parse(f.read_text(), f.name)
+        assert sorted(r.endpoint for r in parsed) == sorted(runs)
+        assert all(r.histogram == runs[r.endpoint].histogram for r in parsed)
+    (page,) = shown
+    for f in files:
+        assert f'href="histograms/{f.name}"' in page["text/html"]
+
+
+def test_papermill_text_for_a_list_parameter_becomes_the_list(monkeypatch):
+    # nb.setup sets PERFKIT_NO_PROGRESS=1 for the notebook's process: restored after the test
+    monkeypatch.delenv("PERFKIT_NO_PROGRESS", raising=False)
+    notebook = REPO / "notebooks" / "tuning-effects.ipynb"
+    assert nbparams.list_parameters(notebook) == ["factors", "metrics", "aa_metrics"]
+    namespace = {"nb": nb, "metrics": "throughput_rps", "factors": "keepalive, cache",
+                 "aa_metrics": ["latency_p99_ms"]}
+    exec('report = nb.setup("tuning-effects", "")', namespace)  # noqa: S102 - as the notebook
+    assert namespace["metrics"] == ["throughput_rps"]
+    assert namespace["factors"] == ["keepalive", "cache"]
+    assert namespace["aa_metrics"] == ["latency_p99_ms"]

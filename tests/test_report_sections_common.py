@@ -1,0 +1,29 @@
+"""The report's per-run tables (perfkit.report.sections.common.runs_table) carry the run-status
+rule's status, the one the data-quality table gives, and name the model's raw 0.99 flag for
+what it is."""
+
+from __future__ import annotations
+
+from perfkit.analysis.quality import quality
+from perfkit.report.sections.common import runs_table
+from perfkit.vocabulary import RunStatus
+
+
+def test_a_short_run_is_short_in_the_runs_table_as_in_the_quality_table(demo_sweep):
+    frame, _ = runs_table(demo_sweep.rows())
+    assert "saturated" not in frame  # the raw flag is not the run status
+    row = frame.set_index("run_id").loc["tuned_R5000_c64_rep2"]
+    assert row["below_target"] and row["status"] == RunStatus.SHORT
+    q = quality([demo_sweep]).to_frame().set_index("run_id")
+    assert frame.set_index("run_id")["status"].to_dict() == q["status"].to_dict()
+    reason = q.loc["tuned_R5000_c64_rep2", "reason"]  # the run-status rule's, as the table's
+    assert reason and row["status_reason"] == reason
+    assert frame.columns.get_loc("status") == frame.columns.get_loc("below_target") + 1
+
+
+def test_the_status_is_judged_among_the_runs_peers_on_a_page_selection(demo_sweep):
+    page, _ = runs_table(demo_sweep.rows({"target_rate_rps": 45000, "connections": 64}))
+    whole, _ = runs_table(demo_sweep.rows())
+    mine = page.set_index("run_id")["status"]
+    assert (mine == whole.set_index("run_id")["status"].loc[mine.index]).all()
+    assert mine["default_R45000_c64_rep2"] == RunStatus.SATURATED
