@@ -28,6 +28,13 @@ archive COMMIT | tar -x -C DIR``), measured in the same run with the same interp
    per CPU second), and the same on every tool (wrk2, wrk, Locust CSV and --json sets: the
    parsers alone are slower per byte on the small wrk and Locust files).
 
+Rows 4 and 5 each print their floor (:data:`FLOOR`, bare Python loops with no perfkit code,
+best of ``--repeats`` fresh processes): the ``stat()`` of every folder and file that a second
+load must make (an edit in place changes a file's times, not its folder's), and so the
+largest ratio a store checking them could reach; the listing, the reading of every file and
+the JSON decoding of the manifests that a store-less load must do before it parses anything,
+and so the most MB/s it could reach.
+
 Timings never go in unit tests; this prints PASS or MISSED per row (exit status 0 either way).
 """
 
@@ -68,6 +75,47 @@ runs = perfkit.load(sys.argv[1], cache=sys.argv[2] == "1", strict=False)
 c1 = time.process_time()
 getattr(runcache, "flush", lambda: None)()  # the store on disk (written after the return)
 print(json.dumps({"cpu": c1 - c0, "cpu_total": time.process_time() - c0, "runs": len(runs)}))
+"""
+
+
+# What no loader can go below, in bare Python loops with no perfkit code: a second load must
+# stat() every folder and file of the tree (an edit in place changes a file's times, not its
+# folder's); a store-less load must list every folder, read every file (tool outputs are found
+# by their content) and decode every manifest's JSON
+FLOOR = """
+import json, os, sys, time
+root = sys.argv[1]
+c0 = time.process_time()
+dirs, files, stack = [], [], [root]
+while stack:
+    d = stack.pop()
+    dirs.append(d)
+    with os.scandir(d) as it:
+        for e in it:
+            if e.name.startswith("."):
+                continue
+            (stack if e.is_dir(follow_symlinks=False) else files).append(e.path)
+c1 = time.process_time()
+for p in dirs + files:
+    os.stat(p)
+c2 = time.process_time()
+texts = []
+for p in files:
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        data = os.read(fd, 1 << 16)
+        while more := os.read(fd, 1 << 20):
+            data += more
+    finally:
+        os.close(fd)
+    if p.endswith(("/manifest.json", "/meta.json")):
+        texts.append(data)
+c3 = time.process_time()
+for text in texts:
+    json.loads(text)
+c4 = time.process_time()
+print(json.dumps({"paths": len(dirs) + len(files), "files": len(files), "list": c1 - c0,
+                  "stat": c2 - c1, "read": c3 - c2, "json": c4 - c3}))
 """
 
 
@@ -122,17 +170,23 @@ def load(root: Path, cache: bool, env: dict[str, str], cwd: Path) -> dict:
 
 
 def loads(root: Path, src: Path | None, repeats: int) -> dict[str, dict]:
-    """Per trial: no store; a store-less load, the first load (writes it), the second."""
+    """Per trial: no store; a store-less load, the first load (writes it), the second; and
+    the floor (:data:`FLOOR`, each part's best), beside them on the machine as it is."""
     env, cwd = env_for(src), cwd_for(src)
     trials = []
     for _ in range(repeats):
         shutil.rmtree(root / ".perfkit", ignore_errors=True)
         trials.append({"storeless": load(root, False, env, cwd),
                        "first": load(root, True, env, cwd),
-                       "second": load(root, True, env, cwd)})
+                       "second": load(root, True, env, cwd),
+                       "floor": json.loads(subprocess.run(
+                           [sys.executable, "-c", FLOOR, str(root)], check=True,
+                           capture_output=True, text=True).stdout)})
     shutil.rmtree(root / ".perfkit", ignore_errors=True)
-    return {kind: min((t[kind] for t in trials), key=lambda r: r["cpu"])
-            for kind in ("storeless", "first", "second")}
+    out = {kind: min((t[kind] for t in trials), key=lambda r: r["cpu"])
+           for kind in ("storeless", "first", "second")}
+    out["floor"] = {key: min(t["floor"][key] for t in trials) for key in trials[0]["floor"]}
+    return out
 
 
 # -- 2. the demo report ----------------------------------------------------------------------
@@ -317,18 +371,36 @@ def show(rows: dict, versions: list, args, workers: int, wrk2_corpus, every) -> 
         w["after"]["storeless"]["cpu"] / w["after"]["second"]["cpu"] >= TARGETS["second"])
     row("   second load, CPU", [f"{w[x]['second']['cpu'] * 1e3:.1f} ms" for x in labels],
         "", None)
+    f = {x: w[x]["floor"] for x in labels}
+    row(f"   floor: stat() of its {f['after']['paths']:,} paths, bare",
+        [f"{f[x]['stat'] * 1e3:.1f} ms" for x in labels], "", None)
+    row("   so at most (store-less / floor)",
+        [f"{w[x]['storeless']['cpu'] / f[x]['stat']:.1f}x" for x in labels], "", None)
     row(f"5. parse: store-less load, wrk2 ({mb:.1f} MB)",
         [f"{mb / w[x]['storeless']['cpu']:.1f} MB/s" for x in labels],
         f">= {TARGETS['mb_s']:.0f} MB/s",
         mb / w["after"]["storeless"]["cpu"] >= TARGETS["mb_s"])
+    floor_rows(f, mb, labels, row)
     e = {label: rows[label]["every"] for label in labels}
     mb_all = every.output_bytes / 1e6
     row(f"   every tool ({mb_all:.1f} MB)",
         [f"{mb_all / e[x]['storeless']['cpu']:.1f} MB/s" for x in labels],
         f">= {TARGETS['mb_s']:.0f} MB/s", mb_all / e["after"]["storeless"]["cpu"]
         >= TARGETS["mb_s"])
+    floor_rows({x: e[x]["floor"] for x in labels}, mb_all, labels, row)
     print(f"\n{wrk2_corpus.runs} run directories per corpus, a fresh process per load; "
           "every ratio from CPU times of this one run")
+
+
+def floor_rows(f: dict, megabytes: float, labels: list[str], row) -> None:
+    """What a store-less load must do before it parses anything (:data:`FLOOR`)."""
+    bare = {x: f[x]["list"] + f[x]["read"] + f[x]["json"] for x in labels}
+    row(f"   floor: list, read {f['after']['files']:,} files, JSON",
+        [f"{bare[x] * 1e3:.0f} ms" for x in labels], "", None)
+    row("     of which list / read / JSON", ["/".join(f"{f[x][k] * 1e3:.0f}" for k in (
+        "list", "read", "json")) for x in labels], "", None)
+    row("   so at most, before any parsing", [f"{megabytes / bare[x]:.1f} MB/s" for x in labels],
+        "", None)
 
 
 if __name__ == "__main__":

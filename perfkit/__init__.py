@@ -24,6 +24,7 @@ from perfkit.errors import (
     UsageError,
 )
 from perfkit.vocabulary import (
+    BracketVerdict,
     ChangeSupport,
     ClaimVerdict,
     DriftVerdict,
@@ -99,18 +100,17 @@ _LAZY = {
 }
 
 __all__ = [
-    "ChangeSupport", "ClaimVerdict", "ComparisonRow", "ComparisonTable", "DataError", "Drift",
-    "DriftVerdict", "Experiment", "FactorialResult", "GateOutcome", "GateResult", "GateRow",
-    "GateStatus", "HistoryAnalysis", "HistoryGate", "HistoryVerdict", "LatencyHistogram",
-    "LatencyTable", "LoadError", "LoadResult", "ManifestStatus", "Metric", "ParseError",
-    "PerfkitError", "PowerPlan", "Run", "RunGroups", "RunJudgement", "RunSet", "RunStatus",
-    "ScalingResult", "ScalingTable", "ScalingVerdict", "Selection", "SloBracket", "SloTable",
-    "SloVerdict", "UnknownFormatError", "UsageError", "Verdict", "__version__",
+    "BracketVerdict", "ChangeSupport", "ClaimVerdict", "ComparisonRow", "ComparisonTable",
+    "DataError", "Drift", "DriftVerdict", "Experiment", "FactorialResult", "GateOutcome",
+    "GateResult", "GateRow", "GateStatus", "HistoryAnalysis", "HistoryGate", "HistoryVerdict",
+    "LatencyHistogram", "LatencyTable", "LoadError", "LoadResult", "ManifestStatus", "Metric",
+    "ParseError", "PerfkitError", "PowerPlan", "Run", "RunGroups", "RunJudgement", "RunSet",
+    "RunStatus", "ScalingResult", "ScalingTable", "ScalingVerdict", "Selection", "SloBracket",
+    "SloTable", "SloVerdict", "UnknownFormatError", "UsageError", "Verdict", "__version__",
     "analyse_history", "check_drift", "combine_groups", "combine_runs", "compare_runs",
-    "factorial_effects", "gate_runs",
-    "group_runs", "history_gates", "history_verdict", "latency_percentiles", "latency_spectrum",
-    "load", "load_experiment", "load_history", "metric", "plan_runs", "plots", "run_statuses",
-    "runs_frame", "scaling_fits", "scan", "slo_brackets",
+    "factorial_effects", "gate_runs", "group_runs", "history_gates", "history_verdict",
+    "latency_percentiles", "latency_spectrum", "load", "load_experiment", "load_history", "metric",
+    "plan_runs", "plots", "run_statuses", "runs_frame", "scaling_fits", "scan", "slo_brackets",
 ]
 
 

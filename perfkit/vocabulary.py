@@ -134,6 +134,18 @@ class SloVerdict(StrEnum):
     INCONCLUSIVE = GateStatus.INCONCLUSIVE
 
 
+class BracketVerdict(StrEnum):
+    """Where an SLO's largest passing offered rate lies
+    (:attr:`perfkit.analysis.slo.SloBracket.verdict`)."""
+
+    BRACKETED = "bracketed"  # a pass, then a fail at the next rate tested above it
+    INCONCLUSIVE_BETWEEN = "inconclusive between"  # rates between them are inconclusive
+    INCONCLUSIVE_ABOVE = "inconclusive above"  # no rate failed; those above the pass unclear
+    OPEN_ABOVE = "open above"  # every rate passed: test higher rates
+    NONE_PASSED = "none passed"
+    NOT_MONOTONE = "not monotone"  # a pass above a fail: repeat
+
+
 #: a drift smaller than this over a whole experiment (first run to last) does not matter
 DRIFT_TOLERANCE_PCT = 10.0
 

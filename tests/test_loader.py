@@ -148,3 +148,34 @@ def test_read_bytes_gives_the_whole_file(tmp_path, size):
         read_bytes(tmp_path)
     with pytest.raises(FileNotFoundError):
         read_bytes(tmp_path / "missing")
+
+
+def test_a_run_directory_keeps_what_classify_finds_in_each_of_its_files():
+    """The loader reads and sniffs each file itself (classify() spelled out, for thousands of
+    files per load): on every real run directory of the fixtures and data/ it keeps exactly
+    the files classify() recognises, as the same kind and text."""
+    from perfkit.ingest.discover import walk
+    from perfkit.ingest.loader import _MANIFEST_SUFFIXES, _prepare, classify
+
+    seen = 0
+    for source in (FIX, FIX.parent.parent / "data"):
+        for directory, entries, manifest in walk(str(source), with_stat=False):
+            paths = [p for p, _ in entries]
+            prepared = _prepare(directory, paths, manifest)
+            tool = prepared.info.tool if prepared.info is not None else None
+            wrk_tool = tool if tool in ("wrk", "wrk2") else None
+            found = [classify(p, wrk_tool) for p in sorted(paths)
+                     if not p.endswith(_MANIFEST_SUFFIXES)]
+            assert prepared.files == [f for f in found if f is not None], directory
+            seen += len(prepared.files)
+    assert seen > 300
+
+
+def test_every_hdrhistogram_log_marker_starts_with_a_hint_the_sniffer_looks_for():
+    # the sniffer splits a file into lines only when one of the hints occurs in it
+    from perfkit.ingest import sniffer
+
+    assert all(marker.startswith(sniffer._HLOG_HINTS) for marker in sniffer.HLOG_MARKERS)
+    for marker in sniffer.HLOG_MARKERS:
+        assert sniffer.sniff(f"some preamble\n{marker} 1\n") == "hlog"
+    assert sniffer.sniff("TcpExt: SyncookiesSent ListenOverflows\nTcpExt: 0 3\n") is None

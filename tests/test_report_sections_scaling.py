@@ -20,7 +20,7 @@ from perfkit.model import SATURATION_RATIO
 from perfkit.present import scaling as present_scaling
 from perfkit.present.tables import render
 from perfkit.report.sections import scaling
-from perfkit.vocabulary import SloVerdict
+from perfkit.vocabulary import BracketVerdict, SloVerdict
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -79,16 +79,16 @@ def test_an_inconclusive_rate_above_the_last_pass_is_in_the_answer(demo_slo):
         b = _bracket(demo_slo, "tuned", connections)
         assert b.bracket.bracket == (30000, None)
         assert [v.verdict for v in b.bracket.rates][-1] == SloVerdict.INCONCLUSIVE
-        assert b.verdict == "inconclusive above" and b.inconclusive_rps == (45000,)
+        assert b.verdict == BracketVerdict.INCONCLUSIVE_ABOVE and b.inconclusive_rps == (45000,)
         assert not any("test higher rates" in w for w in b.warnings)
         (answer,) = [a for a in scaling.answers(demo_slo, None)
                      if a.question.endswith(f"profile tuned, {connections} connections")]
         assert answer.answer == ">= 30000 req/s; 45000 inconclusive: run more there"
-        assert answer.verdict == "inconclusive above"
+        assert answer.verdict == BracketVerdict.INCONCLUSIVE_ABOVE
         assert "none failed" not in _slo_text(demo_slo, "tuned", connections)
     # inconclusive between a pass and a fail: the answer names the rate too
     b = _bracket(demo_slo, "default", 64)
-    assert b.verdict == "inconclusive between" and b.inconclusive_rps == (30000,)
+    assert b.verdict == BracketVerdict.INCONCLUSIVE_BETWEEN and b.inconclusive_rps == (30000,)
     assert scaling.bracket_text(*b.bracket.bracket, b.inconclusive_rps) == \
         "[15000, 45000] req/s; 30000 inconclusive: run more there"
     # every rate passed and none failed: open above, test higher rates

@@ -185,10 +185,10 @@ def test_runs_from_parquet_bytes_read_histograms_and_maps_on_first_use(all_runs)
     real = stored.read
     stored.read = lambda names: (read.append(list(names)), real(names))[1]
     runs = table_to_runs(stored)
-    assert len(read) == 1 and not set(read[0]) & set(store._DEFERRED)
+    assert len(read) == 1 and not set(read[0]) & set(store.DEFERRED_COLUMNS)
     assert _same(all_runs, runs)  # compares every field: reads the rest
     later = [name for names in read[1:] for name in names]
-    assert sorted(later) == sorted(set(later)) and set(later) == set(store._DEFERRED)
+    assert sorted(later) == sorted(set(later)) and set(later) == set(store.DEFERRED_COLUMNS)
     check_histograms(runs)
     assert _same(all_runs, pickle.loads(pickle.dumps(runs)))
     sink = pa.BufferOutputStream()  # row groups: chunks with dictionaries of their own
@@ -246,6 +246,21 @@ def test_second_load_comes_from_the_cache_and_is_identical(tree, monkeypatch):
     assert parsed == [] and _same(first, second)
     assert _same(second, perfkit.load(tree, cache=False))
     assert _cache_files(tree) == [cached]  # nothing changed: not rewritten
+
+
+def test_the_store_compresses_only_the_columns_read_on_first_use(tree):
+    """Every load decodes the other columns: they are stored plain (zstd saves little on
+    them and costs a sixth of reading the runs); the histograms, manifests and extra maps,
+    most of the bytes and read only when used, are compressed."""
+    perfkit.load(tree, cache=True)
+    (cached,) = _cache_files(tree)
+    meta = pq.ParquetFile(cached).metadata
+    codecs = {meta.row_group(0).column(i).path_in_schema.split(".")[0]:
+              meta.row_group(0).column(i).compression for i in range(meta.num_columns)}
+    assert set(store.DEFERRED_COLUMNS) <= codecs.keys()
+    assert {name for name, codec in codecs.items() if codec != "UNCOMPRESSED"} == set(
+        store.DEFERRED_COLUMNS)
+    assert {codecs[name] for name in store.DEFERRED_COLUMNS} == {"ZSTD"}
 
 
 def test_files_changed_just_before_the_cache_was_written_are_hashed_again(tree, monkeypatch):

@@ -36,7 +36,7 @@ from perfkit.formatting import fmt_num, level_text
 from perfkit.model import percentile_column
 from perfkit.stats.acrossruns import FEW_RUNS_METHOD, interval_text, value_text
 from perfkit.stats.slo import RateVerdict, SLOBracket, slo_bracket
-from perfkit.vocabulary import SloVerdict
+from perfkit.vocabulary import BracketVerdict, SloVerdict
 
 
 def not_estimable(v: RateVerdict) -> str:
@@ -66,7 +66,7 @@ class SloBracket:
         return ", ".join(level_text(v) for v in self.key) or "all runs"
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> BracketVerdict:
         """The bracket's verdict: ``bracketed`` (a pass, then a fail at the next rate tested
         above it), ``inconclusive between`` (rates between the last pass and the first fail
         are inconclusive), ``inconclusive above`` (no rate failed, and the rates above the
@@ -74,12 +74,14 @@ class SloBracket:
         higher rates), ``none passed`` or ``not monotone`` (a pass above a fail: repeat)."""
         b = self.bracket
         if not b.monotone:
-            return "not monotone"
+            return BracketVerdict.NOT_MONOTONE
         if b.last_pass_rps is None:
-            return "none passed"
+            return BracketVerdict.NONE_PASSED
         if b.first_fail_rps is None:
-            return "inconclusive above" if self.inconclusive_rps else "open above"
-        return "inconclusive between" if self.inconclusive_rps else "bracketed"
+            return (BracketVerdict.INCONCLUSIVE_ABOVE if self.inconclusive_rps
+                    else BracketVerdict.OPEN_ABOVE)
+        return (BracketVerdict.INCONCLUSIVE_BETWEEN if self.inconclusive_rps
+                else BracketVerdict.BRACKETED)
 
     @property
     def inconclusive_rps(self) -> tuple[float, ...]:

@@ -63,10 +63,9 @@ class _File(NamedTuple):
     text: str
 
 
-def read_text(path: str | os.PathLike) -> str | None:
-    """The file as text, or None when it is binary (NUL bytes or not UTF-8)."""
-    data = read_bytes(path)
-    if b"\x00" in data[:HEAD_BYTES]:
+def _text_of(data: bytes) -> str | None:
+    """``data`` as text, or None when it is binary (NUL bytes in its head, or not UTF-8)."""
+    if data.find(b"\x00", 0, HEAD_BYTES) >= 0:
         return None
     try:
         return data.decode("utf-8")
@@ -74,10 +73,13 @@ def read_text(path: str | os.PathLike) -> str | None:
         return None
 
 
-def classify(path: str, wrk_tool: str | None = None) -> _File | None:
-    """The tool output at ``path`` (None: not one). ``wrk_tool``: what a manifest says wrote
-    a wrk-family output ("wrk" or "wrk2"), which settles the two apart."""
-    text = read_text(path)
+def read_text(path: str | os.PathLike) -> str | None:
+    """The file as text, or None when it is binary (NUL bytes or not UTF-8)."""
+    return _text_of(read_bytes(path))
+
+
+def _output(path: str, text: str | None, wrk_tool: str | None) -> _File | None:
+    """The tool output ``text`` of ``path`` is (None: not one); see :func:`classify`."""
     if text is None:
         return None
     kind = sniff(text[:HEAD_BYTES])
@@ -86,6 +88,12 @@ def classify(path: str, wrk_tool: str | None = None) -> _File | None:
     if wrk_tool is not None and kind in ("wrk", "wrk2"):
         kind = wrk_tool
     return _File(path, kind, text)
+
+
+def classify(path: str, wrk_tool: str | None = None) -> _File | None:
+    """The tool output at ``path`` (None: not one). ``wrk_tool``: what a manifest says wrote
+    a wrk-family output ("wrk" or "wrk2"), which settles the two apart."""
+    return _output(path, read_text(path), wrk_tool)
 
 
 def _parser(module: str):
@@ -169,15 +177,25 @@ def _prepare(directory: str, paths: list[str], manifest: str | None | object = _
             errors.append(exc)
     files = []
     wrk_tool = info.tool if info is not None and info.tool in ("wrk", "wrk2") else None
+    # classify() spelled out: thousands of files per load, most of them no tool's output
     for path in sorted(paths):
         if path.endswith(_MANIFEST_SUFFIXES):
             continue
         try:
-            f = classify(path, wrk_tool)
+            data = read_bytes(path)
         except OSError:  # removed or unreadable meanwhile: not a tool output we can read
             continue
-        if f is not None:
-            files.append(f)
+        if data.find(b"\x00", 0, HEAD_BYTES) >= 0:
+            continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        kind = sniff(text[:HEAD_BYTES])
+        if kind is not None:
+            if wrk_tool is not None and kind in ("wrk", "wrk2"):
+                kind = wrk_tool
+            files.append(_File(path, kind, text))
     return _RunDir(directory, paths, info, files, errors)
 
 

@@ -20,6 +20,10 @@ HLOG_MARKERS = (
     '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"',
 )
 
+#: what every marker starts with: a line can start with a marker only if the text holds
+#: one of these (most files hold neither, and are never split into lines)
+_HLOG_HINTS = ("#[", '"StartTimestamp"')
+
 #: every kind of file perfkit reads
 KINDS = (
     "wrk", "wrk2", "locust_json", "locust_stats", "locust_history", "locust_failures",
@@ -51,7 +55,8 @@ def sniff(head: str) -> str | None:
         if '"num_requests"' in text or re.fullmatch(r"(?:\s*\[\s*\])+\s*", text, re.ASCII):
             return "locust_json"
         return None
-    if any(line.startswith(HLOG_MARKERS) for line in text.splitlines()[:20]):
+    if ((_HLOG_HINTS[0] in text or _HLOG_HINTS[1] in text)
+            and any(line.startswith(HLOG_MARKERS) for line in text.splitlines()[:20])):
         return "hlog"
     cols = set(_csv_header(text))
     if {"Timestamp", "User Count", "Name"} <= cols:

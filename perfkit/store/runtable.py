@@ -64,7 +64,7 @@ _JSON_MAPS = ("factors", "manifest", "extra")
 _REPEATED = ("tool", "latency_source", "endpoint", "method", "url", "tool_version")
 #: the columns a run only reads on first use (its histograms' counts, its maps parsed): read
 #: from a :class:`ParquetTable` on first use too, they are most of its bytes
-_DEFERRED = (*(h + part for h in _HISTOGRAMS for part in _SPARSE), "manifest", "extra")
+DEFERRED_COLUMNS = (*(h + part for h in _HISTOGRAMS for part in _SPARSE), "manifest", "extra")
 _LISTS = ("notes", "argv")
 _ARROW = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
 _MAP_TYPE = pa.map_(pa.float64(), pa.float64())
@@ -455,7 +455,7 @@ def _json_maps(arr: pa.Array) -> Any:
 
 class ParquetTable:
     """A run table stored as Parquet, from the file's bytes (kept: immutable), for
-    :func:`table_to_runs`: the columns of :data:`_DEFERRED` are read on first use of any of
+    :func:`table_to_runs`: the columns of :data:`DEFERRED_COLUMNS` are read on first use of any of
     their rows (the run store's histograms, manifests and extra maps: most of its bytes, and
     most loads read few of them)."""
 
@@ -514,7 +514,8 @@ def table_to_runs(table: pa.Table | ParquetTable) -> list[Run]:
         return []
     sparse_names = {h: [h + part for part in _SPARSE] for h in _HISTOGRAMS}
     if stored is not None:
-        table = stored.read([f.name for f in stored.file.schema_arrow if f.name not in _DEFERRED])
+        table = stored.read([f.name for f in stored.file.schema_arrow
+                             if f.name not in DEFERRED_COLUMNS])
         texts: dict[str, Any] = {name: stored.deferred(name) for name in ("manifest", "extra")}
         sparse = {h: _SparseColumns(functools.partial(stored.arrays, names))
                   for h, names in sparse_names.items()}
