@@ -207,9 +207,9 @@ def execute_notebook(source, *args, **kwargs):
                         - t0.children_system + time.thread_time() - c0)
     return result
 
-def _entry(execution, out_dir):
+def _entry(execution, out_dir, *args):
     c0 = time.thread_time()
-    entry = real_entry(execution, out_dir)
+    entry = real_entry(execution, out_dir, *args)
     per[execution.name] += time.thread_time() - c0
     return entry
 
