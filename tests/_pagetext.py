@@ -132,12 +132,24 @@ def share(html: str, css_class: str) -> tuple[int, int]:
     return inside, total
 
 
-#: a sentence ends at . ! ? ; followed by a space and a capital, digit or quote
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*])")
+#: a sentence ends at . ! ? followed by a space and a letter, digit or quote (a sentence may
+#: open with a tool's name in lower case: "wrk is closed-loop: ...")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z0-9\"'(*])")
+#: a word ending in a full stop that ends no sentence
+_ABBREVIATIONS = ("e.g.", "i.e.", "vs.", "cf.", "etc.", "et al.", "approx.", "no.", "p.")
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    out: list[str] = []
+    for part in _SENTENCE_END.split(text):
+        part = part.strip()
+        if not part:
+            continue
+        if out and out[-1].lower().endswith(_ABBREVIATIONS):  # "e.g. the" goes on
+            out[-1] = f"{out[-1]} {part}"
+        else:
+            out.append(part)
+    return out
 
 
 def _all_blocks(html: str) -> list[str]:

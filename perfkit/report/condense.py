@@ -25,6 +25,8 @@ from typing import Any
 MIN_CHARS = 80
 #: the opening words of a text that are never replaced (they say what it is about)
 KEEP_WORDS = 8
+#: the first of the private-use characters that stand for the references put in a text
+_TOKEN = 0xE000
 #: caveats and table notes longer than this in all (characters) are shown collapsed
 OPEN_NOTE_CHARS = 240
 
@@ -57,6 +59,9 @@ class Said:
         out = text
         # a text keeps its opening words, so that it still says what it is about
         keep = len(" ".join(text.split(" ")[:KEEP_WORDS]))
+        # a reference put in stands as one private-use character until the end, so that a
+        # later pass never matches (and nests a reference in) the words a reference quotes
+        inserted: list[str] = []
         for _ in range(8):  # each pass replaces the longest span left
             best = None
             for earlier, ref in self.refs.items():
@@ -70,7 +75,10 @@ class Said:
             start, end = _snap(out, m.a, m.a + m.size)
             if end - start < min_chars:
                 break
-            out = f"{out[:start]}[... as in {ref} ...]{out[end:]}"
+            inserted.append(f"[... as in {ref} ...]")
+            out = f"{out[:start]}{chr(_TOKEN + len(inserted) - 1)}{out[end:]}"
+        for i, reference in enumerate(inserted):
+            out = out.replace(chr(_TOKEN + i), reference)
         return out
 
 

@@ -69,6 +69,8 @@ SCREEN_DPI = 150
 SCREEN_PX_PER_IN = 140
 #: the heading of a page's list of threats to validity (:meth:`Report.threats`)
 THREATS_TITLE = "Threats to validity"
+#: the opening words of a threat another threat of the same list refers to
+REF_WORDS = 6
 
 
 def _display(data: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> None:
@@ -346,7 +348,9 @@ class Report(Files):
         said = {t: self.said[t] for r in records for t in r["full"] if t in self.said}
         for r in records:
             r["shown"] = self.page.condense(th.sentence(r))
-            self.page.add(th.sentence(r), f"the threat “{th.short(r)}”")
+            # a reference within the list: its first words are enough (it is just above;
+            # threats alike but for their experiments are one record)
+            self.page.add(th.sentence(r), f"the threat “{th.short(r, REF_WORDS, False)}”")
         self._show({"text/html": th.records_html(title, records, said),
                   "text/plain": "\n".join([f"{title} ({len(records)})",
                                            *(f"- {th.sentence(r)}" for r in records)])},

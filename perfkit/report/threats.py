@@ -60,12 +60,13 @@ def sentence(rec: Mapping[str, Any]) -> str:
     return f"{', '.join(exps)}: {rec['text']}" if exps else rec["text"]
 
 
-def short(rec: Mapping[str, Any]) -> str:
-    """The opening words of a threat, for a link that stands for it."""
+def short(rec: Mapping[str, Any], n_words: int = LINK_WORDS, named: bool = True) -> str:
+    """The opening ``n_words`` of a threat, for a link that stands for it (``named``: after
+    the experiments it was said of)."""
     words = rec["text"].split()
-    head = " ".join(words[:LINK_WORDS]) + (" ..." if len(words) > LINK_WORDS else "")
+    head = " ".join(words[:n_words]) + (" ..." if len(words) > n_words else "")
     exps = rec.get("experiments") or []
-    return f"{', '.join(exps)}: {head}" if exps else head
+    return f"{', '.join(exps)}: {head}" if exps and named else head
 
 
 def records_html(title: str, records: Sequence[Mapping[str, Any]],
