@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _syn_cap import on_syn_cap
 
 from perfkit.analysis import load_experiment, metric
 from perfkit.analysis.caps import cap_check, cap_hits
@@ -215,24 +216,14 @@ def test_the_cap_sentence_says_what_the_cap_does_to_each_metric(cap_ms, name, sa
         assert "throttled" not in sentence
 
 
-def _on_syn_cap(frame, column):
-    """By hand: ``column`` within 5% of 1000 ms, or, where the run's namespace counted SYN
-    retransmissions, within [950, 1050 ms plus the run's median] (a retried request waits the
-    1 s, then its turn)."""
-    v = frame[column].to_numpy(float)
-    retried = frame["tcp_syn_retransmits"].fillna(0).to_numpy(float) > 0
-    edge = 1050.0 + frame["latency_p50_ms"].to_numpy(float)
-    return np.isclose(v, 1000.0, rtol=0.05) | (retried & (v >= 950.0) & (v <= edge))
-
-
 def test_latencies_on_the_syn_retransmission_cap_are_flagged(demo_factorial):
     frame = demo_factorial.rows().frame
-    on_cap = _on_syn_cap(frame, "latency_p99_ms")
+    on_cap = on_syn_cap(frame, "latency_p99_ms")
     assert on_cap.any(), "the demo data no longer has the 1 s cap: the test proves nothing"
     found = [t.text for t in threats(demo_factorial) if t.kind == "value-cap"]
     assert found and "SYN retransmission" in found[0]
     capped = [c for c in frame.columns if c.startswith("latency_p") and c.endswith("_ms")]
-    hits = sum(int(_on_syn_cap(frame, c).sum()) for c in capped)
+    hits = sum(int(on_syn_cap(frame, c).sum()) for c in capped)
     assert f"{hits} latency value(s) sit on 1000 ms" in found[0]
     (result,) = effects.factorials(demo_factorial.rows(), ["keepalive", "cache"],
                                    ["latency_p99_ms"], "connections", 0.95, 0.05)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _syn_cap import on_syn_cap
 from scipy import stats as sps
 
 from perfkit.analysis import load_experiment
@@ -83,16 +84,6 @@ def _waited(frame):
     counted = retried & (((top >= 950) & (top <= 1100 + med))
                          | ((p99 >= 950) & (p99 <= 1050 + med)))
     return frame[((top >= 950) & (top <= 1100) & (med < 100)) | counted]
-
-
-def _on_syn_cap(frame, column):
-    """By hand: ``column`` within 5% of 1000 ms, or, where the run's namespace counted SYN
-    retransmissions, within [950, 1050 ms plus the run's median] (a retried request waits the
-    1 s, then its turn)."""
-    v = frame[column].to_numpy(float)
-    retried = frame["tcp_syn_retransmits"].fillna(0).to_numpy(float) > 0
-    edge = 1050.0 + frame["latency_p50_ms"].to_numpy(float)
-    return np.isclose(v, 1000.0, rtol=0.05) | (retried & (v >= 950.0) & (v <= edge))
 
 
 def _simple(frame, level, factor, other, other_level, column="throughput_rps"):
@@ -222,7 +213,7 @@ def test_a_significant_interaction_headlines_its_simple_effects(demo_tuning):
 def test_an_effect_from_values_on_the_cap_is_an_artefact(demo_tuning):
     rows, (p99, thr), tables, found = demo_tuning
     frame = rows.frame
-    capped = frame[_on_syn_cap(frame, "latency_p99_ms")]
+    capped = frame[on_syn_cap(frame, "latency_p99_ms")]
     cells = set(zip(capped["connections"], capped["keepalive"], capped["cache"], strict=True))
     assert cells == {(256, "none", "none"), (256, "keepalive", "none")}, \
         "the demo data changed: the test proves nothing"
