@@ -214,3 +214,15 @@ class Footnotes:
 
     def render(self) -> str:
         return "".join(f"[{i}] {t}\n" for i, t in enumerate(self.texts, 1))
+
+
+def consecutive_runs(positions: Iterable[int]) -> list[tuple[int, int]]:
+    """Sorted ``positions`` as ``(first, last)`` runs of consecutive integers:
+    ``[1, 2, 3, 7]`` -> ``[(1, 3), (7, 7)]`` (for "rows 1-3, 7", "v01-v07, v10")."""
+    runs: list[tuple[int, int]] = []
+    for p in sorted(positions):
+        if runs and p == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], p)
+        else:
+            runs.append((p, p))
+    return runs

@@ -19,12 +19,12 @@ The pages and the index show answers the same way (:func:`answers_html`):
 from __future__ import annotations
 
 import dataclasses
-import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from perfkit.formatting import fmt_ci, fmt_pct_change, fmt_sig
+from perfkit.formatting import consecutive_runs, fmt_ci, fmt_pct_change, fmt_sig
 from perfkit.report.condense import Said
+from perfkit.report.condense import escape as _e
 from perfkit.vocabulary import ARTEFACT as _ARTEFACT
 from perfkit.vocabulary import Verdict
 
@@ -167,8 +167,11 @@ def number(items: Sequence[Answer], start: int = 1) -> Caveats:
                    tuple(tuple(on[t]) for t in notes), tuple(marks), group_marks)
 
 
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+def listed(items: Iterable[Answer]) -> tuple[list[Answer], list[Answer]]:
+    """The rows in the order they are listed: the answered ones (the table), then the rest
+    (artefacts and untestable questions, the short list below it), each by :func:`ordered`."""
+    items = ordered(items)
+    return ([a for a in items if a.kind == ANSWERED], [a for a in items if a.kind != ANSWERED])
 
 
 def _mark(n: int | None, prefix: str) -> str:
@@ -220,18 +223,12 @@ def _named(rows: Sequence[int], prefix: str) -> str:
     each linked."""
     if not rows:
         return ""
-    runs: list[list[int]] = []
-    for r in rows:
-        if runs and r == runs[-1][-1] + 1:
-            runs[-1].append(r)
-        else:
-            runs.append([r])
 
     def link(r: int) -> str:
         return f'<a href="#{prefix}row-{r}">{r}</a>'
 
-    text = ", ".join(link(g[0]) if len(g) == 1 else f"{link(g[0])}-{link(g[-1])}"
-                     for g in runs)
+    text = ", ".join(link(a) if a == b else f"{link(a)}-{link(b)}"
+                     for a, b in consecutive_runs(rows))
     word = "row" if len(rows) == 1 else "rows"
     return f' <span class="caveat-rows">({word} {text})</span>'
 
@@ -246,9 +243,7 @@ def answers_html(items: Iterable[Answer], prefix: str = "", heading: str = "h2",
     of the page that answers it, linked from its heading. Returns the HTML and the
     numbering."""
     links = links or {}
-    items = ordered(items)
-    shown = [a for a in items if a.kind == ANSWERED]
-    aside = [a for a in items if a.kind != ANSWERED]
+    shown, aside = listed(items)
     rows = [*shown, *aside]
     cav = number(rows)
     same = _first_counted(rows)
@@ -298,8 +293,8 @@ def answers_html(items: Iterable[Answer], prefix: str = "", heading: str = "h2",
 
 def answers_text(items: Iterable[Answer]) -> str:
     """The answers as plain text: rows numbered, one mark each, the caveats below."""
-    items = ordered(items)
-    rows = [*(a for a in items if a.kind == ANSWERED), *(a for a in items if a.kind != ANSWERED)]
+    shown, aside = listed(items)
+    rows = [*shown, *aside]
     cav = number(rows)
     lines = ["Answers"]
     group = None

@@ -10,7 +10,8 @@ LaTeX) keep every text in full: only the page condenses.
 
 The page's text helpers live here too: :func:`condensed_table` (a table's notes and title
 lines said before, referred to), :func:`fold_notes` (long notes collapsed), :func:`code`
-(backquoted spans of prose as code) and :func:`opening` (the first words of a text).
+(backquoted spans of prose as code), :func:`escape` (data text into HTML) and
+:func:`opening` (the first words of a text).
 """
 
 from __future__ import annotations
@@ -127,9 +128,14 @@ def _dittoed(rows: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
     return tuple(out)
 
 
+def escape(value: Any) -> str:
+    """``html.escape`` of ``str(value)`` (quotes included): the one way data text enters HTML."""
+    return html.escape(str(value), quote=True)
+
+
 def code(text: str) -> str:
     """Prose from data, escaped, its backquoted spans (configuration lines) as code."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text, quote=True))
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
 
 
 _NOTES = re.compile(r'<ol class="perfkit-notes">(.*?)</ol>', re.S)

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from perfkit.analysis.conditions import HOST_BUSY_PERCENT, RECORDED, backlog_text
 from perfkit.analysis.provenance import Provenance
 from perfkit.analysis.runstatus import GENERATOR_BUSY
-from perfkit.formatting import level_text
+from perfkit.formatting import consecutive_runs, level_text
 from perfkit.model import WRK_LATENCY
 from perfkit.vocabulary import RunStatus
 
@@ -57,14 +57,8 @@ def _span(lo: float, hi: float, unit: str) -> str:
 
 def _spans(labels: Sequence[str], order: Sequence[str]) -> str:
     """``labels`` as runs of consecutive ones in ``order``: ``"v01-v07, v10"``."""
-    at = sorted(order.index(x) for x in labels)
-    parts, start = [], 0
-    for k in range(1, len(at) + 1):
-        if k == len(at) or at[k] != at[k - 1] + 1:
-            first, last = order[at[start]], order[at[k - 1]]
-            parts.append(first if first == last else f"{first}-{last}")
-            start = k
-    return ", ".join(parts)
+    runs = consecutive_runs(order.index(x) for x in labels)
+    return ", ".join(order[a] if a == b else f"{order[a]}-{order[b]}" for a, b in runs)
 
 
 def history_design(p: Provenance) -> str:

@@ -52,10 +52,11 @@ from perfkit.report.condense import (
     Said,
     code,
     condensed_table,
+    escape,
     fold_notes,
     opening,
 )
-from perfkit.report.nb_files import META_KEY, Files, escape, slug
+from perfkit.report.nb_files import META_KEY, Files, slug
 
 #: the most rows a table shows on a page; a longer one is written to CSV and linked
 MAX_SHOWN_ROWS = 60

@@ -7,19 +7,15 @@ A mixin of :class:`perfkit.report.nb.Report` (kept apart to keep each module sma
 from __future__ import annotations
 
 import contextlib
-import html
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perfkit.report.condense import escape
+
 #: output metadata key under which the report finds figures, tables, answers and methods
 META_KEY = "perfkit"
-
-
-def escape(value: Any) -> str:
-    """``html.escape`` of ``str(value)`` (quotes included): the one way data text enters HTML."""
-    return html.escape(str(value), quote=True)
 
 
 def slug(name: str) -> str:

@@ -15,10 +15,12 @@ The list sits in a collapsed ``<details>``: a reader opens it when they weigh th
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from perfkit.report.condense import escape as _e
+from perfkit.report.condense import opening
 
 #: metadata key (under the report's) of a page's threats output
 META = "threats"
@@ -27,10 +29,6 @@ INDEX_ANCHOR = "threats"
 _PREFIX = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._+-]*): (.+)$", re.S)
 #: words of a threat kept in the link that stands for it where it is not repeated
 LINK_WORDS = 9
-
-
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def split(text: str) -> tuple[str, str]:
@@ -63,8 +61,7 @@ def sentence(rec: Mapping[str, Any]) -> str:
 def short(rec: Mapping[str, Any], n_words: int = LINK_WORDS, named: bool = True) -> str:
     """The opening ``n_words`` of a threat, for a link that stands for it (``named``: after
     the experiments it was said of)."""
-    words = rec["text"].split()
-    head = " ".join(words[:n_words]) + (" ..." if len(words) > n_words else "")
+    head = opening(rec["text"], n_words)
     exps = rec.get("experiments") or []
     return f"{', '.join(exps)}: {head}" if exps and named else head
 
