@@ -94,7 +94,7 @@ def directive_lines(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _outside(server: Mapping[str, Any]) -> dict[str, str]:
+def outside_settings(server: Mapping[str, Any]) -> dict[str, str]:
     """The recorded settings of a server that its nginx.conf does not show."""
     variables = server.get("variables") or {}
     out = {}
@@ -144,7 +144,7 @@ def server_configs(exp: Experiment) -> list[ServerConfig]:
                     if f in run.factors)
         levels.setdefault(profile, set()).add(key)
         if profile not in found:
-            found[profile] = ServerConfig(profile, directive_lines(text), _outside(server),
+            found[profile] = ServerConfig(profile, directive_lines(text), outside_settings(server),
                                           dict(key))
     for profile, keys in levels.items():  # a profile with several level combinations
         if len(keys) > 1:

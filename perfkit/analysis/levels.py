@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.configs import _outside, config_text, directive_lines
+from perfkit.analysis.configs import config_text, directive_lines, outside_settings
 from perfkit.analysis.experiment import Experiment, RunSet
 from perfkit.formatting import level_text
 from perfkit.stats.coding import code_factor
@@ -159,7 +159,7 @@ def _configs(exp: Experiment | RunSet, factors: Sequence[str]) -> dict[tuple, di
         key = tuple((f, level_text(run.factors[f])) for f in factors)
         if key not in out:
             out[key] = {"directives": _directives(directive_lines(text)),
-                        "outside": _outside(server)}
+                        "outside": outside_settings(server)}
     return out
 
 

@@ -177,7 +177,6 @@ def _prepare(directory: str, paths: list[str], manifest: str | None | object = _
             errors.append(exc)
     files = []
     wrk_tool = info.tool if info is not None and info.tool in ("wrk", "wrk2") else None
-    # classify() spelled out: thousands of files per load, most of them no tool's output
     for path in sorted(paths):
         if path.endswith(_MANIFEST_SUFFIXES):
             continue
@@ -185,17 +184,9 @@ def _prepare(directory: str, paths: list[str], manifest: str | None | object = _
             data = read_bytes(path)
         except OSError:  # removed or unreadable meanwhile: not a tool output we can read
             continue
-        if data.find(b"\x00", 0, HEAD_BYTES) >= 0:
-            continue
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        kind = sniff(text[:HEAD_BYTES])
-        if kind is not None:
-            if wrk_tool is not None and kind in ("wrk", "wrk2"):
-                kind = wrk_tool
-            files.append(_File(path, kind, text))
+        f = _output(path, _text_of(data), wrk_tool)  # classify(), its bytes read above
+        if f is not None:
+            files.append(f)
     return _RunDir(directory, paths, info, files, errors)
 
 
