@@ -30,7 +30,7 @@ from perfkit.ingest.locust_csv import (
     parse_stats_csv,
 )
 from perfkit.ingest.locust_json import LATENCY_SOURCE, TOOL, parse_json
-from perfkit.model import Run
+from perfkit.model import FrozenMap, Run
 
 __all__ = ["parse_exceptions_csv", "parse_failures_csv", "parse_files", "parse_history_csv",
            "parse_json", "parse_stats_csv"]
@@ -190,7 +190,7 @@ def _attach(run: Run, sources: tuple[str, ...], history: History | None,
                      if (r["name"] == "Aggregated" and r["method"] is None) == run.is_aggregate
                      and (run.is_aggregate or (r["method"], r["name"]) ==
                           (run.method, run.endpoint)))
-        extra["history"] = list(rows)  # lists and dicts are frozen by Run
+        extra["history"] = tuple(map(FrozenMap.wrap, rows))  # built frozen: not copied again
         extra["history_cumulative_percentiles"] = history.cumulative_percentiles
         if run.is_aggregate:
             notes.extend(history.notes)
