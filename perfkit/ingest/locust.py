@@ -30,7 +30,7 @@ from perfkit.ingest.locust_csv import (
     parse_stats_csv,
 )
 from perfkit.ingest.locust_json import LATENCY_SOURCE, TOOL, parse_json
-from perfkit.model import FrozenMap, Run
+from perfkit.model import FrozenMap, Run, replaced_run
 
 __all__ = ["parse_exceptions_csv", "parse_failures_csv", "parse_files", "parse_history_csv",
            "parse_json", "parse_stats_csv"]
@@ -155,7 +155,9 @@ def _prefer_json(json_runs: list[Run], stats: list[Run]) -> list[Run]:
             extra["failures_per_s"] = csv_run.extra.get("failures_per_s")
             extra["throughput_basis"] = "csv: Requests/s as printed (final totals)"
         extra["csv_requests"] = None if csv_run is None else csv_run.requests
-        out.append(run.replace(notes=tuple(notes), extra=extra, **changes))
+        # every value is frozen already (the runs' own, numbers and text)
+        out.append(replaced_run(run, {"notes": tuple(notes), "extra": FrozenMap.wrap(extra),
+                                      **changes}))
     return out
 
 
@@ -194,9 +196,9 @@ def _attach(run: Run, sources: tuple[str, ...], history: History | None,
         extra["history_cumulative_percentiles"] = history.cumulative_percentiles
         if run.is_aggregate:
             notes.extend(history.notes)
-    if failures is not None:
-        extra["failures"] = [f for f in failures if run.is_aggregate or
-                             (f["method"], f["name"]) == (run.method, run.endpoint)]
+    if failures is not None:  # rows of text, numbers and tuples of text: frozen as maps
+        extra["failures"] = tuple(FrozenMap(f) for f in failures if run.is_aggregate or
+                                  (f["method"], f["name"]) == (run.method, run.endpoint))
     if exceptions is not None and run.is_aggregate:
-        extra["exceptions"] = list(exceptions)
-    return run.replace(extra=extra, notes=tuple(notes))
+        extra["exceptions"] = tuple(map(FrozenMap, exceptions))
+    return replaced_run(run, {"extra": FrozenMap.wrap(extra), "notes": tuple(notes)})

@@ -7,9 +7,11 @@ which becomes None and is recorded in the row's ``na_columns``. Spaces and tabs 
 are ignored; a cell of more than 400 characters, a negative or an infinite value is refused
 (Locust never prints one).
 
-:class:`Columns` checks a whole column with one regular expression over its cells joined by
-newlines and converts it with ``map``; when any check fails it raises :class:`Irregular`, and
-the parser reads the table again through :class:`RowReader`, whose error is the one to report.
+:class:`Columns` converts every count, then every number, of a table at once with ``map``
+after a check of their characters (:func:`_batch`); a column it does not pass is checked on
+its own, with one regular expression over its cells joined by newlines. When that check fails
+it raises :class:`Irregular`, and the parser reads the table again through :class:`RowReader`,
+whose error is the one to report.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from itertools import chain
 from typing import TypeVar
 
 from perfkit.errors import ParseError
@@ -38,25 +41,36 @@ _BULK = {(kind, allow_na): re.compile(rf"(?:[ \t]*(?:{'N/A|' if allow_na else ''
 _MAX_CHARS = 400
 _Number = TypeVar("_Number", int, float)
 
-#: a whole plain table at once, each cell by its column's kind. Stricter than the cell rules
-#: (no sign but "+", at most 20 digits before the point, 300 after, an exponent of 1-2 digits),
-#: so that what it passes is a number below 400 characters, finite and not negative.
-_TABLE_CELL = {
-    "int": rf"[ \t]*{_INTEGER_TEXT}[ \t]*",
-    "num": r"[ \t]*(?:N/A|\+?(?:\d{1,20}(?:\.\d{0,300})?|\.\d{1,300})(?:[eE][-+]?\d{1,2})?)[ \t]*",
-    "str": r"[^,\n]*",
-}
-_TABLE_PATTERNS: dict[tuple[str, ...], re.Pattern] = {}
+#: what a count's and a number's cells may hold (and the newlines joining them); within these
+#: characters int() and float() take exactly what the patterns above take (no underscore, no
+#: "inf" or "nan", no other space, no other digit)
+_CHARS = {"int": b"0123456789 \t\n", "num": b"0123456789.eE+- \t\n"}
+_LONGEST = {"int": 18, "num": _MAX_CHARS}
 
 
-def _table_pattern(kinds: tuple[str, ...]) -> re.Pattern:
-    """Rows of cells of ``kinds`` (one per column), each row followed by a newline."""
-    if kinds not in _TABLE_PATTERNS:
-        if len(_TABLE_PATTERNS) > 64:  # a few header layouts per Locust version
-            _TABLE_PATTERNS.clear()
-        row = ",".join(_TABLE_CELL[k] for k in kinds)
-        _TABLE_PATTERNS[kinds] = re.compile(rf"(?:{row}\n)*", re.ASCII)
-    return _TABLE_PATTERNS[kinds]
+def _batch(cells: list[str], kind: str) -> list | None:
+    """``cells`` of one kind (``"int"`` or ``"num"``) converted all at once, each distinct
+    text once (Locust repeats most of them); None when any cell might break a rule (then each
+    column is checked on its own). Never looser than the rules: ASCII digits, ``.eE+-`` for
+    numbers, spaces and tabs, at most 18 (400) characters with the spaces, finite and not
+    negative; an N/A number is None."""
+    distinct = dict.fromkeys(cells)
+    if kind == "num":
+        distinct.pop(NA, None)  # not converted: None below
+    text = "\n".join(distinct)
+    if (not distinct or text.count("\n") != len(distinct) - 1 or not text.isascii()
+            or text.encode("ascii").translate(None, _CHARS[kind])
+            or max(map(len, distinct)) > _LONGEST[kind]):
+        return None
+    cast: Callable[[str], float] = int if kind == "int" else float
+    try:
+        value_of = dict(zip(distinct, map(cast, distinct), strict=True))
+    except ValueError:
+        return None
+    if kind == "num" and not (min(value_of.values()) >= 0
+                              and max(value_of.values()) < math.inf):
+        return None
+    return list(map(value_of.get, cells))  # N/A: None
 
 
 class Irregular(Exception):
@@ -67,9 +81,9 @@ class Columns:
     """Every column of a table, converted in bulk and kept per (column, kind, N/A allowed).
 
     ``kinds`` names the columns the parser reads as counts (``"int"``: no N/A) and numbers
-    (``"num"``: N/A allowed). In a plain table (:attr:`CsvTable.plain`) they are checked all at
-    once, with one regular expression over the rows' text; otherwise, or when that check
-    fails, column by column as they are read.
+    (``"num"``: N/A allowed): those are converted all at once, kind by kind (:func:`_batch`).
+    Any other column, or all of a kind whose batch fails, is checked column by column when it
+    is read.
     """
 
     def __init__(self, table: CsvTable, kinds: dict[str, str] | None = None):
@@ -79,18 +93,19 @@ class Columns:
         self._cells: list[tuple[str, ...]] = cells or [()] * len(table.header)
         self._positions: dict[str, int | None] = {}
         self._converted: dict[tuple[str, str, bool], list] = {}
-        #: positions whose kind the table check passed: (position, kind, N/A allowed)
-        self._checked: set[tuple[int, str, bool]] = set()
-        if kinds and table.plain and table.rows:
-            by_position = ["str"] * len(table.header)
-            for name, kind in kinds.items():
-                i = table.position(name)
-                if i is not None:
-                    by_position[i] = kind
-            text = "\n".join(row.text for row in table.rows) + "\n"
-            if _table_pattern(tuple(by_position)).fullmatch(text):
-                self._checked = {(i, k, k == "num") for i, k in enumerate(by_position)
-                                 if k != "str"}
+        if kinds and self.rows:
+            for kind in ("int", "num"):
+                self._batch_of([name for name, k in kinds.items() if k == kind], kind)
+
+    def _batch_of(self, names: list[str], kind: str) -> None:
+        present = [(name, cells) for name in names if (cells := self.cells(name)) is not None]
+        values = None if not present else _batch(
+            list(chain.from_iterable(c for _, c in present)), kind)
+        if values is None:
+            return
+        n = self.rows
+        for j, (name, _) in enumerate(present):
+            self._converted[name, kind, kind == "num"] = values[j * n:(j + 1) * n]
 
     def cells(self, name: str) -> tuple[str, ...] | None:
         """The cells of column ``name`` (or its alias) as printed; None when it is absent."""
@@ -118,11 +133,6 @@ class Columns:
         if not cells:
             return []
         cast: Callable[[str], float] = int if kind == "int" else float
-        if (self._positions[name], kind, allow_na) in self._checked:
-            try:
-                return list(map(cast, cells))
-            except ValueError:  # an N/A among the numbers
-                return [None if NA in c else cast(c) for c in cells]
         joined = "\n".join(cells) + "\n"
         # a newline inside a cell would pass as two cells
         if joined.count("\n") != len(cells) or not _BULK[kind, allow_na].fullmatch(joined):

@@ -31,7 +31,7 @@ from perfkit.ingest.locust_table import (
     read_table,
 )
 from perfkit.ingest.nodata import zeros_missing
-from perfkit.model import Run
+from perfkit.model import FrozenMap, Run, built_run, replaced_run
 
 __all__ = ["HISTORY_REQUIRED", "NA", "CsvRow", "CsvTable", "History", "RowReader", "check_text",
            "parse_exceptions_csv", "parse_failures_csv", "parse_history_csv", "parse_stats_csv",
@@ -107,7 +107,7 @@ def parse_stats_csv(text: str, source: str = "<string>", bulk: bool = True) -> l
     agg = aggregates[-1]
     if agg.requests and agg.throughput_rps:
         duration = agg.requests / agg.throughput_rps
-        runs = [r.replace(duration_s=duration) for r in runs]
+        runs = [replaced_run(r, {"duration_s": duration}) for r in runs]
     return runs
 
 
@@ -141,17 +141,17 @@ def _stats_run(r: Reader, source: str, pct_headers: list[tuple[float, str]]) -> 
             notes.append(f"{label}: {note}")
     if r.na_columns:
         notes.append(_na_note(r.na_columns, label))
-    return Run(
+    return built_run(dict(  # built frozen: float keys and values, scalars in extra
         tool=TOOL, source=source, latency_source=LATENCY_SOURCE,
         endpoint=name, method=method, is_aggregate=(name == "Aggregated" and method is None),
         requests=requests, failures=failures, throughput_rps=rps,
         transfer_bytes_per_s=transfer, latency_mean_ms=mean, latency_min_ms=low,
         latency_max_ms=high,
-        percentiles_ms={q: v for q, v in percentiles.items() if v is not None},
+        percentiles_ms=FrozenMap.wrap({q: v for q, v in percentiles.items() if v is not None}),
         notes=tuple(notes),
-        extra={"latency_median_ms": median, "failures_per_s": fail_rps,
-               "content_size_mean_bytes": content},
-    )
+        extra=FrozenMap.wrap({"latency_median_ms": median, "failures_per_s": fail_rps,
+                              "content_size_mean_bytes": content}),
+    ))
 
 
 # -- _failures.csv and _exceptions.csv -----------------------------------------------------------

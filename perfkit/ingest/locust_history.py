@@ -9,7 +9,10 @@ the file, line, column and value.
 
 from __future__ import annotations
 
+import functools
+import operator
 from dataclasses import dataclass
+from itertools import repeat
 
 from perfkit.ingest import nodata
 from perfkit.ingest.locust_cells import Columns, Irregular, RowReader
@@ -112,25 +115,38 @@ def _bulk_rows(table: CsvTable, pct_headers: list[tuple[float, str]],
         numeric += [header] if kind == "num" else []
     pcts: dict[str, list] = {}  # one column per name (a later percentile of the same name wins)
     for q, h in pct_headers:
-        pcts[percentile_column(q)] = c.numbers(h)
+        pcts[_column_name(q)] = c.numbers(h)
         numeric.append(h)
     na_cols = [c.numbers(h) for h in numeric if c.cells(h) is not None]
-    na_rows = sum(None in values for values in zip(*na_cols, strict=True)) if na_cols else 0
-    rows = [dict(zip(keys + list(pcts), values, strict=True))
-            for values in zip(*cols, *pcts.values(), strict=True)]
-    placeholder_rows = unmeasured_rows = 0
-    pct_rows = list(zip(*pcts.values(), strict=True)) if pcts else [()] * n
+    # rows with an N/A: rows holding a None in a column where N/A may be
+    na_rows = sum(map(operator.contains, zip(*na_cols, strict=True), repeat(None)))
+    keys += pcts
+    cols += pcts.values()
+    rows = [dict(zip(keys, values, strict=True)) for values in zip(*cols, strict=True)]
+    # the rows a placeholder rule may touch: no request yet, or (windowed) a first percentile
+    # of 0 or N/A, as every percentile of a row printed as 0 has
     totals = c.integers("Total Request Count")
-    for row, total, printed in zip(rows, totals, pct_rows, strict=True):
+    touched = {i for i, total in enumerate(totals) if total == 0}
+    pct_cols = list(pcts.values())
+    if not cumulative and pct_cols:
+        touched.update(i for i, first in enumerate(pct_cols[0]) if not first)
+    placeholder_rows = unmeasured_rows = 0
+    for i in sorted(touched):
+        row, printed = rows[i], tuple(col[i] for col in pct_cols)
         if not cumulative and not any(printed) and printed.count(None) != len(printed):
             row.update(dict.fromkeys(pcts))  # every windowed percentile printed as 0
             placeholder_rows += 1
-        elif total == 0 and 0 in printed:
+        elif totals[i] == 0 and 0 in printed:
             row.update((k, None) for k in pcts if row[k] == 0)
             unmeasured_rows += 1
-        if total == 0:
+        if totals[i] == 0:
             row.update(dict.fromkeys(_UNMEASURED_TOTALS))
     return rows, (na_rows, placeholder_rows, unmeasured_rows)
+
+
+@functools.lru_cache(maxsize=256)
+def _column_name(q: float) -> str:
+    return percentile_column(q)
 
 
 def _cell_rows(table: CsvTable, source: str, pct_headers: list[tuple[float, str]],

@@ -34,7 +34,7 @@ from typing import Any
 from perfkit.errors import ParseError
 from perfkit.histogram import HIGHEST_US, LatencyHistogram
 from perfkit.ingest.locust_csv import LATENCY_SOURCE, TOOL, check_text
-from perfkit.model import Run
+from perfkit.model import FrozenMap, Run, built_run, replaced_run
 
 #: Locust's PERCENTILES_TO_REPORT, keyed by percentile on perfkit's 0-100 scale. The fractions
 #: are Locust's own literals so that ``int(n * fraction)`` rounds exactly as Locust's does.
@@ -100,21 +100,34 @@ def locust_percentile_ms(buckets: Mapping[float, int], num_requests: int,
     """
     if not buckets:
         return None
+    keys, below = _below(buckets, num_requests)
+    return _at(keys, below, num_requests, fraction)
+
+
+def _below(buckets: Mapping[float, int], num_requests: int) -> tuple[list[float], list[int]]:
+    """The bucket keys in order, and the requests "not yet processed" when bucket k is
+    reached: ``num_requests - count(>= k)``."""
     keys = sorted(buckets)
     counts = [buckets[k] for k in keys]
     total = sum(counts)
-    target = int(num_requests * fraction)
-    # requests "not yet processed" when bucket k is reached: num_requests - count(>= k)
-    below = [num_requests - total + b for b in accumulate([0] + counts[:-1])]
-    idx = bisect.bisect_right(below, target) - 1
+    return keys, [num_requests - total + b for b in accumulate([0] + counts[:-1])]
+
+
+def _at(keys: list[float], below: list[int], num_requests: int, fraction: float
+        ) -> float | None:
+    idx = bisect.bisect_right(below, int(num_requests * fraction)) - 1
     return None if idx < 0 else float(keys[idx])
 
 
 def locust_percentiles_ms(buckets: Mapping[float, int], num_requests: int) -> dict[float, float]:
-    """Every percentile Locust reports, ``{50.0: .., 99.99: .., 100.0: ..}`` (missing omitted)."""
+    """Every percentile Locust reports, ``{50.0: .., 99.99: .., 100.0: ..}`` (missing omitted);
+    each is :func:`locust_percentile_ms`, with the buckets ordered and summed once."""
+    if not buckets:
+        return {}
+    keys, below = _below(buckets, num_requests)
     out = {}
     for q, fraction in LOCUST_FRACTIONS.items():
-        value = locust_percentile_ms(buckets, num_requests, fraction)
+        value = _at(keys, below, num_requests, fraction)
         if value is not None:
             out[q] = value
     return out
@@ -312,7 +325,7 @@ def entry_run(e: Entry, total: Entry, source: str, histogram: LatencyHistogram |
     notes = []
     if timed <= 0:
         notes.append(f"{e.name!r}: no timed requests in the --json output, so no latencies")
-    return Run(
+    return built_run(dict(  # built frozen: float keys and values, maps of scalars in extra
         tool=TOOL, source=source, latency_source=LATENCY_SOURCE,
         endpoint=e.name, method=e.method, is_aggregate=is_aggregate,
         duration_s=duration, requests=e.num_requests, failures=e.num_failures,
@@ -322,11 +335,11 @@ def entry_run(e: Entry, total: Entry, source: str, histogram: LatencyHistogram |
         latency_mean_ms=e.total_response_time_ms / timed if timed > 0 else None,
         latency_min_ms=e.min_response_time_ms if timed > 0 else None,
         latency_max_ms=e.max_response_time_ms if timed > 0 else None,
-        percentiles_ms=percentiles,
+        percentiles_ms=FrozenMap.wrap(percentiles),
         histogram=histogram if histogram is not None else
         LatencyHistogram.from_buckets_ms(e.response_times),
         notes=tuple(notes),
-        extra={
+        extra=FrozenMap.wrap({
             "latency_median_ms": median,
             "failures_per_s": None if duration is None else e.num_failures / duration,
             "content_size_mean_bytes": (e.total_content_length_bytes / e.num_requests
@@ -334,11 +347,11 @@ def entry_run(e: Entry, total: Entry, source: str, histogram: LatencyHistogram |
             "num_none_requests": e.num_none_requests,
             "start_time_s": e.start_time_s,
             "last_request_timestamp_s": e.last_request_timestamp_s,
-            "requests_by_second": e.requests_by_second,
-            "failures_by_second": e.failures_by_second,
+            "requests_by_second": FrozenMap(e.requests_by_second),
+            "failures_by_second": FrozenMap(e.failures_by_second),
             "throughput_basis": "json: requests / (last request - first request)",
-        },
-    )
+        }),
+    ))
 
 
 def parse_json(text: str, source: str = "<string>") -> list[Run]:
@@ -360,9 +373,10 @@ def parse_json(text: str, source: str = "<string>") -> list[Run]:
         runs.append(run)
     merged = LatencyHistogram.merge(typing.cast(list[LatencyHistogram], hists))  # all built
     agg = entry_run(total, total, source, merged, is_aggregate=True)
+    changes: dict[str, object] = {
+        "extra": FrozenMap.wrap({**agg.extra, "json_documents": n_docs})}
     if not entries:
-        agg = agg.replace(notes=agg.notes + (
-            "the --json output holds no request statistics: no request was made",))
-    extra = {**dict(agg.extra), "json_documents": n_docs}
-    runs.append(agg.replace(extra=extra))
+        changes["notes"] = agg.notes + (
+            "the --json output holds no request statistics: no request was made",)
+    runs.append(replaced_run(agg, changes))
     return runs

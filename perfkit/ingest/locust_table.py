@@ -11,9 +11,11 @@ without a quote, a lone carriage return or a field longer than the :mod:`csv` mo
 from __future__ import annotations
 
 import csv
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from perfkit.errors import ParseError
 
@@ -26,8 +28,7 @@ _ALIASES = {"Type": ("Type", "Method")}
 Record = tuple[int, str, list[str], int]
 
 
-@dataclass(frozen=True)
-class CsvRow:
+class CsvRow(NamedTuple):
     """One CSV record: its first physical line, the raw line text, and its fields in header
     order (:meth:`CsvTable.position` says which is which)."""
 
@@ -46,8 +47,6 @@ class CsvTable:
     #: header name -> its place in a row's values (a name the header holds twice: its last
     #: column, as a dict of header to field has it)
     positions: dict[str, int]
-    #: whether each row is one line whose text is its fields joined by commas (no quoting)
-    plain: bool = False
 
     def position(self, name: str) -> int | None:
         """Where column ``name`` (or its alias) is in a row's values; None when absent."""
@@ -105,17 +104,18 @@ def _csv_records(lines: list[str], source: str, what: str) -> Iterator[Record]:
         start = end
 
 
-def plain(text: str, lines: list[str]) -> bool:
-    """Whether :func:`_plain_records` reads ``text`` as the :mod:`csv` reader does: no quote
-    character, a carriage return only before a newline, no field beyond the reader's limit."""
-    return ('"' not in text and text.count("\r") == text.count("\r\n")
-            and max(map(len, lines)) <= csv.field_size_limit())
-
-
-def _plain_records(lines: list[str]) -> list[Record]:
-    """Every record of ``lines`` (see :func:`plain`): one per physical line, split on commas;
-    an empty line is an empty record, as the :mod:`csv` reader gives it."""
-    bodies = [line.rstrip("\r\n") for line in lines]
+def _plain_records(text: str) -> list[Record] | None:
+    """Every record of a plain ``text``, as the :mod:`csv` reader reads it, or None when the
+    text is not plain. Plain: no quote character, a carriage return only before a newline, no
+    line beyond the reader's field limit; then each physical line is one record, split on
+    commas (an empty line: an empty record)."""
+    if '"' in text or text.count("\r") != text.count("\r\n"):
+        return None
+    bodies = (text.replace("\r\n", "\n") if "\r" in text else text).split("\n")
+    if not bodies[-1]:  # the text ends with a newline
+        bodies.pop()
+    if not bodies or max(map(len, bodies)) > csv.field_size_limit():
+        return None
     return [(n, body, body.split(",") if body else [], n + 1)
             for n, body in enumerate(bodies, start=1)]
 
@@ -130,9 +130,9 @@ def read_table(text: str, source: str, required: tuple[str, ...], what: str) -> 
     """
     text = text.lstrip("\ufeff")
     check_text(text, source, what)
-    lines = _physical_lines(text)
-    is_plain = plain(text, lines)
-    records = iter(_plain_records(lines) if is_plain else _csv_records(lines, source, what))
+    plain = _plain_records(text)
+    records = iter(plain if plain is not None
+                   else _csv_records(_physical_lines(text), source, what))
     first = next(records, None)
     header = () if first is None else tuple(h.strip() for h in first[2])
     missing = [c for c in required if column(header, c) is None]
@@ -149,10 +149,10 @@ def read_table(text: str, source: str, required: tuple[str, ...], what: str) -> 
                                  f"{len(record)} fields: {raw}")
             rows.append(CsvRow(line, raw, record))
         end = after
-    if not lines[-1].endswith("\n"):
-        raise ParseError(source, len(lines), f"a complete {what} line ending in a newline "
-                         "(the file looks cut off)", lines[-1])
-    return CsvTable(header, tuple(rows), end, {h: i for i, h in enumerate(header)}, is_plain)
+    if not text.endswith("\n"):
+        raise ParseError(source, text.count("\n") + 1, f"a complete {what} line ending in a "
+                         "newline (the file looks cut off)", text[text.rfind("\n") + 1:])
+    return CsvTable(header, tuple(rows), end, {h: i for i, h in enumerate(header)})
 
 
 def percentile_headers(header: tuple[str, ...], source: str = "<string>"
@@ -161,7 +161,16 @@ def percentile_headers(header: tuple[str, ...], source: str = "<string>"
 
     A percentile is on the 0-100 scale: a header such as ``900%`` (which would become
     ``latency_p900_ms``) or a percentile named twice (``50%`` and ``50.0%``) is a ParseError at
-    line 1, never a column."""
+    line 1, never a column. Worked out once per header (Locust writes the same few)."""
+    found = _percentiles_of(header)
+    if isinstance(found, tuple):
+        raise ParseError(source, 1, *found)
+    return list(found)
+
+
+@functools.lru_cache(maxsize=64)
+def _percentiles_of(header: tuple[str, ...]) -> list[tuple[float, str]] | tuple[str, str]:
+    """The percentile columns of ``header``, or the (expected, found) of its error."""
     out: list[tuple[float, str]] = []
     seen: dict[float, str] = {}
     for h in header:
@@ -170,11 +179,10 @@ def percentile_headers(header: tuple[str, ...], source: str = "<string>"
             continue
         q = float(m.group(1))
         if not 0 <= q <= 100:
-            raise ParseError(source, 1, "percentile columns between 0% and 100% in the header",
-                             h)
+            return "percentile columns between 0% and 100% in the header", h
         if q in seen:
-            raise ParseError(source, 1, f"each percentile column once in the header "
-                             f"({seen[q]!r} is the same percentile)", h)
+            return (f"each percentile column once in the header ({seen[q]!r} is the same "
+                    "percentile)", h)
         seen[q] = h
         out.append((q, h))
     return sorted(out)  # by percentile, wherever the columns are
