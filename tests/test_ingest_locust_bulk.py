@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import math
 import random
 from pathlib import Path
 
@@ -19,7 +20,8 @@ import pytest
 
 import perfkit
 from perfkit.errors import LoadError, ParseError
-from perfkit.ingest import locust
+from perfkit.histogram import HIGHEST_US
+from perfkit.ingest import locust, locust_json, locust_keys
 from perfkit.ingest.locust_table import _csv_records, _physical_lines, _plain_records
 from perfkit.model import Run
 
@@ -191,3 +193,52 @@ def test_the_first_bad_cell_in_file_order_is_reported(tmp_path):
     with pytest.raises(ParseError) as info:
         locust.parse_history_csv(damaged, "f")
     assert (info.value.line, info.value.expected) == (n - 20, "a number in column '100%'")
+
+
+def _json_maps() -> list[tuple[dict, str, bool, float]]:
+    """Every numeric-keyed map of every real --json output: (map, key, as_int, limit)."""
+    from perfkit.ingest.discover import walk
+    from perfkit.ingest.loader import classify
+
+    maps, seen = [], set()
+    for source in SOURCES:
+        if not source.is_dir():
+            continue
+        for _, entries, _ in walk(str(source), with_stat=False):
+            for path, _ in entries:
+                f = classify(path)
+                if f is None or f.kind != "locust_json" or f.text in seen:
+                    continue
+                seen.add(f.text)
+                for _, doc in locust_json.decode_documents(f.text):
+                    for obj in doc if isinstance(doc, list) else ():
+                        maps.append((obj["response_times"], "response_times", False,
+                                     HIGHEST_US / 1000))
+                        maps += [(obj[k], k, True, math.inf)
+                                 for k in ("num_reqs_per_sec", "num_fail_per_sec") if k in obj]
+    return maps
+
+
+def test_json_maps_read_in_bulk_as_key_by_key():
+    maps = _json_maps()
+    assert len(maps) > 100 and sum(bool(m) for m, *_ in maps) > 50
+    for mapping, key, as_int, limit in maps:
+        bulk = locust_keys._keys_in_bulk(mapping, as_int, limit)
+        assert bulk is not None  # real output: never in doubt
+        assert repr(bulk) == repr(locust_keys._keys_one_by_one(mapping, key, as_int, limit)[0])
+
+
+@pytest.mark.parametrize("damage", [
+    {" 12": 1}, {"1_0": 1}, {"\u0661": 1}, {"1e999": 1}, {"-1": 1}, {"12": 1, "12.0": 2},
+    {"12": True}, {"12": -1}, {"12": 2**62}, {"12": 1.5}, {"1\n2": 1}, {"": 1},
+])
+@pytest.mark.parametrize("as_int", [False, True])
+def test_a_damaged_json_map_is_read_key_by_key(damage, as_int):
+    """A key or count the bulk check doubts: the answer (and the problem named) of the
+    key-by-key reading, after the keys of a real map."""
+    real = next(m for m, _, is_int, _ in _json_maps() if m and is_int == as_int)
+    mapping = {**real, **damage}
+    limit = math.inf if as_int else HIGHEST_US / 1000
+    assert locust_keys._keys_in_bulk(mapping, as_int, limit) is None
+    assert (repr(locust_keys.numeric_keys(mapping, "k", as_int, limit))
+            == repr(locust_keys._keys_one_by_one(mapping, "k", as_int, limit)))

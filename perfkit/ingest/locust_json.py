@@ -34,6 +34,7 @@ from typing import Any
 from perfkit.errors import ParseError
 from perfkit.histogram import HIGHEST_US, LatencyHistogram
 from perfkit.ingest.locust_csv import LATENCY_SOURCE, TOOL, check_text
+from perfkit.ingest.locust_keys import MAX_COUNT, numeric_keys
 from perfkit.model import FrozenMap, Run, built_run, replaced_run
 
 #: Locust's PERCENTILES_TO_REPORT, keyed by percentile on perfkit's 0-100 scale. The fractions
@@ -42,14 +43,7 @@ LOCUST_FRACTIONS = {50.0: 0.50, 66.0: 0.66, 75.0: 0.75, 80.0: 0.80, 90.0: 0.90, 
                     98.0: 0.98, 99.0: 0.99, 99.9: 0.999, 99.99: 0.9999, 100.0: 1.0}
 
 _NUMBER = (int, float)
-# ASCII only (re.ASCII): \d would admit any Unicode digit, which int() and float() then read
-#: a key of ``response_times`` (a rounded time in ms) and of the per-second maps (epoch s)
-_NUMBER_KEY = re.compile(r"(?:\d{1,300}(?:\.\d{0,300})?|\.\d{1,300})(?:[eE][-+]?\d{1,3})?",
-                         re.ASCII)
-_INT_KEY = re.compile(r"\d{1,18}", re.ASCII)
 _LONG_NUMBER = re.compile(r"\d{1000,}", re.ASCII)
-#: counts beyond this are damage (and would overflow numpy's int64 histograms)
-_MAX_COUNT = 2**62
 #: key -> (accepted types, may be null)
 _REQUIRED = {
     "name": ((str,), False),
@@ -195,27 +189,11 @@ def _check_value(key: str, value: object, types: tuple, nullable: bool) -> str |
         return None if nullable else f"{key!r} is null"
     if isinstance(value, bool) or not isinstance(value, types):
         return f"{key!r} is {type(value).__name__}"
-    if isinstance(value, int) and not 0 <= value < _MAX_COUNT:
+    if isinstance(value, int) and not 0 <= value < MAX_COUNT:
         return f"{key!r} is {'negative' if value < 0 else 'beyond 2**62'}"
     if isinstance(value, float) and not 0 <= value < math.inf:
         return f"{key!r} is {value!r} (Locust writes finite, non-negative numbers)"
     return None
-
-
-def _numeric_keys(mapping: dict, key: str, as_int: bool,
-                  limit: float = math.inf) -> tuple[dict, str | None]:
-    out: dict = {}
-    pattern = _INT_KEY if as_int else _NUMBER_KEY
-    for k, v in mapping.items():
-        if not pattern.fullmatch(k):  # not int()/float(): they take " 1_0 " and "\u0661"
-            return {}, f"{key!r} has the key {k!r}"
-        num = int(k) if as_int else float(k)
-        if not 0 <= num <= limit:
-            return {}, f"{key!r} has the key {k!r} (not a number in [0, {limit:g}])"
-        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < _MAX_COUNT:
-            return {}, f"{key!r} has the count {v!r}"
-        out[num] = out.get(num, 0) + v
-    return out, None
 
 
 def _entry(obj: object) -> tuple[Entry | None, str | None]:
@@ -229,10 +207,10 @@ def _entry(obj: object) -> tuple[Entry | None, str | None]:
             problem = _check_value(key, obj[key], types, nullable)
             if problem:
                 return None, problem
-    buckets, problem = _numeric_keys(obj["response_times"], "response_times", as_int=False,
+    buckets, problem = numeric_keys(obj["response_times"], "response_times", as_int=False,
                                      limit=HIGHEST_US / 1000)
-    per_s, problem2 = _numeric_keys(obj.get("num_reqs_per_sec", {}), "num_reqs_per_sec", True)
-    fail_s, problem3 = _numeric_keys(obj.get("num_fail_per_sec", {}), "num_fail_per_sec", True)
+    per_s, problem2 = numeric_keys(obj.get("num_reqs_per_sec", {}), "num_reqs_per_sec", True)
+    fail_s, problem3 = numeric_keys(obj.get("num_fail_per_sec", {}), "num_fail_per_sec", True)
     if problem or problem2 or problem3:
         return None, problem or problem2 or problem3
     return Entry(
