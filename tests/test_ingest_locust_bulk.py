@@ -1,7 +1,8 @@
-"""The Locust CSV parsers read cells in bulk (column by column, one check over a whole plain
-table) and fall back to the cell-by-cell reader when a check fails: the bulk path must give what
-the cell-by-cell path gives on every real Locust output, and a bad cell must still be the
-ParseError of its own file, line, column and value.
+"""The Locust parsers read in bulk: a plain CSV split on commas, its counts and numbers each
+converted all at once (a column checked on its own when in doubt), the --json maps' keys all at
+once; they fall back to the cell-by-cell (key-by-key) reading when a check fails. The bulk path
+must give what the cell-by-cell path gives on every real Locust output, and a bad cell must
+still be the ParseError of its own file, line, column and value.
 
 The damaged inputs are temporary copies of real recorded files with one cell changed (a test of
 the parser's refusal, never a fixture).

@@ -7,12 +7,14 @@
 - ``PREFIX_failures.csv`` and ``PREFIX_exceptions.csv`` (:func:`parse_failures_csv`,
   :func:`parse_exceptions_csv`).
 
-Every file is read by header name with the :mod:`csv` module, never by position: Locust's
-columns change between versions (source: ``locust/stats.py``, ``StatsCSV`` and
-``StatsCSVFileWriter``). Times are milliseconds with no unit in the header. Locust prints
-``N/A`` for percentiles when there were no requests, and ``0`` for the min/max/mean of an
-empty entry; both become None with a note, never 0 (a 0 where nothing was measured:
-:mod:`perfkit.ingest.nodata`). A percentile column outside 0-100% (``900%``) is refused.
+Every file is read by header name (:mod:`perfkit.ingest.locust_table`: the :mod:`csv` module,
+or a split on commas where that reads the same), never by position: Locust's columns change
+between versions (source: ``locust/stats.py``, ``StatsCSV`` and ``StatsCSVFileWriter``). Cells
+are converted in bulk, or cell by cell where a bulk check fails, for the exact error
+(:mod:`perfkit.ingest.locust_cells`). Times are milliseconds with no unit in the header.
+Locust prints ``N/A`` for percentiles when there were no requests, and ``0`` for the
+min/max/mean of an empty entry; both become None with a note, never 0 (a 0 where nothing was
+measured: :mod:`perfkit.ingest.nodata`). A percentile column outside 0-100% (``900%``) is refused.
 
 Errors carry the physical 1-based line: the exceptions CSV holds multi-line quoted tracebacks,
 so rows are located through the reader's ``line_num``, not by counting rows.
