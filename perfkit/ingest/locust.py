@@ -114,7 +114,8 @@ def _parse_group(group: dict[str, tuple[str, str]]) -> list[Run]:
                     endpoint="Aggregated", is_aggregate=True,
                     notes=(f"{path}: only Locust's failures/exceptions table, "
                            "no request statistics",))]
-    return [_attach(r, sources, history, failures, exceptions) for r in runs]
+    by_key = None if history is None else _history_by_key(history)
+    return [_attach(r, sources, history, by_key, failures, exceptions) for r in runs]
 
 
 def _key(run: Run) -> tuple[str | None, str | None]:
@@ -182,17 +183,32 @@ def _runs_from_history(history: History, path: str) -> list[Run]:
     return runs
 
 
+def _history_by_key(history: History) -> dict[object, list[FrozenMap]]:
+    """The history's rows, frozen (built frozen: not copied again), under the key of the run
+    they belong to (:func:`_run_key`): the Aggregated rows, or a (method, name)'s."""
+    out: dict[object, list[FrozenMap]] = {}
+    for r in history.rows:
+        aggregated = r["name"] == "Aggregated" and r["method"] is None
+        out.setdefault(_AGGREGATED if aggregated else (r["method"], r["name"]), []).append(
+            FrozenMap.wrap(r))
+    return out
+
+
+_AGGREGATED = object()
+
+
+def _run_key(run: Run) -> object:
+    return _AGGREGATED if run.is_aggregate else (run.method, run.endpoint)
+
+
 def _attach(run: Run, sources: tuple[str, ...], history: History | None,
+            history_by_key: dict[object, list[FrozenMap]] | None,
             failures: tuple | None, exceptions: tuple | None) -> Run:
     extra = dict(run.extra)
     notes = list(run.notes)
     extra["sources"] = sources
-    if history is not None:
-        rows = tuple(r for r in history.rows
-                     if (r["name"] == "Aggregated" and r["method"] is None) == run.is_aggregate
-                     and (run.is_aggregate or (r["method"], r["name"]) ==
-                          (run.method, run.endpoint)))
-        extra["history"] = tuple(map(FrozenMap.wrap, rows))  # built frozen: not copied again
+    if history is not None and history_by_key is not None:
+        extra["history"] = tuple(history_by_key.get(_run_key(run), ()))
         extra["history_cumulative_percentiles"] = history.cumulative_percentiles
         if run.is_aggregate:
             notes.extend(history.notes)
