@@ -243,3 +243,27 @@ def test_a_damaged_json_map_is_read_key_by_key(damage, as_int):
     assert locust_keys._keys_in_bulk(mapping, as_int, limit) is None
     assert (repr(locust_keys.numeric_keys(mapping, "k", as_int, limit))
             == repr(locust_keys._keys_one_by_one(mapping, "k", as_int, limit)))
+
+
+ODD_CELLS = ["12x", "-3", "-0", "+1e5", "1e999", "9" * 401, " 7\t", "N/A", " N/A ", "1_0", "inf",
+             "\u0663", "4 0", "", "0"]
+
+
+TABLES = [r for r in REAL if r[1] in ("_stats_history.csv", "_stats.csv")]
+
+
+@pytest.mark.parametrize("path,suffix", TABLES, ids=[str(p.relative_to(p.parents[2]))
+                                                      for p, _ in TABLES])
+def test_an_odd_cell_anywhere_reads_in_bulk_as_cell_by_cell(path, suffix):
+    """Odd cells (bad, signed, overflowing, long, spaced, N/A, empty, 0) put in seeded random
+    columns and rows of a real file, one at a time: the same rows, notes or ParseError."""
+    text = _text(path)
+    lines = text.splitlines()
+    header = lines[0].split(",")
+    rng = random.Random(path.name)
+    parser = PARSERS[suffix]
+    for _ in range(24):
+        column, value = rng.choice(header), rng.choice(ODD_CELLS)
+        damaged = _damaged(text, rng.randint(2, len(lines)), column, value)
+        assert (_outcome(parser, damaged, "f", True)
+                == _outcome(parser, damaged, "f", False)), (column, value)
