@@ -26,7 +26,8 @@ archive COMMIT | tar -x -C DIR``), measured in the same run with the same interp
    store is then written by a thread of its own) and again once the store is on disk.
 5. **Parse MB/s** (target >= 50 MB/s): the store-less loads of row 3 (megabytes of tool output
    per CPU second), and the same on every tool (wrk2, wrk, Locust CSV and --json sets: the
-   parsers alone are slower per byte on the small wrk and Locust files).
+   parsers alone are slower per byte on the small wrk and Locust files), and on Locust's run
+   directories alone (``--runs / 4`` of them, with the CPU per run directory).
 
 Rows 4 and 5 each print their floor (:data:`FLOOR`, bare Python loops with no perfkit code,
 best of ``--repeats`` fresh processes): the ``stat()`` of every folder and file that a second
@@ -169,6 +170,12 @@ def load(root: Path, cache: bool, env: dict[str, str], cwd: Path) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def storeless(root: Path, src: Path | None, repeats: int) -> dict:
+    """The best of ``repeats`` store-less loads (each a fresh process)."""
+    env, cwd = env_for(src), cwd_for(src)
+    return min((load(root, False, env, cwd) for _ in range(repeats)), key=lambda r: r["cpu"])
+
+
 def loads(root: Path, src: Path | None, repeats: int) -> dict[str, dict]:
     """Per trial: no store; a store-less load, the first load (writes it), the second; and
     the floor (:data:`FLOOR`, each part's best), beside them on the machine as it is."""
@@ -296,11 +303,13 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(name)
         wrk2_corpus = _corpus.build(tmp / "wrk2", args.runs, tools=("wrk2",))
         every = _corpus.build(tmp / "every", args.runs)
+        locust = _corpus.build(tmp / "locust", max(1, args.runs // 4), tools=("locust",))
         time.sleep(2.5)  # out of the racy window, as data at rest is
         for label, src in versions:
             rows[label] = {"startup": startup(src, args.repeats),
                            "wrk2": loads(wrk2_corpus.root, src, args.repeats),
-                           "every": loads(every.root, src, max(1, args.repeats // 2))}
+                           "every": loads(every.root, src, max(1, args.repeats // 2)),
+                           "locust": storeless(locust.root, src, args.repeats)}
             if not args.skip_report:
                 reports = tmp / f"reports-{label}"
                 reports.mkdir()
@@ -311,12 +320,14 @@ def main(argv: list[str] | None = None) -> int:
                                   capture_output=True, text=True)
             rows["tables_identical"] = same.returncode == 0
         print(f"\ncorpus: {_corpus.describe(wrk2_corpus)}\n"
-              f"every tool: {_corpus.describe(every)}\n")
-        show(rows, versions, args, workers, wrk2_corpus, every)
+              f"every tool: {_corpus.describe(every)}\n"
+              f"Locust: {_corpus.describe(locust)}\n")
+        show(rows, versions, args, workers, wrk2_corpus, every, locust)
     return 0
 
 
-def show(rows: dict, versions: list, args, workers: int, wrk2_corpus, every) -> None:
+def show(rows: dict, versions: list, args, workers: int, wrk2_corpus, every, locust
+         ) -> None:
     labels = [label for label, _ in versions]
     head = f"{'row':<44}" + "".join(f"{label:>12}" for label in labels)
     print(head + f"{'target':>12}  verdict (after)")
@@ -388,6 +399,12 @@ def show(rows: dict, versions: list, args, workers: int, wrk2_corpus, every) -> 
         f">= {TARGETS['mb_s']:.0f} MB/s", mb_all / e["after"]["storeless"]["cpu"]
         >= TARGETS["mb_s"])
     floor_rows({x: e[x]["floor"] for x in labels}, mb_all, labels, row)
+    lo = {label: rows[label]["locust"]["cpu"] for label in labels}
+    mb_locust = locust.output_bytes / 1e6
+    row(f"   Locust run directories ({mb_locust:.1f} MB)",
+        [f"{mb_locust / lo[x]:.1f} MB/s" for x in labels], "", None)
+    row(f"     CPU per run directory ({locust.runs})",
+        [f"{lo[x] / locust.runs * 1e3:.2f} ms" for x in labels], "", None)
     print(f"\n{wrk2_corpus.runs} run directories per corpus, a fresh process per load; "
           "every ratio from CPU times of this one run")
 

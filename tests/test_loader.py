@@ -171,6 +171,37 @@ def test_a_run_directory_keeps_what_classify_finds_in_each_of_its_files():
     assert seen > 300
 
 
+def test_a_large_file_sniffed_by_its_head_is_kept_as_when_decoded_whole():
+    """The loader sniffs the head of a file over 64 KiB before decoding it whole (Locust's
+    1 MB HTML report is no tool output): the same answer as decoding first, for a character
+    cut at the head's end, bytes that are not UTF-8 after the head, and a long real history
+    (its rows repeated: a test input, never a fixture)."""
+    from perfkit.ingest.loader import _output, _output_of, _text_of
+    from perfkit.ingest.sniffer import HEAD_BYTES
+
+    html = (FIX / "locust" / "clean_u20" / "clean.html").read_bytes()
+    history = (FIX / "locust" / "processes2_u40" / "procs_stats_history.csv").read_bytes()
+    header, rows = history.split(b"\n", 1)
+    long_history = header + b"\n" + rows * (8 * HEAD_BYTES // len(rows))
+    cut = 4 * HEAD_BYTES - 1
+    cases = {
+        "html": html, "html, bad byte at the end": html + b"\xff",
+        "html, a character across the head's end": html[:cut] + "\u00e9".encode() + html[cut:],
+        "long history": long_history, "long history, bad byte": long_history + b"\xff",
+        "long history, a character across the head's end":
+            long_history[:cut] + "\u20ac".encode() + long_history[cut:],
+        "4-byte characters to the head's end": "\U0001f600".encode() * HEAD_BYTES + history,
+    }
+    kinds = {}
+    for name, data in cases.items():
+        assert len(data) > 4 * HEAD_BYTES, name
+        whole = _output("f", _text_of(data), None)
+        assert _output_of("f", data, None) == whole, name
+        kinds[name] = None if whole is None else whole.kind
+    assert kinds["long history"] == "locust_history" and kinds["html"] is None
+    assert kinds["long history, bad byte"] is None
+
+
 def test_every_hdrhistogram_log_marker_starts_with_a_hint_the_sniffer_looks_for():
     # the sniffer splits a file into lines only when one of the hints occurs in it
     from perfkit.ingest import sniffer

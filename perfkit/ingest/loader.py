@@ -90,6 +90,21 @@ def _output(path: str, text: str | None, wrk_tool: str | None) -> _File | None:
     return _File(path, kind, text)
 
 
+def _output_of(path: str, data: bytes, wrk_tool: str | None) -> _File | None:
+    """``_output(path, _text_of(data), wrk_tool)``, with the head sniffed before the whole file
+    is decoded: a file that is no tool output (Locust's HTML report, about 1 MB) is not.
+
+    The head's first HEAD_BYTES characters are those of the whole text when it decodes: at most
+    4 bytes a character, so ``4 * HEAD_BYTES`` bytes hold them (a character cut at the end is
+    past them); when it does not decode, the answer is None either way."""
+    if data.find(b"\x00", 0, HEAD_BYTES) >= 0:
+        return None
+    if len(data) > 4 * HEAD_BYTES and sniff(
+            data[:4 * HEAD_BYTES].decode("utf-8", "ignore")[:HEAD_BYTES]) is None:
+        return None
+    return _output(path, _text_of(data), wrk_tool)
+
+
 def classify(path: str, wrk_tool: str | None = None) -> _File | None:
     """The tool output at ``path`` (None: not one). ``wrk_tool``: what a manifest says wrote
     a wrk-family output ("wrk" or "wrk2"), which settles the two apart."""
@@ -184,7 +199,7 @@ def _prepare(directory: str, paths: list[str], manifest: str | None | object = _
             data = read_bytes(path)
         except OSError:  # removed or unreadable meanwhile: not a tool output we can read
             continue
-        f = _output(path, _text_of(data), wrk_tool)  # classify(), its bytes read above
+        f = _output_of(path, data, wrk_tool)  # classify(), its bytes read above
         if f is not None:
             files.append(f)
     return _RunDir(directory, paths, info, files, errors)

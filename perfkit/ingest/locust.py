@@ -30,7 +30,7 @@ from perfkit.ingest.locust_csv import (
     parse_stats_csv,
 )
 from perfkit.ingest.locust_json import LATENCY_SOURCE, TOOL, parse_json
-from perfkit.model import Run
+from perfkit.model import FrozenMap, Run, replaced_run
 
 __all__ = ["parse_exceptions_csv", "parse_failures_csv", "parse_files", "parse_history_csv",
            "parse_json", "parse_stats_csv"]
@@ -114,7 +114,8 @@ def _parse_group(group: dict[str, tuple[str, str]]) -> list[Run]:
                     endpoint="Aggregated", is_aggregate=True,
                     notes=(f"{path}: only Locust's failures/exceptions table, "
                            "no request statistics",))]
-    return [_attach(r, sources, history, failures, exceptions) for r in runs]
+    by_key = None if history is None else _history_by_key(history)
+    return [_attach(r, sources, history, by_key, failures, exceptions) for r in runs]
 
 
 def _key(run: Run) -> tuple[str | None, str | None]:
@@ -155,7 +156,9 @@ def _prefer_json(json_runs: list[Run], stats: list[Run]) -> list[Run]:
             extra["failures_per_s"] = csv_run.extra.get("failures_per_s")
             extra["throughput_basis"] = "csv: Requests/s as printed (final totals)"
         extra["csv_requests"] = None if csv_run is None else csv_run.requests
-        out.append(run.replace(notes=tuple(notes), extra=extra, **changes))
+        # every value is frozen already (the runs' own, numbers and text)
+        out.append(replaced_run(run, {"notes": tuple(notes), "extra": FrozenMap.wrap(extra),
+                                      **changes}))
     return out
 
 
@@ -180,23 +183,38 @@ def _runs_from_history(history: History, path: str) -> list[Run]:
     return runs
 
 
+def _history_by_key(history: History) -> dict[object, list[FrozenMap]]:
+    """The history's rows, frozen (built frozen: not copied again), under the key of the run
+    they belong to (:func:`_run_key`): the Aggregated rows, or a (method, name)'s."""
+    out: dict[object, list[FrozenMap]] = {}
+    for r in history.rows:
+        aggregated = r["name"] == "Aggregated" and r["method"] is None
+        out.setdefault(_AGGREGATED if aggregated else (r["method"], r["name"]), []).append(
+            FrozenMap.wrap(r))
+    return out
+
+
+_AGGREGATED = object()
+
+
+def _run_key(run: Run) -> object:
+    return _AGGREGATED if run.is_aggregate else (run.method, run.endpoint)
+
+
 def _attach(run: Run, sources: tuple[str, ...], history: History | None,
+            history_by_key: dict[object, list[FrozenMap]] | None,
             failures: tuple | None, exceptions: tuple | None) -> Run:
     extra = dict(run.extra)
     notes = list(run.notes)
     extra["sources"] = sources
-    if history is not None:
-        rows = tuple(r for r in history.rows
-                     if (r["name"] == "Aggregated" and r["method"] is None) == run.is_aggregate
-                     and (run.is_aggregate or (r["method"], r["name"]) ==
-                          (run.method, run.endpoint)))
-        extra["history"] = list(rows)  # lists and dicts are frozen by Run
+    if history is not None and history_by_key is not None:
+        extra["history"] = tuple(history_by_key.get(_run_key(run), ()))
         extra["history_cumulative_percentiles"] = history.cumulative_percentiles
         if run.is_aggregate:
             notes.extend(history.notes)
-    if failures is not None:
-        extra["failures"] = [f for f in failures if run.is_aggregate or
-                             (f["method"], f["name"]) == (run.method, run.endpoint)]
+    if failures is not None:  # rows of text, numbers and tuples of text: frozen as maps
+        extra["failures"] = tuple(FrozenMap(f) for f in failures if run.is_aggregate or
+                                  (f["method"], f["name"]) == (run.method, run.endpoint))
     if exceptions is not None and run.is_aggregate:
-        extra["exceptions"] = list(exceptions)
-    return run.replace(extra=extra, notes=tuple(notes))
+        extra["exceptions"] = tuple(map(FrozenMap, exceptions))
+    return replaced_run(run, {"extra": FrozenMap.wrap(extra), "notes": tuple(notes)})

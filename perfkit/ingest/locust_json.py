@@ -34,7 +34,8 @@ from typing import Any
 from perfkit.errors import ParseError
 from perfkit.histogram import HIGHEST_US, LatencyHistogram
 from perfkit.ingest.locust_csv import LATENCY_SOURCE, TOOL, check_text
-from perfkit.model import Run
+from perfkit.ingest.locust_keys import MAX_COUNT, numeric_keys
+from perfkit.model import FrozenMap, Run, built_run, replaced_run
 
 #: Locust's PERCENTILES_TO_REPORT, keyed by percentile on perfkit's 0-100 scale. The fractions
 #: are Locust's own literals so that ``int(n * fraction)`` rounds exactly as Locust's does.
@@ -42,14 +43,7 @@ LOCUST_FRACTIONS = {50.0: 0.50, 66.0: 0.66, 75.0: 0.75, 80.0: 0.80, 90.0: 0.90, 
                     98.0: 0.98, 99.0: 0.99, 99.9: 0.999, 99.99: 0.9999, 100.0: 1.0}
 
 _NUMBER = (int, float)
-# ASCII only (re.ASCII): \d would admit any Unicode digit, which int() and float() then read
-#: a key of ``response_times`` (a rounded time in ms) and of the per-second maps (epoch s)
-_NUMBER_KEY = re.compile(r"(?:\d{1,300}(?:\.\d{0,300})?|\.\d{1,300})(?:[eE][-+]?\d{1,3})?",
-                         re.ASCII)
-_INT_KEY = re.compile(r"\d{1,18}", re.ASCII)
 _LONG_NUMBER = re.compile(r"\d{1000,}", re.ASCII)
-#: counts beyond this are damage (and would overflow numpy's int64 histograms)
-_MAX_COUNT = 2**62
 #: key -> (accepted types, may be null)
 _REQUIRED = {
     "name": ((str,), False),
@@ -100,21 +94,34 @@ def locust_percentile_ms(buckets: Mapping[float, int], num_requests: int,
     """
     if not buckets:
         return None
+    keys, below = _below(buckets, num_requests)
+    return _at(keys, below, num_requests, fraction)
+
+
+def _below(buckets: Mapping[float, int], num_requests: int) -> tuple[list[float], list[int]]:
+    """The bucket keys in order, and the requests "not yet processed" when bucket k is
+    reached: ``num_requests - count(>= k)``."""
     keys = sorted(buckets)
     counts = [buckets[k] for k in keys]
     total = sum(counts)
-    target = int(num_requests * fraction)
-    # requests "not yet processed" when bucket k is reached: num_requests - count(>= k)
-    below = [num_requests - total + b for b in accumulate([0] + counts[:-1])]
-    idx = bisect.bisect_right(below, target) - 1
+    return keys, [num_requests - total + b for b in accumulate([0] + counts[:-1])]
+
+
+def _at(keys: list[float], below: list[int], num_requests: int, fraction: float
+        ) -> float | None:
+    idx = bisect.bisect_right(below, int(num_requests * fraction)) - 1
     return None if idx < 0 else float(keys[idx])
 
 
 def locust_percentiles_ms(buckets: Mapping[float, int], num_requests: int) -> dict[float, float]:
-    """Every percentile Locust reports, ``{50.0: .., 99.99: .., 100.0: ..}`` (missing omitted)."""
+    """Every percentile Locust reports, ``{50.0: .., 99.99: .., 100.0: ..}`` (missing omitted);
+    each is :func:`locust_percentile_ms`, with the buckets ordered and summed once."""
+    if not buckets:
+        return {}
+    keys, below = _below(buckets, num_requests)
     out = {}
     for q, fraction in LOCUST_FRACTIONS.items():
-        value = locust_percentile_ms(buckets, num_requests, fraction)
+        value = _at(keys, below, num_requests, fraction)
         if value is not None:
             out[q] = value
     return out
@@ -182,27 +189,11 @@ def _check_value(key: str, value: object, types: tuple, nullable: bool) -> str |
         return None if nullable else f"{key!r} is null"
     if isinstance(value, bool) or not isinstance(value, types):
         return f"{key!r} is {type(value).__name__}"
-    if isinstance(value, int) and not 0 <= value < _MAX_COUNT:
+    if isinstance(value, int) and not 0 <= value < MAX_COUNT:
         return f"{key!r} is {'negative' if value < 0 else 'beyond 2**62'}"
     if isinstance(value, float) and not 0 <= value < math.inf:
         return f"{key!r} is {value!r} (Locust writes finite, non-negative numbers)"
     return None
-
-
-def _numeric_keys(mapping: dict, key: str, as_int: bool,
-                  limit: float = math.inf) -> tuple[dict, str | None]:
-    out: dict = {}
-    pattern = _INT_KEY if as_int else _NUMBER_KEY
-    for k, v in mapping.items():
-        if not pattern.fullmatch(k):  # not int()/float(): they take " 1_0 " and "\u0661"
-            return {}, f"{key!r} has the key {k!r}"
-        num = int(k) if as_int else float(k)
-        if not 0 <= num <= limit:
-            return {}, f"{key!r} has the key {k!r} (not a number in [0, {limit:g}])"
-        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < _MAX_COUNT:
-            return {}, f"{key!r} has the count {v!r}"
-        out[num] = out.get(num, 0) + v
-    return out, None
 
 
 def _entry(obj: object) -> tuple[Entry | None, str | None]:
@@ -216,10 +207,10 @@ def _entry(obj: object) -> tuple[Entry | None, str | None]:
             problem = _check_value(key, obj[key], types, nullable)
             if problem:
                 return None, problem
-    buckets, problem = _numeric_keys(obj["response_times"], "response_times", as_int=False,
+    buckets, problem = numeric_keys(obj["response_times"], "response_times", as_int=False,
                                      limit=HIGHEST_US / 1000)
-    per_s, problem2 = _numeric_keys(obj.get("num_reqs_per_sec", {}), "num_reqs_per_sec", True)
-    fail_s, problem3 = _numeric_keys(obj.get("num_fail_per_sec", {}), "num_fail_per_sec", True)
+    per_s, problem2 = numeric_keys(obj.get("num_reqs_per_sec", {}), "num_reqs_per_sec", True)
+    fail_s, problem3 = numeric_keys(obj.get("num_fail_per_sec", {}), "num_fail_per_sec", True)
     if problem or problem2 or problem3:
         return None, problem or problem2 or problem3
     return Entry(
@@ -312,7 +303,7 @@ def entry_run(e: Entry, total: Entry, source: str, histogram: LatencyHistogram |
     notes = []
     if timed <= 0:
         notes.append(f"{e.name!r}: no timed requests in the --json output, so no latencies")
-    return Run(
+    return built_run(dict(  # built frozen: float keys and values, maps of scalars in extra
         tool=TOOL, source=source, latency_source=LATENCY_SOURCE,
         endpoint=e.name, method=e.method, is_aggregate=is_aggregate,
         duration_s=duration, requests=e.num_requests, failures=e.num_failures,
@@ -322,11 +313,11 @@ def entry_run(e: Entry, total: Entry, source: str, histogram: LatencyHistogram |
         latency_mean_ms=e.total_response_time_ms / timed if timed > 0 else None,
         latency_min_ms=e.min_response_time_ms if timed > 0 else None,
         latency_max_ms=e.max_response_time_ms if timed > 0 else None,
-        percentiles_ms=percentiles,
+        percentiles_ms=FrozenMap.wrap(percentiles),
         histogram=histogram if histogram is not None else
         LatencyHistogram.from_buckets_ms(e.response_times),
         notes=tuple(notes),
-        extra={
+        extra=FrozenMap.wrap({
             "latency_median_ms": median,
             "failures_per_s": None if duration is None else e.num_failures / duration,
             "content_size_mean_bytes": (e.total_content_length_bytes / e.num_requests
@@ -334,11 +325,11 @@ def entry_run(e: Entry, total: Entry, source: str, histogram: LatencyHistogram |
             "num_none_requests": e.num_none_requests,
             "start_time_s": e.start_time_s,
             "last_request_timestamp_s": e.last_request_timestamp_s,
-            "requests_by_second": e.requests_by_second,
-            "failures_by_second": e.failures_by_second,
+            "requests_by_second": FrozenMap(e.requests_by_second),
+            "failures_by_second": FrozenMap(e.failures_by_second),
             "throughput_basis": "json: requests / (last request - first request)",
-        },
-    )
+        }),
+    ))
 
 
 def parse_json(text: str, source: str = "<string>") -> list[Run]:
@@ -360,9 +351,10 @@ def parse_json(text: str, source: str = "<string>") -> list[Run]:
         runs.append(run)
     merged = LatencyHistogram.merge(typing.cast(list[LatencyHistogram], hists))  # all built
     agg = entry_run(total, total, source, merged, is_aggregate=True)
+    changes: dict[str, object] = {
+        "extra": FrozenMap.wrap({**agg.extra, "json_documents": n_docs})}
     if not entries:
-        agg = agg.replace(notes=agg.notes + (
-            "the --json output holds no request statistics: no request was made",))
-    extra = {**dict(agg.extra), "json_documents": n_docs}
-    runs.append(agg.replace(extra=extra))
+        changes["notes"] = agg.notes + (
+            "the --json output holds no request statistics: no request was made",)
+    runs.append(replaced_run(agg, changes))
     return runs

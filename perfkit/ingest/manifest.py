@@ -251,6 +251,11 @@ def _parse_wrk_argv(argv: tuple[str, ...]) -> dict[str, Any]:
 
 def parse_locust_argv(argv: Sequence[str]) -> dict[str, Any]:
     """Options of a locust command line: users, spawn_rate, run_time_s, host, processes."""
+    return dict(_parse_locust_argv(tuple(argv)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_locust_argv(argv: tuple[str, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     args = list(argv[1:])
     i = 0
@@ -305,8 +310,8 @@ def apply_manifest(run: Run, info: ManifestInfo) -> Run:
     tool = run.tool
     opts: dict[str, Any] = {}
     if info.argv:
-        # read only: the wrk options come from a cache shared by every run with this argv
-        opts = (parse_locust_argv(info.argv) if tool == "locust"
+        # read only: the options come from a cache shared by every run with this argv
+        opts = (_parse_locust_argv(tuple(info.argv)) if tool == "locust"
                 else _parse_wrk_argv(tuple(info.argv)))
     load = info.load
     changes: dict[str, Any] = {
