@@ -198,7 +198,7 @@ def loads(root: Path, src: Path | None, repeats: int) -> dict[str, dict]:
 
 # -- 2. the demo report ----------------------------------------------------------------------
 REPORT_ONE = """
-import json, os, sys, threading, time
+import inspect, json, os, sys, threading, time
 from pathlib import Path
 from perfkit.report import build
 from perfkit.report.params import load_params
@@ -221,7 +221,9 @@ def _entry(execution, out_dir, *args):
     return entry
 
 build.execute_notebook, build._entry = execute_notebook, _entry
-kwargs = {"workers": int(sys.argv[3])} if sys.argv[3] != "0" else {}
+# a perfkit that takes no ``workers`` builds one notebook at a time (the code before issue 24)
+takes = "workers" in inspect.signature(build.build_report).parameters
+kwargs = {"workers": int(sys.argv[3])} if takes else {}
 w0, t0 = time.perf_counter(), os.times()
 result = build.build_report(params, Path(sys.argv[2]), **kwargs)
 t1 = os.times()
@@ -239,9 +241,10 @@ for d in sys.argv[1:]:
 
 
 def report(src: Path | None, tmp: Path, workers: int) -> dict:
-    """One build_report in a fresh process: wall time, CPU (its kernels included) and, one
-    notebook at a time, each notebook's CPU (kernel, client thread, HTML export).
-    ``workers`` 0: the code's own default (the code before took no ``workers``)."""
+    """One build_report in a fresh process: wall time, CPU (its kernels included) and each
+    notebook's CPU (kernel, client thread, HTML export: valid one notebook at a time, when
+    no other kernel is reaped within its span). ``workers`` is ignored by a perfkit that
+    takes none (the code before issue 24, which builds one notebook at a time)."""
     out = tmp / f"report-{len(list(tmp.iterdir()))}"
     w0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", REPORT_ONE, str(PARAMS), str(out),
@@ -274,8 +277,8 @@ def report_rows(src: Path | None, tmp: Path, workers: int) -> dict:
     # the run stores warm, in the format of the code measured (as on a second build)
     subprocess.run([sys.executable, "-c", WARM, *map(str, experiment_dirs(params))],
                    env=env_for(src), cwd=cwd_for(src), check=True, capture_output=True)
-    parallel = report(src, tmp, workers if src is None else 0)
-    sequential = report(src, tmp, 1 if src is None else 0)
+    parallel = report(src, tmp, workers)
+    sequential = report(src, tmp, 1)
     per = {r.name: sequential["per"][r.name] for r in params.notebooks}
     return {"parallel": parallel, "sequential": sequential, "per": per,
             "critical": critical_path(list(per.values()), workers),
