@@ -151,7 +151,19 @@ class Columns:
         return values
 
 
-class CellView:
+class _Cells:
+    """A row's cells by column name: :meth:`raw` as printed (None: no such column)."""
+
+    def raw(self, name: str) -> str | None:
+        raise NotImplementedError
+
+    def text(self, name: str) -> str | None:
+        """The cell as printed, None when empty or absent."""
+        value = self.raw(name)
+        return None if value is None or value == "" else value
+
+
+class CellView(_Cells):
     """One row of :class:`Columns`, read as a :class:`RowReader` reads it (the same answers,
     the same ``na_columns``)."""
 
@@ -164,10 +176,6 @@ class CellView:
     def raw(self, name: str) -> str | None:
         cells = self.columns.cells(name)
         return None if cells is None else cells[self.index]
-
-    def text(self, name: str) -> str | None:
-        value = self.raw(name)
-        return None if value is None or value == "" else value
 
     def _value(self, values: list, name: str) -> int | float | None:
         value = values[self.index]
@@ -182,7 +190,7 @@ class CellView:
         return self._value(self.columns.numbers(name, allow_na), name)
 
 
-class RowReader:
+class RowReader(_Cells):
     """Typed access to one row's fields, cell by cell; every error names the row's line."""
 
     def __init__(self, row: CsvRow, source: str, table: CsvTable):
@@ -194,10 +202,6 @@ class RowReader:
     def raw(self, name: str) -> str | None:
         i = self.table.position(name)
         return None if i is None else self.row.values[i]
-
-    def text(self, name: str) -> str | None:
-        value = self.raw(name)
-        return None if value is None or value == "" else value
 
     def _fail(self, name: str, kind: str, value: str):
         raise ParseError(self.source, self.row.line, f"{kind} in column {name!r}",

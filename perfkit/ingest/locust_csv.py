@@ -22,6 +22,10 @@ so rows are located through the reader's ``line_num``, not by counting rows.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import TypeVar
+
 from perfkit.errors import ParseError
 from perfkit.ingest.locust_cells import NA, CellView, Columns, Irregular, RowReader
 from perfkit.ingest.locust_history import HISTORY_REQUIRED, History, parse_history_csv
@@ -54,16 +58,21 @@ EXCEPTIONS_REQUIRED = ("Count", "Message", "Traceback")
 
 #: a row's reader: in bulk (a view of the converted columns) or cell by cell
 Reader = CellView | RowReader
+_T = TypeVar("_T")
 
 
-def _readers(table: CsvTable, source: str, bulk: bool,
-             kinds: dict[str, str] | None = None) -> list[Reader]:
-    """A reader per row: of the columns converted in bulk (``kinds``: the columns read as
-    counts and numbers, see :class:`Columns`), or cell by cell."""
+def _each_row(read: Callable[[Reader], _T], table: CsvTable, source: str, bulk: bool,
+              kinds: dict[str, str] | None = None) -> list[_T]:
+    """``read`` of every row: from the columns converted in bulk (``kinds``: the columns read
+    as counts and numbers, see :class:`Columns`), or, when ``bulk`` is False or a cell fails
+    the bulk check, cell by cell (whose error names the cell)."""
     if bulk:
-        columns = Columns(table, kinds)
-        return [CellView(columns, i) for i in range(len(table.rows))]
-    return [RowReader(row, source, table) for row in table.rows]
+        try:
+            columns = Columns(table, kinds)
+            return [read(CellView(columns, i)) for i in range(len(table.rows))]
+        except Irregular:
+            pass
+    return [read(RowReader(row, source, table)) for row in table.rows]
 
 
 def _na_note(na_columns: list[str], where: str) -> str:
@@ -97,11 +106,8 @@ def parse_stats_csv(text: str, source: str = "<string>", bulk: bool = True) -> l
     table = read_table(text, source, STATS_REQUIRED, "Locust _stats.csv")
     pct_headers = percentile_headers(table.header, source)
     kinds = dict(_STATS_KINDS, **{h: "num" for _, h in pct_headers})
-    try:
-        runs = [_stats_run(r, source, pct_headers)
-                for r in _readers(table, source, bulk, kinds)]
-    except Irregular:  # a cell the bulk check refuses: cell by cell, for the exact error
-        runs = [_stats_run(r, source, pct_headers) for r in _readers(table, source, False)]
+    runs = _each_row(functools.partial(_stats_run, source=source, pct_headers=pct_headers),
+                     table, source, bulk, kinds)
     aggregates = [r for r in runs if r.is_aggregate]
     if not aggregates:
         raise ParseError(source, table.end_line, "the Aggregated row (Locust always writes it "
@@ -165,10 +171,7 @@ def parse_failures_csv(text: str, source: str = "<string>", bulk: bool = True
     as in older versions). Only a header -> an empty tuple.
     """
     table = read_table(text, source, FAILURES_REQUIRED, "Locust _failures.csv")
-    try:
-        return tuple(_failure(r) for r in _readers(table, source, bulk))
-    except Irregular:
-        return tuple(_failure(r) for r in _readers(table, source, False))
+    return tuple(_each_row(_failure, table, source, bulk))
 
 
 def _failure(r: Reader) -> dict:
@@ -190,10 +193,7 @@ def parse_exceptions_csv(text: str, source: str = "<string>", bulk: bool = True
     such as ``vm_5552...`` with ``--processes``), kept as printed. Only a header -> ``()``.
     """
     table = read_table(text, source, EXCEPTIONS_REQUIRED, "Locust _exceptions.csv")
-    try:
-        return tuple(_exception(r) for r in _readers(table, source, bulk))
-    except Irregular:
-        return tuple(_exception(r) for r in _readers(table, source, False))
+    return tuple(_each_row(_exception, table, source, bulk))
 
 
 def _exception(r: Reader) -> dict:

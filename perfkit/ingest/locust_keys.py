@@ -16,7 +16,7 @@ _NUMBER_KEY = re.compile(r"(?:\d{1,300}(?:\.\d{0,300})?|\.\d{1,300})(?:[eE][-+]?
 _INT_KEY = re.compile(r"\d{1,18}", re.ASCII)
 #: every key of a map at once, joined by newlines
 _NUMBER_KEYS = re.compile(rf"{_NUMBER_KEY.pattern}(?:\n{_NUMBER_KEY.pattern})*", re.ASCII)
-_INT_KEYS = re.compile(r"\d{1,18}(?:\n\d{1,18})*", re.ASCII)
+_INT_KEYS = re.compile(rf"{_INT_KEY.pattern}(?:\n{_INT_KEY.pattern})*", re.ASCII)
 #: counts beyond this are damage (and would overflow numpy's int64 histograms)
 MAX_COUNT = 2**62
 

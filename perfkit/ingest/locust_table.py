@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -50,13 +50,11 @@ class CsvTable:
 
     def position(self, name: str) -> int | None:
         """Where column ``name`` (or its alias) is in a row's values; None when absent."""
-        for alias in _ALIASES.get(name, (name,)):
-            if alias in self.positions:
-                return self.positions[alias]
-        return None
+        present = column(self.positions, name)
+        return None if present is None else self.positions[present]
 
 
-def column(header: tuple[str, ...], name: str) -> str | None:
+def column(header: Container[str], name: str) -> str | None:
     """The header name under which column ``name`` is present (an alias, maybe), or None."""
     for alias in _ALIASES.get(name, (name,)):
         if alias in header:
