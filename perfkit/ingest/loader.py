@@ -91,16 +91,16 @@ def _output(path: str, text: str | None, wrk_tool: str | None) -> _File | None:
 
 
 def _output_of(path: str, data: bytes, wrk_tool: str | None) -> _File | None:
-    """``_output(path, _text_of(data), wrk_tool)``, with the head sniffed before the whole file
-    is decoded: a file that is no tool output (Locust's HTML report, about 1 MB) is not.
+    """The tool output that ``data``, the bytes of ``path``, is (None: not one), as
+    :func:`_output` of its text says, with the head of a long file sniffed before the whole
+    file is decoded: a file that is no tool output (Locust's HTML report, about 1 MB) is not.
 
     The head's first HEAD_BYTES characters are those of the whole text when it decodes: at most
     4 bytes a character, so ``4 * HEAD_BYTES`` bytes hold them (a character cut at the end is
-    past them); when it does not decode, the answer is None either way."""
-    if data.find(b"\x00", 0, HEAD_BYTES) >= 0:
-        return None
-    if len(data) > 4 * HEAD_BYTES and sniff(
-            data[:4 * HEAD_BYTES].decode("utf-8", "ignore")[:HEAD_BYTES]) is None:
+    past them); when it does not decode (a NUL byte in the head: binary), the answer is None
+    either way."""
+    if (len(data) > 4 * HEAD_BYTES and data.find(b"\x00", 0, HEAD_BYTES) < 0
+            and sniff(data[:4 * HEAD_BYTES].decode("utf-8", "ignore")[:HEAD_BYTES]) is None):
         return None
     return _output(path, _text_of(data), wrk_tool)
 
@@ -108,7 +108,7 @@ def _output_of(path: str, data: bytes, wrk_tool: str | None) -> _File | None:
 def classify(path: str, wrk_tool: str | None = None) -> _File | None:
     """The tool output at ``path`` (None: not one). ``wrk_tool``: what a manifest says wrote
     a wrk-family output ("wrk" or "wrk2"), which settles the two apart."""
-    return _output(path, read_text(path), wrk_tool)
+    return _output_of(path, read_bytes(path), wrk_tool)
 
 
 def _parser(module: str):
