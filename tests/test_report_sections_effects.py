@@ -156,7 +156,7 @@ def test_forest_plots_show_simple_effects_where_an_interaction_is_significant(de
                 assert r.label == f"{r.term} at {r.at}"
     # issue 21: no "Other significant effects: N more (smaller)": every effect a reader can
     # take alone (the forest plot's rows but the interactions) is a row of the answers
-    everything, _ = headline_effects(results)
+    everything = headline_effects(results)
     assert everything
     for result in results:
         forest = effects.forest_rows(result)

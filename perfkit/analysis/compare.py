@@ -200,10 +200,6 @@ class ComparisonTable:
         artefacts of a cap apart, never counted as better or worse), most frequent first."""
         return dict(collections.Counter(r.reported_verdict for r in self.rows).most_common())
 
-    def capped_rows(self) -> list[ComparisonRow]:
-        """The rows whose values sit on a known timeout cap (:attr:`ComparisonRow.caps_ms`)."""
-        return [r for r in self.rows if r.caps_ms]
-
     def cap_affected_rows(self) -> list[ComparisonRow]:
         """The rows whose metric (not a latency) is throttled by a known timeout cap
         (:attr:`ComparisonRow.cap_affected_ms`)."""

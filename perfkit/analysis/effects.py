@@ -13,9 +13,9 @@
   its verdict with a warning that the cap affects it (:mod:`perfkit.analysis.caps`). A ``~``
   states the smallest ratio the design could have detected (80% power, Holm's first step
   across levels; :func:`perfkit.stats.tpower.min_detectable_effect`) or why there is none.
-- :func:`headline_effects` / :func:`artefact_effects` (from :mod:`~perfkit.analysis.
-  interactions`): the one rule for what a headline reports: simple effects in place of the
-  main effects of interacting factors, artefacts apart; :meth:`FactorialResult.plot_rows`
+- :func:`headline_effects` (from :mod:`~perfkit.analysis.interactions`): the one rule for
+  what a headline reports: simple effects in place of the main effects of interacting
+  factors, artefacts apart; :meth:`FactorialResult.plot_rows`
   the same rule for a forest plot, the interaction rows kept.
 - :func:`ab_comparisons` (:mod:`perfkit.analysis.ab`, re-exported here): each factor's high
   level against its low level, the other factors held at their low level, at each load level.
@@ -47,7 +47,6 @@ from perfkit.analysis.interactions import (
     main_estimand,
     plot_rows,
 )
-from perfkit.analysis.interactions import artefact_effects as artefact_effects
 from perfkit.analysis.interactions import headline_effects as headline_effects
 from perfkit.analysis.interactions import simple_effects as simple_effects
 from perfkit.analysis.mechanism import Mechanism, main_mechanisms, mechanism_columns

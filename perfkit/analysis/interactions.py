@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis import intervals, runstatus
-from perfkit.analysis.caps import artefact, cap_check, is_artefact
+from perfkit.analysis.caps import artefact, cap_check
 from perfkit.analysis.compare import (
     BETTER,
     NO_CHANGE,
@@ -322,31 +322,12 @@ def key_of(level: Any) -> str:
     return repr(tuple(plain(v) for v in values))
 
 
-def headline_effects(results: Sequence[FactorialResult], limit: int | None = None
-                     ) -> tuple[list[tuple[FactorialResult, pd.Series]], int]:
+def headline_effects(results: Sequence[FactorialResult]
+                     ) -> list[tuple[FactorialResult, pd.Series]]:
     """The measured significant effects of all ``results`` (:func:`headline_rows` whose
-    verdict is ``better``/``worse``), largest first (ordered across results by ``size``), at
-    most ``limit`` of them: the largest of each factor, then the largest of the rest; and how
-    many more there are. Artefacts are not among them: :func:`artefact_effects`."""
+    verdict is ``better``/``worse``), largest first (ordered across results by ``size``).
+    Artefacts of a cap are not among them (their verdict is not better or worse)."""
     found = [(result, row) for result in results
              for _, row in headline_rows(result).iterrows() if row["verdict"] in (BETTER, WORSE)]
     found.sort(key=lambda item: -item[1]["size"])
-    if limit is None:
-        return found, 0
-    # each factor's largest effect first, so that a reader asking about any factor finds it
-    # (one factor's many large effects would otherwise crowd out another's), then the others
-    first = list({str(row["term"]): i for i, (_, row) in reversed(list(enumerate(found)))
-                  }.values())
-    keep = sorted(first)[:limit]
-    keep += [i for i in range(len(found)) if i not in keep][: limit - len(keep)]
-    shown = [found[i] for i in sorted(keep)]
-    return shown, len(found) - len(shown)
-
-
-def artefact_effects(results: Sequence[FactorialResult]
-                     ) -> list[tuple[FactorialResult, pd.Series]]:
-    """The effects that would be significant but are computed from values on a known cap
-    (:func:`headline_rows` whose verdict is an artefact), level by level."""
-    return [(result, row) for result in results
-            for _, row in headline_rows(result).iterrows()
-            if row["significant"] and is_artefact(row["verdict"])]
+    return found
