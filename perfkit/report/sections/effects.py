@@ -166,12 +166,13 @@ def answers(tables: Sequence[ComparisonTable], results: Sequence[FactorialResult
 
     out = []
     factors = list(dict.fromkeys(f for r in results for f in r.factors))
+    # each result's threats and rows once, whatever the number of factors
+    each = [(result, threats_for(exp, result.metric.name, [result]) if exp is not None else (),
+             result.headline_rows()) for result in results]
     for factor in factors:
-        for result in results:
+        for result, around, rows in each:
             if factor not in result.factors:
                 continue
-            around = threats_for(exp, result.metric.name, [result]) if exp is not None else ()
-            rows = result.headline_rows()
             for _, r in rows[rows["term"] == factor].iterrows():
                 out.append(_with(_effect_answer(result, r), around))
     out += [_with(_ab_answer(t), threats_for(exp, t.metric.name, [t]) if exp is not None else ())
