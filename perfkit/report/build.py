@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+import typing
 from collections.abc import Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
@@ -42,11 +43,10 @@ from perfkit.formatting import progress_disabled
 from perfkit.report import methods, methods_page, order
 from perfkit.report import nb as nbhelp
 from perfkit.report.execute import Execution, NotebookError, execute_notebook
-from perfkit.report.export import export_html
+from perfkit.report.export import write_page
 from perfkit.report.index import PAGE_CSS, NotebookEntry, is_wide, write_index
 from perfkit.report.params import NotebookRun, ReportParams, load_params, notebook_parameters
 from perfkit.report.threats import common as threat_common
-from perfkit.report.threats import page_records as page_threats
 from perfkit.report.threats import rerender
 from perfkit.vocabulary import RunStatus
 
@@ -96,27 +96,40 @@ def _files(out_dir: Path, kind: str, name: str, suffix: str) -> list[Path]:
     return sorted(folder.glob(f"{name}-*{suffix}")) if folder.is_dir() else []
 
 
-def _entry(execution: Execution, out_dir: Path,
-           common: Mapping[str, int] | None = None) -> NotebookEntry:
+#: an executed notebook read once (:func:`_read_page`): the notebook and what it recorded
+#: (:func:`perfkit.report.nb.collect`), or None when it was not written
+Page = tuple[Any, dict[str, Any]] | None
+_READ = object()
+
+
+def _read_page(execution: Execution) -> Page:
+    if not execution.executed.exists():
+        return None
+    nb = nbformat.read(str(execution.executed), as_version=4)
+    return nb, nbhelp.collect(nb)
+
+
+def _entry(execution: Execution, out_dir: Path, common: Mapping[str, int] | None = None,
+           page: Page | object = _READ) -> NotebookEntry:
     """The index's record of one executed notebook, its page exported (``common``: the
-    threats common to every page, linked to the index rather than repeated)."""
+    threats common to every page, linked to the index rather than repeated; ``page``: the
+    notebook as :func:`_read_page` read it, read here if not given)."""
     name = execution.name
-    answers, methods, alts, captions, threats = [], {}, {}, {}, []
+    answers, methods, alts, captions = [], {}, {}, {}
     title = name
     html = out_dir / f"{name}.html"
-    if execution.executed.exists():
-        nb = nbformat.read(str(execution.executed), as_version=4)
+    read = typing.cast(Page, _read_page(execution) if page is _READ else page)
+    if read is not None:
+        nb, found = read
         title = notebook_title(nb, name)
-        found = nbhelp.collect(nb)
         answers, methods = found["answers"], found["methods"]
-        threats = page_threats(nb, nbhelp.META_KEY)
         alts = {f"figures/{name}-{nbhelp.slug(f['figure'])}.png": f.get("alt", "")
                 for f in found["figures"]}
         captions = {f"figures/{name}-{nbhelp.slug(f['figure'])}.png": f.get("caption", "")
                     for f in found["figures"]}
         try:
-            export_html(execution.executed, html, title=title,
-                        prepare=lambda node: rerender(node, common or {}, nbhelp.META_KEY))
+            rerender(nb, common or {}, nbhelp.META_KEY)
+            write_page(nb, html, title=title)
         except Exception as exc:  # noqa: BLE001 - the index says the page is missing
             if execution.error is None:
                 execution = dataclasses.replace(execution, error=NotebookError(
@@ -133,15 +146,8 @@ def _entry(execution: Execution, out_dir: Path,
         tables=tuple(str(p.relative_to(out_dir)) for p in _files(out_dir, "tables", name,
                                                                  ".csv")),
         error=str(execution.error) if execution.error else None,
-        seconds=execution.seconds, threats=tuple(threats),
+        seconds=execution.seconds,
     )
-
-
-def common_threats(executions: list[Execution]) -> list[dict]:
-    """The threats said on every page (:func:`perfkit.report.threats.common`)."""
-    pages = [page_threats(nbformat.read(str(e.executed), as_version=4), nbhelp.META_KEY)
-             for e in executions if e.executed.exists()]
-    return threat_common(pages)
 
 
 def merged_methods(entries: list[NotebookEntry]) -> dict[str, dict[str, list[str]]]:
@@ -215,11 +221,12 @@ def _execute(run: NotebookRun, out_dir: Path, kernel_name: str) -> Execution:
         order.ended(out_dir, run.name)
 
 
-def _export(execution: Execution, out_dir: Path, common: Mapping[str, int]
+def _export(execution: Execution, out_dir: Path, common: Mapping[str, int], page: Page
             ) -> tuple[Execution, NotebookEntry]:
     """Export one executed notebook's page (``common``: the threats common to every page,
-    linked to the index) and make its index entry; a failed export is the notebook's error."""
-    entry = _entry(execution, out_dir, common)
+    linked to the index; ``page``: as :func:`_read_page` read it) and make its index entry; a
+    failed export is the notebook's error."""
+    entry = _entry(execution, out_dir, common, page)
     if entry.error and execution.error is None:
         execution = dataclasses.replace(execution, error=NotebookError(execution.name,
                                                                        entry.error))
@@ -275,10 +282,12 @@ def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = No
         bar.close()
     # the pages are exported once every notebook ended: a threat common to every page is said
     # once, on the index, and each page links to it
-    common = common_threats([done[run.name] for run in runs])
-    numbers = {t["text"]: i for i, t in enumerate(common, 1)}
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="page") as pool:
-        exported = list(pool.map(lambda run: _export(done[run.name], out_dir, numbers), runs))
+        pages = list(pool.map(lambda run: _read_page(done[run.name]), runs))
+        common = threat_common([page[1]["threats"] for page in pages if page is not None])
+        numbers = {t["text"]: i for i, t in enumerate(common, 1)}
+        exported = list(pool.map(lambda run, page: _export(done[run.name], out_dir, numbers,
+                                                           page), runs, pages))
     executions = [e for e, _ in exported]
     entries = [entry for _, entry in exported]
     records = merged_methods(entries)

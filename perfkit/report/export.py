@@ -82,6 +82,11 @@ def export_html(ipynb: Path, html: Path, title: str | None = None,
     nb = nbformat.read(str(ipynb), as_version=4)
     if prepare is not None:
         prepare(nb)
+    return write_page(nb, html, title)
+
+
+def write_page(nb: nbformat.NotebookNode, html: Path, title: str | None = None) -> Path:
+    """Write ``html`` from an executed notebook already in memory (see :func:`export_html`)."""
     page = notebook_to_html(nb, title)
     remote = remote_references(page)
     if remote:

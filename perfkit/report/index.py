@@ -47,8 +47,6 @@ class NotebookEntry:
     #: the figures wider than a page column (a history over its labels): shown across the
     #: index's whole width, so that their text stays legible (:func:`is_wide`)
     wide: tuple[str, ...] = ()
-    #: the page's threat records (:func:`perfkit.report.threats.merge`)
-    threats: tuple = ()
 
 
 #: a page's title longer than this links a group of answers to it as "page"

@@ -381,8 +381,12 @@ def setup(name: str, output_dir: str | os.PathLike | None = "") -> Report:
 
 
 def collect(nb: Any) -> dict[str, Any]:
-    """Answers, Methods paragraphs, figures and tables recorded in an executed notebook."""
-    found: dict[str, Any] = {"answers": [], "methods": {}, "figures": [], "tables": []}
+    """Answers, Methods paragraphs, figures, tables and threat records
+    (:meth:`Report.threats`) recorded in an executed notebook."""
+    from perfkit.report import threats as th
+
+    found: dict[str, Any] = {"answers": [], "methods": {}, "figures": [], "tables": [],
+                             "threats": []}
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             meta = output.get("metadata", {}).get(META_KEY)
@@ -391,6 +395,8 @@ def collect(nb: Any) -> dict[str, Any]:
             for inner in meta.get("gathered", ()):
                 _collect_one(found, inner)
             _collect_one(found, meta)
+            if meta.get(th.META):  # shown on the page itself, never gathered
+                found["threats"] += meta[th.META]["records"]
     return found
 
 

@@ -116,14 +116,3 @@ def rerender(nb: Any, common_texts: Mapping[str, int], meta_key: str) -> None:
             if found and "text/html" in output.get("data", {}):
                 output["data"]["text/html"] = records_html(
                     found["title"], found["records"], found.get("said"), common_texts)
-
-
-def page_records(nb: Any, meta_key: str) -> list[dict[str, Any]]:
-    """Every threat record an executed notebook showed."""
-    out = []
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            found = ((output.get("metadata") or {}).get(meta_key) or {}).get(META)
-            if found:
-                out += found["records"]
-    return out
