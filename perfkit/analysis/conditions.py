@@ -171,14 +171,6 @@ class HostCpu:
         limit, client and server sharing its cores, not the server's."""
         return self.known > 0 and self.busy > self.known / 2
 
-    def text(self) -> str:
-        """``host CPU >= 90% in 45 of 48 runs (2 cores, client and server on them)``."""
-        if not self.known:
-            return "host CPU not recorded"
-        cores = f"{self.cpus} cores, " if self.cpus else ""
-        return (f"host CPU >= {HOST_BUSY_PERCENT:g}% in {self.busy} of {self.known} runs "
-                f"({cores}client and server on them)")
-
 
 def host_cpu(runs: Sequence[Any]) -> HostCpu:
     """:class:`HostCpu` of ``runs`` (each with a ``manifest``)."""

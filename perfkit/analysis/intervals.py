@@ -12,17 +12,15 @@ An interval is not estimable when
 
 The rule is for intervals of positive quantities on a ratio scale (latencies, throughputs,
 ratios, a peak concurrency); a parameter whose range includes 0 (the USL's kappa) keeps its
-interval. Every table and answer that prints such an interval applies :func:`judge` through
-:func:`apply` (a frame's interval columns set to missing, the reason in
-:data:`NOTE_COLUMN`) or :func:`interval_or_reason` (a printed cell).
+interval. Every table and answer that prints such an interval applies :func:`judge`: a tidy
+frame sets the interval's columns to missing with the reason in :data:`NOTE_COLUMN`, a printed
+cell says :func:`text` (:func:`interval_or_reason`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-
-import pandas as pd
 
 from perfkit.vocabulary import RunStatus
 
@@ -60,34 +58,9 @@ def text(reason: str) -> str:
     return f"{NOT_ESTIMABLE}: {reason}"
 
 
-def interval_or_reason(low: float, high: float, printed: str, reason: str) -> str:
+def interval_or_reason(printed: str, reason: str) -> str:
     """``printed`` (the interval as a page writes it), or ``not estimable: reason``."""
     return text(reason) if reason else printed
-
-
-def apply(frame: pd.DataFrame, intervals: Sequence[tuple[str, str, str]],
-          reasons: Sequence[Sequence[str]] | None = None) -> pd.DataFrame:
-    """``frame`` with each not-estimable interval set to missing and the reasons in
-    :data:`NOTE_COLUMN` (``"ratio: its ends differ 325x (more than 100x)"``, several joined
-    by ``; ``; empty when every interval of the row is printed).
-
-    ``intervals``: ``(name, low column, high column)``; ``reasons``: per row, per interval, a
-    reason already judged (:func:`judge` with the row's runs); without it only the spread is
-    judged.
-    """
-    out = frame.copy()
-    notes = []
-    for i, idx in enumerate(out.index):
-        row = []
-        for j, (name, lo, hi) in enumerate(intervals):
-            why = (reasons[i][j] if reasons is not None else
-                   judge(_num(out.at[idx, lo]), _num(out.at[idx, hi])))
-            if why:
-                out.at[idx, lo], out.at[idx, hi] = math.nan, math.nan
-                row.append(f"{name}: {why}" if len(intervals) > 1 else why)
-        notes.append("; ".join(row))
-    out[NOTE_COLUMN] = notes
-    return out
 
 
 def _doubt(low: float, high: float, n_saturated: int, n_failed: int, n_runs: int | None,
@@ -108,9 +81,3 @@ def _doubt(low: float, high: float, n_saturated: int, n_failed: int, n_runs: int
 def _missing(value: float) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
-
-def _num(value) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return math.nan

@@ -80,7 +80,8 @@ OK, FAILED, SATURATED, SHORT = (RunStatus.OK, RunStatus.FAILED, RunStatus.SATURA
 #: a (run, metric) pair the run's tool never measured: the verdict word of a comparison row
 #: without data, too (:data:`perfkit.analysis.compare.NO_DATA`)
 NO_DATA = RunStatus.NO_DATA
-#: :func:`failure_reason` of a run that did not fail but has no value of the metric
+#: :func:`failure_reason` of a run that finished without a value of the metric (never
+#: measured, e.g. wrk's p99.9, or lost): no data, not a failure of the run
 NO_VALUE = "no value"
 #: achieved / target below which a wrk2 run is saturated whatever its latency
 SATURATED_BELOW = 0.9
@@ -111,11 +112,6 @@ class RunJudgement:
     @property
     def counts_as_failed(self) -> bool:
         return self.status.counts_as_failed
-
-
-#: the failure reason of a run that finished without a value of the metric (never measured,
-#: e.g. wrk's p99.9, or lost): no data, not a failure of the run
-NO_VALUE = "no value"
 
 
 def failure_reason(run: Run, value: float, metric: Metric | None = None) -> str:

@@ -98,7 +98,7 @@ def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes) -> str:
 
 def _interval(low: float, high: float, why: str) -> str:
     """``[0.547, 1.03]``, or ``not estimable: ...`` (:mod:`perfkit.analysis.intervals`)."""
-    return intervals.interval_or_reason(low, high, f"[{fmt_sig(low)}, {fmt_sig(high)}]", why)
+    return intervals.interval_or_reason(f"[{fmt_sig(low)}, {fmt_sig(high)}]", why)
 
 
 def _detectable_header(mde) -> str:
