@@ -84,7 +84,8 @@ def regime_gap(rep, published_text: str) -> str:
     """
     from perfkit.analysis.stalls import stalled
 
-    sides = {side: cell_statuses(rep, side)[0] for side in ("base", "new")}
+    sides = {side: cell_runs(getattr(rep, side), rep.table.keys, rep.row.key)
+             for side in ("base", "new")}
     runs = [r for rows in sides.values() for r in rows.runs]
     ratios = [x for x in (achieved_ratio(r) for r in runs) if x == x]
     gaps = []

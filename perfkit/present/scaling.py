@@ -20,8 +20,9 @@ from perfkit.analysis.scaling import (
     SloTable,
 )
 from perfkit.analysis.slo import not_estimable as slo_not_estimable
-from perfkit.formatting import Footnotes, fmt_num, fmt_sig, interval_text, level_text, pct
+from perfkit.formatting import Footnotes, fmt_num, fmt_sig, level_text, pct
 from perfkit.model import percentile_label
+from perfkit.present.compare import _median
 from perfkit.present.tables import Column, Table
 from perfkit.vocabulary import RunStatus, SloVerdict
 
@@ -182,10 +183,7 @@ def slo(table: SloTable) -> list[Table]:
 
 def _rate_value(v) -> str:
     """A rate's percentile with its interval, or why the interval is not estimable."""
-    why = slo_not_estimable(v)
-    if why:
-        return f"{fmt_sig(v.estimate_ms)} ({intervals.text(why)})"
-    return interval_text(v.estimate_ms, v.ci_low_ms, v.ci_high_ms)
+    return _median(v.estimate_ms, v.ci_low_ms, v.ci_high_ms, slo_not_estimable(v))
 
 
 def _stated(warning: str, stated: Sequence[str]) -> str:
