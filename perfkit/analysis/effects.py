@@ -40,7 +40,6 @@ from perfkit.analysis.grouping import row_keys, rows_at
 from perfkit.analysis.interactions import (
     INTERACTION,
     detectable,
-    detectables,
     direction,
     headline_rows,
     key_of,
@@ -190,11 +189,6 @@ class FactorialResult:
         """The rows of a forest plot: :meth:`headline_rows` with the significant interactions
         kept above their simple effects (:func:`perfkit.analysis.interactions.plot_rows`)."""
         return plot_rows(self)
-
-    def simple_detectable(self) -> list[DetectableEffect | None]:
-        """Per row of ``simple_effects``: as :meth:`detectable` (Holm's first step over the
-        levels of the other factor)."""
-        return detectables(self, self.simple_effects) if len(self.simple_effects) else []
 
     def detectable(self) -> list[DetectableEffect | None]:
         """Per row of ``effects``: for a ``~``, the smallest effect the design could have
@@ -437,9 +431,9 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
     for key in (table["by"].drop_duplicates() if per else [None]):
         at = rows_at(rows, per, key)
         counts[key] = len(at)
-        notes[key] = run_notes(at, metric, [*factors, *per])
-        saturated[key] = sum(s.status == runstatus.SATURATED for s in
-                             runstatus.statuses_by_cell(at, metric, [*factors, *per]))
+        statuses = runstatus.statuses_by_cell(at, metric, [*factors, *per])
+        notes[key] = run_notes(at, metric, statuses=statuses)
+        saturated[key] = sum(s.status == runstatus.SATURATED for s in statuses)
         check = cap_check(at, metric)
         if check:
             caps[key] = check.warnings

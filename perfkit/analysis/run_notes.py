@@ -9,6 +9,8 @@ timeout cap (:func:`perfkit.analysis.caps.cap_hits`), each as ``(run_id, kind, d
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from perfkit.analysis import runstatus
 from perfkit.analysis.caps import cap_hits
 from perfkit.analysis.experiment import RunSet
@@ -19,16 +21,19 @@ COLUMNS = ("side", "run_id", "kind", "detail")
 CAP = "on a timeout cap"
 
 
-def run_notes(rows: RunSet, metric: Metric, cells: list[str] | None = None
+def run_notes(rows: RunSet, metric: Metric, cells: list[str] | None = None,
+              statuses: Sequence[runstatus.RunJudgement] | None = None
               ) -> tuple[tuple[str, str, str], ...]:
     """``(run_id, kind, detail)`` per run with a status other than ``ok`` for ``metric``
     (``kind`` the status, ``detail`` its reason) and per value on a known cap (``kind``
     :data:`CAP`, ``detail`` ``"latency_p99_ms 994 ms on the 1000 ms cap"``); ``cells``: the
-    columns whose values make a run's peers (default: ``rows`` are one cell)."""
+    columns whose values make a run's peers (default: ``rows`` are one cell); ``statuses``:
+    the runs' statuses so judged, when the caller has them."""
     if not len(rows):
         return ()
-    statuses = (runstatus.statuses_by_cell(rows, metric, cells) if cells
-                else runstatus.run_statuses(rows, metric))
+    if statuses is None:
+        statuses = (runstatus.statuses_by_cell(rows, metric, cells) if cells
+                    else runstatus.run_statuses(rows, metric))
     out: list[tuple[str, str, str]] = []
     for run, status in zip(rows.runs, statuses, strict=True):
         if status.status != runstatus.OK and status.reason != runstatus.NO_VALUE:
