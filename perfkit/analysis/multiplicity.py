@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from perfkit.analysis.compare import ComparisonTable
-from perfkit.analysis.effects import NON_EFFECT_TERMS, FactorialResult
+from perfkit.analysis.effects import FactorialResult
 from perfkit.formatting import fmt_p, level_text
 from perfkit.vocabulary import Verdict
 
@@ -89,7 +89,7 @@ def _factorial_rows(result: FactorialResult) -> list[dict[str, Any]]:
         out.append({"analysis": "factorial", "metric": result.metric.name,
                     "family": f"{term} over {over}", "tests": len(rows), "members": levels,
                     "alpha": result.alpha})
-    return [r for r in out if str(r["family"]).split(" ")[0] not in NON_EFFECT_TERMS]
+    return out
 
 
 def _simple_rows(result: FactorialResult) -> list[dict[str, Any]]:
