@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats as sps
 
-from perfkit.analysis.caps import cap_hits
+from perfkit.analysis.caps import CapHit, cap_hits
 from perfkit.analysis.experiment import RunSet
 from perfkit.stats import adjust_pvalues
 from perfkit.vocabulary import Verdict
@@ -59,19 +59,21 @@ class StallChange:
                 f"runs, {holm} {p:.2g}): {self.verdict}")
 
 
-def stalled(rows: RunSet, cap_ms: float) -> np.ndarray:
-    """Per run of ``rows``: a latency value of it sits on ``cap_ms`` (:func:`caps.cap_hits`)."""
+def stalled(rows: RunSet, cap_ms: float, hits: Sequence[CapHit] | None = None) -> np.ndarray:
+    """Per run of ``rows``: a latency value of it sits on ``cap_ms`` (``hits``: the
+    :func:`caps.cap_hits` of ``rows``, found here if not given)."""
     ids = [r.run_id or r.source for r in rows.runs]
-    hit = {h.run_id for h in cap_hits(rows) if h.cap_ms == cap_ms}
+    hit = {h.run_id for h in (cap_hits(rows) if hits is None else hits) if h.cap_ms == cap_ms}
     return np.array([i in hit for i in ids], dtype=bool)
 
 
 def stall_change(base: RunSet, new: RunSet, alpha: float = 0.05) -> tuple[StallChange, ...]:
     """One :class:`StallChange` per known cap some run of either side stalled on."""
-    caps = sorted({h.cap_ms for side in (base, new) for h in cap_hits(side)})
+    hits = (cap_hits(base), cap_hits(new))
+    caps = sorted({h.cap_ms for side in hits for h in side})
     out = []
     for cap in caps:
-        b, n = stalled(base, cap), stalled(new, cap)
+        b, n = stalled(base, cap, hits[0]), stalled(new, cap, hits[1])
         table = [[int(b.sum()), int(len(b) - b.sum())], [int(n.sum()), int(len(n) - n.sum())]]
         p = float(sps.fisher_exact(np.array(table)).pvalue) if len(b) and len(n) else math.nan
         out.append(StallChange(cap, len(b), int(b.sum()), len(n), int(n.sum()), p,
