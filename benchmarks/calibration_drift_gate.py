@@ -44,7 +44,7 @@ import pandas as pd
 
 from perfkit.analysis import drift, load_experiment, metric
 from perfkit.analysis.confounding import FIX
-from perfkit.analysis.experiment import RunSet
+from perfkit.analysis.core import RunSet
 from perfkit.analysis.gate import gate_runs
 from perfkit.frames import runs_frame
 

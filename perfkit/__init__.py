@@ -53,15 +53,15 @@ _LAZY = {
     "combine_groups": ("perfkit.run.distributed", "combine_groups"),
     "combine_runs": ("perfkit.run.distributed", "combine_runs"),
     # experiments and selections
-    "Experiment": ("perfkit.analysis.experiment", "Experiment"),
-    "RunSet": ("perfkit.analysis.experiment", "RunSet"),
-    "Selection": ("perfkit.analysis.experiment", "Selection"),
-    "load_experiment": ("perfkit.analysis.experiment", "load_experiment"),
+    "Experiment": ("perfkit.analysis.core", "Experiment"),
+    "RunSet": ("perfkit.analysis.core", "RunSet"),
+    "Selection": ("perfkit.analysis.core", "Selection"),
+    "load_experiment": ("perfkit.analysis.core", "load_experiment"),
     # the metric registry and the run-status rule
-    "Metric": ("perfkit.analysis.metrics", "Metric"),
-    "metric": ("perfkit.analysis.metrics", "metric"),
-    "RunJudgement": ("perfkit.analysis.runstatus", "RunJudgement"),
-    "run_statuses": ("perfkit.analysis.runstatus", "run_statuses"),
+    "Metric": ("perfkit.analysis.core", "Metric"),
+    "metric": ("perfkit.analysis.core", "metric"),
+    "RunJudgement": ("perfkit.analysis.core", "RunJudgement"),
+    "run_statuses": ("perfkit.analysis.core", "run_statuses"),
     # compare, gate, plan
     "ComparisonRow": ("perfkit.analysis.compare", "ComparisonRow"),
     "ComparisonTable": ("perfkit.analysis.compare", "ComparisonTable"),

@@ -321,7 +321,7 @@ class Run:
     def below_target(self) -> bool | None:
         """wrk2 only: achieved rate below :data:`SATURATION_RATIO` (0.99) x target. None when
         unknown (no target rate). A raw check of the run alone, not the run-status rule's
-        ``saturated`` (:mod:`perfkit.analysis.runstatus`, which judges a run among its peers:
+        ``saturated`` (:mod:`perfkit.analysis.core._runstatus`, which judges a run among its peers:
         a run below its target may be ``short``, a shortfall in doubt)."""
         if self.tool != "wrk2":
             return None
@@ -422,7 +422,7 @@ def below_target_text(run: Run) -> str:
     """The raw check of a wrk2 run that achieved less than :data:`SATURATION_RATIO` of its
     target rate, in words: what it measures, not a verdict. Whether the run saturated (the
     server did not keep up) or is only short and in doubt is the run-status rule's to say
-    (:mod:`perfkit.analysis.runstatus`), among the run's peers."""
+    (:mod:`perfkit.analysis.core._runstatus`), among the run's peers."""
     # called only on a run found below its target: both rates are known
     assert run.throughput_rps is not None and run.target_rate_rps is not None
     ratio = run.throughput_rps / run.target_rate_rps

@@ -8,7 +8,7 @@ always had. ``tests/test_vocabulary.py`` checks that no other module types these
 
 - :class:`Verdict`: a comparison row or an effect (``better``, ``worse``, ``~``, ``not
   testable``, ``no data``, ``interaction``).
-- :class:`RunStatus`: a run under the run-status rule (:mod:`perfkit.analysis.runstatus`).
+- :class:`RunStatus`: a run under the run-status rule (:mod:`perfkit.analysis.core._runstatus`).
 - :class:`ManifestStatus`: how a run ended, as the runner writes it in ``manifest.json``;
   :data:`FAILED_STATUSES` are those of a failed run.
 - :class:`GateStatus` and :class:`GateOutcome`: a row of ``perfkit gate`` (with the exit
@@ -56,12 +56,12 @@ class Verdict(StrEnum):
 SIGNIFICANT = (Verdict.BETTER, Verdict.WORSE)
 
 #: the start of every verdict of a value on a known timeout cap ("artefact of the 1000 ms
-#: cap", :func:`perfkit.analysis.caps.artefact`)
+#: cap", :func:`perfkit.analysis.core._caps.artefact`)
 ARTEFACT = "artefact"
 
 
 class RunStatus(StrEnum):
-    """A run's status under the run-status rule (:mod:`perfkit.analysis.runstatus`)."""
+    """A run's status under the run-status rule (:mod:`perfkit.analysis.core._runstatus`)."""
 
     OK = "ok"
     #: fell slightly short of its target rate: in doubt, kept with its value

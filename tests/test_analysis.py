@@ -12,11 +12,14 @@ import pytest
 
 from perfkit.analysis import Selection, compare_runs, load_experiment, metric, run_statuses
 from perfkit.analysis.compare import NOT_TESTABLE, runs_per_arm_needed, verdict
-from perfkit.analysis.metrics import FIXED_METRICS, HIGHER, LOWER, is_metric
-from perfkit.analysis.runstatus import (
+from perfkit.analysis.core import (
     FAILED_ERROR_RATIO,
+    FIXED_METRICS,
+    HIGHER,
+    LOWER,
     SATURATED,
     SHORT,
+    is_metric,
     latency_moved,
     statuses_by_cell,
 )

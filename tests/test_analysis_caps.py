@@ -1,4 +1,4 @@
-"""The one rule about known timeout caps (:mod:`perfkit.analysis.caps`), on runs built here
+"""The one rule about known timeout caps (:mod:`perfkit.analysis.core._caps`), on runs built here
 and on the bundled data: which values sit on a cap (in its window and standing out from their
 own run, the run neither failed nor saturated), what that does to each metric, and that the
 threat (:func:`perfkit.analysis.validity.value_caps`) and the backlog condition read the same
@@ -15,9 +15,7 @@ import pytest
 from _syn_cap import on_syn_cap
 
 from perfkit.analysis import load_experiment, metric
-from perfkit.analysis.caps import cap_check, cap_hits
-from perfkit.analysis.experiment import RunSet
-from perfkit.analysis.runstatus import SATURATED, percentile_statuses
+from perfkit.analysis.core import SATURATED, RunSet, cap_check, cap_hits, percentile_statuses
 from perfkit.analysis.validity import threats, value_caps
 from perfkit.report.sections import effects
 
@@ -183,7 +181,7 @@ def _waited(max_ms: float):
     """Two runs whose max sits on ``max_ms`` with a fast median: they waited for a timeout."""
     import pandas as pd
 
-    from perfkit.analysis.experiment import RunSet
+    from perfkit.analysis.core import RunSet
 
     frame = pd.DataFrame([{"run_id": f"r{i}", "latency_p50_ms": 14.0, "latency_p90_ms": 20.0,
                            "latency_p99_ms": 60.0, "latency_max_ms": max_ms,
@@ -202,7 +200,7 @@ def _waited(max_ms: float):
     (2000.0, "non_2xx_3xx", "counts fewer attempts"),
 ])
 def test_the_cap_sentence_says_what_the_cap_does_to_each_metric(cap_ms, name, says):
-    from perfkit.analysis.caps import cap_check
+    from perfkit.analysis.core import cap_check
 
     check = cap_check(_waited(cap_ms * 0.97), metric(name))
     assert not check.caps_ms  # not a latency: measured, never an artefact

@@ -19,7 +19,7 @@ from scipy import optimize
 from scipy import stats as sps
 
 from perfkit.analysis import load_experiment, metric
-from perfkit.analysis.caps import artefact
+from perfkit.analysis.core import artefact
 from perfkit.analysis.effects import factorial_effects
 from perfkit.present import effects as present_effects
 from perfkit.vocabulary import Verdict

@@ -1,23 +1,23 @@
-"""perfkit.analysis.intervals, the one interval rule: an interval wider than 100x, or one
+"""perfkit.analysis.core._intervals, the one interval rule: an interval wider than 100x, or one
 resting on a saturated run, is not estimable."""
 
 from __future__ import annotations
 
 import math
 
-from perfkit.analysis import intervals
+from perfkit.analysis.core import _intervals as intervals
 
 
 def test_an_interval_wider_than_100x_or_on_a_saturated_run_is_not_estimable():
-    assert intervals.judge(4.39, 32800) == "its ends differ 7.47e+03x (more than 100x)"
-    assert intervals.judge(0.547, 1.03) == ""
-    assert intervals.judge(1.0, 99.0) == "" and intervals.judge(1.0, 101.0)
+    assert intervals.judge_interval(4.39, 32800) == "its ends differ 7.47e+03x (more than 100x)"
+    assert intervals.judge_interval(0.547, 1.03) == ""
+    assert intervals.judge_interval(1.0, 99.0) == "" and intervals.judge_interval(1.0, 101.0)
     # every run enters a geometric mean: one saturated run of 3 makes it rest on that run
-    assert intervals.judge(2.0, 3.0, n_saturated=1, n_runs=3) == \
+    assert intervals.judge_interval(2.0, 3.0, n_saturated=1, n_runs=3) == \
         "it rests on 1 of 3 run(s) that saturated"
     # order statistics rest on a saturated run only when its value is at or beyond an end
-    assert intervals.judge(2.0, 3.0, n_saturated=1, every_run_counts=False,
+    assert intervals.judge_interval(2.0, 3.0, n_saturated=1, every_run_counts=False,
                            doubtful_values=[2.5]) == ""
-    assert intervals.judge(2.0, 3.0, n_saturated=1, every_run_counts=False,
+    assert intervals.judge_interval(2.0, 3.0, n_saturated=1, every_run_counts=False,
                            doubtful_values=[9.0])
-    assert intervals.judge(math.nan, math.nan) == ""  # no interval: nothing to replace
+    assert intervals.judge_interval(math.nan, math.nan) == ""  # no interval: nothing to replace

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from perfkit.analysis import levels
-from perfkit.analysis.experiment import load_experiment
+from perfkit.analysis.core import load_experiment
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

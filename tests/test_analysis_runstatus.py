@@ -1,4 +1,4 @@
-"""perfkit.analysis.runstatus on the seeds' backlog experiment: a run whose peers all fell
+"""perfkit.analysis.core._runstatus on the seeds' backlog experiment: a run whose peers all fell
 short is kept in doubt and never called "like its peers'"; a run with kept-up peers is still
 judged by their latency."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from perfkit.analysis import load_experiment, metric, run_statuses
-from perfkit.analysis.runstatus import SHORT, UNDECIDED, kept_up
+from perfkit.analysis.core import SHORT, UNDECIDED, kept_up
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -13,7 +13,7 @@ import pytest
 from perfkit.analysis import aa as aa_calibration
 from perfkit.analysis import load_experiment
 from perfkit.analysis.configs import CACHE_DIR, STATE_DIR
-from perfkit.analysis.runstatus import GENERATOR_BUSY
+from perfkit.analysis.core import GENERATOR_BUSY
 from perfkit.analysis.validity import threats
 from perfkit.report.sections import effects, scaling
 

@@ -18,8 +18,7 @@ import numpy as np
 import pytest
 
 from perfkit.analysis import load_experiment, metric
-from perfkit.analysis.caps import cap_check, cap_hits
-from perfkit.analysis.mechanism import mechanism, mechanism_columns, stall_evidence
+from perfkit.analysis.core import cap_check, cap_hits, mechanism, mechanism_columns, stall_evidence
 from perfkit.errors import ParseError
 from perfkit.frames import runs_frame
 from perfkit.ingest import counters as parse

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from perfkit.analysis import compare_runs, drift, load_experiment, metric
+from perfkit.analysis.core import RunSet
 from perfkit.analysis.effects import ab_comparisons, factorial_effects
-from perfkit.analysis.experiment import RunSet
 from perfkit.analysis.gate import PASS, gate_runs
 from perfkit.analysis.latency import group_runs, percentiles
 from perfkit.analysis.plan import plan_runs

@@ -9,7 +9,7 @@ from pathlib import Path
 import _cli_helpers as _cli
 import pytest
 
-from perfkit.analysis.grouping import per_endpoint
+from perfkit.analysis.core import per_endpoint
 
 REPO = Path(__file__).resolve().parents[1]
 SIDES = ("data/demo-locust::profile=default", "data/demo-locust::profile=buffered-log")

@@ -20,8 +20,8 @@ from _syn_cap import on_syn_cap
 from scipy import stats as sps
 
 from perfkit.analysis import load_experiment
-from perfkit.analysis.caps import affected, artefact
 from perfkit.analysis.compare import NOT_TESTABLE
+from perfkit.analysis.core import affected, artefact
 from perfkit.analysis.effects import headline_effects
 from perfkit.formatting import fmt_sig
 from perfkit.report.sections import aa as aa_section

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from perfkit.analysis import load_experiment
-from perfkit.analysis.runstatus import UNDECIDED
+from perfkit.analysis.core import UNDECIDED
 from perfkit.report.sections import seeds as section
 from perfkit.vocabulary import ClaimVerdict
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from perfkit.analysis import ComparisonRow, load_experiment, metric
 from perfkit.analysis.compare import verdict
-from perfkit.analysis.experiment import Selection
+from perfkit.analysis.core import Selection
 from perfkit.analysis.gate import REGRESSION, classify, gate_runs, threshold_ratio
 from perfkit.analysis.plan import plan_runs
 from perfkit.stats import compare

@@ -219,7 +219,7 @@ def test_experiment_yaml_may_state_its_version_and_a_newer_one_is_refused(tmp_pa
 
 
 def test_the_analysis_loader_reads_the_design_with_the_same_reader():
-    from perfkit.analysis.experiment import load_experiment
+    from perfkit.analysis.core import load_experiment
 
     exp = load_experiment(AA)
     data, _ = read_design(AA / "experiment.yaml")

@@ -21,7 +21,7 @@ from scipy import stats as sps
 from perfkit.analysis import run_statuses
 from perfkit.analysis import seeds as rule
 from perfkit.analysis import seeds_published as seedfiles
-from perfkit.analysis.experiment import Selection
+from perfkit.analysis.core import Selection
 from perfkit.errors import DataError
 from perfkit.report import nb as nbhelp
 from perfkit.report.sections import common
@@ -349,7 +349,7 @@ def test_a_slightly_short_run_like_its_peers_is_kept_in_doubt_not_ranked_worst(a
 
 def test_a_saturated_run_is_explained_with_its_evidence():
     from perfkit.analysis import load_experiment, metric
-    from perfkit.analysis.runstatus import SATURATED
+    from perfkit.analysis.core import SATURATED
     from perfkit.analysis.seeds_notes import _saturated
 
     rows = load_experiment(ROOT / "data" / "demo-wrk2-sweep").rows(

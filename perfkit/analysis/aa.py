@@ -9,7 +9,7 @@
   - *runs as the unit* (perfkit's way): within each load level (the arms pooled: they are one
     configuration), the runs are split at random into two disjoint groups of ``k`` runs
     (seeded), and each split is compared as :func:`compare_runs` compares a row: every run has
-    its status from the run-status rule (:mod:`perfkit.analysis.runstatus`, judged against
+    its status from the run-status rule (:mod:`perfkit.analysis.core._runstatus`, judged against
     the level's other runs), failed and saturated runs rank worst where the metric says so
     (:func:`perfkit.analysis.compare.ranked_worst`; a run without a value always does), and
     the verdict rule (:func:`perfkit.analysis.compare.verdict`, one comparison) counts the
@@ -55,11 +55,16 @@ from perfkit.analysis.compare import (
     row_labels,
     verdict,
 )
-from perfkit.analysis.experiment import RunSet
-from perfkit.analysis.grouping import load_point, row_keys
-from perfkit.analysis.metrics import Metric, metric
-from perfkit.analysis.runstatus import measured_rows, run_statuses
-from perfkit.analysis.tidy import json_records
+from perfkit.analysis.core import (
+    Metric,
+    RunSet,
+    json_records,
+    load_point,
+    measured_rows,
+    metric,
+    row_keys,
+    run_statuses,
+)
 from perfkit.errors import UsageError
 from perfkit.formatting import level_text
 from perfkit.stats import compare

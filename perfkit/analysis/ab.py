@@ -19,10 +19,8 @@ from typing import Any
 import pandas as pd
 
 from perfkit.analysis.compare import Cell, ComparisonTable, compare_cells
-from perfkit.analysis.experiment import RunSet
-from perfkit.analysis.grouping import row_keys, rows_at
+from perfkit.analysis.core import Metric, RunSet, row_keys, rows_at
 from perfkit.analysis.interactions import main_estimand, simple_estimand
-from perfkit.analysis.metrics import Metric
 from perfkit.formatting import level_text, plain
 from perfkit.stats.coding import code_factor
 

@@ -17,7 +17,7 @@ have waited, are never recorded. The tail is understated, often by orders of mag
   its target did not keep up. If the server saturated, its corrected latencies include
   queueing and grow with the run length, describing the overload, not the server at that
   rate; if the generator fell short, they do not. One run alone cannot tell which: the
-  run-status rule (:mod:`perfkit.analysis.runstatus`) decides among the run's peers, and the
+  run-status rule (:mod:`perfkit.analysis.core._runstatus`) decides among the run's peers, and the
   note says so. ``None`` means unknown (no target).
 
 Percentiles come from what the tool printed when it printed them, else from the run's

@@ -1,8 +1,8 @@
 """Run-vs-run comparisons of one metric, row by row, with one verdict rule for every front end.
 
 :func:`compare_runs` takes two :class:`RunSet` (BASE and NEW), splits them into rows
-(:mod:`perfkit.analysis.grouping`), gives every run its status
-(:mod:`perfkit.analysis.runstatus`), compares each row with :func:`perfkit.stats.compare`
+(:mod:`perfkit.analysis.core._grouping`), gives every run its status
+(:mod:`perfkit.analysis.core._runstatus`), compares each row with :func:`perfkit.stats.compare`
 and Holm-adjusts the p-values over the rows (one family per metric). The verdict of a row
 (:func:`verdict`) is one of
 
@@ -15,7 +15,7 @@ and Holm-adjusts the p-values over the rows (one family per metric). The verdict
   (the smallest attainable p times the family size is not below alpha), so "no change"
   would mean nothing; the row says how many runs per arm would be needed;
 - ``no data``: a side has no finished run, or no run that measured the metric: runs whose
-  tool never printed it (:func:`perfkit.analysis.runstatus.unmeasured_reason`: wrk without
+  tool never printed it (:func:`perfkit.analysis.core._runstatus.unmeasured_reason`: wrk without
   ``--latency``, wrk's p99.9) are left out of the row, never ranked worst, and a note names
   how many and why (:attr:`ComparisonRow.n_unmeasured`).
 """
@@ -31,8 +31,6 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis import intervals, runstatus
-from perfkit.analysis.caps import affected, artefact, cap_check, cap_check_sides
 from perfkit.analysis.compare_notes import (
     one_note_per_run,
     order_check,
@@ -42,22 +40,37 @@ from perfkit.analysis.compare_notes import (
     untestable_note,
 )
 from perfkit.analysis.confounding import ArmDriftOnce, confounding_notes
-from perfkit.analysis.experiment import RunSet, match
-from perfkit.analysis.grouping import row_keys
-from perfkit.analysis.mechanism import Mechanism, mechanism, mechanism_columns
-from perfkit.analysis.metrics import Metric
-from perfkit.analysis.ranks import side_ranks_higher
-from perfkit.analysis.run_notes import COLUMNS as RUN_NOTE_COLUMNS
-from perfkit.analysis.run_notes import run_notes
-from perfkit.analysis.stalls import StallChange, stall_change
-from perfkit.analysis.stalls import holm as holm_stalls
-from perfkit.analysis.tidy import json_records, not_finite
+from perfkit.analysis.core import COLUMNS as RUN_NOTE_COLUMNS
+from perfkit.analysis.core import (
+    NOT_ESTIMABLE_COLUMN,
+    Mechanism,
+    Metric,
+    RunSet,
+    StallChange,
+    affected,
+    artefact,
+    cap_check,
+    cap_check_sides,
+    json_records,
+    judge_interval,
+    match,
+    mechanism,
+    mechanism_columns,
+    not_finite,
+    row_keys,
+    run_notes,
+    run_statuses,
+    side_ranks_higher,
+    stall_change,
+    unmeasured_note,
+)
+from perfkit.analysis.core import holm as holm_stalls
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues, compare
 from perfkit.stats.comparison import Comparison
 from perfkit.stats.mannwhitney import runs_to_reach_alpha
 from perfkit.stats.power import MinDetectable, min_detectable_ratio
-from perfkit.vocabulary import Verdict
+from perfkit.vocabulary import RunStatus, Verdict
 
 BETTER, WORSE, NO_CHANGE, NOT_TESTABLE, NO_DATA = (Verdict.BETTER, Verdict.WORSE,
                                                    Verdict.NO_CHANGE, Verdict.NOT_TESTABLE,
@@ -113,9 +126,9 @@ class ComparisonRow:
     worst_base: tuple[bool, ...] = ()
     worst_new: tuple[bool, ...] = ()
     #: the known timeout caps (ms) whose artefact the row's values are, either side: its
-    #: change is an artefact of the cap (:mod:`perfkit.analysis.caps`), not a measured ratio
+    #: change is an artefact of the cap (:mod:`perfkit.analysis.core._caps`), not a measured ratio
     caps_ms: tuple[float, ...] = ()
-    #: the cap warnings of both sides together (:func:`perfkit.analysis.caps.cap_check`)
+    #: the cap warnings of both sides together (:func:`perfkit.analysis.core._caps.cap_check`)
     cap_warnings: tuple[str, ...] = ()
     #: the known caps that throttle the row's metric, not a latency (runs whose requests
     #: waited for a timeout): its change is measured and carries :attr:`cap_warnings`
@@ -124,7 +137,7 @@ class ComparisonRow:
     #: :func:`perfkit.analysis.compare_notes.sensitivity_note`)
     sensitivity_note: str = ""
     #: per side, the runs left out because their tool never measured the metric ("no data"
-    #: for this metric, not failed: :func:`perfkit.analysis.runstatus.unmeasured_reason`)
+    #: for this metric, not failed: :func:`perfkit.analysis.core._runstatus.unmeasured_reason`)
     n_unmeasured: tuple[int, int] = (0, 0)
     #: why they did not, once each (``"wrk prints p50-p99 only"``)
     unmeasured_reasons: tuple[str, ...] = ()
@@ -132,20 +145,20 @@ class ComparisonRow:
     #: mechanism`; empty when no run recorded counters)
     mechanism: Mechanism = Mechanism()
     #: per known cap some run of the row stalled on: the stalled runs of each side compared
-    #: (:mod:`perfkit.analysis.stalls`): the result an artefact's ratio cannot give
+    #: (:mod:`perfkit.analysis.core._stalls`): the result an artefact's ratio cannot give
     stalls: tuple[StallChange, ...] = ()
     #: the runs behind the row's warnings, one per record: ``(side, run_id, kind, detail)``
-    #: (:func:`perfkit.analysis.run_notes.run_notes`)
+    #: (:func:`perfkit.analysis.core._run_notes.run_notes`)
     run_notes: tuple[tuple[str, str, str, str], ...] = ()
 
     def not_estimable(self) -> dict[str, str]:
         """Per interval of the row (``median_base``, ``median_new``, ``ratio``): why it may
-        not be printed (:func:`perfkit.analysis.intervals.judge`: ends more than 100x apart;
+        not be printed (:func:`perfkit.analysis.core._intervals.judge`: ends more than 100x apart;
         failed and saturated runs are ranked worst, which leaves no finite end), else ``""``."""
         c = self.comparison
-        return {"median_base": intervals.judge(c.median_base_ci_low, c.median_base_ci_high),
-                "median_new": intervals.judge(c.median_new_ci_low, c.median_new_ci_high),
-                "ratio": intervals.judge(c.ratio_ci_low, c.ratio_ci_high)}
+        return {"median_base": judge_interval(c.median_base_ci_low, c.median_base_ci_high),
+                "median_new": judge_interval(c.median_new_ci_low, c.median_new_ci_high),
+                "ratio": judge_interval(c.ratio_ci_low, c.ratio_ci_high)}
 
     @property
     def unmeasured(self) -> bool:
@@ -163,7 +176,7 @@ class ComparisonRow:
     def reported_verdict(self) -> str:
         """The verdict as tables and answers report it: :attr:`verdict`, except that a result
         (``better``/``worse``/``~``) computed from values on a known timeout cap is an artefact
-        of the cap (``"artefact of the 1000 ms cap"``, :func:`perfkit.analysis.caps.
+        of the cap (``"artefact of the 1000 ms cap"``, :func:`perfkit.analysis.core._caps.
         artefact`), as in the factorial analysis. :attr:`verdict` keeps the test's outcome
         (the contract ``perfkit gate`` reads)."""
         if self.caps_ms and self.verdict in (BETTER, WORSE, NO_CHANGE):
@@ -285,7 +298,7 @@ class ComparisonTable:
                     lo, hi = ((f"{name}_ci_low", f"{name}_ci_high") if name == "ratio" else
                               (f"{name}_ci_low{u}", f"{name}_ci_high{u}"))
                     rec[lo] = rec[hi] = math.nan
-            rec[intervals.NOTE_COLUMN] = "; ".join(f"{k}: {v}" for k, v in why.items() if v)
+            rec[NOT_ESTIMABLE_COLUMN] = "; ".join(f"{k}: {v}" for k, v in why.items() if v)
             rec["warnings"] = "; ".join([*row.warnings, *not_finite(rec)])
             records.append(rec)
         return pd.DataFrame.from_records(records)
@@ -395,7 +408,7 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
 def _with_stalls(rows: list[ComparisonRow], cells: Sequence[Cell],
                  alpha: float) -> list[ComparisonRow]:
     """The rows whose values sit on a cap, or that a cap affects, with their stalled runs
-    compared (:func:`perfkit.analysis.stalls.stall_change`), Holm over those rows."""
+    compared (:func:`perfkit.analysis.core._stalls.stall_change`), Holm over those rows."""
     found = [stall_change(c.base, c.new, alpha) if (r.caps_ms or r.cap_affected_ms) else ()
              for r, c in zip(rows, cells, strict=True)]
     return [dataclasses.replace(r, stalls=s) if s else r
@@ -428,12 +441,12 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
     aligned with every run of each side."""
     sides, measured, notes, why = [], [], [], []
     for label, rows in (("base", b), ("new", n)):
-        statuses = runstatus.run_statuses(rows, metric)
+        statuses = run_statuses(rows, metric)
         values = rows.values(metric.name) if metric.name in rows.frame else np.full(
             len(rows), np.nan)
-        keep = np.array([s.status != runstatus.NO_DATA for s in statuses], dtype=bool)
-        reasons = [s.reason for s in statuses if s.status == runstatus.NO_DATA]
-        notes.extend(runstatus.unmeasured_note(label, reasons, metric))
+        keep = np.array([s.status != RunStatus.NO_DATA for s in statuses], dtype=bool)
+        reasons = [s.reason for s in statuses if s.status == RunStatus.NO_DATA]
+        notes.extend(unmeasured_note(label, reasons, metric))
         why.extend(reasons)
         sides.append((values[keep], [s for s, k in zip(statuses, keep, strict=True) if k]))
         measured.append(keep)
@@ -451,7 +464,7 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
     if all(u > 0 for u, (v, _) in zip(unmeasured, sides, strict=True) if not len(v)):
         c = _measured_only(c, metric)
     up = [side_ranks_higher(sides, failed, metric, exclude_failed)]
-    short = [np.array([s.status == runstatus.SHORT for s in st], dtype=bool) for _, st in sides]
+    short = [np.array([s.status == RunStatus.SHORT for s in st], dtype=bool) for _, st in sides]
     sens = None
     if any(m.any() for m in short):
         sure = [~m for m in short]

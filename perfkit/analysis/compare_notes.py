@@ -1,5 +1,5 @@
 """The notes a comparison row carries: about its runs' statuses
-(:mod:`perfkit.analysis.runstatus`: which runs it ranks worst, the saturated and the doubtful
+(:mod:`perfkit.analysis.core._runstatus`: which runs it ranks worst, the saturated and the doubtful
 ones, each run named once, a saturated run ranked worst never also called failed), and about
 what its run counts can test: a ``not testable`` result always says how many runs per arm
 would make it testable (:func:`need_text`, the rule of
@@ -15,18 +15,18 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from perfkit.analysis import confounding, drift, runstatus
-from perfkit.analysis.experiment import RunSet
-from perfkit.analysis.metrics import Metric
+from perfkit.analysis import confounding, drift
+from perfkit.analysis.core import Metric, RunJudgement, RunSet
 from perfkit.formatting import change_ci, fmt_p
 from perfkit.stats.comparison import Comparison
 from perfkit.stats.mannwhitney import runs_to_reach_alpha
+from perfkit.vocabulary import RunStatus
 
 #: the most runs per arm :func:`need_text` looks for
 MAX_RUNS_PER_ARM = 100
 
 
-def ranked_worst(statuses: Sequence[runstatus.RunJudgement], metric: Metric) -> np.ndarray:
+def ranked_worst(statuses: Sequence[RunJudgement], metric: Metric) -> np.ndarray:
     """Which runs a comparison of ``metric`` ranks worst whatever their value: the failed and
     saturated ones, on a metric where failing is worst (:attr:`Metric.failed_is_worst`). A
     run without a value ranks worst in any case (:func:`perfkit.stats.compare` takes NaN as
@@ -35,10 +35,10 @@ def ranked_worst(statuses: Sequence[runstatus.RunJudgement], metric: Metric) -> 
                     dtype=bool)
 
 
-def status_notes(label: str, statuses: list[runstatus.RunJudgement]) -> list[str]:
+def status_notes(label: str, statuses: list[RunJudgement]) -> list[str]:
     out = []
-    for kind, text in ((runstatus.SATURATED, "saturated (ranked with the failed runs)"),
-                       (runstatus.SHORT, "in doubt, kept with their values (the row's "
+    for kind, text in ((RunStatus.SATURATED, "saturated (ranked with the failed runs)"),
+                       (RunStatus.SHORT, "in doubt, kept with their values (the row's "
                                          "result without them is noted on the row)")):
         reasons = [s.reason for s in statuses if s.status == kind]
         if reasons:
@@ -46,7 +46,7 @@ def status_notes(label: str, statuses: list[runstatus.RunJudgement]) -> list[str
     return out
 
 
-def one_note_per_run(c: Comparison, statuses: Sequence[list[runstatus.RunJudgement]],
+def one_note_per_run(c: Comparison, statuses: Sequence[list[RunJudgement]],
                       failed: Sequence[np.ndarray], metric: Metric) -> Comparison:
     """``c`` with the test's note on the runs it ranked worst counting only the failed ones: a
     saturated run ranked worst has its own note (:func:`status_notes`), so the same run is
@@ -55,7 +55,7 @@ def one_note_per_run(c: Comparison, statuses: Sequence[list[runstatus.RunJudgeme
     side = "slower" if metric.lower_is_better else "lower"
     for label, st, worst in zip(("base", "new"), statuses, failed, strict=True):
         saturated = sum(1 for s, w in zip(st, worst, strict=True)
-                        if w and s.status == runstatus.SATURATED)
+                        if w and s.status == RunStatus.SATURATED)
         if not saturated:
             continue
         for i, note in enumerate(notes):

@@ -39,9 +39,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.caps import cap_hits
-from perfkit.analysis.experiment import Experiment
-from perfkit.analysis.mechanism import kernel_scope
+from perfkit.analysis.core import Experiment, cap_hits, kernel_scope
 from perfkit.store.manifest import NGINX_DEFAULT_BACKLOG
 
 #: host CPU (all processes, % of all cores, mean over a run) from which the box was saturated
@@ -271,7 +269,7 @@ def _measured(exp: Experiment, wrk2: list[int]) -> tuple[int, float, float, floa
 
 def _syn_retries(exp: Experiment) -> tuple[str, ...]:
     """The load levels of the runs with latencies on the 1 s retry, under the one cap rule
-    (:func:`perfkit.analysis.caps.cap_hits`: standing out from the run, the run neither
+    (:func:`perfkit.analysis.core._caps.cap_hits`: standing out from the run, the run neither
     failed nor saturated)."""
     rows = exp.rows()
     retried = {h.run_id for h in cap_hits(rows) if h.cap_ms == SYN_RETRY_MS}

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from perfkit.analysis.experiment import Experiment
+from perfkit.analysis.core import Experiment
 from perfkit.formatting import level_text
 
 #: at most this many lines are shown per side of a pair (the rest counted); None: every line

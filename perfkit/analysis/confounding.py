@@ -37,9 +37,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis import drift, runstatus
-from perfkit.analysis.experiment import RunSet
-from perfkit.analysis.metrics import Metric
+from perfkit.analysis import drift
+from perfkit.analysis.core import Metric, RunSet, peer_columns, statuses_by_cell
 from perfkit.formatting import change_ci, fmt_p, level_text, pct_change
 
 #: the column of a run's arm in the frame of both arms
@@ -109,8 +108,8 @@ def arm_drift(base: RunSet, new: RunSet, metric: Metric, keys: Sequence[str],
     rows = RunSet(both, (*base.runs, *new.runs), factors=(*base.factors, *new.factors))
     # a run's cell: its arm, row and every factor and load level (a pooled row whose load
     # levels ran in order would otherwise show them as a drift)
-    cells = list(dict.fromkeys([*keys, *runstatus.peer_columns(rows), ARM]))
-    statuses = runstatus.statuses_by_cell(rows, metric, [c for c in cells if c in both])
+    cells = list(dict.fromkeys([*keys, *peer_columns(rows), ARM]))
+    statuses = statuses_by_cell(rows, metric, [c for c in cells if c in both])
     kept = rows.subset(np.array([not s.counts_as_failed for s in statuses], dtype=bool))
     res = drift.residuals(kept, metric.name, cells)
     if len(res) < 3 or res["order"].nunique() < 3:

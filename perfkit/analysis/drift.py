@@ -2,7 +2,7 @@
 
 Each run's residual is the log of its metric minus the mean log of the runs in its cell (same
 factor levels and load), so only what changed *over time* remains. Runs the run-status rule
-(:mod:`perfkit.analysis.runstatus`) calls failed or saturated are left out first, and counted
+(:mod:`perfkit.analysis.core._runstatus`) calls failed or saturated are left out first, and counted
 (:func:`check`): a saturated run's latency is its queue, not the system's state, and one such
 run moves its cell's mean and so every residual of its cell.
 
@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from perfkit.analysis.experiment import LOAD_COLUMNS, Experiment, RunSet
+from perfkit.analysis.core import LOAD_COLUMNS, Experiment, RunSet
 from perfkit.vocabulary import DRIFT_TOLERANCE_PCT, DriftVerdict
 
 #: a drift smaller than this over a whole experiment (first run to last) does not matter
@@ -75,8 +75,9 @@ def residuals(rows: RunSet, metric: str, cells: Sequence[str]) -> pd.DataFrame:
 
 def kept_rows(exp: Experiment) -> tuple[RunSet, int]:
     """The runs of ``exp`` a drift check uses, and how many were left out: those the run-status
-    rule calls failed or saturated (:func:`perfkit.analysis.runstatus.experiment_statuses`)."""
-    from perfkit.analysis.runstatus import experiment_statuses
+    rule calls failed or saturated
+    (:func:`perfkit.analysis.core._runstatus.experiment_statuses`)."""
+    from perfkit.analysis.core import experiment_statuses
 
     rows = exp.rows()
     keep = np.array([not s.counts_as_failed for s in experiment_statuses(exp)], dtype=bool)

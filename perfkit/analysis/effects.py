@@ -1,16 +1,16 @@
 """Tuning effects: the 2^k r factorial analysis and the A/B comparisons of a factorial sweep.
 
 - :func:`factorial_effects` wraps :func:`perfkit.stats.factorial` with perfkit's rules: the
-  load columns analysed level by level (rows from :mod:`perfkit.analysis.grouping`, Holm
+  load columns analysed level by level (rows from :mod:`perfkit.analysis.core._grouping`, Holm
   across levels), randomized complete blocks used as a nuisance term when every block holds
   the whole design (:func:`usable_block`), failed runs left out and saturated runs kept with
   a warning, runs that did not measure the metric left out with a note naming them
-  (:func:`perfkit.analysis.runstatus.measured_rows`), and, when an interaction is
+  (:func:`perfkit.analysis.core._runstatus.measured_rows`), and, when an interaction is
   significant, the simple effects of its factors (each at each level of the other;
   :mod:`perfkit.analysis.interactions`) with a note that the main
   effect is not interpretable alone. An effect on a latency computed from runs whose requests
   waited for a known timeout is an artefact, and its verdict says so; one on throughput keeps
-  its verdict with a warning that the cap affects it (:mod:`perfkit.analysis.caps`). A ``~``
+  its verdict with a warning that the cap affects it (:mod:`perfkit.analysis.core._caps`). A ``~``
   states the smallest ratio the design could have detected (80% power, Holm's first step
   across levels; :func:`perfkit.stats.tpower.min_detectable_effect`) or why there is none.
 - :func:`headline_effects` (from :mod:`~perfkit.analysis.interactions`): the one rule for
@@ -31,12 +31,26 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis import intervals, runstatus
 from perfkit.analysis.ab import ab_comparisons as ab_comparisons
-from perfkit.analysis.caps import affected, artefact, cap_check
 from perfkit.analysis.compare import NO_CHANGE, POWER
-from perfkit.analysis.experiment import RunSet
-from perfkit.analysis.grouping import row_keys, rows_at
+from perfkit.analysis.core import (
+    NOT_ESTIMABLE,
+    NOT_ESTIMABLE_COLUMN,
+    Mechanism,
+    Metric,
+    RunSet,
+    affected,
+    artefact,
+    cap_check,
+    judge_interval,
+    main_mechanisms,
+    measured_rows,
+    mechanism_columns,
+    row_keys,
+    rows_at,
+    run_notes,
+    statuses_by_cell,
+)
 from perfkit.analysis.interactions import (
     INTERACTION,
     detectable,
@@ -48,13 +62,11 @@ from perfkit.analysis.interactions import (
 )
 from perfkit.analysis.interactions import headline_effects as headline_effects
 from perfkit.analysis.interactions import simple_effects as simple_effects
-from perfkit.analysis.mechanism import Mechanism, main_mechanisms, mechanism_columns
-from perfkit.analysis.metrics import Metric
-from perfkit.analysis.run_notes import run_notes
 from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.factorial_design import factorial
 from perfkit.stats.tpower import DetectableEffect
+from perfkit.vocabulary import RunStatus
 
 NON_EFFECT_TERMS = ("error", "block")
 
@@ -83,12 +95,12 @@ class FactorialResult:
     simple_effects: pd.DataFrame
     warnings: tuple[str, ...] = ()
     #: per level of ``per``: the warnings of runs whose requests waited for a known timeout
-    #: (:func:`perfkit.analysis.caps.cap_check`: artefacts or, not a latency, affected)
+    #: (:func:`perfkit.analysis.core._caps.cap_check`: artefacts or, not a latency, affected)
     level_warnings: Mapping[Any, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     #: runs analysed at each level of ``per`` (``None``: all runs)
     level_runs: Mapping[Any, int] = dataclasses.field(default_factory=dict)
     #: per level of ``per``: the known caps (ms) some of its values sit on; every effect
-    #: computed from that level's runs is an artefact (:func:`perfkit.analysis.caps.artefact`)
+    #: computed from that level's runs is an artefact (:func:`perfkit.analysis.core._caps.artefact`)
     level_caps_ms: Mapping[Any, tuple[float, ...]] = dataclasses.field(default_factory=dict)
     #: per level of ``per``: the known caps that throttle the metric (not a latency) of some
     #: of its runs; its effects keep their verdict and carry :attr:`level_warnings`
@@ -103,7 +115,7 @@ class FactorialResult:
     #: (term, level of ``per`` as :func:`~perfkit.analysis.interactions.key_of`) -> what
     #: the server and the kernel counted at the factor's low and high level, the other
     #: factors at their low level (main effects only; empty when no run recorded counters:
-    #: :mod:`perfkit.analysis.mechanism`)
+    #: :mod:`perfkit.analysis.core._mechanism`)
     mechanisms: Mapping[tuple[str, str], Mechanism] = dataclasses.field(default_factory=dict)
 
     def mechanism_of(self, term: str, level: Any) -> Mechanism:
@@ -199,7 +211,7 @@ class FactorialResult:
         low, high = (("ratio_ci_low", "ratio_ci_high") if self.log else ("ci_low", "ci_high"))
         why = self.not_estimable()
         return [(dataclasses.replace(detectable(self, math.nan, math.nan, r["df"], int(n)),
-                                     reason=f"its interval is {intervals.NOT_ESTIMABLE}") if w
+                                     reason=f"its interval is {NOT_ESTIMABLE}") if w
                  else detectable(self, r[low], r[high], r["df"], int(n)))
                 if v == NO_CHANGE else None
                 for (_, r), v, n, w in zip(self.effects.iterrows(), self.verdicts(), family,
@@ -207,7 +219,7 @@ class FactorialResult:
 
     def not_estimable(self) -> list[str]:
         """Per row of ``effects``: why its interval may not be printed
-        (:func:`perfkit.analysis.intervals.judge`: ends more than 100x apart on the ratio
+        (:func:`perfkit.analysis.core._intervals.judge`: ends more than 100x apart on the ratio
         scale, or resting on a saturated run of its level), else ``""``."""
         out = []
         for _, r in self.effects.iterrows():
@@ -216,7 +228,7 @@ class FactorialResult:
                 continue
             # the spread rule reads ratios; an additive effect's interval only its runs
             lo, hi = ((r["ratio_ci_low"], r["ratio_ci_high"]) if self.log else (1.0, 1.0))
-            out.append(intervals.judge(lo, hi, n_saturated=self.level_saturated.get(r["by"], 0),
+            out.append(judge_interval(lo, hi, n_saturated=self.level_saturated.get(r["by"], 0),
                                        n_runs=self.level_runs.get(r["by"], self.n_runs)))
         return out
 
@@ -294,7 +306,7 @@ class FactorialResult:
                     f"effect_ci_high{scale}"):
             if col in out:
                 out.loc[hidden, col] = math.nan
-        out[intervals.NOTE_COLUMN] = why
+        out[NOT_ESTIMABLE_COLUMN] = why
         return out.reset_index(drop=True)
 
     def simple_frame(self) -> pd.DataFrame:
@@ -322,7 +334,7 @@ class FactorialResult:
         mde = (("mde_ratio_high", "mde_ratio_low") if self.log else
                (f"mde_effect_high{self.metric.suffix}", f"mde_effect_low{self.metric.suffix}"))
         out[mde[0]], out[mde[1]], out["mde_note"] = s["mde_high"], s["mde_low"], s["mde_note"]
-        out[intervals.NOTE_COLUMN] = s[intervals.NOTE_COLUMN]
+        out[NOT_ESTIMABLE_COLUMN] = s[NOT_ESTIMABLE_COLUMN]
         out["stalls"] = s["stalls"]
         out["warnings"] = ["; ".join(w) for w in s["warnings"]]
         if "mechanism" in s and any(s["mechanism"]):
@@ -334,7 +346,7 @@ class FactorialResult:
     def run_notes_frame(self) -> pd.DataFrame:
         """Tidy: one row per run behind a level's warnings (a status other than ok among its
         cell's peers, a latency on a known cap): the ``per`` columns, then ``run_id, kind,
-        detail`` (:func:`perfkit.analysis.run_notes.run_notes`)."""
+        detail`` (:func:`perfkit.analysis.core._run_notes.run_notes`)."""
         records = []
         for key, notes in self.level_run_notes.items():
             values = key if isinstance(key, tuple) else (key,)
@@ -358,7 +370,7 @@ class FactorialResult:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        from perfkit.analysis.tidy import json_records
+        from perfkit.analysis.core import json_records
 
         return {"metric": self.metric.name, "factors": list(self.factors),
                 "per": list(self.per), "log": self.log, "confidence": self.confidence,
@@ -402,7 +414,7 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
     if missing:
         raise UsageError(f"no column {missing[0]!r}; factors are manifest factors or "
                          "runs-frame columns")
-    rows, unmeasured = runstatus.measured_rows(rows, metric)
+    rows, unmeasured = measured_rows(rows, metric)
     if not len(rows):
         raise DataError(f"no run measured {metric.name}: "
                         + "; ".join(n.split(": ", 1)[1] for n in unmeasured))
@@ -431,9 +443,9 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
     for key in (table["by"].drop_duplicates() if per else [None]):
         at = rows_at(rows, per, key)
         counts[key] = len(at)
-        statuses = runstatus.statuses_by_cell(at, metric, [*factors, *per])
+        statuses = statuses_by_cell(at, metric, [*factors, *per])
         notes[key] = run_notes(at, metric, statuses=statuses)
-        saturated[key] = sum(s.status == runstatus.SATURATED for s in statuses)
+        saturated[key] = sum(s.status == RunStatus.SATURATED for s in statuses)
         check = cap_check(at, metric)
         if check:
             caps[key] = check.warnings
@@ -454,10 +466,10 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
 
 
 def _saturation_notes(rows: RunSet, metric: Metric, cells: list[str]) -> list[str]:
-    statuses = runstatus.statuses_by_cell(rows, metric, cells)
+    statuses = statuses_by_cell(rows, metric, cells)
     out = []
-    for kind, what in ((runstatus.SATURATED, "did not sustain their offered rate"),
-                       (runstatus.SHORT, "fell slightly short of their offered rate (in doubt)")):
+    for kind, what in ((RunStatus.SATURATED, "did not sustain their offered rate"),
+                       (RunStatus.SHORT, "fell slightly short of their offered rate (in doubt)")):
         n = sum(s.status == kind for s in statuses)
         if n:
             out.append(f"{n} wrk2 run(s) {what}: kept with their measured {metric.name} "

@@ -58,8 +58,7 @@ from perfkit.analysis.compare import (
     compare_runs,
     runs_per_arm_needed,
 )
-from perfkit.analysis.experiment import RunSet
-from perfkit.analysis.metrics import Metric
+from perfkit.analysis.core import Metric, RunSet
 from perfkit.errors import UsageError
 from perfkit.formatting import pct_change, plain
 from perfkit.stats.power import RunsNeeded, runs_needed

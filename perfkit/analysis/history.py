@@ -8,11 +8,11 @@ A history is read from either
   one row per label, the job's runs under ``job_dir`` relative to the folder), as
   ``data/demo-history`` is;
 
-(:mod:`perfkit.analysis.history_load`) into an :class:`~perfkit.analysis.experiment.Experiment`
-whose frame has the columns
-``label``, ``time_utc``, ``label_index`` (0 = the oldest label) and ``labels_ago`` (0 = the
-newest), so a history is also a selection for ``compare`` and ``gate``:
-``.perfkit/history::labels_ago=0|1|2`` are the runs of the last three labels.
+(:mod:`perfkit.analysis.history_load`) into an
+:class:`~perfkit.analysis.core._experiment.Experiment` whose frame has the columns ``label``,
+``time_utc``, ``label_index`` (0 = the oldest label) and ``labels_ago`` (0 = the newest), so a
+history is also a selection for ``compare`` and ``gate``: ``.perfkit/history::labels_ago=0|1|2`` are
+the runs of the last three labels.
 
 :func:`analyse` gives, per load level (the load columns that vary; a history's labels are its
 only "factor"), every label's runs and median with an order-statistic interval, and the change
@@ -33,18 +33,24 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis import runstatus
 from perfkit.analysis.compare import ranked_worst
-from perfkit.analysis.experiment import LOAD_COLUMNS, Experiment, RunSet
+from perfkit.analysis.core import (
+    LOAD_COLUMNS,
+    Experiment,
+    Metric,
+    RunSet,
+    load_point,
+    measured_rows,
+    row_keys,
+    run_statuses,
+)
 from perfkit.analysis.gate import GateResult, gate_runs
-from perfkit.analysis.grouping import load_point, row_keys
 from perfkit.analysis.history_load import LABEL_COLUMNS as LABEL_COLUMNS
 from perfkit.analysis.history_load import LABELS_CSV as LABELS_CSV
 from perfkit.analysis.history_load import history_rows, labels_of
 from perfkit.analysis.history_load import is_history as is_history
 from perfkit.analysis.history_load import labels_frame as labels_frame
 from perfkit.analysis.history_load import load_history as load_history
-from perfkit.analysis.metrics import Metric
 from perfkit.errors import DataError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.changepoint import ChangePoints, change_points
@@ -68,7 +74,7 @@ class Point:
     ``coverage`` the coverage it achieves.
 
     Runs that did not measure the metric are left out (``n_runs`` counts the others) and
-    named in ``warnings`` (:func:`perfkit.analysis.runstatus.measured_rows`). Failed and
+    named in ``warnings`` (:func:`perfkit.analysis.core._runstatus.measured_rows`). Failed and
     saturated runs follow the comparison's rule
     (:func:`perfkit.analysis.compare.ranked_worst`): where failing makes the metric worse they
     rank worst in the median and its interval (``n_failed``), else they keep their value; a
@@ -323,12 +329,12 @@ def _point(rows: RunSet, label: str, metric: Metric, confidence: float) -> Point
     if not len(rows):
         return None
     time_utc = str(rows.frame["time_utc"].iloc[0])
-    rows, unmeasured = runstatus.measured_rows(rows, metric)
+    rows, unmeasured = measured_rows(rows, metric)
     if not len(rows):
         return Point(label, time_utc, 0, 0, math.nan, math.nan, math.nan, math.nan, (),
                      tuple(unmeasured))
     values = rows.values(metric.name)
-    worst = ranked_worst(runstatus.run_statuses(rows, metric), metric) | ~np.isfinite(values)
+    worst = ranked_worst(run_statuses(rows, metric), metric) | ~np.isfinite(values)
     kept = worst | (values > 0)  # a finished value <= 0 has no log: left out, as before
     ranked = np.where(worst, math.inf if metric.lower_is_better else -math.inf, values)[kept]
     finished = values[kept & ~worst]

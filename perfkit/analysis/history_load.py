@@ -1,5 +1,5 @@
 """Reading a performance history: a history store or a folder of CI jobs with ``labels.csv``
-(see :mod:`perfkit.analysis.history`), as an :class:`~perfkit.analysis.experiment.Experiment`
+(see :mod:`perfkit.analysis.history`), as an :class:`~perfkit.analysis.core._experiment.Experiment`
 with the label columns, and the runs each label holds.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from perfkit.analysis.experiment import Experiment, RunSet, load_experiment
+from perfkit.analysis.core import Experiment, RunSet, load_experiment
 from perfkit.errors import DataError, PerfkitError
 from perfkit.frames import runs_frame
 from perfkit.store import history as store

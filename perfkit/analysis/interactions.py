@@ -14,7 +14,7 @@ reports.
   interaction row (flagged ``interaction``) above its simple effects.
 
 Every effect, main or simple, is checked against the known timeout caps over the runs it is
-computed from (:func:`perfkit.analysis.caps.cap_check`): a latency effect from runs whose
+computed from (:func:`perfkit.analysis.core._caps.cap_check`): a latency effect from runs whose
 requests waited for a timeout is an artefact (its verdict says so instead of
 ``better``/``worse``/``~``); a throughput effect from such runs keeps its verdict and is
 flagged ``cap_affected``; both carry the cap ``warnings``. A ``~`` states the smallest
@@ -31,8 +31,6 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis import intervals, runstatus
-from perfkit.analysis.caps import artefact, cap_check
 from perfkit.analysis.compare import (
     BETTER,
     NO_CHANGE,
@@ -42,15 +40,23 @@ from perfkit.analysis.compare import (
     Cell,
     compare_cells,
 )
-from perfkit.analysis.experiment import RunSet, match
-from perfkit.analysis.grouping import rows_at
-from perfkit.analysis.mechanism import factor_mechanism
-from perfkit.analysis.metrics import Metric
+from perfkit.analysis.core import (
+    NOT_ESTIMABLE_COLUMN,
+    Metric,
+    RunSet,
+    artefact,
+    cap_check,
+    factor_mechanism,
+    judge_interval,
+    match,
+    rows_at,
+    statuses_by_cell,
+)
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues
 from perfkit.stats.factorial_design import factorial
 from perfkit.stats.tpower import DetectableEffect, min_detectable_effect
-from perfkit.vocabulary import Verdict
+from perfkit.vocabulary import RunStatus, Verdict
 
 if TYPE_CHECKING:
     from perfkit.analysis.effects import FactorialResult
@@ -84,7 +90,7 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
     ``on_timeout_cap``, ``cap_affected``, ``warnings`` (the cap warnings of its runs),
     ``df_error``, ``holm_family`` (the simple effects its p is adjusted with), ``estimand``,
     ``method``, ``mechanism`` (what the server and the kernel counted at the factor's two
-    levels: :mod:`perfkit.analysis.mechanism`) and, for a ``~``, ``mde_high``/``mde_low``
+    levels: :mod:`perfkit.analysis.core._mechanism`) and, for a ``~``, ``mde_high``/``mde_low``
     (on the effect's scale) or ``mde_note`` (why none).
 
     In a two-factor design on logs a simple effect compares two cells, run against run: it
@@ -107,10 +113,10 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
             found.extend(family(at, factor, other, r["by"], r["term"], result))
     frame = pd.DataFrame(found)
     if len(frame):  # the one interval rule (ends > 100x apart); saturated runs: see below
-        why = [w or intervals.judge(lo, hi) if result.log else w for lo, hi, w in
-               zip(frame["ci_low"], frame["ci_high"], frame[intervals.NOTE_COLUMN],
+        why = [w or judge_interval(lo, hi) if result.log else w for lo, hi, w in
+               zip(frame["ci_low"], frame["ci_high"], frame[NOT_ESTIMABLE_COLUMN],
                    strict=True)]
-        frame[intervals.NOTE_COLUMN] = why
+        frame[NOT_ESTIMABLE_COLUMN] = why
         hidden = np.array([bool(w) for w in why])
         frame.loc[hidden, ["ci_low", "ci_high"]] = math.nan
     return frame
@@ -146,7 +152,7 @@ def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
                     "warnings": cap_check(sub, result.metric).warnings or row.cap_warnings,
                     "holm_family": table.family, "method": COMPARED,
                     "mechanism": factor_mechanism(sub, factor, result.coding[factor]),
-                    intervals.NOTE_COLUMN: "",
+                    NOT_ESTIMABLE_COLUMN: "",
                     "stalls": "; ".join(x.text() for x in row.stalls),
                     "mde_high": mde.ratio_high if mde is not None and testable else math.nan,
                     "mde_low": mde.ratio_low if mde is not None and testable else math.nan,
@@ -170,9 +176,9 @@ def _fitted_family(at: RunSet, factor: str, other: str, key: Any, term: str,
     for r, c, p, sub in zip(rows, checks, holm, subs, strict=True):
         significant = bool(p < result.alpha)
         scale = math.log(r["effect"]) if result.log and r["effect"] > 0 else r["effect"]
-        saturated = sum(st.status == runstatus.SATURATED for st in runstatus.statuses_by_cell(
+        saturated = sum(st.status == RunStatus.SATURATED for st in statuses_by_cell(
             sub, result.metric, [*result.factors, *result.per]))
-        r[intervals.NOTE_COLUMN] = intervals.judge(
+        r[NOT_ESTIMABLE_COLUMN] = judge_interval(
             r["ci_low"], r["ci_high"], n_saturated=saturated, n_runs=r["n_runs"]) \
             if saturated else ""
         r.update(p_value_holm=p, significant=significant, holm_family=len(rows),
@@ -284,7 +290,7 @@ def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
                                          if result.per else 1),
                          "significant": frame["significant"], "verdict": frame["verdict"],
                          "n_runs": [result.level_runs.get(k, result.n_runs) for k in keys],
-                         intervals.NOTE_COLUMN: frame[intervals.NOTE_COLUMN],
+                         NOT_ESTIMABLE_COLUMN: frame[NOT_ESTIMABLE_COLUMN],
                          "cap_affected": frame["cap_affected"],
                          "warnings": [tuple(result.level_warnings.get(k, ())) for k in keys],
                          "mechanism": [result.mechanism_of(t, k)
@@ -305,7 +311,7 @@ def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
                                "p_value": s["p_value_holm"], "holm_family": s["holm_family"],
                                "significant": s["significant"],
                                "verdict": s["verdict"], "n_runs": s["n_runs"],
-                               intervals.NOTE_COLUMN: s[intervals.NOTE_COLUMN],
+                               NOT_ESTIMABLE_COLUMN: s[NOT_ESTIMABLE_COLUMN],
                                "cap_affected": s["cap_affected"], "warnings": s["warnings"],
                                "mechanism": s["mechanism"], "interaction": False})
         order = {k: i for i, k in enumerate(dict.fromkeys(map(key_of, keys)))}

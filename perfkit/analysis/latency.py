@@ -2,7 +2,7 @@
 
 Runs are grouped into configurations by the ``by`` columns (:func:`group_runs`); a
 configuration at the selected load point is a cell. Every run gets its status for the
-percentile shown (:func:`perfkit.analysis.runstatus.percentile_statuses`: among its peers, the
+percentile shown (:func:`perfkit.analysis.core._runstatus.percentile_statuses`: among its peers, the
 runs of the same factors and load; judged on that percentile's column, else on p99), and a
 cell's value follows **one rule**, the one :func:`perfkit.analysis.scaling.slo_brackets`
 applies to the same cell and percentile (so the latency page, the SLO table and the heat map
@@ -40,21 +40,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis import intervals
 from perfkit.analysis.compare import Cell, ComparisonTable, compare_cells
-from perfkit.analysis.experiment import RunSet
-from perfkit.analysis.grouping import load_point
-from perfkit.analysis.metrics import metric
-from perfkit.analysis.runstatus import (
+from perfkit.analysis.core import (
     FAILED,
     NO_DATA,
+    NOT_ESTIMABLE_COLUMN,
     SATURATED,
     SHORT,
     RunJudgement,
+    RunSet,
+    json_records,
+    judge_interval,
+    load_point,
+    metric,
     peer_columns,
     percentile_statuses,
 )
-from perfkit.analysis.tidy import json_records
 from perfkit.formatting import level_text
 from perfkit.histogram import LatencyHistogram
 from perfkit.model import WRK_LATENCY, Run, percentile_column
@@ -245,12 +246,12 @@ class LatencyEstimate:
 
     @property
     def not_estimable(self) -> str:
-        """Why the interval may not be printed (:func:`perfkit.analysis.intervals.judge`:
+        """Why the interval may not be printed (:func:`perfkit.analysis.core._intervals.judge`:
         ends more than 100x apart, or resting on a saturated run), else ``""``."""
         ci = self.ci
         doubtful = [v for v, s in zip(self.values_ms, self.statuses, strict=False)
                     if s.status == SATURATED]
-        return intervals.judge(ci.low_ms, ci.high_ms, n_saturated=self.count(SATURATED),
+        return judge_interval(ci.low_ms, ci.high_ms, n_saturated=self.count(SATURATED),
                                n_runs=ci.n_runs, every_run_counts=ci.method == FEW_RUNS_METHOD,
                                doubtful_values=doubtful)
 
@@ -272,7 +273,7 @@ class LatencyEstimate:
         return {"config": self.config, "percentile": float(ci.q),
                 "n_runs": ci.n_runs if data else None,
                 "latency_ms": ci.estimate_ms if data else float("nan"), "ci_low_ms": low,
-                "ci_high_ms": high, intervals.NOTE_COLUMN: self.not_estimable,
+                "ci_high_ms": high, NOT_ESTIMABLE_COLUMN: self.not_estimable,
                 "method": ci.method if data else NO_DATA, "estimand": ci.estimand,
                 "n_failed": self.count(FAILED), "n_saturated": self.count(SATURATED),
                 "n_short": self.count(SHORT), "warnings": "; ".join(ci.warnings)}
@@ -328,7 +329,7 @@ class LatencyTable:
         """One row per configuration and percentile: the estimate, its interval, method and
         estimand, the runs' status counts and the warnings."""
         cols = ["config", "percentile", "n_runs", "latency_ms", "ci_low_ms", "ci_high_ms",
-                intervals.NOTE_COLUMN, "method", "estimand", "n_failed", "n_saturated",
+                NOT_ESTIMABLE_COLUMN, "method", "estimand", "n_failed", "n_saturated",
                 "n_short", "warnings"]
         return self.groups.with_load(
             pd.DataFrame([e.to_record() for e in self.estimates], columns=cols))

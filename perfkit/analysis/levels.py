@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis.configs import config_text, directive_lines, outside_settings
-from perfkit.analysis.experiment import Experiment, RunSet
+from perfkit.analysis.core import Experiment, RunSet
 from perfkit.formatting import level_text
 from perfkit.stats.coding import code_factor
 

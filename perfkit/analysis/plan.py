@@ -30,12 +30,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis import runstatus
 from perfkit.analysis.compare import cell_runs, row_labels
-from perfkit.analysis.experiment import RunSet
+from perfkit.analysis.core import Metric, RunSet, row_keys, unmeasured, unmeasured_note
 from perfkit.analysis.gate import plain_rows, records_frame, threshold_ratio
-from perfkit.analysis.grouping import row_keys
-from perfkit.analysis.metrics import Metric
 from perfkit.errors import DataError, UsageError
 from perfkit.formatting import plain
 from perfkit.stats import compare
@@ -132,7 +129,7 @@ def plan_runs(sides: Sequence[RunSet], metric: Metric, detect: float, *, alpha: 
     rows = []
     for key in labels:
         cells = [cell_runs(s, keys, key) for s in sides]
-        left_out = [runstatus.unmeasured(c, metric) for c in cells]
+        left_out = [unmeasured(c, metric) for c in cells]
         values = [_positive(c.values(metric.name)) for c in cells]
         rows.append(_row(key, values, metric, ratio, alpha, power, family, n_sim, seed,
                          [r for side in left_out for r in side]))
@@ -150,7 +147,7 @@ def _row(key: tuple, values: list[np.ndarray], metric: Metric, ratio: float, alp
     base = values[0]
     new = values[1] if len(values) == 2 else np.array([], dtype=float)
     where = f"row {', '.join(map(str, key))}" if key else "the runs"
-    notes = runstatus.unmeasured_note("", unmeasured, metric)
+    notes = unmeasured_note("", unmeasured, metric)
     if notes and min(len(v) for v in values) == 0:
         side = " on a side" if len(values) == 2 else ""
         raise DataError(f"{where}: no run measured {metric.name}{side} ("

@@ -1,14 +1,14 @@
 """What an experiment's design file and run manifests record: the facts a Methods section and a
 threats-to-validity list are written from (never typed by hand).
 
-:func:`provenance` reads them from an :class:`~perfkit.analysis.experiment.Experiment`:
+:func:`provenance` reads them from an :class:`~perfkit.analysis.core._experiment.Experiment`:
 the design (factors and levels, load levels, repetitions, randomization and blocking, seed,
 warm-up, pause, duration), the tools with their exact versions and an argv template (the
 parts that vary between runs shown as ``{connections}``...), the host (CPUs, kernel, the
 sysctls recorded), the network namespaces a server ran in (whose ``net.core.somaxconn``
 replaces the host's, and the accept queue the kernel granted), the server (nginx version,
 profiles), the generator's CPU, the runs' statuses (failed, saturated, in doubt) under
-the one rule of :mod:`perfkit.analysis.runstatus`, and the conditions of
+the one rule of :mod:`perfkit.analysis.core._runstatus`, and the conditions of
 :mod:`perfkit.analysis.conditions` (host CPU, listen backlog, restarts, wrk2's measured window,
 Locust's think time).
 """
@@ -21,11 +21,11 @@ import re
 from collections.abc import Mapping
 from typing import Any, cast
 
-from perfkit.analysis import runstatus
 from perfkit.analysis.conditions import Conditions, conditions
-from perfkit.analysis.experiment import Experiment
+from perfkit.analysis.core import Experiment, experiment_statuses, generator_busy, generator_share
 from perfkit.formatting import level_text, plain
 from perfkit.units import parse_duration_arg
+from perfkit.vocabulary import RunStatus
 
 _ARGV_LOAD = {"-c": "connections", "--connections": "connections", "-t": "threads",
               "--threads": "threads", "-R": "rate", "--rate": "rate", "-u": "users",
@@ -84,7 +84,7 @@ def provenance(exp: Experiment) -> Provenance:
             if c in rows.frame and rows.frame[c].notna().any()}
     starts = sorted(r.start_utc for r in runs if r.start_utc)
     ends = sorted(r.end_utc for r in runs if r.end_utc)
-    shares = [runstatus.generator_share(r) for r in runs]
+    shares = [generator_share(r) for r in runs]
     known = [s for s in shares if not math.isnan(s)]
     argvs = [m.get("argv") or list(r.argv or ()) for m, r in zip(manifests, runs, strict=True)]
     return Provenance(
@@ -110,7 +110,7 @@ def provenance(exp: Experiment) -> Provenance:
         urls=tuple(sorted({r.url for r in runs if r.url})),
         same_host=all(_loopback(r.url) for r in runs if r.url),
         generator_cpu_known=len(known),
-        generator_busy=sum(runstatus.generator_busy(r) for r in runs),
+        generator_busy=sum(generator_busy(r) for r in runs),
         first_utc=starts[0] if starts else None,
         last_utc=ends[-1] if ends else (starts[-1] if starts else None),
         unreadable=len(exp.errors), statuses=_statuses(exp), conditions=conditions(exp),
@@ -132,8 +132,8 @@ def _label_profiles(frame, manifests: list[Mapping]) -> tuple[tuple[str, tuple[s
 
 def _statuses(exp: Experiment) -> dict[str, tuple[str, ...]]:
     out: dict[str, list[str]] = {}
-    for run, s in zip(exp.rows().runs, runstatus.experiment_statuses(exp), strict=True):
-        if s.status != runstatus.OK:
+    for run, s in zip(exp.rows().runs, experiment_statuses(exp), strict=True):
+        if s.status != RunStatus.OK:
             out.setdefault(s.status, []).append(f"{run.run_id or run.source}: {s.reason}")
     return {k: tuple(v) for k, v in out.items()}
 

@@ -4,13 +4,13 @@ busy generator, under the rules every page uses.
 Per analysis row (:meth:`Experiment.rows`: a Locust run counts once, by its ``Aggregated``
 row), :func:`quality` records:
 
-- the run status (:func:`perfkit.analysis.runstatus.experiment_statuses`: ``failed``,
+- the run status (:func:`perfkit.analysis.core._runstatus.experiment_statuses`: ``failed``,
   ``saturated``, ``short`` or ``ok``, judged among the run's peers on p99), the same statuses
   the Methods section lists;
 - the error ratio, flagged above :data:`perfkit.model.ERROR_RATIO_WARN` (the share of failed
   requests above which an SLO rate fails);
 - the generator's CPU share, flagged at or above
-  :data:`perfkit.analysis.runstatus.GENERATOR_BUSY` (:func:`~perfkit.analysis.runstatus.
+  :data:`perfkit.analysis.core._runstatus.GENERATOR_BUSY` (:func:`~perfkit.analysis.core._runstatus.
   generator_busy`), the count the threats to validity give;
 - the host's CPU (client and server together), flagged at or above
   :data:`perfkit.analysis.conditions.HOST_BUSY_PERCENT`: a generator using little of its
@@ -28,10 +28,15 @@ from typing import Any
 
 import pandas as pd
 
-from perfkit.analysis import runstatus
 from perfkit.analysis.conditions import HOST_BUSY_PERCENT
-from perfkit.analysis.experiment import Experiment
-from perfkit.analysis.tidy import json_records
+from perfkit.analysis.core import (
+    GENERATOR_BUSY,
+    Experiment,
+    experiment_statuses,
+    generator_busy,
+    generator_share,
+    json_records,
+)
 from perfkit.model import ERROR_RATIO_WARN, Run
 from perfkit.vocabulary import RunStatus
 
@@ -58,7 +63,7 @@ class QualityTable:
         return (f"A run was counted as failed, saturated or short by the run-status rule "
                 f"(tool failure; below its offered rate; a generator shortfall kept in "
                 f"doubt), as erring above {ERROR_RATIO_WARN:.0%} failed requests, and as "
-                f"measuring a busy generator at or above {runstatus.GENERATOR_BUSY:.0%} of "
+                f"measuring a busy generator at or above {GENERATOR_BUSY:.0%} of "
                 f"its cores, and a busy host at or above {HOST_BUSY_PERCENT:g}% of all its "
                 "cores (client and server together).")
 
@@ -88,7 +93,7 @@ class QualityTable:
 
     def to_dict(self) -> dict[str, Any]:
         return {"error_ratio_max": ERROR_RATIO_WARN,
-                "generator_busy": runstatus.GENERATOR_BUSY, "warnings": list(self.warnings),
+                "generator_busy": GENERATOR_BUSY, "warnings": list(self.warnings),
                 "summary": json_records(self.summary_frame()),
                 "runs": json_records(self.to_frame())}
 
@@ -106,7 +111,7 @@ def quality(experiments: Sequence[Experiment]) -> QualityTable:
         rows = exp.rows()
         errors = rows.values("error_ratio") if "error_ratio" in rows.frame \
             else [math.nan] * len(rows)
-        for run, status, error in zip(rows.runs, runstatus.experiment_statuses(exp), errors,
+        for run, status, error in zip(rows.runs, experiment_statuses(exp), errors,
                                       strict=True):
             records.append({
                 "experiment": exp.name, "run_id": run.run_id, "tool": run.tool,
@@ -115,8 +120,8 @@ def quality(experiments: Sequence[Experiment]) -> QualityTable:
                 "error_ratio": float(error), "non_2xx_3xx": run.non_2xx_3xx,
                 "socket_errors": run.socket_errors,
                 "generator_cpu_mean_percent": _cpu(run, "generator_cpu_mean_percent"),
-                "generator_cpu_share": runstatus.generator_share(run),
-                "generator_busy": runstatus.generator_busy(run),
+                "generator_cpu_share": generator_share(run),
+                "generator_busy": generator_busy(run),
                 "host_cpu_mean_percent": (host := _cpu(run, "host_cpu_mean_percent")),
                 "host_cpu_busy": host >= HOST_BUSY_PERCENT,
                 "exit_code": run.exit_code, "n_warnings": len(run.warnings)})

@@ -20,15 +20,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis import intervals
 from perfkit.analysis.conditions import HOST_BUSY_PERCENT, HostCpu, host_cpu
-from perfkit.analysis.experiment import RunSet
-from perfkit.analysis.grouping import by_columns, split_groups
-from perfkit.analysis.metrics import Metric
+from perfkit.analysis.core import (
+    NOT_ESTIMABLE_COLUMN,
+    Metric,
+    RunSet,
+    by_columns,
+    json_records,
+    judge_interval,
+    split_groups,
+)
 from perfkit.analysis.slo import SloBracket as SloBracket  # re-exported: one home per rule
 from perfkit.analysis.slo import SloTable as SloTable
 from perfkit.analysis.slo import slo_brackets as slo_brackets
-from perfkit.analysis.tidy import json_records
 from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.littles import FLAGS, littles_law
@@ -94,12 +98,12 @@ class ScalingResult:
 
     @property
     def n_star_not_estimable(self) -> str:
-        """Why N*'s interval may not be printed (:func:`perfkit.analysis.intervals.judge`:
+        """Why N*'s interval may not be printed (:func:`perfkit.analysis.core._intervals.judge`:
         ends more than 100x apart), else ``""``."""
         f = self.fit
         if f is None or f.n_star is None or not f.n_star_ci:
             return ""
-        return intervals.judge(*f.n_star_ci)
+        return judge_interval(*f.n_star_ci)
 
     @property
     def model(self) -> str | None:
@@ -135,7 +139,7 @@ class ScalingResult:
                   else nan2), "")):
             rec[f"{name}{unit}"] = value
             rec[f"{name}_ci_low{unit}"], rec[f"{name}_ci_high{unit}"] = ci
-        rec[intervals.NOTE_COLUMN] = (f"n_star: {self.n_star_not_estimable}"
+        rec[NOT_ESTIMABLE_COLUMN] = (f"n_star: {self.n_star_not_estimable}"
                                       if self.n_star_not_estimable else "")
         h = self.host
         rec["host_cpu_runs"] = h.known if h else 0

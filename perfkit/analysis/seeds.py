@@ -86,7 +86,6 @@ import pandas as pd
 from perfkit.analysis import seeds_notes as notes
 from perfkit.analysis import seeds_power
 from perfkit.analysis import seeds_published as seedfiles
-from perfkit.analysis.caps import affected
 from perfkit.analysis.compare import (
     BETTER,
     NO_CHANGE,
@@ -96,9 +95,16 @@ from perfkit.analysis.compare import (
     compare_runs,
     status_notes,
 )
-from perfkit.analysis.experiment import Experiment, RunSet, Selection
-from perfkit.analysis.mechanism import mechanism_columns
-from perfkit.analysis.metrics import Metric, metric
+from perfkit.analysis.core import (
+    Experiment,
+    Metric,
+    RunSet,
+    Selection,
+    affected,
+    mechanism_columns,
+    metric,
+    not_finite,
+)
 from perfkit.analysis.seeds_links import (
     COLUMNS,
     DIRECTIONS,
@@ -110,7 +116,6 @@ from perfkit.analysis.seeds_links import (
     published_values,
     read_links,
 )
-from perfkit.analysis.tidy import not_finite
 from perfkit.analysis.validity import threats
 from perfkit.errors import DataError
 from perfkit.vocabulary import ClaimVerdict
@@ -253,7 +258,7 @@ class ClaimResult:
     def reported_verdict(self) -> str:
         """The verdict as answers read it: a decided claim whose repeat's metric was affected
         by a timeout cap (the generator's own timeout counted as errors, a throughput
-        throttled: :func:`perfkit.analysis.caps.affected`) says so beside the verdict."""
+        throttled: :func:`perfkit.analysis.core._caps.affected`) says so beside the verdict."""
         rep = self.replication
         return affected(self.verdict, rep.row.cap_affected_ms if rep is not None else (),
                         DECIDED)

@@ -38,7 +38,7 @@ from typing import Any
 import pandas as pd
 
 from perfkit.analysis import seeds_published as seedfiles
-from perfkit.analysis.experiment import Selection
+from perfkit.analysis.core import Selection
 from perfkit.errors import DataError, UsageError
 from perfkit.vocabulary import Verdict
 

@@ -2,7 +2,7 @@
 timeout, what the runs ranked worst in a repeat were, the runs kept in doubt, and the threats
 to validity of the repeat's experiment that bear on its numbers.
 
-Each function states a finding of the analysis (:mod:`perfkit.analysis.runstatus`,
+Each function states a finding of the analysis (:mod:`perfkit.analysis.core._runstatus`,
 :mod:`perfkit.analysis.validity`); none decides a verdict.
 """
 
@@ -17,9 +17,7 @@ import numpy as np
 from perfkit import units
 from perfkit.analysis.compare import NOT_TESTABLE, cell_runs
 from perfkit.analysis.compare_notes import untestable_text
-from perfkit.analysis.experiment import RunSet
-from perfkit.analysis.metrics import metric
-from perfkit.analysis.runstatus import (
+from perfkit.analysis.core import (
     FAILED,
     MOVED_FACTOR,
     MOVED_SDS,
@@ -28,8 +26,10 @@ from perfkit.analysis.runstatus import (
     SHORT,
     UNDECIDED,
     RunJudgement,
+    RunSet,
     achieved_ratio,
     kept_up,
+    metric,
     peer_latencies,
     run_statuses,
 )
@@ -79,10 +79,10 @@ def regime_gap(rep, published_text: str) -> str:
       short measures a load it did not apply);
     - the published values sit on a known timeout (``'spikes around 1000ms'``: the 1 s SYN
       retry after a listen-queue overflow) while the base arm shows none of it: no run with a
-      latency on that cap (:func:`perfkit.analysis.stalls.stalled`) and, where the runs
+      latency on that cap (:func:`perfkit.analysis.core._stalls.stalled`) and, where the runs
       recorded the kernel's listen overflows (:data:`LISTEN_OVERFLOWS`), none.
     """
-    from perfkit.analysis.stalls import stalled
+    from perfkit.analysis.core import stalled
 
     sides = {side: cell_runs(getattr(rep, side), rep.table.keys, rep.row.key)
              for side in ("base", "new")}
@@ -179,8 +179,8 @@ def in_doubt(rep) -> list[str]:
     """The runs kept in doubt (``short``: a wrk2 run slightly below its target rate) at the
     claim's load level, per arm, with their achieved rates, and what the comparison without
     them finds. Where no run of an arm kept its rate, the note says so, as the run-status rule
-    does (:mod:`perfkit.analysis.runstatus`): peers that all share the shortfall say nothing of
-    the runs' latency, and the rate was not sustained by this setup, generator or server
+    does (:mod:`perfkit.analysis.core._runstatus`): peers that all share the shortfall say nothing
+    of the runs' latency, and the rate was not sustained by this setup, generator or server
     (undecided)."""
     parts, every, unkept = [], True, []
     for side in ("base", "new"):

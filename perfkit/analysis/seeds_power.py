@@ -3,7 +3,7 @@
 The spread is the run-to-run spread of the claim's metric in the runs its link selects (a
 ``repeat``'s two arms, or a ``spread`` link's runs), at the claim's load level. Runs that do
 not measure a working server are left out of it: those the comparison ranks worst (failed, or
-a wrk2 run that did not keep its rate: :mod:`perfkit.analysis.runstatus`) and, on a metric
+a wrk2 run that did not keep its rate: :mod:`perfkit.analysis.core._runstatus`) and, on a metric
 where failing is worst, runs with more than :data:`perfkit.model.ERROR_RATIO_WARN` of their
 requests failed (the model warns that they "describe a failing server"). A ``published`` link
 has no comparable runs, and then no number is given: none is borrowed from an unrelated
@@ -30,9 +30,7 @@ from collections.abc import Callable
 import numpy as np
 
 from perfkit.analysis.compare import POWER
-from perfkit.analysis.experiment import Experiment, RunSet
-from perfkit.analysis.metrics import metric
-from perfkit.analysis.runstatus import run_statuses
+from perfkit.analysis.core import Experiment, RunSet, metric, run_statuses
 from perfkit.analysis.seeds_links import Link
 from perfkit.model import ERROR_RATIO_WARN
 from perfkit.stats.power import runs_needed

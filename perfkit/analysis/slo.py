@@ -2,7 +2,7 @@
 
 :func:`slo_brackets`: per configuration (the load columns that vary, connections always),
 :func:`perfkit.stats.slo.slo_bracket` over the offered rates, each run judged by the run-status
-rule (:mod:`perfkit.analysis.runstatus`: failed runs fail their rate, short ones are kept in
+rule (:mod:`perfkit.analysis.core._runstatus`: failed runs fail their rate, short ones are kept in
 doubt, runs that did not measure the percentile are left out, named, and fail nothing).
 Re-exported by :mod:`perfkit.analysis.scaling`.
 """
@@ -17,20 +17,22 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis import intervals
-from perfkit.analysis.experiment import RunSet
-from perfkit.analysis.grouping import by_columns, split_groups
-from perfkit.analysis.metrics import metric
-from perfkit.analysis.runstatus import (
+from perfkit.analysis.core import (
     FAILED,
     NO_DATA,
+    NOT_ESTIMABLE_COLUMN,
     SHORT,
     RunJudgement,
+    RunSet,
+    by_columns,
+    json_records,
+    judge_interval,
+    metric,
     peer_columns,
     percentile_statuses,
+    split_groups,
     unmeasured_note,
 )
-from perfkit.analysis.tidy import json_records
 from perfkit.errors import DataError, UsageError
 from perfkit.formatting import fmt_num, level_text
 from perfkit.model import percentile_column
@@ -41,9 +43,9 @@ from perfkit.vocabulary import BracketVerdict, SloVerdict
 
 def not_estimable(v: RateVerdict) -> str:
     """Why the interval of a rate's percentile may not be printed
-    (:func:`perfkit.analysis.intervals.judge`): ends more than 100x apart, or resting on a run
+    (:func:`perfkit.analysis.core._intervals.judge`): ends more than 100x apart, or resting on a run
     that did not sustain the rate (its latency is a queue's), else ``""``."""
-    return intervals.judge(v.ci_low_ms, v.ci_high_ms, n_saturated=v.n_saturated,
+    return judge_interval(v.ci_low_ms, v.ci_high_ms, n_saturated=v.n_saturated,
                            n_runs=v.n_runs - v.n_failed,
                            every_run_counts=v.method == FEW_RUNS_METHOD or v.n_saturated > 0)
 
@@ -52,7 +54,7 @@ def not_estimable(v: RateVerdict) -> str:
 class SloBracket:
     """The SLO bracket of one configuration: ``bracket`` is :class:`SLOBracket`;
     ``run_statuses`` each run's ``(run_id, rate_rps, status, reason)`` under the run-status
-    rule the verdicts used (:mod:`perfkit.analysis.runstatus`), so figures can mark the
+    rule the verdicts used (:mod:`perfkit.analysis.core._runstatus`), so figures can mark the
     saturated and short runs."""
 
     by: tuple[str, ...]
@@ -128,7 +130,7 @@ class SloBracket:
                         "estimate_ms": v.estimate_ms,
                         "ci_low_ms": math.nan if why else v.ci_low_ms,
                         "ci_high_ms": math.nan if why else v.ci_high_ms,
-                        intervals.NOTE_COLUMN: why,
+                        NOT_ESTIMABLE_COLUMN: why,
                         "method": v.method, "estimand": v.estimand,
                         "runs_needed": v.runs_needed if v.runs_needed is not None else math.nan,
                         "reason": v.reason, "warnings": "; ".join(v.warnings)})

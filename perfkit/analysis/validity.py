@@ -9,7 +9,7 @@ think time), the server and workload as recorded (nginx version,
 profiles, URL, response size), how the profiles' recorded configurations differ
 (:mod:`perfkit.analysis.configs`), blocks that differ while an analysis ignores them, and
 :func:`value_caps`: latencies sitting on a known timeout (a retransmission or the tool's
-timeout, not service time) under the one rule of :mod:`perfkit.analysis.caps`. Each threat is
+timeout, not service time) under the one rule of :mod:`perfkit.analysis.core._caps`. Each threat is
 one sentence that names its evidence; one about some runs names them (:attr:`Threat.runs`).
 """
 
@@ -24,24 +24,25 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from perfkit.analysis.cap_evidence import kernel_evidence
-from perfkit.analysis.caps import (  # KNOWN_CAPS_MS, CAP_TOLERANCE: public names here too
-    CAP_TOLERANCE,
-    KNOWN_CAPS_MS,
-    MAX_ABOVE_CAP,
-    MAX_COLUMN,
-    RULE_TEXT,
-    cap_hits,
-)
 from perfkit.analysis.conditions import (
     WRK2_CALIBRATION_S,  # noqa: F401 - a public name
     conditions,
     threat_texts,
 )
 from perfkit.analysis.configs import config_diffs
-from perfkit.analysis.experiment import Experiment, RunSet
+from perfkit.analysis.core import (
+    CAP_TOLERANCE,
+    GENERATOR_BUSY,
+    KNOWN_CAPS_MS,
+    MAX_ABOVE_CAP,
+    MAX_COLUMN,
+    RULE_TEXT,
+    Experiment,
+    RunSet,
+    cap_hits,
+    kernel_evidence,
+)
 from perfkit.analysis.provenance import Provenance, provenance
-from perfkit.analysis.runstatus import GENERATOR_BUSY
 from perfkit.formatting import fmt_ci, fmt_sig
 
 #: the per-run metrics whose drift over the run order is reported as a threat
@@ -225,7 +226,7 @@ def _body(exp: Experiment) -> str:
 
 def value_caps(rows: RunSet, name: str = "", columns: list[str] | None = None) -> list[str]:
     """Runs whose latencies (percentiles, or ``columns``; the max) sit on a known timeout
-    (:data:`KNOWN_CAPS_MS`) under the one rule, :func:`perfkit.analysis.caps.cap_hits` (in
+    (:data:`KNOWN_CAPS_MS`) under the one rule, :func:`perfkit.analysis.core._caps.cap_hits` (in
     the cap's window, standing out from the run's own latencies, the run neither failed nor
     saturated): one sentence per cap and kind (percentiles, maxima)."""
     return [text for text, _ in _value_caps(rows, name, columns)]

@@ -73,15 +73,16 @@ def add_by_argument(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from perfkit.analysis import compare_runs, grouping, metric
+    from perfkit.analysis import compare_runs, metric
+    from perfkit.analysis.core import per_endpoint
     from perfkit.present import compare as present_compare
 
     check_levels(args)
     checks.reason(args.exclude_failed, "--exclude-failed")
     loader = Loader(err)
-    per_endpoint = grouping.per_endpoint(args.by)
-    base, base_sel = loader.select(args.base, per_endpoint)
-    new, new_sel = loader.select(args.new, per_endpoint)
+    by_endpoint = per_endpoint(args.by)
+    base, base_sel = loader.select(args.base, by_endpoint)
+    new, new_sel = loader.select(args.new, by_endpoint)
     m = metric(args.metric, [*base.frame.columns, *new.frame.columns])
     table = compare_runs(base, new, m, by=args.by, exclude=[*base_sel.pinned, *new_sel.pinned],
                          alpha=args.alpha, confidence=args.confidence,

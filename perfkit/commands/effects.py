@@ -102,8 +102,9 @@ def check_factors(factors: list[str], rows) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from perfkit.analysis import grouping, metric
+    from perfkit.analysis import metric
     from perfkit.analysis.ab import ab_comparisons
+    from perfkit.analysis.core import per_endpoint
     from perfkit.analysis.effects import (
         factorial_effects,
         parse_levels,
@@ -115,7 +116,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     check_ab_options(args)
     check_table_option(args, "effects")
     loader = Loader(err)
-    rows, selection = loader.select(args.experiment, grouping.per_endpoint(args.by))
+    rows, selection = loader.select(args.experiment, per_endpoint(args.by))
     factors = [f.strip() for f in args.factors.split(",") if f.strip()]
     if not factors:
         raise UsageError("--factors: name at least one factor")

@@ -103,7 +103,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from perfkit.analysis import grouping, metric
+    from perfkit.analysis import metric
+    from perfkit.analysis.core import per_endpoint
     from perfkit.analysis.gate import ERROR, gate_runs, parse_percent
     from perfkit.formatting import plain
     from perfkit.present import gate as present_gate
@@ -115,9 +116,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.junit:
         checks.output_file(args.junit, "--junit")
     loader = HistoryLoader(err)
-    per_endpoint = grouping.per_endpoint(args.by)
-    base, base_sel = loader.select(args.base, per_endpoint)
-    new, new_sel = loader.select(args.new, per_endpoint)
+    by_endpoint = per_endpoint(args.by)
+    base, base_sel = loader.select(args.base, by_endpoint)
+    new, new_sel = loader.select(args.new, by_endpoint)
     columns = [*base.frame.columns, *new.frame.columns]
     metrics = [metric(m, columns) for m in dict.fromkeys(args.metric or ["latency_p99_ms"])]
     result = gate_runs(base, new, metrics, threshold, alpha=args.alpha, by=args.by,

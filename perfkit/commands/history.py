@@ -83,7 +83,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from perfkit.analysis import Selection, load_experiment
-    from perfkit.analysis.experiment import select_mask
+    from perfkit.analysis.core import select_mask
     from perfkit.store import history as store
 
     when = store.utc_text(args.time) if args.time else None

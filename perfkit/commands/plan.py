@@ -58,7 +58,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from perfkit.analysis import grouping, metric
+    from perfkit.analysis import metric
+    from perfkit.analysis.core import per_endpoint
     from perfkit.analysis.gate import parse_percent
     from perfkit.analysis.plan import plan_runs
     from perfkit.present import plan as present_plan
@@ -71,8 +72,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.family is not None and args.family < 1:
         raise UsageError(f"--family must be >= 1, got {args.family}")
     loader = HistoryLoader(err)
-    per_endpoint = grouping.per_endpoint(args.by)
-    picked = [loader.select(s, per_endpoint) for s in args.sources]
+    by_endpoint = per_endpoint(args.by)
+    picked = [loader.select(s, by_endpoint) for s in args.sources]
     sides = [rows for rows, _ in picked]
     columns = [c for rows in sides for c in rows.frame.columns]
     m = metric(args.metric, columns)

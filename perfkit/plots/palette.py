@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 # columns that set a run's load: a marker, never a colour
-from perfkit.analysis.experiment import LOAD_COLUMNS as LOAD_COLUMNS
+from perfkit.analysis.core import LOAD_COLUMNS
 
 #: Okabe-Ito, by name
 OKABE_ITO = {

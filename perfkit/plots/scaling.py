@@ -86,7 +86,7 @@ def load_curve(frame: pd.DataFrame, ax: Axes, x: str, y: str, xlabel: str, ylabe
         (2, 4, ... 256 connections), which a linear axis crowds into its left tenth.
     status
         Column of ``frame`` holding each run's status (``ok``, ``saturated``, ``short``,
-        ``failed``: :mod:`perfkit.analysis.runstatus`); a run that is not ``ok`` is marked
+        ``failed``: :mod:`perfkit.analysis.core._runstatus`); a run that is not ``ok`` is marked
         over its point as :data:`STATUS_MARKS` says, with a legend entry per status shown.
     """
     groups = [(None, frame)] if by is None else list(frame.groupby(by, sort=False))

@@ -16,7 +16,8 @@ import math
 from collections.abc import Iterable
 from typing import cast
 
-from perfkit.analysis import ComparisonTable, intervals
+from perfkit.analysis import ComparisonTable
+from perfkit.analysis.core import not_estimable_text
 from perfkit.formatting import (
     Footnotes,
     change_ci,
@@ -142,7 +143,7 @@ def _change(row) -> str:
     """The change column: the change with its interval (or why it is not estimable); for a
     row whose values sit on a known cap (its change is the cap's artefact, no size of the
     setting: the verdict says) the runs that stalled on it, side by side, with Fisher's test
-    (:mod:`perfkit.analysis.stalls`)."""
+    (:mod:`perfkit.analysis.core._stalls`)."""
     c = row.comparison
     if row.caps_ms:  # no size of the setting; what the runs show: how many stalled
         return "; ".join(f"runs stalled on {x.cap_ms:g} ms: {x.stalled_base}/{x.n_base} -> "
@@ -150,12 +151,12 @@ def _change(row) -> str:
                          for x in row.stalls)
     why = row.not_estimable()["ratio"]
     if why:
-        return f"{pct_change(c.ratio)} ({intervals.text(why)})"
+        return f"{pct_change(c.ratio)} ({not_estimable_text(why)})"
     return change_text(row.verdict, c.ratio, c.ratio_ci_low, c.ratio_ci_high)
 
 
 def _median(est: float, low: float, high: float, why: str) -> str:
-    return f"{fmt_sig(est)} ({intervals.text(why)})" if why else interval_text(est, low, high)
+    return f"{fmt_sig(est)} ({not_estimable_text(why)})" if why else interval_text(est, low, high)
 
 
 def _without(row) -> list[str]:

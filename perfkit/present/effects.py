@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
-from perfkit.analysis import intervals
+from perfkit.analysis.core import interval_or_reason
 from perfkit.analysis.effects import FactorialResult
 from perfkit.formatting import Footnotes, fmt_sig, level_text, pct
 from perfkit.present.compare import _p
@@ -97,8 +97,8 @@ def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes) -> str:
 
 
 def _interval(low: float, high: float, why: str) -> str:
-    """``[0.547, 1.03]``, or ``not estimable: ...`` (:mod:`perfkit.analysis.intervals`)."""
-    return intervals.interval_or_reason(f"[{fmt_sig(low)}, {fmt_sig(high)}]", why)
+    """``[0.547, 1.03]``, or ``not estimable: ...`` (:mod:`perfkit.analysis.core._intervals`)."""
+    return interval_or_reason(f"[{fmt_sig(low)}, {fmt_sig(high)}]", why)
 
 
 def _detectable_header(mde) -> str:

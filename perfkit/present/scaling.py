@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from perfkit.analysis import intervals
+from perfkit.analysis.core import not_estimable_text
 from perfkit.analysis.scaling import (
     FLAGS,
     LITTLE_TOLERANCE,
@@ -65,7 +65,7 @@ def _model(r: ScalingResult, table: ScalingTable, threats: Sequence[str] = ()) -
         interval = f"[{fmt_sig(p['ci_low'])}, {fmt_sig(p['ci_high'])}]"
         if p["parameter"] == "n_star":
             if r.n_star_not_estimable:
-                interval = intervals.text(r.n_star_not_estimable)
+                interval = not_estimable_text(r.n_star_not_estimable)
             scope = [f"N* is {r.peak_scope}"] if r.peak_scope else []
             interval += " " + notes.mark([*scope, fit.n_star_reason, *fit.n_star_warnings,
                                           *threats])

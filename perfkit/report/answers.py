@@ -72,7 +72,7 @@ class Answer:
     topic: str = ""
     kind: str = ANSWERED
     #: what the server and the kernel counted beside the answer (an effect's mechanism:
-    #: :meth:`perfkit.analysis.mechanism.Mechanism.text`), empty when nothing was recorded
+    #: :meth:`perfkit.analysis.core._mechanism.Mechanism.text`), empty when nothing was recorded
     mechanism: str = ""
 
     @property

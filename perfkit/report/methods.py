@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from perfkit.analysis.conditions import HOST_BUSY_PERCENT, RECORDED, backlog_text
+from perfkit.analysis.core import GENERATOR_BUSY
 from perfkit.analysis.provenance import Provenance
-from perfkit.analysis.runstatus import GENERATOR_BUSY
 from perfkit.formatting import consecutive_runs, level_text
 from perfkit.model import WRK_LATENCY
 from perfkit.vocabulary import RunStatus

@@ -3,11 +3,11 @@
 Open-loop runs (wrk2 ``-R``) at increasing target rates are judged one rate at a time
 (:func:`slo_verdict`):
 
-- **fail** when a run is marked ``failed`` (by :mod:`perfkit.analysis.runstatus`: the tool
+- **fail** when a run is marked ``failed`` (by :mod:`perfkit.analysis.core._runstatus`: the tool
   failed or every response did; its value, if any, is left out of the interval), when any run
   did not keep up (achieved < 0.99 x target: the rate is beyond what the
   system sustains) and is not marked ``in_doubt`` (a run whose generator fell slightly short
-  while its latency stayed like its peers', judged by :mod:`perfkit.analysis.runstatus`: it
+  while its latency stayed like its peers', judged by :mod:`perfkit.analysis.core._runstatus`: it
   keeps its value and is warned about), when any run's error ratio exceeds
   ``max_error_ratio`` (failed requests never enter the latency histogram, so they would
   otherwise look fast), or when the *lower*
@@ -75,7 +75,7 @@ class RateVerdict:
     runs_needed: int | None
     reason: str
     warnings: tuple[str, ...] = ()
-    #: runs of each status under the run-status rule (:mod:`perfkit.analysis.runstatus`):
+    #: runs of each status under the run-status rule (:mod:`perfkit.analysis.core._runstatus`):
     #: ``n_kept_up`` achieved >= 0.99 x the rate; ``n_short`` fell short with a shortfall in
     #: doubt (kept, not a failure); ``n_saturated`` did not sustain the rate (it fails);
     #: ``n_failed`` failed (left out of the interval; it fails)

@@ -100,11 +100,11 @@ def runs_table(rows) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per run: every metric (tidy, no lists in cells), and its warnings one per row.
 
     Each run carries its ``status`` and ``status_reason`` under the run-status rule every
-    page uses (:func:`perfkit.analysis.runstatus.percentile_statuses` on p99 among its peers:
+    page uses (:func:`perfkit.analysis.core._runstatus.percentile_statuses` on p99 among its peers:
     the status the data-quality table and the Methods give). The model's raw flag (achieved
     below 0.99 x the target rate, whatever the cause) is kept as ``below_target``: a run below
     its target can be ``short`` (a generator shortfall in doubt), not ``saturated``."""
-    from perfkit.analysis.runstatus import peer_columns, percentile_statuses
+    from perfkit.analysis.core import peer_columns, percentile_statuses
 
     frame = rows.frame.drop(columns=["warnings"], errors="ignore")
     statuses = percentile_statuses(rows, 99.0, peer_columns(rows)) if len(rows) else []

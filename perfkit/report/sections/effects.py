@@ -13,7 +13,7 @@ import pandas as pd
 
 from perfkit.analysis import ComparisonTable, Experiment, RunSet, metric
 from perfkit.analysis.ab import ab_comparisons
-from perfkit.analysis.caps import is_artefact
+from perfkit.analysis.core import is_artefact
 from perfkit.analysis.effects import FactorialResult, factorial_effects
 from perfkit.analysis.interactions import main_estimand
 from perfkit.analysis.multiplicity import adjusted_verdict

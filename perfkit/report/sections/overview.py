@@ -20,10 +20,9 @@ import pandas as pd
 
 from perfkit.analysis import drift
 from perfkit.analysis.conditions import HOST_BUSY_PERCENT
-from perfkit.analysis.experiment import LOAD_COLUMNS
+from perfkit.analysis.core import GENERATOR_BUSY, LOAD_COLUMNS
 from perfkit.analysis.quality import KNOWN, QualityTable
 from perfkit.analysis.quality import quality as _quality
-from perfkit.analysis.runstatus import GENERATOR_BUSY
 from perfkit.formatting import fmt_ci, plain
 from perfkit.frames import timeseries_frame
 from perfkit.model import ERROR_RATIO_WARN

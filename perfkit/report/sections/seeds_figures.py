@@ -159,7 +159,7 @@ def arm_profile(rows) -> str:
 def arm_levels(rep: Replication) -> tuple[str, tuple[str, ...]]:
     """The columns in which the two arms differ, and each arm's values of them:
     ``("cache", ("disk", "ram"))``."""
-    from perfkit.analysis.experiment import Selection
+    from perfkit.analysis.core import Selection
 
     sides = [Selection.parse(f"x::{spec}").where for spec in (rep.link.base, rep.link.new)]
     cols = [k for k in sides[0] if sides[0][k] != sides[1].get(k)] or list(sides[0])

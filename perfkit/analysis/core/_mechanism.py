@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from perfkit.analysis.grouping import rows_at
+from perfkit.analysis.core._grouping import rows_at
 from perfkit.formatting import fmt_sig, level_text
 from perfkit.model import Run
 

@@ -52,7 +52,7 @@ Every run gets a :class:`RunStatus` for the metric being analysed:
 - ``ok``: everything else.
 
 Where a saturated run recorded the kernel's counters and they show listen overflows or SYN
-retransmissions, its reason cites them (:func:`perfkit.analysis.mechanism.stall_evidence`):
+retransmissions, its reason cites them (:func:`perfkit.analysis.core._mechanism.stall_evidence`):
 connection attempts dropped from a full accept queue wait 1 s for their retry, which is
 measured, not inferred from the latency.
 
@@ -69,9 +69,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from perfkit.analysis.experiment import LOAD_COLUMNS, NOT_FACTORS, Experiment, RunSet
-from perfkit.analysis.mechanism import stall_evidence
-from perfkit.analysis.metrics import Metric, metric, percentile_of
+from perfkit.analysis.core._experiment import LOAD_COLUMNS, NOT_FACTORS, Experiment, RunSet
+from perfkit.analysis.core._mechanism import stall_evidence
+from perfkit.analysis.core._metrics import Metric, metric, percentile_of
 from perfkit.model import SATURATION_RATIO, Run, percentile_column
 from perfkit.vocabulary import FAILED_STATUSES, RunStatus
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 from scipy import stats as sps
 
-from perfkit.analysis.metrics import Metric
+from perfkit.analysis.core._metrics import Metric
 
 
 def ranks_higher(base: np.ndarray, new: np.ndarray, failed_base: np.ndarray,

@@ -1,6 +1,6 @@
 """What a run that waited for a known timeout does to a metric that is not a latency, in words.
 
-:mod:`perfkit.analysis.caps` finds the runs whose requests waited for a timeout (a latency on
+:mod:`perfkit.analysis.core._caps` finds the runs whose requests waited for a timeout (a latency on
 a cap of :data:`perfkit.analysis.validity.KNOWN_CAPS_MS` with a fast median); this module
 says what that wait does to each other metric (:func:`consequence`), or nothing where it
 does not bear on it:
@@ -19,7 +19,7 @@ does not bear on it:
 
 from __future__ import annotations
 
-from perfkit.analysis.metrics import HIGHER, Metric
+from perfkit.analysis.core._metrics import HIGHER, Metric
 
 #: the caps (ms) that are a load generator's own request timeout: a request that outlasts it
 #: is counted as a timeout error (wrk and wrk2: ``errors_timeout``), its latency not recorded
@@ -50,5 +50,5 @@ def consequence(metric: Metric, cap_ms: float) -> str:
 
 def affects(metric: Metric, cap_ms: float) -> bool:
     """Whether runs that waited for the ``cap_ms`` timeout bear on ``metric`` (a latency: see
-    :mod:`perfkit.analysis.caps`; any other metric: :func:`consequence` is not empty)."""
+    :mod:`perfkit.analysis.core._caps`; any other metric: :func:`consequence` is not empty)."""
     return metric.is_latency or bool(consequence(metric, cap_ms))

@@ -23,7 +23,7 @@ things hold:
    on the cap are then a separate mode, requests that waited for the timeout. A run whose
    latency ramps smoothly through the caps (an open-loop generator's queue: p10 310 ms, p50
    1052, p90 2103, max 2900) has a value in every window and waited for none of them;
-3. the run-status rule (:mod:`perfkit.analysis.runstatus`, p99 among the run's peers) does not
+3. the run-status rule (:mod:`perfkit.analysis.core._runstatus`, p99 among the run's peers) does not
    call the run *failed* or *saturated*: a saturated run's latencies are queueing, and the
    pages say so where they name its status.
 
@@ -43,7 +43,7 @@ the backlog condition (:mod:`perfkit.analysis.conditions`) are built on it.
   reports p50-p99, so a run whose max alone is on the cap keeps p50-p90; one whose p99 is on
   it keeps p50-p75);
 - a metric that is not a latency (throughput, a count) of a run that waited for a timeout is
-  measured, but the wait bears on it as :mod:`perfkit.analysis.cap_effects` says, metric by
+  measured, but the wait bears on it as :mod:`perfkit.analysis.core._cap_effects` says, metric by
   metric (a rate is throttled, the error ratio counts the generator's own timeout, a SYN
   retransmission adds no error): where it bears, its effects and changes keep their verdict
   and carry a warning that they are **affected** by the cap, in every table and answer.
@@ -66,11 +66,11 @@ import numpy as np
 import pandas as pd
 
 from perfkit import vocabulary
-from perfkit.analysis import runstatus
-from perfkit.analysis.cap_effects import affects, consequence
-from perfkit.analysis.cap_evidence import SYN_CAPS_MS, evidence_text, kernel_evidence
-from perfkit.analysis.experiment import RunSet
-from perfkit.analysis.metrics import Metric, percentile_of
+from perfkit.analysis.core._cap_effects import affects, consequence
+from perfkit.analysis.core._cap_evidence import SYN_CAPS_MS, evidence_text, kernel_evidence
+from perfkit.analysis.core._experiment import RunSet
+from perfkit.analysis.core._metrics import Metric, percentile_of
+from perfkit.analysis.core._runstatus import peer_columns, percentile_statuses
 from perfkit.formatting import fmt_sig
 from perfkit.model import Run
 from perfkit.vocabulary import Verdict
@@ -212,7 +212,7 @@ def _not_judged(rows: RunSet) -> set[int]:
     peers in ``rows``); none when ``rows`` carries no run records to judge."""
     if not len(rows) or any(r is None for r in rows.runs):
         return set()
-    statuses = runstatus.percentile_statuses(rows, 99.0, runstatus.peer_columns(rows))
+    statuses = percentile_statuses(rows, 99.0, peer_columns(rows))
     return {i for i, s in enumerate(statuses) if s.counts_as_failed}
 
 
@@ -263,7 +263,7 @@ def _ids(rows: RunSet) -> list[str]:
 def _bears(metric: Metric, hits: list[CapHit], row: pd.Series) -> bool:
     """Whether a run that waited for the caps of ``hits`` taints ``metric`` (a percentile from
     the highest one below the cap up, the max, mean and stdev; any metric not a latency that
-    :func:`perfkit.analysis.cap_effects.affects`)."""
+    :func:`perfkit.analysis.core._cap_effects.affects`)."""
     if not metric.is_latency:
         return any(affects(metric, h.cap_ms) for h in hits)
     if metric.name in WHOLE_RUN:

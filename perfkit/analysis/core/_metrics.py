@@ -7,7 +7,7 @@ better higher. ``failed_is_worst`` says whether a run that failed (or, for laten
 that did not keep up with its offered rate) ranks worst on this metric instead of entering
 with the value it printed: a latency measured while every response failed, or while the
 generator queued requests it could not send, is not a latency of the system under test. The
-run-status rule (:mod:`perfkit.analysis.runstatus`) also calls a run failed on these metrics
+run-status rule (:mod:`perfkit.analysis.core._runstatus`) also calls a run failed on these metrics
 when most of its requests failed; on the error metrics (``failed_is_worst`` False) that run
 keeps its status and its measured value, so that error ratios are compared as measured.
 """

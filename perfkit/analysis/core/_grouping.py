@@ -2,7 +2,7 @@
 
 ``by="auto"``: every load column and design factor that varies across the runs, except
 
-- bookkeeping columns (:data:`~perfkit.analysis.experiment.NOT_FACTORS`),
+- bookkeeping columns (:data:`~perfkit.analysis.core._experiment.NOT_FACTORS`),
 - columns a selection pins to one value,
 - columns **confounded with the arms**: whose values in BASE and in NEW do not overlap (each
   arm ran on its own port, URL or profile). Such a column is part of what distinguishes the
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.experiment import LOAD_COLUMNS, NOT_FACTORS, RunSet, match
+from perfkit.analysis.core._experiment import LOAD_COLUMNS, NOT_FACTORS, RunSet, match
 from perfkit.errors import UsageError
 from perfkit.formatting import level_text, plain
 
@@ -116,8 +116,8 @@ def rows_at(rows: RunSet, per: Sequence[str], key: Any) -> RunSet:
 
 
 def load_point(rows: RunSet) -> dict[str, Any]:
-    """The load columns (:data:`~perfkit.analysis.experiment.LOAD_COLUMNS`) that hold one value
-    in every run of ``rows``: the load point a comparison without load rows was run at."""
+    """The load columns (:data:`~perfkit.analysis.core._experiment.LOAD_COLUMNS`) that hold one
+    value in every run of ``rows``: the load point a comparison without load rows was run at."""
     out = {}
     for col in LOAD_COLUMNS:
         if col in rows.frame and rows.frame[col].notna().all() \

@@ -1,5 +1,5 @@
 """The kernel's evidence of a SYN-retransmission stall, for the cap rule of
-:mod:`perfkit.analysis.caps`.
+:mod:`perfkit.analysis.core._caps`.
 
 A connection attempt the kernel drops from a full accept queue (a listen overflow) is retried
 after 1 s (the SYN retransmission timeout), then 3 s. Where a run recorded the kernel's
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from perfkit.analysis.mechanism import kernel_scope, stall_evidence
+from perfkit.analysis.core._mechanism import kernel_scope, stall_evidence
 from perfkit.model import Run
 
 #: the caps (ms) that are SYN retransmissions: the kernel counts them (listen overflows and
-#: TCPSynRetrans are the evidence, :func:`perfkit.analysis.mechanism.stall_evidence`)
+#: TCPSynRetrans are the evidence, :func:`perfkit.analysis.core._mechanism.stall_evidence`)
 SYN_CAPS_MS = (1000.0, 3000.0)
 
 

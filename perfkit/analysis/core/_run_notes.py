@@ -4,17 +4,18 @@ sentences (which name several runs in one cell).
 :func:`run_notes` lists, for one side of a comparison or one level of a factorial, every run
 the run-status rule did not call ``ok`` (failed, saturated, short: :mod:`perfkit.analysis.
 runstatus`, judged on the metric among the runs given) and every latency of a run on a known
-timeout cap (:func:`perfkit.analysis.caps.cap_hits`), each as ``(run_id, kind, detail)``.
+timeout cap (:func:`perfkit.analysis.core._caps.cap_hits`), each as ``(run_id, kind, detail)``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from perfkit.analysis import runstatus
-from perfkit.analysis.caps import cap_hits
-from perfkit.analysis.experiment import RunSet
-from perfkit.analysis.metrics import Metric
+from perfkit.analysis.core._caps import cap_hits
+from perfkit.analysis.core._experiment import RunSet
+from perfkit.analysis.core._metrics import Metric
+from perfkit.analysis.core._runstatus import NO_VALUE, RunJudgement, run_statuses, statuses_by_cell
+from perfkit.vocabulary import RunStatus
 
 #: the columns of a run-notes frame after the row's own keys
 COLUMNS = ("side", "run_id", "kind", "detail")
@@ -22,7 +23,7 @@ CAP = "on a timeout cap"
 
 
 def run_notes(rows: RunSet, metric: Metric, cells: list[str] | None = None,
-              statuses: Sequence[runstatus.RunJudgement] | None = None
+              statuses: Sequence[RunJudgement] | None = None
               ) -> tuple[tuple[str, str, str], ...]:
     """``(run_id, kind, detail)`` per run with a status other than ``ok`` for ``metric``
     (``kind`` the status, ``detail`` its reason) and per value on a known cap (``kind``
@@ -32,11 +33,11 @@ def run_notes(rows: RunSet, metric: Metric, cells: list[str] | None = None,
     if not len(rows):
         return ()
     if statuses is None:
-        statuses = (runstatus.statuses_by_cell(rows, metric, cells) if cells
-                    else runstatus.run_statuses(rows, metric))
+        statuses = (statuses_by_cell(rows, metric, cells) if cells
+                    else run_statuses(rows, metric))
     out: list[tuple[str, str, str]] = []
     for run, status in zip(rows.runs, statuses, strict=True):
-        if status.status != runstatus.OK and status.reason != runstatus.NO_VALUE:
+        if status.status != RunStatus.OK and status.reason != NO_VALUE:
             out.append((run.run_id or run.source, status.status, status.reason))
     out += [(h.run_id, CAP, f"{h.column} {h.value_ms:.4g} ms on the {h.cap_ms:g} ms cap")
             for h in cap_hits(rows)]

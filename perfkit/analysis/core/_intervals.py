@@ -13,8 +13,8 @@ An interval is not estimable when
 The rule is for intervals of positive quantities on a ratio scale (latencies, throughputs,
 ratios, a peak concurrency); a parameter whose range includes 0 (the USL's kappa) keeps its
 interval. Every table and answer that prints such an interval applies :func:`judge`: a tidy
-frame sets the interval's columns to missing with the reason in :data:`NOTE_COLUMN`, a printed
-cell says :func:`text` (:func:`interval_or_reason`).
+frame sets the interval's columns to missing with the reason in :data:`NOT_ESTIMABLE_COLUMN`, a
+printed cell says :func:`text` (:func:`interval_or_reason`).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ MAX_SPREAD = 100.0
 #: the words that take an interval's place
 NOT_ESTIMABLE = "not estimable"
 #: the column of a tidy frame that says which interval of the row is not estimable, and why
-NOTE_COLUMN = "not_estimable"
+NOT_ESTIMABLE_COLUMN = "not_estimable"
 
 
-def judge(low: float, high: float, *, n_saturated: int = 0, n_failed: int = 0,
+def judge_interval(low: float, high: float, *, n_saturated: int = 0, n_failed: int = 0,
           n_runs: int | None = None, every_run_counts: bool = True,
           doubtful_values: Sequence[float] = ()) -> str:
     """Why the interval ``[low, high]`` is not estimable, or ``""`` when it may be printed.
@@ -53,14 +53,14 @@ def judge(low: float, high: float, *, n_saturated: int = 0, n_failed: int = 0,
     return ""
 
 
-def text(reason: str) -> str:
+def not_estimable_text(reason: str) -> str:
     """``not estimable: its ends differ 7470x (more than 100x)``."""
     return f"{NOT_ESTIMABLE}: {reason}"
 
 
 def interval_or_reason(printed: str, reason: str) -> str:
     """``printed`` (the interval as a page writes it), or ``not estimable: reason``."""
-    return text(reason) if reason else printed
+    return not_estimable_text(reason) if reason else printed
 
 
 def _doubt(low: float, high: float, n_saturated: int, n_failed: int, n_runs: int | None,

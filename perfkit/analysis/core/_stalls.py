@@ -1,7 +1,7 @@
 """Runs whose requests stalled on a known timeout, counted and compared: the result behind an
 artefact.
 
-Where a latency's values sit on a known cap (:mod:`perfkit.analysis.caps`: requests that
+Where a latency's values sit on a known cap (:mod:`perfkit.analysis.core._caps`: requests that
 waited for the 1 s SYN retransmission), its ratio is no size of the setting. What the runs do
 show is how many of them stalled: ``5 of 5 -> 0 of 5`` runs with requests on the 1000 ms cap
 is a result in its own right. The run is the unit, so the two sides' counts are compared with
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats as sps
 
-from perfkit.analysis.caps import CapHit, cap_hits
-from perfkit.analysis.experiment import RunSet
+from perfkit.analysis.core._caps import CapHit, cap_hits
+from perfkit.analysis.core._experiment import RunSet
 from perfkit.stats import adjust_pvalues
 from perfkit.vocabulary import Verdict
 
