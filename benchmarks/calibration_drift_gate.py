@@ -19,7 +19,7 @@ time are set. The scenarios (:data:`SCENARIOS`):
 :func:`perfkit.analysis.gate.gate_runs` gates NEW against BASE at ``--max-regression 5%``
 (its defaults otherwise; the runs-needed simulation cut to 100 draws, which no exit status
 reads). A gate carries the drift note when its comparison's warnings hold the note of
-:mod:`perfkit.analysis.confounding` (the change could be drift). Printed per scenario and
+:mod:`perfkit.analysis.context._confounding` (the change could be drift). Printed per scenario and
 spread: the exit-1 rate; the share of exit-1 gates with the note (target >= 0.9 with drift);
 the note's rate over all gates; and the share of exit-1 gates whose drift check under the old
 rule (residuals centred within each arm, every pair of runs) called a drift. Spreads: 0.05
@@ -42,8 +42,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis import drift, load_experiment, metric
-from perfkit.analysis.confounding import FIX
+from perfkit.analysis import load_experiment, metric
+from perfkit.analysis.context import FIX
+from perfkit.analysis.context import _drift as drift
 from perfkit.analysis.core import RunSet
 from perfkit.analysis.gate import gate_runs
 from perfkit.frames import runs_frame
@@ -98,7 +99,7 @@ def old_rule_called(base: RunSet, new: RunSet) -> bool:
     """The drift check before issue 22: residuals centred within each arm, every pair."""
     both = RunSet(pd.concat([base.frame.assign(_arm="base"), new.frame.assign(_arm="new")],
                             ignore_index=True), (*base.runs, *new.runs))
-    found = drift.trend(drift.residuals(both, P99.name, ["_arm"]))
+    found = drift.residual_trend(drift.drift_residuals(both, P99.name, ["_arm"]))
     return found is not None and found.verdict == drift.DRIFT
 
 

@@ -86,8 +86,8 @@ _LAZY = {
     "SloBracket": ("perfkit.analysis.slo", "SloBracket"),
     "SloTable": ("perfkit.analysis.slo", "SloTable"),
     "slo_brackets": ("perfkit.analysis.slo", "slo_brackets"),
-    "Drift": ("perfkit.analysis.drift", "Drift"),
-    "check_drift": ("perfkit.analysis.drift", "check"),
+    "Drift": ("perfkit.analysis.context", "Drift"),
+    "check_drift": ("perfkit.analysis.context", "check_drift"),
     # performance histories
     "HistoryAnalysis": ("perfkit.analysis.history", "HistoryAnalysis"),
     "HistoryGate": ("perfkit.analysis.history", "HistoryGate"),

@@ -151,7 +151,7 @@ DRIFT_TOLERANCE_PCT = 10.0
 
 
 class DriftVerdict(StrEnum):
-    """The drift over an experiment's run order (:mod:`perfkit.analysis.drift`)."""
+    """The drift over an experiment's run order (:mod:`perfkit.analysis.context._drift`)."""
 
     DRIFT = "drift"
     STABLE = f"no drift beyond ±{DRIFT_TOLERANCE_PCT:g}%"

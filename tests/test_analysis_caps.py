@@ -1,8 +1,8 @@
 """The one rule about known timeout caps (:mod:`perfkit.analysis.core._caps`), on runs built here
 and on the bundled data: which values sit on a cap (in its window and standing out from their
 own run, the run neither failed nor saturated), what that does to each metric, and that the
-threat (:func:`perfkit.analysis.validity.value_caps`) and the backlog condition read the same
-rule."""
+threat (:func:`perfkit.analysis.context._validity.value_caps`) and the backlog condition read the
+same rule."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import pytest
 from _syn_cap import on_syn_cap
 
 from perfkit.analysis import load_experiment, metric
+from perfkit.analysis.context import threats, value_caps
 from perfkit.analysis.core import SATURATED, RunSet, cap_check, cap_hits, percentile_statuses
-from perfkit.analysis.validity import threats, value_caps
 from perfkit.report.sections import effects
 
 DATA = Path(__file__).resolve().parents[1] / "data"

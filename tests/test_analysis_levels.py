@@ -1,11 +1,11 @@
-"""perfkit.analysis.levels: each factor level is the configuration difference its runs
+"""perfkit.analysis.context._levels: each factor level is the configuration difference its runs
 recorded, and the backend is read from the manifests, on data/demo-wrk-factorial."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from perfkit.analysis import levels
+from perfkit.analysis.context import _levels as levels
 from perfkit.analysis.core import load_experiment
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -9,10 +9,8 @@ from pathlib import Path
 import pytest
 
 from perfkit.analysis import load_experiment
+from perfkit.analysis.context import provenance, quality, threats
 from perfkit.analysis.core import GENERATOR_BUSY, experiment_statuses
-from perfkit.analysis.provenance import provenance
-from perfkit.analysis.quality import quality
-from perfkit.analysis.validity import threats
 from perfkit.report.methods import host_sentence
 
 DATA = Path(__file__).resolve().parents[1] / "data"

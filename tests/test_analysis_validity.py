@@ -1,6 +1,6 @@
-"""perfkit.analysis.validity: the threats to validity, read from the run manifests (generator
-load, the workload, run lengths, the recorded nginx configurations) and from the analyses a
-page ran (which of them ignore the blocks)."""
+"""perfkit.analysis.context._validity: the threats to validity, read from the run manifests
+(generator load, the workload, run lengths, the recorded nginx configurations) and from the analyses
+a page ran (which of them ignore the blocks)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ import pytest
 
 from perfkit.analysis import aa as aa_calibration
 from perfkit.analysis import load_experiment
-from perfkit.analysis.configs import CACHE_DIR, STATE_DIR
+from perfkit.analysis.context import CACHE_DIR, STATE_DIR, threats
 from perfkit.analysis.core import GENERATOR_BUSY
-from perfkit.analysis.validity import threats
 from perfkit.report.sections import effects, scaling
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -7,7 +7,7 @@ import pytest
 from hdrh.histogram import HdrHistogram
 
 import perfkit
-from perfkit.analysis.audit import coordinated_omission
+from perfkit.analysis.context import coordinated_omission
 from perfkit.histogram import HIGHEST_US, LOWEST_US, SIGNIFICANT_FIGURES, LatencyHistogram
 from perfkit.model import Run
 

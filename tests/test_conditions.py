@@ -1,8 +1,8 @@
-"""The conditions of the runs, read from their manifests (:mod:`perfkit.analysis.conditions`)
-and stated as threats: host CPU saturated by client and server together, the accept queue in
-effect with its source, testbed restarts with cold caches, wrk2's short measured window,
-Locust's think time; and every line of a configuration diff. Expected values are counted here
-from the manifests with :mod:`json`."""
+"""The conditions of the runs, read from their manifests
+(:mod:`perfkit.analysis.context._conditions`) and stated as threats: host CPU saturated by client
+and server together, the accept queue in effect with its source, testbed restarts with cold caches,
+wrk2's short measured window, Locust's think time; and every line of a configuration diff. Expected
+values are counted here from the manifests with :mod:`json`."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from perfkit.analysis import load_experiment
-from perfkit.analysis.conditions import conditions, think_time
-from perfkit.analysis.validity import threats
+from perfkit.analysis.context import conditions, think_time, threats
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SEEDS = ("seeds-backlog", "seeds-keepalive", "seeds-worker-connections", "seeds-cache",

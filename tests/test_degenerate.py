@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfkit.analysis import compare_runs, drift, load_experiment, metric
+from perfkit.analysis import compare_runs, load_experiment, metric
+from perfkit.analysis.context import _drift as drift
 from perfkit.analysis.core import RunSet
 from perfkit.analysis.effects import ab_comparisons, factorial_effects
 from perfkit.analysis.gate import PASS, gate_runs
@@ -166,7 +167,7 @@ def test_drift_latency_and_ab_tables_answer(case):
     base, new = _sides(case, "latency_p99_ms")
     both = RunSet(runs_frame((*base.runs, *new.runs)), (*base.runs, *new.runs), "both")
     both = RunSet(both.frame.assign(order=np.arange(len(both)) + 1), both.runs, "both")
-    trend = drift.trend(drift.residuals(both, "latency_p99_ms", []))
+    trend = drift.residual_trend(drift.drift_residuals(both, "latency_p99_ms", []))
     assert trend is None or isinstance(trend.verdict, str)
     table = percentiles(group_runs(both, []), (99.0,))
     assert len(table.estimates) == 1

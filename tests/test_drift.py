@@ -1,7 +1,7 @@
-"""The drift check (:mod:`perfkit.analysis.drift`): a Theil-Sen slope with Sen's interval and
-Kendall's test, cross-checked against scipy, calibrated on synthetic series with a known drift
-and with outliers (coverage, size and power measured here), and on the bundled sweep whose
-two saturated runs made the least-squares trend "inconclusive -5.8% [-66, +163]"."""
+"""The drift check (:mod:`perfkit.analysis.context._drift`): a Theil-Sen slope with Sen's interval
+and Kendall's test, cross-checked against scipy, calibrated on synthetic series with a known drift
+and with outliers (coverage, size and power measured here), and on the bundled sweep whose two
+saturated runs made the least-squares trend "inconclusive -5.8% [-66, +163]"."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from perfkit.analysis import drift, load_experiment
+from perfkit.analysis import load_experiment
+from perfkit.analysis.context import _drift as drift
 from perfkit.vocabulary import DriftVerdict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,7 +58,7 @@ def test_the_test_and_the_interval_agree():
     rng = np.random.default_rng(5)
     for _ in range(200):
         res = _series(rng, rng.uniform(-0.1, 0.1), 0)
-        d = drift.trend(res)
+        d = drift.residual_trend(res)
         excludes = d.ci_low_pct > 0 or d.ci_high_pct < 0
         assert (d.p_value < 0.05) == excludes, d
 
@@ -70,11 +71,11 @@ def test_coverage_and_size_with_outliers():
     covered = found = ols_found = false = 0
     for _ in range(REPS):
         res = _series(rng, 0.10, 2)
-        d = drift.trend(res)
+        d = drift.residual_trend(res)
         covered += d.ci_low_pct <= 10.0 <= d.ci_high_pct
         found += d.verdict == drift.DRIFT and d.change_pct > 0
         ols_found += _ols_rejects(res)
-        false += drift.trend(_series(rng, 0.0, 2)).verdict == drift.DRIFT
+        false += drift.residual_trend(_series(rng, 0.0, 2)).verdict == drift.DRIFT
     assert covered / REPS >= 0.90
     assert found / REPS >= 0.80 and ols_found / REPS <= 0.15
     assert false / REPS <= 0.09
@@ -82,12 +83,12 @@ def test_coverage_and_size_with_outliers():
 
 def test_no_drift_within_the_tolerance_is_stated_as_such():
     rng = np.random.default_rng(2)
-    d = drift.trend(_series(rng, 0.0, 2))
+    d = drift.residual_trend(_series(rng, 0.0, 2))
     assert d.verdict == drift.STABLE and -10 <= d.ci_low_pct <= d.ci_high_pct <= 10
 
 
 def test_too_few_runs_give_an_unbounded_interval_not_a_verdict_of_no_drift():
-    d = drift.trend(pd.DataFrame({"order": [1.0, 2.0, 3.0], "residual": [0.0, 0.1, 0.2]}))
+    d = drift.residual_trend(pd.DataFrame({"order": [1.0, 2.0, 3.0], "residual": [0.0, 0.1, 0.2]}))
     assert d.ci_low_pct == -100.0 and math.isinf(d.ci_high_pct)
     assert d.verdict == drift.INCONCLUSIVE
 
@@ -97,17 +98,17 @@ def test_the_sweeps_saturated_runs_no_longer_decide_its_drift():
     # trend "inconclusive -5.8% [-66, +163]"; left out (stated) and with a robust slope the
     # trend is a few percent with an interval within +-10%
     exp = load_experiment(ROOT / "data" / "demo-wrk2-sweep")
-    d = drift.check(exp, "latency_p50_ms")
+    d = drift.check_drift(exp, "latency_p50_ms")
     assert d.left_out == 2 and d.runs == 46
     assert -10 < d.ci_low_pct < d.change_pct < d.ci_high_pct < 10
-    everything = drift.residuals(exp.rows(), "latency_p50_ms", ["profile", "connections",
+    everything = drift.drift_residuals(exp.rows(), "latency_p50_ms", ["profile", "connections",
                                                                  "target_rate_rps"])
-    robust = drift.trend(everything)  # even with the saturated runs kept
+    robust = drift.residual_trend(everything)  # even with the saturated runs kept
     assert -10 < robust.ci_low_pct and robust.ci_high_pct < 10
 
 
 def test_the_method_is_stated():
-    text = drift.describe()
+    text = drift.describe_drift()
     assert "Theil-Sen" in text and "Kendall" in text and "failed or saturated" in text
 
 
@@ -116,27 +117,28 @@ def test_a_rounded_metric_cannot_rule_a_drift_out():
     # p50 residuals tie in about half the run pairs, Sen's interval shrinks to [0, 0], and
     # "no drift beyond 10%" would claim what no rounded value supports; a zero-width
     # interval is no interval: missing, never printed as "+0% [+0%, +0%]" (issue 21)
-    d = drift.check(load_experiment(ROOT / "data" / "demo-locust"), "latency_p50_ms")
+    d = drift.check_drift(load_experiment(ROOT / "data" / "demo-locust"), "latency_p50_ms")
     assert math.isnan(d.ci_low_pct) and math.isnan(d.ci_high_pct)
     assert d.verdict == drift.INCONCLUSIVE and "tie exactly in 48% of the run pairs" in d.note
     from perfkit.formatting import fmt_ci
     assert fmt_ci(d.change_pct, d.ci_low_pct, d.ci_high_pct, "%", 2) == "+0% [no CI]"
-    continuous = drift.check(load_experiment(ROOT / "data" / "demo-locust"), "throughput_rps")
+    continuous = drift.check_drift(load_experiment(ROOT / "data" / "demo-locust"), "throughput_rps")
     assert continuous.verdict == drift.STABLE and continuous.note == ""
 
 
 def test_the_drift_threat_prints_its_change_as_the_overview_answer_does():
     """One drift, one text: the threat on each page and the overview's answer give the same
     change and interval (2 significant digits), not -8% in one place and -7.8% in the other."""
-    from perfkit.analysis import drift, load_experiment
-    from perfkit.analysis.validity import threats
+    from perfkit.analysis import load_experiment
+    from perfkit.analysis.context import _drift as drift
+    from perfkit.analysis.context import threats
     from perfkit.formatting import fmt_ci
 
     # demo-wrk-connections drifted (demo-wrk-factorial, re-recorded with counters, did not)
     exp = load_experiment(Path(__file__).resolve().parents[1] / "data" / "demo-wrk-connections")
     (threat,) = [t for t in threats(exp) if t.kind == "drift"]
     for metric in threat.metrics:
-        d = drift.check(exp, metric)
+        d = drift.check_drift(exp, metric)
         assert f"{metric} {fmt_ci(d.change_pct, d.ci_low_pct, d.ci_high_pct, '%', 2)} " \
             in threat.text
 
@@ -144,4 +146,4 @@ def test_the_drift_threat_prints_its_change_as_the_overview_answer_does():
 def test_a_wide_drift_interval_is_inconclusive():
     # not significant (p 0.4), but the change's interval [-66%, +163%] reaches far beyond the
     # tolerance: no drift is ruled out
-    assert drift.verdict(0.4, -66.0, 163.0) == DriftVerdict.INCONCLUSIVE
+    assert drift.drift_verdict(0.4, -66.0, 163.0) == DriftVerdict.INCONCLUSIVE

@@ -16,8 +16,8 @@ import _cli_helpers as _cli
 import numpy as np
 import pytest
 
-from perfkit.analysis import drift
-from perfkit.analysis.confounding import FIX, confounded, corrected
+from perfkit.analysis.context import FIX, confounded, corrected
+from perfkit.analysis.context import _drift as drift
 
 REPO = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location(

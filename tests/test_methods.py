@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from perfkit.analysis import load_experiment
-from perfkit.analysis.provenance import provenance
+from perfkit.analysis.context import provenance
 from perfkit.report.methods import design_sentence, methods_paragraph
 from perfkit.report.sections import common
 from perfkit.report.sections import history as hs
@@ -90,7 +90,7 @@ def test_namespaced_arms_report_the_somaxconn_they_ran_with():
     """seeds-backlog runs every arm in a network namespace of its own: the host's somaxconn
     (4096) is not what they ran with; each arm's namespace value is (read from the manifests)."""
     from perfkit.analysis import load_experiment
-    from perfkit.analysis.provenance import provenance
+    from perfkit.analysis.context import provenance
     from perfkit.report.methods import methods_paragraph
 
     name = "seeds-backlog"

@@ -4,7 +4,7 @@ what it is."""
 
 from __future__ import annotations
 
-from perfkit.analysis.quality import quality
+from perfkit.analysis.context import quality
 from perfkit.report.sections.common import runs_table
 from perfkit.vocabulary import RunStatus
 

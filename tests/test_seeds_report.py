@@ -536,13 +536,13 @@ def test_every_repeated_experiments_drift_verdict_is_on_the_page(built, analysis
     # the threats name only the experiments that drifted (seeds-cache, seeds-buffered-log);
     # the inconclusive ones (seeds-backlog, seeds-keepalive, seeds-worker-connections) are on
     # the page too, in the drift table
-    from perfkit.analysis import drift
+    from perfkit.analysis.context import _drift as drift
 
     table = pd.read_csv(built / "tables" / "seeds-drift.csv")
     names = [r.link.experiment for r in analysis.replications]
     assert set(table["experiment"]) == set(names)
     for (name, metric), row in table.set_index(["experiment", "metric"]).iterrows():
-        d = drift.check(common.load_experiment(name, str(DATA)), metric)
+        d = drift.check_drift(common.load_experiment(name, str(DATA)), metric)
         assert row["verdict"] == d.verdict and row["runs_left_out"] == d.left_out
     verdicts = table.groupby("experiment")["verdict"].apply(set)
     for name in ("seeds-backlog", "seeds-keepalive", "seeds-worker-connections"):

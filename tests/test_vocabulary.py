@@ -33,7 +33,8 @@ WORDS = frozenset({"better", "worse", "inconclusive", "not testable", "~", "no d
 #: string constants that are one of the words but not the word: (file, word) -> why
 NOT_THE_WORD = {
     ("perfkit/present/tables.py", "~"): "the LaTeX escape of the tilde character",
-    ("perfkit/analysis/levels.py", "~"): "nginx's regex location modifier (location ~ ...)",
+    ("perfkit/analysis/context/_levels.py", "~"):
+        "nginx's regex location modifier (location ~ ...)",
 }
 
 

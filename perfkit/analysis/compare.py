@@ -39,7 +39,7 @@ from perfkit.analysis.compare_notes import (
     status_notes,
     untestable_note,
 )
-from perfkit.analysis.confounding import ArmDriftOnce, confounding_notes
+from perfkit.analysis.context import ArmDriftOnce, confounding_notes
 from perfkit.analysis.core import COLUMNS as RUN_NOTE_COLUMNS
 from perfkit.analysis.core import (
     NOT_ESTIMABLE_COLUMN,
@@ -350,7 +350,7 @@ def compare_runs(base: RunSet, new: RunSet, metric: Metric, *, by: Any = "auto",
     ``exclude`` lists columns never to split rows on (e.g. those a selection pins). A row
     whose significant change a drift over the run order could have made (the arms not
     interleaved) gets a note in the table's warnings
-    (:func:`perfkit.analysis.confounding.confounding_notes`).
+    (:func:`perfkit.analysis.context._confounding.confounding_notes`).
     """
     keys, notes = row_keys([base, new], by, exclude)
     found = ArmDriftOnce(base, new, metric, keys, confidence)

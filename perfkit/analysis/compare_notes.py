@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from perfkit.analysis import confounding, drift
+from perfkit.analysis.context import ArmDriftOnce, interleaving
 from perfkit.analysis.core import Metric, RunJudgement, RunSet
 from perfkit.formatting import change_ci, fmt_p
 from perfkit.stats.comparison import Comparison
@@ -110,13 +110,13 @@ def untestable_note(c: Comparison, untestable: bool, family: int) -> tuple[str, 
             f"{need_text(alpha, family)}",)
 
 
-def order_check(base: RunSet, new: RunSet, found: confounding.ArmDriftOnce) -> list[str]:
+def order_check(base: RunSet, new: RunSet, found: ArmDriftOnce) -> list[str]:
     """When the arms were not interleaved in time: say so, and report the drift over the run
-    order measured within each arm and row (``found``: :func:`perfkit.analysis.confounding.
+    order measured within each arm and row (``found``: :func:`perfkit.analysis.context._confounding.
     arm_drift`, pairs of runs of one arm only, which the arms' levels do not touch) beside the
     comparison. Whether it could have made a row's change is said per row
-    (:func:`perfkit.analysis.confounding.confounding_notes`)."""
-    warning = drift.interleaving(base, new)
+    (:func:`perfkit.analysis.context._confounding.confounding_notes`)."""
+    warning = interleaving(base, new)
     if warning is None:
         return []
     d = arm.trend if (arm := found.get()) is not None else None

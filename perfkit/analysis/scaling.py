@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.conditions import HOST_BUSY_PERCENT, HostCpu, host_cpu
+from perfkit.analysis.context import HOST_BUSY_PERCENT, HostCpu, host_cpu
 from perfkit.analysis.core import (
     NOT_ESTIMABLE_COLUMN,
     Metric,
@@ -72,7 +72,7 @@ class ScalingResult:
     littles: pd.DataFrame
     littles_runs: pd.DataFrame
     warnings: tuple[str, ...] = ()
-    #: the host CPU of the runs fitted (:func:`perfkit.analysis.conditions.host_cpu`)
+    #: the host CPU of the runs fitted (:func:`perfkit.analysis.context._conditions.host_cpu`)
     host: HostCpu | None = None
 
     @property

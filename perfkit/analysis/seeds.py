@@ -95,6 +95,7 @@ from perfkit.analysis.compare import (
     compare_runs,
     status_notes,
 )
+from perfkit.analysis.context import threats
 from perfkit.analysis.core import (
     Experiment,
     Metric,
@@ -116,7 +117,6 @@ from perfkit.analysis.seeds_links import (
     published_values,
     read_links,
 )
-from perfkit.analysis.validity import threats
 from perfkit.errors import DataError
 from perfkit.vocabulary import ClaimVerdict
 
@@ -429,8 +429,8 @@ def _claim(claim: pd.Series, a: pd.Series, link: Link | None, raw: pd.DataFrame,
 def contrast_text(rep: Replication, link: Link) -> str:
     """Both changes, named: ``the write-up changed access_log off -> ... buffer=256k; the
     repeat changes access_log (unbuffered -> buffered): access_log ... -> ...`` (the repeat's
-    from its manifests, :func:`perfkit.analysis.levels.level_changes`)."""
-    from perfkit.analysis.levels import changes_text, level_changes
+    from its manifests, :func:`perfkit.analysis.context._levels.level_changes`)."""
+    from perfkit.analysis.context import changes_text, level_changes
 
     arms = RunSet(pd.concat([rep.base.frame, rep.new.frame], ignore_index=True),
                   (*rep.base.runs, *rep.new.runs), link.experiment, rep.base.factors)

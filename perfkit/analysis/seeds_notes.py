@@ -3,7 +3,7 @@ timeout, what the runs ranked worst in a repeat were, the runs kept in doubt, an
 to validity of the repeat's experiment that bear on its numbers.
 
 Each function states a finding of the analysis (:mod:`perfkit.analysis.core._runstatus`,
-:mod:`perfkit.analysis.validity`); none decides a verdict.
+:mod:`perfkit.analysis.context._validity`); none decides a verdict.
 """
 
 from __future__ import annotations
@@ -17,8 +17,11 @@ import numpy as np
 from perfkit import units
 from perfkit.analysis.compare import NOT_TESTABLE, cell_runs
 from perfkit.analysis.compare_notes import untestable_text
+from perfkit.analysis.context import Threat
 from perfkit.analysis.core import (
+    CAP_TOLERANCE,
     FAILED,
+    KNOWN_CAPS_MS,
     MOVED_FACTOR,
     MOVED_SDS,
     REFERENCE_LATENCY,
@@ -33,7 +36,6 @@ from perfkit.analysis.core import (
     peer_latencies,
     run_statuses,
 )
-from perfkit.analysis.validity import CAP_TOLERANCE, KNOWN_CAPS_MS, Threat
 
 #: the threats of a repeat's experiment that bear on the numbers of its comparisons
 NUMBER_THREATS = ("drift", "blocks", "value-cap", "generator-busy")
@@ -43,8 +45,9 @@ _TIME = re.compile(r"(\d+(?:\.\d+)?)(?:\s*-\s*(\d+(?:\.\d+)?))?\s*(ms|seconds?|s
 
 def published_caps(text: str) -> list[str]:
     """The published times in ``text`` (``'spikes around 1000ms'``, ``5 seconds``) that sit on
-    a known timeout (:data:`perfkit.analysis.validity.KNOWN_CAPS_MS`, within
-    :data:`~perfkit.analysis.validity.CAP_TOLERANCE`): one sentence each, naming the cap."""
+    a known timeout (:data:`perfkit.analysis.context._validity.KNOWN_CAPS_MS`, within
+    :data:`~perfkit.analysis.context._validity.CAP_TOLERANCE`): one sentence each, naming the
+    cap."""
     return list(dict.fromkeys(
         f"the published {found!r} sits on {cap:g} ms, {KNOWN_CAPS_MS[cap]}: an artefact of "
         "that timeout, not a service time of the setting" for found, cap in _on_caps(text)))
@@ -214,6 +217,6 @@ def _span(values: Sequence[float]) -> str:
 
 
 def experiment_warnings(threats: Sequence[Threat]) -> list[str]:
-    """The threats (:func:`perfkit.analysis.validity.threats`) of a repeat's experiment that
-    bear on its numbers: drift, block differences, values on a timeout, a busy generator."""
+    """The threats (:func:`perfkit.analysis.context._validity.threats`) of a repeat's experiment
+    that bear on its numbers: drift, block differences, values on a timeout, a busy generator."""
     return [t.text for t in threats if t.kind in NUMBER_THREATS]

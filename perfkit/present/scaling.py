@@ -35,7 +35,7 @@ def scaling(table: ScalingTable, littles: bool = True,
             threats: Sequence[str] = ()) -> list[Table]:
     """Per configuration: the model's parameters with CIs, then (with ``littles``) Little's law
     per level. ``threats``: the threats to validity that bear on the fit (a drift, blocks that
-    differ: :func:`perfkit.analysis.validity.threats_for`), noted beside a claimed N*."""
+    differ: :func:`perfkit.analysis.context._validity.threats_for`), noted beside a claimed N*."""
     out = []
     for r in table.results:
         out.append(_model(r, table, threats))

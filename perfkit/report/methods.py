@@ -12,9 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from perfkit.analysis.conditions import HOST_BUSY_PERCENT, RECORDED, backlog_text
+from perfkit.analysis.context import HOST_BUSY_PERCENT, RECORDED, Provenance, backlog_text
 from perfkit.analysis.core import GENERATOR_BUSY
-from perfkit.analysis.provenance import Provenance
 from perfkit.formatting import consecutive_runs, level_text
 from perfkit.model import WRK_LATENCY
 from perfkit.vocabulary import RunStatus
@@ -161,7 +160,7 @@ def host_sentence(p: Provenance) -> str:
 
 def conditions_sentence(p: Provenance) -> str:
     """The accept queue in effect (with its source), the testbed's restarts, wrk2's measured
-    window and Locust's think time (:mod:`perfkit.analysis.conditions`)."""
+    window and Locust's think time (:mod:`perfkit.analysis.context._conditions`)."""
     c = p.conditions
     if c is None:
         return ""
@@ -239,7 +238,7 @@ BACKEND = "Backend: "
 
 
 def backend_sentence(backend: str) -> str:
-    """The backend as the Methods state it (:func:`perfkit.analysis.levels.backend`)."""
+    """The backend as the Methods state it (:func:`perfkit.analysis.context._levels.backend`)."""
     return f"{BACKEND}{backend}." if backend else ""
 
 
@@ -247,7 +246,7 @@ def record(p: Provenance, analyses: Iterable[str] = (), backend: str = ""
            ) -> dict[str, list[str]]:
     """The parts of an experiment's Methods paragraph, kept apart so that the index can merge
     the analyses several notebooks ran on one experiment (see :func:`merge`); ``backend``:
-    what the server did with each request (:func:`perfkit.analysis.levels.backend`)."""
+    what the server did with each request (:func:`perfkit.analysis.context._levels.backend`)."""
     co = "; ".join(CO_STATUS[t] for t in sorted({t for t, _ in p.tools}) if t in CO_STATUS)
     return {"setup": [design_sentence(p), tools_sentence(p), backend_sentence(backend),
                       host_sentence(p)],

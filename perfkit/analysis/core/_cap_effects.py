@@ -1,7 +1,7 @@
 """What a run that waited for a known timeout does to a metric that is not a latency, in words.
 
 :mod:`perfkit.analysis.core._caps` finds the runs whose requests waited for a timeout (a latency on
-a cap of :data:`perfkit.analysis.validity.KNOWN_CAPS_MS` with a fast median); this module
+a cap of :data:`perfkit.analysis.context._validity.KNOWN_CAPS_MS` with a fast median); this module
 says what that wait does to each other metric (:func:`consequence`), or nothing where it
 does not bear on it:
 

@@ -27,8 +27,8 @@ things hold:
    call the run *failed* or *saturated*: a saturated run's latencies are queueing, and the
    pages say so where they name its status.
 
-:func:`cap_hits` is this rule; :func:`perfkit.analysis.validity.value_caps` (the threat) and
-the backlog condition (:mod:`perfkit.analysis.conditions`) are built on it.
+:func:`cap_hits` is this rule; :func:`perfkit.analysis.context._validity.value_caps` (the threat)
+and the backlog condition (:mod:`perfkit.analysis.context._conditions`) are built on it.
 
 **What the caps do to a metric** (:func:`cap_check`) of a run with values on a cap:
 

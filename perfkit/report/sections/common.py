@@ -65,8 +65,7 @@ def text_table(frame: pd.DataFrame, digits: int = 3) -> str:
 def methods(experiments: Sequence[Experiment], analyses: Sequence[str] = ()) -> dict:
     """The Methods record of each experiment (:func:`perfkit.report.methods.record`) with the
     ``describe()`` sentences of the analyses this notebook ran on it."""
-    from perfkit.analysis.levels import backend
-    from perfkit.analysis.provenance import provenance
+    from perfkit.analysis.context import backend, provenance
     from perfkit.report.methods import record
 
     return {exp.name: record(provenance(exp), analyses, backend(exp).text())
@@ -78,7 +77,7 @@ def threats(experiments: Sequence[Experiment],
     """Threats to validity of the experiments shown, one sentence each, from their manifests;
     ``analyses``: per experiment name, the results of the analyses the page ran on it (the
     threats name those that ignore blocks)."""
-    from perfkit.analysis.validity import threats as _threats
+    from perfkit.analysis.context import threats as _threats
 
     seen: dict[str, None] = {}
     for exp in experiments:

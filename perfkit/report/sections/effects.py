@@ -160,9 +160,9 @@ def answers(tables: Sequence[ComparisonTable], results: Sequence[FactorialResult
     is an artefact of a timeout cap is listed apart (``kind``), as is an A/B table the run
     counts cannot test. Each row carries the cap warnings of its runs and, with ``exp``, the
     drift and block threats that bear on its metric
-    (:func:`perfkit.analysis.validity.threats_for`); the interaction of two factors at a load
-    level is one caveat of its rows."""
-    from perfkit.analysis.validity import threats_for
+    (:func:`perfkit.analysis.context._validity.threats_for`); the interaction of two factors at a
+    load level is one caveat of its rows."""
+    from perfkit.analysis.context import threats_for
 
     out = []
     factors = list(dict.fromkeys(f for r in results for f in r.factors))
@@ -185,8 +185,8 @@ def answers(tables: Sequence[ComparisonTable], results: Sequence[FactorialResult
 
 def level_lines(exp: Experiment, results: Sequence[FactorialResult]) -> list[str]:
     """What each factor's high level changes against its low one in the server's recorded
-    configuration (:func:`perfkit.analysis.levels.level_changes`), one line per factor."""
-    from perfkit.analysis.levels import changes_text, level_changes
+    configuration (:func:`perfkit.analysis.context._levels.level_changes`), one line per factor."""
+    from perfkit.analysis.context import changes_text, level_changes
 
     if not results:
         return []

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis import latency as rule
-from perfkit.analysis.audit import coordinated_omission
+from perfkit.analysis.context import coordinated_omission
 from perfkit.analysis.latency import (
     LatencyTable,
     RunGroups,
@@ -187,7 +187,7 @@ def answers(table: LatencyTable, q: float, where: Mapping[str, Any] | None,
     first (``compared``, from :func:`versus`): the ratio, its interval and verdict, listed
     apart when the runs cannot test it."""
     from perfkit.analysis.compare_notes import need_text
-    from perfkit.analysis.validity import threats_for
+    from perfkit.analysis.context import threats_for
     from perfkit.report.answers import ANSWERED, NOT_TESTABLE, ratio_text
 
     around = threats_for(exp, percentile_column(q), [table]) if exp is not None else ()

@@ -1,12 +1,12 @@
 """The overview notebook: design, manifests, data quality, Locust series, drift.
 
-Data quality is :mod:`perfkit.analysis.quality` (the run statuses, error and generator-busy
+Data quality is :mod:`perfkit.analysis.context._quality` (the run statuses, error and generator-busy
 thresholds every page uses); this module shapes it for the page.
 
 Drift: each run's residual is the log of its metric minus the mean log of the runs in its cell
 (same factor levels and load), plotted against the order the runs were executed in, with the
 runs the run-status rule calls failed or saturated left out (and counted). A trend says the
-system changed during the experiment; :mod:`perfkit.analysis.drift` estimates it robustly
+system changed during the experiment; :mod:`perfkit.analysis.context._drift` estimates it robustly
 (Theil-Sen slope with Sen's interval, Kendall's test), so a few wild runs cannot make it.
 """
 
@@ -18,11 +18,16 @@ from typing import Any
 
 import pandas as pd
 
-from perfkit.analysis import drift
-from perfkit.analysis.conditions import HOST_BUSY_PERCENT
+from perfkit.analysis.context import (
+    HOST_BUSY_PERCENT,
+    KNOWN,
+    QualityTable,
+    describe_drift,
+    experiment_residuals,
+    residual_trend,
+)
+from perfkit.analysis.context import quality as _quality
 from perfkit.analysis.core import GENERATOR_BUSY, LOAD_COLUMNS
-from perfkit.analysis.quality import KNOWN, QualityTable
-from perfkit.analysis.quality import quality as _quality
 from perfkit.formatting import fmt_ci, plain
 from perfkit.frames import timeseries_frame
 from perfkit.model import ERROR_RATIO_WARN
@@ -98,8 +103,8 @@ def manifest_table(experiments: Sequence[Experiment]) -> pd.DataFrame:
     backlog and accept queue, warm-up, tool version): each distinct value, with the number of
     runs that recorded it (one value per row). Two per-run conditions are counted the same way
     as ``yes``/``no``: the host's CPU at or above
-    :data:`perfkit.analysis.conditions.HOST_BUSY_PERCENT` (client and server together), and a
-    run that was the first after a server start (a cold cache)."""
+    :data:`perfkit.analysis.context._conditions.HOST_BUSY_PERCENT` (client and server together), and
+    a run that was the first after a server start (a cold cache)."""
     rows = []
     for exp in experiments:
         seen: dict[tuple[str, str], int] = {}
@@ -148,7 +153,7 @@ def _first_after_start(runs: Sequence[Any]) -> list[bool | None]:
 
 
 def quality(experiments: Sequence[Experiment]) -> QualityTable:
-    """Every run's quality checks (:func:`perfkit.analysis.quality.quality`)."""
+    """Every run's quality checks (:func:`perfkit.analysis.context._quality.quality`)."""
     return _quality(experiments)
 
 
@@ -209,13 +214,13 @@ def runs_meta(exp: Experiment, frame: pd.DataFrame) -> pd.DataFrame:
 
 def drift_frame(experiments: Sequence[Experiment], metric: str) -> pd.DataFrame:
     """Per run: ``experiment, order, cell, residual``
-    (:func:`perfkit.analysis.drift.experiment_residuals`: log metric minus its cell's mean log,
-    failed and saturated runs left out); ``attrs["experiments"]`` names every experiment given
-    (so an experiment keeps its look in every figure, residuals or not) and
-    ``attrs["left_out"]`` the runs each left out."""
+    (:func:`perfkit.analysis.context._drift.experiment_residuals`: log metric minus its cell's mean
+    log, failed and saturated runs left out); ``attrs["experiments"]`` names every experiment given
+    (so an experiment keeps its look in every figure, residuals or not) and ``attrs["left_out"]``
+    the runs each left out."""
     parts, left_out = [], {}
     for exp in experiments:
-        res = drift.experiment_residuals(exp, metric)
+        res = experiment_residuals(exp, metric)
         left_out[exp.name] = int(res.attrs.get("left_out", 0))
         if len(res):
             parts.append(res.assign(experiment=exp.name))
@@ -242,14 +247,14 @@ TREND_COLUMNS = ["experiment", "runs", "change_first_to_last_pct", "ci_low_pct",
 
 def drift_trend(residuals: pd.DataFrame, confidence: float = 0.95,
                 alpha: float = 0.05) -> pd.DataFrame:
-    """Per experiment: :func:`perfkit.analysis.drift.trend` (the % change from the first run to
-    the last with Sen's interval, Kendall's p-value, the verdict, the failed or saturated
-    runs left out before, from ``residuals.attrs["left_out"]``, and why a verdict is
-    inconclusive when the values are too coarse)."""
+    """Per experiment: :func:`perfkit.analysis.context._drift.trend` (the % change from the first
+    run to the last with Sen's interval, Kendall's p-value, the verdict, the failed or saturated
+    runs left out before, from ``residuals.attrs["left_out"]``, and why a verdict is inconclusive
+    when the values are too coarse)."""
     left_out = residuals.attrs.get("left_out", {})
     rows = []
     for name, g in residuals.groupby("experiment", sort=False):
-        d = drift.trend(g, confidence, alpha)
+        d = residual_trend(g, confidence, alpha)
         if d is not None:
             rows.append({"experiment": name, "runs": d.runs,
                          "change_first_to_last_pct": d.change_pct, "ci_low_pct": d.ci_low_pct,
@@ -277,7 +282,7 @@ def methods(experiments: Sequence[Experiment], confidence: float = 0.95,
     from perfkit.report.sections.common import methods as _methods
 
     return {**_methods(experiments),
-            "every experiment: drift check": shared([drift.describe(confidence, alpha)])}
+            "every experiment: drift check": shared([describe_drift(confidence, alpha)])}
 
 
 def answers(summary: pd.DataFrame, trend: pd.DataFrame, metric: str = "") -> list[Answer]:

@@ -159,8 +159,8 @@ def models_caption(table: ScalingTable | None, closed: Experiment | None = None)
 
 def fit_threats(table: ScalingTable | None, closed: Experiment | None) -> tuple[str, ...]:
     """The threats to validity of ``closed`` that bear on the fitted metric (a drift over the
-    run order, blocks that differ: :func:`perfkit.analysis.validity.threats_for`)."""
-    from perfkit.analysis.validity import threats_for
+    run order, blocks that differ: :func:`perfkit.analysis.context._validity.threats_for`)."""
+    from perfkit.analysis.context import threats_for
 
     if table is None or closed is None:
         return ()
@@ -275,8 +275,8 @@ def answers(slo_table: SloTable | None, table: ScalingTable | None,
     """The SLO bracket of every configuration and the claimed peaks, each with the warnings
     its result attached (:attr:`SloBracket.warnings`, the fit's) and the threats of its
     experiment that bear on its metric (a drift, blocks that differ:
-    :func:`perfkit.analysis.validity.threats_for`)."""
-    from perfkit.analysis.validity import threats_for
+    :func:`perfkit.analysis.context._validity.threats_for`)."""
+    from perfkit.analysis.context import threats_for
 
     out = []
     if slo_table is not None:

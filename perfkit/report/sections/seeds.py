@@ -187,7 +187,7 @@ def methods(analysis: SeedsAnalysis, data_root: str = "") -> dict:
     """The Methods record of each repeated experiment, with the description of each of its
     comparisons; the verdict rule and the drift check, which hold for every claim and
     experiment, in one record of their own (stated once, not in each paragraph)."""
-    from perfkit.analysis.drift import describe
+    from perfkit.analysis.context import describe_drift
     from perfkit.report.methods import shared
 
     out: dict = {}
@@ -195,7 +195,7 @@ def methods(analysis: SeedsAnalysis, data_root: str = "") -> dict:
         reps = [r for r in analysis.replications if r.link.experiment == exp.name]
         out.update(common.methods([exp], list(dict.fromkeys(r.table.describe() for r in reps))))
     out["every claim: the verdict rule and the drift check"] = shared(
-        [rule_sentence(analysis), describe()])
+        [rule_sentence(analysis), describe_drift()])
     return out
 
 
@@ -251,15 +251,15 @@ DRIFT_COLUMNS = ["experiment", "metric", "runs", "change_first_to_last_pct", "ci
 def drift_table(analysis: SeedsAnalysis, data_root: str = "") -> pd.DataFrame:
     """Every repeated experiment's drift verdict (``drift``, ``inconclusive``, ``no drift
     beyond ±10%``) for each metric the threats check
-    (:data:`perfkit.analysis.validity.DRIFT_METRICS`), as :func:`perfkit.analysis.drift.check`
-    finds it; the threats name only the experiments that drifted."""
-    from perfkit.analysis import drift
-    from perfkit.analysis.validity import DRIFT_METRICS
+    (:data:`perfkit.analysis.context._validity.DRIFT_METRICS`), as
+    :func:`perfkit.analysis.context._drift.check` finds it; the threats name only the experiments
+    that drifted."""
+    from perfkit.analysis.context import DRIFT_METRICS, check_drift
 
     rows = []
     for exp in experiments(analysis, data_root):
         for m in DRIFT_METRICS:
-            d = drift.check(exp, m)
+            d = check_drift(exp, m)
             if d is not None:
                 rows.append({"experiment": exp.name, "metric": m, "runs": d.runs,
                              "change_first_to_last_pct": d.change_pct,

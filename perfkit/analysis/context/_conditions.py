@@ -1,7 +1,7 @@
 """The conditions the runs ran under, read from their manifests (never typed by hand): the
 host's CPU load, the listen backlog in effect, testbed restarts, the window wrk2 measured, and
 Locust's think time. What the Methods state (:mod:`perfkit.report.methods`) and the threats to
-validity weigh (:func:`threat_texts`, used by :func:`perfkit.analysis.validity.threats`).
+validity weigh (:func:`threat_texts`, used by :func:`perfkit.analysis.context._validity.threats`).
 
 - **Host CPU**: the testbed samples the whole host's CPU during each run
   (``cpu.host_cpu_mean_percent``); at >= :data:`HOST_BUSY_PERCENT` the cores were saturated by

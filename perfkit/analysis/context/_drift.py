@@ -55,7 +55,7 @@ DRIFT, STABLE, INCONCLUSIVE = DriftVerdict.DRIFT, DriftVerdict.STABLE, DriftVerd
 COARSE_TIES = 0.2
 
 
-def residuals(rows: RunSet, metric: str, cells: Sequence[str]) -> pd.DataFrame:
+def drift_residuals(rows: RunSet, metric: str, cells: Sequence[str]) -> pd.DataFrame:
     """Per run with a positive value and a position: ``order, cell, residual`` (cells with
     fewer than two runs are left out: a lone run has no residual)."""
     f = rows.frame
@@ -88,7 +88,7 @@ def experiment_residuals(exp: Experiment, metric: str) -> pd.DataFrame:
     """:func:`residuals` of ``exp``'s kept runs (:func:`kept_rows`) within its cells (factors
     and load columns); ``attrs["left_out"]`` counts the runs left out."""
     rows, left_out = kept_rows(exp)
-    res = residuals(rows, metric, [*exp.factors, *LOAD_COLUMNS])
+    res = drift_residuals(rows, metric, [*exp.factors, *LOAD_COLUMNS])
     res.attrs["left_out"] = left_out
     return res
 
@@ -153,7 +153,7 @@ def _ties_term(counts: np.ndarray) -> float:
     return float(np.sum(k * (k - 1) * (2 * k + 5)))
 
 
-def trend(res: pd.DataFrame, confidence: float = 0.95, alpha: float = 0.05,
+def residual_trend(res: pd.DataFrame, confidence: float = 0.95, alpha: float = 0.05,
           within_cells: bool = False) -> Drift | None:
     """The Theil-Sen trend of ``residuals`` over the order (see the module docstring; None
     with fewer than 3 positions); ``res.attrs["left_out"]`` (a count, as
@@ -171,7 +171,7 @@ def trend(res: pd.DataFrame, confidence: float = 0.95, alpha: float = 0.05,
     pct = [math.nan if math.isnan(v) else 100 * math.expm1(span * v)
            for v in (slope, low, high)]
     left_out = res.attrs.get("left_out", 0)
-    found, note = verdict(p, pct[1], pct[2], alpha), ""
+    found, note = drift_verdict(p, pct[1], pct[2], alpha), ""
     ties = tied_share(order, resid)
     if ties > COARSE_TIES and found == STABLE:
         found = INCONCLUSIVE
@@ -192,14 +192,14 @@ def tied_share(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(y[i][pair] == y[j][pair])) if pair.any() else 0.0
 
 
-def check(exp: Experiment, metric: str, confidence: float = 0.95,
+def check_drift(exp: Experiment, metric: str, confidence: float = 0.95,
           alpha: float = 0.05) -> Drift | None:
     """The drift of ``metric`` over ``exp``'s run order: :func:`trend` of
     :func:`experiment_residuals` (failed and saturated runs left out, and counted)."""
-    return trend(experiment_residuals(exp, metric), confidence, alpha)
+    return residual_trend(experiment_residuals(exp, metric), confidence, alpha)
 
 
-def verdict(p_value: float, low_pct: float, high_pct: float, alpha: float = 0.05
+def drift_verdict(p_value: float, low_pct: float, high_pct: float, alpha: float = 0.05
             ) -> DriftVerdict:
     """The drift verdict (see the module docstring)."""
     if p_value < alpha:
@@ -209,7 +209,7 @@ def verdict(p_value: float, low_pct: float, high_pct: float, alpha: float = 0.05
     return INCONCLUSIVE
 
 
-def describe(confidence: float = 0.95, alpha: float = 0.05) -> str:
+def describe_drift(confidence: float = 0.95, alpha: float = 0.05) -> str:
     """The drift check in one Methods sentence."""
     return (f"Drift over the run order was checked on each run's log value minus the mean log "
             f"of its cell (same factor levels and load), leaving out the runs the run-status "

@@ -10,18 +10,17 @@ with +20% over ten BASE runs then ten NEW runs, such a check called it in 1 of 1
 that exited 1 (issue 22).
 
 The drift is therefore measured from the pairs of runs of one arm and row only
-(:func:`perfkit.analysis.drift.theil_sen` with groups: the seasonal Kendall slope and test of
-Hirsch, Slack and Smith 1982, on each run's log value minus the mean log of its cell: its
-arm, row, factor levels and load; failed and saturated runs left out), whose slopes the arms'
-levels do not touch. Over the
-row's ``d`` the drift makes ``b x d``, with Sen's interval of the slope times the distance.
-A row whose change is significant gets a note when the change without the drift's part,
-``change - b x d``, can be 0: its interval (the change's Moses interval and the drift's,
-half-widths added in quadrature: :func:`corrected`) holds 0 (:func:`confounded`). Such a
-change cannot be told from a drift; the note says so, with the change without the drift and
-the fix: interleave the arms (``perfkit sweep`` randomizes the run order). A change that
-stays beyond 0 without the drift, while the drift is significant (Kendall, at alpha) in its
-direction, gets the note that part of it is drift.
+(:func:`perfkit.analysis.context._drift.theil_sen` with groups: the seasonal Kendall slope and test
+of Hirsch, Slack and Smith 1982, on each run's log value minus the mean log of its cell: its arm,
+row, factor levels and load; failed and saturated runs left out), whose slopes the arms' levels do
+not touch. Over the row's ``d`` the drift makes ``b x d``, with Sen's interval of the slope times
+the distance. A row whose change is significant gets a note when the change without the drift's
+part, ``change - b x d``, can be 0: its interval (the change's Moses interval and the drift's,
+half-widths added in quadrature: :func:`corrected`) holds 0 (:func:`confounded`). Such a change
+cannot be told from a drift; the note says so, with the change without the drift and the fix:
+interleave the arms (``perfkit sweep`` randomizes the run order). A change that stays beyond 0
+without the drift, while the drift is significant (Kendall, at alpha) in its direction, gets the
+note that part of it is drift.
 
 ``benchmarks/calibration_drift_gate.py`` measures it: on an A/A with +20% drift over ten base
 runs then ten new runs, the share of exit-1 gates that carry the note, and how often the note
@@ -37,7 +36,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis import drift
+from perfkit.analysis.context._drift import Drift, drift_residuals, residual_trend, theil_sen
 from perfkit.analysis.core import Metric, RunSet, peer_columns, statuses_by_cell
 from perfkit.formatting import change_ci, fmt_p, level_text, pct_change
 
@@ -59,9 +58,9 @@ class ArmDrift:
     p_value: float
     runs: int
     frame: pd.DataFrame
-    #: the same pairs as the drift check of every page states it (:func:`drift.trend`: the
+    #: the same pairs as the drift check of every page states it (:func:`residual_trend`: the
     #: change from the first run to the last, and its verdict)
-    trend: drift.Drift | None = None
+    trend: Drift | None = None
 
     def distance(self, keys: Sequence[str], key: Sequence) -> float:
         """Mean position of NEW's runs minus BASE's in the row ``key`` (NaN without both)."""
@@ -111,17 +110,17 @@ def arm_drift(base: RunSet, new: RunSet, metric: Metric, keys: Sequence[str],
     cells = list(dict.fromkeys([*keys, *peer_columns(rows), ARM]))
     statuses = statuses_by_cell(rows, metric, [c for c in cells if c in both])
     kept = rows.subset(np.array([not s.counts_as_failed for s in statuses], dtype=bool))
-    res = drift.residuals(kept, metric.name, cells)
+    res = drift_residuals(kept, metric.name, cells)
     if len(res) < 3 or res["order"].nunique() < 3:
         return None
-    slope, low, high, p = drift.theil_sen(res["order"].to_numpy(dtype=float),
+    slope, low, high, p = theil_sen(res["order"].to_numpy(dtype=float),
                                           res["residual"].to_numpy(dtype=float), confidence,
                                           res["cell"].to_numpy())
     if math.isnan(slope):
         return None
     frame = both[[*[k for k in keys if k in both], ARM, "order"]]
     return ArmDrift(slope, low, high, p, len(res), frame,
-                    drift.trend(res, confidence, within_cells=True))
+                    residual_trend(res, confidence, within_cells=True))
 
 
 def corrected(change: tuple[float, float, float],

@@ -13,7 +13,7 @@ row), :func:`quality` records:
   :data:`perfkit.analysis.core._runstatus.GENERATOR_BUSY` (:func:`~perfkit.analysis.core._runstatus.
   generator_busy`), the count the threats to validity give;
 - the host's CPU (client and server together), flagged at or above
-  :data:`perfkit.analysis.conditions.HOST_BUSY_PERCENT`: a generator using little of its
+  :data:`perfkit.analysis.context._conditions.HOST_BUSY_PERCENT`: a generator using little of its
   cores can still share a saturated box (7 runs had a busy generator where 94 of 146 had a
   busy host), so both are counted, each with the runs that recorded it;
 - non-2xx/3xx responses, socket errors and the run's warnings, as counted by the parser.
@@ -28,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from perfkit.analysis.conditions import HOST_BUSY_PERCENT
+from perfkit.analysis.context._conditions import HOST_BUSY_PERCENT
 from perfkit.analysis.core import (
     GENERATOR_BUSY,
     Experiment,

@@ -2,12 +2,12 @@
 
 :func:`threats` lists, for one experiment, what a reviewer must weigh before trusting its
 numbers: client and server sharing a host, a load generator busy enough to be the thing
-measured, generator CPU not recorded, the conditions of :mod:`perfkit.analysis.conditions`
+measured, generator CPU not recorded, the conditions of :mod:`perfkit.analysis.context._conditions`
 (host CPU saturated by client and server together, the listen backlog in effect, testbed
 restarts with cold caches, the short window wrk2 measures after its calibration, Locust's
 think time), the server and workload as recorded (nginx version,
 profiles, URL, response size), how the profiles' recorded configurations differ
-(:mod:`perfkit.analysis.configs`), blocks that differ while an analysis ignores them, and
+(:mod:`perfkit.analysis.context._configs`), blocks that differ while an analysis ignores them, and
 :func:`value_caps`: latencies sitting on a known timeout (a retransmission or the tool's
 timeout, not service time) under the one rule of :mod:`perfkit.analysis.core._caps`. Each threat is
 one sentence that names its evidence; one about some runs names them (:attr:`Threat.runs`).
@@ -24,12 +24,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from perfkit.analysis.conditions import (
-    WRK2_CALIBRATION_S,  # noqa: F401 - a public name
-    conditions,
-    threat_texts,
-)
-from perfkit.analysis.configs import config_diffs
+from perfkit.analysis.context._conditions import conditions, threat_texts
+from perfkit.analysis.context._configs import config_diffs
+from perfkit.analysis.context._provenance import Provenance, provenance
 from perfkit.analysis.core import (
     CAP_TOLERANCE,
     GENERATOR_BUSY,
@@ -42,7 +39,6 @@ from perfkit.analysis.core import (
     cap_hits,
     kernel_evidence,
 )
-from perfkit.analysis.provenance import Provenance, provenance
 from perfkit.formatting import fmt_ci, fmt_sig
 
 #: the per-run metrics whose drift over the run order is reported as a threat
@@ -163,14 +159,16 @@ def _blocks_use(analyses: Sequence[Any]) -> str:
 
 
 def _drift(exp: Experiment) -> list[Threat]:
-    """A significant trend of the runs over their order (:func:`perfkit.analysis.drift.check`:
-    Theil-Sen on the within-cell log residuals, failed and saturated runs left out)."""
-    from perfkit.analysis import drift
+    """A significant trend of the runs over their order
+    (:func:`perfkit.analysis.context._drift.check`: Theil-Sen on the within-cell log residuals,
+    failed and saturated runs left out)."""
+    from perfkit.analysis.context._drift import check_drift
+    from perfkit.vocabulary import DriftVerdict
 
     found, drifted = [], []
     for metric in DRIFT_METRICS:
-        d = drift.check(exp, metric)
-        if d is not None and d.verdict == drift.DRIFT:
+        d = check_drift(exp, metric)
+        if d is not None and d.verdict == DriftVerdict.DRIFT:
             drifted.append(metric)
             # the form of the overview's drift answer (2 significant digits): one number,
             # one text, wherever it is read

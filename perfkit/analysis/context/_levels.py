@@ -6,7 +6,7 @@ manifests: a factor is named by its configuration difference, not by its label.
   tidy frame (one row per setting): ``keepalive`` is ``keepalive_timeout 65 -> 300``,
   ``keepalive_requests`` not set (nginx's default 1000) -> ``100000``, ``keepalive``
   (upstream) not set -> ``32``, ``proxy_http_version`` not set (1.0) -> ``1.1``... The
-  directives come from each run's recorded ``config_text`` (:mod:`perfkit.analysis.configs`
+  directives come from each run's recorded ``config_text`` (:mod:`perfkit.analysis.context._configs`
   reads them the same way), paired by directive name; a setting outside nginx.conf from the
   recorded template variables (the upstream's delay).
 - :func:`backend`: the upstream the proxy and cache profiles forward to (its answer delay from
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.configs import config_text, directive_lines, outside_settings
+from perfkit.analysis.context._configs import config_text, directive_lines, outside_settings
 from perfkit.analysis.core import Experiment, RunSet
 from perfkit.formatting import level_text
 from perfkit.stats.coding import code_factor

@@ -9,8 +9,8 @@ sysctls recorded), the network namespaces a server ran in (whose ``net.core.soma
 replaces the host's, and the accept queue the kernel granted), the server (nginx version,
 profiles), the generator's CPU, the runs' statuses (failed, saturated, in doubt) under
 the one rule of :mod:`perfkit.analysis.core._runstatus`, and the conditions of
-:mod:`perfkit.analysis.conditions` (host CPU, listen backlog, restarts, wrk2's measured window,
-Locust's think time).
+:mod:`perfkit.analysis.context._conditions` (host CPU, listen backlog, restarts, wrk2's measured
+window, Locust's think time).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, cast
 
-from perfkit.analysis.conditions import Conditions, conditions
+from perfkit.analysis.context._conditions import Conditions, conditions
 from perfkit.analysis.core import Experiment, experiment_statuses, generator_busy, generator_share
 from perfkit.formatting import level_text, plain
 from perfkit.units import parse_duration_arg
