@@ -16,7 +16,7 @@ time are set. The scenarios (:data:`SCENARIOS`):
 - ``base then new``, no drift: without a change (the note on a chance significance), and with
   a real +10% change (how often the note doubts a real change: the price of the check).
 
-:func:`perfkit.analysis.gate.gate_runs` gates NEW against BASE at ``--max-regression 5%``
+:func:`perfkit.analysis.compare._gate.gate_runs` gates NEW against BASE at ``--max-regression 5%``
 (its defaults otherwise; the runs-needed simulation cut to 100 draws, which no exit status
 reads). A gate carries the drift note when its comparison's warnings hold the note of
 :mod:`perfkit.analysis.context._confounding` (the change could be drift). Printed per scenario and
@@ -43,10 +43,10 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis import load_experiment, metric
+from perfkit.analysis.compare import gate_runs
 from perfkit.analysis.context import FIX
 from perfkit.analysis.context import _drift as drift
 from perfkit.analysis.core import RunSet
-from perfkit.analysis.gate import gate_runs
 from perfkit.frames import runs_frame
 
 REPO = Path(__file__).resolve().parents[1]

@@ -35,7 +35,7 @@ __all__ = [
 
 
 class Verdict(StrEnum):
-    """The verdict of a comparison row (:func:`perfkit.analysis.compare.verdict`) or of a
+    """The verdict of a comparison row (:func:`perfkit.analysis.compare._compare.verdict`) or of a
     factorial effect (:meth:`perfkit.analysis.effects.FactorialResult.verdicts`)."""
 
     #: significant, in the metric's good direction
@@ -94,7 +94,7 @@ FAILED_STATUSES = frozenset({ManifestStatus.FAILED, ManifestStatus.KILLED,
 
 
 class GateStatus(StrEnum):
-    """A gated row's status (:mod:`perfkit.analysis.gate`), in the order a gate takes the
+    """A gated row's status (:mod:`perfkit.analysis.compare._gate`), in the order a gate takes the
     worst of its rows: an error first (the gate could not run as asked)."""
 
     ERROR = "error"

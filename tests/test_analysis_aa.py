@@ -1,4 +1,4 @@
-"""perfkit.analysis.aa: A/A false-positive rates, counted on splits of one configuration's
+"""perfkit.analysis.compare._aa: A/A false-positive rates, counted on splits of one configuration's
 runs, carry no interval."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from perfkit.analysis import aa as aa_calibration
 from perfkit.analysis import load_experiment, metric
+from perfkit.analysis.compare import _aa as aa_calibration
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -1,4 +1,4 @@
-"""perfkit.analysis.compare: a row that no data could make significant after Holm is not
+"""perfkit.analysis.compare._compare: a row that no data could make significant after Holm is not
 testable, and says how many runs would make it testable, on the demo factorial."""
 
 from __future__ import annotations

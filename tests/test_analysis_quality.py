@@ -92,7 +92,7 @@ def test_the_runs_table_names_its_warning_count_as_a_count():
 
 
 def test_the_aa_rates_hold_the_test_and_the_runs_per_arm_in_two_columns():
-    from perfkit.analysis.aa import aa_calibration
+    from perfkit.analysis.compare import aa_calibration
 
     rows = load_experiment(DATA / "demo-aa").rows()
     frame = aa_calibration(rows, "arm", ["latency_p99_ms"], k=5, n_splits=20).to_frame()

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.analysis import aa as aa_calibration
 from perfkit.analysis import load_experiment
+from perfkit.analysis.compare import _aa as aa_calibration
 from perfkit.analysis.context import CACHE_DIR, STATE_DIR, threats
 from perfkit.analysis.core import GENERATOR_BUSY
 from perfkit.report.sections import effects, scaling

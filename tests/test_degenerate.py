@@ -19,12 +19,11 @@ import numpy as np
 import pytest
 
 from perfkit.analysis import compare_runs, load_experiment, metric
+from perfkit.analysis.compare import PASS, gate_runs, plan_runs
 from perfkit.analysis.context import _drift as drift
 from perfkit.analysis.core import RunSet
 from perfkit.analysis.effects import ab_comparisons, factorial_effects
-from perfkit.analysis.gate import PASS, gate_runs
 from perfkit.analysis.latency import group_runs, percentiles
-from perfkit.analysis.plan import plan_runs
 from perfkit.errors import PerfkitError
 from perfkit.formatting import change_ci
 from perfkit.frames import runs_frame

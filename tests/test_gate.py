@@ -18,7 +18,7 @@ import _cli_helpers as _cli
 import pytest
 
 from perfkit.analysis import ComparisonRow, metric
-from perfkit.analysis.gate import (
+from perfkit.analysis.compare import (
     ERROR,
     INCONCLUSIVE,
     PASS,

@@ -16,10 +16,9 @@ import pytest
 
 import perfkit
 from perfkit.analysis import compare_runs, load_experiment, metric
+from perfkit.analysis.compare import NO_DATA_GATE, gate_runs, plan_runs
 from perfkit.analysis.core import FAILED, NO_DATA, Selection, run_statuses, unmeasured_reason
-from perfkit.analysis.gate import NO_DATA_GATE, gate_runs
 from perfkit.analysis.latency import group_runs, percentiles
-from perfkit.analysis.plan import plan_runs
 from perfkit.errors import DataError
 from perfkit.vocabulary import Verdict
 

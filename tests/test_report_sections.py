@@ -13,7 +13,7 @@ from _values import median_run_value
 from scipy import stats as sps
 
 from perfkit.analysis import RunSet, metric
-from perfkit.analysis import aa as analysis_aa
+from perfkit.analysis.compare import _aa as analysis_aa
 from perfkit.report.sections import aa, common, effects, latency, overview, scaling
 from perfkit.stats import quantile_ci
 from perfkit.stats._perrun import MIN_TAIL_REQUESTS

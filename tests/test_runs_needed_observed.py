@@ -13,10 +13,15 @@ from pathlib import Path
 import numpy as np
 
 from perfkit.analysis import ComparisonRow, load_experiment, metric
-from perfkit.analysis.compare import verdict
+from perfkit.analysis.compare import (
+    REGRESSION,
+    classify,
+    gate_runs,
+    plan_runs,
+    threshold_ratio,
+    verdict,
+)
 from perfkit.analysis.core import Selection
-from perfkit.analysis.gate import REGRESSION, classify, gate_runs, threshold_ratio
-from perfkit.analysis.plan import plan_runs
 from perfkit.stats import compare
 from perfkit.stats.mannwhitney import runs_to_reach_alpha
 from perfkit.stats.power import runs_needed

@@ -2,13 +2,13 @@
 
 :func:`ab_comparisons` compares, at each load level, one factor's high level (``new``) with
 its low level (``base``), every other factor held at its low level, run against run
-(:func:`perfkit.analysis.compare.compare_cells`): one :class:`ComparisonTable` per metric, one
-Holm family. Each row is labelled tidily: ``base`` and ``new`` hold the compared factor's
-levels, ``estimand`` what the row estimates (``simple effect of keepalive at cache = none``:
-not the factorial's main effect, which averages over the other factors' levels; the
-factorial's simple effect of the same contrast, where it reports one, is the same
-comparison, :mod:`perfkit.analysis.interactions`), ``held_<factor>`` the level each other
-factor was held at (empty for the compared factor itself).
+(:func:`perfkit.analysis.compare._compare.compare_cells`): one :class:`ComparisonTable` per metric,
+one Holm family. Each row is labelled tidily: ``base`` and ``new`` hold the compared factor's
+levels, ``estimand`` what the row estimates (``simple effect of keepalive at cache = none``: not the
+factorial's main effect, which averages over the other factors' levels; the factorial's simple
+effect of the same contrast, where it reports one, is the same comparison,
+:mod:`perfkit.analysis.interactions`), ``held_<factor>`` the level each other factor was held at
+(empty for the compared factor itself).
 """
 
 from __future__ import annotations

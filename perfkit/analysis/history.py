@@ -19,7 +19,7 @@ only "factor"), every label's runs and median with an order-statistic interval, 
 points of :func:`perfkit.stats.changepoint.change_points` (E-divisive means on log per-run
 values, permutation tests shuffling whole labels). :func:`gates` gates each label against the
 labels before it in its segment (for the first label of a segment: the whole previous
-segment) with :func:`perfkit.analysis.gate.gate_runs`; :func:`latest_gates` picks, at every
+segment) with :func:`perfkit.analysis.compare._gate.gate_runs`; :func:`latest_gates` picks, at every
 load level, the gate of its newest label.
 """
 
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.compare import ranked_worst
+from perfkit.analysis.compare import GateResult, gate_runs, ranked_worst
 from perfkit.analysis.core import (
     LOAD_COLUMNS,
     Experiment,
@@ -44,7 +44,6 @@ from perfkit.analysis.core import (
     row_keys,
     run_statuses,
 )
-from perfkit.analysis.gate import GateResult, gate_runs
 from perfkit.analysis.history_load import LABEL_COLUMNS as LABEL_COLUMNS
 from perfkit.analysis.history_load import LABELS_CSV as LABELS_CSV
 from perfkit.analysis.history_load import history_rows, labels_of
@@ -76,10 +75,10 @@ class Point:
     Runs that did not measure the metric are left out (``n_runs`` counts the others) and
     named in ``warnings`` (:func:`perfkit.analysis.core._runstatus.measured_rows`). Failed and
     saturated runs follow the comparison's rule
-    (:func:`perfkit.analysis.compare.ranked_worst`): where failing makes the metric worse they
-    rank worst in the median and its interval (``n_failed``), else they keep their value; a
-    run without a value ranks worst. ``values`` are the finished runs' positive values (the
-    change points take their logs); ``warnings`` say what the interval covers."""
+    (:func:`perfkit.analysis.compare._compare.ranked_worst`): where failing makes the metric worse
+    they rank worst in the median and its interval (``n_failed``), else they keep their value; a run
+    without a value ranks worst. ``values`` are the finished runs' positive values (the change
+    points take their logs); ``warnings`` say what the interval covers."""
 
     label: str
     time_utc: str

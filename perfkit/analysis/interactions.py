@@ -31,15 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.compare import (
-    BETTER,
-    NO_CHANGE,
-    NO_MDE,
-    POWER,
-    WORSE,
-    Cell,
-    compare_cells,
-)
+from perfkit.analysis.compare import BETTER, NO_CHANGE, NO_MDE, POWER, WORSE, Cell, compare_cells
 from perfkit.analysis.core import (
     NOT_ESTIMABLE_COLUMN,
     Metric,
@@ -94,11 +86,11 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
     (on the effect's scale) or ``mde_note`` (why none).
 
     In a two-factor design on logs a simple effect compares two cells, run against run: it
-    is computed by the comparison rule of :func:`perfkit.analysis.compare.compare_cells` (the
-    A/B table's: Hodges-Lehmann ratio, Moses interval, Mann-Whitney U, run statuses), so the
-    A/B row of the same contrast has the same estimate and interval; its family is the
-    levels of the other factor. With more factors (a simple effect averages over the rest)
-    or on an additive scale it is the factorial's effect on the runs at that level."""
+    is computed by the comparison rule of :func:`perfkit.analysis.compare._compare.compare_cells`
+    (the A/B table's: Hodges-Lehmann ratio, Moses interval, Mann-Whitney U, run statuses), so the
+    A/B row of the same contrast has the same estimate and interval; its family is the levels of the
+    other factor. With more factors (a simple effect averages over the rest) or on an additive scale
+    it is the factorial's effect on the runs at that level."""
     found = []
     t = result.effects
     pcol = result.p_column()
@@ -125,7 +117,7 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
 def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
                      result: FactorialResult) -> list[dict]:
     """``factor``'s simple effects at both levels of ``other``: two cells compared run against
-    run, Holm over the two (:func:`perfkit.analysis.compare.compare_cells`)."""
+    run, Holm over the two (:func:`perfkit.analysis.compare._compare.compare_cells`)."""
     low, high = (level_text(result.coding[factor][s]) for s in ("low", "high"))
     cells, subs = [], []
     for level in (result.coding[other]["low"], result.coding[other]["high"]):

@@ -387,12 +387,12 @@ def _warnings(groups: RunGroups, found: Sequence[LatencyEstimate]) -> tuple[str,
 def compare_configs(groups: RunGroups, q: float = 99.0, *, alpha: float = 0.05,
                     confidence: float = 0.95) -> ComparisonTable | None:
     """The two configurations of ``groups`` compared on percentile ``q`` by the comparison
-    rule (:func:`perfkit.analysis.compare.compare_cells`: Hodges-Lehmann ratio, Moses
+    rule (:func:`perfkit.analysis.compare._compare.compare_cells`: Hodges-Lehmann ratio, Moses
     interval, exact Mann-Whitney U, run statuses): the base is the configuration whose label
     means "not applied" (``default``, ``off``: :mod:`perfkit.stats.coding`'s rule), else the
     first. With too few runs to reach ``alpha`` the row's verdict is ``not testable`` and
-    :meth:`~perfkit.analysis.compare.ComparisonTable.not_testable_note` says how many runs per
-    arm would be needed (3 vs 3 runs: the smallest p is 0.1, so 4 per arm). None unless there
+    :meth:`~perfkit.analysis.compare._compare.ComparisonTable.not_testable_note` says how many runs
+    per arm would be needed (3 vs 3 runs: the smallest p is 0.1, so 4 per arm). None unless there
     are exactly two configurations."""
     if len(groups.configs) != 2:
         return None

@@ -15,8 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from perfkit import units
-from perfkit.analysis.compare import NOT_TESTABLE, cell_runs
-from perfkit.analysis.compare_notes import untestable_text
+from perfkit.analysis.compare import NOT_TESTABLE, cell_runs, untestable_text
 from perfkit.analysis.context import Threat
 from perfkit.analysis.core import (
     CAP_TOLERANCE,

@@ -1,6 +1,6 @@
 """``perfkit gate BASE NEW``: the regression gate for CI, with an exit status CI can act on.
 
-Formatting only: the gate of each row comes from :func:`perfkit.analysis.gate.gate_runs`,
+Formatting only: the gate of each row comes from :func:`perfkit.analysis.compare._gate.gate_runs`,
 which builds on :func:`perfkit.analysis.compare_runs`.
 """
 
@@ -23,7 +23,7 @@ from perfkit.commands._common import (
 
 if TYPE_CHECKING:
     from perfkit.analysis import Experiment
-    from perfkit.analysis.gate import GateResult
+    from perfkit.analysis.compare import GateResult
 
 FORMATS = ("table", "markdown", "json", "junit", "csv")
 
@@ -104,8 +104,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from perfkit.analysis import metric
+    from perfkit.analysis.compare import ERROR, gate_runs, parse_percent
     from perfkit.analysis.core import per_endpoint
-    from perfkit.analysis.gate import ERROR, gate_runs, parse_percent
     from perfkit.formatting import plain
     from perfkit.present import gate as present_gate
 

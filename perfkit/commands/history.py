@@ -110,7 +110,7 @@ def run_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from perfkit.analysis import Selection, metric
     from perfkit.analysis import history as hist
-    from perfkit.analysis.gate import parse_percent
+    from perfkit.analysis.compare import parse_percent
     from perfkit.present import history as present_history
 
     check_levels(args)

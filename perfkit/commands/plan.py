@@ -1,6 +1,6 @@
 """``perfkit plan``: runs per arm needed to detect a stated change, from existing runs' spread.
 
-Formatting only: the answers come from :func:`perfkit.analysis.plan.plan_runs` (the power
+Formatting only: the answers come from :func:`perfkit.analysis.compare._plan.plan_runs` (the power
 engine of :mod:`perfkit.stats.power`).
 """
 
@@ -59,9 +59,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from perfkit.analysis import metric
+    from perfkit.analysis.compare import parse_percent, plan_runs
     from perfkit.analysis.core import per_endpoint
-    from perfkit.analysis.gate import parse_percent
-    from perfkit.analysis.plan import plan_runs
     from perfkit.present import plan as present_plan
 
     check_alpha(args.alpha)

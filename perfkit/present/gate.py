@@ -2,7 +2,7 @@
 presentation for the CLI (``perfkit gate``) and the report's history page, which shares its
 words (:func:`gate_status`, :func:`change`, :func:`key_text`, :func:`span`).
 
-Formatting only: every number, status and reason comes from :mod:`perfkit.analysis.gate`.
+Formatting only: every number, status and reason comes from :mod:`perfkit.analysis.compare._gate`.
 
 JUnit XML (``perfkit gate --format junit``): one ``<testsuite>`` per gate, one ``<testcase>``
 per metric and load level (``classname`` ``perfkit.gate.<metric>``, ``name`` the metric and
@@ -18,7 +18,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from perfkit.analysis.gate import (
+from perfkit.analysis.compare import (
     ERROR,
     INCONCLUSIVE,
     NO_DATA_GATE,

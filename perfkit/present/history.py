@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from perfkit.analysis.gate import INCONCLUSIVE
+from perfkit.analysis.compare import INCONCLUSIVE
 from perfkit.analysis.history import HistoryAnalysis, HistoryGate
 from perfkit.formatting import Footnotes, fmt_sig, level_text, load_text
 from perfkit.present.gate import _p, change, gate_status, key_text, span

@@ -1,14 +1,14 @@
-"""A plan (the runs per arm a change needs, :class:`perfkit.analysis.plan.PowerPlan`) as a
+"""A plan (the runs per arm a change needs, :class:`perfkit.analysis.compare._plan.PowerPlan`) as a
 paper-ready table (:class:`perfkit.present.tables.Table`) for ``perfkit plan``.
 
-Formatting only: every number comes from :mod:`perfkit.analysis.plan`.
+Formatting only: every number comes from :mod:`perfkit.analysis.compare._plan`.
 """
 
 from __future__ import annotations
 
 from typing import cast
 
-from perfkit.analysis.plan import PowerPlan, RunsNeeded
+from perfkit.analysis.compare import PowerPlan, RunsNeeded
 from perfkit.formatting import Footnotes, level_text, pct_change
 from perfkit.present.tables import Column, Table
 

@@ -179,7 +179,7 @@ def confounding_notes(rows: Sequence, keys: Sequence[str],
                       drift_of: ArmDriftOnce) -> list[str]:
     """One note per row whose change the drift within the arms (``drift_of``) could have
     made (:func:`confounded`); ``rows``: the significant rows of a comparison
-    (:class:`~perfkit.analysis.compare.ComparisonRow`), those with a finite ratio interval
+    (:class:`~perfkit.analysis.compare._compare.ComparisonRow`), those with a finite ratio interval
     read."""
     significant = [r for r in rows if all(
         0 < v < math.inf for v in (r.comparison.ratio, r.comparison.ratio_ci_low,

@@ -113,8 +113,7 @@ def block_treatment(result: Any) -> tuple[str, str, bool] | None:
     comparison, the A/A splits, the SLO bracket, the across-run percentile intervals and the
     scalability fit pool the runs of all blocks; the factorial analysis fits block as a
     nuisance term when the design has blocks."""
-    from perfkit.analysis.aa import AAResult
-    from perfkit.analysis.compare import ComparisonTable
+    from perfkit.analysis.compare import AAResult, ComparisonTable
     from perfkit.analysis.effects import FactorialResult
     from perfkit.analysis.latency import LatencyTable
     from perfkit.analysis.scaling import ScalingTable, SloTable

@@ -78,7 +78,7 @@ from perfkit.vocabulary import FAILED_STATUSES, RunStatus
 OK, FAILED, SATURATED, SHORT = (RunStatus.OK, RunStatus.FAILED, RunStatus.SATURATED,
                                 RunStatus.SHORT)
 #: a (run, metric) pair the run's tool never measured: the verdict word of a comparison row
-#: without data, too (:data:`perfkit.analysis.compare.NO_DATA`)
+#: without data, too (:data:`perfkit.analysis.compare._compare.NO_DATA`)
 NO_DATA = RunStatus.NO_DATA
 #: :func:`failure_reason` of a run that finished without a value of the metric (never
 #: measured, e.g. wrk's p99.9, or lost): no data, not a failure of the run

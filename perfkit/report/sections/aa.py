@@ -1,8 +1,8 @@
 """The A/A calibration on the tuning-effects page.
 
 The analysis and its rules (the splits, the run-status rule, the request-level test, when a
-rate holds alpha, why no interval is given) are :mod:`perfkit.analysis.aa`; this module loads
-the A/A experiment the notebook names (none: the page says so) and formats the result.
+rate holds alpha, why no interval is given) are :mod:`perfkit.analysis.compare._aa`; this module
+loads the A/A experiment the notebook names (none: the page says so) and formats the result.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from perfkit.analysis import ComparisonTable, Experiment, RunSet
-from perfkit.analysis.aa import AAResult, aa_calibration
+from perfkit.analysis.compare import AAResult, aa_calibration
 from perfkit.present.compare import row_runs
 from perfkit.report.answers import Answer
 from perfkit.report.nb import format_number
@@ -38,7 +38,7 @@ class Calibration:
 def calibrate(name: str, data_root: str | None, arm: str, metrics: Sequence[str],
               alpha: float = 0.05, runs_per_arm: int = 5, splits: int = 200,
               seed: int = 0) -> Calibration | None:
-    """The A/A experiment ``name`` analysed (:func:`perfkit.analysis.aa.aa_calibration`);
+    """The A/A experiment ``name`` analysed (:func:`perfkit.analysis.compare._aa.aa_calibration`);
     None when no experiment is named (the parameter is empty)."""
     if not name:
         return None

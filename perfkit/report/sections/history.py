@@ -2,7 +2,7 @@
 label gated against the labels before it.
 
 Every decision comes from :mod:`perfkit.analysis.history` (series, change points, gates) and
-:mod:`perfkit.analysis.gate`; the tables from :mod:`perfkit.present.history` and
+:mod:`perfkit.analysis.compare._gate`; the tables from :mod:`perfkit.present.history` and
 :mod:`perfkit.present.gate`. This module loads the history by name, draws its figure and
 words its answers.
 """

@@ -164,7 +164,7 @@ def load_point(where: Mapping[str, Any] | None) -> str:
 
 def versus(groups: RunGroups, q: float, confidence: float = 0.95, alpha: float = 0.05):
     """Each configuration after the first against the first, at percentile ``q``
-    (:func:`perfkit.analysis.compare.compare_runs`, as ``perfkit compare`` gives it):
+    (:func:`perfkit.analysis.compare._compare.compare_runs`, as ``perfkit compare`` gives it):
     ``(base label, new label, ComparisonTable)`` each."""
     from perfkit.analysis import metric
     from perfkit.analysis.compare import compare_runs
@@ -186,7 +186,7 @@ def answers(table: LatencyTable, q: float, where: Mapping[str, Any] | None,
     threats of ``exp`` that bear on latency (a drift); then each configuration against the
     first (``compared``, from :func:`versus`): the ratio, its interval and verdict, listed
     apart when the runs cannot test it."""
-    from perfkit.analysis.compare_notes import need_text
+    from perfkit.analysis.compare import need_text
     from perfkit.analysis.context import threats_for
     from perfkit.report.answers import ANSWERED, NOT_TESTABLE, ratio_text
 

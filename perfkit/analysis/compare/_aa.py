@@ -11,8 +11,8 @@
     (seeded), and each split is compared as :func:`compare_runs` compares a row: every run has
     its status from the run-status rule (:mod:`perfkit.analysis.core._runstatus`, judged against
     the level's other runs), failed and saturated runs rank worst where the metric says so
-    (:func:`perfkit.analysis.compare.ranked_worst`; a run without a value always does), and
-    the verdict rule (:func:`perfkit.analysis.compare.verdict`, one comparison) counts the
+    (:func:`perfkit.analysis.compare._compare.ranked_worst`; a run without a value always does), and
+    the verdict rule (:func:`perfkit.analysis.compare._compare.verdict`, one comparison) counts the
     split as significant when it says ``better`` or ``worse``. Its rate should stay near
     ``alpha``. Splits too small to reach alpha are not counted as tested.
   - *requests as the unit* (the common mistake): every pair of runs of a load level is
@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from perfkit.analysis.compare import (
+from perfkit.analysis.compare._compare import (
     BETTER,
     WORSE,
     ComparisonTable,

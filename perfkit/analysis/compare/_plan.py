@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.compare import cell_runs, row_labels
+from perfkit.analysis.compare._compare import cell_runs, row_labels
+from perfkit.analysis.compare._gate import plain_rows, records_frame, threshold_ratio
 from perfkit.analysis.core import Metric, RunSet, row_keys, unmeasured, unmeasured_note
-from perfkit.analysis.gate import plain_rows, records_frame, threshold_ratio
 from perfkit.errors import DataError, UsageError
 from perfkit.formatting import plain
 from perfkit.stats import compare

@@ -46,7 +46,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.compare import (
+from perfkit.analysis.compare._compare import (
     BETTER,
     NO_DATA,
     NOT_TESTABLE,

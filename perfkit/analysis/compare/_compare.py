@@ -31,7 +31,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.compare_notes import (
+from perfkit.analysis.compare._notes import (
     one_note_per_run,
     order_check,
     ranked_worst,
@@ -134,7 +134,7 @@ class ComparisonRow:
     #: waited for a timeout): its change is measured and carries :attr:`cap_warnings`
     cap_affected_ms: tuple[float, ...] = ()
     #: the result without the runs in doubt, as one note (empty without such runs;
-    #: :func:`perfkit.analysis.compare_notes.sensitivity_note`)
+    #: :func:`perfkit.analysis.compare._notes.sensitivity_note`)
     sensitivity_note: str = ""
     #: per side, the runs left out because their tool never measured the metric ("no data"
     #: for this metric, not failed: :func:`perfkit.analysis.core._runstatus.unmeasured_reason`)
