@@ -36,7 +36,7 @@ __all__ = [
 
 class Verdict(StrEnum):
     """The verdict of a comparison row (:func:`perfkit.analysis.compare._compare.verdict`) or of a
-    factorial effect (:meth:`perfkit.analysis.effects.FactorialResult.verdicts`)."""
+    factorial effect (:meth:`perfkit.analysis.effects._effects.FactorialResult.verdicts`)."""
 
     #: significant, in the metric's good direction
     BETTER = "better"

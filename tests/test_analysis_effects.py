@@ -1,4 +1,4 @@
-"""perfkit.analysis.effects on the demo data: simple effects where an interaction is
+"""perfkit.analysis.effects._effects on the demo data: simple effects where an interaction is
 significant, what the design could have detected behind every "~", what each row estimates,
 the one interval rule, the variation of a main effect split from its interaction, and the
 stalls a cap hides as a result of their own.

@@ -1,10 +1,10 @@
-"""perfkit.analysis.multiplicity: the Holm families of a page, stated once, as data."""
+"""perfkit.analysis.effects._multiplicity: the Holm families of a page, stated once, as data."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from perfkit.analysis import multiplicity
+from perfkit.analysis.effects import _multiplicity as multiplicity
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

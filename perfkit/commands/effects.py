@@ -1,7 +1,7 @@
 """``perfkit effects EXPERIMENT --factors a,b``: the 2^k r factorial table of a tuning sweep.
 
-Formatting only: the analysis is :func:`perfkit.analysis.effects.factorial_effects` (and
-:func:`~perfkit.analysis.ab.ab_comparisons` with ``--ab``).
+Formatting only: the analysis is :func:`perfkit.analysis.effects._effects.factorial_effects` (and
+:func:`~perfkit.analysis.effects._ab.ab_comparisons` with ``--ab``).
 """
 
 from __future__ import annotations
@@ -103,12 +103,8 @@ def check_factors(factors: list[str], rows) -> None:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from perfkit.analysis import metric
-    from perfkit.analysis.ab import ab_comparisons
     from perfkit.analysis.core import per_endpoint
-    from perfkit.analysis.effects import (
-        factorial_effects,
-        parse_levels,
-    )
+    from perfkit.analysis.effects import ab_comparisons, factorial_effects, parse_levels
     from perfkit.present import compare as present_compare
     from perfkit.present import effects as present_effects
 

@@ -1,8 +1,9 @@
-"""Factorial effects (:class:`perfkit.analysis.effects.FactorialResult`) as paper-ready tables
-(:class:`perfkit.present.tables.Table`): the effects table and the simple effects, for
+"""Factorial effects (:class:`perfkit.analysis.effects._effects.FactorialResult`) as paper-ready
+tables (:class:`perfkit.present.tables.Table`): the effects table and the simple effects, for
 ``perfkit effects`` and the report's tuning-effects page.
 
-Formatting only: every number, verdict and warning comes from :mod:`perfkit.analysis.effects`.
+Formatting only: every number, verdict and warning comes from
+:mod:`perfkit.analysis.effects._effects`.
 """
 
 from __future__ import annotations

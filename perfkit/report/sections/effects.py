@@ -1,6 +1,6 @@
 """The tuning-effects notebook: what its A/B and factorial sections show, and their headline.
 
-The analysis is :mod:`perfkit.analysis.effects` (the same calls as ``perfkit effects`` and
+The analysis is :mod:`perfkit.analysis.effects._effects` (the same calls as ``perfkit effects`` and
 ``perfkit effects --ab``); this module shapes its results for the page and the forest plots.
 """
 
@@ -12,11 +12,14 @@ from collections.abc import Sequence
 import pandas as pd
 
 from perfkit.analysis import ComparisonTable, Experiment, RunSet, metric
-from perfkit.analysis.ab import ab_comparisons
 from perfkit.analysis.core import is_artefact
-from perfkit.analysis.effects import FactorialResult, factorial_effects
-from perfkit.analysis.interactions import main_estimand
-from perfkit.analysis.multiplicity import adjusted_verdict
+from perfkit.analysis.effects import (
+    FactorialResult,
+    ab_comparisons,
+    adjusted_verdict,
+    factorial_effects,
+    main_estimand,
+)
 from perfkit.formatting import fmt_ci, level_text
 from perfkit.present.compare import row_runs
 from perfkit.report.answers import ANSWERED, ARTEFACT, NOT_TESTABLE, Answer, ratio_text
@@ -197,8 +200,8 @@ def level_lines(exp: Experiment, results: Sequence[FactorialResult]) -> list[str
 def families_text(tables: Sequence[ComparisonTable], results: Sequence[FactorialResult]) -> str:
     """Which tests share a Holm family, said once for the page: the same runs are tested by
     the A/B tables, the factorial and the simple effects, each in families of its own
-    (:func:`perfkit.analysis.multiplicity.statement`)."""
-    from perfkit.analysis.multiplicity import families, statement
+    (:func:`perfkit.analysis.effects._multiplicity.statement`)."""
+    from perfkit.analysis.effects import families, statement
 
     return statement(families(tables, results))
 

@@ -7,17 +7,17 @@
   a warning, runs that did not measure the metric left out with a note naming them
   (:func:`perfkit.analysis.core._runstatus.measured_rows`), and, when an interaction is
   significant, the simple effects of its factors (each at each level of the other;
-  :mod:`perfkit.analysis.interactions`) with a note that the main
+  :mod:`perfkit.analysis.effects._interactions`) with a note that the main
   effect is not interpretable alone. An effect on a latency computed from runs whose requests
   waited for a known timeout is an artefact, and its verdict says so; one on throughput keeps
   its verdict with a warning that the cap affects it (:mod:`perfkit.analysis.core._caps`). A ``~``
   states the smallest ratio the design could have detected (80% power, Holm's first step
   across levels; :func:`perfkit.stats.tpower.min_detectable_effect`) or why there is none.
-- :func:`headline_effects` (from :mod:`~perfkit.analysis.interactions`): the one rule for
+- :func:`headline_effects` (from :mod:`~perfkit.analysis.effects._interactions`): the one rule for
   what a headline reports: simple effects in place of the main effects of interacting
   factors, artefacts apart; :meth:`FactorialResult.plot_rows`
   the same rule for a forest plot, the interaction rows kept.
-- :func:`ab_comparisons` (:mod:`perfkit.analysis.ab`, re-exported here): each factor's high
+- :func:`ab_comparisons` (:mod:`perfkit.analysis.effects._ab`, re-exported here): each factor's high
   level against its low level, the other factors held at their low level, at each load level.
 """
 
@@ -31,7 +31,6 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.ab import ab_comparisons as ab_comparisons
 from perfkit.analysis.compare import NO_CHANGE, POWER
 from perfkit.analysis.core import (
     NOT_ESTIMABLE,
@@ -51,7 +50,7 @@ from perfkit.analysis.core import (
     run_notes,
     statuses_by_cell,
 )
-from perfkit.analysis.interactions import (
+from perfkit.analysis.effects._interactions import (
     INTERACTION,
     detectable,
     direction,
@@ -59,9 +58,8 @@ from perfkit.analysis.interactions import (
     key_of,
     main_estimand,
     plot_rows,
+    simple_effects,
 )
-from perfkit.analysis.interactions import headline_effects as headline_effects
-from perfkit.analysis.interactions import simple_effects as simple_effects
 from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.factorial_design import factorial
@@ -112,7 +110,7 @@ class FactorialResult:
     #: per level of ``per``: the runs behind its warnings, ``(run_id, kind, detail)``
     level_run_notes: Mapping[Any, tuple[tuple[str, str, str], ...]] = dataclasses.field(
         default_factory=dict)
-    #: (term, level of ``per`` as :func:`~perfkit.analysis.interactions.key_of`) -> what
+    #: (term, level of ``per`` as :func:`~perfkit.analysis.effects._interactions.key_of`) -> what
     #: the server and the kernel counted at the factor's low and high level, the other
     #: factors at their low level (main effects only; empty when no run recorded counters:
     #: :mod:`perfkit.analysis.core._mechanism`)
@@ -194,12 +192,13 @@ class FactorialResult:
 
     def headline_rows(self) -> pd.DataFrame:
         """The effects a reader can take alone: simple effects in place of interacting
-        factors' main effects (:func:`perfkit.analysis.interactions.headline_rows`)."""
+        factors' main effects (:func:`perfkit.analysis.effects._interactions.headline_rows`)."""
         return headline_rows(self)
 
     def plot_rows(self) -> pd.DataFrame:
         """The rows of a forest plot: :meth:`headline_rows` with the significant interactions
-        kept above their simple effects (:func:`perfkit.analysis.interactions.plot_rows`)."""
+        kept above their simple effects
+        (:func:`perfkit.analysis.effects._interactions.plot_rows`)."""
         return plot_rows(self)
 
     def detectable(self) -> list[DetectableEffect | None]:

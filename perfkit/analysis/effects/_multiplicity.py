@@ -3,11 +3,11 @@
 A tuning experiment's runs are tested three ways, each in families of its own (Holm 1979,
 "A simple sequentially rejective multiple test procedure", Scand. J. Statist. 6):
 
-- the A/B table (:func:`perfkit.analysis.ab.ab_comparisons`): one family per metric, every
+- the A/B table (:func:`perfkit.analysis.effects._ab.ab_comparisons`): one family per metric, every
   factor at every load level;
-- the factorial (:func:`perfkit.analysis.effects.factorial_effects`): one family per metric
+- the factorial (:func:`perfkit.analysis.effects._effects.factorial_effects`): one family per metric
   and term, over the load levels;
-- the simple effects (:mod:`perfkit.analysis.interactions`): one family per metric, load
+- the simple effects (:mod:`perfkit.analysis.effects._interactions`): one family per metric, load
   level and factor, over the levels of the other factor.
 
 No family spans two analyses or two metrics: each answers its own question at alpha, and a
@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from perfkit.analysis.compare import ComparisonTable
-from perfkit.analysis.effects import FactorialResult
+from perfkit.analysis.effects._effects import FactorialResult
 from perfkit.formatting import fmt_p, level_text
 from perfkit.vocabulary import Verdict
 

@@ -7,8 +7,8 @@ one Holm family. Each row is labelled tidily: ``base`` and ``new`` hold the comp
 levels, ``estimand`` what the row estimates (``simple effect of keepalive at cache = none``: not the
 factorial's main effect, which averages over the other factors' levels; the factorial's simple
 effect of the same contrast, where it reports one, is the same comparison,
-:mod:`perfkit.analysis.interactions`), ``held_<factor>`` the level each other factor was held at
-(empty for the compared factor itself).
+:mod:`perfkit.analysis.effects._interactions`), ``held_<factor>`` the level each other factor was
+held at (empty for the compared factor itself).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pandas as pd
 
 from perfkit.analysis.compare import Cell, ComparisonTable, compare_cells
 from perfkit.analysis.core import Metric, RunSet, row_keys, rows_at
-from perfkit.analysis.interactions import main_estimand, simple_estimand
+from perfkit.analysis.effects._interactions import main_estimand, simple_estimand
 from perfkit.formatting import level_text, plain
 from perfkit.stats.coding import code_factor
 

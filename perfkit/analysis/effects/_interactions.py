@@ -51,7 +51,7 @@ from perfkit.stats.tpower import DetectableEffect, min_detectable_effect
 from perfkit.vocabulary import RunStatus, Verdict
 
 if TYPE_CHECKING:
-    from perfkit.analysis.effects import FactorialResult
+    from perfkit.analysis.effects._effects import FactorialResult
 
 #: the columns of :func:`headline_rows` after the ``per`` columns (:func:`plot_rows` adds
 #: ``interaction``)
