@@ -83,9 +83,9 @@ _LAZY = {
     "ScalingResult": ("perfkit.analysis.scaling", "ScalingResult"),
     "ScalingTable": ("perfkit.analysis.scaling", "ScalingTable"),
     "scaling_fits": ("perfkit.analysis.scaling", "scaling_fits"),
-    "SloBracket": ("perfkit.analysis.slo", "SloBracket"),
-    "SloTable": ("perfkit.analysis.slo", "SloTable"),
-    "slo_brackets": ("perfkit.analysis.slo", "slo_brackets"),
+    "SloBracket": ("perfkit.analysis.scaling", "SloBracket"),
+    "SloTable": ("perfkit.analysis.scaling", "SloTable"),
+    "slo_brackets": ("perfkit.analysis.scaling", "slo_brackets"),
     "Drift": ("perfkit.analysis.context", "Drift"),
     "check_drift": ("perfkit.analysis.context", "check_drift"),
     # performance histories

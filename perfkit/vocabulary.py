@@ -136,7 +136,7 @@ class SloVerdict(StrEnum):
 
 class BracketVerdict(StrEnum):
     """Where an SLO's largest passing offered rate lies
-    (:attr:`perfkit.analysis.slo.SloBracket.verdict`)."""
+    (:attr:`perfkit.analysis.scaling._slo.SloBracket.verdict`)."""
 
     BRACKETED = "bracketed"  # a pass, then a fail at the next rate tested above it
     INCONCLUSIVE_BETWEEN = "inconclusive between"  # rates between them are inconclusive
@@ -175,7 +175,7 @@ class HistoryVerdict(StrEnum):
 
 
 class ScalingVerdict(StrEnum):
-    """A scalability fit (:attr:`perfkit.analysis.scaling.ScalingResult.verdict`)."""
+    """A scalability fit (:attr:`perfkit.analysis.scaling._scaling.ScalingResult.verdict`)."""
 
     PEAK = "peak"
     NO_PEAK = "no peak"

@@ -1,5 +1,5 @@
-"""perfkit.analysis.scaling: a claimed peak N* is qualified by the host's CPU (the whole box's
-peak when client and server share saturated cores), on data/demo-wrk-connections."""
+"""perfkit.analysis.scaling._scaling: a claimed peak N* is qualified by the host's CPU (the whole
+box's peak when client and server share saturated cores), on data/demo-wrk-connections."""
 
 from __future__ import annotations
 

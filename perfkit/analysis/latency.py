@@ -4,7 +4,7 @@ Runs are grouped into configurations by the ``by`` columns (:func:`group_runs`);
 configuration at the selected load point is a cell. Every run gets its status for the
 percentile shown (:func:`perfkit.analysis.core._runstatus.percentile_statuses`: among its peers, the
 runs of the same factors and load; judged on that percentile's column, else on p99), and a
-cell's value follows **one rule**, the one :func:`perfkit.analysis.scaling.slo_brackets`
+cell's value follows **one rule**, the one :func:`perfkit.analysis.scaling._scaling.slo_brackets`
 applies to the same cell and percentile (so the latency page, the SLO table and the heat map
 print the same number):
 

@@ -1,8 +1,8 @@
 """``perfkit scaling``: USL fit and Little's-law check over concurrency, or the SLO bracket over
 offered rates, one terse table per configuration with numbered warning footnotes.
 
-Formatting only: the analysis is :func:`perfkit.analysis.scaling.scaling_fits` and
-:func:`~perfkit.analysis.scaling.slo_brackets`.
+Formatting only: the analysis is :func:`perfkit.analysis.scaling._scaling.scaling_fits` and
+:func:`~perfkit.analysis.scaling._scaling.slo_brackets`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ from perfkit.commands._common import (
 from perfkit.errors import UsageError
 
 if TYPE_CHECKING:
-    from perfkit.analysis.scaling import ScalingTable
-    from perfkit.analysis.slo import SloTable
+    from perfkit.analysis.scaling import ScalingTable, SloTable
 
 HELP = """\
 Over concurrency (--x connections for wrk, --x users for Locust): fit the Universal
@@ -77,10 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from perfkit.analysis import metric
-    from perfkit.analysis.scaling import (
-        scaling_fits,
-        slo_brackets,
-    )
+    from perfkit.analysis.scaling import scaling_fits, slo_brackets
     from perfkit.present import scaling as present_scaling
 
     check_levels(args)

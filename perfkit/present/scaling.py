@@ -3,7 +3,7 @@ models with their parameters, Little's law, and the SLO bracket with the verdict
 rate. One presentation for ``perfkit scaling`` and the report's scaling page.
 
 Formatting only: every number, verdict and warning comes from
-:mod:`perfkit.analysis.scaling`.
+:mod:`perfkit.analysis.scaling._scaling`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from perfkit.analysis.scaling import (
     ScalingTable,
     SloTable,
 )
-from perfkit.analysis.slo import not_estimable as slo_not_estimable
+from perfkit.analysis.scaling import not_estimable as slo_not_estimable
 from perfkit.formatting import Footnotes, fmt_num, fmt_sig, level_text, pct
 from perfkit.model import percentile_label
 from perfkit.present.compare import _median
@@ -132,7 +132,7 @@ def bracket_text(last_pass: float | None, first_fail: float | None,
                  inconclusive: Sequence[float] = ()) -> str:
     """The SLO bracket in words: ``[30000, 45000] req/s``; an open side as ``below the lowest
     rate`` / ``none failed``; with inconclusive rates left open (``inconclusive``:
-    :attr:`~perfkit.analysis.scaling.SloBracket.inconclusive_rps`) it says so, e.g.
+    :attr:`~perfkit.analysis.scaling._scaling.SloBracket.inconclusive_rps`) it says so, e.g.
     ``>= 30000 req/s; 45000 inconclusive: run more there``."""
     def missing(v: float | None) -> bool:
         return v is None or v != v

@@ -3,11 +3,11 @@
 Open-loop runs (wrk2 at fixed offered rates) answer "how does latency grow with the offered
 rate, and up to which rate is the SLO met"; closed-loop runs (wrk connections, Locust users)
 answer "how does throughput scale with concurrency". The analysis is
-:mod:`perfkit.analysis.scaling` (the same calls as ``perfkit scaling``); this module shapes it
-for the page, and :mod:`perfkit.report.sections.scaling_figures` (re-exported here) for the
-plots. The heat map draws the SLO verdicts' estimates, so a cell holds the
-number the SLO table and the latency page give for it. Without a closed-loop experiment the
-model functions take None and return None (nothing to show).
+:mod:`perfkit.analysis.scaling._scaling` (the same calls as ``perfkit scaling``); this module shapes
+it for the page, and :mod:`perfkit.report.sections.scaling_figures` (re-exported here) for the
+plots. The heat map draws the SLO verdicts' estimates, so a cell holds the number the SLO table and
+the latency page give for it. Without a closed-loop experiment the model functions take None and
+return None (nothing to show).
 """
 
 from __future__ import annotations
@@ -19,13 +19,7 @@ from typing import Any
 import pandas as pd
 
 from perfkit.analysis import RunSet, metric
-from perfkit.analysis.scaling import (
-    MODEL_NAMES,
-    ScalingTable,
-    SloTable,
-    scaling_fits,
-    slo_brackets,
-)
+from perfkit.analysis.scaling import MODEL_NAMES, ScalingTable, SloTable, scaling_fits, slo_brackets
 from perfkit.analysis.scaling import concurrency_column as _concurrency
 from perfkit.formatting import fmt_ci
 from perfkit.model import percentile_column

@@ -1,7 +1,7 @@
 """The scaling page's figures and the frames they draw: load curves with the run statuses,
 the heat map over connections x offered rate, the scalability models and Little's law.
 
-Everything here shapes the analysis results of :mod:`perfkit.analysis.scaling` for
+Everything here shapes the analysis results of :mod:`perfkit.analysis.scaling._scaling` for
 :mod:`perfkit.plots` (:mod:`perfkit.report.sections.scaling` re-exports it for the notebook);
 nothing here decides anything.
 """

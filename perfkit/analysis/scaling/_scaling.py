@@ -7,8 +7,8 @@
   refused. Little's law is checked per run (:attr:`ScalingResult.littles_runs`, with the think
   time given) and summarised per level (:attr:`ScalingResult.littles`).
 - :func:`slo_brackets`: per configuration (the load columns that vary, connections always),
-  :func:`perfkit.stats.slo.slo_bracket` over the offered rates (:mod:`perfkit.analysis.slo`,
-  re-exported here).
+  :func:`perfkit.stats.slo.slo_bracket` over the offered rates
+  (:mod:`perfkit.analysis.scaling._slo`, re-exported here).
 """
 
 from __future__ import annotations
@@ -30,9 +30,6 @@ from perfkit.analysis.core import (
     judge_interval,
     split_groups,
 )
-from perfkit.analysis.slo import SloBracket as SloBracket  # re-exported: one home per rule
-from perfkit.analysis.slo import SloTable as SloTable
-from perfkit.analysis.slo import slo_brackets as slo_brackets
 from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.littles import FLAGS, littles_law

@@ -4,7 +4,7 @@
 :func:`perfkit.stats.slo.slo_bracket` over the offered rates, each run judged by the run-status
 rule (:mod:`perfkit.analysis.core._runstatus`: failed runs fail their rate, short ones are kept in
 doubt, runs that did not measure the percentile are left out, named, and fail nothing).
-Re-exported by :mod:`perfkit.analysis.scaling`.
+Re-exported by :mod:`perfkit.analysis.scaling._scaling`.
 """
 
 from __future__ import annotations
