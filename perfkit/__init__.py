@@ -94,7 +94,7 @@ _LAZY = {
     "analyse_history": ("perfkit.analysis.history", "analyse"),
     "history_gates": ("perfkit.analysis.history", "gates"),
     "history_verdict": ("perfkit.analysis.history", "series_verdict"),
-    "load_history": ("perfkit.analysis.history_load", "load_history"),
+    "load_history": ("perfkit.analysis.history", "load_history"),
     # figures: f(frame, ax, ...) -> ax
     "plots": ("perfkit.plots", None),
 }

@@ -167,7 +167,8 @@ class ChangeSupport(StrEnum):
 
 
 class HistoryVerdict(StrEnum):
-    """Where a history's metric changed (:func:`perfkit.analysis.history.series_verdict`)."""
+    """Where a history's metric changed
+    (:func:`perfkit.analysis.history._history.series_verdict`)."""
 
     CHANGE = "change"
     WEAK_CHANGE = f"{ChangeSupport.WEAK} change"

@@ -139,7 +139,7 @@ def test_effects_and_plan_say_why_when_no_run_measured_the_metric():
 
 
 def test_history_points_leave_unmeasured_runs_out_instead_of_ranking_them_worst(mixed):
-    from perfkit.analysis.history import _point
+    from perfkit.analysis.history._history import _point
 
     rows = load_experiment(mixed).rows()
     rows = type(rows)(rows.frame.assign(time_utc="t"), rows.runs, rows.label, rows.factors)

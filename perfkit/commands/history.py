@@ -2,8 +2,8 @@
 its change points.
 
 Formatting only: the store is :mod:`perfkit.store.history`, the series and change
-points come from :func:`perfkit.analysis.history.analyse`, the gates from
-:func:`perfkit.analysis.history.gates`.
+points come from :func:`perfkit.analysis.history._history.analyse`, the gates from
+:func:`perfkit.analysis.history._history.gates`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 change points, and each label gated against the labels before it, for ``perfkit history``
 and the report's history page.
 
-Formatting only: every number and status comes from :mod:`perfkit.analysis.history`.
+Formatting only: every number and status comes from :mod:`perfkit.analysis.history._history`.
 """
 
 from __future__ import annotations

@@ -179,7 +179,7 @@ def experiment_dirs(params: ReportParams) -> list[Path]:
     """The folders of the experiments the notebooks will load: every string parameter (given,
     or the notebook's default) that names a folder of the data root, and the job folders of a
     history (``labels.csv``)."""
-    from perfkit.analysis.history_load import job_dirs
+    from perfkit.analysis.history import job_dirs
 
     found: dict[Path, None] = {}
     for run in params.notebooks:

@@ -1,10 +1,10 @@
 """The history notebook: a metric over a performance history, its change points, and each
 label gated against the labels before it.
 
-Every decision comes from :mod:`perfkit.analysis.history` (series, change points, gates) and
-:mod:`perfkit.analysis.compare._gate`; the tables from :mod:`perfkit.present.history` and
-:mod:`perfkit.present.gate`. This module loads the history by name, draws its figure and
-words its answers.
+Every decision comes from :mod:`perfkit.analysis.history._history` (series, change points, gates)
+and :mod:`perfkit.analysis.compare._gate`; the tables from :mod:`perfkit.present.history` and
+:mod:`perfkit.present.gate`. This module loads the history by name, draws its figure and words its
+answers.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def load(name: str, data_root: str | None = None) -> Experiment:
 def analyse(history: Experiment, metrics: Sequence[str], select: Mapping[str, Any] | None = None,
             alpha: float = 0.05, confidence: float = 0.95, permutations: int = 199,
             seed: int = 0) -> list[hist.HistoryAnalysis]:
-    """One analysis per metric (:func:`perfkit.analysis.history.analyse`)."""
+    """One analysis per metric (:func:`perfkit.analysis.history._history.analyse`)."""
     return [hist.analyse(history, metric(m, history.frame.columns), where=dict(select or {}),
                          alpha=alpha, confidence=confidence, permutations=permutations,
                          seed=seed) for m in metrics]
@@ -42,7 +42,7 @@ def analyse(history: Experiment, metrics: Sequence[str], select: Mapping[str, An
 
 def labels_table(history: Experiment, select: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """One row per label: its time, runs (the analysis rows the series count) and tools
-    (:func:`perfkit.analysis.history.labels_frame`)."""
+    (:func:`perfkit.analysis.history._history.labels_frame`)."""
     return hist.labels_frame(history, dict(select or {}))
 
 
@@ -241,9 +241,9 @@ def describe(analyses: Sequence[hist.HistoryAnalysis], max_regression: float,
 def answers(analyses: Sequence[hist.HistoryAnalysis],
             gate_items: Mapping[str, Sequence[hist.HistoryGate]]) -> list[Answer]:
     """Per metric: its change points with ratios and CIs (a weakly supported one said so, with
-    its reason among the warnings; the verdict decided by :func:`perfkit.analysis.history.
+    its reason among the warnings; the verdict decided by :func:`perfkit.analysis.history._history.
     series_verdict`), and at every load level the gate of its newest label
-    (:func:`perfkit.analysis.history.latest_gates`)."""
+    (:func:`perfkit.analysis.history._history.latest_gates`)."""
     out = []
     for a in analyses:
         for s in a.series:

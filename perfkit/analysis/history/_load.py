@@ -1,6 +1,7 @@
 """Reading a performance history: a history store or a folder of CI jobs with ``labels.csv``
-(see :mod:`perfkit.analysis.history`), as an :class:`~perfkit.analysis.core._experiment.Experiment`
-with the label columns, and the runs each label holds.
+(see :mod:`perfkit.analysis.history._history`), as an
+:class:`~perfkit.analysis.core._experiment.Experiment` with the label columns, and the runs each
+label holds.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def is_history(path: str | Path) -> bool:
 
 def load_history(path: str | Path, name: str | None = None) -> Experiment:
     """Every run of the history at ``path``, with the label columns (see
-    :mod:`perfkit.analysis.history`).
+    :mod:`perfkit.analysis.history._history`).
 
     Runs that cannot be read are kept as ``errors`` (jobs folder), as ``load_experiment`` does.
     """

@@ -8,7 +8,7 @@ A history is read from either
   one row per label, the job's runs under ``job_dir`` relative to the folder), as
   ``data/demo-history`` is;
 
-(:mod:`perfkit.analysis.history_load`) into an
+(:mod:`perfkit.analysis.history._load`) into an
 :class:`~perfkit.analysis.core._experiment.Experiment` whose frame has the columns ``label``,
 ``time_utc``, ``label_index`` (0 = the oldest label) and ``labels_ago`` (0 = the newest), so a
 history is also a selection for ``compare`` and ``gate``: ``.perfkit/history::labels_ago=0|1|2`` are
@@ -44,12 +44,10 @@ from perfkit.analysis.core import (
     row_keys,
     run_statuses,
 )
-from perfkit.analysis.history_load import LABEL_COLUMNS as LABEL_COLUMNS
-from perfkit.analysis.history_load import LABELS_CSV as LABELS_CSV
-from perfkit.analysis.history_load import history_rows, labels_of
-from perfkit.analysis.history_load import is_history as is_history
-from perfkit.analysis.history_load import labels_frame as labels_frame
-from perfkit.analysis.history_load import load_history as load_history
+from perfkit.analysis.history._load import (
+    history_rows,
+    labels_of,
+)
 from perfkit.errors import DataError
 from perfkit.formatting import level_text, plain
 from perfkit.stats.changepoint import ChangePoints, change_points

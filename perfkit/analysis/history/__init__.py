@@ -1,0 +1,42 @@
+"""Performance histories of CI jobs: loading the history store, change points and the
+history gates. Builds on compare.
+
+Internal: its modules are private (``_name.py``); this namespace is what the other
+packages of perfkit use. Re-exports only.
+"""
+
+from perfkit.analysis.history._history import (
+    HistoryAnalysis,
+    HistoryGate,
+    analyse,
+    change_and_gate,
+    gates,
+    gates_frame,
+    latest_gates,
+    median_runs_needed,
+    series_verdict,
+)
+from perfkit.analysis.history._load import (
+    is_history,
+    job_dirs,
+    labels_frame,
+    labels_of,
+    load_history,
+)
+
+__all__ = [
+    "HistoryAnalysis",
+    "HistoryGate",
+    "analyse",
+    "change_and_gate",
+    "gates",
+    "gates_frame",
+    "is_history",
+    "job_dirs",
+    "labels_frame",
+    "labels_of",
+    "latest_gates",
+    "load_history",
+    "median_runs_needed",
+    "series_verdict",
+]
