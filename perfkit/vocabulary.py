@@ -18,7 +18,8 @@ always had. ``tests/test_vocabulary.py`` checks that no other module types these
 - :class:`ChangeSupport` and :class:`HistoryVerdict`: a change point of a history, and a
   history's answer.
 - :class:`ScalingVerdict`: a USL fit's peak.
-- :class:`ClaimVerdict`: a published claim against its repeat (:mod:`perfkit.analysis.seeds`).
+- :class:`ClaimVerdict`: a published claim against its repeat
+(:mod:`perfkit.analysis.seeds._seeds`).
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ class ScalingVerdict(StrEnum):
 
 
 class ClaimVerdict(StrEnum):
-    """A published claim against its repeated experiment (:func:`perfkit.analysis.seeds.
+    """A published claim against its repeated experiment (:func:`perfkit.analysis.seeds._seeds.
     judge`)."""
 
     SUPPORTED = ChangeSupport.SUPPORTED

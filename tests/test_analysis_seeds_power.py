@@ -1,4 +1,4 @@
-"""perfkit.analysis.seeds_power: a runs-needed note on a claim the repeat decided says what
+"""perfkit.analysis.seeds._power: a runs-needed note on a claim the repeat decided says what
 the count is for, or is left out where the repeat already answered it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 def test_a_run_count_the_repeat_already_answered_is_left_out():
     from types import SimpleNamespace
 
-    from perfkit.analysis.seeds_power import Needed, for_decided
+    from perfkit.analysis.seeds import Needed, for_decided
 
     def repeat(lo, hi):
         return SimpleNamespace(n_base=5, n_new=5, ratio_ci_low=lo, ratio_ci_high=hi)

@@ -54,7 +54,7 @@ def test_a_decided_claim_says_what_its_run_count_is_for(results):
 
 
 def test_no_caveat_of_an_answer_repeats_another(seeds_analysis, results):
-    from perfkit.analysis.seeds_notes import published_caps
+    from perfkit.analysis.seeds import published_caps
 
     for a in section.answers(seeds_analysis):
         cid = a.question.split(" ")[0]

@@ -14,7 +14,7 @@ import _cli_helpers as _cli
 import pytest
 import yaml
 
-from perfkit.analysis import seeds as seeds_rule
+from perfkit.analysis.seeds import _seeds as seeds_rule
 from perfkit.present.tables import csv_text
 from perfkit.report.sections import aa, common, effects, scaling
 

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.analysis import seeds_published as seeds
+from perfkit.analysis.seeds import _published as seeds
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "seeds"
@@ -250,7 +250,7 @@ def test_linked_ratios_are_the_ones_printed():
     # a published_ratio typed into replications.csv cites the line of the write-up that prints
     # it; a quote_base names the configuration the quoted figure divides by: its ratio from
     # the printed outputs is the quoted number (within 10%: "almost 23 times" is x23.7)
-    from perfkit.analysis.seeds_links import links_path, read_links
+    from perfkit.analysis.seeds import links_path, read_links
 
     links = read_links(links_path(DATA))
     runs = seeds.raw_runs(DATA)
@@ -272,7 +272,7 @@ def test_linked_ratios_are_the_ones_printed():
 
 
 def test_published_values_are_one_configuration_per_row():
-    from perfkit.analysis.seeds_published import published_values
+    from perfkit.analysis.seeds import published_values
 
     frame = published_values(DATA)
     one = frame[frame["claim_id"] == "000-1"]

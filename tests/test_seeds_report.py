@@ -19,9 +19,9 @@ import pytest
 from scipy import stats as sps
 
 from perfkit.analysis import run_statuses
-from perfkit.analysis import seeds as rule
-from perfkit.analysis import seeds_published as seedfiles
 from perfkit.analysis.core import Selection
+from perfkit.analysis.seeds import _published as seedfiles
+from perfkit.analysis.seeds import _seeds as rule
 from perfkit.errors import DataError
 from perfkit.report import nb as nbhelp
 from perfkit.report.sections import common
@@ -137,8 +137,8 @@ def _independent(link: rule.Link) -> dict:
 
 
 def _expected(link: rule.Link, found: dict, published: float, also_changed: str) -> str:
-    """The rule of perfkit.analysis.seeds, restated: a published ratio is compared only when it
-    is the setting's alone (the write-up changed nothing else, or only "possibly") and the
+    """The rule of perfkit.analysis.seeds._seeds, restated: a published ratio is compared only when
+    it is the setting's alone (the write-up changed nothing else, or only "possibly") and the
     repeat's interval is a size (both ends finite and positive)."""
     lo, hi = found["low"], found["high"]
     band_lo, band_hi = 1 - THRESHOLD, 1 + THRESHOLD
@@ -210,8 +210,8 @@ def test_published_ratios_come_from_the_printed_outputs(analysis):
 
 
 def test_runs_a_repeat_needs_grow_as_the_published_ratio_nears_one(analysis):
-    from perfkit.analysis import seeds_power
     from perfkit.analysis.compare import runs_per_arm_needed
+    from perfkit.analysis.seeds import _power as seeds_power
 
     results = {r.claim["claim_id"]: r for r in analysis.results}
     # same spread (seeds-cache, disk, 200 connections): x14.8 needs the fewest runs that can
@@ -350,7 +350,7 @@ def test_a_slightly_short_run_like_its_peers_is_kept_in_doubt_not_ranked_worst(a
 def test_a_saturated_run_is_explained_with_its_evidence():
     from perfkit.analysis import load_experiment, metric
     from perfkit.analysis.core import SATURATED
-    from perfkit.analysis.seeds_notes import _saturated
+    from perfkit.analysis.seeds._notes import _saturated
 
     rows = load_experiment(ROOT / "data" / "demo-wrk2-sweep").rows(
         {"profile": "default", "connections": 16, "target_rate_rps": 45000})
@@ -378,7 +378,7 @@ def test_quoted_figures_are_labelled_with_what_they_divide(analysis):
 
 
 def test_published_values_on_a_known_timeout_are_flagged(analysis):
-    from perfkit.analysis.seeds_notes import published_caps
+    from perfkit.analysis.seeds import published_caps
 
     results = {r.claim["claim_id"]: r for r in analysis.results}
     for cid in ("000-1", "000-2"):  # "spikes around 1000ms": the SYN retransmission timeout
@@ -571,7 +571,7 @@ def test_a_spread_of_another_configuration_gives_no_run_count(analysis):
     # a spread link to a cache set-up for a claim about an uncached server: not comparable
     import dataclasses as dc
 
-    from perfkit.analysis import seeds_power
+    from perfkit.analysis.seeds import _power as seeds_power
 
     r = {x.claim["claim_id"]: x for x in analysis.results}["004-2"]
     alien = dc.replace(r.link, claim_id="004-1", published_base="default",

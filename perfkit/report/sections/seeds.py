@@ -1,7 +1,7 @@
 """The seeds notebook: each published claim of the five nginx-tuning write-ups, what a sound
 repeat on our testbed finds, and the verdict.
 
-The analysis and its rule are :mod:`perfkit.analysis.seeds` (the repeated comparisons are the
+The analysis and its rule are :mod:`perfkit.analysis.seeds._seeds` (the repeated comparisons are the
 same calls as ``perfkit compare``); this module shapes the results for the page: the verdict
 table, the first-pass assessment, one figure per repeated claim, the ratio overview, and the
 headline answers (one per claim).
@@ -20,9 +20,9 @@ from perfkit.analysis.seeds import (
     Replication,
     SeedsAnalysis,
     confounded,
+    published_caps,
     reanalyse,
 )
-from perfkit.analysis.seeds_notes import published_caps
 from perfkit.formatting import fmt_num
 from perfkit.report.answers import ANSWERED, NOT_TESTABLE, Answer
 from perfkit.report.sections import common
@@ -162,8 +162,8 @@ def _group(r: ClaimResult) -> str:
 def published_text(r: ClaimResult) -> str:
     """The published values, each ratio labelled with what it divides: the ratio tested (new
     over base of the printed outputs, or as published; no size to test when the write-up
-    changed more than the repeat does, :func:`perfkit.analysis.seeds.confounded`) and, when the
-    write-up's quoted figure is relative to another configuration, that ratio as well."""
+    changed more than the repeat does, :func:`perfkit.analysis.seeds._seeds.confounded`) and, when
+    the write-up's quoted figure is relative to another configuration, that ratio as well."""
     text = r.claim["published_values"] or "no value published"
     link = r.link
     if not math.isnan(r.published_ratio):

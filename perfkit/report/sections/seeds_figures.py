@@ -170,7 +170,7 @@ def arm_levels(rep: Replication) -> tuple[str, tuple[str, ...]]:
 def _at(rep: Replication, side: str) -> tuple[np.ndarray, np.ndarray, str]:
     """The arm's per-run values at the claim's load level, which runs the test ranked worst
     (the comparison row's flags) and their statuses in words (``failed``, ``saturated``)."""
-    from perfkit.analysis.seeds_notes import cell_statuses
+    from perfkit.analysis.seeds import cell_statuses
 
     cell, statuses = cell_statuses(rep, side)
     worst = np.array(getattr(rep.row, f"worst_{side}"), dtype=bool)

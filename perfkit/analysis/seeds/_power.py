@@ -31,7 +31,7 @@ import numpy as np
 
 from perfkit.analysis.compare import POWER
 from perfkit.analysis.core import Experiment, RunSet, metric, run_statuses
-from perfkit.analysis.seeds_links import Link
+from perfkit.analysis.seeds._links import Link
 from perfkit.model import ERROR_RATIO_WARN
 from perfkit.stats.power import runs_needed
 

@@ -37,8 +37,8 @@ from typing import Any
 
 import pandas as pd
 
-from perfkit.analysis import seeds_published as seedfiles
 from perfkit.analysis.core import Selection
+from perfkit.analysis.seeds import _published as seedfiles
 from perfkit.errors import DataError, UsageError
 from perfkit.vocabulary import Verdict
 
@@ -169,7 +169,7 @@ def _link(path: Path, line: int, cells: list[str]) -> Link:
     return link
 
 
-def published_values(link: Link, raw: pd.DataFrame, claim: pd.Series,
+def printed_values(link: Link, raw: pd.DataFrame, claim: pd.Series,
                      base: str | None = None) -> tuple[float, ...]:
     """The printed ``link.metric`` of the claim's raw outputs of ``published_base`` (or
     ``base``) and ``published_new`` (means when a configuration printed several); empty when

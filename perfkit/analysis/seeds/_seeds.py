@@ -3,10 +3,10 @@
 Inputs, all data (nothing published is typed into code):
 
 - the transcribed claims and their first-pass assessment
-  (:mod:`perfkit.analysis.seeds_published`: :func:`~perfkit.analysis.seeds_published.claims`,
-  :func:`~perfkit.analysis.seeds_published.assess`,
-  :func:`~perfkit.analysis.seeds_published.raw_runs`);
-- ``data/seeds/replications.csv`` (:mod:`perfkit.analysis.seeds_links`), one row per linked
+  (:mod:`perfkit.analysis.seeds._published`: :func:`~perfkit.analysis.seeds._published.claims`,
+  :func:`~perfkit.analysis.seeds._published.assess`,
+  :func:`~perfkit.analysis.seeds._published.raw_runs`);
+- ``data/seeds/replications.csv`` (:mod:`perfkit.analysis.seeds._links`), one row per linked
   claim: a ``repeat`` in a ``data/seeds-*`` experiment (two arms, the claim's load level and
   direction), the runs whose ``spread`` sizes a repeat, or ``published`` only (nothing here is
   comparable); the configurations whose printed outputs give the **published ratio** r; and
@@ -57,18 +57,18 @@ claim of no difference (direction ``same``):
 3. otherwise **inconclusive**.
 
 Where runs were ranked worst, the reason says what they were
-(:func:`perfkit.analysis.seeds_notes.ranked_worst`) instead of a ratio.
+(:func:`perfkit.analysis.seeds._notes.ranked_worst`) instead of a ratio.
 
 A claim without a repeat is **not testable (n = 1)** when it rests on one run per
 configuration, **not testable (runs not stated)** when the write-up does not say, and
 **not testable (no measurement)** for a recommendation. Beside every verdict, the runs per arm
 a decisive repeat would need to detect r, or the threshold when none is published or r is not
 the repeated setting's alone
-(:mod:`perfkit.analysis.seeds_power`: 80% power, Holm over the experiment's load levels, at
+(:mod:`perfkit.analysis.seeds._power`: 80% power, Holm over the experiment's load levels, at
 the spread of comparable runs, or no number when nothing here is comparable); a claim the
 repeat already decided carries only the runs to detect a change of the threshold's size, said
 to be for that finer question, and none when the repeat decided that too
-(:func:`perfkit.analysis.seeds_power.for_decided`). Every claim
+(:func:`perfkit.analysis.seeds._power.for_decided`). Every claim
 carries the warnings its numbers need (:attr:`ClaimResult.warnings`): published values on a
 known timeout, runs kept in doubt, a confounded write-up, the repeat's drift or blocks.
 """
@@ -83,9 +83,6 @@ from typing import Any, cast
 
 import pandas as pd
 
-from perfkit.analysis import seeds_notes as notes
-from perfkit.analysis import seeds_power
-from perfkit.analysis import seeds_published as seedfiles
 from perfkit.analysis.compare import (
     BETTER,
     NO_CHANGE,
@@ -106,15 +103,18 @@ from perfkit.analysis.core import (
     metric,
     not_finite,
 )
-from perfkit.analysis.seeds_links import (
+from perfkit.analysis.seeds import _notes as notes
+from perfkit.analysis.seeds import _power as seeds_power
+from perfkit.analysis.seeds import _published as seedfiles
+from perfkit.analysis.seeds._links import (
     COLUMNS,
     DIRECTIONS,
     KINDS,
     SAME,
     Link,
     links_path,
+    printed_values,
     published_ratio,
-    published_values,
     read_links,
 )
 from perfkit.errors import DataError
@@ -123,7 +123,7 @@ from perfkit.vocabulary import ClaimVerdict
 __all__ = ["COLUMNS", "CONTRADICTED", "DIRECTIONS", "INCONCLUSIVE", "KINDS",
            "NOT_TESTABLE_N1", "NOT_TESTABLE_NONE", "NOT_TESTABLE_UNSTATED", "SUPPORTED",
            "SUPPORTED_DIRECTION", "ClaimResult", "Link", "Replication", "SeedsAnalysis",
-           "confounded", "judge", "links_path", "published_ratio", "published_values",
+           "confounded", "judge", "links_path", "published_ratio", "printed_values",
            "read_links", "reanalyse", "replicate"]
 
 SUPPORTED = ClaimVerdict.SUPPORTED
@@ -378,9 +378,9 @@ def reanalyse(load: Loader, root: str | os.PathLike | None = None, *, threshold:
 
 def _claim(claim: pd.Series, a: pd.Series, link: Link | None, raw: pd.DataFrame, load: Loader,
            threshold: float, alpha: float, confidence: float, seed: int) -> ClaimResult:
-    printed = published_values(link, raw, claim) if link else ()
+    printed = printed_values(link, raw, claim) if link else ()
     ratio = published_ratio(link, printed) if link else math.nan
-    quoted = published_values(link, raw, claim, link.quote_base) \
+    quoted = printed_values(link, raw, claim, link.quote_base) \
         if link and link.quote_base else ()
     rep = replicate(link, load, alpha, confidence) if link and link.kind == "repeat" else None
     caps = notes.published_caps(claim["published_values"])
