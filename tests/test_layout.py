@@ -36,6 +36,19 @@ LAYERS = {
 #: front ends: they get every number from perfkit.analysis, never from perfkit.stats
 FRONT_ENDS = frozenset({"present", "plots", "report", "run", "commands"})
 
+#: inside perfkit.analysis: feature subpackage (or module) -> rank. A module imports from its
+#: own subpackage (its private modules directly) or from a lower rank's namespace (its
+#: ``__init__``), never a private module of another subpackage, never one of its own rank
+ANALYSIS_RANKS = {
+    "core": 0,
+    "context": 1,
+    "compare": 2,
+    "effects": 3, "scaling": 3, "history": 3, "latency": 3,
+    "seeds": 4,
+}
+#: at most this many modules at the top of perfkit/analysis (``__init__`` included)
+ANALYSIS_TOP_MAX = 12
+
 
 def modules(package: Path = PACKAGE) -> dict[str, Path]:
     """Every module under ``package``: dotted name -> file."""
@@ -139,12 +152,96 @@ def violations(package: Path = PACKAGE) -> list[str]:
             elif name.split(".")[1] in FRONT_ENDS and theirs[0] == "stats":
                 out.append(f"{name} -> {target} ({mine[0]} -> stats: past the analysis "
                            "layer)")
+            else:
+                out += analysis_violation(name, target)
     return out
+
+
+def feature(name: str) -> str | None:
+    """The feature of ``perfkit.analysis``'s module ``name`` (its subpackage, or the module at
+    the top); None outside the analysis or for its ``__init__``."""
+    parts = name.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "analysis" else None
+
+
+def analysis_violation(name: str, target: str) -> list[str]:
+    """The rank rule inside perfkit.analysis (:data:`ANALYSIS_RANKS`), and no module outside a
+    feature subpackage reaching into its private modules."""
+    mine, theirs = feature(name), feature(target)
+    if theirs is None:
+        if mine is not None and target == "perfkit.analysis":
+            return [f"{name} -> {target} (analysis.{mine} -> the analysis namespace: import "
+                    "from the feature subpackage)"]
+        return []
+    private = any(part.startswith("_") and part != "__init__"
+                  for part in target.split(".")[3:])
+    if mine == theirs:
+        return []
+    if private:
+        return [f"{name} -> {target} (a private module of analysis.{theirs}: import from "
+                f"perfkit.analysis.{theirs})"]
+    if mine is None:
+        return []
+    rank, their_rank = ANALYSIS_RANKS.get(mine), ANALYSIS_RANKS.get(theirs)
+    if rank is None or their_rank is None:
+        return [f"{name}: analysis.{mine if rank is None else theirs} has no rank"]
+    if their_rank >= rank:
+        way = "upward" if their_rank > rank else "sideways"
+        return [f"{name} -> {target} (analysis.{mine} -> analysis.{theirs}: {way})"]
+    return []
 
 
 def test_every_import_points_down_and_front_ends_stop_at_analysis():
     bad = violations()
     assert not bad, f"{len(bad)} import(s) break docs/architecture.md:\n" + "\n".join(bad)
+
+
+def test_the_analysis_is_feature_subpackages_over_a_core():
+    """docs/architecture.md: at most :data:`ANALYSIS_TOP_MAX` modules at the top of
+    perfkit/analysis, every other one in a ranked feature subpackage whose modules are private
+    (``_name.py``) behind its ``__init__``."""
+    top = sorted(p.name for p in (PACKAGE / "analysis").glob("*.py"))
+    assert len(top) <= ANALYSIS_TOP_MAX, top
+    for sub in sorted(p for p in (PACKAGE / "analysis").iterdir() if p.is_dir()
+                      and p.name != "__pycache__"):
+        assert sub.name in ANALYSIS_RANKS, f"analysis/{sub.name} has no rank"
+        public = [p.name for p in sub.glob("*.py")
+                  if not p.name.startswith("_")]
+        assert not public, f"analysis/{sub.name}: modules not private: {public}"
+
+
+def test_the_analysis_rank_rule_fails_on_a_tree_that_breaks_it(tmp_path):
+    files = {
+        "__init__.py": "",
+        "analysis/__init__.py": "",
+        "analysis/core/__init__.py": "from perfkit.analysis.core._a import x\n",
+        "analysis/core/_a.py": "from perfkit.analysis.compare import y\n",
+        "analysis/compare/__init__.py": "from perfkit.analysis.compare._b import y\n",
+        "analysis/compare/_b.py": "from perfkit.analysis.core._a import x\n",
+        "analysis/effects/__init__.py": "",
+        "analysis/effects/_c.py": ("from perfkit.analysis.core import x\n"
+                                   "from perfkit.analysis.scaling import z\n"
+                                   "from perfkit.analysis import w\n"),
+        "analysis/scaling/__init__.py": "",
+        "present/__init__.py": "",
+        "present/t.py": "from perfkit.analysis.compare._b import y\n",
+    }
+    package = tmp_path / "perfkit"
+    for name, text in files.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(text, encoding="utf-8")
+    assert violations(package) == [
+        "perfkit.analysis.compare._b -> perfkit.analysis.core._a (a private module of "
+        "analysis.core: import from perfkit.analysis.core)",
+        "perfkit.analysis.core._a -> perfkit.analysis.compare (analysis.core -> "
+        "analysis.compare: upward)",
+        "perfkit.analysis.effects._c -> perfkit.analysis (analysis.effects -> the analysis "
+        "namespace: import from the feature subpackage)",
+        "perfkit.analysis.effects._c -> perfkit.analysis.scaling (analysis.effects -> "
+        "analysis.scaling: sideways)",
+        "perfkit.present.t -> perfkit.analysis.compare._b (a private module of "
+        "analysis.compare: import from perfkit.analysis.compare)",
+    ]
 
 
 def test_the_rule_fails_on_a_tree_that_breaks_it(tmp_path):

@@ -325,6 +325,11 @@ class LatencyTable:
         return tuple(dict.fromkeys([*tool_notes(runs), *_status_notes(e, runs),
                                     *e.ci.warnings]))
 
+    def block_treatment(self) -> tuple[str, str, bool]:
+        """How this result treats an experiment's blocks: what it is, of what, and
+        whether it models them (:func:`perfkit.analysis.context._validity.block_treatment`)."""
+        return "the across-run percentile intervals", "", False
+
     def to_frame(self) -> pd.DataFrame:
         """One row per configuration and percentile: the estimate, its interval, method and
         estimand, the runs' status counts and the warnings."""

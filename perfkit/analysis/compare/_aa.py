@@ -177,6 +177,11 @@ class AAResult:
                 f"mean latency that treats requests as independent; the comparisons share "
                 f"runs, so the rates are descriptive and carry no binomial interval.")
 
+    def block_treatment(self) -> tuple[str, str, bool]:
+        """How this result treats an experiment's blocks: what it is, of what, and
+        whether it models them (:func:`perfkit.analysis.context._validity.block_treatment`)."""
+        return "the A/A false-positive rates (Mann-Whitney over random splits)", "", False
+
     def to_frame(self) -> pd.DataFrame:
         """One row per test and metric: ``test, runs_per_arm, unit, metric, comparisons,
         significant, rate, size`` (the test's own size at alpha), ``rate_over_size`` and

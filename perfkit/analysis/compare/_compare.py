@@ -247,6 +247,11 @@ class ComparisonTable:
                 f"of runs with distribution-free order-statistic {self.confidence:.0%} intervals."
                 )
 
+    def block_treatment(self) -> tuple[str, str, bool]:
+        """How this result treats an experiment's blocks: what it is, of what, and
+        whether it models them (:func:`perfkit.analysis.context._validity.block_treatment`)."""
+        return "the Mann-Whitney comparisons", self.metric.label, False
+
     def to_frame(self) -> pd.DataFrame:
         """Tidy: one row per comparison row, every number in its own unit-suffixed column.
 

@@ -3,10 +3,10 @@
 Each run's residual is the log of its metric minus the mean log of the runs in its cell (same
 factor levels and load), so only what changed *over time* remains. Runs the run-status rule
 (:mod:`perfkit.analysis.core._runstatus`) calls failed or saturated are left out first, and counted
-(:func:`check`): a saturated run's latency is its queue, not the system's state, and one such
+(:func:`check_drift`): a saturated run's latency is its queue, not the system's state, and one such
 run moves its cell's mean and so every residual of its cell.
 
-:func:`trend` estimates the slope of residual on run position robustly: the Theil-Sen slope
+:func:`residual_trend` estimates the slope of residual on run position robustly: the Theil-Sen slope
 (the median of the slopes between every pair of runs; Theil 1950, Sen 1968), with Sen's
 distribution-free interval, the slopes whose Kendall test does not reject at ``1 -
 confidence`` (Sen 1968, eq. 2.6: the normal approximation of Kendall's S with its variance
@@ -16,7 +16,7 @@ outside the interval (or on an end made of slopes of exactly 0, tied values). A 
 move neither (the slope's breakdown point is 29%), where an ordinary least-squares slope
 follows them. The
 slope is stated as the % change it implies from the first run to the last;
-:func:`verdict` reads it:
+:func:`drift_verdict` reads it:
 
 - ``drift``: the trend differs from 0 at ``alpha``;
 - ``no drift beyond ±10%``: not significant and the whole interval lies within
@@ -97,7 +97,7 @@ def experiment_residuals(exp: Experiment, metric: str) -> pd.DataFrame:
 class Drift:
     """The trend of the residuals over the run order: the runs it used, the change from the
     first run to the last (%) with its interval, the p-value of Kendall's test, the verdict and
-    the runs left out before (failed or saturated, :func:`check`)."""
+    the runs left out before (failed or saturated, :func:`check_drift`)."""
 
     runs: int
     change_pct: float
@@ -194,7 +194,7 @@ def tied_share(x: np.ndarray, y: np.ndarray) -> float:
 
 def check_drift(exp: Experiment, metric: str, confidence: float = 0.95,
           alpha: float = 0.05) -> Drift | None:
-    """The drift of ``metric`` over ``exp``'s run order: :func:`trend` of
+    """The drift of ``metric`` over ``exp``'s run order: :func:`residual_trend` of
     :func:`experiment_residuals` (failed and saturated runs left out, and counted)."""
     return residual_trend(experiment_residuals(exp, metric), confidence, alpha)
 

@@ -112,25 +112,10 @@ def block_treatment(result: Any) -> tuple[str, str, bool] | None:
     it models them)``; None for a result that is not about runs in blocks. A Mann-Whitney
     comparison, the A/A splits, the SLO bracket, the across-run percentile intervals and the
     scalability fit pool the runs of all blocks; the factorial analysis fits block as a
-    nuisance term when the design has blocks."""
-    from perfkit.analysis.compare import AAResult, ComparisonTable
-    from perfkit.analysis.effects import FactorialResult
-    from perfkit.analysis.latency import LatencyTable
-    from perfkit.analysis.scaling import ScalingTable, SloTable
-    from perfkit.analysis.seeds import Replication
-
-    if isinstance(result, Replication):
-        return "the Mann-Whitney comparisons", f"claim {result.link.claim_id}", False
-    if isinstance(result, ComparisonTable):
-        return "the Mann-Whitney comparisons", result.metric.label, False
-    if isinstance(result, AAResult):
-        return "the A/A false-positive rates (Mann-Whitney over random splits)", "", False
-    if isinstance(result, FactorialResult):
-        return "the factorial effects", result.metric.label, result.block is not None
-    named = {SloTable: "the SLO bracket", ScalingTable: "the scalability fit",
-             LatencyTable: "the across-run percentile intervals"}
-    return next(((name, "", False) for kind, name in named.items() if isinstance(result, kind)),
-                None)
+    nuisance term when the design has blocks. Each result type says so itself (its
+    ``block_treatment()``), so the threats need not know the features above them."""
+    treat = getattr(result, "block_treatment", None)
+    return treat() if callable(treat) else None
 
 
 def _blocks_use(analyses: Sequence[Any]) -> str:

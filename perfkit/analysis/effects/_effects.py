@@ -257,6 +257,11 @@ class FactorialResult:
                                   & _same(self.simple_effects["level_key"], level)]
         return not len(hit)
 
+    def block_treatment(self) -> tuple[str, str, bool]:
+        """How this result treats an experiment's blocks: what it is, of what, and
+        whether it models them (:func:`perfkit.analysis.context._validity.block_treatment`)."""
+        return "the factorial effects", self.metric.label, self.block is not None
+
     def to_frame(self) -> pd.DataFrame:
         """Tidy: one row per level and term; the log scale of ``effect``/``ss`` is named."""
         t = self.effects

@@ -176,6 +176,11 @@ class ScalingTable:
                 f"claimed only where an F-test rejects Amdahl's law at alpha {self.alpha:g}; "
                 "Little's law was checked per run.")
 
+    def block_treatment(self) -> tuple[str, str, bool]:
+        """How this result treats an experiment's blocks: what it is, of what, and
+        whether it models them (:func:`perfkit.analysis.context._validity.block_treatment`)."""
+        return "the scalability fit", "", False
+
     def to_frame(self) -> pd.DataFrame:
         """One row per configuration: model, parameters with CIs (gamma in the metric's unit
         per unit of concurrency), N* (only when claimed), the F-test and a note."""

@@ -176,6 +176,11 @@ class SloTable:
                 "lay above it, else inconclusive; the largest rate meeting it is reported as "
                 "the bracket [last pass, first fail].")
 
+    def block_treatment(self) -> tuple[str, str, bool]:
+        """How this result treats an experiment's blocks: what it is, of what, and
+        whether it models them (:func:`perfkit.analysis.context._validity.block_treatment`)."""
+        return "the SLO bracket", "", False
+
     def to_frame(self) -> pd.DataFrame:
         """One row per configuration: ``[last_pass_rps, first_fail_rps]`` and its warnings."""
         return pd.DataFrame.from_records([b.to_record() for b in self.brackets])

@@ -211,6 +211,11 @@ class Replication:
     table: ComparisonTable
     row: ComparisonRow
 
+    def block_treatment(self) -> tuple[str, str, bool]:
+        """How this result treats an experiment's blocks: what it is, of what, and
+        whether it models them (:func:`perfkit.analysis.context._validity.block_treatment`)."""
+        return "the Mann-Whitney comparisons", f"claim {self.link.claim_id}", False
+
     @property
     def base_text(self) -> str:
         return f"data/{self.link.experiment}::{self.link.base}"

@@ -247,10 +247,10 @@ TREND_COLUMNS = ["experiment", "runs", "change_first_to_last_pct", "ci_low_pct",
 
 def drift_trend(residuals: pd.DataFrame, confidence: float = 0.95,
                 alpha: float = 0.05) -> pd.DataFrame:
-    """Per experiment: :func:`perfkit.analysis.context._drift.trend` (the % change from the first
-    run to the last with Sen's interval, Kendall's p-value, the verdict, the failed or saturated
-    runs left out before, from ``residuals.attrs["left_out"]``, and why a verdict is inconclusive
-    when the values are too coarse)."""
+    """Per experiment: :func:`perfkit.analysis.context._drift.residual_trend` (the % change from the
+    first run to the last with Sen's interval, Kendall's p-value, the verdict, the failed or
+    saturated runs left out before, from ``residuals.attrs["left_out"]``, and why a verdict is
+    inconclusive when the values are too coarse)."""
     left_out = residuals.attrs.get("left_out", {})
     rows = []
     for name, g in residuals.groupby("experiment", sort=False):
