@@ -1,4 +1,4 @@
-"""A mutation fuzzer over real tool outputs, shared by tests/test_fuzz_ingest.py (a few thousand
+"""A mutation fuzzer over real tool outputs, shared by tests/test_ingest_fuzz.py (a few thousand
 inputs) and benchmarks/fuzz_ingest.py (>= 10**5).
 
 Seeds are the real outputs under tests/fixtures and data/ (sniffed as perfkit does), three

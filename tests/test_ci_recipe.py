@@ -8,7 +8,7 @@ the history; the HTML report of the history comes last.
 c2 against c1 is an A/A pair measured in two jobs one after the other, so drift of the machine
 between jobs is confounded with the "change" (the gate prints that warning): on a busy shared
 machine it can gate to 1, so only "not an error" is asserted for it. The interleaved A/A pair
-that must gate to 0 is tests/test_gate.py::test_an_a_a_pair_gates_to_0.
+that must gate to 0 is tests/test_analysis_compare_gate.py::test_an_a_a_pair_gates_to_0.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ def run():
 
 def test_every_real_run_is_consistent():
     # data/seeds holds outputs as the write-ups printed them; one is elided by its author
-    # ("..."), and its refusal is tested in tests/test_seeds_data.py
+    # ("..."), and its refusal is tested in tests/test_analysis_seeds_published.py
     data = [p for p in (HERE.parent / "data").iterdir() if p.is_dir() and p.name != "seeds"]
     runs = perfkit.load(HERE / "fixtures") + [r for d in data for r in perfkit.load(d)]
     assert len(runs) > 300

@@ -275,6 +275,58 @@ def test_the_rule_fails_on_a_tree_that_breaks_it(tmp_path):
     ]
 
 
+#: test files about the project as a whole, not one module: name -> what they check
+CROSS_CUTTING = {
+    "test_api_docs": "docs/api.md's examples run",
+    "test_ci_recipe": "docs/ci.md's GitHub Actions job runs",
+    "test_environment": "environment.yml and pyproject.toml agree",
+    "test_layout": "this rule and the layers",
+    "test_notebooks_clean": "notebooks/ committed without outputs",
+    "test_public_api": "the public surface and the private interior",
+    "test_same_verdict": "the CLI and the report print the same answer",
+}
+
+
+def module_stems(package: Path = PACKAGE) -> set[str]:
+    """What a test file may be named after: every module and package of perfkit as
+    ``<layer>_<module>`` with a private module's underscore dropped
+    (``analysis/compare/_gate.py`` -> ``analysis_compare_gate``), the subcommands as
+    ``cli_<command>``, and the scripts as ``scripts_<script>``."""
+    out = set()
+    for path in package.rglob("*.py"):
+        parts = [p.lstrip("_") for p in path.relative_to(package).with_suffix("").parts
+                 if p != "__init__"]
+        if parts and parts[0] == "commands":
+            parts[0] = "cli"
+        if parts:
+            out.add("_".join(parts))
+    out |= {f"scripts_{p.stem}" for p in (package.parent / "scripts").glob("*.py")}
+    return out
+
+
+def named_after_module(stem: str, known: set[str]) -> bool:
+    """``test_<module>`` or ``test_<module>_<aspect>`` for a module of :func:`module_stems`
+    (``test_ingest_wrk_malformed``: the wrk parser on malformed outputs)."""
+    name = stem.removeprefix("test_")
+    return any(name == m or name.startswith(m + "_") for m in known)
+
+
+def test_every_test_file_is_named_after_the_module_it_tests():
+    """docs/architecture.md: ``tests/test_<layer>_<module>.py`` (an aspect may follow); a
+    name after a package that does not exist (``test_scaling_usl.py``: the USL is
+    ``stats/usl``) fails, and so does any file not in :data:`CROSS_CUTTING`."""
+    known = module_stems()
+    tests = Path(__file__).resolve().parent
+    bad = [p.name for p in sorted(tests.glob("test_*.py"))
+           if p.stem not in CROSS_CUTTING and not named_after_module(p.stem, known)]
+    assert not bad, f"test files not named after a module of perfkit: {bad}"
+    assert not any(named_after_module(n, known) for n in (
+        "test_scaling_usl", "test_schemas", "test_drift", "test_gate"))
+    assert all(named_after_module(n, known) for n in (
+        "test_stats_usl", "test_analysis_compare_gate", "test_cli_gate",
+        "test_ingest_wrk_malformed", "test_units"))
+
+
 def test_no_test_file_is_named_after_a_review_round_or_an_issue():
     """docs/architecture.md: a test goes in the file of the module it tests
     (``tests/test_<layer>_<module>.py``), never in one named after the review or the issue

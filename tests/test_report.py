@@ -3,7 +3,7 @@ one self-contained HTML page per notebook, the executed notebooks, every figure 
 and every table as CSV; the figures pass their checks; the overview has the drift plot.
 
 The report is built once per test session (the ``demo_report`` fixture of conftest.py, shared
-with test_browser.py, test_methods.py and the module-named test files).
+with test_report_browser.py, test_report_methods.py and the module-named test files).
 """
 
 from __future__ import annotations

@@ -140,7 +140,7 @@ def test_the_corrected_vs_uncorrected_figure_names_its_load_point_and_n():
 
 def test_the_co_audit_numbers_its_notes_below_the_table_not_in_a_last_column():
     # a sentence in the last column of a table wider than the page wrapped to a row many
-    # lines tall: a blank gap under the numbers (tests/test_browser.py measures it)
+    # lines tall: a blank gap under the numbers (tests/test_report_browser.py measures it)
     co = common.load_experiment("demo-wrk2-uncorrected")
     audit, _ = latency.corrected_vs_uncorrected(co.runs)
     (note,) = audit["note"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from test_testbed import NGINX, free_port, get, statements
+from test_run_testbed import NGINX, free_port, get, statements
 
 from perfkit.errors import PerfkitError
 from perfkit.run.profiles import resolve_variables
