@@ -91,6 +91,7 @@ def test_a_cell_of_one_run_leaves_the_effects_without_an_interval():
     assert any("a cell has one run" in w for w in table.attrs["warnings"])
 
 
+@pytest.mark.slow  # a simulation
 def test_intervals_cover_when_one_cell_is_wide():
     """A seeded slice of benchmarks/calibration_factorial.py: the demo's pattern at 256
     connections (cell log sds 0.016, 1.314, 0.113, 0.144), 3 runs per cell, no blocks. The

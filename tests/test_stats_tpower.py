@@ -65,6 +65,7 @@ def test_a_design_at_its_detectable_ratio_rejects_80_percent_of_the_time():
     assert power == pytest.approx(0.8, abs=0.035)  # Monte Carlo se 0.010
 
 
+@pytest.mark.slow  # a simulation: 2,000 data sets
 def test_the_detectable_ratio_of_the_robust_t_holds_its_power_when_cells_differ():
     """The factorial's default t (HC2, Satterthwaite df) with the demo's spreads at 16
     connections (cell log sds 0.061, 0.041, 0.249, 0.518), 5 runs per cell: the detectable
