@@ -64,7 +64,7 @@ TRUNCATIONS = [
     (WRK2, 6, "wrk2", 7, "'Req/Sec' row"),  # mid thread stats
     (WRK2, 8, "wrk2", 9, "50.000% line"),  # after the distribution's title
     (WRK2, 12, "wrk2", 13, "99.900% line"),
-    (WRK2, 16, "wrk2", 17, "empty line before the spectrum"),
+    (WRK2, 16, "wrk2", 17, "Detailed Percentile spectrum"),
     (WRK2, 18, "wrk2", 19, "spectrum header"),
     (WRK2, 20, "wrk2", 21, "spectrum row"),
     (WRK2, 60, "wrk2", 61, "spectrum row"),  # mid spectrum

@@ -350,8 +350,8 @@ def _scan_file(p: Path) -> LoadResult:
                                              "an empty file")])
     f = classify(str(p))
     if f is None:
-        return LoadResult(errors=[UnknownFormatError(
-            f"{p}: not the output of wrk, wrk2, Locust (CSV or --json) or an HdrHistogram log")])
+        from perfkit.ingest.refusal import not_an_output
+        return LoadResult(errors=[UnknownFormatError(not_an_output(str(p), text))])
     # a named file still takes its manifest and, for Locust, stays a single file
     return load_directory_files(p.parent, [p])
 
