@@ -26,6 +26,9 @@ HLOG_MARKERS = (
     '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"',
 )
 
+#: an interval line of a log without any header (HdrHistogramJS writes such logs)
+_N = r"\d+(?:\.\d*)?"
+HLOG_INTERVAL = re.compile(rf"(?:Tag=[^,]*,)?{_N},{_N},{_N},HIST[A-Za-z0-9+/]", re.ASCII)
 #: what every marker starts with: a line can start with a marker only if the text holds
 #: one of these (most files hold neither, and are never split into lines)
 _HLOG_HINTS = ("#[", '"StartTimestamp"')
@@ -65,6 +68,8 @@ def sniff(head: str) -> str | None:
         return None
     if ((_HLOG_HINTS[0] in text or _HLOG_HINTS[1] in text)
             and any(line.startswith(HLOG_MARKERS) for line in text.splitlines()[:20])):
+        return "hlog"
+    if ",HIST" in text and HLOG_INTERVAL.match(stripped):
         return "hlog"
     cols = set(_csv_header(text))
     if {"Timestamp", "User Count", "Name"} <= cols:

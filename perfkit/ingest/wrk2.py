@@ -40,6 +40,7 @@ import numpy as np
 
 from perfkit.histogram import HIGHEST_US, LAYOUT, LatencyHistogram
 from perfkit.ingest._wrkcommon import (
+    TOTALS,
     Accumulator,
     Cursor,
     missing,
@@ -71,10 +72,15 @@ SPECTRUM_TITLE = re.compile(r"\s*Detailed Percentile spectrum:\s*$", _A)
 SPECTRUM_HEADER = re.compile(
     r"\s*Value\s+Percentile\s+TotalCount\s+1/\(1-Percentile\)\s*$", _A)
 SPECTRUM_ROW = re.compile(r"\s*(\d+\.\d+)\s+(\d+\.\d+)\s+(\d+)\s+(\d+\.\d+|inf)\s*$", _A)
-FOOTER_MEAN = re.compile(r"\s*#\[Mean\s*=\s*(\S+), StdDeviation\s*=\s*(\S+)\]\s*$", _A)
-FOOTER_MAX = re.compile(r"\s*#\[Max\s*=\s*(\S+), Total count\s*=\s*(\d{1,18})\]\s*$", _A)
+# the footer as printed, "#[Mean = ...]"; pasted into Markdown it may lose its "#" or "#[ ]"
+FOOTER_MEAN = re.compile(
+    r"\s*#?\[?Mean\s*=\s*([^,\s]+), StdDeviation\s*=\s*([^\]\s]+)\]?\s*$", _A)
+FOOTER_MAX = re.compile(
+    r"\s*#?\[?Max\s*=\s*([^,\s]+), Total count\s*=\s*(\d{1,18})\]?\s*$", _A)
 FOOTER_BUCKETS = re.compile(
-    r"\s*#\[Buckets\s*=\s*(\d{1,18}), SubBuckets\s*=\s*(\d{1,18})\]\s*$", _A)
+    r"\s*#?\[?Buckets\s*=\s*(\d{1,18}), SubBuckets\s*=\s*(\d{1,18})\]?\s*$", _A)
+#: a line a person writes for lines left out ("...", "…")
+ELISION = re.compile(r"\s*(?:\.\.\.+|\u2026)\s*$")
 # possessive quantifiers: a row either matches or the fast path gives up, never backtracks
 # at most 8 digits of ms (wrk2's 24 h limit is 86400000.000 ms) and 18 of count (< 2**63):
 # numpy's text reader would saturate a longer integer silently
@@ -189,6 +195,10 @@ def _read_block(cur: Cursor, acc: Accumulator, kind: str) -> dict:
         else:  # a placeholder (-nanus) or inf: missing, with a note naming it
             acc.printed(f"{field}[{q:g}]", value, m.group(2), "not a number: no latency data")
     cur.blank_expected()
+    if (line := cur.peek()) is not None and not SPECTRUM_TITLE.match(line) and (
+            FOOTER_MEAN.match(line) or DASHES.match(line) or TOTALS.match(line)
+            or ELISION.match(line)):
+        return _without_spectrum(cur, acc, field, percentiles)
     cur.take(SPECTRUM_TITLE, "'Detailed Percentile spectrum:'")
     cur.take(SPECTRUM_HEADER, "the spectrum header 'Value Percentile TotalCount 1/(1-Percentile)'")
     cur.blank_expected()
@@ -201,6 +211,21 @@ def _read_block(cur: Cursor, acc: Accumulator, kind: str) -> dict:
             "percentiles (0.00us) and footer (Mean = -nan) are placeholders, missing, not 0")
         percentiles = {}
     return {"percentiles": percentiles, "histogram": hist, "footer": footer}
+
+
+def _without_spectrum(cur: Cursor, acc: Accumulator, field: str,
+                      percentiles: dict[float, float]) -> dict:
+    """A distribution whose spectrum was left out when it was pasted (its footer may stay):
+    the printed percentiles, and no histogram, noted."""
+    footer: dict = {}
+    cur.take_if(ELISION)
+    if (line := cur.peek()) is not None and FOOTER_MEAN.match(line):
+        footer, _ = _read_footer(cur)
+    else:
+        cur.take_if(DASHES)
+    acc.notes.append(f"{field}: the 'Detailed Percentile spectrum' is left out of this output "
+                     "(as pasted): the printed percentiles are kept, no histogram is rebuilt")
+    return {"percentiles": percentiles, "histogram": None, "footer": footer}
 
 
 def _read_rows(cur: Cursor) -> tuple[np.ndarray, np.ndarray]:
@@ -282,7 +307,7 @@ def _read_footer(cur: Cursor) -> tuple[dict, dict]:
               "total_count": int(m.group(2))}
     m = cur.take(FOOTER_BUCKETS, "the spectrum footer '#[Buckets = ..., SubBuckets = ...]'")
     footer["buckets"], footer["sub_buckets"] = int(m.group(1)), int(m.group(2))
-    cur.take(DASHES, "the dashed line closing the latency distribution")
+    cur.take_if(DASHES)  # wrk2 prints it; a paste may leave it out
     return footer, where
 
 
