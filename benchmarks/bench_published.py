@@ -22,10 +22,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE / "tests"))
 
+from _printed import differences  # noqa: E402
+
 import perfkit  # noqa: E402
 from perfkit.errors import PerfkitError  # noqa: E402
-
-from _printed import differences  # noqa: E402
 
 ROOT = HERE / "tests" / "fixtures" / "published"
 

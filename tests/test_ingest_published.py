@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from _printed import differences
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 
@@ -17,8 +18,6 @@ import perfkit
 from perfkit.errors import LoadError, ParseError
 from perfkit.ingest import hlog
 from perfkit.ingest.hdrcodec import decode
-
-from _printed import differences
 
 ROOT = Path(__file__).parent / "fixtures" / "published"
 SOURCES = json.loads((ROOT / "sources.json").read_text())

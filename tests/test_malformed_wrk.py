@@ -71,7 +71,7 @@ TRUNCATIONS = [
     (WRK2, 106, "wrk2", 107, "#[Mean"),  # before the footer
     (WRK2, 107, "wrk2", 108, "#[Max"),
     (WRK2, 108, "wrk2", 109, "#[Buckets"),
-    (WRK2, 109, "wrk2", 110, "dashed line"),
+    (WRK2, 109, "wrk2", 110, "requests in"),
     (WRK2, 110, "wrk2", 111, "uncorrected 'Latency Distribution"),  # may be a -U run
     (WRK2, 111, "wrk2", 112, "'Requests/sec: <rate>'"),
     (WRK2, 112, "wrk2", 113, "'Transfer/sec: <bytes>'"),
