@@ -118,6 +118,11 @@ def _subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentPa
                 yield from _subparsers(sub)
 
 
+UNIT_HELP = ("the unit of the values in HdrHistogram logs read, where the log does not say it "
+             "(or says it wrong): ns, us, ms or s; default: the log's #[ValueUnit] line, else "
+             "the evidence of its Interval_Max column, else us (the run says 'unit assumed')")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog="perfkit",
@@ -128,12 +133,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"perfkit {__version__}")
     parser.add_argument("--debug", action="store_true",
                         help="show the full traceback when something fails")
+    parser.add_argument("--unit", choices=("ns", "us", "ms", "s"), default=None,
+                        help=UNIT_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in command_names():
         importlib.import_module(f"perfkit.commands.{name}").register(sub)
     for p in _subparsers(parser):  # --debug after the command works too
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help=argparse.SUPPRESS)
+        p.add_argument("--unit", choices=("ns", "us", "ms", "s"), default=argparse.SUPPRESS,
+                       help=UNIT_HELP)
     return parser
 
 
@@ -172,6 +181,9 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
         print(f"perfkit: error: expected a command ({', '.join(command_names())}); "
               "'perfkit --help' describes each", file=err)
         return ERROR_STATUS
+    from perfkit.ingest.loader import VALUE_UNIT
+
+    token = VALUE_UNIT.set(getattr(args, "unit", None))
     try:
         return int(args.func(args, out, err) or 0)
     except KeyboardInterrupt:
@@ -188,6 +200,8 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
         for line in error_lines(exc):
             print(f"perfkit: error: {line}", file=err)
         return ERROR_STATUS
+    finally:
+        VALUE_UNIT.reset(token)
 
 
 def entry_point() -> None:

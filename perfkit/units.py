@@ -111,6 +111,18 @@ def time_ms(text: str) -> float:
     return fast if fast is not None else _to_float(_split(text, _TIME_TO_MS, "a time"))
 
 
+#: wrk2's first releases printed the calibration line as ``mean lat.: 9747 usec, rate sampling
+#: interval: 21 msec`` (its README still shows it)
+_EARLY_WRK2_TO_MS = {**_TIME_TO_MS, "usec": Decimal("0.001"), "msec": Decimal(1)}
+
+
+def calibration_ms(text: str) -> float:
+    """A wrk2 calibration time: :func:`time_ms`, plus the early spellings ``'9747 usec'`` and
+    ``'21 msec'`` (a space before the unit)."""
+    fast = _fast(text, _FAST_TIME_MS)
+    return fast if fast is not None else _to_float(_split(text, _EARLY_WRK2_TO_MS, "a time"))
+
+
 def duration_s(text: str) -> float:
     """``'20.00s'`` -> 20.0, ``'3.00m'`` -> 180.0; suffixes us, ms, s, m, h."""
     fast = _fast(text, _FAST_DURATION_S)

@@ -117,7 +117,7 @@ def test_without_time_headers_timestamps_stay_relative_and_unit_is_noted():
     (run,) = hlog.parse(_log([(None, _filled(_samples(6)), 0.5)], header="none"), "x.hlog")
     assert run.start_utc is None and run.extra["timestamps_absolute"] is False
     assert run.extra["value_unit"] == "us"
-    assert any("values read as microseconds" in n for n in run.notes)
+    assert any("unit assumed: µs" in n for n in run.notes)
 
 
 def test_value_unit_header_converts_nanoseconds():
@@ -132,11 +132,20 @@ def test_value_unit_header_converts_nanoseconds():
         assert run.percentiles_ms[q] == pytest.approx(reference.percentiles_ms[q], rel=2e-3)
 
 
+def test_nanoseconds_known_by_their_maxima_and_layout():
+    """hdrh's writer prints Interval_Max = max / 1e6 (ns to ms); with a layout sized for ns
+    (highest 1e12: 11 days in us) the log is read in ns and says why."""
+    huge = _filled(np.array([10**11, 2 * 10**11]), highest=10**12)  # 100 s in ns
+    (run,) = hlog.parse(_log([(None, huge, 0.5)]), "x.hlog")
+    assert run.extra["value_unit"] == "ns" and any("values read in ns" in n for n in run.notes)
+    assert run.latency_max_ms == huge.get_max_value() / 1e6
+
+
 def test_nanoseconds_read_as_microseconds_beyond_24_h_is_an_error():
     huge = _filled(np.array([10**11, 2 * 10**11]), highest=10**12)  # 100 s in ns
     text = _log([(None, huge, 0.5)])
     with pytest.raises(ParseError) as info:
-        hlog.parse(text, "x.hlog")
+        hlog.parse(text, "x.hlog", unit="us")
     assert info.value.line == text.count("\n") and "ValueUnit: ns" in str(info.value)
 
 

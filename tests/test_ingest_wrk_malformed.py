@@ -64,14 +64,14 @@ TRUNCATIONS = [
     (WRK2, 6, "wrk2", 7, "'Req/Sec' row"),  # mid thread stats
     (WRK2, 8, "wrk2", 9, "50.000% line"),  # after the distribution's title
     (WRK2, 12, "wrk2", 13, "99.900% line"),
-    (WRK2, 16, "wrk2", 17, "empty line before the spectrum"),
+    (WRK2, 16, "wrk2", 17, "Detailed Percentile spectrum"),
     (WRK2, 18, "wrk2", 19, "spectrum header"),
     (WRK2, 20, "wrk2", 21, "spectrum row"),
     (WRK2, 60, "wrk2", 61, "spectrum row"),  # mid spectrum
     (WRK2, 106, "wrk2", 107, "#[Mean"),  # before the footer
     (WRK2, 107, "wrk2", 108, "#[Max"),
     (WRK2, 108, "wrk2", 109, "#[Buckets"),
-    (WRK2, 109, "wrk2", 110, "dashed line"),
+    (WRK2, 109, "wrk2", 110, "requests in"),
     (WRK2, 110, "wrk2", 111, "uncorrected 'Latency Distribution"),  # may be a -U run
     (WRK2, 111, "wrk2", 112, "'Requests/sec: <rate>'"),
     (WRK2, 112, "wrk2", 113, "'Transfer/sec: <bytes>'"),

@@ -176,4 +176,11 @@ def jsonable(value: Any) -> Any:
 
 
 def no_runs(paths: Sequence[str]) -> DataError:
-    return DataError("no runs found under " + ", ".join(paths))
+    """No run under ``paths``: for each folder, the files seen and why each is not a run."""
+    import os
+
+    from perfkit.ingest.refusal import folder_without_runs
+
+    why = [f"{p}: {folder_without_runs(p)}" for p in paths if os.path.isdir(p)]
+    return DataError("no runs found under " + ", ".join(paths) + (f" ({'; '.join(why)})"
+                                                                    if why else ""))

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from perfkit.errors import ParseError
+from perfkit.ingest import pasted
 from perfkit.model import Run
 from perfkit.units import UnitError, bytes_, count, duration_s, number, percent, time_ms
 
@@ -35,7 +36,8 @@ from perfkit.units import UnitError, bytes_, count, duration_s, number, percent,
 # pattern is ASCII-only (re.ASCII): \d would admit any Unicode digit, which int() and float()
 # then read ("\u0663" is 3), and \s any Unicode space; neither tool prints them.
 _A = re.ASCII
-HEADER = re.compile(r"Running (\S+) test @ (\S+)\s*$", _A)  # no lazy .*: quadratic on long lines
+# no lazy .*: quadratic on long lines
+HEADER = re.compile(r"[ \t]*Running (\S+) test @ (\S+)\s*$", _A)
 THREADS = re.compile(r"\s*(\d{1,18}) threads and (\d{1,18}) connections\s*$", _A)
 STATS_HEADER = re.compile(r"\s*Thread Stats\s+Avg\s+Stdev\s+Max\s+\+/- Stdev\s*$", _A)
 STAT_ROW = re.compile(r"\s*(Latency|Req/Sec)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$", _A)
@@ -44,8 +46,8 @@ SOCKET = re.compile(
     r"\s*Socket errors: connect (\d{1,18}), read (\d{1,18}), write (\d{1,18}), "
     r"timeout (\d{1,18})\s*$", _A)
 NON2XX = re.compile(r"\s*Non-2xx or 3xx responses: (\d{1,18})\s*$", _A)
-REQ_SEC = re.compile(r"Requests/sec:\s+(\S+)\s*$", _A)
-TRANSFER_SEC = re.compile(r"Transfer/sec:\s+(\S+)\s*$", _A)
+REQ_SEC = re.compile(r"\s*Requests/sec:\s+(\S+)\s*$", _A)
+TRANSFER_SEC = re.compile(r"\s*Transfer/sec:\s+(\S+)\s*$", _A)
 
 TRUNCATED = " (the output ends here: truncated run?)"
 NO_SAMPLES = (
@@ -61,10 +63,13 @@ class Cursor:
     """The lines of one output and the position of the next line to read.
 
     A final newline does not start a line, so "the line after the last line present" of a
-    truncated output is ``len(lines) + 1``.
+    truncated output is ``len(lines) + 1``. A report pasted among other lines
+    (:mod:`perfkit.ingest.pasted`) is read where it starts, without its uniform indent and
+    echoed ``^C``; blank lines are skipped wherever they stand (:attr:`blanks` counts those the
+    tool does not print). Line numbers are always those of the text given.
     """
 
-    __slots__ = ("lines", "pos", "source", "text")
+    __slots__ = ("lines", "pos", "source", "text", "layout", "blanks", "original")
 
     def __init__(self, text: str, source: str):
         if not isinstance(text, str):
@@ -74,27 +79,47 @@ class Cursor:
         lines = text.split("\n")
         if lines[-1] == "":
             lines.pop()
+        self.original = lines
+        self.layout = pasted.locate(lines)
+        if self.layout is not None and not self.layout.plain:
+            lines = pasted.report_lines(lines, self.layout)
+            text = "\n".join(lines)
         self.text = text
         self.lines = lines
-        self.pos = 0
+        self.pos = 0 if self.layout is None else self.layout.start
         self.source = source
+        self.blanks = 0
 
     def offset(self, line_index: int) -> int:
         """Character offset in ``text`` where line ``line_index`` (0-based) starts."""
         return sum(map(len, self.lines[:line_index])) + line_index
 
+    def skip_blanks(self, counted: bool = True) -> None:
+        """Step over whitespace-only lines (``counted``: ones the tool does not print)."""
+        lines = self.lines
+        while self.pos < len(lines) and not lines[self.pos].strip():
+            self.pos += 1
+            self.blanks += counted
+
+    def blank_expected(self) -> None:
+        """Step over the one blank line the tool prints here, if present, then any other."""
+        if self.pos < len(self.lines) and not self.lines[self.pos].strip():
+            self.pos += 1
+        self.skip_blanks()
+
     def peek(self) -> str | None:
-        """The next line, or None at the end of the output."""
+        """The next non-blank line, or None at the end of the output."""
+        self.skip_blanks()
         return self.lines[self.pos] if self.pos < len(self.lines) else None
 
     def error(self, expected: str, line_index: int | None = None) -> ParseError:
         """A ParseError at line ``line_index`` (0-based; default: the next line)."""
         i = self.pos if line_index is None else line_index
-        if i == 0 and not any(s.strip() for s in self.lines):
+        if not any(s.strip() for s in self.lines):
             return ParseError(self.source, 1, expected, "an empty output")
         if i >= len(self.lines):
             return ParseError(self.source, i + 1, expected + TRUNCATED)
-        return ParseError(self.source, i + 1, expected, self.lines[i])
+        return ParseError(self.source, i + 1, expected, self.original[i])
 
     def take(self, regex: re.Pattern, expected: str) -> re.Match:
         """Match the next line against ``regex`` and consume it, or raise."""
@@ -160,7 +185,8 @@ def missing(value: float) -> float | None:
 
 
 def read_header(cur: Cursor, acc: Accumulator, tool: str) -> None:
-    """``Running 10s test @ URL`` and ``N threads and M connections``."""
+    """``Running 10s test @ URL`` and ``N threads and M connections``; what surrounds a pasted
+    report (:mod:`perfkit.ingest.pasted`) goes to the notes and ``extra["pasted"]``."""
     m = cur.take(HEADER, f"{tool} output starting with 'Running <duration> test @ <url>'")
     acc.fields["url"] = m.group(2)
     acc.extra["requested_duration_s"] = cur.convert(
@@ -168,6 +194,40 @@ def read_header(cur: Cursor, acc: Accumulator, tool: str) -> None:
     m = cur.take(THREADS, "'<N> threads and <M> connections'")
     acc.fields["threads"] = int(m.group(1))
     acc.fields["connections"] = int(m.group(2))
+    layout = cur.layout
+    if layout is not None and not layout.plain:
+        acc.notes.extend(pasted.notes(layout))
+        acc.extra["pasted"] = {"preamble": list(layout.preamble), "indent": layout.prefix,
+                               "ctrl_c_lines": [i + 1 for i in layout.ctrl_c]}
+        if layout.preamble:
+            _command_line(acc, tool, layout.preamble)
+
+
+def _command_line(acc: Accumulator, tool: str, preamble: tuple[str, ...]) -> None:
+    """The options of a ``wrk`` command line in the preamble that the report does not print
+    (wrk2's ``-R``), when the command is this report's: its threads, connections and URL, where
+    given, are those printed."""
+    opts = pasted.command_options(preamble)
+    if opts is None:
+        return
+    printed = {"threads": acc.fields["threads"], "connections": acc.fields["connections"],
+               "url": acc.fields["url"]}
+    other = [f"{k} {opts[k]} (printed: {v})" for k, v in printed.items()
+             if k in opts and opts[k] != v and not (k == "url" and _same_url(opts[k], v))]
+    if other:
+        acc.notes.append("preamble: the command line there names other settings than the "
+                         f"report ({', '.join(other)}): not used")
+        return
+    acc.fields["argv"] = tuple(opts["argv"])
+    if "rate" in opts and tool == "wrk2":
+        acc.fields["target_rate_rps"] = opts["rate"]
+        acc.notes.append(f"preamble: target rate {opts['rate']:g} req/s read from the "
+                         "command line there (-R)")
+
+
+def _same_url(given: str, printed: str) -> bool:
+    """A URL on the command line and the one wrk prints (quotes, a final slash aside)."""
+    return given.strip("'\"").rstrip("/") == printed.rstrip("/")
 
 
 def read_thread_stats(cur: Cursor, acc: Accumulator, tool: str, before: str = "") -> None:
@@ -272,12 +332,18 @@ def read_tail(cur: Cursor, acc: Accumulator, expected_before: str) -> None:
 
 
 def read_script_output(cur: Cursor, acc: Accumulator) -> None:
-    """Lines after ``Transfer/sec`` come from a Lua ``done()`` hook; a second report is an error."""
+    """Lines after ``Transfer/sec`` come from a Lua ``done()`` hook; a second report is an error.
+    Blank lines at the end carry nothing and are dropped."""
     rest = cur.lines[cur.pos:]
     for i, line in enumerate(rest):
         if HEADER.match(line):
             raise cur.error("the end of the output (or Lua done() lines), not a second run",
                             cur.pos + i)
+    while rest and not rest[-1].strip():
+        rest.pop()
     if rest:
         acc.extra["script_output"] = list(rest)
     cur.pos = len(cur.lines)
+    if cur.blanks:
+        acc.notes.append(f"pasted: {cur.blanks} blank line{'s' if cur.blanks > 1 else ''} "
+                         "skipped where the tool prints none")

@@ -21,6 +21,7 @@ import importlib
 import os
 import typing
 from collections.abc import Iterable
+from contextvars import ContextVar
 from pathlib import Path
 from typing import NamedTuple
 
@@ -38,6 +39,10 @@ from perfkit.ingest.sniffer import HEAD_BYTES, sniff
 from perfkit.model import Run
 from perfkit.store.version import SchemaVersionError
 from perfkit.vocabulary import FAILED_STATUSES, ManifestStatus
+
+#: the unit of HdrHistogram log values a caller states (the CLI's ``--unit``), for every load
+#: in its context: None lets each log say (:func:`perfkit.ingest.hlog.parse`)
+VALUE_UNIT: ContextVar[str | None] = ContextVar("VALUE_UNIT", default=None)
 
 _TOOL_LATENCY_SOURCE = {"wrk": "summary_only", "wrk2": "hdr_corrected",
                         "locust": "locust_rounded"}
@@ -121,7 +126,7 @@ def _parse_one(f: _File) -> list[Run]:
     if f.kind in ("wrk", "wrk2"):
         return [_parser(f.kind).parse(f.text, source)]
     if f.kind == "hlog":
-        return _parser("hlog").parse(f.text, source)
+        return _parser("hlog").parse(f.text, source, unit=VALUE_UNIT.get())
     raise AssertionError(f.kind)  # pragma: no cover - Locust files go through _parse_locust
 
 
@@ -327,6 +332,8 @@ def scan(path: str | os.PathLike, cache: bool | None = None) -> LoadResult:
     p = Path(path)
     if not p.exists():
         return LoadResult(errors=[UnknownFormatError(f"{p}: no such file or directory")])
+    if VALUE_UNIT.get() is not None:
+        cache = False  # the run store holds runs read in the logs' own units
     if not p.is_dir():
         return _scan_file(p)
     # Loading builds many small objects and no reference cycle: Python's cyclic garbage
@@ -350,8 +357,8 @@ def _scan_file(p: Path) -> LoadResult:
                                              "an empty file")])
     f = classify(str(p))
     if f is None:
-        return LoadResult(errors=[UnknownFormatError(
-            f"{p}: not the output of wrk, wrk2, Locust (CSV or --json) or an HdrHistogram log")])
+        from perfkit.ingest.refusal import not_an_output
+        return LoadResult(errors=[UnknownFormatError(not_an_output(str(p), text))])
     # a named file still takes its manifest and, for Locust, stays a single file
     return load_directory_files(p.parent, [p])
 

@@ -6,7 +6,13 @@ import re
 
 HEAD_BYTES = 16_384
 
-WRK_START = re.compile(r"^Running \S+ test @ \S+", re.MULTILINE | re.ASCII)
+#: the first line of a wrk or wrk2 report, anywhere in the head: a report pasted after a
+#: prompt, a command line or a heading, indented or not (see perfkit.ingest.pasted)
+WRK_START = re.compile(r"^[ \t]*(?:\^C)?Running \S+ test @ \S+", re.MULTILINE | re.ASCII)
+#: a wrk2 command line before the report: ``wrk2 ...``, or ``wrk ... -R 2000`` (wrk2 builds a
+#: binary named wrk); its -R is what tells a short wrk2 run from wrk
+WRK2_COMMAND = re.compile(r"(?:^|[\s/$#>%])(?:wrk2\s|wrk\s.*\s(?:-R\s*\d|--rate[\s=]\d))",
+                          re.MULTILINE | re.ASCII)
 WRK2_MARKERS = (
     "Thread calibration:",
     "Latency Distribution (HdrHistogram",
@@ -20,6 +26,9 @@ HLOG_MARKERS = (
     '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"',
 )
 
+#: an interval line of a log without any header (HdrHistogramJS writes such logs)
+_N = r"\d+(?:\.\d*)?"
+HLOG_INTERVAL = re.compile(rf"(?:Tag=[^,]*,)?{_N},{_N},{_N},HIST[A-Za-z0-9+/]", re.ASCII)
 #: what every marker starts with: a line can start with a marker only if the text holds
 #: one of these (most files hold neither, and are never split into lines)
 _HLOG_HINTS = ("#[", '"StartTimestamp"')
@@ -47,8 +56,10 @@ def sniff(head: str) -> str | None:
     stripped = text.lstrip()
     if not stripped:
         return None
-    if WRK_START.match(stripped):
-        if any(m in text for m in WRK2_MARKERS) or WRK2_NAN_REQSEC.search(text):
+    start = WRK_START.search(text) if "Running" in text else None
+    if start is not None:
+        if (any(m in text for m in WRK2_MARKERS) or WRK2_NAN_REQSEC.search(text)
+                or WRK2_COMMAND.search(text, 0, start.start())):
             return "wrk2"
         return "wrk"
     if stripped.startswith("["):
@@ -57,6 +68,8 @@ def sniff(head: str) -> str | None:
         return None
     if ((_HLOG_HINTS[0] in text or _HLOG_HINTS[1] in text)
             and any(line.startswith(HLOG_MARKERS) for line in text.splitlines()[:20])):
+        return "hlog"
+    if ",HIST" in text and HLOG_INTERVAL.match(stripped):
         return "hlog"
     cols = set(_csv_header(text))
     if {"Timestamp", "User Count", "Name"} <= cols:

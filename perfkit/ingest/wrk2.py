@@ -40,6 +40,7 @@ import numpy as np
 
 from perfkit.histogram import HIGHEST_US, LAYOUT, LatencyHistogram
 from perfkit.ingest._wrkcommon import (
+    TOTALS,
     Accumulator,
     Cursor,
     missing,
@@ -48,7 +49,7 @@ from perfkit.ingest._wrkcommon import (
     read_thread_stats,
 )
 from perfkit.model import Run
-from perfkit.units import number, time_ms
+from perfkit.units import calibration_ms, number, time_ms
 
 #: the percentiles wrk2 prints above each spectrum (wrk.c ``print_hdr_latency``)
 WRK2_PERCENTILES = (50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 99.999, 100.0)
@@ -60,8 +61,10 @@ COVERAGE_NOTE_BELOW = 0.5
 # ASCII only (re.ASCII): \d would admit any Unicode digit, which int() reads and numpy's text
 # reader refuses (see perfkit.ingest._wrkcommon)
 _A = re.ASCII
+# wrk2's first releases printed "mean lat.: 9747 usec, rate sampling interval: 21 msec"
 CALIBRATION = re.compile(
-    r"\s*Thread calibration: mean lat\.: ([^,\s]+), rate sampling interval: (\S+?)\s*$", _A)
+    r"\s*Thread calibration: mean lat\.: ([^,\s]+(?: usec| msec)?), rate sampling interval: "
+    r"(\S+?(?: usec| msec)?)\s*$", _A)
 DISTRIBUTION = re.compile(r"\s*Latency Distribution \(HdrHistogram - (.*)\)\s*$", _A)
 PERCENTILE_ROW = re.compile(r"\s*(\d+\.\d+)%\s+(\S+)\s*$", _A)
 BLANK = re.compile(r"\s*$", _A)
@@ -69,16 +72,21 @@ SPECTRUM_TITLE = re.compile(r"\s*Detailed Percentile spectrum:\s*$", _A)
 SPECTRUM_HEADER = re.compile(
     r"\s*Value\s+Percentile\s+TotalCount\s+1/\(1-Percentile\)\s*$", _A)
 SPECTRUM_ROW = re.compile(r"\s*(\d+\.\d+)\s+(\d+\.\d+)\s+(\d+)\s+(\d+\.\d+|inf)\s*$", _A)
-FOOTER_MEAN = re.compile(r"#\[Mean\s*=\s*(\S+), StdDeviation\s*=\s*(\S+)\]\s*$", _A)
-FOOTER_MAX = re.compile(r"#\[Max\s*=\s*(\S+), Total count\s*=\s*(\d{1,18})\]\s*$", _A)
+# the footer as printed, "#[Mean = ...]"; pasted into Markdown it may lose its "#" or "#[ ]"
+FOOTER_MEAN = re.compile(
+    r"\s*#?\[?Mean\s*=\s*([^,\s]+), StdDeviation\s*=\s*([^\]\s]+)\]?\s*$", _A)
+FOOTER_MAX = re.compile(
+    r"\s*#?\[?Max\s*=\s*([^,\s]+), Total count\s*=\s*(\d{1,18})\]?\s*$", _A)
 FOOTER_BUCKETS = re.compile(
-    r"#\[Buckets\s*=\s*(\d{1,18}), SubBuckets\s*=\s*(\d{1,18})\]\s*$", _A)
+    r"\s*#?\[?Buckets\s*=\s*(\d{1,18}), SubBuckets\s*=\s*(\d{1,18})\]?\s*$", _A)
+#: a line a person writes for lines left out ("...", "…")
+ELISION = re.compile(r"\s*(?:\.\.\.+|\u2026)\s*$")
 # possessive quantifiers: a row either matches or the fast path gives up, never backtracks
 # at most 8 digits of ms (wrk2's 24 h limit is 86400000.000 ms) and 18 of count (< 2**63):
 # numpy's text reader would saturate a longer integer silently
 _ROW = r" *+\d{1,8}+\.\d{3} ++\d\.\d{6} ++\d{1,18}+ ++"
 FAST_ROWS = re.compile(rf"(?:{_ROW}\d++\.\d{{2}}\n)*+{_ROW}inf(?=\n|$)", _A)
-DASHES = re.compile(r"-{10,}\s*$", _A)
+DASHES = re.compile(r"\s*-{10,}\s*$", _A)
 _MAX_TEXT = re.compile(r"\d+\.\d+", _A)
 
 CORRECTED = "Recorded Latency"
@@ -140,7 +148,7 @@ def _read_calibration(cur: Cursor, acc: Accumulator) -> None:
     calibration = []
     while m := cur.take_if(CALIBRATION):
         mean: float | None
-        mean = cur.convert(time_ms, m.group(1), "a latency such as 1.196ms")
+        mean = cur.convert(calibration_ms, m.group(1), "a latency such as 1.196ms")
         if not mean <= HIGHEST_US / 1000:
             acc.notes.append(
                 f"calibration mean_latency_ms: wrk2 printed {m.group(1)!r}, beyond its 24 h "
@@ -149,7 +157,7 @@ def _read_calibration(cur: Cursor, acc: Accumulator) -> None:
             mean = None
         calibration.append({
             "mean_latency_ms": mean,
-            "rate_sampling_interval_ms": cur.convert(time_ms, m.group(2),
+            "rate_sampling_interval_ms": cur.convert(calibration_ms, m.group(2),
                                                      "an interval such as 10ms"),
         })
     if calibration:
@@ -159,8 +167,7 @@ def _read_calibration(cur: Cursor, acc: Accumulator) -> None:
 def _next_block(cur: Cursor, blocks: dict) -> str | None:
     """Consume the title of the next latency distribution and return its kind, or None."""
     start = cur.pos
-    while (line := cur.peek()) is not None and BLANK.match(line):
-        cur.pos += 1
+    cur.skip_blanks(counted=False)  # wrk2 prints one before each distribution
     m = cur.take_if(DISTRIBUTION)
     if m is None:
         if cur.peek() is not None:
@@ -187,10 +194,14 @@ def _read_block(cur: Cursor, acc: Accumulator, kind: str) -> dict:
             percentiles[q] = value
         else:  # a placeholder (-nanus) or inf: missing, with a note naming it
             acc.printed(f"{field}[{q:g}]", value, m.group(2), "not a number: no latency data")
-    cur.take(BLANK, "an empty line before the spectrum")
+    cur.blank_expected()
+    if (line := cur.peek()) is not None and not SPECTRUM_TITLE.match(line) and (
+            FOOTER_MEAN.match(line) or DASHES.match(line) or TOTALS.match(line)
+            or ELISION.match(line)):
+        return _without_spectrum(cur, acc, field, percentiles)
     cur.take(SPECTRUM_TITLE, "'Detailed Percentile spectrum:'")
     cur.take(SPECTRUM_HEADER, "the spectrum header 'Value Percentile TotalCount 1/(1-Percentile)'")
-    cur.take(BLANK, "an empty line after the spectrum header")
+    cur.blank_expected()
     values_us, counts = _read_rows(cur)
     footer, where = _read_footer(cur)
     hist = _check_and_build(cur, values_us, counts, footer, where)
@@ -200,6 +211,21 @@ def _read_block(cur: Cursor, acc: Accumulator, kind: str) -> dict:
             "percentiles (0.00us) and footer (Mean = -nan) are placeholders, missing, not 0")
         percentiles = {}
     return {"percentiles": percentiles, "histogram": hist, "footer": footer}
+
+
+def _without_spectrum(cur: Cursor, acc: Accumulator, field: str,
+                      percentiles: dict[float, float]) -> dict:
+    """A distribution whose spectrum was left out when it was pasted (its footer may stay):
+    the printed percentiles, and no histogram, noted."""
+    footer: dict = {}
+    cur.take_if(ELISION)
+    if (line := cur.peek()) is not None and FOOTER_MEAN.match(line):
+        footer, _ = _read_footer(cur)
+    else:
+        cur.take_if(DASHES)
+    acc.notes.append(f"{field}: the 'Detailed Percentile spectrum' is left out of this output "
+                     "(as pasted): the printed percentiles are kept, no histogram is rebuilt")
+    return {"percentiles": percentiles, "histogram": None, "footer": footer}
 
 
 def _read_rows(cur: Cursor) -> tuple[np.ndarray, np.ndarray]:
@@ -281,7 +307,7 @@ def _read_footer(cur: Cursor) -> tuple[dict, dict]:
               "total_count": int(m.group(2))}
     m = cur.take(FOOTER_BUCKETS, "the spectrum footer '#[Buckets = ..., SubBuckets = ...]'")
     footer["buckets"], footer["sub_buckets"] = int(m.group(1)), int(m.group(2))
-    cur.take(DASHES, "the dashed line closing the latency distribution")
+    cur.take_if(DASHES)  # wrk2 prints it; a paste may leave it out
     return footer, where
 
 

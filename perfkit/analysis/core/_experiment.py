@@ -27,6 +27,7 @@ import pandas as pd
 from perfkit.errors import DataError, PerfkitError, UsageError
 from perfkit.frames import runs_frame
 from perfkit.ingest import scan
+from perfkit.ingest.refusal import folder_without_runs
 from perfkit.model import Run
 from perfkit.store.design import DESIGN_NAME, read_design
 
@@ -127,7 +128,8 @@ def load_experiment(path: str | os.PathLike, name: str | None = None) -> Experim
     p = Path(path)
     result = scan(p)
     if not result.runs:
-        problems = "; ".join(str(e) for e in result.errors[:3]) or "no tool output found"
+        problems = "; ".join(str(e) for e in result.errors[:3]) or (
+            folder_without_runs(str(p)) if p.is_dir() else "no tool output found")
         raise DataError(f"no runs found under {p}: {problems}")
     runs = tuple(sorted(result.runs, key=_run_key))
     frame = runs_frame(runs)
