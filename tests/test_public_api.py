@@ -1,0 +1,128 @@
+"""The public surface and the private interior, in the manner of scipy's
+``scipy/_lib/tests/test_public_api.py``.
+
+The surface is ``perfkit`` (its ``__all__``, documented in docs/api.md) and the figure namespace
+``perfkit.plots`` (its ``__all__``, with the three modules it names: ``alt``, ``checks``,
+``style``). Every other module of perfkit is either private by name (a part of its dotted name
+starts with ``_``: ``perfkit.analysis.compare._gate``) or listed below as internal with what it
+is for; a new module that is neither fails here, so that "internal" is a fact of the code, not a
+sentence in the docs. test_api_docs.py checks the other side: that README, docs and notebooks
+use only the surface (and the notebooks the one page API, ``perfkit.report.nb`` with
+``perfkit.report.sections``).
+
+Read from the file tree (nothing is imported to list the modules); the surface's names are
+imported and resolved.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import perfkit
+
+PACKAGE = Path(perfkit.__file__).resolve().parent
+
+#: the public modules: their ``__all__`` is the surface
+PUBLIC_MODULES = frozenset({
+    "perfkit", "perfkit.plots", "perfkit.plots.alt", "perfkit.plots.checks",
+    "perfkit.plots.style",
+})
+
+#: internal packages (every module in them, at any depth, is internal) -> what they are for
+INTERNAL_PACKAGES = {
+    "perfkit.analysis": "every decision; feature subpackages with private modules",
+    "perfkit.commands": "one module per CLI subcommand",
+    "perfkit.ingest": "the parsers of tool outputs and the loader",
+    "perfkit.plots": "the figure functions' modules (the namespace is public)",
+    "perfkit.present": "results as tables",
+    "perfkit.report": "the report build; its page API is report.nb with report.sections",
+    "perfkit.run": "the testbed, the runner and sweeps",
+    "perfkit.stats": "the statistics",
+    "perfkit.store": "perfkit's own files",
+}
+
+#: internal modules at the top level (the foundation and the entry points) -> what they are for
+INTERNAL_MODULES = {
+    "perfkit.__main__": "python -m perfkit",
+    "perfkit.cli": "the CLI entry point",
+    "perfkit.consistency": "contradiction checks of a run's printed numbers",
+    "perfkit.errors": "the exceptions (public through perfkit)",
+    "perfkit.formatting": "number printing",
+    "perfkit.frames": "tidy frames of runs (runs_frame is public through perfkit)",
+    "perfkit.hdrcodec": "HdrHistogram's compressed encoding",
+    "perfkit.hdrlayout": "HdrHistogram's bucket layout",
+    "perfkit.histogram": "LatencyHistogram (public through perfkit)",
+    "perfkit.model": "the Run record (public through perfkit)",
+    "perfkit.paths": "where data, notebooks and params live",
+    "perfkit.units": "the one parser of numbers with units",
+    "perfkit.vocabulary": "every verdict and status word (public through perfkit)",
+}
+
+
+def all_modules(package: Path = PACKAGE) -> list[str]:
+    """Every module of perfkit by dotted name (packages by their ``__init__``)."""
+    out = []
+    for path in sorted(package.rglob("*.py")):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        out.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return out
+
+
+def is_private(name: str) -> bool:
+    return any(part.startswith("_") and not part.startswith("__")
+               for part in name.split("."))
+
+
+def unlisted(modules: list[str]) -> list[str]:
+    """The modules that are neither public, private by name, nor listed as internal."""
+    def listed(name: str) -> bool:
+        return name in INTERNAL_MODULES or any(
+            name == p or name.startswith(p + ".") for p in INTERNAL_PACKAGES)
+
+    return [m for m in modules
+            if m not in PUBLIC_MODULES and not is_private(m) and not listed(m)]
+
+
+def test_every_module_is_public_private_by_name_or_listed():
+    bad = unlisted(all_modules())
+    assert not bad, ("modules that look public but are not listed in tests/test_public_api.py "
+                     f"(make them private, _name.py, or list them with a reason): {bad}")
+
+
+def test_the_rule_fails_on_a_module_nobody_listed():
+    assert unlisted(["perfkit", "perfkit.analysis.core._caps", "perfkit.ingest.wrk",
+                     "perfkit.newthing", "perfkit.newpkg.mod"]) == [
+        "perfkit.newthing", "perfkit.newpkg.mod"]
+
+
+def test_the_listed_modules_exist():
+    """A listed module or package that is gone is a stale entry."""
+    modules = set(all_modules())
+    stale = [m for m in [*INTERNAL_MODULES, *INTERNAL_PACKAGES, *PUBLIC_MODULES]
+             if m not in modules]
+    assert not stale, stale
+
+
+def test_the_public_names_resolve_and_none_is_private():
+    for module in sorted(PUBLIC_MODULES):
+        mod = importlib.import_module(module)
+        names = getattr(mod, "__all__", None)
+        if module in ("perfkit.plots.alt", "perfkit.plots.checks", "perfkit.plots.style"):
+            continue  # modules the plots namespace names; their functions are its surface
+        assert names, f"{module} has no __all__"
+        assert not [n for n in names if n.startswith("_") and n != "__version__"], module
+        for name in names:
+            assert getattr(mod, name) is not None, f"{module}.{name}"
+    assert sorted(perfkit.__all__) == sorted(set(perfkit.__all__))
+
+
+def test_the_analysis_namespaces_expose_only_what_other_packages_use():
+    """Each analysis feature subpackage's ``__all__`` is what its ``__init__`` imports: a name
+    is exported on purpose, and every exported name resolves."""
+    for sub in sorted(p.name for p in (PACKAGE / "analysis").iterdir()
+                      if (p / "__init__.py").is_file()):
+        mod = importlib.import_module(f"perfkit.analysis.{sub}")
+        assert mod.__all__, sub
+        for name in mod.__all__:
+            assert hasattr(mod, name), f"perfkit.analysis.{sub}.{name}"
