@@ -40,13 +40,6 @@ def at_least(value: int | None, low: int, option: str) -> int | None:
     return value
 
 
-def open_unit(value: float, option: str) -> float:
-    """A level or a power: a number in (0, 1)."""
-    if not 0.0 < value < 1.0:
-        raise UsageError(f"{option}: expected a number in (0, 1), found {_shown(value)}")
-    return value
-
-
 def percentile(value: float, option: str = "--percentile") -> float:
     """A percentile in (0, 100]: 99 for p99, 100 for the maximum."""
     if not 0.0 < value <= 100.0:

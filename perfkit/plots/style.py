@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import matplotlib as mpl
@@ -115,12 +115,6 @@ def series_style(i: int) -> dict:
     """Colour, line style and marker of the ``i``-th series."""
     return {"color": SERIES[i % len(SERIES)], "linestyle": LINESTYLES[i % len(LINESTYLES)],
             "marker": MARKERS[i % len(MARKERS)]}
-
-
-def series_styles(keys) -> Iterator[tuple[object, dict]]:
-    """``(key, style)`` for each key, in order."""
-    for i, key in enumerate(keys):
-        yield key, series_style(i)
 
 
 def styles_for(keys: Iterable[object], palette: Palette | Neutral | None = None) -> list[dict]:

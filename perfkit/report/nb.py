@@ -85,15 +85,6 @@ def format_number(value: float, digits: int = 3) -> str:
     return "" if pd.isna(value) else fmt_num(value, digits)
 
 
-def format_frame(frame: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
-    """A copy for display: floats to ``digits`` significant digits, missing shown as blank."""
-    out = frame.copy()
-    for col in out.columns:
-        if pd.api.types.is_float_dtype(out[col]):
-            out[col] = [format_number(v, digits) for v in out[col]]
-    return out
-
-
 @dataclasses.dataclass
 class Report(Files):
     """The output sink of one notebook (see the module docstring)."""

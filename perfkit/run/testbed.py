@@ -22,7 +22,6 @@ and their variables are described in :mod:`perfkit.run.profiles`.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import threading
 import time
@@ -343,9 +342,3 @@ class Testbed:
             thread.join()
             self.reload_count = record.count
 
-
-def remove_state_dir(state_dir: str) -> None:
-    """Delete a state directory whose testbed is down (used by tests and cleanup scripts)."""
-    tb = Testbed(state_dir)
-    tb.down()
-    shutil.rmtree(tb.state_dir, ignore_errors=True)

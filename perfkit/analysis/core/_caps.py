@@ -340,12 +340,6 @@ def _short(column: str) -> str:
     return column.removeprefix("latency_").removesuffix("_ms")
 
 
-def caps_hit(rows: RunSet, metric: Metric) -> tuple[float, ...]:
-    """The known caps whose artefact ``metric`` is over ``rows`` (:func:`cap_check`); none for a
-    metric that is not a latency."""
-    return cap_check(rows, metric).caps_ms
-
-
 def _the_caps(caps: Sequence[float]) -> str:
     """``"the 1000 ms cap"``, ``"the 1000 and 2000 ms caps"``."""
     names = " and ".join(f"{c:g}" for c in sorted(caps))

@@ -77,11 +77,6 @@ def notes_below(source: ComparisonTable | FactorialResult, shown) -> list[str]:
     return [n for n in dict.fromkeys(texts) if n not in said]
 
 
-def display_frame(table: ComparisonTable) -> pd.DataFrame:
-    """The comparison's table for the page (the CSV keeps every column)."""
-    return table.to_frame().drop(columns=["warnings"])
-
-
 def forest_rows(result: FactorialResult) -> pd.DataFrame:
     """The rows of the forest plot (:meth:`FactorialResult.plot_rows`: simple effects in place
     of the main effects of interacting factors, the interaction kept), labelled (``label``,
@@ -376,24 +371,3 @@ def simple_caption(result: FactorialResult) -> str:
     return (f"Simple effects on {result.metric.label}: each factor of a significant "
             "interaction at each level of the other")
 
-
-def forest_alt(result: FactorialResult) -> str:
-    rows = forest_rows(result)
-    sig = rows[rows["significant"].astype(bool)]
-    capped = sig["artefact"].astype(bool)
-    measured = sig[~capped].sort_values("size", ascending=False, kind="stable")
-    biggest = (f"; the largest measured one is {measured.iloc[0]['label']} "
-               f"(x{measured.iloc[0]['ratio']:.3g}) at {measured.iloc[0]['level']}"
-               if len(measured) else "")
-    artefacts = f" ({int(capped.sum())} of them artefacts of a timeout cap)" if capped.any() \
-        else ""
-    simple = int((rows["at"] != "").sum())
-    simple_text = f" ({simple} of them simple effects)" if simple else ""
-    return (f"Forest plot of {len(rows)} effects on {result.metric.label}{simple_text} as "
-            f"ratios on a log axis with {result.confidence:.0%} intervals; {len(sig)} are "
-            f"significant{artefacts}{biggest}.")
-
-
-def variation_alt(result: FactorialResult) -> str:
-    return (f"Stacked bars of the share of the variation of log {result.metric.name} explained "
-            f"by each term, one bar per {', '.join(result.per) or 'experiment'}.")

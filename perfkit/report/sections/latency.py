@@ -276,12 +276,6 @@ def spectrum_caption(spectrum: LatencyTable, where, confidence: float) -> str:
             f"({interval_text(spectrum.found())})")
 
 
-def spectrum_alt(spectrum: LatencyTable, where) -> str:
-    configs = ", ".join(spectrum.groups) or "none"
-    return (f"Latency percentile spectra on a log 1/(1-p) axis at {load_point(where)} for "
-            f"{configs}, each with its across-run interval band.")
-
-
 def intervals_figure(within: pd.DataFrame, table: LatencyTable, q: float, by, palette=None,
                      confidence: float = 0.95, where: Mapping[str, Any] | None = None):
     """Each run's value (the analysis' per-run value) with its within-run interval, over its

@@ -40,11 +40,6 @@ SMOOTH_S = 3
 SYSCTL_KEYS = ("net.core.somaxconn", "net.ipv4.ip_local_port_range", "fs.file-max", "ulimit -n")
 
 
-def _levels_text(series: pd.Series) -> str:
-    values = sorted({plain(v) for v in series.dropna()}, key=lambda v: (str(type(v)), v))
-    return ", ".join(map(str, values)) if values else ""
-
-
 def _aggregate_rows(exp: Experiment) -> pd.DataFrame:
     return exp.rows().frame
 
