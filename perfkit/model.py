@@ -18,6 +18,7 @@ from typing import Any
 
 from perfkit.consistency import consistency_warnings
 from perfkit.histogram import LatencyHistogram
+from perfkit.units import to_float
 
 #: where a run's latency numbers come from
 LATENCY_SOURCES = {
@@ -467,9 +468,6 @@ def validity_warnings(run: Run) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _num(value: Any) -> Any:
-    return math.nan if value is None else value
-
 
 def run_record(run: Run) -> dict[str, Any]:
     rec: dict[str, Any] = {
@@ -480,17 +478,17 @@ def run_record(run: Run) -> dict[str, Any]:
         "threads": run.threads,
         "connections": run.connections,
         "users": run.users,
-        "duration_s": _num(run.duration_s),
-        "target_rate_rps": _num(run.target_rate_rps),
+        "duration_s": to_float(run.duration_s),
+        "target_rate_rps": to_float(run.target_rate_rps),
         "requests": run.requests,
-        "throughput_rps": _num(run.throughput_rps),
-        "transfer_bytes_per_s": _num(run.transfer_bytes_per_s),
-        "latency_mean_ms": _num(run.latency_mean_ms),
-        "latency_stdev_ms": _num(run.latency_stdev_ms),
-        "latency_max_ms": _num(run.latency_max_ms),
+        "throughput_rps": to_float(run.throughput_rps),
+        "transfer_bytes_per_s": to_float(run.transfer_bytes_per_s),
+        "latency_mean_ms": to_float(run.latency_mean_ms),
+        "latency_stdev_ms": to_float(run.latency_stdev_ms),
+        "latency_max_ms": to_float(run.latency_max_ms),
     }
     for q in CONTRACT_PERCENTILES:
-        rec[percentile_column(q)] = _num(run.percentiles_ms.get(q))
+        rec[percentile_column(q)] = to_float(run.percentiles_ms.get(q))
     rec.update(
         errors_connect=run.errors_connect,
         errors_read=run.errors_read,
@@ -498,7 +496,7 @@ def run_record(run: Run) -> dict[str, Any]:
         errors_timeout=run.errors_timeout,
         non_2xx_3xx=run.non_2xx_3xx,
         failures=run.failures,
-        error_ratio=_num(run.error_ratio),
+        error_ratio=to_float(run.error_ratio),
         latency_source=run.latency_source,
         histogram_count=run.histogram_count,
         warnings=list(run.warnings),
@@ -508,10 +506,10 @@ def run_record(run: Run) -> dict[str, Any]:
         rec.setdefault(percentile_column(q), v)
     if run.tool == "wrk2":
         for q in UNCORRECTED_PERCENTILES:
-            rec[percentile_column(q, "uncorrected")] = _num(
+            rec[percentile_column(q, "uncorrected")] = to_float(
                 run.uncorrected_percentiles_ms.get(q))
     rec.update(
-        latency_min_ms=_num(run.latency_min_ms),
+        latency_min_ms=to_float(run.latency_min_ms),
         method=run.method,
         is_aggregate=run.is_aggregate,
         below_target=run.below_target,
@@ -526,7 +524,7 @@ def run_record(run: Run) -> dict[str, Any]:
     if run.counters_recorded:
         for name in SERVER_COLUMNS:  # counts as ints (None: missing), the ratio a float
             value = getattr(run, name)
-            rec[name] = _num(value) if name == "server_connections_per_request" else value
+            rec[name] = to_float(value) if name == "server_connections_per_request" else value
     for key, value in run.factors.items():
         if key not in rec:
             rec[key] = value

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from decimal import Decimal, InvalidOperation
+from typing import SupportsFloat
 
 # wrk's units.c: time in microseconds scaled by 1000, 1000, 60, 60.
 _TIME_TO_MS = {
@@ -101,14 +102,16 @@ def _split(text: str, units: dict[str, Decimal], what: str) -> Decimal | None:
         raise UnitError(what) from exc
 
 
-def _to_float(value: Decimal | None) -> float:
-    return math.nan if value is None else float(value)  # a huge number becomes inf
+def to_float(value: SupportsFloat | None) -> float:
+    """``value`` as a float, missing (None) as NaN: the one None -> NaN conversion of perfkit
+    (a huge Decimal becomes inf)."""
+    return math.nan if value is None else float(value)
 
 
 def time_ms(text: str) -> float:
     """``'574.78us'`` -> 0.57478, ``'10.15s'`` -> 10150.0; suffixes us, ms, s, m, h."""
     fast = _fast(text, _FAST_TIME_MS)
-    return fast if fast is not None else _to_float(_split(text, _TIME_TO_MS, "a time"))
+    return fast if fast is not None else to_float(_split(text, _TIME_TO_MS, "a time"))
 
 
 #: wrk2's first releases printed the calibration line as ``mean lat.: 9747 usec, rate sampling
@@ -120,7 +123,7 @@ def calibration_ms(text: str) -> float:
     """A wrk2 calibration time: :func:`time_ms`, plus the early spellings ``'9747 usec'`` and
     ``'21 msec'`` (a space before the unit)."""
     fast = _fast(text, _FAST_TIME_MS)
-    return fast if fast is not None else _to_float(_split(text, _EARLY_WRK2_TO_MS, "a time"))
+    return fast if fast is not None else to_float(_split(text, _EARLY_WRK2_TO_MS, "a time"))
 
 
 def duration_s(text: str) -> float:
@@ -129,19 +132,19 @@ def duration_s(text: str) -> float:
     if fast is not None:
         return fast
     value = _split(text, _TIME_TO_MS, "a duration")
-    return _to_float(None if value is None else value / 1000)
+    return to_float(None if value is None else value / 1000)
 
 
 def count(text: str) -> float:
     """``'19.63k'`` -> 19630.0, ``'158.13'`` -> 158.13; metric suffixes k, M, G, T (base 1000)."""
     fast = _fast(text, _FAST_METRIC)
-    return fast if fast is not None else _to_float(_split(text, _METRIC, "a count"))
+    return fast if fast is not None else to_float(_split(text, _METRIC, "a count"))
 
 
 def bytes_(text: str) -> float:
     """``'480.36MB'`` -> 480.36 * 1024**2; suffixes B, KB, MB, GB, TB (base 1024, as wrk)."""
     fast = _fast(text, _FAST_BINARY)
-    return fast if fast is not None else _to_float(_split(text, _BINARY, "a byte count"))
+    return fast if fast is not None else to_float(_split(text, _BINARY, "a byte count"))
 
 
 def percent(text: str) -> float:
@@ -149,13 +152,13 @@ def percent(text: str) -> float:
     s = text.strip(_SPACES)
     if not s.endswith("%"):
         raise UnitError("a percentage ending in '%'")
-    return _to_float(_split(s[:-1], {"": Decimal(1)}, "a percentage"))
+    return to_float(_split(s[:-1], {"": Decimal(1)}, "a percentage"))
 
 
 def number(text: str) -> float:
     """A plain decimal number; ``-nan`` -> nan."""
     fast = _fast(text, _FAST_PLAIN)
-    return fast if fast is not None else _to_float(_split(text, {"": Decimal(1)}, "a number"))
+    return fast if fast is not None else to_float(_split(text, {"": Decimal(1)}, "a number"))
 
 
 def parse_duration_arg(text: str) -> float:

@@ -25,6 +25,7 @@ import numpy as np
 from perfkit.histogram import LAYOUT, LatencyHistogram
 from perfkit.model import Run
 from perfkit.stats.bootstrap import percentiles_us, trimmed_cumulative
+from perfkit.units import to_float
 
 #: fewer requests than this beyond a run's percentile make it one of the run's slowest few
 MIN_TAIL_REQUESTS = 10
@@ -71,7 +72,7 @@ def per_run(items: Sequence[Any] | np.ndarray, q: float) -> PerRun:
         elif isinstance(item, LatencyHistogram):  # empty
             values[i] = math.nan
         elif not isinstance(item, Run):
-            values[i] = math.nan if item is None else float(item)
+            values[i] = to_float(item)
         if isinstance(item, Run):
             printed = item.percentiles_ms.get(q)
             if printed is not None:  # the tool's own value (see run_value_ms)

@@ -56,6 +56,7 @@ import numpy as np
 
 from perfkit.stats import edivisive
 from perfkit.stats.comparison import compare
+from perfkit.units import to_float
 from perfkit.vocabulary import ChangeSupport
 
 CI_UNITS = ("label", "run")
@@ -386,7 +387,7 @@ def _clean(values, labels) -> tuple[list[str], list[np.ndarray], list[str]]:
     for name, item in zip(labels, values, strict=True):
         raw = np.ravel(np.asarray([item] if np.isscalar(item) or item is None else item,
                                   dtype=object))
-        v = np.array([math.nan if x is None else float(x) for x in raw], dtype=np.float64)
+        v = np.array([to_float(x) for x in raw], dtype=np.float64)
         if (v[np.isfinite(v)] <= 0).any():
             raise ValueError(f"label {name!s}: per-run values must be > 0 (changes are ratios)")
         keep = v[np.isfinite(v)]

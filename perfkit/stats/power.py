@@ -33,6 +33,7 @@ import numpy as np
 
 from perfkit.stats import powersim
 from perfkit.stats.mannwhitney import min_attainable_p, runs_to_reach_alpha
+from perfkit.units import to_float
 
 #: simulated experiments per answer: the Monte Carlo error of a power near 0.8 is 0.006
 DEFAULT_SIMULATIONS = 4000
@@ -364,7 +365,7 @@ def _spread(base: Values, new: Values, log_sd: float | None, log_sd_df: float | 
 
 def _finite(values, label: str, warnings: list[str]) -> np.ndarray:
     raw = np.ravel(np.asarray(values, dtype=object))
-    v = np.array([math.nan if x is None else float(x) for x in raw], dtype=np.float64)
+    v = np.array([to_float(x) for x in raw], dtype=np.float64)
     keep = np.isfinite(v)
     if (v[keep] <= 0).any():
         raise ValueError(f"{label}: per-run values must be > 0 (the effect is a ratio)")

@@ -70,6 +70,7 @@ from perfkit.stats import adjust_pvalues, compare
 from perfkit.stats.comparison import Comparison
 from perfkit.stats.mannwhitney import runs_to_reach_alpha
 from perfkit.stats.power import MinDetectable, min_detectable_ratio
+from perfkit.units import to_float
 from perfkit.vocabulary import RunStatus, Verdict
 
 BETTER, WORSE, NO_CHANGE, NOT_TESTABLE, NO_DATA = (Verdict.BETTER, Verdict.WORSE,
@@ -332,8 +333,7 @@ def _one(stalls: tuple[StallChange, ...], name: str) -> float:
 
 
 def _mde(mde: MinDetectable | None, name: str) -> float:
-    value = getattr(mde, name) if mde is not None else None
-    return math.nan if value is None else float(value)
+    return to_float(getattr(mde, name) if mde is not None else None)
 
 
 @dataclasses.dataclass(frozen=True)

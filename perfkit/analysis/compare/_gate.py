@@ -62,7 +62,7 @@ from perfkit.analysis.core import Metric, RunSet
 from perfkit.errors import UsageError
 from perfkit.formatting import pct_change, plain
 from perfkit.stats.power import RunsNeeded, runs_needed
-from perfkit.units import UnitError, fraction
+from perfkit.units import UnitError, fraction, to_float
 from perfkit.vocabulary import GateOutcome, GateStatus
 
 PASS, REGRESSION, INCONCLUSIVE, ERROR = (GateStatus.PASS, GateStatus.REGRESSION,
@@ -207,8 +207,7 @@ def plain_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _mde(row: ComparisonRow, name: str) -> float:
-    value = getattr(row.mde, name, None) if row.mde is not None else None
-    return math.nan if value is None else float(value)
+    return to_float(getattr(row.mde, name, None) if row.mde is not None else None)
 
 
 def gate_runs(base: RunSet, new: RunSet, metrics: Sequence[Metric], max_regression: float,

@@ -38,6 +38,7 @@ from perfkit.formatting import plain
 from perfkit.stats import compare
 from perfkit.stats import power as pw
 from perfkit.stats.power import RunsNeeded as RunsNeeded
+from perfkit.units import to_float
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,8 +94,8 @@ class PowerPlan:
                 "runs_per_arm_observed": (r.needed_observed.runs_per_arm
                                           if r.needed_observed is not None else None),
                 "noether_runs_per_arm": r.needed.noether_runs_per_arm,
-                "power_now": r.power_now.power, "mde_ratio_high": _none(r.current.ratio_high),
-                "mde_ratio_low": _none(r.current.ratio_low),
+                "power_now": r.power_now.power, "mde_ratio_high": to_float(r.current.ratio_high),
+                "mde_ratio_low": to_float(r.current.ratio_low),
                 "alpha_adjusted": r.needed.alpha_adjusted,
                 "warnings": "; ".join(r.warnings),
             })
@@ -108,9 +109,6 @@ class PowerPlan:
                 "alpha": self.alpha, "power": self.power, "family": self.family,
                 "method": self.describe(), "warnings": list(self.warnings), "rows": rows}
 
-
-def _none(value: float | None) -> float:
-    return math.nan if value is None else float(value)
 
 
 def plan_runs(sides: Sequence[RunSet], metric: Metric, detect: float, *, alpha: float = 0.05,

@@ -73,6 +73,7 @@ from perfkit.analysis.core._experiment import LOAD_COLUMNS, NOT_FACTORS, Experim
 from perfkit.analysis.core._mechanism import stall_evidence
 from perfkit.analysis.core._metrics import Metric, metric, percentile_of
 from perfkit.model import SATURATION_RATIO, Run, percentile_column
+from perfkit.units import to_float
 from perfkit.vocabulary import FAILED_STATUSES, RunStatus
 
 OK, FAILED, SATURATED, SHORT = (RunStatus.OK, RunStatus.FAILED, RunStatus.SATURATED,
@@ -190,7 +191,7 @@ def _value(run: Run, metric: Metric) -> float:
     if q is not None:
         found = (run.uncorrected_percentiles_ms if metric.name.startswith(
             "latency_uncorrected_") else run.percentiles_ms).get(q)
-        return math.nan if found is None else float(found)
+        return to_float(found)
     value = getattr(run, metric.name, None)
     return float(value) if isinstance(value, int | float) else math.nan
 

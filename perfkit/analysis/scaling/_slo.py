@@ -38,6 +38,7 @@ from perfkit.formatting import fmt_num, level_text
 from perfkit.model import percentile_column
 from perfkit.stats.acrossruns import FEW_RUNS_METHOD, interval_text, value_text
 from perfkit.stats.slo import RateVerdict, SLOBracket, slo_bracket
+from perfkit.units import to_float
 from perfkit.vocabulary import BracketVerdict, SloVerdict
 
 
@@ -113,8 +114,8 @@ class SloBracket:
     def to_record(self) -> dict[str, Any]:
         rec: dict[str, Any] = dict(zip(self.by, self.key, strict=True))
         rec.update({"n_runs": self.n_runs,
-                    "last_pass_rps": _none_nan(self.bracket.last_pass_rps),
-                    "first_fail_rps": _none_nan(self.bracket.first_fail_rps),
+                    "last_pass_rps": to_float(self.bracket.last_pass_rps),
+                    "first_fail_rps": to_float(self.bracket.first_fail_rps),
                     "monotone": self.bracket.monotone,
                     "warnings": "; ".join(self.bracket.warnings)})
         return rec
@@ -137,9 +138,6 @@ class SloBracket:
             out.append(rec)
         return out
 
-
-def _none_nan(value: float | None) -> float:
-    return math.nan if value is None else float(value)
 
 
 @dataclasses.dataclass(frozen=True)
