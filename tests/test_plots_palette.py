@@ -42,9 +42,8 @@ def test_palette_sorts_numbers_inside_labels_by_value():
 def test_palette_keeps_black_grey_and_yellow_out_of_series():
     pal = plots.Palette.for_labels([f"config {i}" for i in range(48)])
     colours = {pal.color(lbl).upper() for lbl in pal.labels}
-    okabe_ito = {c.upper() for c in style.OKABE_ITO.values()}
-    assert colours <= okabe_ito
-    assert not colours & {"#000000", "#F0E442", style.GREY.upper()}
+    assert colours == {c.upper() for c in style.PALETTE_COLORS}  # Okabe-Ito, then Tol's muted
+    assert not colours & {"#000000", "#F0E442", style.GREY.upper(), *style.NEUTRAL_COLORS}
     assert pal.reference == style.GREY and pal.threshold == "#000000"
 
 

@@ -17,12 +17,17 @@ The rule a reader can follow (the notebooks repeat it where colours first appear
    load levels, corrected vs uncorrected latency take :class:`Neutral` looks (black and greys
    told apart by marker, line style and hatch); reference lines are :data:`GREY` and
    thresholds :data:`THRESHOLD` (black, dashed). None ever takes a configuration colour.
-5. Colours are Okabe-Ito (Okabe & Ito 2008, colour-blind safe), :data:`PALETTE_COLORS` in a
-   fixed order: the first six configurations of a report each get their own colour; from the
-   seventh on colours repeat with another marker and line style.
+5. Colours are :data:`PALETTE_COLORS` in a fixed order: Okabe-Ito's six line colours (Okabe &
+   Ito 2008), then Paul Tol's nine "muted" ones (Tol 2021, "Colour schemes", SRON/EPS/TN/09-002:
+   both colour-blind safe): the first fifteen configurations of a report each get their own
+   colour; from the sixteenth on colours repeat with another marker and line style.
 6. The configuration named :data:`BASELINE` (``default``, nginx as installed) takes the first
-   colour in every report, whatever the report showed first, so that two reports (the demo
-   and the seeds) draw it alike; the others take the next colours in the order they appear.
+   colour in every report, whatever the report showed first; the others take the next colours
+   in the order they appear, unless the report's parameter folder has a ``palette.yaml``
+   (``configurations: [default, buffered-log, ...]``) that fixes their order, so that the
+   reports built from one folder of parameter files (the demo and the seeds) give a
+   configuration the same colour and no colour to two configurations
+   (:func:`perfkit.report.build.seed_palette`).
 """
 
 from __future__ import annotations
@@ -46,8 +51,11 @@ SERIES = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#00
 LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 2)), "-")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 #: colours of configurations: Okabe-Ito without black (kept for thresholds and neutral
-#: series) and yellow (too faint for lines and markers on white), neighbours differing most
-PALETTE_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9", "#E69F00")
+#: series) and yellow (too faint for lines and markers on white), neighbours differing most,
+#: then Paul Tol's "muted" scheme (rose, indigo, sand, green, cyan, wine, teal, olive, purple)
+PALETTE_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9", "#E69F00",
+                  "#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE", "#882255", "#44AA99",
+                  "#999933", "#AA4499")
 #: neutral elements: reference lines, grids
 GREY = "#666666"
 #: a threshold (SLO) line: black and dashed, so it is never mistaken for a series
@@ -107,7 +115,7 @@ class Palette:
     = anything else).
 
     ``labels`` are the configurations in colour order (configuration ``i`` takes
-    ``PALETTE_COLORS[i mod 6]``), ``loads`` the load levels in marker order (``"connections=16"``;
+    ``PALETTE_COLORS[i mod 15]``), ``loads`` the load levels in marker order (``"connections=16"``;
     a level's marker is its rank among the levels of its column), ``parts`` the legend labels
     that join a configuration and a load level, each as ``(label, configuration, load)``.
 
@@ -218,10 +226,15 @@ class Palette:
         out.update({lbl: self.color(lbl) for lbl, _, _ in self.parts})
         return out
 
+    def colours(self) -> dict[str, str]:
+        """``configuration -> colour``, in colour order."""
+        return {c: self.color(c) for c in sorted(self.labels, key=self.slot)}
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (``palette.json``)."""
+        """JSON-ready form (``palette.json``), with each configuration's colour."""
         return {"configurations": list(self.labels), "loads": list(self.loads),
-                "labels": {lbl: [c, x] for lbl, c, x in self.parts}}
+                "labels": {lbl: [c, x] for lbl, c, x in self.parts},
+                "colours": self.colours()}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Palette:

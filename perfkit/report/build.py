@@ -233,6 +233,35 @@ def _export(execution: Execution, out_dir: Path, common: Mapping[str, int], page
     return execution, entry
 
 
+#: the file beside a report's parameter file that fixes the order of the configurations'
+#: colours (:mod:`perfkit.plots.palette`, rule 6)
+PALETTE_FILE = "palette.yaml"
+
+
+def seed_palette(params: ReportParams, out_dir: Path) -> None:
+    """Start the report's ``palette.json`` afresh (a previous build's would give its colours to
+    this one): from :data:`PALETTE_FILE` beside the parameter file when there is one
+    (``configurations:``, a list of names, in colour order), else empty."""
+    import json
+
+    from perfkit._fsutil import write_bytes_atomic
+    from perfkit.plots.style import Palette
+    from perfkit.store import yamlread
+
+    target = out_dir / "palette.json"
+    source = params.path.parent / PALETTE_FILE
+    if not source.is_file():
+        target.unlink(missing_ok=True)
+        return
+    data = yamlread.load(source.read_bytes())
+    names = data.get("configurations") if isinstance(data, dict) else None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names) \
+            or len(set(names)) != len(names):
+        raise PerfkitError(f"{source}: expected 'configurations:' with a list of distinct "
+                           f"names, found {type(names).__name__ if names is None else names!r}")
+    write_bytes_atomic(target, json.dumps(Palette(tuple(names)).to_dict()).encode("utf-8"))
+
+
 def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = None,
                  kernel_name: str = "python3", workers: int | None = None) -> ReportResult:
     """Execute every notebook of ``params`` into ``out_dir`` and write the index.
@@ -250,6 +279,7 @@ def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = No
     bar = tqdm(total=len(runs), desc="report", unit="notebook", file=stream, disable=not show,
                leave=True)
     warm_stores(params)
+    seed_palette(params, out_dir)
     for run in runs:
         _clear_previous(out_dir, run.name)
     order.begin(out_dir, [run.name for run in runs])
