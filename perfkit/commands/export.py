@@ -18,7 +18,8 @@ the Aggregated row marked), the columns of `perfkit parse --format csv`: units i
 
 The format follows the file name:
   .parquet  Apache Parquet (DuckDB, Polars, pandas, Spark read it); warnings as a list column
-  .csv      CSV; warnings joined with " | "
+  .csv      CSV; warnings joined with " | "; a name that begins with = + - @, a tab or a
+            CR begins with ' so a spreadsheet reads it as text (Parquet keeps it as it is)
 
 The file is written atomically (a temporary file renamed into place). A malformed input file
 is reported as PATH:LINE: expected ...; the other runs are still written and the exit status

@@ -22,7 +22,8 @@ one record per run; for Locust one per endpoint, plus its Aggregated row (is_agg
 
 Formats:
   table  a readable summary of the main columns (default)
-  csv    every column, one row per record (contract columns first)
+  csv    every column, one row per record (contract columns first); a name that begins
+         with = + - @, a tab or a CR begins with ' so a spreadsheet reads it as text
   json   JSON Lines: one object per record, NaN written as null
 
 Columns carry their unit (latency_p99_ms, throughput_rps, transfer_bytes_per_s). A number the
