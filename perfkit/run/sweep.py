@@ -31,9 +31,10 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from perfkit._fsutil import flock
 from perfkit.errors import PerfkitError
+from perfkit.formatting import Progress, duration_text
 from perfkit.run import plan as ex
 from perfkit.run.procs import StateFile, kill_stale
-from perfkit.run.runner import TMP_PREFIX, execute, make_bar, utc_now, write_json
+from perfkit.run.runner import TMP_PREFIX, execute, progress_disabled, utc_now, write_json
 from perfkit.run.server import ServerContext
 from perfkit.run.spec import RunSpec
 from perfkit.store.design import DESIGN_NAME, write_design
@@ -233,24 +234,28 @@ class Sweep:
             pending = [r for r in self.plan["runs"] if r["run_id"] not in done]
             statuses: dict[str, int] = {}
             total = len(self.plan["runs"])
-            bar = make_bar(self.err, self.progress, total=total, initial=len(done),
-                           desc=self.spec["name"], unit="run", dynamic_ncols=True)
+            progress = Progress(self.err if self.progress else None,
+                                f"sweep {self.spec['name']}", total, done=len(done),
+                                bar=not progress_disabled(self.err))
+            progress.say(f"sweep {self.spec['name']}: {len(pending)} of {total} runs to do "
+                         f"({len(done)} done before), about "
+                         f"{duration_text(estimate_s(self, len(pending)))}")
             state = StateFile(self.meta / "procs.json")
             try:
                 for i, entry in enumerate(pending):
+                    started = time.monotonic()
                     try:
                         outcome = self._run_one(cast(dict, entry), state)
                     except KeyboardInterrupt:
                         self._abort(entry["run_id"])
                         raise
                     statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
-                    bar.update(1)
-                    bar.set_postfix_str(f"{entry['run_id']} {outcome.status}")
                     self.event("after-run", entry["seq"], status=outcome.status)
+                    progress.step(entry["run_id"], outcome.status, time.monotonic() - started)
                     if self.spec["pause_s"] and i + 1 < len(pending):
                         time.sleep(self.spec["pause_s"])
             finally:
-                bar.close()
+                progress.close()
                 self._stop_testbed()
         return SweepResult(self.dir, total, len(done), sum(statuses.values()), statuses,
                            self.restarts, moved, killed, time.monotonic() - t0)
@@ -391,8 +396,9 @@ def _profile_check():
     return parse_profile
 
 
-def estimate_s(sweep: Sweep) -> float:
-    """Rough wall time of the whole plan: runs, warm-ups, pauses and testbed restarts."""
+def estimate_s(sweep: Sweep, runs: int | None = None) -> float:
+    """Rough wall time of the whole plan: runs, warm-ups, pauses and testbed restarts (of
+    ``runs`` of its runs, in proportion, when given)."""
     s = sweep.spec
     overhead = _RUN_OVERHEAD_S[s["tool"]]
 
@@ -407,4 +413,6 @@ def estimate_s(sweep: Sweep) -> float:
             total += s["warmup"]["seconds"] + ramp(run["load"]) + overhead
     if s["warmup"]["kind"] == "runs":
         total += s["repetitions"] * s["warmup"]["runs"] * (s["duration_s"] + overhead)
-    return total + ex.restarts_in(sweep.plan, s["restart"]) * _RESTART_S
+    total += ex.restarts_in(sweep.plan, s["restart"]) * _RESTART_S
+    planned = len(sweep.plan["runs"])
+    return total if runs is None or not planned else total * runs / planned
