@@ -14,6 +14,7 @@ from _cli_helpers import hostile_names
 
 from perfkit.safetext import FORMULA_STARTS, csv_cell, csv_frame, csv_lines, terminal, xml_text
 
+
 def test_the_fixture_holds_every_start_a_spreadsheet_runs_and_the_control_characters():
     names = hostile_names()
     assert {n[0] for n in names} >= set(FORMULA_STARTS)

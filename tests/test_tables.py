@@ -166,7 +166,6 @@ def test_markdown_keeps_its_columns_for_every_name():
     import html
 
     import mistune
-
     from _cli_helpers import hostile_names
 
     text = _hostile_tables("markdown")
