@@ -88,13 +88,6 @@ class Progress:
         if self.bar is not None:
             self.bar.set_postfix_str(text)
 
-    def say(self, text: str) -> None:
-        """A line of its own (above the bar on a terminal)."""
-        if self.bar is not None:
-            self.bar.write(text, file=self.stream)
-        elif self.stream is not None:
-            print(text, file=self.stream, flush=True)
-
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()

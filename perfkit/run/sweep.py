@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from perfkit._fsutil import flock
 from perfkit.errors import PerfkitError
-from perfkit.formatting import Progress, duration_text
+from perfkit.formatting import Progress
 from perfkit.run import plan as ex
 from perfkit.run.procs import StateFile, kill_stale
 from perfkit.run.runner import TMP_PREFIX, execute, progress_disabled, utc_now, write_json
@@ -237,9 +237,6 @@ class Sweep:
             progress = Progress(self.err if self.progress else None,
                                 f"sweep {self.spec['name']}", total, done=len(done),
                                 bar=not progress_disabled(self.err))
-            progress.say(f"sweep {self.spec['name']}: {len(pending)} of {total} runs to do "
-                         f"({len(done)} done before), about "
-                         f"{duration_text(estimate_s(self, len(pending)))}")
             state = StateFile(self.meta / "procs.json")
             try:
                 for i, entry in enumerate(pending):
@@ -396,9 +393,8 @@ def _profile_check():
     return parse_profile
 
 
-def estimate_s(sweep: Sweep, runs: int | None = None) -> float:
-    """Rough wall time of the whole plan: runs, warm-ups, pauses and testbed restarts (of
-    ``runs`` of its runs, in proportion, when given)."""
+def estimate_s(sweep: Sweep) -> float:
+    """Rough wall time of the whole plan: runs, warm-ups, pauses and testbed restarts."""
     s = sweep.spec
     overhead = _RUN_OVERHEAD_S[s["tool"]]
 
@@ -413,6 +409,4 @@ def estimate_s(sweep: Sweep, runs: int | None = None) -> float:
             total += s["warmup"]["seconds"] + ramp(run["load"]) + overhead
     if s["warmup"]["kind"] == "runs":
         total += s["repetitions"] * s["warmup"]["runs"] * (s["duration_s"] + overhead)
-    total += ex.restarts_in(sweep.plan, s["restart"]) * _RESTART_S
-    planned = len(sweep.plan["runs"])
-    return total if runs is None or not planned else total * runs / planned
+    return total + ex.restarts_in(sweep.plan, s["restart"]) * _RESTART_S
