@@ -146,13 +146,14 @@ def fsync_dir(path: str | os.PathLike) -> None:
 
 @contextlib.contextmanager
 def flock(path: str | os.PathLike, *, blocking: bool = True,
-          mode: int = FILE_MODE) -> Iterator[None]:
-    """Hold an exclusive lock on the file ``path`` (created when missing) while in the block.
+          mode: int | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (created when missing, with the user's
+    umask unless ``mode`` is given) while in the block.
 
     Raises BlockingIOError at once when ``blocking`` is False and another process holds it."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, mode)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, _NEW_FILE_MODE if mode is None else mode)
     try:
-        if os.fstat(fd).st_uid == os.geteuid():
+        if mode is not None and os.fstat(fd).st_uid == os.geteuid():
             os.fchmod(fd, mode)
         fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
         yield
