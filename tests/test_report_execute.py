@@ -5,6 +5,7 @@ KeyboardInterrupt caught in kernel`` on the terminal of ``make demo``)."""
 from __future__ import annotations
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from perfkit.report.execute import execute_notebook
@@ -22,6 +23,7 @@ kernel.post_handler_hook = keep_handler
 """
 
 
+@pytest.mark.slow  # a kernel starts: a few seconds
 def test_the_kernel_of_a_notebook_that_ran_is_never_interrupted(tmp_path):
     marker = tmp_path / "interrupted"
     nb = new_notebook()
