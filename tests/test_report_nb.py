@@ -53,10 +53,34 @@ def test_papermill_text_for_a_list_parameter_becomes_the_list(monkeypatch):
     # nb.setup sets PERFKIT_NO_PROGRESS=1 for the notebook's process: restored after the test
     monkeypatch.delenv("PERFKIT_NO_PROGRESS", raising=False)
     notebook = REPO / "notebooks" / "tuning-effects.ipynb"
-    assert nbparams.list_parameters(notebook) == ["factors", "metrics", "aa_metrics"]
+    assert [n for n, p in nbparams.declared(notebook).items() if p.type_name == "list[str]"] \
+        == ["factors", "metrics", "aa_metrics"]
     namespace = {"nb": nb, "metrics": "throughput_rps", "factors": "keepalive, cache",
                  "aa_metrics": ["latency_p99_ms"]}
     exec('report = nb.setup("tuning-effects", "")', namespace)  # noqa: S102 - as the notebook
     assert namespace["metrics"] == ["throughput_rps"]
     assert namespace["factors"] == ["keepalive", "cache"]
     assert namespace["aa_metrics"] == ["latency_p99_ms"]
+
+
+def test_a_report_table_neutralises_names_as_the_cli_csv_does(tmp_path, monkeypatch):
+    # real Locust runs whose request names and arm levels begin with = + - @ (a spreadsheet
+    # would run them): the report's tables/*.csv and `--format csv` write the same text
+    import _cli_helpers as cli
+
+    import perfkit
+
+    monkeypatch.setattr(nb, "_display", lambda data, meta=None: None)
+    exp = perfkit.load_experiment(cli.HOSTILE)
+    base, new = (exp.rows({"arm": level}, per_endpoint=True, label=sel)
+                 for level, sel in zip(("=1+1", "-2\x1b]0;pwned\x07"), cli.HOSTILE_ARMS,
+                                       strict=True))
+    table = perfkit.compare_runs(base, new, perfkit.metric("latency_p50_ms"), by=["endpoint"],
+                                 exclude=["arm"])
+    nb.Report("tuning-effects", tmp_path).table(table.to_frame(), "hostile")
+    written = (tmp_path / "tables" / "tuning-effects-hostile.csv").read_bytes().decode()
+    code, out, _ = cli.run_cli("compare", *cli.HOSTILE_ARMS, "--by", "endpoint", "--metric",
+                               "latency_p50_ms", "--format", "csv")
+    assert code == 0 and written == out
+    assert cli.formula_cells(written) == []
+    assert "'=HYPERLINK(\"\"http://example.invalid/\"\",\"\"click\"\")" in written

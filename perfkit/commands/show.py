@@ -15,7 +15,8 @@ HELP = """\
 Print a readable summary of each run found under the paths: what was run, the load achieved,
 the latency percentiles the tool printed (and the uncorrected ones for wrk2 -U), errors, and
 every warning a reader must know before trusting the numbers (error ratio, closed-loop
-latency, Locust's rounding, wrk2 saturation, a histogram covering part of the run).
+latency, Locust's rounding, wrk2 saturation, a histogram covering part of the run). Control
+characters in names (ESC, BEL, tabs, line breaks) are printed as escapes (\x1b), never obeyed.
 
 examples:
   perfkit show run.stdout
@@ -65,6 +66,7 @@ def summary(r: Run) -> str:
     """The multi-line text ``perfkit show`` prints for one run."""
     from perfkit.formatting import fmt_num, is_missing
     from perfkit.model import LATENCY_SOURCES
+    from perfkit.safetext import terminal
 
     lines = [r.source + (f"  [{r.endpoint}]" if r.endpoint else "")]
     ident = [r.tool + (f" ({r.tool_version})" if r.tool_version else "")]
@@ -118,4 +120,5 @@ def summary(r: Run) -> str:
     if warnings:
         lines.append("  warnings:")
         lines.extend(f"    {i}. {w}" for i, w in enumerate(warnings, 1))
-    return "\n".join(lines) + "\n"
+    # a name (a Locust request, a factor level, a path) is shown, never obeyed by the terminal
+    return "\n".join(terminal(line) for line in lines) + "\n"
