@@ -55,6 +55,7 @@ INTERNAL_MODULES = {
     "perfkit.histogram": "LatencyHistogram (public through perfkit)",
     "perfkit.model": "the Run record (public through perfkit)",
     "perfkit.paths": "where data, notebooks and params live",
+    "perfkit.safetext": "text made safe for CSV, XML, LaTeX, Markdown and terminals",
     "perfkit.units": "the one parser of numbers with units",
     "perfkit.vocabulary": "every verdict and status word (public through perfkit)",
 }
