@@ -3,9 +3,9 @@
 The loader calls :func:`parse_files` once per directory with every Locust file in it. Files are
 grouped by prefix (``PREFIX_stats.csv``, ``PREFIX_stats_history.csv``, ``PREFIX_failures.csv``,
 ``PREFIX_exceptions.csv``; Locust 0.8-0.13.2's ``PREFIX_requests.csv`` and
-``PREFIX_distribution.csv``, whose percentiles join the requests' rows by name); the ``--json`` output (``run.stdout``, ``stdout.txt`` or
-``PREFIX.json``) joins the group of the same prefix, or the only group when the directory holds
-one run.
+``PREFIX_distribution.csv``, whose percentiles join the requests' rows by name); the ``--json``
+output (``run.stdout``, ``stdout.txt`` or ``PREFIX.json``) joins the group of the same prefix,
+or the only group when the directory holds one run.
 
 Which numbers win: the ``--json`` totals. Locust rewrites its CSVs every second, so the last
 ``_stats.csv`` can miss the final second of the run (``clean_u20``: 11300 requests in the CSV,
@@ -84,9 +84,10 @@ def parse_files(files: Sequence[tuple[str, str, str]], unread: Sequence[str] = (
     """Runs from the Locust files of one directory: ``[(kind, path, text), ...]``.
 
     ``kind`` is the sniffed kind (``locust_json``, ``locust_stats``, ``locust_distribution``,
-    ``locust_history``, ``locust_failures``, ``locust_exceptions``). Each group of files gives one run per request
-    name plus the Aggregated run, from the ``--json`` output when present, else from
-    ``_stats.csv``; a lone history CSV gives runs from its last rows. Malformed input raises
+    ``locust_history``, ``locust_failures``, ``locust_exceptions``). Each group of files gives
+    one run per request name plus the Aggregated run, from the ``--json`` output when present,
+    else from ``_stats.csv`` (with a ``_distribution.csv``'s percentiles); a lone history or
+    distribution CSV gives runs from its rows. Malformed input raises
     :class:`~perfkit.errors.ParseError`.
 
     ``unread``: the directory's other files. One named as a file of a group (``PREFIX_stats.csv``
@@ -103,7 +104,7 @@ def parse_files(files: Sequence[tuple[str, str, str]], unread: Sequence[str] = (
 
 def _refuse_unread(groups: list[dict[str, tuple[str, str]]], unread: Sequence[str]) -> None:
     """A ParseError for the first of ``unread`` named as a Locust CSV of one of ``groups``."""
-    prefixes = {}
+    prefixes: dict[str, str] = {}
     for group in groups:
         for kind, (path, _) in group.items():
             prefixes.setdefault(_prefix(kind, path), path)

@@ -23,8 +23,8 @@ so rows are located through the reader's ``line_num``, not by counting rows.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from perfkit.errors import ParseError
