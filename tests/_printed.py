@@ -139,7 +139,7 @@ def _rows(path) -> list[dict]:
     lines = [(n, line.rstrip("\r")) for n, line in enumerate(text.split("\n"), start=1)]
     records = [(n, next(csv.reader([line]))) for n, line in lines if line]
     header = [h.strip() for h in records[0][1]]
-    return [dict(zip(header, row)) | {"#line": n} for n, row in records[1:]]
+    return [dict(zip(header, row, strict=True)) | {"#line": n} for n, row in records[1:]]
 
 
 def _cell(row: dict, names: tuple[str, ...]):
@@ -169,7 +169,9 @@ def locust_printed(folder) -> dict:
     the aggregate (the last stats row named Aggregated or Total, without a method) under
     ``"aggregate"``; a run's history rows under ``"history"`` by line."""
     from pathlib import Path
-    files = {p: _rows(p) for p in sorted(Path(folder).glob("*.csv"))}
+    # the stats, requests, distribution and history files (failures and exceptions are text)
+    files = {p: _rows(p) for p in sorted(Path(folder).glob("*.csv"))
+             if not p.name.endswith(("_failures.csv", "_exceptions.csv"))}
     stats = next((rows for p, rows in files.items() if rows and any(
         n in rows[0] for n in ("Request Count", "# requests")) and any(
         n in rows[0] for n in ("Failure Count", "# failures"))), None)
