@@ -34,8 +34,9 @@ TOOLS = ("wrk", "wrk2", "locust", "hlog")
 
 
 def judge(source: dict) -> str:
-    import perfkit
     from _printed import differences, locust_differences
+
+    import perfkit
     from perfkit.errors import PerfkitError
 
     path = ROOT / source["file"]
