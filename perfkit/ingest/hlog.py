@@ -40,6 +40,7 @@ equivalent value.
 from __future__ import annotations
 
 import re
+import zlib
 from datetime import UTC, datetime
 
 import numpy as np
@@ -78,7 +79,7 @@ MAX_TIMESTAMP_S = 253_402_300_799.0
 #: what decoding a payload can raise (hdrh's V2 decoder, perfkit's V0/V1 one)
 _DECODE_ERRORS = (CodecError, HdrCookieException, HdrLengthException,
                   HdrHistogramSettingsException, ValueError, TypeError, RuntimeError,
-                  IndexError, OverflowError)
+                  IndexError, OverflowError, zlib.error)
 _LEGEND = '"StartTimestamp"'
 WHAT = "an HdrHistogram interval log"
 #: Java's reader: a timestamp more than a year before StartTime is relative to it

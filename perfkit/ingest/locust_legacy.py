@@ -46,30 +46,25 @@ NONE_METHOD = "None"
 
 def modern_header(header: tuple[str, ...], names: dict[str, str]
                   ) -> tuple[tuple[str, ...], tuple[str, ...], list[str]]:
-    """``header`` with Locust 1.x's names, the old names renamed, and the notes saying so.
+    """``header`` with Locust 1.x's names, the old names renamed, and the notes saying so
+    (in the order of ``names``, wherever the columns are).
 
-    A 0.x name is renamed when its 1.x name is not in the header already. A bare number among
-    percentile columns (0.13.3-0.14.6's ``99.999``, between ``99.99%`` and ``100%``) is read as
-    that percentile."""
-    out = list(header)
-    renamed = []
-    for i, h in enumerate(header):
-        new = names.get(h)
-        if new is not None and new not in header:
-            out[i] = new
-            renamed.append(f"{h!r} as {new!r}")
+    A 0.x name is renamed when its 1.x name is not in the header already. A bare number in
+    (0, 100] in a header with percentile columns (0.13.3-0.14.6's ``99.999``, between
+    ``99.99%`` and ``100%``) is read as that percentile."""
+    renamed = [old for old, new in names.items() if old in header and new not in header]
+    out = [names[h] if h in renamed else h for h in header]
     notes = []
     if renamed:
         notes.append("columns named as by Locust before 1.0, read by their 1.x names: "
-                     + ", ".join(renamed))
-    for i, h in enumerate(header):
-        beside = header[max(i - 1, 0):i] + header[i + 1:i + 2]
-        if (_BARE_NUMBER.fullmatch(h) and 0 < float(h) <= 100 and f"{h}%" not in header
-                and any(_PERCENTILE.fullmatch(b) for b in beside)):
-            out[i] = f"{h}%"
-            notes.append(f"column {h!r}, among the percentile columns, read as {h + '%'!r} "
-                         "(Locust 0.13.3-0.14.6 wrote it without the '%')")
-    return tuple(out), tuple(old for old in header if old in names and names[old] in out), notes
+                     + ", ".join(f"{old!r} as {names[old]!r}" for old in renamed))
+    if any(_PERCENTILE.fullmatch(h) for h in header):
+        for i, h in enumerate(header):
+            if _BARE_NUMBER.fullmatch(h) and 0 < float(h) <= 100 and f"{h}%" not in header:
+                out[i] = f"{h}%"
+                notes.append(f"column {h!r}, among the percentile columns, read as "
+                             f"{h + '%'!r} (Locust 0.13.3-0.14.6 wrote it without the '%')")
+    return tuple(out), tuple(renamed), notes
 
 
 def none_method_note(rows: int) -> str:
