@@ -13,10 +13,11 @@ time, best of ``--repeats``:
 
     nice -n 19 .venv/bin/python benchmarks/bench_locust_readers.py [--before DIR] [--runs 500]
 
-The decision it was written for (e6ec2cb's bulk reader against cell by cell, 500 folders of the
-fixtures' Locust runs): 0.720 s against 1.128 s CPU, 1.44 against 2.26 ms a folder; the
-difference, 0.41 s, is one ``import numpy, pandas`` (0.406 s), once, on a first load only (the
-run store serves the next): not worth 300 lines, so one reader stays.
+The decision it was written for (500 folders of the fixtures' Locust runs; f227e60's bulk
+reader as ``--before``): the bulk reader 0.72-0.94 s CPU, cell by cell 1.13-1.25 s, the unit
+0.41-0.51 s; cell by cell with a memo of the cells converted (Locust repeats most) 1.06 s
+against the bulk reader's 0.94 s in the same run: 0.12 s, a quarter of the unit, once, on a
+first load only (the run store serves the next). Not worth 300 lines: one reader stays.
 
 Timings never go in unit tests; this prints the rows (exit status 0).
 """

@@ -6,9 +6,10 @@ A count is ASCII digits (at most 18: below 2**63); a number is a decimal or expo
 the row's ``na_columns``. Spaces and tabs around a cell are ignored; a cell of more than 400
 characters, a negative or an infinite value is refused (Locust never prints one).
 
-One reader: a bulk one (columns converted at once, then this one for the error) saved 0.8 ms
-per run folder on a first load, 0.41 s for 500 folders, the CPU of ``import numpy, pandas``
-(benchmarks/bench_locust_readers.py), which did not earn its 300 lines.
+One reader: a bulk one (columns converted at once, this one only for the error) saved 0.12 s
+CPU on a first store-less load of 500 run folders, a quarter of ``import numpy, pandas``
+(benchmarks/bench_locust_readers.py), once this reader remembered the cells it converted
+(:attr:`~perfkit.ingest.locust_table.CsvTable.memo`): not worth its 300 lines.
 """
 
 from __future__ import annotations
