@@ -56,6 +56,7 @@ SOURCE = "fuzz.txt"
 PARSERS: dict[str, Callable] = {
     "wrk": wrk.parse, "wrk2": wrk2.parse, "hlog": hlog.parse,
     "locust_stats": locust.parse_stats_csv, "locust_history": locust.parse_history_csv,
+    "locust_distribution": locust.parse_distribution_csv,
     "locust_failures": locust.parse_failures_csv,
     "locust_exceptions": locust.parse_exceptions_csv, "locust_json": locust.parse_json,
 }

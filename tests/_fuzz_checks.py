@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from perfkit.ingest.locust_csv import History
+from perfkit.ingest.locust_csv import Distribution, History
 from perfkit.model import Run
 
 COUNTS = ("requests", "errors_connect", "errors_read", "errors_write", "errors_timeout",
@@ -119,7 +119,7 @@ def _row_problems(row: Mapping) -> list[str]:
         if value is None or isinstance(value, str):
             continue
         if key in ("line", "timestamp_s", "user_count", "total_requests", "total_failures",
-                   "occurrences", "count"):
+                   "occurrences", "count", "requests"):
             ok = _is_count(value)
         elif isinstance(value, tuple):
             ok = all(isinstance(v, str) for v in value)
@@ -134,6 +134,10 @@ def problems(result) -> list[str]:
     """What is wrong with the result of any parser (a list of Runs, a History, rows)."""
     if isinstance(result, History):
         return [p for row in result.rows for p in _row_problems(row)]
+    if isinstance(result, Distribution):  # Locust 0.8-0.13.2: counts and percentiles
+        return [p for row in result.rows for p in _row_problems(
+            {**{k: v for k, v in row.items() if k != "percentiles_ms"},
+             **{f"p{q:g}": v for q, v in row["percentiles_ms"].items()}})]
     if isinstance(result, tuple):  # failures / exceptions rows
         return [p for row in result for p in _row_problems(row)]
     if isinstance(result, list):

@@ -29,7 +29,8 @@ def seeds():
 def test_seeds_cover_every_kind_of_file_fixtures_data_and_locust_directories(seeds):
     kinds = {s.kind for s in seeds}
     assert kinds == {"wrk", "wrk2", "hlog", "locust_json", "locust_stats", "locust_history",
-                     "locust_failures", "locust_exceptions", "locust_dir"}
+                     "locust_failures", "locust_exceptions", "locust_dir",
+                     "locust_distribution"}  # Locust 0.8-0.13.2 (tests/fixtures/published)
     assert any(s.name.startswith("wild/") for s in seeds)
     assert {s.kind for s in seeds if s.name.startswith("data/")} >= {"wrk", "wrk2",
                                                                      "locust_dir"}

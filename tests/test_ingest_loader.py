@@ -186,7 +186,8 @@ def test_a_large_file_sniffed_by_its_head_is_kept_as_when_decoded_whole():
     1 MB HTML report is no tool output): the same answer as decoding first, for a character
     cut at the head's end, bytes that are not UTF-8 after the head, and a long real history
     (its rows repeated: a test input, never a fixture)."""
-    from perfkit.ingest.loader import _output, _output_of, _text_of
+    from perfkit.ingest.decode import decode
+    from perfkit.ingest.loader import _output, _output_of
     from perfkit.ingest.sniffer import HEAD_BYTES
 
     html = (FIX / "locust" / "clean_u20" / "clean.html").read_bytes()
@@ -205,11 +206,14 @@ def test_a_large_file_sniffed_by_its_head_is_kept_as_when_decoded_whole():
     kinds = {}
     for name, data in cases.items():
         assert len(data) > 4 * HEAD_BYTES, name
-        whole = _output("f", _text_of(data), None)
+        whole = _output("f", decode(data, HEAD_BYTES), None)
         assert _output_of("f", data, None) == whole, name
         kinds[name] = None if whole is None else whole.kind
     assert kinds["long history"] == "locust_history" and kinds["html"] is None
-    assert kinds["long history, bad byte"] is None
+    # not UTF-8 at the end: read as Latin-1 (and said), never dropped
+    assert kinds["long history, bad byte"] == "locust_history"
+    assert _output_of("f", cases["long history, bad byte"], None).decoded.startswith(
+        "not UTF-8 (byte 0xff on line ")
 
 
 def test_every_hdrhistogram_log_marker_starts_with_a_hint_the_sniffer_looks_for():
