@@ -17,6 +17,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from perfkit.consistency import consistency_warnings
+from perfkit.counters import NO_COUNTERS, ServerCounters, counters_of
+from perfkit.counters import SERVER_COLUMNS as _SERVER_COLUMNS
+from perfkit.counters import columns as counter_columns
 from perfkit.histogram import LatencyHistogram
 from perfkit.units import to_float
 
@@ -68,16 +71,10 @@ RECORD_COLUMNS = (
     # provenance
     "latency_source", "histogram_count", "warnings",
 )
-#: what the server and the kernel counted (:mod:`perfkit.ingest.counters`): in a record only
-#: when the run recorded counters (its manifest has a ``counters`` section), each one missing
-#: (NaN) where that counter was not recorded, never 0
-SERVER_COLUMNS = (
-    "server_connections_accepted", "server_connections_handled", "server_requests",
-    "server_connections_per_request",
-    "tcp_listen_overflows", "tcp_listen_drops", "tcp_syn_retransmits", "tcp_retransmits",
-    "tcp_active_opens", "tcp_passive_opens", "server_error_log_lines",
-    "server_cache_hits", "server_cache_misses", "server_cache_expired",
-)
+#: what the server, its upstream, their sockets and the kernel counted
+#: (:mod:`perfkit.counters`): in a record only when the run recorded counters (its manifest has
+#: a ``counters`` section), each one missing (NaN) where that counter was not recorded, never 0
+SERVER_COLUMNS = _SERVER_COLUMNS
 
 
 def percentile_label(q: float) -> str:
@@ -204,21 +201,10 @@ class Run:
     errors_timeout: int | None = None
     non_2xx_3xx: int | None = None
     failures: int | None = None
-    # what the server and the kernel counted over the run (perfkit.ingest.counters): deltas
-    # from just before the generator started to just after it exited; None: not recorded
-    server_connections_accepted: int | None = None
-    server_connections_handled: int | None = None
-    server_requests: int | None = None
-    tcp_listen_overflows: int | None = None
-    tcp_listen_drops: int | None = None
-    tcp_syn_retransmits: int | None = None
-    tcp_retransmits: int | None = None
-    tcp_active_opens: int | None = None
-    tcp_passive_opens: int | None = None
-    server_error_log_lines: int | None = None
-    server_cache_hits: int | None = None
-    server_cache_misses: int | None = None
-    server_cache_expired: int | None = None
+    # what the server, its upstream, their sockets and the kernel counted over the run
+    # (perfkit.counters): deltas from just before the generator started to just after it
+    # exited; every field None: not recorded
+    counters: ServerCounters = NO_COUNTERS
     # provenance
     notes: tuple[str, ...] = ()
     run_id: str | None = None
@@ -248,6 +234,8 @@ class Run:
                 object.__setattr__(self, name, _freeze(value))
         if not isinstance(self.notes, tuple):
             object.__setattr__(self, "notes", tuple(self.notes))
+        if not isinstance(self.counters, ServerCounters):
+            object.__setattr__(self, "counters", counters_of(self.counters))
         if self.argv is not None and not isinstance(self.argv, tuple):
             object.__setattr__(self, "argv", tuple(self.argv))
 
@@ -275,16 +263,6 @@ class Run:
     def histogram_count(self) -> int | None:
         """Requests the histogram holds (None without a histogram)."""
         return None if self.histogram is None else self.histogram.total_count
-
-    @property
-    def server_connections_per_request(self) -> float | None:
-        """Connections the server accepted per request it counted (stub_status; None when
-        either was not recorded or no request was counted): 1 without keepalive, near 0
-        with it."""
-        accepted, requests = self.server_connections_accepted, self.server_requests
-        if accepted is None or requests is None or requests <= 0:
-            return None
-        return accepted / requests
 
     @property
     def counters_recorded(self) -> bool:
@@ -522,9 +500,7 @@ def run_record(run: Run) -> dict[str, Any]:
         exit_code=run.exit_code,
     )
     if run.counters_recorded:
-        for name in SERVER_COLUMNS:  # counts as ints (None: missing), the ratio a float
-            value = getattr(run, name)
-            rec[name] = to_float(value) if name == "server_connections_per_request" else value
+        rec.update(counter_columns(run.counters, run.connections))
     for key, value in run.factors.items():
         if key not in rec:
             rec[key] = value

@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "perfkit"
 #: and status words, defined once, which every layer above returns or shows)
 FOUNDATION = frozenset({
     "errors", "units", "formatting", "model", "histogram", "hdrcodec", "hdrlayout",
-    "consistency", "frames", "_fsutil", "paths", "vocabulary",
+    "consistency", "frames", "_fsutil", "paths", "vocabulary", "counters",
 })
 #: entry points, exempt from the rule (``__init__`` only re-exports)
 ENTRY = frozenset({"perfkit", "perfkit.cli", "perfkit.__main__"})

@@ -23,7 +23,7 @@ from typing import Any
 
 from perfkit._fsutil import read_bytes
 from perfkit.errors import ParseError
-from perfkit.ingest.counters import manifest_values
+from perfkit.ingest.counters import manifest_counters
 from perfkit.ingest.lazymap import LazyJsonMap
 from perfkit.model import FrozenMap, Run, replaced_run
 from perfkit.model import _freeze as _freeze_value
@@ -343,7 +343,7 @@ def apply_manifest(run: Run, info: ManifestInfo) -> Run:
     # what the server and the kernel counted (None: not recorded), a whole run's: a Locust
     # run's Aggregated row carries them, its endpoint rows do not
     if "counters" in info.raw and (tool != "locust" or run.is_aggregate):
-        changes.update((k, v) for k, v in manifest_values(info.raw).items() if v is not None)
+        changes["counters"] = manifest_counters(info.raw)
     notes = list(run.notes)
     if info.status not in (None, ManifestStatus.COMPLETE):
         notes.append(f"run status is {info.status!r} (exit code {info.exit_code}): "

@@ -358,7 +358,7 @@ def _dropped(run: Run) -> str:
     """The kernel's evidence of connection attempts dropped and retried after 1 s, where the
     run recorded it and it is not nil (``"; the kernel counted 1,234 listen overflows and 567
     SYN retransmissions (netns X): ..."``); ``""`` otherwise."""
-    if not (run.tcp_listen_overflows or run.tcp_syn_retransmits):
+    if not (run.counters.tcp_listen_overflows or run.counters.tcp_syn_retransmits):
         return ""
     return (f"; the kernel counted {stall_evidence(run)}: connection attempts dropped from a "
             "full accept queue and retried after 1 s")
