@@ -156,8 +156,30 @@ def _freeze(value: Any) -> Any:
     return value
 
 
+@dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
+class Provenance:
+    """What a run's output never prints, declared once: where it ran from and its place in
+    an experiment. A :class:`Run` has these fields (keyword-only), and so does the manifest
+    reader's :class:`perfkit.ingest.manifest.ManifestInfo`, which fills them in."""
+
+    run_id: str | None = None
+    tool_version: str | None = None
+    argv: tuple[str, ...] | None = None
+    factors: Mapping[str, Any] = dataclasses.field(default_factory=FrozenMap)
+    repetition: int | None = None
+    block: int | None = None
+    order: int | None = None
+    start_utc: str | None = None
+    end_utc: str | None = None
+    exit_code: int | None = None
+
+
+#: the fields of :class:`Provenance`, in order
+PROVENANCE_FIELDS = tuple(f.name for f in dataclasses.fields(Provenance))
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
-class Run:
+class Run(Provenance):
     """One run of one load tool (for Locust: one endpoint, or the ``Aggregated`` total).
 
     Times are in the unit their name says; ``percentiles_ms`` maps a percentile on the 0-100
@@ -205,18 +227,9 @@ class Run:
     # (perfkit.counters): deltas from just before the generator started to just after it
     # exited; every field None: not recorded
     counters: ServerCounters = NO_COUNTERS
-    # provenance
+    # provenance: the parser's notes, the manifest as read and anything else kept (the rest
+    # is :class:`Provenance`'s: run_id, tool_version, argv, factors, ... exit_code)
     notes: tuple[str, ...] = ()
-    run_id: str | None = None
-    tool_version: str | None = None
-    argv: tuple[str, ...] | None = None
-    factors: Mapping[str, Any] = dataclasses.field(default_factory=FrozenMap)
-    repetition: int | None = None
-    block: int | None = None
-    order: int | None = None
-    start_utc: str | None = None
-    end_utc: str | None = None
-    exit_code: int | None = None
     manifest: Mapping[str, Any] = dataclasses.field(default_factory=FrozenMap)
     extra: Mapping[str, Any] = dataclasses.field(default_factory=FrozenMap)
 
@@ -330,7 +343,8 @@ _FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(Run))
 #: field -> its default where the class holds it as an attribute (a plain default, not a
 #: default_factory): a run whose ``__dict__`` lacks such a field reads the class's value
 CLASS_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Run)
-                  if f.default is not dataclasses.MISSING and f.name in vars(Run)}
+                  if f.default is not dataclasses.MISSING
+                  and any(f.name in vars(c) for c in Run.__mro__)}
 #: every field's default (the three without one: None), in field order
 _DEFAULTS = {f.name: (f.default if f.default is not dataclasses.MISSING else
                       f.default_factory() if f.default_factory is not dataclasses.MISSING

@@ -295,7 +295,9 @@ class _Rows(list):
 
 
 _new = object.__new__
-_set_state = vars(Run)["__dict__"].__set__  # object.__setattr__(run, "__dict__", ...), direct
+#: object.__setattr__(run, "__dict__", ...), direct (the descriptor of the first class of Run's
+#: bases that has one: Provenance)
+_set_state = next(vars(c)["__dict__"] for c in Run.__mro__ if "__dict__" in vars(c)).__set__
 
 
 def _array(table: pa.Table, name: str) -> pa.Array:
