@@ -1,4 +1,5 @@
-"""What the server and the kernel counted over a run: snapshots before and after, kept raw.
+"""What the server, its upstream, their sockets and the kernel counted over a run: snapshots
+before and after, kept raw.
 
 :class:`Counters` snapshots, just before the load generator starts and just after it exits
 (the **measured window**; wrk2's calibration, about its first 10 s, is inside it although its
@@ -15,10 +16,18 @@ latency histogram leaves it out, and so is Locust's ramp-up):
   window are read afterwards: the error-log lines are kept as ``server-error.log``, the
   access-log lines of a cache profile are counted by ``$upstream_cache_status`` (not kept:
   they can be tens of MB). A buffered access log is not counted
-  (:func:`perfkit.run.profiles.cache_log_counted` says why).
+  (:func:`perfkit.run.profiles.cache_log_counted` says why);
+- the testbed upstream's status page (its accepted connections and requests, on a unix
+  socket of its own: fetching it counts nothing);
+- the listening sockets, nginx's (``server``) and the upstream's, with ``ss -ltnm`` before,
+  every 0.2 s during and after the run (:mod:`perfkit.run.listeners`): each one's backlog,
+  peak accept queue and own drops, so that the section's ``overflows`` ties the kernel's
+  listen overflows to the socket that dropped them, or says they are system-wide and names
+  the sockets that could have filled.
 
 The raw texts land in ``counters/before/`` and ``counters/after/`` (``netstat.txt``,
-``snmp.txt``, ``stub_status.txt``, byte for byte); :meth:`Counters.after` returns the
+``snmp.txt``, ``stub_status.txt``, ``upstream_status.txt``, ``ss_listeners.txt``, byte for
+byte; the queue samples in ``counters/accept_queues.csv``); :meth:`Counters.after` returns the
 manifest's ``counters`` section: the window, each source with its scope or why it is missing,
 and the values of :data:`perfkit.ingest.counters.COLUMNS` (None where not recorded, with the
 reason in ``missing``). Nothing here stops a run: a counter that cannot be read is missing.
