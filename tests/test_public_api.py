@@ -47,6 +47,7 @@ INTERNAL_MODULES = {
     "perfkit.__main__": "python -m perfkit",
     "perfkit.cli": "the CLI entry point",
     "perfkit.consistency": "contradiction checks of a run's printed numbers",
+    "perfkit.counters": "the counters sub-record of a Run (run.counters)",
     "perfkit.errors": "the exceptions (public through perfkit)",
     "perfkit.formatting": "number printing",
     "perfkit.frames": "tidy frames of runs (runs_frame is public through perfkit)",

@@ -53,12 +53,13 @@ def _pcts(values: dict[float, float]) -> str:
 
 def _counted(r: Run) -> str:
     """What nginx and the kernel counted (- where not recorded), with the kernel's scope."""
+    from perfkit.counters import columns
     from perfkit.formatting import fmt_num
-    from perfkit.model import SERVER_COLUMNS
 
     section = r.manifest.get("counters") or {}
     scope = ((section.get("sources") or {}).get("kernel") or {}).get("scope")
-    parts = [f"{name} {fmt_num(getattr(r, name))}" for name in SERVER_COLUMNS]
+    parts = [f"{name} {fmt_num(value)}"
+             for name, value in columns(r.counters, r.connections).items()]
     return ", ".join(parts) + (f" (kernel counters: {scope})" if scope else "")
 
 
