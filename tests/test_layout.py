@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "perfkit"
 #: front end and store)
 FOUNDATION = frozenset({
     "errors", "units", "formatting", "model", "histogram", "hdrcodec", "hdrlayout",
-    "consistency", "frames", "_fsutil", "paths", "vocabulary", "safetext", "counters",
+    "consistency", "frames", "_fsutil", "paths", "vocabulary", "safetext", "counters", "combine",
 })
 #: entry points, exempt from the rule (``__init__`` only re-exports)
 ENTRY = frozenset({"perfkit", "perfkit.cli", "perfkit.__main__"})

@@ -46,6 +46,7 @@ INTERNAL_PACKAGES = {
 INTERNAL_MODULES = {
     "perfkit.__main__": "python -m perfkit",
     "perfkit.cli": "the CLI entry point",
+    "perfkit.combine": "several clients' runs as one Run (public through perfkit)",
     "perfkit.consistency": "contradiction checks of a run's printed numbers",
     "perfkit.counters": "the counters sub-record of a Run (run.counters)",
     "perfkit.errors": "the exceptions (public through perfkit)",
