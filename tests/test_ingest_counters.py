@@ -12,7 +12,12 @@ and the mechanism beside an effect, on two real runs against the testbed
   average 9): ``proxy-isolated-c256`` (profile ``proxy+isolated``: the upstream app behind
   nginx, no upstream keepalive) and ``backlog8-isolated-c256-sockets`` (profile
   ``backlog+isolated``: nginx's socket dropped 797 connection attempts, 142 of wrk's 256
-  connections got in).
+  connections got in);
+- recorded 2026-11-28 the same way for 3 s (``-d 3s``), load average 2.3:
+  ``backlog8-kr100-isolated-c256`` (profile ``backlog+isolated`` with ``--set
+  keepalive_requests=100``: nginx closes each connection after its 100th request, wrk opens it
+  again; nginx's socket dropped 1,304 connection attempts, and it accepted 545 connections for
+  wrk's 256 + 1).
 """
 
 from __future__ import annotations

@@ -15,7 +15,9 @@ HELP = """\
 Print a readable summary of each run found under the paths: what was run, the load achieved,
 the latency percentiles the tool printed (and the uncorrected ones for wrk2 -U), errors, and
 every warning a reader must know before trusting the numbers (error ratio, closed-loop
-latency, Locust's rounding, wrk2 saturation, a histogram covering part of the run). Control
+latency, Locust's rounding, wrk2 saturation, a histogram covering part of the run), and
+whether fewer connections got in than the generator asked for (partial: the server's counts
+say so). Control
 characters in names (ESC, BEL, tabs, line breaks) are printed as escapes (\x1b), never obeyed.
 
 examples:
@@ -117,6 +119,10 @@ def summary(r: Run) -> str:
         lines.append("  errors: " + (", ".join(errs) or "-") + share)
     if r.counters_recorded:
         lines.append("  counted over the run: " + _counted(r))
+    from perfkit.analysis.core import survivorship
+
+    if partial := survivorship(r):  # the run status partial, said where the counts are
+        lines.append(f"  partial: {partial}")
     warnings = r.warnings
     if warnings:
         lines.append("  warnings:")

@@ -121,7 +121,14 @@ def survivorship(run: Run) -> str:
     one test connection first. A connection that never got in was never accepted, so
     accepted (less the test connection) below the connections opened means that many at
     least never got in; more accepted says nothing (a connection closed by the server is
-    opened again)."""
+    opened again).
+
+    So where the server closes connections (nginx's ``keepalive_requests``: 1000 requests by
+    default) the count can hide the ones that never got in: 545 accepted for 256 + 1 with
+    ``keepalive_requests 100``, while nginx's socket dropped 1,304 handshakes. The server's
+    listening socket's own drops (``server_listen_drops``, ``ss``'s ``skmem d``) say it
+    whatever the count: every attempt it dropped kept a connection out for a SYN retry (1 s
+    or more), so for part of the run fewer connections were in than asked."""
     extra = TEST_CONNECTIONS.get(run.tool)
     if extra is None or not run.connections:
         return ""
@@ -136,6 +143,11 @@ def survivorship(run: Run) -> str:
     if run.errors_connect:
         return (f"{run.tool} counted {run.errors_connect} connect error(s) with {asked} "
                 "connections: latencies describe the connections that got in")
+    drops = run.counters.server_listen_drops
+    if drops:
+        return (f"the server's listening socket dropped {drops:,} connection attempts (each "
+                f"kept out for a SYN retry, 1 s or more): for part of the run fewer than "
+                f"{asked} connections were in; latencies describe those that were")
     return ""
 
 
