@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 
 import _fuzz
 import pytest
@@ -124,6 +125,17 @@ def test_a_known_quadratic_case_stays_fast():
     with pytest.raises(ParseError) as info:
         wrk2.parse(line, "cr.txt")
     assert info.value.line == 1
+
+
+def test_a_megabyte_command_line_above_a_pasted_report_stays_fast():
+    """A preamble line naming wrk, a megabyte long: shlex.split took 15 s over it (fuzz #2202)."""
+    from perfkit.ingest import pasted
+
+    line = "$ wrk -t2 -c64 http://127.0.0.1/" + " 9" * 500_000
+    start = time.process_time()
+    assert pasted.command_options([line]) is None
+    assert pasted.command_options(["$ wrk -t2 -c64 http://127.0.0.1/"])["connections"] == 64
+    assert time.process_time() - start < 1.0
 
 
 def test_mutate_is_deterministic(seeds):
