@@ -25,7 +25,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import NamedTuple
 
-from perfkit._fsutil import read_bytes
+from perfkit._fsutil import NotRegularFileError, read_bytes
 from perfkit.errors import LoadError, ParseError, PerfkitError, UnknownFormatError
 from perfkit.ingest.discover import walk
 from perfkit.ingest.manifest import (
@@ -348,7 +348,10 @@ def scan(path: str | os.PathLike, cache: bool | None = None) -> LoadResult:
 
 
 def _scan_file(p: Path) -> LoadResult:
-    text = read_text(p)
+    try:
+        text = read_text(p)
+    except NotRegularFileError as exc:  # a FIFO or a device: refused before it is read
+        return LoadResult(errors=[UnknownFormatError(f"{p}: {exc.strerror}")])
     if text is None:
         return LoadResult(errors=[ParseError(str(p), None, "text output of wrk, wrk2 or Locust",
                                              "a binary file")])

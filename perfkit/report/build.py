@@ -253,7 +253,7 @@ def seed_palette(params: ReportParams, out_dir: Path) -> None:
     if not source.is_file():
         target.unlink(missing_ok=True)
         return
-    data = yamlread.load(source.read_bytes())
+    data = yamlread.load(yamlread.read_file(source))
     names = data.get("configurations") if isinstance(data, dict) else None
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names) \
             or len(set(names)) != len(names):
