@@ -202,6 +202,16 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
         return ERROR_STATUS
     finally:
         VALUE_UNIT.reset(token)
+        _flush_stores()
+
+
+def _flush_stores() -> None:
+    """Wait for the run stores being written (:mod:`perfkit.store.runcache`), so that each is
+    on disk before the interpreter begins to exit: a write left to the exit would import
+    modules after the interpreter allows it."""
+    store = sys.modules.get("perfkit.store.runcache")
+    if store is not None:
+        store.flush()
 
 
 def entry_point() -> None:

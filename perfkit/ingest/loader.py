@@ -285,6 +285,16 @@ def scan_directory(root: Path, fast: bool = True, cache: bool | None = None) -> 
     """
     caching = importlib.import_module("perfkit.store.runcache")  # on first use, as parsers
     store = caching.RunCache(str(Path(root))) if caching.enabled(cache) else None
+    try:
+        return _scan_with(root, store, fast)
+    except BaseException:
+        if store is not None:
+            store.abandon()  # no store: no folder made for it left behind
+        raise
+
+
+def _scan_with(root: Path, store, fast: bool) -> LoadResult:
+    """:func:`scan_directory` with its run store (None: none)."""
     unchanged = None if store is None else store.unchanged()
     # nothing changed: no walk, and only the directories with errors parsed again
     if unchanged is not None and store is not None:
