@@ -170,6 +170,23 @@ def test_a_load_level_without_runs_on_one_side_is_an_error_2():
     assert len(no_data) == 4 and set(no_data) == {(5000, 3, 0), (30000, 0, 3)}  # x 2 conns
 
 
+def test_a_gate_across_different_load_levels_is_an_error_2():
+    """docs/ci.md: a load level with no run on one side is ERROR. 16 against 32 connections
+    (each arm pinned by its selection) has no level on both sides: every row is an error,
+    never a regression or a pass (it was INCONCLUSIVE, exit 3, and REGRESSION elsewhere)."""
+    c = "data/demo-wrk-connections"
+    code, data = gate_json(f"{c}::connections=16", f"{c}::connections=32")
+    assert code == 2 and data["status"] == ERROR and data["rows"]
+    assert {r["gate"] for r in data["rows"]} == {ERROR}
+    assert {r["outcome"] for r in data["rows"]} == {GateOutcome.DIFFERENT_LOAD}
+    assert all("connections: base 16, new 32" in r["reason"] for r in data["rows"])
+    code, out, err = gate(f"{c}::connections=16", f"{c}::connections=32", "--by", "none")
+    assert code == 2 and "different load levels" in err
+    code, data = gate_json(f"{c}::connections=16,profile=default",
+                           f"{c}::connections=16,profile=buffered-log")
+    assert code in (0, 1, 3) and ERROR not in {r["gate"] for r in data["rows"]}
+
+
 def test_the_run_order_check_is_printed():
     out = gate(V07, V08)[1]
     assert "the arms were not interleaved" in out and "drift check over the run order" in out

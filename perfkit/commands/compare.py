@@ -73,12 +73,12 @@ def add_by_argument(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    check_levels(args)  # every option before the analysis is imported
+    checks.reason(args.exclude_failed, "--exclude-failed")
     from perfkit.analysis import compare_runs, metric
     from perfkit.analysis.core import per_endpoint
     from perfkit.present import compare as present_compare
 
-    check_levels(args)
-    checks.reason(args.exclude_failed, "--exclude-failed")
     loader = Loader(err)
     by_endpoint = per_endpoint(args.by)
     base, base_sel = loader.select(args.base, by_endpoint)

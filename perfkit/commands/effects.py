@@ -102,20 +102,20 @@ def check_factors(factors: list[str], rows) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    check_levels(args)  # every option before the analysis is imported
+    check_ab_options(args)
+    check_table_option(args, "effects")
+    factors = [f.strip() for f in args.factors.split(",") if f.strip()]
+    if not factors:
+        raise UsageError("--factors: name at least one factor")
     from perfkit.analysis import metric
     from perfkit.analysis.core import per_endpoint
     from perfkit.analysis.effects import ab_comparisons, factorial_effects, parse_levels
     from perfkit.present import compare as present_compare
     from perfkit.present import effects as present_effects
 
-    check_levels(args)
-    check_ab_options(args)
-    check_table_option(args, "effects")
     loader = Loader(err)
     rows, selection = loader.select(args.experiment, per_endpoint(args.by))
-    factors = [f.strip() for f in args.factors.split(",") if f.strip()]
-    if not factors:
-        raise UsageError("--factors: name at least one factor")
     check_factors(factors, rows)
     m = metric(args.metric, rows.frame.columns)
     if args.ab:

@@ -103,18 +103,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    check_alpha(args.alpha)  # every option before the analysis is imported
+    check_confidence(args.confidence)
+    threshold = checks.percent(args.max_regression)
+    checks.reason(args.exclude_failed, "--exclude-failed")
+    if args.junit:
+        checks.output_file(args.junit, "--junit")
     from perfkit.analysis import metric
-    from perfkit.analysis.compare import ERROR, gate_runs, parse_percent
+    from perfkit.analysis.compare import ERROR, gate_runs
     from perfkit.analysis.core import per_endpoint
     from perfkit.formatting import plain
     from perfkit.present import gate as present_gate
 
-    check_alpha(args.alpha)
-    check_confidence(args.confidence)
-    threshold = parse_percent(args.max_regression)
-    checks.reason(args.exclude_failed, "--exclude-failed")
-    if args.junit:
-        checks.output_file(args.junit, "--junit")
     loader = HistoryLoader(err)
     by_endpoint = per_endpoint(args.by)
     base, base_sel = loader.select(args.base, by_endpoint)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO, cast
 
+from perfkit.commands import _checks as checks
 from perfkit.commands._common import check_levels, emit
 from perfkit.errors import ERROR_STATUS, DataError, UsageError
 from perfkit.paths import HISTORY_STORE
@@ -82,6 +83,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    checks.iso_time(args.time)  # every option before the analysis is imported
+    if not args.label.strip():
+        raise UsageError("--label: expected a commit or version, found an empty label")
     from perfkit.analysis import Selection, load_experiment
     from perfkit.analysis.core import select_mask
     from perfkit.store import history as store
@@ -108,14 +112,14 @@ def run_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from perfkit.analysis import Selection, metric
-    from perfkit.analysis import history as hist
-    from perfkit.analysis.compare import parse_percent
-    from perfkit.present import history as present_history
-
-    check_levels(args)
+    check_levels(args)  # every option before the analysis is imported
     if args.permutations < 1:
         raise UsageError(f"--permutations must be >= 1, got {args.permutations}")
+    threshold = checks.percent(args.max_regression) if args.max_regression else None
+    from perfkit.analysis import Selection, metric
+    from perfkit.analysis import history as hist
+    from perfkit.present import history as present_history
+
     selection = Selection.parse(args.store)
     history = hist.load_history(selection.path)
     for error in history.errors:
@@ -129,10 +133,9 @@ def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                             confidence=args.confidence, permutations=args.permutations,
                             seed=args.seed)
     gates = []
-    threshold = None
-    if args.max_regression:
-        threshold = parse_percent(args.max_regression)
+    if threshold is not None:
         gates = hist.gates(history, analysis, threshold, where=where, seed=args.seed)
+
     def data() -> dict:
         found = analysis.to_dict()
         if gates:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from perfkit.commands import _checks as checks
 from perfkit.commands._common import check_alpha, write_frame, write_json, write_tables
 from perfkit.commands.gate import HistoryLoader
 from perfkit.errors import UsageError
@@ -58,18 +59,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from perfkit.analysis import metric
-    from perfkit.analysis.compare import parse_percent, plan_runs
-    from perfkit.analysis.core import per_endpoint
-    from perfkit.present import plan as present_plan
-
-    check_alpha(args.alpha)
+    check_alpha(args.alpha)  # every option before the analysis is imported
     check_alpha(args.power, "--power")
-    detect = parse_percent(args.detect, "--detect")
+    detect = checks.percent(args.detect, "--detect")
     if len(args.sources) > 2:
         raise UsageError(f"--from: expected one or two selections, found {len(args.sources)}")
     if args.family is not None and args.family < 1:
         raise UsageError(f"--family must be >= 1, got {args.family}")
+    from perfkit.analysis import metric
+    from perfkit.analysis.compare import plan_runs
+    from perfkit.analysis.core import per_endpoint
+    from perfkit.present import plan as present_plan
+
     loader = HistoryLoader(err)
     by_endpoint = per_endpoint(args.by)
     picked = [loader.select(s, by_endpoint) for s in args.sources]

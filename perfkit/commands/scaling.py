@@ -75,11 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from perfkit.analysis import metric
-    from perfkit.analysis.scaling import scaling_fits, slo_brackets
-    from perfkit.present import scaling as present_scaling
-
-    check_levels(args)
+    check_levels(args)  # every option before the analysis is imported
     if args.resamples < 1:
         raise UsageError(f"--resamples must be >= 1, got {args.resamples}")
     checks.positive(args.slo_ms, "--slo-ms")
@@ -98,6 +94,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if kind == "concurrency" and args.slo_ms is not None:
         raise UsageError(f"--slo-ms is judged over offered rates (--x target_rate_rps); over "
                          f"--x {args.x} it does not apply")
+    from perfkit.analysis import metric
+    from perfkit.analysis.scaling import scaling_fits, slo_brackets
+    from perfkit.present import scaling as present_scaling
+
     loader = Loader(err)
     rows, _ = loader.select(args.paths)
     result: SloTable | ScalingTable

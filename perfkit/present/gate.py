@@ -146,7 +146,7 @@ def junit(result: GateResult) -> str:
             ET.SubElement(case, "skipped", {"message": message})
         elif g.status == ERROR:
             ET.SubElement(case, "error", {"message": message,
-                                          "type": str(GateOutcome.NO_DATA)}).text = _details(g)
+                                          "type": str(g.outcome)}).text = _details(g)
         ET.SubElement(case, "system-out").text = _details(g)
     if warns:
         ET.SubElement(suite, "system-err").text = "\n".join(warns)
