@@ -240,16 +240,21 @@ def test_data_errors_exit_2(tmp_path):
     assert code == 2 and "matches no run" in err
 
 
-def test_an_unreadable_run_makes_the_gate_exit_2_after_printing_it(tmp_path):
+def test_an_unreadable_run_refuses_the_gate_as_a_whole(tmp_path):
+    """docs/ci.md: a job with an unreadable run is refused as a whole (exit 2, nothing gated);
+    --skip-unreadable gates the others and names it."""
     runs = REPO / H / "jobs/08-v08/runs"
     for d in sorted(runs.iterdir()):
         shutil.copytree(d, tmp_path / d.name)
     stdout = tmp_path / "0005-b05-run" / "stdout.txt"
     stdout.write_text("".join(stdout.read_text().splitlines(keepends=True)[:5]))  # killed run
     code, out, err = gate(V07, str(tmp_path))
-    assert code == 2 and "REGRESSION" in out
-    [line] = err.splitlines()  # one line per unreadable file, nothing else
+    assert code == 2 and out == ""
+    [line] = err.splitlines()  # one line per unreadable file, the last saying what was refused
     assert line.startswith("perfkit: error: ") and "stdout.txt:6: expected" in line
+    assert "could not be read: nothing gated; --skip-unreadable leaves it out" in line
+    code, out, err = gate(V07, str(tmp_path), "--skip-unreadable")
+    assert code == 1 and "REGRESSION" in out and "stdout.txt:6: expected" in out
 
 
 def test_gate_rows_read_like_every_verdict_and_the_ci_contract_is_kept():

@@ -63,5 +63,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             frame.to_parquet(tmp, index=False)
         else:
             frame.to_csv(tmp, index=False)
-    print(f"{len(frame)} runs, {len(frame.columns)} columns -> {args.to}", file=out)
+    unread = (f"; {len(result.errors)} file(s) could not be read (named on stderr, exit "
+              "status 2)" if result.errors else "")
+    print(f"{len(frame)} runs, {len(frame.columns)} columns -> {args.to}{unread}", file=out)
     return ERROR_STATUS if result.errors else 0

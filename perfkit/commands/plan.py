@@ -10,7 +10,13 @@ import argparse
 from typing import TextIO
 
 from perfkit.commands import _checks as checks
-from perfkit.commands._common import check_alpha, write_frame, write_json, write_tables
+from perfkit.commands._common import (
+    add_skip_unreadable_argument,
+    check_alpha,
+    write_frame,
+    write_json,
+    write_tables,
+)
 from perfkit.commands.gate import HistoryLoader
 from perfkit.errors import UsageError
 
@@ -55,6 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the simulation (default 0)")
     p.add_argument("--format", choices=("table", "markdown", "latex", "json", "csv"),
                    default="table", help="output format")
+    add_skip_unreadable_argument(p)
     p.set_defaults(func=run)
 
 
@@ -71,7 +78,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from perfkit.analysis.core import per_endpoint
     from perfkit.present import plan as present_plan
 
-    loader = HistoryLoader(err)
+    loader = HistoryLoader(err, args.skip_unreadable, "no plan made")
     by_endpoint = per_endpoint(args.by)
     picked = [loader.select(s, by_endpoint) for s in args.sources]
     sides = [rows for rows, _ in picked]
@@ -83,7 +90,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.format == "csv":
         write_frame(plan.to_frame(), out)
     elif args.format == "json":
-        write_json(plan.to_dict(), out)
+        write_json(loader.with_left_out(plan.to_dict)(), out)
     else:
         write_tables([present_plan.plan(plan)], args.format, out)
+        loader.note_left_out(args.format, out)
     return loader.status

@@ -11,6 +11,10 @@ Rules:
   is kept for inspection but never counted.
 - A run directory whose perfkit manifest says the run failed or was killed yields a Run that
   says so (with whatever could be parsed), so a failure is never dropped silently.
+- A run directory whose manifest records a run that none of its files gives (its output
+  overwritten with garbage, emptied or deleted) is an error at the file that should hold it
+  (:func:`perfkit.ingest.refusal.unreadable_run`): every run folder is a run or an error,
+  never nothing.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from perfkit.ingest.manifest import (
     find_manifest,
     read_manifest,
 )
+from perfkit.ingest.refusal import unreadable_run
 from perfkit.ingest.sniffer import HEAD_BYTES, sniff
 from perfkit.model import Run
 from perfkit.store.version import SchemaVersionError
@@ -248,6 +253,8 @@ def _finish(d: _RunDir, fast: dict[str, Run]) -> LoadResult:
         if failed and not runs:
             reason = "; ".join(reasons) or _stderr_reason(d.paths)
             runs = [apply_manifest(_failed_placeholder(info, d.directory, reason), info)]
+        elif not runs and not result.errors:  # a run its manifest records, and nothing gives
+            result.errors.append(unreadable_run(d.directory, d.paths, info.raw, info.path))
     result.runs.extend(runs)
     return result
 

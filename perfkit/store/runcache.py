@@ -81,8 +81,10 @@ RACY_NS = 2_000_000_000
 #: the layout of the cache file around the run table (its index and listings); bumped too when
 #: the parsers read an input differently, so that no run parsed the old way is reused (5: issue
 #: 22, Unicode digits, percentile headers, zeros where nothing was measured; 6: issue 24, the
-#: hashes of racy files only, directories with errors recorded)
-CACHE_LAYOUT = "6"
+#: hashes of racy files only, directories with errors recorded; 7: issue 30, a run folder
+#: whose output cannot be read is an error, no longer a folder without runs, and values that
+#: contradict the run are kept out of it)
+CACHE_LAYOUT = "7"
 _VERSION = f"{TABLE_VERSION}/{CACHE_LAYOUT}/{__version__}"
 
 #: (relative path, size, mtime_ns, ctime_ns, sha256 digest or None) of one file of a run
