@@ -15,6 +15,9 @@ Rules:
   overwritten with garbage, emptied or deleted) is an error at the file that should hold it
   (:func:`perfkit.ingest.refusal.unreadable_run`): every run folder is a run or an error,
   never nothing.
+- A value of a run that cannot be true (a percentile above the max, min above max, failures
+  above requests, a latency of 1e308 ms, a negative counter) is kept out of the run, named in
+  a note (:func:`perfkit.consistency.kept_out`): no analysis uses it.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from perfkit._fsutil import NotRegularFileError, read_bytes
+from perfkit.consistency import kept_out
 from perfkit.errors import LoadError, ParseError, PerfkitError, UnknownFormatError
 from perfkit.ingest.discover import walk
 from perfkit.ingest.manifest import (
@@ -255,7 +259,7 @@ def _finish(d: _RunDir, fast: dict[str, Run]) -> LoadResult:
             runs = [apply_manifest(_failed_placeholder(info, d.directory, reason), info)]
         elif not runs and not result.errors:  # a run its manifest records, and nothing gives
             result.errors.append(unreadable_run(d.directory, d.paths, info.raw, info.path))
-    result.runs.extend(runs)
+    result.runs.extend(map(kept_out, runs))  # a value that cannot be true: out, and named
     return result
 
 
