@@ -219,13 +219,14 @@ def kept_out_note(run: Any, field: str) -> str | None:
     return None
 
 
-_COUNT = re.compile(r"-?[0-9]+")
+#: at most 20 digits: a 64-bit counter (the kernel's and nginx's) has no more
+_COUNT = re.compile(r"-?[0-9]{1,20}")
 
 
 def counter_value(text: str, signed: bool = False) -> int | None:
-    """A counter as the kernel or nginx prints it: ASCII digits, a sign only where ``signed``
-    (/proc/net/snmp's ``MaxConn`` is -1); None for anything else (a Unicode digit, which
-    ``int()`` would read, ``+5``, ``1_000``, a negative count)."""
+    """A counter as the kernel or nginx prints it: ASCII digits (at most 20: 64 bits), a sign
+    only where ``signed`` (/proc/net/snmp's ``MaxConn`` is -1); None for anything else (a
+    Unicode digit, which ``int()`` would read, ``+5``, ``1_000``, a negative count)."""
     if not _COUNT.fullmatch(text) or (text.startswith("-") and not signed):
         return None
     return int(text)
