@@ -6,8 +6,8 @@ The engine is ``tests/_fuzz.py`` (the test suite runs a few thousand inputs of i
 real output under tests/fixtures and data/ (wrk, wrk2, Locust CSV and --json), an hdrh-written
 interval log, every Locust run directory as a whole (stats, history, failures, exceptions
 and --json merged by ``locust.parse_files``), and real counter snapshots (nginx's stub_status,
-/proc/net/netstat and snmp, read by ``perfkit.ingest.counters``). Each input is a seed damaged by one to three
-mutations (``tests/_fuzz_mutations.py``: truncation, line edits, byte flips, numbers replaced
+/proc/net/netstat and snmp, read by ``perfkit.ingest.counters``). Each input is a seed
+damaged by one to three mutations (``tests/_fuzz_mutations.py``: truncation, line edits, byte flips, numbers replaced
 by huge/negative/NaN/inf/empty values, unit swaps, CRLF/CR, UTF-16/UTF-16-BE with a BOM/UTF-32/
 latin-1, non-ASCII digits and spaces, binary, NUL, lines up to 1 MB; CSV columns dropped,
 renamed and swapped; JSON keys deleted, renamed and retyped). Every 5th input goes through
