@@ -9,7 +9,7 @@ interval log, every Locust run directory as a whole (stats, history, failures, e
 /proc/net/netstat and snmp, read by ``perfkit.ingest.counters``). Each input is a seed damaged
 by one to three mutations (``tests/_fuzz_mutations.py``: truncation, line edits, byte flips,
 numbers replaced by huge/negative/NaN/inf/empty values, unit swaps, CRLF/CR, UTF-16/UTF-16-BE
-with a BOM/UTF-32/ latin-1, non-ASCII digits and spaces, binary, NUL, lines up to 1 MB; CSV
+with a BOM/UTF-32/latin-1, non-ASCII digits and spaces, binary, NUL, lines up to 1 MB; CSV
 columns dropped, renamed and swapped; JSON keys deleted, renamed and retyped). Every 5th input
 goes through ``perfkit.load`` from a run directory with its manifest (mutated one time in five),
 and, with the run store on, again from the store. Every successful parse has its values checked
