@@ -12,7 +12,8 @@ note naming each, so that no analysis ever uses them: the loader passes every ru
   and none above the max, a min and a mean at or below the max;
 - no more failures (Locust) or non-2xx/3xx responses (wrk) than requests, and no more
   histogram samples than requests;
-- no negative server or kernel counter (stub_status, /proc/net: a count only grows).
+- no negative server or kernel counter (``run.counters``: stub_status, /proc/net, the
+  upstream's, ss: a count only grows).
 
 Where a contradiction involves several values and the text cannot say which one is damaged
 (p99 below p90, min above max), every value it involves is kept out. The slack of each
@@ -36,14 +37,6 @@ NUMERIC_FIELDS = (
     "errors_connect", "errors_read", "errors_write", "errors_timeout", "non_2xx_3xx",
     "failures", "threads", "connections", "users",
 )
-#: what the server and the kernel counted over a run (:data:`perfkit.model.SERVER_COLUMNS`
-#: without the derived ratio): counts, never negative
-COUNTER_FIELDS = (
-    "server_connections_accepted", "server_connections_handled", "server_requests",
-    "tcp_listen_overflows", "tcp_listen_drops", "tcp_syn_retransmits", "tcp_retransmits",
-    "tcp_active_opens", "tcp_passive_opens", "server_error_log_lines",
-    "server_cache_hits", "server_cache_misses", "server_cache_expired",
-)
 #: latency fields in ms, each at most MAX_LATENCY_MS
 LATENCY_FIELDS = ("latency_mean_ms", "latency_stdev_ms", "latency_min_ms", "latency_max_ms")
 PERCENTILE_MAPS = ("percentiles_ms", "uncorrected_percentiles_ms")
@@ -64,6 +57,9 @@ _LOCUST_RELATIVE_SLACK = 0.05
 _LOCUST_SLACK_MS = 0.5 + _PRINT_SLACK_MS
 #: what a kept-out value's note adds to the problem
 KEPT_OUT = "kept out of every analysis"
+#: a note of a Locust 0.8-0.13.2 file's row (:mod:`perfkit.ingest.locust_legacy`): its requests
+#: may count the successes alone, so its failures may pass them
+SUCCESSES_ONLY = "Locust 0.8 and 0.9 counted only the successes"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +100,15 @@ def _too_long(name: str, value: Any) -> str | None:
     return None
 
 
+def _counters(run: Any) -> dict[str, Any]:
+    """The counters of ``run`` (:class:`perfkit.counters.ServerCounters`, ``run.counters``):
+    counts, never negative; {} for a run without them."""
+    record = getattr(run, "counters", None)
+    if record is None or not dataclasses.is_dataclass(record):
+        return {}
+    return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+
+
 def _above(value: float, limit: float, rounded: bool = False) -> bool:
     if rounded:
         return value > limit * (1 + _LOCUST_RELATIVE_SLACK) + _LOCUST_SLACK_MS
@@ -113,10 +118,14 @@ def _above(value: float, limit: float, rounded: bool = False) -> bool:
 def _value_problems(run: Any) -> list[Problem]:
     """Each value wrong on its own: negative, NaN, infinite, a latency above a day."""
     out = []
-    for name in (*NUMERIC_FIELDS, *COUNTER_FIELDS):
+    for name in NUMERIC_FIELDS:
         value = getattr(run, name, None)
         text = _bad_number(name, value) or (_too_long(name, value) if name in LATENCY_FIELDS
                                             else None)
+        if text:
+            out.append(Problem(text, (name,)))
+    for name, value in _counters(run).items():  # what the server and the kernel counted
+        text = _bad_number(name, value)
         if text:
             out.append(Problem(text, (name,)))
     for name in PERCENTILE_MAPS:
@@ -166,7 +175,8 @@ def _relation_problems(run: Any, bad: set[str]) -> list[Problem]:
             out.append(Problem(f"{low_name} ({low}) is above latency_max_ms ({high}): input "
                                "damaged?", (low_name, "latency_max_ms")))
     requests = value("requests")
-    for part in ("failures", "non_2xx_3xx"):
+    successes = any(SUCCESSES_ONLY in note for note in run.notes)
+    for part in ("non_2xx_3xx",) if successes else ("failures", "non_2xx_3xx"):
         count = value(part)
         if None not in (count, requests) and count > requests:
             out.append(Problem(f"{part} ({count}) is above requests ({requests}): they are "
@@ -199,7 +209,10 @@ def kept_out(run: Any) -> Any:
     if not found:
         return run
     fields = {f for p in found for f in p.fields}
-    changes: dict[str, Any] = {f: None for f in fields if "[" not in f}
+    counted = fields & _counters(run).keys()
+    changes: dict[str, Any] = {f: None for f in fields - counted if "[" not in f}
+    if counted:
+        changes["counters"] = dataclasses.replace(run.counters, **dict.fromkeys(counted))
     for name in PERCENTILE_MAPS:
         dropped = {q for q in getattr(run, name) if _key(name, q) in fields}
         if dropped:

@@ -69,6 +69,9 @@ class RunStatus(StrEnum):
     SHORT = "short"
     #: did not sustain its target rate (below 0.9 x, or its latency rose above its peers')
     SATURATED = "saturated"
+    #: fewer connections got in than the generator asked for: its latencies describe those
+    #: that did (survivorship); kept with its values, in doubt
+    PARTIAL = "partial"
     #: the tool failed, most requests failed, or no value
     FAILED = "failed"
     #: the run ran but its tool never measured the metric (wrk without --latency, ...)

@@ -67,6 +67,7 @@ SOURCE = "fuzz.txt"
 PARSERS: dict[str, Callable] = {
     "wrk": wrk.parse, "wrk2": wrk2.parse, "hlog": hlog.parse,
     "locust_stats": locust.parse_stats_csv, "locust_history": locust.parse_history_csv,
+    "locust_distribution": locust.parse_distribution_csv,
     "locust_failures": locust.parse_failures_csv,
     "locust_exceptions": locust.parse_exceptions_csv, "locust_json": locust.parse_json,
     "stub_status": counters.parse_stub_status, "proc_net": counters.parse_proc_table,
@@ -203,6 +204,9 @@ def _removed(before: Run, after: Run) -> list[str]:
     """The values ``kept_out`` removed, named as its notes name them."""
     out = [f.name for f in dataclasses.fields(Run)
            if getattr(before, f.name) is not None and getattr(after, f.name) is None]
+    out += [f.name for f in dataclasses.fields(before.counters)
+            if getattr(before.counters, f.name) is not None
+            and getattr(after.counters, f.name) is None]
     for name in _PCT_MAPS:
         out += [f"{name}[{q:g}]" for q in getattr(before, name)
                 if q not in getattr(after, name)]

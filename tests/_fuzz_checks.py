@@ -19,11 +19,12 @@ ASCII digits in the text.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Mapping
 
-from perfkit.ingest.locust_csv import History
+from perfkit.ingest.locust_csv import Distribution, History
 from perfkit.model import Run
 
 COUNTS = ("requests", "errors_connect", "errors_read", "errors_write", "errors_timeout",
@@ -131,7 +132,7 @@ def _row_problems(row: Mapping) -> list[str]:
         if value is None or isinstance(value, str):
             continue
         if key in ("line", "timestamp_s", "user_count", "total_requests", "total_failures",
-                   "occurrences", "count"):
+                   "occurrences", "count", "requests"):
             ok = _is_count(value)
         elif isinstance(value, tuple):
             ok = all(isinstance(v, str) for v in value)
@@ -146,6 +147,10 @@ def problems(result) -> list[str]:
     """What is wrong with the result of any parser (a list of Runs, a History, rows)."""
     if isinstance(result, History):
         return [p for row in result.rows for p in _row_problems(row)]
+    if isinstance(result, Distribution):  # Locust 0.8-0.13.2: counts and percentiles
+        return [p for row in result.rows for p in _row_problems(
+            {**{k: v for k, v in row.items() if k != "percentiles_ms"},
+             **{f"p{q:g}": v for q, v in row["percentiles_ms"].items()}})]
     if isinstance(result, tuple):  # failures / exceptions rows
         return [p for row in result for p in _row_problems(row)]
     if isinstance(result, list):
@@ -155,11 +160,6 @@ def problems(result) -> list[str]:
 
 #: latencies above this (24 h, in ms) are no latency of a load test
 DAY_MS = 86_400_000.0
-COUNTERS = ("server_connections_accepted", "server_connections_handled", "server_requests",
-            "tcp_listen_overflows", "tcp_listen_drops", "tcp_syn_retransmits",
-            "tcp_retransmits", "tcp_active_opens", "tcp_passive_opens",
-            "server_error_log_lines", "server_cache_hits", "server_cache_misses",
-            "server_cache_expired")
 
 
 def _loose_above(value: float, limit: float) -> bool:
@@ -195,10 +195,11 @@ def strict_run_problems(run: Run) -> list[str]:
     held = run.histogram_count
     if held is not None and run.requests is not None and held > run.requests:
         out.append(f"histogram holds {held} > {run.requests} requests")
-    for name in COUNTERS:
-        value = getattr(run, name, None)
+    counted = run.counters  # perfkit.counters.ServerCounters: counts, never negative
+    for field in dataclasses.fields(counted):
+        value = getattr(counted, field.name)
         if value is not None and not _is_count(value):
-            out.append(f"{name} = {value!r}")
+            out.append(f"{field.name} = {value!r}")
     return out
 
 

@@ -226,16 +226,22 @@ def rename_column(rng: random.Random, data: bytes) -> bytes:
 
 
 def swap_columns(rng: random.Random, data: bytes) -> bytes:
-    """Two whole columns swapped: a reader by header name must give the same result."""
+    """Two whole columns swapped: a reader by header name must give the same result. The file
+    keeps its style (Locust up to 1.0 quoted its fields and wrote no final newline)."""
     parsed = _csv_rows(data)
-    if parsed is None or len(parsed[0][0]) < 2:
-        return data
+    if parsed is None or len(parsed[0][0]) < 2 or b"\r\r\n" in data:
+        return data  # "\r\r\n" (Windows text mode): the csv module sees an empty row each
     rows, end = parsed
     i, j = rng.sample(range(len(rows[0])), 2)
     for r in rows:
         if len(r) > max(i, j):
             r[i], r[j] = r[j], r[i]
-    return _csv_bytes(rows, end)
+    if not data.startswith(b'"'):
+        return _csv_bytes(rows, end)
+    out = io.StringIO(newline="")
+    csv.writer(out, lineterminator=end, quoting=csv.QUOTE_ALL).writerows(rows)
+    text = out.getvalue().encode("utf-8")
+    return text if data.endswith(b"\n") else text[:-len(end)]
 
 
 def swap_header_cells(rng: random.Random, data: bytes) -> bytes:

@@ -209,6 +209,22 @@ def test_junit_has_a_case_per_metric_failures_skips_and_matches_the_exit(tmp_pat
     assert "runs per arm would resolve" in case.find("skipped").get("message")
 
 
+def test_junit_stays_well_formed_xml_for_names_with_esc_and_bel(tmp_path):
+    # real Locust runs whose request names and arm levels hold ESC, BEL, CR, tabs
+    code, out, _ = _cli.run_cli("gate", *_cli.HOSTILE_ARMS, "--by", "endpoint", "--metric",
+                                "latency_p50_ms", "--max-regression", "5%", "--format", "junit",
+                                "--junit", str(tmp_path / "g.xml"))
+    assert code == 3
+    for text in (out, (tmp_path / "g.xml").read_text(encoding="utf-8")):
+        root = ET.fromstring(text)  # raises on a character XML 1.0 cannot hold
+        names = [c.get("name") for c in root.iter("testcase")]
+        assert len(names) == 10
+        assert "latency_p50_ms endpoint=esc \\x1b[31mred\\x1b[0m bel \\x07 page" in names
+        assert "latency_p50_ms endpoint=\rCR=1+1" in names  # legal in XML: kept
+        props = {p.get("name"): p.get("value") for p in root.iter("property")}
+        assert props["new"].endswith("::arm=-2\\x1b]0;pwned\\x07")
+
+
 def test_markdown_is_a_job_summary_with_the_rule():
     code, out, _ = gate(V07, V08, "--format", "markdown")
     assert code == 1 and out.startswith("**perfkit gate: REGRESSION (exit 1")

@@ -1,13 +1,17 @@
 """perfkit.analysis.core._runstatus on the seeds' backlog experiment: a run whose peers all fell
 short is kept in doubt and never called "like its peers'"; a run with kept-up peers is still
-judged by their latency."""
+judged by their latency. On the demo's backlog experiment: a run that fewer connections got
+into than wrk opened is ``partial``, and every answer it enters says so."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
-from perfkit.analysis import load_experiment, metric, run_statuses
-from perfkit.analysis.core import SHORT, UNDECIDED, kept_up
+from perfkit.analysis import compare_runs, load_experiment, metric, run_statuses
+from perfkit.analysis.core import PARTIAL, SHORT, UNDECIDED, kept_up, survivorship
+from perfkit.analysis.effects import factorial_effects
+from perfkit.vocabulary import RunStatus
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -35,3 +39,48 @@ def test_a_run_with_kept_up_peers_is_still_judged_by_their_latency():
     assert len(shorts) == 2  # 0.963 and 0.964 x
     for short in shorts:
         assert "its latency is like its peers'" in short.reason and UNDECIDED not in short.reason
+
+
+def test_a_run_fewer_connections_got_into_is_partial():
+    """At backlog 8 nginx accepted 164 of wrk's 256 + 1 connections (wrk opens one to test
+    the address first): the run's latencies describe the 163 that got in."""
+    exp = load_experiment(DATA / "demo-backlog")
+    rows = exp.rows({"backlog": 8, "connections": 256})
+    statuses = run_statuses(rows, metric("latency_p99_ms"))
+    assert [s.status for s in statuses] == [PARTIAL] * 3
+    first = next(s for r, s in zip(rows.runs, statuses, strict=True)
+                 if r.run_id.startswith("0002-"))
+    assert first.reason.startswith("163 of 256 connections got in (the server accepted 164")
+    assert first.reason.endswith("latencies describe those")
+    full = exp.rows({"backlog": 511, "connections": 256})
+    assert [s.status for s in run_statuses(full, metric("latency_p99_ms"))] == [RunStatus.OK] * 3
+
+
+def test_connect_errors_or_a_short_accept_count_flag_it_and_more_accepts_do_not():
+    exp = load_experiment(DATA / "demo-backlog")
+    run = exp.rows({"backlog": 511, "connections": 256}).runs[0]
+    assert survivorship(run) == ""
+    assert survivorship(run.replace(errors_connect=12)).startswith(
+        "wrk counted 12 connect error(s) with 256 connections")
+    counters = dataclasses.replace(run.counters, server_connections_accepted=257)
+    assert survivorship(run.replace(counters=counters)) == ""  # 256 + the test connection
+    counters = dataclasses.replace(run.counters, server_connections_accepted=256)
+    assert survivorship(run.replace(counters=counters)).startswith("255 of 256 connections")
+    # wrk splits -c over -t: -c 5 -t 2 opens 4
+    counters = dataclasses.replace(run.counters, server_connections_accepted=5)
+    assert survivorship(run.replace(counters=counters, connections=5, threads=2)) == ""
+
+
+def test_the_partial_runs_are_named_in_the_comparison_and_the_factorial():
+    exp = load_experiment(DATA / "demo-backlog")
+    rows = exp.rows({"connections": 256})
+    table = compare_runs(rows.where({"backlog": 511}), rows.where({"backlog": 8}),
+                         metric("latency_p99_ms"), exclude=["backlog"])
+    notes = [w for row in table.rows for w in row.warnings]
+    assert any(w.startswith("new: 3 run(s) partial") and "163 of 256 connections got in" in w
+               for w in notes)
+    result = factorial_effects(exp.rows(), ["backlog"], metric("latency_p99_ms"),
+                               by="connections")
+    assert any(w.startswith("6 run(s) partial") for w in result.warnings)
+    kinds = [kind for notes in result.level_run_notes.values() for _, kind, _ in notes]
+    assert kinds.count(PARTIAL) == 6

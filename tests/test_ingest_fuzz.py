@@ -17,6 +17,7 @@ from _fuzz_checks import counter_problems, problems, strict_problems
 from _fuzz_mutations import CSV, GENERIC, JSON, swap_columns
 
 from perfkit.consistency import kept_out
+from perfkit.counters import ServerCounters
 from perfkit.errors import ParseError
 from perfkit.ingest import counters, locust, wrk2
 from perfkit.model import Run
@@ -30,8 +31,9 @@ def seeds():
 def test_seeds_cover_every_kind_of_file_fixtures_data_and_locust_directories(seeds):
     kinds = {s.kind for s in seeds}
     assert kinds == {"wrk", "wrk2", "hlog", "locust_json", "locust_stats", "locust_history",
-                     "locust_failures", "locust_exceptions", "locust_dir", "stub_status",
-                     "proc_net"}
+                     "locust_failures", "locust_exceptions", "locust_dir",
+                     "locust_distribution",  # Locust 0.8-0.13.2 (tests/fixtures/published)
+                     "stub_status", "proc_net"}
     assert any(s.name.startswith("wild/") for s in seeds)
     assert {s.kind for s in seeds if s.name.startswith("data/")} >= {"wrk", "wrk2",
                                                                      "locust_dir"}
@@ -152,7 +154,8 @@ def test_the_strict_checks_catch_what_kept_out_removes(seeds):
     p[99.0], p[90.0] = p[90.0], p[99.0]
     broken = [run.replace(percentiles_ms=p), run.replace(latency_min_ms=1e6),
               run.replace(percentiles_ms={**run.percentiles_ms, 50.0: 1e308}),
-              run.replace(non_2xx_3xx=run.requests + 1), run.replace(server_requests=-1),
+              run.replace(non_2xx_3xx=run.requests + 1),
+              run.replace(counters=ServerCounters(server_requests=-1)),
               run.replace(latency_mean_ms=run.latency_max_ms * 10)]
     for bad in broken:
         assert strict_problems([bad]), bad

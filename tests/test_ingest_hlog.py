@@ -176,6 +176,19 @@ def test_interval_cut_inside_its_histogram(keep):
     _raises("".join(lines[:4]) + lines[4][:keep], 5, "valid compressed histogram")
 
 
+def test_interval_whose_deflated_data_fails_its_check():
+    """A histogram whose zlib checksum does not match (a flipped byte: the fuzzer's find) is a
+    ParseError at its line, not zlib's exception."""
+    import base64
+
+    lines = _written_lines()
+    body, payload = lines[4].rstrip("\n").rsplit(",", 1)
+    raw = bytearray(base64.b64decode(payload))
+    raw[-1] ^= 0xFF  # the last byte of the deflated stream's Adler-32
+    lines[4] = f"{body},{base64.b64encode(bytes(raw)).decode()}\n"
+    _raises("".join(lines), 5, "valid compressed histogram")
+
+
 def test_interval_cut_inside_its_numbers():
     lines = _written_lines()
     _raises("".join(lines[:5]) + lines[5][:6], 6, "interval line")

@@ -171,7 +171,7 @@ def test_cli_check_only_validates(tmp_path):
 
 
 def test_shipped_parameter_files_are_valid():
-    from perfkit.report.build import PALETTE_FILE  # beside them, and no parameter file
+    from perfkit.report.build import PALETTE_FILE  # the colours beside them, not a report
 
     for path in sorted((ROOT / "params").glob("*.yaml")):
         if path.name != PALETTE_FILE:

@@ -368,6 +368,18 @@ def test_a_corrupt_or_foreign_cache_is_ignored_with_a_note(tree, damage):
     assert len(run_cache.notes()) == seen
 
 
+def test_a_table_of_the_flat_counters_layout_is_refused():
+    """Version 4 holds the counters' sub-record (issue 32): a version-3 table (the counters
+    flat fields of Run) is refused, so the run store rebuilds it rather than read it wrong."""
+    runs = perfkit.load(Path(__file__).resolve().parents[1] / "data" / "demo-backlog")
+    table = runs_to_table(runs)
+    assert [r.counters for r in table_to_runs(table)] == [r.counters for r in runs]
+    old = table.replace_schema_metadata({**table.schema.metadata,
+                                         b"perfkit.table_version": b"3"})
+    with pytest.raises(ValueError, match="not a perfkit run table of version 4"):
+        table_to_runs(old)
+
+
 def test_the_cache_can_be_deleted_and_errors_are_never_cached(tree):
     perfkit.load(tree, cache=True)
     shutil.rmtree(tree / ".perfkit")

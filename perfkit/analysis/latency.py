@@ -45,6 +45,7 @@ from perfkit.analysis.core import (
     FAILED,
     NO_DATA,
     NOT_ESTIMABLE_COLUMN,
+    PARTIAL,
     SATURATED,
     SHORT,
     RunJudgement,
@@ -88,6 +89,8 @@ STATUS_WORDS = {
                 "fails this rate"),
     SHORT: ("fell slightly short of the target rate with a latency like their peers'",
             "kept with their values, a generator shortfall in doubt"),
+    PARTIAL: ("fewer connections got in than the generator asked for",
+              "kept with their values, which describe the connections that got in"),
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import math
 import os
@@ -21,7 +22,8 @@ one record per run; for Locust one per endpoint, plus its Aggregated row (is_agg
 
 Formats:
   table  a readable summary of the main columns (default)
-  csv    every column, one row per record (contract columns first)
+  csv    every column, one row per record (contract columns first); a name that begins
+         with = + - @, a tab or a CR begins with ' so a spreadsheet reads it as text
   json   JSON Lines: one object per record, NaN written as null
 
 Columns carry their unit (latency_p99_ms, throughput_rps, transfer_bytes_per_s). A number the
@@ -105,8 +107,14 @@ def all_columns(records: list[dict]) -> list[str]:
 
 
 def write_csv(records: list[dict], out: TextIO) -> None:
+    """Every column, one row per record; a text cell a spreadsheet would run as a formula
+    begins with ``'`` and a cell holding a line break is quoted (:mod:`perfkit.safetext`)."""
+    from perfkit.safetext import csv_cell, csv_lines
+
     columns = all_columns(records)
-    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\r\n",
+                            extrasaction="ignore")
     writer.writeheader()
     for rec in records:
         row = {}
@@ -116,8 +124,9 @@ def write_csv(records: list[dict], out: TextIO) -> None:
                 value = " | ".join(str(v) for v in value)
             elif value is None or (isinstance(value, float) and math.isnan(value)):
                 value = ""
-            row[key] = value
+            row[key] = csv_cell(value)
         writer.writerow(row)
+    out.write(csv_lines(buffer.getvalue()))
 
 
 def short_run_name(run: Run) -> str:

@@ -21,8 +21,9 @@ every problem is reported on its own line as FILE:LINE: KEY: expected ..., found
 Thresholds take 5% or 0.05 alike; experiment names stay under the data folder (the file's
 'data:', default data/). The output folder is checked before anything runs too.
 A notebook that fails is reported with its cell and exception; the others still run, and the
-exit status is 2, as for every error. A progress bar shows on a terminal
-(PERFKIT_NO_PROGRESS=1 turns it off).
+exit status is 2, as for every error. Each page is told on stderr as it ends, with the pages
+done and planned and the time left (above a bar on a terminal, one line each in a log;
+PERFKIT_NO_PROGRESS=1 turns them off).
 
 examples:
   perfkit report -p params/demo.yaml -o reports/demo

@@ -15,7 +15,8 @@ HELP = """\
 Print a readable summary of each run found under the paths: what was run, the load achieved,
 the latency percentiles the tool printed (and the uncorrected ones for wrk2 -U), errors, and
 every warning a reader must know before trusting the numbers (error ratio, closed-loop
-latency, Locust's rounding, wrk2 saturation, a histogram covering part of the run).
+latency, Locust's rounding, wrk2 saturation, a histogram covering part of the run). Control
+characters in names (ESC, BEL, tabs, line breaks) are printed as escapes (\x1b), never obeyed.
 
 examples:
   perfkit show run.stdout
@@ -54,12 +55,13 @@ def _pcts(values: dict[float, float]) -> str:
 
 def _counted(r: Run) -> str:
     """What nginx and the kernel counted (- where not recorded), with the kernel's scope."""
+    from perfkit.counters import columns
     from perfkit.formatting import fmt_num
-    from perfkit.model import SERVER_COLUMNS
 
     section = r.manifest.get("counters") or {}
     scope = ((section.get("sources") or {}).get("kernel") or {}).get("scope")
-    parts = [f"{name} {fmt_num(getattr(r, name))}" for name in SERVER_COLUMNS]
+    parts = [f"{name} {fmt_num(value)}"
+             for name, value in columns(r.counters, r.connections).items()]
     return ", ".join(parts) + (f" (kernel counters: {scope})" if scope else "")
 
 
@@ -67,6 +69,7 @@ def summary(r: Run) -> str:
     """The multi-line text ``perfkit show`` prints for one run."""
     from perfkit.formatting import fmt_num, is_missing
     from perfkit.model import LATENCY_SOURCES
+    from perfkit.safetext import terminal
 
     lines = [r.source + (f"  [{r.endpoint}]" if r.endpoint else "")]
     ident = [r.tool + (f" ({r.tool_version})" if r.tool_version else "")]
@@ -120,4 +123,5 @@ def summary(r: Run) -> str:
     if warnings:
         lines.append("  warnings:")
         lines.extend(f"    {i}. {w}" for i, w in enumerate(warnings, 1))
-    return "\n".join(lines) + "\n"
+    # a name (a Locust request, a factor level, a path) is shown, never obeyed by the terminal
+    return "\n".join(terminal(line) for line in lines) + "\n"

@@ -110,6 +110,15 @@ def _describe(info, out) -> None:
     print(f"config: {info.config_path}", file=out)
     queue = "" if info.accept_queue_max is None else f", accept queue {info.accept_queue_max}"
     print(f"backlog: {info.backlog} (somaxconn {info.somaxconn}{queue})", file=out)
+    if info.upstream_backlog is not None:
+        queue = ("" if info.upstream_accept_queue_max is None
+                 else f", accept queue {info.upstream_accept_queue_max}")
+        print(f"upstream: {info.upstream_processes} process(es), backlog "
+              f"{info.upstream_backlog}{queue}", file=out)
+        for mode, m in ((info.upstream_ceiling or {}).get("modes") or {}).items():
+            print(f"upstream ceiling ({mode.replace('_', ' ')}): {m['throughput_rps']:,.0f} "
+                  f"req/s at {m['cpu_cores']:g} cores, {m['cpu_us_per_request']:g} us CPU per "
+                  f"request (bound: {m['bound']})", file=out)
     if info.netns:
         print(f"netns: {info.netns} (run clients with: ip netns exec {info.netns} ...)", file=out)
     if info.reload_interval_s:

@@ -1,4 +1,5 @@
-"""What the server and the kernel counted during a run: pure readers of the raw snapshots.
+"""What the server, its upstream and the kernel counted during a run: pure readers of the raw
+snapshots.
 
 ``perfkit run`` (:mod:`perfkit.run.counters`) snapshots the counters just before the load
 generator starts and just after it exits, keeps the raw text in the run directory
@@ -21,7 +22,12 @@ Sources:
   manifest says which one was read (its ``scope``);
 - the error-log lines written during the run (``server_error_log_lines``, the lines kept as
   ``server-error.log``) and the access log's ``$upstream_cache_status`` field
-  (``server_cache_hits``, ``server_cache_misses``, ``server_cache_expired``: :func:`cache_counts`).
+  (``server_cache_hits``, ``server_cache_misses``, ``server_cache_expired``: :func:`cache_counts`);
+- the testbed upstream's own status page (:func:`parse_upstream_status`):
+  ``upstream_connections_accepted``, ``upstream_requests``;
+- ``ss -Hltnm`` of the listening sockets, sampled during the run (:func:`parse_ss_listeners`):
+  each socket's backlog, its longest accept queue sampled and its own drops
+  (``server_listen_*``, ``server_accept_queue_peak``, ``upstream_*``).
 
 A counter that was not recorded is missing (None), never 0.
 """
@@ -35,19 +41,26 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.consistency import counter_value
+from perfkit.counters import FIELDS, NO_COUNTERS, ServerCounters, counters_of
 from perfkit.errors import ParseError
-from perfkit.model import SERVER_COLUMNS
 
-#: derived: accepted connections over the server's requests
-PER_REQUEST_COLUMN = "server_connections_per_request"
-#: the recorded columns, in record order (a contract: :data:`perfkit.model.SERVER_COLUMNS`)
-COLUMNS = tuple(c for c in SERVER_COLUMNS if c != PER_REQUEST_COLUMN)
+#: the recorded columns, in record order (a contract: :data:`perfkit.counters.SERVER_COLUMNS`
+#: without the derived ones)
+COLUMNS = FIELDS
 STUB_STATUS_COLUMNS = ("server_connections_accepted", "server_connections_handled",
                        "server_requests")
 KERNEL_COLUMNS = ("tcp_listen_overflows", "tcp_listen_drops", "tcp_syn_retransmits",
                   "tcp_retransmits", "tcp_active_opens", "tcp_passive_opens")
 LOG_COLUMNS = ("server_error_log_lines",)
 CACHE_COLUMNS = ("server_cache_hits", "server_cache_misses", "server_cache_expired")
+UPSTREAM_COLUMNS = ("upstream_connections_accepted", "upstream_requests",
+                    "upstream_keepalive_pool")
+#: the columns of each listening socket: (nginx's, the upstream's) per quantity
+SOCKET_COLUMNS = ("server_listen_backlog", "server_accept_queue_peak", "server_listen_drops",
+                  "upstream_listen_backlog", "upstream_accept_queue_peak",
+                  "upstream_listen_drops")
+#: the listening sockets' names: their columns' prefix (``server``: nginx's)
+LISTENERS = ("server", "upstream")
 
 #: kernel column -> (file, section, field) it is read from
 KERNEL_FIELDS = {
@@ -74,7 +87,8 @@ CACHE_STATUSES = ("HIT", "MISS", "EXPIRED", "BYPASS", "STALE", "UPDATING", "REVA
 #: the raw snapshot files of a run directory
 COUNTERS_DIR = "counters"
 ERROR_LOG_NAME = "server-error.log"
-RAW_FILES = {"netstat": "netstat.txt", "snmp": "snmp.txt", "stub_status": "stub_status.txt"}
+RAW_FILES = {"netstat": "netstat.txt", "snmp": "snmp.txt", "stub_status": "stub_status.txt",
+             "upstream_status": "upstream_status.txt", "listeners": "ss_listeners.txt"}
 
 
 def parse_proc_table(text: str, path: str = "<string>") -> dict[str, dict[str, int]]:
@@ -175,12 +189,66 @@ def cache_columns(counts: Mapping[str, int]) -> dict[str, int]:
     return {col: int(counts.get(status, 0)) for status, col in CACHE_FIELDS.items()}
 
 
-def per_request(accepted: int | None, requests: int | None) -> float | None:
-    """Accepted connections per request served (None when either is missing or no request
-    was counted)."""
-    if accepted is None or requests is None or requests <= 0:
-        return None
-    return accepted / requests
+#: the first line of the upstream's status page (perfkit.run.upstream.STATUS_HEAD)
+UPSTREAM_STATUS_HEAD = "perfkit upstream status"
+#: upstream status field -> column
+UPSTREAM_FIELDS = {"accepted": "upstream_connections_accepted",
+                   "requests": "upstream_requests"}
+
+
+def parse_upstream_status(text: str, path: str = "<string>") -> dict[str, int]:
+    """The testbed upstream's status page (:func:`perfkit.run.upstream.status_text`):
+    :data:`UPSTREAM_STATUS_HEAD`, then ``name: integer`` lines; it must hold ``accepted``
+    and ``requests``."""
+    lines = text.splitlines()
+    if not lines or lines[0] != UPSTREAM_STATUS_HEAD:
+        raise ParseError(path, 1, repr(UPSTREAM_STATUS_HEAD), lines[0] if lines else "nothing")
+    out: dict[str, int] = {}
+    for number, line in enumerate(lines[1:], start=2):
+        name, sep, value = line.partition(":")
+        count = counter_value(value.strip(" ")) if sep else None
+        if count is None:  # ASCII digits: "\u0663".isdigit() is True and int() reads it
+            raise ParseError(path, number, "'name: integer'", line)
+        out[name.strip()] = count
+    for name in UPSTREAM_FIELDS:
+        if name not in out:
+            raise ParseError(path, len(lines) + 1, f"a line '{name}: N'", "end of file")
+    return out
+
+
+def upstream_deltas(before: Mapping[str, int], after: Mapping[str, int]) -> dict[str, int]:
+    """The upstream's columns over the window: after - before (fetching the page counts
+    nothing: it is served on a socket of its own)."""
+    return {col: after[f] - before[f] for f, col in UPSTREAM_FIELDS.items()}
+
+
+def parse_ss_listeners(text: str, path: str = "<string>") -> dict[str, dict[str, int]]:
+    """``ss -Hltnm`` output: local address -> ``{"queue": Recv-Q, "backlog": Send-Q,
+    "drops": skmem d}`` of each listening socket (``drops`` absent when ss printed no
+    ``skmem``). On a listening socket Recv-Q is its accept queue now and Send-Q the queue's
+    limit (the backlog, capped at ``net.core.somaxconn``); skmem's ``d`` counts what the
+    socket dropped (a full accept queue among its causes)."""
+    out: dict[str, dict[str, int]] = {}
+    last: str | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        words = line.split()
+        if not words:
+            continue
+        if words[0].startswith("skmem:"):
+            if last is None:
+                raise ParseError(path, number, "a socket line before its skmem", line)
+            for item in words[0].removeprefix("skmem:(").rstrip(")").split(","):
+                drops = counter_value(item[1:]) if item[:1] == "d" else None
+                if drops is not None:
+                    out[last]["drops"] = drops
+            continue
+        queue, backlog = ((counter_value(words[1]), counter_value(words[2])) if len(words) >= 4
+                          else (None, None))
+        if queue is None or backlog is None:  # ASCII digits only, as every counter
+            raise ParseError(path, number, "State Recv-Q Send-Q Local-Address ...", line)
+        last = words[3]
+        out[last] = {"queue": queue, "backlog": backlog}
+    return out
 
 
 def read_raw(run_dir: str | os.PathLike, when: str) -> dict[str, str]:
@@ -209,6 +277,31 @@ def deltas_from_dir(run_dir: str | os.PathLike) -> dict[str, int | None]:
             for f in ("netstat", "snmp") if f in raw[w]} for w in raw}
     if all(parsed[w] for w in parsed):
         out.update(kernel_deltas(parsed["before"], parsed["after"]))
+    if all("upstream_status" in raw[w] for w in raw):
+        b, a = (parse_upstream_status(raw[w]["upstream_status"], f"{w}/upstream_status.txt")
+                for w in ("before", "after"))
+        out.update(upstream_deltas(b, a))
+    return out
+
+
+def listener_values(addresses: Mapping[str, str], before: Mapping[str, Mapping[str, int]],
+                    after: Mapping[str, Mapping[str, int]], peaks: Mapping[str, int | None]
+                    ) -> dict[str, int | None]:
+    """The socket columns of each listener named in ``addresses`` (``server``: nginx's,
+    ``upstream`` -> its local address as ss prints it) from :func:`parse_ss_listeners` of the
+    snapshots before and after the run and the peak accept queue sampled in between
+    (``peaks``, by name): the backlog (after's, else before's), the peak, and the drops
+    (after - before).
+    None where a socket was not seen."""
+    out: dict[str, int | None] = {}
+    for name, address in addresses.items():
+        prefix = name
+        b, a = before.get(address), after.get(address)
+        seen = a or b
+        out[f"{prefix}_listen_backlog"] = None if seen is None else seen["backlog"]
+        out[f"{prefix}_accept_queue_peak"] = peaks.get(name)
+        out[f"{prefix}_listen_drops"] = (a["drops"] - b["drops"] if a and b and "drops" in a
+                                         and "drops" in b else None)
     return out
 
 
@@ -220,6 +313,13 @@ def manifest_values(manifest: Mapping[str, Any]) -> dict[str, int | None]:
     if not isinstance(values, Mapping):
         return {}
     return {c: _count(values.get(c)) for c in COLUMNS}
+
+
+def manifest_counters(manifest: Mapping[str, Any]) -> ServerCounters:
+    """The :class:`~perfkit.counters.ServerCounters` a manifest recorded
+    (:data:`~perfkit.counters.NO_COUNTERS` when none)."""
+    values = manifest_values(manifest)
+    return counters_of(values) if values else NO_COUNTERS
 
 
 def _count(value: Any) -> int | None:

@@ -19,11 +19,13 @@ format specification describes it (HdrHistogram_py's reader skips lines silently
   no such rule): it is read, and the run says how many did;
 - a line that is not an interval or a comment is a ParseError at its line.
 
-**Values as HdrHistogram gives them.** The log's own histograms are summed in their own layout
-(hdrh's ``add``), and the run's percentiles, mean, standard deviation, minimum and maximum are
-hdrh's on that sum (a percentile is the highest value equivalent to its bucket). The run's
-``histogram`` (perfkit's layout, in microseconds, for merging and bootstrapping) places each of
-the log's buckets at its highest equivalent value.
+**Values as HdrHistogram gives them.** The log's own histograms are summed in their own layout,
+and the run's percentiles, mean, standard deviation, minimum and maximum are hdrh's on that sum
+(a percentile is the highest value equivalent to its bucket), computed with numpy over the
+counts (:mod:`perfkit.ingest.hdrsum`; hdrh's Python loops took most of a log's time). The
+run's ``histogram`` (perfkit's layout, in
+microseconds, for merging and bootstrapping) places each of the log's buckets at its highest
+equivalent value.
 
 **Units.** Histograms store integers without a unit; perfkit reads them as
 
@@ -38,6 +40,7 @@ the log's buckets at its highest equivalent value.
 from __future__ import annotations
 
 import re
+import zlib
 from datetime import UTC, datetime
 
 import numpy as np
@@ -47,6 +50,7 @@ from hdrh.histogram import HdrHistogram
 from perfkit.errors import ParseError
 from perfkit.histogram import LatencyHistogram
 from perfkit.ingest.hdrcodec import CodecError, decode
+from perfkit.ingest.hdrsum import Summed, summed
 from perfkit.model import Run
 
 TOOL = "hdrh"
@@ -75,7 +79,7 @@ MAX_TIMESTAMP_S = 253_402_300_799.0
 #: what decoding a payload can raise (hdrh's V2 decoder, perfkit's V0/V1 one)
 _DECODE_ERRORS = (CodecError, HdrCookieException, HdrLengthException,
                   HdrHistogramSettingsException, ValueError, TypeError, RuntimeError,
-                  IndexError, OverflowError)
+                  IndexError, OverflowError, zlib.error)
 _LEGEND = '"StartTimestamp"'
 WHAT = "an HdrHistogram interval log"
 #: Java's reader: a timestamp more than a year before StartTime is relative to it
@@ -181,32 +185,17 @@ def _unit(header: dict, intervals: list[_Interval], given: str | None) -> tuple[
                   "add '#[ValueUnit: ns]' or use --unit if the tool recorded nanoseconds)")
 
 
-def _merged(hists: list[HdrHistogram]) -> HdrHistogram:
-    """The sum of ``hists`` in the first one's layout (hdrh's ``add``), wide enough for all."""
-    first = hists[0]
-    highest = max(h.highest_trackable_value for h in hists)
-    total = HdrHistogram(first.lowest_trackable_value, highest,
-                         first.significant_figures)
-    for h in hists:
-        if h.get_total_count():
-            total.add(h)
-    return total
-
-
-def _latency(hdr: HdrHistogram, unit: str, source: str, line: int) -> LatencyHistogram:
-    """``hdr`` in perfkit's layout (us), each bucket at its highest equivalent value."""
-    counts = np.ctypeslib.as_array(hdr.counts)[:hdr.counts_len].astype(np.int64)
-    idx = np.flatnonzero(counts)
-    if not len(idx):
+def _latency(native: Summed, unit: str, source: str, line: int) -> LatencyHistogram:
+    """``native`` in perfkit's layout (us), each bucket at its highest equivalent value."""
+    top, counts = native.highest_equivalent()
+    if not len(top):
         return LatencyHistogram()
-    top = np.array([hdr.get_highest_equivalent_value(hdr.get_value_from_index(int(i)))
-                    for i in idx], dtype=np.float64)
     try:
-        return LatencyHistogram.from_values_us(top * UNIT_TO_US[unit], counts[idx])
+        return LatencyHistogram.from_values_us(top.astype(np.float64) * UNIT_TO_US[unit], counts)
     except ValueError as exc:
         raise ParseError(source, line, f"latencies below 24 h (values read as {unit}; add a "
                          "'#[ValueUnit: ns]' line or use --unit for a log in ns)",
-                         f"max value {hdr.get_max_value()}: {exc}") from None
+                         f"max value {native.max()}: {exc}") from None
 
 
 def parse(text: str, source: str = "<string>", unit: str | None = None) -> list[Run]:
@@ -262,21 +251,21 @@ def _absolute(items: list[_Interval], header: dict) -> tuple[list[tuple[float, f
 
 def _run(tag: str | None, items: list[_Interval], source: str, unit: str,
          unit_note: str | None, header: dict) -> Run:
-    native = _merged([iv.hist for iv in items])
+    native = summed([iv.hist for iv in items])
     hist = _latency(native, unit, source, items[-1].line)
     spans, absolute = _absolute(items, header)
     begin = min(s for s, _ in spans)
     end = max(e for _, e in spans)
     duration = end - begin if end > begin else None
-    count = native.get_total_count()
+    count = native.total
     per_ms = PER_MS[unit]
     percentiles: dict[float, float] = {}
     notes = []
     mean = stdev = low = high = None
     if count:
-        percentiles = {q: native.get_value_at_percentile(q) / per_ms for q in PERCENTILES}
-        mean, stdev = native.get_mean_value() / per_ms, native.get_stddev() / per_ms
-        low, high = native.get_min_value() / per_ms, native.get_max_value() / per_ms
+        percentiles = {q: native.percentile(q) / per_ms for q in PERCENTILES}
+        mean, stdev = native.mean() / per_ms, native.stddev() / per_ms
+        low, high = native.min() / per_ms, native.max() / per_ms
     else:
         notes.append(f"tag {tag!r}: every interval histogram is empty: no latencies")
     if unit_note:
@@ -299,8 +288,8 @@ def _run(tag: str | None, items: list[_Interval], source: str, unit: str,
         extra={"tag": tag, "intervals": len(items), "value_unit": unit,
                "interval_start_s": begin, "interval_end_s": end,
                "timestamps_absolute": absolute,
-               "hdr_layout": {"lowest": native.lowest_trackable_value,
-                              "highest": native.highest_trackable_value,
-                              "significant_figures": native.significant_figures}},
+               "hdr_layout": {"lowest": native.layout.lowest_trackable_value,
+                              "highest": native.layout.highest_trackable_value,
+                              "significant_figures": native.layout.significant_figures}},
     )
 

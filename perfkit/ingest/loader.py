@@ -35,6 +35,7 @@ from typing import NamedTuple
 from perfkit._fsutil import NotRegularFileError, read_bytes
 from perfkit.consistency import kept_out
 from perfkit.errors import LoadError, ParseError, PerfkitError, UnknownFormatError
+from perfkit.ingest.decode import Decoded, decode, noted
 from perfkit.ingest.discover import walk
 from perfkit.ingest.manifest import (
     MANIFEST_NAMES,
@@ -55,8 +56,8 @@ VALUE_UNIT: ContextVar[str | None] = ContextVar("VALUE_UNIT", default=None)
 
 _TOOL_LATENCY_SOURCE = {"wrk": "summary_only", "wrk2": "hdr_corrected",
                         "locust": "locust_rounded"}
-_LOCUST_KINDS = {"locust_json", "locust_stats", "locust_history", "locust_failures",
-                 "locust_exceptions"}
+_LOCUST_KINDS = {"locust_json", "locust_stats", "locust_distribution", "locust_history",
+                 "locust_failures", "locust_exceptions"}
 
 
 @dataclasses.dataclass
@@ -75,33 +76,28 @@ class _File(NamedTuple):
     path: str
     kind: str
     text: str
-
-
-def _text_of(data: bytes) -> str | None:
-    """``data`` as text, or None when it is binary (NUL bytes in its head, or not UTF-8)."""
-    if data.find(b"\x00", 0, HEAD_BYTES) >= 0:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    #: how the file was decoded when not as UTF-8 (:mod:`perfkit.ingest.decode`)
+    decoded: str | None = None
 
 
 def read_text(path: str | os.PathLike) -> str | None:
-    """The file as text, or None when it is binary (NUL bytes or not UTF-8)."""
-    return _text_of(read_bytes(path))
+    """The file as text (UTF-8, else as its byte-order mark says, else Latin-1), or None when it
+    is binary (a NUL byte in its head)."""
+    decoded = decode(read_bytes(path), HEAD_BYTES)
+    return None if decoded is None else decoded.text
 
 
-def _output(path: str, text: str | None, wrk_tool: str | None) -> _File | None:
-    """The tool output ``text`` of ``path`` is (None: not one); see :func:`classify`."""
-    if text is None:
+def _output(path: str, decoded: Decoded | None, wrk_tool: str | None) -> _File | None:
+    """The tool output ``decoded`` (the text of ``path``) is (None: not one); see
+    :func:`classify`."""
+    if decoded is None:
         return None
-    kind = sniff(text[:HEAD_BYTES])
+    kind = sniff(decoded.text[:HEAD_BYTES])
     if kind is None:
         return None
     if wrk_tool is not None and kind in ("wrk", "wrk2"):
         kind = wrk_tool
-    return _File(path, kind, text)
+    return _File(path, kind, decoded.text, decoded.note)
 
 
 def _output_of(path: str, data: bytes, wrk_tool: str | None) -> _File | None:
@@ -116,7 +112,7 @@ def _output_of(path: str, data: bytes, wrk_tool: str | None) -> _File | None:
     if (len(data) > 4 * HEAD_BYTES and data.find(b"\x00", 0, HEAD_BYTES) < 0
             and sniff(data[:4 * HEAD_BYTES].decode("utf-8", "ignore")[:HEAD_BYTES]) is None):
         return None
-    return _output(path, _text_of(data), wrk_tool)
+    return _output(path, decode(data, HEAD_BYTES), wrk_tool)
 
 
 def classify(path: str, wrk_tool: str | None = None) -> _File | None:
@@ -139,8 +135,8 @@ def _parse_one(f: _File) -> list[Run]:
     raise AssertionError(f.kind)  # pragma: no cover - Locust files go through _parse_locust
 
 
-def _parse_locust(files: list[_File]) -> list[Run]:
-    return _parser("locust").parse_files([(f.kind, f.path, f.text) for f in files])
+def _parse_locust(files: list[_File], unread: list[str]) -> list[Run]:
+    return _parser("locust").parse_files([(f.kind, f.path, f.text) for f in files], unread)
 
 
 def _failed_placeholder(info: ManifestInfo, directory: str, reason: str) -> Run:
@@ -182,6 +178,8 @@ class _RunDir:
     info: ManifestInfo | None
     files: list[_File]
     errors: list[PerfkitError]
+    #: the other files (no tool's output, as far as the sniffer tells)
+    unread: list[str] = dataclasses.field(default_factory=list)
 
 
 _LOOK = object()
@@ -205,6 +203,7 @@ def _prepare(directory: str, paths: list[str], manifest: str | None | object = _
         except (ParseError, SchemaVersionError) as exc:
             errors.append(exc)
     files = []
+    unread = []
     wrk_tool = info.tool if info is not None and info.tool in ("wrk", "wrk2") else None
     for path in sorted(paths):
         if path.endswith(_MANIFEST_SUFFIXES):
@@ -216,7 +215,9 @@ def _prepare(directory: str, paths: list[str], manifest: str | None | object = _
         f = _output_of(path, data, wrk_tool)  # classify(), its bytes read above
         if f is not None:
             files.append(f)
-    return _RunDir(directory, paths, info, files, errors)
+        else:
+            unread.append(path)
+    return _RunDir(directory, paths, info, files, errors, unread)
 
 
 def _fast_parse(dirs: list[_RunDir]) -> dict[str, Run]:
@@ -249,9 +250,10 @@ def _finish(d: _RunDir, fast: dict[str, Run]) -> LoadResult:
     locust_files = [f for f in d.files if f.kind in _LOCUST_KINDS]
     if locust_files:
         try:
-            runs.extend(_parse_locust(locust_files))
+            runs.extend(_parse_locust(locust_files, d.unread))
         except ParseError as exc:
             (reasons.append(str(exc)) if failed else result.errors.append(exc))
+    runs = noted(runs, {f.path: f.decoded for f in d.files if f.decoded})
     if info is not None:
         runs = [apply_manifest(r, info) for r in runs]
         if failed and not runs:

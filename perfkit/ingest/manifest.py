@@ -23,9 +23,9 @@ from typing import Any
 
 from perfkit._fsutil import read_bytes
 from perfkit.errors import ParseError
-from perfkit.ingest.counters import manifest_values
+from perfkit.ingest.counters import manifest_counters
 from perfkit.ingest.lazymap import LazyJsonMap
-from perfkit.model import FrozenMap, Run, replaced_run
+from perfkit.model import FrozenMap, Provenance, Run, replaced_run
 from perfkit.model import _freeze as _freeze_value
 from perfkit.store import manifest as schema
 from perfkit.units import UnitError, parse_duration_arg
@@ -37,22 +37,14 @@ _LOAD_KEYS = schema.LOAD_KEYS
 
 
 @dataclasses.dataclass(frozen=True)
-class ManifestInfo:
-    """The parts of a manifest that enter a Run."""
+class ManifestInfo(Provenance):
+    """The parts of a manifest that enter a Run: its :class:`~perfkit.model.Provenance`
+    (run id, tool version, argv, factors, repetition, block, order, times, exit code: the
+    Run's own fields, declared once), and the file's path, tool, load, status and contents."""
 
     path: str
     tool: str | None = None
-    tool_version: str | None = None
-    argv: tuple[str, ...] | None = None
-    factors: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     load: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    run_id: str | None = None
-    repetition: int | None = None
-    block: int | None = None
-    order: int | None = None
-    start_utc: str | None = None
-    end_utc: str | None = None
-    exit_code: int | None = None
     status: str | None = None
     raw: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -174,20 +166,20 @@ def _int_or_none(value: Any) -> int | None:
 
 def _info(path: str, record: schema.RunManifest, raw: Mapping) -> ManifestInfo:
     """The parts of a (version-1) record that enter a Run; ``raw`` is the file as read."""
-    fields = {
-        "path": path,
-        "tool": record.get("tool"),
+    fields = {  # in the dataclass's field order: Provenance's, then ManifestInfo's own
+        "run_id": record.get("run_id") or os.path.basename(os.path.dirname(path)),
         "tool_version": record.get("tool_version"),
         "argv": tuple(argv) if (argv := record.get("argv")) else None,
         "factors": record.get("factors") or {},  # fresh from the JSON (or the upgrade): not
-        "load": record.get("load") or {},  # shared with anything that could change them
-        "run_id": record.get("run_id") or os.path.basename(os.path.dirname(path)),
         "repetition": _int_or_none(record.get("repetition")),
         "block": _int_or_none(record.get("block")),
         "order": _int_or_none(record.get("order")),
         "start_utc": record.get("start_utc"),
         "end_utc": record.get("end_utc"),
         "exit_code": _int_or_none(record.get("exit_code")),
+        "path": path,
+        "tool": record.get("tool"),
+        "load": record.get("load") or {},  # shared with anything that could change them
         "status": record.get("status"),
         "raw": raw,
     }
@@ -343,7 +335,7 @@ def apply_manifest(run: Run, info: ManifestInfo) -> Run:
     # what the server and the kernel counted (None: not recorded), a whole run's: a Locust
     # run's Aggregated row carries them, its endpoint rows do not
     if "counters" in info.raw and (tool != "locust" or run.is_aggregate):
-        changes.update((k, v) for k, v in manifest_values(info.raw).items() if v is not None)
+        changes["counters"] = manifest_counters(info.raw)
     notes = list(run.notes)
     if info.status not in (None, ManifestStatus.COMPLETE):
         notes.append(f"run status is {info.status!r} (exit code {info.exit_code}): "

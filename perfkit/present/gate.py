@@ -10,7 +10,9 @@ its load level). A regression is a ``<failure>``; an inconclusive row is ``<skip
 reporters show it as neither passed nor failed, and the exit status 3 lets the job decide), as
 is a row whose runs did not measure the metric (``no data``); a row where a side has no run
 is an ``<error>``. The message states the change with its interval, the
-threshold and, when inconclusive, the runs per arm needed.
+threshold and, when inconclusive, the runs per arm needed. A character XML 1.0 cannot hold (an
+endpoint named with ESC or BEL) is written as its escape (``\\x1b``), so the file stays
+well-formed.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from perfkit.analysis.compare import (
 )
 from perfkit.formatting import Footnotes, change_ci, fmt_p, interval_text, level_text, pct_change
 from perfkit.present.tables import Column, Table
+from perfkit.safetext import xml_text
 from perfkit.vocabulary import GateOutcome, GateStatus
 
 #: a gate's overall status as the headline of ``perfkit gate`` and JUnit XML write it (a CI
@@ -158,6 +161,10 @@ def junit(result: GateResult, left_out: Sequence[str] = ()) -> str:
         ET.SubElement(case, "system-out").text = _details(g)
     if warns:
         ET.SubElement(suite, "system-err").text = "\n".join(warns)
+    for element in root.iter():  # a name may hold what XML 1.0 cannot (ESC, BEL): escaped
+        element.attrib = {k: xml_text(v) for k, v in element.attrib.items()}
+        if element.text:
+            element.text = xml_text(element.text)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
 

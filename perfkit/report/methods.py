@@ -227,7 +227,9 @@ def exclusions_sentence(p: Provenance) -> str:
     names: dict[str, str] = {
         RunStatus.FAILED: str(RunStatus.FAILED),
         RunStatus.SATURATED: "did not sustain their offered rate",
-        RunStatus.SHORT: "fell slightly short of their offered rate and were kept, in doubt"}
+        RunStatus.SHORT: "fell slightly short of their offered rate and were kept, in doubt",
+        RunStatus.PARTIAL: "had fewer connections get in than asked and were kept, in doubt "
+                           "(their latencies describe the connections that got in)"}
     for status, reasons in p.statuses.items():
         parts.append(f"{len(reasons)} run(s) {names.get(status, status)} "
                      f"({'; '.join(reasons)})")

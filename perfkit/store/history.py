@@ -48,6 +48,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from perfkit._fsutil import fsync_dir, write_bytes_atomic
+from perfkit.counters import FIELDS as COUNTER_FIELDS
+from perfkit.counters import counters_of
 from perfkit.errors import DataError, UsageError
 from perfkit.frames import runs_frame
 from perfkit.histogram import LatencyHistogram
@@ -100,6 +102,8 @@ def run_to_json(run: Run) -> str:
             value = None if value is None else value.encode()
         elif f.name in _PERCENTILES:
             value = [[float(q), float(v)] for q, v in value.items()]
+        elif f.name == "counters":
+            value = value.values()
         out[f.name] = _plain(value)
     return json.dumps(out, separators=(",", ":"), allow_nan=True)
 
@@ -118,9 +122,13 @@ def run_from_json(text: str) -> Run:
             value = {float(q): float(v) for q, v in value}
         elif f.name in _TUPLES:
             value = None if value is None else tuple(value)
+        elif f.name == "counters":
+            value = counters_of(value)
         else:
             value = _unplain(value)
         fields[f.name] = value
+    if "counters" not in data:  # written before the counters were a sub-record: flat fields
+        fields["counters"] = counters_of({k: data[k] for k in COUNTER_FIELDS if k in data})
     return Run(**fields)
 
 

@@ -39,7 +39,9 @@ def status_notes(label: str, statuses: list[RunJudgement]) -> list[str]:
     out = []
     for kind, text in ((RunStatus.SATURATED, "saturated (ranked with the failed runs)"),
                        (RunStatus.SHORT, "in doubt, kept with their values (the row's "
-                                         "result without them is noted on the row)")):
+                                         "result without them is noted on the row)"),
+                       (RunStatus.PARTIAL, "partial, kept with their values (fewer connections "
+                                           "got in than asked)")):
         reasons = [s.reason for s in statuses if s.status == kind]
         if reasons:
             out.append(f"{label}: {len(reasons)} run(s) {text}: {'; '.join(reasons)}")

@@ -127,7 +127,7 @@ def conditions(exp: Experiment) -> Conditions:
                                        if (d := runs[i].duration_s)})),
         measured_s=_measured(exp, wrk2), think_time=think_time(exp),
         syn_retries=_syn_retries(exp), counter_scopes=_counter_scopes(runs),
-        overflows=_loads(exp, [i for i, r in enumerate(runs) if r.tcp_listen_overflows]))
+        overflows=_loads(exp, [i for i, r in enumerate(runs) if r.counters.tcp_listen_overflows]))
 
 
 def _own_somaxconn(manifest: Mapping) -> bool:

@@ -30,7 +30,7 @@ def kernel_evidence(run: Run | None, cap: float) -> bool | None:
     if run is None or cap not in SYN_CAPS_MS or not (kernel_scope(run) or "").startswith(
             "netns"):
         return None
-    counts = (run.tcp_listen_overflows, run.tcp_syn_retransmits)
+    counts = (run.counters.tcp_listen_overflows, run.counters.tcp_syn_retransmits)
     if all(c is None for c in counts):
         return None
     return any(c for c in counts)

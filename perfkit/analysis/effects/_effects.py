@@ -481,6 +481,10 @@ def _saturation_notes(rows: RunSet, metric: Metric, cells: list[str]) -> list[st
         if n:
             out.append(f"{n} wrk2 run(s) {what}: kept with their measured {metric.name} "
                        "(a factorial needs a value per run; queueing in the generator included)")
+    partial = [s.reason for s in statuses if s.status == RunStatus.PARTIAL]
+    if partial:
+        out.append(f"{len(partial)} run(s) {RunStatus.PARTIAL}, kept with their measured "
+                   f"{metric.name}: {'; '.join(partial)}")
     return out
 
 
