@@ -208,3 +208,15 @@ def test_every_recorded_counter_is_kept_out_when_negative(run, field):
     cleaned = kept_out(damaged)
     assert getattr(cleaned.counters, field) is None
     assert any(f"{field} is negative (-1)" in w for w in cleaned.warnings)
+
+
+def test_kept_out_leaves_no_decrease_behind(run):
+    """Found by the ingest fuzz: p99.9 20, p99.99 20, p99.999 0, p100 0 (a real run's tail
+    edited so): the pair that decreases is removed, which leaves p99.9 above p100; removed too,
+    so no decrease is left."""
+    from perfkit.consistency import kept_out, problems
+
+    tail = {**run.percentiles_ms, 99.9: 20.0, 99.99: 20.0, 99.999: 0.0, 100.0: 0.0}
+    cleaned = kept_out(run.replace(percentiles_ms=tail, latency_max_ms=None))
+    assert problems(cleaned) == []
+    assert set(cleaned.percentiles_ms) == {q for q in run.percentiles_ms if q < 99.9}
