@@ -13,6 +13,7 @@ from perfkit.commands import _checks as checks
 from perfkit.commands._common import (
     Loader,
     add_format_argument,
+    add_skip_unreadable_argument,
     check_levels,
     emit,
     note_nothing_excluded,
@@ -62,6 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "words (e.g. 'known network outage'), echoed in the notes")
     add_by_argument(p)
     add_format_argument(p)
+    add_skip_unreadable_argument(p)
     p.set_defaults(func=run)
 
 
@@ -73,13 +75,13 @@ def add_by_argument(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    check_levels(args)  # every option before the analysis is imported
+    checks.reason(args.exclude_failed, "--exclude-failed")
     from perfkit.analysis import compare_runs, metric
     from perfkit.analysis.core import per_endpoint
     from perfkit.present import compare as present_compare
 
-    check_levels(args)
-    checks.reason(args.exclude_failed, "--exclude-failed")
-    loader = Loader(err)
+    loader = Loader(err, args.skip_unreadable, "nothing compared")
     by_endpoint = per_endpoint(args.by)
     base, base_sel = loader.select(args.base, by_endpoint)
     new, new_sel = loader.select(args.new, by_endpoint)
@@ -87,7 +89,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     table = compare_runs(base, new, m, by=args.by, exclude=[*base_sel.pinned, *new_sel.pinned],
                          alpha=args.alpha, confidence=args.confidence,
                          exclude_failed=args.exclude_failed)
-    emit(args.format, out, table.to_frame, table.to_dict,
+    emit(args.format, out, table.to_frame, loader.with_left_out(table.to_dict),
          lambda: [present_compare.comparison(table, [*base.runs, *new.runs])])
+    loader.note_left_out(args.format, out)
     note_nothing_excluded([table], args.exclude_failed, err)
     return loader.status

@@ -14,6 +14,7 @@ from perfkit.commands import compare as compare_cmd
 from perfkit.commands._common import (
     Loader,
     add_format_argument,
+    add_skip_unreadable_argument,
     check_levels,
     check_table_option,
     emit,
@@ -73,6 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "the other)")
     compare_cmd.add_by_argument(p)
     add_format_argument(p)
+    add_skip_unreadable_argument(p)
     p.set_defaults(func=run)
 
 
@@ -102,27 +104,28 @@ def check_factors(factors: list[str], rows) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    check_levels(args)  # every option before the analysis is imported
+    check_ab_options(args)
+    check_table_option(args, "effects")
+    factors = [f.strip() for f in args.factors.split(",") if f.strip()]
+    if not factors:
+        raise UsageError("--factors: name at least one factor")
     from perfkit.analysis import metric
     from perfkit.analysis.core import per_endpoint
     from perfkit.analysis.effects import ab_comparisons, factorial_effects, parse_levels
     from perfkit.present import compare as present_compare
     from perfkit.present import effects as present_effects
 
-    check_levels(args)
-    check_ab_options(args)
-    check_table_option(args, "effects")
-    loader = Loader(err)
+    loader = Loader(err, args.skip_unreadable, "no effects computed")
     rows, selection = loader.select(args.experiment, per_endpoint(args.by))
-    factors = [f.strip() for f in args.factors.split(",") if f.strip()]
-    if not factors:
-        raise UsageError("--factors: name at least one factor")
     check_factors(factors, rows)
     m = metric(args.metric, rows.frame.columns)
     if args.ab:
         table = ab_comparisons(rows, factors, m, by=args.by, exclude=selection.pinned,
                                alpha=args.alpha, confidence=args.confidence)
-        emit(args.format, out, table.to_frame, table.to_dict,
+        emit(args.format, out, table.to_frame, loader.with_left_out(table.to_dict),
              lambda: [present_compare.comparison(table, list(rows.runs))])
+        loader.note_left_out(args.format, out)
         return loader.status
     block = None if args.block.lower() == "none" else args.block
     result = factorial_effects(rows, factors, m, by=args.by, exclude=selection.pinned,
@@ -130,6 +133,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                log=not args.linear, confidence=args.confidence,
                                alpha=args.alpha)
     emit(args.format, out,
-         result.simple_frame if args.table == "simple" else result.to_frame, result.to_dict,
-         lambda: present_effects.factorial(result))
+         result.simple_frame if args.table == "simple" else result.to_frame,
+         loader.with_left_out(result.to_dict), lambda: present_effects.factorial(result))
+    loader.note_left_out(args.format, out)
     return loader.status

@@ -14,6 +14,7 @@ from perfkit.commands import _checks as checks
 from perfkit.commands._common import (
     Loader,
     add_format_argument,
+    add_skip_unreadable_argument,
     check_levels,
     check_table_option,
     emit,
@@ -71,15 +72,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--table", choices=("models", "littles", "brackets", "verdicts"),
                    help="which table --format csv prints (default models / brackets)")
     add_format_argument(p)
+    add_skip_unreadable_argument(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from perfkit.analysis import metric
-    from perfkit.analysis.scaling import scaling_fits, slo_brackets
-    from perfkit.present import scaling as present_scaling
-
-    check_levels(args)
+    check_levels(args)  # every option before the analysis is imported
     if args.resamples < 1:
         raise UsageError(f"--resamples must be >= 1, got {args.resamples}")
     checks.positive(args.slo_ms, "--slo-ms")
@@ -98,7 +96,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if kind == "concurrency" and args.slo_ms is not None:
         raise UsageError(f"--slo-ms is judged over offered rates (--x target_rate_rps); over "
                          f"--x {args.x} it does not apply")
-    loader = Loader(err)
+    from perfkit.analysis import metric
+    from perfkit.analysis.scaling import scaling_fits, slo_brackets
+    from perfkit.present import scaling as present_scaling
+
+    loader = Loader(err, args.skip_unreadable, "no fit made")
     rows, _ = loader.select(args.paths)
     result: SloTable | ScalingTable
     if kind == "rates":
@@ -114,7 +116,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                             think_time_ms=args.think_time_ms)
         frames = {"models": fits.to_frame, "littles": fits.littles_frame}
         result, table = fits, lambda: present_scaling.scaling(fits)
-    emit(args.format, out, frames[args.table or TABLES[kind][0]], result.to_dict, table)
+    emit(args.format, out, frames[args.table or TABLES[kind][0]],
+         loader.with_left_out(result.to_dict), table)
+    loader.note_left_out(args.format, out)
     return loader.status
 
 

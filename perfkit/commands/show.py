@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, TextIO
 
-from perfkit.commands._common import load_paths, no_runs
+from perfkit.commands._common import load_paths, no_runs, unread_count
 from perfkit.errors import ERROR_STATUS
 
 if TYPE_CHECKING:
@@ -42,6 +42,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if i:
             out.write("\n")
         out.write(summary(r))
+    if result.errors and result.runs:  # each named on stderr; counted below the others
+        out.write("\n" + unread_count(len(result.runs), len(result.errors)) + "\n")
     return ERROR_STATUS if result.errors else 0
 
 

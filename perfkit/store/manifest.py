@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypedDict
 
-from perfkit._fsutil import write_json_atomic
+from perfkit._fsutil import read_bytes, write_json_atomic
 from perfkit.errors import ParseError
 from perfkit.store.version import check_version
 from perfkit.vocabulary import ManifestStatus
@@ -200,7 +200,7 @@ def read_run_manifest(path: str | os.PathLike) -> RunManifest:
     than this perfkit. (:func:`perfkit.ingest.manifest.read_manifest` reads the same way and
     also checks each key's type, for the loader.)"""
     p = Path(path)
-    _, data = decode(p, p.read_bytes())
+    _, data = decode(p, read_bytes(p))
     return upgrade(p, data, version_of(p, data))
 
 

@@ -79,6 +79,8 @@ import numpy as np
 from perfkit.analysis.core._experiment import LOAD_COLUMNS, NOT_FACTORS, Experiment, RunSet
 from perfkit.analysis.core._mechanism import stall_evidence
 from perfkit.analysis.core._metrics import Metric, metric, percentile_of
+from perfkit.consistency import kept_out_note
+from perfkit.consistency import percentile_key as _key
 from perfkit.model import SATURATION_RATIO, Run, percentile_column
 from perfkit.units import to_float
 from perfkit.vocabulary import FAILED_STATUSES, RunStatus
@@ -200,14 +202,21 @@ def unmeasured_reason(run: Run, metric: Metric) -> str:
     The one rule telling "no data" (a property of the run and the metric) from "failed" (a
     property of the run), read from the run alone: its tool, ``latency_source``, the
     percentiles it printed and whether it has a histogram."""
-    if not math.isnan(_value(run, metric)) or failure_reason(run, 0.0, metric) \
-            or not run.requests:
+    if not math.isnan(_value(run, metric)) or failure_reason(run, 0.0, metric):
+        return ""
+    q = percentile_of(metric.name)
+    field = metric.name if q is None else _key(
+        "uncorrected_percentiles_ms" if metric.name.startswith("latency_uncorrected_")
+        else "percentiles_ms", q)
+    damaged = kept_out_note(run, field)
+    if damaged:  # the run measured it, and its value cannot be true
+        return f"its value was kept out as damaged ({damaged})"
+    if not run.requests:
         return ""
     if not metric.is_latency:
         return f"{run.tool} does not report {metric.label}"
     if not _finite(run.latency_mean_ms) and not _finite(run.latency_max_ms):
         return ""  # it measured latency and recorded no sample: failed ("no value")
-    q = percentile_of(metric.name)
     if q is None:
         return f"{run.tool} does not print the {metric.label}"
     if metric.name.startswith("latency_uncorrected_"):
