@@ -509,20 +509,11 @@ def readme_table_commands() -> set[str]:
     return set(re.findall(r"^\| `perfkit (\w+)", text, re.M))
 
 
-def check_quiet(run: subprocess.CompletedProcess, argv) -> bool:
-    """No noise on stderr, but for the run store's CacheWarning at exit (issue 30, item 2,
-    fixed on another branch): True when it was there (:func:`store_noise_is_known`)."""
+def check_quiet(run: subprocess.CompletedProcess, argv) -> None:
+    """No noise on stderr: no Python warning (the run store's CacheWarning at interpreter
+    exit, issue 30 item 2, included) and no traceback."""
     noise = [line for line in run.stderr.splitlines() if NOISE.search(line)]
-    store = [line for line in noise if "CacheWarning:" in line and "run store not written" in line]
-    assert [line for line in noise if line not in store] == [], (argv, run.stderr)
-    return bool(store)
-
-
-def store_noise_is_known(seen: bool) -> None:
-    """Once everything else was checked: an expected failure while the run store prints its
-    CacheWarning at interpreter shutdown (issue 30, item 2); a pass once that is fixed."""
-    if seen:
-        pytest.xfail("the run store is written at interpreter shutdown (issue 30, item 2)")
+    assert noise == [], (argv, run.stderr)
 
 
 @pytest.fixture(scope="module")
@@ -563,7 +554,7 @@ def test_a_successful_command_of_the_tour_prints_no_warning_or_traceback(argv, u
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     run = perfkit_in(user_dir, argv)
     assert run.returncode in ((0, 1, 3) if argv[0] == "gate" else (0,)), run.stderr
-    store_noise_is_known(check_quiet(run, argv))
+    check_quiet(run, argv)
 
 
 @pytest.mark.live
@@ -581,7 +572,6 @@ def test_the_readme_tour_on_the_testbed(tmp_path, testbed_dir):
     design["target"]["testbed"]["port"] = port
     (tmp_path / "examples").mkdir()
     (tmp_path / "examples" / "keepalive-cache.yaml").write_text(yaml.safe_dump(design))
-    store_noise = False
     for argv in readme_tour():
         argv = [a.replace("127.0.0.1:8080", f"127.0.0.1:{port}").replace("5s", "2s")
                 for a in argv[1:]]
@@ -589,5 +579,4 @@ def test_the_readme_tour_on_the_testbed(tmp_path, testbed_dir):
             argv += ["--port", str(port)]
         run = perfkit_in(tmp_path, argv, {"PERFKIT_NO_PROGRESS": "0"})
         assert run.returncode == 0, (argv, run.stderr)
-        store_noise |= check_quiet(run, argv)
-    store_noise_is_known(store_noise)
+        check_quiet(run, argv)
