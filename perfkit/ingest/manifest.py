@@ -24,7 +24,7 @@ from typing import Any
 from perfkit._fsutil import read_bytes
 from perfkit.errors import ParseError
 from perfkit.ingest.counters import manifest_counters
-from perfkit.ingest.lazymap import LazyJsonMap
+from perfkit.store.lazymap import LazyJsonMap
 from perfkit.model import FrozenMap, Provenance, Run, replaced_run
 from perfkit.model import _freeze as _freeze_value
 from perfkit.store import manifest as schema
