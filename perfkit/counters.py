@@ -144,3 +144,31 @@ def columns(counters: ServerCounters, connections: int | None) -> dict[str, Any]
         else:
             out[name] = getattr(counters, name)
     return out
+
+
+def manifest_values(manifest: Mapping[str, Any]) -> dict[str, int | None]:
+    """The counter columns a manifest recorded (``counters.values``); {} when it recorded none
+    (an older run, or another writer's)."""
+    section = manifest.get("counters") if manifest else None
+    values = section.get("values") if isinstance(section, Mapping) else None
+    if not isinstance(values, Mapping):
+        return {}
+    return {c: _count(values.get(c)) for c in FIELDS}
+
+
+def manifest_counters(manifest: Mapping[str, Any]) -> ServerCounters:
+    """The :class:`~perfkit.counters.ServerCounters` a manifest recorded
+    (:data:`~perfkit.counters.NO_COUNTERS` when none)."""
+    values = manifest_values(manifest)
+    return counters_of(values) if values else NO_COUNTERS
+
+
+def _count(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+

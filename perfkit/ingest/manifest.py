@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from perfkit._fsutil import read_bytes
+from perfkit.counters import manifest_counters
 from perfkit.errors import ParseError
-from perfkit.ingest.counters import manifest_counters
-from perfkit.store.lazymap import LazyJsonMap
 from perfkit.model import FrozenMap, Provenance, Run, replaced_run
 from perfkit.model import _freeze as _freeze_value
 from perfkit.store import manifest as schema
+from perfkit.store.lazymap import LazyJsonMap
 from perfkit.units import UnitError, parse_duration_arg
 from perfkit.vocabulary import ManifestStatus
 

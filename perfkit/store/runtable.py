@@ -52,8 +52,8 @@ from perfkit.counters import FIELDS as COUNTER_FIELDS
 from perfkit.counters import NO_COUNTERS, ServerCounters
 from perfkit.hdrlayout import LAYOUT
 from perfkit.histogram import LatencyHistogram
-from perfkit.store.lazymap import LazyJsonMap, LazyMap
 from perfkit.model import CLASS_DEFAULTS, LATENCY_SOURCES, FrozenMap, Run
+from perfkit.store.lazymap import LazyJsonMap, LazyMap
 
 #: bump when the table layout changes: a cache of another version is ignored (2: the server
 #: and kernel counters' columns, issue 25; 3: histograms as sparse counts, not HdrHistogram
