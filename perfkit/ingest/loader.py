@@ -37,16 +37,16 @@ from perfkit.consistency import kept_out
 from perfkit.errors import LoadError, ParseError, PerfkitError, UnknownFormatError
 from perfkit.ingest.decode import Decoded, decode, noted
 from perfkit.ingest.discover import walk
-from perfkit.ingest.manifest import (
+from perfkit.ingest.refusal import unreadable_run
+from perfkit.ingest.sniffer import HEAD_BYTES, sniff
+from perfkit.model import Run
+from perfkit.store.manifest import (
     MANIFEST_NAMES,
     ManifestInfo,
     apply_manifest,
     find_manifest,
     read_manifest,
 )
-from perfkit.ingest.refusal import unreadable_run
-from perfkit.ingest.sniffer import HEAD_BYTES, sniff
-from perfkit.model import Run
 from perfkit.store.version import SchemaVersionError
 from perfkit.vocabulary import FAILED_STATUSES, ManifestStatus
 

@@ -65,8 +65,8 @@ import pyarrow.parquet as pq
 from perfkit import __version__
 from perfkit._fsutil import write_bytes_atomic
 from perfkit.ingest.discover import scan_names
-from perfkit.ingest.manifest import MANIFEST_NAMES
 from perfkit.model import Run
+from perfkit.store.manifest import MANIFEST_NAMES
 from perfkit.store.runtable import (
     DEFERRED_COLUMNS,
     TABLE_VERSION,
