@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hdrh.histogram import HdrHistogram
 
-from perfkit.ingest.hdrcodec import decode
+from perfkit.hdrcodec import decode
 from perfkit.ingest.hdrsum import lowest_values, range_sizes, summed
 
 LOGS = Path(__file__).parent / "fixtures" / "published" / "hlog"

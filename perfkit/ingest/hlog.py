@@ -14,7 +14,7 @@ format specification describes it (HdrHistogram_py's reader skips lines silently
 
 - header lines are optional (HdrHistogramJS writes logs without any);
 - the payload may be in any of HdrHistogram's encodings: V2 (``HISTF``, decoded by ``hdrh``),
-  V1 and V0 (jHiccup 2.0.6 and 2.0.1; :mod:`perfkit.ingest.hdrcodec`);
+  V1 and V0 (jHiccup 2.0.6 and 2.0.1; :mod:`perfkit.hdrcodec`);
 - an interval may start before ``#[StartTime]`` (HdrHistogram's readers skip it; the format has
   no such rule): it is read, and the run says how many did;
 - a line that is not an interval or a comment is a ParseError at its line.
@@ -48,8 +48,8 @@ from hdrh.codec import HdrCookieException, HdrHistogramSettingsException, HdrLen
 from hdrh.histogram import HdrHistogram
 
 from perfkit.errors import ParseError
+from perfkit.hdrcodec import CodecError, decode
 from perfkit.histogram import LatencyHistogram
-from perfkit.ingest.hdrcodec import CodecError, decode
 from perfkit.ingest.hdrsum import Summed, summed
 from perfkit.model import Run
 
