@@ -22,7 +22,7 @@ format specification describes it (HdrHistogram_py's reader skips lines silently
 **Values as HdrHistogram gives them.** The log's own histograms are summed in their own layout,
 and the run's percentiles, mean, standard deviation, minimum and maximum are hdrh's on that sum
 (a percentile is the highest value equivalent to its bucket), computed with numpy over the
-counts (:mod:`perfkit.ingest.hdrsum`; hdrh's Python loops took most of a log's time). The
+counts (:mod:`perfkit.store.hdrsum`; hdrh's Python loops took most of a log's time). The
 run's ``histogram`` (perfkit's layout, in
 microseconds, for merging and bootstrapping) places each of the log's buckets at its highest
 equivalent value.
@@ -50,8 +50,8 @@ from hdrh.histogram import HdrHistogram
 from perfkit.errors import ParseError
 from perfkit.hdrcodec import CodecError, decode
 from perfkit.histogram import LatencyHistogram
-from perfkit.ingest.hdrsum import Summed, summed
 from perfkit.model import Run
+from perfkit.store.hdrsum import Summed, summed
 
 TOOL = "hdrh"
 LATENCY_SOURCE = "hdr_log"
