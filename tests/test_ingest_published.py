@@ -19,7 +19,7 @@ from hdrh.log import HistogramLogReader
 import perfkit
 from perfkit.errors import LoadError, ParseError
 from perfkit.hdrcodec import decode
-from perfkit.ingest import hlog
+from perfkit.store import hlog
 
 ROOT = Path(__file__).parent / "fixtures" / "published"
 SOURCES = json.loads((ROOT / "sources.json").read_text())

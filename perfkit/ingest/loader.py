@@ -51,7 +51,7 @@ from perfkit.store.version import SchemaVersionError
 from perfkit.vocabulary import FAILED_STATUSES, ManifestStatus
 
 #: the unit of HdrHistogram log values a caller states (the CLI's ``--unit``), for every load
-#: in its context: None lets each log say (:func:`perfkit.ingest.hlog.parse`)
+#: in its context: None lets each log say (:func:`perfkit.store.hlog.parse`)
 VALUE_UNIT: ContextVar[str | None] = ContextVar("VALUE_UNIT", default=None)
 
 _TOOL_LATENCY_SOURCE = {"wrk": "summary_only", "wrk2": "hdr_corrected",
@@ -131,7 +131,8 @@ def _parse_one(f: _File) -> list[Run]:
     if f.kind in ("wrk", "wrk2"):
         return [_parser(f.kind).parse(f.text, source)]
     if f.kind == "hlog":
-        return _parser("hlog").parse(f.text, source, unit=VALUE_UNIT.get())
+        hlog = importlib.import_module("perfkit.store.hlog")  # the format read and written
+        return hlog.parse(f.text, source, unit=VALUE_UNIT.get())
     raise AssertionError(f.kind)  # pragma: no cover - Locust files go through _parse_locust
 
 
