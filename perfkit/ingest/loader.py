@@ -36,10 +36,10 @@ from perfkit._fsutil import NotRegularFileError, read_bytes
 from perfkit.consistency import kept_out
 from perfkit.errors import LoadError, ParseError, PerfkitError, UnknownFormatError
 from perfkit.ingest.decode import Decoded, decode, noted
-from perfkit.ingest.discover import walk
 from perfkit.ingest.refusal import unreadable_run
 from perfkit.ingest.sniffer import HEAD_BYTES, sniff
 from perfkit.model import Run
+from perfkit.store.discover import walk
 from perfkit.store.manifest import (
     MANIFEST_NAMES,
     ManifestInfo,

@@ -16,7 +16,7 @@ from typing import Any
 
 from perfkit._fsutil import read_bytes
 from perfkit.errors import ParseError
-from perfkit.ingest.discover import walk
+from perfkit.store.discover import walk
 from perfkit.store.manifest import MANIFEST_NAMES
 
 #: what each tool's output starts with, as a refusal says it
