@@ -96,6 +96,11 @@ def _ratio(part: int | None, whole: int | None) -> float | None:
     return part / whole
 
 
+#: nginx's listen backlog on Linux when ``listen`` sets none (NGX_LISTEN_BACKLOG; nginx docs,
+#: ``listen``): the testbed records it in the runs' manifests, the analysis reads it from the
+#: recorded nginx.conf
+NGINX_DEFAULT_BACKLOG = 511
+
 #: the recorded fields, in order
 FIELDS = tuple(f.name for f in dataclasses.fields(ServerCounters))
 #: nothing recorded: every run without counters shares it

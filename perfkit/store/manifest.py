@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from perfkit._fsutil import read_bytes, write_json_atomic
+from perfkit.counters import NGINX_DEFAULT_BACKLOG as NGINX_DEFAULT_BACKLOG
 from perfkit.counters import manifest_counters
 from perfkit.errors import ParseError
 from perfkit.model import FrozenMap, Provenance, Run, replaced_run
@@ -46,10 +47,6 @@ from perfkit.vocabulary import ManifestStatus
 
 SCHEMA_VERSION = 1
 MANIFEST_NAME = "manifest.json"
-#: nginx's listen backlog on Linux when ``listen`` sets none (NGX_LISTEN_BACKLOG; nginx docs,
-#: ``listen``): the testbed records it in the runs' manifests, the analysis reads it from the
-#: recorded nginx.conf
-NGINX_DEFAULT_BACKLOG = 511
 FIXTURE_META_NAME = "meta.json"
 
 
