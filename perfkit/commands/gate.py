@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, TextIO
 from perfkit._fsutil import write_bytes_atomic
 from perfkit.commands import _checks as checks
 from perfkit.commands._common import (
+    BY_ROWS_HELP,
     Loader,
+    add_alpha_argument,
+    add_by_argument,
+    add_confidence_argument,
+    add_exclude_failed_argument,
     add_skip_unreadable_argument,
     check_alpha,
     check_confidence,
@@ -89,14 +94,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "latency_p99_ms)")
     p.add_argument("--max-regression", default="5%", metavar="PCT",
                    help="the practical threshold, e.g. 5%% (default 5%%)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    p.add_argument("--confidence", type=float, default=0.95,
-                   help="level of the median CIs (default 0.95)")
-    p.add_argument("--exclude-failed", metavar="REASON",
-                   help="drop failed runs instead of ranking them; REASON is your reason in "
-                        "words (e.g. 'known network outage'), echoed in the notes")
-    p.add_argument("--by", default="auto", metavar="COLS",
-                   help="columns that make rows (as in compare; default: load levels)")
+    add_alpha_argument(p)
+    add_confidence_argument(p)
+    add_exclude_failed_argument(p)
+    add_by_argument(p, BY_ROWS_HELP)
     p.add_argument("--format", choices=FORMATS, default="table", help="output format")
     p.add_argument("--junit", metavar="PATH", help="also write the JUnit XML to PATH")
     add_skip_unreadable_argument(p)
