@@ -19,11 +19,12 @@ HEAVY = ("pandas", "scipy", "matplotlib", "pyarrow")
 WRK2 = ROOT / "tests" / "fixtures" / "wrk2" / "sweep" / "default_R15000_c16_rep1" / "run.stdout"
 
 
-def imported(*argv: str) -> set[str]:
-    """Every module a fresh ``python -m perfkit ARGV`` imports."""
+def imported(*argv: str, codes: tuple[int, ...] = (0,)) -> set[str]:
+    """Every module a fresh ``python -m perfkit ARGV`` imports (its exit code one of
+    ``codes``)."""
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "perfkit", *argv],
                           capture_output=True, text=True, check=False, cwd=ROOT)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.returncode in codes, proc.stderr[-2000:]
     names = set()
     for line in proc.stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
@@ -111,3 +112,24 @@ def test_a_bad_option_is_refused_before_the_analysis_is_imported():
     for argv, (code, err, loaded) in zip(BAD_OPTIONS, results, strict=True):
         assert code == 2 and len(err.splitlines()) == 1 and ": error: " in err, (argv, err)
         assert loaded == [], (argv, err, loaded[:5])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("argv", "stats"), [
+    (("compare", "data/demo-aa::arm=A", "data/demo-aa::arm=B"), False),
+    (("gate", "data/demo-aa::arm=A", "data/demo-aa::arm=B", "--max-regression", "5%"), False),
+    (("effects", "data/demo-wrk-factorial", "--factors", "keepalive,cache"), False),
+    # Fisher's exact test of the stalls imports scipy.stats, only for rows whose runs stalled
+    # on a known cap (none of these A/B rows)
+    (("effects", "data/demo-wrk-factorial", "--factors", "keepalive,cache", "--ab"), False)],
+    ids=lambda a: " ".join(a[:2]) + (" --ab" if "--ab" in a else "") if isinstance(a, tuple)
+    else str(a))
+def test_the_answering_commands_import_scipy_stats_only_where_used_and_no_plotting(argv, stats):
+    # before: analysis/compare/_aa.py (and 14 other modules) imported scipy.stats at the top,
+    # so every command that loaded the analysis paid for it: about as much CPU as import
+    # numpy, pandas; the normal, t, F, chi-squared and binomial functions now come from
+    # scipy.special (perfkit/stats/dist.py)
+    names = imported(*argv, codes=(0, 1, 3))  # a gate's verdict is its exit code
+    assert "perfkit.analysis" in names  # the command ran its analysis
+    assert ("scipy.stats" in names) == stats
+    assert [n for n in names if n.split(".")[0] in ("matplotlib", "nbformat", "papermill")] == []

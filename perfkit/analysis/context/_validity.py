@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from perfkit.analysis.context._conditions import conditions, threat_texts
 from perfkit.analysis.context._configs import config_diffs
@@ -263,6 +262,7 @@ def block_effect(rows: RunSet, metric: str, cells: list[str]) -> tuple[float, fl
     """How much blocks differ after removing the cells' means: the block's largest relative
     deviation of the geometric mean (e.g. 0.4 = 40% slower) and the p-value of the block term
     (one-way ANOVA of the log residuals); None without blocks."""
+    from scipy import stats as sps  # only here: scipy.stats costs an import of numpy and pandas
     f = rows.frame
     if "block" not in f or f["block"].nunique() < 2 or metric not in f:
         return None
