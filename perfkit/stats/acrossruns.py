@@ -43,9 +43,9 @@ from typing import Any
 import numpy as np
 
 from perfkit.histogram import check_percentile
+from perfkit.stats._dist import t_ppf
 from perfkit.stats._perrun import MIN_TAIL_REQUESTS, PerRun, per_run, stack_counts
 from perfkit.stats.bootstrap import PercentileCI, check_confidence, cluster_bootstrap_quantile
-from perfkit.stats.dist import t_ppf
 from perfkit.stats.orderstats import interpolated_median_ci
 
 #: what the default method estimates, for front ends to print next to the value
@@ -324,12 +324,14 @@ def _on_a_jump(runs: PerRun) -> bool:
 
 
 def _drift(runs: PerRun, q: float) -> str | None:
-    from scipy import stats as sps  # only here: scipy.stats costs an import of numpy and pandas
     order = runs.order
     v = runs.values_ms
     ok = np.isfinite(order) & np.isfinite(v)
     if ok.sum() < FEW_RUNS or len(np.unique(order[ok])) < ok.sum():
         return None
+
+    from scipy import stats as sps  # only where the runs are ordered (issue 33)
+
     res = sps.kendalltau(order[ok], v[ok])
     if not (res.pvalue < DRIFT_ALPHA):
         return None

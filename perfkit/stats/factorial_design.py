@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfkit.stats._dist import f_sf, t_ppf, t_sf
 from perfkit.stats.coding import code_factor
-from perfkit.stats.dist import f_sf, t_ppf, t_sf
 from perfkit.stats.multiple import adjust_pvalues
 from perfkit.stats.sandwich import hc2
 

@@ -1,3 +1,4 @@
+
 """The Mann-Whitney U test as benchstat does it, with the Moses interval from the same test.
 
 - U of sample x counts pairs (x_i, y_j) with x_i > y_j, plus 1/2 for each tie (the midrank
@@ -23,7 +24,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import comb
 
-from perfkit.stats.dist import midranks, norm_cdf
+from perfkit.stats._dist import norm_cdf, rankdata
 
 #: largest sample size (each side) for the exact distribution, as benchstat does
 EXACT_LIMIT = 25
@@ -78,7 +79,7 @@ def mann_whitney(x: np.ndarray, y: np.ndarray) -> tuple[UTest, UNull]:
     if np.isnan(x).any() or np.isnan(y).any():
         raise ValueError("NaN cannot be ranked: rank failed runs or exclude them explicitly")
     pooled = np.concatenate([x, y])
-    ranks = midranks(pooled)  # midranks; inf == inf ties, as it should
+    ranks = rankdata(pooled)  # midranks; inf == inf ties, as it should
     n_x, n_y = len(x), len(y)
     u_x = float(ranks[:n_x].sum() - n_x * (n_x + 1) / 2.0)
     u_y = n_x * n_y - u_x

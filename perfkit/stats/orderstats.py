@@ -19,7 +19,7 @@ from functools import lru_cache
 import numpy as np
 
 from perfkit.histogram import LAYOUT, LatencyHistogram, check_percentile
-from perfkit.stats.dist import binom_cdf, binom_sf
+from perfkit.stats._dist import Binom, binom_cdf
 
 INDEPENDENCE_LABEL = "assumes independent requests"
 
@@ -69,29 +69,23 @@ def order_statistic_bounds(n: int, p: float, confidence: float) -> tuple[int, in
     if n <= 0:
         return 0, n + 1, 1.0
     tail = (1.0 - confidence) / 2.0
-
-    def cdf(j: int) -> float:
-        return float(binom_cdf(j, n, p))
-
-    def sf(j: int) -> float:
-        return float(binom_sf(j, n, p))
-
-    # largest j = lo - 1 with cdf(j) <= tail, walked to from the mean
-    j = min(n, int(n * p))
-    while j >= 0 and cdf(j) > tail:
+    dist = Binom(n, p)
+    # largest j = lo - 1 with cdf(j) <= tail (ppf gives the smallest j with cdf(j) >= tail)
+    j = int(dist.ppf(tail))
+    while j >= 0 and dist.cdf(j) > tail:
         j -= 1
-    while j + 1 <= n and cdf(j + 1) <= tail:
+    while j + 1 <= n and dist.cdf(j + 1) <= tail:
         j += 1
     lo = j + 1
     # smallest hi with sf(hi - 1) = P(B >= hi) <= tail
-    k = min(n, int(math.ceil(n * p)))
-    while k - 1 >= -1 and sf(k - 1) <= tail:
+    k = int(dist.ppf(1.0 - tail))
+    while k - 1 >= -1 and dist.sf(k - 1) <= tail:
         k -= 1
-    while sf(k) > tail:
+    while dist.sf(k) > tail:
         k += 1
     hi = k + 1
-    miss_low = cdf(lo - 1) if lo >= 1 else 0.0
-    miss_high = sf(hi - 1) if hi <= n else 0.0
+    miss_low = float(dist.cdf(lo - 1)) if lo >= 1 else 0.0
+    miss_high = float(dist.sf(hi - 1)) if hi <= n else 0.0
     return lo, min(hi, n + 1), 1.0 - miss_low - miss_high
 
 

@@ -39,7 +39,7 @@ import math
 
 import numpy as np
 
-from perfkit.stats.dist import norm_cdf, norm_ppf
+from perfkit.stats._dist import norm_cdf, norm_ppf
 from perfkit.stats.mannwhitney import null_distribution
 
 #: excess kurtosis assumed for the run-to-run spread of log values (see the module docstring)

@@ -40,8 +40,8 @@ from perfkit.errors import PerfkitError
 from perfkit.formatting import fmt_sig
 from perfkit.model import ERROR_RATIO_WARN, SATURATION_RATIO, Run, percentile_column
 from perfkit.stats import percentile_ci_across_runs
+from perfkit.stats._dist import norm_ppf, t_ppf
 from perfkit.stats.acrossruns import FEW_RUNS_METHOD
-from perfkit.stats.dist import norm_ppf, t_ppf
 from perfkit.vocabulary import SloVerdict
 
 #: the column of the judged table flagging runs whose shortfall is in doubt (not a failure)

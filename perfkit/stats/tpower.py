@@ -1,3 +1,4 @@
+
 """Minimum detectable effect of a t test on one effect of a linear model (the factorial's).
 
 A factorial effect is tested with ``t = q_hat / se(q_hat)`` on ``nu`` degrees of freedom (Jain
@@ -35,7 +36,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-from perfkit.stats.dist import chi2_ppf, norm_cdf, t_ppf
+from perfkit.stats._dist import chi2_ppf, norm_cdf, t_ppf
 
 #: Gauss-Legendre nodes on (0, 1) and their weights: quantiles of the chi-square spread
 _X, _W = np.polynomial.legendre.leggauss(256)

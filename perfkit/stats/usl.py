@@ -27,6 +27,7 @@ import math
 import numpy as np
 
 from perfkit.errors import PerfkitError
+from perfkit.stats._dist import f_sf
 from perfkit.stats._usl_bootstrap import (
     bootstrap_estimates,
     interval,
@@ -35,7 +36,6 @@ from perfkit.stats._usl_bootstrap import (
     percentile_interval,
 )
 from perfkit.stats._usl_model import best_fit, linearised_start, rss, standard_errors, usl
-from perfkit.stats.dist import f_sf
 
 __all__ = ["RATE_NAMES", "ScalingFit", "fit_amdahl", "fit_usl", "kappa_test", "linearised_start",
            "usl"]

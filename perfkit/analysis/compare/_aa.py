@@ -67,7 +67,7 @@ from perfkit.analysis.core import (
 from perfkit.errors import UsageError
 from perfkit.formatting import level_text
 from perfkit.stats import compare
-from perfkit.stats.dist import norm_sf
+from perfkit.stats._dist import norm_sf
 from perfkit.stats.mannwhitney import attainable_size, min_attainable_p, runs_to_reach_alpha
 
 #: a rate holds its test's size when it is at most this many times it (a descriptive tolerance)

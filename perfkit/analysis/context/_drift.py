@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis.core import LOAD_COLUMNS, Experiment, RunSet
-from perfkit.stats.dist import norm_ppf, norm_sf
+from perfkit.stats._dist import norm_ppf, norm_sf
 from perfkit.vocabulary import DRIFT_TOLERANCE_PCT, DriftVerdict
 
 #: a drift smaller than this over a whole experiment (first run to last) does not matter

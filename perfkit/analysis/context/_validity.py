@@ -262,7 +262,6 @@ def block_effect(rows: RunSet, metric: str, cells: list[str]) -> tuple[float, fl
     """How much blocks differ after removing the cells' means: the block's largest relative
     deviation of the geometric mean (e.g. 0.4 = 40% slower) and the p-value of the block term
     (one-way ANOVA of the log residuals); None without blocks."""
-    from scipy import stats as sps  # only here: scipy.stats costs an import of numpy and pandas
     f = rows.frame
     if "block" not in f or f["block"].nunique() < 2 or metric not in f:
         return None
@@ -275,6 +274,8 @@ def block_effect(rows: RunSet, metric: str, cells: list[str]) -> tuple[float, fl
     groups = [g.to_numpy() for _, g in resid.groupby(f["block"])]
     if len(groups) < 2 or min(len(g) for g in groups) < 2:
         return None
+
+    from scipy import stats as sps  # only when the runs came in blocks (issue 33)
     p = float(sps.f_oneway(*groups).pvalue)
     worst = max(abs(math.expm1(float(np.mean(g)))) for g in groups)
     return worst, p
