@@ -74,6 +74,18 @@ def _run(tb, info, out: Path, connections: int, headers: tuple[str, ...] = (),
     return outcome, run
 
 
+def _overflowing_run(tb, info, tmp_path: Path, seconds: float):
+    """256 connections against a small backlog until its socket drops: wrk's connects
+    usually outrun nginx's accepts, not always (1 run in 8 here: all 257 accepted, nothing
+    dropped), so up to 3 runs, each in its own folder; the last is returned either way."""
+    for attempt in range(3):
+        out = tmp_path / f"attempt-{attempt}"
+        outcome, run = _run(tb, info, out, connections=256, seconds=seconds)
+        if run.counters.tcp_listen_overflows and run.counters.server_listen_drops:
+            break
+    return outcome, run, out
+
+
 def test_keepalive_accepts_about_as_many_connections_as_wrk_opens(bed, tmp_path):
     tb, up = bed
     outcome, run = _run(tb, up("keepalive"), tmp_path, connections=16)
@@ -111,7 +123,7 @@ def test_connection_close_accepts_one_connection_per_request(bed, tmp_path):
 @needs_netns
 def test_a_small_backlog_under_many_connections_overflows_in_its_namespace(bed, tmp_path):
     tb, up = bed
-    outcome, run = _run(tb, up("backlog+isolated"), tmp_path, connections=256, seconds=4.0)
+    outcome, run, out = _overflowing_run(tb, up("backlog+isolated"), tmp_path, seconds=4.0)
     scope = outcome.manifest["counters"]["sources"]["kernel"]["scope"]
     assert scope == run_counters.scope_netns(outcome.manifest["server"]["netns"])
     assert run.counters.tcp_listen_overflows > 0
@@ -123,7 +135,7 @@ def test_a_small_backlog_under_many_connections_overflows_in_its_namespace(bed, 
     assert sockets["server"]["samples"] >= 10 and "upstream" not in sockets
     assert outcome.manifest["counters"]["overflows"]["attributed"].startswith("by socket")
     # fewer connections got in than wrk opened: the run is partial, and says how many
-    (status,) = run_statuses(load_experiment(tmp_path).rows(), metric("latency_p99_ms"))
+    (status,) = run_statuses(load_experiment(out).rows(), metric("latency_p99_ms"))
     assert status.status == RunStatus.PARTIAL, (run.counters, status)
     # ... by the count, or, where the SYN retries got every connection in before wrk stopped
     # (CI: 256 of 256 in the end, 171 attempts dropped), by the socket's drops
@@ -143,11 +155,11 @@ def test_a_small_backlog_is_partial_even_where_reconnects_hide_the_accepted_coun
     accepts more connections than wrk's 256 + 1, so the count alone would call it ok; its
     socket's drops say that connections were kept out."""
     tb, up = bed
-    _, run = _run(tb, up("backlog+isolated", keepalive_requests=100), tmp_path,
-                  connections=256, seconds=3.0)
+    _, run, out = _overflowing_run(tb, up("backlog+isolated", keepalive_requests=100),
+                                   tmp_path, seconds=3.0)
     assert run.counters.server_connections_accepted > 257  # the count says nothing
     assert run.counters.server_listen_drops > 0
-    (status,) = run_statuses(load_experiment(tmp_path).rows(), metric("latency_p99_ms"))
+    (status,) = run_statuses(load_experiment(out).rows(), metric("latency_p99_ms"))
     assert status.status == RunStatus.PARTIAL, (run.counters, status)
     assert status.reason.startswith("the server's listening socket dropped ")
 
