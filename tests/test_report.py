@@ -686,19 +686,31 @@ def test_the_history_page_says_why_a_gate_and_its_change_point_differ(report):
            "point's ratio" in page
 
 
-def test_the_variation_figure_marks_the_levels_where_the_factors_interact():
+@pytest.mark.parametrize(("folder", "name", "factors", "marks"), [
+    # the first demo factorial: keepalive x cache interact on throughput at 256 connections
+    ("tests/fixtures/stalls", "factorial-upstream-backlog100", ["keepalive", "cache"],
+     ([], ["256 *"])),
+    # the demo on the fixed testbed: upstream keepalive x cache interact on p99 at 64 and 256
+    # connections (HC2, Holm p 0.007 and 0.004); on throughput client keepalive x cache
+    # interact at every level
+    ("data", "demo-wrk-factorial", ["client_keepalive", "upstream_keepalive", "cache"],
+     (["64 *", "256 *"], ["16 *", "64 *", "256 *"]))])
+def test_the_variation_figure_marks_the_levels_where_the_factors_interact(folder, name, factors,
+                                                                          marks):
     # before: at 256 connections keepalive and cache interact on throughput, yet the bars
     # split its variation into their main effects' shares with no mark
     from perfkit.report.sections import common, effects
 
-    exp = common.load_experiment("demo-wrk-factorial", "")
-    p99, thr = effects.factorials(exp.rows({}), ["keepalive", "cache"],
-                                  ["latency_p99_ms", "throughput_rps"], "connections", 0.95,
-                                  0.05)
-    for result, marked in ((p99, []), (thr, ["256 *"])):
+    exp = common.load_experiment(name, str(ROOT / folder))
+    results = effects.factorials(exp.rows({}), factors, ["latency_p99_ms", "throughput_rps"],
+                                 "connections", 0.95, 0.05)
+    for result, marked in zip(results, marks, strict=True):
         fig = effects.variation_figure(result)
         labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
         assert [x for x in labels if x.endswith(" *")] == marked
+        split = [f"{c} *" for c in (16, 64, 256)
+                 if not all(result.interpretable(f, c) for f in factors)]
+        assert split == marked  # a mark where a main effect is not interpretable alone
         assert (effects.INTERACTING in effects.variation_caption(result)) == bool(marked)
 
 
