@@ -56,7 +56,8 @@ def test_threats_come_from_the_manifests(demo_sweep):
     swept = {t.kind: t.text for t in threats(demo_sweep)}
     assert "generator-unknown" in swept and "wrk2-calibration" in swept
     assert "nginx 1." in swept["workload"] and "bytes read per response" in swept["workload"]
-    factorial = {t.kind: t.text for t in threats(load_experiment(STALLS / "factorial-upstream-backlog100"))}
+    stalls = load_experiment(STALLS / "factorial-upstream-backlog100")
+    factorial = {t.kind: t.text for t in threats(stalls)}
     assert "runs of 5.01-5.1 s" in factorial["short-runs"]  # wrk -d 5s, timed in manifests
 
 
