@@ -51,10 +51,11 @@ from _fuzz_seeds import COUNTER_KINDS, LOCUST_KINDS, Seed, load_seeds
 import perfkit
 from perfkit.consistency import KEPT_OUT, kept_out
 from perfkit.errors import LoadError, ParseError, PerfkitError
-from perfkit.ingest import counters, fastwrk2, hlog, locust, wrk, wrk2
+from perfkit.ingest import counters, fastwrk2, locust, wrk, wrk2
 from perfkit.ingest.locust_csv import History
 from perfkit.ingest.sniffer import sniff
 from perfkit.model import Run
+from perfkit.store import hlog
 
 __all__ = ["FAILURES", "HANG_S", "MUTATIONS", "Report", "Seed", "load_seeds", "make_input",
            "mutate", "run_fuzz"]

@@ -5,7 +5,8 @@ whole, exit 2, unless ``--skip-unreadable``, which leaves it out and names it in
 in JSON, in JUnit and in the history.
 
 The damaged input is the issue's: a copy of a bundled experiment with one run's output
-overwritten, ``echo garbage > runs/RUN/stdout.txt``, its manifest kept.
+overwritten, ``echo garbage > runs/RUN/stdout.txt``, its manifest kept. Last, the options several
+commands share are declared there once (issue 32).
 """
 
 from __future__ import annotations
@@ -162,3 +163,31 @@ def test_the_methods_name_what_was_left_out(root):
 
     sentence = exclusions_sentence(provenance(load_experiment(root / "demo-aa")))
     assert "1 file(s) could not be read and were left out (" in sentence and named(sentence)
+
+
+#: the options several commands take, declared once in perfkit/commands/_common.py
+SHARED = ("--alpha", "--confidence", "--exclude-failed", "--by", "--metric")
+
+
+def _declared(path: Path) -> set[str]:
+    """The options a module declares itself: ``add_argument("--x", ...)`` calls (gate's
+    ``--metric``, repeatable, is its own option)."""
+    import ast
+
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument"
+                and node.args and isinstance(node.args[0], ast.Constant)
+                and not any(k.arg == "action" and getattr(k.value, "value", "") == "append"
+                            for k in node.keywords)):
+            out.add(node.args[0].value)
+    return out
+
+
+def test_the_shared_options_are_declared_once():
+    commands = REPO / "perfkit" / "commands"
+    again = {p.name: sorted(_declared(p) & set(SHARED)) for p in sorted(commands.glob("*.py"))
+             if p.name != "_common.py" and _declared(p) & set(SHARED)}
+    assert not again, f"declared again outside commands/_common.py: {again}"
+    assert set(SHARED) <= _declared(commands / "_common.py")
+

@@ -166,8 +166,8 @@ def test_a_run_directory_keeps_what_classify_finds_in_each_of_its_files():
     """The loader reads and sniffs each file itself (classify() spelled out, for thousands of
     files per load): on every real run directory of the fixtures and data/ it keeps exactly
     the files classify() recognises, as the same kind and text."""
-    from perfkit.ingest.discover import walk
     from perfkit.ingest.loader import _MANIFEST_SUFFIXES, _prepare, classify
+    from perfkit.store.discover import walk
 
     seen = 0
     for source in (FIX, FIX.parent.parent / "data"):

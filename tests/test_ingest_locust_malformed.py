@@ -14,7 +14,8 @@ import pytest
 
 import perfkit
 from perfkit.errors import ParseError
-from perfkit.ingest import hlog, locust
+from perfkit.ingest import locust
+from perfkit.store import hlog
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CLEAN = FIXTURES / "locust" / "clean_u20"

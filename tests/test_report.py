@@ -531,7 +531,7 @@ def test_per_run_histograms_rebuild_the_spectrum(report):
     # each log holds the run's histogram with wrk2's printed percentiles placed at their
     # printed values (store/hlog.shipped_histogram): read back, p99 is what wrk2 printed
     import perfkit
-    from perfkit.ingest import hlog
+    from perfkit.store import hlog
     from perfkit.store.hlog import shipped_histogram
 
     logs = sorted((report / "histograms").glob("latency-*.hlog"))

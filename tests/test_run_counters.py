@@ -125,8 +125,15 @@ def test_a_small_backlog_under_many_connections_overflows_in_its_namespace(bed, 
     # fewer connections got in than wrk opened: the run is partial, and says how many
     (status,) = run_statuses(load_experiment(tmp_path).rows(), metric("latency_p99_ms"))
     assert status.status == RunStatus.PARTIAL, (run.counters, status)
+    # ... by the count, or, where the SYN retries got every connection in before wrk stopped
+    # (CI: 256 of 256 in the end, 171 attempts dropped), by the socket's drops
     accepted = run.counters.server_connections_accepted
-    assert status.reason.startswith(f"{accepted - 1} of 256 connections got in")
+    if accepted - 1 < 256:
+        assert status.reason.startswith(f"{accepted - 1} of 256 connections got in")
+    else:
+        drops = run.counters.server_listen_drops
+        assert status.reason.startswith(
+            f"the server's listening socket dropped {drops:,} connection attempts")
 
 
 @needs_netns

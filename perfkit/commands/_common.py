@@ -60,6 +60,46 @@ def add_skip_unreadable_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(SKIP_UNREADABLE, action="store_true", help=SKIP_HELP)
 
 
+#: the levels every analysis command defaults to, declared once
+ALPHA = 0.05
+CONFIDENCE = 0.95
+#: the column compare, effects, plan and history analyse unless told
+METRIC = "latency_p99_ms"
+EXCLUDE_FAILED_HELP = ("drop failed runs instead of ranking them; REASON is your reason in "
+                       "words (e.g. 'known network outage'), echoed in the notes")
+BY_HELP = ("comma-separated columns that make rows; 'auto' (default): every load column and "
+           "factor that varies (not those confounded with the arms); 'none': pool all runs "
+           "into one row")
+BY_ROWS_HELP = "columns that make rows (as in compare; default: load levels)"
+
+
+def add_alpha_argument(p: argparse.ArgumentParser, what: str = "significance level") -> None:
+    """``--alpha``: ``what`` says what it is the level of in this command."""
+    p.add_argument("--alpha", type=float, default=ALPHA, help=f"{what} (default {ALPHA:g})")
+
+
+def add_confidence_argument(p: argparse.ArgumentParser,
+                            what: str = "level of the median CIs") -> None:
+    """``--confidence``: ``what`` says what it is the level of in this command."""
+    p.add_argument("--confidence", type=float, default=CONFIDENCE,
+                   help=f"{what} (default {CONFIDENCE:g})")
+
+
+def add_exclude_failed_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--exclude-failed", metavar="REASON", help=EXCLUDE_FAILED_HELP)
+
+
+def add_metric_argument(p: argparse.ArgumentParser, what: str = "per-run column",
+                        default: str = METRIC) -> None:
+    """``--metric``, one column (``perfkit gate`` takes several: its own option)."""
+    p.add_argument("--metric", default=default, help=f"{what} (default {default})")
+
+
+def add_by_argument(p: argparse.ArgumentParser, what: str = BY_HELP) -> None:
+    """``--by``, the columns that make rows (``auto`` unless told)."""
+    p.add_argument("--by", default="auto", metavar="COLS", help=what)
+
+
 class Loader:
     """Loads each path once. Runs that cannot be read refuse the whole input
     (:class:`~perfkit.errors.UnreadableError`: one line each, exit 2), unless the command was

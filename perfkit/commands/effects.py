@@ -10,10 +10,13 @@ import argparse
 import difflib
 from typing import TextIO
 
-from perfkit.commands import compare as compare_cmd
 from perfkit.commands._common import (
     Loader,
+    add_alpha_argument,
+    add_by_argument,
+    add_confidence_argument,
     add_format_argument,
+    add_metric_argument,
     add_skip_unreadable_argument,
     check_levels,
     check_table_option,
@@ -54,16 +57,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("experiment", metavar="EXPERIMENT", help="PATH or PATH::column=value,...")
     p.add_argument("--factors", required=True, help="comma-separated two-level factor columns")
-    p.add_argument("--metric", default="latency_p99_ms",
-                   help="per-run response column (default latency_p99_ms)")
+    add_metric_argument(p, "per-run response column")
     p.add_argument("--block", default="auto",
                    help="blocking column (a nuisance term); 'auto' (default): the recorded "
                         "block when every block holds the whole design; 'none': no blocks")
     p.add_argument("--linear", action="store_true",
                    help="additive effects on the raw metric instead of ratios on the log scale")
-    p.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
-    p.add_argument("--alpha", type=float, default=0.05,
-                   help="level at which an interaction calls for simple effects (default 0.05)")
+    add_confidence_argument(p, "CI level")
+    add_alpha_argument(p, "level at which an interaction calls for simple effects")
     p.add_argument("--levels", default="",
                    help="explicit coding, e.g. 'cache=off:on,backlog=8:4096' (low:high)")
     p.add_argument("--ab", action="store_true",
@@ -72,7 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="which table --format csv prints: the effects (default) or the simple "
                         "effects of significant interactions (each factor at each level of "
                         "the other)")
-    compare_cmd.add_by_argument(p)
+    add_by_argument(p)
     add_format_argument(p)
     add_skip_unreadable_argument(p)
     p.set_defaults(func=run)

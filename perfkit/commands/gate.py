@@ -8,12 +8,18 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from perfkit._fsutil import write_bytes_atomic
 from perfkit.commands import _checks as checks
 from perfkit.commands._common import (
+    BY_ROWS_HELP,
     Loader,
+    add_alpha_argument,
+    add_by_argument,
+    add_confidence_argument,
+    add_exclude_failed_argument,
     add_skip_unreadable_argument,
     check_alpha,
     check_confidence,
@@ -64,6 +70,12 @@ examples:
 """
 
 
+def power_store(spec: str) -> Path | None:
+    """``DIR/.perfkit/cache/power`` beside the base's run store (None for a file)."""
+    folder = Path(spec.split("::", 1)[0])
+    return folder / ".perfkit" / "cache" / "power" if folder.is_dir() else None
+
+
 class HistoryLoader(Loader):
     """A :class:`Loader` that also reads histories (a store, or jobs with labels.csv)."""
 
@@ -89,14 +101,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "latency_p99_ms)")
     p.add_argument("--max-regression", default="5%", metavar="PCT",
                    help="the practical threshold, e.g. 5%% (default 5%%)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    p.add_argument("--confidence", type=float, default=0.95,
-                   help="level of the median CIs (default 0.95)")
-    p.add_argument("--exclude-failed", metavar="REASON",
-                   help="drop failed runs instead of ranking them; REASON is your reason in "
-                        "words (e.g. 'known network outage'), echoed in the notes")
-    p.add_argument("--by", default="auto", metavar="COLS",
-                   help="columns that make rows (as in compare; default: load levels)")
+    add_alpha_argument(p)
+    add_confidence_argument(p)
+    add_exclude_failed_argument(p)
+    add_by_argument(p, BY_ROWS_HELP)
     p.add_argument("--format", choices=FORMATS, default="table", help="output format")
     p.add_argument("--junit", metavar="PATH", help="also write the JUnit XML to PATH")
     add_skip_unreadable_argument(p)
@@ -111,7 +119,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.junit:
         checks.output_file(args.junit, "--junit")
     from perfkit.analysis import metric
-    from perfkit.analysis.compare import ERROR, gate_runs
+    from perfkit.analysis.compare import ERROR, gate_runs, remember_simulations_in
     from perfkit.analysis.core import per_endpoint
     from perfkit.formatting import plain
     from perfkit.present import gate as present_gate
@@ -121,6 +129,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     base, base_sel = loader.select(args.base, by_endpoint)
     new, new_sel = loader.select(args.new, by_endpoint)
     columns = [*base.frame.columns, *new.frame.columns]
+    remember_simulations_in(power_store(args.base))
     metrics = [metric(m, columns) for m in dict.fromkeys(args.metric or ["latency_p99_ms"])]
     result = gate_runs(base, new, metrics, threshold, alpha=args.alpha, by=args.by,
                        exclude=[*base_sel.pinned, *new_sel.pinned],

@@ -12,7 +12,16 @@ import argparse
 from typing import TextIO, cast
 
 from perfkit.commands import _checks as checks
-from perfkit.commands._common import Loader, add_skip_unreadable_argument, check_levels, emit
+from perfkit.commands._common import (
+    Loader,
+    add_alpha_argument,
+    add_by_argument,
+    add_confidence_argument,
+    add_metric_argument,
+    add_skip_unreadable_argument,
+    check_levels,
+    emit,
+)
 from perfkit.errors import ERROR_STATUS, DataError, UsageError
 from perfkit.paths import HISTORY_STORE
 
@@ -62,17 +71,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.set_defaults(func=run_add)
     s = actions.add_parser("show", help="a metric's series and change points",
                            description="Show the series of a metric and its change points.")
-    s.add_argument("--metric", default="latency_p99_ms",
-                   help="per-run column (default latency_p99_ms)")
+    add_metric_argument(s)
     s.add_argument("--store", default=str(HISTORY_STORE), metavar="PATH",
                    help="a history store (default .perfkit/history) or a folder of jobs with "
                         "labels.csv; PATH::column=value,... keeps those runs")
-    s.add_argument("--by", default="auto", metavar="COLS",
-                   help="columns that split the series (default: load columns that vary)")
-    s.add_argument("--alpha", type=float, default=0.05,
-                   help="level of the change-point tests (default 0.05)")
-    s.add_argument("--confidence", type=float, default=0.95,
-                   help="coverage of the medians' and ratios' intervals (default 0.95)")
+    add_by_argument(s, "columns that split the series (default: load columns that vary)")
+    add_alpha_argument(s, "level of the change-point tests")
+    add_confidence_argument(s, "coverage of the medians' and ratios' intervals")
     s.add_argument("--permutations", type=int, default=199,
                    help="permutations per change-point test (default 199)")
     s.add_argument("--seed", type=int, default=0, help="seed of the permutations (default 0)")

@@ -11,6 +11,10 @@ from typing import TextIO
 
 from perfkit.commands import _checks as checks
 from perfkit.commands._common import (
+    BY_ROWS_HELP,
+    add_alpha_argument,
+    add_by_argument,
+    add_metric_argument,
     add_skip_unreadable_argument,
     check_alpha,
     write_frame,
@@ -46,16 +50,14 @@ examples:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("plan", help="runs per arm needed to detect a change (power)",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--metric", default="latency_p99_ms",
-                   help="per-run column (default latency_p99_ms)")
+    add_metric_argument(p)
     p.add_argument("--detect", required=True, metavar="PCT",
                    help="the change to detect, e.g. 3%%")
     p.add_argument("--from", dest="sources", action="append", required=True, metavar="SEL",
                    help="runs whose spread to use: PATH or PATH::column=value (once or twice)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    add_alpha_argument(p)
     p.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
-    p.add_argument("--by", default="auto", metavar="COLS",
-                   help="columns that make rows (as in compare; default: load levels)")
+    add_by_argument(p, BY_ROWS_HELP)
     p.add_argument("--family", type=int, metavar="N",
                    help="Holm family size (default: the number of rows)")
     p.add_argument("--seed", type=int, default=0, help="seed of the simulation (default 0)")

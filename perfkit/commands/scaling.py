@@ -13,7 +13,11 @@ from typing import TYPE_CHECKING, TextIO
 from perfkit.commands import _checks as checks
 from perfkit.commands._common import (
     Loader,
+    add_alpha_argument,
+    add_by_argument,
+    add_confidence_argument,
     add_format_argument,
+    add_metric_argument,
     add_skip_unreadable_argument,
     check_levels,
     check_table_option,
@@ -55,18 +59,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="experiment or run directory (or PATH::column=value,...)")
     p.add_argument("--x", required=True, choices=("connections", "users", "target_rate_rps"),
                    help="the load axis: a concurrency, or the offered rate (wrk2 -R)")
-    p.add_argument("--metric", default="throughput_rps",
-                   help="throughput column for the USL fit (default throughput_rps)")
+    add_metric_argument(p, "throughput column for the USL fit", "throughput_rps")
     p.add_argument("--slo-ms", type=float, help="latency objective in ms (needed for rates)")
     p.add_argument("--percentile", type=float, default=99.0,
                    help="percentile judged against the SLO, 0-100 (default 99)")
     p.add_argument("--think-time-ms", type=float,
                    help="Locust: configured mean wait between tasks, to check Little's law")
-    p.add_argument("--by", default="auto", help="columns that make a configuration "
-                                                "(default auto: the factors that vary)")
-    p.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
-    p.add_argument("--alpha", type=float, default=0.05,
-                   help="level of the F-test USL vs Amdahl that gates N* (default 0.05)")
+    add_by_argument(p, "columns that make a configuration (default auto: the factors that vary)")
+    add_confidence_argument(p, "CI level")
+    add_alpha_argument(p, "level of the F-test USL vs Amdahl that gates N*")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--table", choices=("models", "littles", "brackets", "verdicts"),

@@ -38,10 +38,9 @@ import os
 import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from perfkit.consistency import counter_value
-from perfkit.counters import FIELDS, NO_COUNTERS, ServerCounters, counters_of
+from perfkit.counters import FIELDS
 from perfkit.errors import ParseError
 
 #: the recorded columns, in record order (a contract: :data:`perfkit.counters.SERVER_COLUMNS`
@@ -303,31 +302,3 @@ def listener_values(addresses: Mapping[str, str], before: Mapping[str, Mapping[s
         out[f"{prefix}_listen_drops"] = (a["drops"] - b["drops"] if a and b and "drops" in a
                                          and "drops" in b else None)
     return out
-
-
-def manifest_values(manifest: Mapping[str, Any]) -> dict[str, int | None]:
-    """The counter columns a manifest recorded (``counters.values``); {} when it recorded none
-    (an older run, or another writer's)."""
-    section = manifest.get("counters") if manifest else None
-    values = section.get("values") if isinstance(section, Mapping) else None
-    if not isinstance(values, Mapping):
-        return {}
-    return {c: _count(values.get(c)) for c in COLUMNS}
-
-
-def manifest_counters(manifest: Mapping[str, Any]) -> ServerCounters:
-    """The :class:`~perfkit.counters.ServerCounters` a manifest recorded
-    (:data:`~perfkit.counters.NO_COUNTERS` when none)."""
-    values = manifest_values(manifest)
-    return counters_of(values) if values else NO_COUNTERS
-
-
-def _count(value: Any) -> int | None:
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
-

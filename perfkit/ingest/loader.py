@@ -36,22 +36,22 @@ from perfkit._fsutil import NotRegularFileError, read_bytes
 from perfkit.consistency import kept_out
 from perfkit.errors import LoadError, ParseError, PerfkitError, UnknownFormatError
 from perfkit.ingest.decode import Decoded, decode, noted
-from perfkit.ingest.discover import walk
-from perfkit.ingest.manifest import (
+from perfkit.ingest.refusal import unreadable_run
+from perfkit.ingest.sniffer import HEAD_BYTES, sniff
+from perfkit.model import Run
+from perfkit.store.discover import walk
+from perfkit.store.manifest import (
     MANIFEST_NAMES,
     ManifestInfo,
     apply_manifest,
     find_manifest,
     read_manifest,
 )
-from perfkit.ingest.refusal import unreadable_run
-from perfkit.ingest.sniffer import HEAD_BYTES, sniff
-from perfkit.model import Run
 from perfkit.store.version import SchemaVersionError
 from perfkit.vocabulary import FAILED_STATUSES, ManifestStatus
 
 #: the unit of HdrHistogram log values a caller states (the CLI's ``--unit``), for every load
-#: in its context: None lets each log say (:func:`perfkit.ingest.hlog.parse`)
+#: in its context: None lets each log say (:func:`perfkit.store.hlog.parse`)
 VALUE_UNIT: ContextVar[str | None] = ContextVar("VALUE_UNIT", default=None)
 
 _TOOL_LATENCY_SOURCE = {"wrk": "summary_only", "wrk2": "hdr_corrected",
@@ -131,7 +131,8 @@ def _parse_one(f: _File) -> list[Run]:
     if f.kind in ("wrk", "wrk2"):
         return [_parser(f.kind).parse(f.text, source)]
     if f.kind == "hlog":
-        return _parser("hlog").parse(f.text, source, unit=VALUE_UNIT.get())
+        hlog = importlib.import_module("perfkit.store.hlog")  # the format read and written
+        return hlog.parse(f.text, source, unit=VALUE_UNIT.get())
     raise AssertionError(f.kind)  # pragma: no cover - Locust files go through _parse_locust
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from perfkit._fsutil import read_bytes
 from perfkit.errors import ParseError
-from perfkit.ingest.discover import walk
-from perfkit.ingest.manifest import MANIFEST_NAMES
+from perfkit.store.discover import walk
+from perfkit.store.manifest import MANIFEST_NAMES
 
 #: what each tool's output starts with, as a refusal says it
 TOOL_STARTS = (

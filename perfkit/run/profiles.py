@@ -92,8 +92,8 @@ from importlib import resources
 from string import Template
 from typing import Any
 
+from perfkit.counters import NGINX_DEFAULT_BACKLOG as NGINX_DEFAULT_BACKLOG
 from perfkit.errors import PerfkitError
-from perfkit.store.manifest import NGINX_DEFAULT_BACKLOG as NGINX_DEFAULT_BACKLOG
 from perfkit.units import ascii_number
 
 #: the upstream port is ``port + UPSTREAM_PORT_OFFSET`` unless set

@@ -14,7 +14,7 @@ the one they were parsed from, and re-parses the rest:
   directory is re-parsed;
 - the walk itself is remembered: a directory whose mtime and ctime are unchanged (and outside
   the racy window) has the listing it had, so one ``stat`` replaces its scan
-  (:class:`perfkit.ingest.discover.Listings`); its files are still each checked as above;
+  (:class:`perfkit.store.discover.Listings`); its files are still each checked as above;
 - a directory that gave an error is never cached: it is recorded as such (its place in the
   walk, its files), so that an unchanged tree still loads without a walk, and it is parsed
   again on every load, which reports its error every time;
@@ -64,9 +64,9 @@ import pyarrow.parquet as pq
 
 from perfkit import __version__
 from perfkit._fsutil import write_bytes_atomic
-from perfkit.ingest.discover import scan_names
-from perfkit.ingest.manifest import MANIFEST_NAMES
 from perfkit.model import Run
+from perfkit.store.discover import scan_names
+from perfkit.store.manifest import MANIFEST_NAMES
 from perfkit.store.runtable import (
     DEFERRED_COLUMNS,
     TABLE_VERSION,

@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
@@ -64,6 +65,7 @@ from perfkit.analysis.compare._compare import (
 from perfkit.analysis.core import LOAD_COLUMNS, Metric, RunSet
 from perfkit.errors import UsageError
 from perfkit.formatting import level_text, pct_change, plain
+from perfkit.stats import _simcache
 from perfkit.stats.power import RunsNeeded, runs_needed
 from perfkit.units import UnitError, fraction, to_float
 from perfkit.vocabulary import GateOutcome, GateStatus
@@ -347,3 +349,9 @@ def classify(row: ComparisonRow, metric: Metric, limit: float, family: int = 1
                 f"the CI lies beyond {bound} but p Holm {row.p_adjusted:.2g} is not below "
                 f"{c.alpha:g}")
     return INCONCLUSIVE, GateOutcome.STRADDLES, f"the CI straddles {bound}"
+
+
+def remember_simulations_in(folder: str | Path | None) -> None:
+    """Keep the power simulations of :func:`gate_runs` in ``folder`` (beside the run store),
+    keyed by their inputs, so that a second gate on the same spread simulates nothing."""
+    _simcache.use_directory(folder)
