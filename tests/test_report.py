@@ -507,6 +507,18 @@ def test_every_number_an_index_answer_prints_is_in_a_csv(report):
     assert not missing, missing
 
 
+def test_each_csv_has_one_verdict_column_and_no_path_of_the_machine(report):
+    # issue 29: 'verdict' beside 'verdict_without_short' (the A/B tables) or 'repeat_verdict'
+    # (the seeds), and the runs tables' absolute 'source' paths
+    from _pagetext import absolute_paths
+
+    for path in sorted((report / "tables").glob("*.csv")):
+        text = path.read_text(encoding="utf-8")
+        header = text.split("\n", 1)[0].split(",")
+        assert len([c for c in header if c.endswith("verdict")]) <= 1, (path.name, header)
+        assert not absolute_paths(text), (path.name, absolute_paths(text)[:3])
+
+
 def test_no_page_splices_a_caveat_into_another(report):
     # before: "client_keepalive × cache interact at 64 connections: each [... as in caveat 2
     # ...]" on every page that said a caveat twice

@@ -100,6 +100,8 @@ def manifest_table(experiments: Sequence[Experiment]) -> pd.DataFrame:
     as ``yes``/``no``: the host's CPU at or above
     :data:`perfkit.analysis.context._conditions.HOST_BUSY_PERCENT` (client and server together), and
     a run that was the first after a server start (a cold cache)."""
+    from perfkit.report.methods import relative
+
     rows = []
     for exp in experiments:
         seen: dict[tuple[str, str], int] = {}
@@ -121,7 +123,10 @@ def manifest_table(experiments: Sequence[Experiment]) -> pd.DataFrame:
             items["tool_version"] = run.tool_version
             for key, value in items.items():
                 if value not in (None, "") and "config" not in key:
-                    seen[(key, str(value))] = seen.get((key, str(value)), 0) + 1
+                    # no path of the recording machine ('locust 2.47.0 from /home/me/.venv/
+                    # lib/python3.11/site-packages/locust'), as in the Methods
+                    text = relative(str(value))
+                    seen[(key, text)] = seen.get((key, text), 0) + 1
         for (key, value), n in sorted(seen.items()):
             rows.append({"experiment": exp.name, "item": key, "value": value, "runs": n})
     return pd.DataFrame(rows, columns=["experiment", "item", "value", "runs"])
