@@ -120,7 +120,7 @@ def test_three_thousand_mutated_inputs_never_crash_hang_or_give_bad_values(seeds
     assert report.counts["perfkit_error"] > 50
     assert report.counts["values_checked"] > 300 and report.counts["fast_taken"] > 10
     # ... contradictions are made and kept out, counter snapshots read or refused
-    assert report.counts["kept_out"] > 10 and report.counts["contradictions_checked"] > 1000
+    assert report.counts["kept_out"] > 10 and report.counts["contradictions_checked"] > 800
     assert report.counts["counter_inputs"] > 150 and report.counts["counters_checked"] > 20
 
 

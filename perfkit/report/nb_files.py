@@ -45,6 +45,11 @@ class Files:
         frame, warnings = runs_table(rows)
         if "source" in frame:  # no path of this machine in a report's files
             frame = frame.assign(source=[source_in(v, name) for v in frame["source"]])
+        if "tool_version" in frame:  # 'locust 2.47.0 from /home/me/.venv/.../locust'
+            from perfkit.report.methods import relative
+
+            frame = frame.assign(tool_version=[relative(v) if isinstance(v, str) else v
+                                               for v in frame["tool_version"]])
         at = f" at {where}" if where else ""
         with self.collapsed(f"Per-run data of {name}{at}"):
             self.table(frame, f"runs-{name}", caption=f"Per-run metrics of {name}{at}",
