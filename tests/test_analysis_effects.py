@@ -24,6 +24,9 @@ from perfkit.analysis.effects import factorial_effects
 from perfkit.present import effects as present_effects
 from perfkit.vocabulary import Verdict
 
+#: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
+#: (tests/fixtures/stalls/README.md)
+STALLS = Path(__file__).resolve().parent / "fixtures" / "stalls"
 DATA = Path(__file__).resolve().parents[1] / "data"
 METRICS = ["latency_p99_ms", "throughput_rps"]
 
@@ -103,7 +106,7 @@ def test_one_contrast_one_answer_a_b_rows_and_simple_effects_agree_and_say_what_
     connections) they give the same estimate and interval."""
     from perfkit.report.sections import common, effects
 
-    rows = common.load_experiment("demo-wrk-factorial", str(DATA)).rows({})
+    rows = common.load_experiment("factorial-upstream-backlog100", str(STALLS)).rows({})
     results = effects.factorials(rows, ["keepalive", "cache"], METRICS, "connections", 0.95,
                                  0.05)
     tables = effects.ab_tables(rows, ["keepalive", "cache"], METRICS, "connections", 0.05,
@@ -147,7 +150,7 @@ def test_the_factorial_and_comparison_intervals_follow_the_rule():
 def test_the_variation_frame_marks_a_main_effect_split_from_an_interaction():
     from perfkit.report.sections import common, effects
 
-    rows = common.load_experiment("demo-wrk-factorial", str(DATA)).rows({})
+    rows = common.load_experiment("factorial-upstream-backlog100", str(STALLS)).rows({})
     (result,) = effects.factorials(rows, ["keepalive", "cache"], ["throughput_rps"],
                                    "connections")
     frame = result.variation_frame().set_index(["connections", "term"])
@@ -159,7 +162,7 @@ def test_the_variation_frame_marks_a_main_effect_split_from_an_interaction():
 def test_the_stalls_a_cap_hides_are_a_result_of_their_own():
     from perfkit.report.sections import common, effects
 
-    rows = common.load_experiment("demo-wrk-factorial", str(DATA)).rows({})
+    rows = common.load_experiment("factorial-upstream-backlog100", str(STALLS)).rows({})
     (table,) = effects.ab_tables(rows, ["keepalive", "cache"], ["latency_p99_ms"],
                                  "connections")
     frame = table.to_frame().set_index(["factor", "connections"])

@@ -28,6 +28,9 @@ from perfkit.report.sections import aa as aa_section
 from perfkit.report.sections import effects
 from perfkit.vocabulary import Verdict
 
+#: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
+#: (tests/fixtures/stalls/README.md)
+STALLS = Path(__file__).resolve().parent / "fixtures" / "stalls"
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
@@ -323,7 +326,7 @@ def test_a_measured_effect_from_runs_that_waited_says_so_in_its_verdict():
     affects it (the index reads the verdict, not only the footnote)."""
     from perfkit.report.sections import common, effects
 
-    exp = common.load_experiment("demo-wrk-factorial", str(DATA))
+    exp = common.load_experiment("factorial-upstream-backlog100", str(STALLS))
     rows = exp.rows({})
     results = effects.factorials(rows, ["keepalive", "cache"], ["throughput_rps"],
                                  "connections", 0.95, 0.05)

@@ -212,9 +212,11 @@ def tool_notes(runs: Sequence[Run]) -> list[str]:
                    "percentiles describe it.")
     partial = [r for r in runs if any("after wrk2's calibration" in n for n in r.notes)]
     if partial:
-        out.append(f"{len(partial)} wrk2 run(s) have a histogram of the post-calibration "
-                   "part only (wrk2 resets it after ~10 s): their percentiles describe "
-                   "the end of each run.")
+        # "N of M": the rows a caveat affects and the page's tables count the same runs
+        wrk2 = sum(r.tool == "wrk2" for r in runs)
+        out.append(f"{len(partial)} of {wrk2} wrk2 run(s) have a histogram of the "
+                   "post-calibration part only (wrk2 resets it after ~10 s): their "
+                   "percentiles describe the end of each run.")
     return out
 
 

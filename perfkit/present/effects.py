@@ -60,7 +60,7 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
         Column(f"{pct(result.confidence)} CI"), Column(_detectable_header(mde)),
         *([Column("variation", "%", True)] if variation else []),
         Column("p", right=True)] + ([Column("p Holm", right=True)] if result.per else []) + [
-        Column("verdict")] + ([Column("mechanism (low -> high, other factors low)")]
+        Column("verdict")] + ([Column("mechanism (low -> high, averaged as the effect)")]
                               if mechanism else [])
     rows = []
     for index, r in frame.iterrows():

@@ -43,6 +43,31 @@ def _snap(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+#: where a clause of a caveat ends (what a reference may take whole)
+_CLAUSE_ENDS = (": ", "; ", ", ", ". ")
+#: the words at most that a reference takes beyond its span, to end at a clause's bounds
+_CLAUSE_WORDS = 3
+
+
+def _clauses(text: str, start: int, end: int, earlier: str) -> tuple[int, int]:
+    """``[start, end)`` grown to the clause it lies in, where the clause holds no more than
+    :data:`_CLAUSE_WORDS` words beyond it and the grown span is still words of ``earlier``
+    (a reference never takes a word the earlier text does not say): "interact at 64
+    connections: each factor's effect there depends ..." refers from the colon on, not from
+    "factor's"."""
+    head = text[:start]
+    cut = max(head.rfind(sep) for sep in _CLAUSE_ENDS)
+    if cut >= 0 and len(head[cut + 2:].split()) <= _CLAUSE_WORDS \
+            and text[cut + 2:end] in earlier:
+        start = cut + 2
+    tail = text[end:]
+    stops = [i for i in (tail.find(sep) for sep in ("; ", ". ")) if i >= 0]
+    stop = min(stops) if stops else len(tail.rstrip(" ."))
+    if len(tail[:stop].split()) <= _CLAUSE_WORDS and text[start:end + stop] in earlier:
+        end += stop
+    return start, end
+
+
 @dataclasses.dataclass
 class Said:
     """What a page has said so far: text -> how to refer to it."""
@@ -53,8 +78,9 @@ class Said:
         self.refs.setdefault(text, ref)
 
     def condense(self, text: str, min_chars: int = MIN_CHARS) -> str:
-        """``text`` with the spans said before replaced by ``(as in REF)``; a text said
-        before whole is ``as REF``."""
+        """``text`` with the spans said before replaced by ``(as in REF)`` (``(the rest as in
+        REF)`` where the span ends the text), each grown to its clause's bounds
+        (:func:`_clauses`); a text said before whole is ``as REF``."""
         if text in self.refs:
             return f"as {self.refs[text]}"
         out = text
@@ -69,15 +95,17 @@ class Said:
                 m = SequenceMatcher(None, out, earlier, autojunk=False).find_longest_match(
                     keep, len(out), 0, len(earlier))
                 if m.size >= min_chars and (best is None or m.size > best[0].size):
-                    best = (m, ref)
+                    best = (m, ref, earlier)
             if best is None:
                 break
-            m, ref = best
+            m, ref, said = best
             start, end = _snap(out, m.a, m.a + m.size)
             if end - start < min_chars:
                 break
-            inserted.append(f"[... as in {ref} ...]")
-            out = f"{out[:start]}{chr(_TOKEN + len(inserted) - 1)}{out[end:]}"
+            start, end = _clauses(out, start, end, said)
+            head, tail = out[:start].rstrip(" :;,"), out[end:]
+            inserted.append(f"(as in {ref})" if tail.strip(" .") else f"(the rest as in {ref})")
+            out = f"{head} {chr(_TOKEN + len(inserted) - 1)}{tail}"
         for i, reference in enumerate(inserted):
             out = out.replace(chr(_TOKEN + i), reference)
         return out

@@ -288,7 +288,10 @@ class ComparisonTable:
                 "mde_ratio_low": _mde(row.mde, "ratio_low"),
                 "ratio_without_short": s.ratio if s else math.nan,
                 "p_value_without_short": s.p_value if s else math.nan,
-                "verdict_without_short": row.sensitivity_verdict or "",
+                # one verdict column per table: whether leaving the short runs out keeps it
+                # (empty without short runs; the verdict itself is the row's)
+                "same_verdict_without_short": (row.sensitivity_verdict == row.verdict
+                                               if row.sensitivity_verdict else pd.NA),
                 "on_timeout_cap": bool(row.caps_ms),
                 "cap_affected": bool(row.cap_affected_ms),
                 "stalled_runs_base": _one(row.stalls, "stalled_base"),

@@ -37,8 +37,8 @@ from perfkit.analysis.core import (
     Metric,
     RunSet,
     artefact,
+    averaged_mechanism,
     cap_check,
-    factor_mechanism,
     judge_interval,
     match,
     rows_at,
@@ -143,7 +143,7 @@ def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
                     # the factorial words it for its level (one footnote for both tables)
                     "warnings": cap_check(sub, result.metric).warnings or row.cap_warnings,
                     "holm_family": table.family, "method": COMPARED,
-                    "mechanism": factor_mechanism(sub, factor, result.coding[factor]),
+                    "mechanism": _mechanism(sub, factor, other, result),
                     NOT_ESTIMABLE_COLUMN: "",
                     "stalls": "; ".join(x.text() for x in row.stalls),
                     "mde_high": mde.ratio_high if mde is not None and testable else math.nan,
@@ -151,6 +151,14 @@ def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
                     "mde_note": (mde.reason or "") if mde is not None and not testable else
                     (NO_MDE if verdict == NO_CHANGE and mde is None else "")})
     return out
+
+
+def _mechanism(sub: RunSet, factor: str, other: str, result: FactorialResult):
+    """The counters beside a simple effect: over its runs (``sub``: the other factor at one
+    level), averaged over the remaining factors' cells as the effect is
+    (:func:`perfkit.analysis.core.averaged_mechanism`)."""
+    rest = [f for f in result.factors if f not in (factor, other)]
+    return averaged_mechanism(sub, factor, result.coding[factor], rest)
 
 
 def _fitted_family(at: RunSet, factor: str, other: str, key: Any, term: str,
@@ -161,7 +169,7 @@ def _fitted_family(at: RunSet, factor: str, other: str, key: Any, term: str,
     for level in (result.coding[other]["low"], result.coding[other]["high"]):
         sub = at.subset(match(at.frame[other], [level_text(level)]))
         rows.append(_simple_row(sub, factor, other, level, key, term, result))
-        rows[-1]["mechanism"] = factor_mechanism(sub, factor, result.coding[factor])
+        rows[-1]["mechanism"] = _mechanism(sub, factor, other, result)
         checks.append(cap_check(sub, result.metric))
         subs.append(sub)
     holm = adjust_pvalues(np.array([r["p_value"] for r in rows], dtype=float), "holm")
