@@ -128,6 +128,8 @@ class GateOutcome(StrEnum):
     NO_REGRESSION = "no regression"
     BEYOND_NOT_SIGNIFICANT = "beyond threshold, not significant"
     STRADDLES = "straddles threshold"
+    #: the arms ran apart in time, and without the drift the change straddles the threshold
+    DRIFT = "could be drift"
 
 
 class SloVerdict(StrEnum):
