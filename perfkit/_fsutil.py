@@ -5,7 +5,9 @@
   :func:`replacing` does the same for writers that want a file name;
 - :func:`flock`: an exclusive ``flock(2)`` on a lock file, released by the kernel when the
   holder dies (even ``kill -9``);
-- :func:`read_bytes`: a whole file in the fewest system calls (the loader reads thousands).
+- :func:`read_bytes`: a whole regular file in the fewest system calls (the loader reads
+  thousands); a FIFO, socket or device is refused at once (:class:`NotRegularFileError`), as is
+  a file above a stated size (:class:`FileTooLargeError`), before any byte is read.
 
 Temporary files are named ``.<name>.<random>.part`` in the target's folder: hidden, and with
 the ``.part`` suffix that the run manifest's file list skips. They are created as ``open()``
@@ -16,10 +18,12 @@ umask), unless a caller asks for a mode of its own.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
 import secrets
+import stat
 from collections.abc import Iterator
 from typing import Any
 
@@ -42,18 +46,54 @@ def _create_beside(target: str, suffix: str) -> tuple[int, str]:
 
 
 _READ_CHUNK = 1 << 16
-_O_READ = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+# O_NONBLOCK: opening a FIFO for reading would wait for a writer; with it the open returns at
+# once, and the fstat that follows refuses it (on a regular file the flag changes nothing)
+_O_READ = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+#: what each kind of file that is not a regular one is called in a refusal
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
-def read_bytes(path: str | os.PathLike) -> bytes:
-    """The whole file, as ``open(path, "rb").read()`` gives it (OSError the same way).
+class NotRegularFileError(OSError):
+    """A path that is no regular file (a FIFO, a device, a socket): never read, as reading it
+    could block forever or never end. ``strerror`` says what it is."""
+
+
+class FileTooLargeError(OSError):
+    """A file larger than its reader accepts, refused from its size before it is read."""
+
+
+def size_text(n_bytes: int) -> str:
+    """``52,428,800 bytes (50.0 MiB)``: a size as a refusal names it."""
+    mib = f" ({n_bytes / 2**20:.1f} MiB)" if n_bytes >= 2**20 else ""
+    return f"{n_bytes:,} bytes{mib}"
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def read_bytes(path: str | os.PathLike, limit_bytes: int | None = None) -> bytes:
+    """The whole file, as ``open(path, "rb").read()`` gives it (OSError the same way), if it
+    is a regular file (else :class:`NotRegularFileError`) of at most ``limit_bytes`` (else
+    :class:`FileTooLargeError`, naming both sizes), both judged before a byte is read.
 
     ``open()`` builds a buffered file object and asks for the file's size and type (two
     ``fstat``) before reading; here a tool output of a few kilobytes takes one ``open``, one
-    ``read`` of up to 64 KiB, one more that sees the end (of up to 1 MiB: a large file, such
-    as a long Locust history, is read in few calls) and one ``close``."""
+    ``fstat``, one ``read`` of up to 64 KiB, one more that sees the end (of up to 1 MiB: a
+    large file, such as a long Locust history, is read in few calls) and one ``close``."""
     fd = os.open(path, _O_READ)
     try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):  # as open() says it
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFileError(errno.EINVAL, f"not a regular file but {_kind(st.st_mode)}"
+                                      ": perfkit reads only regular files", os.fspath(path))
+        if limit_bytes is not None and st.st_size > limit_bytes:
+            raise FileTooLargeError(errno.EFBIG, f"{size_text(st.st_size)}, more than the "
+                                    f"{size_text(limit_bytes)} such a file may have",
+                                    os.fspath(path))
         chunks: list[bytes] = []
         while chunk := os.read(fd, _READ_CHUNK if not chunks else 1 << 20):
             chunks.append(chunk)

@@ -1,16 +1,33 @@
 """Internal consistency of one parsed run: what no tool can print unless the input is damaged.
 
-:func:`consistency_warnings` is part of :attr:`perfkit.model.Run.warnings`. A run that passes
-has no negative or non-finite count, latency or rate, percentiles that never decrease with the
-percentile (p50 <= p75 <= p90 <= p99 <= p99.9 <= max), a mean between its min and max, and no
-more histogram samples than requests. Each warning names the field and what is wrong with it,
-so a damaged or hand-edited file cannot slip into an analysis unnoticed.
+:func:`problems` finds every value of a run that cannot be true, each with the fields it
+involves; :func:`consistency_warnings` words them (part of :attr:`perfkit.model.Run.warnings`
+for a run as a parser gave it), and :func:`kept_out` removes those fields from the run with a
+note naming each, so that no analysis ever uses them: the loader passes every run through it
+(:mod:`perfkit.ingest.loader`), the one place where runs enter perfkit. A run that passes has
+
+- no negative or non-finite count, latency or rate, no latency above
+  :data:`MAX_LATENCY_MS` (24 h: ``1e308`` is no latency, nor is a year);
+- percentiles that never decrease with the percentile (p50 <= p75 <= p90 <= p99 <= p99.9)
+  and none above the max, a min and a mean at or below the max;
+- no more failures (Locust) or non-2xx/3xx responses (wrk) than requests, and no more
+  histogram samples than requests;
+- no negative server or kernel counter (``run.counters``: stub_status, /proc/net, the
+  upstream's, ss: a count only grows).
+
+Where a contradiction involves several values and the text cannot say which one is damaged
+(p99 below p90, min above max), every value it involves is kept out. The slack of each
+comparison is that of a real output's printing (below), so no real output is touched.
+
+The readers of raw counter snapshots refuse a non-ASCII digit and a negative counter as a
+ParseError at its line (:func:`counter_value` is their one check).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Mapping
+import re
 from typing import Any
 
 #: numeric fields of a Run checked for sign and finiteness, with their unit for the message
@@ -20,6 +37,12 @@ NUMERIC_FIELDS = (
     "errors_connect", "errors_read", "errors_write", "errors_timeout", "non_2xx_3xx",
     "failures", "threads", "connections", "users",
 )
+#: latency fields in ms, each at most MAX_LATENCY_MS
+LATENCY_FIELDS = ("latency_mean_ms", "latency_stdev_ms", "latency_min_ms", "latency_max_ms")
+PERCENTILE_MAPS = ("percentiles_ms", "uncorrected_percentiles_ms")
+#: the longest latency a run can hold: 24 h, the highest value of perfkit's histograms
+#: (:data:`perfkit.hdrlayout.HIGHEST_US`); no load test of this kind runs for a day
+MAX_LATENCY_MS = 86_400_000.0
 #: slack of a comparison against the max. wrk and wrk2 print 2 decimals in a unit chosen per
 #: value (``2.89s``: +-5 ms), and wrk2 prints its max as the lowest value of the max's
 #: HdrHistogram bucket but its percentiles as the highest (3 significant digits: up to 0.1%
@@ -32,6 +55,29 @@ _RELATIVE_SLACK = 0.012
 #: (105 -> 110) or 0.5 ms below 100 ms. Beyond that it is not rounding.
 _LOCUST_RELATIVE_SLACK = 0.05
 _LOCUST_SLACK_MS = 0.5 + _PRINT_SLACK_MS
+#: what a kept-out value's note adds to the problem
+KEPT_OUT = "kept out of every analysis"
+#: a note of a Locust 0.8-0.13.2 file's row (:mod:`perfkit.ingest.locust_legacy`): its requests
+#: may count the successes alone, so its failures may pass them
+SUCCESSES_ONLY = "Locust 0.8 and 0.9 counted only the successes"
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """A value (or values) of a run that cannot be true: ``text`` says what is wrong, and
+    ``fields`` names each value involved (``percentiles_ms[90]`` for one percentile)."""
+
+    text: str
+    fields: tuple[str, ...]
+
+
+def percentile_key(name: str, q: float) -> str:
+    """How a :class:`Problem` names percentile ``q`` of the map ``name``:
+    ``percentiles_ms[99]``."""
+    return f"{name}[{q:g}]"
+
+
+_key = percentile_key
 
 
 def _bad_number(name: str, value: Any) -> str | None:
@@ -46,49 +92,165 @@ def _bad_number(name: str, value: Any) -> str | None:
     return None
 
 
+def _too_long(name: str, value: Any) -> str | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(
+            value) and value > MAX_LATENCY_MS:
+        return (f"{name} is {value:g} ms, more than 24 h: no latency of a load test; input "
+                "damaged?")
+    return None
+
+
+def _counters(run: Any) -> dict[str, Any]:
+    """The counters of ``run`` (:class:`perfkit.counters.ServerCounters`, ``run.counters``):
+    counts, never negative; {} for a run without them."""
+    record = getattr(run, "counters", None)
+    if record is None or not dataclasses.is_dataclass(record):
+        return {}
+    return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+
+
 def _above(value: float, limit: float, rounded: bool = False) -> bool:
     if rounded:
         return value > limit * (1 + _LOCUST_RELATIVE_SLACK) + _LOCUST_SLACK_MS
     return value > limit * (1 + _RELATIVE_SLACK) + _PRINT_SLACK_MS
 
 
-def _percentile_order(name: str, percentiles: Mapping[float, float],
-                      max_ms: float | None, rounded: bool = False) -> list[str]:
+def _value_problems(run: Any) -> list[Problem]:
+    """Each value wrong on its own: negative, NaN, infinite, a latency above a day."""
     out = []
-    items = sorted(percentiles.items())
+    for name in NUMERIC_FIELDS:
+        value = getattr(run, name, None)
+        text = _bad_number(name, value) or (_too_long(name, value) if name in LATENCY_FIELDS
+                                            else None)
+        if text:
+            out.append(Problem(text, (name,)))
+    for name, value in _counters(run).items():  # what the server and the kernel counted
+        text = _bad_number(name, value)
+        if text:
+            out.append(Problem(text, (name,)))
+    for name in PERCENTILE_MAPS:
+        for q, v in sorted(getattr(run, name).items()):
+            text = _bad_number(_key(name, q), v) or _too_long(_key(name, q), v)
+            if text:
+                out.append(Problem(text, (_key(name, q),)))
+    return out
+
+
+def _percentile_order(name: str, items: list[tuple[float, float]], max_ms: float | None,
+                      rounded: bool = False) -> list[Problem]:
+    out = []
     for (q1, v1), (q2, v2) in zip(items, items[1:], strict=False):
         if v2 < v1 - _PRINT_SLACK_MS:
-            out.append(f"{name}: p{q2:g} ({v2} ms) is below p{q1:g} ({v1} ms); percentiles "
-                       "must not decrease: input damaged?")
-    if max_ms is not None and math.isfinite(max_ms):
+            out.append(Problem(f"{name}: p{q2:g} ({v2} ms) is below p{q1:g} ({v1} ms); "
+                               "percentiles must not decrease: input damaged?",
+                               (_key(name, q1), _key(name, q2))))
+    if max_ms is not None:
         above = [(q, v) for q, v in items if _above(v, max_ms, rounded)]
         if above:
             q, v = above[0]
             beyond = " by more than Locust's rounding" if rounded else ""
-            out.append(f"{name}: p{q:g} ({v} ms) is above latency_max_ms ({max_ms} ms)"
-                       f"{beyond}: input damaged?")
-    for q, v in items:
-        problem = _bad_number(f"{name}[{q:g}]", v)
-        if problem:
-            out.append(problem)
+            out.append(Problem(f"{name}: p{q:g} ({v} ms) is above latency_max_ms ({max_ms} ms)"
+                               f"{beyond}: input damaged?",
+                               (*(_key(name, q) for q, _ in above), "latency_max_ms")))
     return out
+
+
+def _relation_problems(run: Any, bad: set[str]) -> list[Problem]:
+    """Values that contradict each other (the values of ``bad`` left aside)."""
+
+    def value(name: str) -> Any:
+        return None if name in bad else getattr(run, name)
+
+    out = []
+    high = value("latency_max_ms")
+    # Locust rounds its percentiles but not its max: the max check allows for the rounding
+    rounded = run.latency_source == "locust_rounded"
+    for name, limit in (("percentiles_ms", high), ("uncorrected_percentiles_ms", None)):
+        items = [(q, v) for q, v in sorted(getattr(run, name).items())
+                 if _key(name, q) not in bad]
+        out += _percentile_order(name, items, limit, rounded and limit is not None)
+    for low_name in ("latency_mean_ms", "latency_min_ms"):
+        low = value(low_name)
+        if None not in (low, high) and _above(low, high):
+            out.append(Problem(f"{low_name} ({low}) is above latency_max_ms ({high}): input "
+                               "damaged?", (low_name, "latency_max_ms")))
+    requests = value("requests")
+    successes = any(SUCCESSES_ONLY in note for note in run.notes)
+    for part in ("non_2xx_3xx",) if successes else ("failures", "non_2xx_3xx"):
+        count = value(part)
+        if None not in (count, requests) and count > requests:
+            out.append(Problem(f"{part} ({count}) is above requests ({requests}): they are "
+                               "counted among the requests; input damaged?",
+                               (part, "requests")))
+    held = run.histogram_count
+    if held is not None and requests is not None and held > requests >= 0:
+        out.append(Problem(f"the histogram holds {held} samples but requests is {requests}: "
+                           "input damaged?", ("requests", "histogram")))
+    return out
+
+
+def problems(run: Any) -> list[Problem]:
+    """Every value of ``run`` (a :class:`~perfkit.model.Run`) that cannot be true."""
+    found = _value_problems(run)
+    bad = {f for p in found for f in p.fields}
+    return found + _relation_problems(run, bad)
 
 
 def consistency_warnings(run: Any) -> list[str]:
     """Warnings for a :class:`~perfkit.model.Run` that contradicts itself (empty if none)."""
-    out = [p for p in (_bad_number(n, getattr(run, n)) for n in NUMERIC_FIELDS) if p]
-    # Locust rounds its percentiles but not its max: the max check allows for the rounding
-    rounded = run.latency_source == "locust_rounded"
-    out += _percentile_order("percentiles_ms", run.percentiles_ms, run.latency_max_ms, rounded)
-    out += _percentile_order("uncorrected_percentiles_ms", run.uncorrected_percentiles_ms,
-                             None)
-    low, mean, high = run.latency_min_ms, run.latency_mean_ms, run.latency_max_ms
-    if None not in (mean, high) and _above(mean, high):
-        out.append(f"latency_mean_ms ({mean}) is above latency_max_ms ({high}): input damaged?")
-    if None not in (low, high) and _above(low, high):
-        out.append(f"latency_min_ms ({low}) is above latency_max_ms ({high}): input damaged?")
-    held = run.histogram_count
-    if held is not None and run.requests is not None and held > run.requests >= 0:
-        out.append(f"the histogram holds {held} samples but requests is {run.requests}: "
-                   "input damaged?")
-    return out
+    return [p.text for p in problems(run)]
+
+
+def kept_out(run: Any) -> Any:
+    """``run`` without the values that cannot be true (:func:`problems`), each removed (a
+    missing value: None, or a percentile no longer there) and named in a note, so no analysis
+    uses it; ``run`` itself when none. Until none is left: two neighbours removed for a
+    decrease can leave two others that decrease (p99.9 20 ms, p99.99 20, p99.999 0, p100 0)."""
+    found = problems(run)
+    if not found:
+        return run
+    every: list[Problem] = []
+    while found:  # each round removes at least one value: it ends
+        every += found
+        run = _without(run, {f for p in found for f in p.fields})
+        found = problems(run)
+    notes = tuple(f"{p.text} {KEPT_OUT}: {', '.join(sorted(p.fields))}" for p in every)
+    return run.replace(notes=(*run.notes, *notes))
+
+
+def _without(run: Any, fields: set[str]) -> Any:
+    """``run`` with the values ``fields`` names removed."""
+    counted = fields & _counters(run).keys()
+    changes: dict[str, Any] = {f: None for f in fields - counted if "[" not in f}
+    if counted:
+        changes["counters"] = dataclasses.replace(run.counters, **dict.fromkeys(counted))
+    for name in PERCENTILE_MAPS:
+        dropped = {q for q in getattr(run, name) if _key(name, q) in fields}
+        if dropped:
+            changes[name] = {q: v for q, v in getattr(run, name).items() if q not in dropped}
+    return run.replace(**changes)
+
+
+def kept_out_note(run: Any, field: str) -> str | None:
+    """The note of ``run`` saying why its value ``field`` (as :class:`Problem` names it:
+    ``latency_max_ms``, ``percentiles_ms[99]``) was kept out, or None when it was not."""
+    mark = f" {KEPT_OUT}: "
+    for note in run.notes:
+        text, found, fields = note.rpartition(mark)
+        if found and field in fields.split(", "):
+            return text
+    return None
+
+
+#: at most 20 digits: a 64-bit counter (the kernel's and nginx's) has no more
+_COUNT = re.compile(r"-?[0-9]{1,20}")
+
+
+def counter_value(text: str, signed: bool = False) -> int | None:
+    """A counter as the kernel or nginx prints it: ASCII digits (at most 20: 64 bits), a sign
+    only where ``signed`` (/proc/net/snmp's ``MaxConn`` is -1); None for anything else (a
+    Unicode digit, which ``int()`` would read, ``+5``, ``1_000``, a negative count)."""
+    if not _COUNT.fullmatch(text) or (text.startswith("-") and not signed):
+        return None
+    return int(text)
+

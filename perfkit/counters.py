@@ -96,6 +96,11 @@ def _ratio(part: int | None, whole: int | None) -> float | None:
     return part / whole
 
 
+#: nginx's listen backlog on Linux when ``listen`` sets none (NGX_LISTEN_BACKLOG; nginx docs,
+#: ``listen``): the testbed records it in the runs' manifests, the analysis reads it from the
+#: recorded nginx.conf
+NGINX_DEFAULT_BACKLOG = 511
+
 #: the recorded fields, in order
 FIELDS = tuple(f.name for f in dataclasses.fields(ServerCounters))
 #: nothing recorded: every run without counters shares it
@@ -144,3 +149,31 @@ def columns(counters: ServerCounters, connections: int | None) -> dict[str, Any]
         else:
             out[name] = getattr(counters, name)
     return out
+
+
+def manifest_values(manifest: Mapping[str, Any]) -> dict[str, int | None]:
+    """The counter columns a manifest recorded (``counters.values``); {} when it recorded none
+    (an older run, or another writer's)."""
+    section = manifest.get("counters") if manifest else None
+    values = section.get("values") if isinstance(section, Mapping) else None
+    if not isinstance(values, Mapping):
+        return {}
+    return {c: _count(values.get(c)) for c in FIELDS}
+
+
+def manifest_counters(manifest: Mapping[str, Any]) -> ServerCounters:
+    """The :class:`~perfkit.counters.ServerCounters` a manifest recorded
+    (:data:`~perfkit.counters.NO_COUNTERS` when none)."""
+    values = manifest_values(manifest)
+    return counters_of(values) if values else NO_COUNTERS
+
+
+def _count(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+

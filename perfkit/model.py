@@ -160,7 +160,7 @@ def _freeze(value: Any) -> Any:
 class Provenance:
     """What a run's output never prints, declared once: where it ran from and its place in
     an experiment. A :class:`Run` has these fields (keyword-only), and so does the manifest
-    reader's :class:`perfkit.ingest.manifest.ManifestInfo`, which fills them in."""
+    reader's :class:`perfkit.store.manifest.ManifestInfo`, which fills them in."""
 
     run_id: str | None = None
     tool_version: str | None = None

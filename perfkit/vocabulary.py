@@ -69,8 +69,9 @@ class RunStatus(StrEnum):
     SHORT = "short"
     #: did not sustain its target rate (below 0.9 x, or its latency rose above its peers')
     SATURATED = "saturated"
-    #: fewer connections got in than the generator asked for: its latencies describe those
-    #: that did (survivorship); kept with its values, in doubt
+    #: fewer connections got in than the generator asked for (for the whole run, or for part
+    #: of it: the server's socket dropped attempts): its latencies describe those that did
+    #: (survivorship); kept with its values, in doubt
     PARTIAL = "partial"
     #: the tool failed, most requests failed, or no value
     FAILED = "failed"
@@ -130,6 +131,8 @@ class GateOutcome(StrEnum):
     STRADDLES = "straddles threshold"
     #: the arms ran apart in time, and without the drift the change straddles the threshold
     DRIFT = "could be drift"
+    #: the arms ran at different load levels (no level on both sides): nothing to judge
+    DIFFERENT_LOAD = "different load levels"
 
 
 class SloVerdict(StrEnum):

@@ -14,6 +14,7 @@ from perfkit.analysis.effects import factorial_effects
 from perfkit.vocabulary import RunStatus
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+COUNTERS = Path(__file__).resolve().parent / "fixtures" / "counters"
 
 
 def test_a_run_whose_peers_all_fell_short_is_not_called_like_its_peers():
@@ -69,6 +70,29 @@ def test_connect_errors_or_a_short_accept_count_flag_it_and_more_accepts_do_not(
     # wrk splits -c over -t: -c 5 -t 2 opens 4
     counters = dataclasses.replace(run.counters, server_connections_accepted=5)
     assert survivorship(run.replace(counters=counters, connections=5, threads=2)) == ""
+
+
+def test_the_servers_socket_drops_flag_a_run_whose_reconnects_hide_the_count():
+    """keepalive_requests 100 at backlog 8 (a real run: tests/test_ingest_counters.py says how
+    it was made): nginx accepted 545 connections for wrk's 256 + 1, since it closes each one
+    after its 100th request and wrk opens it again, so the count says nothing; its socket
+    dropped 1,304 connection attempts, each a connection kept out for a SYN retry."""
+    exp = load_experiment(COUNTERS / "backlog8-kr100-isolated-c256")
+    (run,) = exp.rows().runs
+    assert run.counters.server_connections_accepted == 545
+    assert run.counters.server_listen_drops == 1304
+    (status,) = run_statuses(exp.rows(), metric("latency_p99_ms"))
+    assert status.status == PARTIAL
+    assert status.reason == (
+        "the server's listening socket dropped 1,304 connection attempts (each kept out for a "
+        "SYN retry, 1 s or more): for part of the run fewer than 256 connections were in; "
+        "latencies describe those that were")
+    # a proxy whose sockets dropped nothing, every connection in: ok
+    (proxy,) = load_experiment(COUNTERS / "proxy-isolated-c256").rows().runs
+    assert proxy.counters.server_listen_drops == 0 and survivorship(proxy) == ""
+    # where only the accepted count is known (no ss), the count alone decides, as before
+    counters = dataclasses.replace(run.counters, server_listen_drops=None)
+    assert survivorship(run.replace(counters=counters)) == ""
 
 
 def test_the_partial_runs_are_named_in_the_comparison_and_the_factorial():

@@ -96,6 +96,15 @@ def test_show_prints_warnings_numbered():
     assert "not a throughput measurement" in out and "missing, not 0" in out
 
 
+def test_show_says_when_fewer_connections_got_in_than_wrk_opened():
+    code, out, _ = run_cli("show", str(FIX / "counters/backlog8-isolated-c256-sockets"))
+    assert code == 0
+    assert ("  partial: 142 of 256 connections got in (the server accepted 143, 1 of them wrk's "
+            "test connection); latencies describe those") in out
+    code, out, _ = run_cli("show", str(FIX / "counters/proxy-isolated-c256"))
+    assert code == 0 and "partial" not in out and "got in" not in out
+
+
 def test_help_teaches_with_examples():
     code, out, _ = run_cli("parse", "--help")
     assert code == 0

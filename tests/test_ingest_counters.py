@@ -12,7 +12,12 @@ and the mechanism beside an effect, on two real runs against the testbed
   average 9): ``proxy-isolated-c256`` (profile ``proxy+isolated``: the upstream app behind
   nginx, no upstream keepalive) and ``backlog8-isolated-c256-sockets`` (profile
   ``backlog+isolated``: nginx's socket dropped 797 connection attempts, 142 of wrk's 256
-  connections got in).
+  connections got in);
+- recorded 2026-11-28 the same way for 3 s (``-d 3s``), load average 2.3:
+  ``backlog8-kr100-isolated-c256`` (profile ``backlog+isolated`` with ``--set
+  keepalive_requests=100``: nginx closes each connection after its 100th request, wrk opens it
+  again; nginx's socket dropped 1,304 connection attempts, and it accepted 545 connections for
+  wrk's 256 + 1).
 """
 
 from __future__ import annotations
@@ -230,3 +235,39 @@ def test_the_upstream_counts_a_connection_per_request_without_keepalive():
     with pytest.raises(ParseError, match="upstream:3: expected 'name: integer'"):
         parse.parse_upstream_status("perfkit upstream status\nprocesses: 2\naccepted: x\n",
                                     "upstream")
+
+
+# -- issue 30: a counter is ASCII digits and never negative ------------------------------------
+# Each damaged snapshot is the real one with one number edited as the test says.
+@pytest.mark.parametrize(("old", "new"), [("1", "\u0661"), ("1", "-1"), ("1", "+1"),
+                                          ("1", "1_0"), ("1", "\uff11")])
+def test_a_stub_status_count_that_int_would_read_is_a_parse_error_at_its_line(old, new):
+    lines = _raw(BACKLOG, "after", "stub_status").split("\n")
+    lines[2] = lines[2].replace(old, new, 1)  # " accepts handled requests" numbers
+    with pytest.raises(ParseError) as info:
+        parse.parse_stub_status("\n".join(lines), "stub_status.txt")
+    assert info.value.line == 3 and "a count in ASCII digits (>= 0) for accepts" in str(
+        info.value)
+
+
+@pytest.mark.parametrize("new", ["-3", "\u0663", "\u0969"])
+def test_a_proc_net_counter_that_int_would_read_is_a_parse_error_at_its_line(new):
+    text = _raw(BACKLOG, "after", "netstat")
+    lines = text.split("\n")
+    names = next(i for i, line in enumerate(lines) if line.startswith("TcpExt:"))
+    values = lines[names + 1].split(" ")
+    field = lines[names].split(" ").index("ListenOverflows")
+    values[field] = new
+    lines[names + 1] = " ".join(values)
+    with pytest.raises(ParseError) as info:
+        parse.parse_proc_table("\n".join(lines), "netstat.txt")
+    assert info.value.line == names + 2
+    assert "for 'TcpExt: ListenOverflows'" in str(info.value)
+
+
+def test_maxconn_stays_signed_as_the_kernel_prints_it():
+    snmp = parse.parse_proc_table(_raw(BACKLOG, "after", "snmp"))
+    assert snmp["Tcp"]["MaxConn"] == -1
+    damaged = _raw(BACKLOG, "after", "snmp").replace(" -1 ", " -\u0661 ", 1)
+    with pytest.raises(ParseError, match="for 'Tcp: MaxConn'"):
+        parse.parse_proc_table(damaged, "snmp.txt")

@@ -31,9 +31,9 @@ def test_every_shared_fixture_loads_without_error():
     assert tools == {"wrk", "wrk2", "locust"}
     # 24 wrk sweep + 8 wrk singles + 48 wrk2 sweep + 11 wrk2 singles = 91 wrk/wrk2 runs,
     # + 12 wrk/wrk2 runs in wild states (tests/fixtures/wild, issue 10)
-    # + 4 wrk runs with the server's counters (tests/fixtures/counters: 2 of issue 25, 2
+    # + 5 wrk runs with the server's counters (tests/fixtures/counters: 2 of issue 25, 3
     # with the upstream's and the sockets', issue 29)
-    assert sum(r.tool in ("wrk", "wrk2") for r in result.runs) == 91 + 12 + 4
+    assert sum(r.tool in ("wrk", "wrk2") for r in result.runs) == 91 + 12 + 5
 
 
 def test_non_tool_files_in_a_directory_are_skipped_quietly():
@@ -165,8 +165,8 @@ def test_a_run_directory_keeps_what_classify_finds_in_each_of_its_files():
     """The loader reads and sniffs each file itself (classify() spelled out, for thousands of
     files per load): on every real run directory of the fixtures and data/ it keeps exactly
     the files classify() recognises, as the same kind and text."""
-    from perfkit.ingest.discover import walk
     from perfkit.ingest.loader import _MANIFEST_SUFFIXES, _prepare, classify
+    from perfkit.store.discover import walk
 
     seen = 0
     for source in (FIX, FIX.parent.parent / "data"):

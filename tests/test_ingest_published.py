@@ -18,8 +18,8 @@ from hdrh.log import HistogramLogReader
 
 import perfkit
 from perfkit.errors import LoadError, ParseError
-from perfkit.ingest import hlog
-from perfkit.ingest.hdrcodec import decode
+from perfkit.hdrcodec import decode
+from perfkit.store import hlog
 
 ROOT = Path(__file__).parent / "fixtures" / "published"
 SOURCES = json.loads((ROOT / "sources.json").read_text())

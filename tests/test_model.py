@@ -109,8 +109,8 @@ def test_provenance_is_declared_once_for_the_run_and_its_manifest():
     neither class declares one of them again."""
     import dataclasses
 
-    from perfkit.ingest.manifest import ManifestInfo
     from perfkit.model import PROVENANCE_FIELDS, Provenance, Run
+    from perfkit.store.manifest import ManifestInfo
 
     assert issubclass(Run, Provenance) and issubclass(ManifestInfo, Provenance)
     assert not set(vars(Run)["__annotations__"]) & set(PROVENANCE_FIELDS)

@@ -25,9 +25,9 @@ def test_histogram_files_name_their_load_point_and_are_linked(groups, tmp_path,
                                                                     monkeypatch):
     # issue 21: one interval log per configuration, one tagged line per run (the per-run
     # histograms the spectrum draws), not the pooled requests
-    from perfkit.ingest import hlog
     from perfkit.report import nb
     from perfkit.report.sections import latency
+    from perfkit.store import hlog
     from perfkit.store.hlog import shipped_histogram
 
     shown = []

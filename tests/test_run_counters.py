@@ -54,8 +54,8 @@ def bed(monkeypatch):
     monkeypatch.setenv("PERFKIT_NO_PROGRESS", "1")
     tb = Testbed(d)
 
-    def up(profile: str):
-        return tb.up(profile, port=_free_port())
+    def up(profile: str, **variables):
+        return tb.up(profile, port=_free_port(), variables=variables or None)
 
     try:
         yield tb, up
@@ -127,6 +127,22 @@ def test_a_small_backlog_under_many_connections_overflows_in_its_namespace(bed, 
     assert status.status == RunStatus.PARTIAL, (run.counters, status)
     accepted = run.counters.server_connections_accepted
     assert status.reason.startswith(f"{accepted - 1} of 256 connections got in")
+
+
+@needs_netns
+def test_a_small_backlog_is_partial_even_where_reconnects_hide_the_accepted_count(bed,
+                                                                               tmp_path):
+    """nginx closing each connection after its 100th request, wrk opens it again: the server
+    accepts more connections than wrk's 256 + 1, so the count alone would call it ok; its
+    socket's drops say that connections were kept out."""
+    tb, up = bed
+    _, run = _run(tb, up("backlog+isolated", keepalive_requests=100), tmp_path,
+                  connections=256, seconds=3.0)
+    assert run.counters.server_connections_accepted > 257  # the count says nothing
+    assert run.counters.server_listen_drops > 0
+    (status,) = run_statuses(load_experiment(tmp_path).rows(), metric("latency_p99_ms"))
+    assert status.status == RunStatus.PARTIAL, (run.counters, status)
+    assert status.reason.startswith("the server's listening socket dropped ")
 
 
 @needs_netns

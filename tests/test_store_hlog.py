@@ -1,5 +1,5 @@
 """The interval logs the report ships (perfkit.store.hlog), written from the real wrk2 runs of
-data/demo-wrk2-sweep and read back by perfkit.ingest.hlog: each run's rate and printed
+data/demo-wrk2-sweep and read back by perfkit.store.hlog: each run's rate and printed
 percentiles come back."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from perfkit.hdrlayout import LAYOUT
-from perfkit.ingest import hlog as reader
 from perfkit.ingest import load
 from perfkit.store import hlog
 
@@ -27,7 +26,7 @@ def wrk2_runs():
 @pytest.fixture(scope="module")
 def read_back(wrk2_runs):
     """Every run as the reader gives it back from one shipped log (run id -> Run)."""
-    backs = reader.parse(hlog.interval_log(wrk2_runs), "shipped.hlog")
+    backs = hlog.parse(hlog.interval_log(wrk2_runs), "shipped.hlog")
     return {back.endpoint: back for back in backs}
 
 
@@ -90,7 +89,7 @@ def test_two_runs_read_back_with_their_rate_and_printed_percentiles(wrk2_runs):
     """The fast tier's sample of the two tests above: a run at 16 and one at 64 connections."""
     runs = [r for r in wrk2_runs if r.run_id in ("default_R15000_c16_rep1",
                                                  "tuned_R30000_c64_rep2")]
-    for back, run in zip(reader.parse(hlog.interval_log(runs), "two.hlog"), runs, strict=True):
+    for back, run in zip(hlog.parse(hlog.interval_log(runs), "two.hlog"), runs, strict=True):
         assert back.throughput_rps == pytest.approx(run.throughput_rps, rel=0.01)
         for q in (50.0, 90.0, 99.0, 99.9):
             printed_ms = run.percentiles_ms[q]

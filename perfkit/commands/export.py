@@ -67,5 +67,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             text = csv_frame(frame).to_csv(index=False, lineterminator="\r\n")
             with open(tmp, "w", encoding="utf-8", newline="") as fh:
                 fh.write(csv_lines(text))
-    print(f"{len(frame)} runs, {len(frame.columns)} columns -> {args.to}", file=out)
+    unread = (f"; {len(result.errors)} file(s) could not be read (named on stderr, exit "
+              "status 2)" if result.errors else "")
+    print(f"{len(frame)} runs, {len(frame.columns)} columns -> {args.to}{unread}", file=out)
     return ERROR_STATUS if result.errors else 0

@@ -10,7 +10,7 @@ import math
 import os
 from typing import TYPE_CHECKING, Any, TextIO
 
-from perfkit.commands._common import load_paths, no_runs
+from perfkit.commands._common import load_paths, no_runs, unread_count
 from perfkit.errors import ERROR_STATUS
 
 if TYPE_CHECKING:
@@ -69,6 +69,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         write_csv(records, out)
     else:
         write_table(result.runs, records, out)
+        if result.errors and result.runs:  # each named on stderr; counted below the others
+            out.write(unread_count(len(result.runs), len(result.errors)) + "\n")
     return ERROR_STATUS if result.errors else 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, TextIO
 
-from perfkit.commands._common import load_paths, no_runs
+from perfkit.commands._common import load_paths, no_runs, unread_count
 from perfkit.errors import ERROR_STATUS
 
 if TYPE_CHECKING:
@@ -15,7 +15,9 @@ HELP = """\
 Print a readable summary of each run found under the paths: what was run, the load achieved,
 the latency percentiles the tool printed (and the uncorrected ones for wrk2 -U), errors, and
 every warning a reader must know before trusting the numbers (error ratio, closed-loop
-latency, Locust's rounding, wrk2 saturation, a histogram covering part of the run). Control
+latency, Locust's rounding, wrk2 saturation, a histogram covering part of the run), and
+whether fewer connections got in than the generator asked for (partial: the server's counts
+say so). Control
 characters in names (ESC, BEL, tabs, line breaks) are printed as escapes (\x1b), never obeyed.
 
 examples:
@@ -40,6 +42,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if i:
             out.write("\n")
         out.write(summary(r))
+    if result.errors and result.runs:  # each named on stderr; counted below the others
+        out.write("\n" + unread_count(len(result.runs), len(result.errors)) + "\n")
     return ERROR_STATUS if result.errors else 0
 
 
@@ -117,6 +121,10 @@ def summary(r: Run) -> str:
         lines.append("  errors: " + (", ".join(errs) or "-") + share)
     if r.counters_recorded:
         lines.append("  counted over the run: " + _counted(r))
+    from perfkit.analysis.core import survivorship
+
+    if partial := survivorship(r):  # the run status partial, said where the counts are
+        lines.append(f"  partial: {partial}")
     warnings = r.warnings
     if warnings:
         lines.append("  warnings:")

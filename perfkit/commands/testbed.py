@@ -18,6 +18,9 @@ upstream app (python -m perfkit.run.upstream) for the proxy and cache profiles.
 
 Files live in --state-dir (default $PERFKIT_TESTBED_DIR or /tmp/perfkit-testbed-<uid>).
 `up` restarts a running testbed with the new profile, fresh processes and an empty cache.
+`perfkit run` finds a testbed by its URL's port whatever its --state-dir (or give it:
+`perfkit run --state-dir DIR`), and records its counters; a run whose testbed counters
+cannot be read says so in its warnings.
 """
 
 

@@ -35,11 +35,12 @@ A counter that was not recorded is missing (None), never 0.
 from __future__ import annotations
 
 import os
+import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-from perfkit.counters import FIELDS, NO_COUNTERS, ServerCounters, counters_of
+from perfkit.consistency import counter_value
+from perfkit.counters import FIELDS
 from perfkit.errors import ParseError
 
 #: the recorded columns, in record order (a contract: :data:`perfkit.counters.SERVER_COLUMNS`
@@ -69,6 +70,8 @@ KERNEL_FIELDS = {
     "tcp_active_opens": ("snmp", "Tcp", "ActiveOpens"),
     "tcp_passive_opens": ("snmp", "Tcp", "PassiveOpens"),
 }
+#: (section, field) of /proc/net/snmp that the kernel prints signed (MaxConn: -1, no limit)
+SIGNED_FIELDS = frozenset({("Tcp", "MaxConn")})
 #: stub_status field -> column
 STUB_STATUS_FIELDS = {"accepts": "server_connections_accepted",
                       "handled": "server_connections_handled",
@@ -109,10 +112,13 @@ def parse_proc_table(text: str, path: str = "<string>") -> dict[str, dict[str, i
         if len(values) != len(fields):
             raise ParseError(path, i + 2, f"{len(fields)} values for '{head}:'",
                              f"{len(values)} values")
-        try:
-            out[head] = {f: int(v) for f, v in zip(fields, values, strict=True)}
-        except ValueError:
-            raise ParseError(path, i + 2, f"integers for '{head}:'", lines[i + 1]) from None
+        numbers = {f: counter_value(v, signed=(head, f) in SIGNED_FIELDS)
+                   for f, v in zip(fields, values, strict=True)}
+        wrong = next((f for f, n in numbers.items() if n is None), None)
+        if wrong is not None:  # a Unicode digit int() would read, a negative count
+            raise ParseError(path, i + 2, f"a count in ASCII digits (>= 0) for '{head}: {wrong}'",
+                             lines[i + 1])
+        out[head] = typing.cast(dict[str, int], numbers)
         i += 2
     return out
 
@@ -122,25 +128,32 @@ def parse_stub_status(text: str, path: str = "<string>") -> dict[str, int]:
     ``reading``, ``writing``, ``waiting``."""
     lines = text.splitlines()
     out: dict[str, int] = {}
+
+    def counts(line: int, names: tuple[str, ...], texts: list[str]) -> None:
+        for name, value in zip(names, texts, strict=True):
+            number = counter_value(value)
+            if number is None:  # a Unicode digit int() would read, a negative count
+                raise ParseError(path, line, f"a count in ASCII digits (>= 0) for {name}",
+                                 lines[line - 1])
+            out[name] = number
+
     try:
         if not lines[0].startswith("Active connections:"):
             raise ParseError(path, 1, "'Active connections: N'", lines[0])
-        out["active"] = int(lines[0].split(":", 1)[1])
+        counts(1, ("active",), [lines[0].split(":", 1)[1].strip(" ")])
         if lines[1].split() != ["server", "accepts", "handled", "requests"]:
             raise ParseError(path, 2, "'server accepts handled requests'", lines[1])
         numbers = lines[2].split()
         if len(numbers) != 3:
             raise ParseError(path, 3, "three numbers (accepts handled requests)", lines[2])
-        out.update(zip(("accepts", "handled", "requests"), map(int, numbers), strict=True))
+        counts(3, ("accepts", "handled", "requests"), numbers)
         words = lines[3].split()
-        if words[0::2] != ["Reading:", "Writing:", "Waiting:"]:
+        if words[0::2] != ["Reading:", "Writing:", "Waiting:"] or len(words) != 6:
             raise ParseError(path, 4, "'Reading: N Writing: N Waiting: N'", lines[3])
-        out.update(zip(("reading", "writing", "waiting"), map(int, words[1::2]), strict=True))
+        counts(4, ("reading", "writing", "waiting"), words[1::2])
     except IndexError:
         raise ParseError(path, len(lines) + 1, "the four lines of nginx's stub_status",
                          "end of file") from None
-    except ValueError as exc:
-        raise ParseError(path, None, "integers in nginx's stub_status", str(exc)) from None
     return out
 
 
@@ -192,9 +205,10 @@ def parse_upstream_status(text: str, path: str = "<string>") -> dict[str, int]:
     out: dict[str, int] = {}
     for number, line in enumerate(lines[1:], start=2):
         name, sep, value = line.partition(":")
-        if not sep or not value.strip().isdigit():
+        count = counter_value(value.strip(" ")) if sep else None
+        if count is None:  # ASCII digits: "\u0663".isdigit() is True and int() reads it
             raise ParseError(path, number, "'name: integer'", line)
-        out[name.strip()] = int(value)
+        out[name.strip()] = count
     for name in UPSTREAM_FIELDS:
         if name not in out:
             raise ParseError(path, len(lines) + 1, f"a line '{name}: N'", "end of file")
@@ -223,13 +237,16 @@ def parse_ss_listeners(text: str, path: str = "<string>") -> dict[str, dict[str,
             if last is None:
                 raise ParseError(path, number, "a socket line before its skmem", line)
             for item in words[0].removeprefix("skmem:(").rstrip(")").split(","):
-                if item[:1] == "d" and item[1:].isdigit():
-                    out[last]["drops"] = int(item[1:])
+                drops = counter_value(item[1:]) if item[:1] == "d" else None
+                if drops is not None:
+                    out[last]["drops"] = drops
             continue
-        if len(words) < 4 or not (words[1].isdigit() and words[2].isdigit()):
+        queue, backlog = ((counter_value(words[1]), counter_value(words[2])) if len(words) >= 4
+                          else (None, None))
+        if queue is None or backlog is None:  # ASCII digits only, as every counter
             raise ParseError(path, number, "State Recv-Q Send-Q Local-Address ...", line)
         last = words[3]
-        out[last] = {"queue": int(words[1]), "backlog": int(words[2])}
+        out[last] = {"queue": queue, "backlog": backlog}
     return out
 
 
@@ -285,31 +302,3 @@ def listener_values(addresses: Mapping[str, str], before: Mapping[str, Mapping[s
         out[f"{prefix}_listen_drops"] = (a["drops"] - b["drops"] if a and b and "drops" in a
                                          and "drops" in b else None)
     return out
-
-
-def manifest_values(manifest: Mapping[str, Any]) -> dict[str, int | None]:
-    """The counter columns a manifest recorded (``counters.values``); {} when it recorded none
-    (an older run, or another writer's)."""
-    section = manifest.get("counters") if manifest else None
-    values = section.get("values") if isinstance(section, Mapping) else None
-    if not isinstance(values, Mapping):
-        return {}
-    return {c: _count(values.get(c)) for c in COLUMNS}
-
-
-def manifest_counters(manifest: Mapping[str, Any]) -> ServerCounters:
-    """The :class:`~perfkit.counters.ServerCounters` a manifest recorded
-    (:data:`~perfkit.counters.NO_COUNTERS` when none)."""
-    values = manifest_values(manifest)
-    return counters_of(values) if values else NO_COUNTERS
-
-
-def _count(value: Any) -> int | None:
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
-

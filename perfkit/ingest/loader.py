@@ -11,6 +11,13 @@ Rules:
   is kept for inspection but never counted.
 - A run directory whose perfkit manifest says the run failed or was killed yields a Run that
   says so (with whatever could be parsed), so a failure is never dropped silently.
+- A run directory whose manifest records a run that none of its files gives (its output
+  overwritten with garbage, emptied or deleted) is an error at the file that should hold it
+  (:func:`perfkit.ingest.refusal.unreadable_run`): every run folder is a run or an error,
+  never nothing.
+- A value of a run that cannot be true (a percentile above the max, min above max, failures
+  above requests, a latency of 1e308 ms, a negative counter) is kept out of the run, named in
+  a note (:func:`perfkit.consistency.kept_out`): no analysis uses it.
 """
 
 from __future__ import annotations
@@ -25,24 +32,26 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import NamedTuple
 
-from perfkit._fsutil import read_bytes
+from perfkit._fsutil import NotRegularFileError, read_bytes
+from perfkit.consistency import kept_out
 from perfkit.errors import LoadError, ParseError, PerfkitError, UnknownFormatError
 from perfkit.ingest.decode import Decoded, decode, noted
-from perfkit.ingest.discover import walk
-from perfkit.ingest.manifest import (
+from perfkit.ingest.refusal import unreadable_run
+from perfkit.ingest.sniffer import HEAD_BYTES, sniff
+from perfkit.model import Run
+from perfkit.store.discover import walk
+from perfkit.store.manifest import (
     MANIFEST_NAMES,
     ManifestInfo,
     apply_manifest,
     find_manifest,
     read_manifest,
 )
-from perfkit.ingest.sniffer import HEAD_BYTES, sniff
-from perfkit.model import Run
 from perfkit.store.version import SchemaVersionError
 from perfkit.vocabulary import FAILED_STATUSES, ManifestStatus
 
 #: the unit of HdrHistogram log values a caller states (the CLI's ``--unit``), for every load
-#: in its context: None lets each log say (:func:`perfkit.ingest.hlog.parse`)
+#: in its context: None lets each log say (:func:`perfkit.store.hlog.parse`)
 VALUE_UNIT: ContextVar[str | None] = ContextVar("VALUE_UNIT", default=None)
 
 _TOOL_LATENCY_SOURCE = {"wrk": "summary_only", "wrk2": "hdr_corrected",
@@ -122,7 +131,8 @@ def _parse_one(f: _File) -> list[Run]:
     if f.kind in ("wrk", "wrk2"):
         return [_parser(f.kind).parse(f.text, source)]
     if f.kind == "hlog":
-        return _parser("hlog").parse(f.text, source, unit=VALUE_UNIT.get())
+        hlog = importlib.import_module("perfkit.store.hlog")  # the format read and written
+        return hlog.parse(f.text, source, unit=VALUE_UNIT.get())
     raise AssertionError(f.kind)  # pragma: no cover - Locust files go through _parse_locust
 
 
@@ -250,7 +260,9 @@ def _finish(d: _RunDir, fast: dict[str, Run]) -> LoadResult:
         if failed and not runs:
             reason = "; ".join(reasons) or _stderr_reason(d.paths)
             runs = [apply_manifest(_failed_placeholder(info, d.directory, reason), info)]
-    result.runs.extend(runs)
+        elif not runs and not result.errors:  # a run its manifest records, and nothing gives
+            result.errors.append(unreadable_run(d.directory, d.paths, info.raw, info.path))
+    result.runs.extend(map(kept_out, runs))  # a value that cannot be true: out, and named
     return result
 
 
@@ -287,6 +299,16 @@ def scan_directory(root: Path, fast: bool = True, cache: bool | None = None) -> 
     """
     caching = importlib.import_module("perfkit.store.runcache")  # on first use, as parsers
     store = caching.RunCache(str(Path(root))) if caching.enabled(cache) else None
+    try:
+        return _scan_with(root, store, fast)
+    except BaseException:
+        if store is not None:
+            store.abandon()  # no store: no folder made for it left behind
+        raise
+
+
+def _scan_with(root: Path, store, fast: bool) -> LoadResult:
+    """:func:`scan_directory` with its run store (None: none)."""
     unchanged = None if store is None else store.unchanged()
     # nothing changed: no walk, and only the directories with errors parsed again
     if unchanged is not None and store is not None:
@@ -350,7 +372,10 @@ def scan(path: str | os.PathLike, cache: bool | None = None) -> LoadResult:
 
 
 def _scan_file(p: Path) -> LoadResult:
-    text = read_text(p)
+    try:
+        text = read_text(p)
+    except NotRegularFileError as exc:  # a FIFO or a device: refused before it is read
+        return LoadResult(errors=[UnknownFormatError(f"{p}: {exc.strerror}")])
     if text is None:
         return LoadResult(errors=[ParseError(str(p), None, "text output of wrk, wrk2 or Locust",
                                              "a binary file")])

@@ -23,6 +23,7 @@ so rows are located through the reader's ``line_num``, not by counting rows.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -140,6 +141,10 @@ def _stats_run(r: RowReader, source: str, pct_headers: list[tuple[float, str]]) 
     # bytes per request times requests per second: 0 without requests is a real 0
     transfer = None if content is None or rps is None else content * rps
     label = f"{name!r} (line {r.row.line})"
+    if transfer is not None and not math.isfinite(transfer):  # two huge numbers: no rate
+        notes.append(f"{label}: Average Content Size x Requests/s is beyond any number: "
+                     "transfer_bytes_per_s missing")
+        transfer = None
     if requests == 0:  # Locust's 0 for the mean, min, max, median and content size: no data
         names = ("latency_mean_ms", "latency_min_ms", "latency_max_ms", "latency_median_ms",
                  "content_size_mean_bytes")

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import re
 
+from perfkit.consistency import SUCCESSES_ONLY
+
 #: 0.x column names -> the 1.x names of a _stats.csv (and of a 0.x _distribution.csv)
 STATS_NAMES = {
     "Method": "Type", "# requests": "Request Count", "# failures": "Failure Count",
@@ -87,5 +89,5 @@ def successes_note(requests: int, failures: int) -> str:
     """What ``# requests`` of a 0.8-0.13.2 ``_requests.csv`` row with failures may mean."""
     which = ("here # failures > # requests: successes only, so Locust 0.8 or 0.9"
              if failures > requests else "the file does not say which")
-    return ("'# requests' kept as printed: Locust 0.8 and 0.9 counted only the successes "
-            f"there, 0.10 and later every request ({which})")
+    return (f"'# requests' kept as printed: {SUCCESSES_ONLY} there, 0.10 and later every "
+            f"request ({which})")

@@ -118,12 +118,15 @@ def gate(result: GateResult) -> Table:
     return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
 
 
-def junit(result: GateResult) -> str:
-    """The gate as JUnit XML (see the module docstring)."""
+def junit(result: GateResult, left_out: Sequence[str] = ()) -> str:
+    """The gate as JUnit XML (see the module docstring). ``left_out``: the unreadable runs
+    ``--skip-unreadable`` left out, each a skipped case of ``perfkit.gate.unreadable`` named
+    by its file, with its error as the message."""
     counts = result.counts()
-    attrs = {"tests": str(len(result.rows)), "failures": str(counts[REGRESSION]),
-             "errors": str(counts[ERROR]),
-             "skipped": str(counts[INCONCLUSIVE] + counts[NO_DATA_GATE]), "time": "0"}
+    attrs = {"tests": str(len(result.rows) + len(left_out)),
+             "failures": str(counts[REGRESSION]), "errors": str(counts[ERROR]),
+             "skipped": str(counts[INCONCLUSIVE] + counts[NO_DATA_GATE] + len(left_out)),
+             "time": "0"}
     root = ET.Element("testsuites", {"name": "perfkit gate", **attrs})
     suite = ET.SubElement(root, "testsuite", {"name": f"perfkit gate: {result.new} vs "
                                                       f"{result.base}", **attrs})
@@ -131,8 +134,13 @@ def junit(result: GateResult) -> str:
     for name, value in (("base", result.base), ("new", result.new),
                         ("max_regression", f"{result.max_regression:.1%}"),
                         ("alpha", f"{result.alpha:g}"), ("status", str(result.status)),
-                        ("exit_status", str(result.exit_status))):
+                        ("exit_status", str(result.exit_status)),
+                        *([("left_out", str(len(left_out)))] if left_out else [])):
         ET.SubElement(props, "property", {"name": name, "value": value})
+    for error in left_out:
+        case = ET.SubElement(suite, "testcase", {"classname": "perfkit.gate.unreadable",
+                                                 "name": error.split(": ", 1)[0], "time": "0"})
+        ET.SubElement(case, "skipped", {"message": f"left out (--skip-unreadable): {error}"})
     warns = [*result.warnings, *table_warnings(result)]
     for g in result.rows:
         where = key_text(g.keys, g.row.key)
@@ -149,7 +157,7 @@ def junit(result: GateResult) -> str:
             ET.SubElement(case, "skipped", {"message": message})
         elif g.status == ERROR:
             ET.SubElement(case, "error", {"message": message,
-                                          "type": str(GateOutcome.NO_DATA)}).text = _details(g)
+                                          "type": str(g.outcome)}).text = _details(g)
         ET.SubElement(case, "system-out").text = _details(g)
     if warns:
         ET.SubElement(suite, "system-err").text = "\n".join(warns)

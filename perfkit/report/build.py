@@ -199,15 +199,21 @@ def experiment_dirs(params: ReportParams) -> list[Path]:
     return list(found)
 
 
-def warm_stores(params: ReportParams) -> None:
+def warm_stores(params: ReportParams) -> dict[Path, list[PerfkitError]]:
     """Bring the run store of every experiment of the report up to date, once, here: the
-    kernels then read the parsed runs (a run store is per folder: ``DIR/.perfkit/cache``)."""
+    kernels then read the parsed runs (a run store is per folder: ``DIR/.perfkit/cache``).
+    Returns the errors of the files that could not be read, by experiment folder (``perfkit
+    report`` refuses a report with any, unless ``--skip-unreadable``)."""
     from perfkit.ingest.loader import scan
     from perfkit.store.runcache import flush
 
+    unread = {}
     for folder in experiment_dirs(params):
-        scan(folder)
+        errors = scan(folder).errors
+        if errors:
+            unread[folder] = errors
     flush()  # each store on disk before a kernel looks for it
+    return unread
 
 
 def _execute(run: NotebookRun, out_dir: Path, kernel_name: str) -> Execution:
@@ -253,7 +259,7 @@ def seed_palette(params: ReportParams, out_dir: Path) -> None:
     if not source.is_file():
         target.unlink(missing_ok=True)
         return
-    data = yamlread.load(source.read_bytes())
+    data = yamlread.load(yamlread.read_file(source))
     names = data.get("configurations") if isinstance(data, dict) else None
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names) \
             or len(set(names)) != len(names):

@@ -220,7 +220,10 @@ def namespace_sentence(p: Provenance) -> str:
 def exclusions_sentence(p: Provenance) -> str:
     parts = []
     if p.unreadable:
-        parts.append(f"{p.unreadable} file(s) could not be read and were left out")
+        named = "; ".join(p.unreadable_files[:5]) + (
+            f"; and {len(p.unreadable_files) - 5} more" if len(p.unreadable_files) > 5 else "")
+        parts.append(f"{p.unreadable} file(s) could not be read and were left out"
+                     + (f" ({named})" if named else ""))
     names: dict[str, str] = {
         RunStatus.FAILED: str(RunStatus.FAILED),
         RunStatus.SATURATED: "did not sustain their offered rate",

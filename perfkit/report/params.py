@@ -126,15 +126,16 @@ class _Problems:
 # -- loading ---------------------------------------------------------------------------------------
 def _read_yaml(path: Path) -> tuple[Any, str]:
     try:
-        raw = path.read_bytes()
+        raw = yamlread.read_file(path)  # a FIFO or a file above its size: refused unread
     except FileNotFoundError:
         raise ParamsError([f"{path}: expected a parameter file, found no such file"]) from None
     except IsADirectoryError:
         raise ParamsError([f"{path}: expected a parameter file (YAML), found a folder"]
                           ) from None
     except OSError as exc:
+        why = exc.strerror or str(exc)
         raise ParamsError([f"{path}: expected a readable parameter file, found "
-                           f"{(exc.strerror or str(exc)).lower()}"]) from None
+                           f"{why[:1].lower()}{why[1:]}"]) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -92,8 +92,9 @@ from importlib import resources
 from string import Template
 from typing import Any
 
+from perfkit.counters import NGINX_DEFAULT_BACKLOG as NGINX_DEFAULT_BACKLOG
 from perfkit.errors import PerfkitError
-from perfkit.store.manifest import NGINX_DEFAULT_BACKLOG as NGINX_DEFAULT_BACKLOG
+from perfkit.units import ascii_number
 
 #: the upstream port is ``port + UPSTREAM_PORT_OFFSET`` unless set
 UPSTREAM_PORT_OFFSET = 1000
@@ -266,9 +267,9 @@ def _convert(var: Variable, value: Any) -> object:
     if var.kind is int:
         if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
             raise ValueError(value)
-        return int(value)
+        return int(ascii_number(value, int) if isinstance(value, str) else value)
     if var.kind is float:
-        return float(value)
+        return float(ascii_number(value) if isinstance(value, str) else value)
     return str(value)
 
 
@@ -332,7 +333,7 @@ def resolve_variables(profile: str | dict | None = "default", overrides: dict | 
 
 def _validate(v: dict[str, object]) -> None:
     wp = str(v["worker_processes"])
-    if wp != "auto" and not (wp.isdigit() and int(wp) > 0):
+    if wp != "auto" and not (wp.isascii() and wp.isdigit() and int(wp) > 0):
         raise PerfkitError(f"testbed variable worker_processes: expected 'auto' or N > 0, "
                            f"found {wp!r}")
     if v["somaxconn"] is not None and not v["netns"]:

@@ -33,7 +33,8 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats as sps
+
+from perfkit.stats._dist import t_ppf, t_sf
 
 #: the windows of newest labels tried: the newest 1, 2 and 3
 MAX_RECENT = 3
@@ -139,8 +140,8 @@ def _window(means: np.ndarray, names: list[str], k: int, start: int,
         p = 1.0 if diff == 0 else 0.0
         half = 0.0
     else:
-        p = float(2 * sps.t.sf(abs(diff) / se, df))
-        half = float(sps.t.ppf(0.5 + level / 2, df)) * se
+        p = float(2 * t_sf(abs(diff) / se, df))
+        half = float(t_ppf(0.5 + level / 2, df)) * se
     return RecentStep(True, math.nan, 0, k, names[n - k], names[n - 1],
                       (names[start], names[n - k - 1]), len(old), math.exp(diff),
                       math.exp(diff - half), math.exp(diff + half), level, p, float(df))

@@ -33,8 +33,8 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy import stats as sps
 
+from perfkit.stats._dist import t_ppf, t_sf
 
 #: the share of the way from Hsu's conservative df (n_min - 1) to Welch-Satterthwaite's df the
 #: test's df take (module docstring: the calibration that keeps its size at 4-6 runs a side)
@@ -71,7 +71,7 @@ def welch_log(base: np.ndarray, new: np.ndarray, level: float) -> WelchLog | Non
     hsu = min(len(lb), len(ln)) - 1.0
     df = hsu + DF_TOWARD_WELCH * (satterthwaite - hsu)
     diff = float(ln.mean() - lb.mean())
-    p = float(2 * sps.t.sf(abs(diff) / se, df))
-    half = float(sps.t.ppf(0.5 + level / 2, df)) * se
+    p = float(2 * t_sf(abs(diff) / se, df))
+    half = float(t_ppf(0.5 + level / 2, df)) * se
     return WelchLog(math.exp(diff), math.exp(diff - half), math.exp(diff + half), level, p, df,
                     se)

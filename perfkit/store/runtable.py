@@ -52,8 +52,8 @@ from perfkit.counters import FIELDS as COUNTER_FIELDS
 from perfkit.counters import NO_COUNTERS, ServerCounters
 from perfkit.hdrlayout import LAYOUT
 from perfkit.histogram import LatencyHistogram
-from perfkit.ingest.lazymap import LazyJsonMap, LazyMap
 from perfkit.model import CLASS_DEFAULTS, LATENCY_SOURCES, FrozenMap, Run
+from perfkit.store.lazymap import LazyJsonMap, LazyMap
 
 #: bump when the table layout changes: a cache of another version is ignored (2: the server
 #: and kernel counters' columns, issue 25; 3: histograms as sparse counts, not HdrHistogram
@@ -123,7 +123,7 @@ def dumps(value: Any) -> str:
     Every mapping in a Run is a FrozenMap, which json hands to :func:`_default`: so a mapping
     with non-string keys is always tagged, never silently given string keys. A manifest read
     from a file gives that file's JSON text
-    (:meth:`perfkit.ingest.lazymap.LazyJsonMap.json_text`), not decoded and encoded again."""
+    (:meth:`perfkit.store.lazymap.LazyJsonMap.json_text`), not decoded and encoded again."""
     if type(value) is LazyJsonMap:
         text = value.json_text(_ENCODER.encode)
         if text is not None:

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis.core import Experiment, cap_hits, kernel_scope
-from perfkit.store.manifest import NGINX_DEFAULT_BACKLOG
+from perfkit.counters import NGINX_DEFAULT_BACKLOG
 
 #: host CPU (all processes, % of all cores, mean over a run) from which the box was saturated
 HOST_BUSY_PERCENT = 90.0

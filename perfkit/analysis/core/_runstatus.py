@@ -79,6 +79,8 @@ import numpy as np
 from perfkit.analysis.core._experiment import LOAD_COLUMNS, NOT_FACTORS, Experiment, RunSet
 from perfkit.analysis.core._mechanism import stall_evidence
 from perfkit.analysis.core._metrics import Metric, metric, percentile_of
+from perfkit.consistency import kept_out_note
+from perfkit.consistency import percentile_key as _key
 from perfkit.model import SATURATION_RATIO, Run, percentile_column
 from perfkit.units import to_float
 from perfkit.vocabulary import FAILED_STATUSES, RunStatus
@@ -121,7 +123,14 @@ def survivorship(run: Run) -> str:
     one test connection first. A connection that never got in was never accepted, so
     accepted (less the test connection) below the connections opened means that many at
     least never got in; more accepted says nothing (a connection closed by the server is
-    opened again)."""
+    opened again).
+
+    So where the server closes connections (nginx's ``keepalive_requests``: 1000 requests by
+    default) the count can hide the ones that never got in: 545 accepted for 256 + 1 with
+    ``keepalive_requests 100``, while nginx's socket dropped 1,304 handshakes. The server's
+    listening socket's own drops (``server_listen_drops``, ``ss``'s ``skmem d``) say it
+    whatever the count: every attempt it dropped kept a connection out for a SYN retry (1 s
+    or more), so for part of the run fewer connections were in than asked."""
     extra = TEST_CONNECTIONS.get(run.tool)
     if extra is None or not run.connections:
         return ""
@@ -136,6 +145,11 @@ def survivorship(run: Run) -> str:
     if run.errors_connect:
         return (f"{run.tool} counted {run.errors_connect} connect error(s) with {asked} "
                 "connections: latencies describe the connections that got in")
+    drops = run.counters.server_listen_drops
+    if drops:
+        return (f"the server's listening socket dropped {drops:,} connection attempts (each "
+                f"kept out for a SYN retry, 1 s or more): for part of the run fewer than "
+                f"{asked} connections were in; latencies describe those that were")
     return ""
 
 
@@ -188,14 +202,21 @@ def unmeasured_reason(run: Run, metric: Metric) -> str:
     The one rule telling "no data" (a property of the run and the metric) from "failed" (a
     property of the run), read from the run alone: its tool, ``latency_source``, the
     percentiles it printed and whether it has a histogram."""
-    if not math.isnan(_value(run, metric)) or failure_reason(run, 0.0, metric) \
-            or not run.requests:
+    if not math.isnan(_value(run, metric)) or failure_reason(run, 0.0, metric):
+        return ""
+    q = percentile_of(metric.name)
+    field = metric.name if q is None else _key(
+        "uncorrected_percentiles_ms" if metric.name.startswith("latency_uncorrected_")
+        else "percentiles_ms", q)
+    damaged = kept_out_note(run, field)
+    if damaged:  # the run measured it, and its value cannot be true
+        return f"its value was kept out as damaged ({damaged})"
+    if not run.requests:
         return ""
     if not metric.is_latency:
         return f"{run.tool} does not report {metric.label}"
     if not _finite(run.latency_mean_ms) and not _finite(run.latency_max_ms):
         return ""  # it measured latency and recorded no sample: failed ("no value")
-    q = percentile_of(metric.name)
     if q is None:
         return f"{run.tool} does not print the {metric.label}"
     if metric.name.startswith("latency_uncorrected_"):

@@ -331,6 +331,9 @@ class FactorialResult:
         level of the other), named as :meth:`to_frame` names its columns; empty without a
         significant interaction."""
         s = self.simple_effects
+        if not len(s):  # no significant interaction: no rows (and the frame has no columns)
+            return pd.DataFrame(columns=["metric", *self.per, "factor", "interaction",
+                                         "estimand", "at_factor", "at_level"])
         out = pd.DataFrame({"metric": self.metric.name}, index=s.index)
         for col in self.per:
             out[col] = [plain(v) for v in s[col]]

@@ -111,11 +111,12 @@ class Series:
         if not text:
             return ""
         r = self.recent
-        covered = (f"; the newest labels are tested against the segment before them instead "
-                   f"(t on the labels' medians, {r.windows} window(s))" if r is not None and r.tested
-                   else f"; nor can they be tested against the segment before them: "
-                        f"{r.reason}" if r is not None else "")
-        return text + covered
+        if r is None:
+            return text
+        if r.tested:
+            return (f"{text}; the newest labels are tested against the segment before them "
+                    f"instead (t on the labels' medians, {r.windows} window(s))")
+        return f"{text}; nor can they be tested against the segment before them: {r.reason}"
 
     def segment_of(self, label: str) -> int | None:
         """Index in ``change.segments`` of the segment holding ``label`` (None if left out)."""

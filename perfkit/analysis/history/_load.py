@@ -37,6 +37,9 @@ def load_history(path: str | Path, name: str | None = None) -> Experiment:
     p = Path(path)
     if store.is_store(p):
         files, notes = store.label_files(p)
+        notes = [*notes, *(f"label {f.label!r} was added without {len(f.left_out)} file(s) of "
+                           f"its job that could not be read (--skip-unreadable): "
+                           f"{'; '.join(f.left_out)}" for f in files if f.left_out)]
         parts = [(f.label, f.time_utc, store.read_label(f)) for f in files]
         designs: Sequence[Mapping[str, Any]] = [f.design for f in files]
         errors: list[PerfkitError] = []

@@ -8,14 +8,14 @@ import pytest
 
 import perfkit
 from perfkit.errors import ParseError
-from perfkit.ingest.manifest import (
+from perfkit.model import FrozenMap, Run
+from perfkit.store.manifest import (
     ManifestInfo,
     apply_manifest,
     parse_locust_argv,
     parse_wrk_argv,
     read_manifest,
 )
-from perfkit.model import FrozenMap, Run
 
 
 def test_wrk2_argv_gives_rate_threads_connections_duration_url():

@@ -16,7 +16,7 @@ read at once, with hdrh's own definitions, so the values are hdrh's:
 - maximum: the highest equivalent value of the highest index counted; minimum: the lowest
   equivalent value of the lowest index counted (0 when index 0 is).
 
-``tests/test_ingest_hdrsum.py`` compares every index's values with hdrh's and each statistic with
+``tests/test_store_hdrsum.py`` compares every index's values with hdrh's and each statistic with
 hdrh's on real logs.
 """
 

@@ -1,4 +1,4 @@
-"""perfkit.ingest.hdrsum gives hdrh's values: per index (every index of several layouts), and
+"""perfkit.store.hdrsum gives hdrh's values: per index (every index of several layouts), and
 per statistic on the sums of the published logs' intervals (tests/fixtures/published/hlog), the
 standard deviation and the sums of unequal layouts included."""
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from hdrh.histogram import HdrHistogram
 
-from perfkit.ingest.hdrcodec import decode
-from perfkit.ingest.hdrsum import lowest_values, range_sizes, summed
+from perfkit.hdrcodec import decode
+from perfkit.store.hdrsum import lowest_values, range_sizes, summed
 
 LOGS = Path(__file__).parent / "fixtures" / "published" / "hlog"
 LAYOUTS = [(1, 2097151, 3), (20000, 3_600_000_000_000, 2), (1, 9007199254740991, 3),

@@ -1,5 +1,5 @@
 """HdrHistogram interval logs, written in the test by hdrh's own HistogramLogWriter from
-histograms filled in the test, then read back by perfkit.ingest.hlog."""
+histograms filled in the test, then read back by perfkit.store.hlog."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hdrh.log import HistogramLogWriter
 import perfkit
 from perfkit.errors import ParseError
 from perfkit.histogram import LatencyHistogram
-from perfkit.ingest import hlog
+from perfkit.store import hlog
 
 START_S = 1795290763.0  # an epoch second of the fixtures' era
 

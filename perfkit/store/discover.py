@@ -22,7 +22,7 @@ import stat as stat_module
 from collections.abc import Iterator
 from typing import Protocol
 
-from perfkit.ingest.manifest import MANIFEST_NAMES
+from perfkit.store.manifest import MANIFEST_NAMES
 
 #: (path, stat) of one file (stat None when the walk was asked for none)
 Entry = tuple[str, os.stat_result | None]
