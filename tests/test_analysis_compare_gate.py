@@ -342,6 +342,7 @@ def test_a_change_the_drift_could_have_made_is_inconclusive_not_a_regression():
     assert row.outcome == GateOutcome.DRIFT and row.row.drift is not None
     assert "could be drift" in row.reason and "straddles +5.0%" in row.reason
     assert "interleave the arms" in row.reason
+    assert "(could be drift: interleave the arms) is inconclusive" in result.describe()
     base, new = _drifting_aa("interleaved", seed=4, drift_log=0.0, change_log=math.log(1.3))
     real = gate_runs(base, new, [p99], 0.05, by="none", n_sim=100)
     assert real.exit_status == 1 and real.rows[0].outcome == GateOutcome.REGRESSION

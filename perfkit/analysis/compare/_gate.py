@@ -150,15 +150,19 @@ class GateResult:
     def describe(self) -> str:
         """The rule, in a sentence a reader can paste into a paper or a CI log."""
         return (f"A change counts as a regression when the run-vs-run comparison (two-sided "
-                f"Mann-Whitney U over per-run values, Holm-adjusted over the load levels of "
-                f"each metric, alpha {self.alpha:g}) calls it significantly worse and the whole "
+                f"Mann-Whitney U over per-run values, or Welch's t on their logs where that "
+                f"test's smallest p is within a factor of 2 of alpha, Holm-adjusted over the "
+                f"load levels of each metric, alpha {self.alpha:g}) calls it significantly "
+                f"worse and the whole "
                 f"interval of the ratio new/base (Hodges-Lehmann with the Moses interval, at "
                 f"{1 - self.alpha:.0%}, or Bonferroni-adjusted over the load levels of a metric "
                 f"with several: {self.interval_words()}) lies beyond the threshold of "
                 f"{self.max_regression:.1%} in the metric's bad direction; an interval that "
-                f"straddles the threshold, or too few runs to reach alpha, is inconclusive, "
-                f"with the runs per arm that would give {POWER:.0%} power to detect a change "
-                f"of the threshold's size at the observed run-to-run spread.")
+                f"straddles the threshold, too few runs to reach alpha, or arms run apart in "
+                f"time whose change without the part the drift over the run order within the "
+                f"arms makes straddles it (could be drift: interleave the arms) is "
+                f"inconclusive, with the runs per arm that would give {POWER:.0%} power to "
+                f"detect a change of the threshold's size at the observed run-to-run spread.")
 
     def interval_words(self) -> str:
         """What the ratio intervals are: ``"95% CI"``, or Bonferroni's over the load levels
