@@ -110,8 +110,10 @@ def _exact_rank_p(x, y):
 
 #: a verdict: better/worse/~/not testable/no data, an artefact, or an A/A rule's outcome
 VERDICT = re.compile(r"better|worse|~|not testable|no data|not tested|"
-                     r"~ \(p [\d.]+ after Holm over \d+ tests\)|"
-                     r"(better|worse) \(affected by the [\d ]+(and [\d ]+)*ms caps?\)|"
+                     r"~ \(p [\d.]+ after Holm over \d+ tests; the interval is unadjusted\)|"
+                     r"(better|worse)( \(affected by the [\d ]+(and [\d ]+)*ms caps?\))?"
+                     r"( \(after Holm over \d+ tests, p [\d.]+; its simultaneous interval "
+                     r"holds no change\))?|"
                      r"artefact of the [\d ]+(and [\d ]+)*ms caps?|"
                      r"(holds its size \(rate <=|exceeds its size \(rate >) [\d.]+ x [\d.]+\)|")
 

@@ -269,6 +269,26 @@ def too_few_labels(n_labels: int, alpha: float, min_labels: int = 2) -> str:
             "; nothing was tested")
 
 
+def newest_unseen(n_labels: int, alpha: float, min_labels: int = 2) -> str:
+    """Why a step in the newest ``min_labels`` labels of ``n_labels`` cannot show as a change
+    point at ``alpha`` (empty when it can): a split with k labels after it gives no p below
+    2 / C(n, k) (:func:`permutation_floor`'s argument), and how many labels in all would let
+    it: ``"a step in the newest 2 labels cannot show as a change point: permuting whole labels,
+    a split there gives no p below 2 / C(8, 2) = 0.071 > 0.05 (>= 10 labels needed)"``."""
+    k = min_labels
+    if n_labels < labels_needed(alpha, min_labels):
+        return ""  # nothing is tested at all: too_few_labels says so
+    floor = 2.0 / math.comb(n_labels, k)
+    if floor <= alpha:
+        return ""
+    need = n_labels
+    while 2.0 / math.comb(need, k) > alpha:
+        need += 1
+    return (f"a step in the newest {k} labels cannot show as a change point: permuting whole "
+            f"labels, a split there gives no p below 2 / C({n_labels}, {k}) = {floor:.3f} > "
+            f"{alpha:g} (>= {need} labels needed)")
+
+
 def _search(z: np.ndarray, counts: np.ndarray, alpha: float, permutations: int,
             min_labels: int, exponent: float, limit: int | None,
             rng: np.random.Generator) -> tuple[dict[int, tuple[float, float, float]], float]:

@@ -112,6 +112,18 @@ def untestable_note(c: Comparison, untestable: bool, family: int) -> tuple[str, 
             f"{need_text(alpha, family)}",)
 
 
+def holm_step_note(p_adjusted: float, family: int, level: float) -> str:
+    """The note of a row that Holm's step-down calls significant while its interval, at the
+    family's Bonferroni ``level`` (the intervals' adjustment: 1 - alpha / ``family``), holds no
+    change. Both are right: Holm rejects at later steps with a larger level than Bonferroni's
+    (Holm, Scand. J. Statist. 6, 1979), and the compatible intervals of the step-down only bound
+    such an effect by "no change" (Strassburger & Bretz, Stat. Med. 27, 2008)."""
+    return (f"significant after Holm over {family} tests (p {fmt_p(p_adjusted)}: a later "
+            f"step of the step-down, at a larger level), while its {level * 100:.3g}% interval "
+            f"(Bonferroni over {family}, so that the family's intervals hold together) holds "
+            "no change: the direction is shown, the size only bounded by that interval")
+
+
 def order_check(base: RunSet, new: RunSet, found: ArmDriftOnce) -> list[str]:
     """When the arms were not interleaved in time: say so, and report the drift over the run
     order measured within each arm and row (``found``: :func:`perfkit.analysis.context._confounding.

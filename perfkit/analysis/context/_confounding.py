@@ -147,8 +147,10 @@ def _ratios(values: tuple[float, float, float]) -> tuple[float, ...]:
                  for v in values)
 
 
-def note(where: str, change: tuple[float, float, float], d: float, found: ArmDrift) -> str:
-    """The note of a row whose log change (estimate, low, high) the drift could have made."""
+def note(where: str, change: tuple[float, float, float], d: float, found: ArmDrift,
+         then: str = "") -> str:
+    """The note of a row whose log change (estimate, low, high) the drift could have made;
+    ``then``: what follows for the row, said before the fix (``"so the gate ..."``)."""
     made = found.made(d)
     when = "after" if d > 0 else "before"
     per_run = change_ci(*_ratios((found.slope, found.low, found.high)))
@@ -157,7 +159,38 @@ def note(where: str, change: tuple[float, float, float], d: float, found: ArmDri
             f"the arms "
             f"({per_run} per run, p {fmt_p(found.p_value)}, {found.runs} runs) makes "
             f"{change_ci(*_ratios(made))} over that distance; without it the change is "
-            f"{change_ci(*_ratios(corrected(change, made)))}; {FIX}")
+            f"{change_ci(*_ratios(corrected(change, made)))}{then}; {FIX}")
+
+
+@dataclasses.dataclass(frozen=True)
+class RowDrift:
+    """The drift within the arms (``found``) over one row's ``distance`` between them (mean
+    position of NEW's runs minus BASE's): what it makes of the row's change."""
+
+    distance: float
+    found: ArmDrift
+
+    def corrected(self, change: tuple[float, float, float]) -> tuple[float, float, float]:
+        """The log change (estimate, low, high) without the drift's part (:func:`corrected`)."""
+        return corrected(change, self.found.made(self.distance))
+
+    def significant(self, alpha: float) -> bool:
+        """The drift itself is significant (the seasonal Kendall test) at ``alpha``."""
+        return self.found.p_value < alpha
+
+    def note(self, where: str, change: tuple[float, float, float], then: str = "") -> str:
+        """The note of a change the drift could have made (:func:`note`)."""
+        return note(where, change, self.distance, self.found, then)
+
+
+def row_drift(drift_of: ArmDriftOnce, keys: Sequence[str], key: Sequence) -> RowDrift | None:
+    """The drift within the arms over the row ``key``'s distance between them; None without a
+    drift estimate, or when the arms' runs sit at the same mean position (no distance)."""
+    found = drift_of.get()
+    if found is None:
+        return None
+    d = found.distance(keys, key)
+    return RowDrift(d, found) if math.isfinite(d) and d != 0 else None
 
 
 class ArmDriftOnce:

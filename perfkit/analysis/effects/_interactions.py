@@ -134,7 +134,8 @@ def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
         testable = mde is not None and mde.testable
         out.append({**_head(result, key, factor, other, cell.key[0], term),
                     "effect": c.ratio, "ci_low": c.ratio_ci_low, "ci_high": c.ratio_ci_high,
-                    "p_value": c.p_value, "n_runs": c.n_base + c.n_new, "df_error": math.nan,
+                    "ci_level": c.ratio_ci_level, "p_value": c.p_value,
+                    "n_runs": c.n_base + c.n_new, "df_error": c.df,
                     "p_value_holm": row.p_adjusted,
                     "significant": row.verdict in (BETTER, WORSE),
                     "verdict": verdict, "on_timeout_cap": bool(row.caps_ms),
@@ -208,15 +209,18 @@ def _head(result: FactorialResult, key: Any, factor: str, other: str, level: Any
 def detectables(result: FactorialResult, frame: pd.DataFrame) -> list[DetectableEffect | None]:
     """Per simple effect of ``frame``: for a ``~``, the smallest effect the design could have
     detected (:func:`detectable`, Holm's first step over its family), else None."""
-    return [detectable(result, r["ci_low"], r["ci_high"], r["df_error"], int(r["holm_family"]))
+    return [detectable(result, r["ci_low"], r["ci_high"], r["df_error"], int(r["holm_family"]),
+                       r["ci_level"])
             if r["verdict"] == NO_CHANGE else None for _, r in frame.iterrows()]
 
 
 def detectable(result: FactorialResult, ci_low: float, ci_high: float, df: int | None,
-               family: int) -> DetectableEffect:
+               family: int, level: float | None = None) -> DetectableEffect:
     """The smallest effect (on the reported scale) ``result``'s test of an effect with this
-    interval could detect at 80% power, at Holm's first step over ``family`` tests."""
-    return min_detectable_effect(ci_low, ci_high, df, confidence=result.confidence,
+    interval (of coverage ``level``: the family's Bonferroni level; ``result.confidence`` when
+    None) could detect at 80% power, at Holm's first step over ``family`` tests."""
+    return min_detectable_effect(ci_low, ci_high, df,
+                                 confidence=result.confidence if level is None else level,
                                  alpha=result.alpha, family_size=family, power=POWER,
                                  log=result.log, unit="" if result.log else result.metric.unit)
 
@@ -225,14 +229,16 @@ def _simple_row(sub: RunSet, factor: str, other: str, level: Any, key: Any, term
                 result: FactorialResult) -> dict:
     fixed = {factor: (result.coding[factor]["low"], result.coding[factor]["high"])}
     rest = [f for f in result.factors if f not in (factor, other)]
+    level = 1 - (1 - result.confidence) / 2  # Bonferroni over the other factor's 2 levels
     table = factorial(sub.frame, [factor, *rest], result.metric.name, log=result.log,
-                      confidence=result.confidence, levels=fixed)
+                      confidence=level, levels=fixed)
     row = table[table["term"] == factor].iloc[0]
     col = "ratio" if result.log else "effect"
     low, high = ("ratio_ci_low", "ratio_ci_high") if result.log else ("ci_low", "ci_high")
     out = _head(result, key, factor, other, level, term)
     out.update({"effect": row[col], "ci_low": row[low], "ci_high": row[high],
-                "p_value": row["p_value"], "n_runs": len(sub), "df_error": row["df"]})
+                "ci_level": level, "p_value": row["p_value"], "n_runs": len(sub),
+                "df_error": row["df"]})
     return out
 
 

@@ -276,7 +276,7 @@ def _effect_answer(result: FactorialResult, r: pd.Series, shared: str = "") -> A
     # where the verdict is read (its warning says how the cap bears on the metric)
     verdict = result.reported_verdict(r["verdict"], r.get("level_key"),
                                       bool(r.get("cap_affected")))
-    # a ~ beside an interval that excludes no effect: the verdict is Holm's over its family
+    # a verdict beside an interval that could seem to disagree says why (Holm vs Bonferroni)
     verdict = adjusted_verdict(verdict, r["ci_low"], r["ci_high"], 1.0 if result.log else 0.0,
                                r["p_value"], int(r["holm_family"]))
     # what the server and the kernel counted at the two levels (empty: nothing recorded)
@@ -389,8 +389,8 @@ def ab_caption(table: ComparisonTable) -> str:
             f"its low level (base){at}, the other factors held at their low level; "
             f"{row_runs(table)} runs per row (base vs new); medians of runs with "
             f"{table.confidence:.0%} order-statistic intervals, the change as the "
-            f"Hodges-Lehmann ratio with its {1 - table.alpha:.0%} Moses interval, Mann-Whitney U "
-            f"p-values Holm-adjusted over the {table.family} comparisons")
+            f"Hodges-Lehmann ratio with its Moses interval ({table.interval_words()}), "
+            f"Mann-Whitney U p-values Holm-adjusted over the {table.family} comparisons")
 
 
 def present_table(table: ComparisonTable, rows: RunSet):
