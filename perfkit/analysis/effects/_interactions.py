@@ -229,15 +229,15 @@ def _simple_row(sub: RunSet, factor: str, other: str, level: Any, key: Any, term
                 result: FactorialResult) -> dict:
     fixed = {factor: (result.coding[factor]["low"], result.coding[factor]["high"])}
     rest = [f for f in result.factors if f not in (factor, other)]
-    level = 1 - (1 - result.confidence) / 2  # Bonferroni over the other factor's 2 levels
+    ci_level = 1 - (1 - result.confidence) / 2  # Bonferroni over the other factor's 2 levels
     table = factorial(sub.frame, [factor, *rest], result.metric.name, log=result.log,
-                      confidence=level, levels=fixed)
+                      confidence=ci_level, levels=fixed)
     row = table[table["term"] == factor].iloc[0]
     col = "ratio" if result.log else "effect"
     low, high = ("ratio_ci_low", "ratio_ci_high") if result.log else ("ci_low", "ci_high")
     out = _head(result, key, factor, other, level, term)
     out.update({"effect": row[col], "ci_low": row[low], "ci_high": row[high],
-                "ci_level": level, "p_value": row["p_value"], "n_runs": len(sub),
+                "ci_level": ci_level, "p_value": row["p_value"], "n_runs": len(sub),
                 "df_error": row["df"]})
     return out
 
