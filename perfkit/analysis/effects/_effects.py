@@ -240,7 +240,8 @@ class FactorialResult:
             # the spread rule reads ratios; an additive effect's interval only its runs
             lo, hi = ((r["ratio_ci_low"], r["ratio_ci_high"]) if self.log else (1.0, 1.0))
             out.append(judge_interval(lo, hi, n_saturated=self.level_saturated.get(r["by"], 0),
-                                       n_runs=self.level_runs.get(r["by"], self.n_runs)))
+                                       n_runs=self.level_runs.get(r["by"], self.n_runs),
+                                       side_of=1.0))
         return out
 
     def effect_frame(self) -> pd.DataFrame:

@@ -105,7 +105,7 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
             found.extend(family(at, factor, other, r["by"], r["term"], result))
     frame = pd.DataFrame(found)
     if len(frame):  # the one interval rule (ends > 100x apart); saturated runs: see below
-        why = [w or judge_interval(lo, hi) if result.log else w for lo, hi, w in
+        why = [w or judge_interval(lo, hi, side_of=1.0) if result.log else w for lo, hi, w in
                zip(frame["ci_low"], frame["ci_high"], frame[NOT_ESTIMABLE_COLUMN],
                    strict=True)]
         frame[NOT_ESTIMABLE_COLUMN] = why
