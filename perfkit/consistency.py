@@ -13,6 +13,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from perfkit.warning import Code, Warn
+
 #: numeric fields of a Run checked for sign and finiteness, with their unit for the message
 NUMERIC_FIELDS = (
     "duration_s", "target_rate_rps", "requests", "throughput_rps", "transfer_bytes_per_s",
@@ -34,15 +36,15 @@ _LOCUST_RELATIVE_SLACK = 0.05
 _LOCUST_SLACK_MS = 0.5 + _PRINT_SLACK_MS
 
 
-def _bad_number(name: str, value: Any) -> str | None:
+def _bad_number(name: str, value: Any) -> Warn | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, float) and math.isnan(value):
-        return f"{name} is NaN (not a number) without a printed placeholder: input damaged?"
+        return Warn(Code.NOT_A_NUMBER, field=name)
     if isinstance(value, int | float) and not math.isfinite(value):
-        return f"{name} is infinite ({value}): not a measurement; input damaged?"
+        return Warn(Code.INFINITE, field=name, value=value)
     if isinstance(value, int | float) and value < 0:
-        return f"{name} is negative ({value}): no tool prints that; input damaged?"
+        return Warn(Code.NEGATIVE, field=name, value=value)
     return None
 
 
@@ -53,20 +55,18 @@ def _above(value: float, limit: float, rounded: bool = False) -> bool:
 
 
 def _percentile_order(name: str, percentiles: Mapping[float, float],
-                      max_ms: float | None, rounded: bool = False) -> list[str]:
+                      max_ms: float | None, rounded: bool = False) -> list[Warn]:
     out = []
     items = sorted(percentiles.items())
     for (q1, v1), (q2, v2) in zip(items, items[1:], strict=False):
         if v2 < v1 - _PRINT_SLACK_MS:
-            out.append(f"{name}: p{q2:g} ({v2} ms) is below p{q1:g} ({v1} ms); percentiles "
-                       "must not decrease: input damaged?")
+            out.append(Warn(Code.PERCENTILES_DECREASE, field=name, q1=q1, v1=v1, q2=q2, v2=v2))
     if max_ms is not None and math.isfinite(max_ms):
         above = [(q, v) for q, v in items if _above(v, max_ms, rounded)]
         if above:
             q, v = above[0]
-            beyond = " by more than Locust's rounding" if rounded else ""
-            out.append(f"{name}: p{q:g} ({v} ms) is above latency_max_ms ({max_ms} ms)"
-                       f"{beyond}: input damaged?")
+            out.append(Warn(Code.PERCENTILE_ABOVE_MAX, field=name, q=q, value=v,
+                            max_ms=max_ms, rounded=rounded))
     for q, v in items:
         problem = _bad_number(f"{name}[{q:g}]", v)
         if problem:
@@ -74,7 +74,7 @@ def _percentile_order(name: str, percentiles: Mapping[float, float],
     return out
 
 
-def consistency_warnings(run: Any) -> list[str]:
+def consistency_warnings(run: Any) -> list[Warn]:
     """Warnings for a :class:`~perfkit.model.Run` that contradicts itself (empty if none)."""
     out = [p for p in (_bad_number(n, getattr(run, n)) for n in NUMERIC_FIELDS) if p]
     # Locust rounds its percentiles but not its max: the max check allows for the rounding
@@ -84,11 +84,10 @@ def consistency_warnings(run: Any) -> list[str]:
                              None)
     low, mean, high = run.latency_min_ms, run.latency_mean_ms, run.latency_max_ms
     if None not in (mean, high) and _above(mean, high):
-        out.append(f"latency_mean_ms ({mean}) is above latency_max_ms ({high}): input damaged?")
+        out.append(Warn(Code.MEAN_ABOVE_MAX, mean=mean, high=high))
     if None not in (low, high) and _above(low, high):
-        out.append(f"latency_min_ms ({low}) is above latency_max_ms ({high}): input damaged?")
+        out.append(Warn(Code.MIN_ABOVE_MAX, low=low, high=high))
     held = run.histogram_count
     if held is not None and run.requests is not None and held > run.requests >= 0:
-        out.append(f"the histogram holds {held} samples but requests is {run.requests}: "
-                   "input damaged?")
+        out.append(Warn(Code.HISTOGRAM_ABOVE_REQUESTS, held=held, requests=run.requests))
     return out

@@ -15,6 +15,7 @@ import pytest
 import perfkit
 from perfkit.errors import ParseError
 from perfkit.ingest import hlog, locust
+from perfkit.warning import Code
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CLEAN = FIXTURES / "locust" / "clean_u20"
@@ -106,7 +107,7 @@ def test_stats_na_percentiles_become_missing_with_a_note():
     runs = locust.parse_stats_csv(text, "f")
     assert runs[0].percentiles_ms == {}
     assert runs[1].percentiles_ms[50.0] == 2.0
-    assert any("N/A" in n and "line 2" in n for n in runs[0].notes)
+    assert any(n.code is Code.LOCUST_NA and "line 2" in n["where"] for n in runs[0].notes)
 
 
 def test_stats_binary_data_names_its_line():

@@ -18,6 +18,7 @@ import perfkit
 from perfkit.errors import LoadError, ParseError
 from perfkit.ingest import hlog
 from perfkit.ingest.hdrcodec import decode
+from perfkit.warning import Code, texts
 
 ROOT = Path(__file__).parent / "fixtures" / "published"
 SOURCES = json.loads((ROOT / "sources.json").read_text())
@@ -67,8 +68,9 @@ def test_other_outputs_are_refused_at_a_line(source):
 def test_pasted_normalisations_are_said():
     """A 4-space Markdown block after a command line (wrk2's README): the run says both."""
     (run,) = perfkit.load(ROOT / "wrk2" / "wrk2-README-md-d530a50-L375.txt", cache=False)
-    assert "preamble: 1 line before the report skipped (kept in extra['pasted'])" in run.notes
-    assert "pasted: indented 4 (removed)" in run.notes
+    assert texts(run.notes)[:2] == [
+        "preamble: 1 line before the report skipped (kept in extra['pasted'])",
+        "pasted: indented 4 (removed)"]
     assert run.target_rate_rps == 2000 and run.argv[0] == "wrk"
     assert run.extra["calibration"][0]["mean_latency_ms"] == 9.319  # "9319 usec"
 
@@ -158,7 +160,7 @@ def test_jhiccup_log_read_in_nanoseconds_and_says_why():
     (run,) = perfkit.load(ROOT / "hlog" / "HdrHistogram_c-jHiccup-2.0.7S.logV2.hlog",
                           cache=False)
     assert run.extra["value_unit"] == "ns"
-    assert any(n.startswith("values read in ns") for n in run.notes)
+    assert [n["unit"] for n in run.notes if n.code is Code.HLOG_UNIT] == ["ns"]
     assert run.percentiles_ms[99] == pytest.approx(1434.452, abs=1e-3)  # not 1,434,452 ms
 
 
@@ -192,6 +194,6 @@ def test_headerless_log_is_recognised_and_reads_as_the_headed_one():
 
 def test_interval_before_start_time_is_read_and_said():
     (run,) = perfkit.load(ROOT / "hlog" / "HdrHistogram-ycsb.logV1.hlog", cache=False)
-    assert any("start before the log's #[StartTime]" in n for n in run.notes)
+    assert Code.HLOG_BEFORE_START in {n.code for n in run.notes}
     text = (ROOT / "hlog" / "HdrHistogram-ycsb.logV1.hlog").read_text()
     assert run.requests == sum(_hdrh_by_tag(text)[None].get_total_count() for _ in [0])

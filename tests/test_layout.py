@@ -16,10 +16,12 @@ from _measure_asserts import named_after_history
 PACKAGE = Path(__file__).resolve().parents[1] / "perfkit"
 
 #: the top level is the foundation: these modules and nothing else (``vocabulary``: the verdict
-#: and status words, defined once, which every layer above returns or shows)
+#: and status words, defined once, which every layer above returns or shows; ``warning``: the
+#: coded warnings every layer returns; ``wording``: their words, given once, which every
+#: layer that shows a warning renders through)
 FOUNDATION = frozenset({
     "errors", "units", "formatting", "model", "histogram", "hdrcodec", "hdrlayout",
-    "consistency", "frames", "_fsutil", "paths", "vocabulary",
+    "consistency", "frames", "_fsutil", "paths", "vocabulary", "warning", "wording",
 })
 #: entry points, exempt from the rule (``__init__`` only re-exports)
 ENTRY = frozenset({"perfkit", "perfkit.cli", "perfkit.__main__"})

@@ -57,6 +57,8 @@ INTERNAL_MODULES = {
     "perfkit.paths": "where data, notebooks and params live",
     "perfkit.units": "the one parser of numbers with units",
     "perfkit.vocabulary": "every verdict and status word (public through perfkit)",
+    "perfkit.warning": "a warning as a value: its code and fields (Warn, Code)",
+    "perfkit.wording": "the words of every warning and verdict, given once",
 }
 
 

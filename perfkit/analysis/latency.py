@@ -58,7 +58,7 @@ from perfkit.analysis.core import (
 )
 from perfkit.formatting import level_text
 from perfkit.histogram import LatencyHistogram
-from perfkit.model import WRK_LATENCY, Run, percentile_column
+from perfkit.model import Run, percentile_column
 from perfkit.stats import (
     FEW_RUNS_METHOD,
     PercentileCI,
@@ -70,6 +70,8 @@ from perfkit.stats._perrun import MIN_TAIL_REQUESTS
 from perfkit.stats.acrossruns import FEW_RUNS, runs_text, value_text
 from perfkit.stats.acrossruns import interval_text as interval_text  # re-exported for the pages
 from perfkit.stats.coding import code_factor
+from perfkit.warning import Code
+from perfkit.wording import WRK_LATENCY
 
 #: the rule of :func:`perfkit.stats.percentile_ci_across_runs` for every number of runs
 RULE_TEXT = (f"The rule: from {FEW_RUNS} runs per configuration the median of the runs' "
@@ -207,7 +209,7 @@ def tool_notes(runs: Sequence[Run]) -> list[str]:
         out.append(f"{', '.join(others)} measure(s) in a closed loop: the tail is "
                    "understated (coordinated omission); only wrk2's corrected "
                    "percentiles describe it.")
-    partial = [r for r in runs if any("after wrk2's calibration" in n for n in r.notes)]
+    partial = [r for r in runs if any(n.code is Code.HISTOGRAM_PARTIAL for n in r.notes)]
     if partial:
         out.append(f"{len(partial)} wrk2 run(s) have a histogram of the post-calibration "
                    "part only (wrk2 resets it after ~10 s): their percentiles describe "

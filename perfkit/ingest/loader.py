@@ -39,6 +39,7 @@ from perfkit.ingest.sniffer import HEAD_BYTES, sniff
 from perfkit.model import Run
 from perfkit.store.version import SchemaVersionError
 from perfkit.vocabulary import FAILED_STATUSES, ManifestStatus
+from perfkit.warning import Code, Warn
 
 #: the unit of HdrHistogram log values a caller states (the CLI's ``--unit``), for every load
 #: in its context: None lets each log say (:func:`perfkit.ingest.hlog.parse`)
@@ -140,8 +141,8 @@ def _failed_placeholder(info: ManifestInfo, directory: str, reason: str) -> Run:
         tool=tool,
         source=str(directory),
         latency_source=_TOOL_LATENCY_SOURCE.get(tool, "summary_only"),
-        notes=(f"run {info.status or ManifestStatus.FAILED} (exit code {info.exit_code}): "
-               f"{reason}",),
+        notes=(Warn(Code.RUN_ENDED, status=info.status or ManifestStatus.FAILED,
+                    exit_code=info.exit_code, reason=reason),),
     )
 
 

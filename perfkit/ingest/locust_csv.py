@@ -38,6 +38,7 @@ from perfkit.ingest.locust_table import (
 )
 from perfkit.ingest.nodata import zeros_missing
 from perfkit.model import FrozenMap, Run, built_run, replaced_run
+from perfkit.warning import Code, Warn
 
 __all__ = ["HISTORY_REQUIRED", "NA", "CsvRow", "CsvTable", "History", "RowReader", "check_text",
            "parse_exceptions_csv", "parse_failures_csv", "parse_history_csv", "parse_stats_csv",
@@ -75,9 +76,8 @@ def _each_row(read: Callable[[Reader], _T], table: CsvTable, source: str, bulk: 
     return [read(RowReader(row, source, table)) for row in table.rows]
 
 
-def _na_note(na_columns: list[str], where: str) -> str:
-    cols = ", ".join(dict.fromkeys(na_columns))
-    return f"{where}: Locust printed N/A (no data) in {cols}; kept as missing"
+def _na_note(na_columns: list[str], where: str) -> Warn:
+    return Warn(Code.LOCUST_NA, where=where, columns=tuple(dict.fromkeys(na_columns)))
 
 
 # -- _stats.csv ---------------------------------------------------------------------------------
@@ -124,7 +124,7 @@ def _stats_run(r: Reader, source: str, pct_headers: list[tuple[float, str]]) -> 
     method = r.text("Type")
     requests = r.integer("Request Count")
     failures = r.integer("Failure Count")
-    notes: list[str] = []
+    notes: list[Warn] = []
     mean = r.number("Average Response Time")
     low = r.number("Min Response Time")
     high = r.number("Max Response Time")
@@ -142,11 +142,11 @@ def _stats_run(r: Reader, source: str, pct_headers: list[tuple[float, str]]) -> 
         pct_names = {q: f"percentiles_ms[{q:g}]" for q in percentiles}
         printed = dict(zip(names, (mean, low, high, median, content), strict=True))
         printed.update((pct_names[q], v) for q, v in percentiles.items())
-        kept, note = zeros_missing(printed, "Request Count is 0 (no request was made)")
+        kept, note = zeros_missing(printed, "no-request", where=label)
         mean, low, high, median, content = (kept[n] for n in names)
         percentiles = {q: kept[n] for q, n in pct_names.items()}
         if note:
-            notes.append(f"{label}: {note}")
+            notes.append(note)
     if r.na_columns:
         notes.append(_na_note(r.na_columns, label))
     return built_run(dict(  # built frozen: float keys and values, scalars in extra

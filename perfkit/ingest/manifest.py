@@ -30,6 +30,7 @@ from perfkit.model import _freeze as _freeze_value
 from perfkit.store import manifest as schema
 from perfkit.units import UnitError, parse_duration_arg
 from perfkit.vocabulary import ManifestStatus
+from perfkit.warning import Code, Warn
 
 MANIFEST_NAMES = (schema.MANIFEST_NAME, schema.FIXTURE_META_NAME)
 SCHEMA_VERSION = schema.SCHEMA_VERSION
@@ -127,11 +128,15 @@ def _check_types(path: str, text: str, data: Mapping,
         types, what = types_of[key]
         if isinstance(value, bool) or not isinstance(value, types):
             fail(key, what, value)
-    for key in ("argv", "command", "warnings"):
+    for key in ("argv", "command"):
         values = data.get(key)
         if values is not None and (type(values) is not list
                                    or not _STR.issuperset(map(type, values))):
             fail(key, "a list of strings", values)
+    values = data.get("warnings")  # version 1: sentences; 2: {"code": ..., "fields": ...}
+    if values is not None and (type(values) is not list or not all(
+            type(v) is str or (type(v) is dict and type(v.get("code")) is str) for v in values)):
+        fail("warnings", 'a list of sentences or of coded warnings ({"code": ...})', values)
     params = data.get("params")
     if type(params) is not dict:
         params = {}
@@ -346,11 +351,10 @@ def apply_manifest(run: Run, info: ManifestInfo) -> Run:
         changes.update((k, v) for k, v in manifest_values(info.raw).items() if v is not None)
     notes = list(run.notes)
     if info.status not in (None, ManifestStatus.COMPLETE):
-        notes.append(f"run status is {info.status!r} (exit code {info.exit_code}): "
-                     "it did not finish normally")
+        notes.append(Warn(Code.RUN_STATUS, status=info.status, exit_code=info.exit_code))
     # warnings perfkit run recorded while the run went (e.g. the generator was the bottleneck)
-    for warning in info.raw.get("warnings") or ():
-        if isinstance(warning, str) and not warning.startswith("run ") and warning not in notes:
+    for warning in schema.recorded_warnings(info.raw):
+        if warning not in notes:
             notes.append(warning)
     changes["notes"] = tuple(notes)
     # every value is as a Run holds it (maps frozen, lists tuples): no checks to run again

@@ -88,7 +88,7 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
         if mechanism:
             cells.append(r["mechanism"])
         rows.append(tuple(cells))
-    return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
+    return Table(tuple(cols), tuple(rows), title, tuple(notes.items))
 
 
 def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes) -> str:
@@ -154,4 +154,4 @@ def simple_effects(result: FactorialResult) -> Table:
     how = f"; {methods[0]}" if len(methods) == 1 else ""
     return Table(tuple(cols), tuple(rows), "simple effects (each factor at each level of the "
                  "other, where the interaction is significant; Holm over the levels of the "
-                 f"other factor){how}", tuple(notes.texts))
+                 f"other factor){how}", tuple(notes.items))

@@ -112,7 +112,7 @@ def gate(result: GateResult) -> Table:
                      change(c.ratio, c.ratio_ci_low, c.ratio_ci_high),
                      pct_change(g.threshold_ratio), _p(g.row.p_adjusted), gate_status(g),
                      g.reason, f"{c.n_base} vs {c.n_new} {notes.mark(g.row.warnings)}".rstrip()))
-    return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
+    return Table(tuple(cols), tuple(rows), title, tuple(notes.items))
 
 
 def junit(result: GateResult) -> str:

@@ -49,7 +49,7 @@ def series(analysis: HistoryAnalysis) -> list[Table]:
         cols = (Column("label"), Column("time (UTC)"), Column("runs", right=True),
                 Column("median", m.unit, True), Column("interval", m.unit),
                 Column("segment", right=True), Column("change point"))
-        out.append(Table(cols, tuple(rows), title, tuple(notes.texts)))
+        out.append(Table(cols, tuple(rows), title, tuple(notes.items)))
         out.append(change_points(changes, analysis, s.key))
     return out
 
@@ -87,7 +87,7 @@ def change_points(changes: pd.DataFrame, analysis: HistoryAnalysis, key: Sequenc
             Column("Hodges-Lehmann ratio after/before"),
             Column("p", right=True), Column("p adjacent", right=True), Column("direction"),
             Column("support"))
-    return Table(cols, tuple(rows), title, tuple(notes.texts))
+    return Table(cols, tuple(rows), title, tuple(notes.items))
 
 
 def history_gates(items: Sequence[HistoryGate], keys: Sequence[str],

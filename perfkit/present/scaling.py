@@ -25,6 +25,7 @@ from perfkit.model import percentile_label
 from perfkit.present.compare import _median
 from perfkit.present.tables import Column, Table
 from perfkit.vocabulary import RunStatus, SloVerdict
+from perfkit.warning import Warn
 
 
 def _label(by: Sequence[str], key: Sequence) -> str:
@@ -57,7 +58,7 @@ def _model(r: ScalingResult, table: ScalingTable, threats: Sequence[str] = ()) -
     cols = (Column(MODEL_NAMES.get(r.model, "model")), Column("estimate", right=True),
             Column(f"{pct(table.confidence)} CI"))
     if fit is None:
-        return Table(cols, (("none", "-", notes.mark(r.reason)),), title, tuple(notes.texts))
+        return Table(cols, (("none", "-", notes.mark(r.reason)),), title, tuple(notes.items))
     rows = []
     for p in fit.parameters():
         name = {"gamma": f"gamma [{unit}/N]" if unit else "gamma", "n_star": "N*"}.get(
@@ -79,7 +80,7 @@ def _model(r: ScalingResult, table: ScalingTable, threats: Sequence[str] = ()) -
     rest = [w for w in fit.warnings if w not in fit.n_star_warnings]
     rows.append((f"residual SE [{unit}]" if unit else "residual SE", fmt_sig(fit.residual_se),
                  f"({fit.n_obs} runs, {fit.dof} df) {notes.mark(rest)}".rstrip()))
-    return Table(cols, tuple(rows), title, tuple(notes.texts))
+    return Table(cols, tuple(rows), title, tuple(notes.items))
 
 
 def _littles(r: ScalingResult) -> Table:
@@ -87,7 +88,7 @@ def _littles(r: ScalingResult) -> Table:
     locust = bool((r.rows.frame["tool"] == "locust").any())
     rows = _littles_rows(r, notes, locust, ())
     return Table(_littles_columns(r.n_column, locust, ()), tuple(rows),
-                 f"{_label(r.by, r.key)}: Little's law (medians of runs)", tuple(notes.texts))
+                 f"{_label(r.by, r.key)}: Little's law (medians of runs)", tuple(notes.items))
 
 
 def littles(table: ScalingTable) -> Table:
@@ -102,7 +103,7 @@ def littles(table: ScalingTable) -> Table:
              f"+-{LITTLE_TOLERANCE:.0%}) when every {table.n_column[:-1]} holds one request at "
              "a time")
     return Table(_littles_columns(table.n_column, locust, by), tuple(rows), title,
-                 tuple(notes.texts))
+                 tuple(notes.items))
 
 
 def _littles_columns(n_column: str, locust: bool, by: Sequence[str]) -> tuple[Column, ...]:
@@ -166,7 +167,7 @@ def slo(table: SloTable) -> list[Table]:
                  f"ms, bracket {answer} {marks}").rstrip()
         rows = []
         for v in b.bracket.rates:
-            extra = [notes.mark(_stated(w, notes.texts)) for w in v.warnings if w not in common]
+            extra = [notes.mark(_stated(w, notes.items)) for w in v.warnings if w not in common]
             if v.verdict != SloVerdict.PASS:
                 extra.insert(0, notes.mark(f"{fmt_num(v.rate_rps)} req/s: {v.reason}"))
             counts = [str(v.n_kept_up), str(v.n_short), str(v.n_saturated)]
@@ -177,7 +178,7 @@ def slo(table: SloTable) -> list[Table]:
                 Column(RunStatus.SHORT, right=True), Column(RunStatus.SATURATED, right=True),
                 *([Column(RunStatus.FAILED, right=True)] if any_failed else []),
                 Column(f"{q} with {pct(table.confidence)} CI", "ms", True), Column("verdict"))
-        out.append(Table(cols, tuple(rows), title, tuple(notes.texts)))
+        out.append(Table(cols, tuple(rows), title, tuple(notes.items)))
     return out
 
 
@@ -186,6 +187,6 @@ def _rate_value(v) -> str:
     return _median(v.estimate_ms, v.ci_low_ms, v.ci_high_ms, slo_not_estimable(v))
 
 
-def _stated(warning: str, stated: Sequence[str]) -> str:
+def _stated(warning: str, stated: Sequence[Warn | str]) -> Warn | str:
     """``warning``, or the note already stated that holds it word for word."""
-    return next((s for s in stated if warning in s), warning)
+    return next((s for s in stated if isinstance(s, str) and warning in s), warning)

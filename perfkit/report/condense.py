@@ -88,7 +88,7 @@ def condensed_table(said: Said, table: Any, name: str) -> Any:
     the page referred to rather than repeated (:class:`perfkit.report.condense.Said`);
     its notes are then said."""
     notes = []
-    for i, n in enumerate(table.notes, 1):
+    for i, n in enumerate(map(str, table.notes), 1):
         notes.append(said.condense(n))
         said.add(n, f"note {i} of the table “{name}”")
     first, *rest = [" ".join(x.split()) for x in table.title.splitlines() if x.strip()] \

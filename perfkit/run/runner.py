@@ -43,6 +43,7 @@ from perfkit.run.spec import (
 )
 from perfkit.store.manifest import MANIFEST_NAME, SCHEMA_VERSION, RunManifest, write_manifest
 from perfkit.vocabulary import ManifestStatus
+from perfkit.warning import Code, Warn
 
 #: a generator using more than this share of the cores it can use is the bottleneck
 GENERATOR_BOTTLENECK_SHARE = 0.9
@@ -258,7 +259,7 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
     shown = manifest["warnings"][0 if report_status or status == ManifestStatus.COMPLETE else 1:]
     for warning in shown:
         if err is not None:
-            print(f"perfkit: warning: {run_id}: {warning}", file=err)
+            print(f"perfkit: warning: {run_id}: {warning['text']}", file=err)
     if interrupted:
         raise KeyboardInterrupt
     return RunOutcome(run_id, final, status, rc, manifest)
@@ -318,15 +319,17 @@ def _status(spec: RunSpec, child: Child, rc: int | None, tmp: Path,
     return ManifestStatus.FAILED, failure.reason(spec.tool, rc, tmp)
 
 
-def _warnings(manifest: Mapping[str, Any], status: str, reason: str | None) -> list[str]:
+def _warnings(manifest: Mapping[str, Any], status: str, reason: str | None
+              ) -> list[dict[str, Any]]:
+    """The manifest's ``warnings``: coded, each :meth:`perfkit.warning.Warn.to_dict`."""
     out = []
     if status != ManifestStatus.COMPLETE:
-        out.append(f"run {status}: {reason}")
+        out.append(Warn(Code.RUN_ENDED, status=status, reason=reason))
     share = manifest["cpu"].get("generator_cpu_share")
     if share is not None and share > GENERATOR_BOTTLENECK_SHARE:
-        out.append(f"load generator at {share:.0%} of its {manifest['cpu']['generator_cores']:g} "
-                   "core(s): the generator, not the server, may be the bottleneck")
-    return out
+        out.append(Warn(Code.GENERATOR_BOTTLENECK, share=share,
+                        cores=manifest["cpu"]["generator_cores"]))
+    return [w.to_dict() for w in out]
 
 
 def _base_manifest(spec: RunSpec, run_id: str, argv: Sequence[str], command: Sequence[str],

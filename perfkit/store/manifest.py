@@ -1,12 +1,16 @@
 """The run manifest: what a run's output never prints, as perfkit writes and reads it.
 
-Two shapes are read, one is written:
+Three shapes are read, one is written:
 
-- version 1, ``manifest.json``: written by ``perfkit run`` / ``perfkit sweep``
-  (:class:`RunManifest`, :func:`write_manifest`);
+- version 2, ``manifest.json``: written by ``perfkit run`` / ``perfkit sweep``
+  (:class:`RunManifest`, :func:`write_manifest`); its ``warnings`` are coded warnings, each
+  ``{"code", "text", "fields"}`` (:meth:`perfkit.warning.Warn.to_dict`);
+- version 1, ``manifest.json`` of earlier perfkits: the same keys, its ``warnings`` sentences,
+  which a Run reads as warnings coded ``recorded`` (:attr:`perfkit.warning.Code.RECORDED`, the
+  sentence its field): nothing on disk needs rewriting;
 - version 0, ``meta.json``: the sidecar of the shared fixtures, older than perfkit's manifest
   (:class:`FixtureMeta`: ``profile``, ``params``, ``version``, no ``schema_version``). It is
-  read, and :func:`upgrade` turns it into the version-1 fields a Run takes; it is never written.
+  read, and :func:`upgrade` turns it into the fields a Run takes; it is never written.
 
 A ``manifest.json`` with a ``schema_version`` newer than :data:`SCHEMA_VERSION` is refused
 (:class:`~perfkit.store.version.SchemaVersionError`). Keys the record does not list (a newer
@@ -32,8 +36,9 @@ from perfkit._fsutil import write_json_atomic
 from perfkit.errors import ParseError
 from perfkit.store.version import check_version
 from perfkit.vocabulary import ManifestStatus
+from perfkit.warning import Code, Warn
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MANIFEST_NAME = "manifest.json"
 #: nginx's listen backlog on Linux when ``listen`` sets none (NGX_LISTEN_BACKLOG; nginx docs,
 #: ``listen``): the testbed records it in the runs' manifests, the analysis reads it from the
@@ -43,7 +48,7 @@ FIXTURE_META_NAME = "meta.json"
 
 
 class RunManifest(TypedDict, total=False):
-    """``manifest.json``, schema version 1, in the order perfkit writes its keys.
+    """``manifest.json``, schema version 2 (and 1), in the order perfkit writes its keys.
 
     Units are in the names (``_s``, ``_utc`` ISO 8601 text); ``load`` holds ``duration_s``,
     ``connections``, ``threads``, ``rate_rps`` (wrk/wrk2) or ``users``, ``spawn_rate``,
@@ -90,7 +95,8 @@ class RunManifest(TypedDict, total=False):
     wall_s: float
     cpu: dict[str, Any]
     counters: dict[str, Any] | None
-    warnings: list[str]
+    #: version 2: coded warnings (``{"code", "text", "fields"}``); version 1: sentences
+    warnings: list[Any]
     files: dict[str, Any]
 
 
@@ -140,7 +146,7 @@ def json_types(record: type) -> dict[str, tuple[tuple[type, ...], str]]:
 
 
 #: version -> the record of that version's shape
-RECORDS: dict[int, type] = {0: FixtureMeta, SCHEMA_VERSION: RunManifest}
+RECORDS: dict[int, type] = {0: FixtureMeta, 1: RunManifest, SCHEMA_VERSION: RunManifest}
 
 
 def decode(path: str | os.PathLike, raw: bytes,
@@ -173,8 +179,9 @@ def version_of(path: str | os.PathLike, data: Mapping[str, Any]) -> int:
 
 
 def upgrade(path: str | os.PathLike, data: Mapping[str, Any], version: int) -> RunManifest:
-    """The version-1 fields of a manifest read at ``version`` (the object itself at 1)."""
-    if version == SCHEMA_VERSION:
+    """The fields of a manifest read at ``version`` (the object itself from version 1 on: the
+    versions differ only in how ``warnings`` are written, which their reader tells apart)."""
+    if version >= 1:
         return typing.cast(RunManifest, data)
     params = dict(data.get("params") or {})
     factors: dict[str, Any] = {}
@@ -193,8 +200,31 @@ def upgrade(path: str | os.PathLike, data: Mapping[str, Any], version: int) -> R
         status=None if exit_code in (None, "") else ManifestStatus.COMPLETE)
 
 
+def recorded_warnings(data: Mapping[str, Any]) -> list[Warn]:
+    """The warnings a manifest recorded while its run went (``warnings``), but the run's end,
+    which a Run says from the manifest's status itself (:attr:`Code.RUN_ENDED`).
+
+    Version 2 writes each as :meth:`Warn.to_dict`: read back as that warning (one of a code
+    this perfkit does not know, as :attr:`Code.RECORDED` with its text). Version 1 wrote
+    sentences: each is :attr:`Code.RECORDED` with the sentence as its ``text``, as written
+    (its run's end was the sentence ``run <status>: <reason>``)."""
+    out: list[Warn] = []
+    for item in data.get("warnings") or ():
+        if isinstance(item, str):
+            if not item.startswith("run "):  # version 1's run-end sentence
+                out.append(Warn(Code.RECORDED, text=item))
+        elif isinstance(item, Mapping) and isinstance(item.get("code"), str):
+            if item["code"] == Code.RUN_ENDED:
+                continue
+            try:
+                out.append(Warn.decode(item))
+            except (ValueError, TypeError, KeyError):
+                out.append(Warn(Code.RECORDED, text=str(item.get("text", item["code"]))))
+    return out
+
+
 def read_run_manifest(path: str | os.PathLike) -> RunManifest:
-    """A ``manifest.json`` (or fixture ``meta.json``) as a version-1 record.
+    """A ``manifest.json`` (or fixture ``meta.json``) as a :class:`RunManifest`.
 
     Raises ParseError for a file that is not a JSON object, SchemaVersionError for one newer
     than this perfkit. (:func:`perfkit.ingest.manifest.read_manifest` reads the same way and

@@ -72,7 +72,7 @@ import numpy as np
 from perfkit.analysis.core._experiment import LOAD_COLUMNS, NOT_FACTORS, Experiment, RunSet
 from perfkit.analysis.core._mechanism import stall_evidence
 from perfkit.analysis.core._metrics import Metric, metric, percentile_of
-from perfkit.model import SATURATION_RATIO, Run, percentile_column
+from perfkit.model import SATURATION_RATIO, Run, every_response_failed, percentile_column
 from perfkit.units import to_float
 from perfkit.vocabulary import FAILED_STATUSES, RunStatus
 
@@ -126,7 +126,7 @@ def failure_reason(run: Run, value: float, metric: Metric | None = None) -> str:
         return f"exit code {run.exit_code}"
     if status in FAILED_STATUSES:
         return f"run {status}"
-    if any(w.startswith("every response failed") for w in run.warnings):
+    if every_response_failed(run):  # the rule of the run's warning FAILED_EVERY_RESPONSE
         return "every response failed"
     ratio = run.error_ratio
     if (metric is None or metric.failed_is_worst) and ratio is not None \

@@ -397,7 +397,7 @@ def co_audit_table(audit: pd.DataFrame, co: Experiment):
     at = [c.name for c in table.columns].index("run id")
     rows = tuple((*row[:at], f"{row[at]} {notes.mark(note)}" if note else row[at], *row[at + 1:])
                  for row, note in zip(table.rows, audit["note"].fillna(""), strict=True))
-    return dataclasses.replace(table, rows=rows, notes=tuple(notes.texts))
+    return dataclasses.replace(table, rows=rows, notes=tuple(notes.items))
 
 
 def co_missing(co: Experiment) -> str:

@@ -1,0 +1,234 @@
+"""Warnings as values: a :class:`Code` and its fields, worded once, at presentation.
+
+A result's warnings (a :class:`perfkit.model.Run`'s, a statistic's, an analysis result's) are
+:class:`Warn` values, as benchstat's ``benchmath`` keeps ``Warnings []error`` on every sample,
+summary and comparison: ``Warn(Code.FAILED_EVERY_RESPONSE)``, ``Warn(Code.ERRORS_HIGH,
+ratio=0.25)``. A code is an identity (``failed-every-response``), never a sentence; the
+fields are the numbers, names and run ids the wording needs. Code decides on codes
+(``w.code is Code.FAILED_EVERY_RESPONSE``); only presentation turns a warning into words, through
+the one wording module, :mod:`perfkit.wording` (``str(w)``, ``f"{w}"``, ``w.text``).
+
+A :class:`Warn` is frozen and hashable: two warnings are the same when their code and fields
+are, so a set of them de-duplicates caveats without reading their words. :meth:`Warn.to_dict`
+is its JSON form (``code``, ``text``, ``fields``); :meth:`Warn.encode` and :meth:`Warn.decode` are
+the lossless form the run store and the manifests keep.
+
+How to turn a sentence into a coded warning: see :mod:`perfkit.wording`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+from typing import Any
+
+__all__ = ["Code", "Warn", "texts"]
+
+
+class Code(StrEnum):
+    """Every warning's identity, by the family that makes it. The value is what JSON, the run
+    store and the manifests keep; its words are :data:`perfkit.wording.WORDING`'s."""
+
+    # -- a run, as its parser read it (perfkit.ingest) ---------------------------------------
+    #: a printed value that is not finite (``-nan``, ``inf``): kept as missing
+    PRINTED_NOT_FINITE = "printed-not-finite"
+    #: a printed 0 where the output shows nothing was measured (perfkit.ingest.nodata)
+    PRINTED_ZERO_PLACEHOLDER = "printed-zero-placeholder"
+    #: wrk/wrk2's Latency row recorded no sample
+    NO_LATENCY_SAMPLES = "no-latency-samples"
+    #: wrk2's Req/Sec row printed -nan
+    NO_RATE_SAMPLES = "no-rate-samples"
+    #: percentiles other than 0 beside a Latency row without samples
+    PERCENTILES_WITHOUT_SAMPLES = "percentiles-without-samples"
+    #: wrk2's calibration mean beyond its 24 h range
+    CALIBRATION_OUT_OF_RANGE = "calibration-out-of-range"
+    #: wrk2's histogram is empty (Total count = 0)
+    HISTOGRAM_EMPTY = "histogram-empty"
+    #: wrk2's output pasted without its Detailed Percentile spectrum
+    SPECTRUM_LEFT_OUT = "spectrum-left-out"
+    #: the histogram holds a part of the run's requests (wrk2's calibration)
+    HISTOGRAM_PARTIAL = "histogram-partial"
+    #: a pasted report: lines before it skipped
+    PASTED_PREAMBLE = "pasted-preamble"
+    #: a pasted report: its indent removed
+    PASTED_INDENT = "pasted-indent"
+    #: a pasted report: an echoed ^C removed
+    PASTED_CTRL_C = "pasted-ctrl-c"
+    #: a pasted report: blank lines skipped
+    PASTED_BLANK_LINES = "pasted-blank-lines"
+    #: a pasted report's command line names other settings than the report
+    PREAMBLE_OTHER_SETTINGS = "preamble-other-settings"
+    #: a pasted report's command line gave the target rate (-R)
+    PREAMBLE_RATE = "preamble-rate"
+    #: an HdrHistogram log's tag with only empty intervals
+    HLOG_EMPTY = "hlog-empty"
+    #: an HdrHistogram log's value unit, given by --unit or inferred
+    HLOG_UNIT = "hlog-unit"
+    #: intervals of an HdrHistogram log before its StartTime
+    HLOG_BEFORE_START = "hlog-before-start"
+    #: Locust: only the failures/exceptions table, no request statistics
+    LOCUST_FAILURES_ONLY = "locust-failures-only"
+    #: Locust: only the history CSV (totals from its last row)
+    LOCUST_HISTORY_ONLY = "locust-history-only"
+    #: Locust: an endpoint in the --json output but not in the CSV stats
+    LOCUST_JSON_ONLY_ENDPOINT = "locust-json-only-endpoint"
+    #: Locust: the CSV stats lag (or differ from) the --json totals
+    LOCUST_CSV_LAGS_JSON = "locust-csv-lags-json"
+    #: Locust printed N/A in some columns of a row
+    LOCUST_NA = "locust-na"
+    #: Locust's history: rows with N/A
+    LOCUST_HISTORY_NA = "locust-history-na"
+    #: Locust's history: rows whose windowed percentiles are all 0
+    LOCUST_HISTORY_WINDOW_ZERO = "locust-history-window-zero"
+    #: Locust's history: rows whose printed 0 percentiles are placeholders (no request yet)
+    LOCUST_HISTORY_UNMEASURED = "locust-history-unmeasured"
+    #: Locust's --json: an endpoint without timed requests
+    LOCUST_JSON_UNTIMED = "locust-json-untimed"
+    #: Locust's --json: no request statistics at all
+    LOCUST_JSON_EMPTY = "locust-json-empty"
+    #: a run that did not end normally (the loader's placeholder, or its manifest's status)
+    RUN_ENDED = "run-ended"
+    #: a manifest's status other than complete
+    RUN_STATUS = "run-status"
+    #: the load generator used most of its cores (the runner's check)
+    GENERATOR_BOTTLENECK = "generator-bottleneck"
+    #: a run combined from concurrent clients (perfkit.run.distributed)
+    COMBINED_CLIENTS = "combined-clients"
+    COMBINED_HISTOGRAMS = "combined-histograms"
+    COMBINED_NO_HISTOGRAM = "combined-no-histogram"
+    COMBINED_WRK_PERCENTILES = "combined-wrk-percentiles"
+    #: a warning an earlier perfkit recorded in a manifest, as text
+    RECORDED = "recorded"
+    # -- a run's validity (perfkit.model, perfkit.consistency) -------------------------------
+    NO_REQUEST_COMPLETED = "no-request-completed"
+    FAILED_EVERY_RESPONSE = "failed-every-response"
+    ERRORS_HIGH = "errors-high"
+    WRK_CLOSED_LOOP = "wrk-closed-loop"
+    CLOSED_LOOP = "closed-loop"
+    LOCUST_ROUNDING = "locust-rounding"
+    SATURATION_UNKNOWN = "saturation-unknown"
+    BELOW_TARGET = "below-target"
+    NOT_A_NUMBER = "not-a-number"
+    INFINITE = "infinite"
+    NEGATIVE = "negative"
+    PERCENTILES_DECREASE = "percentiles-decrease"
+    PERCENTILE_ABOVE_MAX = "percentile-above-max"
+    MEAN_ABOVE_MAX = "mean-above-max"
+    MIN_ABOVE_MAX = "min-above-max"
+    HISTOGRAM_ABOVE_REQUESTS = "histogram-above-requests"
+
+
+@dataclasses.dataclass(frozen=True, init=False, repr=False)
+class Warn:
+    """One warning: ``code`` and its ``fields`` (name, value) pairs, sorted by name.
+
+    A field's value is a number, a string (a name, a run id), None, a :class:`Warn` (a warning
+    within another: ``base: <warning>``) or a tuple of these; a list given is kept as a
+    tuple, a numpy scalar as its Python value. Words: ``str(w)``, ``f"{w}"`` or :attr:`text`
+    (:func:`perfkit.wording.text`)."""
+
+    code: Code
+    fields: tuple[tuple[str, Any], ...]
+
+    def __init__(self, code: Code | str, /, **fields: Any) -> None:
+        object.__setattr__(self, "code", Code(code))
+        object.__setattr__(self, "fields", tuple(sorted((k, _frozen(v))
+                                                        for k, v in fields.items())))
+
+    def __getitem__(self, name: str) -> Any:
+        for key, value in self.fields:
+            if key == name:
+                return value
+        raise KeyError(name)
+
+    #: not a sequence: ``"text" in w`` and ``for x in w`` raise TypeError (test ``w.code``)
+    __iter__ = None
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The field ``name``, or ``default``."""
+        return dict(self.fields).get(name, default)
+
+    @property
+    def text(self) -> str:
+        """The warning in words (:func:`perfkit.wording.text`)."""
+        from perfkit.wording import text
+
+        return text(self)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __format__(self, spec: str) -> str:
+        return format(self.text, spec)
+
+    def __repr__(self) -> str:
+        args = "".join(f", {k}={v!r}" for k, v in self.fields)
+        return f"Warn({self.code.value!r}{args})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: ``{"code": ..., "text": ..., "fields": {...}}`` (a NaN field as
+        None, a warning within as its own dict)."""
+        return {"code": self.code.value, "text": self.text,
+                "fields": {k: _jsonable(v) for k, v in self.fields}}
+
+    def encode(self) -> str:
+        """The lossless JSON text of the code and fields (NaN kept) that :meth:`decode`
+        reads back: what the run store keeps."""
+        return json.dumps(_plain(self), separators=(",", ":"))
+
+    @classmethod
+    def decode(cls, data: str | Mapping[str, Any]) -> Warn:
+        """The warning of :meth:`encode`'s text or of a ``{"code", "fields"}`` mapping
+        (:meth:`to_dict`'s too). An unknown code raises ValueError."""
+        raw = json.loads(data) if isinstance(data, str) else data
+        return cls(raw["code"], **{k: _restored(v)
+                                   for k, v in (raw.get("fields") or {}).items()})
+
+
+def texts(warnings: Iterable[Warn]) -> list[str]:
+    """The words of each warning, in order."""
+    return [w.text for w in warnings]
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _frozen(value: Any) -> Any:
+    item = getattr(value, "item", None)  # a numpy scalar (np.float64 is a float too)
+    if item is not None and getattr(value, "shape", None) == ():
+        return item()
+    if isinstance(value, _SCALARS) or isinstance(value, Warn):
+        return value
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(v) for v in value)
+    raise TypeError(f"a warning's field must be a number, a string, None, a Warn or a tuple "
+                    f"of these, not {type(value).__name__}")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Warn):
+        return {"code": value.code.value, "fields": {k: _plain(v) for k, v in value.fields}}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Warn):
+        return value.to_dict()
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _restored(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return Warn.decode(value)
+    if isinstance(value, list):
+        return tuple(_restored(v) for v in value)
+    return value
