@@ -119,6 +119,142 @@ class Code(StrEnum):
     MEAN_ABOVE_MAX = "mean-above-max"
     MIN_ABOVE_MAX = "min-above-max"
     HISTOGRAM_ABOVE_REQUESTS = "histogram-above-requests"
+    # -- a comparison (perfkit.analysis.compare, .context) ----------------------------------
+    #: a warning of one metric among several (a gate's comparisons)
+    OF_METRIC = "of-metric"
+    #: a side's saturated runs, ranked with the failed ones, and its runs in doubt
+    RUNS_SATURATED = "runs-saturated"
+    RUNS_SHORT = "runs-short"
+    #: only Holm's adjustment over the table makes the row untestable
+    UNTESTABLE_DESIGN = "untestable-design"
+    #: every run of one arm ran before every run of the other
+    ARMS_NOT_INTERLEAVED = "arms-not-interleaved"
+    #: the A/A calibration (perfkit.analysis.compare._aa)
+    AA_RANKED_WORST = "aa-ranked-worst"
+    AA_LEFT_OUT_OF_REQUEST_TEST = "aa-left-out-of-request-test"
+    AA_NOT_TESTED = "aa-not-tested"
+    AA_LEVELS_NOT_SPLIT = "aa-levels-not-split"
+    AA_SPLITS_SHARE_RUNS = "aa-splits-share-runs"
+    #: the drift over the run order within the arms
+    ARM_DRIFT_CHECK = "arm-drift-check"
+    #: a row's change the drift within the arms could have made
+    DRIFT_MAY_MAKE_CHANGE = "drift-may-make-change"
+    # -- the analysis' core (perfkit.analysis.core) ---------------------------------------
+    #: runs whose latencies sit on a known timeout cap (perfkit.analysis.core._caps)
+    ON_CAP = "on-cap"
+    #: runs of a side that never measured the metric (left out, not failed)
+    RUNS_UNMEASURED = "runs-unmeasured"
+    #: a column that differs between the arms: part of what they compare, not a row
+    COLUMN_DIFFERS_BETWEEN_ARMS = "column-differs-between-arms"
+    #: a column not recorded for some arms' runs: not a row
+    COLUMN_NOT_RECORDED = "column-not-recorded"
+    #: the kernel counters of some runs are system-wide
+    COUNTERS_SYSTEM_WIDE = "counters-system-wide"
+    #: the counters cover wrk2's calibration, which its histogram leaves out
+    COUNTERS_INCLUDE_CALIBRATION = "counters-include-calibration"
+    #: the row's smallest detectable change cannot be computed
+    NO_MDE = "no-mde"
+    #: cells of a tidy frame that are not finite, written as missing
+    WRITTEN_AS_MISSING = "written-as-missing"
+    # -- statistics (perfkit.stats) ---------------------------------------------------------
+    #: a warning of one side (or both) of a comparison: ``side`` and the ``warning``
+    ON_SIDE = "on-side"
+    NO_RUNS = "no-runs"
+    EMPTY_HISTOGRAM = "empty-histogram"
+    MEDIAN_CI_NEEDS_RUNS = "median-ci-needs-runs"
+    MEDIAN_CI_RANGE = "median-ci-range"
+    MEDIAN_CI_NONE = "median-ci-none"
+    QUANTILE_CI_NEEDS_REQUESTS = "quantile-ci-needs-requests"
+    EXCLUDED_FAILED = "excluded-failed"
+    NOTHING_TO_COMPARE = "nothing-to-compare"
+    NO_FINISHED_RUN = "no-finished-run"
+    FAILED_RANKED_WORST = "failed-ranked-worst"
+    INFINITE_VALUES = "infinite-values"
+    NONPOSITIVE_VALUES = "nonpositive-values"
+    NO_RATIO_CI = "no-ratio-ci"
+    TOO_FEW_RUNS = "too-few-runs"
+    #: percentiles across runs (perfkit.stats.acrossruns, .bootstrap)
+    RUNS_LEFT_OUT = "runs-left-out"
+    RUNS_RANKED_SLOWEST = "runs-ranked-slowest"
+    NO_RUNS_WITH_VALUE = "no-runs-with-value"
+    ONE_RUN = "one-run"
+    FEW_RUNS_T_LOG = "few-runs-t-log"
+    FEW_RUNS_LOG_NORMAL = "few-runs-log-normal"
+    PERCENTILE_ON_JUMP = "percentile-on-jump"
+    THIN_TAILS = "thin-tails"
+    PER_RUN_DRIFT = "per-run-drift"
+    BOOTSTRAP_UNDER_COVERS = "bootstrap-under-covers"
+    EMPTY_HISTOGRAMS_LEFT_OUT = "empty-histograms-left-out"
+    #: an SLO (perfkit.stats.slo): why a rate got its verdict, and the bracket's warnings
+    RATE_RUNS_FAILED = "rate-runs-failed"
+    RATE_NOT_KEPT_UP = "rate-not-kept-up"
+    RATE_ERRORS = "rate-errors"
+    RATE_INTERVAL = "rate-interval"
+    RUNS_SHORT_OF_TARGET = "runs-short-of-target"
+    AT_RATE = "at-rate"
+    NOT_MONOTONE = "not-monotone"
+    INCONCLUSIVE_ABOVE_PASS = "inconclusive-above-pass"
+    LOWEST_RATE_FAILED = "lowest-rate-failed"
+    BRACKET_OPEN_ABOVE = "bracket-open-above"
+    CONNECTIONS_MIXED = "connections-mixed"
+    #: scalability fits (perfkit.stats.usl)
+    RUNS_LEFT_OUT_OF_FIT = "runs-left-out-of-fit"
+    FIT_NOT_CONVERGED = "fit-not-converged"
+    RUNS_BOOTSTRAP_SINGLE_RUN = "runs-bootstrap-single-run"
+    REFITS_NOT_CONVERGED = "refits-not-converged"
+    ONE_RUN_PER_N = "one-run-per-n"
+    SIGMA_ON_BOUND = "sigma-on-bound"
+    LINEAR_REGION_MISSED = "linear-region-missed"
+    AMDAHL_NO_PEAK = "amdahl-no-peak"
+    NSTAR_NOT_CLAIMED = "nstar-not-claimed"
+    NSTAR_CLAIMED = "nstar-claimed"
+    NSTAR_ROUGH_RANGE = "nstar-rough-range"
+    NSTAR_EXTRAPOLATED = "nstar-extrapolated"
+    #: factorial effects (perfkit.analysis.effects)
+    BLOCKS_NOT_USED = "blocks-not-used"
+    FACTORIAL_KEEPS_RUNS = "factorial-keeps-runs"
+    #: two factors interact at a level: their simple effects given, not main effects
+    INTERACT_AT = "interact-at"
+    #: latency percentiles (perfkit.analysis.latency)
+    LATENCIES_WRK_CLOSED_LOOP = "latencies-wrk-closed-loop"
+    LATENCIES_CLOSED_LOOP = "latencies-closed-loop"
+    LATENCIES_HISTOGRAM_PARTIAL = "latencies-histogram-partial"
+    ESTIMATE_RUNS_STATUS = "estimate-runs-status"
+    ESTIMATES_FEW_RUNS = "estimates-few-runs"
+    #: a history (perfkit.analysis.history, perfkit.store.history)
+    LABEL_STORED_TWICE = "label-stored-twice"
+    OF_LABELS = "of-labels"
+    LABELS_RUNS_FAILED = "labels-runs-failed"
+    #: the scaling analysis (perfkit.analysis.scaling)
+    AMDAHL_ONLY = "amdahl-only"
+    NO_SCALING_MODEL = "no-scaling-model"
+    FIT_FAILED = "fit-failed"
+    RUNS_WITHOUT_CONCURRENCY = "runs-without-concurrency"
+    RUNS_WITHOUT_TARGET_RATE = "runs-without-target-rate"
+    #: why an offered rate did not pass, at its rate
+    RATE_REASON = "rate-reason"
+    #: factorial designs (perfkit.stats.factorial_design)
+    AT_LEVEL = "at-level"
+    RUNS_WITHOUT_RESPONSE = "runs-without-response"
+    UNBALANCED_DESIGN = "unbalanced-design"
+    NO_SPREAD_IN_CELLS = "no-spread-in-cells"
+    ONE_RUN_CELL = "one-run-cell"
+    NON_ORTHOGONAL = "non-orthogonal"
+    #: change points (perfkit.stats.changepoint)
+    TOO_FEW_LABELS = "too-few-labels"
+    RATIO_PER_UNIT = "ratio-per-unit"
+    WEAK_NO_INTERVAL = "weak-no-interval"
+    WEAK_HOLDS_ONE = "weak-holds-one"
+    FAILED_RUNS_LEFT_OUT = "failed-runs-left-out"
+    LABELS_LEFT_OUT = "labels-left-out"
+    #: power (perfkit.stats.power)
+    NO_SPREAD = "no-spread"
+    TIED_VALUES = "tied-values"
+    SPREAD_FEW_DF = "spread-few-df"
+    RUNS_LEFT_OUT_OF_SPREAD = "runs-left-out-of-spread"
+    DESIGN_CANNOT_REACH_ALPHA = "design-cannot-reach-alpha"
+    MORE_RUNS_THAN = "more-runs-than"
+    RATIO_OF_ONE = "ratio-of-one"
 
 
 @dataclasses.dataclass(frozen=True, init=False, repr=False)
@@ -188,9 +324,9 @@ class Warn:
                                    for k, v in (raw.get("fields") or {}).items()})
 
 
-def texts(warnings: Iterable[Warn]) -> list[str]:
-    """The words of each warning, in order."""
-    return [w.text for w in warnings]
+def texts(warnings: Iterable[Warn | str]) -> list[str]:
+    """The words of each warning, in order (a text as it is: a caveat not coded yet)."""
+    return [str(w) for w in warnings]
 
 
 _SCALARS = (str, int, float, bool, type(None))

@@ -127,7 +127,7 @@ def test_value_unit_header_converts_nanoseconds():
     text = _log([(None, in_ns, 0.5)], comments=("[ValueUnit: ns]",))
     (run,) = hlog.parse(text, "x.hlog")
     (reference,) = hlog.parse(_log([(None, _filled(samples), 0.5)]), "y.hlog")
-    assert run.extra["value_unit"] == "ns" and not any("ValueUnit" in n for n in run.notes)
+    assert run.extra["value_unit"] == "ns" and Code.HLOG_UNIT not in {n.code for n in run.notes}
     assert run.requests == reference.requests
     for q in hlog.PERCENTILES:
         assert run.percentiles_ms[q] == pytest.approx(reference.percentiles_ms[q], rel=2e-3)

@@ -20,6 +20,7 @@ import pytest
 
 from perfkit.report import nb as nbhelp
 from perfkit.report.export import remote_references
+from perfkit.warning import texts
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ("overview", "latency", "scaling", "tuning-effects")
@@ -137,7 +138,7 @@ def test_warnings_travel_with_their_numbers_to_the_index(report, executed):
     # target (kept, in doubt): that warning is on the index, a caveat of the bracket's row
     index = (report / "index.html").read_text(encoding="utf-8")
     bracket = _slo(nbhelp.collect(executed["scaling"])["answers"], "tuned", 64)
-    short = [w for w in bracket.warnings if "fell short of the target" in w]
+    short = [w for w in texts(bracket.warnings) if "fell short of the target" in w]
     assert short and carried(short[0], caveat_entries(index))
 
 
@@ -260,7 +261,7 @@ def test_review2_item05_each_answer_carries_the_warnings_of_its_numbers(report, 
     verdicts = verdicts.fillna({"reason": "", "warnings": ""})
     for (profile, conns), rates in verdicts.groupby(["profile", "connections"]):
         answer = _slo(scaling, profile, conns)
-        said = " ".join(answer.warnings)
+        said = " ".join(texts(answer.warnings))
         fails = rates.loc[rates["verdict"] == "fail", "rate_rps"]
         deciding = rates[rates["rate_rps"] <= (fails.min() if len(fails) else math.inf)]
         for _, r in deciding.iterrows():
@@ -268,10 +269,10 @@ def test_review2_item05_each_answer_carries_the_warnings_of_its_numbers(report, 
                 assert f"{r['rate_rps']} req/s: {r['reason']}" in said, (profile, conns)
             for piece in filter(None, r["warnings"].split("; ")):
                 assert piece in said, (profile, conns, piece)
-        assert all(carried(w, entries) for w in answer.warnings)
+        assert all(carried(w, entries) for w in texts(answer.warnings))
     default16 = _slo(scaling, "default", 16)
-    assert any("1 of 3 runs did not keep up" in w for w in default16.warnings)
-    assert any("t interval on log" in w for w in default16.warnings)
+    assert any("1 of 3 runs did not keep up" in w for w in texts(default16.warnings))
+    assert any("t interval on log" in w for w in texts(default16.warnings))
     # the latency headline: its estimate's warnings and what its runs' tool implies
     latency = nbhelp.collect(executed["latency"])["answers"]
     percentiles = pd.read_csv(tables / "latency-percentiles.csv").fillna({"warnings": ""})
@@ -279,18 +280,18 @@ def test_review2_item05_each_answer_carries_the_warnings_of_its_numbers(report, 
     calibrated = runs["warning"].str.contains("calibration").any()
     for _, r in percentiles[percentiles["percentile"] == 99.0].iterrows():
         (answer,) = [a for a in latency if a.question == f"profile {r['config']}"]
-        assert answer.warnings and all(carried(w, entries) for w in answer.warnings)
-        assert all(p in " ".join(answer.warnings) for p in r["warnings"].split("; ") if p)
-        assert calibrated == any("post-calibration" in w for w in answer.warnings)
+        assert texts(answer.warnings) and all(carried(w, entries) for w in texts(answer.warnings))
+        assert all(p in " ".join(texts(answer.warnings)) for p in r["warnings"].split("; ") if p)
+        assert calibrated == any("post-calibration" in w for w in texts(answer.warnings))
     # the claimed peak: the closed-loop experiment drifted (the overview's drift table)
     trend = pd.read_csv(tables / "overview-drift-trend.csv").set_index("experiment")
     row = trend.loc["demo-wrk-connections"]
     assert row["verdict"] == "drift"
     (peak,) = [a for a in scaling if a.topic == "peak" and a.question == "profile default"]
-    (drifted,) = [w for w in peak.warnings if "drifted" in w]
+    (drifted,) = [w for w in texts(peak.warnings) if "drifted" in w]
     assert drifted.startswith("demo-wrk-connections") and "throughput_rps" in drifted
     assert f"{row['change_first_to_last_pct']:+.0f}%" in drifted and carried(drifted, entries)
-    assert any("between blocks" in w for w in peak.warnings)
+    assert any("between blocks" in w for w in texts(peak.warnings))
 
 
 #: what an index row's verdict may say, per page (a verdict, never an estimand or a model)
@@ -357,7 +358,7 @@ def assert_caveats_said_once(page: str, answers) -> None:
     """Each caveat of ``answers`` is one numbered entry of the page (in full, or condensed
     against an earlier one) naming every row it affects; a row carries at most one mark and
     none of the caveats' text; every mark and row link lands on its target."""
-    caveats = list(dict.fromkeys(w for a in answers for w in a.warnings))
+    caveats = list(dict.fromkeys(w for a in answers for w in texts(a.warnings)))
     entries = caveat_entries(page)
     assert len(entries) == len(caveats)
     assert all(carried(w, entries) for w in caveats)
@@ -386,8 +387,8 @@ def test_a_pages_answers_number_each_caveat_once_with_the_rows_it_affects(report
     # a caveat many answers share (the interaction note at 256 connections; the drift note
     # before demo-wrk-factorial was re-recorded with counters) is one entry
     shared = "interact at 256 connections"
-    notes = [w for w in dict.fromkeys(w for a in answers for w in a.warnings) if shared in w]
-    assert notes and sum(shared in w for a in answers for w in a.warnings) > len(notes)
+    notes = [w for w in dict.fromkeys(w for a in answers for w in texts(a.warnings)) if shared in w]
+    assert notes and sum(shared in w for a in answers for w in texts(a.warnings)) > len(notes)
     page = (report / "tuning-effects.html").read_text(encoding="utf-8")
     rows = [re.sub(r'<span class="counted">.*?</span>', "", r) for r in answer_rows(page)]
     assert len(" ".join(re.sub(r"<[^>]+>", " ", r) for r in rows)) < 4000  # but what was counted
@@ -513,7 +514,7 @@ def test_no_page_and_no_methods_show_a_path_of_the_machine(report):
 def test_wrks_latency_is_described_as_wrk_4_computes_it(report):
     # before: tuning-effects said wrk understates the tail, the scaling page that its printed
     # latencies include synthetic samples; wrk 4 applies stats_correct before printing
-    from perfkit.model import WRK_LATENCY
+    from perfkit.wording import WRK_LATENCY
 
     pages = _pages(report)
     texts = {n: html.unescape(t) for n, t in pages.items()}
@@ -662,7 +663,7 @@ def test_a_collapsed_notes_summary_opens_with_words_not_a_reference(report):
 def test_the_methods_say_wrks_latency_once(report):
     # before: the paragraph on how wrk 4 computes its latencies stood in the section of every
     # wrk experiment (7 times), since it opens with a lower-case tool name
-    from perfkit.model import WRK_LATENCY
+    from perfkit.wording import WRK_LATENCY
 
     methods = (report / "methods.md").read_text(encoding="utf-8")
     assert methods.count(WRK_LATENCY) == 1

@@ -17,6 +17,7 @@ from perfkit.formatting import Footnotes, fmt_sig, level_text, pct
 from perfkit.present.compare import _p
 from perfkit.present.tables import Column, Table
 from perfkit.vocabulary import SIGNIFICANT, Verdict
+from perfkit.warning import Warn
 
 
 # -- factorial effects ----------------------------------------------------------------------------
@@ -91,7 +92,7 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
     return Table(tuple(cols), tuple(rows), title, tuple(notes.items))
 
 
-def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes) -> str:
+def _verdict(verdict: str, warnings: Sequence[Warn], notes: Footnotes) -> str:
     """A verdict, with the mark of its cap warnings (an artefact, or a count or rate a cap
     affects)."""
     return f"{verdict} {notes.mark(warnings)}".rstrip() if warnings else verdict

@@ -30,6 +30,7 @@ from perfkit.analysis.compare import (
 from perfkit.formatting import Footnotes, change_ci, fmt_p, interval_text, level_text, pct_change
 from perfkit.present.tables import Column, Table
 from perfkit.vocabulary import GateOutcome, GateStatus
+from perfkit.warning import Code, Warn
 
 #: a gate's overall status as the headline of ``perfkit gate`` and JUnit XML write it (a CI
 #: contract: ``perfkit gate: REGRESSION (exit 1; ...)``)
@@ -73,14 +74,14 @@ def key_text(keys: Sequence[str], key: Sequence) -> str:
 
 
 # -- gate -------------------------------------------------------------------------------------
-def table_warnings(result: GateResult) -> list[str]:
+def table_warnings(result: GateResult) -> list[Warn]:
     """The comparisons' warnings once each; one that not every metric shares (the drift
-    check) names its metric."""
-    out: list[str] = []
+    check) names its metric (:attr:`Code.OF_METRIC`)."""
+    out: list[Warn] = []
     for t in result.tables:
         for w in t.warnings:
             shared = all(w in other.warnings for other in result.tables)
-            out.append(w if shared else f"{t.metric.name}: {w}")
+            out.append(w if shared else Warn(Code.OF_METRIC, metric=t.metric.name, warning=w))
     return list(dict.fromkeys(out))
 
 
@@ -149,7 +150,7 @@ def junit(result: GateResult) -> str:
                                           "type": str(GateOutcome.NO_DATA)}).text = _details(g)
         ET.SubElement(case, "system-out").text = _details(g)
     if warns:
-        ET.SubElement(suite, "system-err").text = "\n".join(warns)
+        ET.SubElement(suite, "system-err").text = "\n".join(map(str, warns))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
 

@@ -27,6 +27,10 @@ from perfkit.report.condense import Said
 from perfkit.report.condense import escape as _e
 from perfkit.vocabulary import ARTEFACT as _ARTEFACT
 from perfkit.vocabulary import Verdict
+from perfkit.warning import Warn
+
+#: a caveat: a coded warning, or a text (a threat to validity, a page's own prose)
+Caveat = Warn | str
 
 #: where a row is listed: the answers table ...
 ANSWERED = "answered"
@@ -67,7 +71,7 @@ class Answer:
     answer: str
     verdict: str = ""
     n: str = ""
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Caveat, ...] = ()
     group: str = ""
     topic: str = ""
     kind: str = ANSWERED
@@ -87,13 +91,17 @@ class Answer:
             f"\n  - {w}" for w in self.warnings)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "warnings": list(self.warnings)}
+        """The fields as JSON (a coded warning as :meth:`Warn.to_dict`, a text as itself)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["warnings"] = [w.to_dict() if isinstance(w, Warn) else w for w in self.warnings]
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Answer:
         names = {f.name for f in dataclasses.fields(cls)}
-        fields: dict[str, Any] = {k: (tuple(v) if k == "warnings" else v)
-                                  for k, v in data.items() if k in names}
+        fields: dict[str, Any] = {k: v for k, v in data.items() if k in names}
+        fields["warnings"] = tuple(Warn.decode(w) if isinstance(w, Mapping) else w
+                                   for w in data.get("warnings", ()))
         return cls(**fields)
 
 
@@ -121,7 +129,7 @@ class Caveats:
     heading it is marked (it bears on all their rows); ``marks``: per row, the one note number shown
     beside it (None: none); ``group_marks``: per group, the one note number on its heading."""
 
-    notes: tuple[str, ...]
+    notes: tuple[Caveat, ...]
     rows: tuple[tuple[int, ...], ...]
     groups: tuple[tuple[str, ...], ...]
     marks: tuple[int | None, ...]
@@ -137,13 +145,13 @@ def number(items: Sequence[Answer], start: int = 1) -> Caveats:
             groups.setdefault(a.group, []).append(i)
     common = {g: set.intersection(*(set(items[i].warnings) for i in idx))
               for g, idx in groups.items() if len(idx) > 1 and g}
-    notes: list[str] = []
-    rows: dict[str, list[int]] = {}
-    on: dict[str, list[str]] = {}
+    notes: list[Caveat] = []
+    rows: dict[Caveat, list[int]] = {}
+    on: dict[Caveat, list[str]] = {}
     marks: list[int | None] = []
     group_marks: dict[str, int] = {}
 
-    def note(text: str) -> int:
+    def note(text: Caveat) -> int:
         if text not in rows:
             notes.append(text)
             rows[text], on[text] = [], []
@@ -279,8 +287,8 @@ def answers_html(items: Iterable[Answer], prefix: str = "", heading: str = "h2",
     if cav.notes:
         said, condensed = Said(), []
         for i, t in enumerate(cav.notes, 1):
-            condensed.append(said.condense(t))
-            said.add(t, f"caveat {i}")
+            condensed.append(said.condense(str(t)))
+            said.add(str(t), f"caveat {i}")
         entries = "".join(
             f'<li id="{prefix}caveat-{i}">{_e(t)}{_named(r, prefix)}</li>'
             for i, (t, r) in enumerate(zip(condensed, cav.rows, strict=True), 1))

@@ -46,7 +46,7 @@ from perfkit._fsutil import flock, write_bytes_atomic
 from perfkit.formatting import PROGRESS_ENV, fmt_num
 from perfkit.present.tables import csv_text, render
 from perfkit.report import order
-from perfkit.report.answers import Answer, answers_html, answers_text
+from perfkit.report.answers import Answer, Caveat, answers_html, answers_text
 from perfkit.report.condense import (
     OPEN_NOTE_CHARS,
     Said,
@@ -57,6 +57,7 @@ from perfkit.report.condense import (
     opening,
 )
 from perfkit.report.nb_files import META_KEY, Files, slug
+from perfkit.warning import Warn
 
 #: the most rows a table shows on a page; a longer one is written to CSV and linked
 MAX_SHOWN_ROWS = 60
@@ -97,8 +98,8 @@ class Report(Files):
     #: recorded with each figure so that tests can check one colour per configuration
     shown: dict[str, str] = dataclasses.field(default_factory=dict)
     _palette: Any = dataclasses.field(default=None, repr=False)
-    #: the caveats the page's answers number (text -> number): said once, linked after
-    said: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: the caveats the page's answers number (caveat -> number): said once, linked after
+    said: dict[Caveat, int] = dataclasses.field(default_factory=dict)
     #: every caveat and note the page has shown, to refer to rather than repeat
     page: Said = dataclasses.field(default_factory=Said)
     _gather: list = dataclasses.field(default_factory=list, repr=False)
@@ -249,7 +250,7 @@ class Report(Files):
         body, cav = answers_html(items, heading="h3")
         self.said.update({t: i for i, t in enumerate(cav.notes, 1)})
         for i, t in enumerate(cav.notes, 1):
-            self.page.add(t, f"caveat {i}")
+            self.page.add(str(t), f"caveat {i}")
         self._show({"text/html": f'<div class="perfkit-answers"><h2>Answers</h2>{body}</div>',
                   "text/plain": answers_text(items)},
                  {META_KEY: {"answers": [a.to_dict() for a in items], "notebook": self.name}})
@@ -284,20 +285,21 @@ class Report(Files):
                  {META_KEY: {"methods": {k: dict(v) for k, v in records.items()},
                              "notebook": self.name}})
 
-    def note(self, text: str | Iterable[str], kind: str = "warning",
+    def note(self, text: Caveat | Iterable[Caveat], kind: str = "warning",
              title: str | None = None) -> None:
         """Show a caveat (one paragraph, or a list when several lines are given); ``kind``
         ``"text"``: prose written from the data (paragraphs, no frame); ``title``: a heading
         above it, saying what the list is. A caveat already given among the page's answers
         is not repeated: a link to it stands in its place; caveats longer than
         :data:`OPEN_NOTE_CHARS` in all are collapsed."""
-        lines = [text] if isinstance(text, str) else [str(t) for t in text]
-        if not lines:
+        given = [text] if isinstance(text, str | Warn) else list(text)
+        if not given:
             return
-        first = lines[0]  # the summary opens with it in full, never with a reference
+        first = str(given[0])  # the summary opens with it in full, never with a reference
+        lines = [str(t) for t in given]
         if kind == "warning":
-            said = [self.said[t] for t in lines if t in self.said]
-            lines = [t for t in lines if t not in self.said]
+            said = [self.said[t] for t in given if t in self.said]
+            lines = [str(t) for t in given if t not in self.said]
             first = lines[0] if lines else first
             shown = []
             for t in lines:

@@ -197,7 +197,7 @@ def _store_version(path: Path) -> int:
     return int(json.loads((path / MARKER).read_text(encoding="utf-8"))["version"])
 
 
-def label_files(store: str | os.PathLike) -> tuple[list[LabelFile], list[str]]:
+def label_files(store: str | os.PathLike) -> tuple[list[LabelFile], list[Warn]]:
     """The stored labels in series order (time, then seq), and warnings (duplicates)."""
     path = Path(store)
     if not path.is_dir():
@@ -205,11 +205,11 @@ def label_files(store: str | os.PathLike) -> tuple[list[LabelFile], list[str]]:
     _check_store(path)
     found = _all_files(path)
     newest: dict[str, LabelFile] = {}
-    warnings = []
+    warnings: list[Warn] = []
     for item in sorted(found, key=lambda f: f.seq):
         if item.label in newest:
-            warnings.append(f"label {item.label!r} is stored twice ({newest[item.label].path.name}"
-                            f", {item.path.name}): the newer file is used")
+            warnings.append(Warn(Code.LABEL_STORED_TWICE, label=item.label,
+                                 older=newest[item.label].path.name, newer=item.path.name))
         newest[item.label] = item
     ordered = sorted(newest.values(), key=lambda f: (f.time_utc, f.seq))
     return ordered, warnings

@@ -87,7 +87,8 @@ from perfkit.analysis.core._runstatus import (
     unmeasured_reason,
 )
 from perfkit.analysis.core._stalls import StallChange, holm, stall_change, stalled
-from perfkit.analysis.core._tidy import json_records, not_finite
+from perfkit.analysis.core._tidy import RATIO as NOT_FINITE_RATIO
+from perfkit.analysis.core._tidy import comparison_columns, json_records, not_finite
 
 __all__ = [
     "CAP_TOLERANCE",
@@ -151,6 +152,8 @@ __all__ = [
     "metric",
     "not_estimable_text",
     "not_finite",
+    "comparison_columns",
+    "NOT_FINITE_RATIO",
     "peer_columns",
     "peer_latencies",
     "per_endpoint",

@@ -149,7 +149,7 @@ def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
                     "mde_high": mde.ratio_high if mde is not None and testable else math.nan,
                     "mde_low": mde.ratio_low if mde is not None and testable else math.nan,
                     "mde_note": (mde.reason or "") if mde is not None and not testable else
-                    (NO_MDE if verdict == NO_CHANGE and mde is None else "")})
+                    (str(NO_MDE) if verdict == NO_CHANGE and mde is None else "")})
     return out
 
 

@@ -53,6 +53,7 @@ from perfkit.formatting import level_text, plain
 from perfkit.stats.changepoint import ChangePoints, change_points
 from perfkit.stats.orderstats import median_ci, min_n_for_finite_ci
 from perfkit.vocabulary import HistoryVerdict
+from perfkit.warning import Code, Warn, texts
 
 
 # -- the series and its change points ---------------------------------------------------------
@@ -87,7 +88,7 @@ class Point:
     ci_high: float
     coverage: float
     values: tuple[float, ...]
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,7 +118,7 @@ class HistoryAnalysis:
     series: tuple[Series, ...]
     confidence: float
     alpha: float
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
     #: the load columns that hold one value in every analysed run (``(("connections", 16),)``):
     #: the load point of every series, beside the varying ``keys``
     load: tuple[tuple[str, Any], ...] = ()
@@ -175,7 +176,7 @@ class HistoryAnalysis:
                             "n_labels_before": c.n_labels_before,
                             "n_labels_after": c.n_labels_after,
                             "direction": self.metric.verdict(c.ratio),
-                            "support": c.support, "warnings": "; ".join(c.warnings)})
+                            "support": c.support, "warnings": "; ".join(texts(c.warnings))})
                 records.append(rec)
         columns = ["metric", *self.keys, "position", "label", "label_before", "estimand", "ratio",
                    "ratio_ci_low", "ratio_ci_high", "p_value", "p_value_adjacent",
@@ -190,7 +191,7 @@ class HistoryAnalysis:
                      for k, v in r.items()} for r in frame.to_dict(orient="records")]
         return {"history": self.name, **self.metric.to_dict(), "keys": list(self.keys),
                 "confidence": self.confidence, "alpha": self.alpha,
-                "method": self.describe(), "warnings": list(self.warnings),
+                "method": self.describe(), "warnings": [w.to_dict() for w in self.warnings],
                 "series": records(self.to_frame()),
                 "change_points": records(self.change_frame())}
 
@@ -346,26 +347,21 @@ def _point(rows: RunSet, label: str, metric: Metric, confidence: float) -> Point
                  tuple(float(v) for v in finished), (*ci.warnings, *unmeasured))
 
 
-def _point_notes(metric: Metric, series: Sequence[Series]) -> list[str]:
+def _point_notes(metric: Metric, series: Sequence[Series]) -> list[Warn]:
     """What the points' intervals cover, and how failed runs entered them, once per kind."""
-    found: dict[str, list[str]] = {}
+    found: dict[Warn, list[str]] = {}
     for s in series:
         for p in s.points:
             for w in p.warnings:
                 found.setdefault(w, []).append(p.label)
-    notes = [f"{_names(labels)}: {w}" for w, labels in found.items()]
+    notes = [Warn(Code.OF_LABELS, labels=tuple(dict.fromkeys(labels)), warning=w)
+             for w, labels in found.items()]
     failed = [p.label for s in series for p in s.points if p.n_failed]
     if failed:
-        n = sum(p.n_failed for s in series for p in s.points)
-        notes.append(f"{n} run(s) of {_names(failed)} failed, did not keep up or have no value "
-                     f"of {metric.name}: ranked worst in their label's median and interval, "
-                     "left out of the change points")
+        notes.append(Warn(Code.LABELS_RUNS_FAILED,
+                          runs=sum(p.n_failed for s in series for p in s.points),
+                          labels=tuple(dict.fromkeys(failed)), metric=metric.name))
     return notes
-
-
-def _names(labels: Sequence[str]) -> str:
-    labels = list(dict.fromkeys(labels))
-    return f"label{'s' if len(labels) > 1 else ''} {', '.join(labels)}"
 
 
 # -- gates over the history -------------------------------------------------------------------

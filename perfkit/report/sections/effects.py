@@ -22,9 +22,10 @@ from perfkit.analysis.effects import (
 )
 from perfkit.formatting import fmt_ci, level_text
 from perfkit.present.compare import row_runs
-from perfkit.report.answers import ANSWERED, ARTEFACT, NOT_TESTABLE, Answer, ratio_text
+from perfkit.report.answers import ANSWERED, ARTEFACT, NOT_TESTABLE, Answer, Caveat, ratio_text
 from perfkit.report.sections.common import LOAD_WORDS
 from perfkit.vocabulary import Verdict
+from perfkit.warning import Code, Warn
 
 #: the forest plots' width, in column widths: room for the simple effects' labels, the
 #: values beside the axis and the legend
@@ -53,9 +54,9 @@ def _by(per: str | Sequence[str] | None):
     return per
 
 
-def notes(tables: Sequence[ComparisonTable]) -> list[str]:
+def notes(tables: Sequence[ComparisonTable]) -> list[Warn]:
     """The distinct warnings of the comparisons (e.g. "3 vs 3 runs cannot reach ...")."""
-    seen: dict[str, None] = {}
+    seen: dict[Warn, None] = {}
     for table in tables:
         for w in table.warnings:
             seen.setdefault(w, None)
@@ -65,7 +66,7 @@ def notes(tables: Sequence[ComparisonTable]) -> list[str]:
     return list(seen)
 
 
-def notes_below(source: ComparisonTable | FactorialResult, shown) -> list[str]:
+def notes_below(source: ComparisonTable | FactorialResult, shown) -> list[Warn]:
     """The warnings of ``source`` (a comparison's :func:`notes`, a factorial's
     :attr:`~FactorialResult.warnings`) that its presentation ``shown`` (a
     :class:`perfkit.present.tables.Table`, or a list or tuple of them, e.g. the factorial's
@@ -201,7 +202,7 @@ def families_text(tables: Sequence[ComparisonTable], results: Sequence[Factorial
     return statement(families(tables, results))
 
 
-def _with(answer: Answer, warnings: Sequence[str]) -> Answer:
+def _with(answer: Answer, warnings: Sequence[Caveat]) -> Answer:
     extra = tuple(w for w in warnings if w not in answer.warnings)
     return dataclasses.replace(answer, warnings=answer.warnings + extra) if extra else answer
 
@@ -227,9 +228,7 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
         other, _, level = r["at"].partition("=")
         at = f", {other} = {level}"
         pair = " × ".join(f for f in result.factors if f in {r["term"], other})
-        caveats.append(f"{pair} interact at {where or 'every level'}: each factor's effect "
-                       "there depends on the other's level, so it is given at each level of "
-                       "the other (simple effects), not as a main effect")
+        caveats.append(Warn(Code.INTERACT_AT, factors=pair, where=where or None))
     if result.log:
         value = ratio_text(r["estimate"], r["ci_low"], r["ci_high"])
     else:
