@@ -10,7 +10,8 @@ The pages and the index show answers the same way (:func:`answers_html`):
   run of rows of one group led by the group's name (``Effect of keepalive``);
 - what was counted beside an answer (:attr:`Answer.mechanism`) is shown once: a later row
   that counted the same (the p99 and the throughput of one contrast) links to the first;
-- every caveat is one numbered entry (``id="caveat-N"``) that names every row it affects; a
+- every caveat (a coded warning, the same by its code and fields; or a text) is one numbered
+  entry (``id="caveat-N"``), in full, that names every row it affects; a
   caveat that bears on every row of a group is marked once, on the group's heading; a row
   carries at most one mark, linked to the first of its own caveats (the entries of its
   others name it too).
@@ -23,7 +24,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from perfkit.formatting import consecutive_runs, fmt_ci, fmt_pct_change, fmt_sig
-from perfkit.report.condense import Said
 from perfkit.report.condense import escape as _e
 from perfkit.vocabulary import ARTEFACT as _ARTEFACT
 from perfkit.vocabulary import Verdict
@@ -137,8 +137,9 @@ class Caveats:
 
 
 def number(items: Sequence[Answer], start: int = 1) -> Caveats:
-    """Number the caveats of ``items`` (rows numbered from ``start``): each distinct text
-    once; one borne by every row of a group of two or more rows is marked on the group."""
+    """Number the caveats of ``items`` (rows numbered from ``start``): each distinct caveat
+    once (a warning by its code and fields, a text by its words); one borne by every row of a
+    group of two or more rows is marked on the group."""
     groups: dict[str, list[int]] = {}
     for i, a in enumerate(items):
         if a.kind == ANSWERED:  # a group's heading is in the table: its answered rows
@@ -284,14 +285,10 @@ def answers_html(items: Iterable[Answer], prefix: str = "", heading: str = "h2",
                        + _counted(a, same[k - 1], prefix) + "</li>"
                        for k, (a, h) in enumerate(zip(aside, heads, strict=True), len(shown) + 1))
                    + "</ul>")
-    if cav.notes:
-        said, condensed = Said(), []
-        for i, t in enumerate(cav.notes, 1):
-            condensed.append(said.condense(str(t)))
-            said.add(str(t), f"caveat {i}")
+    if cav.notes:  # each caveat once (number(): one entry per code and fields, or text)
         entries = "".join(
             f'<li id="{prefix}caveat-{i}">{_e(t)}{_named(r, prefix)}</li>'
-            for i, (t, r) in enumerate(zip(condensed, cav.rows, strict=True), 1))
+            for i, (t, r) in enumerate(zip(cav.notes, cav.rows, strict=True), 1))
         out.append(f'<details class="caveats"{" open" if caveats_open else ""}>'
                    f"<summary>Caveats ({len(cav.notes)}), each once, with the rows it "
                    f'affects</summary><ol class="perfkit-notes caveats">{entries}</ol>'

@@ -15,7 +15,8 @@ and then shows everything through ``report``:
 - :meth:`Report.answers`: the answers, shown first (one row per designed question, grouped;
   each caveat numbered once with the rows it affects: :mod:`perfkit.report.answers`) and
   collected by the report's ``index.html``; every later note, table note and threat that
-  repeats a caveat refers to it instead (:mod:`perfkit.report.condense`);
+  is a caveat said before (the same code and fields, or the same text) refers to it instead
+  (:mod:`perfkit.report.condense`);
 - :meth:`Report.methods`: the Methods records of each experiment, written from its manifests,
   for the Methods page; the page shows a link to it and the backend its numbers depend on;
 - :meth:`Report.note`: a caveat or warning, escaped (collapsed when long);
@@ -248,9 +249,10 @@ class Report(Files):
         if not items:
             return
         body, cav = answers_html(items, heading="h3")
-        self.said.update({t: i for i, t in enumerate(cav.notes, 1)})
         for i, t in enumerate(cav.notes, 1):
-            self.page.add(str(t), f"caveat {i}")
+            self.said.setdefault(t, i)
+            self.said.setdefault(str(t), i)  # the same words given as text are this caveat
+            self.page.add(t, f"caveat {i}")
         self._show({"text/html": f'<div class="perfkit-answers"><h2>Answers</h2>{body}</div>',
                   "text/plain": answers_text(items)},
                  {META_KEY: {"answers": [a.to_dict() for a in items], "notebook": self.name}})
@@ -299,13 +301,12 @@ class Report(Files):
         lines = [str(t) for t in given]
         if kind == "warning":
             said = [self.said[t] for t in given if t in self.said]
-            lines = [str(t) for t in given if t not in self.said]
-            first = lines[0] if lines else first
-            shown = []
-            for t in lines:
-                shown.append(self.page.condense(t))
-                self.page.add(t, f"the note “{opening(t, 6)}”")
-            lines = shown
+            rest = [t for t in given if t not in self.said]
+            first = str(rest[0]) if rest else first
+            lines = []
+            for t in rest:
+                lines.append(self.page.condense(t))
+                self.page.add(t, f"the note “{opening(str(t), 6)}”")
             refs = ("<p>" + ("As caveat " if len(said) == 1 else "As caveats ")
                     + ", ".join(f'<a href="#caveat-{n}">{n}</a>' for n in said)
                     + " of the answers.</p>") if said else ""
