@@ -26,8 +26,10 @@ Where a result still appends a sentence, ``warnings.append(f"{n} run(s) failed: 
 The words come out as before, so the pages and tables do not change.
 
 The vocabulary's identities (:mod:`perfkit.vocabulary`) have their wording here too, where it
-is more than the identity: :func:`verdict_text` (``stable`` -> ``no drift beyond ±10%``, with
-the tunable :data:`DRIFT_TOLERANCE_PCT`).
+is more than the identity: :func:`verdict_words` (``stable`` -> ``no drift beyond ±10%``, with
+the tunable :data:`DRIFT_TOLERANCE_PCT`; a claim's verdict; :data:`NoteKind.ON_CAP`), and so do
+the composed verdicts of a value on a timeout cap (:func:`artefact_words`,
+:func:`affected_words`).
 """
 
 from __future__ import annotations
@@ -37,11 +39,54 @@ from typing import Any
 
 from perfkit import formatting
 from perfkit.formatting import change_ci, fmt_sig, pct_change
-from perfkit.vocabulary import RunStatus
+from perfkit.vocabulary import ARTEFACT, ClaimVerdict, DriftVerdict, NoteKind, RunStatus
 from perfkit.warning import Code, Warn
 
 #: a wording: a str.format template over the fields, or a function of them
 Wording = str | Callable[[Mapping[str, Any]], str]
+
+
+#: a drift smaller than this over a whole experiment (first run to last) does not matter: the
+#: tunable of the drift verdict ``stable`` (:mod:`perfkit.analysis.context._drift`)
+DRIFT_TOLERANCE_PCT = 10.0
+
+#: the words of the vocabulary's identities whose words are more than the identity
+#: (:func:`verdict_words`)
+VERDICT_WORDS: dict[str, str] = {
+    DriftVerdict.STABLE: f"no drift beyond ±{DRIFT_TOLERANCE_PCT:g}%",
+    ClaimVerdict.SUPPORTED_DIRECTION: f"{ClaimVerdict.SUPPORTED} in direction; size not "
+                                      "comparable",
+    ClaimVerdict.CONTRADICTED: "contradicted by a repeated experiment",
+    ClaimVerdict.NOT_TESTABLE_N1: "not testable (n = 1)",
+    ClaimVerdict.NOT_TESTABLE_UNSTATED: "not testable (runs not stated)",
+    ClaimVerdict.NOT_TESTABLE_NONE: "not testable (no measurement)",
+    NoteKind.ON_CAP: "on a timeout cap",
+}
+
+
+def verdict_words(verdict: Any) -> str:
+    """A verdict or status of the vocabulary in words (its identity when that is its word:
+    ``better``, ``~``; ``stable`` -> ``no drift beyond ±10%``); any other text as it is."""
+    return VERDICT_WORDS.get(verdict, str(verdict)) if isinstance(verdict, str) else \
+        str(verdict)
+
+
+def the_caps(caps: Any) -> str:
+    """``"the 1000 ms cap"``, ``"the 1000 and 2000 ms caps"``."""
+    names = " and ".join(f"{c:g}" for c in sorted(caps))
+    return f"the {names} ms cap{'s' if len(caps) > 1 else ''}"
+
+
+def artefact_words(caps: Any) -> str:
+    """The verdict of an effect computed from values on ``caps`` (ms): ``"artefact of the 1000
+    ms cap"``."""
+    return f"{ARTEFACT} of {the_caps(caps)}"
+
+
+def affected_words(verdict: str, caps: Any) -> str:
+    """A measured verdict from runs that waited for ``caps`` (ms): ``"better (affected by the
+    1000 ms cap)"``."""
+    return f"{verdict_words(verdict)} (affected by {the_caps(caps)})"
 
 
 def _s(n: int) -> str:
@@ -244,7 +289,7 @@ def _arm_drift_check(f: Mapping[str, Any]) -> str:
                 "(no interval: too few pairs of runs within the arms)")
     return (f"drift check over the run order ({f['runs']} runs, pairs of runs within each arm "
             f"and row): {f['change_pct']:+.1f}% {interval} from the first run to the last: "
-            f"{f['verdict']}")
+            f"{verdict_words(f['verdict'])}")
 
 
 def _cannot_reach_alpha(f: Mapping[str, Any]) -> str:

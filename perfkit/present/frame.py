@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from enum import StrEnum
 
 from perfkit.formatting import fmt_num, level_text
 from perfkit.present.tables import Column, Table
+from perfkit.wording import verdict_words
 
 # -- any tidy frame ------------------------------------------------------------------------
 _SUFFIX_UNITS = (("_bytes_per_s", "B/s"), ("_rps", "req/s"), ("_ms", "ms"), ("_us", "us"),
@@ -44,6 +46,8 @@ def frame(table, title: str = "", digits: int = 3, hide: Sequence[str] = ("warni
         numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
         cols.append(column(str(name), numeric))
         cells.append(["" if v is None or v is pd.NA or (isinstance(v, float) and v != v)
-                      else fmt_num(v, digits) if numeric else level_text(v) for v in values])
+                      else fmt_num(v, digits) if numeric
+                      else verdict_words(v) if isinstance(v, StrEnum) else level_text(v)
+                      for v in values])
     rows = tuple(zip(*cells, strict=True)) if cells else ()
     return Table(tuple(cols), tuple(tuple(r) for r in rows), title)

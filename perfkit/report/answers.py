@@ -28,6 +28,7 @@ from perfkit.report.condense import escape as _e
 from perfkit.vocabulary import ARTEFACT as _ARTEFACT
 from perfkit.vocabulary import Verdict
 from perfkit.warning import Warn
+from perfkit.wording import verdict_words
 
 #: a caveat: a coded warning, or a text (a threat to validity, a page's own prose)
 Caveat = Warn | str
@@ -85,7 +86,8 @@ class Answer:
         return f"{self.answer}; counted: {self.mechanism}" if self.mechanism else self.answer
 
     def text(self) -> str:
-        parts = [p for p in (self.verdict, f"n = {self.n}" if self.n else "") if p]
+        parts = [p for p in (verdict_words(self.verdict), f"n = {self.n}" if self.n else "")
+                 if p]
         extra = f" ({'; '.join(parts)})" if parts else ""
         return f"{self.question}: {self.shown}{extra}" + "".join(
             f"\n  - {w}" for w in self.warnings)
@@ -213,7 +215,8 @@ def _row(a: Answer, k: int, mark: int | None, prefix: str, same: int | None = No
     return (f'<tr id="{prefix}row-{k}"><td class="num">{k}</td>'
             f'<td class="question">{_e(a.question)}{_mark(mark, prefix)}</td>'
             f'<td class="answer">{_answer(a, same, prefix)}</td>'
-            f'<td class="verdict">{_e(a.verdict)}</td><td class="n">{_e(a.n)}</td></tr>')
+            f'<td class="verdict">{_e(verdict_words(a.verdict))}</td>'
+            f'<td class="n">{_e(a.n)}</td></tr>')
 
 
 def _first_counted(rows: Sequence[Answer]) -> list[int | None]:
@@ -280,7 +283,8 @@ def answers_html(items: Iterable[Answer], prefix: str = "", heading: str = "h2",
                    '<ul class="answers-aside">' + "".join(
                        f'<li id="{prefix}row-{k}">{k}. '
                        + (f'<span class="aside-group">{_e(h)}</span> — ' if h else "")
-                       + f"{_e(a.question)}: {_e(a.answer)} <i>{_e(a.verdict or a.kind)}</i>"
+                       + f"{_e(a.question)}: {_e(a.answer)} "
+                       f"<i>{_e(verdict_words(a.verdict or a.kind))}</i>"
                        + (f" ({_e(a.n)})" if a.n else "") + _mark(cav.marks[k - 1], prefix)
                        + _counted(a, same[k - 1], prefix) + "</li>"
                        for k, (a, h) in enumerate(zip(aside, heads, strict=True), len(shown) + 1))

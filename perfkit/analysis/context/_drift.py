@@ -44,8 +44,9 @@ import pandas as pd
 from scipy import stats as sps
 
 from perfkit.analysis.core import LOAD_COLUMNS, Experiment, RunSet
-from perfkit.vocabulary import DRIFT_TOLERANCE_PCT, DriftVerdict
+from perfkit.vocabulary import DriftVerdict
 from perfkit.warning import Code, Warn
+from perfkit.wording import DRIFT_TOLERANCE_PCT
 
 #: a drift smaller than this over a whole experiment (first run to last) does not matter
 TOLERANCE_PCT = DRIFT_TOLERANCE_PCT

@@ -19,7 +19,6 @@ from perfkit.analysis.core._caps import (
     cap_check,
     cap_check_sides,
     cap_hits,
-    is_artefact,
 )
 from perfkit.analysis.core._experiment import (
     LOAD_COLUMNS,
@@ -134,7 +133,6 @@ __all__ = [
     "generator_share",
     "holm",
     "interval_or_reason",
-    "is_artefact",
     "is_metric",
     "json_records",
     "judge_interval",

@@ -74,7 +74,7 @@ from perfkit.analysis.core._runstatus import peer_columns, percentile_statuses
 from perfkit.model import Run
 from perfkit.vocabulary import Verdict
 from perfkit.warning import Code, Warn
-from perfkit.wording import CAP_NAMES
+from perfkit.wording import CAP_NAMES, affected_words, artefact_words
 
 #: latencies (ms) that are timeouts, not service times: Linux's initial SYN retransmission
 #: timeout (1 s, RFC 6298) and its next backoff (3 s total), wrk's default --timeout (2 s)
@@ -83,7 +83,7 @@ KNOWN_CAPS_MS = CAP_NAMES
 #: a value within this relative distance of a cap is in its window: a timeout plus a little
 #: service time, printed to 3 significant digits (wrk prints 1.01s)
 CAP_TOLERANCE = 0.05
-#: the start of every artefact verdict (:data:`perfkit.vocabulary.ARTEFACT`)
+#: an effect from values on a cap (:data:`perfkit.vocabulary.ARTEFACT`)
 ARTEFACT = vocabulary.ARTEFACT
 #: a run's max latency up to this share above a cap sits on it (the timeout plus the
 #: request's own latency after the retry: up to 100 ms at 1 s)
@@ -331,16 +331,12 @@ def _short(column: str) -> str:
     return column.removeprefix("latency_").removesuffix("_ms")
 
 
-def _the_caps(caps: Sequence[float]) -> str:
-    """``"the 1000 ms cap"``, ``"the 1000 and 2000 ms caps"``."""
-    names = " and ".join(f"{c:g}" for c in sorted(caps))
-    return f"the {names} ms cap{'s' if len(caps) > 1 else ''}"
-
-
 def artefact(caps: Sequence[float]) -> str:
-    """The verdict of an effect computed from values on ``caps`` (ms)."""
+    """The verdict of an effect computed from values on ``caps`` (ms), as tables and answers
+    report it (:func:`perfkit.wording.artefact_words`: ``"artefact of the 1000 ms cap"``); a
+    decision reads the caps (``on_timeout_cap``), never these words."""
     # a latency on the cap, or the tail of a run whose max is on it: the cap, either way
-    return f"{ARTEFACT} of {_the_caps(caps)}"
+    return artefact_words(caps)
 
 
 def affected(verdict: str, caps: Sequence[float],
@@ -351,8 +347,4 @@ def affected(verdict: str, caps: Sequence[float],
     cap)"``; a verdict not in ``decided``, or no cap, unchanged."""
     if not caps or verdict not in decided:
         return verdict
-    return f"{verdict} (affected by {_the_caps(caps)})"
-
-
-def is_artefact(verdict: str) -> bool:
-    return verdict.startswith(ARTEFACT)
+    return affected_words(verdict, caps)

@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 #: ``interaction``)
 HEADLINE_COLUMNS = ("level_key", "term", "at", "estimate", "ci_low", "ci_high", "p_value",
                     "holm_family", "significant", "verdict", "n_runs", "not_estimable",
-                    "cap_affected", "warnings", "size")
+                    "on_timeout_cap", "cap_affected", "warnings", "size")
 
 
 #: how a simple effect was computed: the comparison rule (as the A/B table), or the
@@ -283,6 +283,7 @@ def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
                          "significant": frame["significant"], "verdict": frame["verdict"],
                          "n_runs": [result.level_runs.get(k, result.n_runs) for k in keys],
                          NOT_ESTIMABLE_COLUMN: frame[NOT_ESTIMABLE_COLUMN],
+                         "on_timeout_cap": frame["on_timeout_cap"],
                          "cap_affected": frame["cap_affected"],
                          "warnings": [tuple(result.level_warnings.get(k, ())) for k in keys],
                          "mechanism": [result.mechanism_of(t, k)
@@ -304,6 +305,7 @@ def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
                                "significant": s["significant"],
                                "verdict": s["verdict"], "n_runs": s["n_runs"],
                                NOT_ESTIMABLE_COLUMN: s[NOT_ESTIMABLE_COLUMN],
+                               "on_timeout_cap": s["on_timeout_cap"],
                                "cap_affected": s["cap_affected"], "warnings": s["warnings"],
                                "mechanism": s["mechanism"], "interaction": False})
         order = {k: i for i, k in enumerate(dict.fromkeys(map(key_of, keys)))}

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 import pandas as pd
 
 from perfkit.analysis import ComparisonTable, Experiment, RunSet, metric
-from perfkit.analysis.core import is_artefact
 from perfkit.analysis.effects import (
     FactorialResult,
     ab_comparisons,
@@ -84,7 +83,7 @@ def forest_rows(result: FactorialResult) -> pd.DataFrame:
     ``level``), with ``artefact`` and ``cap_affected`` flags and the estimate as ``ratio``,
     ``ratio_ci_low``, ``ratio_ci_high`` (in the metric's unit on an additive scale)."""
     rows = result.plot_rows()
-    rows = rows.assign(artefact=[is_artefact(v) for v in rows["verdict"]],
+    rows = rows.assign(artefact=rows["on_timeout_cap"].astype(bool),
                        ratio=rows["estimate"], ratio_ci_low=rows["ci_low"],
                        ratio_ci_high=rows["ci_high"])
     return _labelled(result, rows)
@@ -248,7 +247,7 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
         caveats += [w for w in mech.warnings if w not in caveats]
     return Answer(f"{result.metric.label}, {where or 'all runs'}{at}", value, verdict,
                   f"{r['n_runs']} runs", tuple(caveats), group=factor_group(result, r["term"]),
-                  topic="effect", kind=ARTEFACT if is_artefact(r["verdict"]) else ANSWERED,
+                  topic="effect", kind=ARTEFACT if r["on_timeout_cap"] else ANSWERED,
                   mechanism=counted)
 
 
