@@ -251,8 +251,8 @@ DRIFT_COLUMNS = ["experiment", "metric", "runs", "change_first_to_last_pct", "ci
 
 
 def drift_table(analysis: SeedsAnalysis, data_root: str = "") -> pd.DataFrame:
-    """Every repeated experiment's drift verdict (``drift``, ``inconclusive``, ``no drift
-    beyond ±10%``) for each metric the threats check
+    """Every repeated experiment's drift verdict (``drift``, ``inconclusive``, ``stable``:
+    worded ``no drift beyond ±10%`` where shown) for each metric the threats check
     (:data:`perfkit.analysis.context._validity.DRIFT_METRICS`), as
     :func:`perfkit.analysis.context._drift.check` finds it; the threats name only the experiments
     that drifted."""
