@@ -50,6 +50,8 @@ SERIES = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#00
           "#F0E442")
 LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 2)), "-")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+#: markers of configurations: not the star, which marks a published or reference value
+CONFIG_MARKERS = MARKERS[:-1]
 #: colours of configurations: Okabe-Ito without black (kept for thresholds and neutral
 #: series) and yellow (too faint for lines and markers on white), neighbours differing most,
 #: then Paul Tol's "muted" scheme (rose, indigo, sand, green, cyan, wine, teal, olive, purple)
@@ -195,7 +197,7 @@ class Palette:
             i = self.slot(config)
             n = len(PALETTE_COLORS)
             shift = i % n + i // n
-            out = {"color": PALETTE_COLORS[i % n], "marker": MARKERS[shift % len(MARKERS)],
+            out = {"color": PALETTE_COLORS[i % n], "marker": CONFIG_MARKERS[shift % len(CONFIG_MARKERS)],
                    "linestyle": LINESTYLES[(shift + i // n) % len(LINESTYLES)]}
         else:  # only a load level: not a configuration, so black
             out = {"color": NEUTRAL_COLORS[0], "marker": "o", "linestyle": "-"}
