@@ -197,7 +197,8 @@ class Palette:
             i = self.slot(config)
             n = len(PALETTE_COLORS)
             shift = i % n + i // n
-            out = {"color": PALETTE_COLORS[i % n], "marker": CONFIG_MARKERS[shift % len(CONFIG_MARKERS)],
+            out = {"color": PALETTE_COLORS[i % n],
+                   "marker": CONFIG_MARKERS[shift % len(CONFIG_MARKERS)],
                    "linestyle": LINESTYLES[(shift + i // n) % len(LINESTYLES)]}
         else:  # only a load level: not a configuration, so black
             out = {"color": NEUTRAL_COLORS[0], "marker": "o", "linestyle": "-"}
