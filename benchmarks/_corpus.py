@@ -31,8 +31,8 @@ class Corpus:
 
 def run_dirs(sources: tuple[Path, ...] = SOURCES) -> list[tuple[Path, str]]:
     """(run directory, tool) of every distinct run directory holding a tool output."""
-    from perfkit.ingest.discover import walk
     from perfkit.ingest.loader import classify
+    from perfkit.store.discover import walk
 
     found: list[tuple[Path, str]] = []
     seen: set[str] = set()

@@ -52,7 +52,8 @@ import numpy, hdrh  # imported before the clock starts
 import importlib
 import perfkit
 for name in ("ingest.loader", "ingest.manifest", "ingest.wrk2", "ingest.fastwrk2",
-             "ingest.discover", "store.runcache", "ingest.cache"):
+             "ingest.discover", "store.discover", "store.manifest", "store.runcache",
+             "ingest.cache"):
     try:
         importlib.import_module("perfkit." + name)
     except ImportError:  # an older perfkit (before/after comparisons; the run store moved)

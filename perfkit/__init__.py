@@ -52,8 +52,8 @@ _LAZY = {
     "scan": ("perfkit.ingest.loader", "scan"),
     # tidy frames, several clients' runs as one
     "runs_frame": ("perfkit.frames", "runs_frame"),
-    "combine_groups": ("perfkit.run.distributed", "combine_groups"),
-    "combine_runs": ("perfkit.run.distributed", "combine_runs"),
+    "combine_groups": ("perfkit.combine", "combine_groups"),
+    "combine_runs": ("perfkit.combine", "combine_runs"),
     # experiments and selections
     "Experiment": ("perfkit.analysis.core", "Experiment"),
     "RunSet": ("perfkit.analysis.core", "RunSet"),

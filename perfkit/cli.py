@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import pkgutil
 import re
@@ -26,6 +27,7 @@ from typing import NoReturn, TextIO
 
 from perfkit import __version__
 from perfkit.errors import ERROR_STATUS, PerfkitError
+from perfkit.units import ascii_number
 
 #: the order ``perfkit --help`` lists subcommands in; any other module in perfkit.commands follows
 ORDER = ("parse", "show", "compare", "gate", "effects", "scaling", "plan", "history", "run",
@@ -93,13 +95,18 @@ class _StoreOnce(argparse._StoreAction):
 
 class ArgumentParser(argparse.ArgumentParser):
     """argparse with perfkit's error contract: an error is one line and exit status 2 (the usage
-    block is left to ``--help``); an option given twice is an error; ``-5%`` is a value. Every
+    block is left to ``--help``); an option given twice is an error; ``-5%`` is a value; a
+    number is written in ASCII digits. Every
     subparser is of this class too (argparse makes them with the parent's class)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.register("action", None, _StoreOnce)
         self.register("action", "store", _StoreOnce)
+        # type=float and type=int read ASCII digits only (float("\u0665") is 5.0): argparse
+        # looks each type up here, and names it by the type given ("invalid float value")
+        self.register("type", float, functools.partial(ascii_number, kind=float))
+        self.register("type", int, functools.partial(ascii_number, kind=int))
 
     def error(self, message: str) -> NoReturn:
         raise CommandLineError(self.prog, message)
@@ -181,9 +188,11 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
         print(f"perfkit: error: expected a command ({', '.join(command_names())}); "
               "'perfkit --help' describes each", file=err)
         return ERROR_STATUS
-    from perfkit.ingest.loader import VALUE_UNIT
+    unit = getattr(args, "unit", None)
+    if unit is not None:  # the loader (and numpy) imported only when it is needed: a bad
+        from perfkit.ingest.loader import VALUE_UNIT  # option is refused before either
 
-    token = VALUE_UNIT.set(getattr(args, "unit", None))
+        token = VALUE_UNIT.set(unit)
     try:
         return int(args.func(args, out, err) or 0)
     except KeyboardInterrupt:
@@ -201,7 +210,18 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
             print(f"perfkit: error: {line}", file=err)
         return ERROR_STATUS
     finally:
-        VALUE_UNIT.reset(token)
+        if unit is not None:
+            VALUE_UNIT.reset(token)
+        _flush_stores()
+
+
+def _flush_stores() -> None:
+    """Wait for the run stores being written (:mod:`perfkit.store.runcache`), so that each is
+    on disk before the interpreter begins to exit: a write left to the exit would import
+    modules after the interpreter allows it."""
+    store = sys.modules.get("perfkit.store.runcache")
+    if store is not None:
+        store.flush()
 
 
 def entry_point() -> None:

@@ -83,3 +83,27 @@ class LoadError(PerfkitError):
         self.runs = list(runs or [])
         lines = "\n".join(str(e) for e in self.errors)
         super().__init__(f"{len(self.errors)} file(s) could not be read:\n{lines}")
+
+
+#: the option that leaves unreadable runs out of an analysis instead of refusing it
+SKIP_UNREADABLE = "--skip-unreadable"
+
+
+class UnreadableError(DataError):
+    """Runs that could not be read under an input, refused as a whole: an analysis, a history
+    point or a report made from part of the runs would mislead without saying so.
+
+    ``errors`` are the load errors (``path:line: reason`` each); the CLI prints one line per
+    error (:attr:`problems`), the last also saying what was refused and that
+    ``--skip-unreadable`` leaves them out, named in the output.
+    """
+
+    def __init__(self, errors: list[PerfkitError], where: str, refused: str):
+        self.errors = list(errors)
+        count = (f"{len(self.errors)} file(s)" if len(self.errors) > 1 else "1 file")
+        lines = [str(e) for e in self.errors]
+        them = "them" if len(self.errors) > 1 else "it"
+        lines[-1] += (f" ({count} under {where} could not be read: {refused}; "
+                      f"{SKIP_UNREADABLE} leaves {them} out, named in the output)")
+        self.problems = lines
+        super().__init__("\n".join(lines))

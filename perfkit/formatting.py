@@ -25,6 +25,76 @@ def progress_disabled() -> bool:
     return os.environ.get(PROGRESS_ENV, "") not in ("", "0")
 
 
+def duration_text(seconds: float) -> str:
+    """A wall time as a person reads it: ``12 s``, ``1 min 05 s``, ``2 h 03 min``."""
+    total = max(0, round(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, sec = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    return f"{minutes} min {sec:02d} s" if minutes else f"{sec} s"
+
+
+class Progress:
+    """Progress of long work made of steps (the runs of a sweep, the pages of a report), told
+    as each step ends: ``what done/planned units: name status (seconds); about T left``.
+
+    On a terminal (``bar``) a tqdm bar counts the steps, with the lines above it; elsewhere
+    (a CI log, a file) one line per step; nothing at all without a stream or when
+    ``PERFKIT_NO_PROGRESS=1``. The time left is the mean time of the steps ended so far (in
+    this invocation) times the steps still to go."""
+
+    def __init__(self, stream: Any, what: str, planned: int, *, done: int = 0,
+                 unit: str = "run", bar: bool = False):
+        import time
+
+        self.stream = None if progress_disabled() else stream
+        self.what, self.planned, self.unit = what, planned, unit
+        self.done = self.first = done
+        self._clock = time.monotonic
+        self.started = self._clock()
+        self.bar = None
+        if self.stream is not None and bar:
+            from tqdm.auto import tqdm
+
+            tqdm.monitor_interval = 0  # no monitor thread (a sweep forks load generators)
+            self.bar = tqdm(total=planned, initial=done, desc=what, unit=unit, file=stream,
+                            dynamic_ncols=True, leave=True)
+
+    def line(self, name: str, status: str, seconds: float | None = None) -> str:
+        """The line of the step that just ended (:attr:`done` counts it already)."""
+        took = f" ({seconds:.1f} s)" if seconds is not None else ""
+        elapsed = self._clock() - self.started
+        if self.done >= self.planned:
+            tail = f"all done in {duration_text(elapsed)}"
+        else:
+            each = elapsed / max(1, self.done - self.first)
+            tail = f"about {duration_text(each * (self.planned - self.done))} left"
+        return (f"{self.what}: {self.done}/{self.planned} {self.unit}s, {name} {status}{took}; "
+                f"{tail}")
+
+    def step(self, name: str, status: str, seconds: float | None = None) -> None:
+        """One more step ended: ``name`` with its ``status`` after ``seconds``."""
+        self.done += 1
+        if self.stream is None:
+            return
+        text = self.line(name, str(status), seconds)
+        if self.bar is not None:
+            self.bar.write(text, file=self.stream)
+            self.bar.update(1)
+        else:
+            print(text, file=self.stream, flush=True)
+
+    def note(self, text: str) -> None:
+        """What is going on now, beside the bar (nothing without one)."""
+        if self.bar is not None:
+            self.bar.set_postfix_str(text)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
 def is_missing(value: Any) -> bool:
     """None, NaN and pandas' NA are missing; 0 is a value."""
     if value is None:

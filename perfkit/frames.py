@@ -17,12 +17,13 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from perfkit.model import RECORD_COLUMNS, SERVER_COLUMNS, Run
+from perfkit.counters import INT_COLUMNS as COUNTER_INT_COLUMNS
+from perfkit.model import RECORD_COLUMNS, Run
 
 _INT_COLUMNS = ("threads", "connections", "users", "requests", "errors_connect", "errors_read",
                 "errors_write", "errors_timeout", "non_2xx_3xx", "failures", "histogram_count",
                 "repetition", "block", "order", "exit_code",
-                *(c for c in SERVER_COLUMNS if c != "server_connections_per_request"))
+                *COUNTER_INT_COLUMNS)
 
 #: percentiles drawn from a histogram for :func:`percentiles_frame` (the spectrum's ticks)
 SPECTRUM_PERCENTILES = (

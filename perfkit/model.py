@@ -18,6 +18,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from perfkit.consistency import consistency_warnings
+from perfkit.counters import NO_COUNTERS, ServerCounters, counters_of
+from perfkit.counters import SERVER_COLUMNS as _SERVER_COLUMNS
+from perfkit.counters import columns as counter_columns
 from perfkit.histogram import LatencyHistogram
 from perfkit.units import to_float
 from perfkit.warning import Code, Warn
@@ -57,16 +60,10 @@ RECORD_COLUMNS = (
     # provenance
     "latency_source", "histogram_count", "warnings",
 )
-#: what the server and the kernel counted (:mod:`perfkit.ingest.counters`): in a record only
-#: when the run recorded counters (its manifest has a ``counters`` section), each one missing
-#: (NaN) where that counter was not recorded, never 0
-SERVER_COLUMNS = (
-    "server_connections_accepted", "server_connections_handled", "server_requests",
-    "server_connections_per_request",
-    "tcp_listen_overflows", "tcp_listen_drops", "tcp_syn_retransmits", "tcp_retransmits",
-    "tcp_active_opens", "tcp_passive_opens", "server_error_log_lines",
-    "server_cache_hits", "server_cache_misses", "server_cache_expired",
-)
+#: what the server, its upstream, their sockets and the kernel counted
+#: (:mod:`perfkit.counters`): in a record only when the run recorded counters (its manifest has
+#: a ``counters`` section), each one missing (NaN) where that counter was not recorded, never 0
+SERVER_COLUMNS = _SERVER_COLUMNS
 
 
 def percentile_label(q: float) -> str:
@@ -148,8 +145,30 @@ def _freeze(value: Any) -> Any:
     return value
 
 
+@dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
+class Provenance:
+    """What a run's output never prints, declared once: where it ran from and its place in
+    an experiment. A :class:`Run` has these fields (keyword-only), and so does the manifest
+    reader's :class:`perfkit.store.manifest.ManifestInfo`, which fills them in."""
+
+    run_id: str | None = None
+    tool_version: str | None = None
+    argv: tuple[str, ...] | None = None
+    factors: Mapping[str, Any] = dataclasses.field(default_factory=FrozenMap)
+    repetition: int | None = None
+    block: int | None = None
+    order: int | None = None
+    start_utc: str | None = None
+    end_utc: str | None = None
+    exit_code: int | None = None
+
+
+#: the fields of :class:`Provenance`, in order
+PROVENANCE_FIELDS = tuple(f.name for f in dataclasses.fields(Provenance))
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
-class Run:
+class Run(Provenance):
     """One run of one load tool (for Locust: one endpoint, or the ``Aggregated`` total).
 
     Times are in the unit their name says; ``percentiles_ms`` maps a percentile on the 0-100
@@ -193,33 +212,13 @@ class Run:
     errors_timeout: int | None = None
     non_2xx_3xx: int | None = None
     failures: int | None = None
-    # what the server and the kernel counted over the run (perfkit.ingest.counters): deltas
-    # from just before the generator started to just after it exited; None: not recorded
-    server_connections_accepted: int | None = None
-    server_connections_handled: int | None = None
-    server_requests: int | None = None
-    tcp_listen_overflows: int | None = None
-    tcp_listen_drops: int | None = None
-    tcp_syn_retransmits: int | None = None
-    tcp_retransmits: int | None = None
-    tcp_active_opens: int | None = None
-    tcp_passive_opens: int | None = None
-    server_error_log_lines: int | None = None
-    server_cache_hits: int | None = None
-    server_cache_misses: int | None = None
-    server_cache_expired: int | None = None
-    # provenance
+    # what the server, its upstream, their sockets and the kernel counted over the run
+    # (perfkit.counters): deltas from just before the generator started to just after it
+    # exited; every field None: not recorded
+    counters: ServerCounters = NO_COUNTERS
+    # provenance: the parser's notes, the manifest as read and anything else kept (the rest
+    # is :class:`Provenance`'s: run_id, tool_version, argv, factors, ... exit_code)
     notes: tuple[Warn, ...] = ()
-    run_id: str | None = None
-    tool_version: str | None = None
-    argv: tuple[str, ...] | None = None
-    factors: Mapping[str, Any] = dataclasses.field(default_factory=FrozenMap)
-    repetition: int | None = None
-    block: int | None = None
-    order: int | None = None
-    start_utc: str | None = None
-    end_utc: str | None = None
-    exit_code: int | None = None
     manifest: Mapping[str, Any] = dataclasses.field(default_factory=FrozenMap)
     extra: Mapping[str, Any] = dataclasses.field(default_factory=FrozenMap)
 
@@ -237,6 +236,8 @@ class Run:
                 object.__setattr__(self, name, _freeze(value))
         if not isinstance(self.notes, tuple):
             object.__setattr__(self, "notes", tuple(self.notes))
+        if not isinstance(self.counters, ServerCounters):
+            object.__setattr__(self, "counters", counters_of(self.counters))
         if self.argv is not None and not isinstance(self.argv, tuple):
             object.__setattr__(self, "argv", tuple(self.argv))
 
@@ -264,16 +265,6 @@ class Run:
     def histogram_count(self) -> int | None:
         """Requests the histogram holds (None without a histogram)."""
         return None if self.histogram is None else self.histogram.total_count
-
-    @property
-    def server_connections_per_request(self) -> float | None:
-        """Connections the server accepted per request it counted (stub_status; None when
-        either was not recorded or no request was counted): 1 without keepalive, near 0
-        with it."""
-        accepted, requests = self.server_connections_accepted, self.server_requests
-        if accepted is None or requests is None or requests <= 0:
-            return None
-        return accepted / requests
 
     @property
     def counters_recorded(self) -> bool:
@@ -341,7 +332,8 @@ _FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(Run))
 #: field -> its default where the class holds it as an attribute (a plain default, not a
 #: default_factory): a run whose ``__dict__`` lacks such a field reads the class's value
 CLASS_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Run)
-                  if f.default is not dataclasses.MISSING and f.name in vars(Run)}
+                  if f.default is not dataclasses.MISSING
+                  and any(f.name in vars(c) for c in Run.__mro__)}
 #: every field's default (the three without one: None), in field order
 _DEFAULTS = {f.name: (f.default if f.default is not dataclasses.MISSING else
                       f.default_factory() if f.default_factory is not dataclasses.MISSING
@@ -500,9 +492,7 @@ def run_record(run: Run) -> dict[str, Any]:
         exit_code=run.exit_code,
     )
     if run.counters_recorded:
-        for name in SERVER_COLUMNS:  # counts as ints (None: missing), the ratio a float
-            value = getattr(run, name)
-            rec[name] = to_float(value) if name == "server_connections_per_request" else value
+        rec.update(counter_columns(run.counters, run.connections))
     for key, value in run.factors.items():
         if key not in rec:
             rec[key] = value

@@ -102,6 +102,17 @@ def _split(text: str, units: dict[str, Decimal], what: str) -> Decimal | None:
         raise UnitError(what) from exc
 
 
+def ascii_number(text: str, kind: type[float] | type[int] = float) -> float | int:
+    """``float(text)`` or ``int(text)`` for a number written with ASCII characters only: both
+    also read any Unicode digit (``float("\u0665")`` is 5.0) and underscores (``int("1_0")``
+    is 10), which a user meant as no number; such a text raises ValueError, as does one
+    neither reads. ``nan`` and ``inf`` still read as float does (the option's own check then
+    refuses them by name)."""
+    if not text.isascii() or "_" in text:
+        raise ValueError(f"not an ASCII number: {text!r}")
+    return kind(text)
+
+
 def to_float(value: SupportsFloat | None) -> float:
     """``value`` as a float, missing (None) as NaN: the one None -> NaN conversion of perfkit
     (a huge Decimal becomes inf)."""
@@ -172,7 +183,8 @@ def parse_duration_arg(text: str) -> float:
     return float(sum(Decimal(v) * _TIME_TO_MS[u] for v, u in parts) / 1000)
 
 
-_FRACTION = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(%?)\s*")
+_FRACTION = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(%?)\s*",
+                       re.ASCII)
 FRACTION_WORDS = "a percentage such as 5% or a fraction such as 0.05, above 0 and below 100%"
 
 

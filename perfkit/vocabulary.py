@@ -74,6 +74,10 @@ class RunStatus(StrEnum):
     SHORT = "short"
     #: did not sustain its target rate (below 0.9 x, or its latency rose above its peers')
     SATURATED = "saturated"
+    #: fewer connections got in than the generator asked for (for the whole run, or for part
+    #: of it: the server's socket dropped attempts): its latencies describe those that did
+    #: (survivorship); kept with its values, in doubt
+    PARTIAL = "partial"
     #: the tool failed, most requests failed, or no value
     FAILED = "failed"
     #: the run ran but its tool never measured the metric (wrk without --latency, ...)
@@ -138,6 +142,8 @@ class GateOutcome(StrEnum):
     NO_REGRESSION = "no regression"
     BEYOND_NOT_SIGNIFICANT = "beyond threshold, not significant"
     STRADDLES = "straddles threshold"
+    #: the arms ran at different load levels (no level on both sides): nothing to judge
+    DIFFERENT_LOAD = "different load levels"
 
 
 class SloVerdict(StrEnum):

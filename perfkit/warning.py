@@ -89,12 +89,45 @@ class Code(StrEnum):
     LOCUST_JSON_UNTIMED = "locust-json-untimed"
     #: Locust's --json: no request statistics at all
     LOCUST_JSON_EMPTY = "locust-json-empty"
+    #: a warning of one file among a run's (``source``, the ``warning``)
+    IN_FILE = "in-file"
+    #: Locust before 1.0: columns read by their 1.x names
+    LOCUST_OLD_NAMES = "locust-old-names"
+    #: Locust 0.13.3-0.14.6: a percentile column without its '%'
+    LOCUST_BARE_PERCENTILE = "locust-bare-percentile"
+    #: Locust up to 1.0: a method printed as Python's None
+    LOCUST_NONE_METHOD = "locust-none-method"
+    #: Locust up to 1.0: no final newline
+    LOCUST_NO_FINAL_NEWLINE = "locust-no-final-newline"
+    #: Locust 0.8-0.13.2: '# requests' may count the successes alone
+    #: (:func:`perfkit.consistency.problems` reads it: failures may pass such requests)
+    LOCUST_SUCCESSES_ONLY = "locust-successes-only"
+    #: Locust before 0.12.2: the last row, 'Total', read as the aggregate
+    LOCUST_TOTAL_ROW = "locust-total-row"
+    #: Locust: Average Content Size x Requests/s beyond any number
+    LOCUST_TRANSFER_BEYOND = "locust-transfer-beyond"
+    #: Locust 0.x: an endpoint without a row in _distribution.csv
+    LOCUST_NO_DISTRIBUTION_ROW = "locust-no-distribution-row"
+    #: Locust 0.x: _distribution.csv's requests differ from the requests file's
+    LOCUST_DISTRIBUTION_REQUESTS = "locust-distribution-requests"
+    #: Locust 0.x: _distribution.csv rows matching no row of the requests file
+    LOCUST_DISTRIBUTION_ROWS_LEFT_OUT = "locust-distribution-rows-left-out"
+    #: Locust 0.x: only the _distribution.csv
+    LOCUST_DISTRIBUTION_ONLY = "locust-distribution-only"
+    #: a file decoded as its byte-order mark says (perfkit.ingest.decode)
+    DECODED_BY_BOM = "decoded-by-bom"
+    #: a file not UTF-8, decoded as Latin-1
+    DECODED_LATIN1 = "decoded-latin1"
     #: a run that did not end normally (the loader's placeholder, or its manifest's status)
     RUN_ENDED = "run-ended"
     #: a manifest's status other than complete
     RUN_STATUS = "run-status"
     #: the load generator used most of its cores (the runner's check)
     GENERATOR_BOTTLENECK = "generator-bottleneck"
+    #: a server like a testbed whose state perfkit could not read (the runner's check)
+    TESTBED_UNREAD = "testbed-unread"
+    #: the testbed's counters could not be read (the runner's check)
+    COUNTERS_UNREAD = "counters-unread"
     #: a run combined from concurrent clients (perfkit.run.distributed)
     COMBINED_CLIENTS = "combined-clients"
     COMBINED_HISTOGRAMS = "combined-histograms"
@@ -114,17 +147,24 @@ class Code(StrEnum):
     NOT_A_NUMBER = "not-a-number"
     INFINITE = "infinite"
     NEGATIVE = "negative"
+    LATENCY_ABOVE_DAY = "latency-above-day"
     PERCENTILES_DECREASE = "percentiles-decrease"
     PERCENTILE_ABOVE_MAX = "percentile-above-max"
     MEAN_ABOVE_MAX = "mean-above-max"
     MIN_ABOVE_MAX = "min-above-max"
     HISTOGRAM_ABOVE_REQUESTS = "histogram-above-requests"
+    COUNT_ABOVE_REQUESTS = "count-above-requests"
+    #: a value that cannot be true, kept out of every analysis (perfkit.consistency.kept_out):
+    #: the ``warning`` that says why, the ``fields`` it names
+    KEPT_OUT = "kept-out"
     # -- a comparison (perfkit.analysis.compare, .context) ----------------------------------
     #: a warning of one metric among several (a gate's comparisons)
     OF_METRIC = "of-metric"
     #: a side's saturated runs, ranked with the failed ones, and its runs in doubt
     RUNS_SATURATED = "runs-saturated"
     RUNS_SHORT = "runs-short"
+    #: a side's runs that fewer connections got into than asked (kept with their values)
+    RUNS_PARTIAL = "runs-partial"
     #: only Holm's adjustment over the table makes the row untestable
     UNTESTABLE_DESIGN = "untestable-design"
     #: every run of one arm ran before every run of the other
@@ -213,6 +253,7 @@ class Code(StrEnum):
     #: factorial effects (perfkit.analysis.effects)
     BLOCKS_NOT_USED = "blocks-not-used"
     FACTORIAL_KEEPS_RUNS = "factorial-keeps-runs"
+    FACTORIAL_KEEPS_PARTIAL = "factorial-keeps-partial"
     #: two factors interact at a level: their simple effects given, not main effects
     INTERACT_AT = "interact-at"
     #: latency percentiles (perfkit.analysis.latency)
@@ -225,6 +266,8 @@ class Code(StrEnum):
     LABEL_STORED_TWICE = "label-stored-twice"
     OF_LABELS = "of-labels"
     LABELS_RUNS_FAILED = "labels-runs-failed"
+    #: a label added without its job's unreadable files (--skip-unreadable)
+    LABEL_ADDED_WITHOUT = "label-added-without"
     #: the scaling analysis (perfkit.analysis.scaling)
     AMDAHL_ONLY = "amdahl-only"
     NO_SCALING_MODEL = "no-scaling-model"

@@ -338,6 +338,8 @@ ESTIMATE_STATUS_WORDS = {
                           "verdict fails this rate"),
     RunStatus.SHORT: ("fell slightly short of the target rate with a latency like their "
                       "peers'", "kept with their values, a generator shortfall in doubt"),
+    RunStatus.PARTIAL: ("fewer connections got in than the generator asked for",
+                        "kept with their values, which describe the connections that got in"),
 }
 
 
@@ -445,6 +447,37 @@ WORDING: dict[Code, Wording] = {
                               "latencies",
     Code.LOCUST_JSON_EMPTY: "the --json output holds no request statistics: no request was "
                             "made",
+    Code.IN_FILE: "{source}: {warning}",
+    Code.LOCUST_OLD_NAMES: lambda f: (
+        "columns named as by Locust before 1.0, read by their 1.x names: "
+        + ", ".join(f"{old!r} as {new!r}" for old, new in f["renamed"])),
+    Code.LOCUST_BARE_PERCENTILE: lambda f: (
+        f"column {f['column']!r}, among the percentile columns, read as {f['column'] + '%'!r} "
+        "(Locust 0.13.3-0.14.6 wrote it without the '%')"),
+    Code.LOCUST_NONE_METHOD: "method 'None' on {rows} row(s) read as no method (Locust up to "
+                             "1.0 printed Python's None for the totals row)",
+    Code.LOCUST_NO_FINAL_NEWLINE: "no final newline (Locust up to 1.0 wrote none); the last row "
+                                  "has all {fields} fields",
+    Code.LOCUST_SUCCESSES_ONLY: lambda f: (
+        f"{f['source']}: '# requests' kept as printed: Locust 0.8 and 0.9 counted only the "
+        "successes there, 0.10 and later every request ("
+        + ("here # failures > # requests: successes only, so Locust 0.8 or 0.9"
+           if f["failures"] > f["requests"] else "the file does not say which") + ")"),
+    Code.LOCUST_TOTAL_ROW: "{source}: the last row, 'Total', read as the aggregate (Locust "
+                           "before 0.12.2 named it so)",
+    Code.LOCUST_TRANSFER_BEYOND: "{where}: Average Content Size x Requests/s is beyond any "
+                                 "number: transfer_bytes_per_s missing",
+    Code.LOCUST_NO_DISTRIBUTION_ROW: "{path}: no row for {endpoint!r}: no percentiles",
+    Code.LOCUST_DISTRIBUTION_REQUESTS: "{path}:{line}: # requests {printed} where the requests "
+                                       "file says {requests}; percentiles taken as printed",
+    Code.LOCUST_DISTRIBUTION_ROWS_LEFT_OUT: lambda f: (
+        f"{f['path']}: rows matching no row of the requests file, left out: "
+        f"{', '.join(f['rows'])}"),
+    Code.LOCUST_DISTRIBUTION_ONLY: "{path}: only Locust's _distribution.csv: request counts and "
+                                   "percentiles (no failures, mean or throughput)",
+    Code.DECODED_BY_BOM: lambda f: f"decoded as {f['codec'].upper()} (its byte-order mark)",
+    Code.DECODED_LATIN1: "not UTF-8 (byte 0x{byte:02x} on line {line}): decoded as Latin-1; "
+                         "names may read wrong, numbers are as printed",
     Code.RUN_ENDED: lambda f: (f"run {f['status']}" + (f" (exit code {f['exit_code']})"
                                                       if "exit_code" in f else "")
                                + f": {f['reason']}"),
@@ -452,6 +485,10 @@ WORDING: dict[Code, Wording] = {
                      "normally",
     Code.GENERATOR_BOTTLENECK: "load generator at {share:.0%} of its {cores:g} core(s): the "
                                "generator, not the server, may be the bottleneck",
+    Code.TESTBED_UNREAD: "{reason}; give --state-dir DIR if it is yours",
+    Code.COUNTERS_UNREAD: lambda f: (
+        "the testbed's counters could not be read, so the run records none of them: "
+        + "; ".join(f"{group}: {reason}" for group, reason in f["why"])),
     Code.COMBINED_CLIENTS: "combined from {clients} concurrent {tool} clients: throughput, "
                            "requests and errors are sums",
     Code.COMBINED_HISTOGRAMS: "latency percentiles read from the clients' histograms merged by "
@@ -482,6 +519,8 @@ WORDING: dict[Code, Wording] = {
                        "damaged?",
     Code.INFINITE: "{field} is infinite ({value}): not a measurement; input damaged?",
     Code.NEGATIVE: "{field} is negative ({value}): no tool prints that; input damaged?",
+    Code.LATENCY_ABOVE_DAY: "{field} is {value:g} ms, more than 24 h: no latency of a load "
+                            "test; input damaged?",
     Code.PERCENTILES_DECREASE: "{field}: p{q2:g} ({v2} ms) is below p{q1:g} ({v1} ms); "
                                "percentiles must not decrease: input damaged?",
     Code.PERCENTILE_ABOVE_MAX: _percentile_above_max,
@@ -491,6 +530,10 @@ WORDING: dict[Code, Wording] = {
                         "damaged?",
     Code.HISTOGRAM_ABOVE_REQUESTS: "the histogram holds {held} samples but requests is "
                                    "{requests}: input damaged?",
+    Code.COUNT_ABOVE_REQUESTS: "{field} ({count}) is above requests ({requests}): they are "
+                               "counted among the requests; input damaged?",
+    Code.KEPT_OUT: lambda f: (f"{f['warning']} kept out of every analysis: "
+                              f"{', '.join(f['fields'])}"),
     # -- statistics --------------------------------------------------------------------------
     Code.ON_SIDE: "{side}: {warning}",
     Code.NO_RUNS: "no runs",
@@ -614,6 +657,9 @@ WORDING: dict[Code, Wording] = {
            else "fell slightly short of their offered rate (in doubt)")
         + f": kept with their measured {f['metric']} (a factorial needs a value per run; "
         "queueing in the generator included)"),
+    Code.FACTORIAL_KEEPS_PARTIAL: lambda f: (
+        f"{len(f['reasons'])} run(s) {RunStatus.PARTIAL}, kept with their measured "
+        f"{f['metric']}: {'; '.join(f['reasons'])}"),
     Code.INTERACT_AT: lambda f: (
         f"{f['factors']} interact at {f['where'] or 'every level'}: each factor's effect there "
         "depends on the other's level, so it is given at each level of the other (simple "
@@ -638,6 +684,9 @@ WORDING: dict[Code, Wording] = {
         f"{f['runs']} run(s) of {labels_words(f['labels'])} failed, did not keep up or have no "
         f"value of {f['metric']}: ranked worst in their label's median and interval, left out "
         "of the change points"),
+    Code.LABEL_ADDED_WITHOUT: lambda f: (
+        f"label {f['label']!r} was added without {len(f['errors'])} file(s) of its job that "
+        f"could not be read (--skip-unreadable): {'; '.join(f['errors'])}"),
     Code.AMDAHL_ONLY: "{levels} concurrency levels: Amdahl's law only (the USL needs >= "
                       "{least})",
     Code.NO_SCALING_MODEL: "{levels} concurrency level(s): no scaling model can be fitted "
@@ -698,6 +747,9 @@ WORDING: dict[Code, Wording] = {
     Code.RUNS_SHORT: lambda f: (
         f"{f['side']}: {len(f['reasons'])} run(s) in doubt, kept with their values (the row's "
         f"result without them is noted on the row): {'; '.join(f['reasons'])}"),
+    Code.RUNS_PARTIAL: lambda f: (
+        f"{f['side']}: {len(f['reasons'])} run(s) partial, kept with their values (fewer "
+        f"connections got in than asked): {'; '.join(f['reasons'])}"),
     Code.UNTESTABLE_DESIGN: lambda f: (
         f"not testable with this design: Holm over {f['family']} comparisons "
         f"{need_words(f['need'], f['family'], f['most'])}"),

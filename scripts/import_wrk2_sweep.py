@@ -31,7 +31,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from perfkit.ingest.manifest import parse_wrk_argv
+from perfkit.store.manifest import parse_wrk_argv
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "tests" / "fixtures" / "wrk2" / "sweep"

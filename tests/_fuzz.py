@@ -2,13 +2,20 @@
 inputs) and benchmarks/fuzz_ingest.py (>= 10**5).
 
 Seeds are the real outputs under tests/fixtures and data/ (sniffed as perfkit does), three
-hdrh-written interval logs, and every Locust run directory as a whole (stats, history,
-failures, exceptions and --json files together). Every input is a seed damaged by one to three
+hdrh-written interval logs, every Locust run directory as a whole (stats, history,
+failures, exceptions and --json files together), and real counter snapshots (nginx's
+stub_status, /proc/net/netstat and snmp). Every input is a seed damaged by one to three
 mutations (tests/_fuzz_mutations.py). It is fed to the parser of its kind (a Locust directory:
 to ``locust.parse_files``, which merges the files) and, every ``load_every``-th input, written
 into a run directory (with its real manifest, mutated sometimes) and read with
 :func:`perfkit.load`; when the run store is on, the directory is loaded a second time, from the
 store, and must give the same runs, warnings and errors.
+
+The contradiction checks (issue 30): every Run a parser gives is passed through
+:func:`perfkit.consistency.kept_out`, as the loader does, and must then contradict itself
+nowhere (:func:`_fuzz_checks.strict_problems`), every value it removed named in a note
+(``kept_out`` counts the runs it changed); every Run :func:`perfkit.load` gives must already
+be so. A counter snapshot read must hold counts in ASCII digits, none negative but MaxConn.
 
 Outcomes: ``runs``, ``parse_error`` (ParseError with a line inside the input, or without one
 for a binary input), ``perfkit_error`` (another PerfkitError). Failures: ``crash`` (any other
@@ -17,12 +24,15 @@ on a text input without a line, or with a line beyond its end), ``bad_value`` (a
 parse whose values break an invariant, tests/_fuzz_checks.py), ``fast_mismatch`` (the fast
 wrk2 path, ``perfkit.ingest.fastwrk2``, accepted an input and gave another Run than
 ``wrk2.parse``, which every input is also given), ``cache_mismatch`` (the run store changed a
-load), ``swap_mismatch`` (two CSV columns swapped changed the parse of a reader by header name).
+load), ``swap_mismatch`` (two CSV columns swapped changed the parse of a reader by header name),
+``kept_in`` (a contradiction left in a run after ``kept_out``, or in a loaded run), ``unnamed``
+(``kept_out`` removed a value no note names).
 Input ``i`` of a run with seed ``s`` is :func:`make_input` ``(seeds, s, i)``: replayable.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import shutil
 import signal
@@ -34,36 +44,44 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from _fuzz_checks import problems
+from _fuzz_checks import counter_problems, problems, strict_problems
 from _fuzz_mutations import MUTATIONS, mutate
-from _fuzz_seeds import LOCUST_KINDS, Seed, load_seeds
+from _fuzz_seeds import COUNTER_KINDS, LOCUST_KINDS, Seed, load_seeds
 
 import perfkit
+from perfkit.consistency import kept_out
 from perfkit.errors import LoadError, ParseError, PerfkitError
-from perfkit.ingest import fastwrk2, hlog, locust, wrk, wrk2
+from perfkit.ingest import counters, fastwrk2, locust, wrk, wrk2
 from perfkit.ingest.locust_csv import History
 from perfkit.ingest.sniffer import sniff
 from perfkit.model import Run
+from perfkit.store import hlog
+from perfkit.warning import Code
 
 __all__ = ["FAILURES", "HANG_S", "MUTATIONS", "Report", "Seed", "load_seeds", "make_input",
            "mutate", "run_fuzz"]
 
 HANG_S = 1.0
 FAILURES = ("crash", "hang", "bad_error", "bad_value", "fast_mismatch", "cache_mismatch",
-            "swap_mismatch")
+            "swap_mismatch", "kept_in", "unnamed")
 SOURCE = "fuzz.txt"
 
 PARSERS: dict[str, Callable] = {
     "wrk": wrk.parse, "wrk2": wrk2.parse, "hlog": hlog.parse,
     "locust_stats": locust.parse_stats_csv, "locust_history": locust.parse_history_csv,
+    "locust_distribution": locust.parse_distribution_csv,
     "locust_failures": locust.parse_failures_csv,
     "locust_exceptions": locust.parse_exceptions_csv, "locust_json": locust.parse_json,
+    "stub_status": counters.parse_stub_status, "proc_net": counters.parse_proc_table,
 }
+COUNTER_SEED_KINDS = frozenset(COUNTER_KINDS.values())
 #: how often an input comes from each pool of seeds
-POOLS = (("fixtures", 0.55), ("data", 0.25), ("locust_dir", 0.2))
+POOLS = (("fixtures", 0.5), ("data", 0.22), ("locust_dir", 0.2), ("counters", 0.08))
 
 
 def _pool(seed: Seed) -> str:
+    if seed.kind in COUNTER_SEED_KINDS:
+        return "counters"
     return "locust_dir" if seed.kind == "locust_dir" else (
         "data" if seed.name.startswith("data/") else "fixtures")
 
@@ -153,8 +171,9 @@ def _detail(label: str, exc: BaseException | None, crash: bool) -> str:
 
 
 def _record(report: Report, exc, result, elapsed: float, lines: dict[str, int | None],
-            label: str) -> None:
-    """The outcome of one call, and the values of its result (or of a LoadError's runs)."""
+            label: str, loaded: bool = False) -> None:
+    """The outcome of one call, and the values of its result (or of a LoadError's runs):
+    ``loaded``, runs :func:`perfkit.load` gave, which contradict themselves nowhere."""
     report.slowest_s = max(report.slowest_s, elapsed)
     if elapsed > HANG_S or isinstance(exc, _Timeout):
         report.add("hang", f"{label}: {elapsed:.2f} s")
@@ -167,6 +186,51 @@ def _record(report: Report, exc, result, elapsed: float, lines: dict[str, int | 
         report.counts["values_checked"] += 1
         if found:
             report.add("bad_value", f"{label}: {found[:3]}")
+        if loaded:
+            _strict(report, checked, label)
+        elif isinstance(checked, list):
+            _kept_out_check(report, checked, label)
+
+
+def _strict(report: Report, runs, label: str) -> None:
+    found = strict_problems(runs)
+    report.counts["contradictions_checked"] += 1
+    if found:
+        report.add("kept_in", f"{label}: {found[:3]}")
+
+
+_PCT_MAPS = ("percentiles_ms", "uncorrected_percentiles_ms")
+
+
+def _removed(before: Run, after: Run) -> list[str]:
+    """The values ``kept_out`` removed, named as its notes name them."""
+    out = [f.name for f in dataclasses.fields(Run)
+           if getattr(before, f.name) is not None and getattr(after, f.name) is None]
+    out += [f.name for f in dataclasses.fields(before.counters)
+            if getattr(before.counters, f.name) is not None
+            and getattr(after.counters, f.name) is None]
+    for name in _PCT_MAPS:
+        out += [f"{name}[{q:g}]" for q in getattr(before, name)
+                if q not in getattr(after, name)]
+    return out
+
+
+def _kept_out_check(report: Report, runs: list, label: str) -> None:
+    """Each Run through ``kept_out`` (the loader's step): no contradiction left, and every
+    value it removed named in a note."""
+    cleaned = []
+    for run in runs:
+        if not isinstance(run, Run):
+            return
+        after = kept_out(run)
+        if after is not run:
+            report.counts["kept_out"] += 1
+            named = {f for n in after.notes if n.code is Code.KEPT_OUT for f in n["fields"]}
+            missing = [f for f in _removed(run, after) if f not in named]
+            if missing:
+                report.add("unnamed", f"{label}: {missing[:3]}")
+        cleaned.append(after)
+    _strict(report, cleaned, label)
 
 
 # -- one input --------------------------------------------------------------------------------
@@ -229,7 +293,7 @@ def _through_load(report: Report, seed: Seed, data, work: Path, n: int, rng: ran
             return perfkit.load(target, strict=strict, cache=cache)
 
         first = _timed(load)
-        _record(report, *first, lines, "load " + label)
+        _record(report, *first, lines, "load " + label, loaded=True)
         if cache and target == run_dir:  # again, from the run store
             second = _timed(load)
             if not _loaded_same(first, second):
@@ -298,6 +362,26 @@ def _swap_check(report: Report, seed: Seed, result, label: str) -> None:
         report.add("swap_mismatch", label)
 
 
+def _counter_check(report: Report, seed: Seed, data: bytes, lines: dict[str, int | None],
+                   label: str) -> None:
+    """A counter snapshot to its reader: counts in ASCII digits, none negative, or a
+    ParseError at a line of the input."""
+    text = data.decode("utf-8", "replace")
+    exc, result, elapsed = _timed(lambda: PARSERS[seed.kind](text, SOURCE))
+    report.slowest_s = max(report.slowest_s, elapsed)
+    if elapsed > HANG_S or isinstance(exc, _Timeout):
+        report.add("hang", f"{label}: {elapsed:.2f} s")
+        return
+    outcome = _classify(exc, {SOURCE: lines[SOURCE] if b"\x00" not in data else None})
+    report.add(outcome, _detail(label, exc, outcome == "crash"))
+    report.counts["counter_inputs"] += 1
+    if exc is None:
+        found = counter_problems(seed.kind, text, result)
+        report.counts["counters_checked"] += 1
+        if found:
+            report.add("bad_value", f"{label}: {found[:3]}")
+
+
 def run_fuzz(n: int, seed: int = 0, load_every: int = 5, seeds: list[Seed] | None = None,
              progress: Callable[[int], None] | None = None) -> Report:
     """Fuzz ``n`` mutated inputs (deterministic for a given ``seed``); return the counts."""
@@ -317,6 +401,9 @@ def run_fuzz(n: int, seed: int = 0, load_every: int = 5, seeds: list[Seed] | Non
                 if progress and i % 10_000 == 0:
                     progress(i)
                 direct = None
+                if s.kind in COUNTER_SEED_KINDS:  # no tool output: its reader, directly
+                    _counter_check(report, s, data, lines, label)
+                    continue
                 if load_every and i % load_every == 0:
                     _through_load(report, s, data, work, i, rng, lines, label)
                 else:

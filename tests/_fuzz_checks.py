@@ -8,14 +8,23 @@ none above the max, mean and min not above the max, no more histogram samples th
 for wrk2 the footer's ``Total count``; the warnings and the flat record can be computed. A
 Locust history row: counts ints >= 0, numbers None or finite >= 0. The checks are written out
 here, independently of :mod:`perfkit.consistency`, with wider slack than it uses.
+
+:func:`strict_problems`: a run as the loader gives it (every run after
+:func:`perfkit.consistency.kept_out`) contradicts itself nowhere, warned or not: percentiles in
+order and at most the max, min and mean at most the max, no latency above 24 h, no more
+failures or non-2xx/3xx responses than requests, no negative counter. :func:`counter_problems`:
+a counter snapshot read has integer counts, none negative but ``Tcp: MaxConn``, each written in
+ASCII digits in the text.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 from collections.abc import Mapping
 
-from perfkit.ingest.locust_csv import History
+from perfkit.ingest.locust_csv import Distribution, History
 from perfkit.model import Run
 from perfkit.warning import Code, Warn
 
@@ -46,6 +55,11 @@ def _warned(warnings: tuple[Warn, ...], *codes: Code, field: str | None = None) 
                for w in warnings)
 
 
+def _one_warned(warnings: tuple[Warn, ...], name: str) -> bool:
+    """One of ``warnings`` names a single percentile of the map ``name`` (``name[99]``)."""
+    return any(str(w.get("field") or "").startswith(name + "[") for w in warnings)
+
+
 def _percentile_problems(name: str, percentiles: Mapping, max_ms: float | None,
                          warnings: tuple[Warn, ...]) -> list[str]:
     out = []
@@ -58,11 +72,15 @@ def _percentile_problems(name: str, percentiles: Mapping, max_ms: float | None,
     if out:
         return out
     values = [v for _, v in items]
-    if any(b < a - 0.0101 for a, b in zip(values, values[1:], strict=False)) and not _warned(
-            warnings, Code.PERCENTILES_DECREASE, field=name):
+    # warned: that they decrease or pass the max, or that one of them cannot be a latency
+    # (a day or more: perfkit.consistency then leaves it out of the order checks)
+    if any(b < a - 0.0101 for a, b in zip(values, values[1:], strict=False)) and not (
+            _warned(warnings, Code.PERCENTILES_DECREASE, field=name)
+            or _one_warned(warnings, name)):
         out.append(f"{name} decrease without a warning: {items}")
     if max_ms is not None and any(v > max_ms * (1 + _SLACK_REL) + _SLACK_MS for v in values) \
-            and not _warned(warnings, Code.PERCENTILE_ABOVE_MAX, field=name):
+            and not (_warned(warnings, Code.PERCENTILE_ABOVE_MAX, field=name)
+                     or _one_warned(warnings, name)):
         out.append(f"{name} above the max {max_ms} without a warning: {items}")
     return out
 
@@ -111,7 +129,8 @@ def run_problems(run: Run) -> list[str]:
     for name in ("latency_mean_ms", "latency_min_ms"):
         value = getattr(run, name)
         if None not in (value, high) and value > high * (1 + _SLACK_REL) + _SLACK_MS \
-                and not _warned(warnings, ABOVE_MAX[name]):
+                and not (_warned(warnings, ABOVE_MAX[name])
+                         or _warned(warnings, Code.LATENCY_ABOVE_DAY, field=name)):
             out.append(f"{name} {value} above the max {high} without a warning")
     out += _histogram_problems(run)
     record = run.to_record()
@@ -126,7 +145,7 @@ def _row_problems(row: Mapping) -> list[str]:
         if value is None or isinstance(value, str):
             continue
         if key in ("line", "timestamp_s", "user_count", "total_requests", "total_failures",
-                   "occurrences", "count"):
+                   "occurrences", "count", "requests"):
             ok = _is_count(value)
         elif isinstance(value, tuple):
             ok = all(isinstance(v, str) for v in value)
@@ -141,8 +160,97 @@ def problems(result) -> list[str]:
     """What is wrong with the result of any parser (a list of Runs, a History, rows)."""
     if isinstance(result, History):
         return [p for row in result.rows for p in _row_problems(row)]
+    if isinstance(result, Distribution):  # Locust 0.8-0.13.2: counts and percentiles
+        return [p for row in result.rows for p in _row_problems(
+            {**{k: v for k, v in row.items() if k != "percentiles_ms"},
+             **{f"p{q:g}": v for q, v in row["percentiles_ms"].items()}})]
     if isinstance(result, tuple):  # failures / exceptions rows
         return [p for row in result for p in _row_problems(row)]
     if isinstance(result, list):
         return [p for run in result for p in run_problems(run)]
     return [f"unexpected result {type(result).__name__}"]
+
+
+#: latencies above this (24 h, in ms) are no latency of a load test
+DAY_MS = 86_400_000.0
+
+
+def _loose_above(value: float, limit: float) -> bool:
+    return value > limit * (1 + _SLACK_REL) + _SLACK_MS
+
+
+def strict_run_problems(run: Run) -> list[str]:
+    """What contradicts itself in one Run as the loader gives it (empty: nothing)."""
+    out = run_problems(run)
+    high = run.latency_max_ms
+    for name in ("percentiles_ms", "uncorrected_percentiles_ms"):
+        items = sorted(getattr(run, name).items())
+        values = [v for _, v in items]
+        if any(b < a - 0.0101 for a, b in zip(values, values[1:], strict=False)):
+            out.append(f"{name} decrease: {items}")
+        if name == "percentiles_ms" and high is not None and any(
+                _loose_above(v, high) for v in values):
+            out.append(f"{name} above the max {high}: {items}")
+        if any(v > DAY_MS for v in values):
+            out.append(f"{name} beyond a day: {items}")
+    for name in ("latency_mean_ms", "latency_stdev_ms", "latency_min_ms", "latency_max_ms"):
+        value = getattr(run, name)
+        if value is not None and value > DAY_MS:
+            out.append(f"{name} {value} beyond a day")
+    for name in ("latency_mean_ms", "latency_min_ms"):
+        value = getattr(run, name)
+        if None not in (value, high) and _loose_above(value, high):
+            out.append(f"{name} {value} above the max {high}")
+    # a Locust 0.8-0.9 file's requests may count the successes alone (its row's note says
+    # so): its failures may pass them
+    successes = any("counted only the successes" in note for note in run.notes)
+    for part in ("non_2xx_3xx",) if successes else ("failures", "non_2xx_3xx"):
+        count = getattr(run, part)
+        if None not in (count, run.requests) and count > run.requests:
+            out.append(f"{part} {count} above requests {run.requests}")
+    held = run.histogram_count
+    if held is not None and run.requests is not None and held > run.requests:
+        out.append(f"histogram holds {held} > {run.requests} requests")
+    counted = run.counters  # perfkit.counters.ServerCounters: counts, never negative
+    for field in dataclasses.fields(counted):
+        value = getattr(counted, field.name)
+        if value is not None and not _is_count(value):
+            out.append(f"{field.name} = {value!r}")
+    return out
+
+
+def strict_problems(runs) -> list[str]:
+    """:func:`strict_run_problems` of every Run of ``runs``."""
+    if not isinstance(runs, list):
+        return [f"unexpected result {type(runs).__name__}"]
+    return [p for run in runs for p in strict_run_problems(run)]
+
+
+_ASCII_COUNT = re.compile(r"-?[0-9]+")
+
+
+def counter_problems(kind: str, text: str, result) -> list[str]:
+    """What is wrong with a counter snapshot read from ``text`` (``stub_status`` or
+    ``proc_net``): counts not integers, negative (but MaxConn), or not written in ASCII."""
+    if not isinstance(result, dict):
+        return [f"unexpected result {type(result).__name__}"]
+    out = []
+    if kind == "stub_status":
+        if set(result) != {"active", "accepts", "handled", "requests", "reading", "writing",
+                           "waiting"}:
+            out.append(f"stub_status keys {sorted(result)}")
+        values = [("", k, v) for k, v in result.items()]
+        lines = text.splitlines()[:4]
+        tokens = [t for line in lines for t in line.replace(":", " ").split()
+                  if any(c.isdigit() for c in t)]
+    else:
+        values = [(s, k, v) for s, fields in result.items() for k, v in fields.items()]
+        lines = [line for line in text.splitlines() if line.strip()]
+        tokens = [t for line in lines[1::2] for t in line.partition(":")[2].split()]
+    for section, key, value in values:
+        if type(value) is not int or (value < 0 and (section, key) != ("Tcp", "MaxConn")):
+            out.append(f"{section} {key} = {value!r}")
+    bad = [t for t in tokens if not _ASCII_COUNT.fullmatch(t)]
+    if bad:
+        out.append(f"counts read from text that is not ASCII digits: {bad[:3]}")
+    return out

@@ -2,7 +2,8 @@
 bytes of a real tool output and returns them damaged in one way.
 
 - any file: truncation at a line or a byte, line deletion, duplication and swaps, byte flips,
-  numbers replaced by huge/negative/NaN/inf/empty values, unit swaps, CRLF/CR line ends, a BOM,
+  numbers replaced by huge/negative/NaN/inf/empty values, a number scaled (x10, x1000, /1000,
+  negated: a value that contradicts the others), unit swaps, CRLF/CR line ends, a BOM,
   binary garbage, NUL bytes, lines up to 1 MB long; encodings (UTF-16 with and without a BOM,
   UTF-16-BE with a BOM, UTF-32, latin-1 with a non-ASCII character in it); non-ASCII digits
   (Arabic-Indic, Devanagari, fullwidth, mathematical) and spaces in place of ASCII ones;
@@ -86,6 +87,22 @@ def replace_number(rng: random.Random, data: bytes) -> bytes:
     return out
 
 
+def scale_number(rng: random.Random, data: bytes) -> bytes:
+    """One number scaled (x10, x1000, /1000, negated): a value that contradicts its neighbours
+    (a percentile above the max or below a lower one, min above max, failures above
+    requests) rather than one that no longer parses."""
+    found = list(re.finditer(rb"(?<![\d.])\d+(?:\.\d+)?(?![\d.])", data))
+    if not found:
+        return data
+    m = rng.choice(found)
+    if len(m.group()) > 30:  # a huge number (an earlier mutation): left as it is
+        return data
+    value = float(m.group())
+    new = rng.choice([value * 10, value * 1000, value / 1000, -value, value + 1])
+    text = (f"{new:.2f}" if b"." in m.group() else str(round(new))).encode()
+    return data[:m.start()] + text + data[m.end():]
+
+
 def swap_unit(rng: random.Random, data: bytes) -> bytes:
     found = list(re.finditer(rb"(?<=\d)(us|ms|s|m|KB|MB|GB|B|k|%)", data))
     if not found:
@@ -165,8 +182,9 @@ def unicode_space(rng: random.Random, data: bytes) -> bytes:
 
 
 GENERIC = (truncate_line, truncate_byte, delete_line, duplicate_line, swap_lines, flip_bytes,
-           replace_number, replace_number, swap_unit, line_ends, utf16, utf16_be_bom, utf32,
-           latin1, bom, binary, nul, long_line, unicode_digit, unicode_digit, unicode_space)
+           replace_number, replace_number, scale_number, swap_unit, line_ends, utf16,
+           utf16_be_bom, utf32, latin1, bom, binary, nul, long_line, unicode_digit,
+           unicode_digit, unicode_space)
 
 
 # -- CSV --------------------------------------------------------------------------------------
@@ -208,16 +226,22 @@ def rename_column(rng: random.Random, data: bytes) -> bytes:
 
 
 def swap_columns(rng: random.Random, data: bytes) -> bytes:
-    """Two whole columns swapped: a reader by header name must give the same result."""
+    """Two whole columns swapped: a reader by header name must give the same result. The file
+    keeps its style (Locust up to 1.0 quoted its fields and wrote no final newline)."""
     parsed = _csv_rows(data)
-    if parsed is None or len(parsed[0][0]) < 2:
-        return data
+    if parsed is None or len(parsed[0][0]) < 2 or b"\r\r\n" in data:
+        return data  # "\r\r\n" (Windows text mode): the csv module sees an empty row each
     rows, end = parsed
     i, j = rng.sample(range(len(rows[0])), 2)
     for r in rows:
         if len(r) > max(i, j):
             r[i], r[j] = r[j], r[i]
-    return _csv_bytes(rows, end)
+    if not data.startswith(b'"'):
+        return _csv_bytes(rows, end)
+    out = io.StringIO(newline="")
+    csv.writer(out, lineterminator=end, quoting=csv.QUOTE_ALL).writerows(rows)
+    text = out.getvalue().encode("utf-8")
+    return text if data.endswith(b"\n") else text[:-len(end)]
 
 
 def swap_header_cells(rng: random.Random, data: bytes) -> bytes:

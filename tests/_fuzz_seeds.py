@@ -2,8 +2,10 @@
 
 Every file under tests/fixtures and data/ that a tool wrote (wrk, wrk2, Locust CSV and
 ``--json``), with its run manifest; every Locust run directory as a whole (its stats, history,
-failures, exceptions and ``--json`` files together, as ``locust.parse_files`` merges them); and
-three interval logs written by hdrh's own HistogramLogWriter (no tool here writes ``.hlog``).
+failures, exceptions and ``--json`` files together, as ``locust.parse_files`` merges them);
+three interval logs written by hdrh's own HistogramLogWriter (no tool here writes ``.hlog``);
+and the raw counter snapshots ``perfkit run`` keeps (nginx's ``stub_status`` page, the
+kernel's ``/proc/net/netstat`` and ``/proc/net/snmp``), :data:`COUNTER_SEEDS` distinct ones.
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ from perfkit.ingest.sniffer import KINDS, sniff
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 DATA = FIXTURES.parents[1] / "data"
 LOCUST_KINDS = frozenset(k for k in KINDS if k.startswith("locust"))
+#: the counter snapshots' kinds, by file name (no sniffer knows them: the runner writes them)
+COUNTER_KINDS = {"stub_status.txt": "stub_status", "netstat.txt": "proc_net",
+                 "snmp.txt": "proc_net"}
+#: distinct counter snapshots taken as seeds (of each name; there are hundreds, much alike)
+COUNTER_SEEDS = 12
 
 
 @dataclass(frozen=True)
@@ -105,10 +112,27 @@ def _seeds_under(root: Path, prefix: str) -> list[Seed]:
     return seeds
 
 
+def _counter_seeds(roots: list[Path]) -> list[Seed]:
+    """Up to :data:`COUNTER_SEEDS` distinct snapshots of each counter file under ``roots``."""
+    out: list[Seed] = []
+    for name, kind in COUNTER_KINDS.items():
+        seen: set[bytes] = set()
+        for root in roots:
+            for path in sorted(root.rglob(f"counters/*/{name}")):
+                data = path.read_bytes()
+                if data in seen or len(seen) >= COUNTER_SEEDS:
+                    continue
+                seen.add(data)
+                out.append(Seed(kind, f"counters/{path.relative_to(root.parent)}", data, None,
+                                None))
+    return out
+
+
 def load_seeds(root: Path = FIXTURES, data: Path | None = DATA) -> list[Seed]:
     """Every tool output under ``root`` and ``data`` (names ``data/...``), every Locust run
-    directory among them, and three hdrh-written interval logs."""
+    directory among them, three hdrh-written interval logs, and counter snapshots."""
     seeds = _seeds_under(root, "")
     if data is not None and data.is_dir():
         seeds += _seeds_under(data, "data/")
-    return seeds + _hlog_seeds()
+    roots = [root] + ([data] if data is not None and data.is_dir() else [])
+    return seeds + _hlog_seeds() + _counter_seeds(roots)

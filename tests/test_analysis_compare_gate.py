@@ -170,6 +170,23 @@ def test_a_load_level_without_runs_on_one_side_is_an_error_2():
     assert len(no_data) == 4 and set(no_data) == {(5000, 3, 0), (30000, 0, 3)}  # x 2 conns
 
 
+def test_a_gate_across_different_load_levels_is_an_error_2():
+    """docs/ci.md: a load level with no run on one side is ERROR. 16 against 32 connections
+    (each arm pinned by its selection) has no level on both sides: every row is an error,
+    never a regression or a pass (it was INCONCLUSIVE, exit 3, and REGRESSION elsewhere)."""
+    c = "data/demo-wrk-connections"
+    code, data = gate_json(f"{c}::connections=16", f"{c}::connections=32")
+    assert code == 2 and data["status"] == ERROR and data["rows"]
+    assert {r["gate"] for r in data["rows"]} == {ERROR}
+    assert {r["outcome"] for r in data["rows"]} == {GateOutcome.DIFFERENT_LOAD}
+    assert all("connections: base 16, new 32" in r["reason"] for r in data["rows"])
+    code, out, err = gate(f"{c}::connections=16", f"{c}::connections=32", "--by", "none")
+    assert code == 2 and "different load levels" in err
+    code, data = gate_json(f"{c}::connections=16,profile=default",
+                           f"{c}::connections=16,profile=buffered-log")
+    assert code in (0, 1, 3) and ERROR not in {r["gate"] for r in data["rows"]}
+
+
 def test_the_run_order_check_is_printed():
     out = gate(V07, V08)[1]
     assert "the arms were not interleaved" in out and "drift check over the run order" in out
@@ -190,6 +207,22 @@ def test_junit_has_a_case_per_metric_failures_skips_and_matches_the_exit(tmp_pat
     (case,) = ET.fromstring(out).findall("./testsuite/testcase")
     assert code == 3 and case.find("skipped") is not None and case.find("failure") is None
     assert "runs per arm would resolve" in case.find("skipped").get("message")
+
+
+def test_junit_stays_well_formed_xml_for_names_with_esc_and_bel(tmp_path):
+    # real Locust runs whose request names and arm levels hold ESC, BEL, CR, tabs
+    code, out, _ = _cli.run_cli("gate", *_cli.HOSTILE_ARMS, "--by", "endpoint", "--metric",
+                                "latency_p50_ms", "--max-regression", "5%", "--format", "junit",
+                                "--junit", str(tmp_path / "g.xml"))
+    assert code == 3
+    for text in (out, (tmp_path / "g.xml").read_text(encoding="utf-8")):
+        root = ET.fromstring(text)  # raises on a character XML 1.0 cannot hold
+        names = [c.get("name") for c in root.iter("testcase")]
+        assert len(names) == 10
+        assert "latency_p50_ms endpoint=esc \\x1b[31mred\\x1b[0m bel \\x07 page" in names
+        assert "latency_p50_ms endpoint=\rCR=1+1" in names  # legal in XML: kept
+        props = {p.get("name"): p.get("value") for p in root.iter("property")}
+        assert props["new"].endswith("::arm=-2\\x1b]0;pwned\\x07")
 
 
 def test_markdown_is_a_job_summary_with_the_rule():
@@ -223,16 +256,21 @@ def test_data_errors_exit_2(tmp_path):
     assert code == 2 and "matches no run" in err
 
 
-def test_an_unreadable_run_makes_the_gate_exit_2_after_printing_it(tmp_path):
+def test_an_unreadable_run_refuses_the_gate_as_a_whole(tmp_path):
+    """docs/ci.md: a job with an unreadable run is refused as a whole (exit 2, nothing gated);
+    --skip-unreadable gates the others and names it."""
     runs = REPO / H / "jobs/08-v08/runs"
     for d in sorted(runs.iterdir()):
         shutil.copytree(d, tmp_path / d.name)
     stdout = tmp_path / "0005-b05-run" / "stdout.txt"
     stdout.write_text("".join(stdout.read_text().splitlines(keepends=True)[:5]))  # killed run
     code, out, err = gate(V07, str(tmp_path))
-    assert code == 2 and "REGRESSION" in out
-    [line] = err.splitlines()  # one line per unreadable file, nothing else
+    assert code == 2 and out == ""
+    [line] = err.splitlines()  # one line per unreadable file, the last saying what was refused
     assert line.startswith("perfkit: error: ") and "stdout.txt:6: expected" in line
+    assert "could not be read: nothing gated; --skip-unreadable leaves it out" in line
+    code, out, err = gate(V07, str(tmp_path), "--skip-unreadable")
+    assert code == 1 and "REGRESSION" in out and "stdout.txt:6: expected" in out
 
 
 def test_gate_rows_read_like_every_verdict_and_the_ci_contract_is_kept():

@@ -1,15 +1,21 @@
 """perfkit.analysis.core._runstatus on the seeds' backlog experiment: a run whose peers all fell
 short is kept in doubt and never called "like its peers'"; a run with kept-up peers is still
-judged by their latency."""
+judged by their latency. On the demo's backlog experiment: a run that fewer connections got
+into than wrk opened is ``partial``, and every answer it enters says so."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
-from perfkit.analysis import load_experiment, metric, run_statuses
-from perfkit.analysis.core import SHORT, UNDECIDED, kept_up
+from perfkit.analysis import compare_runs, load_experiment, metric, run_statuses
+from perfkit.analysis.core import PARTIAL, SHORT, UNDECIDED, kept_up, survivorship
+from perfkit.analysis.effects import factorial_effects
+from perfkit.vocabulary import RunStatus
+from perfkit.warning import Code
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+COUNTERS = Path(__file__).resolve().parent / "fixtures" / "counters"
 
 
 def test_a_run_whose_peers_all_fell_short_is_not_called_like_its_peers():
@@ -35,3 +41,74 @@ def test_a_run_with_kept_up_peers_is_still_judged_by_their_latency():
     assert len(shorts) == 2  # 0.963 and 0.964 x
     for short in shorts:
         assert "its latency is like its peers'" in short.reason and UNDECIDED not in short.reason
+
+
+def test_a_run_fewer_connections_got_into_is_partial():
+    """At backlog 8 nginx accepted 164 of wrk's 256 + 1 connections (wrk opens one to test
+    the address first): the run's latencies describe the 163 that got in."""
+    exp = load_experiment(DATA / "demo-backlog")
+    rows = exp.rows({"backlog": 8, "connections": 256})
+    statuses = run_statuses(rows, metric("latency_p99_ms"))
+    assert [s.status for s in statuses] == [PARTIAL] * 3
+    first = next(s for r, s in zip(rows.runs, statuses, strict=True)
+                 if r.run_id.startswith("0002-"))
+    assert first.reason.startswith("163 of 256 connections got in (the server accepted 164")
+    assert first.reason.endswith("latencies describe those")
+    full = exp.rows({"backlog": 511, "connections": 256})
+    assert [s.status for s in run_statuses(full, metric("latency_p99_ms"))] == [RunStatus.OK] * 3
+
+
+def test_connect_errors_or_a_short_accept_count_flag_it_and_more_accepts_do_not():
+    exp = load_experiment(DATA / "demo-backlog")
+    run = exp.rows({"backlog": 511, "connections": 256}).runs[0]
+    assert survivorship(run) == ""
+    assert survivorship(run.replace(errors_connect=12)).startswith(
+        "wrk counted 12 connect error(s) with 256 connections")
+    counters = dataclasses.replace(run.counters, server_connections_accepted=257)
+    assert survivorship(run.replace(counters=counters)) == ""  # 256 + the test connection
+    counters = dataclasses.replace(run.counters, server_connections_accepted=256)
+    assert survivorship(run.replace(counters=counters)).startswith("255 of 256 connections")
+    # wrk splits -c over -t: -c 5 -t 2 opens 4
+    counters = dataclasses.replace(run.counters, server_connections_accepted=5)
+    assert survivorship(run.replace(counters=counters, connections=5, threads=2)) == ""
+
+
+def test_the_servers_socket_drops_flag_a_run_whose_reconnects_hide_the_count():
+    """keepalive_requests 100 at backlog 8 (a real run: tests/test_ingest_counters.py says how
+    it was made): nginx accepted 545 connections for wrk's 256 + 1, since it closes each one
+    after its 100th request and wrk opens it again, so the count says nothing; its socket
+    dropped 1,304 connection attempts, each a connection kept out for a SYN retry."""
+    exp = load_experiment(COUNTERS / "backlog8-kr100-isolated-c256")
+    (run,) = exp.rows().runs
+    assert run.counters.server_connections_accepted == 545
+    assert run.counters.server_listen_drops == 1304
+    (status,) = run_statuses(exp.rows(), metric("latency_p99_ms"))
+    assert status.status == PARTIAL
+    assert status.reason == (
+        "the server's listening socket dropped 1,304 connection attempts (each kept out for a "
+        "SYN retry, 1 s or more): for part of the run fewer than 256 connections were in; "
+        "latencies describe those that were")
+    # a proxy whose sockets dropped nothing, every connection in: ok
+    (proxy,) = load_experiment(COUNTERS / "proxy-isolated-c256").rows().runs
+    assert proxy.counters.server_listen_drops == 0 and survivorship(proxy) == ""
+    # where only the accepted count is known (no ss), the count alone decides, as before
+    counters = dataclasses.replace(run.counters, server_listen_drops=None)
+    assert survivorship(run.replace(counters=counters)) == ""
+
+
+def test_the_partial_runs_are_named_in_the_comparison_and_the_factorial():
+    exp = load_experiment(DATA / "demo-backlog")
+    rows = exp.rows({"connections": 256})
+    table = compare_runs(rows.where({"backlog": 511}), rows.where({"backlog": 8}),
+                         metric("latency_p99_ms"), exclude=["backlog"])
+    notes = [w for row in table.rows for w in row.warnings]
+    (partial,) = [w for w in notes if w.code is Code.RUNS_PARTIAL]
+    assert partial["side"] == "new" and len(partial["reasons"]) == 3
+    assert str(partial).startswith("new: 3 run(s) partial")
+    assert "163 of 256 connections got in" in str(partial)
+    result = factorial_effects(exp.rows(), ["backlog"], metric("latency_p99_ms"),
+                               by="connections")
+    (kept,) = [w for w in result.warnings if w.code is Code.FACTORIAL_KEEPS_PARTIAL]
+    assert len(kept["reasons"]) == 6 and str(kept).startswith("6 run(s) partial")
+    kinds = [kind for notes in result.level_run_notes.values() for _, kind, _ in notes]
+    assert kinds.count(PARTIAL) == 6

@@ -60,6 +60,18 @@ def test_runs_come_back_equal_in_every_field_histograms_included():
             assert getattr(back, field) == getattr(run, field), field
 
 
+def test_runs_with_counters_come_back_and_older_flat_counters_are_read():
+    """run_json holds the counters as one record; a history written while they were 13 flat
+    fields of Run (before issue 32) still gives them back."""
+    runs = perfkit.load(REPO / "data" / "demo-backlog")
+    run = next(r for r in runs if r.counters.tcp_listen_overflows)
+    assert store.run_from_json(store.run_to_json(run)).counters == run.counters
+    data = json.loads(store.run_to_json(run))
+    flat = {k: v for k, v in data.pop("counters").items() if v is not None}
+    back = store.run_from_json(json.dumps({**data, **flat}))
+    assert back.counters == run.counters
+
+
 def test_layout_marker_one_parquet_file_per_label_and_tidy_columns(demo_store):
     assert json.loads((demo_store / store.MARKER).read_text()) == {"format": store.FORMAT,
                                                                    "version": store.VERSION}

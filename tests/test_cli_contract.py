@@ -10,6 +10,7 @@ tests/fixtures/, or temporary copies of them; ``{name}`` in an argument is a pat
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import _cli_helpers as _cli
 import pytest
+from _runner_helpers import testbed_dir_fixture  # noqa: F401
 
 from perfkit.commands import show
 
@@ -82,6 +84,10 @@ CASES: list[tuple[tuple[str, ...], str]] = [
     (("compare", "{empty}", AB), "no runs found under"),
     (("compare", AA, AB, "--exclude-failed", " "), "--exclude-failed: expected a reason"),
     (("compare", AA, AB, "--alpha"), "expected one argument"),
+    (("compare", AA, AB, "--alpha", "\u0660.\u0660\u0665"), "invalid float value: '\u0660"),
+    (("compare", AA, AB, "--alpha", "0_05"), "invalid float value: '0_05'"),
+    (("compare", "data/demo-wrk-connections::connections=\u0661\u0666",
+      "data/demo-wrk-connections::connections=16"), "matches no run"),
     # -- gate ------------------------------------------------------------------------------
     (("gate",), "the following arguments are required: BASE, NEW"),
     (("gate", AA), "the following arguments are required: NEW"),
@@ -94,6 +100,11 @@ CASES: list[tuple[tuple[str, ...], str]] = [
     (("gate", AA, AB, "--max-regression", "abc"), "found 'abc'"),
     (("gate", AA, AB, "--max-regression", "nan"), "found 'nan'"),
     (("gate", AA, AB, "--max-regression", "inf%"), "found 'inf%'"),
+    (("gate", AA, AB, "--max-regression", "\u0665%"), "found '\u0665%'"),
+    (("gate", AA, AB, "--max-regression", "\uff15%"), "found '\uff15%'"),
+    (("gate", "data/demo-wrk-connections::connections=16",
+      "data/demo-wrk-connections::connections=32"),
+     "the arms ran at different load levels (connections: base 16, new 32)"),
     (("gate", AA, AB, "--max-regression", "5%", "--max-regression", "3%"),
      "--max-regression: given more than once"),
     (("gate", AA, AB, "--junit", "/nonexistent/dir/x.xml"), "no folder '/nonexistent/dir'"),
@@ -195,6 +206,9 @@ CASES: list[tuple[tuple[str, ...], str]] = [
     (("plan", "--detect", "3%", "--from", AA, "--alpha", "0"), "--alpha must be in (0, 1)"),
     (("plan", "--detect", "3%", "--from", AA, "--family", "0"), "--family must be >= 1"),
     (("plan", "--detect", "3%", "--from", AA, "--family", "abc"), "invalid int value: 'abc'"),
+    (("plan", "--detect", "3%", "--from", AA, "--family", "\u0663"),
+     "invalid int value: '\u0663'"),
+    (("plan", "--detect", "\u0663%", "--from", AA), "found '\u0663%'"),
     (("plan", "--detect", "3%", "--from", AA, "--metric", "nosuch"), "no metric 'nosuch'"),
     (("plan", "--detect", "3%", "--from", AA, "--format", "xml"), "invalid choice: 'xml'"),
     (("plan", "--detect", "3%", "--from", "no/such/path"), "no runs found under no/such/path"),
@@ -218,6 +232,8 @@ CASES: list[tuple[tuple[str, ...], str]] = [
      "no column 'nosuch'"),
     (("history", "add", AA, "--label", "x", "--time", "notatime", "--store", "{tmp}/h"),
      "notatime"),
+    (("history", "add", AA, "--label", "x", "--time", "\u0662\u0660\u0662\u0666-11-22",
+      "--store", "{tmp}/h"), "--time: expected an ISO 8601 time"),
     (("history", "add", "{cut}", "--label", "x", "--store", "{tmp}/h"), "run.stdout:5: expected"),
     (("history", "show", "--store", "no/such/path"), "no history at no/such/path"),
     (("history", "show", "--store", HIST, "--permutations", "0"), "--permutations must be >= 1"),
@@ -255,6 +271,8 @@ CASES: list[tuple[tuple[str, ...], str]] = [
      "--out: expected a folder, found the file"),
     ((*WRK, "--timeout", "abc"), "--timeout: expected a duration"),
     ((*WRK, "--taskset", "abc"), "--taskset: expected GEN_CPUS[:SERVER_CPUS]"),
+    ((*WRK, "--taskset", "\u0660:\u0661"), "--taskset: expected GEN_CPUS[:SERVER_CPUS]"),
+    ((*WRK, "-c", "\u0666\u0664", "-t", "1"), "invalid int value: '\u0666\u0664'"),
     (("run", "wrk", "--url", LOC, "--out", "{tmp}/runs"),
      "wrk: --connections and --threads are required"),
     (("run", "wrk", "--url", LOC, "-c", "1", "-t", "2", "--out", "{tmp}/runs"),
@@ -294,6 +312,10 @@ CASES: list[tuple[tuple[str, ...], str]] = [
      "unknown testbed variable 'nosuch'"),
     (("testbed", "config", "--profile", "nosuch", "--state-dir", "{tmp}/tb"), "nosuch"),
     (("testbed", "config", "--set", "backlog=abc", "--state-dir", "{tmp}/tb"), "backlog"),
+    (("testbed", "config", "--set", "backlog=\u0666\u0664", "--state-dir", "{tmp}/tb"),
+     "backlog"),
+    (("testbed", "config", "--set", "worker_processes=\u0662", "--state-dir", "{tmp}/tb"),
+     "worker_processes"),
     (("testbed", "up", "--port", "0", "--state-dir", "{tmp}/tb"),
      "testbed port: expected 1..65535, found 0"),
     # -- report ----------------------------------------------------------------------------
@@ -441,3 +463,120 @@ def test_an_unknown_metric_lists_the_metrics_once():
     code, _, err = _cli.run_cli("gate", AA, AB, "--metric", "p99", cwd=REPO)
     assert code == 2 and err.count("throughput_rps") == 1
     assert err.count("latency_p99_ms") == 2  # the suggestion, and once in the list
+
+
+# -- the README's tour: no Python warning, traceback or kernel noise on a successful command -
+#: what Python (or a kernel) prints that a user must never see after a command that worked
+NOISE = re.compile(r"Warning:|Traceback|\[IPKernelApp\]")
+#: the README's words for places that are the user's own, and the bundled data that stands in
+#: for them when no testbed runs (data/demo-wrk-factorial was swept from a design like
+#: examples/keepalive-cache.yaml)
+STAND_INS = {"runs/": "data/demo-aa/runs", "data/my-experiment": FACT}
+#: each command of the README's table, as a user would run it on the bundled data (the
+#: exit statuses an answer may have: gate's 1 and 3 are answers too)
+TABLE = {
+    "parse": [("parse", "data/demo-locust", "--format", "csv")],
+    "show": [("show", "data/demo-aa")],
+    "compare": [("compare", AA, AB), ("compare", AA, AB, "--format", "json")],
+    "gate": [("gate", AA, AB, "--max-regression", "5%", "--format", "junit")],
+    "history": [("history", "add", "data/demo-aa", "--label", "v1", "--store", "{tmp}/hist"),
+                ("history", "show", "--store", HIST, "--metric", "latency_p99_ms")],
+    "plan": [("plan", "--metric", "latency_p99_ms", "--detect", "3%", "--from", "data/demo-aa")],
+    "effects": [("effects", FACT, "--factors", "keepalive,cache", "--metric", "latency_p99_ms",
+                 "--format", "markdown")],
+    "scaling": [("scaling", "data/demo-wrk-connections", "--x", "connections"),
+                ("scaling", RATES, "--x", "target_rate_rps", "--slo-ms", "5")],
+    "export": [("export", "data/demo-aa", "--to", "{tmp}/runs.parquet"),
+                ("export", "data/demo-locust", "--to", "{tmp}/runs.csv")],
+    "report": [("report", "-p", str(REPO / "params" / "demo.yaml"), "--check")],
+}
+#: commands that need the testbed (test_the_readme_tour_on_the_testbed runs them)
+LIVE_COMMANDS = ("run", "sweep", "testbed")
+
+
+def readme_tour() -> list[list[str]]:
+    """The perfkit commands of the README's tour (its ``sh`` block under "## A tour")."""
+    import shlex
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("## A tour", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    return [shlex.split(line.split(" #")[0]) for line in block.splitlines()
+            if line.startswith("perfkit ")]
+
+
+def readme_table_commands() -> set[str]:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return set(re.findall(r"^\| `perfkit (\w+)", text, re.M))
+
+
+def check_quiet(run: subprocess.CompletedProcess, argv) -> None:
+    """No noise on stderr: no Python warning (the run store's CacheWarning at interpreter
+    exit, issue 30 item 2, included) and no traceback."""
+    noise = [line for line in run.stderr.splitlines() if NOISE.search(line)]
+    assert noise == [], (argv, run.stderr)
+
+
+@pytest.fixture(scope="module")
+def user_dir(tmp_path_factory) -> Path:
+    """A user's folder holding copies of the bundled experiments the tour reads (the run
+    store, on as for any user, writes beside them, never into data/)."""
+    folder = tmp_path_factory.mktemp("tour")
+    for name in ("demo-aa", "demo-locust", "demo-wrk-factorial", "demo-wrk-connections",
+                 "demo-wrk2-sweep", "demo-history"):
+        shutil.copytree(REPO / "data" / name, folder / "data" / name,
+                        ignore=shutil.ignore_patterns("cache"))
+    return folder
+
+
+def perfkit_in(folder: Path, argv, env: dict | None = None) -> subprocess.CompletedProcess:
+    import os
+
+    environ = {k: v for k, v in os.environ.items() if k != "PERFKIT_CACHE"} | (env or {})
+    return subprocess.run([sys.executable, "-m", "perfkit", *argv], cwd=folder, env=environ,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_every_command_of_the_readme_has_a_tour_case():
+    assert readme_table_commands() == set(TABLE) | set(LIVE_COMMANDS)
+    assert {argv[1] for argv in readme_tour()} <= set(TABLE) | set(LIVE_COMMANDS)
+
+
+def _bundled_tour() -> list[tuple[str, ...]]:
+    tour = [tuple(STAND_INS.get(a, a) for a in argv[1:]) for argv in readme_tour()
+            if argv[1] not in LIVE_COMMANDS]
+    return tour + [argv for cases in TABLE.values() for argv in cases]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("argv", _bundled_tour(), ids=" ".join)
+def test_a_successful_command_of_the_tour_prints_no_warning_or_traceback(argv, user_dir,
+                                                                         tmp_path):
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    run = perfkit_in(user_dir, argv)
+    assert run.returncode in ((0, 1, 3) if argv[0] == "gate" else (0,)), run.stderr
+    check_quiet(run, argv)
+
+
+@pytest.mark.live
+@pytest.mark.slow
+def test_the_readme_tour_on_the_testbed(tmp_path, testbed_dir):
+    """The tour as the README writes it, on a free port and with the design cut short
+    (1 s runs, 2 blocks, 16 connections): every command succeeds, and none prints noise."""
+    import yaml
+    from _runner_helpers import free_port
+
+    port = free_port()
+    design = yaml.safe_load((REPO / "examples" / "keepalive-cache.yaml").read_text())
+    design.update(duration="1s", repetitions=2, pause="0s")
+    design["load"]["connections"] = [16]
+    design["target"]["testbed"]["port"] = port
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "keepalive-cache.yaml").write_text(yaml.safe_dump(design))
+    for argv in readme_tour():
+        argv = [a.replace("127.0.0.1:8080", f"127.0.0.1:{port}").replace("5s", "2s")
+                for a in argv[1:]]
+        if argv[:2] == ["testbed", "up"]:
+            argv += ["--port", str(port)]
+        run = perfkit_in(tmp_path, argv, {"PERFKIT_NO_PROGRESS": "0"})
+        assert run.returncode == 0, (argv, run.stderr)
+        check_quiet(run, argv)

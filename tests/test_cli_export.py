@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import os
+import stat
 from pathlib import Path
 
 import pandas as pd
@@ -53,3 +55,33 @@ def test_export_refuses_other_formats_and_reports_bad_files(tmp_path):
     code, out, err = run_cli("export", str(bad.parent), str(FIXTURES / "wrk" / "single"),
                              "--to", str(tmp_path / "runs.csv"))
     assert code == 2 and f"{bad}:" in err and "8 runs" in out
+
+
+def test_csv_export_neutralises_names_a_spreadsheet_would_run(tmp_path):
+    from _cli_helpers import HOSTILE, formula_cells
+
+    target = tmp_path / "runs.csv"
+    code, _, _ = run_cli("export", str(HOSTILE), "--to", str(target))
+    assert code == 0
+    text = target.read_bytes().decode()  # as written: a CR inside a cell stays a CR
+    assert formula_cells(text) == []
+    got = pd.read_csv(target, keep_default_na=False)
+    assert "'=HYPERLINK(\"http://example.invalid/\",\"click\")" in set(got["endpoint"])
+    assert "'\rCR=1+1" in set(got["endpoint"]) and len(got) == 40  # the CR stays in its cell
+    assert set(got["arm"]) == {"'=1+1", "'-2\x1b]0;pwned\x07"}
+    parquet = tmp_path / "runs.parquet"  # Parquet is typed data, not a sheet: names as they are
+    assert run_cli("export", str(HOSTILE), "--to", str(parquet))[0] == 0
+    assert "=1+1" in set(pd.read_parquet(parquet)["arm"])
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_export_creates_its_file_with_the_users_umask(tmp_path, umask, suffix):
+    target = tmp_path / f"runs{suffix}"
+    old = os.umask(umask)
+    try:
+        code, _, _ = run_cli("export", str(FIXTURES / "wrk" / "single"), "--to", str(target))
+    finally:
+        os.umask(old)
+    assert code == 0
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask

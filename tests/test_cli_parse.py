@@ -110,6 +110,15 @@ def test_show_prints_warnings_numbered():
     assert "not a throughput measurement" in out and "missing, not 0" in out
 
 
+def test_show_says_when_fewer_connections_got_in_than_wrk_opened():
+    code, out, _ = run_cli("show", str(FIX / "counters/backlog8-isolated-c256-sockets"))
+    assert code == 0
+    assert ("  partial: 142 of 256 connections got in (the server accepted 143, 1 of them wrk's "
+            "test connection); latencies describe those") in out
+    code, out, _ = run_cli("show", str(FIX / "counters/proxy-isolated-c256"))
+    assert code == 0 and "partial" not in out and "got in" not in out
+
+
 def test_help_teaches_with_examples():
     code, out, _ = run_cli("parse", "--help")
     assert code == 0
@@ -121,3 +130,34 @@ def test_json_values_are_finite_or_null():
     for line in out.splitlines():
         for value in json.loads(line).values():
             assert not (isinstance(value, float) and not math.isfinite(value))
+
+
+# -- names a reader's tools misread (real Locust runs: tests/fixtures/names/README.md) ---------
+def test_csv_neutralises_every_name_a_spreadsheet_would_run_and_keeps_numbers():
+    from _cli_helpers import HOSTILE, formula_cells
+
+    code, out, _ = run_cli("parse", str(HOSTILE), "--format", "csv")
+    assert code == 0
+    assert formula_cells(out) == []
+    rows = list(csv.DictReader(io.StringIO(out, newline="")))
+    assert len(rows) == 4 * 10  # 4 runs, 9 endpoints and the Aggregated row each
+    names = {r["endpoint"] for r in rows}
+    assert {"'=HYPERLINK(\"http://example.invalid/\",\"click\")", "'+1+2 plus", "'-2+3 minus",
+            "'@SUM(1+1) at", "'\tTAB=1+1", "'\rCR=1+1", "約3倍 page", "a\\|b pipe"} <= names
+    assert {r["arm"] for r in rows} == {"'=1+1", "'-2\x1b]0;pwned\x07"}
+    # numbers are numbers: the JSON of the same records holds the same values, unprefixed
+    code, out, _ = run_cli("parse", str(HOSTILE), "--format", "json")
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [float(r["latency_mean_ms"]) for r in rows] == [r["latency_mean_ms"] for r in records]
+    assert {r["endpoint"] for r in records} == {n.removeprefix("'") for n in names}
+
+
+def test_show_and_the_table_print_control_characters_as_escapes():
+    from _cli_helpers import HOSTILE
+
+    for argv in (("show", str(HOSTILE)), ("parse", str(HOSTILE))):
+        code, out, _ = run_cli(*argv)
+        assert code == 0
+        assert not any(ch in out for ch in "\x1b\x07\r\t"), argv
+        assert "esc \\x1b[31mred\\x1b[0m bel \\x07 page" in out
+    assert "arm=-2\\x1b]0;pwned\\x07" in run_cli("show", str(HOSTILE))[1]

@@ -27,3 +27,24 @@ def test_intervals_and_changes_share_one_form():
     # one percentage-change form: signed, with % on every number
     assert fmt_ci(49.37, 24.1, 80.2, "%", digits=2) == "+49% [+24%, +80%]"
     assert fmt_ci(-18.2, -24.3, -11.1, "%", digits=2) == "-18% [-24%, -11%]"
+
+
+def test_progress_tells_the_mean_time_of_the_steps_so_far_times_those_left(monkeypatch):
+    import io
+
+    from perfkit.formatting import Progress, duration_text
+
+    monkeypatch.delenv("PERFKIT_NO_PROGRESS", raising=False)
+    assert [duration_text(s) for s in (0.4, 12, 65, 3725)] == ["0 s", "12 s", "1 min 05 s",
+                                                             "1 h 02 min"]
+    now = [100.0]
+    stream = io.StringIO()
+    progress = Progress(stream, "sweep x", 10, done=4)  # resumed: 4 runs were done before
+    progress._clock, progress.started = (lambda: now[0]), now[0]
+    now[0] += 30.0
+    progress.step("0005-b02-c16", "complete", 29.5)
+    now[0] += 30.0
+    progress.step("0006-b02-c64", "failed", 30.0)
+    assert stream.getvalue().splitlines() == [
+        "sweep x: 5/10 runs, 0005-b02-c16 complete (29.5 s); about 2 min 30 s left",
+        "sweep x: 6/10 runs, 0006-b02-c64 failed (30.0 s); about 2 min 00 s left"]

@@ -32,8 +32,9 @@ def test_every_shared_fixture_loads_without_error():
     assert tools == {"wrk", "wrk2", "locust"}
     # 24 wrk sweep + 8 wrk singles + 48 wrk2 sweep + 11 wrk2 singles = 91 wrk/wrk2 runs,
     # + 12 wrk/wrk2 runs in wild states (tests/fixtures/wild, issue 10)
-    # + 2 wrk runs with the server's counters (tests/fixtures/counters, issue 25)
-    assert sum(r.tool in ("wrk", "wrk2") for r in result.runs) == 91 + 12 + 2
+    # + 5 wrk runs with the server's counters (tests/fixtures/counters: 2 of issue 25, 3
+    # with the upstream's and the sockets', issue 29)
+    assert sum(r.tool in ("wrk", "wrk2") for r in result.runs) == 91 + 12 + 5
 
 
 def test_non_tool_files_in_a_directory_are_skipped_quietly():
@@ -166,8 +167,8 @@ def test_a_run_directory_keeps_what_classify_finds_in_each_of_its_files():
     """The loader reads and sniffs each file itself (classify() spelled out, for thousands of
     files per load): on every real run directory of the fixtures and data/ it keeps exactly
     the files classify() recognises, as the same kind and text."""
-    from perfkit.ingest.discover import walk
     from perfkit.ingest.loader import _MANIFEST_SUFFIXES, _prepare, classify
+    from perfkit.store.discover import walk
 
     seen = 0
     for source in (FIX, FIX.parent.parent / "data"):
@@ -188,7 +189,8 @@ def test_a_large_file_sniffed_by_its_head_is_kept_as_when_decoded_whole():
     1 MB HTML report is no tool output): the same answer as decoding first, for a character
     cut at the head's end, bytes that are not UTF-8 after the head, and a long real history
     (its rows repeated: a test input, never a fixture)."""
-    from perfkit.ingest.loader import _output, _output_of, _text_of
+    from perfkit.ingest.decode import decode
+    from perfkit.ingest.loader import _output, _output_of
     from perfkit.ingest.sniffer import HEAD_BYTES
 
     html = (FIX / "locust" / "clean_u20" / "clean.html").read_bytes()
@@ -207,11 +209,14 @@ def test_a_large_file_sniffed_by_its_head_is_kept_as_when_decoded_whole():
     kinds = {}
     for name, data in cases.items():
         assert len(data) > 4 * HEAD_BYTES, name
-        whole = _output("f", _text_of(data), None)
+        whole = _output("f", decode(data, HEAD_BYTES), None)
         assert _output_of("f", data, None) == whole, name
         kinds[name] = None if whole is None else whole.kind
     assert kinds["long history"] == "locust_history" and kinds["html"] is None
-    assert kinds["long history, bad byte"] is None
+    # not UTF-8 at the end: read as Latin-1 (and said), never dropped
+    assert kinds["long history, bad byte"] == "locust_history"
+    assert _output_of("f", cases["long history, bad byte"], None).decoded.startswith(
+        "not UTF-8 (byte 0xff on line ")
 
 
 def test_every_hdrhistogram_log_marker_starts_with_a_hint_the_sniffer_looks_for():

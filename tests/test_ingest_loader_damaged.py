@@ -21,7 +21,8 @@ from hdrh.log import HistogramLogWriter
 import perfkit
 from perfkit import units
 from perfkit.errors import LoadError, ParseError
-from perfkit.ingest import fastwrk2, hlog, locust, wrk, wrk2
+from perfkit.ingest import fastwrk2, locust, wrk, wrk2
+from perfkit.store import hlog
 from perfkit.warning import Code, Warn
 
 HERE = Path(__file__).resolve().parent

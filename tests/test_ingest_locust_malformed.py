@@ -14,7 +14,8 @@ import pytest
 
 import perfkit
 from perfkit.errors import ParseError
-from perfkit.ingest import hlog, locust
+from perfkit.ingest import locust
+from perfkit.store import hlog
 from perfkit.warning import Code
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -262,3 +263,16 @@ def test_directory_with_one_bad_run_reports_it_and_loads_the_others(tmp_path):
     assert error.path == str(history)
     assert {r.run_id for r in info.value.runs} == {"failures_u30"}
     assert len(perfkit.load(tmp_path, strict=False)) == 7
+
+
+def test_a_content_size_whose_rate_overflows_gives_no_transfer_rate_and_says_so():
+    """Found by the ingest fuzz (issue 30): Average Content Size 1e308 times Requests/s was an
+    infinite transfer_bytes_per_s; the real stats CSV of failures_u30 with that one cell."""
+    rows = list(csv.reader((FAILURES / "failures_stats.csv").read_text().splitlines()))
+    head = rows[0]
+    agg = next(r for r in rows[1:] if r[head.index("Name")] == "Aggregated")
+    agg[head.index("Average Content Size")] = "1e308"
+    text = "\n".join(",".join(r) for r in rows) + "\n"
+    (run,) = [r for r in locust.parse_stats_csv(text, "s.csv") if r.is_aggregate]
+    assert run.transfer_bytes_per_s is None and run.throughput_rps > 0
+    assert any("Average Content Size x Requests/s is beyond any number" in n for n in run.notes)

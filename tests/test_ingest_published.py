@@ -1,28 +1,31 @@
 """Published outputs (tests/fixtures/published, each with its provenance in sources.json):
 every output a person would accept is read with every printed number as printed (checked by
-an independent regex reader, tests/_printed.py); every other one is refused at a line; every
-HdrHistogram log gives hdrh's own values."""
+an independent reader, tests/_printed.py: regular expressions for wrk and wrk2, the csv module
+for Locust's run folders); every other one is refused at a line; every HdrHistogram log gives
+hdrh's own values."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from _printed import differences
+from _printed import differences, locust_differences
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 
 import perfkit
 from perfkit.errors import LoadError, ParseError
-from perfkit.ingest import hlog
-from perfkit.ingest.hdrcodec import decode
+from perfkit.hdrcodec import decode
+from perfkit.store import hlog
 from perfkit.warning import Code, texts
 
 ROOT = Path(__file__).parent / "fixtures" / "published"
 SOURCES = json.loads((ROOT / "sources.json").read_text())
-TEXT = [s for s in SOURCES if s["shape"] != "hlog"]
+LOCUST = [s for s in SOURCES if s["shape"].startswith("locust")]
+TEXT = [s for s in SOURCES if s["shape"] != "hlog" and s not in LOCUST]
 LOGS = [s for s in SOURCES if s["shape"] == "hlog"]
 #: accepted outputs perfkit still refuses, with why (they count against the share read)
 KNOWN_MISSES = {
@@ -52,8 +55,8 @@ def test_accepted_output_is_read_exactly(source):
 
 
 def test_share_read_exactly_is_at_least_95_percent():
-    assert 1 - len(KNOWN_MISSES) / (len(ACCEPTED) + len([s for s in LOGS
-                                                          if s["verdict"] == "accept"])) >= 0.95
+    accepted = [s for s in SOURCES if s["verdict"] == "accept"]
+    assert 1 - len(KNOWN_MISSES) / len(accepted) >= 0.95
 
 
 @pytest.mark.parametrize("source", REFUSED, ids=_ids(REFUSED))
@@ -73,6 +76,66 @@ def test_pasted_normalisations_are_said():
         "pasted: indented 4 (removed)"]
     assert run.target_rate_rps == 2000 and run.argv[0] == "wrk"
     assert run.extra["calibration"][0]["mean_latency_ms"] == 9.319  # "9319 usec"
+
+
+# -- Locust run folders ---------------------------------------------------------------------
+ACCEPTED_LOCUST = [s for s in LOCUST if s["verdict"] == "accept"]
+
+
+@pytest.mark.parametrize("source", ACCEPTED_LOCUST, ids=_ids(ACCEPTED_LOCUST))
+def test_accepted_locust_run_is_read_exactly(source):
+    """Every value of every row of the folder's stats, requests, distribution and history
+    CSVs, as the independent reader finds it."""
+    folder = ROOT / source["file"]
+    assert locust_differences(folder, perfkit.load(folder, cache=False)) == []
+
+
+def test_stats_not_in_utf8_are_read_and_said():
+    """A GBK endpoint name (issue 31): the stats file was dropped and the run rebuilt from the
+    history (mean 39.0, no throughput, no percentile); it is read, decoded as Latin-1, said."""
+    folder = ROOT / "locust" / "20200823-locust"
+    (run,) = [r for r in perfkit.load(folder, cache=False) if r.is_aggregate]
+    assert run.latency_mean_ms == 39.658101399739586 and run.throughput_rps == 6.081256164425403
+    assert run.percentiles_ms[99] == 88
+    assert any(n.startswith(f"{folder / 'locust_stats.csv'}: not UTF-8 (byte 0xbd on line 2): "
+                            "decoded as Latin-1") for n in run.notes)
+
+
+def test_a_stats_file_that_cannot_be_read_is_an_error_naming_it(tmp_path):
+    """An empty stats file beside a history (a copy of a real one): never a run rebuilt from
+    the history alone."""
+    shutil.copy(ROOT / "locust" / "20200823-locust" / "locust_stats_history.csv", tmp_path)
+    (tmp_path / "locust_stats.csv").write_bytes(b"")
+    with pytest.raises(LoadError) as info:
+        perfkit.load(tmp_path, cache=False)
+    (error,) = info.value.errors
+    assert str(error).startswith(f"{tmp_path / 'locust_stats.csv'}:1: expected a Locust "
+                                 "_stats.csv") and info.value.runs == []
+
+
+def test_locust_0_8_requests_and_distribution_are_joined_and_said():
+    """A real Locust 0.8.1 run: its percentiles are in _distribution.csv ("GET /", "None
+    Total"); each difference from Locust 1.x is a note on the run."""
+    folder = ROOT / "locust" / "real" / "0.8.1"
+    runs = {(r.method, r.endpoint): r for r in perfkit.load(folder, cache=False)}
+    total = runs[None, "Total"]
+    assert total.is_aggregate and total.requests == 1368 and total.failures == 141
+    assert total.percentiles_ms[99] == 10 and runs["GET", "/"].percentiles_ms[100] == 25
+    assert runs["GET", "/missing"].percentiles_ms == {}  # N/A: no request succeeded
+    said = " ".join(total.notes)
+    for words in ("'# requests' as 'Request Count'", "no final newline", "method 'None'",
+                  "'Total', read as the aggregate", "counted only the successes"):
+        assert words in said, words
+
+
+def test_locust_0_14_bare_percentile_header_and_old_history():
+    folder = ROOT / "locust" / "real" / "0.14.6"
+    (total,) = [r for r in perfkit.load(folder, cache=False) if r.is_aggregate]
+    assert total.percentiles_ms[99.999] == 20 and total.endpoint == "Aggregated"
+    assert any("'99.999', among the percentile columns, read as '99.999%'" in n
+               for n in total.notes)
+    rows = total.extra["history"]
+    assert rows and rows[-1]["user_count"] is None and rows[-1]["total_requests"] > 0
 
 
 # -- HdrHistogram logs ----------------------------------------------------------------------

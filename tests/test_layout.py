@@ -18,10 +18,12 @@ PACKAGE = Path(__file__).resolve().parents[1] / "perfkit"
 #: the top level is the foundation: these modules and nothing else (``vocabulary``: the verdict
 #: and status words, defined once, which every layer above returns or shows; ``warning``: the
 #: coded warnings every layer returns; ``wording``: their words, given once, which every
-#: layer that shows a warning renders through)
+#: layer that shows a warning renders through; ``safetext``: a name made safe where it is
+#: written, for a spreadsheet, a terminal or XML, once for every front end and store)
 FOUNDATION = frozenset({
     "errors", "units", "formatting", "model", "histogram", "hdrcodec", "hdrlayout",
-    "consistency", "frames", "_fsutil", "paths", "vocabulary", "warning", "wording",
+    "consistency", "frames", "_fsutil", "paths", "vocabulary", "safetext", "counters", "combine",
+    "warning", "wording",
 })
 #: entry points, exempt from the rule (``__init__`` only re-exports)
 ENTRY = frozenset({"perfkit", "perfkit.cli", "perfkit.__main__"})
@@ -105,7 +107,12 @@ def imports(name: str, path: Path, known: set[str], roots: dict[str, str]) -> se
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+        if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+                and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
+                and node.args[0].value.split(".")[0] == "perfkit"):
+            found.add(node.args[0].value)  # importlib.import_module("perfkit.x.y"), on first use
+        elif isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.split(".")[0] == "perfkit")
         elif isinstance(node, ast.ImportFrom):
             if node.level:
@@ -157,6 +164,55 @@ def violations(package: Path = PACKAGE) -> list[str]:
             else:
                 out += analysis_violation(name, target)
     return out
+
+
+def package_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Package of perfkit (``ingest``, ``store``, ...) -> the other packages its modules
+    import; the foundation's modules and the entry points are left out."""
+    found = modules(package)
+    known, roots = set(found), root_names(package)
+    out: dict[str, set[str]] = {}
+    for name, path in found.items():
+        mine = name.split(".")[1] if "." in name else None
+        if mine is None or not (package / mine).is_dir() or name in ENTRY:
+            continue
+        for target in imports(name, path, known, roots):
+            theirs = target.split(".")[1] if "." in target else None
+            if theirs and theirs != mine and (package / theirs).is_dir():
+                out.setdefault(mine, set()).add(theirs)
+    return out
+
+
+def mutual(package: Path = PACKAGE) -> list[str]:
+    """``a <-> b`` for every two packages of perfkit that import each other."""
+    graph = package_graph(package)
+    return sorted(f"{a} <-> {b}" for a, targets in graph.items() for b in targets
+                  if a < b and a in graph.get(b, set()))
+
+
+def test_no_two_packages_import_each_other():
+    """docs/architecture.md: within a layer too, the packages are ranked (``store`` below
+    ``ingest``): no two packages of perfkit import each other."""
+    both = mutual()
+    assert not both, f"packages that import each other: {both}"
+
+
+def test_the_package_rule_fails_on_a_tree_that_breaks_it(tmp_path):
+    files = {
+        "__init__.py": "",
+        "ingest/__init__.py": "",
+        "ingest/loader.py": ("import importlib\n"
+                             "def f():\n    return importlib.import_module('perfkit.store.c')\n"),
+        "store/__init__.py": "",
+        "store/c.py": "from perfkit.ingest.loader import f\n",
+        "stats/__init__.py": "",
+        "stats/t.py": "from perfkit.store import c\n",
+    }
+    package = tmp_path / "perfkit"
+    for name, text in files.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(text, encoding="utf-8")
+    assert mutual(package) == ["ingest <-> store"]
 
 
 def feature(name: str) -> str | None:

@@ -109,3 +109,21 @@ def test_locust_rounding_and_failures():
               failures=10)
     assert run.error_ratio == 0.05
     assert {Code.LOCUST_ROUNDING, Code.CLOSED_LOOP, Code.ERRORS_HIGH} <= codes(run)
+
+
+def test_provenance_is_declared_once_for_the_run_and_its_manifest():
+    """Run and the manifest reader's ManifestInfo share the fields of Provenance (issue 32):
+    neither class declares one of them again."""
+    import dataclasses
+
+    from perfkit.model import PROVENANCE_FIELDS, Provenance, Run
+    from perfkit.store.manifest import ManifestInfo
+
+    assert issubclass(Run, Provenance) and issubclass(ManifestInfo, Provenance)
+    assert not set(vars(Run)["__annotations__"]) & set(PROVENANCE_FIELDS)
+    assert not set(vars(ManifestInfo)["__annotations__"]) & set(PROVENANCE_FIELDS)
+    for cls in (Run, ManifestInfo):
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        assert all(fields[name].kw_only for name in PROVENANCE_FIELDS)
+    run = Run(tool="wrk", source="x", latency_source="summary_only", run_id="r1", order=3)
+    assert (run.run_id, run.order, run.block) == ("r1", 3, None)

@@ -3,7 +3,9 @@
 - no outputs except in cells nbval checks (``# NBVAL_CHECK_OUTPUT``), no execution counts, no
   volatile metadata;
 - the first code cell is tagged ``parameters``, every parameter typed and commented; the
-  second holds the imports; every later cell is short and calls perfkit.
+  second holds the imports and ``report = nb.setup(NAME, output_dir)``, which checks every
+  parameter (however the notebook runs: perfkit report, papermill, JupyterLab) before any
+  other cell uses one; every later cell is short and calls perfkit.
 """
 
 import ast
@@ -58,9 +60,11 @@ def test_parameters_first_then_imports_then_thin_cells(path):
     for line in cells[0].source.splitlines():
         if line.strip() and not line.startswith("#"):
             assert "  # " in line, f"parameter without a comment: {line}"
-    imports = ast.parse(cells[1].source).body
+    *imports, check = ast.parse(cells[1].source).body
     assert imports and all(isinstance(n, ast.ImportFrom) and n.module.startswith("perfkit")
                            for n in imports)
+    assert ast.unparse(check) == f"report = nb.setup('{path.stem}', output_dir)", \
+        "the first code cell after the parameters checks them (nb.setup)"
     names = {a.asname or a.name for n in imports for a in n.names} | {"report"}
     for cell in cells[2:]:
         lines = [ln for ln in cell.source.splitlines() if ln.strip()]

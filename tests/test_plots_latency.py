@@ -61,3 +61,22 @@ def test_within_vs_across_legend_glyphs_are_the_marks_drawn(sweep, by, where):
     assert lines and all(ln.get_linestyle() not in ("None", "none") for ln in lines)
     assert {to_hex(a.get_facecolor() if isinstance(a, Rectangle) else a.get_color())
             for a in across} == {to_hex(plots.style.GREY)}  # neutral: not a configuration's colour
+
+
+def test_wrk_runs_without_within_run_intervals_draw_with_no_warning():
+    """wrk prints four percentiles and no histogram, so no run has a within-run interval: the
+    figure says so and no RuntimeWarning (an all-NaN median) reaches the page."""
+    import warnings
+
+    exp = common.load_experiment(str(Path(__file__).resolve().parents[1] / "data" / "demo-aa"))
+    groups = latency.grouped_runs(exp, ["arm"], {})
+    within = latency.within_run_table(groups)
+    assert within["ci_low_ms"].isna().all() and len(within) == 20
+    fig, ax = plots.figure()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plots.run_intervals(within, latency.percentile_table(groups, (99.0,), n_resamples=100),
+                            ax, confidence=0.95)
+    from perfkit.plots.alt import notes
+
+    assert notes(ax) == ["20 runs of 2 configurations over the across-run band"]

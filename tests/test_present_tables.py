@@ -163,3 +163,58 @@ def test_a_frame_words_its_verdict_identities_even_as_plain_text():
     assert [r[0] for r in rows] == ["stable", "a"]  # a level, not a verdict: as it is
     assert [r[1] for r in rows] == ["no drift beyond ±10%", "not testable (n = 1)"]
     assert [r[2] for r in rows] == ["on a timeout cap", "failed"]
+
+
+# -- names a reader's tools misread (real Locust runs: tests/fixtures/names/README.md) ---------
+def _hostile_tables(fmt: str) -> str:
+    """``perfkit compare`` of the two arms of the hostile-names experiment, endpoint by
+    endpoint, in ``fmt``: every request name is a row, both arms' levels are in the title."""
+    from _cli_helpers import HOSTILE_ARMS, run_cli
+
+    code, out, _ = run_cli("compare", *HOSTILE_ARMS, "--by", "endpoint", "--metric",
+                           "latency_p50_ms", "--format", fmt)
+    assert code == 0
+    return out
+
+
+def test_markdown_keeps_its_columns_for_every_name():
+    import html
+
+    import mistune
+    from _cli_helpers import hostile_names
+
+    text = _hostile_tables("markdown")
+    page = mistune.create_markdown(plugins=["table"])(text)
+    head = re.findall(r"<th[ >]", page)
+    rows = re.findall(r"<tr>(.*?)</tr>", page, re.S)[1:]
+    assert len(head) == 9 and len(rows) == 10  # nine names and the Aggregated row
+    shown = []
+    for row in rows:
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+        assert len(cells) == len(head), row
+        shown.append(html.unescape(cells[0]))
+    assert "a\\|b pipe" in shown and "約3倍 page" in shown
+    assert "esc \\x1b[31mred\\x1b[0m bel \\x07 page" in shown and "\\rCR=1+1" in shown
+    assert len(shown) == len(set(shown)) == len(hostile_names()) - 1
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None,
+                    reason="pdflatex not installed (Debian: texlive-latex-recommended)")
+def test_latex_compiles_for_every_name(tmp_path):
+    body = _hostile_tables("latex")
+    assert "\n{}[U+7D04]3[U+500D] page &" in body  # a row that begins with a bracket
+    doc = ("\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage[T1]{fontenc}\n"
+           "\\usepackage[utf8]{inputenc}\n\\usepackage[margin=1cm,landscape]{geometry}\n"
+           "\\begin{document}\n" + body + "\\end{document}\n")
+    (tmp_path / "t.tex").write_text(doc, encoding="utf-8")
+    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-2000:]
+    assert (tmp_path / "t.pdf").stat().st_size > 1000
+
+
+def test_latex_braces_a_bracket_that_begins_a_row():
+    t = Table((Column("name"), Column("n", right=True)),
+              (("[draft] run", "1"), (" [x]", "2"), ("a [b]", "3")))
+    rows = [ln for ln in render(t, "latex").splitlines() if ln.endswith("\\\\")]
+    assert rows[1:] == ["{}[draft] run & 1 \\\\", "{} [x] & 2 \\\\", "a [b] & 3 \\\\"]

@@ -46,7 +46,9 @@ INTERNAL_PACKAGES = {
 INTERNAL_MODULES = {
     "perfkit.__main__": "python -m perfkit",
     "perfkit.cli": "the CLI entry point",
+    "perfkit.combine": "several clients' runs as one Run (public through perfkit)",
     "perfkit.consistency": "contradiction checks of a run's printed numbers",
+    "perfkit.counters": "the counters sub-record of a Run (run.counters)",
     "perfkit.errors": "the exceptions (public through perfkit)",
     "perfkit.formatting": "number printing",
     "perfkit.frames": "tidy frames of runs (runs_frame is public through perfkit)",
@@ -55,6 +57,7 @@ INTERNAL_MODULES = {
     "perfkit.histogram": "LatencyHistogram (public through perfkit)",
     "perfkit.model": "the Run record (public through perfkit)",
     "perfkit.paths": "where data, notebooks and params live",
+    "perfkit.safetext": "text made safe for CSV, XML, LaTeX, Markdown and terminals",
     "perfkit.units": "the one parser of numbers with units",
     "perfkit.vocabulary": "every verdict and status word (public through perfkit)",
     "perfkit.warning": "a warning as a value: its code and fields (Warn, Code)",

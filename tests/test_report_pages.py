@@ -6,12 +6,84 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+#: what Python prints for a warning or an exception: never on a page a reader gets
+NOISE = re.compile(r"Warning:|Traceback")
+
+
+def noise(report: Path) -> list[str]:
+    """Every ``Warning:`` or ``Traceback`` on the pages of ``report`` and in the outputs of
+    its executed notebooks (a warning a kernel printed on its stderr), with where it is."""
+    found = []
+    for page in sorted(report.glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        found += [f"{page.name}: ...{text[max(0, m.start() - 120):m.end() + 80]}..."
+                  for m in NOISE.finditer(text)]
+    for notebook in sorted(report.glob("*.ipynb")):
+        for i, cell in enumerate(json.loads(notebook.read_text(encoding="utf-8"))["cells"]):
+            for output in cell.get("outputs", []):
+                text = "".join(output.get("text", "")) + "".join(output.get("traceback", []))
+                found += [f"{notebook.name}, cell {i}: {text[:300]}"
+                          for _ in NOISE.finditer(text)][:1]
+    return found
+
+
+#: a report on wrk runs only (wrk prints four percentiles and no histogram): every page that
+#: takes a closed-loop experiment, on bundled wrk experiments
+WRK_PARAMS = """\
+title: wrk runs only
+data: {data}
+notebooks:
+  overview:
+    experiments: [demo-aa, demo-wrk-connections]
+    locust_experiment: ""
+  latency:
+    experiment: demo-wrk-connections
+    by: [profile]
+    select: {{connections: 64}}
+    co_experiment: ""
+  tuning-effects:
+    experiment: demo-aa
+    factors: [arm]
+    metrics: [latency_p99_ms]
+    per: ""
+    aa_experiment: ""
+"""
+
+
+@pytest.fixture(scope="module")
+def wrk_report(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """``perfkit report`` of :data:`WRK_PARAMS`, as a user runs it (its own process: what the
+    kernels print on the terminal is in its stderr), and that process."""
+    folder = tmp_path_factory.mktemp("wrk-report")
+    params = folder / "wrk.yaml"
+    params.write_text(WRK_PARAMS.format(data=ROOT / "data"), encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "perfkit", "report", "-p", str(params), "-o",
+                          str(folder / "out")], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    return folder / "out", run
+
+
+def test_no_python_warning_or_traceback_on_a_page_of_the_demo_report(demo_report):
+    assert noise(demo_report) == []
+
+
+@pytest.mark.slow
+def test_no_python_warning_or_traceback_on_a_page_or_the_terminal_of_a_wrk_report(wrk_report):
+    # wrk runs have no within-run interval: the latency page printed "RuntimeWarning: All-NaN
+    # slice encountered" under its figure
+    report, run = wrk_report
+    assert sorted(p.name for p in report.glob("*.html")) == [
+        "index.html", "latency.html", "methods.html", "overview.html", "tuning-effects.html"]
+    assert noise(report) == []
+    assert not NOISE.search(run.stderr) and "[IPKernelApp]" not in run.stderr, run.stderr
 
 
 def test_pages_have_no_long_tables_or_unrounded_numbers(demo_report):

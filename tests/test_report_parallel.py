@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -123,10 +124,34 @@ def test_progress_names_each_page_as_it_ends(setup, monkeypatch):
     stream = Tty()
     params = load_params(_params(tmp_path, ["one", "two"], marks))
     build_report(params, tmp_path / "out", stream, workers=2)
-    lines = [line.strip() for line in stream.getvalue().replace("\r", "\n").splitlines()]
-    ended = [line.split()[0] for line in lines if line.endswith(("ok", "failed"))]
-    assert sorted(ended) == ["one", "two"]
-    assert any(line.startswith("two") and line.endswith("failed") for line in lines)
+    text = stream.getvalue()
+    assert "\r" in text  # the bar, redrawn
+    ended = re.findall(r"^report: (\d)/2 pages, (\w+) (ok|failed) \(\d+\.\d s\); ",
+                       text.replace("\r", "\n"), re.M)
+    assert [n for n, _, _ in ended] == ["1", "2"]
+    assert sorted((name, status) for _, name, status in ended) == [("one", "ok"),
+                                                                   ("two", "failed")]
+
+
+def test_without_a_terminal_each_page_is_one_line_with_the_count_and_the_time_left(
+        setup, monkeypatch):
+    # a CI log or a file: no bar, one line per page as it ends, the last one says all is done
+    monkeypatch.delenv("PERFKIT_NO_PROGRESS", raising=False)
+    tmp_path, notebooks, marks = setup
+    for name in ("one", "two", "three"):
+        _notebook(notebooks, name, "x = 1")
+    params = load_params(_params(tmp_path, ["one", "two", "three"], marks))
+    stream = io.StringIO()
+    build_report(params, tmp_path / "out", stream, workers=1)
+    lines = stream.getvalue().splitlines()
+    assert "\r" not in stream.getvalue() and len(lines) == 3
+    for i, (line, name) in enumerate(zip(lines, ("one", "two", "three"), strict=True), 1):
+        assert re.fullmatch(rf"report: {i}/3 pages, {name} ok \(\d+\.\d s\); "
+                            + (r"about \d+ s left" if i < 3 else r"all done in \d+ s"), line)
+    monkeypatch.setenv("PERFKIT_NO_PROGRESS", "1")  # turned off: nothing at all
+    quiet = io.StringIO()
+    build_report(params, tmp_path / "again", quiet, workers=1)
+    assert quiet.getvalue() == ""
 
 
 def test_a_page_waiting_for_the_pages_before_it_leaves_its_core_to_the_next(setup):

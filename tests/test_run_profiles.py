@@ -50,7 +50,12 @@ def test_only_the_known_pairs_of_profiles_conflict():
             refused.add(frozenset((a, b)))
     assert refused == {frozenset(p) for p in (("cache-disk", "cache-ram"),
                                               ("backlog", "somaxconn-large"),
-                                              ("netns", "somaxconn-large"))}
+                                              ("netns", "somaxconn-large"),
+                                              # each keepalive factor's two settings
+                                              ("client-keepalive-off", "keepalive"),
+                                              ("client-keepalive-off", "keepalive-client"),
+                                              ("upstream-keepalive", "keepalive"),
+                                              ("upstream-keepalive", "keepalive-upstream"))}
 
 
 def test_the_two_halves_of_keepalive_make_keepalive():
@@ -63,6 +68,22 @@ def test_the_two_halves_of_keepalive_make_keepalive():
     upstream = config("keepalive-upstream+proxy")
     assert {"keepalive 32;", "proxy_http_version 1.1;", "keepalive_timeout 65;"} <= upstream
     assert not any(s.startswith("keepalive_requests") for s in upstream)
+
+
+def test_client_and_upstream_keepalive_are_two_parts_named_by_what_they_change():
+    """nginx's default keeps client connections alive (keepalive_timeout 65): the client
+    factor's part turns it off; the upstream factor's part adds a pool that covers every load
+    point of the examples; ``keepalive`` stays as it was."""
+    off = config("client-keepalive-off+proxy")
+    assert "keepalive_timeout 0;" in off
+    assert not any(s.startswith("keepalive ") for s in off)
+    assert "keepalive_timeout 65;" in config("proxy")
+    pooled = config("upstream-keepalive+proxy")
+    assert {"keepalive 1024;", "proxy_http_version 1.1;", 'proxy_set_header Connection "";',
+            "keepalive_timeout 65;"} <= pooled
+    assert "keepalive 32;" in config("keepalive+proxy")
+    both = parse_profile("client-keepalive-off+upstream-keepalive")
+    assert both == {"keepalive_timeout_s": 0, "upstream_keepalive": 1024}
 
 
 def test_worker_connections_profile_sets_10240_per_worker():

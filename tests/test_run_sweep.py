@@ -278,3 +278,89 @@ def test_sweep_help_tells_how_to_confine_a_sweep():
     assert code == 0
     assert "--port N" in out and "--upstream-port N" in out and "--state-dir DIR" in out
     assert "refuses to touch one it did not start" in out
+
+
+# -- progress -------------------------------------------------------------------------------
+URL_DESIGN = """\
+name: three-runs
+tool: wrk
+target:
+  url: http://127.0.0.1:1/
+load:
+  connections: [8, 16, 32]
+  threads: 2
+duration: 1s
+repetitions: 1
+seed: 3
+"""
+
+
+class _Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_each_run_is_told_as_it_ends_with_the_count_and_the_time_left(
+        tmp_path, monkeypatch, terminal):
+    """Every run as it ends, with done/planned and the time left: one line each in a log,
+    the same lines above a bar on a terminal. The runs themselves are replaced (the runner's
+    seam, as tests/_paused_sweep.py replaces its events): this is about what is printed."""
+    import re
+    import types
+
+    monkeypatch.delenv("PERFKIT_NO_PROGRESS", raising=False)
+    monkeypatch.setattr(Sweep, "_run_one",
+                        lambda self, entry, state: types.SimpleNamespace(status="complete"))
+    err = _Tty() if terminal else io.StringIO()
+    out = io.StringIO()
+    path = write(tmp_path, URL_DESIGN)
+    assert main(["sweep", str(path), "--out", str(tmp_path / "exp")], out, err) == 0
+    text = err.getvalue()
+    assert ("\r" in text) == terminal  # the bar only on a terminal
+    lines = [ln for ln in text.replace("\r", "\n").splitlines()
+             if ln.startswith("sweep ") and "%|" not in ln]  # not the bar's own lines
+    runs = [json.loads((tmp_path / "exp" / "plan.json").read_text())["runs"][i]["run_id"]
+            for i in range(3)]
+    for i, (line, run_id) in enumerate(zip(lines, runs, strict=True), 1):
+        tail = r"about \d+ s left" if i < 3 else r"all done in \d+ s"
+        assert re.fullmatch(rf"sweep three-runs: {i}/3 runs, {run_id} complete "
+                            rf"\(\d+\.\d s\); {tail}", line), line
+
+
+def test_progress_off_prints_no_line_and_the_summary_stays(tmp_path, monkeypatch):
+    import types
+
+    monkeypatch.setenv("PERFKIT_NO_PROGRESS", "1")
+    monkeypatch.setattr(Sweep, "_run_one",
+                        lambda self, entry, state: types.SimpleNamespace(status="complete"))
+    out, err = io.StringIO(), _Tty()
+    assert main(["sweep", str(write(tmp_path, URL_DESIGN)), "--out", str(tmp_path / "e")],
+                out, err) == 0
+    assert err.getvalue() == "" and "3 runs this time (3 complete)" in out.getvalue()
+
+
+@pytest.mark.live
+def test_a_real_sweep_prints_each_run_as_it_ends(tmp_path, testbed_dir, monkeypatch):
+    """A real sweep on the testbed (4 runs of 2 s, each after a 1 s warm-up): a line per run
+    in the log as it ends, not one line of output in the whole sweep as before."""
+    import re
+    import subprocess
+    import sys
+    import time
+
+    monkeypatch.delenv("PERFKIT_NO_PROGRESS", raising=False)
+    path = write(tmp_path, LIVE.format(port=free_port()))
+    proc = subprocess.Popen([sys.executable, "-m", "perfkit", "sweep", str(path), "--out",
+                             str(tmp_path / "exp")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=REPO)
+    started, seen = time.monotonic(), []
+    assert proc.stderr is not None
+    for line in proc.stderr:  # read as the sweep writes, each line when its run ends
+        seen.append((time.monotonic() - started, line.rstrip("\n")))
+    assert proc.wait(timeout=120) == 0
+    done = [re.fullmatch(r"sweep live-two-profiles: (\d)/4 runs, (\S+) complete \(\d+\.\d s\); "
+                         r"(about \d+ s left|all done in \d+ s)", text) for _, text in seen]
+    assert all(done) and [m.group(1) for m in done] == ["1", "2", "3", "4"]
+    times = [t for t, _ in seen]
+    assert times[-1] - times[0] > 4  # told as they ended, not all at the end (>= 3 x 2 s)

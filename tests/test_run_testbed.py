@@ -309,6 +309,24 @@ def test_backlog_profile_sets_the_accept_queue(testbed):
 
 @pytest.mark.live
 @needs_nginx
+@pytest.mark.skipif(shutil.which("ss") is None, reason="needs ss")
+def test_ss_shows_the_backlogs_nginx_and_the_upstream_asked_for(testbed):
+    """Each listening socket's accept queue is the backlog it asked for (capped at
+    somaxconn), as ss -ltn shows it: the upstream's too (it showed asyncio's 100)."""
+    somaxconn = int(Path("/proc/sys/net/core/somaxconn").read_text())
+    info = testbed.up("proxy", port=free_port(),
+                      variables={"backlog": 300, "upstream_backlog": 700,
+                                 "upstream_processes": 2, "upstream_ceiling_s": 0})
+    assert info.accept_queue_max == min(300, somaxconn)
+    assert info.upstream_backlog == 700
+    assert info.upstream_accept_queue_max == min(700, somaxconn)
+    assert info.upstream_processes == 2 and info.upstream_ceiling is None
+    assert info.nginx_workers and info.nginx_workers >= 1
+    assert get(info.port, "/")[0] == 200
+
+
+@pytest.mark.live
+@needs_nginx
 @needs_netns
 def test_netns_caps_the_backlog_with_its_own_somaxconn(testbed):
     host_somaxconn = Path("/proc/sys/net/core/somaxconn").read_text()

@@ -21,7 +21,6 @@ from _cli_helpers import run_cli
 
 import perfkit
 from perfkit.errors import ParseError
-from perfkit.ingest.manifest import read_manifest
 from perfkit.run import plan as ex
 from perfkit.store import (
     DESIGN_SCHEMA_VERSION,
@@ -34,7 +33,7 @@ from perfkit.store import (
     write_manifest,
     write_plan,
 )
-from perfkit.store.manifest import MANIFEST_KEYS, RunManifest
+from perfkit.store.manifest import MANIFEST_KEYS, RunManifest, read_manifest
 from perfkit.store.plan import PLAN_KEYS, PLAN_RUN_KEYS
 
 REPO = Path(__file__).resolve().parent.parent

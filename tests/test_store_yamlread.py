@@ -3,10 +3,12 @@ yes, no stay the words written), and aliases bounded where they expand."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 import yaml
+from _unblocked import unblocked
 
 from perfkit.report.params import ParamsError, load_params
 from perfkit.run import plan as ex
@@ -51,3 +53,47 @@ def test_an_alias_bomb_is_refused_where_it_expands_and_small_aliases_still_work(
     path.write_text(BOMB + (REPO / "examples" / "aa.yaml").read_text())
     with pytest.raises(ex.ExperimentError, match=r"expected valid YAML, found aliases that"):
         read_design(path)
+
+
+def _big(path: Path, n_bytes: int) -> Path:
+    """A valid YAML design of ``n_bytes``: a long description, no alias."""
+    head = (REPO / "examples" / "aa.yaml").read_text() + "description: |\n"
+    line = "  " + "x" * 97 + "\n"
+    path.write_text(head + line * ((n_bytes - len(head)) // len(line)))
+    return path
+
+
+def test_a_yaml_file_above_its_limit_is_refused_by_its_size_before_it_is_parsed(
+        tmp_path, monkeypatch):
+    """A 50 MB design was parsed for 29 s, then called "an alias bomb?"; its size is known
+    before a byte is read."""
+    path = _big(tmp_path / "experiment.yaml", 5 * 2**20)
+    size = f"{path.stat().st_size:,} bytes"
+
+    def parsed(*args, **kwargs):
+        raise AssertionError("the file was parsed")
+
+    monkeypatch.setattr(yamlread.Loader, "__init__", parsed)
+    with pytest.raises(ex.ExperimentError) as info:
+        read_design(path)
+    assert f"{path}: cannot read: {size} (5.0 MiB), more than the 524,288 bytes" in str(
+        info.value)
+    assert "alias" not in str(info.value)
+    with pytest.raises(ParamsError) as info:
+        load_params(path)
+    assert f"found {size} (5.0 MiB), more than" in str(info.value)
+    with pytest.raises(yaml.YAMLError, match=f"{size} .5.0 MiB. of YAML, more than"):
+        yamlread.load(path.read_bytes())
+
+
+def test_a_yaml_file_within_the_limit_is_read(tmp_path):
+    path = _big(tmp_path / "experiment.yaml", yamlread.MAX_FILE_BYTES - 200)
+    data, raw = read_design(path)
+    assert data["name"] and len(raw) == path.stat().st_size
+
+
+def test_a_fifo_given_as_a_design_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "experiment.yaml"
+    os.mkfifo(fifo)
+    with unblocked(), pytest.raises(ex.ExperimentError, match="not a regular file but a FIFO"):
+        read_design(fifo)

@@ -112,3 +112,20 @@ def test_fast_path_equals_exact_decimal_conversion_on_many_values():
         assert units.bytes_(text + "MB") == _decimal_reference(text, 1024**2)
         assert units.duration_s(text + "ms") == _decimal_reference(text, "0.001")
         assert units.time_ms(text + "m") == _decimal_reference(text, "60000")
+
+
+@pytest.mark.parametrize("text", ["\u0665%", "\u0660.\u0660\u0665", "\uff15%", "\U0001d7d3%",
+                                  "5\u066b0%"])
+def test_a_threshold_is_written_in_ascii_digits(text):
+    """float() reads any Unicode digit ("\\u0665" is 5): --max-regression \\u0665% was 5%."""
+    with pytest.raises(units.UnitError):
+        units.fraction(text)
+    assert units.fraction("5%") == 0.05 and units.fraction(" 0.05 ") == 0.05
+
+
+@pytest.mark.parametrize("text", ["\u0665", "\u0661\u0666", "1_000", "\uff11", "\u00b2", "٣.٥"])
+def test_ascii_number_refuses_what_python_alone_reads(text):
+    with pytest.raises(ValueError):
+        units.ascii_number(text, int if "." not in text else float)
+    assert units.ascii_number("16", int) == 16 and units.ascii_number("-0.5") == -0.5
+    assert math.isnan(units.ascii_number("nan"))  # refused by the option's own check, by name

@@ -45,6 +45,7 @@ from perfkit.analysis.core import (
     FAILED,
     NO_DATA,
     NOT_ESTIMABLE_COLUMN,
+    PARTIAL,
     SATURATED,
     SHORT,
     RunJudgement,
@@ -82,7 +83,7 @@ SPECTRUM_GRID = (10.0, 25.0, 50.0, 68.4, 80.0, 90.0, 95.0, 96.8, 98.0, 99.0, 99.
                  99.9, 99.95, 99.968, 99.98, 99.99, 99.995, 99.998, 99.999)
 #: each status that is not ``ok``: what it is, and what it does to a cell (its warning)
 #: the run statuses an estimate names its runs of (:attr:`Code.ESTIMATE_RUNS_STATUS`)
-NAMED_STATUSES = (FAILED, NO_DATA, SATURATED, SHORT)
+NAMED_STATUSES = (FAILED, NO_DATA, SATURATED, SHORT, PARTIAL)
 
 
 def histogram_grid(hist: LatencyHistogram) -> list[float]:

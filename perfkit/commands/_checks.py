@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from perfkit.errors import UsageError
+from perfkit.units import UnitError, fraction
 
 
 def _shown(value: float | int | str) -> str:
@@ -46,6 +47,30 @@ def percentile(value: float, option: str = "--percentile") -> float:
         raise UsageError(f"{option}: expected a percentile in (0, 100] such as 99, found "
                          f"{_shown(value)}")
     return value
+
+
+def percent(text: str, option: str = "--max-regression") -> float:
+    """A threshold as ``5%`` or ``0.05`` (:func:`perfkit.units.fraction`: ASCII digits, and a
+    bare number of 1 or more refused, ``5`` is not 5%), as the analysis's ``parse_percent``
+    reads it, checked before the analysis is imported."""
+    try:
+        return fraction(text)
+    except UnitError as exc:
+        raise UsageError(f"{option}: expected {exc}, found {text!r}") from None
+
+
+def iso_time(text: str | None, option: str = "--time") -> str | None:
+    """An ISO 8601 time such as 2026-11-22T22:03:12Z, in ASCII digits (None passes)."""
+    import datetime
+
+    if text is None:
+        return None
+    try:
+        datetime.datetime.fromisoformat(text)  # 3.11: any ISO 8601 form, Z included
+    except ValueError:
+        raise UsageError(f"{option}: expected an ISO 8601 time such as 2026-11-22T22:03:12Z, "
+                         f"found {text!r}") from None
+    return text
 
 
 def reason(text: str | None, option: str) -> str | None:

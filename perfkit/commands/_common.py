@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from perfkit.errors import ERROR_STATUS, DataError, UsageError
+from perfkit.errors import ERROR_STATUS, SKIP_UNREADABLE, DataError, UnreadableError, UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,24 +42,99 @@ def load_paths(paths: Sequence[str], err: TextIO) -> LoadResult:
     return result
 
 
-class Loader:
-    """Loads each path once, prints its unreadable files once, and remembers that it did."""
+def unread_count(n_runs: int, n_errors: int) -> str:
+    """``20 runs read; 1 file could not be read (named on stderr)``: what a listing counts."""
+    text = f"{n_runs} run{'s' if n_runs != 1 else ''} read"
+    if n_errors:
+        text += (f"; {n_errors} file{'s' if n_errors != 1 else ''} could not be read (named "
+                 "on stderr, exit status 2)")
+    return text
 
-    def __init__(self, err: TextIO) -> None:
+
+SKIP_HELP = ("leave out the runs that cannot be read (a run folder whose output is damaged, "
+             "emptied or missing; a malformed file), each named in the output, instead of "
+             "refusing the whole input (exit 2)")
+
+
+def add_skip_unreadable_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(SKIP_UNREADABLE, action="store_true", help=SKIP_HELP)
+
+
+#: the levels every analysis command defaults to, declared once
+ALPHA = 0.05
+CONFIDENCE = 0.95
+#: the column compare, effects, plan and history analyse unless told
+METRIC = "latency_p99_ms"
+EXCLUDE_FAILED_HELP = ("drop failed runs instead of ranking them; REASON is your reason in "
+                       "words (e.g. 'known network outage'), echoed in the notes")
+BY_HELP = ("comma-separated columns that make rows; 'auto' (default): every load column and "
+           "factor that varies (not those confounded with the arms); 'none': pool all runs "
+           "into one row")
+BY_ROWS_HELP = "columns that make rows (as in compare; default: load levels)"
+
+
+def add_alpha_argument(p: argparse.ArgumentParser, what: str = "significance level") -> None:
+    """``--alpha``: ``what`` says what it is the level of in this command."""
+    p.add_argument("--alpha", type=float, default=ALPHA, help=f"{what} (default {ALPHA:g})")
+
+
+def add_confidence_argument(p: argparse.ArgumentParser,
+                            what: str = "level of the median CIs") -> None:
+    """``--confidence``: ``what`` says what it is the level of in this command."""
+    p.add_argument("--confidence", type=float, default=CONFIDENCE,
+                   help=f"{what} (default {CONFIDENCE:g})")
+
+
+def add_exclude_failed_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--exclude-failed", metavar="REASON", help=EXCLUDE_FAILED_HELP)
+
+
+def add_metric_argument(p: argparse.ArgumentParser, what: str = "per-run column",
+                        default: str = METRIC) -> None:
+    """``--metric``, one column (``perfkit gate`` takes several: its own option)."""
+    p.add_argument("--metric", default=default, help=f"{what} (default {default})")
+
+
+def add_by_argument(p: argparse.ArgumentParser, what: str = BY_HELP) -> None:
+    """``--by``, the columns that make rows (``auto`` unless told)."""
+    p.add_argument("--by", default="auto", metavar="COLS", help=what)
+
+
+class Loader:
+    """Loads each path once. Runs that cannot be read refuse the whole input
+    (:class:`~perfkit.errors.UnreadableError`: one line each, exit 2), unless the command was
+    given ``--skip-unreadable``: then each is named on stderr, kept in :attr:`left_out`, and
+    named in the output again (:meth:`note_left_out`, and ``left_out`` in JSON)."""
+
+    def __init__(self, err: TextIO, skip_unreadable: bool = False,
+                 refused: str = "nothing analysed") -> None:
         self.err = err
         self.experiments: dict[str, Experiment] = {}
         self.had_errors = False
+        self.skip_unreadable = skip_unreadable
+        self.refused = refused
+        #: the errors of the runs left out (``path:line: reason``), in load order
+        self.left_out: list[str] = []
 
     def experiment(self, path: str) -> Experiment:
         if path not in self.experiments:
             from perfkit.analysis import load_experiment
 
             exp = load_experiment(path)
-            for error in exp.errors:
-                print(f"perfkit: error: {error}", file=self.err)
-            self.had_errors |= bool(exp.errors)
+            self.judge(path, exp.errors)
             self.experiments[path] = exp
         return self.experiments[path]
+
+    def judge(self, path: str, errors: Sequence[Any]) -> None:
+        """Refuse the runs under ``path`` for their ``errors``, or leave those out (see the
+        class docstring)."""
+        if not errors:
+            return
+        if not self.skip_unreadable:
+            raise UnreadableError(list(errors), path, self.refused)
+        for error in errors:
+            print(f"perfkit: warning: left out ({SKIP_UNREADABLE}): {error}", file=self.err)
+        self.left_out.extend(str(e) for e in errors)
 
     def select(self, text: str, per_endpoint: bool = False) -> tuple[RunSet, Selection]:
         from perfkit.analysis import Selection
@@ -74,9 +149,29 @@ class Loader:
 
     @property
     def status(self) -> int:
-        """2 (:data:`~perfkit.errors.ERROR_STATUS`) when some input file could not be read (its
+        """2 (:data:`~perfkit.errors.ERROR_STATUS`) when some input could not be read (its
         errors printed above the answer), else 0."""
         return ERROR_STATUS if self.had_errors else 0
+
+    def with_left_out(self, data: Callable[[], Any]) -> Callable[[], Any]:
+        """``data`` (a result's dict for JSON) with ``left_out``: the runs left out, named
+        (only when some were)."""
+        if not self.left_out:
+            return data
+        return lambda: {**data(), "left_out": list(self.left_out)}
+
+    def note_left_out(self, fmt: str, out: TextIO) -> None:
+        """Name the runs left out below a table (text or Markdown; CSV is data only, and its
+        stderr names them)."""
+        if not self.left_out or fmt not in ("table", "markdown", "latex"):
+            return
+        head = (f"left out ({SKIP_UNREADABLE}): {len(self.left_out)} file(s) that could not "
+                "be read")
+        if fmt == "latex":
+            out.write(f"% {head}\n" + "".join(f"% {e}\n" for e in self.left_out))
+            return
+        bullet = "- " if fmt == "markdown" else "  "
+        out.write(f"\n{head}:\n" + "".join(f"{bullet}{e}\n" for e in self.left_out))
 
 
 def has_endpoints(frame: pd.DataFrame) -> bool:

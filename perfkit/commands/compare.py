@@ -12,7 +12,13 @@ from typing import TextIO
 from perfkit.commands import _checks as checks
 from perfkit.commands._common import (
     Loader,
+    add_alpha_argument,
+    add_by_argument,
+    add_confidence_argument,
+    add_exclude_failed_argument,
     add_format_argument,
+    add_metric_argument,
+    add_skip_unreadable_argument,
     check_levels,
     emit,
     note_nothing_excluded,
@@ -52,34 +58,24 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("base", metavar="BASE", help="PATH or PATH::column=value,... (the baseline)")
     p.add_argument("new", metavar="NEW", help="PATH or PATH::column=value,... (the candidate)")
-    p.add_argument("--metric", default="latency_p99_ms",
-                   help="per-run column to compare (default latency_p99_ms)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    p.add_argument("--confidence", type=float, default=0.95,
-                   help="level of the median CIs (default 0.95)")
-    p.add_argument("--exclude-failed", metavar="REASON",
-                   help="drop failed runs instead of ranking them; REASON is your reason in "
-                        "words (e.g. 'known network outage'), echoed in the notes")
+    add_metric_argument(p, "per-run column to compare")
+    add_alpha_argument(p)
+    add_confidence_argument(p)
+    add_exclude_failed_argument(p)
     add_by_argument(p)
     add_format_argument(p)
+    add_skip_unreadable_argument(p)
     p.set_defaults(func=run)
 
 
-def add_by_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--by", default="auto", metavar="COLS",
-                   help="comma-separated columns that make rows; 'auto' (default): every load "
-                        "column and factor that varies (not those confounded with the arms); "
-                        "'none': pool all runs into one row")
-
-
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    check_levels(args)  # every option before the analysis is imported
+    checks.reason(args.exclude_failed, "--exclude-failed")
     from perfkit.analysis import compare_runs, metric
     from perfkit.analysis.core import per_endpoint
     from perfkit.present import compare as present_compare
 
-    check_levels(args)
-    checks.reason(args.exclude_failed, "--exclude-failed")
-    loader = Loader(err)
+    loader = Loader(err, args.skip_unreadable, "nothing compared")
     by_endpoint = per_endpoint(args.by)
     base, base_sel = loader.select(args.base, by_endpoint)
     new, new_sel = loader.select(args.new, by_endpoint)
@@ -87,7 +83,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     table = compare_runs(base, new, m, by=args.by, exclude=[*base_sel.pinned, *new_sel.pinned],
                          alpha=args.alpha, confidence=args.confidence,
                          exclude_failed=args.exclude_failed)
-    emit(args.format, out, table.to_frame, table.to_dict,
+    emit(args.format, out, table.to_frame, loader.with_left_out(table.to_dict),
          lambda: [present_compare.comparison(table, [*base.runs, *new.runs])])
+    loader.note_left_out(args.format, out)
     note_nothing_excluded([table], args.exclude_failed, err)
     return loader.status

@@ -10,10 +10,14 @@ import argparse
 import difflib
 from typing import TextIO
 
-from perfkit.commands import compare as compare_cmd
 from perfkit.commands._common import (
     Loader,
+    add_alpha_argument,
+    add_by_argument,
+    add_confidence_argument,
     add_format_argument,
+    add_metric_argument,
+    add_skip_unreadable_argument,
     check_levels,
     check_table_option,
     emit,
@@ -53,16 +57,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("experiment", metavar="EXPERIMENT", help="PATH or PATH::column=value,...")
     p.add_argument("--factors", required=True, help="comma-separated two-level factor columns")
-    p.add_argument("--metric", default="latency_p99_ms",
-                   help="per-run response column (default latency_p99_ms)")
+    add_metric_argument(p, "per-run response column")
     p.add_argument("--block", default="auto",
                    help="blocking column (a nuisance term); 'auto' (default): the recorded "
                         "block when every block holds the whole design; 'none': no blocks")
     p.add_argument("--linear", action="store_true",
                    help="additive effects on the raw metric instead of ratios on the log scale")
-    p.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
-    p.add_argument("--alpha", type=float, default=0.05,
-                   help="level at which an interaction calls for simple effects (default 0.05)")
+    add_confidence_argument(p, "CI level")
+    add_alpha_argument(p, "level at which an interaction calls for simple effects")
     p.add_argument("--levels", default="",
                    help="explicit coding, e.g. 'cache=off:on,backlog=8:4096' (low:high)")
     p.add_argument("--ab", action="store_true",
@@ -71,8 +73,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="which table --format csv prints: the effects (default) or the simple "
                         "effects of significant interactions (each factor at each level of "
                         "the other)")
-    compare_cmd.add_by_argument(p)
+    add_by_argument(p)
     add_format_argument(p)
+    add_skip_unreadable_argument(p)
     p.set_defaults(func=run)
 
 
@@ -102,27 +105,28 @@ def check_factors(factors: list[str], rows) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    check_levels(args)  # every option before the analysis is imported
+    check_ab_options(args)
+    check_table_option(args, "effects")
+    factors = [f.strip() for f in args.factors.split(",") if f.strip()]
+    if not factors:
+        raise UsageError("--factors: name at least one factor")
     from perfkit.analysis import metric
     from perfkit.analysis.core import per_endpoint
     from perfkit.analysis.effects import ab_comparisons, factorial_effects, parse_levels
     from perfkit.present import compare as present_compare
     from perfkit.present import effects as present_effects
 
-    check_levels(args)
-    check_ab_options(args)
-    check_table_option(args, "effects")
-    loader = Loader(err)
+    loader = Loader(err, args.skip_unreadable, "no effects computed")
     rows, selection = loader.select(args.experiment, per_endpoint(args.by))
-    factors = [f.strip() for f in args.factors.split(",") if f.strip()]
-    if not factors:
-        raise UsageError("--factors: name at least one factor")
     check_factors(factors, rows)
     m = metric(args.metric, rows.frame.columns)
     if args.ab:
         table = ab_comparisons(rows, factors, m, by=args.by, exclude=selection.pinned,
                                alpha=args.alpha, confidence=args.confidence)
-        emit(args.format, out, table.to_frame, table.to_dict,
+        emit(args.format, out, table.to_frame, loader.with_left_out(table.to_dict),
              lambda: [present_compare.comparison(table, list(rows.runs))])
+        loader.note_left_out(args.format, out)
         return loader.status
     block = None if args.block.lower() == "none" else args.block
     result = factorial_effects(rows, factors, m, by=args.by, exclude=selection.pinned,
@@ -130,6 +134,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                log=not args.linear, confidence=args.confidence,
                                alpha=args.alpha)
     emit(args.format, out,
-         result.simple_frame if args.table == "simple" else result.to_frame, result.to_dict,
-         lambda: present_effects.factorial(result))
+         result.simple_frame if args.table == "simple" else result.to_frame,
+         loader.with_left_out(result.to_dict), lambda: present_effects.factorial(result))
+    loader.note_left_out(args.format, out)
     return loader.status

@@ -18,7 +18,8 @@ the Aggregated row marked), the columns of `perfkit parse --format csv`: units i
 
 The format follows the file name:
   .parquet  Apache Parquet (DuckDB, Polars, pandas, Spark read it); warnings as a list column
-  .csv      CSV; warnings joined with " | "
+  .csv      CSV; warnings joined with " | "; a name that begins with = + - @, a tab or a
+            CR begins with ' so a spreadsheet reads it as text (Parquet keeps it as it is)
 
 The file is written atomically (a temporary file renamed into place). A malformed input file
 is reported as PATH:LINE: expected ...; the other runs are still written and the exit status
@@ -49,6 +50,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                          f"found {args.to!r}")
     checks.output_file(args.to, "--to")
     from perfkit.frames import runs_frame
+    from perfkit.safetext import csv_frame, csv_lines
 
     result = load_paths(args.paths, err)
     if not result.runs:
@@ -61,7 +63,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with replacing(args.to, suffix=kind) as tmp:
         if kind == ".parquet":
             frame.to_parquet(tmp, index=False)
-        else:
-            frame.to_csv(tmp, index=False)
-    print(f"{len(frame)} runs, {len(frame.columns)} columns -> {args.to}", file=out)
+        else:  # text a spreadsheet would run as a formula begins with ', as parse's CSV
+            text = csv_frame(frame).to_csv(index=False, lineterminator="\r\n")
+            with open(tmp, "w", encoding="utf-8", newline="") as fh:
+                fh.write(csv_lines(text))
+    unread = (f"; {len(result.errors)} file(s) could not be read (named on stderr, exit "
+              "status 2)" if result.errors else "")
+    print(f"{len(frame)} runs, {len(frame.columns)} columns -> {args.to}{unread}", file=out)
     return ERROR_STATUS if result.errors else 0

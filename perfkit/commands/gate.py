@@ -7,12 +7,20 @@ which builds on :func:`perfkit.analysis.compare_runs`.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from perfkit._fsutil import write_bytes_atomic
 from perfkit.commands import _checks as checks
 from perfkit.commands._common import (
+    BY_ROWS_HELP,
     Loader,
+    add_alpha_argument,
+    add_by_argument,
+    add_confidence_argument,
+    add_exclude_failed_argument,
+    add_skip_unreadable_argument,
     check_alpha,
     check_confidence,
     note_nothing_excluded,
@@ -62,6 +70,12 @@ examples:
 """
 
 
+def power_store(spec: str) -> Path | None:
+    """``DIR/.perfkit/cache/power`` beside the base's run store (None for a file)."""
+    folder = Path(spec.split("::", 1)[0])
+    return folder / ".perfkit" / "cache" / "power" if folder.is_dir() else None
+
+
 class HistoryLoader(Loader):
     """A :class:`Loader` that also reads histories (a store, or jobs with labels.csv)."""
 
@@ -70,11 +84,9 @@ class HistoryLoader(Loader):
 
         if path not in self.experiments and is_history(path):
             exp = load_history(path)
-            for error in exp.errors:
-                print(f"perfkit: error: {error}", file=self.err)
+            self.judge(path, exp.errors)
             for note in exp.design["history"].get("warnings", []):
                 print(f"perfkit: warning: {note}", file=self.err)
-            self.had_errors |= bool(exp.errors)
             self.experiments[path] = exp
         return super().experiment(path)
 
@@ -89,47 +101,44 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "latency_p99_ms)")
     p.add_argument("--max-regression", default="5%", metavar="PCT",
                    help="the practical threshold, e.g. 5%% (default 5%%)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    p.add_argument("--confidence", type=float, default=0.95,
-                   help="level of the median CIs (default 0.95)")
-    p.add_argument("--exclude-failed", metavar="REASON",
-                   help="drop failed runs instead of ranking them; REASON is your reason in "
-                        "words (e.g. 'known network outage'), echoed in the notes")
-    p.add_argument("--by", default="auto", metavar="COLS",
-                   help="columns that make rows (as in compare; default: load levels)")
+    add_alpha_argument(p)
+    add_confidence_argument(p)
+    add_exclude_failed_argument(p)
+    add_by_argument(p, BY_ROWS_HELP)
     p.add_argument("--format", choices=FORMATS, default="table", help="output format")
     p.add_argument("--junit", metavar="PATH", help="also write the JUnit XML to PATH")
+    add_skip_unreadable_argument(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    check_alpha(args.alpha)  # every option before the analysis is imported
+    check_confidence(args.confidence)
+    threshold = checks.percent(args.max_regression)
+    checks.reason(args.exclude_failed, "--exclude-failed")
+    if args.junit:
+        checks.output_file(args.junit, "--junit")
     from perfkit.analysis import metric
-    from perfkit.analysis.compare import ERROR, gate_runs, parse_percent
+    from perfkit.analysis.compare import ERROR, gate_runs, remember_simulations_in
     from perfkit.analysis.core import per_endpoint
     from perfkit.formatting import plain
     from perfkit.present import gate as present_gate
 
-    check_alpha(args.alpha)
-    check_confidence(args.confidence)
-    threshold = parse_percent(args.max_regression)
-    checks.reason(args.exclude_failed, "--exclude-failed")
-    if args.junit:
-        checks.output_file(args.junit, "--junit")
-    loader = HistoryLoader(err)
+    loader = HistoryLoader(err, args.skip_unreadable, "nothing gated")
     by_endpoint = per_endpoint(args.by)
     base, base_sel = loader.select(args.base, by_endpoint)
     new, new_sel = loader.select(args.new, by_endpoint)
     columns = [*base.frame.columns, *new.frame.columns]
+    remember_simulations_in(power_store(args.base))
     metrics = [metric(m, columns) for m in dict.fromkeys(args.metric or ["latency_p99_ms"])]
     result = gate_runs(base, new, metrics, threshold, alpha=args.alpha, by=args.by,
                        exclude=[*base_sel.pinned, *new_sel.pinned],
                        confidence=args.confidence, exclude_failed=args.exclude_failed)
-    write(result, args.format, out)
+    write(result, args.format, out, loader.left_out)
+    loader.note_left_out(args.format, out)
     note_nothing_excluded(result.tables, args.exclude_failed, err)
     if args.junit:
-        write_bytes_atomic(args.junit, present_gate.junit(result).encode("utf-8"))
-    if loader.had_errors:  # each unreadable file has its line above: the inputs are incomplete
-        return loader.status
+        write_bytes_atomic(args.junit, present_gate.junit(result, loader.left_out).encode())
     errors = [r for r in result.rows if r.status == ERROR]
     if errors:  # exit 2 is an error: it says why on stderr, as every error does
         where = ", ".join(f"{k}={plain(v)}" for k, v in zip(errors[0].keys, errors[0].row.key,
@@ -140,15 +149,18 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return result.exit_status
 
 
-def write(result: GateResult, fmt: str, out: TextIO) -> None:
+def write(result: GateResult, fmt: str, out: TextIO, left_out: Sequence[str] = ()) -> None:
+    """The gate in ``fmt``; ``left_out``: the unreadable runs --skip-unreadable left out
+    (named in JSON and JUnit; the command names them below a table)."""
     from perfkit.present import gate as present_gate
 
     if fmt == "json":
-        write_json(result.to_dict(), out)
+        write_json({**result.to_dict(), **({"left_out": list(left_out)} if left_out else {})},
+                   out)
     elif fmt == "csv":
         write_frame(result.to_frame(), out)
     elif fmt == "junit":
-        out.write(present_gate.junit(result))
+        out.write(present_gate.junit(result, left_out))
     else:
         write_tables([present_gate.gate(result)], fmt, out)
         if fmt == "markdown":

@@ -11,7 +11,17 @@ from __future__ import annotations
 import argparse
 from typing import TextIO, cast
 
-from perfkit.commands._common import check_levels, emit
+from perfkit.commands import _checks as checks
+from perfkit.commands._common import (
+    Loader,
+    add_alpha_argument,
+    add_by_argument,
+    add_confidence_argument,
+    add_metric_argument,
+    add_skip_unreadable_argument,
+    check_levels,
+    emit,
+)
 from perfkit.errors import ERROR_STATUS, DataError, UsageError
 from perfkit.paths import HISTORY_STORE
 
@@ -57,20 +67,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"the history folder (default {HISTORY_STORE})")
     a.add_argument("--replace", action="store_true",
                    help="replace the runs of a label already stored")
+    add_skip_unreadable_argument(a)
     a.set_defaults(func=run_add)
     s = actions.add_parser("show", help="a metric's series and change points",
                            description="Show the series of a metric and its change points.")
-    s.add_argument("--metric", default="latency_p99_ms",
-                   help="per-run column (default latency_p99_ms)")
+    add_metric_argument(s)
     s.add_argument("--store", default=str(HISTORY_STORE), metavar="PATH",
                    help="a history store (default .perfkit/history) or a folder of jobs with "
                         "labels.csv; PATH::column=value,... keeps those runs")
-    s.add_argument("--by", default="auto", metavar="COLS",
-                   help="columns that split the series (default: load columns that vary)")
-    s.add_argument("--alpha", type=float, default=0.05,
-                   help="level of the change-point tests (default 0.05)")
-    s.add_argument("--confidence", type=float, default=0.95,
-                   help="coverage of the medians' and ratios' intervals (default 0.95)")
+    add_by_argument(s, "columns that split the series (default: load columns that vary)")
+    add_alpha_argument(s, "level of the change-point tests")
+    add_confidence_argument(s, "coverage of the medians' and ratios' intervals")
     s.add_argument("--permutations", type=int, default=199,
                    help="permutations per change-point test (default 199)")
     s.add_argument("--seed", type=int, default=0, help="seed of the permutations (default 0)")
@@ -82,6 +89,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    checks.iso_time(args.time)  # every option before the analysis is imported
+    if not args.label.strip():
+        raise UsageError("--label: expected a commit or version, found an empty label")
     from perfkit.analysis import Selection, load_experiment
     from perfkit.analysis.core import select_mask
     from perfkit.store import history as store
@@ -89,37 +99,40 @@ def run_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     when = store.utc_text(args.time) if args.time else None
     selection = Selection.parse(args.dir)
     exp = load_experiment(selection.path)
-    if exp.errors:  # one line per unreadable file, the last saying what happened
-        for error in exp.errors[:-1]:
-            print(f"perfkit: error: {error}", file=err)
-        raise DataError(f"{exp.errors[-1]} ({len(exp.errors)} file(s) under {selection.path} "
-                        "could not be read: nothing added, as a history point from part of a "
-                        "job would mislead)")
+    loader = Loader(err, args.skip_unreadable, "nothing added, as a history point from part "
+                                               "of a job would mislead")
+    loader.judge(selection.path, exp.errors)  # refused, or each named as left out
     mask = select_mask(exp.frame, selection.where)
     runs = [r for r, keep in zip(exp.runs, mask, strict=True) if keep]
     if not runs:
         raise DataError(f"selection {args.dir!r} matches no run")
     written = store.add_label(args.store, runs, args.label, when, job=str(args.dir),
-                              replace=args.replace, design=exp.design)
+                              replace=args.replace, design=exp.design,
+                              left_out=loader.left_out)
     files, _ = store.label_files(args.store)
+    left = (f"; {len(loader.left_out)} unreadable file(s) left out, named in the label"
+            if loader.left_out else "")
     print(f"added {args.label!r}: {written.n_runs} runs at {written.time_utc} -> "
-          f"{written.path} ({len(files)} labels in {args.store})", file=out)
+          f"{written.path} ({len(files)} labels in {args.store}{left})", file=out)
+    loader.note_left_out("table", out)
     return 0
 
 
 def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from perfkit.analysis import Selection, metric
-    from perfkit.analysis import history as hist
-    from perfkit.analysis.compare import parse_percent
-    from perfkit.present import history as present_history
-
-    check_levels(args)
+    check_levels(args)  # every option before the analysis is imported
     if args.permutations < 1:
         raise UsageError(f"--permutations must be >= 1, got {args.permutations}")
+    threshold = checks.percent(args.max_regression) if args.max_regression else None
+    from perfkit.analysis import Selection, metric
+    from perfkit.analysis import history as hist
+    from perfkit.present import history as present_history
+
     selection = Selection.parse(args.store)
     history = hist.load_history(selection.path)
     for error in history.errors:
         print(f"perfkit: error: {error}", file=err)
+    for note in history.design["history"].get("warnings", []):  # e.g. files a label left out
+        print(f"perfkit: warning: {note}", file=err)
     where = selection.where
     for key in where:
         if key not in history.frame:
@@ -129,10 +142,9 @@ def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                             confidence=args.confidence, permutations=args.permutations,
                             seed=args.seed)
     gates = []
-    threshold = None
-    if args.max_regression:
-        threshold = parse_percent(args.max_regression)
+    if threshold is not None:
         gates = hist.gates(history, analysis, threshold, where=where, seed=args.seed)
+
     def data() -> dict:
         found = analysis.to_dict()
         if gates:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import math
 import os
 from typing import TYPE_CHECKING, Any, TextIO
 
-from perfkit.commands._common import load_paths, no_runs
+from perfkit.commands._common import load_paths, no_runs, unread_count
 from perfkit.errors import ERROR_STATUS
 
 if TYPE_CHECKING:
@@ -21,7 +22,8 @@ one record per run; for Locust one per endpoint, plus its Aggregated row (is_agg
 
 Formats:
   table  a readable summary of the main columns (default)
-  csv    every column, one row per record (contract columns first)
+  csv    every column, one row per record (contract columns first); a name that begins
+         with = + - @, a tab or a CR begins with ' so a spreadsheet reads it as text
   json   JSON Lines: one object per record, NaN written as null; each warning an object
          {"code", "text", "fields"} (csv: the words)
 
@@ -69,6 +71,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         write_csv(records, out)
     else:
         write_table(result.runs, records, out)
+        if result.errors and result.runs:  # each named on stderr; counted below the others
+            out.write(unread_count(len(result.runs), len(result.errors)) + "\n")
     return ERROR_STATUS if result.errors else 0
 
 
@@ -105,8 +109,14 @@ def all_columns(records: list[dict]) -> list[str]:
 
 
 def write_csv(records: list[dict], out: TextIO) -> None:
+    """Every column, one row per record; a text cell a spreadsheet would run as a formula
+    begins with ``'`` and a cell holding a line break is quoted (:mod:`perfkit.safetext`)."""
+    from perfkit.safetext import csv_cell, csv_lines
+
     columns = all_columns(records)
-    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\r\n",
+                            extrasaction="ignore")
     writer.writeheader()
     for rec in records:
         row = {}
@@ -116,8 +126,9 @@ def write_csv(records: list[dict], out: TextIO) -> None:
                 value = " | ".join(str(v) for v in value)
             elif value is None or (isinstance(value, float) and math.isnan(value)):
                 value = ""
-            row[key] = value
+            row[key] = csv_cell(value)
         writer.writerow(row)
+    out.write(csv_lines(buffer.getvalue()))
 
 
 def short_run_name(run: Run) -> str:

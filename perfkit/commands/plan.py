@@ -9,7 +9,18 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from perfkit.commands._common import check_alpha, write_frame, write_json, write_tables
+from perfkit.commands import _checks as checks
+from perfkit.commands._common import (
+    BY_ROWS_HELP,
+    add_alpha_argument,
+    add_by_argument,
+    add_metric_argument,
+    add_skip_unreadable_argument,
+    check_alpha,
+    write_frame,
+    write_json,
+    write_tables,
+)
 from perfkit.commands.gate import HistoryLoader
 from perfkit.errors import UsageError
 
@@ -39,38 +50,37 @@ examples:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("plan", help="runs per arm needed to detect a change (power)",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--metric", default="latency_p99_ms",
-                   help="per-run column (default latency_p99_ms)")
+    add_metric_argument(p)
     p.add_argument("--detect", required=True, metavar="PCT",
                    help="the change to detect, e.g. 3%%")
     p.add_argument("--from", dest="sources", action="append", required=True, metavar="SEL",
                    help="runs whose spread to use: PATH or PATH::column=value (once or twice)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    add_alpha_argument(p)
     p.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
-    p.add_argument("--by", default="auto", metavar="COLS",
-                   help="columns that make rows (as in compare; default: load levels)")
+    add_by_argument(p, BY_ROWS_HELP)
     p.add_argument("--family", type=int, metavar="N",
                    help="Holm family size (default: the number of rows)")
     p.add_argument("--seed", type=int, default=0, help="seed of the simulation (default 0)")
     p.add_argument("--format", choices=("table", "markdown", "latex", "json", "csv"),
                    default="table", help="output format")
+    add_skip_unreadable_argument(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from perfkit.analysis import metric
-    from perfkit.analysis.compare import parse_percent, plan_runs
-    from perfkit.analysis.core import per_endpoint
-    from perfkit.present import plan as present_plan
-
-    check_alpha(args.alpha)
+    check_alpha(args.alpha)  # every option before the analysis is imported
     check_alpha(args.power, "--power")
-    detect = parse_percent(args.detect, "--detect")
+    detect = checks.percent(args.detect, "--detect")
     if len(args.sources) > 2:
         raise UsageError(f"--from: expected one or two selections, found {len(args.sources)}")
     if args.family is not None and args.family < 1:
         raise UsageError(f"--family must be >= 1, got {args.family}")
-    loader = HistoryLoader(err)
+    from perfkit.analysis import metric
+    from perfkit.analysis.compare import plan_runs
+    from perfkit.analysis.core import per_endpoint
+    from perfkit.present import plan as present_plan
+
+    loader = HistoryLoader(err, args.skip_unreadable, "no plan made")
     by_endpoint = per_endpoint(args.by)
     picked = [loader.select(s, by_endpoint) for s in args.sources]
     sides = [rows for rows, _ in picked]
@@ -82,7 +92,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.format == "csv":
         write_frame(plan.to_frame(), out)
     elif args.format == "json":
-        write_json(plan.to_dict(), out)
+        write_json(loader.with_left_out(plan.to_dict)(), out)
     else:
         write_tables([present_plan.plan(plan)], args.format, out)
+        loader.note_left_out(args.format, out)
     return loader.status

@@ -6,6 +6,7 @@ import argparse
 from typing import TextIO
 
 from perfkit.commands import _checks as checks
+from perfkit.commands._common import Loader, add_skip_unreadable_argument
 from perfkit.errors import ERROR_STATUS
 from perfkit.vocabulary import RunStatus
 
@@ -20,8 +21,9 @@ every problem is reported on its own line as FILE:LINE: KEY: expected ..., found
 Thresholds take 5% or 0.05 alike; experiment names stay under the data folder (the file's
 'data:', default data/). The output folder is checked before anything runs too.
 A notebook that fails is reported with its cell and exception; the others still run, and the
-exit status is 2, as for every error. A progress bar shows on a terminal
-(PERFKIT_NO_PROGRESS=1 turns it off).
+exit status is 2, as for every error. Each page is told on stderr as it ends, with the pages
+done and planned and the time left (above a bar on a terminal, one line each in a log;
+PERFKIT_NO_PROGRESS=1 turns them off).
 
 examples:
   perfkit report -p params/demo.yaml -o reports/demo
@@ -39,6 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="output folder (default: reports/<parameter file name>)")
     p.add_argument("--check", action="store_true",
                    help="check the parameter file and stop (nothing is executed)")
+    add_skip_unreadable_argument(p)
     p.set_defaults(func=run)
 
 
@@ -46,6 +49,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from pathlib import Path
 
     from perfkit.report import build_report, load_params
+    from perfkit.report.build import warm_stores
 
     out_dir = Path(args.out) if args.out else Path("reports") / Path(args.params).stem
     if not args.check:
@@ -55,6 +59,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         names = ", ".join(n.name for n in params.notebooks)
         print(f"{args.params}: ok ({names})", file=out)
         return 0
+    unread = warm_stores(params)  # refused before a page is made, or each named as left out
+    Loader(err, args.skip_unreadable, "no report built").judge(
+        ", ".join(map(str, unread)), [e for errors in unread.values() for e in errors])
     result = build_report(params, out_dir, stream=err)
     for e in result.executions:
         status = RunStatus.FAILED if e.error else RunStatus.OK  # the notebook's run

@@ -83,6 +83,11 @@ def register(subparsers) -> None:
                    help="nginx's stub_status page of a server that is not the testbed (the "
                         "testbed's own is read without it): its connection and request counts "
                         "over the run are recorded")
+    p.add_argument("--state-dir", metavar="DIR",
+                   help="the state folder of the testbed that serves --url, as given to "
+                        "'perfkit testbed up --state-dir' (default: found by itself: the "
+                        "default folder's testbed, else any running testbed on the URL's "
+                        "port)")
     p.set_defaults(func=main)
 
 
@@ -148,13 +153,34 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return _run(args, out, err)
 
 
+def server_of(url: str, state_dir: str | None):
+    """The server of ``url``: the testbed of ``state_dir`` (refused when it does not serve
+    ``url``), else found (:meth:`perfkit.run.server.ServerContext.for_url`)."""
+    from perfkit.run.server import ServerContext
+
+    if state_dir is None:
+        return ServerContext.for_url(url)
+    from perfkit.run.testbed import Testbed
+
+    testbed = Testbed(state_dir)
+    server = ServerContext.for_url(url, testbed)
+    if server.info is None:
+        info = testbed.status()
+        found = ("no testbed runs there" if info is None
+                 else f"its testbed serves {info.base_url}")
+        raise UsageError(f"--state-dir {state_dir}: expected the testbed that serves {url}, "
+                         f"found {found}")
+    return server
+
+
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     spec = spec_from_args(args)
     checks.output_dir(args.out, "--out")
+    server = server_of(spec.url, args.state_dir)
     if args.clients > 1:
         from perfkit.run.distributed import run_clients
 
-        group = run_clients(spec, args.clients, args.out, err=err)
+        group = run_clients(spec, args.clients, args.out, err=err, server=server)
         for outcome in group.outcomes:
             print(f"{outcome.run_id}  {outcome.status}", file=out)
         print(group.path, file=out)
@@ -167,7 +193,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 0
     from perfkit.run.runner import execute
 
-    outcome = execute(spec, args.out, err=err, report_status=False)
+    outcome = execute(spec, args.out, server=server, err=err, report_status=False)
     print(f"{outcome.status}  exit code {outcome.exit_code}", file=out)
     print(outcome.path, file=out)
     if outcome.status != ManifestStatus.COMPLETE:

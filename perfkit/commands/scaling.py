@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, TextIO
 from perfkit.commands import _checks as checks
 from perfkit.commands._common import (
     Loader,
+    add_alpha_argument,
+    add_by_argument,
+    add_confidence_argument,
     add_format_argument,
+    add_metric_argument,
+    add_skip_unreadable_argument,
     check_levels,
     check_table_option,
     emit,
@@ -54,32 +59,26 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="experiment or run directory (or PATH::column=value,...)")
     p.add_argument("--x", required=True, choices=("connections", "users", "target_rate_rps"),
                    help="the load axis: a concurrency, or the offered rate (wrk2 -R)")
-    p.add_argument("--metric", default="throughput_rps",
-                   help="throughput column for the USL fit (default throughput_rps)")
+    add_metric_argument(p, "throughput column for the USL fit", "throughput_rps")
     p.add_argument("--slo-ms", type=float, help="latency objective in ms (needed for rates)")
     p.add_argument("--percentile", type=float, default=99.0,
                    help="percentile judged against the SLO, 0-100 (default 99)")
     p.add_argument("--think-time-ms", type=float,
                    help="Locust: configured mean wait between tasks, to check Little's law")
-    p.add_argument("--by", default="auto", help="columns that make a configuration "
-                                                "(default auto: the factors that vary)")
-    p.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
-    p.add_argument("--alpha", type=float, default=0.05,
-                   help="level of the F-test USL vs Amdahl that gates N* (default 0.05)")
+    add_by_argument(p, "columns that make a configuration (default auto: the factors that vary)")
+    add_confidence_argument(p, "CI level")
+    add_alpha_argument(p, "level of the F-test USL vs Amdahl that gates N*")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--table", choices=("models", "littles", "brackets", "verdicts"),
                    help="which table --format csv prints (default models / brackets)")
     add_format_argument(p)
+    add_skip_unreadable_argument(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from perfkit.analysis import metric
-    from perfkit.analysis.scaling import scaling_fits, slo_brackets
-    from perfkit.present import scaling as present_scaling
-
-    check_levels(args)
+    check_levels(args)  # every option before the analysis is imported
     if args.resamples < 1:
         raise UsageError(f"--resamples must be >= 1, got {args.resamples}")
     checks.positive(args.slo_ms, "--slo-ms")
@@ -98,7 +97,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if kind == "concurrency" and args.slo_ms is not None:
         raise UsageError(f"--slo-ms is judged over offered rates (--x target_rate_rps); over "
                          f"--x {args.x} it does not apply")
-    loader = Loader(err)
+    from perfkit.analysis import metric
+    from perfkit.analysis.scaling import scaling_fits, slo_brackets
+    from perfkit.present import scaling as present_scaling
+
+    loader = Loader(err, args.skip_unreadable, "no fit made")
     rows, _ = loader.select(args.paths)
     result: SloTable | ScalingTable
     if kind == "rates":
@@ -114,7 +117,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                             think_time_ms=args.think_time_ms)
         frames = {"models": fits.to_frame, "littles": fits.littles_frame}
         result, table = fits, lambda: present_scaling.scaling(fits)
-    emit(args.format, out, frames[args.table or TABLES[kind][0]], result.to_dict, table)
+    emit(args.format, out, frames[args.table or TABLES[kind][0]],
+         loader.with_left_out(result.to_dict), table)
+    loader.note_left_out(args.format, out)
     return loader.status
 
 

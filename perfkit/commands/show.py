@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, TextIO
 
-from perfkit.commands._common import load_paths, no_runs
+from perfkit.commands._common import load_paths, no_runs, unread_count
 from perfkit.errors import ERROR_STATUS
 
 if TYPE_CHECKING:
@@ -15,7 +15,10 @@ HELP = """\
 Print a readable summary of each run found under the paths: what was run, the load achieved,
 the latency percentiles the tool printed (and the uncorrected ones for wrk2 -U), errors, and
 every warning a reader must know before trusting the numbers (error ratio, closed-loop
-latency, Locust's rounding, wrk2 saturation, a histogram covering part of the run).
+latency, Locust's rounding, wrk2 saturation, a histogram covering part of the run), and
+whether fewer connections got in than the generator asked for (partial: the server's counts
+say so). Control
+characters in names (ESC, BEL, tabs, line breaks) are printed as escapes (\x1b), never obeyed.
 
 examples:
   perfkit show run.stdout
@@ -39,6 +42,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if i:
             out.write("\n")
         out.write(summary(r))
+    if result.errors and result.runs:  # each named on stderr; counted below the others
+        out.write("\n" + unread_count(len(result.runs), len(result.errors)) + "\n")
     return ERROR_STATUS if result.errors else 0
 
 
@@ -52,12 +57,13 @@ def _pcts(values: dict[float, float]) -> str:
 
 def _counted(r: Run) -> str:
     """What nginx and the kernel counted (- where not recorded), with the kernel's scope."""
+    from perfkit.counters import columns
     from perfkit.formatting import fmt_num
-    from perfkit.model import SERVER_COLUMNS
 
     section = r.manifest.get("counters") or {}
     scope = ((section.get("sources") or {}).get("kernel") or {}).get("scope")
-    parts = [f"{name} {fmt_num(getattr(r, name))}" for name in SERVER_COLUMNS]
+    parts = [f"{name} {fmt_num(value)}"
+             for name, value in columns(r.counters, r.connections).items()]
     return ", ".join(parts) + (f" (kernel counters: {scope})" if scope else "")
 
 
@@ -65,6 +71,7 @@ def summary(r: Run) -> str:
     """The multi-line text ``perfkit show`` prints for one run."""
     from perfkit.formatting import fmt_num, is_missing
     from perfkit.model import LATENCY_SOURCES
+    from perfkit.safetext import terminal
 
     lines = [r.source + (f"  [{r.endpoint}]" if r.endpoint else "")]
     ident = [r.tool + (f" ({r.tool_version})" if r.tool_version else "")]
@@ -114,8 +121,13 @@ def summary(r: Run) -> str:
         lines.append("  errors: " + (", ".join(errs) or "-") + share)
     if r.counters_recorded:
         lines.append("  counted over the run: " + _counted(r))
+    from perfkit.analysis.core import survivorship
+
+    if partial := survivorship(r):  # the run status partial, said where the counts are
+        lines.append(f"  partial: {partial}")
     warnings = r.warnings
     if warnings:
         lines.append("  warnings:")
         lines.extend(f"    {i}. {w}" for i, w in enumerate(warnings, 1))
-    return "\n".join(lines) + "\n"
+    # a name (a Locust request, a factor level, a path) is shown, never obeyed by the terminal
+    return "\n".join(terminal(line) for line in lines) + "\n"

@@ -24,7 +24,9 @@ YAML's directory when the file is named experiment.yaml, else ./NAME (the file's
 The sweep starts, restarts and stops its own testbed; it refuses to touch one it did not start
 (`perfkit testbed up`): give it another --state-dir and --port to run beside it. A run that
 does not complete is kept with its reason, the sweep goes on, and perfkit exits 2 at the end.
-See examples/*.yaml for annotated designs.
+Each run is told on stderr as it ends, with the runs done and planned and the time left (above
+a bar on a terminal, one line each in a log; PERFKIT_NO_PROGRESS=1 turns them off). See
+examples/*.yaml for annotated designs.
 
 examples:
   perfkit sweep examples/keepalive-cache.yaml --dry-run

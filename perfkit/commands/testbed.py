@@ -18,6 +18,9 @@ upstream app (python -m perfkit.run.upstream) for the proxy and cache profiles.
 
 Files live in --state-dir (default $PERFKIT_TESTBED_DIR or /tmp/perfkit-testbed-<uid>).
 `up` restarts a running testbed with the new profile, fresh processes and an empty cache.
+`perfkit run` finds a testbed by its URL's port whatever its --state-dir (or give it:
+`perfkit run --state-dir DIR`), and records its counters; a run whose testbed counters
+cannot be read says so in its warnings.
 """
 
 
@@ -107,6 +110,15 @@ def _describe(info, out) -> None:
     print(f"config: {info.config_path}", file=out)
     queue = "" if info.accept_queue_max is None else f", accept queue {info.accept_queue_max}"
     print(f"backlog: {info.backlog} (somaxconn {info.somaxconn}{queue})", file=out)
+    if info.upstream_backlog is not None:
+        queue = ("" if info.upstream_accept_queue_max is None
+                 else f", accept queue {info.upstream_accept_queue_max}")
+        print(f"upstream: {info.upstream_processes} process(es), backlog "
+              f"{info.upstream_backlog}{queue}", file=out)
+        for mode, m in ((info.upstream_ceiling or {}).get("modes") or {}).items():
+            print(f"upstream ceiling ({mode.replace('_', ' ')}): {m['throughput_rps']:,.0f} "
+                  f"req/s at {m['cpu_cores']:g} cores, {m['cpu_us_per_request']:g} us CPU per "
+                  f"request (bound: {m['bound']})", file=out)
     if info.netns:
         print(f"netns: {info.netns} (run clients with: ip netns exec {info.netns} ...)", file=out)
     if info.reload_interval_s:

@@ -24,9 +24,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from perfkit.histogram import HIGHEST_US, LAYOUT, LatencyHistogram
-from perfkit.ingest.lazymap import LazyMap
 from perfkit.ingest.wrk2 import COVERAGE_NOTE_BELOW, WRK2_PERCENTILES
 from perfkit.model import FrozenMap, Run, built_run
+from perfkit.store.lazymap import LazyMap
 from perfkit.warning import Code, Warn
 
 # every pattern is ASCII-only (re.ASCII), as the careful parser's: \d would admit any Unicode

@@ -11,6 +11,13 @@ Rules:
   is kept for inspection but never counted.
 - A run directory whose perfkit manifest says the run failed or was killed yields a Run that
   says so (with whatever could be parsed), so a failure is never dropped silently.
+- A run directory whose manifest records a run that none of its files gives (its output
+  overwritten with garbage, emptied or deleted) is an error at the file that should hold it
+  (:func:`perfkit.ingest.refusal.unreadable_run`): every run folder is a run or an error,
+  never nothing.
+- A value of a run that cannot be true (a percentile above the max, min above max, failures
+  above requests, a latency of 1e308 ms, a negative counter) is kept out of the run, named in
+  a note (:func:`perfkit.consistency.kept_out`): no analysis uses it.
 """
 
 from __future__ import annotations
@@ -25,30 +32,33 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import NamedTuple
 
-from perfkit._fsutil import read_bytes
+from perfkit._fsutil import NotRegularFileError, read_bytes
+from perfkit.consistency import kept_out
 from perfkit.errors import LoadError, ParseError, PerfkitError, UnknownFormatError
-from perfkit.ingest.discover import walk
-from perfkit.ingest.manifest import (
+from perfkit.ingest.decode import Decoded, decode, noted
+from perfkit.ingest.refusal import unreadable_run
+from perfkit.ingest.sniffer import HEAD_BYTES, sniff
+from perfkit.model import Run
+from perfkit.store.discover import walk
+from perfkit.store.manifest import (
     MANIFEST_NAMES,
     ManifestInfo,
     apply_manifest,
     find_manifest,
     read_manifest,
 )
-from perfkit.ingest.sniffer import HEAD_BYTES, sniff
-from perfkit.model import Run
 from perfkit.store.version import SchemaVersionError
 from perfkit.vocabulary import FAILED_STATUSES, ManifestStatus
 from perfkit.warning import Code, Warn
 
 #: the unit of HdrHistogram log values a caller states (the CLI's ``--unit``), for every load
-#: in its context: None lets each log say (:func:`perfkit.ingest.hlog.parse`)
+#: in its context: None lets each log say (:func:`perfkit.store.hlog.parse`)
 VALUE_UNIT: ContextVar[str | None] = ContextVar("VALUE_UNIT", default=None)
 
 _TOOL_LATENCY_SOURCE = {"wrk": "summary_only", "wrk2": "hdr_corrected",
                         "locust": "locust_rounded"}
-_LOCUST_KINDS = {"locust_json", "locust_stats", "locust_history", "locust_failures",
-                 "locust_exceptions"}
+_LOCUST_KINDS = {"locust_json", "locust_stats", "locust_distribution", "locust_history",
+                 "locust_failures", "locust_exceptions"}
 
 
 @dataclasses.dataclass
@@ -67,33 +77,28 @@ class _File(NamedTuple):
     path: str
     kind: str
     text: str
-
-
-def _text_of(data: bytes) -> str | None:
-    """``data`` as text, or None when it is binary (NUL bytes in its head, or not UTF-8)."""
-    if data.find(b"\x00", 0, HEAD_BYTES) >= 0:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    #: how the file was decoded when not as UTF-8 (:mod:`perfkit.ingest.decode`)
+    decoded: Warn | None = None
 
 
 def read_text(path: str | os.PathLike) -> str | None:
-    """The file as text, or None when it is binary (NUL bytes or not UTF-8)."""
-    return _text_of(read_bytes(path))
+    """The file as text (UTF-8, else as its byte-order mark says, else Latin-1), or None when it
+    is binary (a NUL byte in its head)."""
+    decoded = decode(read_bytes(path), HEAD_BYTES)
+    return None if decoded is None else decoded.text
 
 
-def _output(path: str, text: str | None, wrk_tool: str | None) -> _File | None:
-    """The tool output ``text`` of ``path`` is (None: not one); see :func:`classify`."""
-    if text is None:
+def _output(path: str, decoded: Decoded | None, wrk_tool: str | None) -> _File | None:
+    """The tool output ``decoded`` (the text of ``path``) is (None: not one); see
+    :func:`classify`."""
+    if decoded is None:
         return None
-    kind = sniff(text[:HEAD_BYTES])
+    kind = sniff(decoded.text[:HEAD_BYTES])
     if kind is None:
         return None
     if wrk_tool is not None and kind in ("wrk", "wrk2"):
         kind = wrk_tool
-    return _File(path, kind, text)
+    return _File(path, kind, decoded.text, decoded.note)
 
 
 def _output_of(path: str, data: bytes, wrk_tool: str | None) -> _File | None:
@@ -108,7 +113,7 @@ def _output_of(path: str, data: bytes, wrk_tool: str | None) -> _File | None:
     if (len(data) > 4 * HEAD_BYTES and data.find(b"\x00", 0, HEAD_BYTES) < 0
             and sniff(data[:4 * HEAD_BYTES].decode("utf-8", "ignore")[:HEAD_BYTES]) is None):
         return None
-    return _output(path, _text_of(data), wrk_tool)
+    return _output(path, decode(data, HEAD_BYTES), wrk_tool)
 
 
 def classify(path: str, wrk_tool: str | None = None) -> _File | None:
@@ -127,12 +132,13 @@ def _parse_one(f: _File) -> list[Run]:
     if f.kind in ("wrk", "wrk2"):
         return [_parser(f.kind).parse(f.text, source)]
     if f.kind == "hlog":
-        return _parser("hlog").parse(f.text, source, unit=VALUE_UNIT.get())
+        hlog = importlib.import_module("perfkit.store.hlog")  # the format read and written
+        return hlog.parse(f.text, source, unit=VALUE_UNIT.get())
     raise AssertionError(f.kind)  # pragma: no cover - Locust files go through _parse_locust
 
 
-def _parse_locust(files: list[_File]) -> list[Run]:
-    return _parser("locust").parse_files([(f.kind, f.path, f.text) for f in files])
+def _parse_locust(files: list[_File], unread: list[str]) -> list[Run]:
+    return _parser("locust").parse_files([(f.kind, f.path, f.text) for f in files], unread)
 
 
 def _failed_placeholder(info: ManifestInfo, directory: str, reason: str) -> Run:
@@ -174,6 +180,8 @@ class _RunDir:
     info: ManifestInfo | None
     files: list[_File]
     errors: list[PerfkitError]
+    #: the other files (no tool's output, as far as the sniffer tells)
+    unread: list[str] = dataclasses.field(default_factory=list)
 
 
 _LOOK = object()
@@ -197,6 +205,7 @@ def _prepare(directory: str, paths: list[str], manifest: str | None | object = _
         except (ParseError, SchemaVersionError) as exc:
             errors.append(exc)
     files = []
+    unread = []
     wrk_tool = info.tool if info is not None and info.tool in ("wrk", "wrk2") else None
     for path in sorted(paths):
         if path.endswith(_MANIFEST_SUFFIXES):
@@ -208,7 +217,9 @@ def _prepare(directory: str, paths: list[str], manifest: str | None | object = _
         f = _output_of(path, data, wrk_tool)  # classify(), its bytes read above
         if f is not None:
             files.append(f)
-    return _RunDir(directory, paths, info, files, errors)
+        else:
+            unread.append(path)
+    return _RunDir(directory, paths, info, files, errors, unread)
 
 
 def _fast_parse(dirs: list[_RunDir]) -> dict[str, Run]:
@@ -241,15 +252,18 @@ def _finish(d: _RunDir, fast: dict[str, Run]) -> LoadResult:
     locust_files = [f for f in d.files if f.kind in _LOCUST_KINDS]
     if locust_files:
         try:
-            runs.extend(_parse_locust(locust_files))
+            runs.extend(_parse_locust(locust_files, d.unread))
         except ParseError as exc:
             (reasons.append(str(exc)) if failed else result.errors.append(exc))
+    runs = noted(runs, {f.path: f.decoded for f in d.files if f.decoded})
     if info is not None:
         runs = [apply_manifest(r, info) for r in runs]
         if failed and not runs:
             reason = "; ".join(reasons) or _stderr_reason(d.paths)
             runs = [apply_manifest(_failed_placeholder(info, d.directory, reason), info)]
-    result.runs.extend(runs)
+        elif not runs and not result.errors:  # a run its manifest records, and nothing gives
+            result.errors.append(unreadable_run(d.directory, d.paths, info.raw, info.path))
+    result.runs.extend(map(kept_out, runs))  # a value that cannot be true: out, and named
     return result
 
 
@@ -286,6 +300,16 @@ def scan_directory(root: Path, fast: bool = True, cache: bool | None = None) -> 
     """
     caching = importlib.import_module("perfkit.store.runcache")  # on first use, as parsers
     store = caching.RunCache(str(Path(root))) if caching.enabled(cache) else None
+    try:
+        return _scan_with(root, store, fast)
+    except BaseException:
+        if store is not None:
+            store.abandon()  # no store: no folder made for it left behind
+        raise
+
+
+def _scan_with(root: Path, store, fast: bool) -> LoadResult:
+    """:func:`scan_directory` with its run store (None: none)."""
     unchanged = None if store is None else store.unchanged()
     # nothing changed: no walk, and only the directories with errors parsed again
     if unchanged is not None and store is not None:
@@ -349,7 +373,10 @@ def scan(path: str | os.PathLike, cache: bool | None = None) -> LoadResult:
 
 
 def _scan_file(p: Path) -> LoadResult:
-    text = read_text(p)
+    try:
+        text = read_text(p)
+    except NotRegularFileError as exc:  # a FIFO or a device: refused before it is read
+        return LoadResult(errors=[UnknownFormatError(f"{p}: {exc.strerror}")])
     if text is None:
         return LoadResult(errors=[ParseError(str(p), None, "text output of wrk, wrk2 or Locust",
                                              "a binary file")])

@@ -2,9 +2,10 @@
 
 The loader calls :func:`parse_files` once per directory with every Locust file in it. Files are
 grouped by prefix (``PREFIX_stats.csv``, ``PREFIX_stats_history.csv``, ``PREFIX_failures.csv``,
-``PREFIX_exceptions.csv``); the ``--json`` output (``run.stdout``, ``stdout.txt`` or
-``PREFIX.json``) joins the group of the same prefix, or the only group when the directory holds
-one run.
+``PREFIX_exceptions.csv``; Locust 0.8-0.13.2's ``PREFIX_requests.csv`` and
+``PREFIX_distribution.csv``, whose percentiles join the requests' rows by name); the ``--json``
+output (``run.stdout``, ``stdout.txt`` or ``PREFIX.json``) joins the group of the same prefix,
+or the only group when the directory holds one run.
 
 Which numbers win: the ``--json`` totals. Locust rewrites its CSVs every second, so the last
 ``_stats.csv`` can miss the final second of the run (``clean_u20``: 11300 requests in the CSV,
@@ -22,8 +23,11 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from perfkit.errors import ParseError
 from perfkit.ingest.locust_csv import (
+    Distribution,
     History,
+    parse_distribution_csv,
     parse_exceptions_csv,
     parse_failures_csv,
     parse_history_csv,
@@ -33,22 +37,26 @@ from perfkit.ingest.locust_json import LATENCY_SOURCE, TOOL, parse_json
 from perfkit.model import FrozenMap, Run, replaced_run
 from perfkit.warning import Code, Warn
 
-__all__ = ["parse_exceptions_csv", "parse_failures_csv", "parse_files", "parse_history_csv",
-           "parse_json", "parse_stats_csv"]
+__all__ = ["parse_distribution_csv", "parse_exceptions_csv", "parse_failures_csv", "parse_files",
+           "parse_history_csv", "parse_json", "parse_stats_csv"]
 
-_SUFFIXES = {
-    "locust_stats": "_stats.csv",
-    "locust_history": "_stats_history.csv",
-    "locust_failures": "_failures.csv",
-    "locust_exceptions": "_exceptions.csv",
+#: what a file of each kind is named after its prefix (Locust 0.8-0.13.2: ``_requests.csv``)
+SUFFIXES = {
+    "locust_stats": ("_stats.csv", "_requests.csv"),
+    "locust_distribution": ("_distribution.csv",),
+    "locust_history": ("_stats_history.csv",),
+    "locust_failures": ("_failures.csv",),
+    "locust_exceptions": ("_exceptions.csv",),
 }
+#: the names of the aggregate row in a _distribution.csv (0.8-0.9: "None Total")
+_DISTRIBUTION_TOTALS = ("Aggregated", "Total", "None Total", "None Aggregated")
 
 
 def _prefix(kind: str, path: str) -> str:
     name = os.path.basename(path)
-    suffix = _SUFFIXES.get(kind, ".json")
-    if name.endswith(suffix) and len(name) > len(suffix):
-        return name[: -len(suffix)]
+    for suffix in SUFFIXES.get(kind, (".json",)):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
     return name
 
 
@@ -73,19 +81,44 @@ def _groups(files: Sequence[tuple[str, str, str]]) -> list[dict[str, tuple[str, 
     return list(csv_groups.values()) + loose
 
 
-def parse_files(files: Sequence[tuple[str, str, str]]) -> list[Run]:
+def parse_files(files: Sequence[tuple[str, str, str]], unread: Sequence[str] = ()) -> list[Run]:
     """Runs from the Locust files of one directory: ``[(kind, path, text), ...]``.
 
-    ``kind`` is the sniffed kind (``locust_json``, ``locust_stats``, ``locust_history``,
-    ``locust_failures``, ``locust_exceptions``). Each group of files gives one run per request
-    name plus the Aggregated run, from the ``--json`` output when present, else from
-    ``_stats.csv``; a lone history CSV gives runs from its last rows. Malformed input raises
+    ``kind`` is the sniffed kind (``locust_json``, ``locust_stats``, ``locust_distribution``,
+    ``locust_history``, ``locust_failures``, ``locust_exceptions``). Each group of files gives
+    one run per request name plus the Aggregated run, from the ``--json`` output when present,
+    else from ``_stats.csv`` (with a ``_distribution.csv``'s percentiles); a lone history or
+    distribution CSV gives runs from its rows. Malformed input raises
     :class:`~perfkit.errors.ParseError`.
+
+    ``unread``: the directory's other files. One named as a file of a group (``PREFIX_stats.csv``
+    beside a ``PREFIX_stats_history.csv`` that is read) is a ParseError naming it: a run is
+    never rebuilt from the other files of a group whose stats cannot be read.
     """
+    groups = _groups(files)
+    _refuse_unread(groups, unread)
     runs: list[Run] = []
-    for group in _groups(files):
+    for group in groups:
         runs.extend(_parse_group(group))
     return runs
+
+
+def _refuse_unread(groups: list[dict[str, tuple[str, str]]], unread: Sequence[str]) -> None:
+    """A ParseError for the first of ``unread`` named as a Locust CSV of one of ``groups``."""
+    prefixes: dict[str, str] = {}
+    for group in groups:
+        for kind, (path, _) in group.items():
+            prefixes.setdefault(_prefix(kind, path), path)
+    for path in sorted(unread):
+        for kind, suffixes in SUFFIXES.items():
+            prefix = _prefix(kind, path)
+            if prefix != os.path.basename(path) and prefix in prefixes:
+                from perfkit.ingest.refusal import why_not  # on first use: a rare path
+                suffix = next(x for x in suffixes if path.endswith(x))
+                raise ParseError(path, 1, f"a Locust {suffix} (the run's "
+                                 f"{os.path.basename(prefixes[prefix])} is read beside it; "
+                                 "its numbers are not rebuilt from the other files)",
+                                 why_not(path))
 
 
 def _parse_group(group: dict[str, tuple[str, str]]) -> list[Run]:
@@ -98,6 +131,7 @@ def _parse_group(group: dict[str, tuple[str, str]]) -> list[Run]:
         return parser(text, path)
 
     stats = parsed("locust_stats", parse_stats_csv)
+    distribution = parsed("locust_distribution", parse_distribution_csv)
     json_runs = parsed("locust_json", parse_json)
     history = parsed("locust_history", parse_history_csv)
     failures = parsed("locust_failures", parse_failures_csv)
@@ -106,7 +140,10 @@ def _parse_group(group: dict[str, tuple[str, str]]) -> list[Run]:
     if json_runs is not None:
         runs = json_runs if stats is None else _prefer_json(json_runs, stats)
     elif stats is not None:
-        runs = stats
+        runs = stats if distribution is None else _with_distribution(
+            stats, distribution, group["locust_distribution"][0])
+    elif distribution is not None:
+        runs = _runs_from_distribution(distribution, group["locust_distribution"][0])
     elif history is not None:
         runs = _runs_from_history(history, group["locust_history"][0])
     else:
@@ -156,6 +193,64 @@ def _prefer_json(json_runs: list[Run], stats: list[Run]) -> list[Run]:
         out.append(replaced_run(run, {"notes": tuple(notes), "extra": FrozenMap.wrap(extra),
                                       **changes}))
     return out
+
+
+def _distribution_row(run: Run, by_name: dict[str, dict]) -> dict | None:
+    """The row of a _distribution.csv for ``run``: ``"GET /path"``, or the name alone (rows
+    without requests, and a method-less name)."""
+    names = [f"{run.method} {run.endpoint}", run.endpoint] if run.method else [run.endpoint]
+    if run.is_aggregate:
+        names += list(_DISTRIBUTION_TOTALS)
+    return next((by_name[n] for n in names if n in by_name), None)
+
+
+def _with_distribution(runs: list[Run], dist: Distribution, path: str) -> list[Run]:
+    """The _requests.csv runs with the percentiles of their _distribution.csv rows."""
+    by_name = {row["name"]: row for row in dist.rows}
+    used: set[int] = set()
+    out = []
+    for run in runs:
+        row = _distribution_row(run, by_name)
+        notes = list(run.notes) + list(dist.notes)
+        changes: dict[str, object] = {}
+        if row is None:
+            notes.append(Warn(Code.LOCUST_NO_DISTRIBUTION_ROW, path=path, endpoint=run.endpoint))
+        else:
+            used.add(row["line"])
+            changes["percentiles_ms"] = FrozenMap.wrap(row["percentiles_ms"])
+            if row["requests"] != run.requests:
+                notes.append(Warn(Code.LOCUST_DISTRIBUTION_REQUESTS, path=path, line=row["line"],
+                                  printed=row["requests"], requests=run.requests))
+            if row["na_columns"]:
+                notes.append(Warn(Code.LOCUST_NA, where=f"{path}:{row['line']}",
+                                  columns=row["na_columns"]))
+        out.append(replaced_run(run, {"notes": tuple(notes), **changes}))
+    left = [f"{r['name']!r} (line {r['line']})" for r in dist.rows if r["line"] not in used]
+    if left:
+        at = next(i for i, r in enumerate(out) if r.is_aggregate) if any(
+            r.is_aggregate for r in out) else len(out) - 1
+        out[at] = replaced_run(out[at], {"notes": out[at].notes + (
+            Warn(Code.LOCUST_DISTRIBUTION_ROWS_LEFT_OUT, path=path, rows=left),)})
+    return out
+
+
+def _runs_from_distribution(dist: Distribution, path: str) -> list[Run]:
+    """Runs of a lone _distribution.csv: request counts and percentiles only."""
+    runs = []
+    for i, row in enumerate(dist.rows):
+        name = row["name"]
+        method, _, endpoint = name.partition(" ")
+        if not (endpoint and method.isalpha() and method.isupper() and method != "None"):
+            method, endpoint = "", name
+        is_agg = i == len(dist.rows) - 1 and name in _DISTRIBUTION_TOTALS
+        runs.append(Run(
+            tool=TOOL, source=path, latency_source=LATENCY_SOURCE,
+            endpoint=endpoint, method=method or None,
+            is_aggregate=is_agg, requests=row["requests"],
+            percentiles_ms=FrozenMap.wrap(row["percentiles_ms"]),
+            notes=dist.notes + (Warn(Code.LOCUST_DISTRIBUTION_ONLY, path=path),),
+        ))
+    return runs
 
 
 def _runs_from_history(history: History, path: str) -> list[Run]:

@@ -10,7 +10,7 @@
 Every file is read by header name (:mod:`perfkit.ingest.locust_table`: the :mod:`csv` module,
 or a split on commas where that reads the same), never by position: Locust's columns change
 between versions (source: ``locust/stats.py``, ``StatsCSV`` and ``StatsCSVFileWriter``). Cells
-are converted in bulk, or cell by cell where a bulk check fails, for the exact error
+are converted one by one, a bad one named by its line and column
 (:mod:`perfkit.ingest.locust_cells`). Times are milliseconds with no unit in the header.
 Locust prints ``N/A`` for percentiles when there were no requests, and ``0`` for the
 min/max/mean of an empty entry; both become None with a note, never 0 (a 0 where nothing was
@@ -23,11 +23,14 @@ so rows are located through the reader's ``line_num``, not by counting rows.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from perfkit.errors import ParseError
-from perfkit.ingest.locust_cells import NA, CellView, Columns, Irregular, RowReader
+from perfkit.ingest import locust_legacy as legacy
+from perfkit.ingest.locust_cells import NA, RowReader
 from perfkit.ingest.locust_history import HISTORY_REQUIRED, History, parse_history_csv
 from perfkit.ingest.locust_table import (
     CsvRow,
@@ -40,9 +43,9 @@ from perfkit.ingest.nodata import zeros_missing
 from perfkit.model import FrozenMap, Run, built_run, replaced_run
 from perfkit.warning import Code, Warn
 
-__all__ = ["HISTORY_REQUIRED", "NA", "CsvRow", "CsvTable", "History", "RowReader", "check_text",
-           "parse_exceptions_csv", "parse_failures_csv", "parse_history_csv", "parse_stats_csv",
-           "percentile_headers", "read_table"]
+__all__ = ["HISTORY_REQUIRED", "NA", "CsvRow", "CsvTable", "Distribution", "History", "RowReader",
+           "check_text", "parse_distribution_csv", "parse_exceptions_csv", "parse_failures_csv",
+           "parse_history_csv", "parse_stats_csv", "percentile_headers", "read_table"]
 
 TOOL = "locust"
 LATENCY_SOURCE = "locust_rounded"
@@ -50,29 +53,14 @@ LATENCY_SOURCE = "locust_rounded"
 STATS_REQUIRED = ("Name", "Request Count", "Failure Count", "Average Response Time",
                   "Min Response Time", "Max Response Time", "Average Content Size",
                   "Requests/s")
-#: the columns of a _stats.csv read as counts and as numbers
-_STATS_KINDS = {"Request Count": "int", "Failure Count": "int", **dict.fromkeys((
-    "Average Response Time", "Min Response Time", "Max Response Time", "Median Response Time",
-    "Average Content Size", "Requests/s", "Failures/s"), "num")}
 FAILURES_REQUIRED = ("Method", "Name", "Error", "Occurrences")
 EXCEPTIONS_REQUIRED = ("Count", "Message", "Traceback")
 
-#: a row's reader: in bulk (a view of the converted columns) or cell by cell
-Reader = CellView | RowReader
 _T = TypeVar("_T")
 
 
-def _each_row(read: Callable[[Reader], _T], table: CsvTable, source: str, bulk: bool,
-              kinds: dict[str, str] | None = None) -> list[_T]:
-    """``read`` of every row: from the columns converted in bulk (``kinds``: the columns read
-    as counts and numbers, see :class:`Columns`), or, when ``bulk`` is False or a cell fails
-    the bulk check, cell by cell (whose error names the cell)."""
-    if bulk:
-        try:
-            columns = Columns(table, kinds)
-            return [read(CellView(columns, i)) for i in range(len(table.rows))]
-        except Irregular:
-            pass
+def _each_row(read: Callable[[RowReader], _T], table: CsvTable, source: str) -> list[_T]:
+    """``read`` of every row, cell by cell (a bad cell's error names it)."""
     return [read(RowReader(row, source, table)) for row in table.rows]
 
 
@@ -81,7 +69,7 @@ def _na_note(na_columns: list[str], where: str) -> Warn:
 
 
 # -- _stats.csv ---------------------------------------------------------------------------------
-def parse_stats_csv(text: str, source: str = "<string>", bulk: bool = True) -> list[Run]:
+def parse_stats_csv(text: str, source: str = "<string>") -> list[Run]:
     """One :class:`Run` per request name in a Locust ``_stats.csv``, plus the Aggregated row.
 
     Columns are read by header name: ``Request Count`` -> ``requests``, ``Failure Count`` ->
@@ -100,14 +88,20 @@ def parse_stats_csv(text: str, source: str = "<string>", bulk: bool = True) -> l
     (:mod:`perfkit.ingest.nodata`). ``users`` and ``url`` are not in the file; the loader takes
     them from the run's manifest.
 
-    ``bulk=False`` reads the cells one by one, as a file the bulk check refuses is read (the
-    same result; tests compare the two).
+    Older Locust files are read too (:mod:`perfkit.ingest.locust_legacy`): 0.8-0.13.2's
+    ``_requests.csv`` (no percentiles: they are in its ``_distribution.csv``, which
+    :func:`parse_distribution_csv` reads), whose last row, ``"None","Total"``, is the
+    aggregate; 0.13.3-0.14.6's ``_stats.csv``; 1.0's quoted file without a final newline. What
+    was read otherwise than 1.x writes it is noted on every run of the file.
     """
-    table = read_table(text, source, STATS_REQUIRED, "Locust _stats.csv")
+    table = read_table(text, source, STATS_REQUIRED, "Locust _stats.csv", legacy.STATS_NAMES)
     pct_headers = percentile_headers(table.header, source)
-    kinds = dict(_STATS_KINDS, **{h: "num" for _, h in pct_headers})
     runs = _each_row(functools.partial(_stats_run, source=source, pct_headers=pct_headers),
-                     table, source, bulk, kinds)
+                     table, source)
+    if runs and runs[-1].endpoint == "Total" and runs[-1].method is None:  # Locust < 0.12.2
+        runs[-1] = replaced_run(runs[-1], {"is_aggregate": True})
+    successes = "# requests" in table.renamed and not pct_headers  # a 0.8-0.13.2 file
+    runs = [_noted(r, table.notes, source, successes) for r in runs]
     aggregates = [r for r in runs if r.is_aggregate]
     if not aggregates:
         raise ParseError(source, table.end_line, "the Aggregated row (Locust always writes it "
@@ -119,7 +113,17 @@ def parse_stats_csv(text: str, source: str = "<string>", bulk: bool = True) -> l
     return runs
 
 
-def _stats_run(r: Reader, source: str, pct_headers: list[tuple[float, str]]) -> Run:
+def _noted(run: Run, notes: tuple[Warn, ...], source: str, successes: bool) -> Run:
+    """``run`` with the notes of its file, and what its requests may count."""
+    more = [Warn(Code.IN_FILE, source=source, warning=note) for note in notes]
+    if successes and run.failures:
+        more.append(legacy.successes_note(source, run.requests or 0, run.failures))
+    if run.is_aggregate and run.endpoint == "Total":
+        more.append(Warn(Code.LOCUST_TOTAL_ROW, source=source))
+    return replaced_run(run, {"notes": run.notes + tuple(more)}) if more else run
+
+
+def _stats_run(r: RowReader, source: str, pct_headers: list[tuple[float, str]]) -> Run:
     name = r.raw("Name") or ""
     method = r.text("Type")
     requests = r.integer("Request Count")
@@ -136,6 +140,9 @@ def _stats_run(r: Reader, source: str, pct_headers: list[tuple[float, str]]) -> 
     # bytes per request times requests per second: 0 without requests is a real 0
     transfer = None if content is None or rps is None else content * rps
     label = f"{name!r} (line {r.row.line})"
+    if transfer is not None and not math.isfinite(transfer):  # two huge numbers: no rate
+        notes.append(Warn(Code.LOCUST_TRANSFER_BEYOND, where=label))
+        transfer = None
     if requests == 0:  # Locust's 0 for the mean, min, max, median and content size: no data
         names = ("latency_mean_ms", "latency_min_ms", "latency_max_ms", "latency_median_ms",
                  "content_size_mean_bytes")
@@ -162,19 +169,56 @@ def _stats_run(r: Reader, source: str, pct_headers: list[tuple[float, str]]) -> 
     ))
 
 
+# -- _distribution.csv (Locust 0.8-0.13.2) ------------------------------------------------------
+DISTRIBUTION_REQUIRED = ("Name", "Request Count")
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """The rows of a Locust 0.8-0.13.2 ``_distribution.csv``: each a dict of ``name`` (as
+    printed: ``"GET /path"``, the name alone for a row without requests, ``"Total"``,
+    ``"None Total"`` in 0.8-0.9), ``requests``, ``percentiles_ms`` ({50.0: .., 100.0: ..}, an
+    ``N/A`` left out), ``na_columns`` and ``line``; ``notes`` say what was read otherwise than
+    Locust 1.x writes."""
+
+    rows: tuple[dict, ...]
+    notes: tuple[Warn, ...]
+
+
+def parse_distribution_csv(text: str, source: str = "<string>") -> Distribution:
+    """Rows of a Locust 0.8-0.13.2 ``_distribution.csv`` (see :class:`Distribution`)."""
+    table = read_table(text, source, DISTRIBUTION_REQUIRED, "Locust _distribution.csv",
+                       legacy.STATS_NAMES)
+    pct_headers = percentile_headers(table.header, source)
+    if not pct_headers:
+        raise ParseError(source, 1, "percentile columns ('50%', ...) in the Locust "
+                         "_distribution.csv header", ",".join(table.header))
+    return Distribution(tuple(_each_row(functools.partial(_distribution_row,
+                                                          pct_headers=pct_headers),
+                                        table, source)),
+                        tuple(Warn(Code.IN_FILE, source=source, warning=note)
+                              for note in table.notes))
+
+
+def _distribution_row(r: RowReader, pct_headers: list[tuple[float, str]]) -> dict:
+    percentiles = {q: r.number(h) for q, h in pct_headers}
+    return {"name": r.raw("Name") or "", "requests": r.integer("Request Count"),
+            "percentiles_ms": {q: v for q, v in percentiles.items() if v is not None},
+            "na_columns": tuple(r.na_columns), "line": r.row.line}
+
+
 # -- _failures.csv and _exceptions.csv -----------------------------------------------------------
-def parse_failures_csv(text: str, source: str = "<string>", bulk: bool = True
-                       ) -> tuple[dict, ...]:
+def parse_failures_csv(text: str, source: str = "<string>") -> tuple[dict, ...]:
     """Rows of a Locust ``_failures.csv``: method, name, error, occurrences, first/last seen.
 
     ``first_seen`` / ``last_seen`` are the ISO 8601 UTC strings as printed (None when absent,
     as in older versions). Only a header -> an empty tuple.
     """
     table = read_table(text, source, FAILURES_REQUIRED, "Locust _failures.csv")
-    return tuple(_each_row(_failure, table, source, bulk))
+    return tuple(_each_row(_failure, table, source))
 
 
-def _failure(r: Reader) -> dict:
+def _failure(r: RowReader) -> dict:
     return {
         "method": r.text("Method"),
         "name": r.raw("Name"),
@@ -185,18 +229,17 @@ def _failure(r: Reader) -> dict:
     }
 
 
-def parse_exceptions_csv(text: str, source: str = "<string>", bulk: bool = True
-                         ) -> tuple[dict, ...]:
+def parse_exceptions_csv(text: str, source: str = "<string>") -> tuple[dict, ...]:
     """Rows of a Locust ``_exceptions.csv``: count, message, traceback, nodes.
 
     ``nodes`` is the tuple of node names Locust joined with ``", "`` (``local``, or worker ids
     such as ``vm_5552...`` with ``--processes``), kept as printed. Only a header -> ``()``.
     """
     table = read_table(text, source, EXCEPTIONS_REQUIRED, "Locust _exceptions.csv")
-    return tuple(_each_row(_exception, table, source, bulk))
+    return tuple(_each_row(_exception, table, source))
 
 
-def _exception(r: Reader) -> dict:
+def _exception(r: RowReader) -> dict:
     nodes = r.raw("Nodes")
     return {
         "count": r.integer("Count"),

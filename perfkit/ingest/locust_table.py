@@ -6,6 +6,10 @@ so rows are located through the :mod:`csv` reader's ``line_num``, not by countin
 without a quote, a lone carriage return or a field longer than the :mod:`csv` module's limit
 (every ``_stats.csv`` and ``_stats_history.csv`` Locust writes) has one record per line, which
 :func:`_plain_records` splits on commas in bulk, as the :mod:`csv` reader would.
+
+Files of Locust before 1.1 are read as 1.x writes them (:mod:`perfkit.ingest.locust_legacy`):
+their column names, a method printed as ``None`` and a file without a final newline whose last
+row is complete; each difference is a note of the table (:attr:`CsvTable.notes`).
 """
 
 from __future__ import annotations
@@ -13,16 +17,15 @@ from __future__ import annotations
 import csv
 import functools
 import re
-from collections.abc import Container, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from perfkit.errors import ParseError
+from perfkit.ingest import locust_legacy as legacy
+from perfkit.warning import Warn
 
 _PERCENTILE_HEADER = re.compile(r"(\d+(?:\.\d+)?)%", re.ASCII)
-
-#: header aliases: older Locust versions called the request type column "Method"
-_ALIASES = {"Type": ("Type", "Method")}
 
 #: one record: its first physical line, the raw text of its lines, its fields, the line after it
 Record = tuple[int, str, list[str], int]
@@ -47,19 +50,16 @@ class CsvTable:
     #: header name -> its place in a row's values (a name the header holds twice: its last
     #: column, as a dict of header to field has it)
     positions: dict[str, int]
+    #: what was read otherwise than Locust 1.x writes it (older versions), in words
+    notes: tuple[Warn, ...] = ()
+    #: the older Locust names the header held, renamed to 1.x's
+    renamed: tuple[str, ...] = ()
+    #: (cell text, kind) -> its value, for the cells read so far (Locust repeats most)
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def position(self, name: str) -> int | None:
-        """Where column ``name`` (or its alias) is in a row's values; None when absent."""
-        present = column(self.positions, name)
-        return None if present is None else self.positions[present]
-
-
-def column(header: Container[str], name: str) -> str | None:
-    """The header name under which column ``name`` is present (an alias, maybe), or None."""
-    for alias in _ALIASES.get(name, (name,)):
-        if alias in header:
-            return alias
-    return None
+        """Where column ``name`` is in a row's values; None when absent."""
+        return self.positions.get(name)
 
 
 def _physical_lines(text: str) -> list[str]:
@@ -118,13 +118,17 @@ def _plain_records(text: str) -> list[Record] | None:
             for n, body in enumerate(bodies, start=1)]
 
 
-def read_table(text: str, source: str, required: tuple[str, ...], what: str) -> CsvTable:
+def read_table(text: str, source: str, required: tuple[str, ...], what: str,
+               names: dict[str, str] | None = None) -> CsvTable:
     """Read a CSV by header name, checking required columns and the field count of every row.
 
-    Raises :class:`ParseError` with the exact physical line: line 1 for a missing column, the
-    row's first line for a wrong number of fields or an unterminated quoted field, and the last
-    line when the file does not end with a newline (Locust always ends its lines; a missing end
-    means the file was cut off).
+    ``names``: older Locust versions' column names -> their 1.x names (renamed, with a note;
+    a ``Type`` cell ``None`` is then no method). Raises :class:`ParseError` with the exact
+    physical line: line 1 for a missing column, the row's first line for a wrong number of
+    fields or an unterminated quoted field, and the last line when the file does not end with a
+    newline, unless Locust up to 1.0 wrote it (quoted, ``\n`` line ends, never a final
+    newline) and its last row has every field: a missing end otherwise means the file was cut
+    off.
     """
     text = text.lstrip("\ufeff")
     check_text(text, source, what)
@@ -133,7 +137,11 @@ def read_table(text: str, source: str, required: tuple[str, ...], what: str) -> 
                    else _csv_records(_physical_lines(text), source, what))
     first = next(records, None)
     header = () if first is None else tuple(h.strip() for h in first[2])
-    missing = [c for c in required if column(header, c) is None]
+    notes: list[Warn] = []
+    renamed: tuple[str, ...] = ()
+    if names:
+        header, renamed, notes = legacy.modern_header(header, names)
+    missing = [c for c in required if c not in header]
     if missing:
         raise ParseError(source, 1, f"column {missing[0]!r} in the {what} header",
                          ",".join(header))
@@ -148,9 +156,24 @@ def read_table(text: str, source: str, required: tuple[str, ...], what: str) -> 
             rows.append(CsvRow(line, raw, record))
         end = after
     if not text.endswith("\n"):
-        raise ParseError(source, text.count("\n") + 1, f"a complete {what} line ending in a "
-                         "newline (the file looks cut off)", text[text.rfind("\n") + 1:])
-    return CsvTable(header, tuple(rows), end, {h: i for i, h in enumerate(header)})
+        if not legacy.is_quoted_writer(text):
+            raise ParseError(source, text.count("\n") + 1, f"a complete {what} line ending in "
+                             "a newline (the file looks cut off)", text[text.rfind("\n") + 1:])
+        notes.append(legacy.no_final_newline_note(width))
+    positions = {h: i for i, h in enumerate(header)}
+    if names and "Type" in positions:
+        notes.extend(_no_none_methods(rows, positions["Type"]))
+    return CsvTable(header, tuple(rows), end, positions, tuple(notes), renamed)
+
+
+def _no_none_methods(rows: list[CsvRow], at: int) -> list[Warn]:
+    """Empty the ``Type`` cells printed as ``None`` (Python's None); the note, if any."""
+    count = 0
+    for row in rows:
+        if row.values[at] == legacy.NONE_METHOD:
+            row.values[at] = ""
+            count += 1
+    return [legacy.none_method_note(count)] if count else []
 
 
 def percentile_headers(header: tuple[str, ...], source: str = "<string>"

@@ -36,6 +36,8 @@ LAST_LINE = re.compile(r"[ \t]*Transfer/sec:", _A)
 CTRL_C = "^C"
 #: a wrk or wrk2 command line (after a prompt, a path or ``./``) and the rest of its line
 COMMAND = re.compile(r"(?:^|[\s/$#>%])(wrk2?)((?:\s+\S+)+)\s*$", _A)
+# a longer line is not a command a person typed (shlex would take seconds over a megabyte)
+COMMAND_MAX = 8192
 #: options that take a value (wrk.c and wrk2's wrk.c ``getopt_long``), short and long
 _VALUED = {"t": "threads", "c": "connections", "d": "duration", "s": "script", "H": "header",
            "T": "timeout", "R": "rate"}
@@ -125,6 +127,8 @@ def command_options(preamble: tuple[str, ...] | list[str]) -> dict | None:
     words from ``wrk`` on) and, when given, ``threads``, ``connections`` (int), ``rate``
     (float, wrk2's ``-R``), ``duration``, ``url`` and the flags (``latency`` ...)."""
     for line in reversed(preamble):
+        if len(line) > COMMAND_MAX:
+            continue
         m = COMMAND.search(line)
         if m is None:
             continue

@@ -35,8 +35,8 @@ _HLOG_HINTS = ("#[", '"StartTimestamp"')
 
 #: every kind of file perfkit reads
 KINDS = (
-    "wrk", "wrk2", "locust_json", "locust_stats", "locust_history", "locust_failures",
-    "locust_exceptions", "hlog",
+    "wrk", "wrk2", "locust_json", "locust_stats", "locust_distribution", "locust_history",
+    "locust_failures", "locust_exceptions", "hlog",
 )
 
 
@@ -72,10 +72,14 @@ def sniff(head: str) -> str | None:
     if ",HIST" in text and HLOG_INTERVAL.match(stripped):
         return "hlog"
     cols = set(_csv_header(text))
-    if {"Timestamp", "User Count", "Name"} <= cols:
+    # Locust 1.x names, and those of 0.8-0.14 (see perfkit.ingest.locust_legacy)
+    if {"Timestamp", "User Count", "Name"} <= cols or {"Timestamp", "Name", "# requests"} <= cols:
         return "locust_history"
-    if {"Name", "Request Count", "Failure Count"} <= cols:
+    if {"Name", "Request Count", "Failure Count"} <= cols or {"Name", "# requests",
+                                                              "# failures"} <= cols:
         return "locust_stats"
+    if {"Name", "# requests", "50%"} <= cols:
+        return "locust_distribution"
     if {"Method", "Name", "Error", "Occurrences"} <= cols:
         return "locust_failures"
     if {"Count", "Message", "Traceback"} <= cols:

@@ -7,6 +7,7 @@ HdrHistogram plotter, http://hdrhistogram.github.io/HdrHistogram/plotFiles.html)
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -225,7 +226,10 @@ def run_intervals(within: pd.DataFrame, across: pd.DataFrame, ax: Axes,
     _intervals_legend(ax, confidence, n_narrow,
                       [(str(name), st) for (name, _), (_, _, st) in zip(groups, placed,
                                                                           strict=True)])
-    width = np.nanmedian((within["ci_high_ms"] - within["ci_low_ms"]) / within["latency_ms"])
+    widths = ((within["ci_high_ms"] - within["ci_low_ms"]) / within["latency_ms"]).to_numpy(
+        dtype=float)
+    widths = widths[np.isfinite(widths)]  # wrk's runs have no within-run interval at all
+    width = float(np.median(widths)) if widths.size else math.nan
     narrow = (f"; {n_narrow} within-run intervals are narrower than their marker, drawn at "
               "their true size" if n_narrow else "")
     note(ax, f"{len(within)} runs of {len(groups)} configurations, each with its within-run "

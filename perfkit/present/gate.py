@@ -10,7 +10,9 @@ its load level). A regression is a ``<failure>``; an inconclusive row is ``<skip
 reporters show it as neither passed nor failed, and the exit status 3 lets the job decide), as
 is a row whose runs did not measure the metric (``no data``); a row where a side has no run
 is an ``<error>``. The message states the change with its interval, the
-threshold and, when inconclusive, the runs per arm needed.
+threshold and, when inconclusive, the runs per arm needed. A character XML 1.0 cannot hold (an
+endpoint named with ESC or BEL) is written as its escape (``\\x1b``), so the file stays
+well-formed.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from perfkit.analysis.compare import (
 )
 from perfkit.formatting import Footnotes, change_ci, fmt_p, interval_text, level_text, pct_change
 from perfkit.present.tables import Column, Table
+from perfkit.safetext import xml_text
 from perfkit.vocabulary import GateOutcome, GateStatus
 from perfkit.warning import Code, Warn
 
@@ -116,12 +119,15 @@ def gate(result: GateResult) -> Table:
     return Table(tuple(cols), tuple(rows), title, tuple(notes.items))
 
 
-def junit(result: GateResult) -> str:
-    """The gate as JUnit XML (see the module docstring)."""
+def junit(result: GateResult, left_out: Sequence[str] = ()) -> str:
+    """The gate as JUnit XML (see the module docstring). ``left_out``: the unreadable runs
+    ``--skip-unreadable`` left out, each a skipped case of ``perfkit.gate.unreadable`` named
+    by its file, with its error as the message."""
     counts = result.counts()
-    attrs = {"tests": str(len(result.rows)), "failures": str(counts[REGRESSION]),
-             "errors": str(counts[ERROR]),
-             "skipped": str(counts[INCONCLUSIVE] + counts[NO_DATA_GATE]), "time": "0"}
+    attrs = {"tests": str(len(result.rows) + len(left_out)),
+             "failures": str(counts[REGRESSION]), "errors": str(counts[ERROR]),
+             "skipped": str(counts[INCONCLUSIVE] + counts[NO_DATA_GATE] + len(left_out)),
+             "time": "0"}
     root = ET.Element("testsuites", {"name": "perfkit gate", **attrs})
     suite = ET.SubElement(root, "testsuite", {"name": f"perfkit gate: {result.new} vs "
                                                       f"{result.base}", **attrs})
@@ -129,8 +135,13 @@ def junit(result: GateResult) -> str:
     for name, value in (("base", result.base), ("new", result.new),
                         ("max_regression", f"{result.max_regression:.1%}"),
                         ("alpha", f"{result.alpha:g}"), ("status", str(result.status)),
-                        ("exit_status", str(result.exit_status))):
+                        ("exit_status", str(result.exit_status)),
+                        *([("left_out", str(len(left_out)))] if left_out else [])):
         ET.SubElement(props, "property", {"name": name, "value": value})
+    for error in left_out:
+        case = ET.SubElement(suite, "testcase", {"classname": "perfkit.gate.unreadable",
+                                                 "name": error.split(": ", 1)[0], "time": "0"})
+        ET.SubElement(case, "skipped", {"message": f"left out (--skip-unreadable): {error}"})
     warns = [*result.warnings, *table_warnings(result)]
     for g in result.rows:
         where = key_text(g.keys, g.row.key)
@@ -147,10 +158,14 @@ def junit(result: GateResult) -> str:
             ET.SubElement(case, "skipped", {"message": message})
         elif g.status == ERROR:
             ET.SubElement(case, "error", {"message": message,
-                                          "type": str(GateOutcome.NO_DATA)}).text = _details(g)
+                                          "type": str(g.outcome)}).text = _details(g)
         ET.SubElement(case, "system-out").text = _details(g)
     if warns:
         ET.SubElement(suite, "system-err").text = "\n".join(map(str, warns))
+    for element in root.iter():  # a name may hold what XML 1.0 cannot (ESC, BEL): escaped
+        element.attrib = {k: xml_text(v) for k, v in element.attrib.items()}
+        if element.text:
+            element.text = xml_text(element.text)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
 

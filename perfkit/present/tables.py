@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import dataclasses
 import html
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from perfkit.safetext import csv_cell, csv_lines, terminal
 from perfkit.warning import Warn
 
 if TYPE_CHECKING:  # only csv_text takes a frame: rendering a Table needs no pandas
@@ -43,12 +44,16 @@ def csv_text(frame: pd.DataFrame) -> str:
     - missing stays empty, and so does an infinite value (an interval with no bound): a CSV
       cell never says ``inf`` for "missing" (the row's notes say why);
     - a float column whose values are all whole numbers (a rate of 5000 req/s, a run count with
-      gaps) is written as integers (``5000``, not ``5000.0``)."""
+      gaps) is written as integers (``5000``, not ``5000.0``);
+    - a text cell a spreadsheet would run as a formula (a name beginning with ``=``, ``-``...)
+      begins with ``'`` (:func:`perfkit.safetext.csv_cell`), and a cell holding a line break
+      is quoted (:func:`perfkit.safetext.csv_lines`)."""
     out = frame.copy()
     for name in out.columns:
         col = out[name]
         if col.dtype.kind == "O":
-            out[name] = col.map(lambda v: _csv_float(v) if isinstance(v, float) else v)
+            out[name] = col.astype(object).map(
+                lambda v: _csv_float(v) if isinstance(v, float) else csv_cell(v))
             continue
         if col.dtype.kind != "f":
             continue
@@ -58,7 +63,7 @@ def csv_text(frame: pd.DataFrame) -> str:
                 and (values == np.round(values)).all():
             col = col.astype("Int64")
         out[name] = col
-    return out.to_csv(index=False)
+    return csv_lines(out.to_csv(index=False, lineterminator="\r\n"))
 
 
 #: significant digits of a float written to CSV (float64 carries 15-17; the last are noise)
@@ -115,19 +120,23 @@ def render_all(tables: Sequence[Table], fmt: str = "text") -> str:
 
 
 def _text(t: Table) -> str:
-    header = [c.header for c in t.columns]
+    """Aligned columns for a terminal; a control character in any text (ESC, BEL, a line
+    break in a name) is written as its escape, never obeyed (:func:`perfkit.safetext.
+    terminal`)."""
+    header = [terminal(c.header) for c in t.columns]
+    rows = [[terminal(c) for c in row] for row in t.rows]
     widths = [len(h) for h in header]
-    for row in t.rows:
+    for row in rows:
         widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
 
     def line(cells: Sequence[str]) -> str:
         return "  ".join(c.rjust(w) if col.right else c.ljust(w)
                          for c, w, col in zip(cells, widths, t.columns, strict=True)).rstrip()
 
-    out = [t.title, ""] if t.title else []
-    out += [line(header), *(line(r) for r in t.rows)]
+    out = [*(terminal(x) for x in t.title.split("\n")), ""] if t.title else []
+    out += [line(header), *(line(r) for r in rows)]
     if t.notes:
-        out += [""] + [f"[{i}] {n}" for i, n in enumerate(t.notes, 1)]
+        out += [""] + [f"[{i}] {terminal(str(n))}" for i, n in enumerate(t.notes, 1)]
     return "\n".join(out) + "\n"
 
 
@@ -138,7 +147,10 @@ def _md_text(text: str) -> str:
 
 
 def _md_cell(text: str) -> str:
-    return _md_text(text).replace("|", "\\|") or " "
+    r"""A cell that keeps its column: a backslash is escaped (``\\``) before a pipe is
+    (``\|``), so that a name holding ``\|`` cannot end the cell, and a control character
+    (a line break ends the row) is written as its escape."""
+    return terminal(_md_text(text).replace("\\", "\\\\").replace("|", "\\|")) or " "
 
 
 def _title_lines(t: Table) -> list[str]:
@@ -172,15 +184,15 @@ _LATIN = (range(0xA0, 0x180), (0x2013, 0x2014, 0x2018, 0x2019, 0x201C, 0x201D, 0
 
 def _typesettable(ch: str) -> bool:
     code = ord(ch)
-    return code < 0x80 or any(code in r for r in _LATIN)
+    return 0x20 <= code < 0x7F or any(code in r for r in _LATIN)
 
 
 def latex_escape(text: str) -> str:
     """``text`` safe in LaTeX body text under pdflatex (special characters escaped, a few
     symbols as math). Characters pdflatex cannot typeset with its default fonts (Japanese,
-    Chinese, Cyrillic...) are written as their code points, each run in brackets:
-    ``'約3倍'`` becomes ``[U+7D04]3[U+500D]``, so the table compiles and the text can be
-    recovered (the CSV keeps it as written)."""
+    Chinese, Cyrillic...) and control characters (ESC, BEL, tab, line breaks) are written as
+    their code points, each run in brackets: ``'約3倍'`` becomes ``[U+7D04]3[U+500D]``, so the
+    table compiles and the text can be recovered (the CSV keeps it as written)."""
     out: list[str] = []
     foreign: list[str] = []
     for ch in text:
@@ -196,14 +208,22 @@ def latex_escape(text: str) -> str:
     return "".join(out)
 
 
+def _latex_row(cells: Iterable[str]) -> str:
+    """One row of the tabular. A row that begins with ``[`` (a name such as ``[draft]``, or
+    one written as its code points, ``[U+7D04]...``) begins with ``{}``: after ``\\\\`` or a
+    booktabs rule, a bare ``[`` would be read as their optional argument."""
+    line = " & ".join(latex_escape(c) for c in cells)
+    return ("{}" if line.lstrip().startswith("[") else "") + line + r" \\"
+
+
 def _latex(t: Table) -> str:
     spec = "".join("r" if c.right else "l" for c in t.columns)
     lines = [r"\begin{table}[htbp]", r"\centering", r"\small"]
     if t.title:
         lines.append(r"\caption{" + latex_escape(". ".join(_title_lines(t))) + "}")
     lines += [r"\begin{tabular}{" + spec + "}", r"\toprule",
-              " & ".join(latex_escape(c.header) for c in t.columns) + r" \\", r"\midrule"]
-    lines += [" & ".join(latex_escape(c) for c in row) + r" \\" for row in t.rows]
+              _latex_row(c.header for c in t.columns), r"\midrule"]
+    lines += [_latex_row(row) for row in t.rows]
     lines += [r"\bottomrule", r"\end{tabular}"]
     if t.notes:
         lines.append(r"\par\smallskip\footnotesize")

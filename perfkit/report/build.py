@@ -39,7 +39,7 @@ import nbformat
 
 from perfkit import paths
 from perfkit.errors import PerfkitError
-from perfkit.formatting import progress_disabled
+from perfkit.formatting import Progress, progress_disabled
 from perfkit.report import methods, methods_page, order
 from perfkit.report import nb as nbhelp
 from perfkit.report.execute import Execution, NotebookError, execute_notebook
@@ -199,15 +199,21 @@ def experiment_dirs(params: ReportParams) -> list[Path]:
     return list(found)
 
 
-def warm_stores(params: ReportParams) -> None:
+def warm_stores(params: ReportParams) -> dict[Path, list[PerfkitError]]:
     """Bring the run store of every experiment of the report up to date, once, here: the
-    kernels then read the parsed runs (a run store is per folder: ``DIR/.perfkit/cache``)."""
+    kernels then read the parsed runs (a run store is per folder: ``DIR/.perfkit/cache``).
+    Returns the errors of the files that could not be read, by experiment folder (``perfkit
+    report`` refuses a report with any, unless ``--skip-unreadable``)."""
     from perfkit.ingest.loader import scan
     from perfkit.store.runcache import flush
 
+    unread = {}
     for folder in experiment_dirs(params):
-        scan(folder)
+        errors = scan(folder).errors
+        if errors:
+            unread[folder] = errors
     flush()  # each store on disk before a kernel looks for it
+    return unread
 
 
 def _execute(run: NotebookRun, out_dir: Path, kernel_name: str) -> Execution:
@@ -253,7 +259,7 @@ def seed_palette(params: ReportParams, out_dir: Path) -> None:
     if not source.is_file():
         target.unlink(missing_ok=True)
         return
-    data = yamlread.load(source.read_bytes())
+    data = yamlread.load(yamlread.read_file(source))
     names = data.get("configurations") if isinstance(data, dict) else None
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names) \
             or len(set(names)) != len(names):
@@ -268,16 +274,14 @@ def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = No
 
     ``workers``: notebooks executed at once (default: one per core, :func:`workers_default`).
     """
-    from tqdm.auto import tqdm
-
     stream = stream or sys.stderr
     out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = list(params.notebooks)
     workers = max(1, min(len(runs), workers or workers_default()))
-    show = progress_enabled(stream)
-    bar = tqdm(total=len(runs), desc="report", unit="notebook", file=stream, disable=not show,
-               leave=True)
+    # a line per page as it ends, in the order they end (a bar above them on a terminal)
+    progress = Progress(stream, "report", len(runs), unit="page",
+                        bar=progress_enabled(stream))
     warm_stores(params)
     seed_palette(params, out_dir)
     for run in runs:
@@ -297,19 +301,16 @@ def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = No
                     run = todo.pop(0)
                     running[pool.submit(_execute, run, out_dir, kernel_name)] = run.name
                     busy += 1
-                bar.set_postfix_str("running: " + ", ".join(running.values()))
+                progress.note("running: " + ", ".join(running.values()))
                 finished, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
                 for future in finished:
                     name = running.pop(future)
                     done[name] = execution = future.result()
-                    if show:  # one line per page as it ends, in the order they end
-                        status = RunStatus.FAILED if execution.error else RunStatus.OK
-                        bar.write(f"  {name:<16} {execution.seconds:6.1f} s  {status}",
-                                  file=stream)
-                    bar.update(1)
+                    status = RunStatus.FAILED if execution.error else RunStatus.OK
+                    progress.step(name, status, execution.seconds)
     finally:
         order.finish(out_dir)
-        bar.close()
+        progress.close()
     # the pages are exported once every notebook ended: a threat common to every page is said
     # once, on the index, and each page links to it
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="page") as pool:

@@ -104,6 +104,17 @@ def current_env_kernel_manager(env: Mapping[str, str] | None = None):
             kw["env"] = {**os.environ, **kw.get("env", {}), **kernel_env}
             return await super().start_kernel(**kw)
 
+        async def _async_interrupt_kernel(self) -> None:
+            # jupyter_client interrupts every kernel it shuts down (SIGINT), to stop code still
+            # running; a notebook's kernel is shut down once its cells ended (or timed out:
+            # nbclient interrupts it itself then), and a SIGINT landing while the kernel
+            # finishes its last reply makes ipykernel print "[IPKernelApp] ERROR |
+            # KeyboardInterrupt caught in kernel" on the user's terminal. The shutdown request
+            # that follows, and the kill after it if need be, end the kernel without it.
+            if self.shutting_down:
+                return
+            await super()._async_interrupt_kernel()
+
     return CurrentEnvKernelManager
 
 

@@ -220,11 +220,16 @@ def namespace_sentence(p: Provenance) -> str:
 def exclusions_sentence(p: Provenance) -> str:
     parts = []
     if p.unreadable:
-        parts.append(f"{p.unreadable} file(s) could not be read and were left out")
+        named = "; ".join(p.unreadable_files[:5]) + (
+            f"; and {len(p.unreadable_files) - 5} more" if len(p.unreadable_files) > 5 else "")
+        parts.append(f"{p.unreadable} file(s) could not be read and were left out"
+                     + (f" ({named})" if named else ""))
     names: dict[str, str] = {
         RunStatus.FAILED: str(RunStatus.FAILED),
         RunStatus.SATURATED: "did not sustain their offered rate",
-        RunStatus.SHORT: "fell slightly short of their offered rate and were kept, in doubt"}
+        RunStatus.SHORT: "fell slightly short of their offered rate and were kept, in doubt",
+        RunStatus.PARTIAL: "had fewer connections get in than asked and were kept, in doubt "
+                           "(their latencies describe the connections that got in)"}
     for status, reasons in p.statuses.items():
         parts.append(f"{len(reasons)} run(s) {names.get(status, status)} "
                      f"({'; '.join(reasons)})")

@@ -353,20 +353,24 @@ class Report(Files):
                              "notebook": self.name}})
 
 def setup(name: str, output_dir: str | os.PathLike | None = "") -> Report:
-    """Prepare a notebook: the figure style, quiet progress bars, and its :class:`Report`.
+    """Prepare a notebook: check its parameters, the figure style, quiet progress bars, and
+    its :class:`Report`. Every notebook calls it in its first code cell after the parameters.
 
-    A ``list[str]`` parameter given as text (``papermill -p metrics throughput_rps``) becomes
-    the list it names in the calling notebook's namespace (:mod:`perfkit.report.nbparams`).
+    Every parameter of the calling notebook's namespace is checked against the notebook's
+    declaration, the same check as ``perfkit report``'s, whether the values came from
+    papermill (``-p``, ``-y``, ``-f``), from an edit of the parameters cell or from ``perfkit
+    report``: a list or mapping given as text (``-p select '{}'``, ``-p by '[a, b]'``,
+    ``-p metrics throughput_rps``) becomes what it says; a wrong type or value stops the
+    notebook with one line naming the parameter (:mod:`perfkit.report.nbparams`).
 
     Progress bars are off (``PERFKIT_NO_PROGRESS=1``) unless the environment says otherwise: they
     add volatile output, and their widgets load from a CDN.
     """
     from perfkit.plots import style
-
-    os.environ.setdefault(PROGRESS_ENV, "1")
     from perfkit.report import nbparams
 
-    nbparams.coerce_notebook(name, sys._getframe(1).f_globals)
+    nbparams.check_notebook(name, sys._getframe(1).f_globals)
+    os.environ.setdefault(PROGRESS_ENV, "1")
     style.use()
     pd.set_option("display.max_rows", 200)
     pd.set_option("display.max_columns", 50)

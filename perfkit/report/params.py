@@ -14,7 +14,8 @@ A parameter file names the notebooks to run, in order, with their parameters::
 Every value is checked before any notebook runs, against the typed ``parameters`` cell of its
 notebook (as ``papermill --help-notebook`` shows it): unknown names, wrong types, values out of
 range and experiment folders that do not exist are all reported at once, one per line, as
-``FILE:LINE: KEY: expected ..., found ...``.
+``FILE:LINE: KEY: expected ..., found ...``. Types and ranges are the check every notebook
+makes of its own parameters however it runs (:func:`perfkit.report.nbparams.check_value`).
 """
 
 from __future__ import annotations
@@ -22,10 +23,8 @@ from __future__ import annotations
 import ast
 import dataclasses
 import difflib
-import math
 import os
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +32,8 @@ import yaml
 
 from perfkit import paths
 from perfkit.errors import PerfkitError
+from perfkit.report.nbparams import NotebookParameter, check_value, describe
 from perfkit.store import yamlread
-from perfkit.units import FRACTION_WORDS, UnitError, fraction
 
 #: parameters ``perfkit report`` sets itself; a parameter file may not
 RESERVED = ("output_dir", "data_root")
@@ -47,16 +46,6 @@ class ParamsError(PerfkitError):
     def __init__(self, problems: list[str]):
         self.problems = list(problems)
         super().__init__("invalid report parameters:\n  " + "\n  ".join(self.problems))
-
-
-@dataclasses.dataclass(frozen=True)
-class NotebookParameter:
-    """One parameter declared in a notebook's ``parameters`` cell."""
-
-    name: str
-    type_name: str
-    default: Any
-    help: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,97 +79,6 @@ def notebook_parameters(path: Path) -> dict[str, NotebookParameter]:
             default = p["default"]
         found[name] = NotebookParameter(name, p["inferred_type_name"], default, p["help"])
     return found
-
-
-# -- type checking --------------------------------------------------------------------------------
-def _describe(value: Any) -> str:
-    if value is None:
-        return "nothing (null)"
-    text = repr(value)
-    text = text if len(text) <= 60 else text[:57] + "..."
-    return f"{text} ({type(value).__name__})"
-
-
-def _split_union(type_name: str) -> list[str]:
-    text = type_name.replace(" ", "")
-    opt = re.fullmatch(r"Optional\[(.+)\]", text)
-    if opt:
-        return [opt.group(1), "None"]
-    return text.split("|")
-
-
-def _coerce(value: Any, type_name: str) -> tuple[bool, Any]:
-    """(ok, value converted) for one YAML value against a Python annotation string."""
-    for option in _split_union(type_name):
-        if option == "None" and value is None:
-            return True, None
-        if option == "str" and isinstance(value, str):
-            return True, value
-        if option == "bool" and isinstance(value, bool):
-            return True, value
-        if option == "int" and isinstance(value, int) and not isinstance(value, bool):
-            return True, value
-        if option == "float" and isinstance(value, int | float) and not isinstance(value, bool):
-            return True, float(value)
-        inner = re.fullmatch(r"(?:list|List)\[(.+)\]", option)
-        if inner and isinstance(value, list):
-            items = [_coerce(v, inner.group(1)) for v in value]
-            if all(ok for ok, _ in items):
-                return True, [v for _, v in items]
-        if option in ("list", "List") and isinstance(value, list):
-            return True, value
-        if re.fullmatch(r"(?:dict|Dict)(\[.+\])?", option) and isinstance(value, dict):
-            return True, value
-    return False, value
-
-
-def _type_words(type_name: str) -> str:
-    words = {"str": "a string", "int": "an integer", "float": "a number", "bool": "true or false",
-             "None": "null"}
-    return " or ".join(words.get(o, o) for o in _split_union(type_name))
-
-
-def _infer_type(param: NotebookParameter) -> str:
-    if param.type_name not in ("None", ""):
-        return param.type_name
-    return type(param.default).__name__ if param.default is not None else "str | None"
-
-
-# -- value rules (by parameter name) ---------------------------------------------------------------
-def _in_open_unit(x: Any) -> bool:
-    return isinstance(x, float) and 0 < x < 1
-
-
-def _positive(x: Any) -> bool:
-    return x is None or (isinstance(x, int | float) and math.isfinite(x) and x > 0)
-
-
-def _percentile(x: Any) -> bool:
-    items = x if isinstance(x, list) else [x]
-    return all(isinstance(v, int | float) and 1 < v <= 100 for v in items)
-
-
-#: parameters that are a share (a threshold): written 0.05 or "5%", as on the command line
-FRACTIONS = ("max_regression", "threshold")
-
-
-def _fraction(x: Any) -> bool:
-    try:
-        fraction(x)
-    except UnitError:
-        return False
-    return True
-
-
-RULES: tuple[tuple[Callable[[str], bool], Callable[[Any], bool], str], ...] = (
-    (lambda n: n in FRACTIONS, _fraction, FRACTION_WORDS),
-    (lambda n: n in ("alpha", "confidence"), _in_open_unit, "a number in (0, 1)"),
-    (lambda n: n.startswith("percentile"), _percentile,
-     "a percentile in (1, 100] (99 for p99, not 0.99)"),
-    (lambda n: n.endswith(("_ms", "_rps", "_s")), _positive, "a positive number"),
-    (lambda n: n in ("n_resamples", "seed") or n.startswith("min_"),
-     lambda x: isinstance(x, int) and x >= 0, "a non-negative integer"),
-)
 
 
 def _is_experiment_param(name: str) -> bool:
@@ -228,15 +126,16 @@ class _Problems:
 # -- loading ---------------------------------------------------------------------------------------
 def _read_yaml(path: Path) -> tuple[Any, str]:
     try:
-        raw = path.read_bytes()
+        raw = yamlread.read_file(path)  # a FIFO or a file above its size: refused unread
     except FileNotFoundError:
         raise ParamsError([f"{path}: expected a parameter file, found no such file"]) from None
     except IsADirectoryError:
         raise ParamsError([f"{path}: expected a parameter file (YAML), found a folder"]
                           ) from None
     except OSError as exc:
+        why = exc.strerror or str(exc)
         raise ParamsError([f"{path}: expected a readable parameter file, found "
-                           f"{(exc.strerror or str(exc)).lower()}"]) from None
+                           f"{why[:1].lower()}{why[1:]}"]) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -272,14 +171,14 @@ def load_params(path: str | os.PathLike, notebooks_dir: Path | None = None) -> R
     data, text = _read_yaml(path)
     problems = _Problems(path, _key_lines(text))
     if not isinstance(data, dict):
-        problems.add((), "a mapping with a 'notebooks' key", _describe(data))
+        problems.add((), "a mapping with a 'notebooks' key", describe(data))
         raise ParamsError(problems.items)
     for key in data:
         if key not in TOP_LEVEL:
             problems.add((str(key),), f"one of {', '.join(TOP_LEVEL)}", "an unknown key")
     title = data.get("title", "perfkit report")
     if not isinstance(title, str):
-        problems.add(("title",), "a string", _describe(title))
+        problems.add(("title",), "a string", describe(title))
     root = _data_root(data.get("data"), path, problems)
     nb_dir = notebooks_dir or paths.notebooks_dir()
     runs = _check_notebooks(data, nb_dir, root, problems)
@@ -292,7 +191,7 @@ def _data_root(value: Any, path: Path, problems: _Problems) -> Path:
     if value is None:
         return paths.data_root()
     if not isinstance(value, str):
-        problems.add(("data",), "a folder path (string)", _describe(value))
+        problems.add(("data",), "a folder path (string)", describe(value))
         return paths.data_root()
     root = Path(value).expanduser()
     root = (root if root.is_absolute() else path.parent / root).resolve()
@@ -307,13 +206,13 @@ def _check_notebooks(data: dict, nb_dir: Path, root: Path, problems: _Problems
     available = sorted(p.stem for p in nb_dir.glob("*.ipynb"))
     if not isinstance(notebooks, dict) or not notebooks:
         problems.add(("notebooks",), f"a mapping of notebook name ({', '.join(available)}) "
-                     "to its parameters", _describe(notebooks))
+                     "to its parameters", describe(notebooks))
         return []
     declared = {name: notebook_parameters(nb_dir / f"{name}.ipynb")
                 for name in notebooks if name in available}
     defaults = data.get("defaults") or {}
     if not isinstance(defaults, dict):
-        problems.add(("defaults",), "a mapping of parameter name to value", _describe(defaults))
+        problems.add(("defaults",), "a mapping of parameter name to value", describe(defaults))
         defaults = {}
     for key in defaults:
         if not any(key in d for d in declared.values()):
@@ -327,7 +226,7 @@ def _check_notebooks(data: dict, nb_dir: Path, root: Path, problems: _Problems
                          f"{name!r}{_suggest(str(name), available)}")
             continue
         if given is not None and not isinstance(given, dict):
-            problems.add(keys, "a mapping of parameter name to value", _describe(given))
+            problems.add(keys, "a mapping of parameter name to value", describe(given))
             continue
         merged = {k: v for k, v in defaults.items() if k in declared[name]}
         merged.update(given or {})
@@ -356,21 +255,13 @@ def _check_values(given: dict, declared: dict[str, NotebookParameter], keys: tup
             problems.add(where, f"one of the notebook's parameters ({', '.join(names)})",
                          f"{key!r}{_suggest(str(key), names)}")
             continue
-        type_name = _infer_type(declared[key])
-        if key in FRACTIONS and isinstance(value, str) and _fraction(value):
-            value = fraction(value)  # "5%" -> 0.05
-        ok, value = _coerce(value, type_name)
-        if not ok:
-            problems.add(where, f"{_type_words(type_name)} ({type_name})", _describe(value))
+        value, expected, found = check_value(str(key), value, declared[key])
+        if expected is not None:
+            problems.add(where, expected, found)
             continue
-        for applies, check, words in RULES:
-            if applies(str(key)) and value is not None and not check(value):
-                problems.add(where, words, _describe(value))
-                break
-        else:
-            if _is_experiment_param(str(key)):
-                _check_experiments(value, where, root, problems)
-            values[key] = value
+        if _is_experiment_param(str(key)):
+            _check_experiments(value, where, root, problems)
+        values[key] = value
     return values
 
 

@@ -1,4 +1,5 @@
-"""What the server and the kernel counted over a run: snapshots before and after, kept raw.
+"""What the server, its upstream, their sockets and the kernel counted over a run: snapshots
+before and after, kept raw.
 
 :class:`Counters` snapshots, just before the load generator starts and just after it exits
 (the **measured window**; wrk2's calibration, about its first 10 s, is inside it although its
@@ -15,10 +16,18 @@ latency histogram leaves it out, and so is Locust's ramp-up):
   window are read afterwards: the error-log lines are kept as ``server-error.log``, the
   access-log lines of a cache profile are counted by ``$upstream_cache_status`` (not kept:
   they can be tens of MB). A buffered access log is not counted
-  (:func:`perfkit.run.profiles.cache_log_counted` says why).
+  (:func:`perfkit.run.profiles.cache_log_counted` says why);
+- the testbed upstream's status page (its accepted connections and requests, on a unix
+  socket of its own: fetching it counts nothing);
+- the listening sockets, nginx's (``server``) and the upstream's, with ``ss -ltnm`` before,
+  every 0.2 s during and after the run (:mod:`perfkit.run.listeners`): each one's backlog,
+  peak accept queue and own drops, so that the section's ``overflows`` ties the kernel's
+  listen overflows to the socket that dropped them, or says they are system-wide and names
+  the sockets that could have filled.
 
 The raw texts land in ``counters/before/`` and ``counters/after/`` (``netstat.txt``,
-``snmp.txt``, ``stub_status.txt``, byte for byte); :meth:`Counters.after` returns the
+``snmp.txt``, ``stub_status.txt``, ``upstream_status.txt``, ``ss_listeners.txt``, byte for
+byte; the queue samples in ``counters/accept_queues.csv``); :meth:`Counters.after` returns the
 manifest's ``counters`` section: the window, each source with its scope or why it is missing,
 and the values of :data:`perfkit.ingest.counters.COLUMNS` (None where not recorded, with the
 reason in ``missing``). Nothing here stops a run: a counter that cannot be read is missing.
@@ -26,24 +35,26 @@ reason in ``missing``). Nothing here stops a run: a counter that cannot be read 
 
 from __future__ import annotations
 
-import dataclasses
-import ipaddress
 import os
-import socket
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from perfkit.errors import ParseError
 from perfkit.ingest import counters as parse
-from perfkit.run.profiles import STUB_STATUS_PATH, cache_log_counted
+from perfkit.run.counter_sources import (
+    SCOPE_SYSTEM,
+    Sources,
+    fetch_stub_status,
+    scope_netns,
+    sources_of,
+)
+from perfkit.run.listeners import ListenerSampler, attribution
+from perfkit.run.profiles import STUB_STATUS_PATH
 from perfkit.run.spec import utc_now
 
-#: the kernel counters' scope when the server shares the host's network namespace
-SCOPE_SYSTEM = ("system-wide (the host's network namespace: includes other traffic on this "
-                "host)")
+__all__ = ["SCOPE_SYSTEM", "WINDOW", "Counters", "fetch_stub_status", "scope_netns"]
+
 #: the window, in words (the manifest's ``counters.window``)
 WINDOW = "from just before the load generator started to just after it exited"
 WINDOW_NOTES = {
@@ -51,95 +62,8 @@ WINDOW_NOTES = {
             "leaves out",
     "locust": "includes Locust's ramp-up, which --reset-stats leaves out of its statistics",
 }
-#: seconds a stub_status fetch may take
-FETCH_TIMEOUT_S = 2.0
 #: bytes of a log read at a time
 _CHUNK = 1 << 24
-
-
-def scope_netns(name: str) -> str:
-    return f"netns {name}"
-
-
-@dataclasses.dataclass
-class _Sources:
-    """Where each counter of one run is read, or why it is not (``*_missing``)."""
-
-    stub_status: str | None = None
-    stub_missing: str | None = None
-    proc_dir: str | None = None
-    scope: str | None = None
-    kernel_missing: str | None = None
-    error_log: str | None = None
-    error_missing: str | None = None
-    access_log: str | None = None
-    cache_missing: str | None = None
-
-
-def _loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _sources(server: Any, url: str, stub_status_url: str | None) -> _Sources:
-    info = getattr(server, "info", None)
-    s = _Sources()
-    if info is None:
-        s.stub_status = stub_status_url
-        s.stub_missing = None if stub_status_url else (
-            "not the testbed, and no stub_status URL was given (--stub-status URL)")
-        if _loopback(url):
-            s.proc_dir, s.scope = "/proc/self/net", SCOPE_SYSTEM
-        else:
-            s.kernel_missing = ("the server is on another host: this host's kernel counters "
-                                "are not its")
-        s.error_missing = "not the testbed: its error log is not known"
-        s.cache_missing = "not the testbed: no log of cache statuses is known"
-        return s
-    variables = dict(getattr(info, "variables", {}) or {})
-    socket_path = variables.get("status_socket")
-    s.stub_status = stub_status_url or (f"unix:{socket_path}" if socket_path else None)
-    if s.stub_status is None:
-        s.stub_missing = ("the testbed serves no stub_status (its state directory's path is too "
-                          "long for a unix socket, or it was started by an older perfkit)")
-    master = (getattr(info, "pids", None) or {}).get("nginx")
-    s.proc_dir = f"/proc/{master}/net" if master else None
-    netns = getattr(info, "netns", None)
-    s.scope = scope_netns(netns) if netns else SCOPE_SYSTEM
-    if master is None:
-        s.kernel_missing, s.scope = "the nginx master's pid is not known", None
-    logs = Path(getattr(info, "state_dir", "")) / "logs"
-    s.error_log = str(logs / "error.log")
-    why = cache_log_counted(variables) if "proxy_cache" in variables else "no profile known"
-    s.access_log, s.cache_missing = (None, why) if why else (str(logs / "access.log"), None)
-    return s
-
-
-def fetch_stub_status(address: str, timeout_s: float = FETCH_TIMEOUT_S) -> str:
-    """The stub_status page at ``unix:/path/to.sock`` (path :data:`STUB_STATUS_PATH`) or at an
-    http URL: one connection, one request (which the page counts)."""
-    if address.startswith("unix:"):
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(timeout_s)
-            sock.connect(address.removeprefix("unix:"))
-            sock.sendall(f"GET {STUB_STATUS_PATH} HTTP/1.0\r\nHost: localhost\r\n\r\n"
-                         .encode())
-            chunks = []
-            while chunk := sock.recv(65536):
-                chunks.append(chunk)
-        head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
-        status = head.split(b"\r\n", 1)[0]
-        if b" 200 " not in status + b" ":
-            raise OSError(f"stub_status answered {status.decode(errors='replace')!r}")
-        return body.decode("utf-8")
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(address, timeout=timeout_s) as response:
-        return response.read().decode("utf-8")
 
 
 def _size(path: str | None) -> int | None:
@@ -177,9 +101,11 @@ class Counters:
                  disabled: str | None = None):
         self.tool = tool
         self.disabled = disabled
-        self.src = _Sources() if disabled else _sources(server, url, stub_status_url)
+        self.src = Sources() if disabled else sources_of(server, url, stub_status_url)
         self._before: dict[str, Any] = {}
         self._missing: dict[str, str] = {}
+        self.sampler = (ListenerSampler(self.src.listeners, self.src.netns)
+                        if self.src.listeners else None)
 
     # -- snapshots ------------------------------------------------------------------------
     def _snapshot(self, run_dir: Path, when: str) -> dict[str, Any]:
@@ -195,13 +121,18 @@ class Counters:
                 out["stub_status"] = fetch_stub_status(src.stub_status)
             except (OSError, UnicodeDecodeError) as exc:
                 self._missing.setdefault("stub_status", f"{when}: {_why(exc)}")
+        if src.upstream_status:
+            try:
+                out["upstream_status"] = fetch_stub_status(src.upstream_status)
+            except (OSError, UnicodeDecodeError) as exc:
+                self._missing.setdefault("upstream", f"{when}: {_why(exc)}")
         if src.proc_dir and not src.kernel_missing:
             for name in ("netstat", "snmp"):
                 try:
                     out[name] = Path(src.proc_dir, name).read_text(encoding="ascii")
                 except (OSError, UnicodeDecodeError) as exc:
                     self._missing.setdefault("kernel", f"{when}: {_why(exc)}")
-        for name in ("stub_status", "netstat", "snmp"):
+        for name in ("stub_status", "upstream_status", "netstat", "snmp"):
             if name in out:
                 (target / parse.RAW_FILES[name]).write_text(out[name], encoding="utf-8")
         out["error_log_bytes"] = _size(src.error_log)
@@ -209,38 +140,82 @@ class Counters:
         return out
 
     def before(self, run_dir: str | os.PathLike) -> None:
-        """Snapshot just before the load generator starts."""
+        """Snapshot just before the load generator starts; the sockets' sampling starts."""
         self._before = self._snapshot(Path(run_dir), "before")
+        if self.sampler is not None and not self.disabled:
+            self.sampler.start()
 
     def after(self, run_dir: str | os.PathLike) -> dict[str, Any]:
         """Snapshot just after the generator exits; the manifest's ``counters`` section."""
         run_dir = Path(run_dir)
+        if self.sampler is not None and not self.disabled:
+            self.sampler.stop()
         b, a = self._before, self._snapshot(run_dir, "after")
         values: dict[str, Any] = dict.fromkeys(parse.COLUMNS)
         sources: dict[str, Any] = {}
         if self.disabled:
-            self._missing = {k: self.disabled for k in ("stub_status", "kernel", "error_log",
-                                                         "cache")}
+            self._missing = dict.fromkeys(_GROUPS, self.disabled)
         else:
             sources["stub_status"] = self._stub(b, a, values)
             sources["kernel"] = self._kernel(b, a, values)
             sources["error_log"] = self._error_log(b, a, run_dir, values)
             sources["cache"] = self._cache(b, a, values)
+            sources["upstream"] = self._upstream(b, a, values)
+            sources["listeners"] = self._listeners(run_dir, values)
         missing = {}
-        for group, cols in (("stub_status", parse.STUB_STATUS_COLUMNS),
-                            ("kernel", parse.KERNEL_COLUMNS), ("error_log", parse.LOG_COLUMNS),
-                            ("cache", parse.CACHE_COLUMNS)):
+        no_upstream = "upstream" not in self.src.listeners
+        for group, cols in _GROUPS.items():
             for col in cols:
                 if values[col] is None:
-                    missing[col] = self._missing.get(group, "not recorded")
+                    # an upstream socket's columns are missing for the upstream's reason
+                    key = "upstream" if no_upstream and col.startswith("upstream_") else group
+                    missing[col] = self._missing.get(key, "not recorded")
         window_s = a["monotonic_s"] - b["monotonic_s"] if b else None
         section = {"window": WINDOW, "window_note": WINDOW_NOTES.get(self.tool),
                    "before_utc": b.get("utc"), "after_utc": a["utc"],
                    "window_s": None if window_s is None else round(window_s, 3),
                    "sources": sources, "values": values, "missing": missing}
+        if not self.disabled:
+            section["overflows"] = attribution(values, self.src.scope, {
+                n: f"127.0.0.1:{p}" for n, p in self.src.listeners.items()},
+                self.src.scope == SCOPE_SYSTEM)
         return section
 
     # -- each source ----------------------------------------------------------------------
+    def _upstream(self, b: dict, a: dict, values: dict) -> dict[str, Any]:
+        src = self.src
+        values["upstream_keepalive_pool"] = src.upstream_pool
+        if not src.upstream_status:
+            self._missing["upstream"] = src.upstream_missing or "no upstream status"
+            return {"missing": self._missing["upstream"]}
+        out = {"address": src.upstream_status,
+               "files": [f"{parse.COUNTERS_DIR}/{w}/{parse.RAW_FILES['upstream_status']}"
+                         for w in ("before", "after")],
+               "note": "after - before: the page is served on a socket of its own and counts "
+                       "nothing; upstream_keepalive_pool is nginx's keepalive N per worker "
+                       "(0: none)"}
+        if "upstream_status" in b and "upstream_status" in a:
+            try:
+                values.update(parse.upstream_deltas(
+                    parse.parse_upstream_status(b["upstream_status"], "before/upstream"),
+                    parse.parse_upstream_status(a["upstream_status"], "after/upstream")))
+            except ParseError as exc:
+                self._missing["upstream"] = str(exc)
+        else:
+            self._missing.setdefault("upstream", "a snapshot could not be read")
+        return out
+
+    def _listeners(self, run_dir: Path, values: dict) -> dict[str, Any]:
+        if self.sampler is None:
+            self._missing["listeners"] = "no listening socket on this host is known"
+            return {"missing": self._missing["listeners"]}
+        self.sampler.write(run_dir / parse.COUNTERS_DIR)
+        found = self.sampler.values()
+        if not found:
+            self._missing["listeners"] = "ss is missing or failed"
+        values.update(found)
+        return self.sampler.section(values)
+
     def _stub(self, b: dict, a: dict, values: dict) -> dict[str, Any]:
         src = self.src
         if not src.stub_status:
@@ -325,6 +300,12 @@ class Counters:
         out["statuses"] = counts
         values.update(parse.cache_columns(counts))
         return out
+
+
+#: each source -> its columns (a missing column's reason is its source's)
+_GROUPS = {"stub_status": parse.STUB_STATUS_COLUMNS, "kernel": parse.KERNEL_COLUMNS,
+           "error_log": parse.LOG_COLUMNS, "cache": parse.CACHE_COLUMNS,
+           "upstream": parse.UPSTREAM_COLUMNS, "listeners": parse.SOCKET_COLUMNS}
 
 
 def _count_statuses(path: str, start: int, end: int) -> dict[str, int]:

@@ -11,7 +11,11 @@ default       like ``fixtures/nginx/default.conf``: static 1024-byte page at ``/
 keepalive     client ``keepalive_requests 100000`` and ``keepalive_timeout 300s``; upstream
               ``keepalive 32`` (+ ``proxy_http_version 1.1`` and ``Connection ""``) for the
               proxied locations. Alone it changes only client keepalive, since ``/`` is static;
-              combine it with ``proxy`` or ``cache-*`` to exercise the upstream side.
+              combine it with ``proxy`` or ``cache-*`` to exercise the upstream side. It is
+              two factors under one name, kept as it was (examples and recorded manifests
+              name it): behind a proxy it mostly adds upstream keepalive, since nginx's default
+              already keeps client connections alive. To tell them apart use
+              ``client-keepalive-off`` and ``upstream-keepalive``.
 backlog       ``listen ... backlog=8`` (nginx's default on Linux is 511). The kernel caps the
               accept queue at ``net.core.somaxconn``; both values are reported.
 netns         nginx (and the upstream) in a network namespace of their own, with its own
@@ -30,6 +34,20 @@ keepalive-client
               ``keepalive_timeout 300s``.
 keepalive-upstream
               the upstream half of ``keepalive`` alone: ``keepalive 32`` to the upstream.
+client-keepalive-off
+              client keepalive off: ``keepalive_timeout 0``, so nginx closes each client
+              connection after its answer. nginx's default (``keepalive_timeout 65s``,
+              ``keepalive_requests`` 1000) already keeps client connections alive: a factor
+              "client keepalive" is this part (off) against its absence (on, the default).
+upstream-keepalive
+              upstream keepalive with a pool that covers every load point of the examples
+              and the demo: ``keepalive 1024`` (idle connections kept per nginx worker; one
+              client connection has at most one request in flight, so 1024 cover up to 1024
+              connections even if one worker holds them all) + ``proxy_http_version 1.1`` and
+              ``Connection ""``. Without it nginx opens an upstream connection per request.
+              (``keepalive``'s ``keepalive 32`` does not cover 64 connections: nginx closes the
+              connections beyond its pool after each answer; the record says so,
+              ``upstream_pool_covers_load``.)
 worker-connections
               ``worker_connections 10240`` (the default is 1024 per worker).
 somaxconn-large
@@ -74,11 +92,17 @@ from importlib import resources
 from string import Template
 from typing import Any
 
+from perfkit.counters import NGINX_DEFAULT_BACKLOG as NGINX_DEFAULT_BACKLOG
 from perfkit.errors import PerfkitError
-from perfkit.store.manifest import NGINX_DEFAULT_BACKLOG as NGINX_DEFAULT_BACKLOG
+from perfkit.units import ascii_number
 
 #: the upstream port is ``port + UPSTREAM_PORT_OFFSET`` unless set
 UPSTREAM_PORT_OFFSET = 1000
+#: the idle upstream connections per nginx worker of profile ``upstream-keepalive``: as many
+#: as the most connections any example or demo load point opens
+UPSTREAM_POOL = 1024
+#: the upstream app's listen backlog unless set (perfkit.run.upstream.BACKLOG)
+UPSTREAM_BACKLOG = 4096
 #: where the testbed serves stub_status, on the unix socket of :func:`status_socket_path`
 STUB_STATUS_PATH = "/nginx_status"
 #: the longest path a unix socket address holds (sun_path: 108 bytes with its NUL)
@@ -127,6 +151,13 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("upstream_delay_ms", 10, int, "upstream answer delay for / and /proxy/, ms"),
     Variable("upstream_port", None, int,
              f"upstream app port; none = port + {UPSTREAM_PORT_OFFSET}", optional=True),
+    Variable("upstream_backlog", UPSTREAM_BACKLOG, int,
+             "the upstream app's listen backlog (capped at net.core.somaxconn)"),
+    Variable("upstream_processes", None, int, "upstream app processes sharing its socket; "
+             "none = one per usable core", optional=True),
+    Variable("upstream_ceiling_s", 1.0, float, "seconds of wrk against the upstream alone, "
+             "per mode (keepalive, a connection per request), at each start: its ceiling, in "
+             "the manifest; 0 = not measured"),
     Variable("reload_interval_s", None, float,
              "disturbance: SIGHUP (reload) every N s during runs; none = off", optional=True),
 )
@@ -157,6 +188,8 @@ PROFILES: dict[str, dict[str, object]] = {
     "reload": {"reload_interval_s": 2.0},
     "keepalive-client": {"keepalive_requests": 100000, "keepalive_timeout_s": 300},
     "keepalive-upstream": {"upstream_keepalive": 32},
+    "client-keepalive-off": {"keepalive_timeout_s": 0},
+    "upstream-keepalive": {"upstream_keepalive": UPSTREAM_POOL},
     "worker-connections": {"worker_connections": 10240},
     "somaxconn-large": {"netns": True, "somaxconn": 32768, "backlog": 32768},
     "slow-upstream": {"upstream_delay_ms": 20},
@@ -178,9 +211,10 @@ def ram_cache_path(state_dir: str) -> str:
     return f"/dev/shm/perfkit-cache-{os.geteuid()}-{digest}"
 
 
-def status_socket_path(state_dir: str) -> str | None:
-    """The unix socket of the testbed's stub_status (None when the path is too long for one)."""
-    path = os.path.join(os.path.abspath(state_dir), "logs", "status.sock")
+def status_socket_path(state_dir: str, name: str = "status.sock") -> str | None:
+    """The unix socket of the testbed's stub_status (``name``: of the upstream's status page,
+    ``upstream.sock``); None when the path is too long for a unix socket."""
+    path = os.path.join(os.path.abspath(state_dir), "logs", name)
     return path if len(path.encode()) <= UNIX_PATH_MAX else None
 
 
@@ -233,9 +267,9 @@ def _convert(var: Variable, value: Any) -> object:
     if var.kind is int:
         if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
             raise ValueError(value)
-        return int(value)
+        return int(ascii_number(value, int) if isinstance(value, str) else value)
     if var.kind is float:
-        return float(value)
+        return float(ascii_number(value) if isinstance(value, str) else value)
     return str(value)
 
 
@@ -271,7 +305,8 @@ def resolve_variables(profile: str | dict | None = "default", overrides: dict | 
     """
     chosen = parse_profile(profile) if isinstance(profile, str) else dict(profile or {})
     chosen.update(overrides or {})
-    derived_keys = ("port", "upstream_enabled", "cache_path", "status_socket")
+    derived_keys = ("port", "upstream_enabled", "cache_path", "status_socket",
+                    "upstream_status_socket")
     out = {v.name: v.default for v in VARIABLES}
     for key, value in chosen.items():
         if key in derived_keys:
@@ -288,6 +323,8 @@ def resolve_variables(profile: str | dict | None = "default", overrides: dict | 
         out["upstream_port"] = up if up <= 65535 else port - UPSTREAM_PORT_OFFSET
     out["upstream_enabled"] = out["root_target"] == "proxy" or out["proxy_cache"] != "off"
     out["status_socket"] = status_socket_path(state_dir)
+    out["upstream_status_socket"] = (status_socket_path(state_dir, "upstream.sock")
+                                     if out["upstream_enabled"] else None)
     cache = out["proxy_cache"]
     out["cache_path"] = (None if cache == "off" else ram_cache_path(state_dir) if cache == "ram"
                          else os.path.join(state_dir, "cache"))
@@ -296,7 +333,7 @@ def resolve_variables(profile: str | dict | None = "default", overrides: dict | 
 
 def _validate(v: dict[str, object]) -> None:
     wp = str(v["worker_processes"])
-    if wp != "auto" and not (wp.isdigit() and int(wp) > 0):
+    if wp != "auto" and not (wp.isascii() and wp.isdigit() and int(wp) > 0):
         raise PerfkitError(f"testbed variable worker_processes: expected 'auto' or N > 0, "
                            f"found {wp!r}")
     if v["somaxconn"] is not None and not v["netns"]:
@@ -310,9 +347,10 @@ def _validate(v: dict[str, object]) -> None:
         raise PerfkitError("testbed variable access_log_flush_s needs access_log_buffer")
     if v["root_target"] == "static" and v["proxy_cache"] != "off":
         raise PerfkitError("testbed variable proxy_cache needs root_target=proxy")
-    if v["worker_connections"] == 0 or v["backlog"] == 0 or v["somaxconn"] == 0:
-        raise PerfkitError("testbed variables worker_connections, backlog and somaxconn "
-                           "must be > 0")
+    if 0 in (v["worker_connections"], v["backlog"], v["somaxconn"], v["upstream_backlog"],
+             v["upstream_processes"]):
+        raise PerfkitError("testbed variables worker_connections, backlog, somaxconn, "
+                           "upstream_backlog and upstream_processes must be > 0")
 
 
 def render_config(profile_or_variables: str | dict = "default", port: int = 8080,
@@ -330,10 +368,14 @@ def render_config(profile_or_variables: str | dict = "default", port: int = 8080
     return Template(text).substitute(_blocks(v, profile_name))
 
 
+#: variables of the upstream app alone: named in the config's summary only when it runs
+_UPSTREAM_APP = ("upstream_port", "upstream_backlog", "upstream_processes", "upstream_ceiling_s")
+
+
 def _blocks(v: dict[str, object], profile: str) -> dict[str, object]:
     defaults = {x.name: x.default for x in VARIABLES}
     changed = [f"{k}={v[k]}" for k in defaults if v[k] != defaults[k]
-               and (k != "upstream_port" or v["upstream_enabled"])]
+               and (k not in _UPSTREAM_APP or v["upstream_enabled"])]
     log = "access_log off;"
     cached = v["proxy_cache"] != "off" and v["access_log"] == "on"
     if v["access_log"] == "on":

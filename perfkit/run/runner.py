@@ -25,6 +25,7 @@ import psutil
 
 from perfkit import __version__, formatting
 from perfkit._fsutil import write_json_atomic
+from perfkit.ingest.counters import KERNEL_COLUMNS, STUB_STATUS_COLUMNS
 from perfkit.run import failure, hostinfo
 from perfkit.run.counters import Counters
 from perfkit.run.procs import Child, CpuSampler, StateFile, process_tree
@@ -329,7 +330,30 @@ def _warnings(manifest: Mapping[str, Any], status: str, reason: str | None
     if share is not None and share > GENERATOR_BOTTLENECK_SHARE:
         out.append(Warn(Code.GENERATOR_BOTTLENECK, share=share,
                         cores=manifest["cpu"]["generator_cores"]))
+    counted = _counters_warning(manifest)
+    if counted:
+        out.append(counted)
     return [w.to_dict() for w in out]
+
+
+def _counters_warning(manifest: Mapping[str, Any]) -> Warn | None:
+    """A run against the testbed whose counters (stub_status, the kernel's) could not be read
+    says so; so does one against a server that looks like a testbed whose state perfkit could
+    not read. (Another server's counters are recorded only when asked: --stub-status.)"""
+    server = manifest.get("server") or {}
+    if server.get("testbed_unread"):
+        return Warn(Code.TESTBED_UNREAD, reason=server["testbed_unread"])
+    if not server.get("testbed"):
+        return None
+    missing = (manifest.get("counters") or {}).get("missing") or {}
+    why = {}
+    for group, columns in (("stub_status", STUB_STATUS_COLUMNS), ("kernel", KERNEL_COLUMNS)):
+        reasons = [missing[c] for c in columns if c in missing]
+        if reasons:
+            why[group] = reasons[0]
+    if not why:
+        return None
+    return Warn(Code.COUNTERS_UNREAD, why=tuple(why.items()))
 
 
 def _base_manifest(spec: RunSpec, run_id: str, argv: Sequence[str], command: Sequence[str],

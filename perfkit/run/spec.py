@@ -183,7 +183,7 @@ def parse_taskset(text: str | None) -> tuple[str | None, str | None]:
         return None, None
     gen, _, server = text.partition(":")
     for part in (gen, server):
-        if part and not all(c.isdigit() or c in ",-" for c in part):
+        if part and not all(c in "0123456789,-" for c in part):  # ASCII digits only
             raise RunError(f"--taskset: expected GEN_CPUS[:SERVER_CPUS] such as 0 or 0:1, "
                            f"found {text!r}")
     return gen or None, server or None

@@ -31,9 +31,10 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from perfkit._fsutil import flock
 from perfkit.errors import PerfkitError
+from perfkit.formatting import Progress
 from perfkit.run import plan as ex
 from perfkit.run.procs import StateFile, kill_stale
-from perfkit.run.runner import TMP_PREFIX, execute, make_bar, utc_now, write_json
+from perfkit.run.runner import TMP_PREFIX, execute, progress_disabled, utc_now, write_json
 from perfkit.run.server import ServerContext
 from perfkit.run.spec import RunSpec
 from perfkit.store.design import DESIGN_NAME, write_design
@@ -233,24 +234,25 @@ class Sweep:
             pending = [r for r in self.plan["runs"] if r["run_id"] not in done]
             statuses: dict[str, int] = {}
             total = len(self.plan["runs"])
-            bar = make_bar(self.err, self.progress, total=total, initial=len(done),
-                           desc=self.spec["name"], unit="run", dynamic_ncols=True)
+            progress = Progress(self.err if self.progress else None,
+                                f"sweep {self.spec['name']}", total, done=len(done),
+                                bar=not progress_disabled(self.err))
             state = StateFile(self.meta / "procs.json")
             try:
                 for i, entry in enumerate(pending):
+                    started = time.monotonic()
                     try:
                         outcome = self._run_one(cast(dict, entry), state)
                     except KeyboardInterrupt:
                         self._abort(entry["run_id"])
                         raise
                     statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
-                    bar.update(1)
-                    bar.set_postfix_str(f"{entry['run_id']} {outcome.status}")
                     self.event("after-run", entry["seq"], status=outcome.status)
+                    progress.step(entry["run_id"], outcome.status, time.monotonic() - started)
                     if self.spec["pause_s"] and i + 1 < len(pending):
                         time.sleep(self.spec["pause_s"])
             finally:
-                bar.close()
+                progress.close()
                 self._stop_testbed()
         return SweepResult(self.dir, total, len(done), sum(statuses.values()), statuses,
                            self.restarts, moved, killed, time.monotonic() - t0)

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from perfkit.errors import PerfkitError
 from perfkit.run import testbed_procs as procs
+from perfkit.run import upstream_ceiling
 from perfkit.run.profiles import (
     NGINX_DEFAULT_BACKLOG,
     PROFILES,
@@ -59,7 +60,13 @@ class TestbedInfo:
     set; the kernel caps the accept queue at the smaller (``effective_backlog``);
     ``accept_queue_max`` is that cap as ``ss -ltn`` shows it (None without ``ss``).
     ``pids`` maps ``"nginx"`` (the master; its workers are its children and change on every
-    reload) and ``"upstream"`` (proxy and cache profiles) to process ids.
+    reload) and ``"upstream"`` (proxy and cache profiles: its master; its workers are its
+    children) to process ids; ``nginx_workers`` counts nginx's workers at the start.
+
+    With an upstream: ``upstream_backlog`` is the listen backlog it asks for,
+    ``upstream_accept_queue_max`` its accept-queue limit as ``ss -ltn`` shows it,
+    ``upstream_processes`` its worker processes and ``upstream_ceiling`` its own ceiling
+    measured at the start (:mod:`perfkit.run.upstream_ceiling`; None when not measured).
     """
 
     __test__ = False  # not a pytest class
@@ -78,6 +85,11 @@ class TestbedInfo:
     netns: str | None
     started_utc: str
     accept_queue_max: int | None = None
+    nginx_workers: int | None = None
+    upstream_backlog: int | None = None
+    upstream_accept_queue_max: int | None = None
+    upstream_processes: int | None = None
+    upstream_ceiling: dict | None = None
     create_times: dict[str, float] = field(default_factory=dict, repr=False)
 
     @property
@@ -201,15 +213,28 @@ class Testbed:
         state["base_url"] = f"http://127.0.0.1:{port}/"
         state["started_utc"] = datetime.now(UTC).isoformat(timespec="milliseconds")
         if v["upstream_enabled"]:
-            pid = procs.start_upstream(self.state_dir, v["upstream_port"],
-                                       v["upstream_delay_ms"], ns)
+            pid = procs.start_upstream(self.state_dir, v, ns)
             self._record(state, "upstream", pid)
         pid = procs.start_nginx(self.nginx, self.state_dir, ns)
         self._record(state, "nginx", pid)
         procs.wait_until_answers(port, ns, v["upstream_enabled"], START_TIMEOUT_S,
                                  self.state_dir)
         state["accept_queue_max"] = procs.accept_queue_max(port, ns)
+        state["nginx_workers"] = procs.child_count(state["pids"]["nginx"], "nginx: worker")
+        if v["upstream_enabled"]:
+            self._describe_upstream(state, v, ns)
         self._save(state)
+
+    def _describe_upstream(self, state: dict, v: dict, ns: str | None) -> None:
+        """The upstream's backlog, accept-queue limit, processes and measured ceiling."""
+        master = state["pids"]["upstream"]
+        state["upstream_backlog"] = v["upstream_backlog"]
+        state["upstream_accept_queue_max"] = procs.accept_queue_max(v["upstream_port"], ns)
+        state["upstream_processes"] = procs.child_count(master)
+        if v["upstream_ceiling_s"]:
+            state["upstream_ceiling"] = upstream_ceiling.measure(
+                v["upstream_port"], procs.netns_prefix(ns), [master], v["upstream_delay_ms"],
+                v["upstream_ceiling_s"], state["upstream_processes"])
 
     def _record(self, state: dict, name: str, pid: int) -> None:
         state["pids"][name] = pid

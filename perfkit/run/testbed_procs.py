@@ -174,15 +174,24 @@ def check_port_free(port: int) -> None:
         sock.close()
 
 
-def accept_queue_max(port: int, ns: str | None) -> int | None:
-    """The listener's accept-queue limit as ``ss -ltn`` reports it (Send-Q), or None."""
-    if shutil.which("ss") is None:
+def ss_listeners(ports: list[int], ns: str | None, timeout_s: float = 5.0) -> str | None:
+    """``ss -Hltnm`` of the listening TCP sockets on ``ports`` (in namespace ``ns``): one line
+    per socket (state, Recv-Q: its accept queue now, Send-Q: the queue's limit, address) and
+    its ``skmem`` line (``d``: its drops); None without ``ss`` or when it fails."""
+    if shutil.which("ss") is None or not ports:
         return None
+    where = " or ".join(f"sport = :{p}" for p in ports)
+    argv = ["ss", *(["-N", ns] if ns else []), "-Hltnm", f"( {where} )"]
     try:
-        out = _run(netns_prefix(ns) + ["ss", "-Hltn", f"sport = :{port}"], "ss")
+        return _run(argv, "ss", timeout_s)
     except PerfkitError:
         return None
-    for line in out.splitlines():
+
+
+def accept_queue_max(port: int, ns: str | None) -> int | None:
+    """The listener's accept-queue limit as ``ss -ltn`` reports it (Send-Q), or None."""
+    out = ss_listeners([port], ns)
+    for line in (out or "").splitlines():
         fields = line.split()
         if len(fields) >= 4 and fields[3] == f"127.0.0.1:{port}":
             return int(fields[2])
@@ -242,14 +251,21 @@ def start_nginx(nginx: str, state_dir: str, ns: str | None) -> int:
                          os.path.join(state_dir, "logs", "nginx.pid"), "nginx")
 
 
-def start_upstream(state_dir: str, port: int, delay_ms: int, ns: str | None) -> int:
+def start_upstream(state_dir: str, v: dict, ns: str | None) -> int:
+    """Start the upstream app of the variables ``v`` (port, delay, backlog, processes, status
+    socket); return its master's pid."""
     logs = os.path.join(state_dir, "logs")
     # run the file itself, isolated (-I): stdlib only, without importing perfkit (and numpy)
     script = str(Path(__file__).with_name("upstream.py"))
-    argv = netns_prefix(ns) + [sys.executable, "-I", script, "--port", str(port),
-                               "--delay-ms", str(delay_ms), "--daemon",
+    argv = netns_prefix(ns) + [sys.executable, "-I", script, "--port", str(v["upstream_port"]),
+                               "--delay-ms", str(v["upstream_delay_ms"]),
+                               "--backlog", str(v["upstream_backlog"]), "--daemon",
                                "--pid-file", os.path.join(logs, "upstream.pid"),
                                "--log-file", os.path.join(logs, "upstream.log")]
+    if v.get("upstream_processes"):
+        argv += ["--processes", str(v["upstream_processes"])]
+    if v.get("upstream_status_socket"):
+        argv += ["--status-socket", str(v["upstream_status_socket"])]
     return _start_daemon(argv, os.path.join(logs, "start.log"),
                          os.path.join(logs, "upstream.pid"), "the upstream app")
 
@@ -348,6 +364,17 @@ def _wait_gone(procs: list[psutil.Process], timeout_s: float) -> list[psutil.Pro
         if alive:
             time.sleep(0.01)
     return alive
+
+
+def child_count(pid: int, title: str | None = None) -> int | None:
+    """How many children ``pid`` has (those whose command line starts with ``title``, e.g.
+    nginx's ``nginx: worker``); None when it is gone."""
+    try:
+        children = psutil.Process(pid).children()
+        return sum(1 for c in children
+                   if title is None or " ".join(c.cmdline()).startswith(title))
+    except psutil.Error:
+        return None
 
 
 def tree_pids(pids: list[int]) -> list[int]:

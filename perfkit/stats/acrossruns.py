@@ -41,9 +41,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 from perfkit.histogram import check_percentile
+from perfkit.stats._dist import t_ppf
 from perfkit.stats._perrun import MIN_TAIL_REQUESTS, PerRun, per_run, stack_counts
 from perfkit.stats.bootstrap import PercentileCI, check_confidence, cluster_bootstrap_quantile
 from perfkit.stats.orderstats import interpolated_median_ci
@@ -228,7 +228,7 @@ def t_log_interval(values_ms: Sequence[float] | np.ndarray, q: float,
                             tuple(warnings), 1.0)
     if n < FEW_RUNS:
         warnings.append(Warn(Code.FEW_RUNS_T_LOG, runs=n, q=q, few=FEW_RUNS))
-    half = float(sps.t.ppf(0.5 + confidence / 2.0, n - 1) * logs.std(ddof=1) / math.sqrt(n))
+    half = float(t_ppf(0.5 + confidence / 2.0, n - 1) * logs.std(ddof=1) / math.sqrt(n))
     centre = float(logs.mean())
     return PercentileCI(q, estimate, math.exp(centre - half), math.exp(centre + half),
                         confidence, "t_log", estimand, n, tuple(warnings), confidence)
@@ -318,6 +318,9 @@ def _drift(runs: PerRun, q: float) -> Warn | None:
     ok = np.isfinite(order) & np.isfinite(v)
     if ok.sum() < FEW_RUNS or len(np.unique(order[ok])) < ok.sum():
         return None
+
+    from scipy import stats as sps  # only where the runs are ordered (issue 33)
+
     res = sps.kendalltau(order[ok], v[ok])
     if not (res.pvalue < DRIFT_ALPHA):
         return None

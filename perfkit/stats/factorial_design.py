@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
+from perfkit.stats._dist import f_sf, t_ppf, t_sf
 from perfkit.stats.coding import code_factor
 from perfkit.stats.multiple import adjust_pvalues
 from perfkit.stats.sandwich import hc2
@@ -204,7 +204,7 @@ def _fit(frame, factors, response, log, confidence, block, fixed,
     rows = []
     for i, term in enumerate(terms, start=1):
         q = float(beta[i])
-        tcrit = float(sps.t.ppf(0.5 + confidence / 2.0, dfs[i])) if dfs[i] > 0 else math.nan
+        tcrit = float(t_ppf(0.5 + confidence / 2.0, dfs[i])) if dfs[i] > 0 else math.nan
         rows.append({"term": term, "effect": q, "ci_low": q - tcrit * se[i],
                      "ci_high": q + tcrit * se[i], "ss": ss_terms[i - 1],
                      "variation_pct": _pct(ss_terms[i - 1], sst),
@@ -233,7 +233,7 @@ def _p_value(effect: float, se: float, df: float) -> float:
         return 1.0 if effect == 0 else 0.0
     if not se == se:
         return math.nan
-    return float(2 * sps.t.sf(abs(effect / se), df))
+    return float(2 * t_sf(abs(effect / se), df))
 
 
 def type2_ss(y: np.ndarray, terms: list[str], columns: list[np.ndarray],
@@ -318,9 +318,9 @@ def _block_row(df_b: int, ss: float, sst: float, s2: float, df_e: int,
             wald = float(coef @ np.linalg.solve(cov, coef)) / df_b if df_b else math.nan
         except np.linalg.LinAlgError:
             wald = math.nan
-        p = float(sps.f.sf(wald, df_b, df_e)) if np.isfinite(wald) else math.nan
+        p = float(f_sf(wald, df_b, df_e)) if np.isfinite(wald) else math.nan
     else:
-        p = float(sps.f.sf((ss / df_b) / s2, df_b, df_e)) if df_b and s2 > 0 else math.nan
+        p = float(f_sf((ss / df_b) / s2, df_b, df_e)) if df_b and s2 > 0 else math.nan
     return {"term": "block", "effect": math.nan, "ci_low": math.nan, "ci_high": math.nan,
             "ss": ss, "variation_pct": _pct(ss, sst), "p_value": p, "df": float(df_e)}
 

@@ -1,3 +1,4 @@
+
 """The Mann-Whitney U test as benchstat does it, with the Moses interval from the same test.
 
 - U of sample x counts pairs (x_i, y_j) with x_i > y_j, plus 1/2 for each tie (the midrank
@@ -21,8 +22,9 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats as sps
 from scipy.special import comb
+
+from perfkit.stats._dist import norm_cdf, rankdata
 
 #: largest sample size (each side) for the exact distribution, as benchstat does
 EXACT_LIMIT = 25
@@ -77,7 +79,7 @@ def mann_whitney(x: np.ndarray, y: np.ndarray) -> tuple[UTest, UNull]:
     if np.isnan(x).any() or np.isnan(y).any():
         raise ValueError("NaN cannot be ranked: rank failed runs or exclude them explicitly")
     pooled = np.concatenate([x, y])
-    ranks = sps.rankdata(pooled)  # midranks; inf == inf ties, as it should
+    ranks = rankdata(pooled)  # midranks; inf == inf ties, as it should
     n_x, n_y = len(x), len(y)
     u_x = float(ranks[:n_x].sum() - n_x * (n_x + 1) / 2.0)
     u_y = n_x * n_y - u_x
@@ -229,4 +231,4 @@ def _normal_p(u: np.ndarray, n_x: int, n_y: int, ties: tuple[int, ...]) -> np.nd
         return np.ones_like(u)
     numer = u - mu
     numer = numer - np.sign(numer) * 0.5
-    return 2.0 * sps.norm.cdf(-np.abs(numer) / sigma)
+    return 2.0 * norm_cdf(-np.abs(numer) / sigma)

@@ -17,9 +17,9 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats as sps
 
 from perfkit.histogram import LAYOUT, LatencyHistogram, check_percentile
+from perfkit.stats._dist import Binom, binom_cdf
 from perfkit.warning import Code, Warn
 
 INDEPENDENCE_LABEL = "assumes independent requests"
@@ -70,7 +70,7 @@ def order_statistic_bounds(n: int, p: float, confidence: float) -> tuple[int, in
     if n <= 0:
         return 0, n + 1, 1.0
     tail = (1.0 - confidence) / 2.0
-    dist = sps.binom(n, p)
+    dist = Binom(n, p)
     # largest j = lo - 1 with cdf(j) <= tail (ppf gives the smallest j with cdf(j) >= tail)
     j = int(dist.ppf(tail))
     while j >= 0 and dist.cdf(j) > tail:
@@ -284,7 +284,7 @@ def _too_few_runs(x: np.ndarray, estimate: float, confidence: float) -> MedianCI
 def _median_coverages(n: int) -> tuple[float, ...]:
     """Exact coverage of ``(x_(d), x_(n-d+1))`` for the median, indexed by d (0 unused)."""
     d = np.arange(0, (n + 1) // 2 + 2)
-    cover = 1.0 - 2.0 * sps.binom.cdf(d - 1, n, 0.5)
+    cover = 1.0 - 2.0 * binom_cdf(d - 1, n, 0.5)
     return tuple(float(c) for c in cover)
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from perfkit.stats import powersim
+from perfkit.stats import _simcache, powersim
 from perfkit.stats.mannwhitney import min_attainable_p, runs_to_reach_alpha
 from perfkit.units import to_float
 from perfkit.warning import Code, Warn
@@ -290,8 +290,10 @@ def runs_needed(ratio: float, base: Values = None, new: Values = None, *,
     def simulated(n: int) -> float:
         u_hi = powersim.upper_critical_u(n, n, alpha_adj)
         assert u_hi is not None  # _bisect tries no n below runs_to_reach_alpha's
-        rng = np.random.default_rng(seed)
-        return powersim.rejection_rate(spread, n, n, shift, u_hi, n_sim, rng)
+        digest = _simcache.key("rejection_rate", spread.log_sd, spread.df, spread.draw_df, n, n,
+                               shift, u_hi, n_sim, seed, residuals=spread.residuals)
+        return _simcache.remembered(digest, lambda: powersim.rejection_rate(
+            spread, n, n, shift, u_hi, n_sim, np.random.default_rng(seed)))
 
     low = runs_to_reach_alpha(alpha_adj, limit=max_runs)
     found, stated = None, None

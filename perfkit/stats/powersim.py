@@ -38,8 +38,8 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy import stats as sps
 
+from perfkit.stats._dist import norm_cdf, norm_ppf
 from perfkit.stats.mannwhitney import null_distribution
 
 #: excess kurtosis assumed for the run-to-run spread of log values (see the module docstring)
@@ -189,10 +189,10 @@ def noether_runs_per_arm(log_sd: float, shift: float, alpha: float, power: float
     if log_sd == 0:  # no spread: every pair is ordered by the shift (p' = 1), if any
         p_prime = 1.0 if shift else 0.5
     else:
-        p_prime = float(sps.norm.cdf(abs(shift) / (log_sd * math.sqrt(2.0))))
+        p_prime = float(norm_cdf(abs(shift) / (log_sd * math.sqrt(2.0))))
     if p_prime <= 0.5:
         return math.inf
-    z = sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)
+    z = norm_ppf(1 - alpha / 2) + norm_ppf(power)
     return float(z * z / (6.0 * (p_prime - 0.5) ** 2))
 
 

@@ -35,11 +35,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from perfkit.errors import PerfkitError
 from perfkit.model import ERROR_RATIO_WARN, SATURATION_RATIO, Run, percentile_column
 from perfkit.stats import percentile_ci_across_runs
+from perfkit.stats._dist import norm_ppf, t_ppf
 from perfkit.stats.acrossruns import FEW_RUNS_METHOD
 from perfkit.vocabulary import SloVerdict
 from perfkit.warning import Code, Warn
@@ -163,8 +163,8 @@ def _column(table: pd.DataFrame, name: str) -> np.ndarray:
 def _crit(method: str, n: float, confidence: float) -> float:
     tail = 0.5 + confidence / 2.0
     if method in ("t_log", FEW_RUNS_METHOD, "order_stats"):
-        return float(sps.t.ppf(tail, n - 1))
-    return float(sps.norm.ppf(tail))
+        return float(t_ppf(tail, n - 1))
+    return float(norm_ppf(tail))
 
 
 def runs_to_exclude_slo(estimate_ms: float, low_ms: float, high_ms: float, n_runs: int,

@@ -1,3 +1,4 @@
+
 """Minimum detectable effect of a t test on one effect of a linear model (the factorial's).
 
 A factorial effect is tested with ``t = q_hat / se(q_hat)`` on ``nu`` degrees of freedom (Jain
@@ -34,7 +35,8 @@ from typing import Any
 
 import numpy as np
 from scipy import optimize
-from scipy import stats as sps
+
+from perfkit.stats._dist import chi2_ppf, norm_cdf, t_ppf
 
 #: Gauss-Legendre nodes on (0, 1) and their weights: quantiles of the chi-square spread
 _X, _W = np.polynomial.legendre.leggauss(256)
@@ -90,7 +92,7 @@ class DetectableEffect:
 def noncentrality(df: float, alpha: float, power: float = 0.8) -> float:
     """The noncentrality at which the two-sided t test at level ``alpha`` on ``df`` degrees of
     freedom has probability ``power`` of rejecting (module docstring)."""
-    crit = float(sps.t.ppf(1 - alpha / 2, df))
+    crit = float(t_ppf(1 - alpha / 2, df))
 
     def reach(lam: float) -> float:
         return power_at(lam, df, crit) - power
@@ -107,14 +109,14 @@ def power_at(lam: float, df: float, crit: float) -> float:
     """P(|T| > crit) for T noncentral t(df, lam): E[Phi(lam - crit s) + Phi(-lam - crit s)],
     s = sqrt(V / df), V ~ chi2(df), averaged over the quantiles of V by Gauss-Legendre
     quadrature (scipy's ``nct`` loses accuracy in the far tail at few df)."""
-    s = np.sqrt(sps.chi2.ppf(_U, df) / df)
-    inside = sps.norm.cdf(lam - crit * s) + sps.norm.cdf(-lam - crit * s)
+    s = np.sqrt(chi2_ppf(_U, df) / df)
+    inside = norm_cdf(lam - crit * s) + norm_cdf(-lam - crit * s)
     return float(np.dot(_W, inside))
 
 
 def approximate_noncentrality(df: float, alpha: float, power: float = 0.8) -> float:
     """The textbook approximation ``t_(1 - alpha/2, df) + t_(power, df)``."""
-    return float(sps.t.ppf(1 - alpha / 2, df) + sps.t.ppf(power, df))
+    return float(t_ppf(1 - alpha / 2, df) + t_ppf(power, df))
 
 
 def min_detectable_effect(ci_low: float, ci_high: float, df: float | None, *,
@@ -138,7 +140,7 @@ def min_detectable_effect(ci_low: float, ci_high: float, df: float | None, *,
         return DetectableEffect(False, None, None, se=math.nan,
                                 reason="the effect has no finite interval", **base)
     width = math.log(ci_high / ci_low) if log else ci_high - ci_low
-    se = width / (2 * float(sps.t.ppf(0.5 + confidence / 2, df)))
+    se = width / (2 * float(t_ppf(0.5 + confidence / 2, df)))
     d = noncentrality(df, level, power) * se
     high, low = (math.exp(d), math.exp(-d)) if log else (d, -d)
     return DetectableEffect(True, high, low, se=se, **base)

@@ -25,9 +25,9 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy import stats as sps
 
 from perfkit.errors import PerfkitError
+from perfkit.stats._dist import f_sf
 from perfkit.stats._usl_bootstrap import (
     bootstrap_estimates,
     interval,
@@ -224,7 +224,7 @@ def kappa_test(n: np.ndarray, x: np.ndarray, starts: tuple[np.ndarray, ...] = ()
     rss_u = min(rss_u, rss_a)  # the USL contains Amdahl's law
     dof = len(x) - 3
     f_stat = math.inf if rss_u == 0 else max(rss_a - rss_u, 0.0) / (rss_u / dof)
-    return f_stat, float(sps.f.sf(f_stat, 1, dof)), dof
+    return f_stat, float(f_sf(f_stat, 1, dof)), dof
 
 
 def _peak(n, x, p_hat, dof, est, alpha, confidence, warns) -> dict:

@@ -85,7 +85,7 @@ def read_design(path: str | os.PathLike) -> tuple[ExperimentYaml, bytes]:
     Raises ExperimentError (unreadable, not YAML, not a mapping) or SchemaVersionError."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        raw = yamlread.read_file(p)  # a FIFO or a file above its size: refused unread
     except OSError as exc:
         raise ExperimentError(f"{p}: cannot read: {exc.strerror}") from exc
     try:

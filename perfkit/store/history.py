@@ -53,6 +53,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from perfkit._fsutil import fsync_dir, write_bytes_atomic
+from perfkit.counters import FIELDS as COUNTER_FIELDS
+from perfkit.counters import counters_of
 from perfkit.errors import DataError, UsageError
 from perfkit.frames import runs_frame
 from perfkit.histogram import LatencyHistogram
@@ -110,6 +112,8 @@ def run_to_json(run: Run) -> str:
             value = None if value is None else value.encode()
         elif f.name in _PERCENTILES:
             value = [[float(q), float(v)] for q, v in value.items()]
+        elif f.name == "counters":
+            value = value.values()
         out[f.name] = _plain(value)
     return json.dumps(out, separators=(",", ":"), allow_nan=True)
 
@@ -131,9 +135,13 @@ def run_from_json(text: str) -> Run:
         elif f.name == "notes":  # version 1: sentences
             value = tuple(Warn(Code.RECORDED, text=n) if isinstance(n, str) else Warn.decode(n)
                           for n in value)
+        elif f.name == "counters":
+            value = counters_of(value)
         else:
             value = _unplain(value)
         fields[f.name] = value
+    if "counters" not in data:  # written before the counters were a sub-record: flat fields
+        fields["counters"] = counters_of({k: data[k] for k in COUNTER_FIELDS if k in data})
     return Run(**fields)
 
 
@@ -172,6 +180,8 @@ class LabelFile:
     seq: int
     n_runs: int
     design: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    #: the job's files that could not be read, left out by --skip-unreadable (their errors)
+    left_out: tuple[str, ...] = ()
 
 
 def is_store(path: str | os.PathLike) -> bool:
@@ -236,7 +246,7 @@ def _missing(value: Any) -> bool:
 
 
 def _table(runs: Sequence[Run], label: str, time_utc: str, seq: int, job: str,
-           design: Mapping[str, Any]) -> pa.Table:
+           design: Mapping[str, Any], left_out: Sequence[str] = ()) -> pa.Table:
     frame = runs_frame(runs)
     frame["warnings"] = ["; ".join(w) for w in frame["warnings"]]
     head = {"label": [label] * len(runs), "time_utc": [time_utc] * len(runs),
@@ -249,7 +259,9 @@ def _table(runs: Sequence[Run], label: str, time_utc: str, seq: int, job: str,
     columns["run_json"] = pa.array([run_to_json(r) for r in runs], pa.string())
     meta = {META_KEY: json.dumps({"label": label, "time_utc": time_utc, "seq": seq,
                                   "n_runs": len(runs), "version": VERSION,
-                                  "design": dict(design)}, default=str).encode()}
+                                  "design": dict(design),
+                                  **({"left_out": list(left_out)} if left_out else {})},
+                                 default=str).encode()}
     return pa.table(columns).replace_schema_metadata(meta)
 
 
@@ -285,9 +297,12 @@ def _write_atomic(target: Path, data: bytes, exclusive: bool) -> bool:
 
 def add_label(store: str | os.PathLike, runs: Sequence[Run], label: str,
               time_utc: str | None = None, job: str = "", replace: bool = False,
-              design: Mapping[str, Any] | None = None) -> LabelFile:
+              design: Mapping[str, Any] | None = None, left_out: Sequence[str] = ()
+              ) -> LabelFile:
     """Store ``runs`` as ``label`` (see the module docstring); return the file written.
-    ``design``: the job's experiment design (its ``experiment.yaml``), kept in the metadata."""
+    ``design``: the job's experiment design (its ``experiment.yaml``), kept in the metadata;
+    ``left_out``: the errors of the job's files that could not be read and were left out
+    (``--skip-unreadable``), kept in the metadata too, so the label names them."""
     if not label or not label.strip():
         raise UsageError("--label: expected a commit or version, found an empty label")
     if not runs:
@@ -305,12 +320,13 @@ def add_label(store: str | os.PathLike, runs: Sequence[Run], label: str,
     seq = max([f.seq for f in existing] + [0]) + 1
     while True:
         buf = io.BytesIO()
-        pq.write_table(_table(runs, label, when, seq, job, design or {}), buf)
+        pq.write_table(_table(runs, label, when, seq, job, design or {}, left_out), buf)
         target = path / "labels" / f"{seq:06d}-{_slug(label)}.parquet"
         if _write_atomic(target, buf.getvalue(), exclusive=True):
             break
         seq += 1
-    written = LabelFile(target, label, when, seq, len(runs), dict(design or {}))
+    written = LabelFile(target, label, when, seq, len(runs), dict(design or {}),
+                        tuple(left_out))
     _settle(path, written, {f.path for f in older}, replace)
     return written
 
@@ -339,7 +355,8 @@ def _read_meta(file: Path) -> LabelFile:
     try:
         info = json.loads((pq.read_schema(file).metadata or {})[META_KEY])
         return LabelFile(file, str(info["label"]), str(info["time_utc"]), int(info["seq"]),
-                         int(info["n_runs"]), info.get("design") or {})
+                         int(info["n_runs"]), info.get("design") or {},
+                         tuple(map(str, info.get("left_out") or ())))
     except (KeyError, ValueError, TypeError, pa.ArrowException):
         raise DataError(f"{file}: expected a Parquet file with perfkit history metadata "
                         f"({META_KEY.decode()}), found none") from None

@@ -14,7 +14,7 @@ import typing
 from pathlib import Path
 from typing import Any, TypedDict
 
-from perfkit._fsutil import write_json_atomic
+from perfkit._fsutil import read_bytes, write_json_atomic
 from perfkit.errors import ParseError
 from perfkit.store.manifest import decode
 from perfkit.store.version import check_version
@@ -71,7 +71,7 @@ def read_plan(path: str | os.PathLike) -> Plan:
     Raises ParseError (not a JSON object, no ``schema_version``, no list of runs each with a
     ``run_id``) or SchemaVersionError (written by a newer perfkit)."""
     p = Path(path)
-    text, data = decode(p, p.read_bytes(), "a JSON object (experiment plan)")
+    text, data = decode(p, read_bytes(p), "a JSON object (experiment plan)")
     check_version(p, data, PLAN_SCHEMA_VERSION, "an experiment plan")
     runs = data.get("runs")
     if not isinstance(runs, list) or not all(isinstance(r, dict) and isinstance(

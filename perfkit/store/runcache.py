@@ -14,19 +14,26 @@ the one they were parsed from, and re-parses the rest:
   directory is re-parsed;
 - the walk itself is remembered: a directory whose mtime and ctime are unchanged (and outside
   the racy window) has the listing it had, so one ``stat`` replaces its scan
-  (:class:`perfkit.ingest.discover.Listings`); its files are still each checked as above;
+  (:class:`perfkit.store.discover.Listings`); its files are still each checked as above;
 - a directory that gave an error is never cached: it is recorded as such (its place in the
   walk, its files), so that an unchanged tree still loads without a walk, and it is parsed
   again on every load, which reports its error every time;
 - the cache is one file, ``runs-<sha256 of its bytes>.parquet``, written to a temporary file
   and renamed (a crash leaves the previous cache or none), by a thread of its own once the
   load has returned its runs (:meth:`RunCache.save`): the next load of the same root in this
-  process waits for it, as does the interpreter before it exits, and :func:`flush` does. A
-  file whose bytes do not match its name, that Parquet cannot read, or that another version
-  of perfkit wrote is ignored with a :class:`CacheWarning` and replaced. It may be deleted at
-  any time. The bytes read are kept with the runs: their histograms, manifests and extra maps
-  are read from them on first use (:class:`perfkit.store.runtable.ParquetTable`), never from
-  the file again;
+  process waits for it, as does :func:`flush` (the ``perfkit`` command calls it before it
+  exits, so the write is done while the interpreter is whole) and the interpreter before it
+  exits. A file whose bytes do not match its name, that Parquet cannot read, or that another
+  version of perfkit wrote is ignored and replaced. It may be deleted at any time. The bytes
+  read are kept with the runs: their histograms, manifests and extra maps are read from them
+  on first use (:class:`perfkit.store.runtable.ParquetTable`), never from the file again;
+- the store never prints and never fails a load: what went wrong with it (a damaged file
+  ignored, a write that failed) and every write skipped on purpose is recorded with its
+  reason, for :func:`notes` to tell. No store is written in a folder that is read-only (no
+  write permission in its mode, or a read-only file system), that belongs to another user,
+  or that is itself one run (a manifest in it: the store would add a folder to the run's own
+  files); ``.perfkit/cache/`` is created only to write a store into it, and removed again
+  when the write fails;
 - the sha256 digests (of racy files, and of the cache file in its name) detect damage: a file
   changed by an edit within the racy window, a cache cut short. They are no guard against
   tampering and authenticate nothing: whoever can write ``DIR`` can write a cache that matches
@@ -39,13 +46,14 @@ Set ``PERFKIT_CACHE=0`` (or pass ``cache=False``) to read without the cache.
 
 from __future__ import annotations
 
+import collections
 import functools
 import glob
 import hashlib
 import os
+import stat
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import cast
 
@@ -56,8 +64,9 @@ import pyarrow.parquet as pq
 
 from perfkit import __version__
 from perfkit._fsutil import write_bytes_atomic
-from perfkit.ingest.discover import scan_names
 from perfkit.model import Run
+from perfkit.store.discover import scan_names
+from perfkit.store.manifest import MANIFEST_NAMES
 from perfkit.store.runtable import (
     DEFERRED_COLUMNS,
     TABLE_VERSION,
@@ -72,8 +81,10 @@ RACY_NS = 2_000_000_000
 #: the layout of the cache file around the run table (its index and listings); bumped too when
 #: the parsers read an input differently, so that no run parsed the old way is reused (5: issue
 #: 22, Unicode digits, percentile headers, zeros where nothing was measured; 6: issue 24, the
-#: hashes of racy files only, directories with errors recorded)
-CACHE_LAYOUT = "6"
+#: hashes of racy files only, directories with errors recorded; 7: issue 30, a run folder
+#: whose output cannot be read is an error, no longer a folder without runs, and values that
+#: contradict the run are kept out of it)
+CACHE_LAYOUT = "7"
 _VERSION = f"{TABLE_VERSION}/{CACHE_LAYOUT}/{__version__}"
 
 #: (relative path, size, mtime_ns, ctime_ns, sha256 digest or None) of one file of a run
@@ -97,13 +108,42 @@ _STATE = {"listings": _LISTINGS, "index": _INDEX, "files": _FILES}
 _BATCH = 1024
 
 
-class CacheWarning(UserWarning):
-    """The run store could not be used as it was (ignored and rebuilt)."""
-
-
 #: the run stores being written, by cache folder (:meth:`RunCache.save`)
 _WRITERS: dict[str, threading.Thread] = {}
 _WRITERS_LOCK = threading.Lock()
+#: what happened to the stores of this process that a load does not show (see :func:`notes`)
+_NOTES: collections.deque[str] = collections.deque(maxlen=100)
+
+
+def notes() -> list[str]:
+    """What happened to the run stores of this process, oldest first (the last 100): a store
+    ignored (damaged, another version's), a write that failed, a write skipped on purpose,
+    each with its folder and its reason. The store never prints: this is where it tells."""
+    return list(_NOTES)
+
+
+def _note(text: str) -> None:
+    _NOTES.append(text)
+
+
+def skip_reason(root: str) -> str | None:
+    """Why no store is written in the folder ``root`` (None: one may be).
+
+    A store is a cache beside the user's files: it is never written where the user did not
+    mean perfkit to write (a folder whose mode grants no write permission, or one of another
+    user), nor inside one run (a folder holding its manifest: the store would become one of
+    the run's files)."""
+    try:
+        st = os.stat(root)
+    except OSError as exc:
+        return f"cannot stat it ({exc.strerror})"
+    if not stat.S_IMODE(st.st_mode) & 0o222 or not os.access(root, os.W_OK | os.X_OK):
+        return "the folder is read-only"
+    if st.st_uid != os.geteuid():
+        return f"the folder belongs to another user (uid {st.st_uid})"
+    if any(os.path.isfile(os.path.join(root, name)) for name in MANIFEST_NAMES):
+        return "the folder is one run (it holds its manifest): read as it is"
+    return None
 
 
 def flush(directory: str | None = None) -> None:
@@ -148,10 +188,13 @@ class RunCache:
         self.complete = True  # every directory of the walk cached (none gave an error)
         self.changed = False
         self._read()
-        try:  # before the walk lists the root, so that creating it does not move the root
-            os.makedirs(self.directory, exist_ok=True)
-        except OSError:
-            pass
+        #: why no store is written here (None: one may be), and the folders made for it
+        self.skip = skip_reason(root)
+        self._made: list[str] = []
+        if self.skip is None:
+            # before the walk lists the root, so that creating .perfkit/ does not move the
+            # root's times after they were read; removed again if no store is written
+            self._made = self._make_directory()
 
     @functools.cached_property
     def index(self) -> dict[str, list[FileKey]]:
@@ -239,8 +282,7 @@ class RunCache:
             if (pc.sum(state["index"].column("runs")).as_py() or 0) != len(runs):
                 raise ValueError("its index does not count its runs")
         except Exception as exc:  # noqa: BLE001 - any damage: never trust it
-            warnings.warn(f"{path}: run cache ignored and rebuilt: {exc}", CacheWarning,
-                          stacklevel=4)
+            _note(f"{path}: run store ignored and rebuilt: {exc}")
             self.changed = True
             return
         self.state, self.was_complete, self.written_ns = state, complete, written_ns
@@ -415,7 +457,8 @@ class RunCache:
         self.changed = True
 
     def save(self, background: bool = True) -> None:
-        """Write the new cache atomically if anything changed (silently not, if read-only).
+        """Write the new cache atomically if anything changed; skip it, with its reason in
+        :func:`notes`, where no store belongs (:func:`skip_reason`).
 
         ``background``: in a thread of its own, so that the load returns its runs first
         (building the table and writing it is a third of a first load); the runs are
@@ -423,21 +466,29 @@ class RunCache:
         if (not self.changed and self.complete == self.was_complete
                 and self.new_index.keys() == self.index.keys()
                 and self.new_listings.keys() == self.listings.keys()):
+            self.abandon()
+            return
+        if self.skip is not None:
+            _note(f"{self.directory}: no run store written: {self.skip}")
             return
         if not background:
-            self._write()
+            self._write_or_note()
             return
-        writer = threading.Thread(target=self._write_or_warn, name="perfkit-run-store")
+        # The writer imports pandas (pyarrow does, to tell an array-like from a list), which
+        # imports concurrent.futures.thread, whose import registers an exit hook: refused
+        # once the interpreter is shutting down. Imported here, the writer imports it never.
+        import concurrent.futures.thread  # noqa: F401
+        writer = threading.Thread(target=self._write_or_note, name="perfkit-run-store")
         with _WRITERS_LOCK:
             _WRITERS[self.directory] = writer
             writer.start()
 
-    def _write_or_warn(self) -> None:
+    def _write_or_note(self) -> None:
         try:
             self._write()
-        except Exception as exc:  # noqa: BLE001 - a thread's error would only be printed
-            warnings.warn(f"{self.directory}: run store not written: {type(exc).__name__}: "
-                          f"{exc}", CacheWarning, stacklevel=1)
+        except Exception as exc:  # noqa: BLE001 - a cache: its failure never fails a load
+            self.abandon()
+            _note(f"{self.directory}: run store not written: {type(exc).__name__}: {exc}")
         finally:
             with _WRITERS_LOCK:
                 if _WRITERS.get(self.directory) is threading.current_thread():
@@ -467,17 +518,38 @@ class RunCache:
             writer.add_key_value_metadata(meta)
         data = sink.getvalue().to_pybytes()
         name = f"runs-{hashlib.sha256(data).hexdigest()}.parquet"
-        try:
-            os.makedirs(self.directory, exist_ok=True)  # removed since __init__: remade
-            write_bytes_atomic(os.path.join(self.directory, name), data, durable=True)
-        except OSError:
-            return
+        os.makedirs(self.directory, exist_ok=True)  # removed since: remade
+        write_bytes_atomic(os.path.join(self.directory, name), data, durable=True)
+        self._made = []  # written: the folders hold it
         for old in glob.glob(os.path.join(glob.escape(self.directory), "runs-*.parquet")):
             if os.path.basename(old) != name:
                 try:
                     os.unlink(old)
                 except OSError:
                     pass
+
+    def _make_directory(self) -> list[str]:
+        """Create the cache folder; return the folders created, outermost first ([] when it
+        cannot be: then no store is written, :attr:`skip` says why)."""
+        top = os.path.join(self.root, os.path.dirname(CACHE_DIR))  # ROOT/.perfkit
+        made = [f for f in (top, self.directory) if not os.path.isdir(f)]
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+        except OSError as exc:
+            self.skip = f"cannot create {self.directory} ({exc.strerror})"
+            self._made = made
+            self.abandon()
+            return []
+        return made
+
+    def abandon(self) -> None:
+        """Remove the folders made for a store that was not written (an empty one only)."""
+        for folder in reversed(self._made):
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
+        self._made = []
 
 
 def _compression(table: pa.Table) -> dict[str, str]:

@@ -17,6 +17,8 @@ build on:
   with ``*_count``, ``*_min_raw_us`` and ``*_max_raw_us`` beside them. Written from the arrays
   a LatencyHistogram holds, with no encoding (a store written on the first load costs little
   more than the load);
+- ``counters`` (:class:`perfkit.counters.ServerCounters`): one ``int64`` column per field,
+  named as the field (the record's column), null for None;
 - ``notes`` and ``argv``: ``list<string>``, a note (a coded warning) as the JSON of its code
   and fields (:meth:`perfkit.warning.Warn.encode`); ``factors``, ``manifest`` and ``extra``:
   JSON with non-string keys tagged (``{"__map__": [[key, value], ...]}``).
@@ -47,16 +49,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from perfkit.counters import FIELDS as COUNTER_FIELDS
+from perfkit.counters import NO_COUNTERS, ServerCounters
 from perfkit.hdrlayout import LAYOUT
 from perfkit.histogram import LatencyHistogram
-from perfkit.ingest.lazymap import LazyJsonMap, LazyMap
 from perfkit.model import CLASS_DEFAULTS, LATENCY_SOURCES, FrozenMap, Run
+from perfkit.store.lazymap import LazyJsonMap, LazyMap
 from perfkit.warning import Warn
 
 #: bump when the table layout changes: a cache of another version is ignored (2: the server
 #: and kernel counters' columns, issue 25; 3: histograms as sparse counts, not HdrHistogram
-#: strings, issue 24; 4: notes as coded warnings, not sentences, issue 32)
-TABLE_VERSION = "4"
+#: strings, issue 24; 4: the counters a sub-record of Run, their columns unchanged, with the
+#: upstream's and the listening sockets' beside them, issue 29; 5: notes as coded warnings,
+#: not sentences, issue 32: a version-4 cache holds sentences, rebuilt)
+TABLE_VERSION = "5"
 _HISTOGRAMS = ("histogram", "uncorrected_histogram")
 _SPARSE = ("_indexes", "_counts")
 _PERCENTILES = ("percentiles_ms", "uncorrected_percentiles_ms")
@@ -119,7 +125,7 @@ def dumps(value: Any) -> str:
     Every mapping in a Run is a FrozenMap, which json hands to :func:`_default`: so a mapping
     with non-string keys is always tagged, never silently given string keys. A manifest read
     from a file gives that file's JSON text
-    (:meth:`perfkit.ingest.lazymap.LazyJsonMap.json_text`), not decoded and encoded again."""
+    (:meth:`perfkit.store.lazymap.LazyJsonMap.json_text`), not decoded and encoded again."""
     if type(value) is LazyJsonMap:
         text = value.json_text(_ENCODER.encode)
         if text is not None:
@@ -254,6 +260,9 @@ def runs_to_table(runs: Sequence[Run]) -> pa.Table:
         columns[name] = column
         if is_json:
             json_columns.append(name)
+    counters = [r.counters for r in runs]
+    for name in COUNTER_FIELDS:
+        columns[name] = pa.array([getattr(c, name) for c in counters], type=pa.int64())
     for name in _PERCENTILES:
         columns[name] = _map_column([getattr(r, name) for r in runs])
     for name in _HISTOGRAMS:
@@ -290,7 +299,9 @@ class _Rows(list):
 
 
 _new = object.__new__
-_set_state = vars(Run)["__dict__"].__set__  # object.__setattr__(run, "__dict__", ...), direct
+#: object.__setattr__(run, "__dict__", ...), direct (the descriptor of the first class of Run's
+#: bases that has one: Provenance)
+_set_state = next(vars(c)["__dict__"] for c in Run.__mro__ if "__dict__" in vars(c)).__set__
 
 
 def _array(table: pa.Table, name: str) -> pa.Array:
@@ -448,6 +459,16 @@ def _histograms(table: pa.Table, name: str, sparse: _SparseColumns, rows: list[i
     return _with_nulls(out, counts, None)
 
 
+def _counters(table: pa.Table, n: int) -> Any:
+    """Each row's ServerCounters (NO_COUNTERS where every field is null); NO_COUNTERS alone
+    when no row recorded any."""
+    arrays = [_array(table, name) for name in COUNTER_FIELDS]
+    if all(a.null_count == n for a in arrays):
+        return NO_COUNTERS
+    return _Rows(ServerCounters(*values) if any(v is not None for v in values) else NO_COUNTERS
+                 for values in zip(*map(_scalars, arrays), strict=True))
+
+
 def _text_at(texts: Any, row: int) -> str:
     """``texts[row]`` as a str (``texts``: a :class:`_DeferredColumn` or an Arrow array)."""
     text = texts[row]
@@ -558,6 +579,7 @@ def table_to_runs(table: pa.Table | ParquetTable) -> list[Run]:
             fields[name] = _Rows(map(loads, arr.to_pylist()))
         else:
             fields[name] = _Rows(_scalars(arr))
+    fields["counters"] = _counters(table, n)
     for name in _PERCENTILES:
         fields[name] = _percentiles(_array(table, name), rows)
     for name in _HISTOGRAMS:

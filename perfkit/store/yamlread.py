@@ -9,18 +9,29 @@ Aliases are bounded: a document whose aliases expand to more than :data:`MAX_EXP
 and characters (a "billion laughs" alias bomb) is refused before anything is built or
 formatted, in time linear in the document's size, with a :class:`yaml.YAMLError` whose mark
 says where; so is an alias that contains itself.
+
+Size is bounded first: a file above :data:`MAX_FILE_BYTES` is refused from its size, before a
+byte of it is read or parsed (:func:`read_file`; :func:`load` of a longer text likewise), with
+the size in the message; so is a FIFO or a device, which could block or never end.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
 import yaml
 
+from perfkit._fsutil import read_bytes, size_text
+
 #: the most nodes plus scalar characters a document may expand to (a parameter file or a
 #: design is a few kilobytes; this is a hundred times the largest bundled one)
 MAX_EXPANDED = 1_000_000
+#: the largest YAML file read, in bytes (the largest bundled one is under 4 KiB): half of
+#: MAX_EXPANDED, so that a file within it never passes MAX_EXPANDED without an alias (a node
+#: takes at least a character of the text, an implicit null's half of one)
+MAX_FILE_BYTES = 1 << 19
 
 _BOOL_1_2 = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 _BOOL_TAG = "tag:yaml.org,2002:bool"
@@ -91,6 +102,25 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
+def read_file(path: str | os.PathLike) -> bytes:
+    """The bytes of the YAML file ``path``: OSError as reading gives it, with
+    :class:`~perfkit._fsutil.NotRegularFileError` for a FIFO or a device and
+    :class:`~perfkit._fsutil.FileTooLargeError` for a file above :data:`MAX_FILE_BYTES`, whose
+    ``strerror`` names its size (both judged before anything is read)."""
+    return read_bytes(path, limit_bytes=MAX_FILE_BYTES)
+
+
+class TooLargeError(yaml.YAMLError):
+    """A YAML text above :data:`MAX_FILE_BYTES`, refused before it is parsed. Carries
+    ``problem`` (naming its size) and ``problem_mark`` (None) as PyYAML's own errors do."""
+
+    def __init__(self, n_bytes: int):
+        self.problem = (f"{size_text(n_bytes)} of YAML, more than the {size_text(MAX_FILE_BYTES)}"
+                        " a design or parameter file may have")
+        self.problem_mark = None
+        super().__init__(self.problem)
+
+
 def compose(text: str | bytes) -> yaml.Node | None:
     """The node tree of one document, checked for alias expansion."""
     return _read(text, construct=False)
@@ -103,6 +133,8 @@ def load(text: str | bytes) -> Any:
 
 
 def _read(text: str | bytes, construct: bool) -> Any:
+    if len(text) > MAX_FILE_BYTES:  # characters: at most as many as the bytes they came from
+        raise TooLargeError(len(text.encode("utf-8") if isinstance(text, str) else text))
     loader = Loader(text)
     try:
         node = loader.get_single_node()

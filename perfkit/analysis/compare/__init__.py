@@ -34,12 +34,14 @@ from perfkit.analysis.compare._gate import (
     classify,
     gate_runs,
     parse_percent,
+    remember_simulations_in,
     threshold_ratio,
 )
 from perfkit.analysis.compare._notes import need_text, ranked_worst, status_notes, untestable_text
 from perfkit.analysis.compare._plan import PowerPlan, plan_runs
 
 __all__ = [
+    "remember_simulations_in",
     "AAResult",
     "BETTER",
     "Cell",

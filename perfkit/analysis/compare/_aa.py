@@ -43,7 +43,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from perfkit.analysis.compare._compare import (
     BETTER,
@@ -68,6 +67,7 @@ from perfkit.analysis.core import (
 from perfkit.errors import UsageError
 from perfkit.formatting import level_text
 from perfkit.stats import compare
+from perfkit.stats._dist import norm_sf
 from perfkit.stats.mannwhitney import attainable_size, min_attainable_p, runs_to_reach_alpha
 from perfkit.warning import Code, Warn
 from perfkit.wording import at_words
@@ -302,7 +302,7 @@ def pooled_request_false_positive_rate(frame: pd.DataFrame, alpha: float = 0.05
         se = math.sqrt(s[i] ** 2 / n[i] + s[j] ** 2 / n[j])
         if se <= 0:
             continue
-        p = 2 * sps.norm.sf(abs(m[i] - m[j]) / se)
+        p = 2 * norm_sf(abs(m[i] - m[j]) / se)
         hits += bool(p < alpha)
         tested += 1
     return hits, tested

@@ -26,7 +26,10 @@ lower is better (latency, errors), ``1 - max_regression`` where higher is better
 - ``no data``: the runs of a side did not measure the metric (wrk without ``--latency``
   prints no percentiles, wrk never prints p99.9: :attr:`ComparisonRow.unmeasured`); the row
   names how many runs and why;
-- ``error``: a side has no run in the row (``no data``): the gate cannot judge it.
+- ``error``: a side has no run in the row (``no data``): the gate cannot judge it; and every
+  row when the arms ran at different load levels (a load column, :data:`LOAD_COLUMNS`, whose
+  values in BASE and NEW do not overlap: 16 against 32 connections), which a comparison pools
+  as what the arms compare but a gate never judges: no load level has runs on both sides.
 
 The exit status of a gate (:attr:`GateResult.exit_status`): 2 when a row is an error, else 1
 when a row is a regression, else 3 when a row is inconclusive or has no data, else 0. A metric
@@ -41,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
@@ -58,9 +62,10 @@ from perfkit.analysis.compare._compare import (
     compare_runs,
     runs_per_arm_needed,
 )
-from perfkit.analysis.core import Metric, RunSet
+from perfkit.analysis.core import LOAD_COLUMNS, Metric, RunSet
 from perfkit.errors import UsageError
-from perfkit.formatting import pct_change, plain
+from perfkit.formatting import level_text, pct_change, plain
+from perfkit.stats import _simcache
 from perfkit.stats.power import RunsNeeded, runs_needed
 from perfkit.units import UnitError, fraction, to_float
 from perfkit.vocabulary import GateOutcome, GateStatus
@@ -233,14 +238,39 @@ def gate_runs(base: RunSet, new: RunSet, metrics: Sequence[Metric], max_regressi
     """
     if not 0 < max_regression < 1:
         raise UsageError(f"max_regression must be in (0, 1), got {max_regression!r}")
+    apart = load_apart(base, new)
     tables, rows = [], []
     for m in metrics:
         table = compare_runs(base, new, m, by=by, exclude=exclude, alpha=alpha,
                              confidence=confidence, exclude_failed=exclude_failed)
         tables.append(table)
         for row in table.rows:
+            if apart is not None:  # no load level on both sides: nothing to judge
+                rows.append(GateRow(m, table.keys, row, threshold_ratio(m, max_regression),
+                                    ERROR, GateOutcome.DIFFERENT_LOAD, apart))
+                continue
             rows.append(gate_row(table, row, base, new, max_regression, n_sim, seed))
     return GateResult(base.label, new.label, max_regression, alpha, tuple(tables), tuple(rows))
+
+
+def load_apart(base: RunSet, new: RunSet) -> str | None:
+    """Why BASE and NEW ran at different load levels, or None: a load column (connections,
+    users, threads, offered rate, endpoint) recorded on both sides whose values do not overlap.
+    A comparison takes such a column as part of what the arms compare; a gate asks whether NEW
+    got worse than BASE under the same load, which no run here answers."""
+    for col in LOAD_COLUMNS:
+        sides = [{level_text(v) for v in rows.frame[col].dropna()} if col in rows.frame
+                 else set() for rows in (base, new)]
+        if all(sides) and not sides[0] & sides[1]:
+            a, b = (", ".join(sorted(s, key=_natural)) for s in sides)
+            return (f"the arms ran at different load levels ({col}: base {a}, new {b}): a "
+                    f"gate compares NEW with BASE under the same load, and no {col} has runs "
+                    "on both sides")
+    return None
+
+
+def _natural(text: str) -> tuple:
+    return (0, float(text), text) if text.replace(".", "", 1).isdigit() else (1, 0.0, text)
 
 
 def gate_row(table: ComparisonTable, row: ComparisonRow, base: RunSet, new: RunSet,
@@ -322,3 +352,9 @@ def classify(row: ComparisonRow, metric: Metric, limit: float, family: int = 1
                 f"the CI lies beyond {bound} but p Holm {row.p_adjusted:.2g} is not below "
                 f"{c.alpha:g}")
     return INCONCLUSIVE, GateOutcome.STRADDLES, f"the CI straddles {bound}"
+
+
+def remember_simulations_in(folder: str | Path | None) -> None:
+    """Keep the power simulations of :func:`gate_runs` in ``folder`` (beside the run store),
+    keyed by their inputs, so that a second gate on the same spread simulates nothing."""
+    _simcache.use_directory(folder)

@@ -42,7 +42,8 @@ def status_notes(label: str, statuses: list[RunJudgement]) -> list[Warn]:
     with their values), each with the reasons of its runs."""
     out = []
     for kind, code in ((RunStatus.SATURATED, Code.RUNS_SATURATED),
-                       (RunStatus.SHORT, Code.RUNS_SHORT)):
+                       (RunStatus.SHORT, Code.RUNS_SHORT),
+                       (RunStatus.PARTIAL, Code.RUNS_PARTIAL)):
         reasons = [s.reason for s in statuses if s.status == kind]
         if reasons:
             out.append(Warn(code, side=label, reasons=reasons))

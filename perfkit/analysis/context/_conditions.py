@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis.core import Experiment, cap_hits, kernel_scope
-from perfkit.store.manifest import NGINX_DEFAULT_BACKLOG
+from perfkit.counters import NGINX_DEFAULT_BACKLOG
 
 #: host CPU (all processes, % of all cores, mean over a run) from which the box was saturated
 HOST_BUSY_PERCENT = 90.0
@@ -127,7 +127,7 @@ def conditions(exp: Experiment) -> Conditions:
                                        if (d := runs[i].duration_s)})),
         measured_s=_measured(exp, wrk2), think_time=think_time(exp),
         syn_retries=_syn_retries(exp), counter_scopes=_counter_scopes(runs),
-        overflows=_loads(exp, [i for i, r in enumerate(runs) if r.tcp_listen_overflows]))
+        overflows=_loads(exp, [i for i, r in enumerate(runs) if r.counters.tcp_listen_overflows]))
 
 
 def _own_somaxconn(manifest: Mapping) -> bool:

@@ -41,9 +41,9 @@ from typing import cast
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from perfkit.analysis.core import LOAD_COLUMNS, Experiment, RunSet
+from perfkit.stats._dist import norm_ppf, norm_sf
 from perfkit.vocabulary import DriftVerdict
 from perfkit.warning import Code, Warn
 from perfkit.wording import DRIFT_TOLERANCE_PCT
@@ -138,8 +138,8 @@ def theil_sen(x: np.ndarray, y: np.ndarray, confidence: float = 0.95,
     var = sum(_ties_term(np.array([len(x[g == k])])) - _ties_term(_repeats(x[g == k]))
               - _ties_term(_repeats(y[g == k])) for k in np.unique(g)) / 18.0
     s_zero = float(np.count_nonzero(slopes > 0) - np.count_nonzero(slopes < 0))
-    p = float(2 * sps.norm.sf(abs(s_zero) / math.sqrt(var))) if var > 0 else math.nan
-    reach = sps.norm.ppf(0.5 + confidence / 2) * math.sqrt(max(var, 0.0))
+    p = float(2 * norm_sf(abs(s_zero) / math.sqrt(var))) if var > 0 else math.nan
+    reach = norm_ppf(0.5 + confidence / 2) * math.sqrt(max(var, 0.0))
     k = int(math.ceil((n_slopes - reach) / 2))  # 1-based: S(b) <= reach from the k-th on
     low, high = (slopes[k - 1], slopes[n_slopes - k]) if k >= 1 else (-math.inf, math.inf)
     return float(np.median(slopes)), float(low), float(high), p

@@ -69,6 +69,8 @@ class Provenance:
     #: a history's labels in series order, each with the server profile(s) its runs recorded
     #: (a history has no designed factor: its labels may change the server)
     label_profiles: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: the files that could not be read (``path:line: reason`` each), left out
+    unreadable_files: tuple[str, ...] = ()
 
 
 def provenance(exp: Experiment) -> Provenance:
@@ -114,7 +116,8 @@ def provenance(exp: Experiment) -> Provenance:
         first_utc=starts[0] if starts else None,
         last_utc=ends[-1] if ends else (starts[-1] if starts else None),
         unreadable=len(exp.errors), statuses=_statuses(exp), conditions=conditions(exp),
-        label_profiles=_label_profiles(rows.frame, manifests))
+        label_profiles=_label_profiles(rows.frame, manifests),
+        unreadable_files=tuple(map(str, exp.errors)))
 
 
 def _label_profiles(frame, manifests: list[Mapping]) -> tuple[tuple[str, tuple[str, ...]], ...]:

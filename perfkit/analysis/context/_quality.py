@@ -43,7 +43,7 @@ from perfkit.vocabulary import RunStatus
 #: the per-experiment counts of :meth:`QualityTable.summary_frame`, each a run with a problem
 PROBLEMS = (RunStatus.FAILED, RunStatus.SATURATED, RunStatus.SHORT,
             f"error_ratio_over_{ERROR_RATIO_WARN:g}", "non_2xx_runs", "generator_busy",
-            "host_cpu_busy")
+            "host_cpu_busy", RunStatus.PARTIAL)
 #: the counts of runs that recorded what a problem is judged on (``<what>_known``), beside it
 KNOWN = {"generator_busy": "generator_cpu_known", "host_cpu_busy": "host_cpu_known"}
 
@@ -60,9 +60,10 @@ class QualityTable:
 
     def describe(self) -> str:
         """The rules, in a sentence a reader can paste into a paper."""
-        return (f"A run was counted as failed, saturated or short by the run-status rule "
-                f"(tool failure; below its offered rate; a generator shortfall kept in "
-                f"doubt), as erring above {ERROR_RATIO_WARN:.0%} failed requests, and as "
+        return (f"A run was counted as failed, saturated, short or partial by the run-status "
+                f"rule (tool failure; below its offered rate; a generator shortfall kept in "
+                f"doubt; fewer connections got in than asked), as erring above "
+                f"{ERROR_RATIO_WARN:.0%} failed requests, and as "
                 f"measuring a busy generator at or above {GENERATOR_BUSY:.0%} of "
                 f"its cores, and a busy host at or above {HOST_BUSY_PERCENT:g}% of all its "
                 "cores (client and server together).")
@@ -88,7 +89,8 @@ class QualityTable:
                 "generator_busy": int(g["generator_busy"].sum()),
                 "generator_cpu_known": int(g["generator_cpu_share"].notna().sum()),
                 "host_cpu_busy": int(g["host_cpu_busy"].sum()),
-                "host_cpu_known": int(g["host_cpu_mean_percent"].notna().sum())})
+                "host_cpu_known": int(g["host_cpu_mean_percent"].notna().sum()),
+                str(RunStatus.PARTIAL): int((g["status"] == RunStatus.PARTIAL).sum())})
         return pd.DataFrame(rows)
 
     def to_dict(self) -> dict[str, Any]:

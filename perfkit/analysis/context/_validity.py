@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from perfkit.analysis.context._conditions import conditions, threat_texts
 from perfkit.analysis.context._configs import config_diffs
@@ -278,6 +277,8 @@ def block_effect(rows: RunSet, metric: str, cells: list[str]) -> tuple[float, fl
     groups = [g.to_numpy() for _, g in resid.groupby(f["block"])]
     if len(groups) < 2 or min(len(g) for g in groups) < 2:
         return None
+
+    from scipy import stats as sps  # only when the runs came in blocks (issue 33)
     p = float(sps.f_oneway(*groups).pvalue)
     worst = max(abs(math.expm1(float(np.mean(g)))) for g in groups)
     return worst, p

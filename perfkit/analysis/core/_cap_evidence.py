@@ -30,7 +30,7 @@ def kernel_evidence(run: Run | None, cap: float) -> bool | None:
     if run is None or cap not in SYN_CAPS_MS or not (kernel_scope(run) or "").startswith(
             "netns"):
         return None
-    counts = (run.tcp_listen_overflows, run.tcp_syn_retransmits)
+    counts = (run.counters.tcp_listen_overflows, run.counters.tcp_syn_retransmits)
     if all(c is None for c in counts):
         return None
     return any(c for c in counts)
@@ -48,8 +48,8 @@ def evidence(cap: float, run_ids: Sequence[str], records: Mapping[str, Run]
     out = []
     for rid in run_ids:
         run = records.get(rid)
-        counts = (None, None) if run is None else (run.tcp_listen_overflows,
-                                                   run.tcp_syn_retransmits)
+        counts = (None, None) if run is None else (run.counters.tcp_listen_overflows,
+                                                   run.counters.tcp_syn_retransmits)
         out.append((rid, *counts, None if run is None else kernel_scope(run)))
     if all(o is None and s is None for _, o, s, _ in out):
         return ()

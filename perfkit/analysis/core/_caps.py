@@ -161,11 +161,11 @@ def stands_out(row: pd.Series, cap: float) -> bool:
     return bool(below) and max(below.values()) <= cap / JUMP
 
 
-def _after_retry(run: Run | None, row: pd.Series, value: float, column: str) -> float:
+def _after_retry(run: Run | None, median_ms: float, value: float, column: str) -> float:
     """The SYN retransmission cap ``value`` sits on when the run's kernel counted retries
     (:func:`kernel_evidence`): a retried request waits the timeout, then its turn like any
     other, so the window's upper edge moves up by the run's median latency; NaN otherwise."""
-    median = _number(row.get(MEDIAN_COLUMN))
+    median = median_ms
     if not (np.isfinite(value) and np.isfinite(median)):
         return np.nan
     above = MAX_ABOVE_CAP if column == MAX_COLUMN else CAP_TOLERANCE
@@ -192,11 +192,13 @@ def cap_hits(rows: RunSet, columns: Sequence[str] | None = None) -> list[CapHit]
     ids = _ids(rows)
     found = []
     runs = list(rows.runs) if len(rows.runs) == len(rows) else [None] * len(rows)
+    medians = (pd.to_numeric(rows.frame[MEDIAN_COLUMN], errors="coerce").to_numpy(dtype=float)
+               if MEDIAN_COLUMN in rows.frame else np.full(len(rows), np.nan))
     for col in cols:
         values = pd.to_numeric(rows.frame[col], errors="coerce").to_numpy(dtype=float)
         caps = on_cap(values, col)
         for i in np.flatnonzero(~np.isfinite(caps)):  # the retried requests' own service
-            caps[i] = _after_retry(runs[i], rows.frame.iloc[i], values[i], col)
+            caps[i] = _after_retry(runs[i], float(medians[i]), values[i], col)
         found += [(i, CapHit(ids[i], col, float(values[i]), float(caps[i])))
                   for i in np.flatnonzero(np.isfinite(caps))
                   if waited(runs[i], rows.frame.iloc[i], float(caps[i]))]

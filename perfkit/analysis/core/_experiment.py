@@ -30,6 +30,7 @@ from perfkit.ingest import scan
 from perfkit.ingest.refusal import folder_without_runs
 from perfkit.model import Run
 from perfkit.store.design import DESIGN_NAME, read_design
+from perfkit.units import ascii_number
 
 #: run bookkeeping recorded in manifests: never a factor, never a row key
 NOT_FACTORS = frozenset({"rep", "repetition", "replicate", "block", "order", "seed", "run",
@@ -222,9 +223,11 @@ def match(column: pd.Series, values: Sequence[Any]) -> np.ndarray:
 
 
 def _number(value: Any) -> float | None:
+    """``value`` as a number, if it is one or text of one in ASCII digits (a selection's
+    ``connections=\u0661\u0666`` is no 16)."""
     if isinstance(value, bool):
         return None
     try:
-        return float(value)
+        return float(ascii_number(value) if isinstance(value, str) else value)
     except (TypeError, ValueError):
         return None

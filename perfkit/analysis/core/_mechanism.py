@@ -41,8 +41,8 @@ from perfkit.wording import stall_words
 
 
 def _hit_ratio(run: Run) -> float | None:
-    hits, misses, expired = (run.server_cache_hits, run.server_cache_misses,
-                             run.server_cache_expired)
+    hits, misses, expired = (run.counters.server_cache_hits, run.counters.server_cache_misses,
+                             run.counters.server_cache_expired)
     if hits is None or misses is None or expired is None or hits + misses + expired <= 0:
         return None
     return hits / (hits + misses + expired)
@@ -60,23 +60,23 @@ class Quantity:
 
 
 def _opens_per_request(run: Run) -> float | None:
-    if run.tcp_active_opens is None or not run.server_requests:
+    if run.counters.tcp_active_opens is None or not run.counters.server_requests:
         return None
-    return run.tcp_active_opens / run.server_requests
+    return run.counters.tcp_active_opens / run.counters.server_requests
 
 
 QUANTITIES: tuple[Quantity, ...] = (
     Quantity("server_connections_per_request", "accepted connections per request",
-             lambda r: r.server_connections_per_request),
+             lambda r: r.counters.server_connections_per_request),
     Quantity("tcp_opens_per_request", "TCP connections opened per request",
              _opens_per_request, kernel=True),
-    Quantity("tcp_listen_overflows", "listen overflows", lambda r: r.tcp_listen_overflows,
+    Quantity("tcp_listen_overflows", "listen overflows", lambda r: r.counters.tcp_listen_overflows,
              kernel=True, count=True),
-    Quantity("tcp_syn_retransmits", "SYN retransmissions", lambda r: r.tcp_syn_retransmits,
+    Quantity("tcp_syn_retransmits", "SYN retransmissions", lambda r: r.counters.tcp_syn_retransmits,
              kernel=True, count=True),
     Quantity("server_cache_hit_ratio", "cache hit ratio", _hit_ratio),
-    Quantity("server_error_log_lines", "error-log lines", lambda r: r.server_error_log_lines,
-             count=True),
+    Quantity("server_error_log_lines", "error-log lines",
+             lambda r: r.counters.server_error_log_lines, count=True),
 )
 #: the text of a side with no run recording a quantity
 NOT_RECORDED = "(not recorded)"
@@ -284,7 +284,7 @@ def stall_evidence(run: Run) -> str | None:
     """What ``run``'s kernel counters say about connection attempts retried after 1 s: ``"1,234
     listen overflows and 567 SYN retransmissions (netns X)"``; ``"no listen overflow and no
     SYN retransmission (...)"`` when both are 0; None when they were not recorded."""
-    over, syn = run.tcp_listen_overflows, run.tcp_syn_retransmits
+    over, syn = run.counters.tcp_listen_overflows, run.counters.tcp_syn_retransmits
     if over is None and syn is None:
         return None
     return stall_words(over, syn, kernel_scope(run))

@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats as sps
 
 from perfkit.analysis.core._metrics import Metric
+from perfkit.stats._dist import rankdata
 
 
 def ranks_higher(base: np.ndarray, new: np.ndarray, failed_base: np.ndarray,
@@ -25,7 +25,7 @@ def ranks_higher(base: np.ndarray, new: np.ndarray, failed_base: np.ndarray,
         sides.append(v)
     if not (len(sides[0]) and len(sides[1])):
         return None
-    ranks = sps.rankdata(np.concatenate(sides))
+    ranks = rankdata(np.concatenate(sides))
     gap = ranks[len(sides[0]):].mean() - ranks[:len(sides[0])].mean()
     return None if gap == 0 else bool(gap > 0)
 

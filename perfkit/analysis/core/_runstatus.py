@@ -49,6 +49,13 @@ Every run gets a :class:`RunStatus` for the metric being analysed:
   worst. A run that recorded no latency sample at all although it asked for one (the
   tool's ``-nan``/``0.00us`` placeholders: every request timed out) did measure, and got
   nothing: it stays ``failed`` ("no value").
+- ``partial``: fewer connections got in than the generator asked for (:func:`survivorship`):
+  the server accepted fewer connections over the run than wrk opened (nginx's stub_status
+  ``accepts``, less wrk's one test connection), or wrk counted connect errors. A closed-loop
+  generator times only the connections that got in, so its latencies and rate describe
+  those: "163 of 256 connections got in; latencies describe those". Kept with its values, in
+  doubt, and named on every row it enters. A wrk2 run that is also short or saturated keeps
+  that status, its reason naming the survivorship too.
 - ``ok``: everything else.
 
 Where a saturated run recorded the kernel's counters and they show listen overflows or SYN
@@ -72,13 +79,15 @@ import numpy as np
 from perfkit.analysis.core._experiment import LOAD_COLUMNS, NOT_FACTORS, Experiment, RunSet
 from perfkit.analysis.core._mechanism import stall_evidence
 from perfkit.analysis.core._metrics import Metric, metric, percentile_of
+from perfkit.consistency import kept_out_note
+from perfkit.consistency import percentile_key as _key
 from perfkit.model import SATURATION_RATIO, Run, every_response_failed, percentile_column
 from perfkit.units import to_float
 from perfkit.vocabulary import FAILED_STATUSES, RunStatus
 from perfkit.warning import Code, Warn
 
-OK, FAILED, SATURATED, SHORT = (RunStatus.OK, RunStatus.FAILED, RunStatus.SATURATED,
-                                RunStatus.SHORT)
+OK, FAILED, SATURATED, SHORT, PARTIAL = (RunStatus.OK, RunStatus.FAILED, RunStatus.SATURATED,
+                                         RunStatus.SHORT, RunStatus.PARTIAL)
 #: a (run, metric) pair the run's tool never measured: the verdict word of a comparison row
 #: without data, too (:data:`perfkit.analysis.compare._compare.NO_DATA`)
 NO_DATA = RunStatus.NO_DATA
@@ -101,6 +110,48 @@ REFERENCE_LATENCY = "latency_p99_ms"
 FAILED_ERROR_RATIO = 0.5
 #: who did not sustain the rate when every run of a cell fell short: nothing measured tells
 UNDECIDED = "generator or server (undecided)"
+#: connections wrk and wrk2 open before the run, which the server counts: wrk.resolve() tries
+#: each address of the host with wrk.connect() (wg/wrk src/wrk.lua) and closes it again
+TEST_CONNECTIONS = {"wrk": 1, "wrk2": 1}
+
+
+def survivorship(run: Run) -> str:
+    """Why fewer connections got in than the generator asked for (empty when nothing says
+    so): ``"163 of 256 connections got in (the server accepted 164, 1 of them wrk's test
+    connection); latencies describe those"``, or wrk's connect errors.
+
+    wrk opens ``-c`` connections split evenly over its ``-t`` threads (``c // t`` each), plus
+    one test connection first. A connection that never got in was never accepted, so
+    accepted (less the test connection) below the connections opened means that many at
+    least never got in; more accepted says nothing (a connection closed by the server is
+    opened again).
+
+    So where the server closes connections (nginx's ``keepalive_requests``: 1000 requests by
+    default) the count can hide the ones that never got in: 545 accepted for 256 + 1 with
+    ``keepalive_requests 100``, while nginx's socket dropped 1,304 handshakes. The server's
+    listening socket's own drops (``server_listen_drops``, ``ss``'s ``skmem d``) say it
+    whatever the count: every attempt it dropped kept a connection out for a SYN retry (1 s
+    or more), so for part of the run fewer connections were in than asked."""
+    extra = TEST_CONNECTIONS.get(run.tool)
+    if extra is None or not run.connections:
+        return ""
+    asked = run.connections
+    if run.threads and run.threads <= asked:
+        asked = asked // run.threads * run.threads
+    accepted = run.counters.server_connections_accepted
+    if accepted is not None and accepted - extra < asked:
+        got = max(accepted - extra, 0)
+        return (f"{got} of {asked} connections got in (the server accepted {accepted}, "
+                f"{extra} of them {run.tool}'s test connection); latencies describe those")
+    if run.errors_connect:
+        return (f"{run.tool} counted {run.errors_connect} connect error(s) with {asked} "
+                "connections: latencies describe the connections that got in")
+    drops = run.counters.server_listen_drops
+    if drops:
+        return (f"the server's listening socket dropped {drops:,} connection attempts (each "
+                f"kept out for a SYN retry, 1 s or more): for part of the run fewer than "
+                f"{asked} connections were in; latencies describe those that were")
+    return ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,14 +203,21 @@ def unmeasured_reason(run: Run, metric: Metric) -> str:
     The one rule telling "no data" (a property of the run and the metric) from "failed" (a
     property of the run), read from the run alone: its tool, ``latency_source``, the
     percentiles it printed and whether it has a histogram."""
-    if not math.isnan(_value(run, metric)) or failure_reason(run, 0.0, metric) \
-            or not run.requests:
+    if not math.isnan(_value(run, metric)) or failure_reason(run, 0.0, metric):
+        return ""
+    q = percentile_of(metric.name)
+    field = metric.name if q is None else _key(
+        "uncorrected_percentiles_ms" if metric.name.startswith("latency_uncorrected_")
+        else "percentiles_ms", q)
+    damaged = kept_out_note(run, field)
+    if damaged:  # the run measured it, and its value cannot be true
+        return f"its value was kept out as damaged ({damaged})"
+    if not run.requests:
         return ""
     if not metric.is_latency:
         return f"{run.tool} does not report {metric.label}"
     if not _finite(run.latency_mean_ms) and not _finite(run.latency_max_ms):
         return ""  # it measured latency and recorded no sample: failed ("no value")
-    q = percentile_of(metric.name)
     if q is None:
         return f"{run.tool} does not print the {metric.label}"
     if metric.name.startswith("latency_uncorrected_"):
@@ -321,8 +379,13 @@ def run_statuses(rows: RunSet, metric: Metric) -> list[RunJudgement]:
             # peers that all fell short too cannot say what its latency should be
             cell_short = (cell.ratios[finished | ~others]
                           if finished.any() and not (cell.kept & others).any() else None)
-            out.append(_short_or_saturated(run, cell.ratios[i], cell.latency[i], peers,
-                                           cell_short))
+            judged = _short_or_saturated(run, cell.ratios[i], cell.latency[i], peers,
+                                         cell_short)
+            partial = survivorship(run)
+            out.append(dataclasses.replace(judged, reason=f"{judged.reason}; {partial}")
+                       if partial else judged)
+        elif partial := survivorship(run):
+            out.append(RunJudgement(PARTIAL, partial))
         else:
             out.append(RunJudgement(OK))
     return out
@@ -359,7 +422,7 @@ def _dropped(run: Run) -> str:
     """The kernel's evidence of connection attempts dropped and retried after 1 s, where the
     run recorded it and it is not nil (``"; the kernel counted 1,234 listen overflows and 567
     SYN retransmissions (netns X): ..."``); ``""`` otherwise."""
-    if not (run.tcp_listen_overflows or run.tcp_syn_retransmits):
+    if not (run.counters.tcp_listen_overflows or run.counters.tcp_syn_retransmits):
         return ""
     return (f"; the kernel counted {stall_evidence(run)}: connection attempts dropped from a "
             "full accept queue and retried after 1 s")

@@ -17,7 +17,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats as sps
 
 from perfkit.analysis.core._caps import CapHit, cap_hits
 from perfkit.analysis.core._experiment import RunSet
@@ -72,6 +71,8 @@ def stall_change(base: RunSet, new: RunSet, alpha: float = 0.05) -> tuple[StallC
     hits = (cap_hits(base), cap_hits(new))
     caps = sorted({h.cap_ms for side in hits for h in side})
     out = []
+    if caps:
+        from scipy import stats as sps  # only when a run stalled on a cap (issue 33)
     for cap in caps:
         b, n = stalled(base, cap, hits[0]), stalled(new, cap, hits[1])
         table = [[int(b.sum()), int(len(b) - b.sum())], [int(n.sum()), int(len(n) - n.sum())]]

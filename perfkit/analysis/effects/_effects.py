@@ -319,6 +319,9 @@ class FactorialResult:
         level of the other), named as :meth:`to_frame` names its columns; empty without a
         significant interaction."""
         s = self.simple_effects
+        if not len(s):  # no significant interaction: no rows (and the frame has no columns)
+            return pd.DataFrame(columns=["metric", *self.per, "factor", "interaction",
+                                         "estimand", "at_factor", "at_level"])
         out = pd.DataFrame({"metric": self.metric.name}, index=s.index)
         for col in self.per:
             out[col] = [plain(v) for v in s[col]]
@@ -477,6 +480,9 @@ def _saturation_notes(rows: RunSet, metric: Metric, cells: list[str]) -> list[Wa
         n = sum(s.status == kind for s in statuses)
         if n:
             out.append(Warn(Code.FACTORIAL_KEEPS_RUNS, runs=n, status=kind, metric=metric.name))
+    partial = [s.reason for s in statuses if s.status == RunStatus.PARTIAL]
+    if partial:
+        out.append(Warn(Code.FACTORIAL_KEEPS_PARTIAL, metric=metric.name, reasons=partial))
     return out
 
 
