@@ -203,7 +203,7 @@ def strict_run_problems(run: Run) -> list[str]:
             out.append(f"{name} {value} above the max {high}")
     # a Locust 0.8-0.9 file's requests may count the successes alone (its row's note says
     # so): its failures may pass them
-    successes = any("counted only the successes" in note for note in run.notes)
+    successes = any(note.code is Code.LOCUST_SUCCESSES_ONLY for note in run.notes)
     for part in ("non_2xx_3xx",) if successes else ("failures", "non_2xx_3xx"):
         count = getattr(run, part)
         if None not in (count, run.requests) and count > run.requests:

@@ -215,8 +215,9 @@ def test_a_large_file_sniffed_by_its_head_is_kept_as_when_decoded_whole():
     assert kinds["long history"] == "locust_history" and kinds["html"] is None
     # not UTF-8 at the end: read as Latin-1 (and said), never dropped
     assert kinds["long history, bad byte"] == "locust_history"
-    assert _output_of("f", cases["long history, bad byte"], None).decoded.startswith(
-        "not UTF-8 (byte 0xff on line ")
+    said = _output_of("f", cases["long history, bad byte"], None).decoded
+    assert said is not None and said.code is Code.DECODED_LATIN1 and said["byte"] == 0xff
+    assert str(said).startswith("not UTF-8 (byte 0xff on line ")
 
 
 def test_every_hdrhistogram_log_marker_starts_with_a_hint_the_sniffer_looks_for():

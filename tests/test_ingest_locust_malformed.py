@@ -275,4 +275,6 @@ def test_a_content_size_whose_rate_overflows_gives_no_transfer_rate_and_says_so(
     text = "\n".join(",".join(r) for r in rows) + "\n"
     (run,) = [r for r in locust.parse_stats_csv(text, "s.csv") if r.is_aggregate]
     assert run.transfer_bytes_per_s is None and run.throughput_rps > 0
-    assert any("Average Content Size x Requests/s is beyond any number" in n for n in run.notes)
+    assert any(n.code is Code.LOCUST_TRANSFER_BEYOND for n in run.notes)
+    assert any("Average Content Size x Requests/s is beyond any number" in str(n)
+               for n in run.notes)

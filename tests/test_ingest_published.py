@@ -20,7 +20,7 @@ import perfkit
 from perfkit.errors import LoadError, ParseError
 from perfkit.hdrcodec import decode
 from perfkit.store import hlog
-from perfkit.warning import Code, texts
+from perfkit.warning import Code, Warn, texts
 
 ROOT = Path(__file__).parent / "fixtures" / "published"
 SOURCES = json.loads((ROOT / "sources.json").read_text())
@@ -97,8 +97,10 @@ def test_stats_not_in_utf8_are_read_and_said():
     (run,) = [r for r in perfkit.load(folder, cache=False) if r.is_aggregate]
     assert run.latency_mean_ms == 39.658101399739586 and run.throughput_rps == 6.081256164425403
     assert run.percentiles_ms[99] == 88
-    assert any(n.startswith(f"{folder / 'locust_stats.csv'}: not UTF-8 (byte 0xbd on line 2): "
-                            "decoded as Latin-1") for n in run.notes)
+    assert Warn(Code.IN_FILE, source=str(folder / "locust_stats.csv"),
+                warning=Warn(Code.DECODED_LATIN1, byte=0xbd, line=2)) in run.notes
+    assert any(str(n).startswith(f"{folder / 'locust_stats.csv'}: not UTF-8 (byte 0xbd on line "
+                                 "2): decoded as Latin-1") for n in run.notes)
 
 
 def test_a_stats_file_that_cannot_be_read_is_an_error_naming_it(tmp_path):
@@ -122,7 +124,8 @@ def test_locust_0_8_requests_and_distribution_are_joined_and_said():
     assert total.is_aggregate and total.requests == 1368 and total.failures == 141
     assert total.percentiles_ms[99] == 10 and runs["GET", "/"].percentiles_ms[100] == 25
     assert runs["GET", "/missing"].percentiles_ms == {}  # N/A: no request succeeded
-    said = " ".join(total.notes)
+    said = " ".join(map(str, total.notes))
+    assert any(n.code is Code.LOCUST_SUCCESSES_ONLY for n in total.notes)
     for words in ("'# requests' as 'Request Count'", "no final newline", "method 'None'",
                   "'Total', read as the aggregate", "counted only the successes"):
         assert words in said, words
@@ -132,7 +135,7 @@ def test_locust_0_14_bare_percentile_header_and_old_history():
     folder = ROOT / "locust" / "real" / "0.14.6"
     (total,) = [r for r in perfkit.load(folder, cache=False) if r.is_aggregate]
     assert total.percentiles_ms[99.999] == 20 and total.endpoint == "Aggregated"
-    assert any("'99.999', among the percentile columns, read as '99.999%'" in n
+    assert any("'99.999', among the percentile columns, read as '99.999%'" in str(n)
                for n in total.notes)
     rows = total.extra["history"]
     assert rows and rows[-1]["user_count"] is None and rows[-1]["total_requests"] > 0
