@@ -57,8 +57,6 @@ _RELATIVE_SLACK = 0.012
 #: (105 -> 110) or 0.5 ms below 100 ms. Beyond that it is not rounding.
 _LOCUST_RELATIVE_SLACK = 0.05
 _LOCUST_SLACK_MS = 0.5 + _PRINT_SLACK_MS
-#: what a kept-out value's note adds to the problem (:attr:`Code.KEPT_OUT`'s words)
-KEPT_OUT = "kept out of every analysis"
 
 
 @dataclasses.dataclass(frozen=True)
