@@ -216,7 +216,13 @@ def change_ci(ratio: float, low: float, high: float) -> str:
         return f"{pct_change(ratio)} [no CI]"
     if any(0 < float(v) < RATIO_BELOW for v in (ratio, low, high)):
         return f"x{fmt_ci(ratio, low, high)}"
-    return f"{pct_change(ratio)} [{pct_change(low)}, {pct_change(high)}]"
+    lo = UNBOUNDED_BELOW if float(low) <= 0 else pct_change(low)
+    return f"{pct_change(ratio)} [{lo}, {pct_change(high)}]"
+
+
+#: the low end of a change's interval at -100% or below (a ratio of 0: the interval bounds
+#: nothing below, "-100%" would read as a measured fall to zero)
+UNBOUNDED_BELOW = "unbounded below"
 
 
 def fmt_ci(estimate: Any, low: Any, high: Any, unit: str = "", digits: int = 3) -> str:
@@ -232,6 +238,8 @@ def fmt_ci(estimate: Any, low: Any, high: Any, unit: str = "", digits: int = 3) 
         return f"{e} [no CI]"
     if unit == "%":
         e, lo, hi = (fmt_pct_change(v, digits) for v in (estimate, low, high))
+        if not is_missing(low) and float(low) <= -100:  # a value of 0 or less: no bound
+            lo = UNBOUNDED_BELOW
         return f"{e} [{lo}, {hi}]"
     suffix = f" {unit}" if unit else ""
     return (f"{fmt_sig(estimate, digits)}{suffix} [{fmt_sig(low, digits)}, "

@@ -142,6 +142,8 @@ class GateOutcome(StrEnum):
     NO_REGRESSION = "no regression"
     BEYOND_NOT_SIGNIFICANT = "beyond threshold, not significant"
     STRADDLES = "straddles threshold"
+    #: the arms ran apart in time, and without the drift the change straddles the threshold
+    DRIFT = "could be drift"
     #: the arms ran at different load levels (no level on both sides): nothing to judge
     DIFFERENT_LOAD = "different load levels"
 

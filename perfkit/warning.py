@@ -167,6 +167,8 @@ class Code(StrEnum):
     RUNS_PARTIAL = "runs-partial"
     #: only Holm's adjustment over the table makes the row untestable
     UNTESTABLE_DESIGN = "untestable-design"
+    #: Holm's later step calls a row significant while its Bonferroni interval holds no change
+    HOLM_STEP_INTERVAL_HOLDS = "holm-step-interval-holds"
     #: every run of one arm ran before every run of the other
     ARMS_NOT_INTERLEAVED = "arms-not-interleaved"
     #: the A/A calibration (perfkit.analysis.compare._aa)
@@ -213,6 +215,8 @@ class Code(StrEnum):
     NONPOSITIVE_VALUES = "nonpositive-values"
     NO_RATIO_CI = "no-ratio-ci"
     TOO_FEW_RUNS = "too-few-runs"
+    #: the rank test's smallest p (times the family) near alpha: Welch's t decides, or not
+    RANK_TEST_FLOOR = "rank-test-floor"
     #: percentiles across runs (perfkit.stats.acrossruns, .bootstrap)
     RUNS_LEFT_OUT = "runs-left-out"
     RUNS_RANKED_SLOWEST = "runs-ranked-slowest"
@@ -256,6 +260,10 @@ class Code(StrEnum):
     FACTORIAL_KEEPS_PARTIAL = "factorial-keeps-partial"
     #: two factors interact at a level: their simple effects given, not main effects
     INTERACT_AT = "interact-at"
+    #: a load level's partial runs (fewer connections got in than opened), named
+    LEVEL_RUNS_PARTIAL = "level-runs-partial"
+    #: a simple effect and the A/B row of the same two cells differ by their families
+    AB_FAMILY_DIFFERS = "ab-family-differs"
     #: latency percentiles (perfkit.analysis.latency)
     LATENCIES_WRK_CLOSED_LOOP = "latencies-wrk-closed-loop"
     LATENCIES_CLOSED_LOOP = "latencies-closed-loop"
@@ -290,6 +298,11 @@ class Code(StrEnum):
     WEAK_HOLDS_ONE = "weak-holds-one"
     FAILED_RUNS_LEFT_OUT = "failed-runs-left-out"
     LABELS_LEFT_OUT = "labels-left-out"
+    #: a step in the newest labels cannot show as a change point (and what tests it instead)
+    NEWEST_UNSEEN = "newest-unseen"
+    #: the recent-step test (perfkit.stats.recent): why the newest labels are not tested
+    RECENT_FEW_LABELS = "recent-few-labels"
+    RECENT_CHANGE_POINT_AT_NEWEST = "recent-change-point-at-newest"
     #: power (perfkit.stats.power)
     NO_SPREAD = "no-spread"
     TIED_VALUES = "tied-values"

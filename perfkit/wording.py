@@ -280,7 +280,16 @@ def _drift_may_make_change(f: Mapping[str, Any]) -> str:
             f"base runs on average, and the drift within the arms ({change_ci(*f['per_run'])} "
             f"per run, p {formatting.fmt_p(f['p_value'])}, {f['runs']} runs) makes "
             f"{change_ci(*f['made'])} over that distance; without it the change is "
-            f"{change_ci(*f['without'])}; {DRIFT_FIX}")
+            f"{change_ci(*f['without'])}{_straddles(f)}; {DRIFT_FIX}")
+
+
+def _straddles(f: Mapping[str, Any]) -> str:
+    """The gate's clause of a drift note: the threshold the change without the drift
+    straddles (empty without one)."""
+    if f.get("straddles") is None:
+        return ""
+    return (f", which straddles {pct_change(f['straddles'])}: the gate cannot tell a "
+            f"{f['what']} from the drift")
 
 
 def _arm_drift_check(f: Mapping[str, Any]) -> str:
@@ -371,6 +380,64 @@ def _too_few_runs(f: Mapping[str, Any]) -> str:
     hint = f" (>= {need} vs {need}{holm})" if need is not None else ""
     return (f"{f['n_base']} vs {f['n_new']} runs cannot reach p < {f['alpha']:g} (smallest p "
             f"{fmt_p(f['min_p'])}): run more{hint}")
+
+
+def _holm_step(f: Mapping[str, Any]) -> str:
+    family = f["family"]
+    return (f"significant after Holm over {family} tests (p {formatting.fmt_p(f['p_adjusted'])}: "
+            f"a later step of the step-down, at a larger level), while its "
+            f"{f['level'] * 100:.3g}% interval (Bonferroni over {family}, so that the family's "
+            "intervals hold together) holds no change: the direction is shown, the size only "
+            "bounded by that interval")
+
+
+def _rank_test_floor(f: Mapping[str, Any]) -> str:
+    holm = f"; with {f['family']} comparisons {f['floor']:.2g}" if f["family"] > 1 else ""
+    near = "within a factor of 2 of" if f["floor"] < f["alpha"] else "not below"
+    head = (f"{f['n_base']} vs {f['n_new']} runs: the smallest p the rank test can give is "
+            f"{f['min_p']:.2g}{holm}, {near} alpha {f['alpha']:g}")
+    if f["switched"]:
+        return (f"{head}, so Welch's t on the log values (a test with no such floor) decides, "
+                "with the ratio of geometric means and its t interval (its size is measured in "
+                "benchmarks/calibration_floor.py)")
+    why = (f"fewer than {f['min_runs']} runs a side"
+           if min(f["n_base"], f["n_new"]) < f["min_runs"]
+           else "failed runs ranked worst, values <= 0 or no spread")
+    return (f"{head}: only a complete or nearly complete separation of the runs reaches it, so "
+            f"its verdict rests on the test's floor (no t test stands in: {why})")
+
+
+def _no_ratio_ci(f: Mapping[str, Any]) -> str:
+    family = f.get("family", 1)
+    over = f" (Bonferroni over {family})" if family > 1 else ""
+    return (f"no {f['confidence'] * 100:.3g}% ratio CI{over} from {f['n_base']} vs "
+            f"{f['n_new']} runs")
+
+
+def _ab_family_differs(f: Mapping[str, Any]) -> str:
+    other = f["at"].partition("=")[0]
+    test = (", where the rank test's floor is within a factor of 2 of alpha, so Welch's t on "
+            "the log values decides (the ratio of geometric means)" if f["welch"] else "")
+    return (f"{f['factor']} at {f['at']}: the A/B table compares the same two cells in a "
+            f"Holm family of {f['family']} (every factor at every load level){test}, its "
+            f"interval Bonferroni-adjusted over them: {change_ci(f['ratio'], f['low'], f['high'])}"
+            f", p {formatting.fmt_p(f['p_adjusted'])} after Holm, {f['verdict']}; here the "
+            f"family is the {f['levels']} levels of {other}: the families make the estimate, "
+            "interval, p or verdict differ")
+
+
+def _newest_unseen(f: Mapping[str, Any]) -> str:
+    k = f["k"]
+    text = (f"a step in the newest {k} labels cannot show as a change point: permuting whole "
+            f"labels, a split there gives no p below 2 / C({f['labels']}, {k}) = "
+            f"{f['floor']:.3f} > {f['alpha']:g} (>= {f['need']} labels needed)")
+    if f.get("windows") is not None:
+        return (f"{text}; the newest labels are tested against the segment before them "
+                f"instead (t on the labels' medians, {f['windows']} window(s))")
+    if f.get("untested") is not None:
+        return (f"{text}; nor can they be tested against the segment before them: "
+                f"{f['untested']}")
+    return text
 
 
 def _percentile_above_max(f: Mapping[str, Any]) -> str:
@@ -562,9 +629,9 @@ WORDING: dict[Code, Wording] = {
     Code.INFINITE_VALUES: "{side}: {values} infinite value(s) taken as failed runs (no tool "
                           "measures +-inf)",
     Code.NONPOSITIVE_VALUES: "values <= 0: no ratio (it needs positive values)",
-    Code.NO_RATIO_CI: lambda f: (f"no {pct(f['confidence'])} ratio CI from {f['n_base']} vs "
-                                 f"{f['n_new']} runs"),
+    Code.NO_RATIO_CI: _no_ratio_ci,
     Code.TOO_FEW_RUNS: _too_few_runs,
+    Code.RANK_TEST_FLOOR: _rank_test_floor,
     Code.RUNS_LEFT_OUT: "{missing} of {runs} runs have no usable p{q:g} (failed or not "
                         "measured) and were left out: the interval describes the runs that "
                         "finished",
@@ -664,11 +731,17 @@ WORDING: dict[Code, Wording] = {
         f"{f['factors']} interact at {f['where'] or 'every level'}: each factor's effect there "
         "depends on the other's level, so it is given at each level of the other (simple "
         "effects), not as a main effect"),
+    Code.LEVEL_RUNS_PARTIAL: lambda f: (
+        f"{len(f['runs'])} of {f['of']} runs {RunStatus.PARTIAL}: fewer connections got in than "
+        "the generator opened, for all or part of the run (the server's listening socket "
+        "dropped attempts, each retried after 1 s or more); their latencies describe the "
+        f"connections that got in ({', '.join(f['runs'])})"),
+    Code.AB_FAMILY_DIFFERS: _ab_family_differs,
     Code.LATENCIES_WRK_CLOSED_LOOP: f"{WRK_LATENCY}.",
     Code.LATENCIES_CLOSED_LOOP: lambda f: (
         f"{', '.join(f['tools'])} measure(s) in a closed loop: the tail is understated "
         "(coordinated omission); only wrk2's corrected percentiles describe it."),
-    Code.LATENCIES_HISTOGRAM_PARTIAL: "{runs} wrk2 run(s) have a histogram of the "
+    Code.LATENCIES_HISTOGRAM_PARTIAL: "{runs} of {wrk2} wrk2 run(s) have a histogram of the "
                                       "post-calibration part only (wrk2 resets it after ~10 s): "
                                       "their percentiles describe the end of each run.",
     Code.ESTIMATE_RUNS_STATUS: _estimate_runs_status,
@@ -726,6 +799,10 @@ WORDING: dict[Code, Wording] = {
     Code.LABELS_LEFT_OUT: lambda f: (
         f"{len(f['labels'])} label(s) without a usable run left out: "
         + ", ".join(f["labels"][:5]) + (" ..." if len(f["labels"]) > 5 else "")),
+    Code.NEWEST_UNSEEN: _newest_unseen,
+    Code.RECENT_FEW_LABELS: "{labels} labels: a step in the newest label needs >= {before} "
+                            "labels before it in its segment ({need} in all)",
+    Code.RECENT_CHANGE_POINT_AT_NEWEST: "a change point already starts at the newest label",
     Code.NO_SPREAD: "no run-to-run spread: every run of a side has the same value (a rounded "
                     "metric?), so any change counts as detected once the runs can reach alpha; "
                     "a change smaller than the metric's rounding would not show in such runs",
@@ -753,6 +830,7 @@ WORDING: dict[Code, Wording] = {
     Code.UNTESTABLE_DESIGN: lambda f: (
         f"not testable with this design: Holm over {f['family']} comparisons "
         f"{need_words(f['need'], f['family'], f['most'])}"),
+    Code.HOLM_STEP_INTERVAL_HOLDS: _holm_step,
     Code.AA_RANKED_WORST: lambda f: (
         f"{f['metric']}{at_words(f['where'])}: {f['runs']} run(s) failed, saturated or without "
         "a value, ranked worst in the splits"),

@@ -160,17 +160,19 @@ def demo_slo(demo_sweep):
 
 @pytest.fixture(scope="session")
 def demo_factorial():
-    """data/demo-wrk-factorial, loaded (keepalive x cache at 16, 64, 256 connections, 5 runs
-    per cell)."""
+    """The demo factorial as first recorded (tests/fixtures/stalls/factorial-upstream-backlog100:
+    keepalive x cache at 16, 64, 256 connections, 5 runs per cell, with the upstream's queue
+    of 100 and its 1 s stalls), loaded."""
     from perfkit.analysis import load_experiment
 
-    return load_experiment(ROOT / "data" / "demo-wrk-factorial")
+    return load_experiment(ROOT / "tests" / "fixtures" / "stalls" / "factorial-upstream-backlog100")
 
 
 @pytest.fixture(scope="session")
 def demo_tuning(demo_factorial):
-    """The tuning-effects page of the demo factorial: ``(rows, factorial results, A/B tables,
-    answers)`` for p99 latency and throughput, keepalive x cache by connections."""
+    """The tuning-effects page of the first demo factorial (:func:`demo_factorial`): ``(rows,
+    factorial results, A/B tables, answers)`` for p99 latency and throughput, keepalive x
+    cache by connections."""
     from perfkit.report.sections import effects
 
     rows = demo_factorial.rows()

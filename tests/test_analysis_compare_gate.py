@@ -301,3 +301,48 @@ def test_a_threshold_is_5_percent_or_0_05_on_the_command_line():
             for given in ("5%", "0.05")]
     assert outs[0][0] == outs[1][0] == 1 and outs[0][1] == outs[1][1]
     assert json.loads(outs[0][1])["max_regression"] == pytest.approx(0.05)
+
+
+def _drifting_aa(design: str, seed: int, drift_log: float = math.log(1.2),
+                 change_log: float = 0.0):
+    """The bundled A/A experiment's first 20 runs in order, their p99 set to
+    ``4 exp(drift x position / 19 + 0.05 z)`` (NEW's times ``exp(change_log)``); BASE the first
+    ten and NEW the last ten (``base then new``) or every other run (``interleaved``)."""
+    import numpy as np
+
+    from perfkit.analysis import load_experiment
+    from perfkit.analysis.core import RunSet
+    from perfkit.frames import runs_frame
+
+    runs = load_experiment(REPO / "data" / "demo-aa").rows().runs[:20]
+    runs = tuple(r.replace(order=i + 1, start_utc=f"2026-01-01T00:00:{i:02d}.000Z")
+                 for i, r in enumerate(runs))
+    rng = np.random.default_rng(seed)
+    position = np.arange(20)
+    is_new = position >= 10 if design == "base then new" else position % 2 == 1
+    values = 4.0 * np.exp(drift_log * position / 19 + 0.05 * rng.standard_normal(20)
+                          + change_log * is_new)
+    rows = RunSet(runs_frame(runs).assign(latency_p99_ms=values), runs)
+    return rows.subset(~is_new, "base"), rows.subset(is_new, "new")
+
+
+def test_a_change_the_drift_could_have_made_is_inconclusive_not_a_regression():
+    """Issue 34: an A/A with +20% drift over the run order, the base runs then the new ones,
+    exited 1 in 31% of the audit's gates (the drift note beside it, the exit code without
+    it). The gate now takes the drift's part off the change: without it the interval
+    straddles +5%, so the row is inconclusive (exit 3), the drift named and the fix given.
+    The same seed exited 1 before. A real +30% change in interleaved arms stays a regression."""
+    from perfkit.analysis.compare import gate_runs
+
+    p99 = metric("latency_p99_ms")
+    base, new = _drifting_aa("base then new", seed=4)
+    result = gate_runs(base, new, [p99], 0.05, by="none", n_sim=100)
+    (row,) = result.rows
+    assert result.exit_status == 3 and row.status == INCONCLUSIVE
+    assert row.outcome == GateOutcome.DRIFT and row.row.drift is not None
+    assert "could be drift" in row.reason and "straddles +5.0%" in row.reason
+    assert "interleave the arms" in row.reason
+    assert "(could be drift: interleave the arms) is inconclusive" in result.describe()
+    base, new = _drifting_aa("interleaved", seed=4, drift_log=0.0, change_log=math.log(1.3))
+    real = gate_runs(base, new, [p99], 0.05, by="none", n_sim=100)
+    assert real.exit_status == 1 and real.rows[0].outcome == GateOutcome.REGRESSION

@@ -50,12 +50,15 @@ def test_the_change_without_the_drift_adds_the_two_half_widths_in_quadrature():
 
 
 @pytest.mark.slow  # 200 simulated A/A gates
-def test_gate_on_an_aa_with_drift_base_then_new_says_drift_with_its_exit_1():
+def test_gate_on_an_aa_with_drift_base_then_new_says_drift_and_does_not_exit_1():
+    # issue 34: the drift note fired on 92% of such gates, but 48 of 150 still exited 1 (the
+    # exit code, not the note, is what CI reads); a row whose change could be drift is now
+    # inconclusive (exit 3)
     runs = calibration.template()
     found = calibration.simulate("base then new", 0.05, calibration.DRIFT, 150, 3, runs)
-    assert found.exit_1 >= 30  # the confounded drift does fail the gate (~35%)
-    assert found.share_with_note >= 0.9  # 48 of 48 with this seed; 0.92 over 1000 (seed 22)
-    assert found.old_drift_called / found.exit_1 <= 0.1  # the old check: 1 of 48
+    assert found.exit_1 <= 0.05 * found.reps  # 0 of 150 with this seed
+    assert found.drift_inconclusive >= 30  # 48 of 150: 'could be drift', exit 3
+    assert found.note / found.reps >= 0.9  # 139 of 150 name the drift
     clean = calibration.simulate("interleaved", 0.05, 0.0, 50, 3, runs)
     assert clean.note / clean.reps <= 0.05  # interleaved A/A without drift: 0 of 50
 

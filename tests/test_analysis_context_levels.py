@@ -8,11 +8,14 @@ from pathlib import Path
 from perfkit.analysis.context import _levels as levels
 from perfkit.analysis.core import load_experiment
 
+#: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
+#: (tests/fixtures/stalls/README.md)
+STALLS = Path(__file__).resolve().parent / "fixtures" / "stalls"
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def test_each_factor_level_is_its_recorded_configuration_difference():
-    exp = load_experiment(DATA / "demo-wrk-factorial")
+    exp = load_experiment(STALLS / "factorial-upstream-backlog100")
     frame = levels.level_changes(exp)
     keep = frame[frame["factor"] == "keepalive"].set_index("setting")
     assert (keep.loc["keepalive_timeout", "low_value"], keep.loc["keepalive_timeout",

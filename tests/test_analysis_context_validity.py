@@ -16,6 +16,9 @@ from perfkit.analysis.context import CACHE_DIR, STATE_DIR, threats
 from perfkit.analysis.core import GENERATOR_BUSY
 from perfkit.report.sections import effects, scaling
 
+#: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
+#: (tests/fixtures/stalls/README.md)
+STALLS = Path(__file__).resolve().parent / "fixtures" / "stalls"
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
@@ -53,7 +56,8 @@ def test_threats_come_from_the_manifests(demo_sweep):
     swept = {t.kind: t.text for t in threats(demo_sweep)}
     assert "generator-unknown" in swept and "wrk2-calibration" in swept
     assert "nginx 1." in swept["workload"] and "bytes read per response" in swept["workload"]
-    factorial = {t.kind: t.text for t in threats(load_experiment(DATA / "demo-wrk-factorial"))}
+    stalls = load_experiment(STALLS / "factorial-upstream-backlog100")
+    factorial = {t.kind: t.text for t in threats(stalls)}
     assert "runs of 5.01-5.1 s" in factorial["short-runs"]  # wrk -d 5s, timed in manifests
 
 

@@ -20,6 +20,9 @@ from perfkit.analysis.core import SATURATED, RunSet, cap_check, cap_hits, percen
 from perfkit.report.sections import effects
 from perfkit.warning import Code
 
+#: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
+#: (tests/fixtures/stalls/README.md)
+STALLS = Path(__file__).resolve().parent / "fixtures" / "stalls"
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 #: wrk's printed percentiles, ms: a fast run, one whose max is the 1 s SYN retransmission
@@ -93,7 +96,7 @@ def test_on_the_bundled_data_only_the_demo_factorials_256_connections_are_on_a_c
     assert not [t for t in threats(sweep) if "such retries" in t.text]
     keepalive = load_experiment(DATA / "seeds-keepalive")
     assert cap_hits(keepalive.rows()) == []  # run 0003: 2820-3080 ms, a queue like its peers'
-    factorial = load_experiment(DATA / "demo-wrk-factorial")
+    factorial = load_experiment(STALLS / "factorial-upstream-backlog100")
     hits = cap_hits(factorial.rows())
     frame = factorial.rows().frame.set_index("run_id")
     assert {frame.loc[h.run_id, "connections"] for h in hits} == {256}
@@ -158,7 +161,7 @@ def test_the_threat_reads_the_same_rule():
 def test_a_cap_warning_names_every_run_it_counts():
     """A warning in a CSV cell is the whole statement: every run it counts is named (no
     "..."), in the cap check and in the threat alike."""
-    factorial = load_experiment(DATA / "demo-wrk-factorial")
+    factorial = load_experiment(STALLS / "factorial-upstream-backlog100")
     rows = factorial.rows()
     hits = cap_hits(rows)
     on_cap = sorted({h.run_id for h in hits})

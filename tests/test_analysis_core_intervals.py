@@ -21,3 +21,14 @@ def test_an_interval_wider_than_100x_or_on_a_saturated_run_is_not_estimable():
     assert intervals.judge_interval(2.0, 3.0, n_saturated=1, every_run_counts=False,
                            doubtful_values=[9.0])
     assert intervals.judge_interval(math.nan, math.nan) == ""  # no interval: nothing to replace
+
+
+def test_an_effects_interval_wholly_on_one_side_of_no_change_is_printed_whatever_its_spread():
+    # issue 29: the demo's listen backlog at 256 connections, x0.0182 over 3 vs 3 runs with
+    # Bonferroni over 3 loads: [0.000937, 0.354], 378x apart, yet a fall of at least 65%
+    assert intervals.judge_interval(0.000937, 0.354, side_of=1.0) == ""
+    assert intervals.judge_interval(2.0, 400.0, side_of=1.0) == ""
+    # one that holds no change says nothing a reader can act on
+    assert "more than 100x" in intervals.judge_interval(0.01, 5.0, side_of=1.0)
+    # a level's interval (no side): the spread rule as before
+    assert "more than 100x" in intervals.judge_interval(0.000937, 0.354)

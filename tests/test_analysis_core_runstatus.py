@@ -44,15 +44,19 @@ def test_a_run_with_kept_up_peers_is_still_judged_by_their_latency():
 
 
 def test_a_run_fewer_connections_got_into_is_partial():
-    """At backlog 8 nginx accepted 164 of wrk's 256 + 1 connections (wrk opens one to test
-    the address first): the run's latencies describe the 163 that got in."""
+    """At backlog 8 and 1024 connections nginx accepted 843 of wrk's 1024 + 1 connections in
+    run 0005 (wrk opens one to test the address first): its latencies describe the 842 that
+    got in."""
     exp = load_experiment(DATA / "demo-backlog")
-    rows = exp.rows({"backlog": 8, "connections": 256})
+    rows = exp.rows({"backlog": 8, "connections": 1024})
     statuses = run_statuses(rows, metric("latency_p99_ms"))
     assert [s.status for s in statuses] == [PARTIAL] * 3
-    first = next(s for r, s in zip(rows.runs, statuses, strict=True)
-                 if r.run_id.startswith("0002-"))
-    assert first.reason.startswith("163 of 256 connections got in (the server accepted 164")
+    run, first = next((r, s) for r, s in zip(rows.runs, statuses, strict=True)
+                      if r.run_id.startswith("0005-"))
+    accepted = run.counters.server_connections_accepted
+    assert accepted == 843  # counters/after - counters/before - 1 (stub_status)
+    assert first.reason.startswith(
+        f"{accepted - 1} of 1024 connections got in (the server accepted {accepted}")
     assert first.reason.endswith("latencies describe those")
     full = exp.rows({"backlog": 511, "connections": 256})
     assert [s.status for s in run_statuses(full, metric("latency_p99_ms"))] == [RunStatus.OK] * 3
@@ -105,10 +109,11 @@ def test_the_partial_runs_are_named_in_the_comparison_and_the_factorial():
     (partial,) = [w for w in notes if w.code is Code.RUNS_PARTIAL]
     assert partial["side"] == "new" and len(partial["reasons"]) == 3
     assert str(partial).startswith("new: 3 run(s) partial")
-    assert "163 of 256 connections got in" in str(partial)
+    assert "the server's listening socket dropped 993 connection attempts" in str(partial)
     result = factorial_effects(exp.rows(), ["backlog"], metric("latency_p99_ms"),
                                by="connections")
+    # the 9 runs at backlog 8, and the run at 511 and 1024 connections whose socket dropped 2
     (kept,) = [w for w in result.warnings if w.code is Code.FACTORIAL_KEEPS_PARTIAL]
-    assert len(kept["reasons"]) == 6 and str(kept).startswith("6 run(s) partial")
+    assert len(kept["reasons"]) == 10 and str(kept).startswith("10 run(s) partial")
     kinds = [kind for notes in result.level_run_notes.values() for _, kind, _ in notes]
-    assert kinds.count(PARTIAL) == 6
+    assert kinds.count(PARTIAL) == 10

@@ -23,6 +23,9 @@ from perfkit.errors import DataError
 from perfkit.vocabulary import Verdict
 from perfkit.warning import Code, Warn
 
+#: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
+#: (tests/fixtures/stalls/README.md)
+STALLS = Path(__file__).resolve().parent / "fixtures" / "stalls"
 REPO = Path(__file__).resolve().parents[1]
 AA = REPO / "data" / "demo-aa"
 PLAIN = REPO / "tests" / "fixtures" / "wrk" / "single" / "plain_default_c50"
@@ -131,7 +134,7 @@ def test_the_unmeasured_run_is_no_data_on_the_other_pages(mixed):
 
 
 def test_effects_and_plan_say_why_when_no_run_measured_the_metric():
-    exp = load_experiment(REPO / "data" / "demo-wrk-factorial")
+    exp = load_experiment(STALLS / "factorial-upstream-backlog100")
     from perfkit.analysis.effects import factorial_effects
 
     with pytest.raises(DataError, match="no run measured latency_p99_9_ms: wrk prints p50-p99"):

@@ -35,9 +35,12 @@ from perfkit.stats.factorial_design import factorial
 from perfkit.stats.mannwhitney import runs_to_reach_alpha
 from perfkit.warning import Code, Warn
 
+#: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
+#: (tests/fixtures/stalls/README.md)
+STALLS = Path(__file__).resolve().parent / "fixtures" / "stalls"
 REPO = Path(__file__).resolve().parents[1]
 AA = load_experiment(REPO / "data" / "demo-aa")
-FACTORIAL = load_experiment(REPO / "data" / "demo-wrk-factorial")
+FACTORIAL = load_experiment(STALLS / "factorial-upstream-backlog100")
 INF = math.inf
 SPREAD = [2.0, 2.1, 1.9, 2.05, 2.2]
 #: (base values, new values) of each degenerate input

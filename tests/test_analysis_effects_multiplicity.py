@@ -6,13 +6,16 @@ from pathlib import Path
 
 from perfkit.analysis.effects import _multiplicity as multiplicity
 
+#: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
+#: (tests/fixtures/stalls/README.md)
+STALLS = Path(__file__).resolve().parent / "fixtures" / "stalls"
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def test_the_holm_families_are_stated_once_as_data():
     from perfkit.report.sections import common, effects
 
-    rows = common.load_experiment("demo-wrk-factorial", str(DATA)).rows({})
+    rows = common.load_experiment("factorial-upstream-backlog100", str(STALLS)).rows({})
     metrics = ["latency_p99_ms", "throughput_rps"]
     ab = effects.ab_tables(rows, ["keepalive", "cache"], metrics, "connections")
     res = effects.factorials(rows, ["keepalive", "cache"], metrics, "connections")

@@ -411,3 +411,26 @@ def test_the_history_explains_its_two_numbers_for_one_change():
     assert v08["change_point_estimand"].startswith("level of v08..v12 over that of v01..v07")
     assert v08["gate_estimand"].startswith("v08's runs over those of v01..v07")
     assert "v08's median (43.1 ms) lies above its segment's (40.7 ms)" in v08["why_they_differ"]
+
+
+def test_a_change_in_the_newest_label_is_found_or_declared_untestable():
+    """Issue 34: a step in the newest labels cannot be a change point (permuting whole labels,
+    a split with 2 labels after it gives no p below 2 / C(8, 2) = 0.071), and nothing said so.
+    The demo history cut after v08 (the upstream went from 10 to 20 ms at v08, its newest
+    label) shows no change point; the newest labels against the segment before them show the
+    step, and the output says why the change points could not."""
+    code, out, err = cli("show", "--store", "data/demo-history::label=v01|v02|v03|v04|v05|v06|"
+                         "v07|v08", "--metric", "latency_p99_ms", "--format", "json")
+    assert (code, err) == (0, "")
+    data = json.loads(out)
+    assert data["change_points"] == []
+    (recent,) = data["recent"]
+    assert (recent["newest_labels"], recent["against"], recent["verdict"]) == (
+        "v08", "v01..v07", "change")
+    assert recent["ratio_ci_low"] > 1.05 and recent["p_value"] < 0.05
+    assert "2 / C(8, 2) = 0.071 > 0.05 (>= 10 labels needed)" in recent["unseen"]
+    code, out, _ = cli("show", "--store", "data/demo-history::label=v01|v02|v03", "--metric",
+                       "latency_p99_ms")
+    assert code == 0
+    assert "not testable" in out and "needs >= 3 labels before it in its segment (4 in all)" \
+        in out

@@ -20,6 +20,9 @@ from perfkit.report.sections import latency, scaling
 from perfkit.vocabulary import RunStatus, Verdict
 from perfkit.warning import Code, Warn
 
+#: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
+#: (tests/fixtures/stalls/README.md)
+STALLS = Path(__file__).resolve().parent / "fixtures" / "stalls"
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
@@ -201,7 +204,7 @@ def test_the_slo_and_latency_pages_print_no_interval_of_a_saturated_cell():
 def test_a_percentile_no_run_measured_is_no_data_not_zero_and_inf():
     """wrk never prints p99.9: the row was 'n runs 0 | ci low 0 | ci high inf | n failed 5'
     and the Methods said 'the median of the 0 runs' percentiles'."""
-    rows = load_experiment(DATA / "demo-wrk-factorial").rows({"connections": 16})
+    rows = load_experiment(STALLS / "factorial-upstream-backlog100").rows({"connections": 16})
     table = percentiles(group_runs(rows, ["keepalive", "cache"]), (99.0, 99.9))
     frame = table.to_frame()
     missing = frame[frame["percentile"] == 99.9]

@@ -128,7 +128,8 @@ def _independent(link: rule.Link) -> dict:
         ps.append(_permutation_p(n, b))
         if math.isclose(level, float(wanted[0])):
             at = {"base": b, "new": n, "i": len(ps) - 1}
-    hl, lo, hi = _moses(at["base"], at["new"], ALPHA)
+    # the interval is Bonferroni's over the experiment's load levels, as its p is Holm's
+    hl, lo, hi = _moses(at["base"], at["new"], ALPHA / len(levels))
     p = _holm(ps)[at["i"]]
     significant = p < ALPHA and not math.isnan(hl)
     up = hl > 1

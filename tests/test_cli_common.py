@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
 #: experiment -> the run whose stdout.txt is overwritten
 DAMAGED = {"demo-aa": "0004-b02-arm=A",
-           "demo-wrk-factorial": "0002-b01-keepalive=none_cache=ram_c16",
+           "demo-wrk-factorial": "0002-b01-client_keepalive=on_upstream_keepalive=on_cache=ram_c16",
            "demo-wrk-connections": "0004-b01-profile=default_c32"}
 
 
@@ -77,7 +77,7 @@ def test_scan_lists_it(root):
 REFUSING = [
     ("compare", "demo-aa::arm=A", "demo-aa::arm=B"),
     ("gate", "demo-aa::arm=A", "demo-aa::arm=B", "--max-regression", "10%"),
-    ("effects", "demo-wrk-factorial", "--factors", "keepalive,cache"),
+    ("effects", "demo-wrk-factorial", "--factors", "upstream_keepalive,cache"),
     ("scaling", "demo-wrk-connections", "--x", "connections"),
     ("plan", "--detect", "5%", "--from", "demo-aa::arm=A"),
     ("history", "add", "demo-aa", "--label", "v1", "--store", "history"),

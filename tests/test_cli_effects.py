@@ -105,8 +105,9 @@ def test_help_explains_the_coding_rule_with_examples():
 
 def test_ab_csv_holds_one_variable_per_column():
     # was: base=keepalive=none, new=keepalive=keepalive, held_at=cache=none (name=value cells)
-    code, out, _ = run_cli("effects", str(FACTORIAL), "--factors", "keepalive,cache", "--ab",
-                           "--format", "csv")
+    stalls = Path(__file__).resolve().parent / "fixtures" / "stalls"
+    code, out, _ = run_cli("effects", str(stalls / "factorial-upstream-backlog100"), "--factors",
+                           "keepalive,cache", "--ab", "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert code == 0 and len(rows) == 6 and "held_at" not in rows[0]
     assert not [v for r in rows for k, v in r.items() if k != "warnings" and "=" in v]

@@ -119,7 +119,8 @@ UNUSED_HEAVY = ("scipy.stats", "matplotlib", "nbformat", "papermill")
 ANSWERING = [
     ("compare", AA, AB),
     ("gate", AA, AB, "--max-regression", "5%"),
-    ("effects", "data/demo-wrk-factorial", "--factors", "keepalive,cache"),
+    ("effects", "data/demo-wrk-factorial", "--factors",
+     "client_keepalive,upstream_keepalive,cache"),
 ]
 
 

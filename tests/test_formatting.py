@@ -48,3 +48,15 @@ def test_progress_tells_the_mean_time_of_the_steps_so_far_times_those_left(monke
     assert stream.getvalue().splitlines() == [
         "sweep x: 5/10 runs, 0005-b02-c16 complete (29.5 s); about 2 min 30 s left",
         "sweep x: 6/10 runs, 0006-b02-c64 failed (30.0 s); about 2 min 00 s left"]
+
+
+def test_an_interval_of_a_change_that_reaches_minus_100_percent_is_unbounded_below():
+    # issue 29: the seeds page printed "+127% [-100%, +370%]": an interval whose low end is
+    # a value of 0 or less bounds nothing below, it measured no fall to zero
+    from perfkit.formatting import change_ci, fmt_ci
+
+    assert fmt_ci(127, -100, 370, "%") == "+127% [unbounded below, +370%]"
+    assert fmt_ci(127, -140, 370, "%") == "+127% [unbounded below, +370%]"
+    assert fmt_ci(-50, -99.5, -10, "%") == "-50% [-99.5%, -10%]"
+    assert change_ci(1.5, 0.0, 2.0) == "+50.0% [unbounded below, +100%]"
+    assert change_ci(1.5, 0.5, 2.0) == "+50.0% [-50.0%, +100%]"

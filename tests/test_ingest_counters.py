@@ -41,6 +41,9 @@ from perfkit.store.runtable import runs_to_table, table_to_runs
 from perfkit.warning import Code, Warn
 
 FIXTURES = Path(__file__).parent / "fixtures"
+#: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
+#: (tests/fixtures/stalls/README.md)
+STALLS = Path(__file__).resolve().parent / "fixtures" / "stalls"
 DATA = Path(__file__).resolve().parents[1] / "data"
 BACKLOG = FIXTURES / "counters" / "backlog8-isolated-c256"
 CACHE = FIXTURES / "counters" / "cache-ram-c16"
@@ -134,7 +137,10 @@ def test_scope_says_whether_the_kernel_counters_are_the_runs_alone():
 def test_mechanism_gives_each_sides_medians_and_says_the_scope():
     (isolated,), (shared,) = load(BACKLOG), load(CACHE)
     mech = mechanism([shared], [isolated])
-    assert mech.text().startswith("accepted connections per request 0.000761 -> 0.00385")
+    # per client connection (wrk's -c): 17 of 16 (its test connection), 162 of 256 (the
+    # backlog of 8 kept the rest out); per request, kept as columns, is no mechanism
+    assert mech.text().startswith("accepted connections per client connection 1.06 -> 0.633")
+    assert "per request" not in mech.text().split(";")[0]
     assert "listen overflows 0 -> 807" in mech.text()
     assert "cache hit ratio 1 on the base side only" in mech.text()
     assert Warn(Code.COUNTERS_SYSTEM_WIDE, runs=1, of=2) in mech.warnings
@@ -148,7 +154,7 @@ def test_mechanism_gives_each_sides_medians_and_says_the_scope():
 def test_the_cap_rule_cites_the_kernel_counters_of_the_runs_on_the_1_s_cap():
     """demo-wrk-factorial (isolated namespaces): the runs whose latencies sit on 1000 ms are
     cited with the listen overflows and SYN retransmissions their namespace counted."""
-    rows = load_experiment(DATA / "demo-wrk-factorial").rows()
+    rows = load_experiment(STALLS / "factorial-upstream-backlog100").rows()
     by_id = {r.run_id: r for r in rows.runs}
     hits = {h.run_id for h in cap_hits(rows) if h.cap_ms == 1000.0}
     assert hits  # the 256-connection runs without keepalive wait for the SYN retry
@@ -168,7 +174,7 @@ def test_the_kernel_counters_decide_whether_a_run_waited_for_the_syn_retry():
     """With counters from the run's own namespace, the SYN-retry caps read them, not the
     latency: retries counted put a p99 of 1070 ms (1 s plus a median of 57 ms) on the 1 s cap;
     none counted take a value off it, however it stands out."""
-    rows = load_experiment(DATA / "demo-wrk-factorial").rows()
+    rows = load_experiment(STALLS / "factorial-upstream-backlog100").rows()
     frame = rows.frame
     (i,) = np.flatnonzero(frame["run_id"].str.startswith("0011-").to_numpy())
     run = rows.runs[i]

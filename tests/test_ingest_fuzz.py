@@ -116,11 +116,11 @@ def test_three_thousand_mutated_inputs_never_crash_hang_or_give_bad_values(seeds
     assert report.failures == 0, {k: report.examples.get(k) for k in FAILURES}
     # the fuzzer is not vacuous: inputs end in every outcome, values are checked, the fast
     # path takes some inputs
-    assert report.counts["runs"] > 300 and report.counts["parse_error"] > 1000
+    assert report.counts["runs"] > 300 and report.counts["parse_error"] > 900
     assert report.counts["perfkit_error"] > 50
     assert report.counts["values_checked"] > 300 and report.counts["fast_taken"] > 10
     # ... contradictions are made and kept out, counter snapshots read or refused
-    assert report.counts["kept_out"] > 10 and report.counts["contradictions_checked"] > 1000
+    assert report.counts["kept_out"] > 10 and report.counts["contradictions_checked"] > 800
     assert report.counts["counter_inputs"] > 150 and report.counts["counters_checked"] > 20
 
 

@@ -17,6 +17,9 @@ from perfkit.formatting import fmt_ci
 from perfkit.plots import checks
 from perfkit.report.sections import common, effects, latency, overview, scaling
 
+#: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
+#: (tests/fixtures/stalls/README.md)
+STALLS = Path(__file__).resolve().parent / "fixtures" / "stalls"
 FIX = Path(__file__).resolve().parent / "fixtures"
 DEMO = ["demo-wrk-factorial", "demo-wrk-connections", "demo-locust", "demo-aa",
         "demo-wrk2-sweep", "demo-wrk2-uncorrected"]
@@ -38,7 +41,7 @@ def sweep_rows(sweep):
 
 @pytest.fixture(scope="module")
 def factorial():
-    rows = common.load_experiment("demo-wrk-factorial").rows()
+    rows = common.load_experiment("factorial-upstream-backlog100", str(STALLS)).rows()
     return effects.factorials(rows, ["keepalive", "cache"], ["latency_p99_ms"], "connections",
                               0.95, 0.05)[0]
 

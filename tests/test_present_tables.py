@@ -18,6 +18,9 @@ from perfkit.present import effects as present_effects
 from perfkit.present import scaling as present_scaling
 from perfkit.present.tables import Column, Table, latex_escape, render
 
+#: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
+#: (tests/fixtures/stalls/README.md)
+STALLS = Path(__file__).resolve().parent / "fixtures" / "stalls"
 DATA = Path(__file__).resolve().parents[1] / "data"
 TABLE = Table((Column("config"), Column("p99", "ms", right=True)),
               (("a_b & <c>", "1.5 [1.2, 1.9]"), ("50%|x", "10")), "p99 by config", ("# note ~",))
@@ -66,7 +69,7 @@ def test_html_escapes_every_cell_and_scrolls():
 
 
 def _results():
-    fact = load_experiment(DATA / "demo-wrk-factorial").rows()
+    fact = load_experiment(STALLS / "factorial-upstream-backlog100").rows()
     aa = load_experiment(DATA / "demo-aa").rows()
     conns = load_experiment(DATA / "demo-wrk-connections").rows()
     sweep = load_experiment(DATA / "demo-wrk2-sweep").rows()

@@ -58,7 +58,7 @@ def test_papermill_text_for_a_list_parameter_becomes_the_list(monkeypatch):
     monkeypatch.delenv("PERFKIT_NO_PROGRESS", raising=False)
     notebook = REPO / "notebooks" / "tuning-effects.ipynb"
     assert [n for n, p in nbparams.declared(notebook).items() if p.type_name == "list[str]"] \
-        == ["factors", "metrics", "aa_metrics"]
+        == ["factors", "metrics", "answer_metrics", "aa_metrics"]
     namespace = {"nb": nb, "metrics": "throughput_rps", "factors": "keepalive, cache",
                  "aa_metrics": ["latency_p99_ms"]}
     exec('report = nb.setup("tuning-effects", "")', namespace)  # noqa: S102 - as the notebook

@@ -20,6 +20,9 @@ from perfkit.stats._perrun import MIN_TAIL_REQUESTS
 from perfkit.vocabulary import ScalingVerdict, Verdict
 from perfkit.warning import Code, Warn, texts
 
+#: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
+#: (tests/fixtures/stalls/README.md)
+STALLS = Path(__file__).resolve().parent / "fixtures" / "stalls"
 FIX = Path(__file__).resolve().parent / "fixtures"
 DATA = FIX.parents[1] / "data"
 
@@ -314,7 +317,7 @@ def test_factorial_rows_carry_significance_and_verdict_from_the_holm_p(wrk2):
     assert (table.loc[~effect, "verdict"] == "").all()
     # 3 runs per cell, one cell with a saturated run: HC2 with Satterthwaite df finds no
     # effect at alpha 0.05 (the pooled t called two "better"); the factorial demo does
-    factorial = common.load_experiment("demo-wrk-factorial", str(DATA)).rows()
+    factorial = common.load_experiment("factorial-upstream-backlog100", str(STALLS)).rows()
     (thr,) = effects.factorials(factorial, ["keepalive", "cache"], ["throughput_rps"],
                                 per="connections")
     frame = thr.to_frame()
@@ -511,7 +514,7 @@ def test_effect_answers_carry_the_drift_and_block_threats_of_their_experiment():
 
 
 def test_forest_draws_cap_artefacts_as_crosses_and_counts_them_apart():
-    exp = common.load_experiment("demo-wrk-factorial", "")
+    exp = common.load_experiment("factorial-upstream-backlog100", str(STALLS))
     (p99,) = effects.factorials(exp.rows({}), ["keepalive", "cache"], ["latency_p99_ms"],
                                 "connections", 0.95, 0.05)
     rows = effects.forest_rows(p99)
@@ -531,7 +534,7 @@ def test_forest_draws_cap_artefacts_as_crosses_and_counts_them_apart():
 def test_the_note_below_the_factorial_tables_leaves_out_what_they_footnote():
     # the box under the effects and simple-effects tables repeated their footnote (the 1000 ms
     # cap note) word for word: it now gives only the warnings no table above gives
-    exp = common.load_experiment("demo-wrk-factorial", "")
+    exp = common.load_experiment("factorial-upstream-backlog100", str(STALLS))
     # throughput: its interaction is significant, so it has both tables (p99 has no simple
     # effects in the demo's data)
     (_, result) = effects.factorials(exp.rows({}), ["keepalive", "cache"],

@@ -34,6 +34,9 @@ def codes(answer) -> set[Code]:
     """The codes of an answer's coded caveats."""
     return {w.code for w in answer.warnings if isinstance(w, Warn)}
 
+#: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
+#: (tests/fixtures/stalls/README.md)
+STALLS = Path(__file__).resolve().parent / "fixtures" / "stalls"
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
@@ -113,8 +116,10 @@ def _exact_rank_p(x, y):
 
 #: a verdict: better/worse/~/not testable/no data, an artefact, or an A/A rule's outcome
 VERDICT = re.compile(r"better|worse|~|not testable|no data|not tested|"
-                     r"~ \(p [\d.]+ after Holm over \d+ tests\)|"
-                     r"(better|worse) \(affected by the [\d ]+(and [\d ]+)*ms caps?\)|"
+                     r"~ \(p [\d.]+ after Holm over \d+ tests; the interval is unadjusted\)|"
+                     r"(better|worse)( \(affected by the [\d ]+(and [\d ]+)*ms caps?\))?"
+                     r"( \(after Holm over \d+ tests, p [\d.]+; its simultaneous interval "
+                     r"holds no change\))?|"
                      r"artefact of the [\d ]+(and [\d ]+)*ms caps?|"
                      r"(holds its size \(rate <=|exceeds its size \(rate >) [\d.]+ x [\d.]+\)|")
 
@@ -333,7 +338,7 @@ def test_a_measured_effect_from_runs_that_waited_says_so_in_its_verdict():
     affects it (the index reads the verdict, not only the footnote)."""
     from perfkit.report.sections import common, effects
 
-    exp = common.load_experiment("demo-wrk-factorial", str(DATA))
+    exp = common.load_experiment("factorial-upstream-backlog100", str(STALLS))
     rows = exp.rows({})
     results = effects.factorials(rows, ["keepalive", "cache"], ["throughput_rps"],
                                  "connections", 0.95, 0.05)

@@ -143,8 +143,12 @@ def test_a_change_point_the_labels_do_not_explain_is_weak_and_says_why():
         answers = hs.answers(analyses, {})
         for a in analyses:  # one row per change point (issue 21), "no change point" else
             points = a.series[0].change.change_points
-            rows = [x for x in answers if x.question.startswith(a.metric.label)]
+            rows = [x for x in answers if x.question.startswith(a.metric.label)
+                    and "newest labels" not in x.question]
             assert len(rows) == max(1, len(points))
+            # and one for the newest labels against the segment before them (issue 34)
+            assert len([x for x in answers if x.question.startswith(
+                f"{a.metric.label}, newest labels")]) == 1
             for c, row in zip(points, rows, strict=False):
                 assert row.question == f"{a.metric.label} at {c.label}"
                 assert row.verdict == (HistoryVerdict.CHANGE if c.supported

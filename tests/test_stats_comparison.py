@@ -200,3 +200,41 @@ def test_alpha_outside_zero_one_is_refused():
         compare([1, 2], [3, 4], alpha=5)
     with pytest.raises(ValueError, match="alpha"):  # a UsageError is also a ValueError
         compare([1, 2], [3, 4], alpha=0)
+
+
+def test_at_the_rank_tests_floor_welchs_t_on_logs_decides_and_says_why():
+    """Issue 34: 5 vs 5 runs in a Holm family of 6: the exact rank test's smallest p is
+    2 / C(10, 5) = 0.0079, times 6 0.048, so only a complete separation could reach alpha and
+    a seventh comparison would leave none testable. Welch's t on the log values has no such
+    floor: it decides, with the ratio of geometric means and its t interval at Bonferroni's
+    level, and the row says why. Checked against the formulas (the df 0.4 of the way from
+    Hsu's n - 1 to Welch-Satterthwaite's: perfkit.stats.welch)."""
+    base = np.array([10.0, 10.6, 9.7, 10.2, 11.0])
+    new = np.array([11.5, 12.4, 11.1, 12.9, 11.8])
+    c = compare(base, new, family=6)
+    lb, ln = np.log(base), np.log(new)
+    assert c.p_method == "welch_log" and c.min_attainable_p == 0.0
+    vb, vn = lb.var(ddof=1) / 5, ln.var(ddof=1) / 5
+    df = 4 + 0.4 * ((vb + vn) ** 2 / (vb ** 2 / 4 + vn ** 2 / 4) - 4)
+    half = sps.t.ppf(1 - 0.05 / 12, df) * math.sqrt(vb + vn)
+    diff = ln.mean() - lb.mean()
+    assert c.p_value == pytest.approx(2 * sps.t.sf(abs(diff) / math.sqrt(vb + vn), df), rel=1e-9)
+    assert (c.ratio, c.ratio_ci_low, c.ratio_ci_high) == pytest.approx(
+        (math.exp(diff), math.exp(diff - half), math.exp(diff + half)), rel=1e-9)
+    assert c.ratio_ci_level == pytest.approx(1 - 0.05 / 6) and c.df == pytest.approx(df)
+    (note,) = [w for w in c.warnings if w.code is Code.RANK_TEST_FLOOR]
+    assert note["switched"] and note["family"] == 6
+    assert str(note).startswith("5 vs 5 runs: the smallest p the rank test can give is 0.0079; "
+                                "with 6 comparisons 0.048, within a factor of 2 of alpha 0.05")
+    assert "Welch's t" in str(note)
+    # a family of 3 keeps the rank test (0.024 is below alpha / 2), and says nothing
+    c3 = compare(base, new, family=3)
+    assert c3.p_method == "exact" and not [w for w in c3.warnings
+                                           if w.code is Code.RANK_TEST_FLOOR]
+    # a failed run ranked worst has no value a mean can take: the rank test stays, and the row
+    # says its verdict rests on the floor
+    failed = compare(base, [*new[:4], math.nan], family=6)
+    assert failed.p_method == "exact"
+    (note,) = [w for w in failed.warnings if w.code is Code.RANK_TEST_FLOOR]
+    assert not note["switched"]
+    assert "rests on the test's floor" in str(note) and "failed runs ranked worst" in str(note)

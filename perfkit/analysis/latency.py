@@ -202,7 +202,9 @@ def tool_notes(runs: Sequence[Run]) -> list[Warn]:
         out.append(Warn(Code.LATENCIES_CLOSED_LOOP, tools=others))
     partial = [r for r in runs if any(n.code is Code.HISTOGRAM_PARTIAL for n in r.notes)]
     if partial:
-        out.append(Warn(Code.LATENCIES_HISTOGRAM_PARTIAL, runs=len(partial)))
+        # "N of M": the rows a caveat affects and the page's tables count the same runs
+        wrk2 = sum(r.tool == "wrk2" for r in runs)
+        out.append(Warn(Code.LATENCIES_HISTOGRAM_PARTIAL, runs=len(partial), wrk2=wrk2))
     return out
 
 

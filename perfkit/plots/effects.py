@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ from matplotlib.patches import Patch
 
 from perfkit.formatting import fmt_ci
 from perfkit.plots.alt import note
-from perfkit.plots.style import GREY, Neutral, Palette, neutral_style
+from perfkit.plots.style import FONT_PT, GREY, WIDTH_IN, Neutral, Palette, neutral_style
 
 #: colours of the two non-factor segments of a variation bar (the terms are dark greys: effect
 #: names are not configurations, so they never take a configuration's colour)
@@ -309,7 +310,8 @@ def variation(frame: pd.DataFrame, ax: Axes, xlabel: str = "variation explained 
     ax.set_xlabel(xlabel)
     if ylabel:
         ax.set_ylabel(ylabel)
-    ax.figure.legend(loc="outside upper center", ncols=min(3, len(terms)))
+    labels = [t.replace(":", " × ") for t in terms]
+    ax.figure.legend(loc="outside upper center", ncols=legend_columns(labels, ax.figure))
     note(ax, f"allocation of variation: {len(levels)} stacked bars of {len(terms)} terms "
              f"({', '.join(t.replace(':', ' × ') for t in terms)}), each summing to "
              f"{_sums_text(left)}%")
@@ -317,6 +319,18 @@ def variation(frame: pd.DataFrame, ax: Axes, xlabel: str = "variation explained 
 
 
 _TERM_HATCHES = ("", "\\\\\\", "....", "xxx")
+
+
+def legend_columns(labels: Sequence[str], fig=None, width_in: float | None = None) -> int:
+    """How many columns of ``labels`` a legend across the figure's width holds (1 to 3): a
+    label's characters at half an em of the legend's font, plus its handle and padding (6
+    characters); a 2^3 design's "client_keepalive × upstream_keepalive × cache" takes a row
+    of its own, where three columns put it outside the figure."""
+    width = width_in if width_in is not None else (
+        fig.get_figwidth() if fig is not None else WIDTH_IN)
+    chars_per_in = 72 / (0.5 * (FONT_PT - 1))  # the legend's font: style's legend.fontsize
+    longest = max((len(str(x)) for x in labels), default=1)
+    return max(1, min(3, len(labels), int(width * chars_per_in) // (longest + 6)))
 
 
 def _sums_text(sums: np.ndarray) -> str:

@@ -105,7 +105,7 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
     holm = f", Holm over {table.family} rows" if table.family > 1 else ""
     unit = f", {m.unit}" if m.unit else ""
     title = (f"{m.name} ({m.better} is better{unit}){mark}: medians of runs with "
-             f"{pct(table.confidence)} CIs; change new/base with its {pct(1 - table.alpha)} CI; "
+             f"{pct(table.confidence)} CIs; change new/base with its {table.interval_words()}; "
              f"alpha {table.alpha:g}{holm}\nbase: {table.base} ({_arm_runs(table, 0)})\n"
              f"new:  {table.new} ({_arm_runs(table, 1)})")
     labels = [k for k, _ in table.rows[0].labels] if table.rows else []

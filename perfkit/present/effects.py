@@ -13,7 +13,7 @@ from typing import cast
 
 from perfkit.analysis.core import interval_or_reason
 from perfkit.analysis.effects import FactorialResult
-from perfkit.formatting import Footnotes, fmt_sig, level_text, pct
+from perfkit.formatting import Footnotes, fmt_sig, level_text
 from perfkit.present.compare import _p
 from perfkit.present.tables import Column, Table
 from perfkit.vocabulary import SIGNIFICANT, Verdict
@@ -47,7 +47,7 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
     at_level = {w for ws in result.level_warnings.values() for w in ws}
     marks = notes.mark([w for w in result.warnings if w not in at_level])
     title = (f"{result.metric.name}{marks}, {result.n_runs} runs: {scale}; "
-             f"{pct(result.confidence)} t CIs without equal spread across cells (HC2, "
+             f"{result.interval_words()} from t without equal spread across cells (HC2, "
              f"Satterthwaite df {span}){per}{block}\ncoding (low -> high): {coding}")
     frame, keys = result.to_frame(), result.effects["by"].to_numpy()  # aligned row by row
     mde = result.detectable()
@@ -58,10 +58,10 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
         Column("term"), Column("estimand"), Column("ratio" if result.log else "effect",
                                                    "" if result.log else result.metric.unit,
                                                    True),
-        Column(f"{pct(result.confidence)} CI"), Column(_detectable_header(mde)),
+        Column(_ci_header(result.interval_words())), Column(_detectable_header(mde)),
         *([Column("variation", "%", True)] if variation else []),
         Column("p", right=True)] + ([Column("p Holm", right=True)] if result.per else []) + [
-        Column("verdict")] + ([Column("mechanism (low -> high, other factors low)")]
+        Column("verdict")] + ([Column("mechanism (low -> high, averaged as the effect)")]
                               if mechanism else [])
     rows = []
     for index, r in frame.iterrows():
@@ -103,6 +103,12 @@ def _interval(low: float, high: float, why: str) -> str:
     return interval_or_reason(f"[{fmt_sig(low)}, {fmt_sig(high)}]", why)
 
 
+def _ci_header(words: str) -> str:
+    """``"98.3% CI"``: the column header of the intervals (the title and notes say over
+    what they are adjusted)."""
+    return words.split(" (")[0].replace("CIs", "CI")
+
+
 def _detectable_header(mde) -> str:
     power = next((m.power for m in mde if m is not None), None)
     return f"detectable ({power:.0%} power)" if power else "detectable"
@@ -136,7 +142,8 @@ def simple_effects(result: FactorialResult) -> Table:
     mechanism = "mechanism" in s and any(s["mechanism"])
     cols = [Column(c) for c in result.per] + [
         Column("factor"), Column("at"), Column("ratio" if result.log else "effect", right=True),
-        Column(f"{pct(result.confidence)} CI"), Column("detectable (80% power)"),
+        Column(_ci_header(result.interval_words(simple=True))),
+        Column("detectable (80% power)"),
         Column("p", right=True), Column("p Holm", right=True), Column("runs", right=True),
         Column("verdict")] + ([Column("mechanism (low -> high)")] if mechanism else [])
     rows = []
@@ -155,4 +162,5 @@ def simple_effects(result: FactorialResult) -> Table:
     how = f"; {methods[0]}" if len(methods) == 1 else ""
     return Table(tuple(cols), tuple(rows), "simple effects (each factor at each level of the "
                  "other, where the interaction is significant; Holm over the levels of the "
-                 f"other factor){how}", tuple(notes.items))
+                 f"other factor, {result.interval_words(simple=True)}){how}",
+                 tuple(notes.items))

@@ -99,7 +99,7 @@ def gate(result: GateResult) -> Table:
     n_new = max((t.n_new_runs for t in result.tables), default=0)
     title = (f"perfkit gate: {STATUS_TEXT[result.status]} (exit {result.exit_status}; "
              f"{summary or 'no rows'}): max regression {result.max_regression:.1%}, alpha "
-             f"{result.alpha:g}, change new/base with its {1 - result.alpha:.0%} CI"
+             f"{result.alpha:g}, change new/base with its {result.interval_words()}"
              f"{notes.mark([*result.warnings, *warns])}\n"
              f"base: {result.base} ({n_base} runs)\nnew:  {result.new} ({n_new} runs)")
     cols = [Column("metric"), *(Column(k) for k in keys), Column("base"), Column("new"),

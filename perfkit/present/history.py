@@ -51,7 +51,36 @@ def series(analysis: HistoryAnalysis) -> list[Table]:
                 Column("segment", right=True), Column("change point"))
         out.append(Table(cols, tuple(rows), title, tuple(notes.items)))
         out.append(change_points(changes, analysis, s.key))
+        out.append(recent(analysis, s.key))
     return out
+
+
+def recent(analysis: HistoryAnalysis, key: Sequence) -> Table:
+    """The test of a step in the newest labels of one series (:attr:`Series.recent`): the
+    window, the labels before it, the ratio with its interval, p and the verdict; why the
+    change points cannot see such a step, or why it cannot be tested, as notes."""
+    s = next(x for x in analysis.series if tuple(x.key) == tuple(key))
+    part = _rows_of(analysis.recent_frame(), analysis.keys, key)
+    notes = Footnotes()
+    r = s.recent
+    rows = []
+    for _, f in part.iterrows():
+        mark = notes.mark([t for t in (f["unseen"], f["reason"]) if t])
+        level = "" if f["ratio_ci_level"] != f["ratio_ci_level"] else \
+            f" ({f['ratio_ci_level']:.1%} CI)"
+        rows.append((f["newest_labels"] or "-", f["against"] or "-",
+                     change(f["ratio"], f["ratio_ci_low"], f["ratio_ci_high"]) + level
+                     if f["ratio"] == f["ratio"] else "-",
+                     _p(f["p_value"]), f"{f['verdict']} {mark}".rstrip()))
+    windows = f"{r.windows} window(s) of the newest 1-3 labels, " if r is not None and \
+        r.windows else ""
+    title = (f"recent step of {analysis.metric.name}: the newest labels against the segment "
+             f"before them (t on the labels' log medians; {windows}p and interval "
+             f"Bonferroni-adjusted over the windows), the test the change points cannot make "
+             "at the end of a history")
+    cols = (Column("newest labels"), Column("against"), Column("ratio newest/before"),
+            Column("p", right=True), Column("verdict"))
+    return Table(cols, tuple(rows), title, tuple(notes.items))
 
 
 def _rows_of(frame: pd.DataFrame, keys: Sequence[str], key: Sequence) -> pd.DataFrame:

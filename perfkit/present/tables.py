@@ -240,9 +240,28 @@ def _cell_attrs(c: Column, head: bool = False) -> str:
     return align + (' class="nowrap"' if c.right and not head else "")
 
 
+#: a text column's cells wrap to about this many lines at most (its header's min-width)
+WRAP_LINES = 3
+#: the widest a text column is made to keep to :data:`WRAP_LINES` (em)
+WRAP_MAX_EM = 30
+
+
+def _min_width(t: Table, i: int) -> str:
+    """A text column's ``min-width`` for its longest cell to wrap to :data:`WRAP_LINES` lines
+    at most (half an em a character, capped at :data:`WRAP_MAX_EM`): in a table wider than
+    the page a long cell scrolled out of view otherwise wraps a word a line and makes its
+    row tall (a 2^3 factorial's counters: 13 lines)."""
+    longest = max((len(row[i]) for row in t.rows), default=0)
+    if t.columns[i].right or longest <= 40:
+        return ""
+    return f"min-width:{min(WRAP_MAX_EM, -(-longest // WRAP_LINES) // 2)}em;"
+
+
 def _html(t: Table) -> str:
     esc = html.escape
-    head = "".join(f"<th{_cell_attrs(c, True)}>{esc(c.header)}</th>" for c in t.columns)
+    head = "".join(f"<th{_cell_attrs(c, True)}>{esc(c.header)}</th>"
+                   .replace(' style="', f' style="{_min_width(t, i)}', 1)
+                   for i, c in enumerate(t.columns))
     body = "".join("<tr>" + "".join(
         f"<td{_cell_attrs(c)}>{esc(v)}</td>"
         for v, c in zip(row, t.columns, strict=True)) + "</tr>" for row in t.rows)

@@ -98,9 +98,10 @@ def _environment():
 
 
 def render_index(title: str, params_name: str, entries: list[NotebookEntry],
-                 common: list[dict] | None = None) -> str:
+                 common: list[dict] | None = None, histograms: bool = False) -> str:
     """The index page as a string (see the module docstring); ``common``: the threats said
-    on every page (:func:`perfkit.report.threats.common`)."""
+    on every page (:func:`perfkit.report.threats.common`); ``histograms``: whether the
+    report wrote per-run histograms (its footer names the folder only then)."""
     items = [a for e in entries for a in e.answers]
     links = {a.group: (e.html, e.title if len(e.title) <= LINK_TITLE_CHARS else "page")
              for e in entries if e.html for a in e.answers if a.group}
@@ -110,12 +111,15 @@ def render_index(title: str, params_name: str, entries: list[NotebookEntry],
                            answers=Markup(body) if items else "", css=Markup(PAGE_CSS),
                            threats=[sentence(t) for t in common or ()],
                            anchor=INDEX_ANCHOR, methods_page=METHODS_PAGE,
-                           version=__version__)
+                           version=__version__, histograms=histograms)
 
 
 def write_index(out_dir: Path, title: str, params_name: str, entries: list[NotebookEntry],
                 common: list[dict] | None = None) -> Path:
     """Write ``out_dir/index.html``."""
     path = out_dir / "index.html"
-    path.write_text(render_index(title, params_name, entries, common), encoding="utf-8")
+    folder = out_dir / "histograms"
+    written = folder.is_dir() and any(folder.iterdir())
+    path.write_text(render_index(title, params_name, entries, common, written),
+                    encoding="utf-8")
     return path

@@ -179,13 +179,14 @@ def conditions_sentence(p: Provenance) -> str:
                      f"cover {_span(lo, hi, 's')} at the end of "
                      + ("the run (1 run)." if n == 1 else f"each run ({n} runs)."))
     if c.counter_scopes:
-        scopes = ", ".join(f"{n} {'in a network namespace of their own' if k == 'netns' else k}"
-                           for k, n in c.counter_scopes)
         total = sum(n for _, n in c.counter_scopes)
+        scopes = ", ".join(("in the server's own network namespace" if k == "netns" else k)
+                           + ("" if n == total else f" in {n} of {total} runs")
+                           for k, n in c.counter_scopes)
         parts.append("What the server and the kernel counted over each run (nginx's "
                      "stub_status, the kernel's TCP counters, the error log, cache statuses) was "
                      "recorded from just before the load generator started to just after it "
-                     f"exited, the kernel's counters read {scopes} ({total} runs).")
+                     f"exited ({total} runs); the kernel's counters were read {scopes}.")
     if c.think_time is not None:
         # the Methods state what the manifests recorded: a think time read from the
         # repository now may not be the one the runs had

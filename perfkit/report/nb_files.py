@@ -43,6 +43,13 @@ class Files:
         from perfkit.report.sections.common import runs_table
 
         frame, warnings = runs_table(rows)
+        if "source" in frame:  # no path of this machine in a report's files
+            frame = frame.assign(source=[source_in(v, name) for v in frame["source"]])
+        if "tool_version" in frame:  # 'locust 2.47.0 from /home/me/.venv/.../locust'
+            from perfkit.report.methods import relative
+
+            frame = frame.assign(tool_version=[relative(v) if isinstance(v, str) else v
+                                               for v in frame["tool_version"]])
         at = f" at {where}" if where else ""
         with self.collapsed(f"Per-run data of {name}{at}"):
             self.table(frame, f"runs-{name}", caption=f"Per-run metrics of {name}{at}",
@@ -91,3 +98,14 @@ class Files:
                                        f"{escape(summary)}</summary>{inner}</details>",
                           "text/plain": "\n".join(d.get("text/plain", "") for d, _ in gathered)},
                          {META_KEY: {"gathered": meta}} if meta else None)
+
+
+def source_in(source: Any, name: str) -> Any:
+    """A run's ``source`` from its experiment's folder on: ``/home/me/data/demo-aa/runs/0001/
+    stdout.txt`` -> ``demo-aa/runs/0001/stdout.txt`` (the last ``/<name>/`` in the path);
+    a path without it as its file name alone."""
+    text = str(source)
+    if not text.startswith("/") and ":\\" not in text[:3]:
+        return source
+    cut = text.rfind(f"/{name}/")
+    return text[cut + 1:] if cut >= 0 else text.rsplit("/", 1)[-1]

@@ -272,6 +272,25 @@ def too_few_labels(n_labels: int, alpha: float, min_labels: int = 2) -> Warn | N
                 min_labels=min_labels, floor=floor)
 
 
+def newest_unseen(n_labels: int, alpha: float, min_labels: int = 2) -> Warn | None:
+    """Why a step in the newest ``min_labels`` labels of ``n_labels`` cannot show as a change
+    point at ``alpha`` (None when it can): a split with k labels after it gives no p below
+    2 / C(n, k) (:func:`permutation_floor`'s argument), and how many labels in all would let
+    it (:attr:`Code.NEWEST_UNSEEN`): ``"a step in the newest 2 labels cannot show as a change
+    point: permuting whole labels, a split there gives no p below 2 / C(8, 2) = 0.071 > 0.05
+    (>= 10 labels needed)"``."""
+    k = min_labels
+    if n_labels < labels_needed(alpha, min_labels):
+        return None  # nothing is tested at all: too_few_labels says so
+    floor = 2.0 / math.comb(n_labels, k)
+    if floor <= alpha:
+        return None
+    need = n_labels
+    while 2.0 / math.comb(need, k) > alpha:
+        need += 1
+    return Warn(Code.NEWEST_UNSEEN, k=k, labels=n_labels, floor=floor, alpha=alpha, need=need)
+
+
 def _search(z: np.ndarray, counts: np.ndarray, alpha: float, permutations: int,
             min_labels: int, exponent: float, limit: int | None,
             rng: np.random.Generator) -> tuple[dict[int, tuple[float, float, float]], float]:

@@ -21,6 +21,7 @@ from perfkit.stats.mannwhitney import (
     runs_to_reach_alpha,
 )
 from perfkit.stats.orderstats import median_ci
+from perfkit.stats.welch import WelchLog, welch_log
 from perfkit.warning import Code, Warn, texts
 
 #: the fields of :class:`Comparison`, in order (also the columns of :meth:`Comparison.to_frame`)
@@ -28,10 +29,14 @@ COLUMNS = (
     "n_base", "n_new",
     "median_base", "median_base_ci_low", "median_base_ci_high",
     "median_new", "median_new_ci_low", "median_new_ci_high",
-    "ratio", "ratio_ci_low", "ratio_ci_high",
+    "ratio", "ratio_ci_low", "ratio_ci_high", "ratio_ci_level",
     "p_value", "p_method", "min_attainable_p", "alpha", "significant",
-    "n_failed_base", "n_failed_new", "warnings",
+    "n_failed_base", "n_failed_new", "df", "warnings",
 )
+#: the ``p_method`` of a comparison decided by Welch's t on log values (:mod:`perfkit.stats.welch`)
+WELCH = "welch_log"
+#: the fewest runs a side for Welch's t to stand in for the rank test at its floor (3 df a side)
+WELCH_MIN_RUNS = 4
 
 _NAN = math.nan
 
@@ -41,9 +46,12 @@ class Comparison:
     """The run-vs-run comparison of one metric between a base and a new configuration.
 
     ``ratio`` is new over base (the Hodges-Lehmann shift of log values, exponentiated) with its
-    Moses interval at 1 - ``alpha``; ``significant`` is True/False, or None when the test could
-    not decide: the run counts cannot reach ``p < alpha`` (``min_attainable_p >= alpha``), or a
-    side has no finished run. Every number that could not be computed is NaN, never 0 or 1.
+    Moses interval at ``ratio_ci_level``: 1 - ``alpha`` / family (Bonferroni over the
+    comparisons adjusted together, so that the interval excludes 1 only where the family's
+    Holm-adjusted verdict is significant); ``significant`` is True/False, or None when the
+    test could not decide: the run counts cannot reach ``p < alpha`` (``min_attainable_p >=
+    alpha``), or a side has no finished run. Every number that could not be computed is NaN,
+    never 0 or 1.
     """
 
     n_base: int
@@ -57,6 +65,8 @@ class Comparison:
     ratio: float = _NAN
     ratio_ci_low: float = _NAN
     ratio_ci_high: float = _NAN
+    #: the coverage the ratio interval is built for: 1 - alpha / family
+    ratio_ci_level: float = _NAN
     p_value: float = _NAN
     p_method: str | None = None
     min_attainable_p: float = _NAN
@@ -64,6 +74,8 @@ class Comparison:
     significant: bool | None = None
     n_failed_base: int = 0
     n_failed_new: int = 0
+    #: the degrees of freedom of Welch's t (``p_method`` :data:`WELCH`), else NaN
+    df: float = _NAN
     warnings: tuple[Warn, ...] = ()
 
     @property
@@ -100,7 +112,7 @@ def compare(base: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarra
         does +-inf (with a warning).
     alpha : float
         Significance level in (0, 1) of the two-sided Mann-Whitney U test; the Moses ratio
-        interval inverts the same test at 1 - alpha.
+        interval inverts the same test at 1 - alpha / ``family``.
     confidence : float
         Coverage of the order-statistic intervals of the two medians.
     lower_is_better : bool
@@ -111,9 +123,12 @@ def compare(base: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarra
     exclude_failed : str, optional
         Drop failed runs instead of ranking them, for this stated reason (echoed in warnings).
     family : int
-        Comparisons Holm adjusts together with this one (the rows of one table). Only the
-        runs the "run more" warning names depend on it (Holm's first step: the smallest p
-        times ``family`` below ``alpha``); ``p_value`` and ``significant`` are this test's own.
+        Comparisons Holm adjusts together with this one (the rows of one table). The ratio
+        interval is Bonferroni's over them (level 1 - alpha / family: simultaneous coverage
+        of at least 1 - alpha for the family, Dunn 1961), so a row whose interval excludes 1
+        has p < alpha / family and is significant after Holm's adjustment too (Holm's
+        adjusted p is at most family x p); the "run more" warning names the runs Holm's first
+        step needs. ``p_value`` and ``significant`` are this test's own.
 
     Returns
     -------
@@ -130,14 +145,16 @@ def compare(base: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarra
     - ``significant`` is None when ``min_attainable_p >= alpha`` (no data of these sizes could
       reject) or when neither side has a finished run (nothing to compare: every estimate is
       NaN). Otherwise it is ``p_value < alpha``.
-    - The ratio interval is the closure of the shifts the test accepts, so a significant result
-      has its whole interval on one side of 1; with tied values the interval may end exactly
-      at 1 (it is open there). A non-significant result has 1 inside its interval.
+    - The ratio interval is the closure of the shifts the test accepts at alpha / family, so
+      a result with p < alpha / family has its whole interval on one side of 1; with tied
+      values the interval may end exactly at 1 (it is open there). Any other has 1 inside its
+      interval; none exists (NaN) when no data of these sizes reach alpha / family.
     - A side whose runs all failed still ranks (worst), so "new failed every run" is a result;
       its ratio is then infinite or 0.
 
     Mann and Whitney (1947); exact distribution with ties after Klotz (1966); Hodges and
-    Lehmann (1963); Moses interval as in Hollander, Wolfe and Chicken (2014), section 4.3.
+    Lehmann (1963); Moses interval as in Hollander, Wolfe and Chicken (2014), section 4.3;
+    Bonferroni intervals: Dunn, "Multiple comparisons among means", JASA 56 (1961).
     The rules (exact limit, p = 2 P(U <= min(U1, U2)) capped at 1, warnings) follow benchstat.
     """
     if not 0.0 < alpha < 1.0:
@@ -167,15 +184,51 @@ def compare(base: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarra
                                  lower_is_better=lower_is_better))
     fields: dict[str, Any] = {}
     fields.update(_medians(b, n, confidence, warnings))
-    test, null = mann_whitney(n, b)
     min_p = min_attainable_p(len(n), len(b))
+    near = min_p * family >= alpha / 2
+    any_failed = bool(b_failed.any() or n_failed.any())
+    welch = _welch(b, n, any_failed, alpha, family) if near else None
+    if welch is not None or near and min_p * family < alpha:  # else: not testable, said so
+        warnings.append(floor_note(len(b), len(n), alpha, min_p, family, welch is not None))
+    if welch is not None:
+        fields.update(p_value=welch.p_value, p_method=WELCH, min_attainable_p=0.0,
+                      significant=bool(welch.p_value < alpha), ratio=welch.ratio,
+                      ratio_ci_low=welch.low, ratio_ci_high=welch.high,
+                      ratio_ci_level=welch.level, df=welch.df)
+        return Comparison(len(b), len(n), alpha=alpha, warnings=tuple(warnings), **counts,
+                          **fields)
+    test, null = mann_whitney(n, b)
     testable = min_p < alpha
     fields.update(p_value=test.p_value, p_method=test.method, min_attainable_p=min_p,
                   significant=bool(test.p_value < alpha) if testable else None)
     if not testable:
         warnings.append(_too_few(len(b), len(n), alpha, min_p, family))
-    fields.update(_ratio(b, n, null, alpha, testable, warnings))
+    fields.update(_ratio(b, n, null, alpha, family, min_p, warnings))
     return Comparison(len(b), len(n), alpha=alpha, warnings=tuple(warnings), **counts, **fields)
+
+
+def _welch(b: np.ndarray, n: np.ndarray, failed: bool, alpha: float,
+           family: int) -> WelchLog | None:
+    """Welch's t on log values where it may stand in for the rank test at its floor: at least
+    :data:`WELCH_MIN_RUNS` runs a side, no failed run ranked worst (it has no value a mean
+    could take), every value finite and positive, and some spread; else None."""
+    if min(len(b), len(n)) < WELCH_MIN_RUNS or failed:
+        return None
+    if not (np.isfinite(b).all() and np.isfinite(n).all() and (b > 0).all() and (n > 0).all()):
+        return None
+    return welch_log(b, n, 1 - alpha / family)
+
+
+def floor_note(n_b: int, n_n: int, alpha: float, min_p: float, family: int,
+               switched: bool) -> Warn:
+    """The note of a comparison whose rank test's smallest attainable p, times ``family``
+    (Holm's first step), is within a factor of 2 of ``alpha`` or not below it
+    (:attr:`Code.RANK_TEST_FLOOR`): ``"5 vs 5 runs: the smallest p the rank test can give is
+    0.0079; with 6 comparisons 0.048, ..."``;
+    ``switched``: Welch's t on log values decided instead (:mod:`perfkit.stats.welch`)."""
+    floor = min(1.0, min_p * family)
+    return Warn(Code.RANK_TEST_FLOOR, n_base=n_b, n_new=n_n, min_p=min_p, family=family,
+                floor=floor, alpha=alpha, switched=switched, min_runs=WELCH_MIN_RUNS)
 
 
 def _values(values, failed, label: str, warnings: list[Warn]) -> tuple[np.ndarray, np.ndarray]:
@@ -211,18 +264,22 @@ def _medians(b: np.ndarray, n: np.ndarray, confidence: float, warnings: list[War
     return out
 
 
-def _ratio(b: np.ndarray, n: np.ndarray, null, alpha: float, testable: bool,
+def _ratio(b: np.ndarray, n: np.ndarray, null, alpha: float, family: int, min_p: float,
            warnings: list[Warn]) -> dict:
+    """The Hodges-Lehmann ratio with its Moses interval at 1 - ``alpha`` / ``family``
+    (Bonferroni); none when the smallest attainable p (``min_p``) cannot reach that level."""
     finished = np.concatenate([b[np.isfinite(b)], n[np.isfinite(n)]])
     if (finished <= 0).any():
         warnings.append(Warn(Code.NONPOSITIVE_VALUES))
         return {}
-    shift, low, high = hodges_lehmann_moses(_log(n), _log(b), null, alpha)
-    out = {"ratio": _exp(shift), "ratio_ci_low": _exp(low), "ratio_ci_high": _exp(high)}
-    if not testable:
+    level = alpha / family
+    shift, low, high = hodges_lehmann_moses(_log(n), _log(b), null, level)
+    out = {"ratio": _exp(shift), "ratio_ci_low": _exp(low), "ratio_ci_high": _exp(high),
+           "ratio_ci_level": 1 - level}
+    if not min_p < level:
         out["ratio_ci_low"] = out["ratio_ci_high"] = math.nan
-        warnings.append(Warn(Code.NO_RATIO_CI, confidence=1 - alpha, n_base=len(b),
-                             n_new=len(n)))
+        warnings.append(Warn(Code.NO_RATIO_CI, confidence=1 - level, n_base=len(b),
+                             n_new=len(n), family=family))
     return out
 
 

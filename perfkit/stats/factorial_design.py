@@ -83,7 +83,11 @@ def factorial(frame: pd.DataFrame, factors: Sequence[str], response: str, log: b
     by : str or sequence of str, optional
         Load columns with more than two levels (e.g. ``connections``): the design is analysed
         per level, a ``by`` column is prepended and ``p_value_holm`` Holm-adjusts each term's
-        p across levels. Factors with more than two levels are refused, pointing here.
+        p across levels; each term's intervals are then Bonferroni's over its ``m`` levels
+        (coverage 1 - (1 - ``confidence``) / m each, ``ci_level``: they hold together at
+        ``confidence``, Dunn 1961), so that an interval excludes no effect only where the
+        Holm-adjusted p is significant (Holm's adjusted p is at most m x p). Factors with more
+        than two levels are refused, pointing here.
     levels : mapping, optional
         ``{factor: (low, high)}`` to state the coding explicitly.
     variance : {"hc2", "pooled"}
@@ -98,7 +102,8 @@ def factorial(frame: pd.DataFrame, factors: Sequence[str], response: str, log: b
     pandas.DataFrame
         Columns ``term, effect, ci_low, ci_high, ss, variation_pct, p_value, df`` (``df``:
         the degrees of freedom of the effect's t; with
-        ``log`` also ``ratio, ratio_ci_low, ratio_ci_high``). ``ss`` are Type II sums of
+        ``log`` also ``ratio, ratio_ci_low, ratio_ci_high``), ``se`` (the effect's standard
+        error) and ``ci_level`` (the intervals' coverage). ``ss`` are Type II sums of
         squares (in squared log units with ``log``). ``attrs`` holds ``coding`` (factor ->
         low/high/rule), ``q0``, ``df_error`` (the residual df), ``orthogonal`` (the SS add up
         to the total), ``ss_type`` and ``variance`` (each per level when ``by``), and
@@ -147,8 +152,10 @@ def _fit_by(frame, factors, response, log, confidence, block, fixed, by, coding,
                         for w in info["warnings"])
     out = pd.concat(parts, ignore_index=True)
     out["p_value_holm"] = np.nan
-    for _, idx in out.groupby("term", sort=False).groups.items():
+    for term, idx in out.groupby("term", sort=False).groups.items():
         out.loc[idx, "p_value_holm"] = adjust_pvalues(out.loc[idx, "p_value"].to_numpy(), "holm")
+        if term not in ("error", "block") and len(idx) > 1:
+            _bonferroni(out, idx, confidence, log)
     out.attrs.update(coding=coding, q0=q0, df_error=df_error, warnings=warnings, by=by,
                      orthogonal=orthogonal, ss_type=SS_TYPE, variance=variance)
     return out
@@ -204,11 +211,11 @@ def _fit(frame, factors, response, log, confidence, block, fixed,
     rows = []
     for i, term in enumerate(terms, start=1):
         q = float(beta[i])
-        tcrit = float(t_ppf(0.5 + confidence / 2.0, dfs[i])) if dfs[i] > 0 else math.nan
-        rows.append({"term": term, "effect": q, "ci_low": q - tcrit * se[i],
-                     "ci_high": q + tcrit * se[i], "ss": ss_terms[i - 1],
-                     "variation_pct": _pct(ss_terms[i - 1], sst),
-                     "p_value": _p_value(q, se[i], dfs[i]), "df": float(dfs[i])})
+        low, high = _interval(q, se[i], dfs[i], confidence)
+        rows.append({"term": term, "effect": q, "ci_low": low, "ci_high": high,
+                     "ss": ss_terms[i - 1], "variation_pct": _pct(ss_terms[i - 1], sst),
+                     "p_value": _p_value(q, se[i], dfs[i]), "df": float(dfs[i]),
+                     "se": float(se[i]), "ci_level": confidence})
     if block:
         first = len(terms) + 1
         rows.append(_block_row(len(blocks), ss_block, sst, s2, df_e, beta[first:],
@@ -216,13 +223,32 @@ def _fit(frame, factors, response, log, confidence, block, fixed,
     rows.append({"term": "error", "effect": math.nan, "ci_low": math.nan, "ci_high": math.nan,
                  "ss": sse, "variation_pct": _pct(sse, sst), "p_value": math.nan,
                  "df": float(df_e)})
-    table = pd.DataFrame(rows, columns=BASE_COLUMNS)
+    table = pd.DataFrame(rows, columns=[*BASE_COLUMNS, "se", "ci_level"])
     if log:
         for src, dst in zip(("effect", "ci_low", "ci_high"), RATIO_COLUMNS, strict=True):
             table[dst] = np.exp(2.0 * table[src])
     info = {"q0": float(beta[0]), "df_error": df_e, "warnings": warnings,
             "n_runs": len(y), "cells": cells.to_dict(), "orthogonal": orthogonal}
     return table, info
+
+
+def _interval(q: float, se: float, df: float, level: float) -> tuple[float, float]:
+    """The t interval of an effect at coverage ``level`` (NaN ends without df)."""
+    tcrit = float(t_ppf(0.5 + level / 2.0, df)) if df > 0 else math.nan
+    return q - tcrit * se, q + tcrit * se
+
+
+def _bonferroni(out: pd.DataFrame, idx: Any, confidence: float, log: bool) -> None:
+    """Each of the ``m`` rows ``idx`` (one term over the levels) with its interval at
+    1 - (1 - ``confidence``) / m, in place (Dunn, "Multiple comparisons among means", JASA 56,
+    1961)."""
+    level = 1 - (1 - confidence) / len(idx)
+    cols = ["effect", "se", "df"]
+    ends = [_interval(q, se, df, level) for q, se, df in out.loc[idx, cols].to_numpy(float)]
+    out.loc[idx, ["ci_low", "ci_high"]] = np.array(ends, dtype=float)
+    out.loc[idx, "ci_level"] = level
+    if log:
+        out.loc[idx, ["ratio_ci_low", "ratio_ci_high"]] = np.exp(2.0 * np.array(ends))
 
 
 def _p_value(effect: float, se: float, df: float) -> float:

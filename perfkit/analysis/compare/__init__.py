@@ -19,6 +19,7 @@ from perfkit.analysis.compare._compare import (
     cell_runs,
     compare_cells,
     compare_runs,
+    interval_words,
     runs_per_arm_needed,
     verdict,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "compare_cells",
     "compare_runs",
     "gate_runs",
+    "interval_words",
     "need_text",
     "parse_percent",
     "plan_runs",

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis.compare._notes import (
+    holm_step_note,
     one_note_per_run,
     order_check,
     ranked_worst,
@@ -39,7 +40,7 @@ from perfkit.analysis.compare._notes import (
     status_notes,
     untestable_note,
 )
-from perfkit.analysis.context import ArmDriftOnce, confounding_notes
+from perfkit.analysis.context import ArmDriftOnce, RowDrift, confounding_notes, row_drift
 from perfkit.analysis.core import COLUMNS as RUN_NOTE_COLUMNS
 from perfkit.analysis.core import (
     NOT_ESTIMABLE_COLUMN,
@@ -68,9 +69,10 @@ from perfkit.analysis.core import (
 from perfkit.analysis.core import holm as holm_stalls
 from perfkit.formatting import level_text, plain
 from perfkit.stats import adjust_pvalues, compare
-from perfkit.stats.comparison import Comparison
+from perfkit.stats.comparison import WELCH, Comparison
 from perfkit.stats.mannwhitney import runs_to_reach_alpha
 from perfkit.stats.power import MinDetectable, min_detectable_ratio
+from perfkit.stats.tpower import DetectableEffect, min_detectable_effect
 from perfkit.units import to_float
 from perfkit.vocabulary import RunStatus, Verdict
 from perfkit.warning import Code, Warn, texts
@@ -125,8 +127,9 @@ class ComparisonRow:
     sensitivity_verdict: str | None = None
     warnings: tuple[Warn, ...] = ()
     labels: tuple[tuple[str, str | None], ...] = ()
-    #: for a "~" row: the smallest changes the design could have detected at 80% power
-    mde: MinDetectable | None = None
+    #: for a "~" row: the smallest changes the design could have detected at 80% power (a
+    #: row decided by Welch's t: that t's, :class:`perfkit.stats.tpower.DetectableEffect`)
+    mde: MinDetectable | DetectableEffect | None = None
     #: per run of each side (in :func:`cell_runs` order): ranked worst (:func:`ranked_worst`)
     worst_base: tuple[bool, ...] = ()
     worst_new: tuple[bool, ...] = ()
@@ -155,6 +158,10 @@ class ComparisonRow:
     #: the runs behind the row's warnings, one per record: ``(side, run_id, kind, detail)``
     #: (:func:`perfkit.analysis.core._run_notes.run_notes`)
     run_notes: tuple[tuple[str, str, str, str], ...] = ()
+    #: the drift over the run order within the arms, over this row's distance between them
+    #: (:func:`perfkit.analysis.context.row_drift`; :func:`compare_runs` only, None without
+    #: run positions): what the gate takes off the change before judging it
+    drift: RowDrift | None = None
 
     def not_estimable(self) -> dict[str, str]:
         """Per interval of the row (``median_base``, ``median_new``, ``ratio``): why it may
@@ -241,16 +248,27 @@ class ComparisonTable:
         return (f"{len(rows)} of {self.family} comparisons not testable: {sizes} runs cannot "
                 f"reach p < {self.alpha:g}{holm}; {more}")
 
+    def interval_words(self) -> str:
+        """What the ratio intervals are: ``"95% CI"`` for one row; over a family, ``"99.2%
+        CIs (Bonferroni over 6 rows: 95% together)"``, the adjustment the verdicts carry."""
+        return interval_words(self.alpha, self.family)
+
     def describe(self) -> str:
         """The method, in a sentence a reader can paste into a paper."""
-        holm = (f", Holm-adjusted over the {self.family} comparisons of the table"
-                if self.family > 1 else "")
+        holm = (f", the p-values Holm-adjusted over the {self.family} comparisons of the table "
+                f"and the intervals Bonferroni-adjusted over them (each at "
+                f"{_level(self.alpha / self.family)}, so that they hold together at "
+                f"{1 - self.alpha:.0%} and an interval excludes 1 only where the verdict is "
+                "significant)" if self.family > 1 else "")
+        welch = ("; where the rank test's smallest attainable p (times the family) came within a "
+                 "factor of 2 of alpha, Welch's t on the log values (Welch 1947) with the ratio "
+                 "of geometric means and its t interval, at 4 or more runs a side"
+                 if any(r.comparison.p_method == WELCH for r in self.rows) else "")
         return (f"{self.metric.label.capitalize()} was compared run against run (one value per "
                 f"run): the two-sided Mann-Whitney U test (exact, tie-aware, up to 25 runs per "
-                f"side), the change as the Hodges-Lehmann ratio new/base with its "
-                f"{1 - self.alpha:.0%} Moses interval{holm}, at alpha {self.alpha:g}; medians "
-                f"of runs with distribution-free order-statistic {self.confidence:.0%} intervals."
-                )
+                f"side), the change as the Hodges-Lehmann ratio new/base with its Moses "
+                f"interval{holm}{welch}, at alpha {self.alpha:g}; medians of runs with "
+                f"distribution-free order-statistic {self.confidence:.0%} intervals.")
 
     def block_treatment(self) -> tuple[str, str, bool]:
         """How this result treats an experiment's blocks: what it is, of what, and
@@ -283,7 +301,8 @@ class ComparisonTable:
                 f"median_new{u}": c.median_new, f"median_new_ci_low{u}": c.median_new_ci_low,
                 f"median_new_ci_high{u}": c.median_new_ci_high,
                 "ratio": c.ratio, "ratio_ci_low": c.ratio_ci_low,
-                "ratio_ci_high": c.ratio_ci_high, "p_value": c.p_value,
+                "ratio_ci_high": c.ratio_ci_high, "ratio_ci_level": c.ratio_ci_level,
+                "p_value": c.p_value, "p_method": c.p_method,
                 f"p_value_{self.correction}": row.p_adjusted,
                 "min_attainable_p": c.min_attainable_p,
                 # one verdict column: the reported one (an artefact of a cap is never
@@ -293,7 +312,10 @@ class ComparisonTable:
                 "mde_ratio_low": _mde(row.mde, "ratio_low"),
                 "ratio_without_short": s.ratio if s else math.nan,
                 "p_value_without_short": s.p_value if s else math.nan,
-                "verdict_without_short": row.sensitivity_verdict or "",
+                # one verdict column per table: whether leaving the short runs out keeps it
+                # (empty without short runs; the verdict itself is the row's)
+                "same_verdict_without_short": (row.sensitivity_verdict == row.verdict
+                                               if row.sensitivity_verdict else pd.NA),
                 "on_timeout_cap": bool(row.caps_ms),
                 "cap_affected": bool(row.cap_affected_ms),
                 "stalled_runs_base": _one(row.stalls, "stalled_base"),
@@ -333,13 +355,27 @@ class ComparisonTable:
                 "rows": json_records(self.to_frame())}
 
 
+def _level(alpha: float) -> str:
+    """``0.05 / 6`` -> ``"99.2%"``: a coverage of 1 - ``alpha``, to three digits."""
+    return f"{(1 - alpha) * 100:.3g}%"
+
+
+def interval_words(alpha: float, family: int, what: str = "rows") -> str:
+    """What a family's intervals are (:meth:`ComparisonTable.interval_words`): ``"95% CI"``,
+    or ``"99.2% CIs (Bonferroni over 6 rows: 95% together)"``."""
+    if family < 2:
+        return f"{_level(alpha)} CI"
+    return (f"{_level(alpha / family)} CIs (Bonferroni over {family} {what}: "
+            f"{_level(alpha)} together)")
+
+
 def _one(stalls: tuple[StallChange, ...], name: str) -> float:
     """A number of the row's one stall comparison (NaN without one, or with several caps:
     :attr:`ComparisonRow.stalls` then says each in the ``stalls`` text)."""
     return float(getattr(stalls[0], name)) if len(stalls) == 1 else math.nan
 
 
-def _mde(mde: MinDetectable | None, name: str) -> float:
+def _mde(mde: MinDetectable | DetectableEffect | None, name: str) -> float:
     return to_float(getattr(mde, name) if mde is not None else None)
 
 
@@ -374,8 +410,8 @@ def compare_runs(base: RunSet, new: RunSet, metric: Metric, *, by: Any = "auto",
                           n_runs=(len(base), len(new)))
     drifted = confounding_notes([r for r in table.rows if r.verdict in (BETTER, WORSE)], keys,
                                 found)
-    return dataclasses.replace(table, warnings=(*table.warnings, *drifted)) if drifted \
-        else table
+    rows = tuple(dataclasses.replace(r, drift=row_drift(found, keys, r.key)) for r in table.rows)
+    return dataclasses.replace(table, rows=rows, warnings=(*table.warnings, *drifted))
 
 
 def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], base: str,
@@ -392,13 +428,14 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
             cells, raw, adjusted, strict=True):
         v = verdict(c, p_adj, metric, family, up[0])
         sv = verdict(sens, sens.p_value, metric, family, up[1]) if sens is not None else None
-        mde = _detectable(cell, metric, alpha, family) if v == NO_CHANGE else None
+        mde = _detectable(cell, metric, alpha, family, c) if v == NO_CHANGE else None
         no_mde = (NO_MDE,) if v == NO_CHANGE and mde is None else ()
         without = (sensitivity_note(level_text(", ".join(map(str, cell.key))), sens, cast(str, sv),
                                     sv == NOT_TESTABLE, family)
                    if sens is not None and any(short) else "")
         notes_all = (tuple(notes_row) + c.warnings
-                     + untestable_note(c, v == NOT_TESTABLE, family) + no_mde)
+                     + untestable_note(c, v == NOT_TESTABLE, family) + no_mde
+                     + _step_note(c, v, float(p_adj), family))
         rows.append(ComparisonRow(cell.key, c, float(p_adj), v, short[0], short[1], sens, sv,
                                   notes_all, cell.labels, mde,
                                   tuple(map(bool, worst[0])), tuple(map(bool, worst[1])),
@@ -415,6 +452,14 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
     said = tuple(dict.fromkeys(w for r in rows for w in r.mechanism.warnings))
     return ComparisonTable(metric, base, new, tuple(keys), tuple(rows), alpha, confidence,
                            n_runs[0], n_runs[1], warnings=tuple(notes) + said)
+
+
+def _step_note(c: Comparison, v: Verdict, p_adjusted: float, family: int) -> tuple[Warn, ...]:
+    """A significant row whose Bonferroni interval holds 1 says why
+    (:func:`perfkit.analysis.compare._notes.holm_step_note`)."""
+    if v not in (BETTER, WORSE) or not c.ratio_ci_low <= 1 <= c.ratio_ci_high:
+        return ()
+    return (holm_step_note(p_adjusted, family, c.ratio_ci_level),)
 
 
 def _with_stalls(rows: list[ComparisonRow], cells: Sequence[Cell],
@@ -435,10 +480,17 @@ def _caps(cell: Cell, metric: Metric) -> tuple[tuple[float, ...], tuple[Warn, ..
     return check.caps_ms, check.warnings, check.affected_ms
 
 
-def _detectable(cell: Cell, metric: Metric, alpha: float, family: int) -> MinDetectable | None:
+def _detectable(cell: Cell, metric: Metric, alpha: float, family: int,
+                c: Comparison) -> MinDetectable | DetectableEffect | None:
     """The minimum detectable ratio of a row with no significant change, from its runs'
-    spread (:func:`perfkit.stats.power.min_detectable_ratio`, 80% power, Holm's first step)."""
-    values = [c.values(metric.name) for c in (cell.base, cell.new)]
+    spread (:func:`perfkit.stats.power.min_detectable_ratio`, 80% power, Holm's first step);
+    for a row Welch's t decided (:data:`perfkit.stats.comparison.WELCH`), that t's own
+    (:func:`perfkit.stats.tpower.min_detectable_effect` on its interval and df)."""
+    if c.p_method == WELCH:
+        return min_detectable_effect(c.ratio_ci_low, c.ratio_ci_high, c.df,
+                                     confidence=c.ratio_ci_level, alpha=alpha,
+                                     family_size=family, power=POWER)
+    values = [side.values(metric.name) for side in (cell.base, cell.new)]
     values = [v[np.isfinite(v) & (v > 0)] for v in values]
     if min(len(v) for v in values) < 2:
         return None

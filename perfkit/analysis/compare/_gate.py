@@ -2,7 +2,8 @@
 
 Built on :func:`perfkit.analysis.compare_runs` (one verdict rule for every front end): each
 row of the comparison (a metric at one load level) gets a gate status from its verdict and its
-ratio new/base with the ratio's ``1 - alpha`` interval (the Moses interval of the test), against
+ratio new/base with the ratio's ``1 - alpha`` interval (the Moses interval of the test;
+``1 - alpha / m``, Bonferroni's, over the ``m`` load levels of a metric), against
 the **threshold ratio** in the metric's bad direction: ``1 + max_regression`` for metrics where
 lower is better (latency, errors), ``1 - max_regression`` where higher is better (throughput).
 
@@ -60,6 +61,7 @@ from perfkit.analysis.compare._compare import (
     ComparisonTable,
     cell_runs,
     compare_runs,
+    interval_words,
     runs_per_arm_needed,
 )
 from perfkit.analysis.core import LOAD_COLUMNS, Metric, RunSet
@@ -149,14 +151,25 @@ class GateResult:
     def describe(self) -> str:
         """The rule, in a sentence a reader can paste into a paper or a CI log."""
         return (f"A change counts as a regression when the run-vs-run comparison (two-sided "
-                f"Mann-Whitney U over per-run values, Holm-adjusted over the load levels of "
-                f"each metric, alpha {self.alpha:g}) calls it significantly worse and the whole "
-                f"{1 - self.alpha:.0%} interval of the ratio new/base (Hodges-Lehmann with the "
-                f"Moses interval) lies beyond the threshold of {self.max_regression:.1%} in the "
-                f"metric's bad direction; an interval that straddles the threshold, or too few "
-                f"runs to reach alpha, is inconclusive, with the runs per arm that would give "
-                f"{POWER:.0%} power to detect a change of the threshold's size at the observed "
-                f"run-to-run spread.")
+                f"Mann-Whitney U over per-run values, or Welch's t on their logs where that "
+                f"test's smallest p is within a factor of 2 of alpha, Holm-adjusted over the "
+                f"load levels of each metric, alpha {self.alpha:g}) calls it significantly "
+                f"worse and the whole "
+                f"interval of the ratio new/base (Hodges-Lehmann with the Moses interval, at "
+                f"{1 - self.alpha:.0%}, or Bonferroni-adjusted over the load levels of a metric "
+                f"with several: {self.interval_words()}) lies beyond the threshold of "
+                f"{self.max_regression:.1%} in the metric's bad direction; an interval that "
+                f"straddles the threshold, too few runs to reach alpha, or arms run apart in "
+                f"time whose change without the part the drift over the run order within the "
+                f"arms makes straddles it (could be drift: interleave the arms) is "
+                f"inconclusive, with the runs per arm that would give {POWER:.0%} power to "
+                f"detect a change of the threshold's size at the observed run-to-run spread.")
+
+    def interval_words(self) -> str:
+        """What the ratio intervals are: ``"95% CI"``, or Bonferroni's over the load levels
+        of a metric (:meth:`ComparisonTable.interval_words` of the largest family)."""
+        family = max((t.family for t in self.tables), default=1)
+        return interval_words(self.alpha, family)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per gated row: key columns, ratio with CI, p-values, verdict, gate."""
@@ -168,6 +181,7 @@ class GateResult:
             rec.update({
                 "n_base": c.n_base, "n_new": c.n_new, "ratio": c.ratio,
                 "ratio_ci_low": c.ratio_ci_low, "ratio_ci_high": c.ratio_ci_high,
+                "ratio_ci_level": c.ratio_ci_level,
                 "threshold_ratio": g.threshold_ratio, "p_value": c.p_value,
                 "p_value_holm": g.row.p_adjusted, "verdict": g.row.verdict,
                 "gate": g.status, "outcome": g.outcome, "reason": g.reason,
@@ -341,8 +355,14 @@ def classify(row: ComparisonRow, metric: Metric, limit: float, family: int = 1
     beyond = lo > limit if up else hi < limit
     inside = hi <= limit if up else lo >= limit
     if row.verdict == WORSE and beyond:
+        drift = _drift_reason(row, metric, limit, REGRESSION)
+        if drift:
+            return INCONCLUSIVE, GateOutcome.DRIFT, drift
         return REGRESSION, GateOutcome.REGRESSION, f"the CI lies beyond {bound}"
     if inside:
+        drift = _drift_reason(row, metric, limit, PASS)
+        if drift:
+            return INCONCLUSIVE, GateOutcome.DRIFT, drift
         outcomes: dict[str, GateOutcome] = {WORSE: GateOutcome.BELOW_THRESHOLD,
                                             BETTER: GateOutcome.IMPROVEMENT}
         outcome = outcomes.get(row.verdict, GateOutcome.NO_REGRESSION)
@@ -352,6 +372,37 @@ def classify(row: ComparisonRow, metric: Metric, limit: float, family: int = 1
                 f"the CI lies beyond {bound} but p Holm {row.p_adjusted:.2g} is not below "
                 f"{c.alpha:g}")
     return INCONCLUSIVE, GateOutcome.STRADDLES, f"the CI straddles {bound}"
+
+
+def _drift_reason(row: ComparisonRow, metric: Metric, limit: float,
+                  status: GateStatus) -> str:
+    """Why a row the interval alone would call a ``regression`` (or a ``pass``) is
+    inconclusive: the arms ran apart in time, and the change without the part the drift within
+    the arms makes over the distance between them (:class:`perfkit.analysis.context.RowDrift`:
+    the seasonal Kendall slope of Hirsch, Slack and Smith 1982, Sen's interval, half-widths in
+    quadrature) has an interval that no longer lies beyond (within) the threshold. A
+    regression must survive the drift's whole interval, since exit 1 fails a build; a pass
+    is doubted only by a drift the seasonal Kendall test shows (at alpha), else every gate
+    against a stored baseline would be inconclusive. Empty when the drift does not change the
+    row's status (or is unknown). ``benchmarks/calibration_drift_gate.py`` measures it."""
+    c, drift = row.comparison, row.drift
+    ends = (c.ratio, c.ratio_ci_low, c.ratio_ci_high)
+    if drift is None or not all(0 < v < math.inf for v in ends):
+        return ""
+    if status == PASS and not drift.significant(c.alpha):
+        return ""
+    change = (math.log(ends[0]), math.log(ends[1]), math.log(ends[2]))
+    _, low, high = drift.corrected(change)
+    edge = math.log(limit)
+    up = metric.lower_is_better
+    if status == REGRESSION:
+        holds = low > edge if up else high < edge
+    else:
+        holds = high <= edge if up else low >= edge
+    if holds:
+        return ""
+    what = "regression" if status == REGRESSION else "pass"
+    return str(drift.note((), change, straddles=limit, what=what))
 
 
 def remember_simulations_in(folder: str | Path | None) -> None:

@@ -112,6 +112,16 @@ def untestable_note(c: Comparison, untestable: bool, family: int) -> tuple[Warn,
                  most=MAX_RUNS_PER_ARM),)
 
 
+def holm_step_note(p_adjusted: float, family: int, level: float) -> Warn:
+    """The note of a row that Holm's step-down calls significant while its interval, at the
+    family's Bonferroni ``level`` (the intervals' adjustment: 1 - alpha / ``family``), holds no
+    change. Both are right: Holm rejects at later steps with a larger level than Bonferroni's
+    (Holm, Scand. J. Statist. 6, 1979), and the compatible intervals of the step-down only bound
+    such an effect by "no change" (Strassburger & Bretz, Stat. Med. 27, 2008)."""
+    return Warn(Code.HOLM_STEP_INTERVAL_HOLDS, p_adjusted=p_adjusted, family=family,
+                level=level)
+
+
 def order_check(base: RunSet, new: RunSet, found: ArmDriftOnce) -> list[Warn]:
     """When the arms were not interleaved in time: say so, and report the drift over the run
     order measured within each arm and row (``found``: :func:`perfkit.analysis.context._confounding.

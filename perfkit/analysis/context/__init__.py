@@ -21,9 +21,11 @@ from perfkit.analysis.context._configs import CACHE_DIR, STATE_DIR
 from perfkit.analysis.context._confounding import (
     FIX,
     ArmDriftOnce,
+    RowDrift,
     confounded,
     confounding_notes,
     corrected,
+    row_drift,
 )
 from perfkit.analysis.context._drift import (
     Drift,
@@ -56,6 +58,7 @@ __all__ = [
     "Provenance",
     "QualityTable",
     "RECORDED",
+    "RowDrift",
     "STATE_DIR",
     "Threat",
     "backend",
@@ -75,6 +78,7 @@ __all__ = [
     "provenance",
     "quality",
     "residual_trend",
+    "row_drift",
     "think_time",
     "threats",
     "threats_for",

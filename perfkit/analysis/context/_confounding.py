@@ -152,14 +152,48 @@ def _ratios(values: tuple[float, float, float]) -> tuple[float, ...]:
 
 
 def note(where: tuple[tuple[str, str], ...], change: tuple[float, float, float], d: float,
-         found: ArmDrift) -> Warn:
+         found: ArmDrift, straddles: float | None = None, what: str | None = None) -> Warn:
     """The note of a row (``where``: its key, column and level) whose log change (estimate,
-    low, high) the drift could have made (:attr:`Code.DRIFT_MAY_MAKE_CHANGE`)."""
+    low, high) the drift could have made (:attr:`Code.DRIFT_MAY_MAKE_CHANGE`); ``straddles``
+    and ``what``: the gate's threshold ratio the change without the drift straddles, and the
+    status (``"regression"``, ``"pass"``) it then cannot tell from the drift."""
     made = found.made(d)
     return Warn(Code.DRIFT_MAY_MAKE_CHANGE, where=where, change=math.exp(change[0]),
                 distance_runs=d, per_run=_ratios((found.slope, found.low, found.high)),
                 p_value=found.p_value, runs=found.runs, made=_ratios(made),
-                without=_ratios(corrected(change, made)))
+                without=_ratios(corrected(change, made)), straddles=straddles, what=what)
+
+
+@dataclasses.dataclass(frozen=True)
+class RowDrift:
+    """The drift within the arms (``found``) over one row's ``distance`` between them (mean
+    position of NEW's runs minus BASE's): what it makes of the row's change."""
+
+    distance: float
+    found: ArmDrift
+
+    def corrected(self, change: tuple[float, float, float]) -> tuple[float, float, float]:
+        """The log change (estimate, low, high) without the drift's part (:func:`corrected`)."""
+        return corrected(change, self.found.made(self.distance))
+
+    def significant(self, alpha: float) -> bool:
+        """The drift itself is significant (the seasonal Kendall test) at ``alpha``."""
+        return self.found.p_value < alpha
+
+    def note(self, where: tuple[tuple[str, str], ...], change: tuple[float, float, float],
+             straddles: float | None = None, what: str | None = None) -> Warn:
+        """The note of a change the drift could have made (:func:`note`)."""
+        return note(where, change, self.distance, self.found, straddles, what)
+
+
+def row_drift(drift_of: ArmDriftOnce, keys: Sequence[str], key: Sequence) -> RowDrift | None:
+    """The drift within the arms over the row ``key``'s distance between them; None without a
+    drift estimate, or when the arms' runs sit at the same mean position (no distance)."""
+    found = drift_of.get()
+    if found is None:
+        return None
+    d = found.distance(keys, key)
+    return RowDrift(d, found) if math.isfinite(d) and d != 0 else None
 
 
 class ArmDriftOnce:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfkit.analysis.context._conditions import HOST_BUSY_PERCENT, HostCpu, host_cpu
 from perfkit.analysis.context._configs import config_text, directive_lines, outside_settings
 from perfkit.analysis.core import Experiment, RunSet
 from perfkit.formatting import level_text
@@ -103,6 +104,10 @@ def changes_text(frame: pd.DataFrame, factor: str) -> str:
     return f"{head}: " + "; ".join(parts)
 
 
+#: the upstream's ceiling modes in words (perfkit.run.upstream_ceiling)
+CEILING_WORDS = {"keepalive": "kept alive", "new_connection": "with a connection per request"}
+
+
 @dataclasses.dataclass(frozen=True)
 class Backend:
     """What the server answered from: ``upstream_delay_ms`` (each distinct delay recorded by
@@ -113,6 +118,31 @@ class Backend:
     proxied_runs: int
     n_runs: int
     bytes_per_response: float
+    #: the upstream's own ceiling per mode (``keepalive``, ``new_connection``): the median
+    #: req/s over the testbed's starts that measured it (``server.upstream_ceiling``)
+    ceiling_rps: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    ceiling_starts: int = 0
+    host: HostCpu | None = None
+
+    def conditions(self) -> str:
+        """What the runs shared, for an answer's heading: ``upstream 10 ms per request, its
+        own ceiling 22k req/s kept alive, 11k with a connection per request (median of 12
+        starts); host CPU >= 90% in 45 of 72 runs``."""
+        parts = []
+        if self.upstream_delay_ms:
+            delays = " or ".join(f"{d:g} ms" for d in self.upstream_delay_ms)
+            ceiling = ", ".join(f"{rps / 1000:.3g}k req/s {CEILING_WORDS.get(mode, mode)}"
+                                for mode, rps in self.ceiling_rps.items())
+            parts.append(f"upstream {delays} per request" + (
+                f", its own ceiling {ceiling} (median of {self.ceiling_starts} "
+                f"start{'s' if self.ceiling_starts != 1 else ''})" if ceiling else
+                ", its ceiling not recorded"))
+        else:
+            parts.append("nginx serves / itself")
+        h = self.host
+        if h is not None and h.known:
+            parts.append(f"host CPU >= {HOST_BUSY_PERCENT:g}% in {h.busy} of {h.known} runs")
+        return "; ".join(parts)
 
     def text(self) -> str:
         """``nginx proxies / to perfkit's synthetic upstream, which answers every request after
@@ -143,7 +173,15 @@ def backend(exp: Experiment) -> Backend:
         per = (pd.to_numeric(f["transfer_bytes_per_s"], errors="coerce")
                / pd.to_numeric(f["throughput_rps"], errors="coerce")).replace(np.inf, np.nan)
         size = float(per.median()) if per.notna().any() else math.nan
-    return Backend(tuple(sorted(delays)), proxied, len(rows), size)
+    ceilings: dict[str, dict[str, float]] = {}  # mode -> measured_utc -> req/s
+    for run in rows.runs:
+        c = ((run.manifest or {}).get("server") or {}).get("upstream_ceiling") or {}
+        for mode, m in (c.get("modes") or {}).items():
+            if isinstance(m, Mapping) and isinstance(m.get("throughput_rps"), int | float):
+                ceilings.setdefault(mode, {})[str(c.get("measured_utc"))] = m["throughput_rps"]
+    return Backend(tuple(sorted(delays)), proxied, len(rows), size,
+                   {mode: float(np.median(list(v.values()))) for mode, v in ceilings.items()},
+                   max((len(v) for v in ceilings.values()), default=0), host_cpu(rows.runs))
 
 
 def _configs(exp: Experiment | RunSet, factors: Sequence[str]) -> dict[tuple, dict[str, Any]]:

@@ -47,7 +47,7 @@ from perfkit.analysis.core._intervals import (
 )
 from perfkit.analysis.core._mechanism import (
     Mechanism,
-    factor_mechanism,
+    averaged_mechanism,
     kernel_scope,
     main_mechanisms,
     mechanism,
@@ -131,7 +131,7 @@ __all__ = [
     "cap_check_sides",
     "cap_hits",
     "experiment_statuses",
-    "factor_mechanism",
+    "averaged_mechanism",
     "generator_busy",
     "generator_share",
     "holm",

@@ -57,6 +57,8 @@ class Quantity:
     value: Callable[[Run], float | int | None]
     kernel: bool = False
     count: bool = False
+    #: in the mechanism's text (a quantity kept for its columns alone is not)
+    shown: bool = True
 
 
 def _opens_per_request(run: Run) -> float | None:
@@ -65,9 +67,23 @@ def _opens_per_request(run: Run) -> float | None:
     return run.counters.tcp_active_opens / run.counters.server_requests
 
 
+def _per_client_connection(run: Run) -> float | None:
+    """Connections the server accepted per connection the generator held open (wrk's ``-c``,
+    Locust's users): 1 where each stayed open, more where the server closed them (without
+    keepalive, about the requests each sent); its test connection aside, wrk's is a count."""
+    accepted, asked = run.counters.server_connections_accepted, run.connections or run.users
+    if accepted is None or not asked:
+        return None
+    return accepted / asked
+
+
 QUANTITIES: tuple[Quantity, ...] = (
+    Quantity("server_connections_per_client_connection",
+             "accepted connections per client connection", _per_client_connection),
+    # per request it falls whenever throughput rises (a fixed count over more requests): it
+    # shows no mechanism, and is kept as columns only
     Quantity("server_connections_per_request", "accepted connections per request",
-             lambda r: r.counters.server_connections_per_request),
+             lambda r: r.counters.server_connections_per_request, shown=False),
     Quantity("tcp_opens_per_request", "TCP connections opened per request",
              _opens_per_request, kernel=True),
     Quantity("tcp_listen_overflows", "listen overflows", lambda r: r.counters.tcp_listen_overflows,
@@ -157,7 +173,7 @@ class Mechanism:
         1.00 -> 0.000318; listen overflows 1,234 (980-1,502) -> 0``: medians over the runs of
         each side, a count with its range where its runs differ); when none did,
         ``"unchanged: "`` and the first two recorded; ``""`` when nothing was recorded."""
-        recorded = [r for r in self.rows if r.low.n or r.high.n]
+        recorded = [r for r in self.rows if (r.low.n or r.high.n) and r.quantity.shown]
         moved = [r for r in recorded if r.moved]
         if moved:
             return "; ".join(r.text(self.sides) for r in moved)
@@ -219,37 +235,53 @@ def mechanism(low: Any, high: Any) -> Mechanism:
     return Mechanism(rows, scopes, tuple(_warnings(every, rows)))
 
 
-def factor_mechanism(rows: Any, factor: str, coding: Mapping[str, Any],
-                     held: Mapping[str, Any] | None = None) -> Mechanism:
-    """:func:`mechanism` of ``factor``'s low level against its high level (``coding``:
-    ``{"low": ..., "high": ...}``) among ``rows`` (a RunSet: one load level), with the
-    ``held`` factors at the given levels (a main effect's: the other factors at their low
-    level, as the A/B tables hold them; the median of runs pooled over another factor's levels
-    would sit between its clusters and describe no run)."""
-    if not recorded(rows.runs):
-        return Mechanism()
-    keep = np.ones(len(rows), dtype=bool)
-    for column, level in (held or {}).items():
-        keep &= rows.frame[column].map(level_text).to_numpy() == level_text(level)
-    text = rows.frame[factor].map(level_text).to_numpy()
-    mech = mechanism(*(rows.subset(keep & (text == level_text(coding[side])))
-                       for side in ("low", "high")))
-    return dataclasses.replace(mech, sides=(f"at {level_text(coding['low'])}",
-                                            f"at {level_text(coding['high'])}"))
-
-
 def main_mechanisms(rows: Any, per: Sequence[str], levels: Iterable[Any],
                     coding: Mapping[str, Mapping[str, Any]], key: Callable[[Any], str]
                     ) -> dict[tuple[str, str], Mechanism]:
     """Beside each main effect of a factorial (factors: ``coding``'s keys) at each of
-    ``levels`` of ``per``: the factor's low and high level, the other factors held low;
-    keyed by (factor, ``key(level)``). {} when no run recorded counters."""
+    ``levels`` of ``per``: the factor's low and high level over the same runs as the effect,
+    averaged as it is (:func:`averaged_mechanism`); keyed by (factor, ``key(level)``). {}
+    when no run recorded counters."""
     if not recorded(rows.runs):
         return {}
-    return {(f, key(level)): factor_mechanism(
-        rows_at(rows, per, level), f, coding[f],
-        {o: coding[o]["low"] for o in coding if o != f})
+    return {(f, key(level)): averaged_mechanism(
+        rows_at(rows, per, level), f, coding[f], [o for o in coding if o != f])
         for level in levels for f in coding}
+
+
+def averaged_mechanism(rows: Any, factor: str, coding: Mapping[str, Any],
+                       others: Sequence[str]) -> Mechanism:
+    """:func:`mechanism` of ``factor``'s low level against its high level over every run of
+    ``rows`` (one load level), as a main effect averages them: each side the mean, over the
+    cells of the ``others`` factors' levels, of the cell's median (the median of runs pooled
+    over another factor's levels would sit between its clusters and describe no run; the
+    other factors held at one level, as before, summarised 12 of the 24 runs a main effect
+    of a 2^3 design rests on). A cell that did not record a quantity is left out of its mean;
+    the runs named are all the side's that recorded it."""
+    if not recorded(rows.runs):
+        return Mechanism()
+    frame = rows.frame
+    text = frame[factor].map(level_text).to_numpy()
+    cells = np.array([" | ".join(level_text(v) for v in r)
+                      for r in frame[list(others)].itertuples(index=False)] if others
+                     else [""] * len(rows), dtype=object)
+    sides = [[rows.subset((text == level_text(coding[side])) & (cells == cell)).runs
+              for cell in dict.fromkeys(cells.tolist())] for side in ("low", "high")]
+    out = tuple(MechanismRow(q, _averaged(sides[0], q), _averaged(sides[1], q))
+                for q in QUANTITIES)
+    every = [r for side in sides for cell in side for r in cell]
+    scopes = tuple(dict.fromkeys(s for r in every if (s := kernel_scope(r))))
+    return Mechanism(out, scopes, tuple(_warnings(every, out)),
+                     (f"at {level_text(coding['low'])}", f"at {level_text(coding['high'])}"))
+
+
+def _averaged(cells: Sequence[Sequence[Run]], q: Quantity) -> Side:
+    per_cell = [s for s in (_side(cell, q) for cell in cells) if s.n]
+    if not per_cell:
+        return Side(math.nan, ())
+    return Side(float(np.mean([s.median for s in per_cell])),
+                tuple(i for s in per_cell for i in s.runs),
+                min(s.low for s in per_cell), max(s.high for s in per_cell))
 
 
 def _warnings(runs: Sequence[Run], rows: Sequence[MechanismRow]) -> list[Warn]:

@@ -13,6 +13,7 @@ held at (empty for the compared factor itself).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +24,13 @@ from perfkit.analysis.core import Metric, RunSet, row_keys, rows_at
 from perfkit.analysis.effects._interactions import main_estimand, simple_estimand
 from perfkit.formatting import level_text, plain
 from perfkit.stats.coding import code_factor
+from perfkit.stats.comparison import WELCH
+from perfkit.warning import Code, Warn
+
+#: the columns :func:`same_contrast` adds to the simple effects: the A/B row of the same two
+#: cells (NaN or empty without one)
+AB_COLUMNS = ("ab_ratio", "ab_ratio_ci_low", "ab_ratio_ci_high", "ab_ratio_ci_level",
+              "ab_p_value_holm", "ab_holm_family", "ab_verdict")
 
 
 def ab_comparisons(rows: RunSet, factors: Sequence[str], metric: Metric, *, by: Any = "auto",
@@ -63,3 +71,55 @@ def _per_levels(rows: RunSet, per: Sequence[str]) -> list[tuple]:
 
     frame = frame.sort_values(list(per), key=order)
     return [tuple(plain(v) for v in r) for r in frame.itertuples(index=False)]
+
+
+def same_contrast(simple: pd.DataFrame, table: ComparisonTable,
+                  per: Sequence[str]) -> pd.DataFrame:
+    """The simple effects of a two-factor design (:func:`perfkit.analysis.effects._interactions.
+    simple_effects`, compared run against run) with the A/B row of the same two cells beside
+    each that has one (the other factor at its low level): :data:`AB_COLUMNS`, and where the
+    two differ in interval, p or verdict a note in the row's ``warnings`` saying which family
+    makes them differ. Both compare the same runs by the same rule; each is Holm-adjusted, and
+    its interval Bonferroni-adjusted, in its own family (the A/B table: every factor at every
+    load level; the simple effects: the levels of the other factor), so a row can be
+    significant in one and not in the other (Holm 1979), and where the larger family brings the
+    rank test's smallest p within a factor of 2 of alpha, Welch's t decides there
+    (:func:`perfkit.stats.compare`) and the estimates differ too."""
+    rows = {tuple(level_text(v) for v in r.key): r for r in table.rows}
+    found: dict[str, list[Any]] = {c: [] for c in AB_COLUMNS}
+    warnings = []
+    for _, s in simple.iterrows():
+        r = rows.get((level_text(s["factor"]), *(level_text(s[c]) for c in per)))
+        other, _, level = str(s["at"]).partition("=")
+        if r is not None and dict(r.labels).get(f"held_{other}") != level:
+            r = None  # the A/B row holds the other factor at another level
+        values = _ab_values(r, table.family)
+        for col, v in zip(AB_COLUMNS, values, strict=True):
+            found[col].append(v)
+        same = r is None or (s["effect"], s["ci_low"], s["ci_high"], s["p_value_holm"],
+                             s["verdict"]) == (values[0], values[1], values[2], values[4],
+                                               values[6])
+        welch = r is not None and r.comparison.p_method == WELCH
+        warnings.append(tuple(s["warnings"])
+                        + (() if same else (_family_note(s, values, welch),)))
+    out = simple.assign(**found)
+    out["warnings"] = warnings
+    return out
+
+
+def _ab_values(row: Any, family: int) -> tuple:
+    if row is None:
+        return (math.nan,) * 5 + (None, "")
+    c = row.comparison
+    return (c.ratio, c.ratio_ci_low, c.ratio_ci_high, c.ratio_ci_level, row.p_adjusted,
+            family, row.reported_verdict)
+
+
+def _family_note(s: pd.Series, values: tuple, welch: bool) -> Warn:
+    """Why this simple effect and the A/B row of the same two cells differ: their families
+    (``welch``: in the A/B table's, the rank test's floor made Welch's t decide;
+    :attr:`Code.AB_FAMILY_DIFFERS`)."""
+    ratio, low, high, _, p, family, verdict = values
+    return Warn(Code.AB_FAMILY_DIFFERS, factor=str(s["factor"]), at=str(s["at"]),
+                family=family, welch=welch, ratio=ratio, low=low, high=high, p_adjusted=p,
+                verdict=str(verdict), levels=int(s["holm_family"]))

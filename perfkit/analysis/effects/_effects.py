@@ -31,7 +31,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.compare import NO_CHANGE, POWER
+from perfkit.analysis.compare import NO_CHANGE, POWER, interval_words
 from perfkit.analysis.core import (
     NOT_ESTIMABLE,
     NOT_ESTIMABLE_COLUMN,
@@ -50,6 +50,7 @@ from perfkit.analysis.core import (
     run_notes,
     statuses_by_cell,
 )
+from perfkit.analysis.effects._ab import AB_COLUMNS, ab_comparisons, same_contrast
 from perfkit.analysis.effects._interactions import (
     INTERACTION,
     detectable,
@@ -154,6 +155,17 @@ class FactorialResult:
                 f"design could have detected at {POWER:.0%} power (noncentral t on the same "
                 "standard error and df, Holm's first step).")
 
+    def interval_words(self, simple: bool = False) -> str:
+        """What the intervals of the effects (``simple``: of the simple effects) are: ``"95%
+        CI"``, or Bonferroni's over a term's load levels (over the 2 levels of the other
+        factor for a simple effect), the adjustment their verdicts carry."""
+        alpha = 1 - self.confidence
+        if simple:
+            return interval_words(alpha, 2, "levels of the other factor")
+        rows = self.effect_rows()
+        family = int(rows.groupby("term")["term"].size().max()) if self.per and len(rows) else 1
+        return interval_words(alpha, family, "levels")
+
     def p_column(self) -> str:
         return "p_value_holm" if "p_value_holm" in self.effects else "p_value"
 
@@ -212,7 +224,7 @@ class FactorialResult:
         why = self.not_estimable()
         return [(dataclasses.replace(detectable(self, math.nan, math.nan, r["df"], int(n)),
                                      reason=f"its interval is {NOT_ESTIMABLE}") if w
-                 else detectable(self, r[low], r[high], r["df"], int(n)))
+                 else detectable(self, r[low], r[high], r["df"], int(n), r["ci_level"]))
                 if v == NO_CHANGE else None
                 for (_, r), v, n, w in zip(self.effects.iterrows(), self.verdicts(), family,
                                            why, strict=True)]
@@ -229,7 +241,8 @@ class FactorialResult:
             # the spread rule reads ratios; an additive effect's interval only its runs
             lo, hi = ((r["ratio_ci_low"], r["ratio_ci_high"]) if self.log else (1.0, 1.0))
             out.append(judge_interval(lo, hi, n_saturated=self.level_saturated.get(r["by"], 0),
-                                       n_runs=self.level_runs.get(r["by"], self.n_runs)))
+                                       n_runs=self.level_runs.get(r["by"], self.n_runs),
+                                       side_of=1.0))
         return out
 
     def effect_frame(self) -> pd.DataFrame:
@@ -280,6 +293,7 @@ class FactorialResult:
         out[f"effect{scale}"] = t["effect"]
         out[f"effect_ci_low{scale}"] = t["ci_low"]
         out[f"effect_ci_high{scale}"] = t["ci_high"]
+        out["ci_level"] = t["ci_level"]
         out["ss" + ("_log" if self.log else "")] = t["ss"]
         out["variation_pct"] = t["variation_pct"]
         out["p_value"] = t["p_value"]
@@ -335,9 +349,13 @@ class FactorialResult:
                  tuple(f"effect{x}{self.metric.suffix}" for x in ("", "_ci_low", "_ci_high")))
         for name, src in zip(names, ("effect", "ci_low", "ci_high"), strict=True):
             out[name] = s[src]
+        out["ci_level"] = s["ci_level"]
         for col in ("p_value", "p_value_holm", "holm_family", "significant", "verdict",
                     "n_runs", "on_timeout_cap", "cap_affected", "method"):
             out[col] = s[col]
+        for col in AB_COLUMNS:  # the A/B row of the same two cells (two-factor designs)
+            if col in s:
+                out[col] = s[col]
         out["df"] = s["df_error"]
         mde = (("mde_ratio_high", "mde_ratio_low") if self.log else
                (f"mde_effect_high{self.metric.suffix}", f"mde_effect_low{self.metric.suffix}"))
@@ -469,8 +487,12 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
                                  mechanisms=mechanisms)
     warnings_all = list(result.warnings) + [w for ws in caps.values() for w in ws]
     warnings_all += dict.fromkeys(w for m in mechanisms.values() for w in m.warnings)
-    return dataclasses.replace(result, simple_effects=simple_effects(rows, result),
-                               warnings=tuple(warnings_all))
+    simple = simple_effects(rows, result)
+    if len(simple) and log and len(factors) == 2:  # compared run against run, as the A/B rows
+        ab = ab_comparisons(rows, factors, metric, by=list(per) or "none", exclude=exclude,
+                            alpha=alpha, confidence=confidence)
+        simple = same_contrast(simple, ab, per)
+    return dataclasses.replace(result, simple_effects=simple, warnings=tuple(warnings_all))
 
 
 def _saturation_notes(rows: RunSet, metric: Metric, cells: list[str]) -> list[Warn]:

@@ -37,8 +37,8 @@ from perfkit.analysis.core import (
     Metric,
     RunSet,
     artefact,
+    averaged_mechanism,
     cap_check,
-    factor_mechanism,
     judge_interval,
     match,
     rows_at,
@@ -105,7 +105,7 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
             found.extend(family(at, factor, other, r["by"], r["term"], result))
     frame = pd.DataFrame(found)
     if len(frame):  # the one interval rule (ends > 100x apart); saturated runs: see below
-        why = [w or judge_interval(lo, hi) if result.log else w for lo, hi, w in
+        why = [w or judge_interval(lo, hi, side_of=1.0) if result.log else w for lo, hi, w in
                zip(frame["ci_low"], frame["ci_high"], frame[NOT_ESTIMABLE_COLUMN],
                    strict=True)]
         frame[NOT_ESTIMABLE_COLUMN] = why
@@ -134,7 +134,8 @@ def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
         testable = mde is not None and mde.testable
         out.append({**_head(result, key, factor, other, cell.key[0], term),
                     "effect": c.ratio, "ci_low": c.ratio_ci_low, "ci_high": c.ratio_ci_high,
-                    "p_value": c.p_value, "n_runs": c.n_base + c.n_new, "df_error": math.nan,
+                    "ci_level": c.ratio_ci_level, "p_value": c.p_value,
+                    "n_runs": c.n_base + c.n_new, "df_error": c.df,
                     "p_value_holm": row.p_adjusted,
                     "significant": row.verdict in (BETTER, WORSE),
                     "verdict": verdict, "on_timeout_cap": bool(row.caps_ms),
@@ -143,7 +144,7 @@ def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
                     # the factorial words it for its level (one footnote for both tables)
                     "warnings": cap_check(sub, result.metric).warnings or row.cap_warnings,
                     "holm_family": table.family, "method": COMPARED,
-                    "mechanism": factor_mechanism(sub, factor, result.coding[factor]),
+                    "mechanism": _mechanism(sub, factor, other, result),
                     NOT_ESTIMABLE_COLUMN: "",
                     "stalls": "; ".join(x.text() for x in row.stalls),
                     "mde_high": mde.ratio_high if mde is not None and testable else math.nan,
@@ -151,6 +152,14 @@ def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
                     "mde_note": (mde.reason or "") if mde is not None and not testable else
                     (str(NO_MDE) if verdict == NO_CHANGE and mde is None else "")})
     return out
+
+
+def _mechanism(sub: RunSet, factor: str, other: str, result: FactorialResult):
+    """The counters beside a simple effect: over its runs (``sub``: the other factor at one
+    level), averaged over the remaining factors' cells as the effect is
+    (:func:`perfkit.analysis.core.averaged_mechanism`)."""
+    rest = [f for f in result.factors if f not in (factor, other)]
+    return averaged_mechanism(sub, factor, result.coding[factor], rest)
 
 
 def _fitted_family(at: RunSet, factor: str, other: str, key: Any, term: str,
@@ -161,7 +170,7 @@ def _fitted_family(at: RunSet, factor: str, other: str, key: Any, term: str,
     for level in (result.coding[other]["low"], result.coding[other]["high"]):
         sub = at.subset(match(at.frame[other], [level_text(level)]))
         rows.append(_simple_row(sub, factor, other, level, key, term, result))
-        rows[-1]["mechanism"] = factor_mechanism(sub, factor, result.coding[factor])
+        rows[-1]["mechanism"] = _mechanism(sub, factor, other, result)
         checks.append(cap_check(sub, result.metric))
         subs.append(sub)
     holm = adjust_pvalues(np.array([r["p_value"] for r in rows], dtype=float), "holm")
@@ -200,15 +209,18 @@ def _head(result: FactorialResult, key: Any, factor: str, other: str, level: Any
 def detectables(result: FactorialResult, frame: pd.DataFrame) -> list[DetectableEffect | None]:
     """Per simple effect of ``frame``: for a ``~``, the smallest effect the design could have
     detected (:func:`detectable`, Holm's first step over its family), else None."""
-    return [detectable(result, r["ci_low"], r["ci_high"], r["df_error"], int(r["holm_family"]))
+    return [detectable(result, r["ci_low"], r["ci_high"], r["df_error"], int(r["holm_family"]),
+                       r["ci_level"])
             if r["verdict"] == NO_CHANGE else None for _, r in frame.iterrows()]
 
 
 def detectable(result: FactorialResult, ci_low: float, ci_high: float, df: int | None,
-               family: int) -> DetectableEffect:
+               family: int, level: float | None = None) -> DetectableEffect:
     """The smallest effect (on the reported scale) ``result``'s test of an effect with this
-    interval could detect at 80% power, at Holm's first step over ``family`` tests."""
-    return min_detectable_effect(ci_low, ci_high, df, confidence=result.confidence,
+    interval (of coverage ``level``: the family's Bonferroni level; ``result.confidence`` when
+    None) could detect at 80% power, at Holm's first step over ``family`` tests."""
+    return min_detectable_effect(ci_low, ci_high, df,
+                                 confidence=result.confidence if level is None else level,
                                  alpha=result.alpha, family_size=family, power=POWER,
                                  log=result.log, unit="" if result.log else result.metric.unit)
 
@@ -217,14 +229,16 @@ def _simple_row(sub: RunSet, factor: str, other: str, level: Any, key: Any, term
                 result: FactorialResult) -> dict:
     fixed = {factor: (result.coding[factor]["low"], result.coding[factor]["high"])}
     rest = [f for f in result.factors if f not in (factor, other)]
+    ci_level = 1 - (1 - result.confidence) / 2  # Bonferroni over the other factor's 2 levels
     table = factorial(sub.frame, [factor, *rest], result.metric.name, log=result.log,
-                      confidence=result.confidence, levels=fixed)
+                      confidence=ci_level, levels=fixed)
     row = table[table["term"] == factor].iloc[0]
     col = "ratio" if result.log else "effect"
     low, high = ("ratio_ci_low", "ratio_ci_high") if result.log else ("ci_low", "ci_high")
     out = _head(result, key, factor, other, level, term)
     out.update({"effect": row[col], "ci_low": row[low], "ci_high": row[high],
-                "p_value": row["p_value"], "n_runs": len(sub), "df_error": row["df"]})
+                "ci_level": ci_level, "p_value": row["p_value"], "n_runs": len(sub),
+                "df_error": row["df"]})
     return out
 
 

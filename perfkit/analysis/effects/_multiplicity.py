@@ -25,7 +25,7 @@ import pandas as pd
 from perfkit.analysis.compare import ComparisonTable
 from perfkit.analysis.effects._effects import FactorialResult
 from perfkit.formatting import fmt_p, level_text
-from perfkit.vocabulary import Verdict
+from perfkit.vocabulary import SIGNIFICANT, Verdict
 
 COLUMNS = ["analysis", "metric", "family", "tests", "members", "alpha"]
 
@@ -111,23 +111,26 @@ def _simple_rows(result: FactorialResult) -> list[dict[str, Any]]:
 
 def adjusted_verdict(verdict: str, low: float, high: float, null: float, p_adjusted: float,
                      family: int) -> str:
-    """A verdict as a row beside its interval shows it: ``"~ (p 0.089 after Holm over 3
-    tests)"`` where the printed interval excludes ``null`` (1 for a ratio, 0 for a
-    difference) but the verdict, Holm-adjusted over its ``family``, is ``~``; else
-    ``verdict`` unchanged.
+    """A verdict as a row beside its interval shows it, where the two could seem to disagree.
 
-    The interval is the per-comparison one (its own 95% coverage), the verdict the
-    family-wise decision (Holm 1979): both are right, and the row says which is which rather
-    than print an interval adjusted to match. No adjusted interval would: Holm's step-down
-    has no simultaneous intervals that match its decisions short of the degenerate ones of
-    Strassburger & Bretz (2008, "Compatible simultaneous lower confidence bounds for the Holm
-    procedure", Stat. Med. 27), and Bonferroni's would disagree with Holm's verdicts the
-    other way. Every row is printed whatever its verdict, so the per-comparison intervals are
-    not selected and keep their coverage (Benjamini & Yekutieli 2005, "False discovery
-    rate-adjusted multiple confidence intervals for selected parameters", JASA 100).
-    """
-    if verdict != Verdict.NO_CHANGE or not family or family < 2:
+    The intervals of a Holm family are Bonferroni's (1 - alpha / m each: Dunn 1961), so an
+    interval that excludes ``null`` (1 for a ratio, 0 for a difference) always comes with a
+    significant verdict: Holm's adjusted p is at most m x p (Holm 1979). The other way round
+    can happen: Holm's later steps test at larger levels than Bonferroni's, so a significant
+    verdict can sit beside an interval that holds ``null``: it is then ``"better (after Holm
+    over 3 tests, p 0.041; its simultaneous interval holds no change)"``. Exact Holm-compatible
+    intervals exist (Strassburger & Bretz 2008, "Compatible simultaneous lower confidence
+    bounds for the Holm procedure", Stat. Med. 27) but bound such an effect by ``null``
+    alone, which says less than the Bonferroni interval printed. A ``~`` beside an interval
+    that excludes ``null`` would be an unadjusted interval: it is labelled so. ``verdict`` is
+    returned unchanged otherwise (and for a family of one)."""
+    if not family or family < 2 or not (low == low and high == high):
         return verdict
-    if not (low == low and high == high) or low <= null <= high:
-        return verdict
-    return f"{verdict} (p {fmt_p(p_adjusted)} after Holm over {family} tests)"
+    holds = low <= null <= high
+    if verdict == Verdict.NO_CHANGE and not holds:
+        return (f"{verdict} (p {fmt_p(p_adjusted)} after Holm over {family} tests; the "
+                "interval is unadjusted)")
+    if str(verdict).startswith(SIGNIFICANT) and holds:
+        return (f"{verdict} (after Holm over {family} tests, p {fmt_p(p_adjusted)}; its "
+                "simultaneous interval holds no change)")
+    return verdict

@@ -8,12 +8,14 @@ packages of perfkit use. Re-exports only.
 from perfkit.analysis.history._history import (
     HistoryAnalysis,
     HistoryGate,
+    Series,
     analyse,
     change_and_gate,
     gates,
     gates_frame,
     latest_gates,
     median_runs_needed,
+    recent_verdict,
     series_verdict,
 )
 from perfkit.analysis.history._load import (
@@ -27,6 +29,7 @@ from perfkit.analysis.history._load import (
 __all__ = [
     "HistoryAnalysis",
     "HistoryGate",
+    "Series",
     "analyse",
     "change_and_gate",
     "gates",
@@ -38,5 +41,6 @@ __all__ = [
     "latest_gates",
     "load_history",
     "median_runs_needed",
+    "recent_verdict",
     "series_verdict",
 ]

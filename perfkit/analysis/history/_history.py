@@ -50,9 +50,10 @@ from perfkit.analysis.history._load import (
 )
 from perfkit.errors import DataError
 from perfkit.formatting import level_text, plain
-from perfkit.stats.changepoint import ChangePoints, change_points
+from perfkit.stats.changepoint import ChangePoints, change_points, newest_unseen
 from perfkit.stats.orderstats import median_ci, min_n_for_finite_ci
-from perfkit.vocabulary import HistoryVerdict
+from perfkit.stats.recent import RecentStep, recent_step
+from perfkit.vocabulary import HistoryVerdict, Verdict
 from perfkit.warning import Code, Warn, texts
 
 
@@ -93,11 +94,27 @@ class Point:
 
 @dataclasses.dataclass(frozen=True)
 class Series:
-    """The series of one load level (``key``: values of the analysis' ``keys``)."""
+    """The series of one load level (``key``: values of the analysis' ``keys``), its change
+    points and the test of a step in its newest labels (``recent``:
+    :func:`perfkit.stats.recent.recent_step`, which the change points cannot make there)."""
 
     key: tuple[Any, ...]
     points: tuple[Point, ...]
     change: ChangePoints
+    recent: RecentStep | None = None
+
+    def unseen(self) -> Warn | None:
+        """Why a step in the newest labels cannot show as a change point, with the labels it
+        would need (:func:`perfkit.stats.changepoint.newest_unseen`), and what tests them
+        instead (``windows``: the windows tried; ``untested``: why none could be); None when
+        the change points can see it."""
+        found = newest_unseen(len(self.change.labels), self.change.alpha,
+                              self.change.min_labels)
+        r = self.recent
+        if found is None or r is None:
+            return found
+        return Warn(found.code, **dict(found.fields), windows=r.windows if r.tested else None,
+                    untested=None if r.tested else r.reason)
 
     def segment_of(self, label: str) -> int | None:
         """Index in ``change.segments`` of the segment holding ``label`` (None if left out)."""
@@ -184,6 +201,32 @@ class HistoryAnalysis:
                    "n_labels_after", "direction", "support", "warnings"]
         return pd.DataFrame.from_records(records, columns=columns)
 
+    def recent_frame(self) -> pd.DataFrame:
+        """One row per series: the test of a step in its newest labels
+        (:attr:`Series.recent`): the window tried, the labels before it, the ratio of their
+        geometric means with its (Bonferroni) interval, p, and the verdict (``change``, ``no
+        change``, or ``not testable`` with the reason and the labels needed)."""
+        records = []
+        for s in self.series:
+            r = s.recent
+            if r is None:
+                continue
+            rec: dict[str, Any] = {"metric": self.metric.name}
+            rec.update({k: plain(v) for k, v in zip(self.keys, s.key, strict=True)})
+            rec.update({"newest_labels": _span(list(dict.fromkeys([r.first_label,
+                                                                    r.last_label])))
+                        if r.tested else "", "n_newest": r.k if r.tested else math.nan,
+                        "against": _span(list(dict.fromkeys(r.before))) if r.tested else "",
+                        "n_against": r.n_before if r.tested else math.nan,
+                        "ratio": r.ratio, "ratio_ci_low": r.ratio_ci_low,
+                        "ratio_ci_high": r.ratio_ci_high, "ratio_ci_level": r.level,
+                        "p_value": r.p_value, "windows": r.windows, "df": r.df,
+                        "verdict": recent_verdict(r),
+                        "reason": str(r.reason) if r.reason else "",
+                        "labels_needed": r.labels_needed, "unseen": str(s.unseen() or "")})
+            records.append(rec)
+        return pd.DataFrame.from_records(records)
+
     def to_dict(self) -> dict[str, Any]:
         def records(frame: pd.DataFrame) -> list[dict]:
             return [{k: (None if v is None or v is pd.NA or (isinstance(v, float)
@@ -193,7 +236,8 @@ class HistoryAnalysis:
                 "confidence": self.confidence, "alpha": self.alpha,
                 "method": self.describe(), "warnings": [w.to_dict() for w in self.warnings],
                 "series": records(self.to_frame()),
-                "change_points": records(self.change_frame())}
+                "change_points": records(self.change_frame()),
+                "recent": records(self.recent_frame())}
 
 
 def segment_span(series: Series, label: str) -> str:
@@ -267,12 +311,21 @@ def _why_differ(c: Any, g: HistoryGate | None, medians: dict, u: str, unit: str)
 
 def series_verdict(series: Series) -> HistoryVerdict:
     """Where the series' metric changed: ``change`` when a change point is supported (its
-    ratio's interval excludes 1), ``weak change`` when every one found is weakly supported,
-    ``no change`` when none was found."""
+    ratio's interval excludes 1) or the newest labels stepped (:attr:`Series.recent`),
+    ``weak change`` when every one found is weakly supported, ``no change`` when none was
+    found."""
     points = series.change.change_points
-    if any(c.supported for c in points):
+    if any(c.supported for c in points) or (series.recent and series.recent.significant):
         return HistoryVerdict.CHANGE
     return HistoryVerdict.WEAK_CHANGE if points else HistoryVerdict.NO_CHANGE
+
+
+def recent_verdict(recent: RecentStep) -> str:
+    """A recent-step test's verdict: ``change`` (significant), ``no change``, or ``not
+    testable`` (too few labels before the newest: :attr:`RecentStep.reason`)."""
+    if not recent.tested:
+        return Verdict.NOT_TESTABLE
+    return HistoryVerdict.CHANGE if recent.significant else HistoryVerdict.NO_CHANGE
 
 
 def series_keys(history: Experiment, rows: RunSet, by: Any = "auto") -> list[str]:
@@ -302,9 +355,13 @@ def analyse(history: Experiment, metric: Metric, *, by: Any = "auto",
         cps = change_points([list(p.values) for p in points], [p.label for p in points],
                             alpha=alpha, permutations=permutations, confidence=confidence,
                             lower_is_better=metric.lower_is_better, seed=seed)
-        series.append(Series(key, tuple(points), cps))
+        used = [p for p in points if p.values]  # the labels the change points analysed
+        recent = recent_step([p.values for p in used], [p.label for p in used],
+                             [c.index for c in cps.change_points], alpha=alpha)
+        series.append(Series(key, tuple(points), cps, recent))
     notes = list(history.design["history"].get("warnings", []))
     notes += _point_notes(metric, series)
+    notes += [u for u in (s.unseen() for s in series) if u]
     fixed = tuple((k, v) for k, v in load_point(rows).items() if k not in keys)
     return HistoryAnalysis(history.name, metric, tuple(keys), tuple(series), confidence, alpha,
                            tuple(dict.fromkeys(notes)), fixed)

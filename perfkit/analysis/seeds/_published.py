@@ -211,7 +211,8 @@ def _assess_claim(claim: pd.Series, runs: pd.DataFrame) -> dict:
     if measured and closed and "latency" in claim["metric"]:
         verdict.append("closed-loop latency (tail understated)")
     if claim["also_changed"].startswith("possibly"):
-        verdict.append("possibly confounded: see also_changed")
+        what = claim["also_changed"].removeprefix("possibly").lstrip(": ")
+        verdict.append(f"possibly confounded: {what}")
     elif claim["also_changed"]:
         verdict.append("confounded: more than the named setting differs between the configurations")
     ratio = float("nan")

@@ -322,7 +322,7 @@ def _record(r: ClaimResult) -> dict[str, Any]:
         "ratio_ci_high": c.ratio_ci_high if c else math.nan,
         "p_value_holm": rep.row.p_adjusted if rep else math.nan,
         "holm_family": rep.table.family if rep else pd.NA,
-        "repeat_verdict": rep.row.verdict if rep else "", "reason": r.reason,
+        "repeat_outcome": rep.row.verdict if rep else "", "reason": r.reason,
         "runs_per_arm_needed": r.runs_needed if r.runs_needed is not None else pd.NA,
         # the ratio and family a run count is for; none without a run count
         "runs_needed_ratio": r.runs_needed_ratio if r.runs_needed is not None else math.nan,

@@ -7,7 +7,7 @@ The analysis is :mod:`perfkit.analysis.effects._effects` (the same calls as ``pe
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
@@ -23,7 +23,7 @@ from perfkit.formatting import fmt_ci, level_text
 from perfkit.present.compare import row_runs
 from perfkit.report.answers import ANSWERED, ARTEFACT, NOT_TESTABLE, Answer, Caveat, ratio_text
 from perfkit.report.sections.common import LOAD_WORDS
-from perfkit.vocabulary import Verdict
+from perfkit.vocabulary import RunStatus, Verdict
 from perfkit.warning import Code, Warn
 
 #: the forest plots' width, in column widths: room for the simple effects' labels, the
@@ -45,6 +45,30 @@ def factorials(rows: RunSet, factors: Sequence[str], metrics: Sequence[str],
     """The factorial analysis of each metric (log scale), per load level."""
     return [factorial_effects(rows, factors, metric(m, rows.frame.columns), by=_by(per),
                               confidence=confidence, alpha=alpha) for m in metrics]
+
+
+@dataclasses.dataclass(frozen=True)
+class Other:
+    """An experiment answered on the page beside the main factorial (the notebook's
+    ``also``: the demo's listen backlog, 8 against 511, is a one-factor design of its own)."""
+
+    exp: Experiment
+    results: list[FactorialResult]
+
+
+def others(also: Mapping[str, Sequence[str]], data_root: str | None, metrics: Sequence[str],
+           per: str | Sequence[str] | None = "auto", confidence: float = 0.95,
+           alpha: float = 0.05) -> list[Other]:
+    """The factorial analysis of each experiment of ``also`` (name -> its factors), all its
+    runs, as :func:`factorials`."""
+    from perfkit.report.sections.common import load_experiment
+
+    out = []
+    for name, factors in also.items():
+        exp = load_experiment(name, data_root)
+        out.append(Other(exp, factorials(exp.rows(), list(factors), metrics, per,
+                                         confidence, alpha)))
+    return out
 
 
 def _by(per: str | Sequence[str] | None):
@@ -109,8 +133,14 @@ def _level(result: FactorialResult, row: pd.Series) -> str:
 
 
 def variation_height_in(result: FactorialResult) -> float:
+    """The variation figure's height: its bars, and its legend's rows above them (a 2^3
+    design's seven terms, block and error in one column: nine rows)."""
+    from perfkit.plots.effects import legend_columns
+
     levels = result.effects["by"].nunique(dropna=False)
-    return 1.5 + 0.3 * levels
+    terms = [str(t).replace(":", " × ") for t in dict.fromkeys(result.variation_frame()["term"])]
+    rows = -(-len(terms) // legend_columns(terms))
+    return 1.2 + 0.3 * levels + 0.15 * rows
 
 
 #: what the variation figure's ``*`` marks
@@ -151,7 +181,7 @@ def check_lines(results: Sequence[FactorialResult], digits: int = 3) -> str:
 
 
 def answers(tables: Sequence[ComparisonTable], results: Sequence[FactorialResult],
-            exp: Experiment | None = None) -> list[Answer]:
+            exp: Experiment | None = None, metrics: Sequence[str] = ()) -> list[Answer]:
     """One row per designed question: each factor's effect on each metric at each load level
     (:meth:`FactorialResult.headline_rows`: the simple effects at each level of the other
     factor where the two interact), whatever its verdict, grouped by factor; an effect that
@@ -159,9 +189,15 @@ def answers(tables: Sequence[ComparisonTable], results: Sequence[FactorialResult
     counts cannot test. Each row carries the cap warnings of its runs and, with ``exp``, the
     drift and block threats that bear on its metric
     (:func:`perfkit.analysis.context._validity.threats_for`); the interaction of two factors at a
-    load level is one caveat of its rows."""
-    from perfkit.analysis.context import threats_for
+    load level is one caveat of its rows. ``metrics``: only the effects on these (all when
+    empty): a 2^3 design's 34 rows of p99 and throughput take the index past its 60."""
+    from perfkit.analysis.context import backend, threats_for
 
+    # the conditions every row of the experiment shares, in its groups' headings
+    shared = f" ({backend(exp).conditions()})" if exp is not None else ""
+    if metrics:
+        tables = [t for t in tables if t.metric.name in metrics]
+        results = [r for r in results if r.metric.name in metrics]
     out = []
     factors = list(dict.fromkeys(f for r in results for f in r.factors))
     # each result's threats and rows once, whatever the number of factors
@@ -172,7 +208,7 @@ def answers(tables: Sequence[ComparisonTable], results: Sequence[FactorialResult
             if factor not in result.factors:
                 continue
             for _, r in rows[rows["term"] == factor].iterrows():
-                out.append(_with(_effect_answer(result, r), around))
+                out.append(_with(_effect_answer(result, r, shared), around))
     out += [_with(_ab_answer(t), threats_for(exp, t.metric.name, [t]) if exp is not None else ())
             for t in tables if t.not_testable_note()]
     if not out:
@@ -218,7 +254,7 @@ def factor_group(result: FactorialResult, factor: str) -> str:
     return f"Effect of {factor}: {low} -> {high}, as the ratio {high} / {low}{over}"
 
 
-def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
+def _effect_answer(result: FactorialResult, r: pd.Series, shared: str = "") -> Answer:
     where = ", ".join(f"{level_text(r[c])} {LOAD_WORDS.get(c, c)}" if c in LOAD_WORDS
                       else f"{c} {level_text(r[c])}" for c in result.per)
     at = ""
@@ -228,6 +264,7 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
         at = f", {other} = {level}"
         pair = " × ".join(f for f in result.factors if f in {r["term"], other})
         caveats.append(Warn(Code.INTERACT_AT, factors=pair, where=where or None))
+    caveats += partial_caveat(result, r.get("level_key"))
     if result.log:
         value = ratio_text(r["estimate"], r["ci_low"], r["ci_high"])
     else:
@@ -237,7 +274,7 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
     # where the verdict is read (its warning says how the cap bears on the metric)
     verdict = result.reported_verdict(r["verdict"], r.get("level_key"),
                                       bool(r.get("cap_affected")))
-    # a ~ beside an interval that excludes no effect: the verdict is Holm's over its family
+    # a verdict beside an interval that could seem to disagree says why (Holm vs Bonferroni)
     verdict = adjusted_verdict(verdict, r["ci_low"], r["ci_high"], 1.0 if result.log else 0.0,
                                r["p_value"], int(r["holm_family"]))
     # what the server and the kernel counted at the two levels (empty: nothing recorded)
@@ -246,9 +283,23 @@ def _effect_answer(result: FactorialResult, r: pd.Series) -> Answer:
     if mech and counted:
         caveats += [w for w in mech.warnings if w not in caveats]
     return Answer(f"{result.metric.label}, {where or 'all runs'}{at}", value, verdict,
-                  f"{r['n_runs']} runs", tuple(caveats), group=factor_group(result, r["term"]),
+                  f"{r['n_runs']} runs", tuple(caveats),
+                  group=factor_group(result, r["term"]) + shared,
                   topic="effect", kind=ARTEFACT if r["on_timeout_cap"] else ANSWERED,
                   mechanism=counted)
+
+
+def partial_caveat(result: FactorialResult, key) -> list[Warn]:
+    """The survivorship of a load level's runs as a caveat of its rows: how many are
+    :attr:`~perfkit.vocabulary.RunStatus.PARTIAL` (fewer connections got in than the
+    generator opened, :func:`perfkit.analysis.core.survivorship`), none when all got in
+    (:attr:`Code.LEVEL_RUNS_PARTIAL`)."""
+    notes = result.level_run_notes.get(key, ())
+    partial = sorted({run for run, kind, _ in notes if kind == RunStatus.PARTIAL})
+    if not partial:
+        return []
+    return [Warn(Code.LEVEL_RUNS_PARTIAL, runs=tuple(partial),
+                 of=result.level_runs.get(key, 0))]
 
 
 def _ab_answer(table: ComparisonTable) -> Answer:
@@ -334,8 +385,8 @@ def ab_caption(table: ComparisonTable) -> str:
             f"its low level (base){at}, the other factors held at their low level; "
             f"{row_runs(table)} runs per row (base vs new); medians of runs with "
             f"{table.confidence:.0%} order-statistic intervals, the change as the "
-            f"Hodges-Lehmann ratio with its {1 - table.alpha:.0%} Moses interval, Mann-Whitney U "
-            f"p-values Holm-adjusted over the {table.family} comparisons")
+            f"Hodges-Lehmann ratio with its Moses interval ({table.interval_words()}), "
+            f"Mann-Whitney U p-values Holm-adjusted over the {table.family} comparisons")
 
 
 def present_table(table: ComparisonTable, rows: RunSet):

@@ -24,6 +24,7 @@ from perfkit.present import gate as present_gate
 from perfkit.present import history as present_history
 from perfkit.report.answers import Answer, ratio_text
 from perfkit.vocabulary import ChangeSupport, HistoryVerdict
+from perfkit.warning import Warn
 
 
 def load(name: str, data_root: str | None = None) -> Experiment:
@@ -266,6 +267,7 @@ def answers(analyses: Sequence[hist.HistoryAnalysis],
                                   HistoryVerdict.NO_CHANGE,
                                   f"{len(s.points)} labels, {runs} runs", s.change.warnings,
                                   group=group, topic="history"))
+            out += _recent_answer(a, s, group)
         for g in hist.latest_gates(gate_items.get(a.metric.name, ())):
             where = present_gate.key_text(a.keys, g.key)
             for row in g.result.rows:
@@ -278,3 +280,25 @@ def answers(analyses: Sequence[hist.HistoryAnalysis],
                                         f"against {present_gate.span(g.baseline)}?",
                                   topic="gate"))
     return out
+
+
+def _recent_answer(a: hist.HistoryAnalysis, s: hist.Series, group: str) -> list[Answer]:
+    """The test of a step in the series' newest labels (:attr:`perfkit.analysis.history.
+    Series.recent`) as an answer row: the window against the labels before it, or why it
+    cannot be tested (with the labels needed), with why the change points cannot see it."""
+    r = s.recent
+    if r is None:
+        return []
+    found = s.unseen()
+    unseen: tuple[Warn, ...] = (found,) if found is not None else ()
+    if not r.tested:
+        why = (r.reason,) if r.reason is not None else ()
+        return [Answer(f"{a.metric.label}, newest labels", "not tested",
+                       hist.recent_verdict(r), f"{len(s.points)} labels", (*why, *unseen),
+                       group=group, topic="history")]
+    span = r.first_label if r.k == 1 else f"{r.first_label}..{r.last_label}"
+    return [Answer(f"{a.metric.label}, newest labels ({span})",
+                   ratio_text(r.ratio, r.ratio_ci_low, r.ratio_ci_high)
+                   + f" (newest / {r.before[0]}..{r.before[1]}), p {fmt_p(r.p_value)}",
+                   hist.recent_verdict(r), f"{r.k} vs {r.n_before} labels", unseen,
+                   group=group, topic="history")]

@@ -101,6 +101,8 @@ def manifest_table(experiments: Sequence[Experiment]) -> pd.DataFrame:
     as ``yes``/``no``: the host's CPU at or above
     :data:`perfkit.analysis.context._conditions.HOST_BUSY_PERCENT` (client and server together), and
     a run that was the first after a server start (a cold cache)."""
+    from perfkit.report.methods import relative
+
     rows = []
     for exp in experiments:
         seen: dict[tuple[str, str], int] = {}
@@ -122,7 +124,10 @@ def manifest_table(experiments: Sequence[Experiment]) -> pd.DataFrame:
             items["tool_version"] = run.tool_version
             for key, value in items.items():
                 if value not in (None, "") and "config" not in key:
-                    seen[(key, str(value))] = seen.get((key, str(value)), 0) + 1
+                    # no path of the recording machine ('locust 2.47.0 from /home/me/.venv/
+                    # lib/python3.11/site-packages/locust'), as in the Methods
+                    text = relative(str(value))
+                    seen[(key, text)] = seen.get((key, text), 0) + 1
         for (key, value), n in sorted(seen.items()):
             rows.append({"experiment": exp.name, "item": key, "value": value, "runs": n})
     return pd.DataFrame(rows, columns=["experiment", "item", "value", "runs"])
@@ -238,6 +243,7 @@ def experiment_looks(names: Sequence[str] | pd.Series):
 
 #: columns of the drift table (one row per experiment)
 TREND_COLUMNS = ["experiment", "runs", "change_first_to_last_pct", "ci_low_pct", "ci_high_pct",
+                 "ratio_first_to_last", "ratio_ci_low", "ratio_ci_high",
                  "p_value", "verdict", "runs_left_out", "note"]
 
 
@@ -254,7 +260,12 @@ def drift_trend(residuals: pd.DataFrame, confidence: float = 0.95,
         if d is not None:
             rows.append({"experiment": name, "runs": d.runs,
                          "change_first_to_last_pct": d.change_pct, "ci_low_pct": d.ci_low_pct,
-                         "ci_high_pct": d.ci_high_pct, "p_value": d.p_value,
+                         "ci_high_pct": d.ci_high_pct,
+                         # the ratios the index prints (last / first), beside the changes
+                         **{k: 1.0 + v / 100.0 for k, v in (
+                             ("ratio_first_to_last", d.change_pct),
+                             ("ratio_ci_low", d.ci_low_pct), ("ratio_ci_high", d.ci_high_pct))},
+                         "p_value": d.p_value,
                          "verdict": d.verdict, "runs_left_out": int(left_out.get(name, 0)),
                          "note": d.note})
     return pd.DataFrame(rows, columns=TREND_COLUMNS)
@@ -279,6 +290,20 @@ def methods(experiments: Sequence[Experiment], confidence: float = 0.95,
 
     return {**_methods(experiments),
             "every experiment: drift check": shared([describe_drift(confidence, alpha)])}
+
+
+#: the quality summary's row of totals (the counts the index's data-quality answer gives)
+ALL_EXPERIMENTS = "all experiments"
+
+
+def summary_with_total(summary: pd.DataFrame) -> pd.DataFrame:
+    """The quality summary with a last row :data:`ALL_EXPERIMENTS` summing every count: the
+    numbers the index prints ("generator busy: 7 of 176") are then in its CSV."""
+    if len(summary) < 2:
+        return summary
+    total = {c: (ALL_EXPERIMENTS if c == "experiment" else int(summary[c].sum()))
+             for c in summary.columns}
+    return pd.concat([summary, pd.DataFrame([total])], ignore_index=True)
 
 
 def answers(summary: pd.DataFrame, trend: pd.DataFrame, metric: str = "") -> list[Answer]:
@@ -312,13 +337,10 @@ def _drift_answer(r: pd.Series, group: str) -> Answer:
     """One experiment's drift check: the change from the first run to the last as a ratio
     and a percentage with its interval; an inconclusive one says why when the values are too
     coarse."""
-    def ratio(pct: float) -> float:
-        return 1.0 + float(pct) / 100.0
-
     note = r.get("note") or ""
     return Answer(str(r["experiment"]),
-                  ratio_text(ratio(r["change_first_to_last_pct"]), ratio(r["ci_low_pct"]),
-                             ratio(r["ci_high_pct"])),
+                  ratio_text(float(r["ratio_first_to_last"]), float(r["ratio_ci_low"]),
+                             float(r["ratio_ci_high"])),
                   r["verdict"], f"{int(r['runs'])} runs",
                   (note,) if isinstance(note, str) and note else (), group=group,
                   topic="drift")

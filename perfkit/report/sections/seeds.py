@@ -76,7 +76,7 @@ def shown(analysis: SeedsAnalysis) -> pd.DataFrame:
     frame["verdict"] = [r.reported_verdict for r in analysis.results]
     frame["repeat"] = [ratio_text(r.replication) if r.replication else ""
                        for r in analysis.results]
-    untested = frame["repeat_verdict"] == ""
+    untested = frame["repeat_outcome"] == ""
     frame.loc[untested, ["factor", "at_column"]] = ""
     frame.loc[untested, "at_value"] = np.nan
     # what the server and the kernel counted at the claim's load level (base -> new), where

@@ -214,7 +214,7 @@ def ratio_rows(analysis: SeedsAnalysis) -> pd.DataFrame:
     for rows with any part beyond it and ``text`` the values printed beside each row."""
     results = {r.claim["claim_id"]: r for r in analysis.results}
     frame = analysis.to_frame()
-    frame = frame[frame["repeat_verdict"] != ""].reset_index(drop=True)
+    frame = frame[frame["repeat_outcome"] != ""].reset_index(drop=True)
     reps = [cast(Replication, results[c].replication) for c in frame["claim_id"]]  # repeated
     c = [rep.row.comparison for rep in reps]
     frame["ratio"] = [x.ratio for x in c]
@@ -222,7 +222,7 @@ def ratio_rows(analysis: SeedsAnalysis) -> pd.DataFrame:
     frame["ratio_ci_high"] = [x.ratio_ci_high for x in c]
     frame["label"] = [f"{cid} {rep.metric.label}" for cid, rep in zip(frame["claim_id"], reps,
                                                                      strict=True)]
-    frame["significant"] = frame["repeat_verdict"].isin(SIGNIFICANT)
+    frame["significant"] = frame["repeat_outcome"].isin(SIGNIFICANT)
     frame["published_confounded"] = [confounded(results[c].claim) for c in frame["claim_id"]]
     frame["text"] = [ratio_text(rep).split(" (")[0] for rep in reps]
     lo, hi = ratio_limits(frame, analysis.threshold)
@@ -301,7 +301,8 @@ def ratio_caption(analysis: SeedsAnalysis) -> str:
     edge = ("; beyond the axis, drawn at its edge with an arrow (values at the right): "
             + "; ".join(f"{r.claim_id} {r.text}" for r in off.itertuples())) if len(off) else ""
     return (f"Every repeated claim ({len(rows)}): the change new/base on our testbed "
-            f"(Hodges-Lehmann ratio with its {1 - analysis.alpha:.0%} Moses interval; filled: "
+            f"(Hodges-Lehmann ratio with its Moses interval, at {1 - analysis.alpha:.0%} "
+            "Bonferroni-adjusted over each experiment's load levels; filled: "
             f"significant after Holm over each experiment's load levels, "
             f"{int(rows['significant'].sum())} of {len(rows)}); diamonds: the published "
             f"ratio (grey: not the setting's alone, the write-up changed more); "

@@ -1,0 +1,61 @@
+"""perfkit.stats.recent: a step in the newest labels of a history, which the change points
+cannot see (issue 34: a x3 step in the last 2 labels of a history of 8-10 labels was never
+reported)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from perfkit.stats.changepoint import change_points, newest_unseen
+from perfkit.stats.recent import recent_step
+from perfkit.warning import Code
+
+
+def _history(labels: int, step_at: int | None, step: float = 3.0, seed: int = 5):
+    """Per label 5 runs of log sd 0.05 around a label level of sd 0.05; times ``step`` from
+    label ``step_at`` on."""
+    rng = np.random.default_rng(seed)
+    level = 0.05 * rng.standard_normal(labels)
+    if step_at is not None:
+        level[step_at:] += math.log(step)
+    return [list(10 * np.exp(lv + 0.05 * rng.standard_normal(5))) for lv in level]
+
+
+def test_a_step_in_the_newest_two_labels_is_found_where_the_change_points_cannot_see_it():
+    names = [f"v{i:02d}" for i in range(1, 9)]
+    values = _history(8, 6)
+    cps = change_points(values, names)
+    assert not cps.change_points  # the permutation test cannot reach alpha there
+    unseen = newest_unseen(8, 0.05)
+    assert unseen is not None and unseen.code is Code.NEWEST_UNSEEN and unseen["need"] == 10
+    assert str(unseen) == (
+        "a step in the newest 2 labels cannot show as a change point: permuting whole labels, "
+        "a split there gives no p below 2 / C(8, 2) = 0.071 > 0.05 (>= 10 labels needed)")
+    r = recent_step(values, names, [])
+    assert r.significant and (r.k, r.first_label, r.last_label) == (2, "v07", "v08")
+    assert r.before == ("v01", "v06") and r.windows == 3
+    # by hand: the pooled two-sample t of the labels' log medians, Bonferroni over 3 windows
+    means = np.array([np.log(np.median(v)) for v in values])
+    t = sps.ttest_ind(means[6:], means[:6], equal_var=True)
+    assert r.p_value == pytest.approx(min(1.0, 3 * t.pvalue), rel=1e-9)
+    assert r.ratio == pytest.approx(math.exp(means[6:].mean() - means[:6].mean()), rel=1e-9)
+    assert r.level == pytest.approx(1 - 0.05 / 3) and r.ratio_ci_low > 1
+
+
+def test_a_flat_history_shows_no_recent_step_and_a_short_one_says_what_it_needs():
+    names = [f"v{i:02d}" for i in range(1, 11)]
+    flat = recent_step(_history(10, None, seed=1), names, [])
+    assert flat.tested and not flat.significant and flat.ratio_ci_low <= 1 <= flat.ratio_ci_high
+    # three labels: none before the newest enough to measure the labels' spread
+    short = recent_step(_history(3, None), names[:3], [])
+    assert not short.tested and short.labels_needed == 4
+    assert short.reason is not None and short.reason.code is Code.RECENT_FEW_LABELS
+    assert "needs >= 3 labels before it" in str(short.reason)
+    # a change point found at the newest label already answers it
+    at_newest = recent_step(_history(10, None), names, [9]).reason
+    assert at_newest is not None and at_newest.code is Code.RECENT_CHANGE_POINT_AT_NEWEST
+    assert str(at_newest) == "a change point already starts at the newest label"
