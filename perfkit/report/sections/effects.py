@@ -276,7 +276,7 @@ def _effect_answer(result: FactorialResult, r: pd.Series, shared: str = "") -> A
                                       bool(r.get("cap_affected")))
     # a verdict beside an interval that could seem to disagree says why (Holm vs Bonferroni)
     verdict = adjusted_verdict(verdict, r["ci_low"], r["ci_high"], 1.0 if result.log else 0.0,
-                               r["p_value"], int(r["holm_family"]))
+                               r["p_value"], int(r["holm_family"]), identity=r["verdict"])
     # what the server and the kernel counted at the two levels (empty: nothing recorded)
     mech = r.get("mechanism")
     counted = mech.text() if mech else ""
