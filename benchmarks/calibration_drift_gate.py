@@ -54,10 +54,10 @@ import pandas as pd
 
 from perfkit.analysis import load_experiment, metric
 from perfkit.analysis.compare import gate_runs
-from perfkit.analysis.context import FIX
 from perfkit.analysis.context import _drift as drift
 from perfkit.analysis.core import RunSet
 from perfkit.frames import runs_frame
+from perfkit.warning import Code
 
 REPO = Path(__file__).resolve().parents[1]
 P99 = metric("latency_p99_ms")
@@ -131,7 +131,8 @@ def simulate(design: str, sd: float, drift_log: float, reps: int, seed: int,
         values = 4.0 * np.exp(slope + sd * rng.standard_normal(n))
         base, new = arms(runs, values, design, change_log)
         result = gate_runs(base, new, [P99], 0.05, by="none", n_sim=100)
-        found = [w for t in result.tables for w in t.warnings if FIX in w]
+        found = [w for t in result.tables for w in t.warnings
+                 if w.code is Code.DRIFT_MAY_MAKE_CHANGE]
         notes += bool(found)
         exit_0 += result.exit_status == 0
         drifted += any(str(r.outcome) == COULD_BE_DRIFT for r in result.rows)

@@ -5,11 +5,11 @@ runnable example in ``docs/api.md``. Every other module (``perfkit.analysis``, `
 ``perfkit.ingest``, ``perfkit.store``, ...) is internal and may change: import from
 ``perfkit``. ``perfkit.plots`` (the figure functions) is public as a namespace.
 
-Re-exports only. The errors and the vocabulary load with ``import perfkit``; the runs,
-histograms and the loader (numpy, hdrh), the analysis (pandas, scipy) and the figures
-(matplotlib) load on first use of one of their names (:func:`__getattr__`), so ``import
-perfkit`` stays cheap: ``perfkit --help`` and ``perfkit --version`` import it for the version
-alone (issue 24; ``tests/test_startup.py``).
+Re-exports only. The errors, the vocabulary and the warning values load with ``import
+perfkit``; the runs, histograms and the loader (numpy, hdrh), the analysis (pandas, scipy) and
+the figures (matplotlib) load on first use of one of their names (:func:`__getattr__`), so
+``import perfkit`` stays cheap: ``perfkit --help`` and ``perfkit --version`` import it for
+the version alone (issue 24; ``tests/test_startup.py``).
 """
 
 from importlib import import_module
@@ -37,6 +37,8 @@ from perfkit.vocabulary import (
     SloVerdict,
     Verdict,
 )
+from perfkit.warning import Code as WarningCode
+from perfkit.warning import Warn
 
 __version__ = "0.1.0"
 
@@ -106,7 +108,8 @@ __all__ = [
     "LatencyHistogram", "LatencyTable", "LoadError", "LoadResult", "ManifestStatus", "Metric",
     "ParseError", "PerfkitError", "PowerPlan", "Run", "RunGroups", "RunJudgement", "RunSet",
     "RunStatus", "ScalingResult", "ScalingTable", "ScalingVerdict", "Selection", "SloBracket",
-    "SloTable", "SloVerdict", "UnknownFormatError", "UsageError", "Verdict", "__version__",
+    "SloTable", "SloVerdict", "UnknownFormatError", "UsageError", "Verdict", "Warn",
+    "WarningCode", "__version__",
     "analyse_history", "check_drift", "combine_groups", "combine_runs", "compare_runs",
     "factorial_effects", "gate_runs", "group_runs", "history_gates", "history_verdict",
     "latency_percentiles", "latency_spectrum", "load", "load_experiment", "load_history", "metric",

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from perfkit.errors import PerfkitError
 from perfkit.histogram import LatencyHistogram
 from perfkit.model import Run
+from perfkit.warning import Code, Warn
 
 _SUMMED = ("requests", "throughput_rps", "transfer_bytes_per_s", "bytes_read", "errors_connect",
            "errors_read", "errors_write", "errors_timeout", "non_2xx_3xx", "failures",
@@ -74,8 +75,7 @@ def combine_runs(runs: Sequence[Run], run_id: str | None = None) -> Run:
             weights)
     maxes = [r.latency_max_ms for r in runs if r.latency_max_ms is not None]
     fields["latency_max_ms"] = max(maxes) if len(maxes) == len(runs) else None
-    notes = [f"combined from {len(runs)} concurrent {tool} clients: throughput, requests and "
-             "errors are sums"]
+    notes = [Warn(Code.COMBINED_CLIENTS, clients=len(runs), tool=tool)]
     if tool == "wrk2":
         hist = _merge_hist(runs, "histogram")
         if hist is not None and hist.total_count:
@@ -83,19 +83,15 @@ def combine_runs(runs: Sequence[Run], run_id: str | None = None) -> Run:
                                                                       "percentiles_ms"),
                           latency_mean_ms=hist.mean_us / 1000, latency_stdev_ms=hist.stdev_us
                           / 1000, latency_max_ms=hist.max_us / 1000)
-            notes.append("latency percentiles read from the clients' histograms merged by "
-                         "summing counts")
+            notes.append(Warn(Code.COMBINED_HISTOGRAMS))
         else:
-            notes.append("a client has no histogram (run without --latency): no combined "
-                         "percentiles")
+            notes.append(Warn(Code.COMBINED_NO_HISTOGRAM))
         unc = _merge_hist(runs, "uncorrected_histogram")
         if unc is not None and unc.total_count:
             fields.update(uncorrected_histogram=unc, uncorrected_percentiles_ms=_percentiles(
                 unc, runs, "uncorrected_percentiles_ms"))
     else:
-        notes.append("wrk prints four percentiles and no histogram: percentiles of concurrent "
-                     "clients cannot be combined (see each client's run); the mean is "
-                     "request-weighted")
+        notes.append(Warn(Code.COMBINED_WRK_PERCENTILES))
     group = run_id or _group_of(runs[0]) or "+".join(str(r.run_id) for r in runs)
     first = runs[0]
     return Run(tool=tool, source=" + ".join(r.source for r in runs),

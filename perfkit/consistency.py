@@ -30,6 +30,8 @@ import math
 import re
 from typing import Any
 
+from perfkit.warning import Code, Warn
+
 #: numeric fields of a Run checked for sign and finiteness, with their unit for the message
 NUMERIC_FIELDS = (
     "duration_s", "target_rate_rps", "requests", "throughput_rps", "transfer_bytes_per_s",
@@ -55,20 +57,20 @@ _RELATIVE_SLACK = 0.012
 #: (105 -> 110) or 0.5 ms below 100 ms. Beyond that it is not rounding.
 _LOCUST_RELATIVE_SLACK = 0.05
 _LOCUST_SLACK_MS = 0.5 + _PRINT_SLACK_MS
-#: what a kept-out value's note adds to the problem
-KEPT_OUT = "kept out of every analysis"
-#: a note of a Locust 0.8-0.13.2 file's row (:mod:`perfkit.ingest.locust_legacy`): its requests
-#: may count the successes alone, so its failures may pass them
-SUCCESSES_ONLY = "Locust 0.8 and 0.9 counted only the successes"
 
 
 @dataclasses.dataclass(frozen=True)
 class Problem:
-    """A value (or values) of a run that cannot be true: ``text`` says what is wrong, and
+    """A value (or values) of a run that cannot be true: ``warning`` says what is wrong, and
     ``fields`` names each value involved (``percentiles_ms[90]`` for one percentile)."""
 
-    text: str
+    warning: Warn
     fields: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        """What is wrong, in words."""
+        return self.warning.text
 
 
 def percentile_key(name: str, q: float) -> str:
@@ -80,23 +82,22 @@ def percentile_key(name: str, q: float) -> str:
 _key = percentile_key
 
 
-def _bad_number(name: str, value: Any) -> str | None:
+def _bad_number(name: str, value: Any) -> Warn | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, float) and math.isnan(value):
-        return f"{name} is NaN (not a number) without a printed placeholder: input damaged?"
+        return Warn(Code.NOT_A_NUMBER, field=name)
     if isinstance(value, int | float) and not math.isfinite(value):
-        return f"{name} is infinite ({value}): not a measurement; input damaged?"
+        return Warn(Code.INFINITE, field=name, value=value)
     if isinstance(value, int | float) and value < 0:
-        return f"{name} is negative ({value}): no tool prints that; input damaged?"
+        return Warn(Code.NEGATIVE, field=name, value=value)
     return None
 
 
-def _too_long(name: str, value: Any) -> str | None:
+def _too_long(name: str, value: Any) -> Warn | None:
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(
             value) and value > MAX_LATENCY_MS:
-        return (f"{name} is {value:g} ms, more than 24 h: no latency of a load test; input "
-                "damaged?")
+        return Warn(Code.LATENCY_ABOVE_DAY, field=name, value=value)
     return None
 
 
@@ -120,19 +121,19 @@ def _value_problems(run: Any) -> list[Problem]:
     out = []
     for name in NUMERIC_FIELDS:
         value = getattr(run, name, None)
-        text = _bad_number(name, value) or (_too_long(name, value) if name in LATENCY_FIELDS
-                                            else None)
-        if text:
-            out.append(Problem(text, (name,)))
+        found = _bad_number(name, value) or (_too_long(name, value) if name in LATENCY_FIELDS
+                                             else None)
+        if found:
+            out.append(Problem(found, (name,)))
     for name, value in _counters(run).items():  # what the server and the kernel counted
-        text = _bad_number(name, value)
-        if text:
-            out.append(Problem(text, (name,)))
+        found = _bad_number(name, value)
+        if found:
+            out.append(Problem(found, (name,)))
     for name in PERCENTILE_MAPS:
         for q, v in sorted(getattr(run, name).items()):
-            text = _bad_number(_key(name, q), v) or _too_long(_key(name, q), v)
-            if text:
-                out.append(Problem(text, (_key(name, q),)))
+            found = _bad_number(_key(name, q), v) or _too_long(_key(name, q), v)
+            if found:
+                out.append(Problem(found, (_key(name, q),)))
     return out
 
 
@@ -141,16 +142,14 @@ def _percentile_order(name: str, items: list[tuple[float, float]], max_ms: float
     out = []
     for (q1, v1), (q2, v2) in zip(items, items[1:], strict=False):
         if v2 < v1 - _PRINT_SLACK_MS:
-            out.append(Problem(f"{name}: p{q2:g} ({v2} ms) is below p{q1:g} ({v1} ms); "
-                               "percentiles must not decrease: input damaged?",
-                               (_key(name, q1), _key(name, q2))))
+            out.append(Problem(Warn(Code.PERCENTILES_DECREASE, field=name, q1=q1, v1=v1, q2=q2,
+                                    v2=v2), (_key(name, q1), _key(name, q2))))
     if max_ms is not None:
         above = [(q, v) for q, v in items if _above(v, max_ms, rounded)]
         if above:
             q, v = above[0]
-            beyond = " by more than Locust's rounding" if rounded else ""
-            out.append(Problem(f"{name}: p{q:g} ({v} ms) is above latency_max_ms ({max_ms} ms)"
-                               f"{beyond}: input damaged?",
+            out.append(Problem(Warn(Code.PERCENTILE_ABOVE_MAX, field=name, q=q, value=v,
+                                    max_ms=max_ms, rounded=rounded),
                                (*(_key(name, q) for q, _ in above), "latency_max_ms")))
     return out
 
@@ -169,23 +168,25 @@ def _relation_problems(run: Any, bad: set[str]) -> list[Problem]:
         items = [(q, v) for q, v in sorted(getattr(run, name).items())
                  if _key(name, q) not in bad]
         out += _percentile_order(name, items, limit, rounded and limit is not None)
-    for low_name in ("latency_mean_ms", "latency_min_ms"):
-        low = value(low_name)
-        if None not in (low, high) and _above(low, high):
-            out.append(Problem(f"{low_name} ({low}) is above latency_max_ms ({high}): input "
-                               "damaged?", (low_name, "latency_max_ms")))
+    mean, low = value("latency_mean_ms"), value("latency_min_ms")
+    if None not in (mean, high) and _above(mean, high):
+        out.append(Problem(Warn(Code.MEAN_ABOVE_MAX, mean=mean, high=high),
+                           ("latency_mean_ms", "latency_max_ms")))
+    if None not in (low, high) and _above(low, high):
+        out.append(Problem(Warn(Code.MIN_ABOVE_MAX, low=low, high=high),
+                           ("latency_min_ms", "latency_max_ms")))
     requests = value("requests")
-    successes = any(SUCCESSES_ONLY in note for note in run.notes)
+    # a Locust 0.8-0.13.2 row's requests may count the successes alone (its note says so)
+    successes = any(n.code is Code.LOCUST_SUCCESSES_ONLY for n in run.notes)
     for part in ("non_2xx_3xx",) if successes else ("failures", "non_2xx_3xx"):
         count = value(part)
         if None not in (count, requests) and count > requests:
-            out.append(Problem(f"{part} ({count}) is above requests ({requests}): they are "
-                               "counted among the requests; input damaged?",
-                               (part, "requests")))
+            out.append(Problem(Warn(Code.COUNT_ABOVE_REQUESTS, field=part, count=count,
+                                    requests=requests), (part, "requests")))
     held = run.histogram_count
     if held is not None and requests is not None and held > requests >= 0:
-        out.append(Problem(f"the histogram holds {held} samples but requests is {requests}: "
-                           "input damaged?", ("requests", "histogram")))
+        out.append(Problem(Warn(Code.HISTOGRAM_ABOVE_REQUESTS, held=held, requests=requests),
+                           ("requests", "histogram")))
     return out
 
 
@@ -196,9 +197,9 @@ def problems(run: Any) -> list[Problem]:
     return found + _relation_problems(run, bad)
 
 
-def consistency_warnings(run: Any) -> list[str]:
+def consistency_warnings(run: Any) -> list[Warn]:
     """Warnings for a :class:`~perfkit.model.Run` that contradicts itself (empty if none)."""
-    return [p.text for p in problems(run)]
+    return [p.warning for p in problems(run)]
 
 
 def kept_out(run: Any) -> Any:
@@ -214,7 +215,8 @@ def kept_out(run: Any) -> Any:
         every += found
         run = _without(run, {f for p in found for f in p.fields})
         found = problems(run)
-    notes = tuple(f"{p.text} {KEPT_OUT}: {', '.join(sorted(p.fields))}" for p in every)
+    notes = tuple(Warn(Code.KEPT_OUT, warning=p.warning, fields=tuple(sorted(p.fields)))
+                  for p in every)
     return run.replace(notes=(*run.notes, *notes))
 
 
@@ -231,14 +233,13 @@ def _without(run: Any, fields: set[str]) -> Any:
     return run.replace(**changes)
 
 
-def kept_out_note(run: Any, field: str) -> str | None:
-    """The note of ``run`` saying why its value ``field`` (as :class:`Problem` names it:
-    ``latency_max_ms``, ``percentiles_ms[99]``) was kept out, or None when it was not."""
-    mark = f" {KEPT_OUT}: "
+def kept_out_note(run: Any, field: str) -> Warn | None:
+    """Why ``run``'s value ``field`` (as :class:`Problem` names it: ``latency_max_ms``,
+    ``percentiles_ms[99]``) was kept out (the problem of its :attr:`Code.KEPT_OUT` note), or
+    None when it was not."""
     for note in run.notes:
-        text, found, fields = note.rpartition(mark)
-        if found and field in fields.split(", "):
-            return text
+        if note.code is Code.KEPT_OUT and field in note["fields"]:
+            return note["warning"]
     return None
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from perfkit.warning import Warn
+
 #: environment variable that turns every progress bar off when set to anything but 0
 PROGRESS_ENV = "PERFKIT_NO_PROGRESS"
 
@@ -273,25 +275,28 @@ def load_text(where: Any) -> str:
 
 
 class Footnotes:
-    """Numbered, de-duplicated notes: ``mark`` returns ``"[1][2]"``, ``render`` the list."""
+    """Numbered, de-duplicated notes: ``mark`` returns ``"[1][2]"``, ``render`` the list.
+
+    A note is a coded warning (:class:`perfkit.warning.Warn`: one note per code and fields) or
+    a text; ``items`` keeps them as given, to be worded where they are shown."""
 
     def __init__(self) -> None:
-        self.texts: list[str] = []
+        self.items: list[Warn | str] = []
 
-    def numbers(self, texts: str | Iterable[str]) -> list[int]:
-        """The note number of each of ``texts`` (1-based), a new text numbered next."""
+    def numbers(self, notes: Warn | str | Iterable[Warn | str]) -> list[int]:
+        """The note number of each of ``notes`` (1-based), a new one numbered next."""
         out = []
-        for text in [texts] if isinstance(texts, str) else texts:
-            if text not in self.texts:
-                self.texts.append(text)
-            out.append(self.texts.index(text) + 1)
+        for note in [notes] if isinstance(notes, str | Warn) else notes:
+            if note not in self.items:
+                self.items.append(note)
+            out.append(self.items.index(note) + 1)
         return out
 
-    def mark(self, texts: str | Iterable[str]) -> str:
-        return "".join(f"[{n}]" for n in self.numbers(texts))
+    def mark(self, notes: Warn | str | Iterable[Warn | str]) -> str:
+        return "".join(f"[{n}]" for n in self.numbers(notes))
 
     def render(self) -> str:
-        return "".join(f"[{i}] {t}\n" for i, t in enumerate(self.texts, 1))
+        return "".join(f"[{i}] {t}\n" for i, t in enumerate(self.items, 1))
 
 
 def consecutive_runs(positions: Iterable[int]) -> list[tuple[int, int]]:

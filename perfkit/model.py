@@ -6,7 +6,8 @@ the field's unit; derived numbers are computed elsewhere.
 
 ``Run.warnings`` is what a reader must know before trusting the run: the notes its parser made
 (placeholders turned into missing values, a histogram that covers part of the run, ...) followed by
-validity checks derived from the run itself (error ratio, closed-loop latency, saturation).
+validity checks derived from the run itself (error ratio, closed-loop latency, saturation). Each
+is a coded :class:`perfkit.warning.Warn`, worded by :mod:`perfkit.wording`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from perfkit.counters import SERVER_COLUMNS as _SERVER_COLUMNS
 from perfkit.counters import columns as counter_columns
 from perfkit.histogram import LatencyHistogram
 from perfkit.units import to_float
+from perfkit.warning import Code, Warn
 
 #: where a run's latency numbers come from
 LATENCY_SOURCES = {
@@ -33,19 +35,6 @@ LATENCY_SOURCES = {
 }
 
 CLOSED_LOOP_TOOLS = {"wrk", "locust"}
-
-#: how wrk 4 computes the latencies it prints, as its source does (wg/wrk 4.x, src/wrk.c
-#: ``main`` and src/stats.c ``stats_correct``): the one wording of the run's warning, the
-#: Methods, every page and ``perfkit show``
-WRK_LATENCY = ("wrk is closed-loop: each connection sends its next request only when the "
-               "previous response arrives, and latency is timed from the send; before "
-               "printing, wrk 4 adds synthetic samples for the requests a slow response held "
-               "up (stats_correct: with the run's mean time per request on one connection as "
-               "the interval, each latency of two intervals or more adds one sample at every "
-               "interval below it), so the printed mean, stdev and percentiles include them "
-               "and the max does not; the interval is the run's own achieved one, not an "
-               "intended schedule, so the tail may still be understated (coordinated "
-               "omission): use wrk2 for tail latency")
 
 #: error (or non-2xx/3xx) share above which a run is flagged
 ERROR_RATIO_WARN = 0.01
@@ -229,7 +218,7 @@ class Run(Provenance):
     counters: ServerCounters = NO_COUNTERS
     # provenance: the parser's notes, the manifest as read and anything else kept (the rest
     # is :class:`Provenance`'s: run_id, tool_version, argv, factors, ... exit_code)
-    notes: tuple[str, ...] = ()
+    notes: tuple[Warn, ...] = ()
     manifest: Mapping[str, Any] = dataclasses.field(default_factory=FrozenMap)
     extra: Mapping[str, Any] = dataclasses.field(default_factory=FrozenMap)
 
@@ -326,7 +315,7 @@ class Run(Provenance):
         return self.tool in CLOSED_LOOP_TOOLS
 
     @property
-    def warnings(self) -> tuple[str, ...]:
+    def warnings(self) -> tuple[Warn, ...]:
         """Parser notes, then validity checks; each says what it means for the numbers."""
         return self.notes + validity_warnings(self)
 
@@ -411,52 +400,41 @@ def every_response_failed(run: Run) -> bool:
     return bool(run.requests == 0 and (run.socket_errors or run.failures))
 
 
-def below_target_text(run: Run) -> str:
+def below_target(run: Run) -> Warn:
     """The raw check of a wrk2 run that achieved less than :data:`SATURATION_RATIO` of its
-    target rate, in words: what it measures, not a verdict. Whether the run saturated (the
-    server did not keep up) or is only short and in doubt is the run-status rule's to say
-    (:mod:`perfkit.analysis.core._runstatus`), among the run's peers."""
+    target rate (:attr:`Code.BELOW_TARGET`): what it measures, not a verdict. Whether the run
+    saturated (the server did not keep up) or is only short and in doubt is the run-status
+    rule's to say (:mod:`perfkit.analysis.core._runstatus`), among the run's peers."""
     # called only on a run found below its target: both rates are known
     assert run.throughput_rps is not None and run.target_rate_rps is not None
-    ratio = run.throughput_rps / run.target_rate_rps
-    return (f"below target: achieved {ratio:.3f} x the target rate (< {SATURATION_RATIO:g}): "
-            f"{run.throughput_rps:.0f} of {run.target_rate_rps:.0f} req/s")
+    return Warn(Code.BELOW_TARGET, achieved_rps=run.throughput_rps,
+                target_rps=run.target_rate_rps, ratio=SATURATION_RATIO)
 
 
-def validity_warnings(run: Run) -> tuple[str, ...]:
+def validity_warnings(run: Run) -> tuple[Warn, ...]:
     """Checks every reader of a run needs, derived from the run alone."""
-    out: list[str] = []
+    out: list[Warn] = []
     ratio = run.error_ratio
     all_failed = every_response_failed(run)
     if run.requests == 0 and not all_failed:
-        out.append("no request completed (0 requests): the server never answered within the "
-                   "run; throughput 0 and no latency, not a measurement")
+        out.append(Warn(Code.NO_REQUEST_COMPLETED))
     if all_failed:
-        out.append("every response failed: not a throughput measurement")
+        out.append(Warn(Code.FAILED_EVERY_RESPONSE))
     elif ratio is not None and ratio > ERROR_RATIO_WARN:
-        out.append(
-            f"{ratio:.1%} of requests failed (errors or non-2xx/3xx): "
-            "throughput and latency describe a failing server"
-        )
+        out.append(Warn(Code.ERRORS_HIGH, ratio=ratio))
     if run.tool == "wrk":
-        out.append(WRK_LATENCY)
+        out.append(Warn(Code.WRK_CLOSED_LOOP))
     elif run.tool in CLOSED_LOOP_TOOLS:
-        out.append(
-            f"{run.tool} is closed-loop: its latencies understate the tail "
-            "(coordinated omission); use wrk2 for tail latency"
-        )
+        out.append(Warn(Code.CLOSED_LOOP, tool=run.tool))
     if run.tool == "locust":
-        out.append(
-            "Locust rounds response times (whole ms below 100 ms, 10 ms below 1 s, 100 ms "
-            "below 10 s) before taking percentiles"
-        )
+        out.append(Warn(Code.LOCUST_ROUNDING))
     out.extend(consistency_warnings(run))
     if run.tool == "wrk2":
         sat = run.below_target
         if sat is None:
-            out.append("saturation: unknown (no target rate -R; give a manifest with the argv)")
+            out.append(Warn(Code.SATURATION_UNKNOWN))
         elif sat:
-            out.append(below_target_text(run))
+            out.append(below_target(run))
     return tuple(out)
 
 
@@ -491,7 +469,7 @@ def run_record(run: Run) -> dict[str, Any]:
         error_ratio=to_float(run.error_ratio),
         latency_source=run.latency_source,
         histogram_count=run.histogram_count,
-        warnings=list(run.warnings),
+        warnings=[w.text for w in run.warnings],
     )
     # beyond the contract
     for q, v in sorted(run.percentiles_ms.items()):

@@ -1,10 +1,13 @@
 """The words of perfkit's decisions, each defined once.
 
 Every verdict and status perfkit decides is a member of one of these enums (:class:`enum.
-StrEnum`), returned by the analysis and shown as it is by the front ends. A member *is* its
-string: it compares equal to it, formats as it (``f"{Verdict.NO_CHANGE}"`` is ``~``), and
-:mod:`json`, :mod:`csv` and pandas write the plain word, so tables and JSON keep the words they
-always had. ``tests/test_vocabulary.py`` checks that no other module types these words.
+StrEnum`), returned by the analysis. A member *is* its string, an identity: it compares equal
+to it, formats as it (``f"{Verdict.NO_CHANGE}"`` is ``~``), and :mod:`json`, :mod:`csv` and
+pandas write it as it is. Most identities are their own word (``better``, ``~``, ``failed``);
+those that are not, and any tunable in their words, are worded once, by
+:func:`perfkit.wording.verdict_words` (``stable``: ``no drift beyond ±10%``;
+``supported-in-direction``: ``supported in direction; size not comparable``), where the front
+ends show them. ``tests/test_vocabulary.py`` checks that no other module types these words.
 
 - :class:`Verdict`: a comparison row or an effect (``better``, ``worse``, ``~``, ``not
   testable``, ``no data``, ``interaction``).
@@ -20,6 +23,7 @@ always had. ``tests/test_vocabulary.py`` checks that no other module types these
 - :class:`ScalingVerdict`: a USL fit's peak.
 - :class:`ClaimVerdict`: a published claim against its repeat
 (:mod:`perfkit.analysis.seeds._seeds`).
+- :class:`NoteKind`: what a run behind a row's warnings is besides a status (on a timeout cap).
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ from enum import StrEnum
 from perfkit.errors import ERROR_STATUS
 
 __all__ = [
-    "ARTEFACT", "DRIFT_TOLERANCE_PCT", "FAILED_STATUSES", "ChangeSupport", "ClaimVerdict",
-    "DriftVerdict", "GateOutcome", "GateStatus", "HistoryVerdict", "ManifestStatus",
+    "ARTEFACT", "FAILED_STATUSES", "ChangeSupport", "ClaimVerdict",
+    "DriftVerdict", "GateOutcome", "GateStatus", "HistoryVerdict", "ManifestStatus", "NoteKind",
     "SIGNIFICANT", "RunStatus", "ScalingVerdict", "SloVerdict", "Verdict",
 ]
 
@@ -56,8 +60,9 @@ class Verdict(StrEnum):
 #: the verdicts of a significant change
 SIGNIFICANT = (Verdict.BETTER, Verdict.WORSE)
 
-#: the start of every verdict of a value on a known timeout cap ("artefact of the 1000 ms
-#: cap", :func:`perfkit.analysis.core._caps.artefact`)
+#: an effect computed from values on a known timeout cap: where an answer is listed, and what
+#: its verdict is (worded with the caps, ``artefact of the 1000 ms cap``, by
+#: :func:`perfkit.wording.artefact_words`; :func:`perfkit.analysis.core._caps.artefact`)
 ARTEFACT = "artefact"
 
 
@@ -82,6 +87,14 @@ class RunStatus(StrEnum):
     def counts_as_failed(self) -> bool:
         """Failed or saturated: ranked worst where failing makes a metric worse."""
         return self in (RunStatus.FAILED, RunStatus.SATURATED)
+
+
+class NoteKind(StrEnum):
+    """What a run behind a row's warnings is, besides a :class:`RunStatus`
+    (:func:`perfkit.analysis.core._run_notes.run_notes`): a latency on a known timeout cap
+    (worded ``on a timeout cap``, :func:`perfkit.wording.verdict_words`)."""
+
+    ON_CAP = "on-cap"
 
 
 class ManifestStatus(StrEnum):
@@ -155,15 +168,13 @@ class BracketVerdict(StrEnum):
     NOT_MONOTONE = "not monotone"  # a pass above a fail: repeat
 
 
-#: a drift smaller than this over a whole experiment (first run to last) does not matter
-DRIFT_TOLERANCE_PCT = 10.0
-
-
 class DriftVerdict(StrEnum):
-    """The drift over an experiment's run order (:mod:`perfkit.analysis.context._drift`)."""
+    """The drift over an experiment's run order (:mod:`perfkit.analysis.context._drift`):
+    ``stable`` is worded with its tolerance (:func:`perfkit.wording.verdict_words`: ``no drift
+    beyond ±10%``, :data:`perfkit.wording.DRIFT_TOLERANCE_PCT`)."""
 
     DRIFT = "drift"
-    STABLE = f"no drift beyond ±{DRIFT_TOLERANCE_PCT:g}%"
+    STABLE = "stable"
     INCONCLUSIVE = GateStatus.INCONCLUSIVE
 
 
@@ -194,12 +205,13 @@ class ScalingVerdict(StrEnum):
 
 class ClaimVerdict(StrEnum):
     """A published claim against its repeated experiment (:func:`perfkit.analysis.seeds._seeds.
-    judge`)."""
+    judge`); each worded by :func:`perfkit.wording.verdict_words` (``supported-in-direction``:
+    ``supported in direction; size not comparable``)."""
 
     SUPPORTED = ChangeSupport.SUPPORTED
-    SUPPORTED_DIRECTION = f"{ChangeSupport.SUPPORTED} in direction; size not comparable"
-    CONTRADICTED = "contradicted by a repeated experiment"
+    SUPPORTED_DIRECTION = "supported-in-direction"
+    CONTRADICTED = "contradicted"
     INCONCLUSIVE = GateStatus.INCONCLUSIVE
-    NOT_TESTABLE_N1 = f"{Verdict.NOT_TESTABLE} (n = 1)"
-    NOT_TESTABLE_UNSTATED = f"{Verdict.NOT_TESTABLE} (runs not stated)"
-    NOT_TESTABLE_NONE = f"{Verdict.NOT_TESTABLE} (no measurement)"
+    NOT_TESTABLE_N1 = "not-testable-n1"
+    NOT_TESTABLE_UNSTATED = "not-testable-unstated"
+    NOT_TESTABLE_NONE = "not-testable-none"

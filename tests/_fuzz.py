@@ -49,13 +49,14 @@ from _fuzz_mutations import MUTATIONS, mutate
 from _fuzz_seeds import COUNTER_KINDS, LOCUST_KINDS, Seed, load_seeds
 
 import perfkit
-from perfkit.consistency import KEPT_OUT, kept_out
+from perfkit.consistency import kept_out
 from perfkit.errors import LoadError, ParseError, PerfkitError
 from perfkit.ingest import counters, fastwrk2, locust, wrk, wrk2
 from perfkit.ingest.locust_csv import History
 from perfkit.ingest.sniffer import sniff
 from perfkit.model import Run
 from perfkit.store import hlog
+from perfkit.warning import Code
 
 __all__ = ["FAILURES", "HANG_S", "MUTATIONS", "Report", "Seed", "load_seeds", "make_input",
            "mutate", "run_fuzz"]
@@ -224,8 +225,8 @@ def _kept_out_check(report: Report, runs: list, label: str) -> None:
         after = kept_out(run)
         if after is not run:
             report.counts["kept_out"] += 1
-            notes = " ".join(n for n in after.notes if KEPT_OUT in n)
-            missing = [f for f in _removed(run, after) if f not in notes]
+            named = {f for n in after.notes if n.code is Code.KEPT_OUT for f in n["fields"]}
+            missing = [f for f in _removed(run, after) if f not in named]
             if missing:
                 report.add("unnamed", f"{label}: {missing[:3]}")
         cleaned.append(after)

@@ -26,6 +26,10 @@ from collections.abc import Mapping
 
 from perfkit.ingest.locust_csv import Distribution, History
 from perfkit.model import Run
+from perfkit.warning import Code, Warn
+
+#: the warning of a mean or a minimum above the maximum
+ABOVE_MAX = {"latency_mean_ms": Code.MEAN_ABOVE_MAX, "latency_min_ms": Code.MIN_ABOVE_MAX}
 
 COUNTS = ("requests", "errors_connect", "errors_read", "errors_write", "errors_timeout",
           "non_2xx_3xx", "failures", "threads", "connections", "users")
@@ -45,12 +49,19 @@ def _is_number(value) -> bool:
             and math.isfinite(value) and value >= 0)
 
 
-def _warned(warnings: tuple[str, ...], *words: str) -> bool:
-    return any(all(w in text for w in words) for text in warnings)
+def _warned(warnings: tuple[Warn, ...], *codes: Code, field: str | None = None) -> bool:
+    """One of ``warnings`` has one of ``codes`` (and names ``field``, when given)."""
+    return any(w.code in codes and (field is None or w.get("field") == field)
+               for w in warnings)
+
+
+def _one_warned(warnings: tuple[Warn, ...], name: str) -> bool:
+    """One of ``warnings`` names a single percentile of the map ``name`` (``name[99]``)."""
+    return any(str(w.get("field") or "").startswith(name + "[") for w in warnings)
 
 
 def _percentile_problems(name: str, percentiles: Mapping, max_ms: float | None,
-                         warnings: tuple[str, ...]) -> list[str]:
+                         warnings: tuple[Warn, ...]) -> list[str]:
     out = []
     items = sorted(percentiles.items())
     for q, v in items:
@@ -64,11 +75,12 @@ def _percentile_problems(name: str, percentiles: Mapping, max_ms: float | None,
     # warned: that they decrease or pass the max, or that one of them cannot be a latency
     # (a day or more: perfkit.consistency then leaves it out of the order checks)
     if any(b < a - 0.0101 for a, b in zip(values, values[1:], strict=False)) and not (
-            _warned(warnings, name, "must not decrease") or _warned(warnings, name + "[")):
+            _warned(warnings, Code.PERCENTILES_DECREASE, field=name)
+            or _one_warned(warnings, name)):
         out.append(f"{name} decrease without a warning: {items}")
     if max_ms is not None and any(v > max_ms * (1 + _SLACK_REL) + _SLACK_MS for v in values) \
-            and not (_warned(warnings, name, "above latency_max_ms")
-                     or _warned(warnings, name + "[")):
+            and not (_warned(warnings, Code.PERCENTILE_ABOVE_MAX, field=name)
+                     or _one_warned(warnings, name)):
         out.append(f"{name} above the max {max_ms} without a warning: {items}")
     return out
 
@@ -87,7 +99,7 @@ def _histogram_problems(run: Run) -> list[str]:
             out.append(f"{name}: min {hist.min_us} above max {hist.max_us}")
     held = run.histogram_count
     if held is not None and run.requests is not None and held > run.requests and not _warned(
-            run.warnings, "the histogram holds"):
+            run.warnings, Code.HISTOGRAM_ABOVE_REQUESTS):
         out.append(f"histogram holds {held} > {run.requests} requests without a warning")
     if run.tool == "wrk2" and run.histogram is not None:
         footer = run.extra.get("hdr")
@@ -107,7 +119,8 @@ def run_problems(run: Run) -> list[str]:
     if out:
         return out
     warnings = run.warnings
-    if not (isinstance(warnings, tuple) and all(isinstance(w, str) for w in warnings)):
+    if not (isinstance(warnings, tuple) and all(isinstance(w, Warn) and w.text
+                                                for w in warnings)):
         return [f"warnings {warnings!r}"]
     high = run.latency_max_ms
     out += _percentile_problems("percentiles_ms", run.percentiles_ms, high, warnings)
@@ -116,8 +129,8 @@ def run_problems(run: Run) -> list[str]:
     for name in ("latency_mean_ms", "latency_min_ms"):
         value = getattr(run, name)
         if None not in (value, high) and value > high * (1 + _SLACK_REL) + _SLACK_MS \
-                and not (_warned(warnings, name, "above latency_max_ms")
-                         or _warned(warnings, name, "more than 24 h")):
+                and not (_warned(warnings, ABOVE_MAX[name])
+                         or _warned(warnings, Code.LATENCY_ABOVE_DAY, field=name)):
             out.append(f"{name} {value} above the max {high} without a warning")
     out += _histogram_problems(run)
     record = run.to_record()
@@ -190,7 +203,7 @@ def strict_run_problems(run: Run) -> list[str]:
             out.append(f"{name} {value} above the max {high}")
     # a Locust 0.8-0.9 file's requests may count the successes alone (its row's note says
     # so): its failures may pass them
-    successes = any("counted only the successes" in note for note in run.notes)
+    successes = any(note.code is Code.LOCUST_SUCCESSES_ONLY for note in run.notes)
     for part in ("non_2xx_3xx",) if successes else ("failures", "non_2xx_3xx"):
         count = getattr(run, part)
         if None not in (count, run.requests) and count > run.requests:

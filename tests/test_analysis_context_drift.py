@@ -136,7 +136,9 @@ def test_the_drift_threat_prints_its_change_as_the_overview_answer_does():
 
     # demo-wrk-connections drifted (demo-wrk-factorial, re-recorded with counters, did not)
     exp = load_experiment(Path(__file__).resolve().parents[1] / "data" / "demo-wrk-connections")
-    (threat,) = [t for t in threats(exp) if t.kind == "drift"]
+    # the drift measured, then what a drift does (one sentence of its own)
+    threat, about = [t for t in threats(exp) if t.kind == "drift"]
+    assert about.text.startswith(f"{exp.name}: randomized order keeps drift")
     for metric in threat.metrics:
         d = drift.check_drift(exp, metric)
         assert f"{metric} {fmt_ci(d.change_pct, d.ci_low_pct, d.ci_high_pct, '%', 2)} " \

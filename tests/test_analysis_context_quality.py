@@ -12,6 +12,7 @@ from perfkit.analysis import load_experiment
 from perfkit.analysis.context import provenance, quality, threats
 from perfkit.analysis.core import GENERATOR_BUSY, experiment_statuses
 from perfkit.report.methods import host_sentence
+from perfkit.warning import Code
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -75,13 +76,13 @@ def test_the_raw_below_target_warning_never_gives_a_verdict_the_status_contradic
     assert sum(s.status == "saturated" for _, s in below) == 8
     assert sum(s.status == "short" for _, s in below) == 19
     for run in rows.runs:
-        assert not any(w.startswith("saturated") for w in run.warnings), run.run_id
-        texts = [w for w in run.warnings if w.startswith("below target: ")]
-        assert len(texts) == bool(run.below_target), run.run_id
-        if texts:
+        assert not any(str(w).startswith("saturated") for w in run.warnings), run.run_id
+        below_target = [w for w in run.warnings if w.code is Code.BELOW_TARGET]
+        assert len(below_target) == bool(run.below_target), run.run_id
+        if below_target:
             ratio = run.throughput_rps / run.target_rate_rps
-            assert texts[0].startswith(f"below target: achieved {ratio:.3f} x the target rate "
-                                       "(< 0.99): ")
+            assert str(below_target[0]).startswith(
+                f"below target: achieved {ratio:.3f} x the target rate (< 0.99): ")
 
 
 def test_the_runs_table_names_its_warning_count_as_a_count():

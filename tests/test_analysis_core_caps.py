@@ -18,6 +18,7 @@ from perfkit.analysis import load_experiment, metric
 from perfkit.analysis.context import threats, value_caps
 from perfkit.analysis.core import SATURATED, RunSet, cap_check, cap_hits, percentile_statuses
 from perfkit.report.sections import effects
+from perfkit.warning import Code
 
 #: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
 #: (tests/fixtures/stalls/README.md)
@@ -129,7 +130,9 @@ def test_what_a_cap_does_to_each_latency(name, artefact, kept):
     for col in artefact:
         check = cap_check(rows, metric(col))
         assert len(check.caps_ms) == 1 and not check.affected_ms, col
-        assert name in check.warnings[0] and "artefacts of it" in check.warnings[0]
+        w = check.warnings[0]
+        assert w.code is Code.ON_CAP and name in dict(w["runs"]), col
+        assert w["effect"] in ("artefact", "below-all", "below-some"), col
     for col in kept:
         assert not cap_check(rows, metric(col)), col
 
@@ -142,7 +145,8 @@ def test_throughput_of_a_run_that_waited_is_affected_not_an_artefact(name, affec
     assert check.affected_ms == ((1000.0,) if affected else ())
     assert bool(check.warnings) == affected
     if affected:
-        assert "throttled" in check.warnings[0] and "affected by the cap" in check.warnings[0]
+        assert check.warnings[0]["effect"] == "throttled"
+        assert "affected by the cap" in str(check.warnings[0])
 
 
 def test_the_threat_reads_the_same_rule():
@@ -163,8 +167,9 @@ def test_a_cap_warning_names_every_run_it_counts():
     on_cap = sorted({h.run_id for h in hits})
     assert len(on_cap) > 4  # more runs than the old warning named
     (warning,) = cap_check(rows, metric("latency_p99_ms")).warnings
-    assert "..." not in warning and f"{len(on_cap)} run(s)" in warning
-    assert all(rid in warning for rid in on_cap)
+    assert sorted(dict(warning["runs"])) == on_cap
+    assert "..." not in str(warning) and f"{len(on_cap)} run(s)" in str(warning)
+    assert all(rid in str(warning) for rid in on_cap)
     for t in threats(factorial):
         if t.kind == "value-cap":
             assert "..." not in t.text and all(rid in t.text for rid in t.runs)
@@ -174,10 +179,9 @@ def test_a_warning_says_measures_the_timeout_only_of_a_value_on_the_cap():
     """p99 on the cap measures the timeout; a p99 below it, the run's highest percentile
     under a max on the cap, can hold requests that waited: the warning says which."""
     on = cap_check(_rows("p99-on-cap", "fast"), metric("latency_p99_ms")).warnings[0]
-    assert "measures the timeout" in on and "lies below the cap" not in on
+    assert on["effect"] == "artefact" and "measures the timeout" in str(on)
     below = cap_check(_rows("max-on-cap", "fast"), metric("latency_p99_ms")).warnings[0]
-    assert "lies below the cap" in below and "measures the timeout" not in below
-    assert "artefacts of it" in below
+    assert below["effect"] == "below-all" and "lies below the cap" in str(below)
 
 
 def _waited(max_ms: float):
@@ -194,13 +198,13 @@ def _waited(max_ms: float):
 
 
 @pytest.mark.parametrize("cap_ms, name, says", [
-    (2000.0, "throughput_rps", "throttled by it"),
-    (1000.0, "throughput_rps", "throttled by it"),
-    (2000.0, "error_ratio", "counts that timeout as well as the service's failures"),
-    (2000.0, "errors_timeout", "counts that timeout as well as the service's failures"),
+    (2000.0, "throughput_rps", "throttled"),
+    (1000.0, "throughput_rps", "throttled"),
+    (2000.0, "error_ratio", "timeout-errors"),
+    (2000.0, "errors_timeout", "timeout-errors"),
     (1000.0, "error_ratio", None),  # a SYN retry adds no error: nothing to say
     (1000.0, "errors_timeout", None),
-    (2000.0, "non_2xx_3xx", "counts fewer attempts"),
+    (2000.0, "non_2xx_3xx", "fewer-attempts"),
 ])
 def test_the_cap_sentence_says_what_the_cap_does_to_each_metric(cap_ms, name, says):
     from perfkit.analysis.core import cap_check
@@ -210,11 +214,10 @@ def test_the_cap_sentence_says_what_the_cap_does_to_each_metric(cap_ms, name, sa
     if says is None:
         assert not check and not check.warnings
         return
-    (sentence,) = check.warnings
-    assert says in sentence and "affected by the cap" in sentence
+    (warning,) = check.warnings
+    assert warning.code is Code.ON_CAP and warning["effect"] == says
+    assert "affected by the cap" in str(warning)
     assert check.affected_ms == (cap_ms,)
-    if name != "throughput_rps":
-        assert "throttled" not in sentence
 
 
 def test_latencies_on_the_syn_retransmission_cap_are_flagged(demo_factorial):
@@ -230,4 +233,4 @@ def test_latencies_on_the_syn_retransmission_cap_are_flagged(demo_factorial):
                                    ["latency_p99_ms"], "connections", 0.95, 0.05)
     levels = set(frame.loc[on_cap, "connections"])
     for level, warns in result.level_warnings.items():
-        assert any("1000 ms" in w for w in warns) == (level in levels), level
+        assert any(w["cap_ms"] == 1000.0 for w in warns) == (level in levels), level

@@ -12,6 +12,7 @@ from perfkit.analysis import compare_runs, load_experiment, metric, run_statuses
 from perfkit.analysis.core import PARTIAL, SHORT, UNDECIDED, kept_up, survivorship
 from perfkit.analysis.effects import factorial_effects
 from perfkit.vocabulary import RunStatus
+from perfkit.warning import Code
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 COUNTERS = Path(__file__).resolve().parent / "fixtures" / "counters"
@@ -105,12 +106,14 @@ def test_the_partial_runs_are_named_in_the_comparison_and_the_factorial():
     table = compare_runs(rows.where({"backlog": 511}), rows.where({"backlog": 8}),
                          metric("latency_p99_ms"), exclude=["backlog"])
     notes = [w for row in table.rows for w in row.warnings]
-    assert any(w.startswith("new: 3 run(s) partial")
-               and "the server's listening socket dropped 993 connection attempts" in w
-               for w in notes)
+    (partial,) = [w for w in notes if w.code is Code.RUNS_PARTIAL]
+    assert partial["side"] == "new" and len(partial["reasons"]) == 3
+    assert str(partial).startswith("new: 3 run(s) partial")
+    assert "the server's listening socket dropped 993 connection attempts" in str(partial)
     result = factorial_effects(exp.rows(), ["backlog"], metric("latency_p99_ms"),
                                by="connections")
     # the 9 runs at backlog 8, and the run at 511 and 1024 connections whose socket dropped 2
-    assert any(w.startswith("10 run(s) partial") for w in result.warnings)
+    (kept,) = [w for w in result.warnings if w.code is Code.FACTORIAL_KEEPS_PARTIAL]
+    assert len(kept["reasons"]) == 10 and str(kept).startswith("10 run(s) partial")
     kinds = [kind for notes in result.level_run_notes.values() for _, kind, _ in notes]
     assert kinds.count(PARTIAL) == 10

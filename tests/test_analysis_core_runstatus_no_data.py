@@ -21,6 +21,7 @@ from perfkit.analysis.core import FAILED, NO_DATA, Selection, run_statuses, unme
 from perfkit.analysis.latency import group_runs, percentiles
 from perfkit.errors import DataError
 from perfkit.vocabulary import Verdict
+from perfkit.warning import Code, Warn
 
 #: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
 #: (tests/fixtures/stalls/README.md)
@@ -82,11 +83,10 @@ def test_a_run_without_the_metric_is_no_data_and_a_failed_one_stays_failed():
 def test_compare_on_a_percentile_the_tool_never_prints_is_no_data_not_every_run_failed():
     table = compare_runs(_arm("A"), _arm("B"), P99_9)
     (row,) = table.rows
-    text = "; ".join(row.warnings)
     assert row.verdict == Verdict.NO_DATA and row.unmeasured
-    assert "every run failed" not in text
-    assert "base: 10 run(s) did not measure latency_p99_9_ms" in text
-    assert "wrk prints p50-p99 only" in text
+    assert Code.NO_FINISHED_RUN not in {w.code for w in row.warnings}
+    assert Warn(Code.RUNS_UNMEASURED, side="base", runs=10, metric="latency_p99_9_ms",
+                reason="wrk prints p50-p99 only") in row.warnings
     assert row.comparison.n_failed_base == row.comparison.n_failed_new == 0
 
 
@@ -112,10 +112,11 @@ def test_an_arm_mixing_sources_loads_and_its_unmeasured_run_is_left_out(mixed):
     assert row.comparison.n_failed_new == 0 and not any(row.worst_new)
     assert len(row.worst_new) == 11  # aligned with every run of the side
     assert row.n_unmeasured == (0, 1)
-    assert any("1 run(s) did not measure latency_p99_ms" in w for w in row.warnings)
+    assert any(w.code is Code.RUNS_UNMEASURED and (w["runs"], w["metric"]) == (1, P99.name)
+               for w in row.warnings)
     # the same with the rows found automatically: the column only one arm records is no row
     auto = compare_runs(_arm("A"), new, P99)
-    assert any("profile is not recorded for the base runs" in w for w in auto.warnings)
+    assert Warn(Code.COLUMN_NOT_RECORDED, column="profile", arms=("base",)) in auto.warnings
     code, out, err = _cli.run_cli("compare", f"{AA}::arm=A", str(mixed), "--by", "none")
     assert code == 0 and "Traceback" not in err and "10 vs 10" in out
 
@@ -124,11 +125,12 @@ def test_the_unmeasured_run_is_no_data_on_the_other_pages(mixed):
     rows = load_experiment(mixed).rows()
     plan = plan_runs([rows], P99, 0.05, by="none", n_sim=200)
     assert (plan.rows[0].n_base, plan.rows[0].n_new) == (10, 10)
-    assert any("did not measure latency_p99_ms" in w for w in plan.rows[0].warnings)
+    assert Code.RUNS_UNMEASURED in {w.code for w in plan.rows[0].warnings}
     table = percentiles(group_runs(rows, []), (99.0,))
     (e,) = table.estimates
     assert (e.count(FAILED), e.count(NO_DATA), e.ci.n_runs) == (0, 1, 10)
-    assert any("did not measure it" in w for w in table.warnings_of(e))
+    assert any(w.code is Code.ESTIMATE_RUNS_STATUS and w["status"] == NO_DATA
+               for w in table.warnings_of(e))
 
 
 def test_effects_and_plan_say_why_when_no_run_measured_the_metric():
@@ -149,4 +151,4 @@ def test_history_points_leave_unmeasured_runs_out_instead_of_ranking_them_worst(
     point = _point(rows, "x", P99, 0.95)
     assert (point.n_runs, point.n_failed) == (10, 0)
     assert np.isfinite(point.ci_high)
-    assert any("did not measure latency_p99_ms" in w for w in point.warnings)
+    assert Code.RUNS_UNMEASURED in {w.code for w in point.warnings}

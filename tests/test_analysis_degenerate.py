@@ -33,6 +33,7 @@ from perfkit.stats import power as pw
 from perfkit.stats.changepoint import change_points
 from perfkit.stats.factorial_design import factorial
 from perfkit.stats.mannwhitney import runs_to_reach_alpha
+from perfkit.warning import Code, Warn
 
 #: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
 #: (tests/fixtures/stalls/README.md)
@@ -124,7 +125,7 @@ def test_an_infinite_value_is_a_failed_run_ranked_worst_whichever_its_sign(value
                                                                            lower_is_better):
     c = compare(SPREAD, [2.0, 2.1, value, 1.9, 2.05], lower_is_better=lower_is_better)
     assert c.n_failed_new == 1
-    assert any("infinite value" in w for w in c.warnings)
+    assert Warn(Code.INFINITE_VALUES, side="new", values=1) in c.warnings
     # ranked worst: the ratio's interval reaches out in the bad direction
     assert (c.ratio_ci_high == INF) if lower_is_better else (c.ratio_ci_low == 0)
 
@@ -143,7 +144,7 @@ def test_the_power_engine_answers_or_says_what_it_needs(case):
             assert math.isfinite(got.log_sd)
             if case == "all equal":
                 assert got.log_sd == 0.0
-                assert any("no run-to-run spread" in w for w in got.warnings)
+                assert Warn(Code.NO_SPREAD) in got.warnings
 
 
 def test_equal_values_in_a_factorial_give_exact_zero_effects_not_rounding_noise():
@@ -156,7 +157,8 @@ def test_equal_values_in_a_factorial_give_exact_zero_effects_not_rounding_noise(
     frame = result.to_frame()
     unchanged = frame[frame["verdict"] == "~"]  # at 256 connections: artefacts of a cap
     assert len(unchanged) == 6 and (unchanged["mde_ratio_high"] == 1).all()
-    assert any("no spread within the cells" in w for w in result.warnings)
+    assert any(w.code is Code.AT_LEVEL and w["warning"] == Warn(Code.NO_SPREAD_IN_CELLS)
+               for w in result.warnings)  # at each level of connections
     # equal within cells, different between them: the effect is exact, its p 0
     table = factorial(rows.frame.assign(y=np.where(rows.frame["cache"].eq("ram"), 2.0, 4.0)),
                       ["keepalive", "cache"], "y", by="connections")

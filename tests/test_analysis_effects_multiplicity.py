@@ -28,3 +28,15 @@ def test_the_holm_families_are_stated_once_as_data():
                            "never across families")
     assert "A/B: one family per metric: every row of its table (2 families of 6 tests " \
            "each)" in text
+
+
+def test_a_worded_verdict_beside_an_interval_holding_no_change_is_judged_by_its_identity():
+    # before: adjusted_verdict read the verdict's words, str(verdict).startswith(("better",
+    # "worse")); a verdict worded beyond its identity is now judged by the identity given
+    worded = "better (affected by the 1000 ms cap)"
+    shown = multiplicity.adjusted_verdict(worded, 0.9, 1.1, 1.0, 0.04, 3, identity="better")
+    assert shown == (f"{worded} (after Holm over 3 tests, p 0.040; its simultaneous interval "
+                     "holds no change)")
+    # the words alone decide nothing: an identity that is not significant leaves it as it is
+    assert multiplicity.adjusted_verdict(worded, 0.9, 1.1, 1.0, 0.04, 3,
+                                         identity="interaction") == worded

@@ -21,6 +21,7 @@ from perfkit.analysis import history as hist
 from perfkit.analysis import metric
 from perfkit.errors import DataError, UsageError
 from perfkit.store import history as store
+from perfkit.warning import Code, Warn
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "data" / "demo-history"
@@ -299,7 +300,7 @@ def test_a_points_interval_is_compares_median_rule_with_its_coverage(tmp_path):
     two, five, seven = s.points
     for few in (two, five):  # below 6 runs no 95% median interval: none is claimed
         assert math.isnan(few.ci_low) and math.isnan(few.ci_high) and math.isnan(few.coverage)
-        assert any("need >= 6 runs for a 95% median CI" in w for w in few.warnings)
+        assert Warn(Code.MEDIAN_CI_NEEDS_RUNS, need=6, confidence=0.95) in few.warnings
         assert median_ci(few.values, 0.95).warnings == few.warnings
     ci = median_ci(seven.values, 0.95)
     assert (seven.ci_low, seven.ci_high, seven.coverage) == (ci.low, ci.high,
@@ -321,7 +322,8 @@ def test_a_failed_run_ranks_worst_where_failing_is_worse_and_keeps_its_value_els
     # of 5 values and the failed run (+inf): the mean of the 3rd and 4th
     assert b.median == pytest.approx((finished[2] + finished[3]) / 2)
     assert b.ci_high == math.inf  # the range of 6 runs reaches the failed one
-    assert any("1 run(s) of label b failed" in w and "ranked worst" in w for w in a.warnings)
+    assert Warn(Code.LABELS_RUNS_FAILED, runs=1, labels=("b",), metric="latency_p99_ms") \
+        in a.warnings
     (s,) = hist.analyse(h, metric("errors_read"), permutations=19).series
     assert s.points[1].n_failed == 0 and 7.0 in s.points[1].values  # errors: kept as counted
 

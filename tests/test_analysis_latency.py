@@ -18,6 +18,7 @@ from perfkit.analysis.scaling import slo_brackets
 from perfkit.frames import runs_frame
 from perfkit.report.sections import latency, scaling
 from perfkit.vocabulary import RunStatus, Verdict
+from perfkit.warning import Code, Warn
 
 #: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
 #: (tests/fixtures/stalls/README.md)
@@ -50,12 +51,15 @@ def test_the_page_counts_runs_by_status_saturated_vs_short(sweep):
     groups = latency.grouped_runs(sweep, ["profile"], {"target_rate_rps": 45000,
                                                        "connections": 64})
     caveats = latency.caveats(latency.percentiles(groups, (99.0,)))
-    (saturated,) = [c for c in caveats if c.startswith("default: 1 of 3 run(s) saturated")]
-    assert "default_R45000_c64_rep2" in saturated and "kept in the estimate" in saturated
+    (saturated,) = [c for c in caveats if c.code is Code.ESTIMATE_RUNS_STATUS
+                    and c["status"] == RunStatus.SATURATED]
+    assert (saturated["config"], saturated["of"]) == ("default", 3)
+    assert [rid for rid, _ in saturated["runs"]] == ["default_R45000_c64_rep2"]
     short = latency.caveats(latency.percentiles(latency.grouped_runs(
         sweep, ["profile"], {"target_rate_rps": 5000, "connections": 64}), (99.0,)))
-    assert any(c.startswith("tuned: 1 of 3 run(s) fell slightly short") for c in short)
-    assert not any("saturated," in c for c in short)
+    statuses = [(c["config"], c["status"], len(c["runs"])) for c in short
+                if c.code is Code.ESTIMATE_RUNS_STATUS]
+    assert statuses == [("tuned", RunStatus.SHORT, 1)]
 
 
 def test_every_cell_of_the_page_is_the_slo_tables_estimate(sweep):
@@ -86,10 +90,12 @@ def test_a_failed_run_is_left_out_of_the_cell_on_both_pages(sweep):
     (e,) = table.estimates
     assert e.ci.n_runs == 2 and e.ci.estimate_ms == pytest.approx(median_run_value(others))
     assert e.to_record()["n_failed"] == 1
-    assert any("1 of 3 run(s) failed" in w and "left out" in w for w in table.warnings)
+    assert any(w.code is Code.ESTIMATE_RUNS_STATUS and w["status"] == RunStatus.FAILED
+               and (len(w["runs"]), w["of"]) == (1, 3) for w in table.warnings)
     (bracket,) = slo_brackets(rows, 5.0, by=["profile"]).brackets
     (verdict,) = bracket.bracket.rates
-    assert verdict.verdict == "fail" and "1 of 3 runs failed" in verdict.reason
+    assert verdict.verdict == "fail"
+    assert verdict.reason == Warn(Code.RATE_RUNS_FAILED, failed=1, runs=3)
     assert verdict.estimate_ms == e.ci.estimate_ms and verdict.n_runs == 3
 
 
@@ -101,7 +107,8 @@ def test_the_result_serializes_with_its_warnings(sweep):
     assert out["estimand"] == table.value_text()
     assert out["estimand"].startswith("the geometric mean of the 3 runs' percentiles")
     assert [r["config"] for r in out["percentiles"]] == ["default", "tuned"]
-    assert any(w.startswith("With 3 runs per configuration") for w in out["warnings"])
+    assert any(w["code"] == "estimates-few-runs" and w["text"].startswith(
+        "With 3 runs per configuration") for w in out["warnings"])
     assert out["estimand"] in table.describe()
 
 

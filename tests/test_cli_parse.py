@@ -32,6 +32,20 @@ def test_json_lines_with_nan_as_null_and_the_contract_columns():
     assert timeouts["latency_p50_ms"] is None and timeouts["errors_timeout"] == 40
 
 
+def test_json_warnings_are_codes_with_words_and_fields_and_csv_has_the_words():
+    code, out, _ = run_cli("parse", str(FIX / "wrk/single/timeouts_slow_upstream"), "--format",
+                           "json")
+    (rec,) = [json.loads(line) for line in out.splitlines()]
+    by_code = {w["code"]: w for w in rec["warnings"]}
+    assert {"no-latency-samples", "wrk-closed-loop"} <= set(by_code)
+    assert by_code["no-latency-samples"]["fields"]["tool"] == "wrk"
+    assert by_code["no-latency-samples"]["text"].startswith("wrk recorded no latency samples")
+    code, out, _ = run_cli("parse", str(FIX / "wrk/single/timeouts_slow_upstream"), "--format",
+                           "csv")
+    (row,) = csv.DictReader(io.StringIO(out))
+    assert by_code["no-latency-samples"]["text"] in row["warnings"]
+
+
 def test_wrk2_minus_u_is_one_record_with_uncorrected_columns():
     code, out, _ = run_cli("parse", str(U_RUN), "--format", "json")
     (rec,) = [json.loads(line) for line in out.splitlines()]

@@ -129,7 +129,7 @@ def test_every_footnote_is_referenced_including_a_claimed_peak():
            "(host CPU >= 90% in 23 of 24 runs)" in body
     for table in present_scaling.scaling(fits, littles=False):
         assert "percentile where marked" in table.title and "bootstrap-t CIs" not in table.title
-        notes = {f"[{i}]": t for i, t in enumerate(table.notes, 1)}
+        notes = {f"[{i}]": str(t) for i, t in enumerate(table.notes, 1)}
         for row in table.rows:
             marks = re.findall(r"\[\d+\]", row[2])
             about_n_star = [m for m in marks if "N* interval" in notes[m]]

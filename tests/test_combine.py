@@ -14,6 +14,7 @@ import perfkit
 from perfkit.combine import combine_runs
 from perfkit.errors import PerfkitError
 from perfkit.histogram import HIGHEST_US, LOWEST_US, SIGNIFICANT_FIGURES
+from perfkit.warning import Code, Warn
 
 WRK2 = FIXTURES / "wrk2" / "sweep"
 WRK = FIXTURES / "wrk" / "sweep"
@@ -62,7 +63,7 @@ def test_wrk_clients_sum_throughput_and_errors_and_invent_no_percentile():
     assert both.histogram is None and dict(both.percentiles_ms) == {}
     weighted = sum(r.requests * r.latency_mean_ms for r in runs) / sum(r.requests for r in runs)
     assert both.latency_mean_ms == pytest.approx(weighted)
-    assert any("cannot be combined" in note for note in both.notes)
+    assert Warn(Code.COMBINED_WRK_PERCENTILES) in both.notes
 
 
 def test_runs_of_different_tools_are_not_combined(wrk2_pair):

@@ -11,6 +11,7 @@ import pytest
 import perfkit
 from perfkit.consistency import consistency_warnings
 from perfkit.ingest import wrk2
+from perfkit.warning import Code, Warn
 
 HERE = Path(__file__).resolve().parent
 RUN = HERE / "fixtures" / "wrk2" / "single" / "normal_tuned_R10000_c50" / "run.stdout"
@@ -33,35 +34,37 @@ def test_every_real_run_is_consistent():
             if consistency_warnings(r)] == []
 
 
-@pytest.mark.parametrize(("changes", "words"), [
-    ({"requests": -5}, "requests is negative"),
-    ({"throughput_rps": -1.0}, "throughput_rps is negative"),
-    ({"latency_mean_ms": math.nan}, "latency_mean_ms is NaN"),
-    ({"latency_max_ms": math.inf}, "latency_max_ms is infinite"),
-    ({"errors_timeout": -1}, "errors_timeout is negative"),
-    ({"latency_mean_ms": 500.0}, "latency_mean_ms (500.0) is above latency_max_ms"),
-    ({"latency_min_ms": 900.0, "latency_max_ms": 10.0}, "latency_min_ms (900.0) is above"),
-    ({"requests": 10}, "the histogram holds"),
+@pytest.mark.parametrize(("changes", "code", "fields"), [
+    ({"requests": -5}, Code.NEGATIVE, {"field": "requests"}),
+    ({"throughput_rps": -1.0}, Code.NEGATIVE, {"field": "throughput_rps"}),
+    ({"latency_mean_ms": math.nan}, Code.NOT_A_NUMBER, {"field": "latency_mean_ms"}),
+    ({"latency_max_ms": math.inf}, Code.INFINITE, {"field": "latency_max_ms"}),
+    ({"errors_timeout": -1}, Code.NEGATIVE, {"field": "errors_timeout"}),
+    ({"latency_mean_ms": 500.0}, Code.MEAN_ABOVE_MAX, {"mean": 500.0}),
+    ({"latency_min_ms": 900.0, "latency_max_ms": 10.0}, Code.MIN_ABOVE_MAX, {"low": 900.0}),
+    ({"requests": 10}, Code.HISTOGRAM_ABOVE_REQUESTS, {"requests": 10}),
 ])
-def test_a_damaged_field_is_named_in_a_warning(run, changes, words):
+def test_a_damaged_field_is_named_in_a_warning(run, changes, code, fields):
     assert consistency_warnings(run) == []
     damaged = run.replace(**changes)
-    assert any(words in w for w in damaged.warnings), damaged.warnings
+    found = [w for w in damaged.warnings if w.code is code]
+    assert any(all(w.get(k) == v for k, v in fields.items()) for w in found), damaged.warnings
 
 
 def test_percentiles_must_not_decrease_nor_pass_the_max(run):
     p = dict(run.percentiles_ms)
     p[99.0], p[90.0] = p[90.0], p[99.0] + 1.0
     (warning,) = [w for w in consistency_warnings(run.replace(percentiles_ms=p))
-                  if "p99" in w]
-    assert "percentiles_ms: p99" in warning and "below p90" in warning
+                  if w.code is Code.PERCENTILES_DECREASE and w["q2"] == 99.0]
+    assert (warning["field"], warning["q1"]) == ("percentiles_ms", 90.0)
+    assert str(warning).startswith("percentiles_ms: p99 (")
     high = dict(run.percentiles_ms)
     high[99.9] = run.latency_max_ms * 2
-    assert any("above latency_max_ms" in w
+    assert any(w.code is Code.PERCENTILE_ABOVE_MAX
                for w in consistency_warnings(run.replace(percentiles_ms=high)))
     bad = {**run.uncorrected_percentiles_ms, 50.0: -1.0}
-    assert any("uncorrected_percentiles_ms[50] is negative" in w
-               for w in consistency_warnings(run.replace(uncorrected_percentiles_ms=bad)))
+    assert Warn(Code.NEGATIVE, field="uncorrected_percentiles_ms[50]", value=-1.0) in \
+        consistency_warnings(run.replace(uncorrected_percentiles_ms=bad))
 
 
 def test_printing_precision_is_not_damage(run):
@@ -69,8 +72,7 @@ def test_printing_precision_is_not_damage(run):
     p = dict(run.percentiles_ms)
     p[99.999] = p[100.0] = 2900.0
     warnings = consistency_warnings(run.replace(percentiles_ms=p, latency_max_ms=2890.0))
-    assert not any("above latency_max_ms" in w for w in warnings)
-
+    assert not any(w.code is Code.PERCENTILE_ABOVE_MAX for w in warnings)
 
 # -- kept out of every analysis (issue 30) ---------------------------------------------------
 # Each damaged input is a copy of a real output with one value edited as its test says; the
@@ -108,21 +110,22 @@ def test_a_locust_aggregated_p90_of_1e308_is_kept_out_and_named(tmp_path):
     agg = _aggregate(_locust_copy(tmp_path, "Aggregated", "90%", "1e308"))
     assert 90.0 not in agg.percentiles_ms and agg.percentiles_ms[99.0] < 1000
     assert agg.to_record()["latency_p90_ms"] != agg.to_record()["latency_p90_ms"]  # NaN
-    (note,) = [w for w in agg.warnings if "percentiles_ms[90]" in w]
-    assert "is 1e+308 ms, more than 24 h" in note and "kept out of every analysis" in note
+    (note,) = [w for w in agg.warnings if "percentiles_ms[90]" in str(w)]
+    assert "is 1e+308 ms, more than 24 h" in str(note) and note.code is Code.KEPT_OUT
 
 
 def test_min_above_max_keeps_both_out(tmp_path):
     agg = _aggregate(_locust_copy(tmp_path, "Aggregated", "Min Response Time", "900"))
     assert agg.latency_min_ms is None and agg.latency_max_ms is None
-    assert any("latency_min_ms (900.0) is above latency_max_ms" in w and "kept out" in w
+    assert any(w.code is Code.KEPT_OUT and w["warning"].code is Code.MIN_ABOVE_MAX
+               and "latency_min_ms (900.0) is above latency_max_ms" in str(w)
                for w in agg.warnings)
 
 
 def test_failures_above_requests_keeps_both_out(tmp_path):
     agg = _aggregate(_locust_copy(tmp_path, "Aggregated", "Failure Count", "99999"))
     assert agg.failures is None and agg.requests is None and agg.error_ratio is None
-    assert any("failures (99999) is above requests" in w for w in agg.warnings)
+    assert any("failures (99999) is above requests" in str(w) for w in agg.warnings)
 
 
 def _wrk2_aa_copy(tmp_path: Path) -> Path:
@@ -144,7 +147,7 @@ def test_a_wrk2_percentile_contradiction_is_not_what_compare_and_gate_use(tmp_pa
     stdout.write_text("\n".join(lines))
     (damaged,) = [r for r in perfkit.load(root) if r.source == str(stdout)]
     assert 99.0 not in damaged.percentiles_ms and 90.0 not in damaged.percentiles_ms
-    assert any("percentiles must not decrease" in w and "kept out" in w
+    assert any(w.code is Code.KEPT_OUT and w["warning"].code is Code.PERCENTILES_DECREASE
                for w in damaged.warnings)
     from _cli_helpers import run_cli
 
@@ -168,7 +171,8 @@ def test_a_wrk_percentile_above_its_max_is_kept_out(tmp_path):
     (loaded,) = perfkit.load(run)
     assert 99.0 not in loaded.percentiles_ms and loaded.latency_max_ms is None
     assert loaded.percentiles_ms[90.0] == 2.6  # the others stay
-    assert any("p99 (40.62 ms) is above latency_max_ms (12.63 ms)" in w for w in loaded.warnings)
+    assert any("p99 (40.62 ms) is above latency_max_ms (12.63 ms)" in str(w)
+               for w in loaded.warnings)
 
 
 def test_a_negative_counter_in_a_manifest_is_kept_out(tmp_path):
@@ -184,18 +188,16 @@ def test_a_negative_counter_in_a_manifest_is_kept_out(tmp_path):
     (loaded,) = perfkit.load(run)
     c = loaded.counters
     assert c.server_requests is None and c.server_connections_accepted is not None
-    assert any("server_requests is negative (-5)" in w and "kept out" in w
+    assert any(w.code is Code.KEPT_OUT and "server_requests is negative (-5)" in str(w)
                for w in loaded.warnings)
 
 
 def test_no_real_run_loses_a_value():
     """The slack of every check is a real output's printing: loading keeps every value of
     every bundled and fixture run (test_every_real_run_is_consistent, through the loader)."""
-    from perfkit.consistency import KEPT_OUT
-
     for root in (HERE.parent / "data", HERE / "fixtures"):
         assert not [r.source for r in perfkit.scan(root, cache=False).runs
-                    if any(KEPT_OUT in w for w in r.warnings)]
+                    if any(w.code is Code.KEPT_OUT for w in r.warnings)]
 
 
 @pytest.mark.parametrize("field", __import__("perfkit.ingest.counters").ingest.counters.COLUMNS)
@@ -207,7 +209,7 @@ def test_every_recorded_counter_is_kept_out_when_negative(run, field):
     damaged = run.replace(counters=dataclasses.replace(run.counters, **{field: -1}))
     cleaned = kept_out(damaged)
     assert getattr(cleaned.counters, field) is None
-    assert any(f"{field} is negative (-1)" in w for w in cleaned.warnings)
+    assert any(f"{field} is negative (-1)" in str(w) for w in cleaned.warnings)
 
 
 def test_kept_out_leaves_no_decrease_behind(run):

@@ -38,6 +38,7 @@ from perfkit.ingest import load
 from perfkit.model import RECORD_COLUMNS, SERVER_COLUMNS
 from perfkit.run.counters import SCOPE_SYSTEM
 from perfkit.store.runtable import runs_to_table, table_to_runs
+from perfkit.warning import Code, Warn
 
 FIXTURES = Path(__file__).parent / "fixtures"
 #: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
@@ -142,7 +143,7 @@ def test_mechanism_gives_each_sides_medians_and_says_the_scope():
     assert "per request" not in mech.text().split(";")[0]
     assert "listen overflows 0 -> 807" in mech.text()
     assert "cache hit ratio 1 on the base side only" in mech.text()
-    assert any("system-wide" in w and "1 of 2 runs" in w for w in mech.warnings)
+    assert Warn(Code.COUNTERS_SYSTEM_WIDE, runs=1, of=2) in mech.warnings
     cols = mechanism_columns(mech, "low", "high")
     assert cols["tcp_listen_overflows_low"] == 0 and cols["tcp_listen_overflows_high"] == 807
     assert math.isnan(cols["server_cache_hit_ratio_high"])
@@ -158,12 +159,15 @@ def test_the_cap_rule_cites_the_kernel_counters_of_the_runs_on_the_1_s_cap():
     hits = {h.run_id for h in cap_hits(rows) if h.cap_ms == 1000.0}
     assert hits  # the 256-connection runs without keepalive wait for the SYN retry
     (warning,) = cap_check(rows, metric("latency_p99_ms")).warnings
-    assert "the kernel counters, the evidence of connection attempts dropped" in warning
+    counted = {rid: (over, syn) for rid, over, syn, _ in warning["evidence"]}
+    assert "the kernel counters, the evidence of connection attempts dropped" in str(warning)
     for rid in hits:
         run = by_id[rid]
         assert run.counters.tcp_listen_overflows > 0 and run.counters.tcp_syn_retransmits > 0
-        assert f"{rid}: {stall_evidence(run)}" in warning
-    assert "inferred from the latency alone" not in warning  # every run recorded counters
+        assert counted[rid] == (run.counters.tcp_listen_overflows,
+                                run.counters.tcp_syn_retransmits)
+        assert f"{rid}: {stall_evidence(run)}" in str(warning)
+    assert all(over is not None for _, over, _, _ in warning["evidence"])  # all counted
 
 
 def test_the_kernel_counters_decide_whether_a_run_waited_for_the_syn_retry():
@@ -192,7 +196,7 @@ def test_without_counters_the_cap_rule_reads_as_before():
     """An experiment recorded without counters: the warning is the latency rule's alone."""
     rows = load_experiment(DATA / "demo-wrk-connections").rows()
     for warning in cap_check(rows, metric("latency_p99_ms")).warnings:
-        assert "kernel counters" not in warning
+        assert warning["evidence"] == () and "kernel counters" not in str(warning)
 
 
 def test_stall_evidence_cites_the_kernel_counters():

@@ -10,6 +10,7 @@ import pytest
 import perfkit
 from perfkit._fsutil import read_bytes
 from perfkit.errors import LoadError, ParseError, UnknownFormatError
+from perfkit.warning import Code, Warn
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -113,7 +114,8 @@ def test_a_run_directory_owns_the_files_of_its_subdirectories(tmp_path):
     runs = perfkit.load(tmp_path)
     agg = [r for r in runs if r.is_aggregate]
     assert len(agg) == 1 and agg[0].requests == 11738  # the --json totals, not the CSV's 11300
-    assert any("CSV stats lag" in w for w in agg[0].warnings)
+    assert Warn(Code.LOCUST_CSV_LAGS_JSON, csv_requests=11300, json_requests=11738,
+                csv_failures=0, json_failures=0) in agg[0].warnings
     assert agg[0].extra["history"]  # the history CSV was combined into the same run
     assert agg[0].users == 20 and agg[0].factors == {"profile": "default"}
 
@@ -127,7 +129,7 @@ def test_a_failed_run_without_output_is_kept_and_says_so(tmp_path):
          "run_id": "r9", "factors": {"profile": "default"}}))
     (r,) = perfkit.load(tmp_path)
     assert r.run_id == "r9" and r.exit_code == -9 and r.requests is None
-    assert any("killed" in w for w in r.warnings)
+    assert any(w.code is Code.RUN_STATUS and w["status"] == "killed" for w in r.warnings)
 
 
 def test_manifest_decides_wrk2_when_the_output_looks_like_wrk(tmp_path):
@@ -214,8 +216,9 @@ def test_a_large_file_sniffed_by_its_head_is_kept_as_when_decoded_whole():
     assert kinds["long history"] == "locust_history" and kinds["html"] is None
     # not UTF-8 at the end: read as Latin-1 (and said), never dropped
     assert kinds["long history, bad byte"] == "locust_history"
-    assert _output_of("f", cases["long history, bad byte"], None).decoded.startswith(
-        "not UTF-8 (byte 0xff on line ")
+    said = _output_of("f", cases["long history, bad byte"], None).decoded
+    assert said is not None and said.code is Code.DECODED_LATIN1 and said["byte"] == 0xff
+    assert str(said).startswith("not UTF-8 (byte 0xff on line ")
 
 
 def test_every_hdrhistogram_log_marker_starts_with_a_hint_the_sniffer_looks_for():

@@ -23,6 +23,7 @@ from perfkit import units
 from perfkit.errors import LoadError, ParseError
 from perfkit.ingest import fastwrk2, locust, wrk, wrk2
 from perfkit.store import hlog
+from perfkit.warning import Code, Warn
 
 HERE = Path(__file__).resolve().parent
 FIX = HERE / "fixtures"
@@ -183,19 +184,20 @@ def test_zeros_edited_into_a_locust_run_without_requests_are_missing(tmp_path):
     assert run.latency_mean_ms is run.latency_max_ms is run.latency_min_ms is None
     assert run.extra["latency_median_ms"] is None and run.extra["content_size_mean_bytes"] is None
     assert run.throughput_rps == 0.0 and run.transfer_bytes_per_s == 0.0  # real zeros
-    note = next(w for w in run.warnings if "percentiles_ms[50]" in w)
-    assert "percentiles_ms[100]" in note and "Request Count is 0" in note
+    note = next(w for w in run.warnings if w.code is Code.PRINTED_ZERO_PLACEHOLDER)
+    assert "percentiles_ms[50]" in note["fields"] and "percentiles_ms[100]" in note["fields"]
+    assert note["because"] == "no-request"
     rows = run.extra["history"]
     assert rows and all(r["latency_p50_ms"] is None and r["latency_p100_ms"] is None
                         for r in rows)
-    assert any("Total Request Count is 0" in w for w in run.warnings)
+    assert Code.LOCUST_HISTORY_UNMEASURED in {w.code for w in run.warnings}
 
 
 def test_the_real_locust_run_without_requests_loads_as_no_measurement():
     (run,) = perfkit.load(NO_RESPONSE, cache=False)
     assert (run.requests, run.failures, run.histogram_count) == (0, 0, 0)
     assert dict(run.percentiles_ms) == {} and run.latency_mean_ms is None
-    assert any("no request completed" in w for w in run.warnings)
+    assert Code.NO_REQUEST_COMPLETED in {w.code for w in run.warnings}
 
 
 def test_zeros_beside_a_real_percentile_of_a_wrk_run_without_samples_are_missing():
@@ -203,7 +205,7 @@ def test_zeros_beside_a_real_percentile_of_a_wrk_run_without_samples_are_missing
     text = (FIX / "wild" / "wrk" / "all_timeouts" / "stdout.txt").read_text()
     run = wrk.parse(text.replace("99%    0.00us", "99%    4.62ms"), "stdout.txt")
     assert dict(run.percentiles_ms) == {99.0: 4.62}
-    assert any("percentiles_ms[99]" in w and "input damaged?" in w for w in run.warnings)
+    assert Warn(Code.PERCENTILES_WITHOUT_SAMPLES, fields=["percentiles_ms[99]"]) in run.warnings
 
 
 def test_a_zero_mean_edited_into_an_empty_wrk2_histogram_is_missing():
@@ -225,9 +227,9 @@ def test_a_locust_p100_far_above_its_max_is_warned_about():
     cells[-1] = str(int(cells[-1]) * 60)
     lines[index] = ",".join(cells)
     runs = locust.parse_stats_csv("\n".join(lines), "s.csv")
-    assert not any("above latency_max_ms" in w for r in runs[:-1] for w in r.warnings)
-    (warning,) = [w for w in runs[-1].warnings if "above latency_max_ms" in w]
-    assert "p100" in warning and "rounding" in warning
+    assert not any(w.code is Code.PERCENTILE_ABOVE_MAX for r in runs[:-1] for w in r.warnings)
+    (warning,) = [w for w in runs[-1].warnings if w.code is Code.PERCENTILE_ABOVE_MAX]
+    assert warning["q"] == 100.0 and warning["rounded"] is True
 
 
 def test_locust_rounding_alone_is_not_warned_about():
@@ -235,7 +237,7 @@ def test_locust_rounding_alone_is_not_warned_about():
     (``/ [content check]``: 100% 56 beside max 55.67), never by more."""
     runs = locust.parse_stats_csv(LOCUST_STATS.read_text(), "s.csv")
     assert any(r.percentiles_ms[100.0] > r.latency_max_ms for r in runs)
-    assert not any("above latency_max_ms" in w for r in runs for w in r.warnings)
+    assert not any(w.code is Code.PERCENTILE_ABOVE_MAX for r in runs for w in r.warnings)
 
 
 # -- warnings on the Run objects -----------------------------------------------------------------
@@ -275,9 +277,14 @@ def test_warnings_ride_on_loaded_runs_parsed_or_from_the_cache(source, tmp_path)
     for a, b in zip(fresh, cached, strict=True):
         assert a.warnings == b.warnings and a.same_as(b)
     damaged_runs = [r for r in fresh if r.is_aggregate or r.tool != "locust"]
+    # the loader keeps the two values out, its note holding the problem (Code.KEPT_OUT)
+    problems = [[w["warning"] for w in r.warnings if w.code is Code.KEPT_OUT]
+                for r in damaged_runs]
     assert damaged_runs and all(
-        any("percentiles_ms: p99" in w and "must not decrease" in w for w in r.warnings)
-        for r in damaged_runs)
+        any(w.code is Code.PERCENTILES_DECREASE and (w["field"], w["q2"]) == ("percentiles_ms",
+                                                                            99.0)
+            for w in found)
+        for found in problems)
 
 
 def test_the_run_store_hash_is_documented_as_a_guard_against_damage_not_tampering():

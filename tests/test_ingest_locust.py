@@ -17,6 +17,7 @@ import perfkit
 from perfkit.ingest import locust
 from perfkit.ingest.locust_json import LOCUST_FRACTIONS, locust_percentile_ms
 from perfkit.ingest.sniffer import sniff
+from perfkit.warning import Code, Warn, texts
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures" / "locust"
@@ -157,11 +158,11 @@ def test_json_percentiles_match_locust_console_table(loaded, run_dir):
 def test_csv_lag_is_noted_and_json_totals_win(loaded):
     agg = loaded["clean_u20"][-1]
     assert agg.requests == 11738
-    assert "CSV stats lag the --json totals: 11300 vs 11738 requests; using --json" in agg.notes
-    assert "CSV stats lag" in " ".join(agg.warnings)
+    assert Warn(Code.LOCUST_CSV_LAGS_JSON, csv_requests=11300, json_requests=11738,
+                csv_failures=0, json_failures=0) in agg.warnings
     failures = loaded["failures_u30"][-1]
     assert ("CSV stats lag the --json totals: 16216 vs 16836 requests, 6278 vs 6503 failures; "
-            "using --json") in failures.notes
+            "using --json") in texts(failures.notes)  # the words of both counts
 
 
 def test_processes_uses_the_masters_last_json_document(loaded):
@@ -171,7 +172,8 @@ def test_processes_uses_the_masters_last_json_document(loaded):
     assert runs[-1].extra["json_documents"] == 3
     assert runs[-1].requests == 23676
     combined = loaded["processes2_u40"]
-    assert not any("lag" in n for r in combined for n in r.notes)  # CSV is final here
+    assert not any(n.code is Code.LOCUST_CSV_LAGS_JSON  # CSV is final here
+                   for r in combined for n in r.notes)
     nodes = combined[-1].extra["exceptions"][0]["nodes"]
     assert nodes == ("vm_5552634beb644d70925ba9afd222a99c",)
 
@@ -249,8 +251,9 @@ def test_history_na_and_placeholder_zeros_become_missing(loaded):
     second = rows[1]  # windowed percentiles all printed 0 with 293 requests: no window yet
     assert second["total_requests"] == 293 and second["latency_p99_ms"] is None
     assert rows[2]["latency_p99_9_ms"] == 13.0 and rows[2]["user_count"] == 20
-    notes = " ".join(loaded["clean_u20"][-1].notes)
-    assert "N/A" in notes and "no 10 s window yet" in notes
+    notes = loaded["clean_u20"][-1].notes
+    assert Warn(Code.LOCUST_HISTORY_NA, rows=1) in notes
+    assert Warn(Code.LOCUST_HISTORY_WINDOW_ZERO, rows=3) in notes
 
 
 def test_history_without_full_history_is_flagged_cumulative():
@@ -271,7 +274,7 @@ def test_zero_request_json_gives_an_empty_aggregated_run():
     assert len(runs) == 1 and runs[0].is_aggregate
     assert runs[0].requests == 0 and runs[0].throughput_rps is None
     assert not runs[0].percentiles_ms
-    assert any("no request was made" in n for n in runs[0].notes)
+    assert Warn(Code.LOCUST_JSON_EMPTY) in runs[0].notes
 
 
 def test_percentile_rule_matches_locusts_own_function():

@@ -16,6 +16,7 @@ import perfkit
 from perfkit.errors import ParseError
 from perfkit.ingest import locust
 from perfkit.store import hlog
+from perfkit.warning import Code
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CLEAN = FIXTURES / "locust" / "clean_u20"
@@ -107,7 +108,7 @@ def test_stats_na_percentiles_become_missing_with_a_note():
     runs = locust.parse_stats_csv(text, "f")
     assert runs[0].percentiles_ms == {}
     assert runs[1].percentiles_ms[50.0] == 2.0
-    assert any("N/A" in n and "line 2" in n for n in runs[0].notes)
+    assert any(n.code is Code.LOCUST_NA and "line 2" in n["where"] for n in runs[0].notes)
 
 
 def test_stats_binary_data_names_its_line():
@@ -274,4 +275,6 @@ def test_a_content_size_whose_rate_overflows_gives_no_transfer_rate_and_says_so(
     text = "\n".join(",".join(r) for r in rows) + "\n"
     (run,) = [r for r in locust.parse_stats_csv(text, "s.csv") if r.is_aggregate]
     assert run.transfer_bytes_per_s is None and run.throughput_rps > 0
-    assert any("Average Content Size x Requests/s is beyond any number" in n for n in run.notes)
+    assert any(n.code is Code.LOCUST_TRANSFER_BEYOND for n in run.notes)
+    assert any("Average Content Size x Requests/s is beyond any number" in str(n)
+               for n in run.notes)

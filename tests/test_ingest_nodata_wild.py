@@ -18,6 +18,7 @@ import pytest
 import perfkit
 from perfkit import units
 from perfkit.ingest import wrk, wrk2
+from perfkit.warning import Code, Warn
 
 HERE = Path(__file__).resolve().parent
 WILD = HERE / "fixtures" / "wild"
@@ -58,22 +59,24 @@ def test_wild_wrk_output_matches_golden_values(run_dir, wrk_check_golden):
 def test_a_placeholder_is_never_0_and_always_has_a_note(run_dir):
     run = parse_dir(run_dir)
     text = (run_dir / "stdout.txt").read_text()
-    notes = " ".join(run.notes)
+    notes = {n.code: n for n in run.notes}
     if "0.00us    0.00us   0.00us" in text or "-nanus" in text:
         assert all(getattr(run, f) is None for f in LATENCY_FIELDS)
         assert run.percentiles_ms == {} and run.extra["thread_stats"][
             "latency_within_stdev_pct"] is None
-        assert all(f in notes for f in LATENCY_FIELDS)
+        assert Code.NO_LATENCY_SAMPLES in notes  # its words name every latency field
+        assert all(f in str(notes[Code.NO_LATENCY_SAMPLES]) for f in LATENCY_FIELDS)
         record = run.to_record()
         assert all(math.isnan(record[c]) for c in ("latency_mean_ms", "latency_p50_ms",
                                                    "latency_p99_ms", "latency_max_ms"))
     if "Total count    =            0" in text:
         assert run.histogram is None and run.extra["hdr"]["max_ms"] is None
-        assert "percentiles_ms: " in notes and "Total count = 0" in notes
+        assert "percentiles_ms" in {n["field"] for n in run.notes
+                                    if n.code is Code.HISTOGRAM_EMPTY}
     if "Req/Sec       -nan" in text:
         stats = run.extra["thread_stats"]
         assert all(stats[k] is None for k in stats if k.startswith("req_per_thread"))
-        assert "req_per_thread_" in notes
+        assert Code.NO_RATE_SAMPLES in notes
     # counts, throughput and errors are what the tool printed, including real zeros
     assert run.requests is not None and run.throughput_rps is not None
     assert run.errors_timeout is not None
@@ -86,13 +89,13 @@ def test_the_issue_case_an_empty_histogram_after_requests_loads():
     assert (run.requests, run.errors_timeout, run.throughput_rps) == (6654, 80, 472.5)
     assert run.latency_mean_ms is None and run.histogram is None and run.percentiles_ms == {}
     assert run.target_rate_rps == 2000.0  # from the manifest's argv
-    assert any("recorded no latency samples" in w and "-nanus" in w for w in run.warnings)
+    assert any(w.code is Code.NO_LATENCY_SAMPLES and "-nanus" in w["row"] for w in run.warnings)
 
 
 def test_a_calibration_on_an_empty_histogram_is_missing_not_a_huge_number():
     run = parse_dir(WILD / "wrk2" / "all_timeouts_calibrated_U")
     assert [c["mean_latency_ms"] for c in run.extra["calibration"]] == [None, None]
-    assert any("9223372036854776.000ms" in n and "24 h" in n for n in run.notes)
+    assert Warn(Code.CALIBRATION_OUT_OF_RANGE, token="9223372036854776.000ms") in run.notes
     assert run.uncorrected_histogram is None and run.uncorrected_percentiles_ms == {}
 
 
@@ -100,13 +103,14 @@ def test_a_calibration_on_an_empty_histogram_is_missing_not_a_huge_number():
 def test_a_tool_that_refused_to_start_still_gives_a_run_saying_why(tool):
     (run,) = perfkit.load(WILD / tool / "connection_refused")
     assert run.requests is None and run.exit_code == 1
-    assert any("Connection refused" in w and "stderr.txt" in w for w in run.warnings)
+    (ended,) = [w for w in run.warnings if w.code is Code.RUN_ENDED]
+    assert "Connection refused" in ended["reason"] and "stderr.txt" in ended["reason"]
 
 
 def test_zero_requests_is_flagged_as_no_measurement():
     (run,) = perfkit.load(WILD / "wrk" / "all_timeouts")
     assert run.requests == 0 and run.throughput_rps == 0.0  # printed 0, a real 0
-    assert any("no request completed" in w for w in run.warnings)
+    assert Code.NO_REQUEST_COMPLETED in {w.code for w in run.warnings}
 
 
 @pytest.mark.parametrize("run_dir", LOCUST_RUNS)
@@ -118,7 +122,7 @@ def test_wild_locust_runs_match_golden_and_every_request_failed(run_dir):
         key = "Aggregated" if run.is_aggregate else f"{run.method} {run.endpoint}"
         got[key] = run
         assert run.failures == run.requests > 0
-        assert any("every response failed" in w for w in run.warnings)
+        assert Code.FAILED_EVERY_RESPONSE in {w.code for w in run.warnings}
     assert got.keys() == golden.keys()
     for key, expected in golden.items():
         run = got[key]

@@ -20,6 +20,7 @@ import perfkit
 from perfkit.errors import LoadError, ParseError
 from perfkit.hdrcodec import decode
 from perfkit.store import hlog
+from perfkit.warning import Code, Warn, texts
 
 ROOT = Path(__file__).parent / "fixtures" / "published"
 SOURCES = json.loads((ROOT / "sources.json").read_text())
@@ -70,8 +71,9 @@ def test_other_outputs_are_refused_at_a_line(source):
 def test_pasted_normalisations_are_said():
     """A 4-space Markdown block after a command line (wrk2's README): the run says both."""
     (run,) = perfkit.load(ROOT / "wrk2" / "wrk2-README-md-d530a50-L375.txt", cache=False)
-    assert "preamble: 1 line before the report skipped (kept in extra['pasted'])" in run.notes
-    assert "pasted: indented 4 (removed)" in run.notes
+    assert texts(run.notes)[:2] == [
+        "preamble: 1 line before the report skipped (kept in extra['pasted'])",
+        "pasted: indented 4 (removed)"]
     assert run.target_rate_rps == 2000 and run.argv[0] == "wrk"
     assert run.extra["calibration"][0]["mean_latency_ms"] == 9.319  # "9319 usec"
 
@@ -95,8 +97,10 @@ def test_stats_not_in_utf8_are_read_and_said():
     (run,) = [r for r in perfkit.load(folder, cache=False) if r.is_aggregate]
     assert run.latency_mean_ms == 39.658101399739586 and run.throughput_rps == 6.081256164425403
     assert run.percentiles_ms[99] == 88
-    assert any(n.startswith(f"{folder / 'locust_stats.csv'}: not UTF-8 (byte 0xbd on line 2): "
-                            "decoded as Latin-1") for n in run.notes)
+    assert Warn(Code.IN_FILE, source=str(folder / "locust_stats.csv"),
+                warning=Warn(Code.DECODED_LATIN1, byte=0xbd, line=2)) in run.notes
+    assert any(str(n).startswith(f"{folder / 'locust_stats.csv'}: not UTF-8 (byte 0xbd on line "
+                                 "2): decoded as Latin-1") for n in run.notes)
 
 
 def test_a_stats_file_that_cannot_be_read_is_an_error_naming_it(tmp_path):
@@ -120,7 +124,8 @@ def test_locust_0_8_requests_and_distribution_are_joined_and_said():
     assert total.is_aggregate and total.requests == 1368 and total.failures == 141
     assert total.percentiles_ms[99] == 10 and runs["GET", "/"].percentiles_ms[100] == 25
     assert runs["GET", "/missing"].percentiles_ms == {}  # N/A: no request succeeded
-    said = " ".join(total.notes)
+    said = " ".join(map(str, total.notes))
+    assert any(n.code is Code.LOCUST_SUCCESSES_ONLY for n in total.notes)
     for words in ("'# requests' as 'Request Count'", "no final newline", "method 'None'",
                   "'Total', read as the aggregate", "counted only the successes"):
         assert words in said, words
@@ -130,7 +135,7 @@ def test_locust_0_14_bare_percentile_header_and_old_history():
     folder = ROOT / "locust" / "real" / "0.14.6"
     (total,) = [r for r in perfkit.load(folder, cache=False) if r.is_aggregate]
     assert total.percentiles_ms[99.999] == 20 and total.endpoint == "Aggregated"
-    assert any("'99.999', among the percentile columns, read as '99.999%'" in n
+    assert any("'99.999', among the percentile columns, read as '99.999%'" in str(n)
                for n in total.notes)
     rows = total.extra["history"]
     assert rows and rows[-1]["user_count"] is None and rows[-1]["total_requests"] > 0
@@ -221,7 +226,7 @@ def test_jhiccup_log_read_in_nanoseconds_and_says_why():
     (run,) = perfkit.load(ROOT / "hlog" / "HdrHistogram_c-jHiccup-2.0.7S.logV2.hlog",
                           cache=False)
     assert run.extra["value_unit"] == "ns"
-    assert any(n.startswith("values read in ns") for n in run.notes)
+    assert [n["unit"] for n in run.notes if n.code is Code.HLOG_UNIT] == ["ns"]
     assert run.percentiles_ms[99] == pytest.approx(1434.452, abs=1e-3)  # not 1,434,452 ms
 
 
@@ -255,6 +260,6 @@ def test_headerless_log_is_recognised_and_reads_as_the_headed_one():
 
 def test_interval_before_start_time_is_read_and_said():
     (run,) = perfkit.load(ROOT / "hlog" / "HdrHistogram-ycsb.logV1.hlog", cache=False)
-    assert any("start before the log's #[StartTime]" in n for n in run.notes)
+    assert Code.HLOG_BEFORE_START in {n.code for n in run.notes}
     text = (ROOT / "hlog" / "HdrHistogram-ycsb.logV1.hlog").read_text()
     assert run.requests == sum(_hdrh_by_tag(text)[None].get_total_count() for _ in [0])

@@ -17,6 +17,7 @@ import pytest
 
 import perfkit
 from perfkit.errors import LoadError, ParseError
+from perfkit.warning import Code
 
 REPO = Path(__file__).resolve().parents[1]
 AA = REPO / "data" / "demo-aa"
@@ -83,7 +84,8 @@ def test_a_failed_run_stays_a_failed_run_not_an_error(aa):
     result = perfkit.scan(aa, cache=False)
     assert result.errors == [] and len(result.runs) == 20
     (failed,) = [r for r in result.runs if r.run_id == RUN]
-    assert failed.exit_code == 1 and "run failed" in failed.notes[0]
+    assert failed.exit_code == 1 and failed.notes[0].code is Code.RUN_ENDED
+    assert str(failed.notes[0]).startswith("run failed")
 
 
 def test_no_real_run_folder_is_called_unreadable():

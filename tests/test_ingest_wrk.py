@@ -11,6 +11,7 @@ import pytest
 import perfkit
 from perfkit.ingest import wrk
 from perfkit.model import RECORD_COLUMNS
+from perfkit.warning import Code, Warn
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "wrk"
 RUNS = sorted(p.parent for p in FIXTURES.glob("*/*/run.stdout"))
@@ -60,7 +61,7 @@ def test_microsecond_percentiles_and_latency():
     assert run.percentiles_ms[50.0] == 0.256  # 256.00us
     assert run.percentiles_ms[99.0] == 4.18
     assert run.non_2xx_3xx == 290698
-    assert "every response failed: not a throughput measurement" in run.warnings
+    assert Warn(Code.FAILED_EVERY_RESPONSE) in run.warnings
 
 
 def test_absent_error_lines_are_a_real_zero():
@@ -77,7 +78,7 @@ def test_socket_errors_are_read_by_kind():
         149, 0, 0, 0)
     stopped = parse_fixture("single/server_stopped_midrun")
     assert stopped.errors_write == 105015
-    assert any("failed" in w for w in stopped.warnings)
+    assert Code.ERRORS_HIGH in {w.code for w in stopped.warnings}
 
 
 def test_all_timeouts_give_missing_latency_not_zero():
@@ -87,7 +88,7 @@ def test_all_timeouts_give_missing_latency_not_zero():
     assert run.latency_max_ms is None
     assert run.percentiles_ms == {}
     assert run.errors_timeout == 40 and run.requests == 40
-    assert any("no latency samples" in n and "0.00us" in n for n in run.notes)
+    assert any(n.code is Code.NO_LATENCY_SAMPLES and "0.00us" in n["row"] for n in run.notes)
     record = run.to_record()
     assert math.isnan(record["latency_p50_ms"]) and math.isnan(record["latency_mean_ms"])
     assert run.extra["thread_stats"]["latency_within_stdev_pct"] is None  # "-nan%"

@@ -16,12 +16,14 @@ from _measure_asserts import named_after_history
 PACKAGE = Path(__file__).resolve().parents[1] / "perfkit"
 
 #: the top level is the foundation: these modules and nothing else (``vocabulary``: the verdict
-#: and status words, defined once, which every layer above returns or shows; ``safetext``: a
-#: name made safe where it is written, for a spreadsheet, a terminal or XML, once for every
-#: front end and store)
+#: and status words, defined once, which every layer above returns or shows; ``warning``: the
+#: coded warnings every layer returns; ``wording``: their words, given once, which every
+#: layer that shows a warning renders through; ``safetext``: a name made safe where it is
+#: written, for a spreadsheet, a terminal or XML, once for every front end and store)
 FOUNDATION = frozenset({
     "errors", "units", "formatting", "model", "histogram", "hdrcodec", "hdrlayout",
     "consistency", "frames", "_fsutil", "paths", "vocabulary", "safetext", "counters", "combine",
+    "warning", "wording",
 })
 #: entry points, exempt from the rule (``__init__`` only re-exports)
 ENTRY = frozenset({"perfkit", "perfkit.cli", "perfkit.__main__"})

@@ -153,6 +153,21 @@ def test_number_cells_stay_on_one_line_text_cells_may_wrap():
     assert re.search(r"table\.perfkit-table \.nowrap \{ white-space: nowrap; \}", template)
 
 
+def test_a_frame_words_its_verdict_identities_even_as_plain_text():
+    """A verdict column holds identities (``stable``, ``not-testable-n1``), as plain str once
+    read back from a CSV or made text on the way; a page shows their words."""
+    import pandas as pd
+
+    from perfkit.present.frame import frame
+
+    table = pd.DataFrame({"experiment": ["stable", "a"], "verdict": ["stable", "not-testable-n1"],
+                          "kind": ["on-cap", "failed"]})
+    rows = frame(table).rows
+    assert [r[0] for r in rows] == ["stable", "a"]  # a level, not a verdict: as it is
+    assert [r[1] for r in rows] == ["no drift beyond ±10%", "not testable (n = 1)"]
+    assert [r[2] for r in rows] == ["on a timeout cap", "failed"]
+
+
 # -- names a reader's tools misread (real Locust runs: tests/fixtures/names/README.md) ---------
 def _hostile_tables(fmt: str) -> str:
     """``perfkit compare`` of the two arms of the hostile-names experiment, endpoint by

@@ -60,6 +60,8 @@ INTERNAL_MODULES = {
     "perfkit.safetext": "text made safe for CSV, XML, LaTeX, Markdown and terminals",
     "perfkit.units": "the one parser of numbers with units",
     "perfkit.vocabulary": "every verdict and status word (public through perfkit)",
+    "perfkit.warning": "a warning as a value: its code and fields (Warn, Code)",
+    "perfkit.wording": "the words of every warning and verdict, given once",
 }
 
 

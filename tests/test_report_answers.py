@@ -87,12 +87,8 @@ def test_a_caveat_said_before_is_referred_to_not_repeated():
     said.add(CAP, "caveat 5")
     assert said.condense(CAP) == "as caveat 5"
     other = CAP.replace("8 run(s)", "5 run(s)").replace("(a, b)", "(c)")
-    short = said.condense(other)
-    assert "(as in caveat 5)" in short and "[..." not in short
-    assert short.startswith("5 run(s) with latencies that sit on 1000 (as")  # its opening
-    assert short.endswith("(c)") and len(short) < len(other) / 2
+    assert said.condense(other) == other  # another caveat: in full, nothing spliced in
     assert said.condense("a different caveat altogether") == "a different caveat altogether"
-    assert said.condense(CAP[:70] + " but not more") == CAP[:70] + " but not more"  # < 80
 
 
 def test_a_tables_long_notes_lines_and_cells_said_before_are_referred_to():

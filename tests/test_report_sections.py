@@ -18,6 +18,7 @@ from perfkit.report.sections import aa, common, effects, latency, overview, scal
 from perfkit.stats import quantile_ci
 from perfkit.stats._perrun import MIN_TAIL_REQUESTS
 from perfkit.vocabulary import ScalingVerdict, Verdict
+from perfkit.warning import Code, Warn, texts
 
 #: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
 #: (tests/fixtures/stalls/README.md)
@@ -178,9 +179,10 @@ def test_corrected_and_uncorrected_spectra_come_from_their_own_histograms():
 
 def test_caveats_name_closed_loop_tools_and_few_runs(wrk):
     groups = latency.grouped_runs(wrk, ["profile"], {"connections": 50})
-    text = " ".join(latency.caveats(latency.percentiles(groups, (99.0,))))
-    assert "wrk is closed-loop" in text and "stats_correct" in text  # as wrk 4 computes it
-    assert "With 3 runs per configuration" in text and "geometric mean" in text
+    caveats = latency.caveats(latency.percentiles(groups, (99.0,)))
+    assert {Code.LATENCIES_WRK_CLOSED_LOOP, Code.ESTIMATES_FEW_RUNS} <= {w.code for w in caveats}
+    text = " ".join(texts(caveats))
+    assert "stats_correct" in text and "geometric mean" in text  # as wrk 4 computes it
 
 
 # -- scaling -----------------------------------------------------------------------------------
@@ -227,10 +229,11 @@ def test_scaling_model_follows_the_number_of_concurrency_levels(wrk):
     assert usl.model == "usl"
     three = rows.where({"connections": [10, 50, 100]})
     (amdahl,) = scaling.fits(three, ["profile"], n_resamples=50).results
-    assert amdahl.model == "amdahl" and "Amdahl's law only" in amdahl.reason
+    assert amdahl.model == "amdahl" and amdahl.reason == Warn(Code.AMDAHL_ONLY, levels=3,
+                                                              least=4)
     two = rows.where({"connections": [10, 50]})
     (none,) = scaling.fits(two, ["profile"], n_resamples=50).results
-    assert none.fit is None and "no scaling model" in none.reason
+    assert none.fit is None and none.reason == Warn(Code.NO_SCALING_MODEL, levels=2, least=3)
     table = scaling.fits(rows, ["profile"], n_resamples=50).to_frame()
     assert {"sigma", "kappa", "gamma_rps", "n_star", "model"} <= set(table.columns)
 
@@ -284,7 +287,7 @@ def test_ab_comparisons_are_not_testable_with_3_runs_and_are_holm_adjusted(wrk):
     assert row["p_value"] == pytest.approx(sps.mannwhitneyu(new, base, method="exact").pvalue)
     pairwise = np.log(new)[:, None] - np.log(base)[None, :]
     assert row["ratio"] == pytest.approx(math.exp(np.median(pairwise)))  # Hodges-Lehmann
-    assert any("cannot reach" in n for n in effects.notes(tables))
+    assert Code.TOO_FEW_RUNS in {n.code for n in effects.notes(tables)}
 
 
 def test_factorial_effects_are_ratios_of_geometric_means_and_variation_sums_to_100(wrk2):
@@ -385,8 +388,7 @@ def test_aa_calibration_ranks_a_failed_run_worst_by_the_run_status_rule():
     split, requests = result.rates
     assert (split.significant, split.comparisons) == expected and split.comparisons == 60
     assert requests.comparisons == math.comb(19, 2)  # the failed run left out of the pairs
-    assert any("1 run(s) failed, saturated or without a value, ranked worst" in w
-               for w in result.warnings)
+    assert any(w.code is Code.AA_RANKED_WORST and w["runs"] == 1 for w in result.warnings)
     assert "rate_ci_low" not in result.to_frame() and "holds_size" in result.to_frame()
 
 
@@ -470,7 +472,7 @@ def test_scaling_headline_groups_configurations_without_a_peak(wrk):
     assert [a.question for a in found] == ["profile default", "profile tuned"]
     assert all(a.group.startswith("Peak concurrency N*") for a in found)
     assert all(a.answer == "none claimed (Amdahl)" and a.verdict == ScalingVerdict.NOT_TESTABLE
-               and a.kind == "not testable" and "Amdahl's law only" in a.warnings[0]
+               and a.kind == "not testable" and a.warnings[0].code is Code.AMDAHL_ONLY
                for a in found)
 
 
@@ -538,15 +540,15 @@ def test_the_note_below_the_factorial_tables_leaves_out_what_they_footnote():
     (_, result) = effects.factorials(exp.rows({}), ["keepalive", "cache"],
                                      ["latency_p99_ms", "throughput_rps"], "connections")
     shown = effects.present_factorial(result), effects.present_simple(result)
-    (cap,) = [w for w in result.warnings if "sit on 1000 ms" in w]
+    (cap,) = [w for w in result.warnings if w.code is Code.ON_CAP and w["cap_ms"] == 1000.0]
     assert cap in shown[0].notes and cap in shown[1].notes
     below = effects.notes_below(result, shown)
     assert cap not in below
     assert below == [w for w in dict.fromkeys(result.warnings)
                      if w not in {*shown[0].notes, *shown[1].notes}]
     # a warning no table footnotes is still said, once
-    extra = dataclasses.replace(result, warnings=(*result.warnings, "a new caveat",
-                                                  "a new caveat"))
-    assert effects.notes_below(extra, shown) == [*below, "a new caveat"]
+    new = Warn(Code.RECORDED, text="a new caveat")
+    extra = dataclasses.replace(result, warnings=(*result.warnings, new, new))
+    assert effects.notes_below(extra, shown) == [*below, new]
     assert effects.notes_below(result, (shown[0], None)) == [
         w for w in dict.fromkeys(result.warnings) if w not in shown[0].notes]

@@ -27,6 +27,12 @@ from perfkit.formatting import fmt_sig
 from perfkit.report.sections import aa as aa_section
 from perfkit.report.sections import effects
 from perfkit.vocabulary import Verdict
+from perfkit.warning import Code, Warn, texts
+
+
+def codes(answer) -> set[Code]:
+    """The codes of an answer's coded caveats."""
+    return {w.code for w in answer.warnings if isinstance(w, Warn)}
 
 #: the demo factorial as first recorded, with the upstream's queue of 100: its 1 s stalls
 #: (tests/fixtures/stalls/README.md)
@@ -212,7 +218,7 @@ def test_a_significant_interaction_headlines_its_simple_effects(demo_tuning):
             assert re.fullmatch(r"Effect of (cache|keepalive): .*", a.group), a.group
             assert re.fullmatch(r"throughput, 256 connections, (cache|keepalive) = \w+",
                                 a.question), a.question
-            assert any("interact" in w for w in a.warnings)
+            assert Code.INTERACT_AT in codes(a)
 
 
 def test_an_effect_from_values_on_the_cap_is_an_artefact(demo_tuning):
@@ -238,7 +244,8 @@ def test_an_effect_from_values_on_the_cap_is_an_artefact(demo_tuning):
     for a in found:
         if a.group.startswith("Effect of"):
             on_cap = a.verdict == ARTEFACT
-            assert on_cap == any("artefacts of it" in w for w in a.warnings), a
+            assert on_cap == any(w.code is Code.ON_CAP and w["effect"] != "throttled"
+                                 for w in a.warnings if isinstance(w, Warn)), a
             assert on_cap == (a.kind == "artefact"), a  # listed apart from the answers
     assert [a for a in found if a.verdict == ARTEFACT]
     # the A/B tables: an artefact is counted as one, never as better or worse; throughput's
@@ -246,8 +253,8 @@ def test_an_effect_from_values_on_the_cap_is_an_artefact(demo_tuning):
     (p99_ab,) = [t for t in tables if t.metric.name == "latency_p99_ms"]
     (thr_ab,) = [t for t in tables if t.metric.name == "throughput_rps"]
     assert p99_ab.reported_counts().get(ARTEFACT) == 2
-    assert not any("artefacts of it" in w for r in thr_ab.rows for w in r.cap_warnings)
-    assert any("affected by the cap" in w for r in thr_ab.rows for w in r.cap_warnings)
+    assert all(w["effect"] == "throttled" for r in thr_ab.rows for w in r.cap_warnings)
+    assert any(r.cap_warnings for r in thr_ab.rows)
     from perfkit.report.index import NotebookEntry, render_index
 
     page = render_index("t", "p", [NotebookEntry("tuning-effects", "t", None, None,
@@ -275,10 +282,12 @@ def test_a_max_on_the_syn_timeout_makes_p99_effects_from_its_runs_artefacts(demo
     table = p99.to_frame()
     (row,) = table[(table["connections"] == 256) & (table["term"] == "cache")].itertuples()
     assert row.verdict == ARTEFACT
-    assert any("0012" in w and "max 1100" in w for w in p99.level_warnings[256])
+    on_cap = [dict(w["runs"]) for w in p99.level_warnings[256] if w.code is Code.ON_CAP]
+    assert any(("max", 1100.0) in v for runs in on_cap for rid, v in runs.items()
+               if rid.startswith("0012"))
     (answer,) = _effect(found, "cache", "p99 latency, 256 connections")
-    assert answer.verdict == ARTEFACT and any("max 1100" in w for w in answer.warnings)
-    assert answer.kind == "artefact" and "max 1100" in answer.warnings[0]  # its first caveat
+    assert answer.verdict == ARTEFACT and any("max 1100" in t for t in texts(answer.warnings))
+    assert answer.kind == "artefact" and "max 1100" in str(answer.warnings[0])  # its first
     # honest effects stay measured: below 256 connections every max is far from any cap
     assert frame.loc[frame["connections"] != 256, "latency_max_ms"].max() < 100
     assert not table.loc[table["connections"] != 256, "verdict"].str.startswith("artefact").any()
@@ -313,11 +322,12 @@ def test_throughput_from_runs_that_waited_is_flagged_alike_everywhere(demo_tunin
     (thr_ab,) = [t for t in tables if t.metric.name == "throughput_rps"]
     flagged = {(r.key[0], r.key[1]) for r in thr_ab.cap_affected_rows()}
     assert flagged == {("keepalive", 256), ("cache", 256)}
-    assert not any("latency_p99_ms" in n for n in effects.notes([thr_ab]))
+    assert not any(n.get("metric") == "latency_p99_ms" for n in effects.notes([thr_ab]))
     assert [r.reported_verdict for r in thr_ab.cap_affected_rows()] == [AFFECTED] * 2
     (answer,) = _effect(found, "cache", "throughput, 256 connections, keepalive = none")
     assert answer.verdict == AFFECTED
-    assert any("throttled" in w for w in answer.warnings)
+    assert any(w.code is Code.ON_CAP and w["effect"] == "throttled" for w in answer.warnings
+               if isinstance(w, Warn))
     assert not any("throttled" in w for a in found if " 16 connections" in a.question
                    for w in a.warnings)
 
@@ -335,7 +345,8 @@ def test_a_measured_effect_from_runs_that_waited_says_so_in_its_verdict():
     found = [a for a in effects.answers([], results, exp) if a.group.startswith("Effect")]
     waited = [a for a in found if "256" in a.question and "keepalive = none" in a.question]
     assert waited and all(a.verdict == AFFECTED for a in waited)
-    assert all(any("affected by the cap" in w for w in a.warnings) for a in waited)
+    assert all(any(w.code is Code.ON_CAP and w["effect"] == "throttled" for w in a.warnings
+                   if isinstance(w, Warn)) for a in waited)
     assert all(a.verdict in (Verdict.BETTER, Verdict.NO_CHANGE) for a in found
                if "256" not in a.question)
 
@@ -358,7 +369,8 @@ def test_captions_say_what_rows_compare_runs_per_arm_and_the_load_point(demo_tun
     # the factorial's cap footnote marks the 256 rows, not the end of "blocks: block"
     effects_table = present_effects.factorial(p99)[0]
     assert not re.search(r"\[\d+\]", effects_table.title)
-    cap = next(i for i, n in enumerate(effects_table.notes, 1) if "sit on 1000 ms" in n)
+    cap = next(i for i, n in enumerate(effects_table.notes, 1)
+               if isinstance(n, Warn) and n.code is Code.ON_CAP and n["cap_ms"] == 1000.0)
     verdict = [c.name for c in effects_table.columns].index("verdict")
     marked = [r for r in effects_table.rows if r[verdict].endswith(f"[{cap}]")]
     assert marked and {r[0] for r in marked} == {"256"}

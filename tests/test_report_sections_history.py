@@ -14,6 +14,7 @@ from perfkit.report.sections import history as hs
 from perfkit.stats import compare
 from perfkit.stats.orderstats import median_ci
 from perfkit.vocabulary import HistoryVerdict
+from perfkit.warning import Code, Warn
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -52,7 +53,7 @@ def test_a_labels_median_has_the_interval_compare_gives_the_same_runs(analyses):
     assert point.median == c.median_base == median_ci(point.values).estimate
     assert (c.median_base_ci_low, c.median_base_ci_high) == (-math.inf, math.inf)  # nor there
     assert point.warnings == median_ci(point.values).warnings
-    assert "need >= 6 runs for a 95% median CI" in point.warnings[0]
+    assert point.warnings[0] == Warn(Code.MEDIAN_CI_NEEDS_RUNS, need=6, confidence=0.95)
     described = analyses[0].describe()
     assert "none below 6 runs" in described and "93.75" not in described
 
@@ -137,7 +138,8 @@ def test_a_change_point_the_labels_do_not_explain_is_weak_and_says_why():
                 before, after = c.n_labels_before, c.n_labels_after
                 assert 2 / math.comb(before + after, before) > 0.05
                 assert math.isnan(c.ratio_ci_low) and math.isnan(c.ratio_ci_high)
-                assert f"{before} vs {after} labels" in c.warnings[0]
+                assert c.warnings[0].code is Code.WEAK_NO_INTERVAL
+                assert (c.warnings[0]["n_before"], c.warnings[0]["n_after"]) == (before, after)
         answers = hs.answers(analyses, {})
         for a in analyses:  # one row per change point (issue 21), "no change point" else
             points = a.series[0].change.change_points

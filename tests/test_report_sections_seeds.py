@@ -13,6 +13,7 @@ from perfkit.analysis import load_experiment
 from perfkit.analysis.core import UNDECIDED
 from perfkit.report.sections import seeds as section
 from perfkit.vocabulary import ClaimVerdict
+from perfkit.warning import Code, Warn, texts
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -24,22 +25,22 @@ def results(seeds_analysis):
 
 def test_the_seeds_notes_follow_the_run_status_rule(results):
     r = results["000-1"]
-    notes = [r.reason, *r.worst, *r.warnings]
+    notes = [r.reason, *r.worst, *texts(r.warnings)]
     assert not any("like its peers'" in n or "like their peers'" in n for n in notes), notes
-    (doubt,) = [w for w in r.warnings if "fell short" in w and "kept, in doubt" in w]
+    (doubt,) = [w for w in texts(r.warnings) if "fell short" in w and "kept, in doubt" in w]
     assert "no run of either arm kept the rate" in doubt
     assert f"not sustained by this setup, {UNDECIDED}" in doubt
     # 000-2: runs of both arms kept the rate, so its note says nothing of the kind
-    (doubt,) = [w for w in results["000-2"].warnings if "kept, in doubt" in w]
+    (doubt,) = [w for w in texts(results["000-2"].warnings) if "kept, in doubt" in w]
     assert UNDECIDED not in doubt
 
 
 def test_claim_002_1_says_its_error_ratio_counts_wrks_timeout(results):
     r = results["002-1"]
-    texts = [w for w in (*r.warnings, *r.replication.row.warnings) if "2000 ms" in w
-             and "run(s) with latencies" in w]
-    assert texts and not any("throttled" in w for w in texts)
-    assert all("error_ratio of these runs counts that timeout" in w for w in texts)
+    caps = [w for w in (*r.warnings, *r.replication.row.warnings)
+            if isinstance(w, Warn) and w.code is Code.ON_CAP and w["cap_ms"] == 2000.0]
+    assert caps and all((w["metric"], w["effect"]) == ("error_ratio", "timeout-errors")
+                        for w in caps)
 
 
 def test_a_decided_claim_says_what_its_run_count_is_for(results):
@@ -58,7 +59,7 @@ def test_no_caveat_of_an_answer_repeats_another(seeds_analysis, results):
 
     for a in section.answers(seeds_analysis):
         cid = a.question.split(" ")[0]
-        said = [w for w in a.warnings if w]
+        said = [w for w in texts(a.warnings) if w]
         for i, w in enumerate(said):
             others = said[:i] + said[i + 1:]
             assert not any(w in o for o in others), (cid, w)
@@ -74,7 +75,7 @@ def test_no_caveat_of_an_answer_repeats_another(seeds_analysis, results):
 
 def test_a_not_testable_result_without_the_doubtful_runs_says_what_would_make_it_testable(
         seeds_analysis):
-    found = [w for a in section.answers(seeds_analysis) for w in a.warnings
+    found = [w for a in section.answers(seeds_analysis) for w in texts(a.warnings)
              if "without them: not testable" in w]
     assert found  # 000-2: 3 vs 1 runs once its short runs are left out
     assert all(re.search(r"needs >= \d+ runs per arm", w) for w in found)

@@ -21,6 +21,7 @@ from perfkit.run.procs import Child, StateFile, kill_stale
 from perfkit.run.runner import execute, sha256_file
 from perfkit.run.server import ServerContext
 from perfkit.run.spec import RunError, RunSpec, build_argv, check_url, find_tool, parse_taskset
+from perfkit.warning import Code, Warn, texts
 
 WRK2_RUN = FIXTURES / "wrk2" / "single" / "normal_tuned_R10000_c50"
 
@@ -129,7 +130,7 @@ def test_a_replayed_wrk2_run_lands_whole_with_checksums_and_parses_back(tmp_path
     assert not list((tmp_path / "runs").glob(".tmp-*"))
     assert (run_dir / "stdout.txt").read_bytes() == (WRK2_RUN / "run.stdout").read_bytes()
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["schema_version"] == 1 and manifest["perfkit_version"] == perfkit.__version__
+    assert manifest["schema_version"] == 2 and manifest["perfkit_version"] == perfkit.__version__
     assert manifest["tool"] == "wrk2" and manifest["tool_version"] == "wrk 4.0.0 [epoll]"
     assert manifest["argv"][1:] == ["-t2", "-c50", "-d20s", "-R10000", "--latency",
                                     "http://127.0.0.1:9/"]
@@ -153,7 +154,13 @@ def test_a_failing_tool_is_kept_with_its_status_and_exit_code(tmp_path):
     assert manifest["status"] == "failed" and manifest["exit_code"] == 3
     assert (outcome.path / "stderr.txt").read_bytes() == b"unable to connect\n"
     runs = perfkit.load(tmp_path / "runs", strict=False)
-    assert runs and any("failed" in note for r in runs for note in r.warnings)
+    (run,) = runs
+    assert Warn(Code.RUN_STATUS, status="failed", exit_code=3) in run.warnings
+    (ended,) = [w for w in run.warnings if w.code is Code.RUN_ENDED]
+    assert "unable to connect" in ended["reason"]
+    # the runner's own record of the run's end: coded, worded as before
+    assert manifest["warnings"][0]["code"] == "run-ended"
+    assert manifest["warnings"][0]["text"] == f"run failed: {manifest['status_reason']}"
 
 
 def test_a_run_past_its_hard_timeout_is_killed_with_its_whole_group(tmp_path):
@@ -221,11 +228,19 @@ def test_warnings_recorded_during_a_run_reach_the_loaded_run(tmp_path):
     outcome = execute(spec, tmp_path / "runs", server=_bare())
     manifest_path = outcome.path / "manifest.json"
     manifest = json.loads(manifest_path.read_text())
-    warning = "load generator at 97% of its 2 core(s): the generator may be the bottleneck"
-    manifest["warnings"] = [warning]  # as the runner writes it when the generator saturates
+    coded = Warn(Code.GENERATOR_BOTTLENECK, share=0.97, cores=2)
+    manifest["warnings"] = [coded.to_dict()]  # as the runner writes it (version 2)
     manifest_path.write_text(json.dumps(manifest))
-    [run] = perfkit.load(outcome.path)
-    assert warning in run.warnings
+    [run] = perfkit.load(outcome.path, cache=False)
+    assert coded in run.warnings
+    # a manifest of an earlier perfkit (version 1) holds the sentence: kept as recorded
+    sentence = "load generator at 97% of its 2 core(s): the generator may be the bottleneck"
+    manifest.update(schema_version=1, warnings=["run failed: as said from the status", sentence])
+    manifest_path.write_text(json.dumps(manifest))
+    [run] = perfkit.load(outcome.path, cache=False)
+    assert Warn(Code.RECORDED, text=sentence) in run.warnings and sentence in texts(run.warnings)
+    assert Code.GENERATOR_BOTTLENECK not in {w.code for w in run.warnings}
+    assert not any("as said from the status" in t for t in texts(run.warnings))
 
 
 @pytest.mark.live

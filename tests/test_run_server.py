@@ -98,6 +98,6 @@ def test_a_testbed_whose_counters_cannot_be_read_says_so_in_the_runs_warnings(ow
     code, manifest, _ = _run(tmp_path / "runs", info.base_url)
     assert code == 0 and manifest["server"]["testbed"] is True
     assert manifest["counters"]["values"]["server_requests"] is None
-    (warning,) = [w for w in manifest["warnings"] if "counters" in w]
-    assert warning.startswith("the testbed's counters could not be read, so the run records "
-                              "none of them: stub_status: ")
+    (warning,) = [w for w in manifest["warnings"] if w["code"] == "counters-unread"]
+    assert warning["text"].startswith("the testbed's counters could not be read, so the run "
+                                      "records none of them: stub_status: ")

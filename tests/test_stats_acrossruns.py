@@ -20,6 +20,11 @@ from perfkit.stats import (
     percentile_ci_across_runs,
 )
 from perfkit.stats import simulate as sim
+from perfkit.warning import Code, Warn
+
+
+def codes(ci) -> set[Code]:
+    return {w.code for w in ci.warnings}
 
 
 def _runs(n_runs: int, n_requests: int = 3000, seed: int = 1) -> list[LatencyHistogram]:
@@ -97,7 +102,8 @@ def test_five_runs_give_their_range_with_its_exact_coverage():
     ci = percentile_ci_across_runs([3.0, 1.0, 2.0, 5.0, 4.0], 99)
     assert (ci.estimate_ms, ci.low_ms, ci.high_ms) == (3.0, 1.0, 5.0)
     assert ci.achieved_confidence == 0.9375
-    assert any("93.75%" in w for w in ci.warnings)
+    assert Warn(Code.MEDIAN_CI_RANGE, runs=5, coverage=0.9375) in ci.warnings
+    assert "93.75%" in str(Warn(Code.MEDIAN_CI_RANGE, runs=5, coverage=0.9375))
 
 
 def test_few_runs_fall_back_to_a_t_interval_on_logs_and_say_so():
@@ -111,13 +117,14 @@ def test_few_runs_fall_back_to_a_t_interval_on_logs_and_say_so():
     assert ci.estimand.startswith("median run's p99, estimated as the geometric mean of 3 runs")
     assert (ci.low_ms, ci.high_ms) == pytest.approx((math.exp(lo), math.exp(hi)), rel=1e-12)
     assert math.sqrt(ci.low_ms * ci.high_ms) == pytest.approx(ci.estimate_ms, rel=1e-12)
-    assert any("only 3 runs" in w and "log-normal" in w for w in ci.warnings)
+    assert Warn(Code.FEW_RUNS_LOG_NORMAL, runs=3, q=99.0, few=5) in ci.warnings
 
 
 def test_one_run_has_no_across_runs_interval():
     ci = percentile_ci_across_runs([3.0], 99)
     assert ci.estimate_ms == 3.0 and (ci.low_ms, ci.high_ms) == (0.0, math.inf)
-    assert any("1 run: no 95% interval" in w and "need >= 5 runs" in w for w in ci.warnings)
+    (none,) = [w for w in ci.warnings if w.code is Code.MEDIAN_CI_NONE]
+    assert (none["runs"], none["confidence"], none["need"]) == (1, 0.95, 5)
 
 
 def test_ties_keep_the_exact_closed_interval():
@@ -133,13 +140,14 @@ def test_failed_runs_are_left_out_or_ranked_slowest_never_silently():
     ci = percentile_ci_across_runs(values, 99)
     assert ci.n_runs == 4
     assert ci.estimate_ms == pytest.approx(median_run_value([2.0, 2.1, 1.9, 2.2]))
-    assert any("2 of 6 runs have no usable p99" in w for w in ci.warnings)
+    assert Warn(Code.RUNS_LEFT_OUT, missing=2, runs=6, q=99.0) in ci.warnings
     slow = percentile_ci_across_runs(values + [2.3, 2.4], 99, failed="slowest")
     assert slow.n_runs == 8 and slow.estimate_ms == pytest.approx(2.25)
-    assert slow.high_ms == math.inf and any("ranked slower" in w for w in slow.warnings)
+    assert slow.high_ms == math.inf and Code.RUNS_RANKED_SLOWEST in codes(slow)
     hists = _runs(6)
     ci = percentile_ci_across_runs([*hists, None, LatencyHistogram()], 99)
-    assert ci.n_runs == 6 and "2 of 8 runs have no usable p99" in ci.warnings[0]
+    assert ci.n_runs == 6 and ci.warnings[0] == Warn(Code.RUNS_LEFT_OUT, missing=2, runs=8,
+                                                     q=99.0)
     with pytest.raises(ValueError, match="failed"):
         percentile_ci_across_runs(values, 99, failed="zero")
 
@@ -156,19 +164,20 @@ def test_a_percentile_inside_a_pause_mode_is_warned():
     scenario = sim.ISSUE_SCENARIOS[3]
     counts = sim.histogram_counts(sim.log_latencies_us(scenario, np.random.default_rng(5), 5))
     ci = percentile_ci_across_runs(counts, 99)
-    assert any("sits on a jump" in w and "pause mode" in w for w in ci.warnings)
+    assert Code.PERCENTILE_ON_JUMP in codes(ci)
     steady = sim.histogram_counts(sim.log_latencies_us(sim.ISSUE_SCENARIOS[1],
                                                        np.random.default_rng(5), 5))
-    assert not any("jump" in w for w in percentile_ci_across_runs(steady, 99).warnings)
+    assert Code.PERCENTILE_ON_JUMP not in codes(percentile_ci_across_runs(steady, 99))
 
 
 def test_runs_with_few_requests_beyond_the_percentile_are_warned():
     hists = _runs(6, n_requests=500)  # 5 requests beyond p99 per run
     ci = percentile_ci_across_runs(hists, 99)
-    assert any("fewer than 10 requests beyond p99 (fewest 5)" in w for w in ci.warnings)
+    (thin,) = [w for w in ci.warnings if w.code is Code.THIN_TAILS]
+    assert (thin["least"], thin["fewest"], thin["q"]) == (10, 5, 99.0)
     printed = [_printed(h, requests=500) for h in hists]
-    assert any("fewer than 10" in w for w in percentile_ci_across_runs(printed, 99).warnings)
-    assert not any("fewer than 10" in w for w in percentile_ci_across_runs(hists, 90).warnings)
+    assert Code.THIN_TAILS in codes(percentile_ci_across_runs(printed, 99))
+    assert Code.THIN_TAILS not in codes(percentile_ci_across_runs(hists, 90))
 
 
 def test_a_trend_with_the_run_order_is_warned_when_the_order_is_known():
@@ -178,13 +187,14 @@ def test_a_trend_with_the_run_order_is_warned_when_the_order_is_known():
     runs = [_printed(h, order=i) for i, h in enumerate(by_value)]
     ci = percentile_ci_across_runs(runs, 99)
     assert ci.estimate_ms == np.median(per)
-    assert any("rises with the run order" in w and "Kendall" in w for w in ci.warnings)
+    (drift,) = [w for w in ci.warnings if w.code is Code.PER_RUN_DRIFT]
+    assert drift["tau"] > 0 and "rises with the run order" in str(drift)
     shuffled = [_printed(h, order=i) for i, h in enumerate(hists)]
-    assert not any("run order" in w for w in percentile_ci_across_runs(shuffled, 99).warnings)
-    assert not any("run order" in w for w in percentile_ci_across_runs(per, 99).warnings)
+    assert Code.PER_RUN_DRIFT not in codes(percentile_ci_across_runs(shuffled, 99))
+    assert Code.PER_RUN_DRIFT not in codes(percentile_ci_across_runs(per, 99))
     stamped = [_printed(h, start_utc=f"2024-05-01T10:{i:02d}:00Z") for i, h in
                enumerate(by_value)]
-    assert any("run order" in w for w in percentile_ci_across_runs(stamped, 99).warnings)
+    assert Code.PER_RUN_DRIFT in codes(percentile_ci_across_runs(stamped, 99))
 
 
 def test_the_simulated_runs_report_what_their_histograms_report():

@@ -11,6 +11,7 @@ from scipy import stats as sps
 from perfkit.histogram import LAYOUT, LatencyHistogram
 from perfkit.stats import cluster_bootstrap_quantile, percentile_ci_across_runs, t_log_interval
 from perfkit.stats.bootstrap import _resampled_positions
+from perfkit.warning import Code
 
 
 def _runs(n_runs: int, n_requests: int = 3000, seed: int = 1) -> list[LatencyHistogram]:
@@ -67,7 +68,7 @@ def test_cluster_bootstrap_refuses_a_fraction_for_a_percentile():
 
 def test_few_runs_warn_in_the_plain_bootstrap():
     ci = cluster_bootstrap_quantile(_runs(5), 99, n_resamples=100)
-    assert any("under-covers" in w for w in ci.warnings)
+    assert Code.BOOTSTRAP_UNDER_COVERS in {w.code for w in ci.warnings}
 
 
 def test_t_log_interval_matches_scipy_t_interval_on_logs():

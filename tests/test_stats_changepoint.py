@@ -17,6 +17,7 @@ import pytest
 
 from perfkit.stats import change_points, edivisive
 from perfkit.stats.changepoint import labels_needed, permutation_floor
+from perfkit.warning import Code, Warn, texts
 
 ALPHA = 0.05
 
@@ -125,15 +126,17 @@ def test_missing_runs_and_empty_labels_are_left_out_with_warnings():
     values = [[1.0, 1.1], [None, 1.0], [float("nan")], [1.05, 0.95], [1.0], [1.1]]
     got = change_points(values, list("abcdef"))
     assert got.labels == ("a", "b", "d", "e", "f") and got.runs_per_label == (2, 1, 2, 1, 1)
-    assert "2 failed or missing run(s) left out" in got.warnings
-    assert "1 label(s) without a usable run left out: c" in got.warnings
+    assert Warn(Code.FAILED_RUNS_LEFT_OUT, runs=2) in got.warnings
+    assert Warn(Code.LABELS_LEFT_OUT, labels=("c",)) in got.warnings
+    assert "1 label(s) without a usable run left out: c" in texts(got.warnings)
 
 
 def test_a_series_too_short_to_split_says_so():
     got = change_points([[1.0], [2.0], [3.0]])
     assert got.change_points == () and len(got.segments) == 1
-    assert "3 labels: a change point needs >= 8 labels at alpha 0.05" in got.warnings[0]
-    assert "a split needs 2 labels on each side" in got.warnings[0]
+    short = got.warnings[0]
+    assert (short.code, short["labels"], short["need"], short["floor"]) == (
+        Code.TOO_FEW_LABELS, 3, 8, None)  # a split needs 2 labels on each side: none tested
     assert math.isnan(got.stop_p_value)
 
 
@@ -170,8 +173,9 @@ def test_histories_too_short_for_a_change_point_say_how_many_labels_it_needs(n_l
     for seed in range(5):
         got = change_points(values, seed=seed)
         assert got.change_points == ()
-        assert f"{n_labels} labels: a change point needs >= 8 labels at alpha 0.05" \
-            in got.warnings[0]
+        short = got.warnings[0]
+        assert (short.code, short["labels"], short["need"]) == (Code.TOO_FEW_LABELS,
+                                                                n_labels, 8)
     assert labels_needed(0.05) == 8 and labels_needed(0.01) == 10
     assert permutation_floor(7) > 0.05 >= permutation_floor(8)
     eight = [[math.exp(1.0 if i >= 4 else 0.0) * (1 + 0.01 * r) for r in range(3)]

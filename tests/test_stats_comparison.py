@@ -12,17 +12,27 @@ from scipy import stats as sps
 from perfkit.errors import UsageError
 from perfkit.stats import compare
 from perfkit.stats.comparison import COLUMNS, Comparison
+from perfkit.warning import Code, Warn, texts
 
 
 def _row(*args, **kwargs) -> dict:
+    """The comparison's fields (its warnings as the values, its frame's as their words)."""
     result = compare(*args, **kwargs)
     assert isinstance(result, Comparison)
     frame = result.to_frame()  # the one-row frame compare() used to return
     assert list(frame.columns) == list(COLUMNS) and len(frame) == 1
-    for key, value in result.to_dict().items():
+    out = {**result.to_dict(), "warnings": result.warnings}
+    for key, value in out.items():
         got = frame.iloc[0][key]
+        if key == "warnings":
+            assert got == texts(value)
+            continue
         assert got == value or (isinstance(value, float) and math.isnan(value) and math.isnan(got))
-    return result.to_dict()
+    return out
+
+
+def codes(row: dict) -> set[Code]:
+    return {w.code for w in row["warnings"]}
 
 
 def test_three_versus_three_cannot_be_significant_and_says_run_more():
@@ -30,18 +40,22 @@ def test_three_versus_three_cannot_be_significant_and_says_run_more():
     assert row["significant"] is None
     assert row["min_attainable_p"] == pytest.approx(0.1)
     assert row["p_value"] == pytest.approx(0.1)
+    # the words name the next step
     assert "3 vs 3 runs cannot reach p < 0.05 (smallest p 0.10): run more (>= 4 vs 4)" \
-        in row["warnings"]
+        in texts(row["warnings"])
     assert math.isnan(row["ratio_ci_low"]) and math.isnan(row["ratio_ci_high"])
-    assert "base and new: need >= 6 runs for a 95% median CI" in row["warnings"]
-    assert "new: need >= 6 runs for a 95% median CI" in _row([1.0] * 6, [2.0] * 5)["warnings"]
+    median = Warn(Code.MEDIAN_CI_NEEDS_RUNS, need=6, confidence=0.95)
+    assert Warn(Code.ON_SIDE, side="base and new", warning=median) in row["warnings"]
+    assert Warn(Code.ON_SIDE, side="new", warning=median) in _row([1.0] * 6, [2.0] * 5)[
+        "warnings"]
 
 
 def test_run_more_names_the_runs_holm_needs_in_a_family():
     c = compare([1.0, 1.1, 1.2], [2.0, 2.1, 2.2], family=8)
     assert c.p_value == pytest.approx(0.1) and c.significant is None  # the test's own p
-    assert ("3 vs 3 runs cannot reach p < 0.05 (smallest p 0.10): run more (>= 6 vs 6 for "
-            "Holm over 8 comparisons)") in c.warnings
+    (few,) = [w for w in c.warnings if w.code is Code.TOO_FEW_RUNS]
+    assert (few["need"], few["family"]) == (6, 8)
+    assert str(few).endswith("run more (>= 6 vs 6 for Holm over 8 comparisons)")
 
 
 def test_five_versus_five_separated_is_significant_with_a_ratio_ci_above_one():
@@ -111,7 +125,7 @@ def test_two_all_failed_sides_give_no_estimate_not_a_precise_no_change():
     assert all(math.isnan(row[k]) for k in ("ratio", "ratio_ci_low", "ratio_ci_high",
                                             "p_value", "median_base", "median_new"))
     assert row["n_failed_base"] == row["n_failed_new"] == 5
-    assert any("no finished run on either side" in w for w in row["warnings"])
+    assert Code.NO_FINISHED_RUN in codes(row)
 
 
 def test_one_all_failed_side_is_a_result_ranked_worst():
@@ -124,7 +138,8 @@ def test_a_design_whose_smallest_p_equals_alpha_is_not_testable():
     row = _row([1.0, 1.1, 1.2], [2.0, 2.1, 2.2], alpha=0.1)  # 3 vs 3: smallest p is 0.1
     assert row["min_attainable_p"] == pytest.approx(0.1)
     assert row["significant"] is None
-    assert any("cannot reach p < 0.1" in w for w in row["warnings"])
+    (few,) = [w for w in row["warnings"] if w.code is Code.TOO_FEW_RUNS]
+    assert few["alpha"] == 0.1
 
 
 def test_failed_runs_rank_slower_than_every_finished_run():
@@ -139,14 +154,16 @@ def test_failed_runs_rank_slower_than_every_finished_run():
     assert u_new > 12.5
     assert row["p_value"] == pytest.approx(2 * np.mean(np.array(splits) >= u_new))
     assert row["median_new"] == 1.25
-    assert any("new: 2 failed run(s) ranked slower" in w for w in row["warnings"])
+    assert Warn(Code.FAILED_RANKED_WORST, side="new", runs=2, lower_is_better=True) \
+        in row["warnings"]
 
 
 def test_failed_runs_rank_lowest_when_higher_is_better():
     row = _row([100.0, 101, 102, 103], [104.0, 105, 106, None], lower_is_better=False)
     ref = sps.mannwhitneyu([104.0, 105, 106, -1.0], [100.0, 101, 102, 103], method="exact")
     assert row["p_value"] == pytest.approx(ref.pvalue)
-    assert any("ranked lower" in w for w in row["warnings"])
+    assert Warn(Code.FAILED_RANKED_WORST, side="new", runs=1, lower_is_better=False) \
+        in row["warnings"]
 
 
 def test_a_failed_mask_marks_saturated_runs_with_values():
@@ -159,7 +176,7 @@ def test_a_failed_mask_marks_saturated_runs_with_values():
 def test_explicit_exclusion_is_echoed_with_its_reason():
     row = _row([1.0, 1.1, None, 1.3], [1.2, 1.4, 1.5, 1.6], exclude_failed="client crashed")
     assert row["n_base"] == 3 and row["n_failed_base"] == 1
-    assert "excluded 1 failed base and 0 failed new runs (reason: client crashed)" \
+    assert Warn(Code.EXCLUDED_FAILED, n_base=1, n_new=0, reason="client crashed") \
         in row["warnings"]
 
 
@@ -175,7 +192,7 @@ def test_large_samples_use_the_normal_approximation():
 def test_non_positive_values_give_no_ratio_but_still_a_test():
     row = _row([0.0, 1, 2, 3], [4.0, 5, 6, 7])
     assert math.isnan(row["ratio"]) and row["p_value"] == pytest.approx(2 / 70)
-    assert any("no ratio" in w for w in row["warnings"])
+    assert Code.NONPOSITIVE_VALUES in codes(row)
 
 
 def test_alpha_outside_zero_one_is_refused():
@@ -205,16 +222,19 @@ def test_at_the_rank_tests_floor_welchs_t_on_logs_decides_and_says_why():
     assert (c.ratio, c.ratio_ci_low, c.ratio_ci_high) == pytest.approx(
         (math.exp(diff), math.exp(diff - half), math.exp(diff + half)), rel=1e-9)
     assert c.ratio_ci_level == pytest.approx(1 - 0.05 / 6) and c.df == pytest.approx(df)
-    (note,) = [w for w in c.warnings if "smallest p the rank test" in w]
-    assert note.startswith("5 vs 5 runs: the smallest p the rank test can give is 0.0079; "
-                           "with 6 comparisons 0.048, within a factor of 2 of alpha 0.05")
-    assert "Welch's t" in note
+    (note,) = [w for w in c.warnings if w.code is Code.RANK_TEST_FLOOR]
+    assert note["switched"] and note["family"] == 6
+    assert str(note).startswith("5 vs 5 runs: the smallest p the rank test can give is 0.0079; "
+                                "with 6 comparisons 0.048, within a factor of 2 of alpha 0.05")
+    assert "Welch's t" in str(note)
     # a family of 3 keeps the rank test (0.024 is below alpha / 2), and says nothing
     c3 = compare(base, new, family=3)
-    assert c3.p_method == "exact" and not [w for w in c3.warnings if "rank test" in w]
+    assert c3.p_method == "exact" and not [w for w in c3.warnings
+                                           if w.code is Code.RANK_TEST_FLOOR]
     # a failed run ranked worst has no value a mean can take: the rank test stays, and the row
     # says its verdict rests on the floor
     failed = compare(base, [*new[:4], math.nan], family=6)
     assert failed.p_method == "exact"
-    (note,) = [w for w in failed.warnings if "smallest p the rank test" in w]
-    assert "rests on the test's floor" in note and "failed runs ranked worst" in note
+    (note,) = [w for w in failed.warnings if w.code is Code.RANK_TEST_FLOOR]
+    assert not note["switched"]
+    assert "rests on the test's floor" in str(note) and "failed runs ranked worst" in str(note)

@@ -9,6 +9,7 @@ from scipy import stats as sps
 
 from perfkit.stats import factorial
 from perfkit.stats.coding import code_factor
+from perfkit.warning import Code, Warn
 
 # Jain (1991), memory-cache example, a 2^2 3 design (Table 18.1)
 JAIN = {(-1, -1): [15, 18, 12], (1, -1): [45, 48, 51], (-1, 1): [25, 28, 19],
@@ -88,7 +89,7 @@ def test_a_cell_of_one_run_leaves_the_effects_without_an_interval():
     frame = frame.drop(index=frame.index[-2:])  # (+, +) keeps one run
     table = factorial(frame, ["A", "B"], "y", log=False)
     assert _by_term(table).loc[["A", "B", "A:B"], "ci_low"].isna().all()
-    assert any("a cell has one run" in w for w in table.attrs["warnings"])
+    assert Warn(Code.ONE_RUN_CELL) in table.attrs["warnings"]
 
 
 @pytest.mark.slow  # a simulation
@@ -178,13 +179,14 @@ def test_unbalanced_design_is_fitted_by_ols_and_names_the_short_cell():
     means = short.groupby(["A", "B"])["y"].mean()
     q_a = (means[1, 1] + means[1, -1] - means[-1, 1] - means[-1, -1]) / 4
     assert _by_term(table).loc["A", "effect"] == pytest.approx(q_a)
-    assert any("A=1,B=1 (2 runs)" in w for w in table.attrs["warnings"])
+    (unbalanced,) = [w for w in table.attrs["warnings"] if w.code is Code.UNBALANCED_DESIGN]
+    assert unbalanced["cells"] == (("A=1,B=1", 2),)
     # Type II sums of squares, checked against dummy-coded fits below
     expected = _type2_reference(short, block=None)
     assert _by_term(table).loc[["A", "B", "A:B"], "ss"].tolist() == pytest.approx(
         [expected["A"], expected["B"], expected["A:B"]], rel=1e-10)
     assert table.attrs["orthogonal"] is False and table.attrs["ss_type"] == "II"
-    assert any("Type II" in w and "not an allocation" in w for w in table.attrs["warnings"])
+    assert Code.NON_ORTHOGONAL in {w.code for w in table.attrs["warnings"]}
 
 
 def _rss(columns: list[np.ndarray], y: np.ndarray) -> float:
@@ -241,7 +243,8 @@ def test_incomplete_blocks_get_type2_sums_of_squares_and_a_warning():
     # what the complete-block formula gave (N q^2 and block SS by subtraction) is not it
     assert abs(16 * t.loc["A", "effect"] ** 2 - t.loc["A", "ss"]) > 0.05 * t.loc["A", "ss"]
     assert table.attrs["orthogonal"] is False
-    assert any("blocks of 'day' are incomplete" in w for w in table.attrs["warnings"])
+    (non,) = [w for w in table.attrs["warnings"] if w.code is Code.NON_ORTHOGONAL]
+    assert (non["unequal_cells"], non["block"]) == (False, "day")
     assert t["variation_pct"].sum() != pytest.approx(100)
     block_f = (expected["block"] / 1) / (t.loc["error", "ss"] / table.attrs["df_error"])
     pooled = _by_term(factorial(frame, ["A", "B"], "y", log=False, block="day",
@@ -257,15 +260,15 @@ def test_complete_blocks_stay_orthogonal_with_type2_equal_to_jain():
     t = _by_term(table)
     assert table.attrs["orthogonal"] is True
     assert t.loc["A", "ss"] == pytest.approx(12 * 21.5 ** 2)
-    assert not any("Type II" in w for w in table.attrs["warnings"])
+    assert Code.NON_ORTHOGONAL not in {w.code for w in table.attrs["warnings"]}
 
 
 def test_a_failed_run_is_left_out_with_a_warning():
     frame = _jain_frame()
     frame.loc[0, "y"] = np.nan
     table = factorial(frame, ["A", "B"], "y", log=False)
-    assert any("1 run(s) without y" in w for w in table.attrs["warnings"])
-    assert any("unbalanced" in w for w in table.attrs["warnings"])
+    assert Warn(Code.RUNS_WITHOUT_RESPONSE, runs=1, response="y") in table.attrs["warnings"]
+    assert Code.UNBALANCED_DESIGN in {w.code for w in table.attrs["warnings"]}
 
 
 def test_missing_cell_is_refused():

@@ -11,6 +11,7 @@ from scipy import stats as sps
 from perfkit.histogram import LatencyHistogram
 from perfkit.stats import median_ci, quantile_ci
 from perfkit.stats.orderstats import min_n_for_finite_ci
+from perfkit.warning import Code, Warn
 
 
 @pytest.mark.parametrize("n", [6, 7, 10, 11, 20, 31, 60])
@@ -31,7 +32,8 @@ def test_median_ci_textbook_orders():
 def test_median_ci_below_six_runs_is_infinite_and_says_how_many():
     est, low, high, warnings = median_ci([3.0, 1.0, 2.0, 5.0, 4.0])
     assert est == 3.0 and (low, high) == (-math.inf, math.inf)
-    assert warnings == ("need >= 6 runs for a 95% median CI",)
+    assert warnings == (Warn(Code.MEDIAN_CI_NEEDS_RUNS, need=6, confidence=0.95),)
+    assert str(warnings[0]) == "need >= 6 runs for a 95% median CI"
     assert median_ci(np.arange(6.0)).warnings == ()
 
 
@@ -51,7 +53,7 @@ def test_minimum_requests_for_a_finite_95_percent_percentile_ci(q, n_min):
     too_few = quantile_ci(LatencyHistogram.from_values_us(np.arange(1, n_min) * 3.0), q)
     enough = quantile_ci(LatencyHistogram.from_values_us(np.arange(1, n_min + 1) * 3.0), q)
     assert math.isinf(too_few.high_ms) or too_few.low_ms == 0.0
-    assert f"need >= {n_min}" in too_few.warnings[0]
+    assert too_few.warnings[0]["need"] == n_min
     assert math.isfinite(enough.high_ms) and enough.low_ms > 0 and enough.warnings == ()
 
 
@@ -99,7 +101,7 @@ def test_coordinated_omission_known_answer_through_quantile_ci():
     uncorrected = quantile_ci(LatencyHistogram(plain), 99.99)
     assert uncorrected.estimate_ms == 1.0
     # and 10,001 requests cannot bound a p99.99 from above at all: the CI says so
-    assert uncorrected.high_ms == math.inf and "need >= 36887" in uncorrected.warnings[0]
+    assert uncorrected.high_ms == math.inf and uncorrected.warnings[0]["need"] == 36887
     p75 = quantile_ci(LatencyHistogram(corrected), 75)
     p9999 = quantile_ci(LatencyHistogram(corrected), 99.99)
     assert p75.estimate_ms / 1000 == pytest.approx(50, rel=0.01)

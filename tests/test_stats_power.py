@@ -17,6 +17,7 @@ from scipy import stats as sps
 
 from perfkit.stats import min_detectable_ratio, power_at_ratio, runs_needed
 from perfkit.stats.powersim import noether_runs_per_arm, upper_critical_u
+from perfkit.warning import Code, Warn
 
 
 def _scipy_power(n_b: int, n_n: int, shift: float, sd: float, sims: int = 4000,
@@ -111,7 +112,7 @@ def test_runs_needed_is_the_first_design_that_reaches_the_power():
 def test_runs_needed_beyond_the_limit_is_none_with_a_warning():
     got = runs_needed(1.01, log_sd=0.1, max_runs=40)
     assert got.runs_per_arm is None and got.power_stated is None
-    assert "more than 40 runs per arm" in got.warnings[0]
+    assert got.warnings[0] == Warn(Code.MORE_RUNS_THAN, runs=40)
     assert got.noether_runs_per_arm > 1000
 
 
@@ -123,9 +124,9 @@ def test_observed_values_give_the_spread_and_warn_about_failures_and_ties():
     resid = np.concatenate([v - v.mean() for v in logs])
     assert got.log_sd == pytest.approx(math.sqrt(np.sum(resid ** 2) / 6))
     assert (got.n_base, got.n_new) == (4, 4)
-    text = " ".join(got.warnings)
-    assert "base: 1 failed or missing run(s)" in text and "tied per-run values" in text
-    assert "spread from 6 degrees of freedom" not in text
+    assert Warn(Code.RUNS_LEFT_OUT_OF_SPREAD, side="base", runs=1) in got.warnings
+    assert Warn(Code.TIED_VALUES) in got.warnings
+    assert Code.SPREAD_FEW_DF not in {w.code for w in got.warnings}
     json.dumps(got.to_dict())
 
 

@@ -12,6 +12,7 @@ from scipy import stats as sps
 import perfkit
 from perfkit.frames import runs_frame
 from perfkit.stats import compare, factorial, percentile_ci_across_runs, quantile_ci
+from perfkit.warning import Code, Warn
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -37,11 +38,12 @@ def test_wrk_default_vs_tuned_p99_at_50_connections_is_too_few_runs(wrk_runs):
     frame = runs_frame(wrk_runs)
     base = _cell(frame, profile="default", connections=50)["latency_p99_ms"]
     new = _cell(frame, profile="tuned", connections=50)["latency_p99_ms"]
-    row = compare(base, new).to_dict()
+    c = compare(base, new)
+    row = c.to_dict()
     assert (row["n_base"], row["n_new"]) == (3, 3)
     assert row["significant"] is None
-    assert any(w.startswith("3 vs 3 runs cannot reach p < 0.05 (smallest p 0.10): run more")
-               for w in row["warnings"])
+    assert any(w.code is Code.TOO_FEW_RUNS and (w["n_base"], w["n_new"]) == (3, 3)
+               for w in c.warnings)
     assert row["p_value"] == pytest.approx(sps.mannwhitneyu(new, base, method="exact").pvalue)
     assert row["median_base"] == pytest.approx(4.01) and row["median_new"] == pytest.approx(2.52)
 
@@ -52,10 +54,10 @@ def test_a_saturated_wrk2_run_ranks_as_the_slowest(wrk2_runs):
     new = _cell(frame, profile="tuned", connections=64, target_rate_rps=45000.0)
     saturated = base["below_target"].astype(bool).to_numpy()
     assert saturated.sum() == 1
-    row = compare(base["latency_p99_ms"], new["latency_p99_ms"],
-                  failed_base=saturated).to_dict()
-    assert row["n_failed_base"] == 1
-    assert any("base: 1 failed run(s) ranked slower" in w for w in row["warnings"])
+    c = compare(base["latency_p99_ms"], new["latency_p99_ms"], failed_base=saturated)
+    assert c.n_failed_base == 1
+    assert Warn(Code.FAILED_RANKED_WORST, side="base", runs=1, lower_is_better=True) \
+        in c.warnings
 
 
 def test_across_runs_p99_of_three_real_wrk2_runs_is_their_log_normal_median(wrk2_runs):
@@ -68,7 +70,7 @@ def test_across_runs_p99_of_three_real_wrk2_runs_is_their_log_normal_median(wrk2
     # 3 runs: the median run under a log-normal spread, the geometric mean of the printed values
     assert ci.estimate_ms == pytest.approx(float(np.exp(np.log(printed).mean())), rel=1e-12)
     assert ci.low_ms < ci.estimate_ms < ci.high_ms
-    assert any("only 3 runs" in w for w in ci.warnings)
+    assert Code.FEW_RUNS_LOG_NORMAL in {w.code for w in ci.warnings}
     # the same number from the runs frame (printed values) and from the Runs
     frame_values = runs_frame(cell)["latency_p99_ms"]
     assert percentile_ci_across_runs(frame_values, 99) == ci

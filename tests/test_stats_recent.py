@@ -12,6 +12,7 @@ from scipy import stats as sps
 
 from perfkit.stats.changepoint import change_points, newest_unseen
 from perfkit.stats.recent import recent_step
+from perfkit.warning import Code
 
 
 def _history(labels: int, step_at: int | None, step: float = 3.0, seed: int = 5):
@@ -29,7 +30,9 @@ def test_a_step_in_the_newest_two_labels_is_found_where_the_change_points_cannot
     values = _history(8, 6)
     cps = change_points(values, names)
     assert not cps.change_points  # the permutation test cannot reach alpha there
-    assert newest_unseen(8, 0.05) == (
+    unseen = newest_unseen(8, 0.05)
+    assert unseen is not None and unseen.code is Code.NEWEST_UNSEEN and unseen["need"] == 10
+    assert str(unseen) == (
         "a step in the newest 2 labels cannot show as a change point: permuting whole labels, "
         "a split there gives no p below 2 / C(8, 2) = 0.071 > 0.05 (>= 10 labels needed)")
     r = recent_step(values, names, [])
@@ -50,7 +53,9 @@ def test_a_flat_history_shows_no_recent_step_and_a_short_one_says_what_it_needs(
     # three labels: none before the newest enough to measure the labels' spread
     short = recent_step(_history(3, None), names[:3], [])
     assert not short.tested and short.labels_needed == 4
-    assert "needs >= 3 labels before it" in short.reason
+    assert short.reason is not None and short.reason.code is Code.RECENT_FEW_LABELS
+    assert "needs >= 3 labels before it" in str(short.reason)
     # a change point found at the newest label already answers it
-    assert recent_step(_history(10, None), names, [9]).reason == (
-        "a change point already starts at the newest label")
+    at_newest = recent_step(_history(10, None), names, [9]).reason
+    assert at_newest is not None and at_newest.code is Code.RECENT_CHANGE_POINT_AT_NEWEST
+    assert str(at_newest) == "a change point already starts at the newest label"

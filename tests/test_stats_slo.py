@@ -15,6 +15,7 @@ from perfkit.frames import runs_frame
 from perfkit.histogram import LatencyHistogram
 from perfkit.model import Run
 from perfkit.stats.slo import runs_to_exclude_slo, slo_bracket, slo_brackets_by_group, slo_verdict
+from perfkit.warning import Code, Warn
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -42,7 +43,7 @@ def test_pass_when_the_upper_bound_is_below_the_slo():
     assert v.estimate_ms == pytest.approx(math.sqrt(lo * hi), rel=1e-12)
     assert (v.ci_low_ms, v.ci_high_ms) == pytest.approx((lo, hi), rel=1e-9)
     assert v.method == "median_t_log" and v.estimand.startswith("median run's p99, estimated")
-    assert any("only 3 runs" in w for w in v.warnings)
+    assert Code.FEW_RUNS_LOG_NORMAL in {w.code for w in v.warnings}
 
 
 def test_fail_when_the_lower_bound_is_above_the_slo():
@@ -66,7 +67,10 @@ def test_inconclusive_names_the_runs_needed():
 
     need = v.runs_needed
     assert need is not None and upper(need) < 10 <= upper(need - 1)
-    assert f"about {need} runs" in v.reason
+    assert v.reason == Warn(Code.RATE_INTERVAL, where="contains", need=need, runs=3,
+                            confidence=0.95, q=99.0, low_ms=v.ci_low_ms, high_ms=v.ci_high_ms,
+                            slo_ms=10.0)
+    assert f"about {need} runs" in str(v.reason)
 
 
 def test_runs_needed_is_none_for_one_run_or_an_estimate_on_the_slo():
@@ -78,7 +82,7 @@ def test_a_run_that_did_not_keep_up_fails_the_rate_whatever_its_latency():
     # 0.99 x 1000 = 990: 985 did not keep up
     v = slo_verdict(_frame([(1000, 1000, 2.0), (1000, 985, 2.1), (1000, 1000, 2.2)]), 1000, 10)
     assert v.verdict == "fail" and v.n_kept_up == 2
-    assert "did not keep up" in v.reason
+    assert v.reason.code is Code.RATE_NOT_KEPT_UP and v.reason["not_kept_up"] == 1
     ok = slo_verdict(_frame([(1000, 990, 2.0), (1000, 995, 2.1), (1000, 1000, 2.2)]), 1000, 10)
     assert ok.verdict == "pass"
 
@@ -105,11 +109,11 @@ def test_bracket_warns_when_not_monotone_and_when_open():
         rows += [(rate, rate, p99 * f) for f in (0.95, 1.0, 1.05)]
     b = slo_bracket(_frame(rows), slo_ms=10)
     assert b.bracket == (1000, 2000) and not b.monotone
-    assert any("not monotone" in w and "3000" in w for w in b.warnings)
+    assert any(w.code is Code.NOT_MONOTONE and 3000 in w["passed_rps"] for w in b.warnings)
     rows = [(r, r, 2.0 * f) for r in (1000, 2000) for f in (0.95, 1.0, 1.05)]
     open_above = slo_bracket(_frame(rows), slo_ms=10)
     assert open_above.bracket == (2000, None)
-    assert any("open above" in w for w in open_above.warnings)
+    assert Warn(Code.BRACKET_OPEN_ABOVE) in open_above.warnings
 
 
 def test_unknown_rate_and_closed_loop_runs_are_refused():
@@ -164,7 +168,7 @@ def test_real_sweep_default_profile_fails_at_45000_because_a_run_fell_behind(bra
     for conns in (16, 64):
         b = brackets[("default", conns)]
         assert b.bracket == (30000, 45000) and b.monotone
-        assert b.rates[-1].n_kept_up == 2 and "did not keep up" in b.rates[-1].reason
+        assert b.rates[-1].n_kept_up == 2 and b.rates[-1].reason.code is Code.RATE_NOT_KEPT_UP
 
 
 def test_real_sweep_tuned_c16_is_open_above_with_45000_inconclusive(brackets):
@@ -194,7 +198,7 @@ def test_real_sweep_frame_and_runs_agree(sweep_runs, brackets):
 def test_real_sweep_pooled_connections_are_warned(sweep_runs):
     tuned = [r for r in sweep_runs if r.factors["profile"] == "tuned"]
     b = slo_bracket(tuned, slo_ms=10)
-    assert any("several connection counts" in w for w in b.warnings)
+    assert Warn(Code.CONNECTIONS_MIXED) in b.warnings
 
 
 def test_the_methods_sentence_states_the_pass_rule_the_verdicts_follow():

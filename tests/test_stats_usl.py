@@ -10,6 +10,7 @@ from scipy import stats as sps
 
 from perfkit.errors import PerfkitError
 from perfkit.stats.usl import fit_amdahl, fit_usl, kappa_test, linearised_start, usl
+from perfkit.warning import Code, Warn
 
 # Gunther, Guerrilla Capacity Planning (2007), SPEC SDM91 benchmark
 SDM91_N = [1, 18, 36, 72, 108, 144, 216]
@@ -48,7 +49,8 @@ def test_sdm91_peak_is_claimed_because_the_log_scale_f_test_rejects_amdahl(sdm91
     assert sdm91.f_stat == pytest.approx(f_stat, rel=1e-6)
     assert sdm91.f_p_value == pytest.approx(sps.f.sf(f_stat, 1, 4), rel=1e-5)
     assert sdm91.f_p_value < 0.05
-    assert "Amdahl rejected" in sdm91.n_star_reason and "log throughput" in sdm91.n_star_reason
+    assert sdm91.n_star_reason.code is Code.NSTAR_CLAIMED
+    assert str(sdm91.n_star_reason).startswith("F-test USL vs Amdahl (kappa = 0) on log throughput")
     lo, hi = sdm91.n_star_ci
     assert lo < sdm91.n_star < hi
 
@@ -121,7 +123,7 @@ def test_amdahl_data_gives_no_peak_and_says_why():
     fit = fit_usl(n, x, n_resamples=100)
     assert fit.n_star is None and fit.n_star_ci is None
     assert fit.f_p_value >= 0.05
-    assert "no peak N* is claimed" in fit.n_star_reason
+    assert fit.n_star_reason.code is Code.NSTAR_NOT_CLAIMED
     if fit.kappa == 0:  # on its bound: a percentile interval, not a degenerate bootstrap-t
         assert fit.kappa_ci[0] == 0 and fit.kappa_ci[1] > 0
     amdahl = fit_amdahl(n, x, n_resamples=100)
@@ -135,7 +137,7 @@ def test_a_peak_beyond_the_measured_range_is_flagged_as_extrapolation():
     x = usl(n, 0.01, 5e-4, 100.0) * wobble  # N* = 44.5, above the largest N
     fit = fit_usl(n, x, n_resamples=100)
     assert fit.n_star == pytest.approx(math.sqrt(0.99 / 5e-4), rel=0.05)
-    assert any("extrapolation" in w for w in fit.warnings)
+    assert Code.NSTAR_EXTRAPOLATED in {w.code for w in fit.warnings}
 
 
 def test_missing_throughput_is_left_out_with_a_warning():
@@ -144,7 +146,7 @@ def test_missing_throughput_is_left_out_with_a_warning():
     x[-1] = math.nan
     fit = fit_usl(n, x, n_resamples=20)
     assert fit.n_obs == 5
-    assert any("left out" in w for w in fit.warnings)
+    assert Code.RUNS_LEFT_OUT_OF_FIT in {w.code for w in fit.warnings}
 
 
 @pytest.mark.slow
@@ -193,14 +195,14 @@ def test_resampling_runs_within_n_needs_replicates():
     n = np.repeat([1, 4, 16, 32, 64], 3).astype(float)
     x = usl(n, 0.04, 1e-4, 500.0) * rng.normal(1, 0.03, len(n))
     fit = fit_usl(n, x, n_resamples=100, bootstrap="runs")
-    assert fit.bootstrap == "runs" and not any("instead" in w for w in fit.warnings)
+    assert fit.bootstrap == "runs" and Warn(Code.RUNS_BOOTSTRAP_SINGLE_RUN) not in fit.warnings
     single = fit_usl(SDM91_N, SDM91_X, n_resamples=50, bootstrap="runs")
     assert single.bootstrap == "wild"
-    assert any("wild bootstrap instead" in w for w in single.warnings)
+    assert Warn(Code.RUNS_BOOTSTRAP_SINGLE_RUN) in single.warnings
 
 
 def test_one_run_per_n_is_warned(sdm91):
-    assert any("one run per N" in w for w in sdm91.warnings)
+    assert Warn(Code.ONE_RUN_PER_N) in sdm91.warnings
 
 
 def test_parameters_rows_are_tidy(sdm91):
@@ -222,7 +224,7 @@ def test_real_wrk_sweep_flat_throughput_claims_no_peak():
         fit = fit_usl(g["connections"], g["throughput_rps"], n_resamples=200)
         assert fit.n_obs == 12 and fit.dof == 9
         assert fit.n_star is None and fit.f_p_value >= 0.05
-        assert any("rising part of the curve was not measured" in w for w in fit.warnings)
+        assert Code.LINEAR_REGION_MISSED in {w.code for w in fit.warnings}
     with pytest.raises(PerfkitError, match="not a concurrency"):
         fit_usl(frame["target_rate_rps"], frame["throughput_rps"])
 

@@ -28,6 +28,13 @@ from perfkit.model import CLASS_DEFAULTS, FrozenMap, Run
 from perfkit.store import runcache as run_cache
 from perfkit.store import runtable as store
 from perfkit.store.runtable import check_histograms, runs_to_table, table_to_runs
+from perfkit.warning import Code, Warn
+
+#: notes of every kind of field: text, a float, an int, None, a tuple, a warning within one
+X = Warn(Code.RECORDED, text="x")
+Y = Warn(Code.ERRORS_HIGH, ratio=0.25)
+Z = Warn(Code.PASTED_CTRL_C, lines=(3, 4), within=Warn(Code.RUN_ENDED, status="failed",
+                                                        exit_code=None, reason="r"))
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
@@ -120,8 +127,9 @@ def test_columns_equal_in_every_row_round_trip_exactly(all_runs):
               zip(wrk2, (0.0, -0.0) * 3, (0, 1, 0, 0, 0, 0), strict=True)]
     mixed = [r.replace(argv=a, notes=n) for r, a, n in
              zip(wrk2, (None, ("wrk2", "-R1"), (), ("wrk2",), None, ("",)),
-                 ((), ("x",), (), ("y", "z"), (), ()), strict=True)]
-    one = [r.replace(notes=(f"note {i}",), argv=("wrk2", f"-R{i}")) for i, r in enumerate(wrk2)]
+                 ((), (X,), (), (Y, Z), (), ()), strict=True)]
+    one = [r.replace(notes=(Warn(Code.RECORDED, text=f"note {i}"),), argv=("wrk2", f"-R{i}"))
+           for i, r in enumerate(wrk2)]
     for runs in ([wrk2[0]], same, nan, signed, mixed, one, all_runs):
         table = _parquet_round_trip(runs_to_table(runs))
         back = table_to_runs(table)
@@ -369,14 +377,15 @@ def test_a_corrupt_or_foreign_cache_is_ignored_with_a_note(tree, damage):
 
 
 def test_a_table_of_the_flat_counters_layout_is_refused():
-    """Version 4 holds the counters' sub-record (issue 32): a version-3 table (the counters
-    flat fields of Run) is refused, so the run store rebuilds it rather than read it wrong."""
+    """Version 4 holds the counters' sub-record (issue 32; version 5 notes as coded warnings
+    too): a version-3 table (the counters flat fields of Run) is refused, so the run store
+    rebuilds it rather than read it wrong."""
     runs = perfkit.load(Path(__file__).resolve().parents[1] / "data" / "demo-backlog")
     table = runs_to_table(runs)
     assert [r.counters for r in table_to_runs(table)] == [r.counters for r in runs]
     old = table.replace_schema_metadata({**table.schema.metadata,
                                          b"perfkit.table_version": b"3"})
-    with pytest.raises(ValueError, match="not a perfkit run table of version 4"):
+    with pytest.raises(ValueError, match="not a perfkit run table of version 5"):
         table_to_runs(old)
 
 

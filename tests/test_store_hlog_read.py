@@ -14,6 +14,7 @@ import perfkit
 from perfkit.errors import ParseError
 from perfkit.histogram import LatencyHistogram
 from perfkit.store import hlog
+from perfkit.warning import Code, Warn
 
 START_S = 1795290763.0  # an epoch second of the fixtures' era
 
@@ -117,7 +118,7 @@ def test_without_time_headers_timestamps_stay_relative_and_unit_is_noted():
     (run,) = hlog.parse(_log([(None, _filled(_samples(6)), 0.5)], header="none"), "x.hlog")
     assert run.start_utc is None and run.extra["timestamps_absolute"] is False
     assert run.extra["value_unit"] == "us"
-    assert any("unit assumed: µs" in n for n in run.notes)
+    assert Warn(Code.HLOG_UNIT, unit="us") in run.notes
 
 
 def test_value_unit_header_converts_nanoseconds():
@@ -126,7 +127,7 @@ def test_value_unit_header_converts_nanoseconds():
     text = _log([(None, in_ns, 0.5)], comments=("[ValueUnit: ns]",))
     (run,) = hlog.parse(text, "x.hlog")
     (reference,) = hlog.parse(_log([(None, _filled(samples), 0.5)]), "y.hlog")
-    assert run.extra["value_unit"] == "ns" and not any("ValueUnit" in n for n in run.notes)
+    assert run.extra["value_unit"] == "ns" and Code.HLOG_UNIT not in {n.code for n in run.notes}
     assert run.requests == reference.requests
     for q in hlog.PERCENTILES:
         assert run.percentiles_ms[q] == pytest.approx(reference.percentiles_ms[q], rel=2e-3)
@@ -137,7 +138,8 @@ def test_nanoseconds_known_by_their_maxima_and_layout():
     (highest 1e12: 11 days in us) the log is read in ns and says why."""
     huge = _filled(np.array([10**11, 2 * 10**11]), highest=10**12)  # 100 s in ns
     (run,) = hlog.parse(_log([(None, huge, 0.5)]), "x.hlog")
-    assert run.extra["value_unit"] == "ns" and any("values read in ns" in n for n in run.notes)
+    assert run.extra["value_unit"] == "ns"
+    assert [n.get("given") for n in run.notes if n.code is Code.HLOG_UNIT] == [None]
     assert run.latency_max_ms == huge.get_max_value() / 1e6
 
 

@@ -16,6 +16,7 @@ from perfkit.store.manifest import (
     parse_wrk_argv,
     read_manifest,
 )
+from perfkit.warning import Code, Warn
 
 
 def test_wrk2_argv_gives_rate_threads_connections_duration_url():
@@ -93,7 +94,7 @@ def test_failed_status_is_noted(tmp_path):
     info = read_manifest(_write(tmp_path, "manifest.json",
                                 {"tool": "wrk", "status": "killed", "exit_code": -9}))
     run = apply_manifest(Run(tool="wrk", source="s", latency_source="summary_only"), info)
-    assert any("'killed'" in w for w in run.warnings)
+    assert Warn(Code.RUN_STATUS, status="killed", exit_code=-9) in run.warnings
 
 
 @pytest.mark.parametrize("text, line", [("{\n  \"tool\": \n", 3), ("[1, 2]", 1)])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import io
 import json
+from enum import StrEnum
 from pathlib import Path
 
 import pandas as pd
@@ -19,8 +20,10 @@ from perfkit import vocabulary
 from perfkit.vocabulary import (
     FAILED_STATUSES,
     ClaimVerdict,
+    DriftVerdict,
     GateStatus,
     ManifestStatus,
+    NoteKind,
     RunStatus,
     Verdict,
 )
@@ -101,7 +104,7 @@ def test_members_are_their_plain_words_in_csv_json_and_frames():
     assert json.dumps({"gate": GateStatus.INCONCLUSIVE, Verdict.NO_DATA: 1}) \
         == '{"gate": "inconclusive", "no data": 1}'
     assert f"{Verdict.NOT_TESTABLE}|{ClaimVerdict.NOT_TESTABLE_N1}" \
-        == "not testable|not testable (n = 1)"
+        == "not testable|not-testable-n1"  # an identity; its words are wording's
     assert type(str(Verdict.WORSE)) is str and str(Verdict.WORSE) == "worse"
     assert frame["verdict"].eq("better").tolist() == [True, False]
 
@@ -117,3 +120,21 @@ def test_gate_exit_statuses_and_worst_first_order():
         ("error", 2), ("regression", 1), ("inconclusive", 3), ("no data", 3), ("pass", 0)]
     assert RunStatus.SATURATED.counts_as_failed and not RunStatus.SHORT.counts_as_failed
     assert set(vocabulary.__all__) <= set(dir(vocabulary))
+
+
+def test_values_are_identities_worded_once_with_their_tunables():
+    """A value is a short identity (no sentence, no tunable baked in); the words of those
+    that are not their own word are :func:`perfkit.wording.verdict_words`'."""
+    from perfkit.wording import DRIFT_TOLERANCE_PCT, VERDICT_WORDS, verdict_words
+
+    for enum in (DriftVerdict, ClaimVerdict, NoteKind):
+        for member in enum:
+            assert len(member.value) <= 22 and not any(c in member.value for c in "()%;±")
+    assert DriftVerdict.STABLE == "stable"
+    assert verdict_words(DriftVerdict.STABLE) == f"no drift beyond ±{DRIFT_TOLERANCE_PCT:g}%"
+    assert verdict_words("stable") == verdict_words(DriftVerdict.STABLE)  # read back from JSON
+    assert verdict_words(ClaimVerdict.SUPPORTED_DIRECTION) == (
+        "supported in direction; size not comparable")
+    assert verdict_words(Verdict.NO_CHANGE) == "~" and verdict_words("a factor level") == \
+        "a factor level"
+    assert all(isinstance(k, StrEnum) for k in VERDICT_WORDS)

@@ -59,7 +59,7 @@ from perfkit.analysis.core import (
 )
 from perfkit.formatting import level_text
 from perfkit.histogram import LatencyHistogram
-from perfkit.model import WRK_LATENCY, Run, percentile_column
+from perfkit.model import Run, percentile_column
 from perfkit.stats import (
     FEW_RUNS_METHOD,
     PercentileCI,
@@ -71,6 +71,7 @@ from perfkit.stats._perrun import MIN_TAIL_REQUESTS
 from perfkit.stats.acrossruns import FEW_RUNS, runs_text, value_text
 from perfkit.stats.acrossruns import interval_text as interval_text  # re-exported for the pages
 from perfkit.stats.coding import code_factor
+from perfkit.warning import Code, Warn, texts
 
 #: the rule of :func:`perfkit.stats.percentile_ci_across_runs` for every number of runs
 RULE_TEXT = (f"The rule: from {FEW_RUNS} runs per configuration the median of the runs' "
@@ -81,17 +82,8 @@ RULE_TEXT = (f"The rule: from {FEW_RUNS} runs per configuration the median of th
 SPECTRUM_GRID = (10.0, 25.0, 50.0, 68.4, 80.0, 90.0, 95.0, 96.8, 98.0, 99.0, 99.5, 99.68, 99.8,
                  99.9, 99.95, 99.968, 99.98, 99.99, 99.995, 99.998, 99.999)
 #: each status that is not ``ok``: what it is, and what it does to a cell (its warning)
-STATUS_WORDS = {
-    FAILED: (FAILED.value, "left out of the estimate"),
-    NO_DATA: ("did not measure it", "left out of the estimate, not failed"),
-    SATURATED: ("saturated, not sustaining the offered rate",
-                "kept in the estimate with their latency, queueing included; the SLO verdict "
-                "fails this rate"),
-    SHORT: ("fell slightly short of the target rate with a latency like their peers'",
-            "kept with their values, a generator shortfall in doubt"),
-    PARTIAL: ("fewer connections got in than the generator asked for",
-              "kept with their values, which describe the connections that got in"),
-}
+#: the run statuses an estimate names its runs of (:attr:`Code.ESTIMATE_RUNS_STATUS`)
+NAMED_STATUSES = (FAILED, NO_DATA, SATURATED, SHORT, PARTIAL)
 
 
 def histogram_grid(hist: LatencyHistogram) -> list[float]:
@@ -193,30 +185,26 @@ class RunGroups(Mapping):
                 "short_runs": statuses.count(SHORT)})
         return self.with_load(pd.DataFrame(rows))
 
-    def notes(self) -> list[str]:
+    def notes(self) -> list[Warn]:
         """What the tools and their outputs imply for every latency of these runs."""
         return tool_notes([r for c in self.configs for r in c.runs])
 
 
-def tool_notes(runs: Sequence[Run]) -> list[str]:
+def tool_notes(runs: Sequence[Run]) -> list[Warn]:
     """What the tools and their outputs imply for the latencies of ``runs``: a closed loop
     (coordinated omission), wrk2's histogram of the post-calibration part only."""
     out = []
     closed = sorted({r.tool for r in runs if r.closed_loop})
     if "wrk" in closed:
-        out.append(f"{WRK_LATENCY}.")
+        out.append(Warn(Code.LATENCIES_WRK_CLOSED_LOOP))
     others = [t for t in closed if t != "wrk"]
     if others:
-        out.append(f"{', '.join(others)} measure(s) in a closed loop: the tail is "
-                   "understated (coordinated omission); only wrk2's corrected "
-                   "percentiles describe it.")
-    partial = [r for r in runs if any("after wrk2's calibration" in n for n in r.notes)]
+        out.append(Warn(Code.LATENCIES_CLOSED_LOOP, tools=others))
+    partial = [r for r in runs if any(n.code is Code.HISTOGRAM_PARTIAL for n in r.notes)]
     if partial:
         # "N of M": the rows a caveat affects and the page's tables count the same runs
         wrk2 = sum(r.tool == "wrk2" for r in runs)
-        out.append(f"{len(partial)} of {wrk2} wrk2 run(s) have a histogram of the "
-                   "post-calibration part only (wrk2 resets it after ~10 s): their "
-                   "percentiles describe the end of each run.")
+        out.append(Warn(Code.LATENCIES_HISTOGRAM_PARTIAL, runs=len(partial), wrk2=wrk2))
     return out
 
 
@@ -281,7 +269,7 @@ class LatencyEstimate:
                 "ci_high_ms": high, NOT_ESTIMABLE_COLUMN: self.not_estimable,
                 "method": ci.method if data else NO_DATA, "estimand": ci.estimand,
                 "n_failed": self.count(FAILED), "n_saturated": self.count(SATURATED),
-                "n_short": self.count(SHORT), "warnings": "; ".join(ci.warnings)}
+                "n_short": self.count(SHORT), "warnings": "; ".join(texts(ci.warnings))}
 
 
 def estimate(config: ConfigRuns, q: float, confidence: float = 0.95, seed: int | None = 0,
@@ -301,7 +289,7 @@ class LatencyTable:
     groups: RunGroups
     estimates: tuple[LatencyEstimate, ...]
     confidence: float
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
 
     def found(self) -> list[tuple[str, int]]:
         """``(method, n_runs)`` of every estimate: what :func:`perfkit.stats.acrossruns.
@@ -322,7 +310,7 @@ class LatencyTable:
                 f"{interval_text(self.found())}. {RULE_TEXT} Runs that failed were left out; "
                 "runs that did not sustain their offered rate were kept and named.")
 
-    def warnings_of(self, e: LatencyEstimate) -> tuple[str, ...]:
+    def warnings_of(self, e: LatencyEstimate) -> tuple[Warn, ...]:
         """The warnings that travel with one estimate: what its runs' tools imply (a closed
         loop, wrk2's calibration), its runs' statuses and its interval's own (too few runs for
         a distribution-free interval...)."""
@@ -346,7 +334,8 @@ class LatencyTable:
 
     def to_dict(self) -> dict[str, Any]:
         return {"by": list(self.groups.by), "confidence": self.confidence,
-                "estimand": self.value_text(), "warnings": list(self.warnings),
+                "estimand": self.value_text(),
+                "warnings": [w.to_dict() for w in self.warnings],
                 "selection": json_records(self.groups.to_frame()),
                 "percentiles": json_records(self.to_frame())}
 
@@ -369,28 +358,25 @@ def spectrum(groups: RunGroups, confidence: float = 0.95, seed: int | None = 0,
     return LatencyTable(groups, tuple(found), confidence, _warnings(groups, found))
 
 
-def _status_notes(e: LatencyEstimate, runs: Sequence[Run]) -> list[str]:
+def _status_notes(e: LatencyEstimate, runs: Sequence[Run]) -> list[Warn]:
     out = []
-    for status, (what, effect) in STATUS_WORDS.items():
-        named = [f"{r.run_id or r.source}: {s.reason}"
-                 for r, s in zip(runs, e.statuses, strict=True) if s.status == status]
+    for status in NAMED_STATUSES:
+        named = tuple((str(r.run_id or r.source), s.reason)
+                      for r, s in zip(runs, e.statuses, strict=True) if s.status == status)
         if named:
-            out.append(f"{e.config}: {len(named)} of {len(e.statuses)} run(s) {what} "
-                       f"({'; '.join(named)}): {effect}.")
+            out.append(Warn(Code.ESTIMATE_RUNS_STATUS, config=e.config, status=status,
+                            runs=named, of=len(e.statuses)))
     return out
 
 
-def _warnings(groups: RunGroups, found: Sequence[LatencyEstimate]) -> tuple[str, ...]:
+def _warnings(groups: RunGroups, found: Sequence[LatencyEstimate]) -> tuple[Warn, ...]:
     out = groups.notes()
     for e in found:
         out += _status_notes(e, groups[e.config])
     few = [(e.ci.method, e.ci.n_runs) for e in found if e.ci.method == FEW_RUNS_METHOD]
     if few:
-        out.append(f"With {runs_text([n for _, n in few])} runs per configuration no "
-                   f"distribution-free interval exists: the estimate is {value_text(few)}, and "
-                   f"its interval a t interval on their logs, which assumes that spread. Run >= "
-                   f"{FEW_RUNS} repetitions for the median of the runs' percentiles with an "
-                   "order-statistic interval.")
+        out.append(Warn(Code.ESTIMATES_FEW_RUNS, runs=runs_text([n for _, n in few]),
+                        estimate=value_text(few), least=FEW_RUNS))
     return tuple(dict.fromkeys(out))
 
 

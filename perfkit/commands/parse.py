@@ -24,7 +24,8 @@ Formats:
   table  a readable summary of the main columns (default)
   csv    every column, one row per record (contract columns first); a name that begins
          with = + - @, a tab or a CR begins with ' so a spreadsheet reads it as text
-  json   JSON Lines: one object per record, NaN written as null
+  json   JSON Lines: one object per record, NaN written as null; each warning an object
+         {"code", "text", "fields"} (csv: the words)
 
 Columns carry their unit (latency_p99_ms, throughput_rps, transfer_bytes_per_s). A number the
 tool printed comes out as printed; a "no data" placeholder (wrk's 0.00us when every request
@@ -63,8 +64,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not result.runs and not result.errors:
         raise no_runs(args.paths)
     records = [r.to_record() for r in result.runs]
-    if args.format == "json":
-        write_jsonl(records, out)
+    if args.format == "json":  # each warning as its code, words and fields
+        write_jsonl([{**rec, "warnings": [w.to_dict() for w in r.warnings]}
+                     for r, rec in zip(result.runs, records, strict=True)], out)
     elif args.format == "csv":
         write_csv(records, out)
     else:

@@ -31,6 +31,7 @@ from perfkit.errors import ParseError
 from perfkit.ingest import pasted
 from perfkit.model import Run
 from perfkit.units import UnitError, bytes_, count, duration_s, number, percent, time_ms
+from perfkit.warning import Code, Warn
 
 # integers have at most 18 digits (below 2**63): a longer one is damage, not a count. Every
 # pattern is ASCII-only (re.ASCII): \d would admit any Unicode digit, which int() and float()
@@ -50,14 +51,6 @@ REQ_SEC = re.compile(r"\s*Requests/sec:\s+(\S+)\s*$", _A)
 TRANSFER_SEC = re.compile(r"\s*Transfer/sec:\s+(\S+)\s*$", _A)
 
 TRUNCATED = " (the output ends here: truncated run?)"
-NO_SAMPLES = (
-    "{tool} recorded no latency samples (its Latency row printed {row!r}: 0.00us or -nan "
-    "placeholders; every request timed out or failed?): latency_mean_ms, latency_stdev_ms, "
-    "latency_max_ms, the +/- Stdev share and the percentiles are missing, not 0")
-NO_RATE_SAMPLES = (
-    "{tool} printed Req/Sec {row!r} (Req/Sec -nan: no per-thread rate sample, as when the run "
-    "ends before calibration or a sampling interval): the Req/Sec thread statistics "
-    "(req_per_thread_*) are missing, not 0")
 
 class Cursor:
     """The lines of one output and the position of the next line to read.
@@ -163,15 +156,16 @@ class Accumulator:
     def __init__(self) -> None:
         self.fields: dict[str, Any] = {}
         self.extra: dict[str, Any] = {}
-        self.notes: list[str] = []
+        self.notes: list[Warn] = []
         #: the Latency row said no sample was recorded (its 0.00us are placeholders)
         self.no_samples = False
 
-    def printed(self, field: str, value: float, token: str, why: str) -> float | None:
-        """``value`` as printed, or None with a note naming ``field`` when it is not finite."""
+    def printed(self, field: str, value: float, token: str, kind: str) -> float | None:
+        """``value`` as printed, or None with a note naming ``field`` when it is not finite
+        (``kind``: what it is, a key of :data:`perfkit.wording.NOT_FINITE_WHY`)."""
         if math.isfinite(value):
             return value
-        self.notes.append(f"{field}: printed {token!r} ({why}); kept as missing, not 0")
+        self.notes.append(Warn(Code.PRINTED_NOT_FINITE, field=field, token=token, kind=kind))
         return None
 
     def run(self, tool: str, source: str, latency_source: str) -> Run:
@@ -212,17 +206,15 @@ def _command_line(acc: Accumulator, tool: str, preamble: tuple[str, ...]) -> Non
         return
     printed = {"threads": acc.fields["threads"], "connections": acc.fields["connections"],
                "url": acc.fields["url"]}
-    other = [f"{k} {opts[k]} (printed: {v})" for k, v in printed.items()
+    other = [(k, opts[k], v) for k, v in printed.items()
              if k in opts and opts[k] != v and not (k == "url" and _same_url(opts[k], v))]
     if other:
-        acc.notes.append("preamble: the command line there names other settings than the "
-                         f"report ({', '.join(other)}): not used")
+        acc.notes.append(Warn(Code.PREAMBLE_OTHER_SETTINGS, other=other))
         return
     acc.fields["argv"] = tuple(opts["argv"])
     if "rate" in opts and tool == "wrk2":
         acc.fields["target_rate_rps"] = opts["rate"]
-        acc.notes.append(f"preamble: target rate {opts['rate']:g} req/s read from the "
-                         "command line there (-R)")
+        acc.notes.append(Warn(Code.PREAMBLE_RATE, rate_rps=opts["rate"]))
 
 
 def _same_url(given: str, printed: str) -> bool:
@@ -259,15 +251,14 @@ def read_thread_stats(cur: Cursor, acc: Accumulator, tool: str, before: str = ""
     acc.no_samples = max_ == 0 or math.isnan(max_)
     if acc.no_samples:
         row = " ".join(m.group(2, 3, 4, 5))
-        acc.notes.append(NO_SAMPLES.format(tool=tool, row=row))
+        acc.notes.append(Warn(Code.NO_LATENCY_SAMPLES, tool=tool, row=row))
         mean = stdev = max_ = within = None
     else:
-        mean, stdev, max_ = (acc.printed(f, v, t, "not a number: no latency data")
+        mean, stdev, max_ = (acc.printed(f, v, t, "latency")
                              for f, v, t in zip(("latency_mean_ms", "latency_stdev_ms",
                                                  "latency_max_ms"), (mean, stdev, max_),
                                                 m.group(2, 3, 4), strict=True))
-        within = acc.printed("latency_within_stdev_pct", within, m.group(5),
-                             "not a number: no latency data")
+        within = acc.printed("latency_within_stdev_pct", within, m.group(5), "latency")
     acc.fields.update(latency_mean_ms=mean, latency_stdev_ms=stdev, latency_max_ms=max_)
     m = cur.take(STAT_ROW, "the thread-stats 'Req/Sec' row (avg, stdev, max, +/- stdev %)")
     if m.group(1) != "Req/Sec":
@@ -279,10 +270,10 @@ def read_thread_stats(cur: Cursor, acc: Accumulator, tool: str, before: str = ""
     avg, sd, mx = (cur.convert(count, t, "a rate such as 19.63k") for t in m.group(2, 3, 4))
     pct = cur.convert(percent, m.group(5), "a percentage such as 76.00%")
     if math.isnan(avg):
-        acc.notes.append(NO_RATE_SAMPLES.format(tool=tool, row=" ".join(m.group(2, 3, 4, 5))))
+        acc.notes.append(Warn(Code.NO_RATE_SAMPLES, tool=tool, row=" ".join(m.group(2, 3, 4, 5))))
         avg = sd = mx = pct = None
     else:
-        why = "not a number: no rate data"
+        why = "rate"
         avg = acc.printed("req_per_thread_avg_rps", avg, m.group(2), why)
         sd = acc.printed("req_per_thread_stdev_rps", sd, m.group(3), why)
         mx = acc.printed("req_per_thread_max_rps", mx, m.group(4), why)
@@ -306,10 +297,10 @@ def read_tail(cur: Cursor, acc: Accumulator, expected_before: str) -> None:
     acc.fields["requests"] = int(m.group(1))
     acc.fields["duration_s"] = acc.printed(
         "duration_s", cur.convert(duration_s, m.group(2), "a duration"), m.group(2),
-        "not a finite duration")
+        "duration")
     acc.fields["bytes_read"] = acc.printed(
         "bytes_read", cur.convert(bytes_, m.group(3), "a byte count"), m.group(3),
-        "not a finite byte count")
+        "bytes")
     errors = cur.take_if(SOCKET)
     # wrk prints these lines only when non-zero: absent is a real 0
     connect, read, write, timeout = (int(g) for g in errors.groups()) if errors else (0,) * 4
@@ -323,11 +314,11 @@ def read_tail(cur: Cursor, acc: Accumulator, expected_before: str) -> None:
     m = cur.take(REQ_SEC, " or ".join(alternatives))
     rps = cur.convert(number, m.group(1), "a rate such as 41200.66")
     acc.fields["throughput_rps"] = acc.printed(
-        "throughput_rps", rps, m.group(1), "Requests/sec is not a number: throughput unknown")
+        "throughput_rps", rps, m.group(1), "throughput")
     m = cur.take(TRANSFER_SEC, "'Transfer/sec: <bytes>'")
     acc.fields["transfer_bytes_per_s"] = acc.printed(
         "transfer_bytes_per_s", cur.convert(bytes_, m.group(1), "a byte rate such as 49.63MB"),
-        m.group(1), "Transfer/sec is not a number")
+        m.group(1), "transfer")
     read_script_output(cur, acc)
 
 
@@ -345,5 +336,4 @@ def read_script_output(cur: Cursor, acc: Accumulator) -> None:
         acc.extra["script_output"] = list(rest)
     cur.pos = len(cur.lines)
     if cur.blanks:
-        acc.notes.append(f"pasted: {cur.blanks} blank line{'s' if cur.blanks > 1 else ''} "
-                         "skipped where the tool prints none")
+        acc.notes.append(Warn(Code.PASTED_BLANK_LINES, lines=cur.blanks))

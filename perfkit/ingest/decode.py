@@ -14,6 +14,7 @@ import codecs
 from typing import NamedTuple
 
 from perfkit.model import Run, replaced_run
+from perfkit.warning import Code, Warn
 
 #: byte-order marks, longest first (UTF-32's starts as UTF-16's)
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
@@ -22,8 +23,8 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
 
 class Decoded(NamedTuple):
     text: str
-    #: how the file was decoded when not as UTF-8, in words (None: UTF-8)
-    note: str | None
+    #: how the file was decoded when not as UTF-8 (None: UTF-8)
+    note: Warn | None
 
 
 def decode(data: bytes, head_bytes: int) -> Decoded | None:
@@ -35,7 +36,7 @@ def decode(data: bytes, head_bytes: int) -> Decoded | None:
                 text = data.decode(codec)
             except UnicodeDecodeError:
                 break
-            return Decoded(text, f"decoded as {codec.upper()} (its byte-order mark)")
+            return Decoded(text, Warn(Code.DECODED_BY_BOM, codec=codec))
     if data.find(b"\x00", 0, head_bytes) >= 0:
         return None
     try:
@@ -43,11 +44,10 @@ def decode(data: bytes, head_bytes: int) -> Decoded | None:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         return Decoded(data.decode("latin-1"),
-                       f"not UTF-8 (byte 0x{data[exc.start]:02x} on line {line}): decoded as "
-                       "Latin-1; names may read wrong, numbers are as printed")
+                       Warn(Code.DECODED_LATIN1, byte=data[exc.start], line=line))
 
 
-def noted(runs: list[Run], notes: dict[str, str]) -> list[Run]:
+def noted(runs: list[Run], notes: dict[str, Warn]) -> list[Run]:
     """``runs`` with the decoding note of each file (``{path: note}``) they were read from
     (``run.source`` and, for Locust, ``extra['sources']``)."""
     if not notes:
@@ -55,6 +55,7 @@ def noted(runs: list[Run], notes: dict[str, str]) -> list[Run]:
     out = []
     for run in runs:
         sources = run.extra.get("sources") or (run.source,)
-        more = tuple(f"{path}: {notes[path]}" for path in sources if path in notes)
+        more = tuple(Warn(Code.IN_FILE, source=path, warning=notes[path]) for path in sources
+                     if path in notes)
         out.append(replaced_run(run, {"notes": run.notes + more}) if more else run)
     return out

@@ -24,10 +24,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from perfkit.histogram import HIGHEST_US, LAYOUT, LatencyHistogram
-from perfkit.ingest._wrkcommon import NO_RATE_SAMPLES
 from perfkit.ingest.wrk2 import COVERAGE_NOTE_BELOW, WRK2_PERCENTILES
 from perfkit.model import FrozenMap, Run, built_run
 from perfkit.store.lazymap import LazyMap
+from perfkit.warning import Code, Warn
 
 # every pattern is ASCII-only (re.ASCII), as the careful parser's: \d would admit any Unicode
 # digit, which int() and float() read
@@ -370,7 +370,7 @@ _BLOCK_FIELDS = (("percentiles_ms", "histogram"),
 
 def _run(p: _Parsed, hists: list[LatencyHistogram]) -> Run:
     fields = p.fields
-    notes: tuple[str, ...] = ()
+    notes: tuple[Warn, ...] = ()
     for block, hist, (percentiles, histogram) in zip(p.blocks, hists, _BLOCK_FIELDS,
                                                      strict=False):
         # built on first use, as the run store's: the regex admitted only numbers it converts
@@ -379,12 +379,11 @@ def _run(p: _Parsed, hists: list[LatencyHistogram]) -> Run:
     g = p.head
     if g[13] is None:  # in the careful parser's words and order: the thread stats come first
         row = f"-nan -nan {g[17]}{g[18] or ''} {g[19]}%"
-        notes = (NO_RATE_SAMPLES.format(tool="wrk2", row=row),)
+        notes = (Warn(Code.NO_RATE_SAMPLES, tool="wrk2", row=row),)
     held = hists[0].total_count
     requests = fields["requests"]
     if requests and held < COVERAGE_NOTE_BELOW * requests:
-        notes += (f"histogram covers only {held} of {requests} requests (after wrk2's "
-                  "calibration): its percentiles describe the end of the run only",)
+        notes += (Warn(Code.HISTOGRAM_PARTIAL, held=held, requests=requests),)
     # extra (provenance no analysis reads) is built when first read
     fields.update(tool="wrk2", source=p.source, latency_source="hdr_corrected", notes=notes,
                   extra=LazyMap((p.head[_EXTRA_GROUPS], tuple(b.footer for b in p.blocks)),

@@ -49,6 +49,7 @@ from perfkit.store.manifest import (
 )
 from perfkit.store.version import SchemaVersionError
 from perfkit.vocabulary import FAILED_STATUSES, ManifestStatus
+from perfkit.warning import Code, Warn
 
 #: the unit of HdrHistogram log values a caller states (the CLI's ``--unit``), for every load
 #: in its context: None lets each log say (:func:`perfkit.store.hlog.parse`)
@@ -77,7 +78,7 @@ class _File(NamedTuple):
     kind: str
     text: str
     #: how the file was decoded when not as UTF-8 (:mod:`perfkit.ingest.decode`)
-    decoded: str | None = None
+    decoded: Warn | None = None
 
 
 def read_text(path: str | os.PathLike) -> str | None:
@@ -146,8 +147,8 @@ def _failed_placeholder(info: ManifestInfo, directory: str, reason: str) -> Run:
         tool=tool,
         source=str(directory),
         latency_source=_TOOL_LATENCY_SOURCE.get(tool, "summary_only"),
-        notes=(f"run {info.status or ManifestStatus.FAILED} (exit code {info.exit_code}): "
-               f"{reason}",),
+        notes=(Warn(Code.RUN_ENDED, status=info.status or ManifestStatus.FAILED,
+                    exit_code=info.exit_code, reason=reason),),
     )
 
 

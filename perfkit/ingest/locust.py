@@ -35,6 +35,7 @@ from perfkit.ingest.locust_csv import (
 )
 from perfkit.ingest.locust_json import LATENCY_SOURCE, TOOL, parse_json
 from perfkit.model import FrozenMap, Run, replaced_run
+from perfkit.warning import Code, Warn
 
 __all__ = ["parse_distribution_csv", "parse_exceptions_csv", "parse_failures_csv", "parse_files",
            "parse_history_csv", "parse_json", "parse_stats_csv"]
@@ -149,8 +150,7 @@ def _parse_group(group: dict[str, tuple[str, str]]) -> list[Run]:
         path = sources[0]
         runs = [Run(tool=TOOL, source=path, latency_source=LATENCY_SOURCE,
                     endpoint="Aggregated", is_aggregate=True,
-                    notes=(f"{path}: only Locust's failures/exceptions table, "
-                           "no request statistics",))]
+                    notes=(Warn(Code.LOCUST_FAILURES_ONLY, path=path),))]
     by_key = None if history is None else _history_by_key(history)
     return [_attach(r, sources, history, by_key, failures, exceptions) for r in runs]
 
@@ -177,15 +177,11 @@ def _prefer_json(json_runs: list[Run], stats: list[Run]) -> list[Run]:
         extra = dict(run.extra)
         changes: dict[str, object] = {}
         if csv_run is None:
-            notes.append(f"{run.endpoint!r} is in the --json output but not in the CSV stats "
-                         "(its first requests came after the last CSV write)")
+            notes.append(Warn(Code.LOCUST_JSON_ONLY_ENDPOINT, endpoint=run.endpoint))
         elif (csv_run.requests, csv_run.failures) != (run.requests, run.failures):
-            verb = "lag" if (csv_run.requests or 0) <= (run.requests or 0) else "differ from"
-            text = (f"CSV stats {verb} the --json totals: {csv_run.requests} vs "
-                    f"{run.requests} requests")
-            if csv_run.failures != run.failures:
-                text += f", {csv_run.failures} vs {run.failures} failures"
-            notes.append(text + "; using --json")
+            notes.append(Warn(Code.LOCUST_CSV_LAGS_JSON, csv_requests=csv_run.requests,
+                              json_requests=run.requests, csv_failures=csv_run.failures,
+                              json_failures=run.failures))
         if final and csv_run is not None and csv_run.throughput_rps is not None:
             changes.update(throughput_rps=csv_run.throughput_rps,
                            transfer_bytes_per_s=csv_run.transfer_bytes_per_s,
@@ -218,23 +214,23 @@ def _with_distribution(runs: list[Run], dist: Distribution, path: str) -> list[R
         notes = list(run.notes) + list(dist.notes)
         changes: dict[str, object] = {}
         if row is None:
-            notes.append(f"{path}: no row for {run.endpoint!r}: no percentiles")
+            notes.append(Warn(Code.LOCUST_NO_DISTRIBUTION_ROW, path=path, endpoint=run.endpoint))
         else:
             used.add(row["line"])
             changes["percentiles_ms"] = FrozenMap.wrap(row["percentiles_ms"])
             if row["requests"] != run.requests:
-                notes.append(f"{path}:{row['line']}: # requests {row['requests']} where the "
-                             f"requests file says {run.requests}; percentiles taken as printed")
+                notes.append(Warn(Code.LOCUST_DISTRIBUTION_REQUESTS, path=path, line=row["line"],
+                                  printed=row["requests"], requests=run.requests))
             if row["na_columns"]:
-                notes.append(f"{path}:{row['line']}: Locust printed N/A (no data) in "
-                             f"{', '.join(row['na_columns'])}; kept as missing")
+                notes.append(Warn(Code.LOCUST_NA, where=f"{path}:{row['line']}",
+                                  columns=row["na_columns"]))
         out.append(replaced_run(run, {"notes": tuple(notes), **changes}))
     left = [f"{r['name']!r} (line {r['line']})" for r in dist.rows if r["line"] not in used]
     if left:
         at = next(i for i, r in enumerate(out) if r.is_aggregate) if any(
             r.is_aggregate for r in out) else len(out) - 1
         out[at] = replaced_run(out[at], {"notes": out[at].notes + (
-            f"{path}: rows matching no row of the requests file, left out: {', '.join(left)}",)})
+            Warn(Code.LOCUST_DISTRIBUTION_ROWS_LEFT_OUT, path=path, rows=left),)})
     return out
 
 
@@ -252,8 +248,7 @@ def _runs_from_distribution(dist: Distribution, path: str) -> list[Run]:
             endpoint=endpoint, method=method or None,
             is_aggregate=is_agg, requests=row["requests"],
             percentiles_ms=FrozenMap.wrap(row["percentiles_ms"]),
-            notes=dist.notes + (f"{path}: only Locust's _distribution.csv: request counts and "
-                                "percentiles (no failures, mean or throughput)",),
+            notes=dist.notes + (Warn(Code.LOCUST_DISTRIBUTION_ONLY, path=path),),
         ))
     return runs
 
@@ -272,8 +267,7 @@ def _runs_from_history(history: History, path: str) -> list[Run]:
             failures=row["total_failures"], latency_mean_ms=row["total_latency_mean_ms"],
             latency_min_ms=row["total_latency_min_ms"],
             latency_max_ms=row["total_latency_max_ms"],
-            notes=(f"{path}: only the history CSV; totals from its last row at "
-                   f"{row['timestamp_s']} (no throughput or percentiles of the whole run)",),
+            notes=(Warn(Code.LOCUST_HISTORY_ONLY, path=path, timestamp_s=row["timestamp_s"]),),
         ))
     runs.sort(key=lambda r: (r.is_aggregate, r.endpoint or "", r.method or ""))
     return runs

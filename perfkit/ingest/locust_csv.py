@@ -41,6 +41,7 @@ from perfkit.ingest.locust_table import (
 )
 from perfkit.ingest.nodata import zeros_missing
 from perfkit.model import FrozenMap, Run, built_run, replaced_run
+from perfkit.warning import Code, Warn
 
 __all__ = ["HISTORY_REQUIRED", "NA", "CsvRow", "CsvTable", "Distribution", "History", "RowReader",
            "check_text", "parse_distribution_csv", "parse_exceptions_csv", "parse_failures_csv",
@@ -63,9 +64,8 @@ def _each_row(read: Callable[[RowReader], _T], table: CsvTable, source: str) -> 
     return [read(RowReader(row, source, table)) for row in table.rows]
 
 
-def _na_note(na_columns: list[str], where: str) -> str:
-    cols = ", ".join(dict.fromkeys(na_columns))
-    return f"{where}: Locust printed N/A (no data) in {cols}; kept as missing"
+def _na_note(na_columns: list[str], where: str) -> Warn:
+    return Warn(Code.LOCUST_NA, where=where, columns=tuple(dict.fromkeys(na_columns)))
 
 
 # -- _stats.csv ---------------------------------------------------------------------------------
@@ -113,14 +113,13 @@ def parse_stats_csv(text: str, source: str = "<string>") -> list[Run]:
     return runs
 
 
-def _noted(run: Run, notes: tuple[str, ...], source: str, successes: bool) -> Run:
+def _noted(run: Run, notes: tuple[Warn, ...], source: str, successes: bool) -> Run:
     """``run`` with the notes of its file, and what its requests may count."""
-    more = [f"{source}: {note}" for note in notes]
+    more = [Warn(Code.IN_FILE, source=source, warning=note) for note in notes]
     if successes and run.failures:
-        more.append(f"{source}: {legacy.successes_note(run.requests or 0, run.failures)}")
+        more.append(legacy.successes_note(source, run.requests or 0, run.failures))
     if run.is_aggregate and run.endpoint == "Total":
-        more.append(f"{source}: the last row, 'Total', read as the aggregate (Locust before "
-                    "0.12.2 named it so)")
+        more.append(Warn(Code.LOCUST_TOTAL_ROW, source=source))
     return replaced_run(run, {"notes": run.notes + tuple(more)}) if more else run
 
 
@@ -129,7 +128,7 @@ def _stats_run(r: RowReader, source: str, pct_headers: list[tuple[float, str]]) 
     method = r.text("Type")
     requests = r.integer("Request Count")
     failures = r.integer("Failure Count")
-    notes: list[str] = []
+    notes: list[Warn] = []
     mean = r.number("Average Response Time")
     low = r.number("Min Response Time")
     high = r.number("Max Response Time")
@@ -142,8 +141,7 @@ def _stats_run(r: RowReader, source: str, pct_headers: list[tuple[float, str]]) 
     transfer = None if content is None or rps is None else content * rps
     label = f"{name!r} (line {r.row.line})"
     if transfer is not None and not math.isfinite(transfer):  # two huge numbers: no rate
-        notes.append(f"{label}: Average Content Size x Requests/s is beyond any number: "
-                     "transfer_bytes_per_s missing")
+        notes.append(Warn(Code.LOCUST_TRANSFER_BEYOND, where=label))
         transfer = None
     if requests == 0:  # Locust's 0 for the mean, min, max, median and content size: no data
         names = ("latency_mean_ms", "latency_min_ms", "latency_max_ms", "latency_median_ms",
@@ -151,11 +149,11 @@ def _stats_run(r: RowReader, source: str, pct_headers: list[tuple[float, str]]) 
         pct_names = {q: f"percentiles_ms[{q:g}]" for q in percentiles}
         printed = dict(zip(names, (mean, low, high, median, content), strict=True))
         printed.update((pct_names[q], v) for q, v in percentiles.items())
-        kept, note = zeros_missing(printed, "Request Count is 0 (no request was made)")
+        kept, note = zeros_missing(printed, "no-request", where=label)
         mean, low, high, median, content = (kept[n] for n in names)
         percentiles = {q: kept[n] for q, n in pct_names.items()}
         if note:
-            notes.append(f"{label}: {note}")
+            notes.append(note)
     if r.na_columns:
         notes.append(_na_note(r.na_columns, label))
     return built_run(dict(  # built frozen: float keys and values, scalars in extra
@@ -184,7 +182,7 @@ class Distribution:
     Locust 1.x writes."""
 
     rows: tuple[dict, ...]
-    notes: tuple[str, ...]
+    notes: tuple[Warn, ...]
 
 
 def parse_distribution_csv(text: str, source: str = "<string>") -> Distribution:
@@ -198,7 +196,8 @@ def parse_distribution_csv(text: str, source: str = "<string>") -> Distribution:
     return Distribution(tuple(_each_row(functools.partial(_distribution_row,
                                                           pct_headers=pct_headers),
                                         table, source)),
-                        tuple(f"{source}: {note}" for note in table.notes))
+                        tuple(Warn(Code.IN_FILE, source=source, warning=note)
+                              for note in table.notes))
 
 
 def _distribution_row(r: RowReader, pct_headers: list[tuple[float, str]]) -> dict:

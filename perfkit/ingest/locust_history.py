@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from perfkit.ingest import locust_legacy as legacy
-from perfkit.ingest import nodata
 from perfkit.ingest.locust_cells import RowReader
 from perfkit.ingest.locust_table import CsvTable, percentile_headers, read_table
 from perfkit.ingest.nodata import zeros_missing
 from perfkit.model import percentile_column
+from perfkit.warning import Code, Warn
 
 #: (``User Count`` came with 1.0: a 0.13.3-0.14.6 history has none)
 HISTORY_REQUIRED = ("Timestamp", "Name", "Requests/s", "Total Request Count",
@@ -53,7 +53,7 @@ class History:
 
     rows: tuple[dict, ...]
     cumulative_percentiles: bool | None
-    notes: tuple[str, ...]
+    notes: tuple[Warn, ...]
 
 
 def parse_history_csv(text: str, source: str = "<string>") -> History:
@@ -73,15 +73,13 @@ def parse_history_csv(text: str, source: str = "<string>") -> History:
     cumulative = None if not table.rows else not full
     rows, (na_rows, placeholder_rows, unmeasured_rows) = _cell_rows(table, source, pct_headers,
                                                                     cumulative)
-    notes = [f"{source}: {note}" for note in table.notes]
+    notes = [Warn(Code.IN_FILE, source=source, warning=note) for note in table.notes]
     if na_rows:
-        notes.append(f"history: {na_rows} row(s) with N/A (no requests yet); kept as missing")
+        notes.append(Warn(Code.LOCUST_HISTORY_NA, rows=na_rows))
     if placeholder_rows:
-        notes.append(f"history: {placeholder_rows} row(s) with every windowed percentile "
-                     "printed as 0 (no 10 s window yet); kept as missing")
+        notes.append(Warn(Code.LOCUST_HISTORY_WINDOW_ZERO, rows=placeholder_rows))
     if unmeasured_rows:
-        notes.append("history: " + nodata.note(f"the percentiles of {unmeasured_rows} row(s)",
-                                               "Total Request Count is 0 (no request yet)"))
+        notes.append(Warn(Code.LOCUST_HISTORY_UNMEASURED, rows=unmeasured_rows))
     return History(tuple(rows), cumulative, tuple(notes))
 
 
@@ -112,7 +110,7 @@ def _cell_rows(table: CsvTable, source: str, pct_headers: list[tuple[float, str]
             pcts = dict.fromkeys(pcts)
             placeholder_rows += 1
         if out["total_requests"] == 0:  # nothing measured yet: a printed 0 is a placeholder
-            pcts, note = zeros_missing(pcts, "Total Request Count is 0")
+            pcts, note = zeros_missing(pcts, "no-request-yet")
             unmeasured_rows += note is not None
         out.update(pcts)
         if out["total_requests"] == 0:

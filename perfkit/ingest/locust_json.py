@@ -36,6 +36,7 @@ from perfkit.histogram import HIGHEST_US, LatencyHistogram
 from perfkit.ingest.locust_csv import LATENCY_SOURCE, TOOL, check_text
 from perfkit.ingest.locust_keys import MAX_COUNT, numeric_keys
 from perfkit.model import FrozenMap, Run, built_run, replaced_run
+from perfkit.warning import Code, Warn
 
 #: Locust's PERCENTILES_TO_REPORT, keyed by percentile on perfkit's 0-100 scale. The fractions
 #: are Locust's own literals so that ``int(n * fraction)`` rounds exactly as Locust's does.
@@ -302,7 +303,7 @@ def entry_run(e: Entry, total: Entry, source: str, histogram: LatencyHistogram |
             median = max(median, e.min_response_time_ms)
     notes = []
     if timed <= 0:
-        notes.append(f"{e.name!r}: no timed requests in the --json output, so no latencies")
+        notes.append(Warn(Code.LOCUST_JSON_UNTIMED, endpoint=e.name))
     return built_run(dict(  # built frozen: float keys and values, maps of scalars in extra
         tool=TOOL, source=source, latency_source=LATENCY_SOURCE,
         endpoint=e.name, method=e.method, is_aggregate=is_aggregate,
@@ -354,7 +355,6 @@ def parse_json(text: str, source: str = "<string>") -> list[Run]:
     changes: dict[str, object] = {
         "extra": FrozenMap.wrap({**agg.extra, "json_documents": n_docs})}
     if not entries:
-        changes["notes"] = agg.notes + (
-            "the --json output holds no request statistics: no request was made",)
+        changes["notes"] = agg.notes + (Warn(Code.LOCUST_JSON_EMPTY),)
     runs.append(replaced_run(agg, changes))
     return runs

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from perfkit.consistency import SUCCESSES_ONLY
+from perfkit.warning import Code, Warn
 
 #: 0.x column names -> the 1.x names of a _stats.csv (and of a 0.x _distribution.csv)
 STATS_NAMES = {
@@ -47,7 +47,7 @@ NONE_METHOD = "None"
 
 
 def modern_header(header: tuple[str, ...], names: dict[str, str]
-                  ) -> tuple[tuple[str, ...], tuple[str, ...], list[str]]:
+                  ) -> tuple[tuple[str, ...], tuple[str, ...], list[Warn]]:
     """``header`` with Locust 1.x's names, the old names renamed, and the notes saying so
     (in the order of ``names``, wherever the columns are).
 
@@ -58,25 +58,21 @@ def modern_header(header: tuple[str, ...], names: dict[str, str]
     out = [names[h] if h in renamed else h for h in header]
     notes = []
     if renamed:
-        notes.append("columns named as by Locust before 1.0, read by their 1.x names: "
-                     + ", ".join(f"{old!r} as {names[old]!r}" for old in renamed))
+        notes.append(Warn(Code.LOCUST_OLD_NAMES, renamed=[(old, names[old]) for old in renamed]))
     if any(_PERCENTILE.fullmatch(h) for h in header):
         for i, h in enumerate(header):
             if _BARE_NUMBER.fullmatch(h) and 0 < float(h) <= 100 and f"{h}%" not in header:
                 out[i] = f"{h}%"
-                notes.append(f"column {h!r}, among the percentile columns, read as "
-                             f"{h + '%'!r} (Locust 0.13.3-0.14.6 wrote it without the '%')")
+                notes.append(Warn(Code.LOCUST_BARE_PERCENTILE, column=h))
     return tuple(out), tuple(renamed), notes
 
 
-def none_method_note(rows: int) -> str:
-    return (f"method {NONE_METHOD!r} on {rows} row(s) read as no method (Locust up to 1.0 "
-            "printed Python's None for the totals row)")
+def none_method_note(rows: int) -> Warn:
+    return Warn(Code.LOCUST_NONE_METHOD, rows=rows)
 
 
-def no_final_newline_note(fields: int) -> str:
-    return (f"no final newline (Locust up to 1.0 wrote none); the last row has all {fields} "
-            "fields")
+def no_final_newline_note(fields: int) -> Warn:
+    return Warn(Code.LOCUST_NO_FINAL_NEWLINE, fields=fields)
 
 
 def is_quoted_writer(text: str) -> bool:
@@ -85,9 +81,8 @@ def is_quoted_writer(text: str) -> bool:
     return text.startswith('"') and "\r" not in text
 
 
-def successes_note(requests: int, failures: int) -> str:
-    """What ``# requests`` of a 0.8-0.13.2 ``_requests.csv`` row with failures may mean."""
-    which = ("here # failures > # requests: successes only, so Locust 0.8 or 0.9"
-             if failures > requests else "the file does not say which")
-    return (f"'# requests' kept as printed: {SUCCESSES_ONLY} there, 0.10 and later every "
-            f"request ({which})")
+def successes_note(source: str, requests: int, failures: int) -> Warn:
+    """What ``# requests`` of a 0.8-0.13.2 ``_requests.csv`` row with failures may mean (the
+    consistency check reads its code: failures may pass such requests)."""
+    return Warn(Code.LOCUST_SUCCESSES_ONLY, source=source, requests=requests,
+                failures=failures)

@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 from perfkit.errors import ParseError
 from perfkit.ingest import locust_legacy as legacy
+from perfkit.warning import Warn
 
 _PERCENTILE_HEADER = re.compile(r"(\d+(?:\.\d+)?)%", re.ASCII)
 
@@ -50,7 +51,7 @@ class CsvTable:
     #: column, as a dict of header to field has it)
     positions: dict[str, int]
     #: what was read otherwise than Locust 1.x writes it (older versions), in words
-    notes: tuple[str, ...] = ()
+    notes: tuple[Warn, ...] = ()
     #: the older Locust names the header held, renamed to 1.x's
     renamed: tuple[str, ...] = ()
     #: (cell text, kind) -> its value, for the cells read so far (Locust repeats most)
@@ -136,7 +137,7 @@ def read_table(text: str, source: str, required: tuple[str, ...], what: str,
                    else _csv_records(_physical_lines(text), source, what))
     first = next(records, None)
     header = () if first is None else tuple(h.strip() for h in first[2])
-    notes: list[str] = []
+    notes: list[Warn] = []
     renamed: tuple[str, ...] = ()
     if names:
         header, renamed, notes = legacy.modern_header(header, names)
@@ -165,7 +166,7 @@ def read_table(text: str, source: str, required: tuple[str, ...], what: str,
     return CsvTable(header, tuple(rows), end, positions, tuple(notes), renamed)
 
 
-def _no_none_methods(rows: list[CsvRow], at: int) -> list[str]:
+def _no_none_methods(rows: list[CsvRow], at: int) -> list[Warn]:
     """Empty the ``Type`` cells printed as ``None`` (Python's None); the note, if any."""
     count = 0
     for row in rows:

@@ -22,15 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-
-def note(fields: str, why: str) -> str:
-    """The note a run carries for ``fields`` whose printed 0 became missing."""
-    return f"{fields}: printed 0 where {why}: a placeholder, kept as missing, not 0"
+from perfkit.warning import Code, Warn
 
 
-def zeros_missing(values: Mapping[str, float | None], why: str
-                  ) -> tuple[dict[str, float | None], str | None]:
-    """``values`` with every 0 made None, and the note naming those fields (None if none).
+def zeros_missing(values: Mapping[str, float | None], why: str, where: str | None = None
+                  ) -> tuple[dict[str, float | None], Warn | None]:
+    """``values`` with every 0 made None, and the note naming those fields (None if none):
+    :attr:`perfkit.warning.Code.PRINTED_ZERO_PLACEHOLDER`.
 
     Parameters
     ----------
@@ -38,10 +36,14 @@ def zeros_missing(values: Mapping[str, float | None], why: str
         Field name (as a reader sees it: ``latency_max_ms``, ``percentiles_ms[99]``) to the
         value printed for it, in a run or row where nothing was measured.
     why : str
-        What in the output shows that nothing was measured (``"Request Count is 0"``).
+        What in the output shows that nothing was measured: a key of
+        :data:`perfkit.wording.NOTHING_MEASURED` (``"no-request"``).
+    where : str, optional
+        The row the values are in (``"'/' (line 3)"``), named first in the note.
     """
     zeros = [name for name, value in values.items() if value == 0]
     if not zeros:
         return dict(values), None
     out = {name: (None if value == 0 else value) for name, value in values.items()}
-    return out, note(", ".join(zeros), why)
+    return out, Warn(Code.PRINTED_ZERO_PLACEHOLDER, fields=", ".join(zeros), because=why,
+                     where=where)

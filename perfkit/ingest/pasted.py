@@ -27,6 +27,7 @@ import re
 import shlex
 
 from perfkit.units import UnitError, count
+from perfkit.warning import Code, Warn
 
 # ASCII only, as every pattern of the wrk parsers (see perfkit.ingest._wrkcommon)
 _A = re.ASCII
@@ -106,19 +107,15 @@ def indent_words(prefix: str) -> str:
     return repr(prefix)
 
 
-def notes(layout: Layout) -> list[str]:
+def notes(layout: Layout) -> list[Warn]:
     """What the run says about the text around its report (one note per normalisation)."""
     out = []
     if layout.preamble:
-        n = len(layout.preamble)
-        out.append(f"preamble: {n} line{'s' if n > 1 else ''} before the report skipped "
-                   "(kept in extra['pasted'])")
+        out.append(Warn(Code.PASTED_PREAMBLE, lines=len(layout.preamble)))
     if layout.prefix:
-        out.append(f"pasted: indented {indent_words(layout.prefix)} (removed)")
+        out.append(Warn(Code.PASTED_INDENT, indent=indent_words(layout.prefix)))
     if layout.ctrl_c:
-        where = ", ".join(str(i + 1) for i in layout.ctrl_c)
-        out.append(f"pasted: an echoed ^C removed at the start of line {where} "
-                   "(a run stopped by hand)")
+        out.append(Warn(Code.PASTED_CTRL_C, lines=tuple(i + 1 for i in layout.ctrl_c)))
     return out
 
 

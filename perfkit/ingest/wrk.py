@@ -27,6 +27,7 @@ from perfkit.ingest._wrkcommon import (
 from perfkit.ingest.nodata import zeros_missing
 from perfkit.model import Run
 from perfkit.units import time_ms
+from perfkit.warning import Code, Warn
 
 #: the percentiles wrk prints, in order (wrk.c ``print_stats_latency``)
 WRK_PERCENTILES = (50.0, 75.0, 90.0, 99.0)
@@ -81,12 +82,11 @@ def _read_distribution(cur: Cursor, acc: Accumulator) -> None:
             raise cur.error(expected, cur.pos - 1)
         name = f"percentiles_ms[{q:g}]"
         value = cur.convert(time_ms, m.group(2), "a latency such as 0.99ms")
-        printed[name] = acc.printed(name, value, m.group(2), "not a number: no latency data")
+        printed[name] = acc.printed(name, value, m.group(2), "latency")
     if acc.no_samples:  # the Latency row recorded nothing: its 0.00us are placeholders
-        printed, _ = zeros_missing(printed, "the Latency row recorded no sample")
+        printed, _ = zeros_missing(printed, "no-sample")
         left = [name for name, value in printed.items() if value is not None]
         if left:  # (the zeros are in the Latency row's note already)
-            acc.notes.append(f"{', '.join(left)}: printed other than 0 although the Latency "
-                             "row recorded no sample: input damaged?")
+            acc.notes.append(Warn(Code.PERCENTILES_WITHOUT_SAMPLES, fields=left))
     acc.fields["percentiles_ms"] = {q: v for q, v in zip(WRK_PERCENTILES, printed.values(),
                                                          strict=True) if v is not None}

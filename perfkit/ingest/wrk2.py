@@ -50,6 +50,7 @@ from perfkit.ingest._wrkcommon import (
 )
 from perfkit.model import Run
 from perfkit.units import calibration_ms, number, time_ms
+from perfkit.warning import Code, Warn
 
 #: the percentiles wrk2 prints above each spectrum (wrk.c ``print_hdr_latency``)
 WRK2_PERCENTILES = (50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 99.999, 100.0)
@@ -150,10 +151,7 @@ def _read_calibration(cur: Cursor, acc: Accumulator) -> None:
         mean: float | None
         mean = cur.convert(calibration_ms, m.group(1), "a latency such as 1.196ms")
         if not mean <= HIGHEST_US / 1000:
-            acc.notes.append(
-                f"calibration mean_latency_ms: wrk2 printed {m.group(1)!r}, beyond its 24 h "
-                "range (it calibrated on an empty histogram: no response had arrived yet); "
-                "kept as missing")
+            acc.notes.append(Warn(Code.CALIBRATION_OUT_OF_RANGE, token=m.group(1)))
             mean = None
         calibration.append({
             "mean_latency_ms": mean,
@@ -193,7 +191,7 @@ def _read_block(cur: Cursor, acc: Accumulator, kind: str) -> dict:
         if math.isfinite(value):
             percentiles[q] = value
         else:  # a placeholder (-nanus) or inf: missing, with a note naming it
-            acc.printed(f"{field}[{q:g}]", value, m.group(2), "not a number: no latency data")
+            acc.printed(f"{field}[{q:g}]", value, m.group(2), "latency")
     cur.blank_expected()
     if (line := cur.peek()) is not None and not SPECTRUM_TITLE.match(line) and (
             FOOTER_MEAN.match(line) or DASHES.match(line) or TOTALS.match(line)
@@ -206,9 +204,7 @@ def _read_block(cur: Cursor, acc: Accumulator, kind: str) -> dict:
     footer, where = _read_footer(cur)
     hist = _check_and_build(cur, values_us, counts, footer, where)
     if hist is None:
-        acc.notes.append(
-            f"{field}: wrk2's {kind.lower()} histogram is empty (Total count = 0): its printed "
-            "percentiles (0.00us) and footer (Mean = -nan) are placeholders, missing, not 0")
+        acc.notes.append(Warn(Code.HISTOGRAM_EMPTY, field=field, kind=kind.lower()))
         percentiles = {}
     return {"percentiles": percentiles, "histogram": hist, "footer": footer}
 
@@ -223,8 +219,7 @@ def _without_spectrum(cur: Cursor, acc: Accumulator, field: str,
         footer, _ = _read_footer(cur)
     else:
         cur.take_if(DASHES)
-    acc.notes.append(f"{field}: the 'Detailed Percentile spectrum' is left out of this output "
-                     "(as pasted): the printed percentiles are kept, no histogram is rebuilt")
+    acc.notes.append(Warn(Code.SPECTRUM_LEFT_OUT, field=field))
     return {"percentiles": percentiles, "histogram": None, "footer": footer}
 
 
@@ -370,7 +365,5 @@ def _store_blocks(acc: Accumulator, blocks: dict[str, dict]) -> None:
     # the footer's Total count equals the rebuilt histogram's (checked in _check_and_build)
     held = None if block is None or block["histogram"] is None else block["footer"]["total_count"]
     if held is not None and requests and held < COVERAGE_NOTE_BELOW * requests:
-        acc.notes.append(
-            f"histogram covers only {held} of {requests} requests (after wrk2's "
-            "calibration): its percentiles describe the end of the run only")
+        acc.notes.append(Warn(Code.HISTOGRAM_PARTIAL, held=held, requests=requests))
 

@@ -30,6 +30,10 @@ from perfkit.formatting import (
 )
 from perfkit.present.tables import Column, Table
 from perfkit.vocabulary import SIGNIFICANT
+from perfkit.warning import Code
+
+#: a run's warnings that its latencies come from a closed loop (noted on latency metrics)
+CLOSED_LOOP = (Code.WRK_CLOSED_LOOP, Code.CLOSED_LOOP)
 
 __all__ = ["SIGNIFICANT", "change_text", "comparison", "detectable_text", "row_runs"]
 
@@ -96,7 +100,7 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
     notes = Footnotes()
     m = table.metric
     closed = sorted({w for r in runs if r.closed_loop for w in r.warnings
-                     if "closed-loop" in w}) if m.is_latency else []
+                     if w.code in CLOSED_LOOP}, key=str) if m.is_latency else []
     mark = notes.mark([*closed, *table.warnings])
     holm = f", Holm over {table.family} rows" if table.family > 1 else ""
     unit = f", {m.unit}" if m.unit else ""
@@ -136,7 +140,7 @@ def comparison(table: ComparisonTable, runs: Iterable = ()) -> Table:
                      _p(c.p_value) or "-", _p(row.p_adjusted) or "-",
                      f"{c.n_base} vs {c.n_new} {notes.mark([*row.warnings, *_without(row)])}"
                      .rstrip(), *([row.mechanism.text()] if mechanism else [])))
-    return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
+    return Table(tuple(cols), tuple(rows), title, tuple(notes.items))
 
 
 def _change(row) -> str:

@@ -17,6 +17,7 @@ from perfkit.formatting import Footnotes, fmt_sig, level_text
 from perfkit.present.compare import _p
 from perfkit.present.tables import Column, Table
 from perfkit.vocabulary import SIGNIFICANT, Verdict
+from perfkit.warning import Warn
 
 
 # -- factorial effects ----------------------------------------------------------------------------
@@ -88,10 +89,10 @@ def effects_table(result: FactorialResult, variation: bool = True) -> Table:
         if mechanism:
             cells.append(r["mechanism"])
         rows.append(tuple(cells))
-    return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
+    return Table(tuple(cols), tuple(rows), title, tuple(notes.items))
 
 
-def _verdict(verdict: str, warnings: Sequence[str], notes: Footnotes) -> str:
+def _verdict(verdict: str, warnings: Sequence[Warn], notes: Footnotes) -> str:
     """A verdict, with the mark of its cap warnings (an artefact, or a count or rate a cap
     affects)."""
     return f"{verdict} {notes.mark(warnings)}".rstrip() if warnings else verdict
@@ -162,4 +163,4 @@ def simple_effects(result: FactorialResult) -> Table:
     return Table(tuple(cols), tuple(rows), "simple effects (each factor at each level of the "
                  "other, where the interaction is significant; Holm over the levels of the "
                  f"other factor, {result.interval_words(simple=True)}){how}",
-                 tuple(notes.texts))
+                 tuple(notes.items))

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from enum import StrEnum
 
 from perfkit.formatting import fmt_num, level_text
 from perfkit.present.tables import Column, Table
+from perfkit.wording import verdict_words
 
 # -- any tidy frame ------------------------------------------------------------------------
 _SUFFIX_UNITS = (("_bytes_per_s", "B/s"), ("_rps", "req/s"), ("_ms", "ms"), ("_us", "us"),
@@ -27,6 +29,11 @@ def column(name: str, numeric: bool) -> Column:
     return Column(words.replace("_", " "), unit, numeric)
 
 
+#: the columns whose values are identities of the vocabulary, shown in their words
+#: (:func:`perfkit.wording.verdict_words`: ``stable`` -> ``no drift beyond ±10%``)
+WORDED_COLUMNS = ("verdict", "kind", "status")
+
+
 def frame(table, title: str = "", digits: int = 3, hide: Sequence[str] = ("warnings",)) -> Table:
     """Any tidy frame as a :class:`Table`: units from the column suffixes, floats to ``digits``
     significant digits, whole numbers without a decimal point, missing as blank; a column
@@ -43,7 +50,13 @@ def frame(table, title: str = "", digits: int = 3, hide: Sequence[str] = ("warni
         values = shown[name]
         numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
         cols.append(column(str(name), numeric))
+        # a verdict column's values are identities (read back from a CSV, or made plain str
+        # on the way: not always the enum's members), worded here
+        worded = str(name) in WORDED_COLUMNS or str(name).endswith("_verdict")
         cells.append(["" if v is None or v is pd.NA or (isinstance(v, float) and v != v)
-                      else fmt_num(v, digits) if numeric else level_text(v) for v in values])
+                      else fmt_num(v, digits) if numeric
+                      else verdict_words(v) if worded or isinstance(v, StrEnum)
+                      else level_text(v)
+                      for v in values])
     rows = tuple(zip(*cells, strict=True)) if cells else ()
     return Table(tuple(cols), tuple(tuple(r) for r in rows), title)

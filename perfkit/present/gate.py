@@ -33,6 +33,7 @@ from perfkit.formatting import Footnotes, change_ci, fmt_p, interval_text, level
 from perfkit.present.tables import Column, Table
 from perfkit.safetext import xml_text
 from perfkit.vocabulary import GateOutcome, GateStatus
+from perfkit.warning import Code, Warn
 
 #: a gate's overall status as the headline of ``perfkit gate`` and JUnit XML write it (a CI
 #: contract: ``perfkit gate: REGRESSION (exit 1; ...)``)
@@ -76,14 +77,14 @@ def key_text(keys: Sequence[str], key: Sequence) -> str:
 
 
 # -- gate -------------------------------------------------------------------------------------
-def table_warnings(result: GateResult) -> list[str]:
+def table_warnings(result: GateResult) -> list[Warn]:
     """The comparisons' warnings once each; one that not every metric shares (the drift
-    check) names its metric."""
-    out: list[str] = []
+    check) names its metric (:attr:`Code.OF_METRIC`)."""
+    out: list[Warn] = []
     for t in result.tables:
         for w in t.warnings:
             shared = all(w in other.warnings for other in result.tables)
-            out.append(w if shared else f"{t.metric.name}: {w}")
+            out.append(w if shared else Warn(Code.OF_METRIC, metric=t.metric.name, warning=w))
     return list(dict.fromkeys(out))
 
 
@@ -115,7 +116,7 @@ def gate(result: GateResult) -> Table:
                      change(c.ratio, c.ratio_ci_low, c.ratio_ci_high),
                      pct_change(g.threshold_ratio), _p(g.row.p_adjusted), gate_status(g),
                      g.reason, f"{c.n_base} vs {c.n_new} {notes.mark(g.row.warnings)}".rstrip()))
-    return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
+    return Table(tuple(cols), tuple(rows), title, tuple(notes.items))
 
 
 def junit(result: GateResult, left_out: Sequence[str] = ()) -> str:
@@ -160,7 +161,7 @@ def junit(result: GateResult, left_out: Sequence[str] = ()) -> str:
                                           "type": str(g.outcome)}).text = _details(g)
         ET.SubElement(case, "system-out").text = _details(g)
     if warns:
-        ET.SubElement(suite, "system-err").text = "\n".join(warns)
+        ET.SubElement(suite, "system-err").text = "\n".join(map(str, warns))
     for element in root.iter():  # a name may hold what XML 1.0 cannot (ESC, BEL): escaped
         element.attrib = {k: xml_text(v) for k, v in element.attrib.items()}
         if element.text:

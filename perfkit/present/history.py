@@ -49,7 +49,7 @@ def series(analysis: HistoryAnalysis) -> list[Table]:
         cols = (Column("label"), Column("time (UTC)"), Column("runs", right=True),
                 Column("median", m.unit, True), Column("interval", m.unit),
                 Column("segment", right=True), Column("change point"))
-        out.append(Table(cols, tuple(rows), title, tuple(notes.texts)))
+        out.append(Table(cols, tuple(rows), title, tuple(notes.items)))
         out.append(change_points(changes, analysis, s.key))
         out.append(recent(analysis, s.key))
     return out
@@ -80,7 +80,7 @@ def recent(analysis: HistoryAnalysis, key: Sequence) -> Table:
              "at the end of a history")
     cols = (Column("newest labels"), Column("against"), Column("ratio newest/before"),
             Column("p", right=True), Column("verdict"))
-    return Table(cols, tuple(rows), title, tuple(notes.texts))
+    return Table(cols, tuple(rows), title, tuple(notes.items))
 
 
 def _rows_of(frame: pd.DataFrame, keys: Sequence[str], key: Sequence) -> pd.DataFrame:
@@ -116,7 +116,7 @@ def change_points(changes: pd.DataFrame, analysis: HistoryAnalysis, key: Sequenc
             Column("Hodges-Lehmann ratio after/before"),
             Column("p", right=True), Column("p adjacent", right=True), Column("direction"),
             Column("support"))
-    return Table(cols, tuple(rows), title, tuple(notes.texts))
+    return Table(cols, tuple(rows), title, tuple(notes.items))
 
 
 def history_gates(items: Sequence[HistoryGate], keys: Sequence[str],

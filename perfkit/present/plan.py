@@ -43,7 +43,7 @@ def plan(p: PowerPlan) -> Table:
         rows.append((*(level_text(v) for v in r.key),
                      f"{r.n_base} vs {r.n_new} {notes.mark(r.warnings)}".rstrip(),
                      f"{r.needed.log_sd:.3f}", _need_text(r.needed), *observed, now, detects))
-    return Table(tuple(cols), tuple(rows), title, tuple(notes.texts))
+    return Table(tuple(cols), tuple(rows), title, tuple(notes.items))
 
 
 def _need_text(needed: RunsNeeded) -> str:

@@ -18,6 +18,8 @@ from perfkit.analysis.scaling import (
     ScalingResult,
     ScalingTable,
     SloTable,
+    rate_reason,
+    stated,
 )
 from perfkit.analysis.scaling import not_estimable as slo_not_estimable
 from perfkit.formatting import Footnotes, fmt_num, fmt_sig, level_text, pct
@@ -25,6 +27,7 @@ from perfkit.model import percentile_label
 from perfkit.present.compare import _median
 from perfkit.present.tables import Column, Table
 from perfkit.vocabulary import RunStatus, SloVerdict
+from perfkit.warning import Warn
 
 
 def _label(by: Sequence[str], key: Sequence) -> str:
@@ -57,7 +60,8 @@ def _model(r: ScalingResult, table: ScalingTable, threats: Sequence[str] = ()) -
     cols = (Column(MODEL_NAMES.get(r.model, "model")), Column("estimate", right=True),
             Column(f"{pct(table.confidence)} CI"))
     if fit is None:
-        return Table(cols, (("none", "-", notes.mark(r.reason)),), title, tuple(notes.texts))
+        return Table(cols, (("none", "-", notes.mark([] if r.reason is None else r.reason)),),
+                     title, tuple(notes.items))
     rows = []
     for p in fit.parameters():
         name = {"gamma": f"gamma [{unit}/N]" if unit else "gamma", "n_star": "N*"}.get(
@@ -67,19 +71,20 @@ def _model(r: ScalingResult, table: ScalingTable, threats: Sequence[str] = ()) -
             if r.n_star_not_estimable:
                 interval = not_estimable_text(r.n_star_not_estimable)
             scope = [f"N* is {r.peak_scope}"] if r.peak_scope else []
-            interval += " " + notes.mark([*scope, fit.n_star_reason, *fit.n_star_warnings,
-                                          *threats])
+            reason = [fit.n_star_reason] if fit.n_star_reason is not None else []
+            interval += " " + notes.mark([*scope, *reason, *fit.n_star_warnings, *threats])
         elif p["ci_method"] == "percentile":
             interval += " " + notes.mark(f"{p['parameter']}: a percentile interval of the "
                                          "refits (on its bound, where bootstrap-t is "
                                          "degenerate)")
         rows.append((name, fmt_sig(p["estimate"]), interval))
     if fit.n_star is None:
-        rows.append(("N*", "-", "no peak claimed " + notes.mark(r.reason or fit.n_star_reason)))
+        why = r.reason or fit.n_star_reason
+        rows.append(("N*", "-", "no peak claimed " + notes.mark([] if why is None else why)))
     rest = [w for w in fit.warnings if w not in fit.n_star_warnings]
     rows.append((f"residual SE [{unit}]" if unit else "residual SE", fmt_sig(fit.residual_se),
                  f"({fit.n_obs} runs, {fit.dof} df) {notes.mark(rest)}".rstrip()))
-    return Table(cols, tuple(rows), title, tuple(notes.texts))
+    return Table(cols, tuple(rows), title, tuple(notes.items))
 
 
 def _littles(r: ScalingResult) -> Table:
@@ -87,7 +92,7 @@ def _littles(r: ScalingResult) -> Table:
     locust = bool((r.rows.frame["tool"] == "locust").any())
     rows = _littles_rows(r, notes, locust, ())
     return Table(_littles_columns(r.n_column, locust, ()), tuple(rows),
-                 f"{_label(r.by, r.key)}: Little's law (medians of runs)", tuple(notes.texts))
+                 f"{_label(r.by, r.key)}: Little's law (medians of runs)", tuple(notes.items))
 
 
 def littles(table: ScalingTable) -> Table:
@@ -102,7 +107,7 @@ def littles(table: ScalingTable) -> Table:
              f"+-{LITTLE_TOLERANCE:.0%}) when every {table.n_column[:-1]} holds one request at "
              "a time")
     return Table(_littles_columns(table.n_column, locust, by), tuple(rows), title,
-                 tuple(notes.texts))
+                 tuple(notes.items))
 
 
 def _littles_columns(n_column: str, locust: bool, by: Sequence[str]) -> tuple[Column, ...]:
@@ -160,15 +165,16 @@ def slo(table: SloTable) -> list[Table]:
     for b in table.brackets:
         notes = Footnotes()
         common = set.intersection(*(set(v.warnings) for v in b.bracket.rates))
-        marks = notes.mark([*table.warnings, *b.bracket.warnings, *sorted(common)])
+        marks = notes.mark([*table.warnings, *b.bracket.warnings, *sorted(common, key=str)])
         answer = bracket_text(*b.bracket.bracket, b.inconclusive_rps)
         title = (f"{_label(b.by, b.key)} ({b.n_runs} runs): SLO {q} < {fmt_num(table.slo_ms)} "
                  f"ms, bracket {answer} {marks}").rstrip()
         rows = []
         for v in b.bracket.rates:
-            extra = [notes.mark(_stated(w, notes.texts)) for w in v.warnings if w not in common]
+            said = [n for n in notes.items if isinstance(n, Warn)]
+            extra = [notes.mark(stated(w, said) or w) for w in v.warnings if w not in common]
             if v.verdict != SloVerdict.PASS:
-                extra.insert(0, notes.mark(f"{fmt_num(v.rate_rps)} req/s: {v.reason}"))
+                extra.insert(0, notes.mark(rate_reason(v)))
             counts = [str(v.n_kept_up), str(v.n_short), str(v.n_saturated)]
             rows.append((fmt_num(v.rate_rps), *counts, *([str(v.n_failed)] if any_failed else []),
                          _rate_value(v),
@@ -177,7 +183,7 @@ def slo(table: SloTable) -> list[Table]:
                 Column(RunStatus.SHORT, right=True), Column(RunStatus.SATURATED, right=True),
                 *([Column(RunStatus.FAILED, right=True)] if any_failed else []),
                 Column(f"{q} with {pct(table.confidence)} CI", "ms", True), Column("verdict"))
-        out.append(Table(cols, tuple(rows), title, tuple(notes.texts)))
+        out.append(Table(cols, tuple(rows), title, tuple(notes.items)))
     return out
 
 
@@ -185,7 +191,3 @@ def _rate_value(v) -> str:
     """A rate's percentile with its interval, or why the interval is not estimable."""
     return _median(v.estimate_ms, v.ci_low_ms, v.ci_high_ms, slo_not_estimable(v))
 
-
-def _stated(warning: str, stated: Sequence[str]) -> str:
-    """``warning``, or the note already stated that holds it word for word."""
-    return next((s for s in stated if warning in s), warning)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from perfkit.safetext import csv_cell, csv_lines, terminal
+from perfkit.warning import Warn
 
 if TYPE_CHECKING:  # only csv_text takes a frame: rendering a Table needs no pandas
     import pandas as pd
@@ -91,12 +92,14 @@ class Column:
 
 @dataclasses.dataclass(frozen=True)
 class Table:
-    """Formatted cells under headers, with a title above and numbered notes below."""
+    """Formatted cells under headers, with a title above and numbered notes below: each note a
+    coded warning (:class:`perfkit.warning.Warn`, worded when the table is rendered) or a
+    text the presentation wrote."""
 
     columns: tuple[Column, ...]
     rows: tuple[tuple[str, ...], ...]
     title: str = ""
-    notes: tuple[str, ...] = ()
+    notes: tuple[Warn | str, ...] = ()
 
     def __post_init__(self) -> None:
         for row in self.rows:
@@ -133,7 +136,7 @@ def _text(t: Table) -> str:
     out = [*(terminal(x) for x in t.title.split("\n")), ""] if t.title else []
     out += [line(header), *(line(r) for r in rows)]
     if t.notes:
-        out += [""] + [f"[{i}] {terminal(n)}" for i, n in enumerate(t.notes, 1)]
+        out += [""] + [f"[{i}] {terminal(str(n))}" for i, n in enumerate(t.notes, 1)]
     return "\n".join(out) + "\n"
 
 
@@ -164,7 +167,7 @@ def _markdown(t: Table) -> str:
     out.append("|" + "|".join("---:" if c.right else ":---" for c in t.columns) + "|")
     out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in t.rows]
     if t.notes:
-        out += [""] + [f"[{i}] {_md_text(n)}  " for i, n in enumerate(t.notes, 1)]
+        out += [""] + [f"[{i}] {_md_text(str(n))}  " for i, n in enumerate(t.notes, 1)]
     return "\n".join(out) + "\n"
 
 
@@ -224,7 +227,7 @@ def _latex(t: Table) -> str:
     lines += [r"\bottomrule", r"\end{tabular}"]
     if t.notes:
         lines.append(r"\par\smallskip\footnotesize")
-        lines += [f"[{i}] " + latex_escape(n) + r"\par" for i, n in enumerate(t.notes, 1)]
+        lines += [f"[{i}] " + latex_escape(str(n)) + r"\par" for i, n in enumerate(t.notes, 1)]
     lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"
 
@@ -265,7 +268,7 @@ def _html(t: Table) -> str:
     first, *rest = _title_lines(t) or [""]
     title = (f'<p class="perfkit-caption"><b>{esc(first)}</b>'
              + "".join(f"<br>{esc(x)}" for x in rest) + "</p>") if t.title else ""
-    notes = ("<ol class=\"perfkit-notes\">" + "".join(f"<li>{esc(n)}</li>" for n in t.notes)
+    notes = ("<ol class=\"perfkit-notes\">" + "".join(f"<li>{esc(str(n))}</li>" for n in t.notes)
              + "</ol>") if t.notes else ""
     return (f'{title}<div class="perfkit-scroll"><table class="perfkit-table"><thead><tr>{head}'
             f"</tr></thead><tbody>{body}</tbody></table></div>{notes}")

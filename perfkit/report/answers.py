@@ -10,7 +10,8 @@ The pages and the index show answers the same way (:func:`answers_html`):
   run of rows of one group led by the group's name (``Effect of keepalive``);
 - what was counted beside an answer (:attr:`Answer.mechanism`) is shown once: a later row
   that counted the same (the p99 and the throughput of one contrast) links to the first;
-- every caveat is one numbered entry (``id="caveat-N"``) that names every row it affects; a
+- every caveat (a coded warning, the same by its code and fields; or a text) is one numbered
+  entry (``id="caveat-N"``), in full, that names every row it affects; a
   caveat that bears on every row of a group is marked once, on the group's heading; a row
   carries at most one mark, linked to the first of its own caveats (the entries of its
   others name it too).
@@ -23,10 +24,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from perfkit.formatting import consecutive_runs, fmt_ci, fmt_pct_change, fmt_sig
-from perfkit.report.condense import Said
 from perfkit.report.condense import escape as _e
 from perfkit.vocabulary import ARTEFACT as _ARTEFACT
 from perfkit.vocabulary import Verdict
+from perfkit.warning import Warn
+from perfkit.wording import verdict_words
+
+#: a caveat: a coded warning, or a text (a threat to validity, a page's own prose)
+Caveat = Warn | str
 
 #: where a row is listed: the answers table ...
 ANSWERED = "answered"
@@ -67,7 +72,7 @@ class Answer:
     answer: str
     verdict: str = ""
     n: str = ""
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Caveat, ...] = ()
     group: str = ""
     topic: str = ""
     kind: str = ANSWERED
@@ -81,19 +86,24 @@ class Answer:
         return f"{self.answer}; counted: {self.mechanism}" if self.mechanism else self.answer
 
     def text(self) -> str:
-        parts = [p for p in (self.verdict, f"n = {self.n}" if self.n else "") if p]
+        parts = [p for p in (verdict_words(self.verdict), f"n = {self.n}" if self.n else "")
+                 if p]
         extra = f" ({'; '.join(parts)})" if parts else ""
         return f"{self.question}: {self.shown}{extra}" + "".join(
             f"\n  - {w}" for w in self.warnings)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "warnings": list(self.warnings)}
+        """The fields as JSON (a coded warning as :meth:`Warn.to_dict`, a text as itself)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["warnings"] = [w.to_dict() if isinstance(w, Warn) else w for w in self.warnings]
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Answer:
         names = {f.name for f in dataclasses.fields(cls)}
-        fields: dict[str, Any] = {k: (tuple(v) if k == "warnings" else v)
-                                  for k, v in data.items() if k in names}
+        fields: dict[str, Any] = {k: v for k, v in data.items() if k in names}
+        fields["warnings"] = tuple(Warn.decode(w) if isinstance(w, Mapping) else w
+                                   for w in data.get("warnings", ()))
         return cls(**fields)
 
 
@@ -121,7 +131,7 @@ class Caveats:
     heading it is marked (it bears on all their rows); ``marks``: per row, the one note number shown
     beside it (None: none); ``group_marks``: per group, the one note number on its heading."""
 
-    notes: tuple[str, ...]
+    notes: tuple[Caveat, ...]
     rows: tuple[tuple[int, ...], ...]
     groups: tuple[tuple[str, ...], ...]
     marks: tuple[int | None, ...]
@@ -129,21 +139,22 @@ class Caveats:
 
 
 def number(items: Sequence[Answer], start: int = 1) -> Caveats:
-    """Number the caveats of ``items`` (rows numbered from ``start``): each distinct text
-    once; one borne by every row of a group of two or more rows is marked on the group."""
+    """Number the caveats of ``items`` (rows numbered from ``start``): each distinct caveat
+    once (a warning by its code and fields, a text by its words); one borne by every row of a
+    group of two or more rows is marked on the group."""
     groups: dict[str, list[int]] = {}
     for i, a in enumerate(items):
         if a.kind == ANSWERED:  # a group's heading is in the table: its answered rows
             groups.setdefault(a.group, []).append(i)
     common = {g: set.intersection(*(set(items[i].warnings) for i in idx))
               for g, idx in groups.items() if len(idx) > 1 and g}
-    notes: list[str] = []
-    rows: dict[str, list[int]] = {}
-    on: dict[str, list[str]] = {}
+    notes: list[Caveat] = []
+    rows: dict[Caveat, list[int]] = {}
+    on: dict[Caveat, list[str]] = {}
     marks: list[int | None] = []
     group_marks: dict[str, int] = {}
 
-    def note(text: str) -> int:
+    def note(text: Caveat) -> int:
         if text not in rows:
             notes.append(text)
             rows[text], on[text] = [], []
@@ -204,7 +215,8 @@ def _row(a: Answer, k: int, mark: int | None, prefix: str, same: int | None = No
     return (f'<tr id="{prefix}row-{k}"><td class="num">{k}</td>'
             f'<td class="question">{_e(a.question)}{_mark(mark, prefix)}</td>'
             f'<td class="answer">{_answer(a, same, prefix)}</td>'
-            f'<td class="verdict">{_e(a.verdict)}</td><td class="n">{_e(a.n)}</td></tr>')
+            f'<td class="verdict">{_e(verdict_words(a.verdict))}</td>'
+            f'<td class="n">{_e(a.n)}</td></tr>')
 
 
 def _first_counted(rows: Sequence[Answer]) -> list[int | None]:
@@ -271,19 +283,16 @@ def answers_html(items: Iterable[Answer], prefix: str = "", heading: str = "h2",
                    '<ul class="answers-aside">' + "".join(
                        f'<li id="{prefix}row-{k}">{k}. '
                        + (f'<span class="aside-group">{_e(h)}</span> — ' if h else "")
-                       + f"{_e(a.question)}: {_e(a.answer)} <i>{_e(a.verdict or a.kind)}</i>"
+                       + f"{_e(a.question)}: {_e(a.answer)} "
+                       f"<i>{_e(verdict_words(a.verdict or a.kind))}</i>"
                        + (f" ({_e(a.n)})" if a.n else "") + _mark(cav.marks[k - 1], prefix)
                        + _counted(a, same[k - 1], prefix) + "</li>"
                        for k, (a, h) in enumerate(zip(aside, heads, strict=True), len(shown) + 1))
                    + "</ul>")
-    if cav.notes:
-        said, condensed = Said(), []
-        for i, t in enumerate(cav.notes, 1):
-            condensed.append(said.condense(t))
-            said.add(t, f"caveat {i}")
+    if cav.notes:  # each caveat once (number(): one entry per code and fields, or text)
         entries = "".join(
             f'<li id="{prefix}caveat-{i}">{_e(t)}{_named(r, prefix)}</li>'
-            for i, (t, r) in enumerate(zip(condensed, cav.rows, strict=True), 1))
+            for i, (t, r) in enumerate(zip(cav.notes, cav.rows, strict=True), 1))
         out.append(f'<details class="caveats"{" open" if caveats_open else ""}>'
                    f"<summary>Caveats ({len(cav.notes)}), each once, with the rows it "
                    f'affects</summary><ol class="perfkit-notes caveats">{entries}</ol>'

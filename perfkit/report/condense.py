@@ -1,12 +1,12 @@
-"""Each caveat once per page: a text already said is referred to, not repeated.
+"""Each caveat once per page: a caveat already said is referred to by number, not repeated.
 
-The analysis words a caveat in full wherever it applies: the 1 s SYN-timeout caveat of 8 runs
-and of 5 of them share two long clauses and differ in their run lists. A page that showed
-each in full would say those clauses again and again. :class:`Said` keeps what a page has
-said, with how to refer to it (``"caveat 5"``); :meth:`Said.condense` returns a text with
-every span of :data:`MIN_CHARS` or more that an earlier text holds replaced by a reference
-to it, and a text said before as a whole by the reference alone. The files (CSV, Markdown,
-LaTeX) keep every text in full: only the page condenses.
+A caveat is a coded warning (:class:`perfkit.warning.Warn`) or a text (a threat to validity, a
+page's own prose). Its identity is its code and fields, or its text: two caveats are the same
+when they are equal, never because their words look alike. :class:`Said` keeps what a page has
+said, with how to refer to it (``"caveat 5"``); :meth:`Said.condense` returns a caveat's words,
+or ``"as caveat 5"`` when the page said that caveat before. A caveat is said in full or
+referred to as a whole: nothing is spliced into another. The files (CSV, Markdown, LaTeX) keep
+every caveat in full: only the page refers.
 
 The page's text helpers live here too: :func:`condensed_table` (a table's notes and title
 lines said before, referred to), :func:`fold_notes` (long notes collapsed), :func:`code`
@@ -19,96 +19,40 @@ from __future__ import annotations
 import dataclasses
 import html
 import re
-from difflib import SequenceMatcher
 from typing import Any
 
-#: the shortest span worth replacing by a reference (characters)
+from perfkit.warning import Warn
+
+#: a long cell a table repeats (characters): referred to rather than shown again
 MIN_CHARS = 80
-#: the opening words of a text that are never replaced (they say what it is about)
-KEEP_WORDS = 8
-#: the first of the private-use characters that stand for the references put in a text
-_TOKEN = 0xE000
 #: caveats and table notes longer than this in all (characters) are shown collapsed
 OPEN_NOTE_CHARS = 240
 
 
-def _snap(text: str, start: int, end: int) -> tuple[int, int]:
-    """``[start, end)`` shrunk to whole words (and spaces around them)."""
-    if start > 0 and not text[start - 1].isspace():
-        nxt = text.find(" ", start)
-        start = end if nxt < 0 or nxt >= end else nxt + 1
-    if end < len(text) and not text[end].isspace() and text[end] not in ",;:.)":
-        prev = text.rfind(" ", start, end)
-        end = start if prev < 0 else prev
-    return start, end
-
-
-#: where a clause of a caveat ends (what a reference may take whole)
-_CLAUSE_ENDS = (": ", "; ", ", ", ". ")
-#: the words at most that a reference takes beyond its span, to end at a clause's bounds
-_CLAUSE_WORDS = 3
-
-
-def _clauses(text: str, start: int, end: int, earlier: str) -> tuple[int, int]:
-    """``[start, end)`` grown to the clause it lies in, where the clause holds no more than
-    :data:`_CLAUSE_WORDS` words beyond it and the grown span is still words of ``earlier``
-    (a reference never takes a word the earlier text does not say): "interact at 64
-    connections: each factor's effect there depends ..." refers from the colon on, not from
-    "factor's"."""
-    head = text[:start]
-    cut = max(head.rfind(sep) for sep in _CLAUSE_ENDS)
-    if cut >= 0 and len(head[cut + 2:].split()) <= _CLAUSE_WORDS \
-            and text[cut + 2:end] in earlier:
-        start = cut + 2
-    tail = text[end:]
-    stops = [i for i in (tail.find(sep) for sep in ("; ", ". ")) if i >= 0]
-    stop = min(stops) if stops else len(tail.rstrip(" ."))
-    if len(tail[:stop].split()) <= _CLAUSE_WORDS and text[start:end + stop] in earlier:
-        end += stop
-    return start, end
-
-
 @dataclasses.dataclass
 class Said:
-    """What a page has said so far: text -> how to refer to it."""
+    """What a page has said so far: caveat (a warning, or a text) -> how to refer to it."""
 
-    refs: dict[str, str] = dataclasses.field(default_factory=dict)
+    refs: dict[Warn | str, str] = dataclasses.field(default_factory=dict)
+    #: the words of the warnings said, so that the same words given as text are known too
+    words: dict[str, str] = dataclasses.field(default_factory=dict)
 
-    def add(self, text: str, ref: str) -> None:
-        self.refs.setdefault(text, ref)
+    def add(self, caveat: Warn | str, ref: str) -> None:
+        self.refs.setdefault(caveat, ref)
+        if isinstance(caveat, Warn):
+            self.words.setdefault(caveat.text, ref)
 
-    def condense(self, text: str, min_chars: int = MIN_CHARS) -> str:
-        """``text`` with the spans said before replaced by ``(as in REF)`` (``(the rest as in
-        REF)`` where the span ends the text), each grown to its clause's bounds
-        (:func:`_clauses`); a text said before whole is ``as REF``."""
-        if text in self.refs:
-            return f"as {self.refs[text]}"
-        out = text
-        # a text keeps its opening words, so that it still says what it is about
-        keep = len(" ".join(text.split(" ")[:KEEP_WORDS]))
-        # a reference put in stands as one private-use character until the end, so that a
-        # later pass never matches (and nests a reference in) the words a reference quotes
-        inserted: list[str] = []
-        for _ in range(8):  # each pass replaces the longest span left
-            best = None
-            for earlier, ref in self.refs.items():
-                m = SequenceMatcher(None, out, earlier, autojunk=False).find_longest_match(
-                    keep, len(out), 0, len(earlier))
-                if m.size >= min_chars and (best is None or m.size > best[0].size):
-                    best = (m, ref, earlier)
-            if best is None:
-                break
-            m, ref, said = best
-            start, end = _snap(out, m.a, m.a + m.size)
-            if end - start < min_chars:
-                break
-            start, end = _clauses(out, start, end, said)
-            head, tail = out[:start].rstrip(" :;,"), out[end:]
-            inserted.append(f"(as in {ref})" if tail.strip(" .") else f"(the rest as in {ref})")
-            out = f"{head} {chr(_TOKEN + len(inserted) - 1)}{tail}"
-        for i, reference in enumerate(inserted):
-            out = out.replace(chr(_TOKEN + i), reference)
-        return out
+    def ref(self, caveat: Warn | str) -> str | None:
+        """How to refer to ``caveat`` when the page said it before, else None."""
+        found = self.refs.get(caveat)
+        if found is None and isinstance(caveat, str):
+            found = self.words.get(caveat)
+        return found
+
+    def condense(self, caveat: Warn | str) -> str:
+        """The words of ``caveat``, or ``as REF`` when the page said it before."""
+        found = self.ref(caveat)
+        return str(caveat) if found is None else f"as {found}"
 
 
 def condensed_table(said: Said, table: Any, name: str) -> Any:

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from perfkit.analysis.context import HOST_BUSY_PERCENT, RECORDED, Provenance, backlog_text
 from perfkit.analysis.core import GENERATOR_BUSY
 from perfkit.formatting import consecutive_runs, level_text
-from perfkit.model import WRK_LATENCY
 from perfkit.vocabulary import RunStatus
+from perfkit.wording import WRK_LATENCY
 
 #: the report's Methods page (every page links to it; :mod:`perfkit.report.methods_page`)
 PAGE = "methods.html"

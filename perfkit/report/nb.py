@@ -15,7 +15,8 @@ and then shows everything through ``report``:
 - :meth:`Report.answers`: the answers, shown first (one row per designed question, grouped;
   each caveat numbered once with the rows it affects: :mod:`perfkit.report.answers`) and
   collected by the report's ``index.html``; every later note, table note and threat that
-  repeats a caveat refers to it instead (:mod:`perfkit.report.condense`);
+  is a caveat said before (the same code and fields, or the same text) refers to it instead
+  (:mod:`perfkit.report.condense`);
 - :meth:`Report.methods`: the Methods records of each experiment, written from its manifests,
   for the Methods page; the page shows a link to it and the backend its numbers depend on;
 - :meth:`Report.note`: a caveat or warning, escaped (collapsed when long);
@@ -46,7 +47,7 @@ from perfkit._fsutil import flock, write_bytes_atomic
 from perfkit.formatting import PROGRESS_ENV, fmt_num
 from perfkit.present.tables import csv_text, render
 from perfkit.report import order
-from perfkit.report.answers import Answer, answers_html, answers_text
+from perfkit.report.answers import Answer, Caveat, answers_html, answers_text
 from perfkit.report.condense import (
     OPEN_NOTE_CHARS,
     Said,
@@ -57,6 +58,7 @@ from perfkit.report.condense import (
     opening,
 )
 from perfkit.report.nb_files import META_KEY, Files, slug
+from perfkit.warning import Warn
 
 #: the most rows a table shows on a page; a longer one is written to CSV and linked
 MAX_SHOWN_ROWS = 60
@@ -116,8 +118,8 @@ class Report(Files):
     #: recorded with each figure so that tests can check one colour per configuration
     shown: dict[str, str] = dataclasses.field(default_factory=dict)
     _palette: Any = dataclasses.field(default=None, repr=False)
-    #: the caveats the page's answers number (text -> number): said once, linked after
-    said: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: the caveats the page's answers number (caveat -> number): said once, linked after
+    said: dict[Caveat, int] = dataclasses.field(default_factory=dict)
     #: every caveat and note the page has shown, to refer to rather than repeat
     page: Said = dataclasses.field(default_factory=Said)
     _gather: list = dataclasses.field(default_factory=list, repr=False)
@@ -265,8 +267,9 @@ class Report(Files):
         if not items:
             return
         body, cav = answers_html(items, heading="h3")
-        self.said.update({t: i for i, t in enumerate(cav.notes, 1)})
         for i, t in enumerate(cav.notes, 1):
+            self.said.setdefault(t, i)
+            self.said.setdefault(str(t), i)  # the same words given as text are this caveat
             self.page.add(t, f"caveat {i}")
         self._show({"text/html": f'<div class="perfkit-answers"><h2>Answers</h2>{body}</div>',
                   "text/plain": answers_text(items)},
@@ -302,26 +305,26 @@ class Report(Files):
                  {META_KEY: {"methods": {k: dict(v) for k, v in records.items()},
                              "notebook": self.name}})
 
-    def note(self, text: str | Iterable[str], kind: str = "warning",
+    def note(self, text: Caveat | Iterable[Caveat], kind: str = "warning",
              title: str | None = None) -> None:
         """Show a caveat (one paragraph, or a list when several lines are given); ``kind``
         ``"text"``: prose written from the data (paragraphs, no frame); ``title``: a heading
         above it, saying what the list is. A caveat already given among the page's answers
         is not repeated: a link to it stands in its place; caveats longer than
         :data:`OPEN_NOTE_CHARS` in all are collapsed."""
-        lines = [text] if isinstance(text, str) else [str(t) for t in text]
-        if not lines:
+        given = [text] if isinstance(text, str | Warn) else list(text)
+        if not given:
             return
-        first = lines[0]  # the summary opens with it in full, never with a reference
+        first = str(given[0])  # the summary opens with it in full, never with a reference
+        lines = [str(t) for t in given]
         if kind == "warning":
-            said = [self.said[t] for t in lines if t in self.said]
-            lines = [t for t in lines if t not in self.said]
-            first = lines[0] if lines else first
-            shown = []
-            for t in lines:
-                shown.append(self.page.condense(t))
-                self.page.add(t, f"the note “{opening(t, 6)}”")
-            lines = shown
+            said = [self.said[t] for t in given if t in self.said]
+            rest = [t for t in given if t not in self.said]
+            first = str(rest[0]) if rest else first
+            lines = []
+            for t in rest:
+                lines.append(self.page.condense(t))
+                self.page.add(t, f"the note “{opening(str(t), 6)}”")
             refs = ("<p>" + ("As caveat " if len(said) == 1 else "As caveats ")
                     + ", ".join(f'<a href="#caveat-{n}">{n}</a>' for n in said)
                     + " of the answers.</p>") if said else ""

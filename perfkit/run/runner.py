@@ -44,6 +44,7 @@ from perfkit.run.spec import (
 )
 from perfkit.store.manifest import MANIFEST_NAME, SCHEMA_VERSION, RunManifest, write_manifest
 from perfkit.vocabulary import ManifestStatus
+from perfkit.warning import Code, Warn
 
 #: a generator using more than this share of the cores it can use is the bottleneck
 GENERATOR_BOTTLENECK_SHARE = 0.9
@@ -259,7 +260,7 @@ def execute(spec: RunSpec, out_dir: str | os.PathLike, *, server: ServerContext 
     shown = manifest["warnings"][0 if report_status or status == ManifestStatus.COMPLETE else 1:]
     for warning in shown:
         if err is not None:
-            print(f"perfkit: warning: {run_id}: {warning}", file=err)
+            print(f"perfkit: warning: {run_id}: {warning['text']}", file=err)
     if interrupted:
         raise KeyboardInterrupt
     return RunOutcome(run_id, final, status, rc, manifest)
@@ -319,27 +320,29 @@ def _status(spec: RunSpec, child: Child, rc: int | None, tmp: Path,
     return ManifestStatus.FAILED, failure.reason(spec.tool, rc, tmp)
 
 
-def _warnings(manifest: Mapping[str, Any], status: str, reason: str | None) -> list[str]:
+def _warnings(manifest: Mapping[str, Any], status: str, reason: str | None
+              ) -> list[dict[str, Any]]:
+    """The manifest's ``warnings``: coded, each :meth:`perfkit.warning.Warn.to_dict`."""
     out = []
     if status != ManifestStatus.COMPLETE:
-        out.append(f"run {status}: {reason}")
+        out.append(Warn(Code.RUN_ENDED, status=status, reason=reason))
     share = manifest["cpu"].get("generator_cpu_share")
     if share is not None and share > GENERATOR_BOTTLENECK_SHARE:
-        out.append(f"load generator at {share:.0%} of its {manifest['cpu']['generator_cores']:g} "
-                   "core(s): the generator, not the server, may be the bottleneck")
+        out.append(Warn(Code.GENERATOR_BOTTLENECK, share=share,
+                        cores=manifest["cpu"]["generator_cores"]))
     counted = _counters_warning(manifest)
     if counted:
         out.append(counted)
-    return out
+    return [w.to_dict() for w in out]
 
 
-def _counters_warning(manifest: Mapping[str, Any]) -> str | None:
+def _counters_warning(manifest: Mapping[str, Any]) -> Warn | None:
     """A run against the testbed whose counters (stub_status, the kernel's) could not be read
     says so; so does one against a server that looks like a testbed whose state perfkit could
     not read. (Another server's counters are recorded only when asked: --stub-status.)"""
     server = manifest.get("server") or {}
     if server.get("testbed_unread"):
-        return f"{server['testbed_unread']}; give --state-dir DIR if it is yours"
+        return Warn(Code.TESTBED_UNREAD, reason=server["testbed_unread"])
     if not server.get("testbed"):
         return None
     missing = (manifest.get("counters") or {}).get("missing") or {}
@@ -350,8 +353,7 @@ def _counters_warning(manifest: Mapping[str, Any]) -> str | None:
             why[group] = reasons[0]
     if not why:
         return None
-    return ("the testbed's counters could not be read, so the run records none of them: "
-            + "; ".join(f"{group}: {reason}" for group, reason in why.items()))
+    return Warn(Code.COUNTERS_UNREAD, why=tuple(why.items()))
 
 
 def _base_manifest(spec: RunSpec, run_id: str, argv: Sequence[str], command: Sequence[str],

@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from perfkit.stats._usl_model import jacobian, snap, solve, standard_errors, usl
+from perfkit.warning import Code, Warn
 
 _LOWER = np.array([0.0, 0.0, 0.0])
 _UPPER = np.array([1.0, np.inf, np.inf])
@@ -39,7 +40,7 @@ class Replicates:
     std_errors: np.ndarray
     failed: int
     scheme: str
-    note: str = ""
+    note: Warn | None = None
 
 
 def _residual(n, x, p_hat, free, rng, size) -> np.ndarray:
@@ -72,10 +73,9 @@ def bootstrap_estimates(n, x, p_hat, free, scheme: str, n_resamples: int,
     if scheme not in SCHEMES:
         raise ValueError(f"bootstrap must be one of {SCHEMES}, got {scheme!r}")
     rng = np.random.default_rng(seed)
-    note = ""
+    note = None
     if scheme == "runs" and np.unique(n, return_counts=True)[1].min() < 2:
-        scheme, note = "wild", ("some N have a single run, so runs cannot be resampled "
-                                "within N: used the wild bootstrap instead")
+        scheme, note = "wild", Warn(Code.RUNS_BOOTSTRAP_SINGLE_RUN)
     if scheme == "runs":
         ys = _runs(n, x, rng, n_resamples)
     else:

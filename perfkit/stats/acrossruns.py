@@ -47,6 +47,7 @@ from perfkit.stats._dist import t_ppf
 from perfkit.stats._perrun import MIN_TAIL_REQUESTS, PerRun, per_run, stack_counts
 from perfkit.stats.bootstrap import PercentileCI, check_confidence, cluster_bootstrap_quantile
 from perfkit.stats.orderstats import interpolated_median_ci
+from perfkit.warning import Code, Warn
 
 #: what the default method estimates, for front ends to print next to the value
 ESTIMAND = "median of per-run percentiles"
@@ -211,7 +212,7 @@ def t_log_interval(values_ms: Sequence[float] | np.ndarray, q: float,
     check_confidence(confidence)
     v = np.asarray(values_ms, dtype=np.float64).ravel()
     good = np.isfinite(v) & (v > 0)
-    warnings: list[str] = []
+    warnings: list[Warn] = []
     if (~good).any():
         warnings.append(missing_note(int((~good).sum()), len(v), q))
     logs = np.log(v[good])
@@ -219,45 +220,38 @@ def t_log_interval(values_ms: Sequence[float] | np.ndarray, q: float,
     n = len(logs)
     if n == 0:
         return PercentileCI(q, math.nan, 0.0, math.inf, confidence, "t_log", estimand, 0,
-                            tuple(warnings + ["no runs with a value"]), 1.0)
+                            tuple(warnings + [Warn(Code.NO_RUNS_WITH_VALUE)]), 1.0)
     estimate = math.exp(float(logs.mean()))
     if n == 1:
-        warnings.append("one run: no across-runs interval; run more (>= 5 recommended)")
+        warnings.append(Warn(Code.ONE_RUN))
         return PercentileCI(q, estimate, 0.0, math.inf, confidence, "t_log", estimand, 1,
                             tuple(warnings), 1.0)
     if n < FEW_RUNS:
-        warnings.append(f"only {n} runs: the interval leans on log per-run p{q:g} being roughly "
-                        f"normal; run more (>= {FEW_RUNS})")
+        warnings.append(Warn(Code.FEW_RUNS_T_LOG, runs=n, q=q, few=FEW_RUNS))
     half = float(t_ppf(0.5 + confidence / 2.0, n - 1) * logs.std(ddof=1) / math.sqrt(n))
     centre = float(logs.mean())
     return PercentileCI(q, estimate, math.exp(centre - half), math.exp(centre + half),
                         confidence, "t_log", estimand, n, tuple(warnings), confidence)
 
 
-def missing_note(missing: int, n_runs: int, q: float) -> str:
-    return (f"{missing} of {n_runs} runs have no usable p{q:g} (failed or not measured) and "
-            "were left out: the interval describes the runs that finished")
+def missing_note(missing: int, n_runs: int, q: float) -> Warn:
+    return Warn(Code.RUNS_LEFT_OUT, missing=missing, runs=n_runs, q=q)
 
 
-def diagnostics(runs: PerRun, q: float) -> list[str]:
+def diagnostics(runs: PerRun, q: float) -> list[Warn]:
     """Warnings about the per-run values: a jump at the percentile, thin tails, a drift."""
     notes = []
     if _on_a_jump(runs):
         jumps = runs.jump_ratio[np.isfinite(runs.jump_ratio)]
         lo, hi = runs.jump_percentiles
         k = int((jumps > JUMP_RATIO).sum())
-        notes.append(
-            f"p{q:g} sits on a jump of the latency distribution in {k} of {len(jumps)} runs "
-            f"(p{lo:g} to p{hi:g} rises up to x{jumps.max():.3g}): a pause mode holds about "
-            f"{100 - q:g}% of requests, so runs land below or inside it and p{q:g} is fragile; "
-            "the interval is the exact (wider) order-statistic one; read the latency spectrum")
+        notes.append(Warn(Code.PERCENTILE_ON_JUMP, q=q, jumps=k, runs=len(jumps), low_q=lo,
+                          high_q=hi, ratio=float(jumps.max())))
     thin = runs.tail_requests < MIN_TAIL_REQUESTS
     if thin.any():
         fewest = int(np.nanmin(runs.tail_requests))
-        notes.append(
-            f"{int(thin.sum())} of {len(thin)} runs have fewer than {MIN_TAIL_REQUESTS} requests "
-            f"beyond p{q:g} (fewest {fewest}): their p{q:g} is one of their few slowest "
-            "requests and grows with the run length; compare only runs of equal length")
+        notes.append(Warn(Code.THIN_TAILS, thin=int(thin.sum()), runs=len(thin), q=q,
+                          least=MIN_TAIL_REQUESTS, fewest=fewest))
     drift = _drift(runs, q)
     if drift:
         notes.append(drift)
@@ -268,19 +262,18 @@ def diagnostics(runs: PerRun, q: float) -> list[str]:
 def _order_stats(runs: PerRun, q: float, confidence: float, failed: str) -> PercentileCI:
     v = runs.values_ms
     good = np.isfinite(v) & (v > 0)
-    warnings: list[str] = []
+    warnings: list[Warn] = []
     missing = int((~good).sum())
     if missing and failed == "exclude":
         warnings.append(missing_note(missing, len(v), q))
         v = v[good]
     elif missing:
-        warnings.append(f"{missing} of {len(v)} runs have no usable p{q:g} (failed): ranked "
-                        "slower than every finished run")
+        warnings.append(Warn(Code.RUNS_RANKED_SLOWEST, missing=missing, runs=len(v), q=q))
         v = np.where(good, v, math.inf)
     estimand = estimand_label(q)
     if len(v) == 0:
         return PercentileCI(q, math.nan, 0.0, math.inf, confidence, "order_stats", estimand, 0,
-                            tuple(warnings + ["no runs with a value"]), 1.0)
+                            tuple(warnings + [Warn(Code.NO_RUNS_WITH_VALUE)]), 1.0)
     m = interpolated_median_ci(v, confidence, interpolate=not _on_a_jump(runs))
     if 2 <= m.n < FEW_RUNS and np.isfinite(v).all():
         return _few_runs(v, m.estimate, q, confidence, warnings)
@@ -290,18 +283,14 @@ def _order_stats(runs: PerRun, q: float, confidence: float, failed: str) -> Perc
 
 
 def _few_runs(v: np.ndarray, estimate: float, q: float, confidence: float,
-              warnings: list[str]) -> PercentileCI:
+              warnings: list[Warn]) -> PercentileCI:
     """2-4 runs: no order-statistic interval exists. Under a log-normal run-to-run spread the
     median run's percentile is the geometric mean's target, so the value is the geometric mean
     of the per-run values and the interval the t interval on their logs, centred on it (a
     sample median beside a t interval would give a value and an interval about different
     centres); labelled :data:`FEW_RUNS_METHOD`, with a warning."""
     t = t_log_interval(v, q, confidence)
-    note = (f"only {len(v)} runs: below {FEW_RUNS} runs no distribution-free interval exists, so "
-            f"the median run's p{q:g} is estimated under a log-normal run-to-run spread: the "
-            f"geometric mean of the runs' p{q:g} with a t interval on logs (a pause or one slow "
-            "run breaks it); run >= "
-            f"{FEW_RUNS} for an order-statistic interval around the median")
+    note = Warn(Code.FEW_RUNS_LOG_NORMAL, runs=len(v), q=q, few=FEW_RUNS)
     estimand = (f"median run's p{q:g}, estimated as the geometric mean of {len(v)} runs "
                 "(log-normal)")
     return PercentileCI(q, t.estimate_ms, t.low_ms, t.high_ms, confidence, FEW_RUNS_METHOD,
@@ -323,7 +312,7 @@ def _on_a_jump(runs: PerRun) -> bool:
     return bool(len(jumps) and jumps.max() > JUMP_RATIO)
 
 
-def _drift(runs: PerRun, q: float) -> str | None:
+def _drift(runs: PerRun, q: float) -> Warn | None:
     order = runs.order
     v = runs.values_ms
     ok = np.isfinite(order) & np.isfinite(v)
@@ -335,7 +324,4 @@ def _drift(runs: PerRun, q: float) -> str | None:
     res = sps.kendalltau(order[ok], v[ok])
     if not (res.pvalue < DRIFT_ALPHA):
         return None
-    way = "rises" if res.statistic > 0 else "falls"
-    return (f"per-run p{q:g} {way} with the run order (Kendall tau {res.statistic:.2f}, "
-            f"p = {res.pvalue:.2g}): the runs drift, so they are not replicates of one "
-            "condition and the interval describes this window of runs only")
+    return Warn(Code.PER_RUN_DRIFT, q=q, tau=float(res.statistic), p_value=float(res.pvalue))

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from perfkit.histogram import LAYOUT, LatencyHistogram, check_percentile
+from perfkit.warning import Code, Warn
 
 #: below this many runs the percentile cluster bootstrap warns that it under-covers
 MIN_RUNS_BOOTSTRAP = 30
@@ -41,7 +42,7 @@ class PercentileCI:
     method: str
     estimand: str
     n_runs: int
-    warnings: tuple[str, ...]
+    warnings: tuple[Warn, ...]
     #: the coverage the method gives: exact for order statistics (93.75% at 5 runs), 1 for an
     #: unbounded interval, the nominal ``confidence`` for t and bootstrap intervals
     achieved_confidence: float = math.nan
@@ -81,7 +82,7 @@ def cluster_bootstrap_quantile(hists: Sequence[LatencyHistogram] | np.ndarray, q
     n_runs = counts.shape[0]
     if n_runs == 0:
         return PercentileCI(qf, math.nan, 0.0, math.inf, confidence, "cluster_bootstrap",
-                            pooled_estimand(qf), 0, tuple(warnings + ["no runs"]), 1.0)
+                            pooled_estimand(qf), 0, tuple(warnings + [Warn(Code.NO_RUNS)]), 1.0)
     check_confidence(confidence)
     cum, first = trimmed_cumulative(counts)
     estimate_us = LAYOUT.highest[first + _positions(cum.sum(axis=0)[None, :], qf)[0]]
@@ -94,9 +95,8 @@ def cluster_bootstrap_quantile(hists: Sequence[LatencyHistogram] | np.ndarray, q
     tail = (1.0 - confidence) / 2.0
     low_us, high_us = np.quantile(values, [tail, 1.0 - tail])
     if n_runs < MIN_RUNS_BOOTSTRAP:
-        warnings.append(f"{n_runs} runs: the percentile cluster bootstrap under-covers below "
-                        f"~{MIN_RUNS_BOOTSTRAP} runs, and more when runs differ (use "
-                        "percentile_ci_across_runs)")
+        warnings.append(Warn(Code.BOOTSTRAP_UNDER_COVERS, runs=n_runs,
+                             least=MIN_RUNS_BOOTSTRAP))
     return PercentileCI(qf, float(estimate_us) / 1000.0, float(low_us) / 1000.0,
                         float(high_us) / 1000.0, confidence, "cluster_bootstrap",
                         pooled_estimand(qf), n_runs, tuple(warnings), confidence)
@@ -116,9 +116,9 @@ def counts_matrix(hists: Sequence[LatencyHistogram] | np.ndarray) -> tuple[np.nd
         rows = [h.counts for h in hists]
         counts = np.vstack(rows) if rows else np.zeros((0, LAYOUT.counts_len), dtype=np.int64)
     empty = counts.sum(axis=1) == 0
-    warnings = []
+    warnings: list[Warn] = []
     if empty.any():
-        warnings.append(f"{int(empty.sum())} runs have an empty histogram and were left out")
+        warnings.append(Warn(Code.EMPTY_HISTOGRAMS_LEFT_OUT, runs=int(empty.sum())))
         counts = counts[~empty]
     return counts, warnings
 

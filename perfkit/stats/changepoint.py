@@ -51,6 +51,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -58,6 +59,7 @@ from perfkit.stats import edivisive
 from perfkit.stats.comparison import compare
 from perfkit.units import to_float
 from perfkit.vocabulary import ChangeSupport
+from perfkit.warning import Code, Warn
 
 CI_UNITS = ("label", "run")
 #: a change point's support: its ratio's interval excludes 1 (``supported``), or it has no
@@ -107,7 +109,7 @@ class ChangePoint:
     n_labels_after: int
     n_runs_before: int
     n_runs_after: int
-    warnings: tuple[str, ...]
+    warnings: tuple[Warn, ...]
     support: ChangeSupport = SUPPORTED
 
     @property
@@ -148,7 +150,7 @@ class ChangePoints:
     seed: int
     stop_p_value: float
     method: str
-    warnings: tuple[str, ...]
+    warnings: tuple[Warn, ...]
 
     @property
     def ratio_estimator(self) -> str:
@@ -157,10 +159,15 @@ class ChangePoints:
         return ratio_estimator(self.ci_unit)
 
     def to_dict(self) -> dict:
-        out = dataclasses.asdict(self)
-        out["warnings"] = list(self.warnings)
-        for cp in out["change_points"]:
-            cp["warnings"] = list(cp["warnings"])
+        """Every field (the warnings as :meth:`perfkit.warning.Warn.to_dict`)."""
+        def plain(obj: Any) -> dict:
+            out = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+            out["warnings"] = [w.to_dict() for w in obj.warnings]
+            return out
+
+        out = plain(self)
+        out["change_points"] = [plain(cp) for cp in self.change_points]
+        out["segments"] = [dataclasses.asdict(s) for s in self.segments]
         return out
 
 
@@ -206,7 +213,7 @@ def change_points(values: Sequence[Sequence[float] | float], labels: Sequence[st
     found: dict[int, tuple[float, float, float]] = {}
     stop_p = math.nan
     short = too_few_labels(len(runs), alpha, min_labels)
-    if short:
+    if short is not None:
         warnings.append(short)
     else:
         z = np.log(np.concatenate(runs))
@@ -254,39 +261,34 @@ def labels_needed(alpha: float, min_labels: int = 2) -> int:
     return n
 
 
-def too_few_labels(n_labels: int, alpha: float, min_labels: int = 2) -> str:
-    """Why ``n_labels`` labels cannot show a change point at ``alpha`` (empty when they can):
-    how many labels one needs."""
+def too_few_labels(n_labels: int, alpha: float, min_labels: int = 2) -> Warn | None:
+    """Why ``n_labels`` labels cannot show a change point at ``alpha`` (None when they can):
+    how many labels one needs (:attr:`Code.TOO_FEW_LABELS`)."""
     need = labels_needed(alpha, min_labels)
     if n_labels >= need:
-        return ""
-    head = f"{n_labels} labels: a change point needs >= {need} labels at alpha {alpha:g}"
-    if n_labels < 2 * min_labels:
-        return f"{head} (a split needs {min_labels} labels on each side); nothing was tested"
-    k = n_labels // 2
-    return (f"{head}: shuffling whole labels, the permutation test of {n_labels} labels cannot "
-            f"give p below 2 / C({n_labels}, {k}) = {permutation_floor(n_labels, min_labels):.3f}"
-            "; nothing was tested")
+        return None
+    floor = permutation_floor(n_labels, min_labels) if n_labels >= 2 * min_labels else None
+    return Warn(Code.TOO_FEW_LABELS, labels=n_labels, need=need, alpha=alpha,
+                min_labels=min_labels, floor=floor)
 
 
-def newest_unseen(n_labels: int, alpha: float, min_labels: int = 2) -> str:
+def newest_unseen(n_labels: int, alpha: float, min_labels: int = 2) -> Warn | None:
     """Why a step in the newest ``min_labels`` labels of ``n_labels`` cannot show as a change
-    point at ``alpha`` (empty when it can): a split with k labels after it gives no p below
+    point at ``alpha`` (None when it can): a split with k labels after it gives no p below
     2 / C(n, k) (:func:`permutation_floor`'s argument), and how many labels in all would let
-    it: ``"a step in the newest 2 labels cannot show as a change point: permuting whole labels,
-    a split there gives no p below 2 / C(8, 2) = 0.071 > 0.05 (>= 10 labels needed)"``."""
+    it (:attr:`Code.NEWEST_UNSEEN`): ``"a step in the newest 2 labels cannot show as a change
+    point: permuting whole labels, a split there gives no p below 2 / C(8, 2) = 0.071 > 0.05
+    (>= 10 labels needed)"``."""
     k = min_labels
     if n_labels < labels_needed(alpha, min_labels):
-        return ""  # nothing is tested at all: too_few_labels says so
+        return None  # nothing is tested at all: too_few_labels says so
     floor = 2.0 / math.comb(n_labels, k)
     if floor <= alpha:
-        return ""
+        return None
     need = n_labels
     while 2.0 / math.comb(need, k) > alpha:
         need += 1
-    return (f"a step in the newest {k} labels cannot show as a change point: permuting whole "
-            f"labels, a split there gives no p below 2 / C({n_labels}, {k}) = {floor:.3f} > "
-            f"{alpha:g} (>= {need} labels needed)")
+    return Warn(Code.NEWEST_UNSEEN, k=k, labels=n_labels, floor=floor, alpha=alpha, need=need)
 
 
 def _search(z: np.ndarray, counts: np.ndarray, alpha: float, permutations: int,
@@ -353,37 +355,39 @@ def _change_point(names: list[str], runs: list[np.ndarray], cuts: list[int], j: 
         new = [math.exp(float(np.mean(np.log(r)))) for r in after]
     else:
         base, new = np.concatenate(before), np.concatenate(after)
-    row = compare(base, new, alpha=ci_alpha, lower_is_better=lower_is_better).to_dict()
+    c = compare(base, new, alpha=ci_alpha, lower_is_better=lower_is_better)
     p, p_adjacent, q, order = detail
-    low, high = float(row["ratio_ci_low"]), float(row["ratio_ci_high"])
+    low, high = float(c.ratio_ci_low), float(c.ratio_ci_high)
     unit = "labels" if ci_unit == "label" else "runs"
     # the segments' medians' intervals are not the ratio's, and its own is said by _support
-    notes = [f"ratio per {ci_unit}: {w}" for w in row["warnings"]
-             if not any(k in w for k in ("median CI", "cannot reach", "ratio CI"))]
+    notes = [Warn(Code.RATIO_PER_UNIT, unit=ci_unit, warning=w) for w in c.warnings
+             if not _said_by_support(w)]
     support, why = _support(low, high, len(base), len(new), ci_alpha, unit)
     return ChangePoint(tau, names[tau], names[tau - 1], p, p_adjacent, q, order,
-                       float(row["ratio"]), low, high,
+                       float(c.ratio), low, high,
                        float(np.median(np.concatenate(before))),
                        float(np.median(np.concatenate(after))), tau - lo, hi - tau,
                        sum(len(r) for r in before), sum(len(r) for r in after),
-                       tuple([*([why] if why else []), *notes]), support)
+                       tuple([*([why] if why is not None else []), *notes]), support)
+
+
+def _said_by_support(w: Warn) -> bool:
+    """A warning of the comparison behind a change point's ratio that its support says
+    (:func:`_support`), or that is about the segments' medians, not the ratio."""
+    inner = w["warning"] if w.code is Code.ON_SIDE else w
+    return inner.code in (Code.MEDIAN_CI_NEEDS_RUNS, Code.TOO_FEW_RUNS, Code.NO_RATIO_CI)
 
 
 def _support(low: float, high: float, n_before: int, n_after: int, ci_alpha: float,
-             unit: str) -> tuple[ChangeSupport, str]:
+             unit: str) -> tuple[ChangeSupport, Warn | None]:
     """:data:`SUPPORTED` or :data:`WEAK` with the reason (see :class:`ChangePoint`)."""
-    level = f"{1 - ci_alpha:.0%}"
     if not (math.isfinite(low) and math.isfinite(high)):
         floor = 2 / math.comb(n_before + n_after, n_before)
-        return WEAK, (f"weakly supported: no {level} interval for the ratio, since {n_before} "
-                      f"vs {n_after} {unit} either side are too few for a Moses interval (their "
-                      f"smallest two-sided rank-test p is {floor:.2g} > {ci_alpha:g}); the "
-                      "permutation test moved the level, but nothing bounds the size or the "
-                      "direction of the change")
+        return WEAK, Warn(Code.WEAK_NO_INTERVAL, confidence=1 - ci_alpha, n_before=n_before,
+                          n_after=n_after, unit=unit, floor=floor, alpha=ci_alpha)
     if low <= 1 <= high:
-        return WEAK, (f"weakly supported: the {level} interval of the ratio, [{low:.3g}, "
-                      f"{high:.3g}], holds no change (1)")
-    return SUPPORTED, ""
+        return WEAK, Warn(Code.WEAK_HOLDS_ONE, confidence=1 - ci_alpha, low=low, high=high)
+    return SUPPORTED, None
 
 
 def _segments(names: list[str], runs: list[np.ndarray], cuts: list[int]) -> tuple[Segment, ...]:
@@ -397,7 +401,7 @@ def _segments(names: list[str], runs: list[np.ndarray], cuts: list[int]) -> tupl
     return tuple(out)
 
 
-def _clean(values, labels) -> tuple[list[str], list[np.ndarray], list[str]]:
+def _clean(values, labels) -> tuple[list[str], list[np.ndarray], list[Warn]]:
     """Per-label arrays of finite positive values; labels without any are left out."""
     if labels is None:
         labels = [str(i) for i in range(len(values))]
@@ -419,10 +423,9 @@ def _clean(values, labels) -> tuple[list[str], list[np.ndarray], list[str]]:
         runs.append(keep)
     warnings = []
     if dropped_runs:
-        warnings.append(f"{dropped_runs} failed or missing run(s) left out")
+        warnings.append(Warn(Code.FAILED_RUNS_LEFT_OUT, runs=dropped_runs))
     if empty:
-        warnings.append(f"{len(empty)} label(s) without a usable run left out: "
-                        + ", ".join(empty[:5]) + (" ..." if len(empty) > 5 else ""))
+        warnings.append(Warn(Code.LABELS_LEFT_OUT, labels=tuple(empty)))
     return names, runs, warnings
 
 

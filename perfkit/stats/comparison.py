@@ -22,6 +22,7 @@ from perfkit.stats.mannwhitney import (
 )
 from perfkit.stats.orderstats import median_ci
 from perfkit.stats.welch import WelchLog, welch_log
+from perfkit.warning import Code, Warn, texts
 
 #: the fields of :class:`Comparison`, in order (also the columns of :meth:`Comparison.to_frame`)
 COLUMNS = (
@@ -75,7 +76,7 @@ class Comparison:
     n_failed_new: int = 0
     #: the degrees of freedom of Welch's t (``p_method`` :data:`WELCH`), else NaN
     df: float = _NAN
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
 
     @property
     def testable(self) -> bool:
@@ -83,14 +84,16 @@ class Comparison:
         return self.min_attainable_p < self.alpha
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields as a plain dict (``warnings`` as a list)."""
-        out = dataclasses.asdict(self)
-        out["warnings"] = list(self.warnings)
+        """The fields as a plain dict (``warnings`` as a list of :meth:`Warn.to_dict`)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["warnings"] = [w.to_dict() for w in self.warnings]
         return out
 
     def to_frame(self) -> pd.DataFrame:
-        """One row with the columns of :data:`COLUMNS` (a pingouin-style tidy row)."""
-        frame = pd.DataFrame([self.to_dict()], columns=list(COLUMNS))
+        """One row with the columns of :data:`COLUMNS` (a pingouin-style tidy row; its
+        ``warnings``, the list of their words)."""
+        frame = pd.DataFrame([{**self.to_dict(), "warnings": texts(self.warnings)}],
+                             columns=list(COLUMNS))
         frame["significant"] = pd.Series([self.significant], dtype=object)
         return frame
 
@@ -156,7 +159,7 @@ def compare(base: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarra
     """
     if not 0.0 < alpha < 1.0:
         raise UsageError(f"alpha must be in (0, 1), got {alpha!r}")
-    warnings: list[str] = []
+    warnings: list[Warn] = []
     b, b_failed = _values(base, failed_base, "base", warnings)
     n, n_failed = _values(new, failed_new, "new", warnings)
     counts: dict[str, Any] = {"n_failed_base": int(b_failed.sum()),
@@ -165,22 +168,20 @@ def compare(base: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarra
         b, n = b[~b_failed], n[~n_failed]
         b_failed, n_failed = b_failed[~b_failed], n_failed[~n_failed]
         if counts["n_failed_base"] or counts["n_failed_new"]:
-            warnings.append(f"excluded {counts['n_failed_base']} failed base and "
-                            f"{counts['n_failed_new']} failed new runs (reason: {exclude_failed})")
+            warnings.append(Warn(Code.EXCLUDED_FAILED, n_base=counts["n_failed_base"],
+                                 n_new=counts["n_failed_new"], reason=exclude_failed))
     if len(b) == 0 or len(n) == 0:
-        warnings.append("nothing to compare: a side has no runs")
+        warnings.append(Warn(Code.NOTHING_TO_COMPARE))
         return Comparison(len(b), len(n), alpha=alpha, warnings=tuple(warnings), **counts)
     if b_failed.all() and n_failed.all():
-        warnings.append("no finished run on either side: every run failed, nothing to compare "
-                        "(fix the failures, or see each run's warnings)")
+        warnings.append(Warn(Code.NO_FINISHED_RUN))
         return Comparison(len(b), len(n), alpha=alpha, warnings=tuple(warnings), **counts)
     worst = math.inf if lower_is_better else -math.inf
-    side = "slower" if lower_is_better else "lower"
     for label, values, failed in (("base", b, b_failed), ("new", n, n_failed)):
         values[failed] = worst
         if failed.any():
-            warnings.append(f"{label}: {int(failed.sum())} failed run(s) ranked {side} than "
-                            "every finished run")
+            warnings.append(Warn(Code.FAILED_RANKED_WORST, side=label, runs=int(failed.sum()),
+                                 lower_is_better=lower_is_better))
     fields: dict[str, Any] = {}
     fields.update(_medians(b, n, confidence, warnings))
     min_p = min_attainable_p(len(n), len(b))
@@ -219,35 +220,25 @@ def _welch(b: np.ndarray, n: np.ndarray, failed: bool, alpha: float,
 
 
 def floor_note(n_b: int, n_n: int, alpha: float, min_p: float, family: int,
-               switched: bool) -> str:
+               switched: bool) -> Warn:
     """The note of a comparison whose rank test's smallest attainable p, times ``family``
-    (Holm's first step), is within a factor of 2 of ``alpha`` or not below it: ``"5 vs 5
-    runs: the smallest p the rank test can give is 0.0079; with 6 comparisons 0.048, ..."``;
+    (Holm's first step), is within a factor of 2 of ``alpha`` or not below it
+    (:attr:`Code.RANK_TEST_FLOOR`): ``"5 vs 5 runs: the smallest p the rank test can give is
+    0.0079; with 6 comparisons 0.048, ..."``;
     ``switched``: Welch's t on log values decided instead (:mod:`perfkit.stats.welch`)."""
     floor = min(1.0, min_p * family)
-    holm = f"; with {family} comparisons {floor:.2g}" if family > 1 else ""
-    near = "within a factor of 2 of" if floor < alpha else "not below"
-    head = (f"{n_b} vs {n_n} runs: the smallest p the rank test can give is {min_p:.2g}{holm}, "
-            f"{near} alpha {alpha:g}")
-    if switched:
-        return (f"{head}, so Welch's t on the log values (a test with no such floor) decides, "
-                "with the ratio of geometric means and its t interval (its size is measured in "
-                "benchmarks/calibration_floor.py)")
-    why = (f"fewer than {WELCH_MIN_RUNS} runs a side" if min(n_b, n_n) < WELCH_MIN_RUNS
-           else "failed runs ranked worst, values <= 0 or no spread")
-    return (f"{head}: only a complete or nearly complete separation of the runs reaches it, so "
-            f"its verdict rests on the test's floor (no t test stands in: {why})")
+    return Warn(Code.RANK_TEST_FLOOR, n_base=n_b, n_new=n_n, min_p=min_p, family=family,
+                floor=floor, alpha=alpha, switched=switched, min_runs=WELCH_MIN_RUNS)
 
 
-def _values(values, failed, label: str, warnings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _values(values, failed, label: str, warnings: list[Warn]) -> tuple[np.ndarray, np.ndarray]:
     """The values as floats and the failed mask: NaN/None, and +-inf, which no tool measures
     (a value out of range, not a latency or a rate), are failed runs."""
     raw = np.ravel(np.asarray(values, dtype=object))
     v = np.array([math.nan if pd.isna(x) else x for x in raw], dtype=np.float64)
     infinite = np.isinf(v)
     if infinite.any():
-        warnings.append(f"{label}: {int(infinite.sum())} infinite value(s) taken as failed "
-                        "runs (no tool measures +-inf)")
+        warnings.append(Warn(Code.INFINITE_VALUES, side=label, values=int(infinite.sum())))
         v[infinite] = math.nan
     mask = np.isnan(v)
     if failed is not None:
@@ -258,7 +249,7 @@ def _values(values, failed, label: str, warnings: list[str]) -> tuple[np.ndarray
     return v, mask
 
 
-def _medians(b: np.ndarray, n: np.ndarray, confidence: float, warnings: list[str]) -> dict:
+def _medians(b: np.ndarray, n: np.ndarray, confidence: float, warnings: list[Warn]) -> dict:
     out, notes = {}, {}
     for label, values in (("base", b), ("new", n)):
         m = median_ci(values, confidence)
@@ -266,19 +257,20 @@ def _medians(b: np.ndarray, n: np.ndarray, confidence: float, warnings: list[str
                     f"median_{label}_ci_high": m.high})
         notes[label] = m.warnings
     if notes["base"] and notes["base"] == notes["new"]:
-        warnings.extend(f"base and new: {w}" for w in notes["base"])
+        warnings.extend(Warn(Code.ON_SIDE, side="base and new", warning=w) for w in notes["base"])
     else:
-        warnings.extend(f"{k}: {w}" for k, ws in notes.items() for w in ws)
+        warnings.extend(Warn(Code.ON_SIDE, side=k, warning=w) for k, ws in notes.items()
+                        for w in ws)
     return out
 
 
 def _ratio(b: np.ndarray, n: np.ndarray, null, alpha: float, family: int, min_p: float,
-           warnings: list[str]) -> dict:
+           warnings: list[Warn]) -> dict:
     """The Hodges-Lehmann ratio with its Moses interval at 1 - ``alpha`` / ``family``
     (Bonferroni); none when the smallest attainable p (``min_p``) cannot reach that level."""
     finished = np.concatenate([b[np.isfinite(b)], n[np.isfinite(n)]])
     if (finished <= 0).any():
-        warnings.append("values <= 0: no ratio (it needs positive values)")
+        warnings.append(Warn(Code.NONPOSITIVE_VALUES))
         return {}
     level = alpha / family
     shift, low, high = hodges_lehmann_moses(_log(n), _log(b), null, level)
@@ -286,8 +278,8 @@ def _ratio(b: np.ndarray, n: np.ndarray, null, alpha: float, family: int, min_p:
            "ratio_ci_level": 1 - level}
     if not min_p < level:
         out["ratio_ci_low"] = out["ratio_ci_high"] = math.nan
-        over = f" (Bonferroni over {family})" if family > 1 else ""
-        warnings.append(f"no {_pct(1 - level)} ratio CI{over} from {len(b)} vs {len(n)} runs")
+        warnings.append(Warn(Code.NO_RATIO_CI, confidence=1 - level, n_base=len(b),
+                             n_new=len(n), family=family))
     return out
 
 
@@ -299,20 +291,9 @@ def _log(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _too_few(n_b: int, n_n: int, alpha: float, min_p: float, family: int = 1) -> str:
-    need = runs_to_reach_alpha(alpha, family=family)
-    holm = f" for Holm over {family} comparisons" if family > 1 else ""
-    hint = f" (>= {need} vs {need}{holm})" if need is not None else ""
-    return (f"{n_b} vs {n_n} runs cannot reach p < {alpha:g} (smallest p {_fmt_p(min_p)}): "
-            f"run more{hint}")
-
-
-def _fmt_p(p: float) -> str:
-    return f"{p:.2f}" if p >= 0.01 else f"{p:.2g}"
-
-
-def _pct(c: float) -> str:
-    return f"{c * 100:.3g}%"
+def _too_few(n_b: int, n_n: int, alpha: float, min_p: float, family: int = 1) -> Warn:
+    return Warn(Code.TOO_FEW_RUNS, n_base=n_b, n_new=n_n, alpha=alpha, min_p=min_p,
+                need=runs_to_reach_alpha(alpha, family=family), family=family)
 
 
 def _exp(x: float) -> float:

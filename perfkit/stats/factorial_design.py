@@ -40,6 +40,7 @@ from perfkit.stats._dist import f_sf, t_ppf, t_sf
 from perfkit.stats.coding import code_factor
 from perfkit.stats.multiple import adjust_pvalues
 from perfkit.stats.sandwich import hc2
+from perfkit.warning import Code, Warn
 
 BASE_COLUMNS = ["term", "effect", "ci_low", "ci_high", "ss", "variation_pct", "p_value", "df"]
 RATIO_COLUMNS = ["ratio", "ratio_ci_low", "ratio_ci_high"]
@@ -139,7 +140,7 @@ def factorial(frame: pd.DataFrame, factors: Sequence[str], response: str, log: b
 def _fit_by(frame, factors, response, log, confidence, block, fixed, by, coding,
             variance) -> pd.DataFrame:
     parts, q0, df_error, orthogonal = [], {}, {}, {}
-    warnings: list[str] = []
+    warnings: list[Warn] = []
     for key, sub in frame.groupby(by, sort=True, dropna=False):
         label = key[0] if len(by) == 1 else key
         table, info = _fit(sub, factors, response, log, confidence, block, fixed, variance)
@@ -147,7 +148,8 @@ def _fit_by(frame, factors, response, log, confidence, block, fixed, by, coding,
         parts.append(table)
         q0[label], df_error[label] = info["q0"], info["df_error"]
         orthogonal[label] = info["orthogonal"]
-        warnings.extend(f"{'/'.join(by)}={label}: {w}" for w in info["warnings"])
+        warnings.extend(Warn(Code.AT_LEVEL, columns=tuple(by), level=label, warning=w)
+                        for w in info["warnings"])
     out = pd.concat(parts, ignore_index=True)
     out["p_value_holm"] = np.nan
     for term, idx in out.groupby("term", sort=False).groups.items():
@@ -161,11 +163,12 @@ def _fit_by(frame, factors, response, log, confidence, block, fixed, by, coding,
 
 def _fit(frame, factors, response, log, confidence, block, fixed,
          variance="hc2") -> tuple[pd.DataFrame, dict]:
-    warnings: list[str] = []
+    warnings: list[Warn] = []
     y_raw = pd.to_numeric(frame[response], errors="coerce").to_numpy(dtype=np.float64)
     keep = np.isfinite(y_raw)
     if (~keep).any():
-        warnings.append(f"{int((~keep).sum())} run(s) without {response} (failed?) left out")
+        warnings.append(Warn(Code.RUNS_WITHOUT_RESPONSE, runs=int((~keep).sum()),
+                             response=response))
     frame, y = frame.loc[keep], y_raw[keep]
     if log:
         if (y <= 0).any():
@@ -185,32 +188,26 @@ def _fit(frame, factors, response, log, confidence, block, fixed,
                          "error; repeat every cell (r >= 2) to estimate effects with CIs")
     if cells.nunique() != 1:
         short = cells[cells < cells.max()]
-        names = "; ".join(f"{k} ({v} runs)" for k, v in short.items())
-        warnings.append(f"unbalanced design (fitted by OLS): cells with fewer than "
-                        f"{cells.max()} runs: {names}")
+        warnings.append(Warn(Code.UNBALANCED_DESIGN, most=int(cells.max()),
+                             cells=tuple((str(k), int(v)) for k, v in short.items())))
     ss_terms, ss_block = type2_ss(y, terms, columns, blocks)
     scale = ZERO_RESIDUAL * max(1.0, float(np.abs(y).max()))
     if sse <= scale * scale * len(y):  # equal values in each cell: rounding noise, no spread
         sse, beta = 0.0, np.where(np.abs(beta) < scale, 0.0, beta)
         ss_terms = [0.0 if v <= scale * scale * len(y) else v for v in ss_terms]
-        warnings.append("no spread within the cells (every run of a cell has the same value: "
-                        "a rounded metric?): intervals have zero width, and a change smaller "
-                        "than the rounding would not show")
+        warnings.append(Warn(Code.NO_SPREAD_IN_CELLS))
     s2 = sse / df_e
     resid = y - x @ beta if sse > 0 else np.zeros(len(y))  # no spread: no residual either
     se, dfs, cov = _errors(x, resid, s2, df_e, _cell_labels(codes, factors), variance)
     dfs = np.where(se == 0, float(df_e), dfs)  # a zero-width interval needs no df of its own
     if variance == "hc2" and np.isnan(se[1:len(terms) + 1]).any():
-        warnings.append("a cell has one run: its spread is unknown, so the effects resting on "
-                        "it have no interval (run every cell at least twice)")
+        warnings.append(Warn(Code.ONE_RUN_CELL))
     sst = float(((y - y.mean()) ** 2).sum())
     total = sum(ss_terms) + sse + (ss_block if block else 0.0)
     orthogonal = bool(abs(total - sst) <= _ADDS_UP * max(sst, 1e-300))
     if not orthogonal:
-        why = "unequal cells" if cells.nunique() != 1 else f"blocks of {block!r} are incomplete"
-        warnings.append(f"non-orthogonal design ({why}): sums of squares are Type II and add up "
-                        f"to {_pct(total, sst):.1f}% of the total, so variation_pct is each "
-                        "term's share after the others, not an allocation of the variation")
+        warnings.append(Warn(Code.NON_ORTHOGONAL, unequal_cells=cells.nunique() != 1,
+                             block=block, share_pct=_pct(total, sst)))
     rows = []
     for i, term in enumerate(terms, start=1):
         q = float(beta[i])

@@ -20,6 +20,7 @@ import numpy as np
 
 from perfkit.histogram import LAYOUT, LatencyHistogram, check_percentile
 from perfkit.stats._dist import Binom, binom_cdf
+from perfkit.warning import Code, Warn
 
 INDEPENDENCE_LABEL = "assumes independent requests"
 
@@ -31,7 +32,7 @@ class MedianCI:
     estimate: float
     low: float
     high: float
-    warnings: tuple[str, ...]
+    warnings: tuple[Warn, ...]
     n: int
     confidence: float
     #: the coverage the chosen order statistics really have (>= ``confidence`` when finite)
@@ -53,7 +54,7 @@ class QuantileCI:
     confidence: float
     achieved_confidence: float
     label: str
-    warnings: tuple[str, ...]
+    warnings: tuple[Warn, ...]
 
 
 @lru_cache(maxsize=1024)
@@ -116,7 +117,7 @@ def _sorted_runs(values: Sequence[float] | np.ndarray) -> np.ndarray:
 
 
 def _no_runs(confidence: float) -> MedianCI:
-    return MedianCI(math.nan, -math.inf, math.inf, ("no runs",), 0, confidence, 1.0)
+    return MedianCI(math.nan, -math.inf, math.inf, (Warn(Code.NO_RUNS),), 0, confidence, 1.0)
 
 
 def median_ci(values: Sequence[float] | np.ndarray, confidence: float = 0.95) -> MedianCI:
@@ -149,10 +150,10 @@ def median_ci(values: Sequence[float] | np.ndarray, confidence: float = 0.95) ->
     high = float(x[hi - 1]) if hi <= n else math.inf
     mid = n // 2
     estimate = float(x[mid]) if n % 2 else _midpoint(x[mid - 1], x[mid])
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
     if math.isinf(low) or math.isinf(high):
         need = min_n_for_finite_ci(0.5, confidence)
-        warnings = (f"need >= {need} runs for a {_pct(confidence)} median CI",)
+        warnings = (Warn(Code.MEDIAN_CI_NEEDS_RUNS, need=need, confidence=confidence),)
     return MedianCI(estimate, low, high, warnings, n, confidence, achieved)
 
 
@@ -247,10 +248,10 @@ def quantile_ci(hist: LatencyHistogram, q: float, confidence: float = 0.95) -> Q
     qf = check_percentile(q)
     p = qf / 100.0
     n = hist.total_count
-    warnings: list[str] = []
+    warnings: list[Warn] = []
     if n == 0:
         return QuantileCI(qf, math.nan, 0.0, math.inf, 0, confidence, 1.0, INDEPENDENCE_LABEL,
-                          ("empty histogram",))
+                          (Warn(Code.EMPTY_HISTOGRAM),))
     lo, hi, achieved = order_statistic_bounds(n, p, confidence)
     cum = np.cumsum(hist.counts)
     ranks = np.array([max(lo, 1), min(hi, n)])
@@ -259,8 +260,8 @@ def quantile_ci(hist: LatencyHistogram, q: float, confidence: float = 0.95) -> Q
     high_ms = float(LAYOUT.highest[idx[1]]) / 1000.0 if hi <= n else math.inf
     if lo < 1 or hi > n:
         need = min_n_for_finite_ci(p, confidence)
-        warnings.append(f"{n} requests are too few for a finite {_pct(confidence)} CI of "
-                        f"p{qf:g}: need >= {need}")
+        warnings.append(Warn(Code.QUANTILE_CI_NEEDS_REQUESTS, requests=n, q=qf, need=need,
+                             confidence=confidence))
     return QuantileCI(qf, hist.percentile_ms(qf), low_ms, high_ms, n, confidence, achieved,
                       INDEPENDENCE_LABEL, tuple(warnings))
 
@@ -272,12 +273,10 @@ def _too_few_runs(x: np.ndarray, estimate: float, confidence: float) -> MedianCI
     floor = confidence - (1.0 - confidence) / 2.0
     reach = _median_coverages(n)[1]
     if reach >= floor:
-        note = (f"{_runs(n)}: the interval is their range, which covers the median with "
-                f"probability {_pct(reach)} (the most {n} runs allow)")
+        note = Warn(Code.MEDIAN_CI_RANGE, runs=n, coverage=reach)
         return MedianCI(estimate, float(x[0]), float(x[-1]), (note,), n, confidence, reach)
     need = next(m for m in range(n + 1, 10 * n + 100) if _median_coverages(m)[1] >= floor)
-    note = (f"{_runs(n)}: no {_pct(confidence)} interval (their range covers the median with "
-            f"probability {_pct(reach)}); need >= {need} runs")
+    note = Warn(Code.MEDIAN_CI_NONE, runs=n, confidence=confidence, coverage=reach, need=need)
     return MedianCI(estimate, -math.inf, math.inf, (note,), n, confidence, 1.0)
 
 
@@ -308,14 +307,6 @@ def _midpoint(a: float, b: float) -> float:
     if a == b:  # also inf == inf
         return float(a)
     return float((a + b) / 2.0)
-
-
-def _runs(n: int) -> str:
-    return "1 run" if n == 1 else f"{n} runs"
-
-
-def _pct(confidence: float) -> str:
-    return f"{confidence * 100:g}%"
 
 
 def _check_confidence(confidence: float) -> None:

@@ -34,15 +34,14 @@ import numpy as np
 from perfkit.stats import _simcache, powersim
 from perfkit.stats.mannwhitney import min_attainable_p, runs_to_reach_alpha
 from perfkit.units import to_float
+from perfkit.warning import Code, Warn
 
 #: simulated experiments per answer: the Monte Carlo error of a power near 0.8 is 0.006
 DEFAULT_SIMULATIONS = 4000
 #: the largest design :func:`runs_needed` searches
 MAX_RUNS = 200
 #: the warning of an answer from runs without a spread
-ZERO_SPREAD_NOTE = ("no run-to-run spread: every run of a side has the same value (a rounded "
-                    "metric?), so any change counts as detected once the runs can reach alpha; "
-                    "a change smaller than the metric's rounding would not show in such runs")
+ZERO_SPREAD_NOTE = Warn(Code.NO_SPREAD)
 
 Values = Sequence[float] | np.ndarray | None
 
@@ -50,8 +49,8 @@ Values = Sequence[float] | np.ndarray | None
 @dataclasses.dataclass(frozen=True)
 class _Answer:
     def to_dict(self) -> dict:
-        out = dataclasses.asdict(self)
-        out["warnings"] = list(out["warnings"])  # each subclass has warnings: a tuple
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["warnings"] = [w.to_dict() for w in out["warnings"]]  # each subclass has warnings
         for name in getattr(self, "_derived", ()):
             out[name] = getattr(self, name)
         return out
@@ -86,7 +85,7 @@ class MinDetectable(_Answer):
     n_sim: int
     seed: int
     mc_se: float
-    warnings: tuple[str, ...]
+    warnings: tuple[Warn, ...]
 
     _derived = ("regression_ratio", "improvement_ratio", "statement", "any_change")
 
@@ -137,7 +136,7 @@ class PowerAtRatio(_Answer):
     method: str
     n_sim: int
     seed: int
-    warnings: tuple[str, ...]
+    warnings: tuple[Warn, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,7 +162,7 @@ class RunsNeeded(_Answer):
     method: str
     n_sim: int
     seed: int
-    warnings: tuple[str, ...]
+    warnings: tuple[Warn, ...]
 
 
 def min_detectable_ratio(base: Values = None, new: Values = None, *, n_base: int | None = None,
@@ -223,7 +222,7 @@ def min_detectable_ratio(base: Values = None, new: Values = None, *, n_base: int
     u_hi = powersim.upper_critical_u(n_n, n_b, alpha_adj)
     if u_hi is None:
         need, reason = _untestable(n_b, n_n, alpha_adj, family_size)
-        return MinDetectable(False, None, None, runs_needed_per_arm=need, reason=reason,
+        return MinDetectable(False, None, None, runs_needed_per_arm=need, reason=str(reason),
                              warnings=tuple(warnings + [reason]), **common)
     if spread.zero:  # every shift > 0 puts each new run above each base run: U = K
         return MinDetectable(True, 1.0, 1.0, runs_needed_per_arm=None, reason=None,
@@ -301,8 +300,8 @@ def runs_needed(ratio: float, base: Values = None, new: Values = None, *,
     if low is not None and shift != 0:
         found, stated = _bisect(simulated, low, max_runs, power)
     if found is None:
-        warnings.append(f"more than {max_runs} runs per arm would be needed"
-                        if low is not None and shift != 0 else "no design detects a ratio of 1")
+        warnings.append(Warn(Code.MORE_RUNS_THAN, runs=max_runs)
+                        if low is not None and shift != 0 else Warn(Code.RATIO_OF_ONE))
     se = None if stated is None else math.sqrt(stated * (1 - stated) / n_sim)
     return RunsNeeded(ratio, found, power, stated, se, noether, alpha, alpha_adj, family_size,
                       spread.log_sd, spread.source, max_runs, _method(n_sim), n_sim, seed,
@@ -336,8 +335,8 @@ def _bisect(simulated, low: int, high: int, power: float) -> tuple[int | None, f
 
 def _spread(base: Values, new: Values, log_sd: float | None, log_sd_df: float | None,
             n_base: int | None, n_new: int | None
-            ) -> tuple[powersim.Spread, tuple[int, int], list[str]]:
-    warnings: list[str] = []
+            ) -> tuple[powersim.Spread, tuple[int, int], list[Warn]]:
+    warnings: list[Warn] = []
     if log_sd is not None:
         if base is not None or new is not None:
             raise ValueError("give per-run values or log_sd, not both")
@@ -350,14 +349,11 @@ def _spread(base: Values, new: Values, log_sd: float | None, log_sd_df: float | 
         spread = powersim.spread_from_values(*sides)
         n_obs = (len(sides[0]), len(sides[1]))
         if len(np.unique(np.concatenate(sides))) < sum(n_obs):
-            warnings.append("tied per-run values: the simulation treats the metric as "
-                            "continuous, so ties in real runs would lower the power")
+            warnings.append(Warn(Code.TIED_VALUES))
         if spread.zero:
             warnings.append(ZERO_SPREAD_NOTE)
         elif spread.df < 5:
-            warnings.append(f"spread from {spread.df:g} degrees of freedom: the stated power "
-                            "averages over a wide range of possible spreads; more runs pin "
-                            "it down")
+            warnings.append(Warn(Code.SPREAD_FEW_DF, df=spread.df))
     sizes = (n_obs[0] if n_base is None else int(n_base),
              n_obs[1] if n_new is None else int(n_new))
     if min(sizes) < 1:
@@ -365,26 +361,22 @@ def _spread(base: Values, new: Values, log_sd: float | None, log_sd_df: float | 
     return spread, sizes, warnings
 
 
-def _finite(values, label: str, warnings: list[str]) -> np.ndarray:
+def _finite(values, label: str, warnings: list[Warn]) -> np.ndarray:
     raw = np.ravel(np.asarray(values, dtype=object))
     v = np.array([to_float(x) for x in raw], dtype=np.float64)
     keep = np.isfinite(v)
     if (v[keep] <= 0).any():
         raise ValueError(f"{label}: per-run values must be > 0 (the effect is a ratio)")
     if not keep.all():
-        warnings.append(f"{label}: {int((~keep).sum())} failed or missing run(s) left out of "
-                        "the spread")
+        warnings.append(Warn(Code.RUNS_LEFT_OUT_OF_SPREAD, side=label, runs=int((~keep).sum())))
     return v[keep]
 
 
-def _untestable(n_b: int, n_n: int, alpha_adj: float, family: int) -> tuple[int | None, str]:
+def _untestable(n_b: int, n_n: int, alpha_adj: float, family: int) -> tuple[int | None, Warn]:
     need = runs_to_reach_alpha(alpha_adj, limit=MAX_RUNS)
-    tail = f"needs >= {need} runs per arm" if need else f"needs > {MAX_RUNS} runs per arm"
-    if family > 1:
-        tail += " or fewer comparisons"
-    return need, (f"the smallest p of {n_b} vs {n_n} runs is "
-                  f"{min_attainable_p(n_n, n_b):.2g}, not below alpha {alpha_adj:.3g}"
-                  f"{f' (Holm over {family})' if family > 1 else ''}: {tail}")
+    return need, Warn(Code.DESIGN_CANNOT_REACH_ALPHA, n_base=n_b, n_new=n_n,
+                      min_p=min_attainable_p(n_n, n_b), alpha=alpha_adj, family=family,
+                      need=need, most=MAX_RUNS)
 
 
 def _method(n_sim: int) -> str:

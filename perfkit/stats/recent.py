@@ -35,6 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from perfkit.stats._dist import t_ppf, t_sf
+from perfkit.warning import Code, Warn
 
 #: the windows of newest labels tried: the newest 1, 2 and 3
 MAX_RECENT = 3
@@ -46,7 +47,7 @@ MIN_BEFORE = 3
 class RecentStep:
     """The test of a step in the newest labels (:func:`recent_step`).
 
-    ``tested``: whether any window could be tried (else ``reason`` says why and
+    ``tested``: whether any window could be tried (else ``reason``, a :class:`Warn`, says why and
     ``labels_needed`` how many labels in all would allow the newest one); for the window
     with the smallest p: its ``k`` newest labels (``first_label``..``last_label``) against
     ``before`` (first, last) labels, the ratio of their geometric means with its interval at
@@ -67,7 +68,7 @@ class RecentStep:
     level: float = math.nan
     p_value: float = math.nan
     df: float = math.nan
-    reason: str = ""
+    reason: Warn | None = None
     labels_needed: int | None = None
 
     @property
@@ -113,11 +114,11 @@ def recent_step(values: Sequence[Sequence[float]], labels: Sequence[str],
             windows.append((k, start))
     if not windows:
         need = MIN_BEFORE + 1 + max((c for c in cuts if c < n - 1), default=0)
+        at_newest = any(n - 1 <= c for c in cuts)
         return RecentStep(False, alpha, reason=(
-            f"{n} labels: a step in the newest label needs >= {MIN_BEFORE} labels before it in "
-            f"its segment ({need} in all)" if not any(n - 1 <= c for c in cuts) else
-            "a change point already starts at the newest label"),
-            labels_needed=need if not any(n - 1 <= c for c in cuts) else None)
+            Warn(Code.RECENT_CHANGE_POINT_AT_NEWEST) if at_newest else
+            Warn(Code.RECENT_FEW_LABELS, labels=n, before=MIN_BEFORE, need=need)),
+            labels_needed=None if at_newest else need)
     m = len(windows)
     level = 1 - alpha / m
     found = [_window(np.array(means), names, k, start, level) for k, start in windows]

@@ -37,19 +37,17 @@ import numpy as np
 import pandas as pd
 
 from perfkit.errors import PerfkitError
-from perfkit.formatting import fmt_sig
 from perfkit.model import ERROR_RATIO_WARN, SATURATION_RATIO, Run, percentile_column
 from perfkit.stats import percentile_ci_across_runs
 from perfkit.stats._dist import norm_ppf, t_ppf
 from perfkit.stats.acrossruns import FEW_RUNS_METHOD
 from perfkit.vocabulary import SloVerdict
+from perfkit.warning import Code, Warn
 
 #: the column of the judged table flagging runs whose shortfall is in doubt (not a failure)
 IN_DOUBT = "in_doubt_"
 #: the column of the judged table flagging failed runs (left out of the interval, fail the rate)
 FAILED = "failed_"
-#: the words of the warning on a rate with a shortfall in doubt (it travels to the bracket)
-SHORTFALL = "fell short of the target"
 #: the most runs a "runs needed" estimate will name; beyond it, the estimate sits on the SLO
 MAX_RUNS_NEEDED = 100
 
@@ -73,8 +71,10 @@ class RateVerdict:
     method: str
     estimand: str
     runs_needed: int | None
-    reason: str
-    warnings: tuple[str, ...] = ()
+    #: why the rate got its verdict (:attr:`Code.RATE_RUNS_FAILED`, ``RATE_NOT_KEPT_UP``,
+    #: ``RATE_ERRORS``, ``RATE_INTERVAL``)
+    reason: Warn
+    warnings: tuple[Warn, ...] = ()
     #: runs of each status under the run-status rule (:mod:`perfkit.analysis.core._runstatus`):
     #: ``n_kept_up`` achieved >= 0.99 x the rate; ``n_short`` fell short with a shortfall in
     #: doubt (kept, not a failure); ``n_saturated`` did not sustain the rate (it fails);
@@ -99,7 +99,7 @@ class SLOBracket:
     first_fail_rps: float | None
     rates: tuple[RateVerdict, ...]
     monotone: bool
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
 
     @property
     def bracket(self) -> tuple[float | None, float | None]:
@@ -107,8 +107,9 @@ class SLOBracket:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per rate (the per-rate detail)."""
-        rows = [dataclasses.asdict(r) for r in self.rates]
-        return pd.DataFrame.from_records(rows).drop(columns=["warnings"], errors="ignore")
+        rows = [{f.name: getattr(r, f.name) for f in dataclasses.fields(r)
+                 if f.name != "warnings"} | {"reason": str(r.reason)} for r in self.rates]
+        return pd.DataFrame.from_records(rows)
 
 
 # -- inputs ---------------------------------------------------------------------------------
@@ -217,42 +218,38 @@ def _judge(table: pd.DataFrame, items: list, rate: float, slo_ms: float, q: floa
                 else math.nan, estimate_ms=ci.estimate_ms, ci_low_ms=ci.low_ms,
                 ci_high_ms=ci.high_ms, confidence=confidence, method=ci.method,
                 estimand=ci.estimand, warnings=ci.warnings + _doubt_warning(achieved, doubt))
-    pct = (f"{confidence:.0%} CI of p{q:g} [{fmt_sig(ci.low_ms)}, {fmt_sig(ci.high_ms)}] ms")
+    interval = dict(confidence=confidence, q=q, low_ms=ci.low_ms, high_ms=ci.high_ms,
+                    slo_ms=slo_ms)
     if failed.any():
-        return RateVerdict(**base, verdict=SloVerdict.FAIL, runs_needed=None, reason=(
-            f"{int(failed.sum())} of {n} runs failed (left out of the interval)"))
+        return RateVerdict(**base, verdict=SloVerdict.FAIL, runs_needed=None,
+                           reason=Warn(Code.RATE_RUNS_FAILED, failed=int(failed.sum()), runs=n))
     if saturated.any():
         lowest = achieved[saturated]
-        low = f"; lowest {np.nanmin(lowest):.3f}" if np.isfinite(lowest).any() else ""
-        return RateVerdict(**base, verdict=SloVerdict.FAIL, runs_needed=None, reason=(
-            f"{int(saturated.sum())} of {n} runs did not keep up (achieved < "
-            f"{SATURATION_RATIO:g} x target{low})"))
+        return RateVerdict(**base, verdict=SloVerdict.FAIL, runs_needed=None, reason=Warn(
+            Code.RATE_NOT_KEPT_UP, not_kept_up=int(saturated.sum()), runs=n,
+            ratio=SATURATION_RATIO,
+            lowest=float(np.nanmin(lowest)) if np.isfinite(lowest).any() else None))
     if max_error_ratio is not None and np.nanmax(errors, initial=0.0) > max_error_ratio:
-        return RateVerdict(**base, verdict=SloVerdict.FAIL, runs_needed=None, reason=(
-            f"error ratio up to {base['max_error_ratio']:.2%} > {max_error_ratio:.2%}: failed "
-            "requests are not in the latency histogram"))
+        return RateVerdict(**base, verdict=SloVerdict.FAIL, runs_needed=None, reason=Warn(
+            Code.RATE_ERRORS, highest=base["max_error_ratio"], most=max_error_ratio))
     if ci.low_ms > slo_ms:
         return RateVerdict(**base, verdict=SloVerdict.FAIL, runs_needed=None,
-                           reason=f"{pct} lies above the SLO {slo_ms:g} ms")
+                           reason=Warn(Code.RATE_INTERVAL, where="above", **interval))
     if ci.high_ms < slo_ms:
         return RateVerdict(**base, verdict=SloVerdict.PASS, runs_needed=None,
-                           reason=f"{pct} lies below the SLO {slo_ms:g} ms")
+                           reason=Warn(Code.RATE_INTERVAL, where="below", **interval))
     need = runs_to_exclude_slo(ci.estimate_ms, ci.low_ms, ci.high_ms, ci.n_runs, slo_ms, ci.method,
                        confidence)
-    more = (f"about {need} runs in all at this rate would settle it ({need - ci.n_runs} more)"
-            if need is not None else
-            "more runs are needed (the estimate is too close to the SLO to say how many)")
     return RateVerdict(**base, verdict=SloVerdict.INCONCLUSIVE, runs_needed=need,
-                       reason=f"{pct} contains the SLO {slo_ms:g} ms: {more}")
+                       reason=Warn(Code.RATE_INTERVAL, where="contains", need=need,
+                                   runs=ci.n_runs, **interval))
 
 
-def _doubt_warning(achieved: np.ndarray, doubt: np.ndarray) -> tuple[str, ...]:
+def _doubt_warning(achieved: np.ndarray, doubt: np.ndarray) -> tuple[Warn, ...]:
     short = doubt & (achieved < SATURATION_RATIO)
     if not short.any():
         return ()
-    ratios = ", ".join(f"{r:.3f}" for r in achieved[short])
-    return (f"{int(short.sum())} run(s) {SHORTFALL} ({ratios} x) with a latency "
-            "like their peers': kept, a generator shortfall in doubt rather than a failure",)
+    return (Warn(Code.RUNS_SHORT_OF_TARGET, ratios=tuple(float(r) for r in achieved[short])),)
 
 
 def _select(table: pd.DataFrame, items: list, rate: float) -> tuple[pd.DataFrame, list]:
@@ -300,7 +297,7 @@ def slo_verdict(data: Any, rate: float, slo_ms: float, percentile: float = 99.0,
                   confidence, seed, n_resamples, max_error_ratio, method)
 
 
-def _scan(verdicts: list[RateVerdict]) -> tuple[float | None, float | None, bool, list[str]]:
+def _scan(verdicts: list[RateVerdict]) -> tuple[float | None, float | None, bool, list[Warn]]:
     i = 0
     while i < len(verdicts) and verdicts[i].verdict == SloVerdict.PASS:
         i += 1
@@ -313,19 +310,16 @@ def _scan(verdicts: list[RateVerdict]) -> tuple[float | None, float | None, bool
         if seen_fail else []
     if late:
         failed = verdicts[seen_fail[0]].rate_rps
-        warns.append("not monotone: " + ", ".join(f"{r:g}" for r in late) + " req/s passed "
-                     f"above a failing {failed:g} req/s; repeat {failed:g} req/s before "
-                     "trusting the bracket")
+        warns.append(Warn(Code.NOT_MONOTONE, passed_rps=tuple(late), failed_rps=failed))
     between = [v for v in verdicts[i:] if v.verdict == SloVerdict.INCONCLUSIVE
                and (first_fail is None or v.rate_rps < first_fail)]
     if between:
-        warns.append("inconclusive above the last pass: " + ", ".join(
-            f"{v.rate_rps:g}" for v in between) + " req/s: run more there")
+        warns.append(Warn(Code.INCONCLUSIVE_ABOVE_PASS, rates_rps=tuple(v.rate_rps
+                                                                        for v in between)))
     if last_pass is None:
-        warns.append(f"the lowest rate tested ({verdicts[0].rate_rps:g} req/s) did not pass: "
-                     "test lower rates")
+        warns.append(Warn(Code.LOWEST_RATE_FAILED, rate_rps=verdicts[0].rate_rps))
     if first_fail is None and not between:
-        warns.append("no tested rate failed: the bracket is open above; test higher rates")
+        warns.append(Warn(Code.BRACKET_OPEN_ABOVE))
     return last_pass, first_fail, not late, warns
 
 
@@ -352,11 +346,10 @@ def slo_bracket(data: Any, slo_ms: float, percentile: float = 99.0, confidence: 
                                float(percentile), confidence, seed, n_resamples,
                                max_error_ratio, method))
     last_pass, first_fail, monotone, warns = _scan(verdicts)
-    warns += [f"at {v.rate_rps:g} req/s, {w}" for v in verdicts for w in v.warnings
-              if SHORTFALL in w]
+    warns += [Warn(Code.AT_RATE, rate_rps=v.rate_rps, warning=w) for v in verdicts
+              for w in v.warnings if w.code is Code.RUNS_SHORT_OF_TARGET]
     if "connections" in table and table["connections"].nunique() > 1:
-        warns.insert(0, "runs at several connection counts were judged together: group them "
-                        "(slo_brackets(..., by=['connections']))")
+        warns.insert(0, Warn(Code.CONNECTIONS_MIXED))
     return SLOBracket(slo_ms, float(percentile), confidence, last_pass, first_fail,
                       tuple(verdicts), monotone, tuple(warns))
 

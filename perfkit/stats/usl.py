@@ -36,13 +36,14 @@ from perfkit.stats._usl_bootstrap import (
     percentile_interval,
 )
 from perfkit.stats._usl_model import best_fit, linearised_start, rss, standard_errors, usl
+from perfkit.warning import Code, Warn
+from perfkit.wording import NSTAR_COVERAGE
 
 __all__ = ["RATE_NAMES", "ScalingFit", "fit_amdahl", "fit_usl", "kappa_test", "linearised_start",
            "usl"]
 
 #: where the N* interval's coverage was measured (benchmarks/calibration_usl.py)
-NSTAR_COVERAGE_NOTE = ("200 simulated USL data sets, N = 1-128 x 3 runs, 3% proportional "
-                       "noise; MC se 0.023")
+NSTAR_COVERAGE_NOTE = NSTAR_COVERAGE
 #: names of columns that hold an offered rate, never a concurrency
 RATE_NAMES = ("target_rate_rps", "rate", "rate_rps", "throughput_rps")
 #: mean throughput at the lowest N, as a share of the highest, above which the rise is unseen
@@ -83,15 +84,17 @@ class ScalingFit:
     n_star: float | None = None
     n_star_ci: tuple[float, float] | None = None
     x_at_n_star: float | None = None
-    n_star_reason: str = ""
+    #: why a peak N* is claimed, or not (:attr:`Code.NSTAR_CLAIMED`, ``NSTAR_NOT_CLAIMED``,
+    #: ``AMDAHL_NO_PEAK``); None before the test
+    n_star_reason: Warn | None = None
     f_stat: float | None = None
     f_p_value: float | None = None
     alpha: float | None = None
     n: tuple[float, ...] = ()
     x: tuple[float, ...] = ()
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
     ci_methods: tuple[str, ...] = ()
-    n_star_warnings: tuple[str, ...] = ()
+    n_star_warnings: tuple[Warn, ...] = ()
 
     def predict(self, n: np.ndarray | float) -> np.ndarray:
         """Fitted throughput at concurrency ``n`` (for plotting the curve over the runs)."""
@@ -123,7 +126,7 @@ class ScalingFit:
 
 # -- inputs ---------------------------------------------------------------------------------
 def _check_inputs(n, x, n_column: str | None, n_params: int
-                  ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+                  ) -> tuple[np.ndarray, np.ndarray, list[Warn]]:
     name = n_column if n_column is not None else getattr(n, "name", None)
     if isinstance(name, str) and (name in RATE_NAMES or name.endswith("_rps")):
         raise PerfkitError(
@@ -133,10 +136,10 @@ def _check_inputs(n, x, n_column: str | None, n_params: int
     x_arr = np.asarray(x, dtype=float).ravel()
     if n_arr.shape != x_arr.shape:
         raise ValueError(f"n and x differ in length ({len(n_arr)} vs {len(x_arr)})")
-    warns: list[str] = []
+    warns: list[Warn] = []
     bad = ~(np.isfinite(n_arr) & np.isfinite(x_arr))
     if bad.any():
-        warns.append(f"{int(bad.sum())} run(s) without a throughput or N were left out of the fit")
+        warns.append(Warn(Code.RUNS_LEFT_OUT_OF_FIT, runs=int(bad.sum())))
         n_arr, x_arr = n_arr[~bad], x_arr[~bad]
     if np.any(n_arr < 1):
         raise PerfkitError("N must be a concurrency >= 1 (connections or users)")
@@ -160,26 +163,25 @@ def _fit(model, n, x, confidence, alpha, n_resamples, seed, bootstrap, interval_
     n_arr, x_arr, warns = _check_inputs(n, x, n_column, n_params)
     p_hat, ok = best_fit(n_arr, x_arr, free)
     if not ok:
-        warns.append("the least-squares fit did not report convergence: check the plot")
+        warns.append(Warn(Code.FIT_NOT_CONVERGED))
     rss_lin = rss(n_arr, x_arr, p_hat)
     dof = len(x_arr) - n_params
     reps = bootstrap_estimates(n_arr, x_arr, p_hat, free, bootstrap, n_resamples, seed)
-    if reps.note:
+    if reps.note is not None:
         warns.append(reps.note)
     if reps.failed:
-        warns.append(f"{reps.failed} of {n_resamples} bootstrap refits did not converge")
+        warns.append(Warn(Code.REFITS_NOT_CONVERGED, failed=reps.failed, of=n_resamples))
     se = standard_errors(p_hat, n_arr, x_arr, free)
     cis = [interval(reps, j, p_hat[j], se[j], confidence, interval_kind) for j in range(3)]
     methods = tuple(interval_method(reps, j, p_hat[j], se[j], interval_kind) if free[j]
                     else "" for j in range(3))
     levels = len(np.unique(n_arr))
     if len(x_arr) == levels:
-        warns.append("one run per N: the residuals mix run-to-run noise with lack of fit; "
-                     "repeat each N (>= 3 runs) for a model-free check")
+        warns.append(Warn(Code.ONE_RUN_PER_N))
     sigma, kappa, gamma = (float(v) for v in p_hat)
     warns.extend(_linear_region_warning(n_arr, x_arr))
     if sigma <= 0 or sigma >= 1:
-        warns.append(f"sigma = {sigma:g} sits on its bound [0, 1]: the CIs there are one-sided")
+        warns.append(Warn(Code.SIGMA_ON_BOUND, sigma=sigma))
     base = dict(
         model=model, sigma=sigma, kappa=kappa, gamma=gamma,
         sigma_ci=cis[0], kappa_ci=cis[1], gamma_ci=cis[2], confidence=confidence,
@@ -190,21 +192,18 @@ def _fit(model, n, x, confidence, alpha, n_resamples, seed, bootstrap, interval_
     if model == "amdahl":
         base["kappa_ci"] = (0.0, 0.0)
         return ScalingFit(**base, warnings=tuple(warns),
-                          n_star_reason="Amdahl's law has no peak: throughput rises to "
-                                        "gamma/sigma")
+                          n_star_reason=Warn(Code.AMDAHL_NO_PEAK))
     return ScalingFit(**base, **_peak(n_arr, x_arr, p_hat, dof, reps.estimates, alpha,
                                       confidence, warns), warnings=tuple(warns))
 
 
-def _linear_region_warning(n: np.ndarray, x: np.ndarray) -> list[str]:
+def _linear_region_warning(n: np.ndarray, x: np.ndarray) -> list[Warn]:
     """Warn when the lowest N measured is already near the highest throughput."""
     levels = np.unique(n)
     means = np.array([x[n == level].mean() for level in levels])
     share = means[0] / means.max()
     if levels[0] > 1 and share >= LINEAR_REGION_SHARE:
-        return [f"throughput at the lowest N ({levels[0]:g}) is already {share:.0%} of the "
-                "highest: the rising part of the curve was not measured, so gamma and sigma "
-                "are poorly determined; add lower N (1, 2, 4, ...)"]
+        return [Warn(Code.LINEAR_REGION_MISSED, lowest_n=float(levels[0]), share=float(share))]
     return []
 
 
@@ -233,25 +232,19 @@ def _peak(n, x, p_hat, dof, est, alpha, confidence, warns) -> dict:
     p_amdahl, _ = best_fit(n, x, np.array([True, False, True]))
     f_stat, p_value, dof = kappa_test(n, x, starts=(p_hat, p_amdahl))
     out = dict(f_stat=f_stat, f_p_value=p_value, alpha=alpha)
-    test = (f"F-test USL vs Amdahl (kappa = 0) on log throughput: F(1, {dof}) = {f_stat:.3g}, "
-            f"p = {p_value:.3g}")
+    test = {"dof": dof, "f_stat": f_stat, "p_value": p_value, "alpha": alpha}
     if p_value >= alpha or p_hat[1] <= 0:
-        why = (f"{test} >= alpha {alpha:g}" if p_value >= alpha else
-               f"{test}, but the least-squares kappa is 0")
-        out["n_star_reason"] = f"{why}: no retrograde scaling shown, so no peak N* is claimed"
+        out["n_star_reason"] = Warn(Code.NSTAR_NOT_CLAIMED, kappa_zero=p_value < alpha, **test)
         return out
     n_star = float(n_star_of(p_hat[0], p_hat[1]))
-    about = [f"the N* interval is a percentile interval of the bootstrap refits' N* (not "
-             f"bootstrap-t) whose measured coverage falls short of its level (0.875 at nominal "
-             f"0.95, {NSTAR_COVERAGE_NOTE}): read it as a rough range"]
+    about = [Warn(Code.NSTAR_ROUGH_RANGE)]
     if n_star > n.max():
-        about.append(f"N* = {n_star:.4g} lies beyond the largest N measured ({n.max():g}): "
-                     "an extrapolation; measure above it")
+        about.append(Warn(Code.NSTAR_EXTRAPOLATED, n_star=n_star, largest_n=float(n.max())))
     warns.extend(about)
     out.update(n_star=n_star,
                n_star_ci=percentile_interval(n_star_of(est[:, 0], est[:, 1]), confidence),
                x_at_n_star=float(usl(n_star, *p_hat)),
-               n_star_reason=f"{test} < alpha {alpha:g}: Amdahl rejected",
+               n_star_reason=Warn(Code.NSTAR_CLAIMED, **test),
                n_star_warnings=tuple(about))
     return out
 

@@ -2,7 +2,7 @@
 
 Layout (default folder ``.perfkit/history/`` under the current directory)::
 
-    <store>/HISTORY.json                 {"format": "perfkit-history", "version": 1}
+    <store>/HISTORY.json                 {"format": "perfkit-history", "version": 2}
     <store>/labels/000001-v01.parquet    the runs of one ``perfkit history add`` (one label)
     <store>/labels/000002-3f9c2e1.parquet
     ...
@@ -15,6 +15,11 @@ per-run ``warnings`` joined by ``"; "``), readable by any Parquet reader; and ``
 every field of the :class:`perfkit.model.Run` (percentiles, histograms as HdrHistogram's
 compressed base64 text, manifest, factors), from which perfkit rebuilds the runs. The file's
 schema metadata (key ``perfkit.history``) repeats the label, time and seq.
+
+Version 2 keeps a run's notes as coded warnings (:meth:`perfkit.warning.Warn.encode`'s code and
+fields); a version-1 store kept them as sentences, read as :attr:`perfkit.warning.Code.RECORDED`
+with the sentence as its text (nothing stored is rewritten). Adding a label to a version-1 store
+marks it version 2, so that an older perfkit refuses it rather than misread the new labels.
 
 The store only grows:
 
@@ -55,18 +60,21 @@ from perfkit.frames import runs_frame
 from perfkit.histogram import LatencyHistogram
 from perfkit.model import Run
 from perfkit.paths import HISTORY_STORE
+from perfkit.warning import Code, Warn
 
 #: the store's folder when none is given, relative to the current directory
 DEFAULT_STORE = HISTORY_STORE
 MARKER = "HISTORY.json"
 FORMAT = "perfkit-history"
-VERSION = 1
+VERSION = 2
+#: the versions this perfkit reads (1: notes as sentences)
+READABLE = (1, 2)
 META_KEY = b"perfkit.history"
 HISTORY_COLUMNS = ("label", "time_utc", "added_utc", "seq", "job")
 
 _HISTOGRAMS = ("histogram", "uncorrected_histogram")
 _PERCENTILES = ("percentiles_ms", "uncorrected_percentiles_ms")
-_TUPLES = ("notes", "argv")
+_TUPLES = ("argv",)
 
 
 # -- Run <-> JSON -------------------------------------------------------------------------------
@@ -78,6 +86,8 @@ def _plain(value: Any) -> Any:
         return {"__pairs__": [[_plain(k), _plain(v)] for k, v in value.items()]}
     if isinstance(value, tuple | list):
         return [_plain(v) for v in value]
+    if isinstance(value, Warn):
+        return json.loads(value.encode())
     if hasattr(value, "item") and not isinstance(value, str):
         return value.item()
     return value
@@ -122,6 +132,9 @@ def run_from_json(text: str) -> Run:
             value = {float(q): float(v) for q, v in value}
         elif f.name in _TUPLES:
             value = None if value is None else tuple(value)
+        elif f.name == "notes":  # version 1: sentences
+            value = tuple(Warn(Code.RECORDED, text=n) if isinstance(n, str) else Warn.decode(n)
+                          for n in value)
         elif f.name == "counters":
             value = counters_of(value)
         else:
@@ -185,12 +198,16 @@ def _check_store(path: Path) -> None:
                         f"{type(exc).__name__}: {exc}") from None
     if not isinstance(info, dict) or info.get("format") != FORMAT:
         raise DataError(f"{marker}: expected format {FORMAT!r}, found {info!r}")
-    if info.get("version") != VERSION:
+    if info.get("version") not in READABLE:
         raise DataError(f"{marker}: expected history store version {VERSION}, found "
                         f"{info.get('version')!r}: use the perfkit that wrote it")
 
 
-def label_files(store: str | os.PathLike) -> tuple[list[LabelFile], list[str]]:
+def _store_version(path: Path) -> int:
+    return int(json.loads((path / MARKER).read_text(encoding="utf-8"))["version"])
+
+
+def label_files(store: str | os.PathLike) -> tuple[list[LabelFile], list[Warn]]:
     """The stored labels in series order (time, then seq), and warnings (duplicates)."""
     path = Path(store)
     if not path.is_dir():
@@ -198,11 +215,11 @@ def label_files(store: str | os.PathLike) -> tuple[list[LabelFile], list[str]]:
     _check_store(path)
     found = _all_files(path)
     newest: dict[str, LabelFile] = {}
-    warnings = []
+    warnings: list[Warn] = []
     for item in sorted(found, key=lambda f: f.seq):
         if item.label in newest:
-            warnings.append(f"label {item.label!r} is stored twice ({newest[item.label].path.name}"
-                            f", {item.path.name}): the newer file is used")
+            warnings.append(Warn(Code.LABEL_STORED_TWICE, label=item.label,
+                                 older=newest[item.label].path.name, newer=item.path.name))
         newest[item.label] = item
     ordered = sorted(newest.values(), key=lambda f: (f.time_utc, f.seq))
     return ordered, warnings
@@ -262,10 +279,14 @@ def init_store(store: str | os.PathLike) -> Path:
                          f"folder, found a folder without {MARKER}")
     (path / "labels").mkdir(parents=True, exist_ok=True)
     if not is_store(path):
-        _write_atomic(path / MARKER, json.dumps({"format": FORMAT, "version": VERSION},
-                                                indent=2).encode() + b"\n", exclusive=False)
+        _write_marker(path)
     _check_store(path)
     return path
+
+
+def _write_marker(path: Path) -> None:
+    _write_atomic(path / MARKER, json.dumps({"format": FORMAT, "version": VERSION},
+                                            indent=2).encode() + b"\n", exclusive=False)
 
 
 def _write_atomic(target: Path, data: bytes, exclusive: bool) -> bool:
@@ -287,6 +308,8 @@ def add_label(store: str | os.PathLike, runs: Sequence[Run], label: str,
     if not runs:
         raise DataError(f"no runs to add for label {label!r}")
     path = init_store(store)
+    if _store_version(path) < VERSION:  # its new label is version 2's: older perfkits refuse
+        _write_marker(path)
     existing, _ = label_files(path)
     older = [f for f in existing if f.label == label]
     if older and not replace:

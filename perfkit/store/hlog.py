@@ -94,6 +94,7 @@ from perfkit.hdrlayout import LAYOUT
 from perfkit.histogram import LatencyHistogram
 from perfkit.model import Run
 from perfkit.store.hdrsum import Summed, summed
+from perfkit.warning import Code, Warn
 
 HEADER = ('#[Histogram log format version 1.2]\n#[StartTime: 0.000 (seconds since epoch)]\n'
           '#[ValueUnit: us]\n'
@@ -333,22 +334,20 @@ def unit_from_maxima(intervals: list[_Interval]) -> str | None:
     return vote
 
 
-def _unit(header: dict, intervals: list[_Interval], given: str | None) -> tuple[str, str | None]:
+def _unit(header: dict, intervals: list[_Interval], given: str | None
+          ) -> tuple[str, Warn | None]:
     """The value unit and the note that says where it came from (None: stated in the log)."""
     if given is not None:
         if given not in PER_MS:
             raise ValueError(f"unit must be one of {', '.join(UNITS)}, not {given!r}")
-        return given, f"values read in {given}, as --unit says"
+        return given, Warn(Code.HLOG_UNIT, unit=given, given=True)
     if header["unit"] is not None:
         return header["unit"], None
     evidence = unit_from_maxima(intervals)
     if evidence == "ns":
-        return "ns", ("values read in ns: the log states no unit, each interval's "
-                      "Interval_Max is its histogram's maximum / 1e6 and its layout reaches "
-                      f"{intervals[0].hist.highest_trackable_value:.3g} (a Java tool's "
-                      "nanosecond log, maxima in ms); --unit overrides")
-    return "us", ("unit assumed: µs (the log does not state its value unit; "
-                  "add '#[ValueUnit: ns]' or use --unit if the tool recorded nanoseconds)")
+        return "ns", Warn(Code.HLOG_UNIT, unit="ns",
+                          highest=intervals[0].hist.highest_trackable_value)
+    return "us", Warn(Code.HLOG_UNIT, unit="us")
 
 
 def _latency(native: Summed, unit: str, source: str, line: int) -> LatencyHistogram:
@@ -416,7 +415,7 @@ def _absolute(items: list[_Interval], header: dict) -> tuple[list[tuple[float, f
 
 
 def _run(tag: str | None, items: list[_Interval], source: str, unit: str,
-         unit_note: str | None, header: dict) -> Run:
+         unit_note: Warn | None, header: dict) -> Run:
     native = summed([iv.hist for iv in items])
     hist = _latency(native, unit, source, items[-1].line)
     spans, absolute = _absolute(items, header)
@@ -426,21 +425,19 @@ def _run(tag: str | None, items: list[_Interval], source: str, unit: str,
     count = native.total
     per_ms = PER_MS[unit]
     percentiles: dict[float, float] = {}
-    notes = []
+    notes: list[Warn] = []
     mean = stdev = low = high = None
     if count:
         percentiles = {q: native.percentile(q) / per_ms for q in PERCENTILES}
         mean, stdev = native.mean() / per_ms, native.stddev() / per_ms
         low, high = native.min() / per_ms, native.max() / per_ms
     else:
-        notes.append(f"tag {tag!r}: every interval histogram is empty: no latencies")
+        notes.append(Warn(Code.HLOG_EMPTY, tag=tag))
     if unit_note:
         notes.append(unit_note)
     before = sum(1 for s, _ in spans if header["start"] is not None and s < header["start"])
     if before:
-        notes.append(f"{before} interval{'s' if before > 1 else ''} start before the log's "
-                     "#[StartTime] (HdrHistogram's readers skip them; the format has no such "
-                     "rule): read")
+        notes.append(Warn(Code.HLOG_BEFORE_START, intervals=before))
     start_utc = None
     if absolute:
         start_utc = datetime.fromtimestamp(begin, UTC).isoformat(timespec="milliseconds")

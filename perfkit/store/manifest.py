@@ -1,12 +1,16 @@
 """The run manifest: what a run's output never prints, as perfkit writes and reads it.
 
-Two shapes are read, one is written:
+Three shapes are read, one is written:
 
-- version 1, ``manifest.json``: written by ``perfkit run`` / ``perfkit sweep``
-  (:class:`RunManifest`, :func:`write_manifest`);
+- version 2, ``manifest.json``: written by ``perfkit run`` / ``perfkit sweep``
+  (:class:`RunManifest`, :func:`write_manifest`); its ``warnings`` are coded warnings, each
+  ``{"code", "text", "fields"}`` (:meth:`perfkit.warning.Warn.to_dict`);
+- version 1, ``manifest.json`` of earlier perfkits: the same keys, its ``warnings`` sentences,
+  which a Run reads as warnings coded ``recorded`` (:attr:`perfkit.warning.Code.RECORDED`, the
+  sentence its field): nothing on disk needs rewriting;
 - version 0, ``meta.json``: the sidecar of the shared fixtures, older than perfkit's manifest
   (:class:`FixtureMeta`: ``profile``, ``params``, ``version``, no ``schema_version``). It is
-  read, and :func:`upgrade` turns it into the version-1 fields a Run takes; it is never written.
+  read, and :func:`upgrade` turns it into the fields a Run takes; it is never written.
 
 A ``manifest.json`` with a ``schema_version`` newer than :data:`SCHEMA_VERSION` is refused
 (:class:`~perfkit.store.version.SchemaVersionError`). Keys the record does not list (a newer
@@ -44,14 +48,15 @@ from perfkit.store.lazymap import LazyJsonMap
 from perfkit.store.version import check_version
 from perfkit.units import UnitError, parse_duration_arg
 from perfkit.vocabulary import ManifestStatus
+from perfkit.warning import Code, Warn
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MANIFEST_NAME = "manifest.json"
 FIXTURE_META_NAME = "meta.json"
 
 
 class RunManifest(TypedDict, total=False):
-    """``manifest.json``, schema version 1, in the order perfkit writes its keys.
+    """``manifest.json``, schema version 2 (and 1), in the order perfkit writes its keys.
 
     Units are in the names (``_s``, ``_utc`` ISO 8601 text); ``load`` holds ``duration_s``,
     ``connections``, ``threads``, ``rate_rps`` (wrk/wrk2) or ``users``, ``spawn_rate``,
@@ -98,7 +103,8 @@ class RunManifest(TypedDict, total=False):
     wall_s: float
     cpu: dict[str, Any]
     counters: dict[str, Any] | None
-    warnings: list[str]
+    #: version 2: coded warnings (``{"code", "text", "fields"}``); version 1: sentences
+    warnings: list[Any]
     files: dict[str, Any]
 
 
@@ -148,7 +154,7 @@ def json_types(record: type) -> dict[str, tuple[tuple[type, ...], str]]:
 
 
 #: version -> the record of that version's shape
-RECORDS: dict[int, type] = {0: FixtureMeta, SCHEMA_VERSION: RunManifest}
+RECORDS: dict[int, type] = {0: FixtureMeta, 1: RunManifest, SCHEMA_VERSION: RunManifest}
 
 
 def decode(path: str | os.PathLike, raw: bytes,
@@ -181,8 +187,9 @@ def version_of(path: str | os.PathLike, data: Mapping[str, Any]) -> int:
 
 
 def upgrade(path: str | os.PathLike, data: Mapping[str, Any], version: int) -> RunManifest:
-    """The version-1 fields of a manifest read at ``version`` (the object itself at 1)."""
-    if version == SCHEMA_VERSION:
+    """The fields of a manifest read at ``version`` (the object itself from version 1 on: the
+    versions differ only in how ``warnings`` are written, which their reader tells apart)."""
+    if version >= 1:
         return typing.cast(RunManifest, data)
     params = dict(data.get("params") or {})
     factors: dict[str, Any] = {}
@@ -201,8 +208,31 @@ def upgrade(path: str | os.PathLike, data: Mapping[str, Any], version: int) -> R
         status=None if exit_code in (None, "") else ManifestStatus.COMPLETE)
 
 
+def recorded_warnings(data: Mapping[str, Any]) -> list[Warn]:
+    """The warnings a manifest recorded while its run went (``warnings``), but the run's end,
+    which a Run says from the manifest's status itself (:attr:`Code.RUN_ENDED`).
+
+    Version 2 writes each as :meth:`Warn.to_dict`: read back as that warning (one of a code
+    this perfkit does not know, as :attr:`Code.RECORDED` with its text). Version 1 wrote
+    sentences: each is :attr:`Code.RECORDED` with the sentence as its ``text``, as written
+    (its run's end was the sentence ``run <status>: <reason>``)."""
+    out: list[Warn] = []
+    for item in data.get("warnings") or ():
+        if isinstance(item, str):
+            if not item.startswith("run "):  # version 1's run-end sentence
+                out.append(Warn(Code.RECORDED, text=item))
+        elif isinstance(item, Mapping) and isinstance(item.get("code"), str):
+            if item["code"] == Code.RUN_ENDED:
+                continue
+            try:
+                out.append(Warn.decode(item))
+            except (ValueError, TypeError, KeyError):
+                out.append(Warn(Code.RECORDED, text=str(item.get("text", item["code"]))))
+    return out
+
+
 def read_run_manifest(path: str | os.PathLike) -> RunManifest:
-    """A ``manifest.json`` (or fixture ``meta.json``) as a version-1 record.
+    """A ``manifest.json`` (or fixture ``meta.json``) as a :class:`RunManifest`.
 
     Raises ParseError for a file that is not a JSON object, SchemaVersionError for one newer
     than this perfkit. (:func:`read_manifest` reads the same way and
@@ -307,11 +337,15 @@ def _check_types(path: str, text: str, data: Mapping,
         types, what = types_of[key]
         if isinstance(value, bool) or not isinstance(value, types):
             fail(key, what, value)
-    for key in ("argv", "command", "warnings"):
+    for key in ("argv", "command"):
         values = data.get(key)
         if values is not None and (type(values) is not list
                                    or not _STR.issuperset(map(type, values))):
             fail(key, "a list of strings", values)
+    values = data.get("warnings")  # version 1: sentences; 2: {"code": ..., "fields": ...}
+    if values is not None and (type(values) is not list or not all(
+            type(v) is str or (type(v) is dict and type(v.get("code")) is str) for v in values)):
+        fail("warnings", 'a list of sentences or of coded warnings ({"code": ...})', values)
     params = data.get("params")
     if type(params) is not dict:
         params = {}
@@ -526,11 +560,10 @@ def apply_manifest(run: Run, info: ManifestInfo) -> Run:
         changes["counters"] = manifest_counters(info.raw)
     notes = list(run.notes)
     if info.status not in (None, ManifestStatus.COMPLETE):
-        notes.append(f"run status is {info.status!r} (exit code {info.exit_code}): "
-                     "it did not finish normally")
+        notes.append(Warn(Code.RUN_STATUS, status=info.status, exit_code=info.exit_code))
     # warnings perfkit run recorded while the run went (e.g. the generator was the bottleneck)
-    for warning in info.raw.get("warnings") or ():
-        if isinstance(warning, str) and not warning.startswith("run ") and warning not in notes:
+    for warning in recorded_warnings(info.raw):
+        if warning not in notes:
             notes.append(warning)
     changes["notes"] = tuple(notes)
     # every value is as a Run holds it (maps frozen, lists tuples): no checks to run again

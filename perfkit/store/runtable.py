@@ -19,8 +19,9 @@ build on:
   more than the load);
 - ``counters`` (:class:`perfkit.counters.ServerCounters`): one ``int64`` column per field,
   named as the field (the record's column), null for None;
-- ``notes`` and ``argv``: ``list<string>``; ``factors``, ``manifest`` and ``extra``: JSON with
-  non-string keys tagged (``{"__map__": [[key, value], ...]}``).
+- ``notes`` and ``argv``: ``list<string>``, a note (a coded warning) as the JSON of its code
+  and fields (:meth:`perfkit.warning.Warn.encode`); ``factors``, ``manifest`` and ``extra``:
+  JSON with non-string keys tagged (``{"__map__": [[key, value], ...]}``).
 
 Reading is lazy where it pays: a histogram's arrays are sliced and a JSON map or a percentile
 map built on first use, so loading 10,000 cached runs costs little more than building the Run
@@ -54,12 +55,14 @@ from perfkit.hdrlayout import LAYOUT
 from perfkit.histogram import LatencyHistogram
 from perfkit.model import CLASS_DEFAULTS, LATENCY_SOURCES, FrozenMap, Run
 from perfkit.store.lazymap import LazyJsonMap, LazyMap
+from perfkit.warning import Warn
 
 #: bump when the table layout changes: a cache of another version is ignored (2: the server
 #: and kernel counters' columns, issue 25; 3: histograms as sparse counts, not HdrHistogram
 #: strings, issue 24; 4: the counters a sub-record of Run, their columns unchanged, with the
-#: upstream's and the listening sockets' beside them, issue 29)
-TABLE_VERSION = "4"
+#: upstream's and the listening sockets' beside them, issue 29; 5: notes as coded warnings,
+#: not sentences, issue 32: a version-4 cache holds sentences, rebuilt)
+TABLE_VERSION = "5"
 _HISTOGRAMS = ("histogram", "uncorrected_histogram")
 _SPARSE = ("_indexes", "_counts")
 _PERCENTILES = ("percentiles_ms", "uncorrected_percentiles_ms")
@@ -70,7 +73,6 @@ _REPEATED = ("tool", "latency_source", "endpoint", "method", "url", "tool_versio
 #: the columns a run only reads on first use (its histograms' counts, its maps parsed): read
 #: from a :class:`ParquetTable` on first use too, they are most of its bytes
 DEFERRED_COLUMNS = (*(h + part for h in _HISTOGRAMS for part in _SPARSE), "manifest", "extra")
-_LISTS = ("notes", "argv")
 _ARROW = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
 _MAP_TYPE = pa.map_(pa.float64(), pa.float64())
 _SPARSE_TYPE = pa.list_(pa.int64())
@@ -272,7 +274,9 @@ def runs_to_table(runs: Sequence[Run]) -> pa.Table:
             columns[f"{name}_{part}_raw_us"] = pa.array(
                 [None if h is None else getattr(h, f"_{part}_raw") for h in hists],
                 type=pa.int64())
-    columns["notes"] = pa.array([list(r.notes) for r in runs], type=pa.list_(pa.string()))
+    encoded: dict[Warn, str] = {}  # runs share notes (a tool's, a manifest's)
+    columns["notes"] = pa.array([[encoded[w] if w in encoded else encoded.setdefault(w, w.encode())
+                                  for w in r.notes] for r in runs], type=pa.list_(pa.string()))
     columns["argv"] = pa.array([None if r.argv is None else list(r.argv) for r in runs],
                                type=pa.list_(pa.string()))
     for name in _JSON_MAPS:
@@ -395,6 +399,23 @@ def _strings(arr: pa.ListArray, repeated: bool) -> Any:
         else:
             out = _tuples_at(tuple(flat), offsets - first)
     return _with_nulls(out, arr, None)
+
+
+def _notes(arr: pa.ListArray) -> Any:
+    """``notes``: a tuple of warnings per row (:meth:`Warn.decode` of each text, once per
+    distinct text), or one tuple for every row."""
+    rows = _strings(arr, repeated=True)
+    memo: dict[str, Warn] = {}
+
+    def warnings(texts: tuple[str, ...] | None) -> tuple[Warn, ...]:
+        return tuple(memo[t] if t in memo else memo.setdefault(t, Warn.decode(t))
+                     for t in texts or ())
+
+    if type(rows) is _Rows:
+        done: dict[int, tuple[Warn, ...]] = {}  # distinct rows are one tuple each
+        return _Rows(done[id(r)] if id(r) in done else done.setdefault(id(r), warnings(r))
+                     for r in rows)
+    return warnings(rows)
 
 
 def _tuples_at(flat: tuple, offsets: np.ndarray) -> _Rows:
@@ -563,8 +584,8 @@ def table_to_runs(table: pa.Table | ParquetTable) -> list[Run]:
         fields[name] = _percentiles(_array(table, name), rows)
     for name in _HISTOGRAMS:
         fields[name] = _histograms(table, name, sparse[name], rows)
-    for name in _LISTS:
-        fields[name] = _strings(_array(table, name), repeated=name == "argv")
+    fields["argv"] = _strings(_array(table, "argv"), repeated=True)
+    fields["notes"] = _notes(_array(table, "notes"))
     fields["factors"] = _json_maps(_array(table, "factors"))
     for name in ("manifest", "extra"):  # a lazy map per row, parsed from its text
         fields[name] = _Rows(map(LazyMap, rows, repeat(functools.partial(_json_at, texts[name]))))

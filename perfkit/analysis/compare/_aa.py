@@ -69,6 +69,8 @@ from perfkit.formatting import level_text
 from perfkit.stats import compare
 from perfkit.stats._dist import norm_sf
 from perfkit.stats.mannwhitney import attainable_size, min_attainable_p, runs_to_reach_alpha
+from perfkit.warning import Code, Warn
+from perfkit.wording import at_words
 
 #: a rate holds its test's size when it is at most this many times it (a descriptive tolerance)
 HOLDS_FACTOR = 2.0
@@ -118,7 +120,7 @@ class AAResult:
     n_runs: int
     designed: tuple[ComparisonTable, ...]
     rates: tuple[FalsePositiveRate, ...]
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
     #: the load columns that hold one value in every run (``(("connections", 64), ...)``)
     load_point: tuple[tuple[str, Any], ...] = ()
 
@@ -200,7 +202,8 @@ class AAResult:
                 "runs_per_arm": self.runs_per_arm, "n_splits": self.n_splits,
                 "seed": self.seed, "n_runs": self.n_runs, "holds_factor": HOLDS_FACTOR,
                 "load_point": dict(self.load_point),
-                "warnings": list(self.warnings), "rates": json_records(self.to_frame()),
+                "warnings": [w.to_dict() for w in self.warnings],
+                "rates": json_records(self.to_frame()),
                 "designed": [t.to_dict() for t in self.designed]}
 
 
@@ -225,7 +228,8 @@ def aa_calibration(rows: RunSet, arm: str, metrics: Sequence[str], *, alpha: flo
     designed = designed_comparisons(rows, arm, metrics, alpha)
     keys, _ = row_keys([rows], "auto", [arm])
     cells = [cell_runs(rows, keys, key) for key in row_labels([rows], keys)]
-    found, notes = [], []
+    found: list[FalsePositiveRate] = []
+    notes: list[Warn] = []
     for name in metrics:
         m = metric(name, rows.frame.columns)
         hits = tested = 0
@@ -247,12 +251,11 @@ def aa_calibration(rows: RunSet, arm: str, metrics: Sequence[str], *, alpha: flo
         h, t = pooled_request_false_positive_rate(cell.frame[kept], alpha)
         hits, tested = hits + h, tested + t
         if not kept.all():
-            notes.append(f"{int((~kept).sum())} failed or saturated run(s){_at(cell, keys)} "
-                         "left out of the request-level test")
+            notes.append(Warn(Code.AA_LEFT_OUT_OF_REQUEST_TEST, runs=int((~kept).sum()),
+                              where=_where(cell, keys)))
     found.append(FalsePositiveRate(WELCH_Z, 1, "request", REQUEST_METRIC, tested, hits))
     notes += _size_notes(cells, k, alpha)
-    notes.append(f"the {n_splits} splits and the pairs of runs share their runs: each rate is "
-                 "descriptive, not a binomial proportion, and carries no interval")
+    notes.append(Warn(Code.AA_SPLITS_SHARE_RUNS, splits=n_splits))
     return AAResult(rows.label, arm, alpha, k, n_splits, seed, len(rows), tuple(designed),
                     tuple(found), tuple(dict.fromkeys(notes)), tuple(load_point(rows).items()))
 
@@ -318,28 +321,30 @@ def _request_metric() -> Metric:
     return metric(REQUEST_METRIC)
 
 
-def _worst_note(cell: RunSet, worst: np.ndarray, name: str, keys: Sequence[str]) -> list[str]:
+def _worst_note(cell: RunSet, worst: np.ndarray, name: str, keys: Sequence[str]) -> list[Warn]:
     n = int((worst | np.isnan(cell.values(name))).sum())
     if not n:
         return []
-    return [f"{name}{_at(cell, keys)}: {n} run(s) failed, saturated or without a value, ranked "
-            "worst in the splits"]
+    return [Warn(Code.AA_RANKED_WORST, metric=name, where=_where(cell, keys), runs=n)]
+
+
+def _where(cell: RunSet, keys: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """The load level of ``cell``: ``(column, level)`` per key."""
+    return tuple((k, level_text(cell.frame[k].iloc[0])) for k in keys)
 
 
 def _at(cell: RunSet, keys: Sequence[str]) -> str:
-    where = ", ".join(f"{k}={level_text(cell.frame[k].iloc[0])}" for k in keys)
-    return f" at {where}" if where else ""
+    return at_words(_where(cell, keys))
 
 
-def _size_notes(cells: Sequence[RunSet], k: int, alpha: float) -> list[str]:
+def _size_notes(cells: Sequence[RunSet], k: int, alpha: float) -> list[Warn]:
     out = []
     if not min_attainable_p(k, k) < alpha:
-        need = runs_to_reach_alpha(alpha)
-        out.append(f"{k} vs {k} runs cannot reach p < {alpha:g}: no split was tested; use "
-                   f">= {need} runs per side")
+        out.append(Warn(Code.AA_NOT_TESTED, runs=k, alpha=alpha,
+                        need=runs_to_reach_alpha(alpha)))
     small = [len(c) for c in cells if len(c) < 2 * k]
     if small:
-        out.append(f"{len(small)} load level(s) with fewer than {2 * k} runs: not split")
+        out.append(Warn(Code.AA_LEVELS_NOT_SPLIT, levels=len(small), least=2 * k))
     return out
 
 

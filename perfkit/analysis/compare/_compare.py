@@ -52,6 +52,7 @@ from perfkit.analysis.core import (
     artefact,
     cap_check,
     cap_check_sides,
+    comparison_columns,
     json_records,
     judge_interval,
     match,
@@ -74,6 +75,7 @@ from perfkit.stats.power import MinDetectable, min_detectable_ratio
 from perfkit.stats.tpower import DetectableEffect, min_detectable_effect
 from perfkit.units import to_float
 from perfkit.vocabulary import RunStatus, Verdict
+from perfkit.warning import Code, Warn, texts
 
 BETTER, WORSE, NO_CHANGE, NOT_TESTABLE, NO_DATA = (Verdict.BETTER, Verdict.WORSE,
                                                    Verdict.NO_CHANGE, Verdict.NOT_TESTABLE,
@@ -82,8 +84,10 @@ BETTER, WORSE, NO_CHANGE, NOT_TESTABLE, NO_DATA = (Verdict.BETTER, Verdict.WORSE
 #: run count perfkit states (the gate's, the seeds' repeats)
 POWER = 0.8
 #: the note of a "~" row whose smallest detectable change cannot be computed
-NO_MDE = ("no minimum detectable change: a side has fewer than 2 runs with a positive value "
-          "(a ratio, and so its detectable size, needs positive values)")
+NO_MDE = Warn(Code.NO_MDE)
+#: the comparison's ratio columns, where a 0 is no finite size (:func:`not_finite`)
+RATIO_COLUMNS = ("ratio", "ratio_ci_low", "ratio_ci_high", "ratio_without_short",
+                 "mde_ratio_high", "mde_ratio_low")
 
 
 def runs_per_arm_needed(alpha: float, family: int = 1, limit: int = 100) -> int | None:
@@ -121,7 +125,7 @@ class ComparisonRow:
     n_short_new: int = 0
     sensitivity: Comparison | None = None
     sensitivity_verdict: str | None = None
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
     labels: tuple[tuple[str, str | None], ...] = ()
     #: for a "~" row: the smallest changes the design could have detected at 80% power (a
     #: row decided by Welch's t: that t's, :class:`perfkit.stats.tpower.DetectableEffect`)
@@ -133,7 +137,7 @@ class ComparisonRow:
     #: change is an artefact of the cap (:mod:`perfkit.analysis.core._caps`), not a measured ratio
     caps_ms: tuple[float, ...] = ()
     #: the cap warnings of both sides together (:func:`perfkit.analysis.core._caps.cap_check`)
-    cap_warnings: tuple[str, ...] = ()
+    cap_warnings: tuple[Warn, ...] = ()
     #: the known caps that throttle the row's metric, not a latency (runs whose requests
     #: waited for a timeout): its change is measured and carries :attr:`cap_warnings`
     cap_affected_ms: tuple[float, ...] = ()
@@ -206,7 +210,7 @@ class ComparisonTable:
     n_base_runs: int
     n_new_runs: int
     correction: str = "holm"
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
 
     @property
     def family(self) -> int:
@@ -280,6 +284,7 @@ class ComparisonTable:
         interval, and a ratio of 0 or infinity (failed runs ranked worst: no size) are written
         as missing, and the row's ``warnings`` say which and why (:func:`not_finite`)."""
         u = self.metric.suffix
+        reasons = comparison_columns(u)
         records = []
         mechanisms = any(r.mechanism for r in self.rows)
         for row in self.rows:
@@ -327,7 +332,8 @@ class ComparisonTable:
                               (f"{name}_ci_low{u}", f"{name}_ci_high{u}"))
                     rec[lo] = rec[hi] = math.nan
             rec[NOT_ESTIMABLE_COLUMN] = "; ".join(f"{k}: {v}" for k, v in why.items() if v)
-            rec["warnings"] = "; ".join([*row.warnings, *not_finite(rec)])
+            rec["warnings"] = "; ".join(texts([*row.warnings,
+                                               *not_finite(rec, reasons, RATIO_COLUMNS)]))
             records.append(rec)
         return pd.DataFrame.from_records(records)
 
@@ -344,7 +350,8 @@ class ComparisonTable:
     def to_dict(self) -> dict[str, Any]:
         return {**self.metric.to_dict(), "base": self.base, "new": self.new,
                 "keys": list(self.keys), "alpha": self.alpha, "confidence": self.confidence,
-                "correction": self.correction, "warnings": list(self.warnings),
+                "correction": self.correction,
+                "warnings": [w.to_dict() for w in self.warnings],
                 "rows": json_records(self.to_frame())}
 
 
@@ -409,7 +416,7 @@ def compare_runs(base: RunSet, new: RunSet, metric: Metric, *, by: Any = "auto",
 
 def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], base: str,
                   new: str, *, alpha: float = 0.05, confidence: float = 0.95,
-                  exclude_failed: str | None = None, notes: Sequence[str] = (),
+                  exclude_failed: str | None = None, notes: Sequence[Warn] = (),
                   n_runs: tuple[int, int] | None = None) -> ComparisonTable:
     """Compare every cell, Holm-adjust over all of them (one family), give each its verdict."""
     family = len(cells)
@@ -447,7 +454,7 @@ def compare_cells(cells: Sequence[Cell], metric: Metric, keys: Sequence[str], ba
                            n_runs[0], n_runs[1], warnings=tuple(notes) + said)
 
 
-def _step_note(c: Comparison, v: Verdict, p_adjusted: float, family: int) -> tuple[str, ...]:
+def _step_note(c: Comparison, v: Verdict, p_adjusted: float, family: int) -> tuple[Warn, ...]:
     """A significant row whose Bonferroni interval holds 1 says why
     (:func:`perfkit.analysis.compare._notes.holm_step_note`)."""
     if v not in (BETTER, WORSE) or not c.ratio_ci_low <= 1 <= c.ratio_ci_high:
@@ -465,7 +472,7 @@ def _with_stalls(rows: list[ComparisonRow], cells: Sequence[Cell],
             for r, s in zip(rows, holm_stalls(found), strict=True)]
 
 
-def _caps(cell: Cell, metric: Metric) -> tuple[tuple[float, ...], tuple[str, ...],
+def _caps(cell: Cell, metric: Metric) -> tuple[tuple[float, ...], tuple[Warn, ...],
                                               tuple[float, ...]]:
     """The cap check of the cell's runs, both sides together, each run judged among its own
     side's peers (:func:`cap_check_sides`)."""
@@ -496,7 +503,8 @@ def _compare_cell(b: RunSet, n: RunSet, metric: Metric, alpha: float, confidence
     """The comparison of one cell: runs that did not measure the metric left out (and
     noted), the others compared with their statuses; the flags of runs ranked worst are
     aligned with every run of each side."""
-    sides, measured, notes, why = [], [], [], []
+    sides, measured, why = [], [], []
+    notes: list[Warn] = []
     for label, rows in (("base", b), ("new", n)):
         statuses = run_statuses(rows, metric)
         values = rows.values(metric.name) if metric.name in rows.frame else np.full(
@@ -547,10 +555,9 @@ def _aligned(flags: np.ndarray, measured: np.ndarray) -> np.ndarray:
 def _measured_only(c: Comparison, metric: Metric) -> Comparison:
     """``c`` whose "a side has no runs" says what it means here: no run that measured
     ``metric`` (the runs that did not are noted on the row)."""
-    text = f"nothing to compare: a side has no run that measured {metric.name}"
     return dataclasses.replace(c, warnings=tuple(
-        text if w.startswith("nothing to compare: a side has no runs") else w
-        for w in c.warnings))
+        Warn(Code.NOTHING_TO_COMPARE, metric=metric.name) if w == Warn(Code.NOTHING_TO_COMPARE)
+        else w for w in c.warnings))
 
 
 def _labels(sides: Sequence[RunSet], keys: list[str]) -> list[tuple]:

@@ -71,6 +71,7 @@ from perfkit.stats import _simcache
 from perfkit.stats.power import RunsNeeded, runs_needed
 from perfkit.units import UnitError, fraction, to_float
 from perfkit.vocabulary import GateOutcome, GateStatus
+from perfkit.warning import Warn, texts
 
 PASS, REGRESSION, INCONCLUSIVE, ERROR = (GateStatus.PASS, GateStatus.REGRESSION,
                                         GateStatus.INCONCLUSIVE, GateStatus.ERROR)
@@ -130,7 +131,7 @@ class GateResult:
     alpha: float
     tables: tuple[ComparisonTable, ...]
     rows: tuple[GateRow, ...]
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
 
     @property
     def status(self) -> GateStatus:
@@ -191,7 +192,7 @@ class GateResult:
                 "log_sd": g.needed.log_sd if g.needed is not None else math.nan,
                 "mde_ratio_high": _mde(g.row, "ratio_high"),
                 "mde_ratio_low": _mde(g.row, "ratio_low"),
-                "warnings": "; ".join(g.row.warnings),
+                "warnings": "; ".join(texts(g.row.warnings)),
             })
             records.append(rec)
         return records_frame(records)
@@ -201,8 +202,9 @@ class GateResult:
         return {"base": self.base, "new": self.new, "max_regression": self.max_regression,
                 "alpha": self.alpha, "status": self.status, "exit_status": self.exit_status,
                 "counts": self.counts(), "method": self.describe(),
-                "warnings": list(self.warnings),
-                "comparison_warnings": {t.metric.name: list(t.warnings) for t in self.tables},
+                "warnings": [w.to_dict() for w in self.warnings],
+                "comparison_warnings": {t.metric.name: [w.to_dict() for w in t.warnings]
+                                        for t in self.tables},
                 "rows": rows}
 
 
@@ -347,7 +349,8 @@ def classify(row: ComparisonRow, metric: Metric, limit: float, family: int = 1
                 f"{c.n_base} vs {c.n_new} runs can never reach p < {c.alpha:g}{holm} "
                 f"(smallest p {c.min_attainable_p:.2g}{can})")
     if math.isnan(lo) or math.isnan(hi):
-        return INCONCLUSIVE, GateOutcome.NO_INTERVAL, f"no ratio interval ({'; '.join(c.warnings)})"
+        return (INCONCLUSIVE, GateOutcome.NO_INTERVAL,
+                f"no ratio interval ({'; '.join(texts(c.warnings))})")
     up = metric.lower_is_better
     beyond = lo > limit if up else hi < limit
     inside = hi <= limit if up else lo >= limit
@@ -399,8 +402,7 @@ def _drift_reason(row: ComparisonRow, metric: Metric, limit: float,
     if holds:
         return ""
     what = "regression" if status == REGRESSION else "pass"
-    return drift.note("", change, f", which straddles {pct_change(limit)}: the gate cannot "
-                                  f"tell a {what} from the drift")
+    return str(drift.note((), change, straddles=limit, what=what))
 
 
 def remember_simulations_in(folder: str | Path | None) -> None:

@@ -21,6 +21,8 @@ from perfkit.formatting import change_ci, fmt_p
 from perfkit.stats.comparison import Comparison
 from perfkit.stats.mannwhitney import runs_to_reach_alpha
 from perfkit.vocabulary import RunStatus
+from perfkit.warning import Code, Warn
+from perfkit.wording import need_words
 
 #: the most runs per arm :func:`need_text` looks for
 MAX_RUNS_PER_ARM = 100
@@ -35,16 +37,16 @@ def ranked_worst(statuses: Sequence[RunJudgement], metric: Metric) -> np.ndarray
                     dtype=bool)
 
 
-def status_notes(label: str, statuses: list[RunJudgement]) -> list[str]:
+def status_notes(label: str, statuses: list[RunJudgement]) -> list[Warn]:
+    """The side's saturated runs (ranked with the failed ones) and its runs in doubt (kept
+    with their values), each with the reasons of its runs."""
     out = []
-    for kind, text in ((RunStatus.SATURATED, "saturated (ranked with the failed runs)"),
-                       (RunStatus.SHORT, "in doubt, kept with their values (the row's "
-                                         "result without them is noted on the row)"),
-                       (RunStatus.PARTIAL, "partial, kept with their values (fewer connections "
-                                           "got in than asked)")):
+    for kind, code in ((RunStatus.SATURATED, Code.RUNS_SATURATED),
+                       (RunStatus.SHORT, Code.RUNS_SHORT),
+                       (RunStatus.PARTIAL, Code.RUNS_PARTIAL)):
         reasons = [s.reason for s in statuses if s.status == kind]
         if reasons:
-            out.append(f"{label}: {len(reasons)} run(s) {text}: {'; '.join(reasons)}")
+            out.append(Warn(code, side=label, reasons=reasons))
     return out
 
 
@@ -53,30 +55,27 @@ def one_note_per_run(c: Comparison, statuses: Sequence[list[RunJudgement]],
     """``c`` with the test's note on the runs it ranked worst counting only the failed ones: a
     saturated run ranked worst has its own note (:func:`status_notes`), so the same run is
     never described as both saturated and failed."""
-    notes = list(c.warnings)
-    side = "slower" if metric.lower_is_better else "lower"
+    notes: list[Warn | None] = list(c.warnings)
     for label, st, worst in zip(("base", "new"), statuses, failed, strict=True):
         saturated = sum(1 for s, w in zip(st, worst, strict=True)
                         if w and s.status == RunStatus.SATURATED)
         if not saturated:
             continue
         for i, note in enumerate(notes):
-            head = f"{label}: "
-            tail = f" failed run(s) ranked {side} than every finished run"
-            if note.startswith(head) and note.endswith(tail):
-                left = int(note[len(head):-len(tail)]) - saturated
-                notes[i] = f"{head}{left}{tail}" if left > 0 else ""
-    return dataclasses.replace(c, warnings=tuple(n for n in notes if n))
+            if note is not None and note.code is Code.FAILED_RANKED_WORST \
+                    and note["side"] == label:
+                left = note["runs"] - saturated
+                notes[i] = Warn(Code.FAILED_RANKED_WORST, side=label, runs=left,
+                                lower_is_better=note["lower_is_better"]) if left > 0 else None
+    return dataclasses.replace(c, warnings=tuple(n for n in notes if n is not None))
 
 
 def need_text(alpha: float, family: int = 1) -> str:
     """What would make a comparison testable at ``alpha`` with Holm over ``family``
     comparisons: ``"needs >= 5 runs per arm"`` (the fewest equal runs per arm whose smallest
     attainable p, times ``family``, is below ``alpha``)."""
-    need = runs_to_reach_alpha(alpha, MAX_RUNS_PER_ARM, family)
-    more = ", or fewer comparisons" if family > 1 else ""
-    return (f"needs >= {need} runs per arm{more}" if need
-            else f"needs more than {MAX_RUNS_PER_ARM} runs per arm{more}")
+    return need_words(runs_to_reach_alpha(alpha, MAX_RUNS_PER_ARM, family), family,
+                      MAX_RUNS_PER_ARM)
 
 
 def untestable_text(n_base: int, n_new: int, alpha: float, family: int = 1) -> str:
@@ -101,30 +100,29 @@ def sensitivity_note(key: str, s: Comparison, verdict: str, untestable: bool,
             f"{change}, p {p}: {verdict or '-'}{why}")
 
 
-def untestable_note(c: Comparison, untestable: bool, family: int) -> tuple[str, ...]:
+def untestable_note(c: Comparison, untestable: bool, family: int) -> tuple[Warn, ...]:
     """The note of a row (``untestable``: its verdict is ``not testable``) that only the
     family's adjustment makes untestable (a row that cannot reach alpha on its own already
     says so, :func:`perfkit.stats.compare`'s warning)."""
     alpha = c.alpha
     if not untestable or family < 2 or not c.min_attainable_p < alpha:
         return ()
-    return (f"not testable with this design: Holm over {family} comparisons "
-            f"{need_text(alpha, family)}",)
+    return (Warn(Code.UNTESTABLE_DESIGN, family=family,
+                 need=runs_to_reach_alpha(alpha, MAX_RUNS_PER_ARM, family),
+                 most=MAX_RUNS_PER_ARM),)
 
 
-def holm_step_note(p_adjusted: float, family: int, level: float) -> str:
+def holm_step_note(p_adjusted: float, family: int, level: float) -> Warn:
     """The note of a row that Holm's step-down calls significant while its interval, at the
     family's Bonferroni ``level`` (the intervals' adjustment: 1 - alpha / ``family``), holds no
     change. Both are right: Holm rejects at later steps with a larger level than Bonferroni's
     (Holm, Scand. J. Statist. 6, 1979), and the compatible intervals of the step-down only bound
     such an effect by "no change" (Strassburger & Bretz, Stat. Med. 27, 2008)."""
-    return (f"significant after Holm over {family} tests (p {fmt_p(p_adjusted)}: a later "
-            f"step of the step-down, at a larger level), while its {level * 100:.3g}% interval "
-            f"(Bonferroni over {family}, so that the family's intervals hold together) holds "
-            "no change: the direction is shown, the size only bounded by that interval")
+    return Warn(Code.HOLM_STEP_INTERVAL_HOLDS, p_adjusted=p_adjusted, family=family,
+                level=level)
 
 
-def order_check(base: RunSet, new: RunSet, found: ArmDriftOnce) -> list[str]:
+def order_check(base: RunSet, new: RunSet, found: ArmDriftOnce) -> list[Warn]:
     """When the arms were not interleaved in time: say so, and report the drift over the run
     order measured within each arm and row (``found``: :func:`perfkit.analysis.context._confounding.
     arm_drift`, pairs of runs of one arm only, which the arms' levels do not touch) beside the
@@ -137,8 +135,6 @@ def order_check(base: RunSet, new: RunSet, found: ArmDriftOnce) -> list[str]:
     if d is None:
         return [warning]
     bounded = -100 < d.ci_low_pct and d.ci_high_pct < math.inf
-    interval = (f"[{d.ci_low_pct:+.1f}%, {d.ci_high_pct:+.1f}%]" if bounded else
-                "(no interval: too few pairs of runs within the arms)")
-    return [warning, f"drift check over the run order ({d.runs} runs, pairs of runs within "
-                     f"each arm and row): {d.change_pct:+.1f}% {interval} from the first run "
-                     f"to the last: {d.verdict}"]
+    return [warning, Warn(Code.ARM_DRIFT_CHECK, runs=d.runs, change_pct=d.change_pct,
+                          ci_low_pct=d.ci_low_pct if bounded else None,
+                          ci_high_pct=d.ci_high_pct if bounded else None, verdict=d.verdict)]

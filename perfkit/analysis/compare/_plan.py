@@ -39,6 +39,7 @@ from perfkit.stats import compare
 from perfkit.stats import power as pw
 from perfkit.stats.power import RunsNeeded as RunsNeeded
 from perfkit.units import to_float
+from perfkit.warning import Warn, texts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +52,7 @@ class PowerPlanRow:
     needed: pw.RunsNeeded
     current: pw.MinDetectable
     power_now: pw.PowerAtRatio
-    warnings: tuple[str, ...]
+    warnings: tuple[Warn, ...]
     #: the change new/base the two sets of runs show, and the runs per arm that detect a
     #: change of its size (None: one set of runs, or no ratio)
     observed_ratio: float = math.nan
@@ -71,7 +72,7 @@ class PowerPlan:
     power: float
     family: int
     rows: tuple[PowerPlanRow, ...]
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
 
     def describe(self) -> str:
         holm = f", Holm over {self.family} rows (alpha / {self.family})" if self.family > 1 else ""
@@ -97,7 +98,7 @@ class PowerPlan:
                 "power_now": r.power_now.power, "mde_ratio_high": to_float(r.current.ratio_high),
                 "mde_ratio_low": to_float(r.current.ratio_low),
                 "alpha_adjusted": r.needed.alpha_adjusted,
-                "warnings": "; ".join(r.warnings),
+                "warnings": "; ".join(texts(r.warnings)),
             })
             records.append(rec)
         return records_frame(records)
@@ -107,7 +108,8 @@ class PowerPlan:
         return {"metric": self.metric.name, "sources": list(self.sources),
                 "keys": list(self.keys), "detect": self.detect, "ratio": self.ratio,
                 "alpha": self.alpha, "power": self.power, "family": self.family,
-                "method": self.describe(), "warnings": list(self.warnings), "rows": rows}
+                "method": self.describe(), "warnings": [w.to_dict() for w in self.warnings],
+                "rows": rows}
 
 
 

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from perfkit.histogram import LatencyHistogram, check_percentile
-from perfkit.model import below_target_text, percentile_label
+from perfkit.model import below_target, percentile_label
 
 #: p99 ratio corrected / uncorrected above which coordinated omission is flagged
 CO_RATIO_FLAG = 1.5
@@ -98,7 +98,7 @@ def _notes(run, row: dict, ratio: float, flag_at: float) -> list[str]:
         else:
             notes.append(NOTES["corrected_only"])
         if run.below_target:
-            notes.append(NOTES["below_target"].format(below=below_target_text(run)))
+            notes.append(NOTES["below_target"].format(below=below_target(run)))
         elif run.below_target is None:
             notes.append(NOTES["saturation_unknown"])
     if all(np.isnan(row[k]) for k in row if k.startswith("p") and k.endswith("_ms")):

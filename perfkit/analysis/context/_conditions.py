@@ -390,8 +390,11 @@ def threat_texts(c: Conditions) -> list[tuple[str, str]]:
                  f"{'; '.join(c.syn_retries)}) are such retries" if c.syn_retries else "")
         out.append(("backlog", f"{c.name}: the accept queue in effect (from the listen "
                     "backlog, not the host's net.core.somaxconn alone): "
-                    + backlog_text(queues) + ". A connection attempt that finds the queue "
-                    f"full is dropped and retried after {SYN_RETRY_MS / 1000:g} s (the SYN "
+                    + backlog_text(queues) + "."))
+        # what a full queue does, a threat of its own: the same words for every experiment
+        # without retries of its own are one threat on a page, said once
+        out.append(("backlog", f"{c.name}: a connection attempt that finds the queue full is "
+                    f"dropped and retried after {SYN_RETRY_MS / 1000:g} s (the SYN "
                     f"retransmission timeout){retry}{_counted(c)}."))
     if c.server_starts and c.server_starts > 1:
         warm = f"only the warm-up of {c.warmup}" if c.warmup else "no warm-up"

@@ -38,12 +38,16 @@ import pandas as pd
 
 from perfkit.analysis.context._drift import Drift, drift_residuals, residual_trend, theil_sen
 from perfkit.analysis.core import Metric, RunSet, peer_columns, statuses_by_cell
-from perfkit.formatting import change_ci, fmt_p, level_text, pct_change
+from perfkit.formatting import level_text
+from perfkit.warning import Code, Warn
+from perfkit.wording import DRIFT_FIX
 
 #: the column of a run's arm in the frame of both arms
 ARM = "_arm"
 #: what to do about it, in every note
-FIX = "interleave the arms (perfkit sweep randomizes the run order) to tell a change from a drift"
+#: what to do about a drift the arms' order confounds (its words: :data:`perfkit.wording.
+#: DRIFT_FIX`)
+FIX = DRIFT_FIX
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,19 +151,17 @@ def _ratios(values: tuple[float, float, float]) -> tuple[float, ...]:
                  for v in values)
 
 
-def note(where: str, change: tuple[float, float, float], d: float, found: ArmDrift,
-         then: str = "") -> str:
-    """The note of a row whose log change (estimate, low, high) the drift could have made;
-    ``then``: what follows for the row, said before the fix (``"so the gate ..."``)."""
+def note(where: tuple[tuple[str, str], ...], change: tuple[float, float, float], d: float,
+         found: ArmDrift, straddles: float | None = None, what: str | None = None) -> Warn:
+    """The note of a row (``where``: its key, column and level) whose log change (estimate,
+    low, high) the drift could have made (:attr:`Code.DRIFT_MAY_MAKE_CHANGE`); ``straddles``
+    and ``what``: the gate's threshold ratio the change without the drift straddles, and the
+    status (``"regression"``, ``"pass"``) it then cannot tell from the drift."""
     made = found.made(d)
-    when = "after" if d > 0 else "before"
-    per_run = change_ci(*_ratios((found.slope, found.low, found.high)))
-    return (f"{where}the change {pct_change(math.exp(change[0]))} could be drift: the new "
-            f"runs ran {abs(d):.1f} runs {when} the base runs on average, and the drift within "
-            f"the arms "
-            f"({per_run} per run, p {fmt_p(found.p_value)}, {found.runs} runs) makes "
-            f"{change_ci(*_ratios(made))} over that distance; without it the change is "
-            f"{change_ci(*_ratios(corrected(change, made)))}{then}; {FIX}")
+    return Warn(Code.DRIFT_MAY_MAKE_CHANGE, where=where, change=math.exp(change[0]),
+                distance_runs=d, per_run=_ratios((found.slope, found.low, found.high)),
+                p_value=found.p_value, runs=found.runs, made=_ratios(made),
+                without=_ratios(corrected(change, made)), straddles=straddles, what=what)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,9 +180,10 @@ class RowDrift:
         """The drift itself is significant (the seasonal Kendall test) at ``alpha``."""
         return self.found.p_value < alpha
 
-    def note(self, where: str, change: tuple[float, float, float], then: str = "") -> str:
+    def note(self, where: tuple[tuple[str, str], ...], change: tuple[float, float, float],
+             straddles: float | None = None, what: str | None = None) -> Warn:
         """The note of a change the drift could have made (:func:`note`)."""
-        return note(where, change, self.distance, self.found, then)
+        return note(where, change, self.distance, self.found, straddles, what)
 
 
 def row_drift(drift_of: ArmDriftOnce, keys: Sequence[str], key: Sequence) -> RowDrift | None:
@@ -209,7 +212,7 @@ class ArmDriftOnce:
 
 
 def confounding_notes(rows: Sequence, keys: Sequence[str],
-                      drift_of: ArmDriftOnce) -> list[str]:
+                      drift_of: ArmDriftOnce) -> list[Warn]:
     """One note per row whose change the drift within the arms (``drift_of``) could have
     made (:func:`confounded`); ``rows``: the significant rows of a comparison
     (:class:`~perfkit.analysis.compare._compare.ComparisonRow`), those with a finite ratio interval
@@ -230,7 +233,6 @@ def confounding_notes(rows: Sequence, keys: Sequence[str],
         if not math.isfinite(d) or d == 0:
             continue
         if confounded(change, found.made(d)):
-            where = ", ".join(f"{k}={level_text(v)}" for k, v in zip(keys, row.key,
-                                                                       strict=True))
-            out.append(note(f"{where}: " if where else "", change, d, found))
+            where = tuple((k, level_text(v)) for k, v in zip(keys, row.key, strict=True))
+            out.append(note(where, change, d, found))
     return out

@@ -44,7 +44,9 @@ import pandas as pd
 
 from perfkit.analysis.core import LOAD_COLUMNS, Experiment, RunSet
 from perfkit.stats._dist import norm_ppf, norm_sf
-from perfkit.vocabulary import DRIFT_TOLERANCE_PCT, DriftVerdict
+from perfkit.vocabulary import DriftVerdict
+from perfkit.warning import Code, Warn
+from perfkit.wording import DRIFT_TOLERANCE_PCT
 
 #: a drift smaller than this over a whole experiment (first run to last) does not matter
 TOLERANCE_PCT = DRIFT_TOLERANCE_PCT
@@ -222,7 +224,7 @@ def describe_drift(confidence: float = 0.95, alpha: float = 0.05) -> str:
             f"\"no drift\".")
 
 
-def interleaving(base: RunSet, new: RunSet) -> str | None:
+def interleaving(base: RunSet, new: RunSet) -> Warn | None:
     """A warning when one arm's runs all started before the other's (by start time, else run
     order); None when they alternate or the times are not recorded."""
     def times(rows: RunSet) -> list:
@@ -237,7 +239,6 @@ def interleaving(base: RunSet, new: RunSet) -> str | None:
         return None
     if a[-1] < b[0] or b[-1] < a[0]:
         first = "base" if a[-1] < b[0] else "new"
-        return (f"the arms were not interleaved: every {first} run ran before every "
-                f"{'new' if first == 'base' else 'base'} run, so a drift over time is "
-                "confounded with the change; see the drift check, and randomize the order")
+        return Warn(Code.ARMS_NOT_INTERLEAVED, first=first,
+                    then="new" if first == "base" else "base")
     return None

@@ -19,7 +19,6 @@ from perfkit.analysis.core._caps import (
     cap_check,
     cap_check_sides,
     cap_hits,
-    is_artefact,
 )
 from perfkit.analysis.core._experiment import (
     LOAD_COLUMNS,
@@ -89,7 +88,8 @@ from perfkit.analysis.core._runstatus import (
     unmeasured_reason,
 )
 from perfkit.analysis.core._stalls import StallChange, holm, stall_change, stalled
-from perfkit.analysis.core._tidy import json_records, not_finite
+from perfkit.analysis.core._tidy import RATIO as NOT_FINITE_RATIO
+from perfkit.analysis.core._tidy import comparison_columns, json_records, not_finite
 
 __all__ = [
     "CAP_TOLERANCE",
@@ -136,7 +136,6 @@ __all__ = [
     "generator_share",
     "holm",
     "interval_or_reason",
-    "is_artefact",
     "is_metric",
     "json_records",
     "judge_interval",
@@ -154,6 +153,8 @@ __all__ = [
     "metric",
     "not_estimable_text",
     "not_finite",
+    "comparison_columns",
+    "NOT_FINITE_RATIO",
     "peer_columns",
     "peer_latencies",
     "per_endpoint",

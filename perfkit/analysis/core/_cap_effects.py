@@ -1,4 +1,4 @@
-"""What a run that waited for a known timeout does to a metric that is not a latency, in words.
+"""What a run that waited for a known timeout does to a metric that is not a latency.
 
 :mod:`perfkit.analysis.core._caps` finds the runs whose requests waited for a timeout (a latency on
 a cap of :data:`perfkit.analysis.context._validity.KNOWN_CAPS_MS` with a fast median); this module
@@ -31,21 +31,18 @@ SHARES = ("error_ratio",)
 
 
 def consequence(metric: Metric, cap_ms: float) -> str:
-    """What runs that waited for the ``cap_ms`` timeout do to ``metric`` (not a latency), as a
-    clause (``"so throughput_rps of these runs is throttled by it ..."``); ``""`` when the
-    wait does not bear on it (module docstring)."""
+    """What runs that waited for the ``cap_ms`` timeout do to ``metric`` (not a latency), as an
+    identity worded by :data:`perfkit.wording.CAP_CONSEQUENCES`: ``throttled`` (a rate),
+    ``timeout-errors`` (the generator counts the timeout among its errors), ``fewer-attempts``
+    (a count); ``""`` when the wait does not bear on it (module docstring)."""
     name = metric.name
     if metric.better == HIGHER:
-        return (f"connections that waited for the timeout served nothing meanwhile, so {name} "
-                "of these runs is throttled by it as well as by the service")
+        return "throttled"
     if name in COUNTS_TIMEOUTS and cap_ms in GENERATOR_TIMEOUTS_MS:
-        return ("the generator counts a request that outlasts its timeout as a timeout error, "
-                f"so {name} of these runs counts that timeout as well as the service's "
-                "failures")
+        return "timeout-errors"
     if name in SHARES or name in COUNTS_TIMEOUTS:
         return ""
-    return (f"connections that waited for the timeout made no request meanwhile, so {name} "
-            "of these runs counts fewer attempts than the service alone would have allowed")
+    return "fewer-attempts"
 
 
 def affects(metric: Metric, cap_ms: float) -> bool:

@@ -5,15 +5,15 @@ A connection attempt the kernel drops from a full accept queue (a listen overflo
 after 1 s (the SYN retransmission timeout), then 3 s. Where a run recorded the kernel's
 counters in a network namespace of its own (:mod:`perfkit.ingest.counters`), the listen
 overflows and SYN retransmissions it counted say whether it waited for that timeout
-(:func:`kernel_evidence`), instead of the latency alone; :func:`evidence_text` cites them, run
-by run, in the cap's warning.
+(:func:`kernel_evidence`), instead of the latency alone; :func:`evidence` gives them, run
+by run, to the cap's warning.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from perfkit.analysis.core._mechanism import kernel_scope, stall_evidence
+from perfkit.analysis.core._mechanism import kernel_scope
 from perfkit.model import Run
 
 #: the caps (ms) that are SYN retransmissions: the kernel counts them (listen overflows and
@@ -36,20 +36,21 @@ def kernel_evidence(run: Run | None, cap: float) -> bool | None:
     return any(c for c in counts)
 
 
-def evidence_text(cap: float, run_ids: Sequence[str], records: Mapping[str, Run]) -> str:
-    """What the runs' kernel counters say about a SYN-retransmission cap (1 s, 3 s): the
-    listen overflows and SYN retransmissions they recorded, run by run, and which runs the
-    stall is inferred for from the latency alone (no counters); ``""`` when no run recorded
-    them (the rule is then the latency's alone, as the module docstring says) or for
-    another cap."""
+def evidence(cap: float, run_ids: Sequence[str], records: Mapping[str, Run]
+             ) -> tuple[tuple[str, int | None, int | None, str | None], ...]:
+    """What the runs' kernel counters say about a SYN-retransmission cap (1 s, 3 s), run by
+    run: ``(run_id, listen overflows, SYN retransmissions, scope)``, the counts None for a run
+    whose stall is inferred from the latency alone (no counters); ``()`` when no run recorded
+    them (the rule is then the latency's alone, as the module docstring says) or for another
+    cap. Worded in the cap's warning (:attr:`perfkit.warning.Code.ON_CAP`)."""
     if cap not in SYN_CAPS_MS:
-        return ""
-    said = {rid: stall_evidence(records[rid]) if rid in records else None for rid in run_ids}
-    if not any(said.values()):
-        return ""
-    parts = [f"{rid}: {text}" for rid, text in said.items() if text]
-    none = [rid for rid, text in said.items() if not text]
-    inferred = (f"; inferred from the latency alone for {', '.join(none)} (no counters)"
-                if none else "")
-    return (f"; the kernel counters, the evidence of connection attempts dropped and retried: "
-            f"{'; '.join(parts)}{inferred}")
+        return ()
+    out = []
+    for rid in run_ids:
+        run = records.get(rid)
+        counts = (None, None) if run is None else (run.counters.tcp_listen_overflows,
+                                                   run.counters.tcp_syn_retransmits)
+        out.append((rid, *counts, None if run is None else kernel_scope(run)))
+    if all(o is None and s is None for _, o, s, _ in out):
+        return ()
+    return tuple(out)

@@ -67,24 +67,23 @@ import pandas as pd
 
 from perfkit import vocabulary
 from perfkit.analysis.core._cap_effects import affects, consequence
-from perfkit.analysis.core._cap_evidence import SYN_CAPS_MS, evidence_text, kernel_evidence
+from perfkit.analysis.core._cap_evidence import SYN_CAPS_MS, evidence, kernel_evidence
 from perfkit.analysis.core._experiment import RunSet
 from perfkit.analysis.core._metrics import Metric, percentile_of
 from perfkit.analysis.core._runstatus import peer_columns, percentile_statuses
-from perfkit.formatting import fmt_sig
 from perfkit.model import Run
 from perfkit.vocabulary import Verdict
+from perfkit.warning import Code, Warn
+from perfkit.wording import CAP_NAMES, affected_words, artefact_words
 
 #: latencies (ms) that are timeouts, not service times: Linux's initial SYN retransmission
 #: timeout (1 s, RFC 6298) and its next backoff (3 s total), wrk's default --timeout (2 s)
-KNOWN_CAPS_MS = {1000.0: "the Linux SYN retransmission timeout (1 s): connection attempts "
-                         "dropped from a full accept queue and retried",
-                 2000.0: "wrk's default request timeout (2 s)",
-                 3000.0: "the second SYN retransmission (3 s)"}
+#: (their names are :data:`perfkit.wording.CAP_NAMES`')
+KNOWN_CAPS_MS = CAP_NAMES
 #: a value within this relative distance of a cap is in its window: a timeout plus a little
 #: service time, printed to 3 significant digits (wrk prints 1.01s)
 CAP_TOLERANCE = 0.05
-#: the start of every artefact verdict (:data:`perfkit.vocabulary.ARTEFACT`)
+#: an effect from values on a cap (:data:`perfkit.vocabulary.ARTEFACT`)
 ARTEFACT = vocabulary.ARTEFACT
 #: a run's max latency up to this share above a cap sits on it (the timeout plus the
 #: request's own latency after the retry: up to 100 ms at 1 s)
@@ -122,11 +121,11 @@ class CapCheck:
     """What known caps do to one metric over some runs (module docstring): ``caps_ms``, the
     caps its values are artefacts of (verdict :func:`artefact`); ``affected_ms``, the caps
     that throttle a metric that is not a latency (verdict kept, with a warning); ``warnings``,
-    one sentence per cap naming its runs."""
+    one per cap naming its runs (:attr:`Code.ON_CAP`)."""
 
     caps_ms: tuple[float, ...] = ()
     affected_ms: tuple[float, ...] = ()
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.caps_ms or self.affected_ms)
@@ -306,35 +305,27 @@ def _check(hits: list[CapHit], metric: Metric, label: str,
 
 
 def _sentence(metric: Metric, cap: float, hits: list[CapHit], label: str,
-              records: Mapping[str, Run]) -> str:
-    runs: dict[str, list[str]] = {}
+              records: Mapping[str, Run]) -> Warn:
+    """The cap's warning (:attr:`Code.ON_CAP`): its runs with their values on it, what the
+    kernel counted, and what it does to ``metric`` (``effect``: its values are the timeout's,
+    ``below-all``/``below-some``: the run's highest percentile below the cap, moved by it, or
+    the consequence for a metric that is not a latency)."""
+    runs: dict[str, list[tuple[str, float]]] = {}
     for h in hits:
-        runs.setdefault(h.run_id, []).append(f"{_short(h.column)} {fmt_sig(h.value_ms)}")
-    shown = "; ".join(f"{rid}: {', '.join(v)}" for rid, v in runs.items())  # every run
+        runs.setdefault(h.run_id, []).append((_short(h.column), h.value_ms))
     counted = any(kernel_evidence(records.get(rid), cap) is not None for rid in runs)
-    why = ("standing out from the run's other latencies, or, where the kernel counted the "
-           "retries in the run's namespace, up to the run's median more" if counted
-           else "standing out from the run's other latencies")
-    head = (f"{label + ': ' if label else ''}{len(runs)} run(s) with latencies that sit on "
-            f"{cap:g} ms (a percentile within {CAP_TOLERANCE:.0%}, the max up to "
-            f"{MAX_ABOVE_CAP:.0%} above, {why}), "
-            f"{KNOWN_CAPS_MS[cap]} ({shown}){evidence_text(cap, list(runs), records)}")
     if metric.is_latency:
         own = {h.run_id for h in hits if h.column == metric.name}
-        if own == set(runs):
-            return (f"{head}: {metric.name} of these runs measures the timeout as well as "
-                    "the service (requests that waited for it); effects computed from them "
-                    "are artefacts of it.")
-        # the run's own value is below the cap, as its highest percentile below it: the
-        # requests that waited can move it up to the slowest request that did not wait
-        # (module docstring), however close it lies to its peers' values
-        some = "some of these runs" if own else "these runs"
-        return (f"{head}: {metric.name} of {some} lies below the cap, but as the run's "
-                "highest percentile below it, requests that waited for the timeout can "
-                "move it (up to the slowest request that did not wait); effects computed "
-                "from them are treated as artefacts of it, not measured ratios.")
-    return (f"{head}: {consequence(metric, cap)}; effects computed from them are affected "
-            "by the cap (measured, not the service's alone).")
+        # below the cap, as the run's highest percentile below it: the requests that waited
+        # can move it up to the slowest request that did not wait (module docstring),
+        # however close it lies to its peers' values
+        effect = "artefact" if own == set(runs) else "below-some" if own else "below-all"
+    else:
+        effect = consequence(metric, cap)
+    return Warn(Code.ON_CAP, side=label or None, cap_ms=cap, metric=metric.name,
+                runs=tuple((rid, tuple(v)) for rid, v in runs.items()), counted=counted,
+                tolerance=CAP_TOLERANCE, max_above=MAX_ABOVE_CAP,
+                evidence=evidence(cap, list(runs), records), effect=effect)
 
 
 def _short(column: str) -> str:
@@ -342,16 +333,12 @@ def _short(column: str) -> str:
     return column.removeprefix("latency_").removesuffix("_ms")
 
 
-def _the_caps(caps: Sequence[float]) -> str:
-    """``"the 1000 ms cap"``, ``"the 1000 and 2000 ms caps"``."""
-    names = " and ".join(f"{c:g}" for c in sorted(caps))
-    return f"the {names} ms cap{'s' if len(caps) > 1 else ''}"
-
-
 def artefact(caps: Sequence[float]) -> str:
-    """The verdict of an effect computed from values on ``caps`` (ms)."""
+    """The verdict of an effect computed from values on ``caps`` (ms), as tables and answers
+    report it (:func:`perfkit.wording.artefact_words`: ``"artefact of the 1000 ms cap"``); a
+    decision reads the caps (``on_timeout_cap``), never these words."""
     # a latency on the cap, or the tail of a run whose max is on it: the cap, either way
-    return f"{ARTEFACT} of {_the_caps(caps)}"
+    return artefact_words(caps)
 
 
 def affected(verdict: str, caps: Sequence[float],
@@ -362,8 +349,4 @@ def affected(verdict: str, caps: Sequence[float],
     cap)"``; a verdict not in ``decided``, or no cap, unchanged."""
     if not caps or verdict not in decided:
         return verdict
-    return f"{verdict} (affected by {_the_caps(caps)})"
-
-
-def is_artefact(verdict: str) -> bool:
-    return verdict.startswith(ARTEFACT)
+    return affected_words(verdict, caps)

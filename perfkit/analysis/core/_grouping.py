@@ -27,6 +27,7 @@ import pandas as pd
 from perfkit.analysis.core._experiment import LOAD_COLUMNS, NOT_FACTORS, RunSet, match
 from perfkit.errors import UsageError
 from perfkit.formatting import level_text, plain
+from perfkit.warning import Code, Warn
 
 
 def parse_by(by: str | Sequence[str] | None) -> str | list[str]:
@@ -51,7 +52,7 @@ def per_endpoint(by: str | Sequence[str] | None) -> bool:
 
 
 def row_keys(sides: Sequence[RunSet], by: str | Sequence[str] | None = "auto",
-             exclude: Iterable[str] = ()) -> tuple[list[str], list[str]]:
+             exclude: Iterable[str] = ()) -> tuple[list[str], list[Warn]]:
     """The row-key columns and the notes explaining what was left out and why."""
     wanted = parse_by(by)
     frames = [s.frame for s in sides]
@@ -66,7 +67,8 @@ def row_keys(sides: Sequence[RunSet], by: str | Sequence[str] | None = "auto",
     for side in sides:
         factors += [k for r in side.runs for k in r.factors]
     skip = set(exclude) | NOT_FACTORS
-    keys, notes = [], []
+    keys: list[str] = []
+    notes: list[Warn] = []
     for col in dict.fromkeys([*LOAD_COLUMNS, *factors]):
         if col not in both or col in skip or both[col].astype(str).nunique(dropna=False) < 2:
             continue
@@ -90,17 +92,14 @@ def _confounded(base: pd.DataFrame, new: pd.DataFrame, col: str) -> bool:
     return bool(a) and bool(b) and not (a & b)
 
 
-def _confounded_note(col: str, sides: Sequence[RunSet]) -> str:
-    a, b = (", ".join(sorted(_values(s.frame, col))) for s in sides)
-    return (f"{col} differs between the arms (base: {a}; new: {b}): it is part of what the "
-            "arms compare, not a row")
+def _confounded_note(col: str, sides: Sequence[RunSet]) -> Warn:
+    a, b = (tuple(sorted(_values(s.frame, col))) for s in sides)
+    return Warn(Code.COLUMN_DIFFERS_BETWEEN_ARMS, column=col, base=a, new=b)
 
 
-def _unrecorded_note(col: str, sides: Sequence[RunSet], which: Sequence[int]) -> str:
+def _unrecorded_note(col: str, sides: Sequence[RunSet], which: Sequence[int]) -> Warn:
     names = ("base", "new") if len(sides) == 2 else tuple(s.label or "runs" for s in sides)
-    arms = " and ".join(names[i] for i in which)
-    return (f"{col} is not recorded for the {arms} runs: not a row (their runs cannot be "
-            "placed in one)")
+    return Warn(Code.COLUMN_NOT_RECORDED, column=col, arms=tuple(names[i] for i in which))
 
 
 def rows_at(rows: RunSet, per: Sequence[str], key: Any) -> RunSet:

@@ -36,6 +36,8 @@ import numpy as np
 from perfkit.analysis.core._grouping import rows_at
 from perfkit.formatting import fmt_sig, level_text
 from perfkit.model import Run
+from perfkit.warning import Code, Warn
+from perfkit.wording import stall_words
 
 
 def _hit_ratio(run: Run) -> float | None:
@@ -158,7 +160,7 @@ class Mechanism:
 
     rows: tuple[MechanismRow, ...] = ()
     scopes: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
     #: the words of the two sides, for a quantity one side alone recorded (``at ram``)
     sides: tuple[str, str] = SIDES
 
@@ -182,7 +184,7 @@ class Mechanism:
 
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text(), "scopes": list(self.scopes),
-                "warnings": list(self.warnings),
+                "warnings": [w.to_dict() for w in self.warnings],
                 "quantities": {r.quantity.name: {
                     "label": r.quantity.label,
                     "low": None if not r.low.n else r.low.median, "runs_low": list(r.low.runs),
@@ -282,17 +284,14 @@ def _averaged(cells: Sequence[Sequence[Run]], q: Quantity) -> Side:
                 min(s.low for s in per_cell), max(s.high for s in per_cell))
 
 
-def _warnings(runs: Sequence[Run], rows: Sequence[MechanismRow]) -> list[str]:
+def _warnings(runs: Sequence[Run], rows: Sequence[MechanismRow]) -> list[Warn]:
     out = []
     kernel_shown = any(r.quantity.kernel and (r.low.n or r.high.n) for r in rows)
     wide = [r for r in runs if (kernel_scope(r) or "").startswith("system-wide")]
     if kernel_shown and wide:
-        out.append(f"the kernel counters of {len(wide)} of {len(runs)} runs are system-wide "
-                   "(the host's network namespace): they include other traffic on this host; "
-                   "the testbed's isolated profile counts a run's traffic alone")
+        out.append(Warn(Code.COUNTERS_SYSTEM_WIDE, runs=len(wide), of=len(runs)))
     if any(r.tool == "wrk2" for r in runs):
-        out.append("the counters cover the whole run, wrk2's calibration (about its first "
-                   "10 s) included, which its latency histogram leaves out")
+        out.append(Warn(Code.COUNTERS_INCLUDE_CALIBRATION))
     return out
 
 
@@ -320,10 +319,4 @@ def stall_evidence(run: Run) -> str | None:
     over, syn = run.counters.tcp_listen_overflows, run.counters.tcp_syn_retransmits
     if over is None and syn is None:
         return None
-    scope = kernel_scope(run)
-    where = f" ({scope})" if scope else ""
-    if not over and not syn:
-        return f"no listen overflow and no SYN retransmission{where}"
-    parts = [f"{v:,} {name}" for v, name in ((over, "listen overflows"),
-                                            (syn, "SYN retransmissions")) if v is not None]
-    return " and ".join(parts) + where
+    return stall_words(over, syn, kernel_scope(run))

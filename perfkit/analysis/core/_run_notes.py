@@ -15,11 +15,12 @@ from perfkit.analysis.core._caps import cap_hits
 from perfkit.analysis.core._experiment import RunSet
 from perfkit.analysis.core._metrics import Metric
 from perfkit.analysis.core._runstatus import NO_VALUE, RunJudgement, run_statuses, statuses_by_cell
-from perfkit.vocabulary import RunStatus
+from perfkit.vocabulary import NoteKind, RunStatus
 
 #: the columns of a run-notes frame after the row's own keys
 COLUMNS = ("side", "run_id", "kind", "detail")
-CAP = "on a timeout cap"
+#: the kind of a value on a known cap (:class:`perfkit.vocabulary.NoteKind`)
+CAP = NoteKind.ON_CAP
 
 
 def run_notes(rows: RunSet, metric: Metric, cells: list[str] | None = None,

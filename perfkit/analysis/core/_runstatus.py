@@ -81,9 +81,10 @@ from perfkit.analysis.core._mechanism import stall_evidence
 from perfkit.analysis.core._metrics import Metric, metric, percentile_of
 from perfkit.consistency import kept_out_note
 from perfkit.consistency import percentile_key as _key
-from perfkit.model import SATURATION_RATIO, Run, percentile_column
+from perfkit.model import SATURATION_RATIO, Run, every_response_failed, percentile_column
 from perfkit.units import to_float
 from perfkit.vocabulary import FAILED_STATUSES, RunStatus
+from perfkit.warning import Code, Warn
 
 OK, FAILED, SATURATED, SHORT, PARTIAL = (RunStatus.OK, RunStatus.FAILED, RunStatus.SATURATED,
                                          RunStatus.SHORT, RunStatus.PARTIAL)
@@ -177,7 +178,7 @@ def failure_reason(run: Run, value: float, metric: Metric | None = None) -> str:
         return f"exit code {run.exit_code}"
     if status in FAILED_STATUSES:
         return f"run {status}"
-    if any(w.startswith("every response failed") for w in run.warnings):
+    if every_response_failed(run):  # the rule of the run's warning FAILED_EVERY_RESPONSE
         return "every response failed"
     ratio = run.error_ratio
     if (metric is None or metric.failed_is_worst) and ratio is not None \
@@ -263,7 +264,7 @@ def unmeasured(rows: RunSet, metric: Metric) -> list[str]:
             for v, run in zip(values, rows.runs, strict=True)]
 
 
-def measured_rows(rows: RunSet, metric: Metric, label: str = "") -> tuple[RunSet, list[str]]:
+def measured_rows(rows: RunSet, metric: Metric, label: str = "") -> tuple[RunSet, list[Warn]]:
     """``rows`` without the runs that did not measure ``metric``, and the notes naming them
     (:func:`unmeasured_note`)."""
     reasons = unmeasured(rows, metric)
@@ -273,14 +274,14 @@ def measured_rows(rows: RunSet, metric: Metric, label: str = "") -> tuple[RunSet
     return rows.subset(keep), unmeasured_note(label, reasons, metric)
 
 
-def unmeasured_note(label: str, reasons: Sequence[str], metric: Metric) -> list[str]:
+def unmeasured_note(label: str, reasons: Sequence[str], metric: Metric) -> list[Warn]:
     """The notes of a side whose runs did not measure ``metric`` (``reasons``: their
     :func:`unmeasured_reason`, empty for the others): ``"new: 3 run(s) did not measure
-    latency_p99_9_ms (left out): wrk prints p50-p99 only"``, one per reason."""
+    latency_p99_9_ms (left out): wrk prints p50-p99 only"``, one per reason
+    (:attr:`Code.RUNS_UNMEASURED`)."""
     found = [r for r in reasons if r]
-    head = f"{label}: " if label else ""
-    return [f"{head}{found.count(r)} run(s) did not measure {metric.name} (left out, not "
-            f"failed): {r}" for r in dict.fromkeys(found)]
+    return [Warn(Code.RUNS_UNMEASURED, side=label or None, runs=found.count(r),
+                 metric=metric.name, reason=r) for r in dict.fromkeys(found)]
 
 
 def generator_share(run: Run) -> float:

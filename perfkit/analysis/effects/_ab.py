@@ -22,9 +22,10 @@ import pandas as pd
 from perfkit.analysis.compare import Cell, ComparisonTable, compare_cells
 from perfkit.analysis.core import Metric, RunSet, row_keys, rows_at
 from perfkit.analysis.effects._interactions import main_estimand, simple_estimand
-from perfkit.formatting import change_ci, fmt_p, level_text, plain
+from perfkit.formatting import level_text, plain
 from perfkit.stats.coding import code_factor
 from perfkit.stats.comparison import WELCH
+from perfkit.warning import Code, Warn
 
 #: the columns :func:`same_contrast` adds to the simple effects: the A/B row of the same two
 #: cells (NaN or empty without one)
@@ -114,15 +115,11 @@ def _ab_values(row: Any, family: int) -> tuple:
             family, row.reported_verdict)
 
 
-def _family_note(s: pd.Series, values: tuple, welch: bool) -> str:
+def _family_note(s: pd.Series, values: tuple, welch: bool) -> Warn:
     """Why this simple effect and the A/B row of the same two cells differ: their families
-    (``welch``: in the A/B table's, the rank test's floor made Welch's t decide)."""
+    (``welch``: in the A/B table's, the rank test's floor made Welch's t decide;
+    :attr:`Code.AB_FAMILY_DIFFERS`)."""
     ratio, low, high, _, p, family, verdict = values
-    other = str(s["at"]).partition("=")[0]
-    test = (", where the rank test's floor is within a factor of 2 of alpha, so Welch's t on "
-            "the log values decides (the ratio of geometric means)" if welch else "")
-    return (f"{s['factor']} at {s['at']}: the A/B table compares the same two cells in a "
-            f"Holm family of {family} (every factor at every load level){test}, its interval "
-            f"Bonferroni-adjusted over them: {change_ci(ratio, low, high)}, p {fmt_p(p)} after "
-            f"Holm, {verdict}; here the family is the {int(s['holm_family'])} levels of "
-            f"{other}: the families make the estimate, interval, p or verdict differ")
+    return Warn(Code.AB_FAMILY_DIFFERS, factor=str(s["factor"]), at=str(s["at"]),
+                family=family, welch=welch, ratio=ratio, low=low, high=high, p_adjusted=p,
+                verdict=str(verdict), levels=int(s["holm_family"]))

@@ -66,6 +66,7 @@ from perfkit.formatting import level_text, plain
 from perfkit.stats.factorial_design import factorial
 from perfkit.stats.tpower import DetectableEffect
 from perfkit.vocabulary import RunStatus
+from perfkit.warning import Code, Warn, texts
 
 NON_EFFECT_TERMS = ("error", "block")
 
@@ -92,10 +93,10 @@ class FactorialResult:
     n_runs: int
     effects: pd.DataFrame
     simple_effects: pd.DataFrame
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
     #: per level of ``per``: the warnings of runs whose requests waited for a known timeout
     #: (:func:`perfkit.analysis.core._caps.cap_check`: artefacts or, not a latency, affected)
-    level_warnings: Mapping[Any, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    level_warnings: Mapping[Any, tuple[Warn, ...]] = dataclasses.field(default_factory=dict)
     #: runs analysed at each level of ``per`` (``None``: all runs)
     level_runs: Mapping[Any, int] = dataclasses.field(default_factory=dict)
     #: per level of ``per``: the known caps (ms) some of its values sit on; every effect
@@ -361,7 +362,7 @@ class FactorialResult:
         out[mde[0]], out[mde[1]], out["mde_note"] = s["mde_high"], s["mde_low"], s["mde_note"]
         out[NOT_ESTIMABLE_COLUMN] = s[NOT_ESTIMABLE_COLUMN]
         out["stalls"] = s["stalls"]
-        out["warnings"] = ["; ".join(w) for w in s["warnings"]]
+        out["warnings"] = ["; ".join(texts(w)) for w in s["warnings"]]
         if "mechanism" in s and any(s["mechanism"]):
             mech = pd.DataFrame([mechanism_columns(m, "low", "high") for m in s["mechanism"]],
                                 index=out.index)
@@ -400,12 +401,13 @@ class FactorialResult:
         return {"metric": self.metric.name, "factors": list(self.factors),
                 "per": list(self.per), "log": self.log, "confidence": self.confidence,
                 "block": self.block, "coding": {k: dict(v) for k, v in self.coding.items()},
-                "warnings": list(self.warnings), "effects": json_records(self.to_frame()),
+                "warnings": [w.to_dict() for w in self.warnings],
+                "effects": json_records(self.to_frame()),
                 "simple_effects": json_records(self.simple_frame())}
 
 
 def usable_block(rows: RunSet, factors: Sequence[str], per: Sequence[str],
-                 block: str | None = "auto") -> tuple[str | None, str | None]:
+                 block: str | None = "auto") -> tuple[str | None, Warn | None]:
     """The block column to use and, when blocks exist but are not used, why.
 
     ``auto`` uses ``block`` when every run has one, there are two or more, and every block
@@ -419,13 +421,12 @@ def usable_block(rows: RunSet, factors: Sequence[str], per: Sequence[str],
     if "block" not in frame or frame["block"].isna().all():
         return None, None
     if frame["block"].isna().any() or frame["block"].nunique() < 2:
-        return None, "blocks not used: some runs have no block, or there is only one"
+        return None, Warn(Code.BLOCKS_NOT_USED, incomplete=False)
     keys = [*factors, *per]
     cells = frame[keys].astype(str).drop_duplicates()
     per_block = frame.groupby("block")[keys].apply(lambda g: len(g.astype(str).drop_duplicates()))
     if (per_block != len(cells)).any():
-        return None, ("blocks not used: not every block holds the whole design (incomplete "
-                      "blocks), so the block term would not be a nuisance term")
+        return None, Warn(Code.BLOCKS_NOT_USED, incomplete=True)
     return "block", None
 
 
@@ -442,11 +443,11 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
     rows, unmeasured = measured_rows(rows, metric)
     if not len(rows):
         raise DataError(f"no run measured {metric.name}: "
-                        + "; ".join(n.split(": ", 1)[1] for n in unmeasured))
+                        + "; ".join(n["reason"] for n in unmeasured))
     pre_block = None if block == "auto" else block
     per, _ = row_keys([rows], by, [*factors, *exclude, *([pre_block] if pre_block else [])])
     used, why = usable_block(rows, factors, per, block)
-    warnings = [why] if why else []
+    warnings = [why] if why is not None else []
     warnings += unmeasured
     warnings += _saturation_notes(rows, metric, [*factors, *per])
     try:
@@ -494,19 +495,16 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
     return dataclasses.replace(result, simple_effects=simple, warnings=tuple(warnings_all))
 
 
-def _saturation_notes(rows: RunSet, metric: Metric, cells: list[str]) -> list[str]:
+def _saturation_notes(rows: RunSet, metric: Metric, cells: list[str]) -> list[Warn]:
     statuses = statuses_by_cell(rows, metric, cells)
     out = []
-    for kind, what in ((RunStatus.SATURATED, "did not sustain their offered rate"),
-                       (RunStatus.SHORT, "fell slightly short of their offered rate (in doubt)")):
+    for kind in (RunStatus.SATURATED, RunStatus.SHORT):
         n = sum(s.status == kind for s in statuses)
         if n:
-            out.append(f"{n} wrk2 run(s) {what}: kept with their measured {metric.name} "
-                       "(a factorial needs a value per run; queueing in the generator included)")
+            out.append(Warn(Code.FACTORIAL_KEEPS_RUNS, runs=n, status=kind, metric=metric.name))
     partial = [s.reason for s in statuses if s.status == RunStatus.PARTIAL]
     if partial:
-        out.append(f"{len(partial)} run(s) {RunStatus.PARTIAL}, kept with their measured "
-                   f"{metric.name}: {'; '.join(partial)}")
+        out.append(Warn(Code.FACTORIAL_KEEPS_PARTIAL, metric=metric.name, reasons=partial))
     return out
 
 

@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 #: ``interaction``)
 HEADLINE_COLUMNS = ("level_key", "term", "at", "estimate", "ci_low", "ci_high", "p_value",
                     "holm_family", "significant", "verdict", "n_runs", "not_estimable",
-                    "cap_affected", "warnings", "size")
+                    "on_timeout_cap", "cap_affected", "warnings", "size")
 
 
 #: how a simple effect was computed: the comparison rule (as the A/B table), or the
@@ -150,7 +150,7 @@ def _compared_family(at: RunSet, factor: str, other: str, key: Any, term: str,
                     "mde_high": mde.ratio_high if mde is not None and testable else math.nan,
                     "mde_low": mde.ratio_low if mde is not None and testable else math.nan,
                     "mde_note": (mde.reason or "") if mde is not None and not testable else
-                    (NO_MDE if verdict == NO_CHANGE and mde is None else "")})
+                    (str(NO_MDE) if verdict == NO_CHANGE and mde is None else "")})
     return out
 
 
@@ -297,6 +297,7 @@ def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
                          "significant": frame["significant"], "verdict": frame["verdict"],
                          "n_runs": [result.level_runs.get(k, result.n_runs) for k in keys],
                          NOT_ESTIMABLE_COLUMN: frame[NOT_ESTIMABLE_COLUMN],
+                         "on_timeout_cap": frame["on_timeout_cap"],
                          "cap_affected": frame["cap_affected"],
                          "warnings": [tuple(result.level_warnings.get(k, ())) for k in keys],
                          "mechanism": [result.mechanism_of(t, k)
@@ -318,6 +319,7 @@ def _rows(result: FactorialResult, keep_interactions: bool) -> pd.DataFrame:
                                "significant": s["significant"],
                                "verdict": s["verdict"], "n_runs": s["n_runs"],
                                NOT_ESTIMABLE_COLUMN: s[NOT_ESTIMABLE_COLUMN],
+                               "on_timeout_cap": s["on_timeout_cap"],
                                "cap_affected": s["cap_affected"], "warnings": s["warnings"],
                                "mechanism": s["mechanism"], "interaction": False})
         order = {k: i for i, k in enumerate(dict.fromkeys(map(key_of, keys)))}

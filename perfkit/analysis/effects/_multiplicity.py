@@ -110,7 +110,7 @@ def _simple_rows(result: FactorialResult) -> list[dict[str, Any]]:
 
 
 def adjusted_verdict(verdict: str, low: float, high: float, null: float, p_adjusted: float,
-                     family: int) -> str:
+                     family: int, identity: str | None = None) -> str:
     """A verdict as a row beside its interval shows it, where the two could seem to disagree.
 
     The intervals of a Holm family are Bonferroni's (1 - alpha / m each: Dunn 1961), so an
@@ -123,14 +123,17 @@ def adjusted_verdict(verdict: str, low: float, high: float, null: float, p_adjus
     bounds for the Holm procedure", Stat. Med. 27) but bound such an effect by ``null``
     alone, which says less than the Bonferroni interval printed. A ``~`` beside an interval
     that excludes ``null`` would be an unadjusted interval: it is labelled so. ``verdict`` is
-    returned unchanged otherwise (and for a family of one)."""
+    returned unchanged otherwise (and for a family of one). ``identity``: the verdict of the
+    vocabulary the decision reads (``better``) where ``verdict`` is worded beyond it
+    (``"better (affected by the 1000 ms cap)"``); ``verdict`` itself when None."""
     if not family or family < 2 or not (low == low and high == high):
         return verdict
     holds = low <= null <= high
-    if verdict == Verdict.NO_CHANGE and not holds:
+    identity = verdict if identity is None else identity
+    if identity == Verdict.NO_CHANGE and not holds:
         return (f"{verdict} (p {fmt_p(p_adjusted)} after Holm over {family} tests; the "
                 "interval is unadjusted)")
-    if str(verdict).startswith(SIGNIFICANT) and holds:
+    if identity in SIGNIFICANT and holds:
         return (f"{verdict} (after Holm over {family} tests, p {fmt_p(p_adjusted)}; its "
                 "simultaneous interval holds no change)")
     return verdict

@@ -54,6 +54,7 @@ from perfkit.stats.changepoint import ChangePoints, change_points, newest_unseen
 from perfkit.stats.orderstats import median_ci, min_n_for_finite_ci
 from perfkit.stats.recent import RecentStep, recent_step
 from perfkit.vocabulary import HistoryVerdict, Verdict
+from perfkit.warning import Code, Warn, texts
 
 
 # -- the series and its change points ---------------------------------------------------------
@@ -88,7 +89,7 @@ class Point:
     ci_high: float
     coverage: float
     values: tuple[float, ...]
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,21 +103,18 @@ class Series:
     change: ChangePoints
     recent: RecentStep | None = None
 
-    def unseen(self) -> str:
+    def unseen(self) -> Warn | None:
         """Why a step in the newest labels cannot show as a change point, with the labels it
         would need (:func:`perfkit.stats.changepoint.newest_unseen`), and what tests them
-        instead; empty when the change points can see it."""
-        text = newest_unseen(len(self.change.labels), self.change.alpha,
-                             self.change.min_labels)
-        if not text:
-            return ""
+        instead (``windows``: the windows tried; ``untested``: why none could be); None when
+        the change points can see it."""
+        found = newest_unseen(len(self.change.labels), self.change.alpha,
+                              self.change.min_labels)
         r = self.recent
-        if r is None:
-            return text
-        if r.tested:
-            return (f"{text}; the newest labels are tested against the segment before them "
-                    f"instead (t on the labels' medians, {r.windows} window(s))")
-        return f"{text}; nor can they be tested against the segment before them: {r.reason}"
+        if found is None or r is None:
+            return found
+        return Warn(found.code, **dict(found.fields), windows=r.windows if r.tested else None,
+                    untested=None if r.tested else r.reason)
 
     def segment_of(self, label: str) -> int | None:
         """Index in ``change.segments`` of the segment holding ``label`` (None if left out)."""
@@ -137,7 +135,7 @@ class HistoryAnalysis:
     series: tuple[Series, ...]
     confidence: float
     alpha: float
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
     #: the load columns that hold one value in every analysed run (``(("connections", 16),)``):
     #: the load point of every series, beside the varying ``keys``
     load: tuple[tuple[str, Any], ...] = ()
@@ -195,7 +193,7 @@ class HistoryAnalysis:
                             "n_labels_before": c.n_labels_before,
                             "n_labels_after": c.n_labels_after,
                             "direction": self.metric.verdict(c.ratio),
-                            "support": c.support, "warnings": "; ".join(c.warnings)})
+                            "support": c.support, "warnings": "; ".join(texts(c.warnings))})
                 records.append(rec)
         columns = ["metric", *self.keys, "position", "label", "label_before", "estimand", "ratio",
                    "ratio_ci_low", "ratio_ci_high", "p_value", "p_value_adjacent",
@@ -223,8 +221,9 @@ class HistoryAnalysis:
                         "ratio": r.ratio, "ratio_ci_low": r.ratio_ci_low,
                         "ratio_ci_high": r.ratio_ci_high, "ratio_ci_level": r.level,
                         "p_value": r.p_value, "windows": r.windows, "df": r.df,
-                        "verdict": recent_verdict(r), "reason": r.reason,
-                        "labels_needed": r.labels_needed, "unseen": s.unseen()})
+                        "verdict": recent_verdict(r),
+                        "reason": str(r.reason) if r.reason else "",
+                        "labels_needed": r.labels_needed, "unseen": str(s.unseen() or "")})
             records.append(rec)
         return pd.DataFrame.from_records(records)
 
@@ -235,7 +234,7 @@ class HistoryAnalysis:
                      for k, v in r.items()} for r in frame.to_dict(orient="records")]
         return {"history": self.name, **self.metric.to_dict(), "keys": list(self.keys),
                 "confidence": self.confidence, "alpha": self.alpha,
-                "method": self.describe(), "warnings": list(self.warnings),
+                "method": self.describe(), "warnings": [w.to_dict() for w in self.warnings],
                 "series": records(self.to_frame()),
                 "change_points": records(self.change_frame()),
                 "recent": records(self.recent_frame())}
@@ -405,26 +404,21 @@ def _point(rows: RunSet, label: str, metric: Metric, confidence: float) -> Point
                  tuple(float(v) for v in finished), (*ci.warnings, *unmeasured))
 
 
-def _point_notes(metric: Metric, series: Sequence[Series]) -> list[str]:
+def _point_notes(metric: Metric, series: Sequence[Series]) -> list[Warn]:
     """What the points' intervals cover, and how failed runs entered them, once per kind."""
-    found: dict[str, list[str]] = {}
+    found: dict[Warn, list[str]] = {}
     for s in series:
         for p in s.points:
             for w in p.warnings:
                 found.setdefault(w, []).append(p.label)
-    notes = [f"{_names(labels)}: {w}" for w, labels in found.items()]
+    notes = [Warn(Code.OF_LABELS, labels=tuple(dict.fromkeys(labels)), warning=w)
+             for w, labels in found.items()]
     failed = [p.label for s in series for p in s.points if p.n_failed]
     if failed:
-        n = sum(p.n_failed for s in series for p in s.points)
-        notes.append(f"{n} run(s) of {_names(failed)} failed, did not keep up or have no value "
-                     f"of {metric.name}: ranked worst in their label's median and interval, "
-                     "left out of the change points")
+        notes.append(Warn(Code.LABELS_RUNS_FAILED,
+                          runs=sum(p.n_failed for s in series for p in s.points),
+                          labels=tuple(dict.fromkeys(failed)), metric=metric.name))
     return notes
-
-
-def _names(labels: Sequence[str]) -> str:
-    labels = list(dict.fromkeys(labels))
-    return f"label{'s' if len(labels) > 1 else ''} {', '.join(labels)}"
 
 
 # -- gates over the history -------------------------------------------------------------------

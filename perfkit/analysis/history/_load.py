@@ -17,6 +17,7 @@ from perfkit.analysis.core import Experiment, RunSet, load_experiment
 from perfkit.errors import DataError, PerfkitError
 from perfkit.frames import runs_frame
 from perfkit.store import history as store
+from perfkit.warning import Code, Warn
 
 LABELS_CSV = "labels.csv"
 LABEL_COLUMNS = ("label", "time_utc", "label_index", "labels_ago")
@@ -35,11 +36,11 @@ def load_history(path: str | Path, name: str | None = None) -> Experiment:
     Runs that cannot be read are kept as ``errors`` (jobs folder), as ``load_experiment`` does.
     """
     p = Path(path)
+    notes: list[Warn]
     if store.is_store(p):
         files, notes = store.label_files(p)
-        notes = [*notes, *(f"label {f.label!r} was added without {len(f.left_out)} file(s) of "
-                           f"its job that could not be read (--skip-unreadable): "
-                           f"{'; '.join(f.left_out)}" for f in files if f.left_out)]
+        notes = [*notes, *(Warn(Code.LABEL_ADDED_WITHOUT, label=f.label, errors=f.left_out)
+                           for f in files if f.left_out)]
         parts = [(f.label, f.time_utc, store.read_label(f)) for f in files]
         designs: Sequence[Mapping[str, Any]] = [f.design for f in files]
         errors: list[PerfkitError] = []

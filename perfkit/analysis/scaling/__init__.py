@@ -14,7 +14,14 @@ from perfkit.analysis.scaling._scaling import (
     concurrency_column,
     scaling_fits,
 )
-from perfkit.analysis.scaling._slo import SloBracket, SloTable, not_estimable, slo_brackets
+from perfkit.analysis.scaling._slo import (
+    SloBracket,
+    SloTable,
+    not_estimable,
+    rate_reason,
+    slo_brackets,
+    stated,
+)
 
 __all__ = [
     "FLAGS",
@@ -26,6 +33,8 @@ __all__ = [
     "SloTable",
     "concurrency_column",
     "not_estimable",
+    "rate_reason",
     "scaling_fits",
     "slo_brackets",
+    "stated",
 ]

@@ -36,6 +36,7 @@ from perfkit.stats.littles import FLAGS, littles_law
 from perfkit.stats.littles import LITTLE_TOLERANCE as LITTLE_TOLERANCE  # re-exported for the pages
 from perfkit.stats.usl import ScalingFit, fit_amdahl, fit_usl
 from perfkit.vocabulary import ScalingVerdict
+from perfkit.warning import Code, Warn, texts
 
 CONCURRENCY = ("connections", "users")
 #: fewest distinct concurrency levels for each model (a 3- and a 2-parameter curve)
@@ -44,15 +45,13 @@ MIN_LEVELS_AMDAHL = 3
 MODEL_NAMES: dict[str | None, str] = {"usl": "USL", "amdahl": "Amdahl"}  # None: no model
 
 
-def choose_model(levels: int) -> tuple[str | None, str]:
+def choose_model(levels: int) -> tuple[str | None, Warn | None]:
     """The one model-choice rule: ``("usl" | "amdahl" | None, reason)``."""
     if levels >= MIN_LEVELS_USL:
-        return "usl", ""
+        return "usl", None
     if levels >= MIN_LEVELS_AMDAHL:
-        return "amdahl", (f"{levels} concurrency levels: Amdahl's law only (the USL needs "
-                          f">= {MIN_LEVELS_USL})")
-    return None, (f"{levels} concurrency level(s): no scaling model can be fitted (Amdahl "
-                  f"needs >= {MIN_LEVELS_AMDAHL})")
+        return "amdahl", Warn(Code.AMDAHL_ONLY, levels=levels, least=MIN_LEVELS_USL)
+    return None, Warn(Code.NO_SCALING_MODEL, levels=levels, least=MIN_LEVELS_AMDAHL)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,11 +63,12 @@ class ScalingResult:
     n_column: str
     metric: Metric
     fit: ScalingFit | None
-    reason: str
+    #: why the model (or none) was chosen, or the fit's N* reason (None: nothing to say)
+    reason: Warn | None
     rows: RunSet
     littles: pd.DataFrame
     littles_runs: pd.DataFrame
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
     #: the host CPU of the runs fitted (:func:`perfkit.analysis.context._conditions.host_cpu`)
     host: HostCpu | None = None
 
@@ -146,8 +146,8 @@ class ScalingResult:
         rec["f_stat"] = f.f_stat if f and f.f_stat is not None else math.nan
         rec["f_p_value"] = f.f_p_value if f and f.f_p_value is not None else math.nan
         rec[f"residual_se{u}"] = f.residual_se if f else math.nan
-        rec["note"] = self.reason
-        rec["warnings"] = "; ".join(self.warnings)
+        rec["note"] = "" if self.reason is None else str(self.reason)
+        rec["warnings"] = "; ".join(texts(self.warnings))
         return rec
 
 
@@ -162,7 +162,7 @@ class ScalingTable:
     alpha: float
     n_resamples: int
     seed: int
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
 
     def describe(self) -> str:
         """The method, in a sentence a reader can paste into a paper."""
@@ -205,7 +205,8 @@ class ScalingTable:
         return {"metric": self.metric.name, "concurrency": self.n_column,
                 "confidence": self.confidence, "alpha": self.alpha,
                 "n_resamples": self.n_resamples, "seed": self.seed,
-                "warnings": list(self.warnings), "models": json_records(self.to_frame()),
+                "warnings": [w.to_dict() for w in self.warnings],
+                "models": json_records(self.to_frame()),
                 "littles_law": json_records(self.littles_frame())}
 
 
@@ -233,11 +234,10 @@ def scaling_fits(rows: RunSet, metric: Metric, *, x: str | None = None, by: Any 
         raise UsageError(f"no metric column {metric.name!r}")
     notes = []
     lacking = rows.frame[x].isna().to_numpy() if x in rows.frame else np.ones(len(rows), bool)
-    hint = "Locust runs use --x users, wrk runs --x connections"
     if lacking.all():
-        raise DataError(f"no run has {x} ({hint})")
+        raise DataError(f"no run has {x} (Locust runs use --x users, wrk runs --x connections)")
     if lacking.any():
-        notes.append(f"{int(lacking.sum())} run(s) without {x} left out ({hint})")
+        notes.append(Warn(Code.RUNS_WITHOUT_CONCURRENCY, runs=int(lacking.sum()), column=x))
         rows = rows.subset(~lacking)
     by_cols = by_columns(rows, by)
     results = [_fit_one(key, group, by_cols, x, metric, confidence, alpha, n_resamples, seed,
@@ -262,7 +262,7 @@ def _fit_one(key, group: RunSet, by, x, metric, confidence, alpha, n_resamples, 
             fit = fit_amdahl(n, v, confidence=confidence, n_resamples=n_resamples, seed=seed,
                              n_column=x)
     except (PerfkitError, ValueError) as exc:
-        fit, reason = None, f"fit failed: {exc}"
+        fit, reason = None, Warn(Code.FIT_FAILED, error=str(exc))
     littles, per_run = _littles(group, by, key, x, think_time_ms)
     return ScalingResult(tuple(by), key, x, metric, fit, reason, group, littles, per_run,
                          fit.warnings if fit is not None else (), host_cpu(group.runs))

@@ -34,12 +34,13 @@ from perfkit.analysis.core import (
     unmeasured_note,
 )
 from perfkit.errors import DataError, UsageError
-from perfkit.formatting import fmt_num, level_text
+from perfkit.formatting import level_text
 from perfkit.model import percentile_column
 from perfkit.stats.acrossruns import FEW_RUNS_METHOD, interval_text, value_text
 from perfkit.stats.slo import RateVerdict, SLOBracket, slo_bracket
 from perfkit.units import to_float
 from perfkit.vocabulary import BracketVerdict, SloVerdict
+from perfkit.warning import Code, Warn, texts
 
 
 def not_estimable(v: RateVerdict) -> str:
@@ -97,18 +98,19 @@ class SloBracket:
                      if v.verdict == SloVerdict.INCONCLUSIVE and low < v.rate_rps < high)
 
     @property
-    def warnings(self) -> tuple[str, ...]:
+    def warnings(self) -> tuple[Warn, ...]:
         """What the bracket rests on: its own warnings, then those of the offered rates that
         decide it (every rate up to its first failing one): why a rate did not pass (a run
-        not keeping up, an interval holding the SLO) and what its interval assumes."""
+        not keeping up, an interval holding the SLO) and what its interval assumes (a rate's
+        warning the bracket already says at its rate, :attr:`Code.AT_RATE`, once)."""
         b = self.bracket
         limit = math.inf if b.first_fail_rps is None else b.first_fail_rps
         out = list(b.warnings)
         for v in b.rates:
             if v.rate_rps <= limit:
                 if v.verdict != SloVerdict.PASS:
-                    out.append(f"{fmt_num(v.rate_rps)} req/s: {v.reason}")
-                out += [w for w in v.warnings if not any(w in o for o in out)]
+                    out.append(rate_reason(v))
+                out += [w for w in v.warnings if stated(w, out) is None]
         return tuple(dict.fromkeys(out))
 
     def to_record(self) -> dict[str, Any]:
@@ -117,7 +119,7 @@ class SloBracket:
                     "last_pass_rps": to_float(self.bracket.last_pass_rps),
                     "first_fail_rps": to_float(self.bracket.first_fail_rps),
                     "monotone": self.bracket.monotone,
-                    "warnings": "; ".join(self.bracket.warnings)})
+                    "warnings": "; ".join(texts(self.bracket.warnings))})
         return rec
 
     def verdict_records(self) -> list[dict[str, Any]]:
@@ -134,7 +136,7 @@ class SloBracket:
                         NOT_ESTIMABLE_COLUMN: why,
                         "method": v.method, "estimand": v.estimand,
                         "runs_needed": v.runs_needed if v.runs_needed is not None else math.nan,
-                        "reason": v.reason, "warnings": "; ".join(v.warnings)})
+                        "reason": str(v.reason), "warnings": "; ".join(texts(v.warnings))})
             out.append(rec)
         return out
 
@@ -148,7 +150,7 @@ class SloTable:
     slo_ms: float
     percentile: float
     confidence: float
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Warn, ...] = ()
 
     def found(self) -> list[tuple[str, int]]:
         """``(method, runs in the estimate)`` of every rate's estimate (failed runs are left
@@ -200,9 +202,23 @@ class SloTable:
 
     def to_dict(self) -> dict[str, Any]:
         return {"slo_ms": self.slo_ms, "percentile": self.percentile,
-                "confidence": self.confidence, "warnings": list(self.warnings),
+                "confidence": self.confidence,
+                "warnings": [w.to_dict() for w in self.warnings],
                 "brackets": json_records(self.to_frame()),
                 "verdicts": json_records(self.verdicts_frame())}
+
+
+def rate_reason(v: RateVerdict) -> Warn:
+    """Why an offered rate (a :class:`perfkit.stats.slo.RateVerdict`) did not pass, at its
+    rate: ``"5000 req/s: 2 of 3 runs did not keep up ..."``."""
+    return Warn(Code.RATE_REASON, rate_rps=v.rate_rps, reason=v.reason)
+
+
+def stated(warning: Warn, said: Sequence[Warn]) -> Warn | None:
+    """The warning of ``said`` that states ``warning``: itself, or the bracket's warning at a
+    rate that holds it (:attr:`Code.AT_RATE`); None when none does."""
+    return next((s for s in said if s == warning or (s.code is Code.AT_RATE
+                                                      and s["warning"] == warning)), None)
 
 
 def _status_flags(statuses: Sequence[RunJudgement]) -> dict[str, Any]:
@@ -250,7 +266,7 @@ def slo_brackets(rows: RunSet, slo_ms: float, *, percentile: float = 99.0, by: A
         raise DataError("no run has a target rate: the SLO bracket needs wrk2 runs with -R")
     notes = []
     if (~rated).any():
-        notes.append(f"{int((~rated).sum())} run(s) without a target rate (closed loop) left out")
+        notes.append(Warn(Code.RUNS_WITHOUT_TARGET_RATE, runs=int((~rated).sum())))
         rows = rows.subset(rated)
     by_cols = by_columns(rows, by)
     if "connections" in rows.frame and "connections" not in by_cols:

@@ -94,6 +94,7 @@ from perfkit.analysis.compare import (
 )
 from perfkit.analysis.context import threats
 from perfkit.analysis.core import (
+    NOT_FINITE_RATIO,
     Experiment,
     Metric,
     RunSet,
@@ -119,6 +120,13 @@ from perfkit.analysis.seeds._links import (
 )
 from perfkit.errors import DataError
 from perfkit.vocabulary import ClaimVerdict
+from perfkit.warning import Warn, texts
+
+#: the columns of a claim's record that are its repeat's ratio (:func:`not_finite`), and the
+#: ratios among them where a 0 is no finite size
+SEED_REASONS = dict.fromkeys(("ratio", "ratio_ci_low", "ratio_ci_high"), NOT_FINITE_RATIO)
+SEED_RATIOS = ("published_ratio", "quote_ratio", "ratio", "ratio_ci_low", "ratio_ci_high",
+               "runs_needed_ratio")
 
 __all__ = ["COLUMNS", "CONTRADICTED", "DIRECTIONS", "INCONCLUSIVE", "KINDS",
            "NOT_TESTABLE_N1", "NOT_TESTABLE_NONE", "NOT_TESTABLE_UNSTATED", "SUPPORTED",
@@ -257,7 +265,8 @@ class ClaimResult:
     quote_ratio: float = math.nan
     runs_needed_family: int = 1
     worst: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
+    #: coded warnings, and the seeds' own sentences (not coded yet)
+    warnings: tuple[Warn | str, ...] = ()
 
     @property
     def reported_verdict(self) -> str:
@@ -322,7 +331,8 @@ def _record(r: ClaimResult) -> dict[str, Any]:
     }
     if rep is not None and rep.row.mechanism:  # what the server and the kernel counted
         rec.update(mechanism_columns(rep.row.mechanism))
-    rec["warnings"] = "; ".join([*r.worst, *r.warnings, *not_finite(rec)])
+    rec["warnings"] = "; ".join(texts([*r.worst, *r.warnings,
+                                       *not_finite(rec, SEED_REASONS, SEED_RATIOS)]))
     return rec
 
 
@@ -447,13 +457,13 @@ def contrast_text(rep: Replication, link: Link) -> str:
             f"the repeat changes {repeat}{differs}")
 
 
-def _warnings(claim: pd.Series, rep: Replication | None, load: Loader) -> list[str]:
+def _warnings(claim: pd.Series, rep: Replication | None, load: Loader) -> list[Warn | str]:
     """What a reader of a repeated claim's numbers must know besides its verdict: runs kept in
     doubt, the comparison row's own warnings, a confounded write-up, the experiment's threats
     that bear on numbers (drift, blocks, timeouts, a busy generator)."""
     if rep is None:
         return []
-    out = notes.in_doubt(rep)
+    out: list[Warn | str] = list(notes.in_doubt(rep))
     stated = {w for side in ("base", "new")
               for w in status_notes(side, notes.cell_statuses(rep, side)[1])}
     out += [w for w in rep.row.warnings if w not in stated]

@@ -18,6 +18,7 @@ from perfkit.present.compare import row_runs
 from perfkit.report.answers import Answer
 from perfkit.report.nb import format_number
 from perfkit.report.sections import common
+from perfkit.warning import Warn
 
 #: the columns of the rates printed in the output-checked cell
 CHECKED = ["test", "runs_per_arm", "metric", "comparisons", "significant", "rate"]
@@ -80,7 +81,7 @@ def rates_caption(cal: Calibration | None, alpha: float) -> str:
             f"{r.holds_rule()}")
 
 
-def notes(cal: Calibration | None) -> list[str]:
+def notes(cal: Calibration | None) -> list[Warn | str]:
     """The analysis' warnings, or why nothing was measured."""
     return list(cal.result.warnings) if cal is not None else [NO_AA]
 

@@ -111,7 +111,7 @@ def runs_table(rows) -> tuple[pd.DataFrame, pd.DataFrame]:
         frame.columns)
     frame.insert(at, "status", [s.status for s in statuses])
     frame.insert(at + 1, "status_reason", [s.reason for s in statuses])
-    warnings = pd.DataFrame([{"run_id": r.run_id or r.source, "warning": w}
+    warnings = pd.DataFrame([{"run_id": r.run_id or r.source, "warning": w.text}
                              for r in rows.runs for w in r.warnings],
                             columns=["run_id", "warning"])
     return frame, warnings

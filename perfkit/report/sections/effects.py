@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from perfkit.analysis import ComparisonTable, Experiment, RunSet, metric
-from perfkit.analysis.core import is_artefact
 from perfkit.analysis.effects import (
     FactorialResult,
     ab_comparisons,
@@ -22,9 +21,10 @@ from perfkit.analysis.effects import (
 )
 from perfkit.formatting import fmt_ci, level_text
 from perfkit.present.compare import row_runs
-from perfkit.report.answers import ANSWERED, ARTEFACT, NOT_TESTABLE, Answer, ratio_text
+from perfkit.report.answers import ANSWERED, ARTEFACT, NOT_TESTABLE, Answer, Caveat, ratio_text
 from perfkit.report.sections.common import LOAD_WORDS
 from perfkit.vocabulary import RunStatus, Verdict
+from perfkit.warning import Code, Warn
 
 #: the forest plots' width, in column widths: room for the simple effects' labels, the
 #: values beside the axis and the legend
@@ -77,9 +77,9 @@ def _by(per: str | Sequence[str] | None):
     return per
 
 
-def notes(tables: Sequence[ComparisonTable]) -> list[str]:
+def notes(tables: Sequence[ComparisonTable]) -> list[Warn]:
     """The distinct warnings of the comparisons (e.g. "3 vs 3 runs cannot reach ...")."""
-    seen: dict[str, None] = {}
+    seen: dict[Warn, None] = {}
     for table in tables:
         for w in table.warnings:
             seen.setdefault(w, None)
@@ -89,7 +89,7 @@ def notes(tables: Sequence[ComparisonTable]) -> list[str]:
     return list(seen)
 
 
-def notes_below(source: ComparisonTable | FactorialResult, shown) -> list[str]:
+def notes_below(source: ComparisonTable | FactorialResult, shown) -> list[Warn]:
     """The warnings of ``source`` (a comparison's :func:`notes`, a factorial's
     :attr:`~FactorialResult.warnings`) that its presentation ``shown`` (a
     :class:`perfkit.present.tables.Table`, or a list or tuple of them, e.g. the factorial's
@@ -107,7 +107,7 @@ def forest_rows(result: FactorialResult) -> pd.DataFrame:
     ``level``), with ``artefact`` and ``cap_affected`` flags and the estimate as ``ratio``,
     ``ratio_ci_low``, ``ratio_ci_high`` (in the metric's unit on an additive scale)."""
     rows = result.plot_rows()
-    rows = rows.assign(artefact=[is_artefact(v) for v in rows["verdict"]],
+    rows = rows.assign(artefact=rows["on_timeout_cap"].astype(bool),
                        ratio=rows["estimate"], ratio_ci_low=rows["ci_low"],
                        ratio_ci_high=rows["ci_high"])
     return _labelled(result, rows)
@@ -237,7 +237,7 @@ def families_text(tables: Sequence[ComparisonTable], results: Sequence[Factorial
     return statement(families(tables, results))
 
 
-def _with(answer: Answer, warnings: Sequence[str]) -> Answer:
+def _with(answer: Answer, warnings: Sequence[Caveat]) -> Answer:
     extra = tuple(w for w in warnings if w not in answer.warnings)
     return dataclasses.replace(answer, warnings=answer.warnings + extra) if extra else answer
 
@@ -263,9 +263,7 @@ def _effect_answer(result: FactorialResult, r: pd.Series, shared: str = "") -> A
         other, _, level = r["at"].partition("=")
         at = f", {other} = {level}"
         pair = " × ".join(f for f in result.factors if f in {r["term"], other})
-        caveats.append(f"{pair} interact at {where or 'every level'}: each factor's effect "
-                       "there depends on the other's level, so it is given at each level of "
-                       "the other (simple effects), not as a main effect")
+        caveats.append(Warn(Code.INTERACT_AT, factors=pair, where=where or None))
     caveats += partial_caveat(result, r.get("level_key"))
     if result.log:
         value = ratio_text(r["estimate"], r["ci_low"], r["ci_high"])
@@ -278,7 +276,7 @@ def _effect_answer(result: FactorialResult, r: pd.Series, shared: str = "") -> A
                                       bool(r.get("cap_affected")))
     # a verdict beside an interval that could seem to disagree says why (Holm vs Bonferroni)
     verdict = adjusted_verdict(verdict, r["ci_low"], r["ci_high"], 1.0 if result.log else 0.0,
-                               r["p_value"], int(r["holm_family"]))
+                               r["p_value"], int(r["holm_family"]), identity=r["verdict"])
     # what the server and the kernel counted at the two levels (empty: nothing recorded)
     mech = r.get("mechanism")
     counted = mech.text() if mech else ""
@@ -287,23 +285,21 @@ def _effect_answer(result: FactorialResult, r: pd.Series, shared: str = "") -> A
     return Answer(f"{result.metric.label}, {where or 'all runs'}{at}", value, verdict,
                   f"{r['n_runs']} runs", tuple(caveats),
                   group=factor_group(result, r["term"]) + shared,
-                  topic="effect", kind=ARTEFACT if is_artefact(r["verdict"]) else ANSWERED,
+                  topic="effect", kind=ARTEFACT if r["on_timeout_cap"] else ANSWERED,
                   mechanism=counted)
 
 
-def partial_caveat(result: FactorialResult, key) -> list[str]:
+def partial_caveat(result: FactorialResult, key) -> list[Warn]:
     """The survivorship of a load level's runs as a caveat of its rows: how many are
     :attr:`~perfkit.vocabulary.RunStatus.PARTIAL` (fewer connections got in than the
-    generator opened, :func:`perfkit.analysis.core.survivorship`), none when all got in."""
+    generator opened, :func:`perfkit.analysis.core.survivorship`), none when all got in
+    (:attr:`Code.LEVEL_RUNS_PARTIAL`)."""
     notes = result.level_run_notes.get(key, ())
     partial = sorted({run for run, kind, _ in notes if kind == RunStatus.PARTIAL})
     if not partial:
         return []
-    n = result.level_runs.get(key, 0)
-    return [f"{len(partial)} of {n} runs {RunStatus.PARTIAL}: fewer connections got in than "
-            "the generator opened, for all or part of the run (the server's listening socket "
-            "dropped attempts, each retried after 1 s or more); their latencies describe the "
-            f"connections that got in ({', '.join(partial)})"]
+    return [Warn(Code.LEVEL_RUNS_PARTIAL, runs=tuple(partial),
+                 of=result.level_runs.get(key, 0))]
 
 
 def _ab_answer(table: ComparisonTable) -> Answer:

@@ -24,6 +24,7 @@ from perfkit.present import gate as present_gate
 from perfkit.present import history as present_history
 from perfkit.report.answers import Answer, ratio_text
 from perfkit.vocabulary import ChangeSupport, HistoryVerdict
+from perfkit.warning import Warn
 
 
 def load(name: str, data_root: str | None = None) -> Experiment:
@@ -288,10 +289,12 @@ def _recent_answer(a: hist.HistoryAnalysis, s: hist.Series, group: str) -> list[
     r = s.recent
     if r is None:
         return []
-    unseen = (s.unseen(),) if s.unseen() else ()
+    found = s.unseen()
+    unseen: tuple[Warn, ...] = (found,) if found is not None else ()
     if not r.tested:
+        why = (r.reason,) if r.reason is not None else ()
         return [Answer(f"{a.metric.label}, newest labels", "not tested",
-                       hist.recent_verdict(r), f"{len(s.points)} labels", (r.reason, *unseen),
+                       hist.recent_verdict(r), f"{len(s.points)} labels", (*why, *unseen),
                        group=group, topic="history")]
     span = r.first_label if r.k == 1 else f"{r.first_label}..{r.last_label}"
     return [Answer(f"{a.metric.label}, newest labels ({span})",

@@ -29,6 +29,7 @@ from perfkit.formatting import fmt_ci, level_text, load_text
 from perfkit.model import Run, percentile_column
 from perfkit.report.answers import Answer
 from perfkit.report.sections.common import Experiment, config_text, load_experiment
+from perfkit.warning import Warn
 
 
 def grouped_runs(exp: Experiment, by: Sequence[str] | str,
@@ -149,7 +150,7 @@ def corrected_vs_uncorrected(runs: Sequence[Run]) -> tuple[pd.DataFrame, pd.Data
     return audit, pd.DataFrame(rows)
 
 
-def caveats(table: LatencyTable) -> list[str]:
+def caveats(table: LatencyTable) -> list[Warn]:
     """What a reader must know before trusting these latencies (one sentence each): the
     analysis layer's warnings (closed-loop tools, wrk2's calibration, failed, saturated and
     short runs, too few runs for a distribution-free interval)."""
@@ -397,7 +398,7 @@ def co_audit_table(audit: pd.DataFrame, co: Experiment):
     at = [c.name for c in table.columns].index("run id")
     rows = tuple((*row[:at], f"{row[at]} {notes.mark(note)}" if note else row[at], *row[at + 1:])
                  for row, note in zip(table.rows, audit["note"].fillna(""), strict=True))
-    return dataclasses.replace(table, rows=rows, notes=tuple(notes.texts))
+    return dataclasses.replace(table, rows=rows, notes=tuple(notes.items))
 
 
 def co_missing(co: Experiment) -> str:

@@ -33,6 +33,7 @@ from perfkit.frames import timeseries_frame
 from perfkit.model import ERROR_RATIO_WARN
 from perfkit.report.answers import Answer, ratio_text
 from perfkit.report.sections.common import Experiment, config_labels, load_experiment
+from perfkit.wording import verdict_words
 
 #: seconds over which the per-second Locust throughput is averaged for display (with several
 #: processes the master's totals move only when a worker reports, every ~3 s)
@@ -415,5 +416,5 @@ def drift_figure(residuals: pd.DataFrame, trend: pd.DataFrame | None = None):
     found = {} if trend is None else {r["experiment"]: r for _, r in trend.iterrows()}
     titles = {n: n if n not in found else f"{n}\n" + fmt_ci(
         found[n]["change_first_to_last_pct"], found[n]["ci_low_pct"], found[n]["ci_high_pct"],
-        "%", 2) + f": {found[n]['verdict']}" for n in names}
+        "%", 2) + f": {verdict_words(found[n]['verdict'])}" for n in names}
     return plots.drift_panels(residuals, titles) if names else None

@@ -297,8 +297,9 @@ def answers(slo_table: SloTable | None, table: ScalingTable | None,
         else:
             text = f"none claimed ({model})"
         out.append(Answer(config_text(r.by, r.key), text, r.verdict,
-                          f"{len(r.rows)} runs", tuple(dict.fromkeys((r.reason, *r.warnings,
-                                                                      *around))),
+                          f"{len(r.rows)} runs", tuple(dict.fromkeys(
+                              (*([r.reason] if r.reason is not None else []), *r.warnings,
+                               *around))),
                           group="Peak concurrency N* (throughput over "
                                 f"{r.n_column}{f', {closed.name}' if closed else ''})",
                           topic="peak",

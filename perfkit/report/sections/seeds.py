@@ -38,6 +38,7 @@ from perfkit.report.sections.seeds_figures import (  # noqa: F401 - the page's f
     runs_figure,
 )
 from perfkit.vocabulary import ClaimVerdict
+from perfkit.wording import verdict_words
 
 #: columns of the verdict table shown on the page, the verdict early (the CSV keeps every one;
 #: ``repeat`` is the ratio new/base with its interval in words, :func:`ratio_text`)
@@ -93,7 +94,8 @@ def assessment_table(analysis: SeedsAnalysis) -> pd.DataFrame:
 def counts(analysis: SeedsAnalysis) -> list[str]:
     """How many claims got each verdict, one line each."""
     found = pd.Series([r.verdict for r in analysis.results]).value_counts()
-    return [f"{v}: {n} of {len(analysis.results)} claims" for v, n in found.items()]
+    return [f"{verdict_words(v)}: {n} of {len(analysis.results)} claims"
+            for v, n in found.items()]
 
 
 def check_lines(analysis: SeedsAnalysis) -> str:
@@ -108,7 +110,7 @@ def check_lines(analysis: SeedsAnalysis) -> str:
                      f"vs {c.n_new}")
         pub = "" if math.isnan(r.published_ratio) else f" published x{fmt_num(r.published_ratio)}"
         need = "" if r.runs_needed is None else f" need {r.runs_needed}"
-        lines.append(f"{r.claim['claim_id']}:{pub}{found}{need} -> {r.verdict}")
+        lines.append(f"{r.claim['claim_id']}:{pub}{found}{need} -> {verdict_words(r.verdict)}")
     return "\n".join(lines)
 
 
@@ -249,8 +251,8 @@ DRIFT_COLUMNS = ["experiment", "metric", "runs", "change_first_to_last_pct", "ci
 
 
 def drift_table(analysis: SeedsAnalysis, data_root: str = "") -> pd.DataFrame:
-    """Every repeated experiment's drift verdict (``drift``, ``inconclusive``, ``no drift
-    beyond ±10%``) for each metric the threats check
+    """Every repeated experiment's drift verdict (``drift``, ``inconclusive``, ``stable``:
+    worded ``no drift beyond ±10%`` where shown) for each metric the threats check
     (:data:`perfkit.analysis.context._validity.DRIFT_METRICS`), as
     :func:`perfkit.analysis.context._drift.check` finds it; the threats name only the experiments
     that drifted."""
@@ -274,7 +276,8 @@ def drift_caption(table: pd.DataFrame) -> str:
     return ("Drift of each repeated experiment over its run order, first run to last "
             "(Theil-Sen on the within-cell log residuals, Sen's 95% interval, Kendall's p; "
             "failed and saturated runs left out): "
-            + ", ".join(f"{v} {n}" for v, n in counts.items()) + f" of {len(table)}")
+            + ", ".join(f"{verdict_words(v)} {n}" for v, n in counts.items())
+            + f" of {len(table)}")
 
 
 def present_verdicts(analysis: SeedsAnalysis, caption: str = VERDICTS_CAPTION):

@@ -22,6 +22,7 @@ import pandas as pd
 from perfkit.analysis.seeds import ClaimResult, Replication, SeedsAnalysis, confounded
 from perfkit.formatting import fmt_ci, fmt_num
 from perfkit.vocabulary import SIGNIFICANT
+from perfkit.wording import verdict_words
 
 #: ratios further from 1 than this factor are drawn at the overview's axis edge, with an arrow
 OFF_SCALE = 100.0
@@ -203,7 +204,7 @@ def runs_caption(result: ClaimResult) -> str:
             f"medians with {rep.table.confidence:.0%} order-statistic intervals{few}; "
             f"{pub}repeat {ratio_text(rep)} new/base, Mann-Whitney U p "
             f"{fmt_num(rep.row.p_adjusted, 3)} (Holm over {rep.table.family} load levels): "
-            f"{result.reported_verdict}{gone}")
+            f"{verdict_words(result.reported_verdict)}{gone}")
 
 
 def ratio_rows(analysis: SeedsAnalysis) -> pd.DataFrame:
