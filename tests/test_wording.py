@@ -1,4 +1,4 @@
-"""The words of every warning are given once (perfkit/wording.py): every code has a wording,
+"""The words of every warning are given once (perfkit/wording/): every code has a wording,
 and a template names only fields."""
 
 from __future__ import annotations
@@ -11,6 +11,13 @@ from perfkit.warning import Code, Warn
 
 def test_every_code_has_a_wording_and_every_wording_a_code():
     assert set(wording.WORDING) == set(Code), set(Code) ^ set(wording.WORDING)
+
+
+def test_each_code_is_worded_in_one_family_only():
+    from perfkit.wording import _analysis, _run, _statistics
+
+    families = (_run.RUN, _statistics.STATISTICS, _analysis.ANALYSIS)
+    assert sum(map(len, families)) == len(wording.WORDING)
 
 
 def test_codes_are_identities_not_sentences():
