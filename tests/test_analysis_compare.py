@@ -3,6 +3,7 @@ testable, and says how many runs would make it testable, on the demo factorial."
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -27,3 +28,23 @@ def test_a_row_no_data_could_make_significant_after_holm_is_not_testable(demo_fa
     # the page says how many runs would make it testable: 12 x 2/C(2n, n) < 0.05 from n = 6
     need = next(n for n in range(2, 20) if 12 * 2 / math.comb(2 * n, n) < 0.05)
     assert runs_per_arm_needed(0.05, 12) == need == 6
+
+
+def test_a_ratio_interval_wholly_on_one_side_of_no_change_is_printed_whatever_its_spread(
+        demo_factorial):
+    # one rule for every effect ratio, as the factorial's effects have it (judge_interval's
+    # side_of): the A/B row's ratio interval used to be dropped for ends over 100x apart even
+    # when it excluded no change, so the A/B table and a simple effect of the same two cells
+    # disagreed on whether an interval could be printed
+    rows = demo_factorial.rows()
+    base = rows.where({"keepalive": "none", "cache": "none", "connections": 16})
+    new = rows.where({"keepalive": "none", "cache": "proxy_cache", "connections": 16})
+    (row,) = compare_runs(base, new, metric("latency_p99_ms"), exclude=["cache"]).rows
+
+    def judged(low: float, high: float) -> str:
+        c = dataclasses.replace(row.comparison, ratio_ci_low=low, ratio_ci_high=high)
+        return dataclasses.replace(row, comparison=c).not_estimable()["ratio"]
+
+    assert judged(0.000937, 0.354) == ""  # 378x apart, a fall of at least 65%
+    assert judged(2.0, 400.0) == ""
+    assert "more than 100x" in judged(0.01, 5.0)  # holds no change: nothing to act on

@@ -165,12 +165,13 @@ class ComparisonRow:
 
     def not_estimable(self) -> dict[str, str]:
         """Per interval of the row (``median_base``, ``median_new``, ``ratio``): why it may
-        not be printed (:func:`perfkit.analysis.core._intervals.judge`: ends more than 100x apart;
+        not be printed (:func:`perfkit.analysis.core.judge_interval`: ends more than 100x apart,
+        unless the ratio's interval lies wholly on one side of 1, as for every effect ratio;
         failed and saturated runs are ranked worst, which leaves no finite end), else ``""``."""
         c = self.comparison
         return {"median_base": judge_interval(c.median_base_ci_low, c.median_base_ci_high),
                 "median_new": judge_interval(c.median_new_ci_low, c.median_new_ci_high),
-                "ratio": judge_interval(c.ratio_ci_low, c.ratio_ci_high)}
+                "ratio": judge_interval(c.ratio_ci_low, c.ratio_ci_high, side_of=1.0)}
 
     @property
     def unmeasured(self) -> bool:
