@@ -3,9 +3,9 @@
 - every ```python block of docs/api.md runs, in order, in one session, from the repository's
   top folder (the examples are the documentation: one that breaks fails the suite);
 - every public name is documented there, and resolves;
-- the Python of README.md, docs/*.md and the notebooks imports only public names (the notebooks may
-  also import the report's own page code, ``perfkit.report.nb`` and
-  ``perfkit.report.sections``);
+- the Python of README.md, docs/*.md and the notebooks imports only public names and
+  ``perfkit.plots``; the notebooks also the one page API, ``perfkit.report.pages``, and of it
+  only what it lists (``PAGES``), which is exactly what they call;
 - ``import perfkit`` loads no pandas, scipy or matplotlib (they load on first use).
 """
 
@@ -27,8 +27,12 @@ ROOT = Path(__file__).resolve().parents[1]
 API = ROOT / "docs" / "api.md"
 README = ROOT / "README.md"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-#: what a notebook may import beyond the public names: the report's own page code
-NOTEBOOK_MODULES = frozenset({"perfkit.report", "perfkit.report.nb", "perfkit.report.sections"})
+#: the figure namespace, public as a namespace (``from perfkit.plots import style``)
+PLOTS = frozenset({"perfkit.plots", "perfkit.plots.alt", "perfkit.plots.checks",
+                   "perfkit.plots.style"})
+#: the page API: what a notebook may import beyond the public names (:mod:`perfkit.report.pages`)
+PAGE_API = "perfkit.report.pages"
+NOTEBOOK_MODULES = PLOTS | {PAGE_API}
 
 
 def python_blocks(path: Path) -> list[str]:
@@ -48,7 +52,7 @@ def notebook_code(path: Path) -> list[str]:
     return out
 
 
-def private_uses(code: str, allowed_modules: frozenset[str] = frozenset()) -> list[str]:
+def private_uses(code: str, allowed_modules: frozenset[str] = PLOTS) -> list[str]:
     """Each import of, or attribute taken from, perfkit that is not a public name."""
     public = set(perfkit.__all__)
     out: list[tuple[int, int, str]] = []
@@ -68,6 +72,65 @@ def private_uses(code: str, allowed_modules: frozenset[str] = frozenset()) -> li
               and node.value.id == "perfkit" and node.attr not in public):
             out.append((*where, f"perfkit.{node.attr}"))
     return [name for *_, name in sorted(out)]
+
+
+def page_uses(code: str) -> tuple[list[str], set[str]]:
+    """A notebook cell's uses of the page API: the names it takes that
+    :data:`perfkit.report.pages.PAGES` does not list (``from perfkit.report.pages import x``
+    with x not in its ``__all__``, ``latency.f`` with f not listed for ``latency``), and every
+    ``page.function`` it calls."""
+    from perfkit.report import pages
+
+    bound: dict[str, str] = {}  # local name -> page
+    bad: list[str] = []
+    tree = ast.parse(code)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == PAGE_API:
+            for a in node.names:
+                if a.name not in pages.__all__:
+                    bad.append(f"{PAGE_API}.{a.name}")
+                elif a.name in pages.PAGES:
+                    bound[a.asname or a.name] = a.name
+    used = set()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in bound):
+            name = f"{bound[node.value.id]}.{node.attr}"
+            used.add(name)
+            if node.attr not in pages.PAGES[bound[node.value.id]]:
+                bad.append(f"{PAGE_API}.{name}")
+    return bad, used
+
+
+def notebook_page_uses() -> tuple[dict[str, list[str]], set[str]]:
+    found: dict[str, list[str]] = {}
+    used: set[str] = set()
+    for path in NOTEBOOKS:  # the cells as one program: a name imported in one, used in others
+        bad, names = page_uses("\n".join(notebook_code(path)))
+        used |= names
+        if bad:
+            found[path.name] = bad
+    return found, used
+
+
+def test_the_notebooks_call_only_what_the_page_api_lists_and_it_lists_only_that():
+    from perfkit.report import pages
+
+    found, used = notebook_page_uses()
+    assert not found, f"names the page API does not list (perfkit.report.pages.PAGES): {found}"
+    listed = {f"{p}.{n}" for p, names in pages.PAGES.items() for n in names}
+    assert not listed - used, f"listed in perfkit.report.pages.PAGES, called by no notebook: " \
+        f"{sorted(listed - used)}"
+    assert len(listed) == sum(map(len, pages.PAGES.values())), "a name listed twice"
+
+
+def test_the_page_check_finds_names_not_listed():
+    code = ("from perfkit.report.pages import common, setup, within_run\n"
+            "from perfkit.report.pages import latency as lat\n"
+            "lat.load_point({})\nlat.spectrum_frame(x)\ncommon.text_table(t)\nsetup.x\n")
+    bad, used = page_uses(code)
+    assert bad == ["perfkit.report.pages.within_run", "perfkit.report.pages.latency.spectrum_frame"]
+    assert used == {"latency.load_point", "latency.spectrum_frame", "common.text_table"}
 
 
 @pytest.mark.slow  # every example of docs/api.md, on the bundled data
@@ -122,11 +185,14 @@ def test_the_examples_and_notebooks_use_the_public_surface_only():
 def test_the_check_finds_private_imports():
     code = ("import perfkit\nfrom perfkit import load, _LAZY\nfrom perfkit.stats import compare\n"
             "import perfkit.analysis\nx = perfkit.frames.runs_frame\ny = perfkit.load\n"
-            "from perfkit.report import nb\n")
+            "from perfkit.report import nb\nfrom perfkit.report.sections import latency\n"
+            "from perfkit.report.pages import latency\nfrom perfkit.plots import style\n")
     assert private_uses(code) == ["perfkit._LAZY", "perfkit.stats", "perfkit.analysis",
-                                  "perfkit.frames", "perfkit.report"]
-    assert private_uses(code, NOTEBOOK_MODULES) == ["perfkit._LAZY", "perfkit.stats",
-                                                    "perfkit.analysis", "perfkit.frames"]
+                                  "perfkit.frames", "perfkit.report", "perfkit.report.sections",
+                                  "perfkit.report.pages"]
+    assert private_uses(code, NOTEBOOK_MODULES) == [
+        "perfkit._LAZY", "perfkit.stats", "perfkit.analysis", "perfkit.frames",
+        "perfkit.report", "perfkit.report.sections"]
 
 
 def test_import_perfkit_loads_no_pandas_scipy_or_matplotlib():

@@ -78,7 +78,7 @@ REFUSING = [
     ("compare", "demo-aa::arm=A", "demo-aa::arm=B"),
     ("gate", "demo-aa::arm=A", "demo-aa::arm=B", "--max-regression", "10%"),
     ("effects", "demo-wrk-factorial", "--factors", "upstream_keepalive,cache"),
-    ("scaling", "demo-wrk-connections", "--x", "connections"),
+    ("scaling", "demo-wrk-connections", "--x", "connections", "--resamples", "20"),
     ("plan", "--detect", "5%", "--from", "demo-aa::arm=A"),
     ("history", "add", "demo-aa", "--label", "v1", "--store", "history"),
 ]

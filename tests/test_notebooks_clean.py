@@ -63,8 +63,8 @@ def test_parameters_first_then_imports_then_thin_cells(path):
     *imports, check = ast.parse(cells[1].source).body
     assert imports and all(isinstance(n, ast.ImportFrom) and n.module.startswith("perfkit")
                            for n in imports)
-    assert ast.unparse(check) == f"report = nb.setup('{path.stem}', output_dir)", \
-        "the first code cell after the parameters checks them (nb.setup)"
+    assert ast.unparse(check) == f"report = setup('{path.stem}', output_dir)", \
+        "the first code cell after the parameters checks them (perfkit.report.pages.setup)"
     names = {a.asname or a.name for n in imports for a in n.names} | {"report"}
     for cell in cells[2:]:
         lines = [ln for ln in cell.source.splitlines() if ln.strip()]

@@ -153,6 +153,19 @@ def test_number_cells_stay_on_one_line_text_cells_may_wrap():
     assert re.search(r"table\.perfkit-table \.nowrap \{ white-space: nowrap; \}", template)
 
 
+def test_a_long_text_column_sets_its_header_min_width_in_its_style():
+    """The header of a text column whose longest cell passes 40 characters opens its style with
+    the min-width that wraps that cell to 3 lines (half an em a character); a number column's
+    header and a short text column's keep their alignment alone."""
+    long_cell = "x" * 120
+    page = render(Table((Column("counters"), Column("config"), Column("p99", "ms", True)),
+                        ((long_cell, "a", "1"),)), "html")
+    assert '<th style="min-width:20em;text-align:left">counters</th>' in page
+    assert '<th style="text-align:left">config</th>' in page
+    assert '<th style="text-align:right">p99 [ms]</th>' in page
+    assert f'<td style="text-align:left">{long_cell}</td>' in page
+
+
 def test_a_frame_words_its_verdict_identities_even_as_plain_text():
     """A verdict column holds identities (``stable``, ``not-testable-n1``), as plain str once
     read back from a CSV or made text on the way; a page shows their words."""

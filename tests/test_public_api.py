@@ -6,9 +6,10 @@ The surface is ``perfkit`` (its ``__all__``, documented in docs/api.md) and the 
 ``style``). Every other module of perfkit is either private by name (a part of its dotted name
 starts with ``_``: ``perfkit.analysis.compare._gate``) or listed below as internal with what it
 is for; a new module that is neither fails here, so that "internal" is a fact of the code, not a
-sentence in the docs. test_api_docs.py checks the other side: that README, docs and notebooks
-use only the surface (and the notebooks the one page API, ``perfkit.report.nb`` with
-``perfkit.report.sections``).
+sentence in the docs. The notebooks have one more surface, the page API
+(``perfkit.report.pages``, :data:`PAGE_MODULES`): every name it lists is documented here, and
+test_api_docs.py checks the other side: that README, docs and notebooks use only the surface
+(the notebooks also the page API, and of it only what it lists).
 
 Read from the file tree (nothing is imported to list the modules); the surface's names are
 imported and resolved.
@@ -29,6 +30,12 @@ PUBLIC_MODULES = frozenset({
     "perfkit.plots.style",
 })
 
+#: the page API: what the notebooks import beyond the public surface -> what it is
+PAGE_MODULES = {
+    "perfkit.report.pages": "setup, Report, THREATS_TITLE and one namespace per page, holding "
+                            "the functions of report.sections the notebooks call (PAGES)",
+}
+
 #: internal packages (every module in them, at any depth, is internal) -> what they are for
 INTERNAL_PACKAGES = {
     "perfkit.analysis": "every decision; feature subpackages with private modules",
@@ -36,7 +43,7 @@ INTERNAL_PACKAGES = {
     "perfkit.ingest": "the parsers of tool outputs and the loader",
     "perfkit.plots": "the figure functions' modules (the namespace is public)",
     "perfkit.present": "results as tables",
-    "perfkit.report": "the report build; its page API is report.nb with report.sections",
+    "perfkit.report": "the report build; its page API for the notebooks is report.pages",
     "perfkit.run": "the testbed, the runner and sweeps",
     "perfkit.stats": "the statistics",
     "perfkit.store": "perfkit's own files",
@@ -104,7 +111,7 @@ def test_the_rule_fails_on_a_module_nobody_listed():
 def test_the_listed_modules_exist():
     """A listed module or package that is gone is a stale entry."""
     modules = set(all_modules())
-    stale = [m for m in [*INTERNAL_MODULES, *INTERNAL_PACKAGES, *PUBLIC_MODULES]
+    stale = [m for m in [*INTERNAL_MODULES, *INTERNAL_PACKAGES, *PUBLIC_MODULES, *PAGE_MODULES]
              if m not in modules]
     assert not stale, stale
 
@@ -131,3 +138,49 @@ def test_the_analysis_namespaces_expose_only_what_other_packages_use():
         assert mod.__all__, sub
         for name in mod.__all__:
             assert hasattr(mod, name), f"perfkit.analysis.{sub}.{name}"
+
+
+def page_surface() -> dict[str, object]:
+    """Every name of the page API by its dotted name: the module's ``__all__`` and each page's
+    listed functions."""
+    from perfkit.report import pages
+
+    out: dict[str, object] = {f"pages.{n}": getattr(pages, n) for n in pages.__all__}
+    for page, names in pages.PAGES.items():
+        out.update({f"pages.{page}.{n}": getattr(getattr(pages, page), n) for n in names})
+    out.update({f"pages.Report.{n}": getattr(pages.Report, n) for n in dir(pages.Report)
+                if not n.startswith("_") and callable(getattr(pages.Report, n))})
+    return out
+
+
+def test_the_page_api_is_documented_and_its_examples_run():
+    """Each function, class and page of the page API has its docstring (its documentation: the
+    notebooks' calls are read there); THREATS_TITLE and PAGES are data, documented in the
+    module's; the module's examples run."""
+    import doctest
+
+    from perfkit.report import pages
+
+    surface = page_surface()
+    assert len(surface) > 100
+    undocumented = [n for n, obj in surface.items()
+                    if not isinstance(obj, str | dict) and not (obj.__doc__ or "").strip()]
+    assert not undocumented, f"page API names without a docstring: {undocumented}"
+    for name in ("THREATS_TITLE", "PAGES", *pages.PAGES):
+        assert f":data:`{name}`" in pages.__doc__ or f"``{name}``" in pages.__doc__, name
+    result = doctest.testmod(pages, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 3 and not result.failed
+
+
+def test_a_page_refuses_a_name_it_does_not_list():
+    import pytest
+
+    from perfkit.report import pages
+    from perfkit.report.sections import latency
+
+    assert callable(latency.spectrum_frame)  # in the module, not in the page API
+    with pytest.raises(AttributeError, match="not in the page API"):
+        pages.latency.spectrum_frame  # noqa: B018
+    with pytest.raises(AttributeError):
+        pages.no_such_page  # noqa: B018
+    assert pages.latency.load_point is latency.load_point

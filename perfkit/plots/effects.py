@@ -321,13 +321,12 @@ def variation(frame: pd.DataFrame, ax: Axes, xlabel: str = "variation explained 
 _TERM_HATCHES = ("", "\\\\\\", "....", "xxx")
 
 
-def legend_columns(labels: Sequence[str], fig=None, width_in: float | None = None) -> int:
+def legend_columns(labels: Sequence[str], fig=None) -> int:
     """How many columns of ``labels`` a legend across the figure's width holds (1 to 3): a
     label's characters at half an em of the legend's font, plus its handle and padding (6
     characters); a 2^3 design's "client_keepalive × upstream_keepalive × cache" takes a row
     of its own, where three columns put it outside the figure."""
-    width = width_in if width_in is not None else (
-        fig.get_figwidth() if fig is not None else WIDTH_IN)
+    width = fig.get_figwidth() if fig is not None else WIDTH_IN
     chars_per_in = 72 / (0.5 * (FONT_PT - 1))  # the legend's font: style's legend.fontsize
     longest = max((len(str(x)) for x in labels), default=1)
     return max(1, min(3, len(labels), int(width * chars_per_in) // (longest + 6)))

@@ -232,11 +232,11 @@ def _latex(t: Table) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _cell_attrs(c: Column, head: bool = False) -> str:
+def _cell_attrs(c: Column, head: bool = False, min_width: str = "") -> str:
     """A number column is right-aligned and its cells kept on one line (``nowrap``); a text
     column is left-aligned and may wrap, and so may every header, when the table is wider
-    than the page."""
-    align = f' style="text-align:{"right" if c.right else "left"}"'
+    than the page; ``min_width`` (:func:`_min_width`, a header's) opens the style."""
+    align = f' style="{min_width}text-align:{"right" if c.right else "left"}"'
     return align + (' class="nowrap"' if c.right and not head else "")
 
 
@@ -259,8 +259,7 @@ def _min_width(t: Table, i: int) -> str:
 
 def _html(t: Table) -> str:
     esc = html.escape
-    head = "".join(f"<th{_cell_attrs(c, True)}>{esc(c.header)}</th>"
-                   .replace(' style="', f' style="{_min_width(t, i)}', 1)
+    head = "".join(f"<th{_cell_attrs(c, True, _min_width(t, i))}>{esc(c.header)}</th>"
                    for i, c in enumerate(t.columns))
     body = "".join("<tr>" + "".join(
         f"<td{_cell_attrs(c)}>{esc(v)}</td>"

@@ -6,7 +6,8 @@
 - :mod:`perfkit.report.index`: the index page with the headline findings;
 - :mod:`perfkit.report.build`: all of it, for ``perfkit report``;
 - :mod:`perfkit.report.nb`: what the notebooks call to show figures, tables and findings;
-- :mod:`perfkit.report.sections`: the analysis behind each notebook.
+- :mod:`perfkit.report.sections`: the analysis behind each notebook;
+- :mod:`perfkit.report.pages`: the page API, all the notebooks import of the two above.
 
 ``data_dir``, ``data_root`` and ``notebooks_dir`` are :mod:`perfkit.paths`'s (the data and
 notebook folders, independent of the working directory). The names below are imported on first

@@ -1,8 +1,8 @@
 """What a report notebook calls to show and keep its results.
 
-A notebook opens with::
+A notebook opens with (through the page API, :mod:`perfkit.report.pages`)::
 
-    report = nb.setup("latency", output_dir)
+    report = setup("latency", output_dir)
 
 and then shows everything through ``report``:
 

@@ -62,6 +62,8 @@ def designed_caption(table: ComparisonTable, cal: Calibration | None = None) -> 
 
 
 def present_designed(table: ComparisonTable, cal: Calibration):
+    """The designed A/B table of the A/A calibration as the page shows it
+    (:func:`perfkit.present.compare.comparison` over its runs)."""
     from perfkit.present import compare as present_compare
 
     return present_compare.comparison(table, cal.rows.runs)
@@ -73,6 +75,8 @@ def rates(cal: Calibration | None) -> pd.DataFrame:
 
 
 def rates_caption(cal: Calibration | None, alpha: float) -> str:
+    """The caption of the A/A false-positive rates: their level, experiment and load point, and
+    whether the rule holds (alpha alone without a calibration)."""
     if cal is None:
         return f"Empirical false-positive rate at alpha {alpha:g}"
     r = cal.result

@@ -149,6 +149,8 @@ INTERACTING = ("*: the factors interact significantly there, so their main effec
 
 
 def variation_caption(result: FactorialResult) -> str:
+    """The caption of the allocation of variation: the metric, what a bar is and its runs, and
+    what ``*`` marks where factors interact."""
     marked = "; " + INTERACTING if result.variation_frame()["in_interaction"].any() else ""
     return (f"Allocation of the variation of log {result.metric.name} per "
             f"{', '.join(result.per) or 'experiment'} ({result.n_runs} runs){marked}")
@@ -335,6 +337,9 @@ def forest_figure(result: FactorialResult, palette=None, threshold: float | None
 
 
 def forest_caption(result: FactorialResult, threshold: float | None = None) -> str:
+    """The forest plot's caption: the ratios' intervals and their method, what is filled
+    (significant, Holm over the levels), the runs, each factor's low -> high and the shaded
+    threshold (a fraction, none: no band)."""
     p = "Holm-adjusted across levels, " if result.per else ""
     band = f"; shaded: the practical threshold ±{threshold:.0%}" if threshold else ""
     simple = ("; where an interaction is significant, the simple effects of its factors (each "
@@ -348,6 +353,8 @@ def forest_caption(result: FactorialResult, threshold: float | None = None) -> s
 
 
 def variation_figure(result: FactorialResult):
+    """The allocation of the variation of log metric (:func:`perfkit.plots.variation`), a bar
+    per load level, its height fitted to its legend (:func:`variation_height_in`)."""
     from perfkit import plots
 
     frame = result.variation_frame()  # with in_interaction: marked (variation_caption)
@@ -390,6 +397,8 @@ def ab_caption(table: ComparisonTable) -> str:
 
 
 def present_table(table: ComparisonTable, rows: RunSet):
+    """An A/B comparison table as the page shows it (:func:`perfkit.present.compare.comparison`
+    over ``rows``' runs)."""
     from perfkit.present import compare as present_compare
 
     return present_compare.comparison(table, rows.runs)
@@ -405,6 +414,8 @@ def present_factorial(result: FactorialResult):
 
 
 def present_simple(result: FactorialResult):
+    """A factorial's simple effects as the page shows them
+    (:func:`perfkit.present.effects.simple_effects`)."""
     from perfkit.present import effects as present_effects
 
     return present_effects.simple_effects(result)
@@ -417,6 +428,8 @@ def simple_frame(result: FactorialResult) -> pd.DataFrame | None:
 
 
 def simple_caption(result: FactorialResult) -> str:
+    """The caption of a factorial's simple effects: each factor of a significant interaction at
+    each level of the other."""
     return (f"Simple effects on {result.metric.label}: each factor of a significant "
             "interaction at each level of the other")
 

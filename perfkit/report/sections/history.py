@@ -162,6 +162,8 @@ def series_caption(analysis: hist.HistoryAnalysis) -> str:
 
 
 def series_alt(analysis: hist.HistoryAnalysis) -> str:
+    """The series figure's alternative text: the metric per label, and each change point with
+    its change (or 'no change point')."""
     found = "; ".join(f"{c.label} {pct_change(c.ratio)}" + ("" if c.supported else " (weak)")
                       for s in analysis.series
                       for c in s.change.change_points) or "no change point"

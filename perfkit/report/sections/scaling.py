@@ -308,6 +308,8 @@ def answers(slo_table: SloTable | None, table: ScalingTable | None,
 
 
 def present_slo(table: SloTable):
+    """The SLO verdicts at every offered rate as the page shows them
+    (:func:`perfkit.present.scaling.slo`)."""
     from perfkit.present import scaling as present_scaling
 
     return present_scaling.slo(table)

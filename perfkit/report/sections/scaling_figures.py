@@ -78,6 +78,8 @@ def _whole(v: Any) -> Any:
 
 
 def heatmap_caption(slo_table: SloTable) -> str:
+    """The heat map's caption: the percentile over connections x offered rate, what each cell's
+    number is and what a hatched cell holds."""
     split = [c for c in (slo_table.brackets[0].by if slo_table.brackets else ())
              if c != "connections"]
     per = f", per {', '.join(split)}" if split else ""

@@ -121,6 +121,7 @@ NOT_TESTABLE_VERDICTS = (ClaimVerdict.NOT_TESTABLE_N1, ClaimVerdict.NOT_TESTABLE
 
 # -- the headline answers: one per claim --------------------------------------------------------
 def answers(analysis: SeedsAnalysis) -> list[Answer]:
+    """The page's answers: one per published claim, its verdict on our testbed."""
     return [_answer(r) for r in analysis.results]
 
 
@@ -218,20 +219,25 @@ def rule_sentence(analysis: SeedsAnalysis) -> str:
 
 
 def replications(analysis: SeedsAnalysis) -> list[Replication]:
+    """Every replication of the analysis: one ``perfkit compare`` of a claim's two arms."""
     return analysis.replications
 
 
 def repeated(analysis: SeedsAnalysis) -> list[ClaimResult]:
+    """The claims repeated on our testbed (those with a replication), in the analysis' order."""
     return [r for r in analysis.results if r.replication is not None]
 
 
 def present_table(rep: Replication):
+    """A repeated claim's comparison at every load level as the page shows it
+    (:func:`perfkit.present.compare.comparison` over both arms' runs)."""
     from perfkit.present import compare as present_compare
 
     return present_compare.comparison(rep.table, [*rep.base.runs, *rep.new.runs])
 
 
 def table_caption(rep: Replication) -> str:
+    """The caption of a repeated claim's comparison table: its claim, arms and metric."""
     return (f"Claim {rep.link.claim_id}: {rep.base_text} vs {rep.new_text}, {rep.metric.name} "
             f"at every load level (as `perfkit compare`)")
 
@@ -272,6 +278,8 @@ def drift_table(analysis: SeedsAnalysis, data_root: str = "") -> pd.DataFrame:
 
 
 def drift_caption(table: pd.DataFrame) -> str:
+    """The caption of the drift table: the method, and how many repeated experiments have each
+    verdict."""
     counts = table["verdict"].value_counts()
     return ("Drift of each repeated experiment over its run order, first run to last "
             "(Theil-Sen on the within-cell log residuals, Sen's 95% interval, Kendall's p; "

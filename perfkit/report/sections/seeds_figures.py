@@ -188,6 +188,8 @@ def _published_points(result: ClaimResult) -> list[tuple[int, float]]:
 
 
 def runs_caption(result: ClaimResult) -> str:
+    """The caption of a repeated claim's runs: its metric at its load, both arms with their
+    runs, the published values, and the runs ranked worst."""
     rep = result.replication
     assert rep is not None  # drawn only for a repeated claim
     c = rep.row.comparison
@@ -296,6 +298,9 @@ def _legend_with(fig, extra: list) -> None:
 
 
 def ratio_caption(analysis: SeedsAnalysis) -> str:
+    """The caption of the ratios of every repeated claim: the estimate and its interval, what is
+    filled, the published ratios, the threshold, each claim's load level and the values beyond
+    the axis."""
     rows = ratio_rows(analysis)
     off = rows[rows["off_axis"]]
     edge = ("; beyond the axis, drawn at its edge with an arrow (values at the right): "
