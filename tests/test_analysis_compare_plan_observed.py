@@ -116,7 +116,7 @@ def _arms(base_logs: np.ndarray, new_logs: np.ndarray):
 
 def test_a_change_the_pilot_cannot_tell_from_none_gets_a_code_not_a_count():
     # v04 against v05 of the bundled history: +2.5% seen in 5 vs 5 runs, whose 60% interval
-    # holds 1; main planned for the +2.5% as if it were the truth and promised a count
+    # holds 1; main planned for the +2.5% as if it were the truth (and found > 200 runs)
     v04, v05 = (Selection.parse(f"{HISTORY}::label={label}").apply(_history())
                 for label in ("v04", "v05"))
     plan = plan_runs([v04, v05], P99, 0.05, n_sim=500)
@@ -150,16 +150,16 @@ def _decides(runs: int, ratio: float, sd: float, rng: np.random.Generator,
 @pytest.mark.slow
 def test_following_the_runs_for_the_change_seen_decides_it():
     # pilots of 5 runs a side, a real +20% change, log sd 0.15: main's runs for the change
-    # seen decided it in 0.61 of the pilots (benchmarks/calibration_runs_needed.py: 0.62 over
-    # 200 pilots); planned from the bounds, >= 0.75
+    # seen decided it in 0.79 +- 0.03 of the pilots, the bounds in 0.96 +- 0.02 of those that
+    # got a count (benchmarks/calibration_runs_needed.py, 200 pilots); here 48 seeded pilots
     ratio, sd = 1.2, 0.15
     rng = np.random.default_rng(11)
     got = []
-    for i in range(24):
+    for i in range(48):
         shift = math.log(ratio)
         base, new = _arms(sd * rng.standard_normal(5), shift + sd * rng.standard_normal(5))
-        (row,) = plan_runs([base, new], P99, 0.05, n_sim=500, seed=i).rows
+        (row,) = plan_runs([base, new], P99, 0.3, by="none", n_sim=500, seed=i).rows
         if row.needed_observed is not None and row.needed_observed.runs_per_arm is not None:
             got.append(_decides(row.needed_observed.runs_per_arm, ratio, sd, rng))
-    assert len(got) >= 12
-    assert np.mean(got) >= 0.75
+    assert len(got) >= 20
+    assert np.mean(got) >= 0.875
