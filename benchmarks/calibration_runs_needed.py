@@ -13,9 +13,9 @@ design, cached by design).
 
 - ``before``: main's rule until issue 34, ``runs_needed(observed ratio)``: the Hodges-Lehmann
   ratio of the pilot and its spread taken for the truth (with the spread's predictive draws);
-- ``after``: :func:`perfkit.stats.planning.plan_observed`: the end nearest 1 of the one-sided
-  90% t interval of the change, at the upper 90% chi-square bound of the spread; no count when
-  the interval reaches 1.
+- ``after``: :func:`perfkit.stats.planning.plan_observed` as ``perfkit plan`` calls it: the
+  end nearest 1 of the one-sided 80% t interval of the (Hodges-Lehmann) change, at the upper
+  95% chi-square bound of the spread; no count when the interval reaches 1.
 
 Printed per scenario and rule: the realised power averaged over the pilots that got a count of
 at most 200 runs (± twice its Monte Carlo standard error over pilots), the median advised runs
@@ -81,7 +81,8 @@ def before(base: np.ndarray, new: np.ndarray, n_sim: int, seed: int) -> tuple[st
 
 
 def after(base: np.ndarray, new: np.ndarray, n_sim: int, seed: int) -> tuple[str, int | None]:
-    plan = plan_observed(base, new, n_sim=n_sim, seed=seed)
+    """The rule of ``perfkit plan``: bounds around the Hodges-Lehmann ratio it prints."""
+    plan = plan_observed(base, new, ratio=compare(base, new).ratio, n_sim=n_sim, seed=seed)
     if plan.planned is None:
         return "none", None
     return ("count", plan.runs_per_arm) if plan.runs_per_arm is not None else (">200", None)
