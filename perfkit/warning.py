@@ -311,6 +311,8 @@ class Code(StrEnum):
     DESIGN_CANNOT_REACH_ALPHA = "design-cannot-reach-alpha"
     MORE_RUNS_THAN = "more-runs-than"
     RATIO_OF_ONE = "ratio-of-one"
+    #: the change a pilot shows is compatible with none (perfkit.stats.planning): no run count
+    CHANGE_COMPATIBLE_WITH_NONE = "change-compatible-with-none"
 
 
 @dataclasses.dataclass(frozen=True, init=False, repr=False)

@@ -26,8 +26,8 @@ def plan(p: PowerPlan) -> Table:
     cols = [*(Column(k) for k in p.keys), Column("runs now"), Column("spread (log sd)",
                                                                       right=True),
             Column(f"runs per arm for {pct_change(p.ratio)}", right=True),
-            *([Column("change seen"), Column("runs per arm for it", right=True)] if seen
-              else []),
+            *([Column("change seen"), Column("planned for (80% bound)"),
+               Column("runs per arm for it", right=True)] if seen else []),
             Column("power now", right=True), Column(f"now detects ({p.power:.0%} power)")]
     rows = []
     for r in p.rows:
@@ -37,7 +37,7 @@ def plan(p: PowerPlan) -> Table:
                    f">= {pct_change(cast(float, cur.ratio_high))} or "
                    f"<= {pct_change(cast(float, cur.ratio_low))}"  # testable: both known
                    if cur.testable else f"nothing {notes.mark(cast(str, cur.reason))}")
-        observed = ((pct_change(r.observed_ratio),
+        observed = ((pct_change(r.observed_ratio), pct_change(r.observed_ratio_planned),
                      _need_text(r.needed_observed) if r.needed_observed else "-")
                     if seen else ())
         rows.append((*(level_text(v) for v in r.key),

@@ -26,6 +26,7 @@ from perfkit.stats.orderstats import (
     median_ci,
     quantile_ci,
 )
+from perfkit.stats.planning import PlannedChange, plan_observed
 from perfkit.stats.power import (
     MinDetectable,
     PowerAtRatio,
@@ -43,6 +44,7 @@ __all__ = [
     "MedianCI",
     "MinDetectable",
     "PercentileCI",
+    "PlannedChange",
     "PowerAtRatio",
     "QuantileCI",
     "RunsNeeded",
@@ -57,6 +59,7 @@ __all__ = [
     "median_ci",
     "min_detectable_ratio",
     "per_run_percentiles_ms",
+    "plan_observed",
     "percentile_ci_across_runs",
     "power_at_ratio",
     "quantile_ci",

@@ -7,10 +7,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from perfkit import formatting
-from perfkit.formatting import change_ci, fmt_sig
+from perfkit.formatting import change_ci, fmt_sig, pct_change
 from perfkit.vocabulary import RunStatus
 from perfkit.warning import Code
 from perfkit.wording._common import WRK_LATENCY, Wording, fmt_p, labels_words, pct, runs_text
+
+
+def _compatible_with_none(f: Mapping[str, Any]) -> str:
+    ref = f["reference"]
+    what = "no change" if ref == 1 else f"a change of exactly {pct_change(ref)} (the threshold)"
+    return (f"the change seen, {pct_change(f['ratio'])} ({f['level']:.0%} interval "
+            f"{pct_change(f['low'])} to {pct_change(f['high'])}), is compatible with {what}: no "
+            "number of runs can be promised to decide it")
 
 
 def _cannot_reach_alpha(f: Mapping[str, Any]) -> str:
@@ -352,5 +360,6 @@ STATISTICS: dict[Code, Wording] = {
     Code.DESIGN_CANNOT_REACH_ALPHA: _cannot_reach_alpha,
     Code.MORE_RUNS_THAN: "more than {runs} runs per arm would be needed",
     Code.RATIO_OF_ONE: "no design detects a ratio of 1",
+    Code.CHANGE_COMPATIBLE_WITH_NONE: _compatible_with_none,
     Code.EMPTY_HISTOGRAMS_LEFT_OUT: "{runs} runs have an empty histogram and were left out",
 }

@@ -22,8 +22,12 @@ lower is better (latency, errors), ``1 - max_regression`` where higher is better
   interval then ends inside the threshold: ``runs_per_arm_needed``), and to **decide the row
   if the change is the one observed** (power to detect the distance from the observed ratio to
   the threshold, which the interval must clear to call it a regression, or, inside it, a pass:
-  ``runs_per_arm_observed``). A +194% change seen on 2 runs a side is decided by the fewest
-  runs that can reach alpha (4), while resolving +5% at its spread may take 100;
+  ``runs_per_arm_observed``). That distance is planned from bounds, not from the estimate
+  (:func:`perfkit.stats.planning.plan_observed`): the end nearest the threshold of the
+  observed ratio's one-sided 80% interval, at the upper 95% bound of the spread
+  (``observed_ratio_planned``); when that interval reaches the threshold no count is promised
+  (:attr:`Code.CHANGE_COMPATIBLE_WITH_NONE`). A +194% change seen on 2 runs a side is decided
+  by a few runs, while resolving +5% at its spread may take 100;
 - ``no data``: the runs of a side did not measure the metric (wrk without ``--latency``
   prints no percentiles, wrk never prints p99.9: :attr:`ComparisonRow.unmeasured`); the row
   names how many runs and why;
@@ -68,6 +72,7 @@ from perfkit.analysis.core import LOAD_COLUMNS, Metric, RunSet
 from perfkit.errors import UsageError
 from perfkit.formatting import level_text, pct_change, plain
 from perfkit.stats import _simcache
+from perfkit.stats.planning import PlannedChange, plan_observed
 from perfkit.stats.power import RunsNeeded, runs_needed
 from perfkit.units import UnitError, fraction, to_float
 from perfkit.vocabulary import GateOutcome, GateStatus
@@ -110,8 +115,10 @@ class GateRow:
     reason: str
     needed: RunsNeeded | None = None
     needed_to_test: int | None = None
-    #: runs per arm that decide the row if the change is the one observed (None: no ratio)
+    #: runs per arm that decide the row if the change is the one observed (None: no ratio,
+    #: or a change compatible with the threshold), and what they are planned for
     needed_observed: RunsNeeded | None = None
+    observed_plan: PlannedChange | None = None
 
     @property
     def runs_per_arm_needed(self) -> int | None:
@@ -163,7 +170,10 @@ class GateResult:
                 f"time whose change without the part the drift over the run order within the "
                 f"arms makes straddles it (could be drift: interleave the arms) is "
                 f"inconclusive, with the runs per arm that would give {POWER:.0%} power to "
-                f"detect a change of the threshold's size at the observed run-to-run spread.")
+                f"detect a change of the threshold's size at the observed run-to-run spread, "
+                f"and those that would decide the change seen, planned for the end nearest the "
+                f"threshold of its one-sided 80% interval at the upper 95% bound of the spread "
+                f"(none when that interval reaches the threshold).")
 
     def interval_words(self) -> str:
         """What the ratio intervals are: ``"95% CI"``, or Bonferroni's over the load levels
@@ -188,6 +198,9 @@ class GateResult:
                 "runs_per_arm_needed": g.runs_per_arm_needed,
                 "runs_per_arm_observed": (g.needed_observed.runs_per_arm
                                           if g.needed_observed is not None else None),
+                "observed_ratio_planned": (g.observed_plan.planned if g.observed_plan
+                                           is not None and g.observed_plan.planned is not None
+                                           else math.nan),
                 "power_needed": g.needed.power_stated if g.needed is not None else math.nan,
                 "log_sd": g.needed.log_sd if g.needed is not None else math.nan,
                 "mde_ratio_high": _mde(g.row, "ratio_high"),
@@ -307,16 +320,26 @@ def gate_row(table: ComparisonTable, row: ComparisonRow, base: RunSet, new: RunS
                               "family_size": table.family, "n_sim": n_sim, "seed": seed}
     needed = runs_needed(limit, values[0], values[1], **common)
     ratio = row.comparison.ratio
-    observed = None
-    if 0 < ratio < math.inf and ratio != limit:
-        observed = runs_needed(ratio / limit, values[0], values[1], **common)
+    plan = None
+    if 0 < ratio < math.inf and min(len(v) for v in values) >= 1:
+        plan = plan_observed(values[0], values[1], ratio=ratio, reference=limit, **common)
     parts = [_runs_text(needed, f"would resolve {pct_change(limit)} if nothing changed")]
-    if observed is not None:
-        parts.append(_runs_text(observed, f"would decide it if the change is the "
-                                          f"{pct_change(ratio)} observed"))
+    if plan is not None:
+        parts.append(_observed_text(plan, ratio))
     spread = f"{POWER:.0%} power at the observed spread, log sd {needed.log_sd:.3f}"
-    return dataclasses.replace(out, needed=needed, needed_observed=observed,
+    return dataclasses.replace(out, needed=needed, observed_plan=plan,
+                               needed_observed=plan.needed if plan is not None else None,
                                reason=f"{reason}; {spread}: {', '.join(parts)}")
+
+
+def _observed_text(plan: PlannedChange, ratio: float) -> str:
+    """The runs that decide the change seen, planned for the bound nearest the threshold; or
+    why none are promised (the change is compatible with the threshold)."""
+    if plan.needed is None or plan.planned is None:
+        return str(plan.warnings[0])
+    bound = f"{pct_change(plan.planned)} ({plan.confidence:.0%} bound of the {pct_change(ratio)}"
+    return _runs_text(plan.needed, f"would decide it if the change is {bound} observed, at "
+                                   f"log sd <= {plan.log_sd_planned:.3f})")
 
 
 def _runs_text(needed: RunsNeeded, what: str) -> str:

@@ -15,9 +15,12 @@ of its runs (:mod:`perfkit.stats.powersim`):
   (:func:`perfkit.stats.power.min_detectable_ratio`) and the power at ``detect``
   (:func:`perfkit.stats.power.power_at_ratio`);
 - with two sets of runs, the change they show (the Hodges-Lehmann ratio new/base of
-  :func:`perfkit.stats.compare`) and the runs per arm that detect a change of that size
-  (``runs_per_arm_observed``): a +194% seen on 2 runs a side needs the fewest runs that can
-  reach alpha, whatever ``detect`` needs at the same spread.
+  :func:`perfkit.stats.compare`) and the runs per arm that decide it
+  (``runs_per_arm_observed``, :func:`perfkit.stats.planning.plan_observed`): planned not for
+  the change seen but for the end nearest 1 of its one-sided 80% interval
+  (``observed_ratio_planned``), at the upper 95% bound of the spread, since a change seen in
+  few runs is as often overstated as not and the runs needed grow as 1 / change²; a change
+  whose interval reaches 1 gets no count (:attr:`Code.CHANGE_COMPATIBLE_WITH_NONE`).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from perfkit.errors import DataError, UsageError
 from perfkit.formatting import plain
 from perfkit.stats import compare
 from perfkit.stats import power as pw
+from perfkit.stats.planning import PlannedChange, plan_observed
 from perfkit.stats.power import RunsNeeded as RunsNeeded
 from perfkit.units import to_float
 from perfkit.warning import Warn, texts
@@ -53,10 +57,18 @@ class PowerPlanRow:
     current: pw.MinDetectable
     power_now: pw.PowerAtRatio
     warnings: tuple[Warn, ...]
-    #: the change new/base the two sets of runs show, and the runs per arm that detect a
-    #: change of its size (None: one set of runs, or no ratio)
+    #: the change new/base the two sets of runs show, and the runs per arm that decide it
+    #: (None: one set of runs, no ratio, or a change compatible with none)
     observed_ratio: float = math.nan
     needed_observed: pw.RunsNeeded | None = None
+    #: what ``needed_observed`` is planned for (None: one set of runs)
+    observed_plan: PlannedChange | None = None
+
+    @property
+    def observed_ratio_planned(self) -> float:
+        """The change the runs per arm for the observed change are planned for (NaN: none)."""
+        plan = self.observed_plan
+        return math.nan if plan is None or plan.planned is None else plan.planned
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,9 +89,16 @@ class PowerPlan:
     def describe(self) -> str:
         holm = f", Holm over {self.family} rows (alpha / {self.family})" if self.family > 1 else ""
         method = self.rows[0].needed.method if self.rows else ""
+        seen = (" The runs for the change two sets of runs show are planned for the end "
+                "nearest 1 of its one-sided 80% interval (Student t on the log ratio), at the "
+                "upper 95% bound of the spread (chi-square), and not given when that interval "
+                "reaches 1: planned for the change seen itself, pilots of 3-5 runs a side "
+                "decided it far less often than stated (benchmarks/calibration_runs_needed.py)."
+                if len(self.sources) == 2 else "")
         return (f"Runs per arm to detect a change of {self.detect:.1%} in {self.metric.label} "
                 f"(ratio new/base {self.ratio:g}) with {self.power:.0%} power at alpha "
-                f"{self.alpha:g}{holm}, from the run-to-run spread of the runs given: {method}.")
+                f"{self.alpha:g}{holm}, from the run-to-run spread of the runs given: "
+                f"{method}.{seen}")
 
     def to_frame(self) -> pd.DataFrame:
         records = []
@@ -94,6 +113,7 @@ class PowerPlan:
                 "observed_ratio": r.observed_ratio,
                 "runs_per_arm_observed": (r.needed_observed.runs_per_arm
                                           if r.needed_observed is not None else None),
+                "observed_ratio_planned": r.observed_ratio_planned,
                 "noether_runs_per_arm": r.needed.noether_runs_per_arm,
                 "power_now": r.power_now.power, "mde_ratio_high": to_float(r.current.ratio_high),
                 "mde_ratio_low": to_float(r.current.ratio_low),
@@ -165,10 +185,12 @@ def _row(key: tuple, values: list[np.ndarray], metric: Metric, ratio: float, alp
     current = pw.min_detectable_ratio(base, new, n_base=n_b, n_new=n_n, power=power,
                                    lower_is_better=metric.lower_is_better, **common)
     now = pw.power_at_ratio(ratio, base, new, n_base=n_b, n_new=n_n, **common)
-    warnings = tuple(dict.fromkeys([*notes, *needed.warnings, *current.warnings]))
-    ratio_seen, seen = math.nan, None
+    ratio_seen, plan = math.nan, None
     if len(values) == 2 and min(len(base), len(new)) >= 1:
         ratio_seen = compare(base, new, alpha, lower_is_better=metric.lower_is_better).ratio
-        if 0 < ratio_seen < math.inf and ratio_seen != 1:
-            seen = pw.runs_needed(ratio_seen, base, new, power=power, **common)
-    return PowerPlanRow(key, n_b, n_n, needed, current, now, warnings, ratio_seen, seen)
+        if 0 < ratio_seen < math.inf:
+            plan = plan_observed(base, new, ratio=ratio_seen, power=power, **common)
+    warnings = tuple(dict.fromkeys([*notes, *needed.warnings, *current.warnings,
+                                    *(plan.warnings if plan is not None else ())]))
+    return PowerPlanRow(key, n_b, n_n, needed, current, now, warnings, ratio_seen,
+                        plan.needed if plan is not None else None, plan)

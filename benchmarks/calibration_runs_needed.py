@@ -1,0 +1,148 @@
+"""Does following the "runs per arm for the change seen" advice decide the change? (issue 34)
+
+Run: ``nice -n 19 .venv/bin/python benchmarks/calibration_runs_needed.py [--reps 200]``
+
+For each scenario (pilot of n runs a side, true ratio new/base, run-to-run log sd; normal log
+values), ``--reps`` seeded pilots are drawn. From each pilot alone a rule advises the runs per
+arm of a follow-up experiment (80% power, alpha 0.05, one row), and the follow-up of that size
+is then analysed the way :func:`perfkit.stats.compare` analyses it (two-sided exact
+Mann-Whitney U; Welch's t on log values where the rank test's floor is within a factor of 2 of
+alpha, at 4 runs a side): its **realised power** is the chance that it calls the change
+significant in the true direction, simulated from the truth (:data:`FOLLOW_UPS` experiments a
+design, cached by design).
+
+- ``before``: main's rule until issue 34, ``runs_needed(observed ratio)``: the Hodges-Lehmann
+  ratio of the pilot and its spread taken for the truth (with the spread's predictive draws);
+- ``after``: :func:`perfkit.stats.planning.plan_observed` as ``perfkit plan`` calls it: the
+  end nearest 1 of the one-sided 80% t interval of the (Hodges-Lehmann) change, at the upper
+  95% chi-square bound of the spread; no count when the interval reaches 1.
+
+Printed per scenario and rule: the realised power averaged over the pilots that got a count of
+at most 200 runs (± twice its Monte Carlo standard error over pilots), the median advised runs
+per arm, and the share of pilots without a count (``none``: compatible with no change, or
+the rule's own no-count cases; ``>200``: more than the most runs searched). The target: the
+``after`` power >= 0.75 in every scenario; exit status 1 if one misses it by more than its
+Monte Carlo error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import math
+import sys
+import time
+
+import numpy as np
+
+from perfkit.stats import compare, powersim
+from perfkit.stats._dist import t_sf
+from perfkit.stats.mannwhitney import min_attainable_p
+from perfkit.stats.planning import plan_observed
+from perfkit.stats.power import runs_needed
+from perfkit.stats.welch import DF_TOWARD_WELCH
+
+ALPHA = 0.05
+TARGET = 0.75
+FOLLOW_UPS = 4000
+PILOT_RUNS = (3, 5)
+LOG_SDS = (0.05, 0.15, 0.3)
+RATIOS = (1.1, 1.2, 1.5)
+
+
+@functools.cache
+def realised(n: int, shift: float, sd: float) -> float:
+    """Share of follow-ups of ``n`` runs a side (normal logs, sd ``sd``, new shifted by
+    ``shift > 0``) that compare() calls significant upwards; vectorised, the same decisions."""
+    rng = np.random.default_rng(n * 7919 + round(shift * 1e6) + round(sd * 1e3))
+    base = sd * rng.standard_normal((FOLLOW_UPS, n))
+    new = sd * rng.standard_normal((FOLLOW_UPS, n)) + shift
+    if n >= 4 and min_attainable_p(n, n) >= ALPHA / 2:  # compare's switch to Welch's t
+        vb, vn = base.var(axis=1, ddof=1) / n, new.var(axis=1, ddof=1) / n
+        satterthwaite = (vb + vn) ** 2 / ((vb ** 2 + vn ** 2) / (n - 1))
+        df = (n - 1) + DF_TOWARD_WELCH * (satterthwaite - (n - 1))
+        t = (new.mean(axis=1) - base.mean(axis=1)) / np.sqrt(vb + vn)
+        return float(np.mean((t > 0) & (2 * t_sf(np.abs(t), df) < ALPHA)))
+    u_hi = powersim.upper_critical_u(n, n, ALPHA)
+    if u_hi is None:
+        return 0.0
+    ranks = np.argsort(np.argsort(np.concatenate([new, base], axis=1), axis=1), axis=1) + 1
+    u = ranks[:, :n].sum(axis=1) - n * (n + 1) // 2
+    return float(np.mean(u >= u_hi))
+
+
+def before(base: np.ndarray, new: np.ndarray, n_sim: int, seed: int) -> tuple[str, int | None]:
+    """main's rule: runs for the observed (Hodges-Lehmann) ratio at the observed spread."""
+    ratio = compare(base, new).ratio
+    if not (0 < ratio < math.inf) or ratio == 1:
+        return "none", None
+    got = runs_needed(ratio, base, new, n_sim=n_sim, seed=seed).runs_per_arm
+    return ("count", got) if got is not None else (">200", None)
+
+
+def after(base: np.ndarray, new: np.ndarray, n_sim: int, seed: int) -> tuple[str, int | None]:
+    """The rule of ``perfkit plan``: bounds around the Hodges-Lehmann ratio it prints."""
+    plan = plan_observed(base, new, ratio=compare(base, new).ratio, n_sim=n_sim, seed=seed)
+    if plan.planned is None:
+        return "none", None
+    return ("count", plan.runs_per_arm) if plan.runs_per_arm is not None else (">200", None)
+
+
+RULES = {"before": before, "after": after}
+
+
+def scenario(n_pilot: int, ratio: float, sd: float, reps: int, n_sim: int,
+             seed: int) -> dict[str, dict]:
+    rng = np.random.default_rng(seed)
+    shift = math.log(ratio)
+    pilots = [(np.exp(sd * rng.standard_normal(n_pilot)),
+               np.exp(sd * rng.standard_normal(n_pilot) + shift)) for _ in range(reps)]
+    out = {}
+    for name, rule in RULES.items():
+        powers, runs, kinds = [], [], {"none": 0, ">200": 0, "count": 0}
+        for i, (base, new) in enumerate(pilots):
+            kind, n = rule(base, new, n_sim, i)
+            kinds[kind] += 1
+            if n is not None:
+                runs.append(n)
+                powers.append(realised(n, shift, sd))
+        got = np.array(powers)
+        k = len(got)
+        err = 2 * float(got.std(ddof=1)) / math.sqrt(k) if k > 1 else math.nan
+        out[name] = {"power": float(got.mean()) if k else math.nan, "err": err,
+                     "median_runs": float(np.median(runs)) if runs else math.nan,
+                     "none": kinds["none"] / reps, "over": kinds[">200"] / reps, "k": k}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=200, help="pilots per scenario")
+    parser.add_argument("--n-sim", type=int, default=1000,
+                        help="simulations of each runs-needed search (the library: 4000)")
+    args = parser.parse_args(argv)
+    print(f"realised power of the advised follow-up (target after >= {TARGET}), {args.reps} "
+          "pilots a row; ± twice the Monte Carlo error; runs: median advised per arm")
+    print(f"{'pilot':>5} {'log sd':>6} {'ratio':>5} | {'before':^38} | {'after':^38} | ok")
+    misses = 0
+    for n_pilot in PILOT_RUNS:
+        for sd in LOG_SDS:
+            for k, ratio in enumerate(RATIOS):
+                t0 = time.perf_counter()
+                res = scenario(n_pilot, ratio, sd, args.reps, args.n_sim,
+                               seed=1000 * n_pilot + 100 * k + round(100 * sd))
+                cells = [f"{r['power']:5.3f} ± {r['err']:5.3f} runs {r['median_runs']:5.1f} "
+                         f"none {r['none']:4.2f} >200 {r['over']:4.2f}"
+                         for r in (res["before"], res["after"])]
+                a = res["after"]
+                ok = a["k"] == 0 or a["power"] + (a["err"] if a["k"] > 1 else 0) >= TARGET
+                misses += not ok
+                print(f"{n_pilot:>5} {sd:>6g} {ratio:>5g} | {cells[0]} | {cells[1]} | "
+                      f"{'ok' if ok else 'MISS'}  ({time.perf_counter() - t0:.0f} s)",
+                      flush=True)
+    print(f"\n{misses} scenario(s) below {TARGET} by more than the Monte Carlo error")
+    return 1 if misses else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
