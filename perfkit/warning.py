@@ -264,6 +264,8 @@ class Code(StrEnum):
     LEVEL_RUNS_PARTIAL = "level-runs-partial"
     #: a simple effect and the A/B row of the same two cells differ by their families
     AB_FAMILY_DIFFERS = "ab-family-differs"
+    #: an effect printed without its interval (too wide to print): why, on its row
+    EFFECT_INTERVAL_HIDDEN = "effect-interval-hidden"
     #: latency percentiles (perfkit.analysis.latency)
     LATENCIES_WRK_CLOSED_LOOP = "latencies-wrk-closed-loop"
     LATENCIES_CLOSED_LOOP = "latencies-closed-loop"

@@ -875,3 +875,19 @@ def test_a_row_listed_apart_says_its_verdict_once(report):
     for item in items:
         assert item.count("not testable") <= 1, item
         assert "— A/B:" not in item, item
+
+
+def test_a_row_printed_without_its_interval_says_why(report):
+    # before: "14. p99 latency, 64 connections: x0.378 (no interval), -62%" on the index,
+    # its one caveat the partial runs; why (its ends differ 1.45e+07x) was on the
+    # tuning-effects page's table alone
+    page = (report / "index.html").read_text(encoding="utf-8")
+    entries = re.findall(r'<li id="caveat-\d+">(.*?)</li>', page, flags=re.S)
+    why = {int(r) for e in entries
+           if "interval" in re.sub(r'<span class="caveat-rows">.*?</span>', "", e, flags=re.S)
+           for r in re.findall(r'href="#row-(\d+)"', e)}
+    hidden = [int(re.search(r'id="row-(\d+)"', row).group(1)) for row in answer_rows(page)
+              if "(no interval)" in _cells(row).get("answer", "")]
+    assert hidden
+    assert set(hidden) <= why, sorted(set(hidden) - why)
+    assert "printed without its interval, its ends differ" in html.unescape(page)

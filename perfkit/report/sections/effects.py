@@ -265,6 +265,10 @@ def _effect_answer(result: FactorialResult, r: pd.Series, shared: str = "") -> A
         pair = " × ".join(f for f in result.factors if f in {r["term"], other})
         caveats.append(Warn(Code.INTERACT_AT, factors=pair, where=where or None))
     caveats += partial_caveat(result, r.get("level_key"))
+    if r.get("not_estimable"):  # "x0.378 (no interval)" says why where it is read
+        caveats.append(Warn(Code.EFFECT_INTERVAL_HIDDEN, metric=result.metric.label,
+                            where=(where or "all runs") + at, term=r["term"],
+                            why=r["not_estimable"]))
     if result.log:
         value = ratio_text(r["estimate"], r["ci_low"], r["ci_high"])
     else:
