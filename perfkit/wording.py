@@ -314,6 +314,12 @@ def _cannot_reach_alpha(f: Mapping[str, Any]) -> str:
 
 #: the simulation behind the N* interval's coverage (:data:`perfkit.stats.usl.
 #: NSTAR_COVERAGE_NOTE`)
+#: how a report's per-run histograms of wrk2 runs were made, said beside their links
+#: (perfkit.store.hlog.shipped_histogram, measurement_interval)
+HLOG_FROM_WRK2 = ("rebuilt from wrk2's printed output, its Detailed Percentile spectrum with "
+                  "its printed percentiles, each line over wrk2's own measurement window "
+                  "after its calibration; each file's comments say so run by run")
+
 NSTAR_COVERAGE = ("200 simulated USL data sets, N = 1-128 x 3 runs, 3% proportional noise; MC "
                   "se 0.023")
 

@@ -891,3 +891,13 @@ def test_a_row_printed_without_its_interval_says_why(report):
     assert hidden
     assert set(hidden) <= why, sorted(set(hidden) - why)
     assert "printed without its interval, its ends differ" in html.unescape(page)
+
+
+def test_the_histograms_link_says_how_the_files_were_made(report):
+    # before: "Per-run latency histograms at 30000 req/s offered, 64 connections
+    # (HdrHistogram interval logs, one line per run, values in us; to rebuild the figures
+    # above)": nothing said they are rebuilt from wrk2's printed spectrum
+    page = html.unescape((report / "latency.html").read_text(encoding="utf-8"))
+    link = re.search(r"Per-run latency histograms.*?</p>", page, re.S).group(0)
+    assert "rebuilt from wrk2's printed output" in link
+    assert "measurement window" in link
