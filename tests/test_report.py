@@ -901,3 +901,24 @@ def test_the_histograms_link_says_how_the_files_were_made(report):
     link = re.search(r"Per-run latency histograms.*?</p>", page, re.S).group(0)
     assert "rebuilt from wrk2's printed output" in link
     assert "measurement window" in link
+
+
+def test_the_loads_with_listen_overflows_are_listed_from_the_lowest(report):
+    # before: "the kernel counted listen overflows at 256 connections; 1024 connections; 64
+    # connections" (run order)
+    page = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", (report / "tuning-effects.html")
+                                         .read_text(encoding="utf-8"))).split())
+    assert "the kernel counted listen overflows at 64, 256 and 1024 connections" in page
+    assert "256 connections; 1024 connections" not in page
+
+
+def test_the_methods_name_eight_profiles_once_per_paragraph(report):
+    # before: demo-wrk-factorial's paragraph listed its 8 profiles 5 times (the server, then
+    # the namespace's somaxconn, listen backlog and accept queue, then the queue in effect)
+    text = html.unescape(re.sub(r"<[^>]+>", " ", (report / "methods.html").read_text(
+        encoding="utf-8")))
+    lists = re.findall(r"(?:[\w.+-]+\+[\w.+-]+, ){3,}[\w.+-]+\+[\w.+-]+", text)
+    assert lists
+    for paragraph in text.split("\n"):
+        found = re.findall(r"(?:[\w.+-]+\+[\w.+-]+, ){3,}[\w.+-]+\+[\w.+-]+", paragraph)
+        assert len(found) <= 1, (len(found), paragraph[:120])

@@ -72,9 +72,16 @@ def backlog_text(items: Sequence[Backlog]) -> str:
         n = sum(b.runs for b in bs)
         return f"{n} run{'s' if n != 1 else ''}"
 
+    def named(bs: Sequence[Backlog]) -> str:
+        # every profile alike: their count, not their names again (a 2^3 design's eight
+        # long names were listed four times in one paragraph of the Methods)
+        if len(bs) == len(items) >= 3:
+            return f"all {len(bs)} profiles"
+        return ", ".join(b.profile for b in bs)
+
     return "; ".join(
-        (f"{queue} for {', '.join(b.profile for b in bs)} ({runs(bs)}; {source})"
-         if queue is not None else f"{', '.join(b.profile for b in bs)}: not recorded")
+        (f"{queue} for {named(bs)} ({runs(bs)}; {source})"
+         if queue is not None else f"{named(bs)}: not recorded")
         for (queue, source), bs in groups.items())
 
 
@@ -281,15 +288,28 @@ def _syn_retries(exp: Experiment) -> tuple[str, ...]:
 
 
 def _loads(exp: Experiment, which: Sequence[int]) -> tuple[str, ...]:
-    """The load levels of the analysis rows ``which``, in words, each once."""
+    """The load levels of the analysis rows ``which``, in words, each once, from the lowest
+    (before: in run order, "at 256 connections; 1024 connections; 64 connections")."""
     f = exp.rows().frame
     load = [c for c in ("connections", "users", "target_rate_rps") if c in f]
     words = {"connections": "connections", "users": "users", "target_rate_rps": "req/s"}
     out = []
-    for _, row in f.iloc[list(which)].iterrows():
+    rows = f.iloc[list(which)]
+    for _, row in (rows.sort_values(load, kind="stable") if load else rows).iterrows():
         out.append(", ".join(f"{row[c]:g} {words[c]}" for c in load
                              if isinstance(row[c], int | float) and not math.isnan(row[c])))
     return tuple(dict.fromkeys(out))
+
+
+def _listed(loads: Sequence[str]) -> str:
+    """``64, 256 and 1024 connections`` for loads of one unit (``"64 connections"``), else
+    the loads joined by semicolons."""
+    parts = [load.split(" ", 1) for load in loads]
+    units = {p[1] for p in parts if len(p) == 2}
+    if len(loads) < 2 or len(units) != 1 or any(len(p) != 2 or "," in p[1] for p in parts):
+        return "; ".join(loads)
+    values = [p[0] for p in parts]
+    return f"{', '.join(values[:-1])} and {values[-1]} {units.pop()}"
 
 
 def _counted(c: Conditions) -> str:
@@ -298,7 +318,7 @@ def _counted(c: Conditions) -> str:
     if not with_counters:
         return ""
     if c.overflows:
-        return f"; the kernel counted listen overflows at {'; '.join(c.overflows)}"
+        return f"; the kernel counted listen overflows at {_listed(c.overflows)}"
     return f"; the kernel counted no listen overflow in its {with_counters} runs with counters"
 
 
