@@ -934,3 +934,13 @@ def test_pairs_of_configurations_that_differ_alike_are_said_once(report):
     assert threat.count("proxy_cache_lock on;") == 1
     assert threat.count("keepalive 1024;") == 1
     assert threat.count("keepalive_timeout 0;") == 1
+
+
+def test_a_figures_caption_wraps_a_long_unbroken_name(seeds_report):
+    # before: on the seeds index, claim 000-2's caption ran its
+    # "data/seeds-keepalive::client_keepalive=default,upstream_keepalive=on" over the next
+    # figure's caption (a caption's text did not break inside a word)
+    for page, rule in (("index.html", ".figures figcaption"), ("seeds.html", ".perfkit-caption")):
+        text = (seeds_report / page).read_text(encoding="utf-8")
+        css = re.search(re.escape(rule) + r"\s*\{([^}]*)\}", text)
+        assert css and "overflow-wrap: anywhere" in css.group(1), (page, rule)
