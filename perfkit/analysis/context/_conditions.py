@@ -110,6 +110,10 @@ class Conditions:
     counter_scopes: tuple[tuple[str, int], ...] = ()
     #: loads at which the kernel counted listen overflows (runs with counters only)
     overflows: tuple[str, ...] = ()
+    #: runs whose server's listening socket dropped attempts (``ss``'s ``skmem d``: a full
+    #: queue among its causes), and their loads
+    socket_drop_runs: int = 0
+    socket_drops: tuple[str, ...] = ()
 
 
 def conditions(exp: Experiment) -> Conditions:
@@ -120,6 +124,7 @@ def conditions(exp: Experiment) -> Conditions:
     starts = {s for m in manifests if (s := (m.get("server") or {}).get("started_utc"))}
     wrk2 = [i for i, r in enumerate(runs) if r.tool == "wrk2"]
     design = exp.design or {}
+    dropped = [i for i, r in enumerate(runs) if r.counters.server_listen_drops]
     return Conditions(
         name=exp.name, n_runs=len(runs), host_cpu_known=len(known),
         host_busy=sum(h >= HOST_BUSY_PERCENT for h in known),
@@ -134,7 +139,8 @@ def conditions(exp: Experiment) -> Conditions:
                                        if (d := runs[i].duration_s)})),
         measured_s=_measured(exp, wrk2), think_time=think_time(exp),
         syn_retries=_syn_retries(exp), counter_scopes=_counter_scopes(runs),
-        overflows=_loads(exp, [i for i, r in enumerate(runs) if r.counters.tcp_listen_overflows]))
+        overflows=_loads(exp, [i for i, r in enumerate(runs) if r.counters.tcp_listen_overflows]),
+        socket_drop_runs=len(dropped), socket_drops=_loads(exp, dropped))
 
 
 def _own_somaxconn(manifest: Mapping) -> bool:
@@ -319,7 +325,14 @@ def _counted(c: Conditions) -> str:
         return ""
     if c.overflows:
         return f"; the kernel counted listen overflows at {_listed(c.overflows)}"
-    return f"; the kernel counted no listen overflow in its {with_counters} runs with counters"
+    # a partial run flagged by its socket's own drops, where the namespace's counters saw no
+    # overflow: both said, so the two sentences do not seem to disagree
+    drops = (f", while the server's listening socket dropped connection attempts in "
+             f"{c.socket_drop_runs} run{'s' if c.socket_drop_runs != 1 else ''} (at "
+             f"{_listed(c.socket_drops)}: a full queue is one cause of a socket's drops, not "
+             "the only one)" if c.socket_drop_runs else "")
+    return (f"; the kernel counted no listen overflow in its {with_counters} runs with "
+            f"counters{drops}")
 
 
 # -- Locust's think time -------------------------------------------------------------------------
