@@ -192,6 +192,8 @@ class Code(StrEnum):
     COLUMN_NOT_RECORDED = "column-not-recorded"
     #: the kernel counters of some runs are system-wide
     COUNTERS_SYSTEM_WIDE = "counters-system-wide"
+    #: the kernel's counters of runs in a network namespace: totals over its listening sockets
+    COUNTERS_NAMESPACE_TOTAL = "counters-namespace-total"
     #: the counters cover wrk2's calibration, which its histogram leaves out
     COUNTERS_INCLUDE_CALIBRATION = "counters-include-calibration"
     #: the row's smallest detectable change cannot be computed
