@@ -192,6 +192,8 @@ class Code(StrEnum):
     COLUMN_NOT_RECORDED = "column-not-recorded"
     #: the kernel counters of some runs are system-wide
     COUNTERS_SYSTEM_WIDE = "counters-system-wide"
+    #: the kernel's counters of runs in a network namespace: totals over its listening sockets
+    COUNTERS_NAMESPACE_TOTAL = "counters-namespace-total"
     #: the counters cover wrk2's calibration, which its histogram leaves out
     COUNTERS_INCLUDE_CALIBRATION = "counters-include-calibration"
     #: the row's smallest detectable change cannot be computed
@@ -264,6 +266,8 @@ class Code(StrEnum):
     LEVEL_RUNS_PARTIAL = "level-runs-partial"
     #: a simple effect and the A/B row of the same two cells differ by their families
     AB_FAMILY_DIFFERS = "ab-family-differs"
+    #: an effect printed without its interval (too wide to print): why, on its row
+    EFFECT_INTERVAL_HIDDEN = "effect-interval-hidden"
     #: latency percentiles (perfkit.analysis.latency)
     LATENCIES_WRK_CLOSED_LOOP = "latencies-wrk-closed-loop"
     LATENCIES_CLOSED_LOOP = "latencies-closed-loop"

@@ -115,3 +115,20 @@ def test_the_manifests_table_holds_backlog_cpu_and_warmup():
     assert items[("warmup", "1 s")] == 72
     assert items[("host CPU >= 90% (client and server)", "yes")] == busy
     assert items[("first run after a server start", "yes")] == 67
+
+
+def test_a_socket_that_dropped_attempts_is_said_beside_no_overflow():
+    # review29: the tuning-effects page said "the kernel counted no listen overflow in its 72
+    # runs with counters" for demo-wrk-factorial, and, a few lines up, of one of its runs
+    # "the server's listening socket dropped 4 connection attempts": both are true (the
+    # socket's own drops, ss's skmem d, have more causes than a full queue), and now both are
+    # said in one sentence; the runs are counted from the manifests
+    dropped = [m for m in _manifests("demo-wrk-factorial")
+               if ((m.get("counters") or {}).get("values") or {}).get("server_listen_drops")]
+    text = _threat("demo-wrk-factorial", "backlog")
+    assert "the kernel counted no listen overflow in its 72 runs with counters" in text
+    assert dropped, "the factorial has a run whose socket dropped attempts"
+    loads = sorted({m["load"]["connections"] for m in dropped})
+    assert (f"while the server's listening socket dropped connection attempts in "
+            f"{len(dropped)} run") in text
+    assert all(f"{c} connections" in text.split("while the server's", 1)[1] for c in loads)

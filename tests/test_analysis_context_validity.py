@@ -68,22 +68,33 @@ def test_config_diffs_are_two_sided_and_name_each_lines_side(name):
     (text,) = [t.text for t in threats(load_experiment(DATA / name)) if t.kind == "configs"]
     pairs = text.split("(each line named by the profile that has it): ", 1)[1].rstrip(".")
     shown = 0
+    sides = []  # (the text of one side, its profile, the other's)
     for part in pairs.split(" | "):
+        if " (each pair alike): " in part:  # pairs that differ by the same lines, said once
+            names, body = part.split(" (each pair alike): ", 1)
+            first, second = body.split("; only in the second: ")
+            for pair in names.split(", "):
+                a, b = pair.split(" vs ")
+                sides += [(first, a, b), (second, b, a)]
+            continue
         a, rest = part.split(" vs ", 1)
         b, body = rest.split(": ", 1)
         first = body.split(f"only in {b}: ")[0]
         second = body.split(f"only in {b}: ")[1]
-        for side, mine, other in ((first, a, b), (second, b, a)):
-            extra = configs[mine] - configs[other]
-            for line, n in extra.items():
-                assert f"`{line}`" + (f" (x{n})" if n > 1 else "") in side, (mine, line)
-                shown += 1
-            for line in configs[other] - configs[mine]:
-                assert f"`{line}`" not in side, (mine, line)
+        sides += [(first, a, b), (second, b, a)]
+    for side, mine, other in sides:
+        extra = configs[mine] - configs[other]
+        for line, n in extra.items():
+            assert f"`{line}`" + (f" (x{n})" if n > 1 else "") in side, (mine, line)
+            shown += 1
+        for line in configs[other] - configs[mine]:
+            assert f"`{line}`" not in side, (mine, line)
     assert shown
     if name == "seeds-keepalive":  # the reviewer's pair: client keepalive on both sides
         assert "`keepalive_timeout 300;`" in text and "`keepalive_timeout 65;`" in text
         assert "`proxy_set_header Connection \"\";` (x3)" in text
+    if name == "demo-wrk-factorial":  # 12 pairs, 3 ways (one per factor), each said once
+        assert text.count("(each pair alike)") == 3 and text.count("keepalive 1024;") == 1
     if name == "seeds-backlog":
         assert "backlog=8;`" in text and "backlog=32768;`" in text
     if name == "seeds-cache":

@@ -44,3 +44,35 @@ def test_each_side_is_the_mean_of_its_cells_medians():
         assert got.low == per_run[at].min() and got.high == per_run[at].max()
     # per request is kept as columns, not said: it falls whenever throughput rises
     assert "per request" not in mech.text().split(";")[0]
+
+
+def test_counters_of_a_namespace_say_they_are_its_totals_and_whose_sockets_share_them():
+    # review29 (issue 29 item 2): the index's backlog rows read "listen overflows 1,448
+    # (984-1,462) -> 0" with nothing saying the count is the run's network namespace's, over
+    # every listening socket in it; where the counters moved, a coded caveat says so and
+    # names the sockets (nginx's alone without an upstream; the upstream's too with one)
+    from perfkit.warning import Code
+
+    backlog = load_experiment(DATA / "demo-backlog").rows()
+    result = factorial_effects(backlog, ["backlog"], metric("latency_p99_ms"),
+                               by=["connections"])
+    found = [w for mech in result.mechanisms.values() for w in mech.warnings
+             if w.code is Code.COUNTERS_NAMESPACE_TOTAL]
+    assert len(found) == len(result.mechanisms) == 3  # overflows at 64, 256 and 1024
+    assert {dict(w.fields)["sockets"] for w in found} == {("nginx's",)}
+    assert "over every listening socket in it (nginx's)" in str(found[0])
+    # the first factorial (the stalls fixture): its upstream's queue of 100 overflowed beside
+    # nginx's, in one namespace: both sockets named
+    stalls = load_experiment(Path(__file__).resolve().parent / "fixtures" / "stalls"
+                             / "factorial-upstream-backlog100")
+    result = factorial_effects(stalls.rows(), list(stalls.factors), metric("latency_p99_ms"),
+                               by=["connections"])
+    found = [w for mech in result.mechanisms.values() for w in mech.warnings
+             if w.code is Code.COUNTERS_NAMESPACE_TOTAL]
+    assert found and {dict(w.fields)["sockets"] for w in found} == {("nginx's",
+                                                                     "the upstream's")}
+    # the factorial: an upstream listens beside nginx, and no overflow moved: no such caveat
+    rows = load_experiment(DATA / "demo-wrk-factorial").rows()
+    result = factorial_effects(rows, FACTORS, metric("latency_p99_ms"), by=["connections"])
+    assert not [w for mech in result.mechanisms.values() for w in mech.warnings
+                if w.code is Code.COUNTERS_NAMESPACE_TOTAL]

@@ -368,9 +368,14 @@ def test_captions_say_what_rows_compare_runs_per_arm_and_the_load_point(demo_tun
         assert title.count("<br>") == 2  # three lines, not one bold run-on heading
     # the factorial's cap footnote marks the 256 rows, not the end of "blocks: block"
     effects_table = present_effects.factorial(p99)[0]
-    assert not re.search(r"\[\d+\]", effects_table.title)
     cap = next(i for i, n in enumerate(effects_table.notes, 1)
                if isinstance(n, Warn) and n.code is Code.ON_CAP and n["cap_ms"] == 1000.0)
+    # (the title may carry the table-wide notes: since review29, that the counters are the
+    # network namespace's totals; never the cap's)
+    assert f"[{cap}]" not in effects_table.title
+    titled = [effects_table.notes[int(m) - 1] for m in re.findall(r"\[(\d+)\]",
+                                                                   effects_table.title)]
+    assert all(n.code is Code.COUNTERS_NAMESPACE_TOTAL for n in titled), titled
     verdict = [c.name for c in effects_table.columns].index("verdict")
     marked = [r for r in effects_table.rows if r[verdict].endswith(f"[{cap}]")]
     assert marked and {r[0] for r in marked} == {"256"}

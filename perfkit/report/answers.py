@@ -89,7 +89,8 @@ class Answer:
         parts = [p for p in (verdict_words(self.verdict), f"n = {self.n}" if self.n else "")
                  if p]
         extra = f" ({'; '.join(parts)})" if parts else ""
-        return f"{self.question}: {self.shown}{extra}" + "".join(
+        head = f"{self.question}: {self.shown}" if self.shown else self.question
+        return f"{head}{extra}" + "".join(
             f"\n  - {w}" for w in self.warnings)
 
     def to_dict(self) -> dict[str, Any]:
@@ -283,8 +284,8 @@ def answers_html(items: Iterable[Answer], prefix: str = "", heading: str = "h2",
                    '<ul class="answers-aside">' + "".join(
                        f'<li id="{prefix}row-{k}">{k}. '
                        + (f'<span class="aside-group">{_e(h)}</span> — ' if h else "")
-                       + f"{_e(a.question)}: {_e(a.answer)} "
-                       f"<i>{_e(verdict_words(a.verdict or a.kind))}</i>"
+                       + _e(a.question) + (f": {_e(a.answer)} " if a.answer else " ")
+                       + f"<i>{_e(verdict_words(a.verdict or a.kind))}</i>"
                        + (f" ({_e(a.n)})" if a.n else "") + _mark(cav.marks[k - 1], prefix)
                        + _counted(a, same[k - 1], prefix) + "</li>"
                        for k, (a, h) in enumerate(zip(aside, heads, strict=True), len(shown) + 1))

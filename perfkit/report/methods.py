@@ -208,8 +208,10 @@ def namespace_sentence(p: Provenance) -> str:
         for prof, values in p.namespaces.items():
             if key in values:
                 by_value.setdefault(values[key], []).append(prof)
-        parts.append(f"{key} " + ", ".join(f"{v} ({', '.join(profs)})"
-                                           for v, profs in by_value.items()))
+        # every profile alike: their count, not their names again
+        parts.append(f"{key} " + ", ".join(
+            f"{v} (all {len(profs)} profiles)" if len(profs) == len(p.namespaces) >= 3
+            else f"{v} ({', '.join(profs)})" for v, profs in by_value.items()))
     host = [f"{k} = {' | '.join(v)}" for k, v in p.sysctls.items() if k.startswith("net.")]
     note = (f": the host's network settings ({'; '.join(host)}) do not apply to them"
             if host else "")

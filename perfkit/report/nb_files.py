@@ -72,12 +72,20 @@ class Files:
         links = write_run_logs(self.output_dir / "histograms", groups, stems,
                                f"{name}" + (f" at {where}" if where else ""))
         if links:
+            from perfkit.wording import HLOG_FROM_WRK2
+
             at = f" at {where}" if where else ""
+            # how the files were made, where a reader takes them (issue 29: "the page says
+            # how the file was made")
+            how = (f"; {HLOG_FROM_WRK2}" if any(getattr(r, "tool", None) == "wrk2"
+                                                for runs in groups.values() for r in runs)
+                   else "")
             body = ", ".join(f'<a href="histograms/{escape(path.name)}">{escape(label)}</a>'
                              for label, path in links)
             self._show({"text/html": f'<p class="perfkit-link">Per-run latency histograms{at} '
                                      "(HdrHistogram interval logs, one line per run, values in "
-                                     f"us; to rebuild the figures above): {body}</p>",
+                                     f"us; to rebuild the figures above{escape(how)}): "
+                                     f"{body}</p>",
                         "text/plain": f"Per-run latency histograms{at}: "
                                       + ", ".join(f"histograms/{p.name}" for _, p in links)})
 

@@ -58,12 +58,12 @@ from perfkit.wording._common import (
     the_caps,
     verdict_words,
 )
-from perfkit.wording._run import NOT_FINITE_WHY, NOTHING_MEASURED, RUN
+from perfkit.wording._run import HLOG_FROM_WRK2, NOT_FINITE_WHY, NOTHING_MEASURED, RUN
 from perfkit.wording._statistics import NSTAR_COVERAGE, STATISTICS
 
 __all__ = [
     "CAP_CONSEQUENCES", "CAP_EFFECTS", "CAP_NAMES", "DRIFT_FIX", "DRIFT_TOLERANCE_PCT",
-    "NOTHING_MEASURED", "NOT_FINITE_REASONS", "NOT_FINITE_WHY", "NSTAR_COVERAGE",
+    "HLOG_FROM_WRK2", "NOTHING_MEASURED", "NOT_FINITE_REASONS", "NOT_FINITE_WHY", "NSTAR_COVERAGE",
     "VERDICT_WORDS", "WORDING", "WRK_LATENCY", "Wording", "affected_words", "artefact_words",
     "at_words", "fmt_p", "labels_words", "need_words", "pct", "runs_text", "stall_words", "text",
     "the_caps", "verdict_words",

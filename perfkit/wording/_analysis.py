@@ -178,6 +178,12 @@ ANALYSIS: dict[Code, Wording] = {
                                "(the host's network namespace): they include other traffic on "
                                "this host; the testbed's isolated profile counts a run's "
                                "traffic alone",
+    Code.COUNTERS_NAMESPACE_TOTAL: lambda f: (
+        f"listen overflows and SYN retransmissions are the totals of the run's network "
+        f"namespace ({f['runs']} of {f['of']} runs), over every listening socket in it "
+        f"({' and '.join(f['sockets'])}): they do not say whose queue filled; each socket's "
+        "own drops (ss's skmem d) are in the runs tables (server_listen_drops"
+        + (", upstream_listen_drops" if len(f["sockets"]) > 1 else "") + ")"),
     Code.COUNTERS_INCLUDE_CALIBRATION: "the counters cover the whole run, wrk2's calibration "
                                        "(about its first 10 s) included, which its latency "
                                        "histogram leaves out",

@@ -60,6 +60,12 @@ def _percentile_above_max(f: Mapping[str, Any]) -> str:
             f"({f['max_ms']} ms){beyond}: input damaged?")
 
 
+#: how a report's per-run histograms of wrk2 runs were made, said beside their links
+#: (perfkit.store.hlog.shipped_histogram, measurement_interval)
+HLOG_FROM_WRK2 = ("rebuilt from wrk2's printed output, its Detailed Percentile spectrum with "
+                  "its printed percentiles, each line over wrk2's own measurement window "
+                  "after its calibration; each file's comments say so run by run")
+
 RUN: dict[Code, Wording] = {
     # -- a run, as its parser read it -------------------------------------------------------
     Code.PRINTED_NOT_FINITE: lambda f: (f"{f['field']}: printed {f['token']!r} "

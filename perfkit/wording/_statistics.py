@@ -282,6 +282,9 @@ STATISTICS: dict[Code, Wording] = {
         "dropped attempts, each retried after 1 s or more); their latencies describe the "
         f"connections that got in ({', '.join(f['runs'])})"),
     Code.AB_FAMILY_DIFFERS: _ab_family_differs,
+    Code.EFFECT_INTERVAL_HIDDEN: lambda f: (
+        f"{f['metric']}, {f['where']}: the effect of {f['term']} is printed without its "
+        f"interval, {f['why']}: its runs cannot bound it; its verdict rests on its test"),
     Code.LATENCIES_WRK_CLOSED_LOOP: f"{WRK_LATENCY}.",
     Code.LATENCIES_CLOSED_LOOP: lambda f: (
         f"{', '.join(f['tools'])} measure(s) in a closed loop: the tail is understated "

@@ -72,9 +72,16 @@ def backlog_text(items: Sequence[Backlog]) -> str:
         n = sum(b.runs for b in bs)
         return f"{n} run{'s' if n != 1 else ''}"
 
+    def named(bs: Sequence[Backlog]) -> str:
+        # every profile alike: their count, not their names again (a 2^3 design's eight
+        # long names were listed four times in one paragraph of the Methods)
+        if len(bs) == len(items) >= 3:
+            return f"all {len(bs)} profiles"
+        return ", ".join(b.profile for b in bs)
+
     return "; ".join(
-        (f"{queue} for {', '.join(b.profile for b in bs)} ({runs(bs)}; {source})"
-         if queue is not None else f"{', '.join(b.profile for b in bs)}: not recorded")
+        (f"{queue} for {named(bs)} ({runs(bs)}; {source})"
+         if queue is not None else f"{named(bs)}: not recorded")
         for (queue, source), bs in groups.items())
 
 
@@ -103,6 +110,10 @@ class Conditions:
     counter_scopes: tuple[tuple[str, int], ...] = ()
     #: loads at which the kernel counted listen overflows (runs with counters only)
     overflows: tuple[str, ...] = ()
+    #: runs whose server's listening socket dropped attempts (``ss``'s ``skmem d``: a full
+    #: queue among its causes), and their loads
+    socket_drop_runs: int = 0
+    socket_drops: tuple[str, ...] = ()
 
 
 def conditions(exp: Experiment) -> Conditions:
@@ -113,6 +124,7 @@ def conditions(exp: Experiment) -> Conditions:
     starts = {s for m in manifests if (s := (m.get("server") or {}).get("started_utc"))}
     wrk2 = [i for i, r in enumerate(runs) if r.tool == "wrk2"]
     design = exp.design or {}
+    dropped = [i for i, r in enumerate(runs) if r.counters.server_listen_drops]
     return Conditions(
         name=exp.name, n_runs=len(runs), host_cpu_known=len(known),
         host_busy=sum(h >= HOST_BUSY_PERCENT for h in known),
@@ -127,7 +139,8 @@ def conditions(exp: Experiment) -> Conditions:
                                        if (d := runs[i].duration_s)})),
         measured_s=_measured(exp, wrk2), think_time=think_time(exp),
         syn_retries=_syn_retries(exp), counter_scopes=_counter_scopes(runs),
-        overflows=_loads(exp, [i for i, r in enumerate(runs) if r.counters.tcp_listen_overflows]))
+        overflows=_loads(exp, [i for i, r in enumerate(runs) if r.counters.tcp_listen_overflows]),
+        socket_drop_runs=len(dropped), socket_drops=_loads(exp, dropped))
 
 
 def _own_somaxconn(manifest: Mapping) -> bool:
@@ -281,15 +294,28 @@ def _syn_retries(exp: Experiment) -> tuple[str, ...]:
 
 
 def _loads(exp: Experiment, which: Sequence[int]) -> tuple[str, ...]:
-    """The load levels of the analysis rows ``which``, in words, each once."""
+    """The load levels of the analysis rows ``which``, in words, each once, from the lowest
+    (before: in run order, "at 256 connections; 1024 connections; 64 connections")."""
     f = exp.rows().frame
     load = [c for c in ("connections", "users", "target_rate_rps") if c in f]
     words = {"connections": "connections", "users": "users", "target_rate_rps": "req/s"}
     out = []
-    for _, row in f.iloc[list(which)].iterrows():
+    rows = f.iloc[list(which)]
+    for _, row in (rows.sort_values(load, kind="stable") if load else rows).iterrows():
         out.append(", ".join(f"{row[c]:g} {words[c]}" for c in load
                              if isinstance(row[c], int | float) and not math.isnan(row[c])))
     return tuple(dict.fromkeys(out))
+
+
+def _listed(loads: Sequence[str]) -> str:
+    """``64, 256 and 1024 connections`` for loads of one unit (``"64 connections"``), else
+    the loads joined by semicolons."""
+    parts = [load.split(" ", 1) for load in loads]
+    units = {p[1] for p in parts if len(p) == 2}
+    if len(loads) < 2 or len(units) != 1 or any(len(p) != 2 or "," in p[1] for p in parts):
+        return "; ".join(loads)
+    values = [p[0] for p in parts]
+    return f"{', '.join(values[:-1])} and {values[-1]} {units.pop()}"
 
 
 def _counted(c: Conditions) -> str:
@@ -298,8 +324,15 @@ def _counted(c: Conditions) -> str:
     if not with_counters:
         return ""
     if c.overflows:
-        return f"; the kernel counted listen overflows at {'; '.join(c.overflows)}"
-    return f"; the kernel counted no listen overflow in its {with_counters} runs with counters"
+        return f"; the kernel counted listen overflows at {_listed(c.overflows)}"
+    # a partial run flagged by its socket's own drops, where the namespace's counters saw no
+    # overflow: both said, so the two sentences do not seem to disagree
+    drops = (f", while the server's listening socket dropped connection attempts in "
+             f"{c.socket_drop_runs} run{'s' if c.socket_drop_runs != 1 else ''} (at "
+             f"{_listed(c.socket_drops)}: a full queue is one cause of a socket's drops, not "
+             "the only one)" if c.socket_drop_runs else "")
+    return (f"; the kernel counted no listen overflow in its {with_counters} runs with "
+            f"counters{drops}")
 
 
 # -- Locust's think time -------------------------------------------------------------------------

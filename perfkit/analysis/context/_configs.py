@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from perfkit.analysis.core import Experiment
@@ -72,6 +72,26 @@ class ConfigDiff:
         parts += [f"{name} {a} in {self.first}, {b} in {self.second}"
                   for name, a, b in self.outside]
         return head + "; ".join(parts)
+
+
+def diffs_text(diffs: Sequence[ConfigDiff], limit: int | None = LINES_SHOWN) -> str:
+    """The pairs' differences in words, pairs that differ by the same lines said once
+    (``a vs b, c vs d: only in a, c: `x;`; only in b, d: `y;` ``): a 2^3 design's twelve
+    pairs differ in three ways, one per factor (before: each of the twelve in full, the
+    cache's seven lines four times)."""
+    groups: dict[tuple, list[ConfigDiff]] = {}
+    for d in diffs:
+        groups.setdefault((d.only_first, d.only_second, d.outside), []).append(d)
+    out = []
+    for (only_first, only_second, outside), ds in groups.items():
+        if len(ds) == 1 or outside:
+            out += [d.text(limit) for d in ds]
+            continue
+        pairs = ", ".join(f"{d.first} vs {d.second}" for d in ds)
+        out.append(f"{pairs} (each pair alike): only in the first of each: "
+                   f"{_lines(only_first, limit)}; only in the second: "
+                   f"{_lines(only_second, limit)}")
+    return " | ".join(out)
 
 
 def _lines(items: tuple[tuple[str, int], ...], limit: int | None) -> str:

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from perfkit.analysis.context._conditions import conditions, threat_texts
-from perfkit.analysis.context._configs import config_diffs
+from perfkit.analysis.context._configs import config_diffs, diffs_text
 from perfkit.analysis.context._provenance import Provenance, provenance
 from perfkit.analysis.core import (
     CAP_TOLERANCE,
@@ -91,7 +91,7 @@ def threats(exp: Experiment, p: Provenance | None = None,
     if diffs:
         out.append(Threat("configs", f"{exp.name}: how the server configurations differ, pair "
                           "by pair, as the manifests record them (each line named by the "
-                          "profile that has it): " + " | ".join(d.text() for d in diffs) + "."))
+                          "profile that has it): " + diffs_text(diffs) + "."))
     cells = [c for c in (*exp.factors, "connections", "users", "target_rate_rps")
              if c in exp.frame]
     effect = block_effect(exp.rows(), "throughput_rps", cells)

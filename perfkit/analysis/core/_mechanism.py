@@ -284,12 +284,30 @@ def _averaged(cells: Sequence[Sequence[Run]], q: Quantity) -> Side:
                 min(s.low for s in per_cell), max(s.high for s in per_cell))
 
 
+def _proxies(run: Run) -> bool:
+    """Whether ``run``'s nginx passed requests to an upstream that listened beside it (its
+    upstream's counters, or a ``proxy_pass`` in its recorded configuration)."""
+    if run.counters.upstream_connections_accepted is not None:
+        return True
+    server = (run.manifest or {}).get("server") or {}
+    return "proxy_pass" in str(server.get("config_text") or "")
+
+
 def _warnings(runs: Sequence[Run], rows: Sequence[MechanismRow]) -> list[Warn]:
     out = []
     kernel_shown = any(r.quantity.kernel and (r.low.n or r.high.n) for r in rows)
     wide = [r for r in runs if (kernel_scope(r) or "").startswith("system-wide")]
     if kernel_shown and wide:
         out.append(Warn(Code.COUNTERS_SYSTEM_WIDE, runs=len(wide), of=len(runs)))
+    # in a namespace of its own a run's counters are still the namespace's: nginx's and, where
+    # it proxies, the upstream's listening socket share them (issue 29 item 2)
+    netns = [r for r in runs if (kernel_scope(r) or "").startswith("netns")]
+    overflows = any(r.quantity.name in ("tcp_listen_overflows", "tcp_syn_retransmits")
+                    and (r.low.n or r.high.n) and r.moved for r in rows)  # as text() shows
+    if overflows and netns:
+        upstream = any(_proxies(r) for r in netns)
+        out.append(Warn(Code.COUNTERS_NAMESPACE_TOTAL, runs=len(netns), of=len(runs),
+                        sockets=("nginx's", "the upstream's") if upstream else ("nginx's",)))
     if any(r.tool == "wrk2" for r in runs):
         out.append(Warn(Code.COUNTERS_INCLUDE_CALIBRATION))
     return out

@@ -267,6 +267,10 @@ def _effect_answer(result: FactorialResult, r: pd.Series, shared: str = "") -> A
         pair = " × ".join(f for f in result.factors if f in {r["term"], other})
         caveats.append(Warn(Code.INTERACT_AT, factors=pair, where=where or None))
     caveats += partial_caveat(result, r.get("level_key"))
+    if r.get("not_estimable"):  # "x0.378 (no interval)" says why where it is read
+        caveats.append(Warn(Code.EFFECT_INTERVAL_HIDDEN, metric=result.metric.label,
+                            where=(where or "all runs") + at, term=r["term"],
+                            why=r["not_estimable"]))
     if result.log:
         value = ratio_text(r["estimate"], r["ci_low"], r["ci_high"])
     else:
@@ -308,9 +312,12 @@ def _ab_answer(table: ComparisonTable) -> Answer:
     names: dict[str, str] = {Verdict.NO_CHANGE: "no significant change"}
     # a row computed from values on a timeout cap counts as the cap's artefact, never as
     # better or worse (ComparisonRow.reported_verdict, the A/B table's change column)
-    counts = ", ".join(f"{names.get(v, v)}: {n}" for v, n in table.reported_counts().items())
+    # (all rows not testable: the verdict beside it says so once, not "not testable: 9 not
+    # testable"; the group, "A/B comparisons", names the kind of test once)
+    counts = ", ".join(f"{names.get(v, v)}: {n}" for v, n in table.reported_counts().items()
+                       if v != NOT_TESTABLE or len(table.reported_counts()) > 1)
     note = table.not_testable_note()
-    return Answer(f"A/B: each factor high vs low, {table.metric.label}", counts, NOT_TESTABLE,
+    return Answer(f"each factor high vs low, {table.metric.label}", counts, NOT_TESTABLE,
                   f"{table.family} comparisons of {row_runs(table)} runs",
                   (note,) if note else (), group="A/B comparisons", topic="effect",
                   kind=NOT_TESTABLE)

@@ -210,7 +210,11 @@ def answers(table: LatencyTable, q: float, where: Mapping[str, Any] | None,
             c = r.comparison
             untestable = r.verdict == NOT_TESTABLE  # then the runs it needs, beside its runs
             need = f"; {need_text(t.alpha, t.family)}" if untestable else ""
+            # an untestable row gives no ratio of its own: its Hodges-Lehmann ratio, without
+            # an interval, is in no table and is not the ratio of the estimates above it
+            # (issue 29: "tuned / default x0.796" beside geometric means whose ratio is 0.723)
             out.append(Answer(f"{new} / {base}",
+                              "" if untestable else
                               ratio_text(c.ratio, c.ratio_ci_low, c.ratio_ci_high),
                               r.reported_verdict,
                               f"{c.n_base} vs {c.n_new} runs{need}", r.warnings, group=group,
