@@ -71,3 +71,14 @@ def test_the_data_quality_answer_names_the_experiments_it_counts():
     assert answer.n == f"{int(summary['runs'].sum())} runs in 4 experiments"
     assert all(n in answer.group for n in NAMES)  # named once, in the row's heading
     assert "demo-history" not in answer.group
+
+
+def test_each_count_of_runs_with_a_problem_says_of_how_many_runs():
+    # the review of issue 29: "saturated: 2, short: 1, generator busy: 7 of 176, host cpu
+    # busy: 128 of 176" mixed bare counts with counts of the runs that recorded a CPU share
+    quality = overview.quality([load_experiment(DATA / n, name=n) for n in NAMES])
+    summary = quality.summary_frame()
+    (answer, *_) = overview.answers(summary, summary.iloc[:0])
+    parts = answer.answer.split(", ")
+    assert parts and all(re.fullmatch(r"[A-Za-z0-9 .]+: \d+ of \d+", p) for p in parts), parts
+    assert "cpu" not in answer.answer

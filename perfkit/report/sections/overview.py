@@ -315,13 +315,12 @@ def answers(summary: pd.DataFrame, trend: pd.DataFrame, metric: str = "") -> lis
     bad = [c for c in summary.columns if c not in ("experiment", "runs", *known)]
     problems = {c: int(summary[c].sum()) for c in bad if int(summary[c].sum())}
 
-    def count(c: str, n: int) -> str:  # a count judged on what only some runs recorded
+    def count(c: str, n: int) -> str:  # of the runs it was judged on: some record no CPU
         of = KNOWN.get(c)
-        return f"{n} of {int(summary[of].sum())}" if of in summary else str(n)
+        return f"{n} of {int(summary[of].sum()) if of in summary else total}"
 
     out = [Answer("Runs with a problem",
-                  ", ".join(f"{c.replace('_', ' ')}: {count(c, n)}"
-                            for c, n in problems.items())
+                  ", ".join(f"{_problem_name(c)}: {count(c, n)}" for c, n in problems.items())
                   or "no problem found", "problems found" if problems else "no problem",
                   f"{total} runs in {len(summary)} experiments",
                   group="Data quality of " + (", ".join(map(str, summary["experiment"]))
@@ -331,6 +330,12 @@ def answers(summary: pd.DataFrame, trend: pd.DataFrame, metric: str = "") -> lis
     for _, r in trend.iterrows():
         out.append(_drift_answer(r, f"Drift over the run order{of}"))
     return out
+
+
+def _problem_name(column: str) -> str:
+    """A quality summary's column as the answer names it: ``host_cpu_busy`` -> ``host CPU
+    busy``."""
+    return " ".join("CPU" if w == "cpu" else w for w in column.split("_"))
 
 
 def _drift_answer(r: pd.Series, group: str) -> Answer:
