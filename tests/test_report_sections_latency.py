@@ -14,6 +14,7 @@ import pytest
 
 from perfkit.analysis import load_experiment
 from perfkit.present import frame as present_frame
+from perfkit.report.answers import NOT_TESTABLE
 from perfkit.report.sections import latency
 from perfkit.warning import Code, texts
 
@@ -156,3 +157,17 @@ def test_the_spectrum_caption_names_its_estimate_once(demo_sweep):
     groups = latency.grouped_runs(demo_sweep, ["profile"], AT)
     text = latency.spectrum_caption(latency.spectrum(groups, n_resamples=50), AT, 0.95)
     assert text.count("geometric mean") == 1 and "30000 req/s offered, 64 connections" in text
+
+
+def test_an_untestable_comparison_carries_no_caveat_about_the_ratio_it_does_not_show():
+    # the review of issue 29: "tuned / default not testable (3 vs 3 runs ...)" prints no ratio
+    # since review29, yet kept the caveat "no 95% ratio CI from 3 vs 3 runs"
+    exp = load_experiment(DATA / "demo-wrk2-sweep", name="demo-wrk2-sweep")
+    select = {"target_rate_rps": 30000, "connections": 64}
+    groups = latency.grouped_runs(exp, ["profile"], select)
+    table = latency.percentiles(groups, (50.0, 99.0), 0.95, 0, 50)
+    compared = latency.versus(groups, 99.0, 0.95)
+    (row,) = [a for a in latency.answers(table, 99.0, select, exp, compared) if "/" in a.question]
+    assert row.answer == "" and row.kind == NOT_TESTABLE
+    codes = {getattr(w, "code", None) for w in row.warnings}
+    assert Code.TOO_FEW_RUNS in codes and Code.NO_RATIO_CI not in codes

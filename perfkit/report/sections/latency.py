@@ -29,7 +29,7 @@ from perfkit.formatting import fmt_ci, level_text, load_text
 from perfkit.model import Run, percentile_column
 from perfkit.report.answers import Answer
 from perfkit.report.sections.common import Experiment, config_text, load_experiment
-from perfkit.warning import Warn
+from perfkit.warning import Code, Warn
 
 
 def grouped_runs(exp: Experiment, by: Sequence[str] | str,
@@ -217,7 +217,9 @@ def answers(table: LatencyTable, q: float, where: Mapping[str, Any] | None,
                               "" if untestable else
                               ratio_text(c.ratio, c.ratio_ci_low, c.ratio_ci_high),
                               r.reported_verdict,
-                              f"{c.n_base} vs {c.n_new} runs{need}", r.warnings, group=group,
+                              f"{c.n_base} vs {c.n_new} runs{need}",
+                              _without_ratio_notes(r.warnings) if untestable else r.warnings,
+                              group=group,
                               topic="comparison",
                               kind=NOT_TESTABLE if r.verdict == NOT_TESTABLE else ANSWERED))
     return out
@@ -408,3 +410,9 @@ def co_audit_table(audit: pd.DataFrame, co: Experiment):
 def co_missing(co: Experiment) -> str:
     """The note shown instead of the corrected-vs-uncorrected figure when there is none."""
     return f"No wrk2 -U run in {co.name!r}: the size of the correction is not known."
+
+
+def _without_ratio_notes(warnings: Sequence[Any]) -> tuple[Any, ...]:
+    """An untestable row's caveats without those about the ratio it no longer shows (``no 95%
+    ratio CI from 3 vs 3 runs`` beside no ratio)."""
+    return tuple(w for w in warnings if getattr(w, "code", None) is not Code.NO_RATIO_CI)
