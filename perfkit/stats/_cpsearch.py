@@ -148,7 +148,8 @@ def windowed(z: np.ndarray, counts: np.ndarray, alpha: float, permutations: int,
     starts = window_starts(n, window)
     h, perms = sequential_plan(alpha, permutations, len(starts))
     centres = [s + window / 2 for s in starts]
-    edges = [-math.inf, *((a + b) / 2 for a, b in zip(centres, centres[1:])), math.inf]
+    mids = [(a + b) / 2 for a, b in zip(centres[:-1], centres[1:], strict=True)]
+    edges = [-math.inf, *mids, math.inf]
     found: Found = {}
     stops = []
     for j, lo in enumerate(starts):
