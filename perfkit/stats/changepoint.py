@@ -44,6 +44,14 @@ against its two adjacent segments by the energy two-sample test with label permu
 the weakest one above alpha is removed until all pass. Pruning only removes points, so the
 bound on flat series still holds. On histories with real steps, detections more than one
 label from any true step still average 0.04-0.17 per history (most often in staircases).
+
+Cost. Each permutation of a search over L labels costs O(L^2), so a history of more than
+``window_labels`` (100) labels is searched in half-overlapping windows of 100 labels
+(:mod:`perfkit.stats._cpsearch`), each tested at alpha over the number of windows with
+sequential permutation tests: cost linear in L (1,000 labels of 5 runs: 0.5 s, against 25 s
+searched whole), memory one window's, the bound on flat series kept (measured: 0.020 false
+alarms over 200 flat histories of 300 labels in 9 windows), p-values Bonferroni-adjusted.
+Histories of up to 100 labels are searched whole, as before.
 """
 
 from __future__ import annotations
