@@ -119,7 +119,7 @@ def min_attainable_p(n_x: int, n_y: int) -> float:
     """Smallest two-sided p any data of these sizes can give (no ties; method as used)."""
     if n_x == 0 or n_y == 0:
         return 1.0
-    return float(null_distribution(n_x, n_y).pvalues[0])
+    return float(null_distribution(n_x, n_y).p_at(np.array([0]))[0])
 
 
 def attainable_size(n_x: int, n_y: int, alpha: float) -> float:
