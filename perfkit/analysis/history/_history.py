@@ -350,7 +350,7 @@ def analyse(history: Experiment, metric: Metric, *, by: Any = "auto",
     for key in _levels(rows, keys):
         part = _where(rows, keys, key)
         at = part.frame.groupby("label", sort=False, dropna=False).indices
-        found = [_point(_take(part, at[label]), label, metric, confidence)
+        found = [_point(_take(part, np.asarray(at[label])), label, metric, confidence)
                  for label in labels if label in at]
         points = [p for p in found if p is not None]
         cps = change_points([list(p.values) for p in points], [p.label for p in points],
