@@ -149,3 +149,29 @@ def test_a_wide_drift_interval_is_inconclusive():
     # not significant (p 0.4), but the change's interval [-66%, +163%] reaches far beyond the
     # tolerance: no drift is ruled out
     assert drift.drift_verdict(0.4, -66.0, 163.0) == DriftVerdict.INCONCLUSIVE
+
+
+def test_a_trend_over_10000_runs_is_from_2000_evenly_spaced_ones_and_says_so():
+    """Theil-Sen's pairs grow as the square of the runs (50 million at 10,000): above
+    TREND_RUNS runs the trend thins them by position, bounded in memory, and its note says so;
+    the subsample is every 5th run here, and it finds the trend put in."""
+    import tracemalloc
+
+    rng = np.random.default_rng(6)
+    n = 10_000
+    order = rng.permutation(n).astype(float)
+    res = pd.DataFrame({"order": order, "cell": "a",
+                        "residual": 2e-5 * order + 0.05 * rng.standard_normal(n)})
+    tracemalloc.start()
+    try:
+        d = drift.residual_trend(res)
+        peak_bytes = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak_bytes < n * n / 2 * 8 / 2  # the slopes alone would be 400 MB
+    assert d is not None and d.verdict == DriftVerdict.DRIFT and d.runs == n
+    assert d.ci_low_pct < 100 * math.expm1(2e-5 * (n - 1)) < d.ci_high_pct
+    assert f"{drift.TREND_RUNS} of the {n} runs" in d.note
+    kept = drift.thinned(order)
+    assert len(kept) == drift.TREND_RUNS and np.array_equal(np.sort(order[kept]),
+                                                            np.arange(0, n, 5))

@@ -114,11 +114,17 @@ def test_a_failed_write_leaves_the_store_as_it_was(tmp_path, monkeypatch):
 def test_of_two_writers_racing_for_one_label_the_first_wins(tmp_path, monkeypatch):
     runs = perfkit.load(DEMO / "jobs" / "01-v01")
     store.add_label(tmp_path / "h", runs, "v01")
-    real = store.label_files
-    monkeypatch.setattr(store, "label_files", lambda p: ([], []))  # it checked before the other
+    real = store._files_of
+    looks = []  # its first look for the label came before the other writer's file
+
+    def files_of(path, label):
+        looks.append(label)
+        return [] if len(looks) == 1 else real(path, label)
+
+    monkeypatch.setattr(store, "_files_of", files_of)
     with pytest.raises(DataError, match="by another writer at the same time"):
         store.add_label(tmp_path / "h", runs, "v01")
-    monkeypatch.setattr(store, "label_files", real)
+    monkeypatch.setattr(store, "_files_of", real)
     files, _ = store.label_files(tmp_path / "h")
     assert [f.seq for f in files] == [1] and len(list((tmp_path / "h" / "labels").iterdir())) == 1
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import itertools
 import math
+import tracemalloc
 
 import numpy as np
 import pytest
 from scipy import stats as sps
 
+from perfkit.stats import mannwhitney as mw
 from perfkit.stats.mannwhitney import (
     hodges_lehmann_moses,
     mann_whitney,
@@ -149,3 +151,45 @@ def test_with_tied_differences_the_interval_is_consistent_with_the_test():
             assert low >= 0 or high <= 0
         else:
             assert low <= 0 <= high
+
+
+@pytest.mark.parametrize("kind", ["continuous", "rounded", "three values", "infinite", "equal"])
+def test_the_shift_and_interval_by_selection_are_the_sorted_ones_bit_for_bit(kind, monkeypatch):
+    """Above PAIRS_SORTED pairs the Hodges-Lehmann shift and the Moses interval are selected
+    among the differences (perfkit/stats/_pairwise.py) instead of sorted: the same values, ties,
+    infinite values and a tie group the interval's U steps over (NaN ends) included."""
+    rng = np.random.default_rng(["continuous", "rounded", "three values", "infinite",
+                                 "equal"].index(kind))
+    for _ in range(12):
+        m, n = (int(v) for v in rng.integers(26, 90, 2))
+        x, y = rng.normal(0, 1, m), rng.normal(0.3, 1, n)
+        if kind in ("rounded", "infinite"):
+            x, y = np.round(x, 1), np.round(y, 1)
+        if kind == "three values":
+            x, y = rng.integers(0, 3, m).astype(float), rng.integers(0, 3, n).astype(float)
+        if kind == "infinite":
+            x[rng.random(m) < 0.1], y[rng.random(n) < 0.1] = np.inf, np.inf
+            x[rng.random(m) < 0.05], y[rng.random(n) < 0.05] = -np.inf, -np.inf
+        if kind == "equal":
+            x, y = np.full(m, 1.0), np.full(n, 1.0)
+        _, null = mann_whitney(x, y)
+        for alpha in (0.5, 0.05, 0.01):
+            sorted_ = hodges_lehmann_moses(x, y, null, alpha)
+            monkeypatch.setattr(mw, "PAIRS_SORTED", 0)
+            selected = hodges_lehmann_moses(x, y, null, alpha)
+            monkeypatch.undo()
+            assert np.array_equal(sorted_, selected, equal_nan=True), (m, n, alpha)
+
+
+def test_the_shift_of_4000_runs_a_side_never_holds_their_16_million_differences():
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(0, 1, 4000), rng.normal(0.1, 1, 4000)
+    tracemalloc.start()
+    try:
+        _, null = mann_whitney(x, y)
+        shift, low, high = hodges_lehmann_moses(x, y, null, 0.05)
+        peak_bytes = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert low < shift < high
+    assert peak_bytes < 4000 * 4000 * 8 / 2  # the differences alone: 128 MB

@@ -106,3 +106,22 @@ def test_the_documented_duckdb_query_reads_the_history_store(tmp_path):
         values = [r.percentiles_ms[99.0] for r in perfkit.load(job, cache=False)]
         assert runs == len(values), label
         assert p99 == pytest.approx(statistics.median(values), rel=1e-9), label
+
+
+def test_adding_a_label_reads_only_the_files_that_can_hold_it(tmp_path, monkeypatch):
+    """Adding a label costs the same whatever the store holds (issue 33 item 4): it reads the
+    files named with its slug, not every label's metadata; a label added twice is still
+    refused, and the next file takes the next number."""
+    runs = perfkit.load(JOB)
+    for i in range(30):
+        store.add_label(tmp_path, runs, f"v{i:02d}", time_utc=f"2026-01-01T00:00:{i:02d}Z")
+    read: list[Path] = []
+    real = store._read_meta
+    monkeypatch.setattr(store, "_read_meta", lambda file: read.append(file) or real(file))
+    written = store.add_label(tmp_path, runs, "v30", time_utc="2026-01-01T00:01:00Z")
+    assert written.seq == 31 and written.path.name == "000031-v30.parquet"
+    assert read == [written.path]  # its own file, checked against a racing writer
+    read.clear()
+    with pytest.raises(DataError, match="already in the history"):
+        store.add_label(tmp_path, runs, "v07")
+    assert [p.name for p in read] == ["000008-v07.parquet"]

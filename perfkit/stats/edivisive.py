@@ -26,9 +26,27 @@ CHUNK_FLOATS = 4_000_000
 
 
 def block_sums(z: np.ndarray, starts: np.ndarray, exponent: float) -> np.ndarray:
-    """Label-by-label sums of |z_i - z_j|^exponent; ``starts`` are each label's first run."""
-    d = np.abs(np.subtract.outer(z, z)) ** exponent
-    return np.add.reduceat(np.add.reduceat(d, starts, axis=0), starts, axis=1)
+    """Label-by-label sums of |z_i - z_j|^exponent; ``starts`` are each label's first run.
+
+    The run distance matrix is built a band of labels at a time, each band's rows
+    (``CHUNK_FLOATS`` floats, or one label's runs by all runs when more), never the whole
+    R x R matrix of R runs; the sums are those of the whole matrix, bit for bit (each block is
+    summed in the same order)."""
+    size = len(z)
+    bounds = np.append(np.asarray(starts, dtype=np.int64), size)
+    out = np.empty((len(starts), len(starts)))
+    first = 0
+    while first < len(starts):
+        last = first + 1
+        while last < len(starts) and (bounds[last + 1] - bounds[first]) * size <= CHUNK_FLOATS:
+            last += 1
+        rows = z[bounds[first]:bounds[last]]
+        d = np.subtract.outer(rows, z)
+        np.power(np.abs(d, out=d), exponent, out=d)
+        band = np.add.reduceat(d, bounds[first:last] - bounds[first], axis=0)
+        out[first:last] = np.add.reduceat(band, starts, axis=1)
+        first = last
+    return out
 
 
 def prefix(blocks: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

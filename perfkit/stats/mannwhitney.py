@@ -25,9 +25,13 @@ import numpy as np
 from scipy.special import comb
 
 from perfkit.stats._dist import norm_cdf, rankdata
+from perfkit.stats._pairwise import count_below, kth_difference
 
 #: largest sample size (each side) for the exact distribution, as benchstat does
 EXACT_LIMIT = 25
+#: most pairwise differences sorted outright for the Hodges-Lehmann shift and Moses interval;
+#: beyond, they are selected (:mod:`perfkit.stats._pairwise`), with the same values
+PAIRS_SORTED = 1_000_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,22 +53,35 @@ class UNull:
     """
 
     def __init__(self, n_x: int, n_y: int, ties: tuple[int, ...], exact: bool):
-        self.n_x, self.n_y, self.exact = n_x, n_y, exact
+        self.n_x, self.n_y, self.exact, self.ties = n_x, n_y, exact, ties
         self.method = "exact" if exact else "normal"
-        grid = np.arange(2 * n_x * n_y + 1) / 2.0
+        self._pvalues: np.ndarray | None = None
         if exact:
+            grid = np.arange(2 * n_x * n_y + 1) / 2.0
             pmf = _exact_pmf(ties, n_x)
             cdf = np.cumsum(pmf)
             sf = np.cumsum(pmf[::-1])[::-1]
             centre = n_x * n_y / 2.0
             p = np.where(grid < centre, 2.0 * cdf, 2.0 * sf)
             p[grid == centre] = 1.0
-        else:
-            p = _normal_p(grid, n_x, n_y, ties)
-        self.pvalues = np.minimum(p, 1.0)
+            self._pvalues = np.minimum(p, 1.0)
+
+    @property
+    def pvalues(self) -> np.ndarray:
+        """The p of every 2U on the grid (the normal method's built on first use: 2 n_x n_y + 1
+        floats, 800 MB at 10,000 runs a side; :meth:`p_at` reads a few without it)."""
+        if self._pvalues is None:
+            self._pvalues = self.p_at(np.arange(2 * self.n_x * self.n_y + 1))
+        return self._pvalues
+
+    def p_at(self, two_u: np.ndarray) -> np.ndarray:
+        """The p of U = two_u / 2 (integer array), as :attr:`pvalues` holds it."""
+        if self._pvalues is not None:
+            return self._pvalues[two_u]
+        return np.minimum(_normal_p(two_u / 2.0, self.n_x, self.n_y, self.ties), 1.0)
 
     def p_of(self, u_x: float) -> float:
-        return float(self.pvalues[int(round(2 * u_x))])
+        return float(self.p_at(np.array([int(round(2 * u_x))]))[0])
 
 
 def mann_whitney(x: np.ndarray, y: np.ndarray) -> tuple[UTest, UNull]:
@@ -102,7 +119,7 @@ def min_attainable_p(n_x: int, n_y: int) -> float:
     """Smallest two-sided p any data of these sizes can give (no ties; method as used)."""
     if n_x == 0 or n_y == 0:
         return 1.0
-    return float(null_distribution(n_x, n_y).pvalues[0])
+    return float(null_distribution(n_x, n_y).p_at(np.array([0]))[0])
 
 
 def attainable_size(n_x: int, n_y: int, alpha: float) -> float:
@@ -141,6 +158,9 @@ def hodges_lehmann_moses(x: np.ndarray, y: np.ndarray, null: UNull,
     at 0 the interval can be open at 0, reported as an endpoint equal to 0). Infinite values
     are allowed; two equal infinities differ by 0.
     """
+    if len(x) * len(y) > PAIRS_SORTED and not null.exact:
+        return _hl_moses_selected(np.asarray(x, dtype=np.float64),
+                                  np.asarray(y, dtype=np.float64), null, alpha)
     diffs = _pairwise_differences(x, y)
     estimate = _median_sorted(diffs)
     uniq, counts = np.unique(diffs, return_counts=True)
@@ -157,6 +177,47 @@ def hodges_lehmann_moses(x: np.ndarray, y: np.ndarray, null: UNull,
     if len(where) == 0:
         return estimate, math.nan, math.nan
     return estimate, _endpoint(where[0], uniq, low=True), _endpoint(where[-1], uniq, low=False)
+
+
+def _hl_moses_selected(x: np.ndarray, y: np.ndarray, null: UNull,
+                       alpha: float) -> tuple[float, float, float]:
+    """:func:`hodges_lehmann_moses` by selection (:func:`perfkit.stats._pairwise.kth_difference`)
+    instead of sorting the N = m n differences D; the same values.
+
+    p is a non-increasing function of |U - N / 2|, and U(d) does not increase with d, so the
+    accepted shifts are the positions where U lies in [N - u_hi, u_hi], u_hi the largest
+    half-integer U accepted. The first is the point or the gap just after D_(N - floor(u_hi))
+    (both end the interval at that difference; -inf when that rank is < 1), the last the point
+    or the gap just before D_(N - ceil(N - u_hi) + 1) (+inf past N)."""
+    x, y = np.sort(x), np.sort(y)
+    total = len(x) * len(y)
+    half = total // 2
+    mid = kth_difference(x, y, half + 1)
+    if total % 2:
+        estimate = mid
+    else:
+        low_mid = kth_difference(x, y, half)
+        with np.errstate(invalid="ignore"):
+            estimate = low_mid if low_mid == mid else float((low_mid + mid) / 2.0)
+    lo2, hi2 = total, 2 * total  # 2 u_hi in [N, 2N]: p(N / 2) = 1 is accepted
+    while lo2 < hi2:  # the largest 2U whose p >= alpha
+        m2 = (lo2 + hi2 + 1) // 2
+        if null.p_at(np.array([m2]))[0] >= alpha:
+            lo2 = m2
+        else:
+            hi2 = m2 - 1
+    u_hi = lo2 / 2.0
+    rank_low = total - int(math.floor(u_hi))
+    rank_high = total - int(math.ceil(total - u_hi)) + 1
+    low = kth_difference(x, y, rank_low) if rank_low >= 1 else -math.inf
+    high = kth_difference(x, y, rank_high) if rank_high <= total else math.inf
+    if low == high and math.isfinite(low):  # one tie group: its U steps may skip the range
+        below = count_below(x, y, low, strict=True)
+        upto = count_below(x, y, low, strict=False)
+        steps = (total - below, total - (below + upto) / 2.0, total - upto)
+        if not any(total - u_hi <= u <= u_hi for u in steps):
+            return float(estimate), math.nan, math.nan
+    return float(estimate), float(low), float(high)
 
 
 # -- internals ---------------------------------------------------------------------------------

@@ -70,6 +70,8 @@ VERSION = 2
 #: the versions this perfkit reads (1: notes as sentences)
 READABLE = (1, 2)
 META_KEY = b"perfkit.history"
+#: a label file's name: its seq, then its label's slug (:func:`_slug`)
+_NAME = re.compile(r"(\d+)-(.*)\.parquet")
 HISTORY_COLUMNS = ("label", "time_utc", "added_utc", "seq", "job")
 
 _HISTOGRAMS = ("histogram", "uncorrected_histogram")
@@ -310,14 +312,13 @@ def add_label(store: str | os.PathLike, runs: Sequence[Run], label: str,
     path = init_store(store)
     if _store_version(path) < VERSION:  # its new label is version 2's: older perfkits refuse
         _write_marker(path)
-    existing, _ = label_files(path)
-    older = [f for f in existing if f.label == label]
+    older = _files_of(path, label)
     if older and not replace:
         raise DataError(f"label {label!r} is already in the history {path} "
                         f"({older[0].path.name}, {older[0].n_runs} runs): refused; use "
                         "--replace to replace it")
     when = time_utc or job_time(runs) or now_utc()
-    seq = max([f.seq for f in existing] + [0]) + 1
+    seq = _last_seq(path) + 1
     while True:
         buf = io.BytesIO()
         pq.write_table(_table(runs, label, when, seq, job, design or {}, left_out), buf)
@@ -333,7 +334,7 @@ def add_label(store: str | os.PathLike, runs: Sequence[Run], label: str,
 
 def _settle(path: Path, written: LabelFile, replaced: set[Path], replace: bool) -> None:
     """After linking: remove the files ``written`` replaces, or refuse a lost race."""
-    every = [f for f in _all_files(path) if f.label == written.label and f.path != written.path]
+    every = [f for f in _files_of(path, written.label) if f.path != written.path]
     rivals = [f for f in every if f.path not in replaced]
     if rivals and not replace and min(f.seq for f in rivals) < written.seq:
         written.path.unlink()
@@ -345,6 +346,29 @@ def _settle(path: Path, written: LabelFile, replaced: set[Path], replace: bool) 
             if f.seq < written.seq:
                 f.path.unlink(missing_ok=True)
         fsync_dir(written.path.parent)
+
+
+def _files_of(path: Path, label: str) -> list[LabelFile]:
+    """The stored files of ``label``, reading only the files named with its slug (and any file
+    not named as :func:`add_label` names them), so that adding a label reads a few files
+    whatever the store holds."""
+    slug = _slug(label)
+    out = []
+    for file in sorted((path / "labels").glob("*.parquet")):
+        named = _NAME.fullmatch(file.name)
+        if named is None or named.group(2) == slug:
+            meta = _read_meta(file)
+            if meta.label == label:
+                out.append(meta)
+    return out
+
+
+def _last_seq(path: Path) -> int:
+    """The largest seq stored (0 for none), from the file names (``NNNNNN-slug.parquet``;
+    a file named otherwise is read)."""
+    seqs = [int(named.group(1)) if (named := _NAME.fullmatch(file.name)) else
+            _read_meta(file).seq for file in (path / "labels").glob("*.parquet")]
+    return max(seqs, default=0)
 
 
 def _all_files(path: Path) -> list[LabelFile]:

@@ -349,8 +349,9 @@ def analyse(history: Experiment, metric: Metric, *, by: Any = "auto",
     series = []
     for key in _levels(rows, keys):
         part = _where(rows, keys, key)
-        found = [_point(part.subset(part.frame["label"].eq(label).to_numpy()), label, metric,
-                        confidence) for label in labels]
+        at = part.frame.groupby("label", sort=False, dropna=False).indices
+        found = [_point(_take(part, np.asarray(at[label])), label, metric, confidence)
+                 for label in labels if label in at]
         points = [p for p in found if p is not None]
         cps = change_points([list(p.values) for p in points], [p.label for p in points],
                             alpha=alpha, permutations=permutations, confidence=confidence,
@@ -378,6 +379,14 @@ def _levels(rows: RunSet, keys: Sequence[str]) -> list[tuple]:
 
 def _where(rows: RunSet, keys: Sequence[str], key: tuple) -> RunSet:
     return rows.where({k: [level_text(v)] for k, v in zip(keys, key, strict=True)})
+
+
+def _take(rows: RunSet, positions: np.ndarray) -> RunSet:
+    """The rows at ``positions`` (ascending), as :meth:`RunSet.subset` of their mask gives
+    them: one label's runs taken by their positions, not by a mask over every run, so that a
+    series of L labels costs O(runs), not O(L x runs)."""
+    return RunSet(rows.frame.iloc[positions].reset_index(drop=True),
+                  tuple(rows.runs[i] for i in positions), rows.label, rows.factors)
 
 
 def _point(rows: RunSet, label: str, metric: Metric, confidence: float) -> Point | None:
