@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from perfkit.analysis import metric
 from perfkit.analysis import history as hist
+from perfkit.analysis import metric
 from perfkit.report.sections import history as hs
 from perfkit.stats.changepoint import change_points
 

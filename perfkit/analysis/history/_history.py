@@ -357,7 +357,8 @@ def analyse(history: Experiment, metric: Metric, *, by: Any = "auto",
                         confidence) for label in labels]
         points = [p for p in found if p is not None]
         cps = change_points([list(p.values) for p in points], [p.label for p in points],
-                            alpha=(levels or {}).get(key, alpha), permutations=permutations, confidence=confidence,
+                            alpha=(levels or {}).get(key, alpha), permutations=permutations,
+                            confidence=confidence,
                             lower_is_better=metric.lower_is_better, seed=seed)
         used = [p for p in points if p.values]  # the labels the change points analysed
         recent = recent_step([p.values for p in used], [p.label for p in used],
