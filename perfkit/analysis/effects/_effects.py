@@ -31,7 +31,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.compare import NO_CHANGE, POWER, interval_words
+from perfkit.analysis.compare import NO_CHANGE, POWER, detectable_df, interval_words
 from perfkit.analysis.core import (
     NOT_ESTIMABLE,
     NOT_ESTIMABLE_COLUMN,
@@ -314,6 +314,7 @@ class FactorialResult:
         out[names[0]] = [m.high if m and m.testable else math.nan for m in mde]
         out[names[1]] = [m.low if m and m.testable else math.nan for m in mde]
         out["mde_note"] = [m.reason if m and not m.testable else "" for m in mde]
+        out["detectable_df"] = [detectable_df(m) for m in mde]
         if self.mechanisms:  # only where some run recorded counters: other tables unchanged
             mech = pd.DataFrame([mechanism_columns(self.mechanism_of(t, lv), "low", "high")
                                  for t, lv in zip(t["term"], levels, strict=True)],
@@ -360,6 +361,7 @@ class FactorialResult:
         mde = (("mde_ratio_high", "mde_ratio_low") if self.log else
                (f"mde_effect_high{self.metric.suffix}", f"mde_effect_low{self.metric.suffix}"))
         out[mde[0]], out[mde[1]], out["mde_note"] = s["mde_high"], s["mde_low"], s["mde_note"]
+        out["detectable_df"] = s["df_error"].where(s["mde_high"].notna())
         out[NOT_ESTIMABLE_COLUMN] = s[NOT_ESTIMABLE_COLUMN]
         out["stalls"] = s["stalls"]
         out["warnings"] = ["; ".join(texts(w)) for w in s["warnings"]]
