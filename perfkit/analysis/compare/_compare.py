@@ -380,8 +380,8 @@ def detectable_df(mde: MinDetectable | DetectableEffect | None) -> float:
     """The degrees of freedom the smallest detectable change rests on (NaN without one): a t
     test's error df (:class:`perfkit.stats.tpower.DetectableEffect`: the factorial's, or
     Welch's), else the pooled log spread of both arms' runs, n_base + n_new - 2
-    (:func:`perfkit.stats.power.min_detectable_ratio`). At 2-3 df the spread, and so the
-    detectable size, is an estimate that could be half or twice the truth: a page says
+    (:func:`perfkit.stats.power.min_detectable_ratio`). At 2 df the spread, and so the
+    detectable size, lies between 0.16 and 1.9 times the truth in 95% of designs: a page says
     "estimate" with these df (issue 34)."""
     if mde is None or not mde.testable:
         return math.nan
