@@ -233,7 +233,7 @@ def describe(analyses: Sequence[hist.HistoryAnalysis], max_regression: float,
                    "not make one test: tested each at alpha, a flat history of 12 labels showed "
                    "a change point in p99 or throughput in 0.064-0.080 of simulated histories "
                    "(correlation 0 to 0.95, 4000 each, Monte Carlo error +-0.009; "
-                   "benchmarks/calibration_changepoint_metrics.py), with Holm at most alpha; "
+                   "benchmarks/calibration_changepoint_metrics.py), with Holm 0.028-0.035; "
                    "a weakly supported change point is not confirmed by its ratio's interval; "
                    "the test of the newest labels is at alpha for each metric.")
     out.append(f"Each label was gated against the labels before it in its segment (the first "
