@@ -93,7 +93,7 @@ def test_every_no_change_says_what_the_design_could_have_detected(demo_tuning):
                           if c.name.startswith("detectable"))
             verdict = [c.name for c in shown.columns].index("verdict")
             quiet_rows = [r for r in shown.rows if r[verdict] == Verdict.NO_CHANGE]
-            assert quiet_rows and all(r[detect].startswith(("x", "none: ", "any change"))
+            assert quiet_rows and all(r[detect].startswith(("about x", "none: ", "any change"))
                                       for r in quiet_rows)
             # a ~ keeps its estimate and interval
             assert all(re.match(r"\[[\d.e-]+, [\d.e-]+\]$", r[detect - 1]) for r in quiet_rows)
