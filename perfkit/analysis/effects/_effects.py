@@ -71,6 +71,19 @@ from perfkit.warning import Code, Warn, texts
 NON_EFFECT_TERMS = ("error", "block")
 
 
+#: the two-stage procedure's error, measured (issue 34): the Methods' words
+TWO_STAGE = ("this two-stage procedure (simple effects only after a significant interaction) "
+             "was measured by simulation on the demo's design (6 runs per cell at 3 load "
+             "levels, 250 data sets per truth, benchmarks/calibration_simple_effects.py): a "
+             "false simple effect in a family (one factor at one load level) in 0.003 of data "
+             "sets (+-0.003) under no effect at all, 0.001 (+-0.003) under a main effect alone, "
+             "and 0.037 (+-0.010) where a factor acts at one level of the other only, each "
+             "within alpha per family; over the page's 6 families the last reaches 0.20 "
+             "(+-0.05), as 6 families at alpha each would; in a two-factor design at 3 runs per "
+             "cell no simple effect can be significant (3 vs 3 runs in a family of 2: the rank "
+             "test's smallest p is 0.1, 0.2 adjusted);")
+
+
 @dataclasses.dataclass(frozen=True)
 class FactorialResult:
     """Effects of two-level ``factors`` on ``metric``, per level of the ``per`` columns.
@@ -146,7 +159,8 @@ class FactorialResult:
                 "holds them at their low level (a simple effect); where an interaction was "
                 f"significant at alpha {self.alpha:g}, the simple effects of its factors were "
                 f"estimated at each level of the other ({simple}; Holm-adjusted over the levels "
-                "of the other factor) and reported in place of their main effects; an "
+                "of the other factor) and reported in place of their main effects; "
+                f"{TWO_STAGE} an "
                 "effect on a latency computed from runs whose requests waited for a known "
                 "timeout (a latency on it, or a tail statistic of a run whose maximum is on it) "
                 "was reported as an artefact of it, not as a measured ratio, and one on a "
