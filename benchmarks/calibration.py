@@ -1,6 +1,7 @@
 """Coverage of the across-runs percentile interval, by simulation, in every scenario.
 
-Run: ``nice -n 19 .venv/bin/python benchmarks/calibration.py [--sims 2000] [--compare]``
+Run: ``nice -n 19 .venv/bin/python benchmarks/calibration.py [--sims 2000] [--compare]
+[--only PREFIX] [--runs 5,10]``
 
 For each scenario of :mod:`perfkit.stats.simulate` (issue 13's table, then what real runs
 also show) and 3, 5, 10 and 30 runs, it simulates the runs' histograms, calls
@@ -36,17 +37,22 @@ from perfkit.histogram import LatencyHistogram
 from perfkit.model import Run
 from perfkit.stats import percentile_ci_across_runs
 from perfkit.stats import simulate as sim
+from perfkit.warning import Code
 
 RUNS = (3, 5, 10, 30)
+#: the diagnostics a result can carry about its runs
+DIAGNOSTICS = (Code.PERCENTILE_ON_JUMP, Code.PRINTED_TAIL_MODES, Code.THIN_TAILS,
+               Code.PER_RUN_DRIFT)
 TARGET = (0.93, 0.97)
 TRUTH_RUNS = 40_000
 
 
-def run_scenario(scenario: sim.Scenario, sims: int, compare: bool) -> list[dict]:
+def run_scenario(scenario: sim.Scenario, sims: int, compare: bool,
+                 runs: tuple[int, ...] = RUNS) -> list[dict]:
     truth, truth_se = sim.median_run_truth_ms(scenario, n_runs=TRUTH_RUNS)
     others = _other_truths(scenario) if compare else {}
     rows = []
-    for n in RUNS:
+    for n in runs:
         rng = np.random.default_rng(1000 + n)
         target = truth * math.exp(scenario.drift * (n - 1) / 2.0)
         hits, warned, hits_clean, widths = 0, 0, 0, []
@@ -57,9 +63,13 @@ def run_scenario(scenario: sim.Scenario, sims: int, compare: bool) -> list[dict]
             ok = ci.low_ms <= target <= ci.high_ms
             hits += ok
             widths.append(ci.high_ms / ci.low_ms if ci.low_ms > 0 else math.inf)
-            diag = any(k in w for w in ci.warnings for k in ("jump", "fewer than", "run order"))
+            diag = any(w.code in DIAGNOSTICS for w in ci.warnings)
             warned += diag
             hits_clean += ok and not diag
+            if scenario.printed_decimals is not None:  # the same values without their Runs
+                bare = percentile_ci_across_runs(sim.recorded_ms(scenario, logs), scenario.q)
+                extra["values_only"] = (extra.get("values_only", 0)
+                                        + (bare.low_ms <= target <= bare.high_ms))
             if compare:
                 _compare_methods(scenario, logs, n, others, extra, rng, i)
         cov = hits / sims
@@ -73,10 +83,14 @@ def run_scenario(scenario: sim.Scenario, sims: int, compare: bool) -> list[dict]
 
 
 def _as_given(scenario: sim.Scenario, logs: np.ndarray) -> object:
-    """What a user passes: histograms (a counts matrix); printed values for a printed
-    scenario; Runs with their order for a drifting one (the order is what reveals drift)."""
+    """What a user passes: histograms (a counts matrix); for a printed scenario Runs with the
+    percentiles wrk prints (p50, p75, p90, p99, rounded as printed); Runs with their order for a
+    drifting one (the order is what reveals drift)."""
     if scenario.printed_decimals is not None:
-        return sim.recorded_ms(scenario, logs)
+        printed = {q: sim.recorded_ms(scenario, logs, q) for q in (50.0, 75.0, 90.0, 99.0)}
+        return [Run(tool="wrk", source=f"run{i}", latency_source="summary_only",
+                    percentiles_ms={q: float(v[i]) for q, v in printed.items()})
+                for i in range(logs.shape[0])]
     counts = sim.histogram_counts(logs)
     if not scenario.drift:
         return counts
@@ -89,7 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sims", type=int, default=2000)
     parser.add_argument("--compare", action="store_true", help="add the other candidates")
     parser.add_argument("--only", default="", help="comma-separated scenario name prefixes")
+    parser.add_argument("--runs", default=",".join(map(str, RUNS)),
+                        help="comma-separated numbers of runs")
     args = parser.parse_args(argv)
+    runs = tuple(int(n) for n in args.runs.split(","))
     prefixes = [p for p in args.only.split(",") if p]
     missed = []
     print(f"nominal 95%, {args.sims} simulations per cell; MC se in brackets; "
@@ -98,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         if prefixes and not any(scenario.name.startswith(p) for p in prefixes):
             continue
         t0 = time.perf_counter()
-        rows = run_scenario(scenario, args.sims, args.compare)
+        rows = run_scenario(scenario, args.sims, args.compare, runs)
         r0 = rows[0]
         print(f"\n{scenario.name}: p{scenario.q:g}, {scenario.requests} requests/run, truth "
               f"{r0['truth_ms']:.4g} ms (MC se {r0['truth_se_ms']:.2g}) "
@@ -117,6 +134,10 @@ def main(argv: list[str] | None = None) -> int:
                 if scenario in sim.ISSUE_SCENARIOS and r["warned"] < 0.5 and beyond:
                     missed.append((scenario.name, r["n"]))
             extra = "  ".join(f"{k} {r[k]:.3f}" for k in r if k.startswith("cmp_"))
+            if "values_only" in r:  # what the same runs give as bare values (before issue 34)
+                extra = (f"values only: coverage {r['values_only']:.3f} "
+                         f"({math.sqrt(r['values_only'] * (1 - r['values_only']) / args.sims):.3f})"
+                         + (f"  {extra}" if extra else ""))
             print(f"  {r['n']:2d} runs: coverage {r['coverage']:.3f} ({r['se']:.3f})  width "
                   f"x{r['width_x']:.3g}  warned {r['warned']:.2f}  unwarned coverage "
                   f"{r['coverage_unwarned']:.3f}{flag}" + (f"\n          {extra}" if extra else ""))

@@ -227,6 +227,8 @@ class Code(StrEnum):
     FEW_RUNS_T_LOG = "few-runs-t-log"
     FEW_RUNS_LOG_NORMAL = "few-runs-log-normal"
     PERCENTILE_ON_JUMP = "percentile-on-jump"
+    #: printed percentiles whose tail differs between runs (a pause in some): two modes
+    PRINTED_TAIL_MODES = "printed-tail-modes"
     THIN_TAILS = "thin-tails"
     PER_RUN_DRIFT = "per-run-drift"
     BOOTSTRAP_UNDER_COVERS = "bootstrap-under-covers"

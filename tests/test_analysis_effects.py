@@ -93,7 +93,7 @@ def test_every_no_change_says_what_the_design_could_have_detected(demo_tuning):
                           if c.name.startswith("detectable"))
             verdict = [c.name for c in shown.columns].index("verdict")
             quiet_rows = [r for r in shown.rows if r[verdict] == Verdict.NO_CHANGE]
-            assert quiet_rows and all(r[detect].startswith(("x", "none: ", "any change"))
+            assert quiet_rows and all(r[detect].startswith(("about x", "none: ", "any change"))
                                       for r in quiet_rows)
             # a ~ keeps its estimate and interval
             assert all(re.match(r"\[[\d.e-]+, [\d.e-]+\]$", r[detect - 1]) for r in quiet_rows)
@@ -248,3 +248,18 @@ def test_no_tilde_sits_beside_an_interval_that_excludes_no_change(demo_factorial
             assert r.verdict == Verdict.NO_CHANGE and r.ratio_ci_low < 1 < r.ratio_ci_high
             found += 1
     assert found == 1
+
+
+def test_the_methods_state_the_two_stage_procedures_measured_error():
+    """Issue 34: simple effects reported after a significant interaction are a two-stage
+    procedure; its error, measured by benchmarks/calibration_simple_effects.py, is stated."""
+    from perfkit.analysis.effects import _effects
+
+    rows = load_experiment(DATA / "demo-wrk-factorial").rows()
+    result = factorial_effects(rows, ["client_keepalive", "cache"], metric("latency_p99_ms"),
+                               by=["connections"])
+    said = result.describe()
+    assert _effects.TWO_STAGE in said
+    assert "calibration_simple_effects.py" in said and "two-stage" in said
+    for figure in ("0.003", "0.001", "0.037", "0.20"):
+        assert figure in _effects.TWO_STAGE

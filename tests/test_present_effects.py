@@ -81,3 +81,51 @@ def test_an_interaction_is_neither_better_nor_worse_and_an_averaged_main_effect_
             assert re.search(r"\| see the simple effects( \[\d\])? \| [^|]+ \|$", line), line
         if "keepalive:cache" in line and "|" in line:
             assert Verdict.WORSE not in line and Verdict.BETTER not in line, line
+
+
+def test_a_smallest_detectable_effect_is_an_estimate_with_its_df_on_the_page_and_in_csv():
+    """Issue 34: at 3 runs per cell the detectable size rests on 2-3 error df, where the
+    spread (and so the size) could be half or twice the truth: the row says 'about ...
+    (estimate, N df)' and the frame carries the df (detectable_df), its other columns kept."""
+    from perfkit.analysis import metric
+    from perfkit.analysis.effects import factorial_effects
+
+    rows = load_experiment(STALLS / "factorial-upstream-backlog100").rows()
+    result = factorial_effects(rows, ["keepalive", "cache"], metric("latency_p99_ms"),
+                               by=["connections"])
+    (table, *_) = present_effects.factorial(result)
+    frame = result.to_frame()
+    at = [c.name for c in table.columns].index("detectable (80% power)")
+    tilde = frame.index[frame["mde_ratio_high"].notna()]
+    assert len(tilde)
+    for i in tilde:
+        df = frame.loc[i, "detectable_df"]
+        assert df == frame.loc[i, "df"] and 1 < df < 20
+        cell = table.rows[i][at]
+        assert re.fullmatch(r"about x\S+ / x\S+ \(estimate, [0-9.]+ df\)", cell), cell
+        shown = float(re.search(r"estimate, ([0-9.]+) df", cell).group(1))
+        assert abs(shown - df) <= 0.05 * df + 0.05
+    assert frame.loc[frame["mde_ratio_high"].isna(), "detectable_df"].isna().all()
+    simple = result.simple_frame()
+    if len(simple):
+        has = simple["mde_ratio_high"].notna()
+        assert (simple.loc[has, "detectable_df"] == simple.loc[has, "df"]).all()
+
+
+def test_the_ab_tables_detectable_change_is_an_estimate_with_its_df():
+    from perfkit.analysis import metric
+    from perfkit.analysis.compare import detectable_df
+    from perfkit.analysis.effects import ab_comparisons
+    from perfkit.present.compare import detectable_text
+
+    rows = load_experiment(STALLS / "factorial-upstream-backlog100").rows()
+    table = ab_comparisons(rows, ["keepalive", "cache"], metric("latency_p99_ms"),
+                           by=["connections"])
+    frame = table.to_frame()
+    with_mde = [(i, r) for i, r in enumerate(table.rows) if r.mde is not None
+                and r.mde.testable and not getattr(r.mde, "any_change", False)]
+    assert with_mde
+    for i, r in with_mde:
+        df = detectable_df(r.mde)
+        assert frame["detectable_df"].iloc[i] == df and df >= 1
+        assert re.fullmatch(r"about \S+ / \S+ \(estimate, [0-9.]+ df\)", detectable_text(r.mde))

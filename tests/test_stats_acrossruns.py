@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -168,6 +169,38 @@ def test_a_percentile_inside_a_pause_mode_is_warned():
     steady = sim.histogram_counts(sim.log_latencies_us(sim.ISSUE_SCENARIOS[1],
                                                        np.random.default_rng(5), 5))
     assert Code.PERCENTILE_ON_JUMP not in codes(percentile_ci_across_runs(steady, 99))
+
+
+def _wrk_runs(scenario: sim.Scenario, n: int, seed: int) -> list[Run]:
+    """Runs as wrk gives them: p50/75/90/99 printed with 2 decimals, no histogram."""
+    logs = sim.log_latencies_us(scenario, np.random.default_rng(seed), n)
+    printed = {q: np.round(sim.run_percentiles_ms(logs, q), 2) for q in (50.0, 75.0, 90.0, 99.0)}
+    return [Run(tool="wrk", source=f"run{i}", latency_source="summary_only",
+                percentiles_ms={q: float(v[i]) for q, v in printed.items()}) for i in range(n)]
+
+
+def test_printed_percentiles_whose_tails_differ_between_runs_give_the_exact_interval():
+    """Issue 34: with pauses, p99 falls inside the stall in some runs and below it in others;
+    from printed percentiles the interpolated interval covered 0.92-0.94 at 10 runs. The runs'
+    p99 / p90 tells them apart: the exact order statistics, and a coded warning."""
+    pauses = dataclasses.replace(sim.ISSUE_SCENARIOS[3], requests=4000)
+    runs = _wrk_runs(pauses, 10, seed=3)
+    values = [r.percentiles_ms[99.0] for r in runs]
+    ci = percentile_ci_across_runs(runs, 99)
+    (modes,) = [w for w in ci.warnings if w.code is Code.PRINTED_TAIL_MODES]
+    assert (modes["q"], modes["shape_q"], modes["runs"]) == (99.0, 90.0, 10)
+    assert modes["ratio"] > 4 * modes["least"] and 1 <= modes["modes"] < 10
+    exact = interpolated_median_ci(values, interpolate=False)
+    assert (ci.low_ms, ci.high_ms) == (exact.low, exact.high)
+    assert ci.achieved_confidence == pytest.approx(exact.achieved_confidence)
+    bare = percentile_ci_across_runs(values, 99)  # the values alone cannot show it
+    assert Code.PRINTED_TAIL_MODES not in codes(bare) and bare.high_ms < ci.high_ms
+    steady = _wrk_runs(dataclasses.replace(sim.ISSUE_SCENARIOS[1], requests=4000), 10, seed=3)
+    quiet = percentile_ci_across_runs(steady, 99)
+    assert Code.PRINTED_TAIL_MODES not in codes(quiet)
+    assert (quiet.low_ms, quiet.high_ms) == pytest.approx(
+        (percentile_ci_across_runs([r.percentiles_ms[99.0] for r in steady], 99).low_ms,
+         percentile_ci_across_runs([r.percentiles_ms[99.0] for r in steady], 99).high_ms))
 
 
 def test_runs_with_few_requests_beyond_the_percentile_are_warned():

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import cast
 
 from perfkit.analysis import ComparisonTable
+from perfkit.analysis.compare import detectable_df
 from perfkit.analysis.core import not_estimable_text
 from perfkit.formatting import (
     Footnotes,
@@ -63,13 +64,25 @@ def change_text(verdict: str, ratio: float, low: float, high: float, mde=None) -
 
 
 def detectable_text(mde) -> str:
-    """``+11.3% / -10.3%``: the changes a ``~`` row's design could have detected at its
-    power (:class:`perfkit.stats.power.MinDetectable`), empty for another row."""
+    """``about +11.3% / -10.3% (estimate, 8 df)``: the changes a ``~`` row's design could
+    have detected at its power (:class:`perfkit.stats.power.MinDetectable`, or a t test's
+    :class:`perfkit.stats.tpower.DetectableEffect`), an estimate from the runs' spread on the
+    df it rests on (:func:`perfkit.analysis.compare.detectable_df`); empty for another row."""
     if mde is not None and getattr(mde, "any_change", False):
         return "any change (the runs had no run-to-run spread)"
     if mde is None or not mde.testable:
         return ""
-    return f"{pct_change(mde.ratio_high)} / {pct_change(mde.ratio_low)}"
+    return (f"about {pct_change(mde.ratio_high)} / {pct_change(mde.ratio_low)} "
+            f"{estimate_words(detectable_df(mde))}")
+
+
+def estimate_words(df: float) -> str:
+    """``(estimate, 2.4 df)``: what a smallest detectable change is, with the df of the
+    spread it rests on (at 2 df that spread lies between 0.16 and 1.9 times the true one in
+    95% of designs)."""
+    if df != df:
+        return "(estimate)"
+    return f"(estimate, {f'{df:.0f}' if df >= 10 else fmt_sig(df, 2)} df)"
 
 
 # -- comparisons ----------------------------------------------------------------------------------

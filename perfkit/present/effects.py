@@ -8,13 +8,14 @@ Formatting only: every number, verdict and warning comes from
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import cast
 
 from perfkit.analysis.core import interval_or_reason
 from perfkit.analysis.effects import FactorialResult
 from perfkit.formatting import Footnotes, fmt_sig, level_text
-from perfkit.present.compare import _p
+from perfkit.present.compare import _p, estimate_words
 from perfkit.present.tables import Column, Table
 from perfkit.vocabulary import SIGNIFICANT, Verdict
 from perfkit.warning import Warn
@@ -114,14 +115,16 @@ def _detectable_header(mde) -> str:
     return f"detectable ({power:.0%} power)" if power else "detectable"
 
 
-def detectable_text(mde, note: str = "") -> str:
-    """A ``~`` row's smallest detectable effect (``x1.87 / x0.535``, or ``±2.1 ms``), or why
-    there is none; empty for another row. ``mde``: a
-    :class:`perfkit.stats.tpower.DetectableEffect`, or the high and low of a frame row."""
+def detectable_text(mde, note: str = "", df: float = math.nan) -> str:
+    """A ``~`` row's smallest detectable effect, an estimate on the error df of its t test
+    (``about x1.87 / x0.535 (estimate, 2.4 df)``, or ``about ±2.1 ms (estimate, 8 df)``), or
+    why there is none; empty for another row. ``mde``: a
+    :class:`perfkit.stats.tpower.DetectableEffect`, or the high and low of a frame row (its
+    ``df`` given)."""
     if isinstance(mde, tuple):
         high, low = mde
         if high == high and low == low:
-            return f"x{fmt_sig(high)} / x{fmt_sig(low)}"
+            return f"about x{fmt_sig(high)} / x{fmt_sig(low)} {estimate_words(df)}"
         return f"none: {note}" if note else ""
     if mde is None:
         return ""
@@ -129,8 +132,9 @@ def detectable_text(mde, note: str = "") -> str:
         return f"none: {mde.reason}"
     if mde.se == 0:
         return "any change (no spread within the cells)"
-    return (f"x{fmt_sig(mde.high)} / x{fmt_sig(mde.low)}" if mde.log
+    size = (f"x{fmt_sig(mde.high)} / x{fmt_sig(mde.low)}" if mde.log
             else f"±{fmt_sig(mde.high)} {mde.unit}".rstrip())
+    return f"about {size} {estimate_words(mde.df if mde.df is not None else math.nan)}"
 
 
 def simple_effects(result: FactorialResult) -> Table:
@@ -153,7 +157,8 @@ def simple_effects(result: FactorialResult) -> Table:
         rows.append((*(level_text(r[c]) for c in result.per),
                      f"{r['factor']} {method}".rstrip(), r["at"], fmt_sig(r["effect"]),
                      _interval(r["ci_low"], r["ci_high"], r["not_estimable"]),
-                     detectable_text((r["mde_high"], r["mde_low"]), r["mde_note"])
+                     detectable_text((r["mde_high"], r["mde_low"]), r["mde_note"],
+                                     r["df_error"])
                      if r["verdict"] == Verdict.NO_CHANGE else "",
                      _p(r["p_value"]), _p(r["p_value_holm"]), str(r["n_runs"]),
                      _verdict(result.reported_verdict(r["verdict"], r["level_key"],

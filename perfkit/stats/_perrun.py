@@ -44,12 +44,27 @@ class PerRun:
     #: position in the run order (Run.order, else the start time in seconds)
     order: np.ndarray
     has_histogram: np.ndarray
+    #: a run without a histogram: its printed p(q) / its printed ``shape_q`` (NaN where it
+    #: has no such pair), the tail's shape that printed percentiles show (see
+    #: :func:`shape_percentile`)
+    shape_ratio: np.ndarray | None = None
+    shape_q: float = math.nan
 
 
 def jump_percentiles(q: float) -> tuple[float, float]:
     """Percentiles either side of a tail percentile: twice and half its tail (p98, p99.5)."""
     tail = 100.0 - q
     return q - tail, q + tail / 2.0
+
+
+def shape_percentile(q: float, printed: Sequence[float]) -> float:
+    """The printed percentile a tail percentile ``q`` is read against, for a run without a
+    histogram: the highest printed below :func:`jump_percentiles`' lower one (p90 for wrk's
+    p99, p98 for Locust's), NaN when none is printed or ``q`` is not a tail percentile."""
+    if not 90.0 <= q < 100.0:
+        return math.nan
+    below = [p for p in printed if p <= jump_percentiles(q)[0]]
+    return max(below) if below else math.nan
 
 
 def per_run(items: Sequence[Any] | np.ndarray, q: float) -> PerRun:
@@ -61,6 +76,9 @@ def per_run(items: Sequence[Any] | np.ndarray, q: float) -> PerRun:
     n = len(items)
     values, jump, tail, order = (np.full(n, np.nan) for _ in range(4))
     has_hist = np.zeros(n, dtype=bool)
+    shape = np.full(n, np.nan)
+    shape_q = shape_percentile(q, sorted({p for it in items if isinstance(it, Run)
+                                          for p in it.percentiles_ms}))
     for i, item in enumerate(items):
         hist = _histogram(item)
         if hist is not None:
@@ -81,8 +99,10 @@ def per_run(items: Sequence[Any] | np.ndarray, q: float) -> PerRun:
                 values[i] = math.nan
             if hist is None and item.requests:
                 tail[i] = item.requests * (100.0 - q) / 100.0
+            if hist is None:
+                shape[i] = _shape_ratio(item, q, shape_q)
             order[i] = _order_of(item)
-    return PerRun(values, jump, (lo, hi), tail, order, has_hist)
+    return PerRun(values, jump, (lo, hi), tail, order, has_hist, shape, shape_q)
 
 
 def stack_counts(items: Any, runs: PerRun) -> tuple[np.ndarray, int]:
@@ -106,6 +126,13 @@ def _histogram(item: Any) -> LatencyHistogram | None:
     if isinstance(item, Run) and item.histogram is not None and item.histogram.total_count:
         return item.histogram
     return None
+
+
+def _shape_ratio(run: Run, q: float, shape_q: float) -> float:
+    top, low = run.percentiles_ms.get(q), run.percentiles_ms.get(shape_q)
+    if top is None or low is None or not (low > 0 and math.isfinite(top)):
+        return math.nan
+    return float(top) / float(low)
 
 
 def _order_of(run: Run) -> float:

@@ -77,6 +77,8 @@ EXTRA_SCENARIOS = (
              median_us=100.0, q=99.9),
     Scenario("wrk printed values (2 decimals, sd 0.01)", run_sd=0.01, within_sd=0.2,
              printed_decimals=2),
+    Scenario("pauses, wrk printed percentiles (no histogram)", pause_max_fraction=0.02,
+             printed_decimals=2),
 )
 
 

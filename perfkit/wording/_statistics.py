@@ -198,6 +198,12 @@ STATISTICS: dict[Code, Wording] = {
         f"x{f['ratio']:.3g}): a pause mode holds about {100 - f['q']:g}% of requests, so runs "
         f"land below or inside it and p{f['q']:g} is fragile; the interval is the exact "
         "(wider) order-statistic one; read the latency spectrum"),
+    Code.PRINTED_TAIL_MODES: lambda f: (
+        f"p{f['q']:g} sits in a pause in some runs: {f['modes']} of {f['runs']} runs print a "
+        f"p{f['q']:g} up to x{f['ratio']:.3g} their p{f['shape_q']:g}, the others down to "
+        f"x{f['least']:.3g}, so the runs' p{f['q']:g} has two modes and an interpolated "
+        "interval would cover less than it says (0.92-0.94 for 95% at 10 runs); the interval "
+        "is the exact (wider) order-statistic one; read the runs' latency spectra"),
     Code.THIN_TAILS: "{thin} of {runs} runs have fewer than {least} requests beyond p{q:g} "
                      "(fewest {fewest}): their p{q:g} is one of their few slowest requests and "
                      "grows with the run length; compare only runs of equal length",

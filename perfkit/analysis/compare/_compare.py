@@ -311,6 +311,7 @@ class ComparisonTable:
                 "verdict": row.reported_verdict,
                 "mde_ratio_high": _mde(row.mde, "ratio_high"),
                 "mde_ratio_low": _mde(row.mde, "ratio_low"),
+                "detectable_df": detectable_df(row.mde),
                 "ratio_without_short": s.ratio if s else math.nan,
                 "p_value_without_short": s.p_value if s else math.nan,
                 # one verdict column per table: whether leaving the short runs out keeps it
@@ -374,6 +375,20 @@ def _one(stalls: tuple[StallChange, ...], name: str) -> float:
     """A number of the row's one stall comparison (NaN without one, or with several caps:
     :attr:`ComparisonRow.stalls` then says each in the ``stalls`` text)."""
     return float(getattr(stalls[0], name)) if len(stalls) == 1 else math.nan
+
+
+def detectable_df(mde: MinDetectable | DetectableEffect | None) -> float:
+    """The degrees of freedom the smallest detectable change rests on (NaN without one): a t
+    test's error df (:class:`perfkit.stats.tpower.DetectableEffect`: the factorial's, or
+    Welch's), else the pooled log spread of both arms' runs, n_base + n_new - 2
+    (:func:`perfkit.stats.power.min_detectable_ratio`). At 2 df the spread, and so the
+    detectable size, lies between 0.16 and 1.9 times the truth in 95% of designs: a page says
+    "estimate" with these df (issue 34)."""
+    if mde is None or not mde.testable:
+        return math.nan
+    if isinstance(mde, DetectableEffect):
+        return float(mde.df) if mde.df is not None else math.nan
+    return float(mde.n_base + mde.n_new - 2)
 
 
 def _mde(mde: MinDetectable | DetectableEffect | None, name: str) -> float:

@@ -31,7 +31,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from perfkit.analysis.compare import NO_CHANGE, POWER, interval_words
+from perfkit.analysis.compare import NO_CHANGE, POWER, detectable_df, interval_words
 from perfkit.analysis.core import (
     NOT_ESTIMABLE,
     NOT_ESTIMABLE_COLUMN,
@@ -69,6 +69,19 @@ from perfkit.vocabulary import RunStatus
 from perfkit.warning import Code, Warn, texts
 
 NON_EFFECT_TERMS = ("error", "block")
+
+
+#: the two-stage procedure's error, measured (issue 34): the Methods' words
+TWO_STAGE = ("this two-stage procedure (simple effects only after a significant interaction) "
+             "was measured by simulation on the demo's design (6 runs per cell at 3 load "
+             "levels, 250 data sets per truth, benchmarks/calibration_simple_effects.py): a "
+             "false simple effect in a family (one factor at one load level) in 0.003 of data "
+             "sets (+-0.003) under no effect at all, 0.001 (+-0.003) under a main effect alone, "
+             "and 0.037 (+-0.010) where a factor acts at one level of the other only, each "
+             "within alpha per family; over the page's 6 families the last reaches 0.20 "
+             "(+-0.05), as 6 families at alpha each would; in a two-factor design at 3 runs per "
+             "cell no simple effect can be significant (3 vs 3 runs in a family of 2: the rank "
+             "test's smallest p is 0.1, 0.2 adjusted);")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,14 +159,17 @@ class FactorialResult:
                 "holds them at their low level (a simple effect); where an interaction was "
                 f"significant at alpha {self.alpha:g}, the simple effects of its factors were "
                 f"estimated at each level of the other ({simple}; Holm-adjusted over the levels "
-                "of the other factor) and reported in place of their main effects; an "
+                "of the other factor) and reported in place of their main effects; "
+                f"{TWO_STAGE} an "
                 "effect on a latency computed from runs whose requests waited for a known "
                 "timeout (a latency on it, or a tail statistic of a run whose maximum is on it) "
                 "was reported as an artefact of it, not as a measured ratio, and one on a "
                 "throughput or count from such runs as affected by it; where an effect was not "
                 "significant, its estimate and interval are given with the smallest effect the "
                 f"design could have detected at {POWER:.0%} power (noncentral t on the same "
-                "standard error and df, Holm's first step).")
+                "standard error and df, Holm's first step), an estimate printed with its df: "
+                "at 2 df the spread it rests on lies between 0.16 and 1.9 times the true one in "
+                "95% of designs.")
 
     def interval_words(self, simple: bool = False) -> str:
         """What the intervals of the effects (``simple``: of the simple effects) are: ``"95%
@@ -314,6 +330,7 @@ class FactorialResult:
         out[names[0]] = [m.high if m and m.testable else math.nan for m in mde]
         out[names[1]] = [m.low if m and m.testable else math.nan for m in mde]
         out["mde_note"] = [m.reason if m and not m.testable else "" for m in mde]
+        out["detectable_df"] = [detectable_df(m) for m in mde]
         if self.mechanisms:  # only where some run recorded counters: other tables unchanged
             mech = pd.DataFrame([mechanism_columns(self.mechanism_of(t, lv), "low", "high")
                                  for t, lv in zip(t["term"], levels, strict=True)],
@@ -360,6 +377,7 @@ class FactorialResult:
         mde = (("mde_ratio_high", "mde_ratio_low") if self.log else
                (f"mde_effect_high{self.metric.suffix}", f"mde_effect_low{self.metric.suffix}"))
         out[mde[0]], out[mde[1]], out["mde_note"] = s["mde_high"], s["mde_low"], s["mde_note"]
+        out["detectable_df"] = s["df_error"].where(s["mde_high"].notna())
         out[NOT_ESTIMABLE_COLUMN] = s[NOT_ESTIMABLE_COLUMN]
         out["stalls"] = s["stalls"]
         out["warnings"] = ["; ".join(texts(w)) for w in s["warnings"]]

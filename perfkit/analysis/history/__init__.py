@@ -25,15 +25,19 @@ from perfkit.analysis.history._load import (
     labels_of,
     load_history,
 )
+from perfkit.analysis.history._metrics import analyse_metrics, first_p, holm_levels
 
 __all__ = [
     "HistoryAnalysis",
     "HistoryGate",
     "Series",
     "analyse",
+    "analyse_metrics",
     "change_and_gate",
+    "first_p",
     "gates",
     "gates_frame",
+    "holm_levels",
     "is_history",
     "job_dirs",
     "labels_frame",

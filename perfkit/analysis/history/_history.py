@@ -339,8 +339,12 @@ def series_keys(history: Experiment, rows: RunSet, by: Any = "auto") -> list[str
 
 def analyse(history: Experiment, metric: Metric, *, by: Any = "auto",
             where: dict | None = None, alpha: float = 0.05, confidence: float = 0.95,
-            permutations: int = 199, seed: int = 0) -> HistoryAnalysis:
-    """The series of ``metric`` per load level with its change points (module docstring)."""
+            permutations: int = 199, seed: int = 0,
+            levels: dict[tuple, float] | None = None) -> HistoryAnalysis:
+    """The series of ``metric`` per load level with its change points (module docstring).
+    ``levels`` gives a load level's (a series key's) change points a level of their own
+    (:func:`perfkit.analysis.history._metrics.analyse_metrics`: Holm over the metrics); the
+    others, and every recent-step test, are at ``alpha``."""
     rows = history_rows(history, where)
     if metric.name not in rows.frame:
         raise DataError(f"no column {metric.name!r} in the history {history.name}")
@@ -354,7 +358,8 @@ def analyse(history: Experiment, metric: Metric, *, by: Any = "auto",
                  for label in labels if label in at]
         points = [p for p in found if p is not None]
         cps = change_points([list(p.values) for p in points], [p.label for p in points],
-                            alpha=alpha, permutations=permutations, confidence=confidence,
+                            alpha=(levels or {}).get(key, alpha), permutations=permutations,
+                            confidence=confidence,
                             lower_is_better=metric.lower_is_better, seed=seed)
         used = [p for p in points if p.values]  # the labels the change points analysed
         recent = recent_step([p.values for p in used], [p.label for p in used],
