@@ -58,7 +58,8 @@ def commands(data: Path, many: Path) -> dict[str, tuple[list[str], float]]:
                                               "--max-regression", "5%"], 1.5),
         "effects demo-wrk-factorial": (["-m", "perfkit", "effects",
                                         f"{data}/demo-wrk-factorial",
-                                        "--factors", "keepalive,cache"], 1.5),
+                                        "--factors",
+                                        "client_keepalive,upstream_keepalive,cache"], 1.5),
         "second compare, 1,000 runs": (["-m", "perfkit", "compare", f"{many}::arm=A",
                                         f"{many}::arm=B"], 2.0),
     }
