@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import functools
 import importlib
+import os
 import pkgutil
 import re
 import sys
@@ -224,5 +225,22 @@ def _flush_stores() -> None:
         store.flush()
 
 
+#: the variables that size BLAS's thread pool (OpenBLAS reads the first it finds set, MKL its own)
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def one_blas_thread() -> None:
+    """BLAS on one thread unless the user sized its pool; set before numpy loads BLAS.
+
+    perfkit's matrices are small (a factorial's runs by its terms; the 256 Gauss-Legendre nodes
+    of :mod:`perfkit.stats.tpower`): threads gain nothing there, and OpenBLAS's spin after each
+    call waiting for more work. That spin cost ``perfkit compare`` up to 0.5 s of CPU (the
+    nodes' eigenvalues: 0.01 s on one thread) on a busy machine. The report's kernels inherit
+    the setting."""
+    if not any(os.environ.get(name) for name in BLAS_THREADS):
+        os.environ.update(dict.fromkeys(BLAS_THREADS, "1"))
+
+
 def entry_point() -> None:
+    one_blas_thread()
     sys.exit(main(sys.argv[1:]))
