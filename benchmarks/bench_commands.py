@@ -5,7 +5,9 @@ Run: ``nice -n 19 .venv/bin/python benchmarks/bench_commands.py [--before REV] [
 F is the CPU (user + system) of ``python -c "import numpy, pandas"``, measured in the same run,
 so that the ratios hold from one machine to another. Each command runs in a fresh process
 (``python -m perfkit``), best of ``--repeats``, its run stores warm (one untimed call first,
-as a user's second command):
+as a user's second command, and its modules' bytecode cached, as an installed package's is:
+``PYTHONDONTWRITEBYTECODE`` is dropped for the commands, which otherwise compile every module
+of perfkit from source each time):
 
 - ``compare`` and ``gate --max-regression 5%`` on data/demo-aa (arm A against B), ``effects``
   on data/demo-wrk-factorial: target <= 1.5 F each;
@@ -35,7 +37,8 @@ COPIES = 50
 def cpu_of(argv: list[str], pythonpath: Path) -> float:
     """User + system CPU of one fresh process (its exit status 0, 1 or 3)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    env = {**os.environ, "PYTHONPATH": str(pythonpath)}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(pythonpath)
     proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, env=env,
                           cwd=pythonpath, check=False)
     if proc.returncode not in (0, 1, 3):
