@@ -130,8 +130,8 @@ def main() -> None:
         try:
             results = {}
             for key, tree in trees.items():
-                (tmp / key).mkdir()
-                results[key] = measure(tree, tmp / key, args.repeats)
+                (tmp / f"work-{key}").mkdir()
+                results[key] = measure(tree, tmp / f"work-{key}", args.repeats)
         finally:
             if args.before:
                 subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
