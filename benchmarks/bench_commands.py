@@ -4,8 +4,10 @@ Run: ``nice -n 19 .venv/bin/python benchmarks/bench_commands.py [--before REV] [
 
 F is the CPU (user + system) of ``python -c "import numpy, pandas"``, measured in the same run,
 so that the ratios hold from one machine to another. Each command runs in a fresh process
-(``python -m perfkit``), best of ``--repeats``, its run stores warm (one untimed call first,
-as a user's second command):
+(``python -m perfkit``), best of ``--repeats`` (the revisions interleaved), its run stores
+warm (one untimed call first, as a user's second command), and its modules' bytecode cached,
+as an installed package's is (``PYTHONDONTWRITEBYTECODE`` is dropped for the commands, which
+otherwise compile every module of perfkit from source each time):
 
 - ``compare`` and ``gate --max-regression 5%`` on data/demo-aa (arm A against B), ``effects``
   on data/demo-wrk-factorial: target <= 1.5 F each;
@@ -35,19 +37,14 @@ COPIES = 50
 def cpu_of(argv: list[str], pythonpath: Path) -> float:
     """User + system CPU of one fresh process (its exit status 0, 1 or 3)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    env = {**os.environ, "PYTHONPATH": str(pythonpath)}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(pythonpath)
     proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, env=env,
                           cwd=pythonpath, check=False)
     if proc.returncode not in (0, 1, 3):
         raise SystemExit(f"{' '.join(argv)}: exit {proc.returncode}: {proc.stderr[-500:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
-def best(argv: list[str], pythonpath: Path, repeats: int, warm: bool = True) -> float:
-    if warm:
-        cpu_of(argv, pythonpath)  # the run stores (and remembered simulations) written
-    return min(cpu_of(argv, pythonpath) for _ in range(repeats))
 
 
 def commands(data: Path, many: Path) -> dict[str, tuple[list[str], float]]:
@@ -58,7 +55,8 @@ def commands(data: Path, many: Path) -> dict[str, tuple[list[str], float]]:
                                               "--max-regression", "5%"], 1.5),
         "effects demo-wrk-factorial": (["-m", "perfkit", "effects",
                                         f"{data}/demo-wrk-factorial",
-                                        "--factors", "keepalive,cache"], 1.5),
+                                        "--factors",
+                                        "client_keepalive,upstream_keepalive,cache"], 1.5),
         "second compare, 1,000 runs": (["-m", "perfkit", "compare", f"{many}::arm=A",
                                         f"{many}::arm=B"], 2.0),
     }
@@ -73,12 +71,23 @@ def thousand_runs(into: Path) -> Path:
     return many
 
 
-def measure(tree: Path, data: Path, many: Path, repeats: int) -> dict[str, float]:
-    f = best(["-c", "import numpy, pandas"], tree, repeats, warm=False)
-    out = {"F": f}
-    for name, (argv, _) in commands(data, many).items():
-        out[name] = best(argv, tree, repeats) / f
-    return out
+def measure(trees: dict[str, Path], data: Path, many: Path, repeats: int
+            ) -> dict[str, dict[str, float]]:
+    """Each tree's F and its commands' CPU / F: best of ``repeats``, the trees interleaved
+    command by command (a load that comes and goes then weighs on both alike)."""
+    argvs = {"F": ["-c", "import numpy, pandas"],
+             **{name: argv for name, (argv, _) in commands(data, many).items()}}
+    for tree in trees.values():
+        for name, argv in argvs.items():
+            if name != "F":
+                cpu_of(argv, tree)  # the run stores (and remembered simulations) written
+    best = {k: dict.fromkeys(argvs, float("inf")) for k in trees}
+    for _ in range(repeats):
+        for name, argv in argvs.items():
+            for k, tree in trees.items():
+                best[k][name] = min(best[k][name], cpu_of(argv, tree))
+    return {k: {"F": b["F"], **{n: v / b["F"] for n, v in b.items() if n != "F"}}
+            for k, b in best.items()}
 
 
 def main() -> None:
@@ -100,7 +109,7 @@ def main() -> None:
                             str(old), args.before], check=True)
             trees = {"before": old, **trees}
         try:
-            results = {k: measure(tree, data, many, args.repeats) for k, tree in trees.items()}
+            results = measure(trees, data, many, args.repeats)
         finally:
             if args.before:
                 subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",

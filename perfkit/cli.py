@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import functools
 import importlib
+import os
 import pkgutil
 import re
 import sys
@@ -130,7 +131,26 @@ UNIT_HELP = ("the unit of the values in HdrHistogram logs read, where the log do
              "the evidence of its Interval_Max column, else us (the run says 'unit assumed')")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_in(argv: list[str]) -> str | None:
+    """The subcommand ``argv`` names before any help option (None: none, or not one of
+    :func:`command_names`), skipping the global options and ``--unit``'s value."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-h", "--help") or arg == "--version":
+            return None
+        if arg == "--unit":
+            i += 2
+            continue
+        if not arg.startswith("-"):
+            return arg if arg in command_names() else None
+        i += 1
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or of ``only`` (the one a command line names: the
+    others' modules are not imported, nor their arguments built)."""
     parser = ArgumentParser(
         prog="perfkit",
         description=DESCRIPTION,
@@ -143,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--unit", choices=("ns", "us", "ms", "s"), default=None,
                         help=UNIT_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in command_names():
+    for name in [only] if only else command_names():
         importlib.import_module(f"perfkit.commands.{name}").register(sub)
     for p in _subparsers(parser):  # --debug after the command works too
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
@@ -175,7 +195,7 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
     err = stderr or sys.stderr
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        parser = build_parser()
+        parser = build_parser(command_in(argv))
         # argparse prints --help and --version itself: send them to our streams
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             args = parser.parse_args(argv)
@@ -224,5 +244,22 @@ def _flush_stores() -> None:
         store.flush()
 
 
+#: the variables that size BLAS's thread pool (OpenBLAS reads the first it finds set, MKL its own)
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def one_blas_thread() -> None:
+    """BLAS on one thread unless the user sized its pool; set before numpy loads BLAS.
+
+    perfkit's matrices are small (a factorial's runs by its terms; the 256 Gauss-Legendre nodes
+    of :mod:`perfkit.stats.tpower`): threads gain nothing there, and OpenBLAS's spin after each
+    call waiting for more work. That spin cost ``perfkit compare`` up to 0.5 s of CPU (the
+    nodes' eigenvalues: 0.01 s on one thread) on a busy machine. The report's kernels inherit
+    the setting."""
+    if not any(os.environ.get(name) for name in BLAS_THREADS):
+        os.environ.update(dict.fromkeys(BLAS_THREADS, "1"))
+
+
 def entry_point() -> None:
+    one_blas_thread()
     sys.exit(main(sys.argv[1:]))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import weakref
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -316,8 +317,12 @@ class Run(Provenance):
 
     @property
     def warnings(self) -> tuple[Warn, ...]:
-        """Parser notes, then validity checks; each says what it means for the numbers."""
-        return self.notes + validity_warnings(self)
+        """Parser notes, then validity checks; each says what it means for the numbers (the
+        checks computed once per run: a Run does not change once built)."""
+        checks = _VALIDITY.get(self)
+        if checks is None:
+            checks = _VALIDITY[self] = validity_warnings(self)
+        return self.notes + checks
 
     def percentile_ms(self, q: float) -> float | None:
         """The printed latency at percentile ``q`` (0-100), or None if the tool did not print it."""
@@ -328,6 +333,10 @@ class Run(Provenance):
         return run_record(self)
 
 
+#: each run's :func:`validity_warnings`, by the run (its identity: ``eq=False``), for as long
+#: as it lives; a replaced run is another object, checked anew (issue 33: the checks of 1,000
+#: runs cost 0.1 s each time the frame, a table's notes or the statuses asked for them)
+_VALIDITY: weakref.WeakKeyDictionary[Run, tuple[Warn, ...]] = weakref.WeakKeyDictionary()
 _FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(Run))
 #: field -> its default where the class holds it as an attribute (a plain default, not a
 #: default_factory): a run whose ``__dict__`` lacks such a field reads the class's value

@@ -8,6 +8,10 @@ top.
 
 from __future__ import annotations
 
+import functools
+import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -57,6 +61,23 @@ def test_a_command_imports_its_analysis_when_it_runs():
     assert heavy(names) == []
 
 
+def test_a_command_line_builds_the_parser_of_its_command_alone():
+    """``perfkit compare ...`` neither imports the other commands' modules nor builds their
+    parsers (issue 33: 0.05x the import of numpy and pandas); ``perfkit --help`` builds all."""
+    probe = ("import io, json, sys; from perfkit.cli import main; "
+             "main(json.loads(sys.argv[1]), io.StringIO(), io.StringIO()); "
+             "print(' '.join(sorted(m for m in sys.modules if m.startswith('perfkit.commands.')"
+             " and '._' not in m)))")
+
+    def commands(*argv: str) -> set[str]:  # from sys.modules: importtime does not see
+        proc = subprocess.run([sys.executable, "-c", probe, json.dumps(argv)],  # import_module
+                              capture_output=True, text=True, check=True, cwd=ROOT)
+        return set(proc.stdout.split())
+
+    assert commands("--unit", "ms", "compare", "--help") == {"perfkit.commands.compare"}
+    assert {"perfkit.commands.run", "perfkit.commands.report"} <= commands("--help")
+
+
 AA, AB = "data/demo-aa::arm=A", "data/demo-aa::arm=B"
 #: command lines refused for an option alone (issue 30: ``gate A B --max-regression 5`` was
 #: refused only after the analysis had been imported, 9-14 s under load)
@@ -102,7 +123,6 @@ def test_a_bad_option_is_refused_before_the_analysis_is_imported():
     """Checked from the modules a fresh interpreter has imported when each command line is
     refused (one after the other: the first to import the analysis is named), not from a
     time."""
-    import json
 
     proc = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(BAD_OPTIONS)],
                           capture_output=True, text=True, check=True, cwd=ROOT)
@@ -124,10 +144,11 @@ ANSWERING = [
 ]
 
 
-def _answer_imports(*argv: str) -> set[str]:
+def _answer_imports(*argv: str, cwd: Path = ROOT, env: dict[str, str] | None = None
+                    ) -> set[str]:
     """Modules a fresh ``python -m perfkit ARGV`` imports, whatever its exit status (0/1/3)."""
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "perfkit", *argv],
-                          capture_output=True, text=True, check=False, cwd=ROOT)
+                          capture_output=True, text=True, check=False, cwd=cwd, env=env)
     assert proc.returncode in (0, 1, 3), proc.stderr[-2000:]
     names = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
              if line.startswith("import time:") and "|" in line}
@@ -135,9 +156,38 @@ def _answer_imports(*argv: str) -> set[str]:
     return names
 
 
+#: what a command computed once and remembered beside the run store is not imported again:
+#: ``scipy.optimize`` (0.3x the import of numpy and pandas) finds the factorial's
+#: noncentralities, remembered by their inputs (perfkit.stats.tpower)
+REMEMBERED_HEAVY = ("scipy.optimize",)
+
+
+def _heavy_of(names: set[str], heavy: tuple[str, ...]) -> list[str]:
+    return sorted(n for n in names if any(n == h or n.startswith(h + ".") for h in heavy))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("argv", ANSWERING, ids=[a[0] for a in ANSWERING])
-def test_answering_on_the_demo_imports_no_unused_heavy_module(argv):
-    names = _answer_imports(*argv)
-    assert sorted(n for n in names
-                  if any(n == h or n.startswith(h + ".") for h in UNUSED_HEAVY)) == []
+def test_answering_on_the_demo_imports_no_unused_heavy_module(argv, tmp_path):
+    for name in ("demo-aa", "demo-wrk-factorial"):  # run stores on, in a copy of the data
+        shutil.copytree(ROOT / "data" / name, tmp_path / "data" / name,
+                        ignore=shutil.ignore_patterns(".perfkit"))
+    env = {**os.environ, "PERFKIT_CACHE": "1"}
+    assert _heavy_of(_answer_imports(*argv, cwd=tmp_path, env=env), UNUSED_HEAVY) == []
+    # the second time, with what the first remembered
+    second = _answer_imports(*argv, cwd=tmp_path, env=env)
+    assert _heavy_of(second, UNUSED_HEAVY + REMEMBERED_HEAVY) == []
+
+
+def test_the_command_runs_blas_on_one_thread_unless_the_user_sized_its_pool():
+    """OpenBLAS's idle threads spin after each call: on perfkit's small matrices a pool costs
+    CPU and gains nothing (issue 33); a pool the user sized is theirs."""
+    probe = ("import os, sys; from perfkit.cli import one_blas_thread; one_blas_thread(); "
+             "print(os.environ['OPENBLAS_NUM_THREADS'], 'numpy' in sys.modules)")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    run = functools.partial(subprocess.run, [sys.executable, "-c", probe], capture_output=True,
+                            text=True, check=True, cwd=ROOT)
+    assert run(env=env).stdout.split() == ["1", "False"]  # set before numpy loads BLAS
+    assert run(env={**env, "OMP_NUM_THREADS": "4", "OPENBLAS_NUM_THREADS": "4"}
+               ).stdout.split() == ["4", "False"]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from perfkit.stats import _simcache, powersim
-from perfkit.stats.power import runs_needed
+from perfkit.stats.power import min_detectable_ratio, runs_needed
 
 BASE = np.array([10.2, 10.9, 10.4, 11.3, 10.0, 10.7])
 NEW = np.array([10.8, 11.1, 10.5, 11.9, 10.6, 11.4])
@@ -53,3 +53,20 @@ def test_an_unreadable_file_is_simulated_again(tmp_path):
         f.write_text("not a rate")
     _simcache._MEMO.clear()
     assert runs_needed(1.05, BASE, NEW, n_sim=2000) == first
+
+
+def test_a_second_min_detectable_ratio_simulates_nothing_and_agrees(tmp_path, monkeypatch):
+    """compare's and gate's 'detectable' column (issue 33): simulated once per spread, run
+    counts, critical U, power, simulations and seed; the same two ratios read back."""
+    _simcache.use_directory(tmp_path)
+    first = min_detectable_ratio(BASE, NEW, n_sim=2000)
+    assert first.testable and len(list(tmp_path.iterdir())) == 1
+    monkeypatch.setattr(_simcache, "_MEMO", {})  # a new process: only the files remain
+
+    def fail(*args, **kwargs):
+        raise AssertionError("simulated again")
+
+    monkeypatch.setattr(powersim, "shift_thresholds", fail)
+    assert min_detectable_ratio(BASE, NEW, n_sim=2000) == first
+    with pytest.raises(AssertionError, match="simulated again"):
+        min_detectable_ratio(BASE, NEW, n_sim=2000, power=0.9)

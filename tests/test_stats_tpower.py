@@ -97,3 +97,26 @@ def test_an_additive_effect_is_stated_in_its_unit_and_a_missing_interval_says_wh
     none = min_detectable_effect(math.nan, math.nan, 4)
     assert not none.testable and "no finite interval" in none.statement
     assert "no degrees of freedom" in min_detectable_effect(0.5, 2.0, 0).statement
+
+
+def test_a_noncentrality_is_remembered_by_its_inputs_and_found_once(tmp_path, monkeypatch):
+    """Issue 33: the root is solved once per (df, alpha, power), kept beside the run store; a
+    second process reads it (the same float) and needs no root finder."""
+    from perfkit.stats import _simcache, tpower
+
+    monkeypatch.setattr(_simcache, "_MEMO", {})
+    _simcache.use_directory(tmp_path)
+    try:
+        solved = tpower._solve_noncentrality(7.3, 0.05 / 3, 0.8)
+        assert noncentrality(7.3, 0.05 / 3, 0.8) == solved
+        assert len(list(tmp_path.iterdir())) == 1
+
+        def fail(*args):
+            raise AssertionError("solved again")
+
+        monkeypatch.setattr(tpower, "_solve_noncentrality", fail)
+        monkeypatch.setattr(_simcache, "_MEMO", {})  # a new process: the file alone
+        assert noncentrality(7.3, 0.05 / 3, 0.8) == solved
+        assert noncentrality(7.3, 0.05 / 3, 0.8) == solved
+    finally:
+        _simcache.use_directory(None)

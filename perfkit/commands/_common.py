@@ -12,6 +12,7 @@ import json
 import math
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from perfkit.errors import ERROR_STATUS, SKIP_UNREADABLE, DataError, UnreadableError, UsageError
@@ -30,6 +31,27 @@ __all__ = ["Loader", "load_paths"]
 # that ``perfkit --help`` and ``perfkit --version`` import none of them (tests/test_startup.py).
 
 FORMATS = ("table", "csv", "json", "markdown", "latex")
+
+
+def power_store(spec: str) -> Path | None:
+    """``DIR/.perfkit/cache/power`` beside the run store of the selection ``spec``'s folder;
+    None for a file, or where no run store is written (:func:`perfkit.store.runcache.skip_reason`,
+    ``PERFKIT_CACHE=0``)."""
+    from perfkit.store import runcache
+
+    folder = Path(spec.split("::", 1)[0])
+    if not folder.is_dir() or not runcache.enabled(None) or runcache.skip_reason(str(folder)):
+        return None
+    return folder / ".perfkit" / "cache" / "power"
+
+
+def remember_in_store(spec: str) -> None:
+    """Keep the power simulations and the t tests' noncentralities (their inputs a few
+    numbers) beside the run store of ``spec``'s folder (:func:`power_store`), so that a second
+    command on the same runs computes none of them again (issue 33)."""
+    from perfkit.analysis.compare import remember_simulations_in
+
+    remember_simulations_in(power_store(spec))
 
 
 def load_paths(paths: Sequence[str], err: TextIO) -> LoadResult:

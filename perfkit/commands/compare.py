@@ -22,6 +22,7 @@ from perfkit.commands._common import (
     check_levels,
     emit,
     note_nothing_excluded,
+    remember_in_store,
 )
 
 HELP = """\
@@ -79,6 +80,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     by_endpoint = per_endpoint(args.by)
     base, base_sel = loader.select(args.base, by_endpoint)
     new, new_sel = loader.select(args.new, by_endpoint)
+    remember_in_store(args.base)
     m = metric(args.metric, [*base.frame.columns, *new.frame.columns])
     table = compare_runs(base, new, m, by=args.by, exclude=[*base_sel.pinned, *new_sel.pinned],
                          alpha=args.alpha, confidence=args.confidence,

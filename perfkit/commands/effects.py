@@ -21,6 +21,7 @@ from perfkit.commands._common import (
     check_levels,
     check_table_option,
     emit,
+    remember_in_store,
 )
 from perfkit.errors import UsageError
 
@@ -120,6 +121,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     loader = Loader(err, args.skip_unreadable, "no effects computed")
     rows, selection = loader.select(args.experiment, per_endpoint(args.by))
     check_factors(factors, rows)
+    remember_in_store(args.experiment)
     m = metric(args.metric, rows.frame.columns)
     if args.ab:
         table = ab_comparisons(rows, factors, m, by=args.by, exclude=selection.pinned,

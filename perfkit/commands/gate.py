@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from perfkit._fsutil import write_bytes_atomic
@@ -24,6 +23,7 @@ from perfkit.commands._common import (
     check_alpha,
     check_confidence,
     note_nothing_excluded,
+    remember_in_store,
     write_frame,
     write_json,
     write_tables,
@@ -70,12 +70,6 @@ examples:
 """
 
 
-def power_store(spec: str) -> Path | None:
-    """``DIR/.perfkit/cache/power`` beside the base's run store (None for a file)."""
-    folder = Path(spec.split("::", 1)[0])
-    return folder / ".perfkit" / "cache" / "power" if folder.is_dir() else None
-
-
 class HistoryLoader(Loader):
     """A :class:`Loader` that also reads histories (a store, or jobs with labels.csv)."""
 
@@ -119,7 +113,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.junit:
         checks.output_file(args.junit, "--junit")
     from perfkit.analysis import metric
-    from perfkit.analysis.compare import ERROR, gate_runs, remember_simulations_in
+    from perfkit.analysis.compare import ERROR, gate_runs
     from perfkit.analysis.core import per_endpoint
     from perfkit.formatting import plain
     from perfkit.present import gate as present_gate
@@ -129,7 +123,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     base, base_sel = loader.select(args.base, by_endpoint)
     new, new_sel = loader.select(args.new, by_endpoint)
     columns = [*base.frame.columns, *new.frame.columns]
-    remember_simulations_in(power_store(args.base))
+    remember_in_store(args.base)
     metrics = [metric(m, columns) for m in dict.fromkeys(args.metric or ["latency_p99_ms"])]
     result = gate_runs(base, new, metrics, threshold, alpha=args.alpha, by=args.by,
                        exclude=[*base_sel.pinned, *new_sel.pinned],

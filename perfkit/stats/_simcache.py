@@ -21,7 +21,7 @@ import numpy as np
 
 #: bump when the simulation changes, so that old files are never read as new rates
 VERSION = 1
-_MEMO: dict[str, float] = {}
+_MEMO: dict[str, tuple[float, ...]] = {}
 _DIRECTORY: list[Path] = []
 
 
@@ -40,26 +40,33 @@ def key(*parts: object, residuals: np.ndarray | None = None) -> str:
 
 def remembered(digest: str, compute: Callable[[], float]) -> float:
     """The rate kept under ``digest``, or ``compute()`` kept there."""
+    return remembered_many(digest, lambda: (compute(),))[0]
+
+
+def remembered_many(digest: str, compute: Callable[[], tuple[float, ...]]
+                    ) -> tuple[float, ...]:
+    """The floats kept under ``digest``, or ``compute()``'s kept there (each exactly: hex)."""
     if digest in _MEMO:
         return _MEMO[digest]
-    value = _read(digest)
-    if value is None:
-        value = float(compute())
-        _write(digest, value)
-    _MEMO[digest] = value
-    return value
+    values = _read(digest)
+    if values is None:
+        values = tuple(float(v) for v in compute())
+        _write(digest, values)
+    _MEMO[digest] = values
+    return values
 
 
-def _read(digest: str) -> float | None:
+def _read(digest: str) -> tuple[float, ...] | None:
     if not _DIRECTORY:
         return None
     try:
-        return float.fromhex((_DIRECTORY[0] / digest).read_text().strip())
+        text = (_DIRECTORY[0] / digest).read_text().split()
+        return tuple(float.fromhex(v) for v in text) if text else None
     except (OSError, ValueError):
         return None
 
 
-def _write(digest: str, value: float) -> None:
+def _write(digest: str, values: tuple[float, ...]) -> None:
     if not _DIRECTORY:
         return
     folder = _DIRECTORY[0]
@@ -67,7 +74,7 @@ def _write(digest: str, value: float) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
         with os.fdopen(fd, "w") as f:
-            f.write(value.hex())
+            f.write(" ".join(v.hex() for v in values))
         os.replace(tmp, folder / digest)
     except OSError:
         pass

@@ -125,6 +125,10 @@ def factorial(frame: pd.DataFrame, factors: Sequence[str], response: str, log: b
                if c not in frame.columns]
     if missing:
         raise ValueError(f"no column(s) {missing} in the frame; columns: {list(frame.columns)}")
+    # the columns the fit reads: each level's subset and each cell's mask then take 4-5
+    # columns, not the runs frame's 70 (issue 33)
+    frame = frame[list(dict.fromkeys([*factors, response, *_as_list(by),
+                                      *([block] if block else [])]))]
     coding = {}
     for name in factors:
         _, coding[name] = code_factor(frame[name], name, levels)

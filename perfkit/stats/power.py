@@ -227,10 +227,16 @@ def min_detectable_ratio(base: Values = None, new: Values = None, *, n_base: int
     if spread.zero:  # every shift > 0 puts each new run above each base run: U = K
         return MinDetectable(True, 1.0, 1.0, runs_needed_per_arm=None, reason=None,
                              warnings=tuple(warnings), **common)
-    rng = np.random.default_rng(seed)
-    highs, lows = powersim.shift_thresholds(spread, n_b, n_n, u_hi, n_sim, rng)
-    up = powersim.smallest_shift(highs, lows, power)
-    down = powersim.smallest_shift(-lows[::-1], -highs[::-1], power)
+
+    def simulated() -> tuple[float, float]:
+        rng = np.random.default_rng(seed)
+        highs, lows = powersim.shift_thresholds(spread, n_b, n_n, u_hi, n_sim, rng)
+        return (powersim.smallest_shift(highs, lows, power),
+                powersim.smallest_shift(-lows[::-1], -highs[::-1], power))
+
+    digest = _simcache.key("min_detectable_ratio", spread.log_sd, spread.df, spread.draw_df,
+                           n_b, n_n, u_hi, n_sim, seed, power, residuals=spread.residuals)
+    up, down = _simcache.remembered_many(digest, simulated)
     return MinDetectable(True, math.exp(up), math.exp(-down), runs_needed_per_arm=None,
                          reason=None, warnings=tuple(warnings), **common)
 

@@ -30,17 +30,22 @@ strictest (a bound, since later steps test at larger levels), as
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any
 
 import numpy as np
-from scipy import optimize
 
+from perfkit.stats import _simcache
 from perfkit.stats._dist import chi2_ppf, norm_cdf, t_ppf
 
-#: Gauss-Legendre nodes on (0, 1) and their weights: quantiles of the chi-square spread
-_X, _W = np.polynomial.legendre.leggauss(256)
-_U, _W = (_X + 1) / 2, _W / 2
+
+@functools.cache
+def _nodes() -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre nodes on (0, 1) and their weights: quantiles of the chi-square spread
+    (computed on first use: an eigenproblem of 256 x 256)."""
+    x, w = np.polynomial.legendre.leggauss(256)
+    return (x + 1) / 2, w / 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,7 +96,18 @@ class DetectableEffect:
 
 def noncentrality(df: float, alpha: float, power: float = 0.8) -> float:
     """The noncentrality at which the two-sided t test at level ``alpha`` on ``df`` degrees of
-    freedom has probability ``power`` of rejecting (module docstring)."""
+    freedom has probability ``power`` of rejecting (module docstring).
+
+    Remembered by its three inputs (:mod:`perfkit.stats._simcache`: in the process, and in the
+    run store's folder where a command names it): the root is found once per design."""
+    digest = _simcache.key("noncentrality", "Gauss-Legendre 256", float(df), float(alpha),
+                           float(power))
+    return _simcache.remembered(digest, lambda: _solve_noncentrality(df, alpha, power))
+
+
+def _solve_noncentrality(df: float, alpha: float, power: float) -> float:
+    from scipy import optimize  # only when not remembered: 0.3x the import of numpy and pandas
+
     crit = float(t_ppf(1 - alpha / 2, df))
 
     def reach(lam: float) -> float:
@@ -109,9 +125,10 @@ def power_at(lam: float, df: float, crit: float) -> float:
     """P(|T| > crit) for T noncentral t(df, lam): E[Phi(lam - crit s) + Phi(-lam - crit s)],
     s = sqrt(V / df), V ~ chi2(df), averaged over the quantiles of V by Gauss-Legendre
     quadrature (scipy's ``nct`` loses accuracy in the far tail at few df)."""
-    s = np.sqrt(chi2_ppf(_U, df) / df)
+    u, w = _nodes()
+    s = np.sqrt(chi2_ppf(u, df) / df)
     inside = norm_cdf(lam - crit * s) + norm_cdf(-lam - crit * s)
-    return float(np.dot(_W, inside))
+    return float(np.dot(w, inside))
 
 
 def approximate_noncentrality(df: float, alpha: float, power: float = 0.8) -> float:

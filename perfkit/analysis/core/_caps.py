@@ -245,13 +245,14 @@ def tainting(rows: RunSet, metric: Metric) -> list[CapHit]:
     on a cap (a latency), and the other hits of the runs whose ``metric`` they bear on."""
     hits = cap_hits(rows)
     own = [h for h in hits if h.column == metric.name] if metric.is_latency else []
-    frame = dict(zip(_ids(rows), (r for _, r in rows.frame.iterrows()), strict=True))
+    last = {rid: i for i, rid in enumerate(_ids(rows))}  # a run id's row: its last, as a dict
     by_run: dict[str, list[CapHit]] = {}
     for h in hits:
         by_run.setdefault(h.run_id, []).append(h)
     out = list(own)
-    for rid, found in by_run.items():
-        if _bears(metric, found, frame[rid]):
+    for rid, found in by_run.items():  # the row of a run with a hit alone, as iterrows made it
+        row = next(rows.frame.iloc[[last[rid]]].iterrows())[1]
+        if _bears(metric, found, row):
             out += [h for h in found if h not in own]
     return out
 

@@ -265,8 +265,13 @@ def averaged_mechanism(rows: Any, factor: str, coding: Mapping[str, Any],
     cells = np.array([" | ".join(level_text(v) for v in r)
                       for r in frame[list(others)].itertuples(index=False)] if others
                      else [""] * len(rows), dtype=object)
-    sides = [[rows.subset((text == level_text(coding[side])) & (cells == cell)).runs
-              for cell in dict.fromkeys(cells.tolist())] for side in ("low", "high")]
+
+    def runs_of(side: str, cell: str) -> list[Run]:  # the runs alone: no frame to subset
+        keep = (text == level_text(coding[side])) & (cells == cell)
+        return [r for r, k in zip(rows.runs, keep, strict=True) if k]
+
+    sides = [[runs_of(side, cell) for cell in dict.fromkeys(cells.tolist())]
+             for side in ("low", "high")]
     out = tuple(MechanismRow(q, _averaged(sides[0], q), _averaged(sides[1], q))
                 for q in QUANTITIES)
     every = [r for side in sides for cell in side for r in cell]

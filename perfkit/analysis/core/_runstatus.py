@@ -439,9 +439,11 @@ def statuses_by_cell(rows: RunSet, metric: Metric, cells: list[str]) -> list[Run
     keys = [tuple(str(v) for v in r) for r in rows.frame[cells].itertuples(index=False)] \
         if cells else [()] * len(rows)
     out: list[RunJudgement] = [RunJudgement(OK)] * len(rows)
+    read = [c for c in dict.fromkeys((metric.name, REFERENCE_LATENCY)) if c in rows.frame]
+    narrow = dataclasses.replace(rows, frame=rows.frame[read])  # the columns the rule reads
     for key in dict.fromkeys(keys):
         mask = np.array([k == key for k in keys], dtype=bool)
-        for i, status in zip(np.flatnonzero(mask), run_statuses(rows.subset(mask), metric),
+        for i, status in zip(np.flatnonzero(mask), run_statuses(narrow.subset(mask), metric),
                              strict=True):
             out[i] = status
     return out
