@@ -303,7 +303,8 @@ VERDICTS = {
     "overview": {"problems found", "no problem", "drift", "inconclusive",
                  "no drift beyond ±10%"},
     "history": {"change", "weak change", "no change", "pass", "pass (improvement)",
-                "regression", "inconclusive (straddles threshold)"},
+                "regression", "inconclusive (straddles threshold)",
+                "inconclusive (could be drift)"},
 }
 
 
