@@ -34,7 +34,7 @@ def _threat(name: str, kind: str) -> str:
 
 
 @pytest.mark.parametrize(("name", "busy", "runs"), [
-    ("demo-aa", 20, 20), ("demo-wrk-connections", 45, 48), ("demo-wrk-factorial", 45, 72),
+    ("demo-aa", 20, 20), ("demo-wrk-connections", 39, 48), ("demo-wrk-factorial", 45, 72),
     ("demo-backlog", 18, 18),
     *((n, None, None) for n in SEEDS)])
 def test_host_cpu_saturation_is_a_threat_with_its_counts(name, busy, runs):

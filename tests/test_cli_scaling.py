@@ -10,6 +10,10 @@ import _cli_helpers as _cli
 import pytest
 
 TESTS = Path(__file__).parent
+#: the closed-loop sweep recorded on a busy shared VM: its default profile has a claimed peak
+SHARED_VM = (Path(__file__).resolve().parent / "fixtures" / "scaling"
+             / "wrk-connections-shared-vm")
+
 FIXTURES = TESTS / "fixtures"
 GOLDEN = TESTS / "golden" / "cli_scaling"
 #: bootstraps over the real sweeps (a module fixture runs each once): tens of seconds
@@ -103,8 +107,9 @@ def test_bad_input_is_one_line_with_status_2(argv, status, message):
 
 
 def test_every_footnote_is_referenced_including_a_claimed_peak():
-    # the bundled closed-loop sweep: the default profile's peak is claimed, buffered-log's not
-    code, out, _ = run_cli("scaling", str(TESTS.parent / "data" / "demo-wrk-connections"),
+    # the closed-loop sweep recorded on a busy shared VM (tests/fixtures/scaling): the default
+    # profile's peak is claimed, buffered-log's not
+    code, out, _ = run_cli("scaling", str(SHARED_VM),
                            "--x", "connections", "--by", "profile")
     assert code == 0
     # every table's notes are referenced in that table (its title or its rows)
@@ -112,7 +117,7 @@ def test_every_footnote_is_referenced_including_a_claimed_peak():
     from perfkit.analysis.scaling import scaling_fits
     from perfkit.present import scaling as present_scaling
 
-    rows = load_experiment(TESTS.parent / "data" / "demo-wrk-connections").rows()
+    rows = load_experiment(SHARED_VM).rows()
     fits = scaling_fits(rows, metric("throughput_rps"), by=["profile"])
     for table in present_scaling.scaling(fits):
         text = table.title + " ".join(c for row in table.rows for c in row)

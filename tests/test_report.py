@@ -283,15 +283,8 @@ def test_review2_item05_each_answer_carries_the_warnings_of_its_numbers(report, 
         assert texts(answer.warnings) and all(carried(w, entries) for w in texts(answer.warnings))
         assert all(p in " ".join(texts(answer.warnings)) for p in r["warnings"].split("; ") if p)
         assert calibrated == any("post-calibration" in w for w in texts(answer.warnings))
-    # the claimed peak: the closed-loop experiment drifted (the overview's drift table)
-    trend = pd.read_csv(tables / "overview-drift-trend.csv").set_index("experiment")
-    row = trend.loc["demo-wrk-connections"]
-    assert row["verdict"] == "drift"
-    (peak,) = [a for a in scaling if a.topic == "peak" and a.question == "profile default"]
-    (drifted,) = [w for w in texts(peak.warnings) if "drifted" in w]
-    assert drifted.startswith("demo-wrk-connections") and "throughput_rps" in drifted
-    assert f"{row['change_first_to_last_pct']:+.0f}%" in drifted and carried(drifted, entries)
-    assert any("between blocks" in w for w in texts(peak.warnings))
+    # the claimed peak's threats: tests/test_report_sections_scaling.py, on the sweep recorded
+    # on a busy shared VM (the bundled sweep, recorded on an idle machine, claims no peak)
 
 
 #: what an index row's verdict may say, per page (a verdict, never an estimand or a model)
@@ -753,12 +746,15 @@ def test_no_page_shows_the_ram_caches_machine_folder(report):
     assert "proxy_cache_path not set -> /dev/shm/<cache dir> levels=1:2" in effects
 
 
-def test_the_peak_answer_says_it_is_the_boxs_with_the_host_cpu(report):
-    # before: "35.3 connections [25.8, 57.7] (USL)", a peak of nginx as it read
+def test_the_index_claims_no_peak_where_the_sweep_shows_none(report):
+    # the closed-loop sweep re-recorded on an idle machine (2026-11-29): no profile's throughput
+    # falls at high concurrency (F-tests against Amdahl p 0.78 and 0.90), so no peak is claimed;
+    # the shared VM's sweep claimed "35.3 connections [25.8, 57.7] (USL)" (tests of a claimed
+    # peak: test_report_sections_scaling.py, on that sweep)
     index = html.unescape(re.sub(r"<[^>]+>", " ", (report / "index.html").read_text(
         encoding="utf-8")))
-    assert re.search(r"35\.3 connections \[25\.8, 57\.7\] \(USL\), the box's peak: host CPU "
-                     r">= 90% in \d+ of 24 runs", index)
+    assert "the box's peak" not in index and not re.search(r"\d connections \[[\d.]+, [\d.]+\] "
+                                                          r"\(USL\)", index)
 
 
 def test_a_collapsed_notes_summary_opens_with_words_not_a_reference(report):

@@ -24,6 +24,10 @@ from perfkit.vocabulary import BracketVerdict, SloVerdict
 from perfkit.warning import Code, Warn, texts
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+#: the closed-loop sweep recorded on a busy shared VM: its default profile has a claimed peak
+SHARED_VM = (Path(__file__).resolve().parent / "fixtures" / "scaling"
+             / "wrk-connections-shared-vm")
+
 
 
 def _bracket(table, profile, connections):
@@ -46,7 +50,7 @@ def _cell(frame: pd.DataFrame, **where) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def closed():
-    return load_experiment(DATA / "demo-wrk-connections")
+    return load_experiment(SHARED_VM, name="demo-wrk-connections")
 
 
 @pytest.fixture(scope="module")
@@ -151,3 +155,16 @@ def test_the_claimed_peak_carries_its_experiments_threats(closed, models):
     assert any("between blocks" in n and "16%" in n for n in beside), beside
     caption = scaling.models_caption(models, closed)
     assert "N* = 35.3 [" in caption and "threat" in caption
+
+
+def test_the_claimed_peak_says_it_is_the_boxs_and_carries_the_drift(closed, models):
+    # the sweep recorded on a busy shared VM: the default profile's peak is claimed, with the
+    # host CPU saturated (the whole box's peak), and the experiment drifted
+    answers = scaling.answers(None, models, None, closed)
+    (peak,) = [a for a in answers if a.topic == "peak" and a.question == "profile default"]
+    assert re.search(r"connections \[[\d.]+, [\d.]+\] \(USL\), the box's peak: host CPU "
+                     r">= 90% in \d+ of 24 runs", peak.answer), peak.answer
+    said = texts(peak.warnings)
+    (drifted,) = [w for w in said if "drifted" in w]
+    assert drifted.startswith("demo-wrk-connections") and "throughput_rps" in drifted
+    assert any("between blocks" in w for w in said)
