@@ -26,11 +26,15 @@ import argparse
 import math
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from perfkit.analysis.history import first_p, holm_levels
 from perfkit.stats.changepoint import change_points
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _mc import share_pm  # noqa: E402
 
 ALPHA = 0.05
 RHOS = (0.0, 0.5, 0.8, 0.95)
@@ -58,11 +62,6 @@ def page(series: list[list[list[float]]], alpha: float, seed: int, holm: bool) -
     return [bool(c.change_points) for c in first]
 
 
-def _pm(k: int, n: int) -> str:
-    p = k / n
-    return f"{p:.3f}±{2 * math.sqrt(max(p * (1 - p), 1 / n) / n):.3f}"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--series", type=int, default=1000)
@@ -87,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
             one += found[0]
             either += any(found)
             holm += any(page(series, ALPHA, seed=0, holm=True))
-        print(f"{rho:>5.2f} {_pm(one, args.series):>14} {_pm(either, args.series):>22} "
-              f"{_pm(holm, args.series):>20}")
+        print(f"{rho:>5.2f} {share_pm(one, args.series):>14} {share_pm(either, args.series):>22} "
+              f"{share_pm(holm, args.series):>20}")
         p = holm / args.series
         ok = ok and p - 2 * math.sqrt(max(p * (1 - p), 1 / args.series) / args.series) <= ALPHA
         sys.stdout.flush()

@@ -39,6 +39,9 @@ from perfkit.analysis import load_experiment, metric
 from perfkit.analysis.core import RunSet
 from perfkit.analysis.effects import ab_comparisons, factorial_effects
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _mc import share_pm  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 P99 = metric("latency_p99_ms")
 FACTORS = ["keepalive", "cache"]
@@ -110,12 +113,6 @@ def simulate(effects: tuple[float, float, float], sd: float, reps: int,
     return counts
 
 
-def _pm(k: int, n: int) -> str:
-    p = k / n if n else math.nan
-    err = 2 * math.sqrt(max(p * (1 - p), 1 / n) / n) if n else math.nan
-    return f"{p:.3f}±{err:.3f}"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--reps", type=int, default=400)
@@ -130,8 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     for name, *effects in SCENARIOS:
         c = simulate((effects[0], effects[1], effects[2]), args.sd, args.reps, args.seed)
-        print(f"{name:<9} {c['families']:>9} {_pm(c['tilde_excluding'], c['families']):>25} "
-              f"{_pm(c['significant_holding'], c['families']):>34}")
+        print(f"{name:<9} {c['families']:>9} {share_pm(c['tilde_excluding'], c['families']):>25} "
+              f"{share_pm(c['significant_holding'], c['families']):>34}")
         ok = ok and c["tilde_excluding"] == 0
     print(f"\n{time.perf_counter() - started:.0f} s")
     return 0 if ok else 1

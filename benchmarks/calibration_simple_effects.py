@@ -44,6 +44,9 @@ from perfkit.analysis import load_experiment, metric
 from perfkit.analysis.core import RunSet, match
 from perfkit.analysis.effects import factorial_effects
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _mc import share_pm  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 P99 = metric("latency_p99_ms")
 FACTORS = ["client_keepalive", "cache"]
@@ -108,12 +111,6 @@ def one(rows: RunSet, truth: tuple[float, float, float], sd: float,
     return True, families, wrong, int(wrong > 0), found
 
 
-def _pm(k: int, n: int) -> str:
-    p = k / n if n else math.nan
-    err = 2 * math.sqrt(max(p * (1 - p), 1 / n) / n) if n else math.nan
-    return f"{p:.3f}±{err:.3f}"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--reps", type=int, default=1000)
@@ -154,8 +151,8 @@ def main(argv: list[str] | None = None) -> int:
                                (("client_keepalive", ("none", "ram")), ("cache", ("on", "off")))
                                for lv in levels)
         effects = args.reps * (12 - null_effects)  # 12 simple effects a data set
-        print(f"{name:<10} {_pm(found, args.reps):>18} {_pm(wrong, total):>16} "
-              f"{_pm(pages, args.reps):>14} {_pm(real, effects) if effects else '-':>14}")
+        print(f"{name:<10} {share_pm(found, args.reps):>18} {share_pm(wrong, total):>16} "
+              f"{share_pm(pages, args.reps):>14} {share_pm(real, effects) if effects else '-':>14}")
         p = wrong / total if total else 0.0
         ok = ok and p - 2 * math.sqrt(max(p * (1 - p), 1 / total) / total) <= ALPHA
         sys.stdout.flush()
