@@ -31,6 +31,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _revisions import revisions  # noqa: E402
+
 COPIES = 50
 
 
@@ -102,18 +105,8 @@ def main() -> None:
             shutil.copytree(ROOT / "data" / name, data / name,
                             ignore=shutil.ignore_patterns(".perfkit"))
         many = thousand_runs(tmpdir)
-        trees = {"after": ROOT}
-        if args.before:
-            old = tmpdir / "before"
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach",
-                            str(old), args.before], check=True)
-            trees = {"before": old, **trees}
-        try:
+        with revisions(args.before, tmpdir) as trees:
             results = measure(trees, data, many, args.repeats)
-        finally:
-            if args.before:
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                                str(tmpdir / "before")], check=False)
     print("F = CPU of `python -c 'import numpy, pandas'`: "
           + ", ".join(f"{k} {r['F']:.2f} s" for k, r in results.items()))
     head = "".join(f"{k:>9}" for k in results)

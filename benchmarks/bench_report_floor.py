@@ -33,6 +33,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _revisions import revisions  # noqa: E402
+
 TWELVE_RUNS = """\
 title: "a 2x2 factorial, 3 repetitions (12 runs)"
 notebooks:
@@ -121,21 +124,11 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-report-floor-") as name:
         tmp = Path(name)
-        trees = {"after": ROOT}
-        if args.before:
-            old = tmp / "before"
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach",
-                            str(old), args.before], check=True)
-            trees = {"before": old, **trees}
-        try:
+        with revisions(args.before, tmp) as trees:
             results = {}
             for key, tree in trees.items():
                 (tmp / f"work-{key}").mkdir()
                 results[key] = measure(tree, tmp / f"work-{key}", args.repeats)
-        finally:
-            if args.before:
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                                str(tmp / "before")], check=False)
     print(f"cores: {os.cpu_count()}, load average now: {os.getloadavg()[0]:.1f}")
     print("floor (5 notebooks: kernel, imports, one figure; 2 at a time), wall: "
           + ", ".join(f"{k} {r['floor']:.1f} s" for k, r in results.items()))
