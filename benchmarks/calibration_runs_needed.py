@@ -23,6 +23,12 @@ per arm, and the share of pilots without a count (``none``: compatible with no c
 the rule's own no-count cases; ``>200``: more than the most runs searched). The target: the
 ``after`` power >= 0.75 in every scenario; exit status 1 if one misses it by more than its
 Monte Carlo error.
+
+``--sweep`` prints instead the ``after`` rule's realised power along the true change, in
+standard errors of the pilot's log change (``log(ratio) / (sd * sqrt(2 / n))``: the rule and
+the follow-up's test depend on nothing else), for pilots of 3, 5, 10 and 20 runs a side: the
+figures behind :func:`perfkit.stats.planning.decides_from_se`, the size of true change from
+which each plan states that its count holds.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ import numpy as np
 from perfkit.stats import compare, powersim
 from perfkit.stats._dist import t_sf
 from perfkit.stats.mannwhitney import min_attainable_p
-from perfkit.stats.planning import plan_observed
+from perfkit.stats.planning import decides_from_se, plan_observed
 from perfkit.stats.power import runs_needed
 from perfkit.stats.welch import DF_TOWARD_WELCH
 
@@ -48,6 +54,10 @@ FOLLOW_UPS = 4000
 PILOT_RUNS = (3, 5)
 LOG_SDS = (0.05, 0.15, 0.3)
 RATIOS = (1.1, 1.2, 1.5)
+#: pilot runs a side, and the true changes (standard errors of the pilot's log change) swept
+SWEEP = ((3, (0.6, 0.7, 0.8, 0.9, 1.0, 1.25)), (5, (0.7, 0.8, 0.9, 1.0, 1.25)),
+         (10, (0.9, 1.0, 1.1, 1.25, 1.5)), (20, (1.0, 1.25, 1.5, 2.0)))
+SWEEP_SD = 0.15
 
 
 @functools.cache
@@ -115,12 +125,35 @@ def scenario(n_pilot: int, ratio: float, sd: float, reps: int, n_sim: int,
     return out
 
 
+def sweep(reps: int, n_sim: int) -> int:
+    """The ``after`` rule's realised power along the true change (module docstring)."""
+    print(f"realised power of the advised follow-up along the true change, {reps} pilots a "
+          f"point (log sd {SWEEP_SD}); the plan states its count holds from "
+          "decides_from_se(pilot df) standard errors")
+    print(f"{'pilot':>5} {'SEs':>5} {'ratio':>6} | {'after':^38} | holds from")
+    for n_pilot, deltas in SWEEP:
+        stated = decides_from_se(2 * n_pilot - 2)
+        for delta in deltas:
+            ratio = math.exp(delta * SWEEP_SD * math.sqrt(2 / n_pilot))
+            r = scenario(n_pilot, ratio, SWEEP_SD, reps, n_sim,
+                         seed=9000 + 100 * n_pilot + round(10 * delta))["after"]
+            print(f"{n_pilot:>5} {delta:>5.2f} {ratio:>6.3f} | {r['power']:5.3f} ± "
+                  f"{r['err']:5.3f} runs {r['median_runs']:5.1f} none {r['none']:4.2f} "
+                  f">200 {r['over']:4.2f} | {'yes' if delta >= stated else 'no'} "
+                  f"({stated:g})", flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=200, help="pilots per scenario")
     parser.add_argument("--n-sim", type=int, default=1000,
                         help="simulations of each runs-needed search (the library: 4000)")
+    parser.add_argument("--sweep", action="store_true",
+                        help="the realised power along the true change (module docstring)")
     args = parser.parse_args(argv)
+    if args.sweep:
+        return sweep(args.reps, args.n_sim)
     print(f"realised power of the advised follow-up (target after >= {TARGET}), {args.reps} "
           "pilots a row; ± twice the Monte Carlo error; runs: median advised per arm")
     print(f"{'pilot':>5} {'log sd':>6} {'ratio':>5} | {'before':^38} | {'after':^38} | ok")
