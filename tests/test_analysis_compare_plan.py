@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from perfkit.analysis import load_experiment
+from perfkit.formatting import pct_change
 from perfkit.stats.power import min_detectable_ratio, power_at_ratio, runs_needed
 
 REPO = Path(__file__).resolve().parents[1]
@@ -96,3 +97,16 @@ def test_usage_errors_exit_2(argv):
 def test_a_single_run_has_no_spread():
     code, _, err = plan("--detect", "3%", "--from", "data/demo-history::label=v07,repetition=1")
     assert code == 2 and "needs >= 2 runs" in err
+
+
+def test_two_sets_of_runs_say_from_which_true_change_the_count_holds():
+    """Issue 34, item 6: the runs for the change seen decide it >= 75% of the time only from a
+    size of true change (perfkit.stats.planning.decides_from_se); the table and JSON say it."""
+    v08 = "data/demo-history/jobs/08-v08"
+    code, out, _ = plan("--metric", "latency_p99_ms", "--detect", "3%", "--from", V07,
+                        "--from", v08)
+    assert code == 0 and "holds from" in out
+    (row,) = plan_json("--metric", "latency_p99_ms", "--detect", "3%", "--from", V07,
+                       "--from", v08)["rows"]
+    assert 1 < row["observed_decides_from"] < row["observed_ratio_planned"]
+    assert pct_change(row["observed_decides_from"]) in out

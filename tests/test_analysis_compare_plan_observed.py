@@ -23,6 +23,7 @@ from perfkit.analysis.compare import (
     verdict,
 )
 from perfkit.analysis.core import Selection
+from perfkit.formatting import pct_change
 from perfkit.stats import compare
 from perfkit.stats.mannwhitney import runs_to_reach_alpha
 from perfkit.stats.power import runs_needed
@@ -56,6 +57,12 @@ def test_the_gate_gives_runs_for_the_change_seen_and_for_the_threshold():
         in g.reason
     frame = result.to_frame()
     assert frame["runs_per_arm_observed"].tolist() == [4]
+    # and from which true change that count holds (issue 34, item 6)
+    held = g.observed_plan.decides_from
+    assert 1.05 < held < g.observed_plan.planned
+    assert f"when the true change is {pct_change(held)} or further from the threshold" \
+        in g.reason
+    assert frame["observed_decides_from"].tolist() == [held]
 
 
 def test_plan_of_two_selections_gives_runs_for_the_change_they_show():

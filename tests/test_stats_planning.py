@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from perfkit.stats.planning import PLANNING_CONFIDENCE, plan_observed
+from perfkit.stats.planning import PLANNING_CONFIDENCE, decides_from_se, plan_observed
 from perfkit.stats.power import runs_needed
 from perfkit.warning import Code
 from perfkit.wording import text
@@ -50,6 +50,31 @@ def test_a_change_compatible_with_none_gets_a_code_and_no_count():
     assert note["low"] < 1 < note["high"] and note["reference"] == 1.0
     assert math.isclose(note["level"], 2 * PLANNING_CONFIDENCE - 1)
     assert "compatible with no change" in text(note)
+    assert plan.decides_from is None  # nothing promised, nothing to hold
+
+
+def test_each_plan_states_the_true_change_its_count_holds_from():
+    """Pilot data cannot tell a fluke of a small change from a typical pilot of a larger one:
+    the count is measured to decide >= 75% of the time only from a size of true change, in
+    standard errors of the pilot's log change (benchmarks/calibration_runs_needed.py --sweep),
+    on the side of the change seen."""
+    base, new = np.array([10.0, 11.0, 12.0]), np.array([15.0, 16.0, 18.0])
+    lb, ln = np.log(base), np.log(new)
+    se = math.sqrt((lb.var(ddof=1) * 2 + ln.var(ddof=1) * 2) / 4) * math.sqrt(2 / 3)
+    up = plan_observed(base, new, n_sim=500)
+    assert math.isclose(up.decides_from, math.exp(0.9 * se), rel_tol=1e-12)
+    assert 1 < up.decides_from < up.planned  # the count is planned beyond where it holds from
+    down = plan_observed(new, base, n_sim=500)
+    assert math.isclose(down.decides_from, math.exp(-0.9 * se), rel_tol=1e-12)
+    gate = plan_observed(base, new, reference=1.05, n_sim=500)
+    assert math.isclose(gate.decides_from, 1.05 * math.exp(0.9 * se), rel_tol=1e-12)
+    assert up.to_dict()["decides_from"] == up.decides_from
+
+
+@pytest.mark.parametrize(("df", "se"), [(1, 0.9), (4, 0.9), (5, 1.0), (8, 1.0), (9, 1.25),
+                                        (18, 1.25), (38, 1.5), (500, 1.5)])
+def test_the_size_it_holds_from_grows_with_the_pilot_as_measured(df, se):
+    assert decides_from_se(df) == se
 
 
 def test_against_a_threshold_the_distance_to_it_is_planned():

@@ -27,7 +27,8 @@ def plan(p: PowerPlan) -> Table:
                                                                       right=True),
             Column(f"runs per arm for {pct_change(p.ratio)}", right=True),
             *([Column("change seen"), Column("planned for (80% bound)"),
-               Column("runs per arm for it", right=True)] if seen else []),
+               Column("runs per arm for it", right=True), Column("holds from")]
+              if seen else []),
             Column("power now", right=True), Column(f"now detects ({p.power:.0%} power)")]
     rows = []
     for r in p.rows:
@@ -38,7 +39,8 @@ def plan(p: PowerPlan) -> Table:
                    f"<= {pct_change(cast(float, cur.ratio_low))}"  # testable: both known
                    if cur.testable else f"nothing {notes.mark(cast(str, cur.reason))}")
         observed = ((pct_change(r.observed_ratio), pct_change(r.observed_ratio_planned),
-                     _need_text(r.needed_observed) if r.needed_observed else "-")
+                     _need_text(r.needed_observed) if r.needed_observed else "-",
+                     pct_change(r.observed_decides_from))
                     if seen else ())
         rows.append((*(level_text(v) for v in r.key),
                      f"{r.n_base} vs {r.n_new} {notes.mark(r.warnings)}".rstrip(),

@@ -201,6 +201,9 @@ class GateResult:
                 "observed_ratio_planned": (g.observed_plan.planned if g.observed_plan
                                            is not None and g.observed_plan.planned is not None
                                            else math.nan),
+                "observed_decides_from": (g.observed_plan.decides_from if g.observed_plan
+                                          is not None and g.observed_plan.decides_from
+                                          is not None else math.nan),
                 "power_needed": g.needed.power_stated if g.needed is not None else math.nan,
                 "log_sd": g.needed.log_sd if g.needed is not None else math.nan,
                 "mde_ratio_high": _mde(g.row, "ratio_high"),
@@ -338,8 +341,11 @@ def _observed_text(plan: PlannedChange, ratio: float) -> str:
     if plan.needed is None or plan.planned is None:
         return str(plan.warnings[0])
     bound = f"{pct_change(plan.planned)} ({plan.confidence:.0%} bound of the {pct_change(ratio)}"
+    holds = ("" if plan.decides_from is None else "; measured to decide >= 75% of the time "
+             f"when the true change is {pct_change(plan.decides_from)} or further from the "
+             "threshold")
     return _runs_text(plan.needed, f"would decide it if the change is {bound} observed, at "
-                                   f"log sd <= {plan.log_sd_planned:.3f})")
+                                   f"log sd <= {plan.log_sd_planned:.3f}{holds})")
 
 
 def _runs_text(needed: RunsNeeded, what: str) -> str:

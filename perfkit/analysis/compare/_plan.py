@@ -70,6 +70,13 @@ class PowerPlanRow:
         plan = self.observed_plan
         return math.nan if plan is None or plan.planned is None else plan.planned
 
+    @property
+    def observed_decides_from(self) -> float:
+        """The smallest true change for which the runs for the observed change were measured
+        to decide it >= 75% of the time (:attr:`PlannedChange.decides_from`; NaN: none)."""
+        plan = self.observed_plan
+        return math.nan if plan is None or plan.decides_from is None else plan.decides_from
+
 
 @dataclasses.dataclass(frozen=True)
 class PowerPlan:
@@ -93,7 +100,10 @@ class PowerPlan:
                 "nearest 1 of its one-sided 80% interval (Student t on the log ratio), at the "
                 "upper 95% bound of the spread (chi-square), and not given when that interval "
                 "reaches 1: planned for the change seen itself, pilots of 3-5 runs a side "
-                "decided it far less often than stated (benchmarks/calibration_runs_needed.py)."
+                "decided it far less often than stated (benchmarks/calibration_runs_needed.py). "
+                "Planned so, it decided a true change >= 75% of the time from 0.9-1.5 "
+                "standard errors of the pilot's change (3-20 runs a side; the column 'holds "
+                "from'); nearer 1 a pilot of that size cannot vouch for the count."
                 if len(self.sources) == 2 else "")
         return (f"Runs per arm to detect a change of {self.detect:.1%} in {self.metric.label} "
                 f"(ratio new/base {self.ratio:g}) with {self.power:.0%} power at alpha "
@@ -114,6 +124,7 @@ class PowerPlan:
                 "runs_per_arm_observed": (r.needed_observed.runs_per_arm
                                           if r.needed_observed is not None else None),
                 "observed_ratio_planned": r.observed_ratio_planned,
+                "observed_decides_from": r.observed_decides_from,
                 "noether_runs_per_arm": r.needed.noether_runs_per_arm,
                 "power_now": r.power_now.power, "mde_ratio_high": to_float(r.current.ratio_high),
                 "mde_ratio_low": to_float(r.current.ratio_low),
