@@ -11,7 +11,7 @@ import pytest
 from scipy import stats as sps
 
 from perfkit.stats.changepoint import change_points, newest_unseen
-from perfkit.stats.recent import recent_step
+from perfkit.stats.recent import holm_over_metrics, recent_step
 from perfkit.warning import Code
 
 
@@ -59,3 +59,45 @@ def test_a_flat_history_shows_no_recent_step_and_a_short_one_says_what_it_needs(
     at_newest = recent_step(_history(10, None), names, [9]).reason
     assert at_newest is not None and at_newest.code is Code.RECENT_CHANGE_POINT_AT_NEWEST
     assert str(at_newest) == "a change point already starts at the newest label"
+
+
+def _two_metrics(seed: int, labels: int = 12, step_sd: float = 2.5):
+    """Two metrics of one history (p99 and throughput: run and label log sd 0.05 each,
+    correlated -0.8), per label 5 runs; the first steps by ``step_sd`` label sds in its
+    newest 2 labels."""
+    rng = np.random.default_rng(seed)
+    chol = np.linalg.cholesky(np.array([[1.0, -0.8], [-0.8, 1.0]]))
+    level = 0.05 * (chol @ rng.standard_normal((2, labels)))
+    level[0, labels - 2:] += step_sd * 0.05
+    runs = 0.05 * np.einsum("ij,jlr->ilr", chol, rng.standard_normal((2, labels, 5)))
+    return [[list(10 * np.exp(level[m, i] + runs[m, i])) for i in range(labels)]
+            for m in range(2)]
+
+
+def test_a_recent_step_significant_alone_is_not_after_holm_over_the_pages_metrics():
+    """Issue 34: each metric's newest labels were tested at alpha, unadjusted across the page's
+    metrics. Among seeded two-metric histories, one whose first metric steps at p between
+    alpha / 2 and alpha and whose second does not move: Holm over the two keeps it no
+    change, with its interval (Bonferroni over windows x metrics) holding 1."""
+    names = [f"v{i:02d}" for i in range(1, 13)]
+    for seed in range(300):
+        steps = [recent_step(v, names, []) for v in _two_metrics(seed)]
+        if 0.025 < steps[0].p_value < 0.05 and steps[1].p_value > 0.05:
+            break
+    else:
+        pytest.fail("no such history among 300 seeds")
+    assert steps[0].significant  # at alpha, alone
+    p99, rps = holm_over_metrics(steps, 0.05)
+    assert p99 is not None and rps is not None
+    assert (p99.family, rps.family) == (2, 2)
+    assert p99.p_holm == pytest.approx(min(1.0, 2 * steps[0].p_value))
+    assert rps.p_holm == pytest.approx(max(p99.p_holm, steps[1].p_value))
+    assert not p99.significant and not rps.significant
+    assert p99.level == pytest.approx(1 - 0.05 / (p99.windows * 2))
+    assert p99.ratio_ci_low <= 1 <= p99.ratio_ci_high
+    assert p99.ratio_ci_low < steps[0].ratio_ci_low and p99.ratio_ci_high > steps[0].ratio_ci_high
+    note = p99.holm_note()
+    assert note is not None and note.code is Code.HOLM_OVER_METRICS and note["family"] == 2
+    # a metric alone, or beside one that could not be tested, is not adjusted
+    alone = holm_over_metrics([steps[0], recent_step(_history(3, None), names[:3], [])])
+    assert alone[0] == steps[0] and alone[0].holm_note() is None

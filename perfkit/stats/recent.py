@@ -21,6 +21,14 @@ over them, and the ratio's interval is Bonferroni's too (Dunn 1961), so an inter
 excludes 1 comes with a significant p. A window that holds a change point already found (or
 leaves fewer than :data:`MIN_BEFORE` labels before it) is not tried.
 
+A page tests the newest labels of several metrics at once (p99 and throughput of one load
+level): :func:`holm_over_metrics` makes their tests one Holm family (Holm 1979, valid whatever
+the metrics' dependence), as the change points' first tests are
+(:mod:`perfkit.analysis.history._metrics` says why the two stay separate families). Each
+test's p is then Holm-adjusted over the metrics (``p_holm``), its verdict read from it, and
+its interval widened to Bonferroni over the windows and the metrics (Holm's first step), so
+that an interval excluding 1 still comes with a significant verdict.
+
 Its false-alarm rate on flat histories of 8-40 labels, its detection of late steps at 8-12
 labels, and the page-level rate with two metrics are measured by
 ``benchmarks/calibration_recent.py``.
@@ -35,6 +43,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from perfkit.stats._dist import t_ppf, t_sf
+from perfkit.stats.multiple import adjust_pvalues
 from perfkit.warning import Code, Warn
 
 #: the windows of newest labels tried: the newest 1, 2 and 3
@@ -52,7 +61,10 @@ class RecentStep:
     with the smallest p: its ``k`` newest labels (``first_label``..``last_label``) against
     ``before`` (first, last) labels, the ratio of their geometric means with its interval at
     ``level``, the Bonferroni-adjusted ``p_value`` over the ``windows`` tried, its ``df``, and
-    ``significant`` (p < alpha)."""
+    ``significant`` (p < alpha). Tested with other metrics (:func:`holm_over_metrics`):
+    ``family`` the metrics in the Holm family, ``p_holm`` the p adjusted over them (the
+    verdict's p, :attr:`p_verdict`), the interval at Bonferroni's level over windows x
+    metrics."""
 
     tested: bool
     alpha: float
@@ -70,10 +82,54 @@ class RecentStep:
     df: float = math.nan
     reason: Warn | None = None
     labels_needed: int | None = None
+    family: int = 1
+    p_holm: float = math.nan
+
+    @property
+    def p_verdict(self) -> float:
+        """The p the verdict reads: Holm's over the metrics when tested with others."""
+        return self.p_value if self.family == 1 else self.p_holm
 
     @property
     def significant(self) -> bool:
-        return self.tested and self.p_value < self.alpha
+        return self.tested and self.p_verdict < self.alpha
+
+    def holm_note(self) -> Warn | None:
+        """The adjustment over the metrics, as a row says it (None for a metric alone)."""
+        if self.family == 1 or not self.tested:
+            return None
+        return Warn(Code.HOLM_OVER_METRICS, family=self.family, p_value=self.p_value,
+                    p_adjusted=self.p_holm, level=self.level)
+
+
+def holm_over_metrics(steps: Sequence[RecentStep | None],
+                      alpha: float = 0.05) -> list[RecentStep | None]:
+    """The recent-step tests of several metrics at one load level as one Holm family (module
+    docstring): each tested one gets ``family`` (the tested ones), ``p_holm`` and its interval
+    at 1 - alpha / (windows x family); the untested and None are returned as they are."""
+    tested = [i for i, r in enumerate(steps) if r is not None and r.tested]
+    m = len(tested)
+    if m < 2:
+        return list(steps)
+    held = [steps[i] for i in tested]
+    adjusted = adjust_pvalues([r.p_value for r in held if r is not None], "holm")
+    out = list(steps)
+    for i, p in zip(tested, adjusted, strict=True):
+        r = steps[i]
+        assert r is not None
+        out[i] = _widened(dataclasses.replace(r, alpha=alpha, family=m, p_holm=float(p)),
+                          1 - alpha / (r.windows * m))
+    return out
+
+
+def _widened(r: RecentStep, level: float) -> RecentStep:
+    """``r`` with its ratio's interval at ``level`` (same df and standard error)."""
+    if not math.isfinite(r.ratio) or r.ratio_ci_high == r.ratio:
+        return dataclasses.replace(r, level=level)  # no spread: a point, at any level
+    se = math.log(r.ratio_ci_high / r.ratio) / float(t_ppf(0.5 + r.level / 2, r.df))
+    half = float(t_ppf(0.5 + level / 2, r.df)) * se
+    return dataclasses.replace(r, level=level, ratio_ci_low=r.ratio * math.exp(-half),
+                               ratio_ci_high=r.ratio * math.exp(half))
 
 
 def recent_step(values: Sequence[Sequence[float]], labels: Sequence[str],
