@@ -11,7 +11,7 @@ import pytest
 from scipy import stats as sps
 
 from perfkit.stats.changepoint import change_points, newest_unseen
-from perfkit.stats.recent import holm_over_metrics, recent_step
+from perfkit.stats.recent import holm_over_metrics, recent_step, reference_p, reference_quantile
 from perfkit.warning import Code
 
 
@@ -38,10 +38,14 @@ def test_a_step_in_the_newest_two_labels_is_found_where_the_change_points_cannot
     r = recent_step(values, names, [])
     assert r.significant and (r.k, r.first_label, r.last_label) == (2, "v07", "v08")
     assert r.before == ("v01", "v06") and r.windows == 3
-    # by hand: the pooled two-sample t of the labels' log medians, Bonferroni over 3 windows
+    # by hand: the pooled two-sample t of the labels' log medians, Bonferroni over 3 windows,
+    # its p from the t4 reference; Student's p with tail_df=None (normal labels)
     means = np.array([np.log(np.median(v)) for v in values])
     t = sps.ttest_ind(means[6:], means[:6], equal_var=True)
-    assert r.p_value == pytest.approx(min(1.0, 3 * t.pvalue), rel=1e-9)
+    assert r.p_value == pytest.approx(min(1.0, 3 * reference_p(t.statistic, 2, 6)), rel=1e-9)
+    student = recent_step(values, names, [], tail_df=None)
+    assert student.p_value == pytest.approx(min(1.0, 3 * t.pvalue), rel=1e-9)
+    assert r.p_value > student.p_value  # the heavier-tailed reference
     assert r.ratio == pytest.approx(math.exp(means[6:].mean() - means[:6].mean()), rel=1e-9)
     assert r.level == pytest.approx(1 - 0.05 / 3) and r.ratio_ci_low > 1
 
@@ -101,3 +105,31 @@ def test_a_recent_step_significant_alone_is_not_after_holm_over_the_pages_metric
     # a metric alone, or beside one that could not be tested, is not adjusted
     alone = holm_over_metrics([steps[0], recent_step(_history(3, None), names[:3], [])])
     assert alone[0] == steps[0] and alone[0].holm_note() is None
+
+
+def _flat_t3(seed: int, labels: int = 20):
+    """A flat history whose label effects are Student t3 scaled to log sd 0.05 (heavy
+    tails), 5 runs a label of run log sd 0.05: benchmarks/calibration_recent.py's t3 case."""
+    rng = np.random.default_rng(seed)
+    level = 0.05 * rng.standard_t(3, labels) / math.sqrt(3.0)
+    return [list(10 * np.exp(lv + 0.05 * rng.standard_normal(5))) for lv in level]
+
+
+def test_heavy_tailed_labels_do_not_pass_for_a_recent_step_more_often_than_alpha():
+    """Issue 34: Student's p, which assumes normal label values, called a step on about 6% of
+    flat histories with t3 label effects (6.9% with the change points, at 20 labels); the t4
+    reference keeps it within alpha. 600 seeded histories: Student's p calls about 36 of them,
+    the reference fewer than alpha's 30."""
+    names = [f"v{i:02d}" for i in range(1, 21)]
+    histories = [_flat_t3(seed) for seed in range(600)]
+    student = sum(recent_step(h, names, [], tail_df=None).significant for h in histories)
+    now = sum(recent_step(h, names, []).significant for h in histories)
+    assert student > 0.05 * 600 > now
+
+
+def test_the_references_quantile_and_p_agree_at_the_boundary():
+    """An interval of half-width quantile x se excludes no change exactly when p < 1 - level
+    (so no row pairs no change with an interval excluding 1)."""
+    q = reference_quantile(1 - 0.05 / 3, 1, 7)
+    assert reference_p(q, 1, 7) >= 0.05 / 3 > reference_p(np.nextafter(q, 99), 1, 7)
+    assert reference_quantile(0.95, 2, 10, None) == pytest.approx(sps.t.ppf(0.975, 10))
