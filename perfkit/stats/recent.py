@@ -19,27 +19,30 @@ of the groups' geometric means of label medians.
 
 The statistic is the two-sample t's (Student 1908), but its p is not Student's. Student's t
 distribution assumes the labels' values normal, and a test of 1-3 new labels leans on that
-assumption with nothing to average it out: the new labels' own deviation is the numerator.
-With label effects from a Student t3 (scaled to the same spread) Student's p called a step on
-5.0-6.9% of flat histories at alpha 0.05. No test free of the labels' distribution can help at
-8-12 labels: permuting (or ranking) the k + m labels gives no p below 1 / C(k + m, k) (0.036
-for the newest 2 of 8 before any adjustment), the floor that makes the change points blind
-there. So the statistic is referred to its distribution when the labels' values are iid
-Student t with :data:`TAIL_DF` = 4 degrees of freedom (the statistic does not depend on their
-scale), simulated once per (k, m) with :data:`REFERENCE_DRAWS` draws (seeded, so the same data
-give the same p): p is the share of simulated |t| at least the one seen, (1 + count) / (draws
-+ 1) (Phipson and Smyth 2010). Why 4: a label's value is its effect plus the median of its
-runs' noise, lighter-tailed than the effect alone; with t3 label effects and run noise of the
-same spread, t4 keeps the false alarms within alpha and still finds the demo history's +48%
-step at v08 against v01..v07 (p 0.042), which a t3 reference misses (p 0.058); t3 keeps them
-lower (2.8-4.6%) at more power lost. Under normal labels it is conservative (lighter tails),
-and labels heavier-tailed than that would make it liberal again. Beyond
-:data:`MAX_REFERENCE_BEFORE` labels before the window the reference of that many serves (more
-labels measure the spread better and lighten the tail: conservative). ``tail_df=None`` takes
-Student's p (normal labels), as before. Measured by ``benchmarks/calibration_recent.py``
-(figures in the README and docs/ci.md): a x3 step in the newest 2 labels of 8-12 is still
-found in every history; a 3-sigma step in the newest label alone less often than with
-Student's p (the price of not mistaking one heavy-tailed label for a step).
+assumption with nothing to average it out: the new labels' own deviation is the numerator. With
+label effects from a Student t3 (scaled to the same spread) Student's p called a step on
+4.9-6.5% of flat histories of 8-40 labels at alpha 0.05 (±0.011). No test free of the labels'
+distribution can help at 8-12 labels: permuting (or ranking) the k + m labels gives no p below
+1 / C(k + m, k) (0.036 for the newest 2 of 8 before any adjustment), the floor that makes the
+change points blind there. So the statistic is referred to its distribution when the labels'
+values are iid Student t with :data:`TAIL_DF` = 4 degrees of freedom (the statistic does not
+depend on their scale), simulated once per (k, m) with :data:`REFERENCE_DRAWS` draws (seeded,
+so the same data give the same p): p is the share of simulated |t| at least the one seen, (1 +
+count) / (draws + 1) (Phipson and Smyth 2010). Why 4: a label's value is its effect plus the
+median of its runs' noise, lighter-tailed than the effect alone; with t3 label effects and run
+noise of the same spread, t4 keeps the false alarms within alpha (3.1-4.9%, ±0.010) and still
+finds the demo history's +48% step at v08 against v01..v07 (p 0.042), which a t3 reference
+misses (p 0.058). Under normal labels it is conservative (lighter tails), and labels
+heavier-tailed than that would make it liberal again. The reference's own Monte Carlo error:
+about ±5% on its quantile at alpha / 6 (±0.002 on a p of 0.01). Beyond
+:data:`MAX_REFERENCE_BEFORE` labels before the window the reference of that many serves (at 400
+and 800 its quantiles differ from it by no more than that error); a reference costs up to 0.14
+s, once per (k, m) in a process. ``tail_df=None`` takes Student's p (normal labels), as before.
+Measured by ``benchmarks/calibration_recent.py --series 2000`` (also in the README and
+docs/ci.md): false alarms 2.5-3.5% with normal label effects (3.7-4.8% with Student's p); a x3
+step in the newest 2 labels of 8-12 found in every history; a 3-sigma step in the newest label
+alone in 27-36% (41-52% with Student's p: the price of not mistaking one heavy-tailed label for
+a step), in the newest 2-3 as before.
 
 The windows tried form one family: each p is Bonferroni-adjusted over them, and the ratio's
 interval is Bonferroni's too (Dunn 1961), its half-width the reference's quantile times the
@@ -81,7 +84,7 @@ MIN_BEFORE = 3
 TAIL_DF = 4
 #: simulated draws of the statistic's reference distribution (p in steps of 1 / 10,001)
 REFERENCE_DRAWS = 10_000
-#: labels before a window beyond which the reference of this many serves (conservative)
+#: labels before a window beyond which the reference of this many serves
 MAX_REFERENCE_BEFORE = 200
 
 

@@ -27,7 +27,11 @@ second Holm family over the metrics at each load level, of their own
 
 The price is stated, not hidden: a page's verdict of "a change somewhere" (a change point or a
 recent step on either metric) on a flat history is bounded by 2 alpha (the union of two
-families at alpha each), measured by benchmarks/calibration_recent.py (README, docs/ci.md).
+families at alpha each). Measured by benchmarks/calibration_recent.py (2 metrics correlated
+-0.8, 12 and 20 labels, normal or t3 label effects, 2000 pages each, +-0.014): a false recent
+step on 0.063-0.091 of pages with each metric at alpha, 0.021-0.035 with Holm; a false change
+point or recent step on 0.095-0.117 before, 0.054-0.065 now (change points alone
+0.030-0.037).
 """
 
 from __future__ import annotations

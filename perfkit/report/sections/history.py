@@ -239,7 +239,18 @@ def describe(analyses: Sequence[hist.HistoryAnalysis], max_regression: float,
                    "a weakly supported change point is not confirmed by its ratio's interval. "
                    "The tests of the newest labels are a second Holm family over the metrics "
                    "at each load level (p Holm-adjusted, interval Bonferroni over the windows "
-                   "and the metrics).")
+                   "and the metrics): on such flat pages of 2 metrics a false recent step "
+                   "showed in 0.021-0.035, a false change point or recent step in 0.054-0.065 "
+                   "(two families at alpha each; +-0.011, 2000 each, "
+                   "benchmarks/calibration_recent.py).")
+    out.append("The newest 1-3 labels of each series were tested against the labels of the "
+               "segment before them: the two-sample t of the labels' log medians, its p from "
+               "the statistic's distribution when the labels' values are Student t with 4 df "
+               "(simulated; Student's p, which assumes them normal, called a step on 4.9-6.5% "
+               "of flat histories with t3 label effects), Bonferroni over the windows tried. "
+               "On flat histories of 8-40 labels it called a step in 2.5-3.5% (normal label "
+               "effects) and 3.1-4.9% (t3), +-0.010, and found a x3 step in the newest 2 of "
+               "8-12 labels in every one of 2000 (benchmarks/calibration_recent.py).")
     out.append(f"Each label was gated against the labels before it in its segment (the first "
                f"label of a segment against the whole previous segment) at a maximum "
                f"regression of {max_regression:.1%}: a regression is a significantly worse "
