@@ -35,10 +35,11 @@ finds the demo history's +48% step at v08 against v01..v07 (p 0.042), which a t3
 misses (p 0.058). Under normal labels it is conservative (lighter tails), and labels
 heavier-tailed than that would make it liberal again. The reference's own Monte Carlo error:
 about ±5% on its quantile at alpha / 6 (±0.002 on a p of 0.01). Beyond
-:data:`MAX_REFERENCE_BEFORE` labels before the window the reference of that many serves (at 400
-and 800 its quantiles differ from it by no more than that error); a reference costs up to 0.14
-s, once per (k, m) in a process. ``tail_df=None`` takes Student's p (normal labels), as before.
-Measured by ``benchmarks/calibration_recent.py --series 2000`` (also in the README and
+:data:`MAX_REFERENCE_BEFORE` labels before the window the reference of that many serves (at
+200, 400 and 800 its quantiles differ from it by no more than that error); a reference costs up
+to 0.1 s, once per (k, m) in a process (a series of 1,000 labels: about 0.3 s the first time,
+against 0.03 s with Student's p). ``tail_df=None`` takes Student's p (normal labels), as
+before. Measured by ``benchmarks/calibration_recent.py --series 2000`` (also in the README and
 docs/ci.md): false alarms 2.5-3.5% with normal label effects (3.7-4.8% with Student's p); a x3
 step in the newest 2 labels of 8-12 found in every history; a 3-sigma step in the newest label
 alone in 27-36% (41-52% with Student's p: the price of not mistaking one heavy-tailed label for
@@ -85,7 +86,7 @@ TAIL_DF = 4
 #: simulated draws of the statistic's reference distribution (p in steps of 1 / 10,001)
 REFERENCE_DRAWS = 10_000
 #: labels before a window beyond which the reference of this many serves
-MAX_REFERENCE_BEFORE = 200
+MAX_REFERENCE_BEFORE = 100
 
 
 @dataclasses.dataclass(frozen=True)
