@@ -133,3 +133,24 @@ def test_the_references_quantile_and_p_agree_at_the_boundary():
     q = reference_quantile(1 - 0.05 / 3, 1, 7)
     assert reference_p(q, 1, 7) >= 0.05 / 3 > reference_p(np.nextafter(q, 99), 1, 7)
     assert reference_quantile(0.95, 2, 10, None) == pytest.approx(sps.t.ppf(0.975, 10))
+
+
+def test_a_later_holm_step_with_an_interval_holding_no_change_says_so():
+    """Holm's second step tests at alpha, the interval stays at its first (Bonferroni over
+    windows x metrics): a metric significant there whose interval holds 1 says why."""
+    names = [f"v{i:02d}" for i in range(1, 13)]
+    for seed in range(400):
+        found = holm_over_metrics([recent_step(v, names, [])
+                                   for v in _two_metrics(seed, step_sd=3.5)])
+        held = [r for r in found if r is not None and r.significant
+                and r.ratio_ci_low <= 1 <= r.ratio_ci_high]
+        if held:
+            break
+    else:
+        pytest.fail("no such history among 400 seeds")
+    note = held[0].holm_note()
+    assert note is not None and note["interval_holds"] is True
+    assert held[0].p_holm < 0.05 <= 2 * held[0].p_value
+    others = [r for r in found if r is not None and r is not held[0]]
+    assert all(r.holm_note() is not None and not r.holm_note()["interval_holds"]
+               for r in others)

@@ -133,11 +133,14 @@ class RecentStep:
         return self.tested and self.p_verdict < self.alpha
 
     def holm_note(self) -> Warn | None:
-        """The adjustment over the metrics, as a row says it (None for a metric alone)."""
+        """The adjustment over the metrics, as a row says it (None for a metric alone);
+        ``interval_holds``: significant at a later step of Holm's step-down while the
+        interval, at Holm's first step, holds no change."""
         if self.family == 1 or not self.tested:
             return None
+        holds = self.significant and self.ratio_ci_low <= 1 <= self.ratio_ci_high
         return Warn(Code.HOLM_OVER_METRICS, family=self.family, p_value=self.p_value,
-                    p_adjusted=self.p_holm, level=self.level)
+                    p_adjusted=self.p_holm, level=self.level, interval_holds=holds)
 
 
 def holm_over_metrics(steps: Sequence[RecentStep | None],
