@@ -309,6 +309,8 @@ class Code(StrEnum):
     #: the recent-step test (perfkit.stats.recent): why the newest labels are not tested
     RECENT_FEW_LABELS = "recent-few-labels"
     RECENT_CHANGE_POINT_AT_NEWEST = "recent-change-point-at-newest"
+    #: a history's test adjusted over the page's metrics at one load level (Holm)
+    HOLM_OVER_METRICS = "holm-over-metrics"
     #: power (perfkit.stats.power)
     NO_SPREAD = "no-spread"
     TIED_VALUES = "tied-values"

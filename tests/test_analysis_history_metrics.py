@@ -9,8 +9,11 @@ import pytest
 
 from perfkit.analysis import history as hist
 from perfkit.analysis import metric
+from perfkit.present import history as present_history
 from perfkit.report.sections import history as hs
 from perfkit.stats.changepoint import change_points
+from perfkit.stats.multiple import adjust_pvalues
+from perfkit.warning import Code
 
 
 def test_holm_levels_step_down_and_stop_at_the_first_not_rejected():
@@ -62,3 +65,25 @@ def test_a_flat_historys_lone_change_point_needs_the_holm_level():
     levels = hist.holm_levels(firsts, 0.05)
     again = [change_points(s, alpha=lv, seed=0) for s, lv in zip(series, levels, strict=True)]
     assert not any(c.change_points for c in again)
+
+
+def test_the_pages_recent_steps_are_one_holm_family_per_load_level_and_say_so(history):
+    """Issue 34: the newest labels of each metric were tested at alpha, unadjusted across the
+    page's metrics; now Holm over them at each load level, the p and its adjustment on the
+    rows (a coded note), the interval Bonferroni over the windows and the metrics."""
+    names = ["latency_p99_ms", "throughput_rps"]
+    together = hs.analyse(history, names, permutations=199, seed=1)
+    steps = [a.series[0].recent for a in together]
+    assert all(r is not None and r.tested and r.family == 2 for r in steps)
+    assert [r.p_holm for r in steps if r] == pytest.approx(
+        list(adjust_pvalues([r.p_value for r in steps if r], "holm")))
+    for a, r in zip(together, steps, strict=True):
+        assert r is not None and r.level == pytest.approx(1 - 0.05 / (2 * r.windows))
+        row = a.recent_frame().iloc[0]
+        assert row["holm_family"] == 2 and row["p_value_holm"] == pytest.approx(r.p_holm)
+        assert row["adjustment"] == str(r.holm_note())
+        (table,) = [t for t in present_history.series(a) if "recent step" in t.title]
+        assert [c.name for c in table.columns][3:5] == ["p", "p Holm"]
+        assert any(str(r.holm_note()) == str(n) for n in table.notes)
+        answer = [x for x in hs.answers([a], {}) if "newest labels" in x.question]
+        assert [w.code for w in answer[0].warnings][:1] == [Code.HOLM_OVER_METRICS]

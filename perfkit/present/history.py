@@ -63,23 +63,29 @@ def recent(analysis: HistoryAnalysis, key: Sequence) -> Table:
     part = _rows_of(analysis.recent_frame(), analysis.keys, key)
     notes = Footnotes()
     r = s.recent
+    holm = r is not None and r.family > 1
     rows = []
     for _, f in part.iterrows():
-        mark = notes.mark([t for t in (f["unseen"], f["reason"]) if t])
+        mark = notes.mark([t for t in (f["adjustment"], f["unseen"], f["reason"]) if t])
         level = "" if f["ratio_ci_level"] != f["ratio_ci_level"] else \
             f" ({f['ratio_ci_level']:.1%} CI)"
         rows.append((f["newest_labels"] or "-", f["against"] or "-",
                      change(f["ratio"], f["ratio_ci_low"], f["ratio_ci_high"]) + level
                      if f["ratio"] == f["ratio"] else "-",
-                     _p(f["p_value"]), f"{f['verdict']} {mark}".rstrip()))
+                     _p(f["p_value"]),
+                     *([_p(f["p_value_holm"])] if holm else []),
+                     f"{f['verdict']} {mark}".rstrip()))
     windows = f"{r.windows} window(s) of the newest 1-3 labels, " if r is not None and \
         r.windows else ""
     title = (f"recent step of {analysis.metric.name}: the newest labels against the segment "
              f"before them (t on the labels' log medians; {windows}p and interval "
-             f"Bonferroni-adjusted over the windows), the test the change points cannot make "
-             "at the end of a history")
+             f"Bonferroni-adjusted over the windows"
+             + (f"; p Holm over the {r.family} metrics at this load level, the interval "
+                "Bonferroni over them too" if holm and r is not None else "")
+             + "), the test the change points cannot make at the end of a history")
     cols = (Column("newest labels"), Column("against"), Column("ratio newest/before"),
-            Column("p", right=True), Column("verdict"))
+            Column("p", right=True), *([Column("p Holm", right=True)] if holm else []),
+            Column("verdict"))
     return Table(cols, tuple(rows), title, tuple(notes.items))
 
 

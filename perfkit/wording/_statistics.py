@@ -357,6 +357,13 @@ STATISTICS: dict[Code, Wording] = {
     Code.RECENT_FEW_LABELS: "{labels} labels: a step in the newest label needs >= {before} "
                             "labels before it in its segment ({need} in all)",
     Code.RECENT_CHANGE_POINT_AT_NEWEST: "a change point already starts at the newest label",
+    Code.HOLM_OVER_METRICS: lambda f: (
+        f"p {formatting.fmt_p(f['p_adjusted'])} after Holm over {f['family']} metrics at this "
+        f"load level (p {formatting.fmt_p(f['p_value'])} for this metric alone); its interval "
+        f"at {f['level'] * 100:.3g}% (Bonferroni over the windows and the metrics)"
+        + ("; significant at a later step of Holm's step-down, at a larger level, while that "
+           "interval holds no change: the direction is shown, the size only bounded by it"
+           if f.get("interval_holds") else "")),
     Code.NO_SPREAD: "no run-to-run spread: every run of a side has the same value (a rounded "
                     "metric?), so any change counts as detected once the runs can reach alpha; "
                     "a change smaller than the metric's rounding would not show in such runs",

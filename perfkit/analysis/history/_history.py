@@ -205,7 +205,9 @@ class HistoryAnalysis:
         """One row per series: the test of a step in its newest labels
         (:attr:`Series.recent`): the window tried, the labels before it, the ratio of their
         geometric means with its (Bonferroni) interval, p, and the verdict (``change``, ``no
-        change``, or ``not testable`` with the reason and the labels needed)."""
+        change``, or ``not testable`` with the reason and the labels needed); with other
+        metrics, ``p_value_holm`` over the ``holm_family`` of them, the verdict's p, and the
+        ``adjustment`` in words (:meth:`RecentStep.holm_note`)."""
         records = []
         for s in self.series:
             r = s.recent
@@ -221,7 +223,9 @@ class HistoryAnalysis:
                         "ratio": r.ratio, "ratio_ci_low": r.ratio_ci_low,
                         "ratio_ci_high": r.ratio_ci_high, "ratio_ci_level": r.level,
                         "p_value": r.p_value, "windows": r.windows, "df": r.df,
+                        "p_value_holm": r.p_holm, "holm_family": r.family,
                         "verdict": recent_verdict(r),
+                        "adjustment": str(r.holm_note() or ""),
                         "reason": str(r.reason) if r.reason else "",
                         "labels_needed": r.labels_needed, "unseen": str(s.unseen() or "")})
             records.append(rec)

@@ -236,8 +236,21 @@ def describe(analyses: Sequence[hist.HistoryAnalysis], max_regression: float,
                    "a change point in p99 or throughput in 0.064-0.080 of simulated histories "
                    "(correlation 0 to 0.95, 4000 each, Monte Carlo error +-0.009; "
                    "benchmarks/calibration_changepoint_metrics.py), with Holm 0.028-0.035; "
-                   "a weakly supported change point is not confirmed by its ratio's interval; "
-                   "the test of the newest labels is at alpha for each metric.")
+                   "a weakly supported change point is not confirmed by its ratio's interval. "
+                   "The tests of the newest labels are a second Holm family over the metrics "
+                   "at each load level (p Holm-adjusted, interval Bonferroni over the windows "
+                   "and the metrics): on such flat pages of 2 metrics a false recent step "
+                   "showed in 0.021-0.035, a false change point or recent step in 0.054-0.065 "
+                   "(two families at alpha each; +-0.011, 2000 each, "
+                   "benchmarks/calibration_recent.py).")
+    out.append("The newest 1-3 labels of each series were tested against the labels of the "
+               "segment before them: the two-sample t of the labels' log medians, its p from "
+               "the statistic's distribution when the labels' values are Student t with 4 df "
+               "(simulated; Student's p, which assumes them normal, called a step on 4.9-6.5% "
+               "of flat histories with t3 label effects), Bonferroni over the windows tried. "
+               "On flat histories of 8-40 labels it called a step in 2.5-3.5% (normal label "
+               "effects) and 3.1-4.9% (t3), +-0.010, and found a x3 step in the newest 2 of "
+               "8-12 labels in every one of 2000 (benchmarks/calibration_recent.py).")
     out.append(f"Each label was gated against the labels before it in its segment (the first "
                f"label of a segment against the whole previous segment) at a maximum "
                f"regression of {max_regression:.1%}: a regression is a significantly worse "
@@ -305,8 +318,10 @@ def _recent_answer(a: hist.HistoryAnalysis, s: hist.Series, group: str) -> list[
                        hist.recent_verdict(r), f"{len(s.points)} labels", (*why, *unseen),
                        group=group, topic="history")]
     span = r.first_label if r.k == 1 else f"{r.first_label}..{r.last_label}"
+    holm = r.holm_note()
     return [Answer(f"{a.metric.label}, newest labels ({span})",
                    ratio_text(r.ratio, r.ratio_ci_low, r.ratio_ci_high)
-                   + f" (newest / {r.before[0]}..{r.before[1]}), p {fmt_p(r.p_value)}",
-                   hist.recent_verdict(r), f"{r.k} vs {r.n_before} labels", unseen,
-                   group=group, topic="history")]
+                   + f" (newest / {r.before[0]}..{r.before[1]}), p {fmt_p(r.p_verdict)}"
+                   + (f" after Holm over {r.family} metrics" if holm else ""),
+                   hist.recent_verdict(r), f"{r.k} vs {r.n_before} labels",
+                   (*((holm,) if holm else ()), *unseen), group=group, topic="history")]
