@@ -22,7 +22,6 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import comb
 
 from perfkit.stats._dist import norm_cdf, rankdata
 from perfkit.stats._pairwise import count_below, kth_difference
@@ -273,12 +272,12 @@ def _exact_pmf(ties: tuple[int, ...], n_x: int) -> np.ndarray:
             shift = r * weight
             if shift > top:
                 break
-            new[r:, shift:] += int(comb(t, r, exact=True)) * ways[:n_x + 1 - r, :top + 1 - shift]
+            new[r:, shift:] += math.comb(t, r) * ways[:n_x + 1 - r, :top + 1 - shift]
         ways = new
         before += t
     base = n_x * (n_x + 1)
     counts = ways[n_x, base:base + 2 * n_x * n_y + 1].astype(np.float64)
-    return counts / float(comb(n, n_x, exact=True))
+    return counts / float(math.comb(n, n_x))
 
 
 def _normal_p(u: np.ndarray, n_x: int, n_y: int, ties: tuple[int, ...]) -> np.ndarray:
