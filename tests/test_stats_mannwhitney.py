@@ -155,9 +155,10 @@ def test_with_tied_differences_the_interval_is_consistent_with_the_test():
 
 @pytest.mark.parametrize("kind", ["continuous", "rounded", "three values", "infinite", "equal"])
 def test_the_shift_and_interval_by_selection_are_the_sorted_ones_bit_for_bit(kind, monkeypatch):
-    """Above PAIRS_SORTED pairs (none by default) the Hodges-Lehmann shift and the Moses interval are selected
-    among the differences (perfkit/stats/_pairwise.py) instead of sorted: the same values, ties,
-    infinite values and a tie group the interval's U steps over (NaN ends) included."""
+    """Above PAIRS_SORTED pairs (none by default) the Hodges-Lehmann shift and the Moses
+    interval are selected among the differences (perfkit/stats/_pairwise.py) instead of sorted:
+    the same values, ties, infinite values and a tie group the interval's U steps over (NaN
+    ends) included."""
     rng = np.random.default_rng(["continuous", "rounded", "three values", "infinite",
                                  "equal"].index(kind))
     for _ in range(12):
