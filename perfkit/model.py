@@ -277,6 +277,15 @@ class Run(Provenance):
         return bool(self.manifest) and isinstance(self.manifest.get("counters"), Mapping)
 
     @property
+    def manifest_status(self) -> Any:
+        """The ``status`` the run's manifest records (None without a manifest, or without a
+        status): how the runner saw the run end."""
+        known = _STATUS.get(self, _UNKNOWN)
+        if known is not _UNKNOWN:  # as the run store kept it (the manifest not parsed for it)
+            return known
+        return self.manifest.get("status") if self.manifest else None
+
+    @property
     def socket_errors(self) -> int | None:
         parts = (self.errors_connect, self.errors_read, self.errors_write, self.errors_timeout)
         return None if all(p is None for p in parts) else sum(p or 0 for p in parts)
@@ -343,21 +352,42 @@ _VALIDITY: weakref.WeakKeyDictionary[Run, tuple[Warn, ...]] = weakref.WeakKeyDic
 #: each run's :attr:`Run.counters_recorded` where the run store kept it with the run (issue 33:
 #: otherwise asking parses the run's whole manifest, 0.12 s for 1,000 runs)
 _RECORDED: weakref.WeakKeyDictionary[Run, bool] = weakref.WeakKeyDictionary()
+#: each run's :attr:`Run.manifest_status` where the run store kept it (a text or None: every
+#: failure reason reads it, 0.08 s of manifests parsed for 1,000 runs otherwise)
+_STATUS: weakref.WeakKeyDictionary[Run, str | None] = weakref.WeakKeyDictionary()
+_UNKNOWN = object()
 
 
-def derived_checks(run: Run) -> tuple[tuple[Warn, ...], bool]:
-    """What the run store keeps with a run besides its fields (issue 33): its validity checks
-    and whether its manifest recorded counters, both derived from the run alone."""
+@dataclasses.dataclass(frozen=True)
+class DerivedChecks:
+    """What the run store keeps with a run besides its fields (issue 33), derived from the
+    run alone: its validity checks, whether its manifest recorded counters, and its manifest's
+    status (``status_kept`` False when that is neither a text nor None: read from the
+    manifest then)."""
+
+    checks: tuple[Warn, ...]
+    counters_recorded: bool
+    status: str | None
+    status_kept: bool
+
+
+def derived_checks(run: Run) -> DerivedChecks:
+    """:class:`DerivedChecks` of ``run``."""
     checks = _VALIDITY.get(run)
-    return (validity_warnings(run) if checks is None else checks), run.counters_recorded
+    status = run.manifest_status
+    kept = status is None or isinstance(status, str)
+    return DerivedChecks(validity_warnings(run) if checks is None else checks,
+                         run.counters_recorded, status if kept else None, kept)
 
 
-def remember_checks(runs: list[Run], checks: list[tuple[Warn, ...]],
-                    recorded: list[bool]) -> None:
-    """Prime :attr:`Run.warnings` and :attr:`Run.counters_recorded` of ``runs`` with what
-    :func:`derived_checks` gave for them when the run store was written."""
+def remember_checks(runs: list[Run], checks: list[tuple[Warn, ...]], recorded: list[bool],
+                    statuses: list[str | None], kept: list[bool]) -> None:
+    """Prime :attr:`Run.warnings`, :attr:`Run.counters_recorded` and
+    :attr:`Run.manifest_status` of ``runs`` with what :func:`derived_checks` gave for them
+    when the run store was written."""
     _VALIDITY.update(zip(runs, checks, strict=True))
     _RECORDED.update(zip(runs, recorded, strict=True))
+    _STATUS.update((r, s) for r, s, k in zip(runs, statuses, kept, strict=True) if k)
 _FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(Run))
 #: field -> its default where the class holds it as an attribute (a plain default, not a
 #: default_factory): a run whose ``__dict__`` lacks such a field reads the class's value

@@ -69,7 +69,8 @@ from perfkit.warning import Warn
 #: strings, issue 24; 4: the counters a sub-record of Run, their columns unchanged, with the
 #: upstream's and the listening sockets' beside them, issue 29; 5: notes as coded warnings,
 #: not sentences, issue 32: a version-4 cache holds sentences, rebuilt; 6: each run's
-#: validity checks and whether its manifest recorded counters kept beside it, issue 33)
+#: validity checks, whether its manifest recorded counters and its manifest's status kept
+#: beside it, issue 33)
 TABLE_VERSION = "6"
 #: the modules whose code derives the checks a table keeps (:func:`perfkit.model.
 #: derived_checks`): a digest of their source is part of the version a store is written with
@@ -312,9 +313,12 @@ def runs_to_table(runs: Sequence[Run]) -> pa.Table:
                                   for w in r.notes] for r in runs], type=pa.list_(pa.string()))
     derived = [derived_checks(r) for r in runs]
     columns["checks"] = pa.array([[encoded[w] if w in encoded else encoded.setdefault(w, w.encode())
-                                   for w in checks] for checks, _ in derived],
+                                   for w in d.checks] for d in derived],
                                  type=pa.list_(pa.string()))
-    columns["counters_recorded"] = pa.array([rec for _, rec in derived], type=pa.bool_())
+    columns["counters_recorded"] = pa.array([d.counters_recorded for d in derived],
+                                            type=pa.bool_())
+    columns["manifest_status"] = pa.array([d.status for d in derived], type=pa.string())
+    columns["manifest_status_kept"] = pa.array([d.status_kept for d in derived], type=pa.bool_())
     columns["argv"] = pa.array([None if r.argv is None else list(r.argv) for r in runs],
                                type=pa.list_(pa.string()))
     for name in _JSON_MAPS:
@@ -649,10 +653,10 @@ def table_to_runs(table: pa.Table | ParquetTable) -> list[Run]:
     runs = list(map(_new, repeat(Run, n)))
     deque(map(_set_state, runs, states), maxlen=0)
     checks = _notes(_array(table, "checks"))
-    recorded = _one_value(_array(table, "counters_recorded"))
     remember_checks(runs, checks if type(checks) is _Rows else [checks] * n,
-                    _scalars(_array(table, "counters_recorded")) if recorded is _VARIES
-                    else [recorded] * n)
+                    *(_array(table, name).to_pylist()
+                      for name in ("counters_recorded", "manifest_status",
+                                   "manifest_status_kept")))
     return runs
 
 

@@ -173,7 +173,7 @@ def failure_reason(run: Run, value: float, metric: Metric | None = None) -> str:
     The error-ratio rule (>= :data:`FAILED_ERROR_RATIO`) applies on metrics where failing is
     worst (:attr:`Metric.failed_is_worst`), and when ``metric`` is None (the run's status for
     latency and throughput, e.g. whether it kept its rate)."""
-    status = run.manifest.get("status") if run.manifest else None
+    status = run.manifest_status
     if run.exit_code not in (None, 0):
         return f"exit code {run.exit_code}"
     if status in FAILED_STATUSES:
