@@ -15,7 +15,10 @@ otherwise compile every module of perfkit from source each time):
   arm A against B): target <= 2 F.
 
 ``--before REV`` checks REV out into a throwaway ``git worktree`` and runs the same commands
-with its ``perfkit`` first on ``PYTHONPATH`` (same interpreter, same data), printed beside.
+with its ``perfkit`` first on ``PYTHONPATH`` (same interpreter, the same data), printed beside.
+Each revision reads its own copy of the data: the run store is kept in the data's folder, and
+two revisions whose stores differ in version would otherwise each rebuild the other's on every
+call (every file parsed again: no second command).
 Timings never go in unit tests; this prints PASS or MISSED per row (exit status 0 either way).
 """
 
@@ -74,21 +77,31 @@ def thousand_runs(into: Path) -> Path:
     return many
 
 
-def measure(trees: dict[str, Path], data: Path, many: Path, repeats: int
-            ) -> dict[str, dict[str, float]]:
+def copy_data(into: Path) -> tuple[Path, Path]:
+    """The demo experiments and the 1,000 runs, copied into ``into`` without run stores."""
+    data = into / "data"
+    for name in ("demo-aa", "demo-wrk-factorial"):
+        shutil.copytree(ROOT / "data" / name, data / name,
+                        ignore=shutil.ignore_patterns(".perfkit"))
+    return data, thousand_runs(into)
+
+
+def measure(trees: dict[str, Path], tmp: Path, repeats: int) -> dict[str, dict[str, float]]:
     """Each tree's F and its commands' CPU / F: best of ``repeats``, the trees interleaved
-    command by command (a load that comes and goes then weighs on both alike)."""
-    argvs = {"F": ["-c", "import numpy, pandas"],
-             **{name: argv for name, (argv, _) in commands(data, many).items()}}
-    for tree in trees.values():
-        for name, argv in argvs.items():
+    command by command (a load that comes and goes then weighs on both alike), each tree on its
+    own copy of the data."""
+    argvs = {k: {"F": ["-c", "import numpy, pandas"],
+                 **{name: argv for name, (argv, _) in commands(*copy_data(tmp / k)).items()}}
+             for k in trees}
+    for k, tree in trees.items():
+        for name, argv in argvs[k].items():
             if name != "F":
                 cpu_of(argv, tree)  # the run stores (and remembered simulations) written
-    best = {k: dict.fromkeys(argvs, float("inf")) for k in trees}
+    best = {k: dict.fromkeys(argvs[k], float("inf")) for k in trees}
     for _ in range(repeats):
-        for name, argv in argvs.items():
+        for name in argvs["after"]:
             for k, tree in trees.items():
-                best[k][name] = min(best[k][name], cpu_of(argv, tree))
+                best[k][name] = min(best[k][name], cpu_of(argvs[k][name], tree))
     return {k: {"F": b["F"], **{n: v / b["F"] for n, v in b.items() if n != "F"}}
             for k, b in best.items()}
 
@@ -100,13 +113,9 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-commands-") as tmp:
         tmpdir = Path(tmp)
-        data = tmpdir / "data"
-        for name in ("demo-aa", "demo-wrk-factorial"):
-            shutil.copytree(ROOT / "data" / name, data / name,
-                            ignore=shutil.ignore_patterns(".perfkit"))
-        many = thousand_runs(tmpdir)
         with revisions(args.before, tmpdir) as trees:
-            results = measure(trees, data, many, args.repeats)
+            results = measure(trees, tmpdir / "copies", args.repeats)
+        data, many = Path("data"), Path("aa-x50")  # the rows' names
     print("F = CPU of `python -c 'import numpy, pandas'`: "
           + ", ".join(f"{k} {r['F']:.2f} s" for k, r in results.items()))
     head = "".join(f"{k:>9}" for k in results)

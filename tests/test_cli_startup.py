@@ -158,8 +158,10 @@ def _answer_imports(*argv: str, cwd: Path = ROOT, env: dict[str, str] | None = N
 
 #: what a command computed once and remembered beside the run store is not imported again:
 #: ``scipy.optimize`` (0.3x the import of numpy and pandas) finds the factorial's
-#: noncentralities, remembered by their inputs (perfkit.stats.tpower)
-REMEMBERED_HEAVY = ("scipy.optimize",)
+#: noncentralities, remembered by their inputs (perfkit.stats.tpower); ``scipy.special``
+#: (0.35x) gives the t, F, normal and binomial values, remembered by their arguments
+#: (perfkit.stats._dist): a second command imports no scipy at all
+REMEMBERED_HEAVY = ("scipy",)
 
 
 def _heavy_of(names: set[str], heavy: tuple[str, ...]) -> list[str]:

@@ -155,9 +155,10 @@ def test_with_tied_differences_the_interval_is_consistent_with_the_test():
 
 @pytest.mark.parametrize("kind", ["continuous", "rounded", "three values", "infinite", "equal"])
 def test_the_shift_and_interval_by_selection_are_the_sorted_ones_bit_for_bit(kind, monkeypatch):
-    """Above PAIRS_SORTED pairs the Hodges-Lehmann shift and the Moses interval are selected
-    among the differences (perfkit/stats/_pairwise.py) instead of sorted: the same values, ties,
-    infinite values and a tie group the interval's U steps over (NaN ends) included."""
+    """Above PAIRS_SORTED pairs (none by default) the Hodges-Lehmann shift and the Moses
+    interval are selected among the differences (perfkit/stats/_pairwise.py) instead of sorted:
+    the same values, ties, infinite values and a tie group the interval's U steps over (NaN
+    ends) included."""
     rng = np.random.default_rng(["continuous", "rounded", "three values", "infinite",
                                  "equal"].index(kind))
     for _ in range(12):
@@ -174,6 +175,7 @@ def test_the_shift_and_interval_by_selection_are_the_sorted_ones_bit_for_bit(kin
             x, y = np.full(m, 1.0), np.full(n, 1.0)
         _, null = mann_whitney(x, y)
         for alpha in (0.5, 0.05, 0.01):
+            monkeypatch.setattr(mw, "PAIRS_SORTED", m * n)
             sorted_ = hodges_lehmann_moses(x, y, null, alpha)
             monkeypatch.setattr(mw, "PAIRS_SORTED", 0)
             selected = hodges_lehmann_moses(x, y, null, alpha)

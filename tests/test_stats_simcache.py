@@ -15,8 +15,14 @@ NEW = np.array([10.8, 11.1, 10.5, 11.9, 10.6, 11.4])
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch):
     monkeypatch.setattr(_simcache, "_MEMO", {})
+    monkeypatch.setattr(_simcache, "_VALUES", {})
+    monkeypatch.setattr(_simcache, "_VALUES_READ", set())
     yield
     _simcache.use_directory(None)
+
+
+def _rate_files(folder):
+    return [f for f in folder.iterdir() if f.name != _simcache.VALUES_FILE]
 
 
 def _forbid_simulation(monkeypatch):
@@ -60,7 +66,8 @@ def test_a_second_min_detectable_ratio_simulates_nothing_and_agrees(tmp_path, mo
     counts, critical U, power, simulations and seed; the same two ratios read back."""
     _simcache.use_directory(tmp_path)
     first = min_detectable_ratio(BASE, NEW, n_sim=2000)
-    assert first.testable and len(list(tmp_path.iterdir())) == 1
+    # the two ratios, and the critical U of these run counts they rest on
+    assert first.testable and len(_rate_files(tmp_path)) == 2
     monkeypatch.setattr(_simcache, "_MEMO", {})  # a new process: only the files remain
 
     def fail(*args, **kwargs):
@@ -70,3 +77,55 @@ def test_a_second_min_detectable_ratio_simulates_nothing_and_agrees(tmp_path, mo
     assert min_detectable_ratio(BASE, NEW, n_sim=2000) == first
     with pytest.raises(AssertionError, match="simulated again"):
         min_detectable_ratio(BASE, NEW, n_sim=2000, power=0.9)
+
+
+def _fail():
+    raise AssertionError("computed again")
+
+
+def test_a_special_value_is_read_back_bit_for_bit_by_a_second_process(tmp_path, monkeypatch):
+    """issue 33: the t, F, normal and binomial values a command asked scipy.special for are
+    kept beside the run store, so that a second command imports no scipy."""
+    from perfkit.stats import _dist
+
+    _simcache.use_directory(tmp_path)
+    q = _dist.t_ppf(0.975, 7.3)
+    sf = _dist.t_sf(np.array([0.5, 2.0, 9.0]), 3.25)
+    assert isinstance(q, np.float64) and (tmp_path / _simcache.VALUES_FILE).is_file()
+    monkeypatch.setattr(_simcache, "_VALUES", {})  # a new process: the file alone
+    monkeypatch.setattr(_simcache, "_VALUES_READ", set())
+    again = _simcache.remembered_value("stdtrit", (7.3, 0.975), _fail)
+    assert isinstance(again, np.float64) and again.tobytes() == q.tobytes()
+    back = _simcache.remembered_value("stdtr", (3.25, -np.array([0.5, 2.0, 9.0])), _fail)
+    assert back.shape == (3,) and back.tobytes() == sf.tobytes()
+    back[0] = 0.0  # the caller's copy
+    assert _simcache.remembered_value("stdtr", (3.25, -np.array([0.5, 2.0, 9.0])),
+                                      _fail).tobytes() == sf.tobytes()
+
+
+def test_other_arguments_or_types_are_computed_again(tmp_path):
+    _simcache.use_directory(tmp_path)
+    _simcache.remembered_value("stdtrit", (7.3, 0.975), lambda: np.float64(1.0))
+    for args in ((7.3, 0.9751), (7, 0.975), (np.float32(7.3), 0.975), (np.array([7.3]), 0.975)):
+        with pytest.raises(AssertionError, match="computed again"):
+            _simcache.remembered_value("stdtrit", args, _fail)
+    with pytest.raises(AssertionError, match="computed again"):
+        _simcache.remembered_value("ndtri", (7.3, 0.975), _fail)
+
+
+def test_a_damaged_values_file_is_computed_again_and_large_or_odd_arguments_are_not_kept(
+        tmp_path, monkeypatch):
+    from perfkit.stats import _dist
+
+    _simcache.use_directory(tmp_path)
+    q = _dist.t_ppf(0.975, 7.3)
+    path = tmp_path / _simcache.VALUES_FILE
+    line = path.read_text()
+    path.write_text(line[:70] + "\n" + "not a value\n" + line.replace("<f8", "<f4"))
+    monkeypatch.setattr(_simcache, "_VALUES", {})
+    monkeypatch.setattr(_simcache, "_VALUES_READ", set())
+    assert _simcache.remembered_value("stdtrit", (7.3, 0.975), lambda: q + 1) == q + 1
+    big = np.linspace(-3, 3, _simcache.VALUE_MAX_SIZE + 1)
+    _dist.norm_cdf(big)
+    _dist.norm_cdf([0.5, 1.0])  # a list: not an array, computed as given
+    assert len(path.read_text().splitlines()) == 4  # the three damaged lines and the new one

@@ -11,6 +11,7 @@ written is ignored (the rate is simulated again).
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import tempfile
@@ -23,6 +24,17 @@ import numpy as np
 VERSION = 1
 _MEMO: dict[str, tuple[float, ...]] = {}
 _DIRECTORY: list[Path] = []
+#: the special-function values of a folder, one line each: ``digest dtype shape base64``
+VALUES_FILE = f"special-values-v{VERSION}"
+#: values kept for the process (:func:`remembered_value`), and the folders whose file was read
+_VALUES: dict[str, np.ndarray] = {}
+_VALUES_READ: set[Path] = set()
+#: a value of more elements is computed every time (a line stays one short append)
+VALUE_MAX_SIZE = 256
+#: the process keeps at most this many values (then starts again)
+_VALUES_MAX = 20_000
+#: a values file larger than this is started again (a cache: it may be emptied at any time)
+_VALUES_FILE_MAX_BYTES = 4_000_000
 
 
 def use_directory(path: str | Path | None) -> None:
@@ -76,5 +88,98 @@ def _write(digest: str, values: tuple[float, ...]) -> None:
         with os.fdopen(fd, "w") as f:
             f.write(" ".join(v.hex() for v in values))
         os.replace(tmp, folder / digest)
+    except OSError:
+        pass
+
+
+def value_key(name: str, args: tuple) -> str | None:
+    """The digest of ``name(*args)`` by each argument's type and exact bits; None when an
+    argument is not a number or a small numeric array (such a call is not remembered)."""
+    h = hashlib.sha256(f"{VERSION} {name}".encode())
+    for arg in args:
+        if isinstance(arg, np.ndarray):
+            if arg.dtype.kind not in "biuf" or arg.size > VALUE_MAX_SIZE:
+                return None
+            h.update(f"|ndarray {arg.dtype.str} {arg.shape}|".encode())
+            h.update(np.ascontiguousarray(arg).tobytes())
+        elif isinstance(arg, (bool, int, float, np.integer, np.floating)):
+            h.update(f"|{type(arg).__name__} {arg!r}|".encode())
+        else:
+            return None
+    return h.hexdigest()
+
+
+def remembered_value(name: str, args: tuple, compute: Callable[[], object]) -> object:
+    """``compute()``, the value of the function ``name`` at ``args``, as it returned it (a
+    numpy scalar or array), remembered by :func:`value_key`: in the process, and in
+    :data:`VALUES_FILE` of the directory :func:`use_directory` named."""
+    digest = value_key(name, args)
+    if digest is None:
+        return compute()
+    if digest not in _VALUES and _DIRECTORY and _DIRECTORY[0] not in _VALUES_READ:
+        _read_values(_DIRECTORY[0])
+    if digest in _VALUES:
+        kept = _VALUES[digest]
+        return kept[()] if kept.ndim == 0 else kept.copy()
+    value = compute()
+    array = np.asarray(value)
+    if (isinstance(value, (np.floating, np.ndarray)) and array.dtype == np.float64
+            and array.size <= VALUE_MAX_SIZE):
+        if len(_VALUES) >= _VALUES_MAX:
+            _VALUES.clear()
+            _VALUES_READ.clear()
+        _VALUES[digest] = array.copy()
+        _append_value(digest, array)
+    return value
+
+
+def _read_values(folder: Path) -> None:
+    _VALUES_READ.add(folder)
+    try:
+        path = folder / VALUES_FILE
+        if path.stat().st_size > _VALUES_FILE_MAX_BYTES:
+            path.unlink()
+            return
+        lines = path.read_bytes().decode("ascii", "replace").splitlines()
+    except OSError:
+        return
+    for line in lines:
+        parsed = _parse_value(line)
+        if parsed is not None:
+            _VALUES.setdefault(*parsed)
+
+
+def _parse_value(line: str) -> tuple[str, np.ndarray] | None:
+    """``digest <f8 2,3 BASE64`` -> (digest, array); None for a line that is not one (cut
+    short by a crash, or not ours)."""
+    parts = line.split(" ")
+    if len(parts) != 4 or len(parts[0]) != 64 or parts[1] != "<f8":
+        return None
+    try:
+        shape = tuple(int(n) for n in parts[2].split(",") if n)
+        data = base64.b64decode(parts[3], validate=True)
+    except ValueError:
+        return None
+    if len(data) != 8 * int(np.prod(shape, dtype=np.int64)):
+        return None
+    return parts[0], np.frombuffer(data, dtype="<f8").reshape(shape).copy()
+
+
+def _append_value(digest: str, array: np.ndarray) -> None:
+    """One line, written by one ``write`` in append mode (lines of two processes do not
+    interleave); nothing when no directory is named or it cannot be written."""
+    if not _DIRECTORY:
+        return
+    folder = _DIRECTORY[0]
+    shape = ",".join(str(n) for n in array.shape)
+    payload = base64.b64encode(array.astype("<f8").tobytes()).decode()
+    line = f"{digest} <f8 {shape} {payload}\n".encode()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / VALUES_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
     except OSError:
         pass

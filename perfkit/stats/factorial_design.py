@@ -129,6 +129,12 @@ def factorial(frame: pd.DataFrame, factors: Sequence[str], response: str, log: b
     # columns, not the runs frame's 70 (issue 33)
     frame = frame[list(dict.fromkeys([*factors, response, *_as_list(by),
                                       *([block] if block else [])]))]
+    # text factors as Python strings (numpy object arrays): each cell's mask then compares
+    # in numpy, not through pyarrow's string kernels (issue 33); the same values and order
+    text = [c for c in factors if pd.api.types.is_string_dtype(frame[c].dtype)
+            and frame[c].dtype != object]
+    if text:
+        frame = frame.assign(**{c: frame[c].astype(object) for c in text})
     coding = {}
     for name in factors:
         _, coding[name] = code_factor(frame[name], name, levels)
@@ -155,11 +161,7 @@ def _fit_by(frame, factors, response, log, confidence, block, fixed, by, coding,
         warnings.extend(Warn(Code.AT_LEVEL, columns=tuple(by), level=label, warning=w)
                         for w in info["warnings"])
     out = pd.concat(parts, ignore_index=True)
-    out["p_value_holm"] = np.nan
-    for term, idx in out.groupby("term", sort=False).groups.items():
-        out.loc[idx, "p_value_holm"] = adjust_pvalues(out.loc[idx, "p_value"].to_numpy(), "holm")
-        if term not in ("error", "block") and len(idx) > 1:
-            _bonferroni(out, idx, confidence, log)
+    _across_levels(out, confidence, log)
     out.attrs.update(coding=coding, q0=q0, df_error=df_error, warnings=warnings, by=by,
                      orthogonal=orthogonal, ss_type=SS_TYPE, variance=variance)
     return out
@@ -242,17 +244,38 @@ def _interval(q: float, se: float, df: float, level: float) -> tuple[float, floa
     return q - tcrit * se, q + tcrit * se
 
 
-def _bonferroni(out: pd.DataFrame, idx: Any, confidence: float, log: bool) -> None:
+def _across_levels(out: pd.DataFrame, confidence: float, log: bool) -> None:
+    """Each term's p Holm-adjusted over the levels (``p_value_holm``) and, for a factor term at
+    ``m`` > 1 levels, its intervals Bonferroni's (:func:`_bonferroni`), in place; on the
+    columns' arrays, each column written once."""
+    terms = out["term"].to_numpy()
+    p = out["p_value"].to_numpy(dtype=float)
+    holm = np.full(len(out), np.nan)
+    cols = {c: out[c].to_numpy(dtype=float, copy=True)
+            for c in ("ci_low", "ci_high", "ci_level", *(RATIO_COLUMNS[1:] if log else ()))}
+    effect, se, df = (out[c].to_numpy(dtype=float) for c in ("effect", "se", "df"))
+    for term in dict.fromkeys(terms):
+        idx = np.flatnonzero(terms == term)
+        holm[idx] = adjust_pvalues(p[idx], "holm")
+        if term not in ("error", "block") and len(idx) > 1:
+            _bonferroni(cols, idx, effect, se, df, confidence, log)
+    out["p_value_holm"] = holm
+    for name, values in cols.items():
+        out[name] = values
+
+
+def _bonferroni(cols: dict[str, np.ndarray], idx: np.ndarray, effect: np.ndarray,
+                se: np.ndarray, df: np.ndarray, confidence: float, log: bool) -> None:
     """Each of the ``m`` rows ``idx`` (one term over the levels) with its interval at
-    1 - (1 - ``confidence``) / m, in place (Dunn, "Multiple comparisons among means", JASA 56,
-    1961)."""
+    1 - (1 - ``confidence``) / m, in the arrays ``cols`` (Dunn, "Multiple comparisons among
+    means", JASA 56, 1961)."""
     level = 1 - (1 - confidence) / len(idx)
-    cols = ["effect", "se", "df"]
-    ends = [_interval(q, se, df, level) for q, se, df in out.loc[idx, cols].to_numpy(float)]
-    out.loc[idx, ["ci_low", "ci_high"]] = np.array(ends, dtype=float)
-    out.loc[idx, "ci_level"] = level
+    ends = np.array([_interval(effect[i], se[i], df[i], level) for i in idx], dtype=float)
+    cols["ci_low"][idx], cols["ci_high"][idx] = ends[:, 0], ends[:, 1]
+    cols["ci_level"][idx] = level
     if log:
-        out.loc[idx, ["ratio_ci_low", "ratio_ci_high"]] = np.exp(2.0 * np.array(ends))
+        ratios = np.exp(2.0 * ends)
+        cols["ratio_ci_low"][idx], cols["ratio_ci_high"][idx] = ratios[:, 0], ratios[:, 1]
 
 
 def _p_value(effect: float, se: float, df: float) -> float:
@@ -300,10 +323,11 @@ def _terms(factors: list[str], codes: dict) -> tuple[list[str], list[np.ndarray]
 
 def _cell_counts(frame: pd.DataFrame, factors: list[str], fixed: dict) -> pd.Series:
     counts = {}
+    columns = {f: frame[f].to_numpy() for f in factors}
     for combo in itertools.product(*[fixed[f] for f in factors]):
         mask = np.ones(len(frame), dtype=bool)
         for f, level in zip(factors, combo, strict=True):
-            mask &= (frame[f] == level).to_numpy()
+            mask &= np.asarray(columns[f] == level, dtype=bool)
         counts[",".join(f"{f}={lv}" for f, lv in zip(factors, combo, strict=True))] = mask.sum()
     cells = pd.Series(counts, dtype=int)
     empty = cells[cells == 0]

@@ -39,6 +39,7 @@ import math
 
 import numpy as np
 
+from perfkit.stats import _simcache
 from perfkit.stats._dist import norm_cdf, norm_ppf
 from perfkit.stats.mannwhitney import null_distribution
 
@@ -118,12 +119,22 @@ def spread_stated(log_sd: float, df: float | None) -> Spread:
 
 
 def upper_critical_u(n_x: int, n_y: int, alpha: float) -> int | None:
-    """Smallest integer U above the centre whose two-sided p is < alpha (None: unreachable)."""
+    """Smallest integer U above the centre whose two-sided p is < alpha (None: unreachable).
+
+    Remembered by its three inputs (:mod:`perfkit.stats._simcache`): the null distribution
+    behind it is an array of 2 n_x n_y + 1 p-values, too large to remember value by value."""
+    digest = _simcache.key("upper_critical_u", int(n_x), int(n_y), float(alpha))
+    found = _simcache.remembered(digest, lambda: _upper_critical_u(n_x, n_y, alpha))
+    return None if math.isnan(found) else int(found)
+
+
+def _upper_critical_u(n_x: int, n_y: int, alpha: float) -> float:
+    """:func:`upper_critical_u`, NaN for None."""
     k = n_x * n_y
     p = null_distribution(n_x, n_y).pvalues[::2]  # integer U = 0..k
     u = np.arange(k + 1)
     hits = np.flatnonzero((u > k / 2) & (p < alpha))
-    return int(hits[0]) if len(hits) else None
+    return float(hits[0]) if len(hits) else math.nan
 
 
 def shift_thresholds(spread: Spread, n_base: int, n_new: int, u_hi: int, n_sim: int,

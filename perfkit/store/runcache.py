@@ -68,6 +68,7 @@ from perfkit.model import Run
 from perfkit.store.discover import scan_names
 from perfkit.store.manifest import MANIFEST_NAMES
 from perfkit.store.runtable import (
+    CHECKS_DIGEST,
     DEFERRED_COLUMNS,
     TABLE_VERSION,
     ParquetTable,
@@ -85,7 +86,7 @@ RACY_NS = 2_000_000_000
 #: whose output cannot be read is an error, no longer a folder without runs, and values that
 #: contradict the run are kept out of it)
 CACHE_LAYOUT = "7"
-_VERSION = f"{TABLE_VERSION}/{CACHE_LAYOUT}/{__version__}"
+_VERSION = f"{TABLE_VERSION}/{CACHE_LAYOUT}/{__version__}/{CHECKS_DIGEST}"
 
 #: (relative path, size, mtime_ns, ctime_ns, sha256 digest or None) of one file of a run
 #: directory (the digest only of a file racy when the cache was written)

@@ -53,7 +53,14 @@ from perfkit.counters import FIELDS as COUNTER_FIELDS
 from perfkit.counters import NO_COUNTERS, ServerCounters
 from perfkit.hdrlayout import LAYOUT
 from perfkit.histogram import LatencyHistogram
-from perfkit.model import CLASS_DEFAULTS, LATENCY_SOURCES, FrozenMap, Run
+from perfkit.model import (
+    CLASS_DEFAULTS,
+    LATENCY_SOURCES,
+    FrozenMap,
+    Run,
+    derived_checks,
+    remember_checks,
+)
 from perfkit.store.lazymap import LazyJsonMap, LazyMap
 from perfkit.warning import Warn
 
@@ -61,8 +68,15 @@ from perfkit.warning import Warn
 #: and kernel counters' columns, issue 25; 3: histograms as sparse counts, not HdrHistogram
 #: strings, issue 24; 4: the counters a sub-record of Run, their columns unchanged, with the
 #: upstream's and the listening sockets' beside them, issue 29; 5: notes as coded warnings,
-#: not sentences, issue 32: a version-4 cache holds sentences, rebuilt)
-TABLE_VERSION = "5"
+#: not sentences, issue 32: a version-4 cache holds sentences, rebuilt; 6: each run's
+#: validity checks, whether its manifest recorded counters and its manifest's status kept
+#: beside it, issue 33)
+TABLE_VERSION = "6"
+#: the modules whose code derives the checks a table keeps (:func:`perfkit.model.
+#: derived_checks`): a digest of their source is part of the version a store is written with
+#: (:data:`CHECKS_DIGEST`), so that a store written before they changed is not read
+CHECKS_MODULES = ("perfkit.model", "perfkit.consistency", "perfkit.counters", "perfkit.units",
+                  "perfkit.warning")
 _HISTOGRAMS = ("histogram", "uncorrected_histogram")
 _SPARSE = ("_indexes", "_counts")
 _PERCENTILES = ("percentiles_ms", "uncorrected_percentiles_ms")
@@ -76,6 +90,26 @@ DEFERRED_COLUMNS = (*(h + part for h in _HISTOGRAMS for part in _SPARSE), "manif
 _ARROW = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
 _MAP_TYPE = pa.map_(pa.float64(), pa.float64())
 _SPARSE_TYPE = pa.list_(pa.int64())
+
+
+def _checks_digest() -> str:
+    """sha256 (first 16 hex digits) of the source of :data:`CHECKS_MODULES` (of whatever of it
+    can be read: an installation without sources has its version to tell it apart)."""
+    import hashlib
+    import importlib.util
+
+    h = hashlib.sha256()
+    for name in CHECKS_MODULES:
+        spec = importlib.util.find_spec(name)
+        try:
+            with open(spec.origin if spec and spec.origin else "", "rb") as fh:
+                h.update(fh.read())
+        except OSError:
+            h.update(name.encode())
+    return h.hexdigest()[:16]
+
+
+CHECKS_DIGEST = _checks_digest()
 
 
 def _scalar_fields() -> dict[str, type]:
@@ -277,6 +311,14 @@ def runs_to_table(runs: Sequence[Run]) -> pa.Table:
     encoded: dict[Warn, str] = {}  # runs share notes (a tool's, a manifest's)
     columns["notes"] = pa.array([[encoded[w] if w in encoded else encoded.setdefault(w, w.encode())
                                   for w in r.notes] for r in runs], type=pa.list_(pa.string()))
+    derived = [derived_checks(r) for r in runs]
+    columns["checks"] = pa.array([[encoded[w] if w in encoded else encoded.setdefault(w, w.encode())
+                                   for w in d.checks] for d in derived],
+                                 type=pa.list_(pa.string()))
+    columns["counters_recorded"] = pa.array([d.counters_recorded for d in derived],
+                                            type=pa.bool_())
+    columns["manifest_status"] = pa.array([d.status for d in derived], type=pa.string())
+    columns["manifest_status_kept"] = pa.array([d.status_kept for d in derived], type=pa.bool_())
     columns["argv"] = pa.array([None if r.argv is None else list(r.argv) for r in runs],
                                type=pa.list_(pa.string()))
     for name in _JSON_MAPS:
@@ -610,6 +652,11 @@ def table_to_runs(table: pa.Table | ParquetTable) -> list[Run]:
           maxlen=0)
     runs = list(map(_new, repeat(Run, n)))
     deque(map(_set_state, runs, states), maxlen=0)
+    checks = _notes(_array(table, "checks"))
+    remember_checks(runs, checks if type(checks) is _Rows else [checks] * n,
+                    *(_array(table, name).to_pylist()
+                      for name in ("counters_recorded", "manifest_status",
+                                   "manifest_status_kept")))
     return runs
 
 

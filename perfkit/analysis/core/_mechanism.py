@@ -244,9 +244,13 @@ def main_mechanisms(rows: Any, per: Sequence[str], levels: Iterable[Any],
     when no run recorded counters."""
     if not recorded(rows.runs):
         return {}
-    return {(f, key(level)): averaged_mechanism(
-        rows_at(rows, per, level), f, coding[f], [o for o in coding if o != f])
-        for level in levels for f in coding}
+    out = {}
+    for level in levels:
+        at = rows_at(rows, per, level)  # once per level, not once per factor
+        for f in coding:
+            out[(f, key(level))] = averaged_mechanism(at, f, coding[f],
+                                                      [o for o in coding if o != f])
+    return out
 
 
 def averaged_mechanism(rows: Any, factor: str, coding: Mapping[str, Any],

@@ -173,7 +173,7 @@ def failure_reason(run: Run, value: float, metric: Metric | None = None) -> str:
     The error-ratio rule (>= :data:`FAILED_ERROR_RATIO`) applies on metrics where failing is
     worst (:attr:`Metric.failed_is_worst`), and when ``metric`` is None (the run's status for
     latency and throughput, e.g. whether it kept its rate)."""
-    status = run.manifest.get("status") if run.manifest else None
+    status = run.manifest_status
     if run.exit_code not in (None, 0):
         return f"exit code {run.exit_code}"
     if status in FAILED_STATUSES:
@@ -441,12 +441,28 @@ def statuses_by_cell(rows: RunSet, metric: Metric, cells: list[str]) -> list[Run
     out: list[RunJudgement] = [RunJudgement(OK)] * len(rows)
     read = [c for c in dict.fromkeys((metric.name, REFERENCE_LATENCY)) if c in rows.frame]
     narrow = dataclasses.replace(rows, frame=rows.frame[read])  # the columns the rule reads
+    values = [narrow.values(c) for c in read]
     for key in dict.fromkeys(keys):
         mask = np.array([k == key for k in keys], dtype=bool)
-        for i, status in zip(np.flatnonzero(mask), run_statuses(narrow.subset(mask), metric),
-                             strict=True):
+        where = np.flatnonzero(mask)
+        # what the rule reads of the cell: its runs, the metric and the columns' values
+        seen = (metric, tuple(rows.runs[i] for i in where), *(v[where].tobytes() for v in values))
+        statuses = _CELL_STATUSES.get(seen)
+        if statuses is None:
+            statuses = run_statuses(narrow.subset(mask), metric)
+            if len(_CELL_STATUSES) >= _CELL_STATUSES_MAX:
+                _CELL_STATUSES.clear()
+            _CELL_STATUSES[seen] = statuses
+        for i, status in zip(where, statuses, strict=True):
             out[i] = status
     return out
+
+
+#: the statuses of a cell's runs, by what :func:`run_statuses` reads of it (its Runs, which
+#: never change, the metric, and the values of the columns it reads): ``effects`` asks for the
+#: same cells level by level and family by family (issue 33: 12 times on the demo); bounded
+_CELL_STATUSES: dict[tuple, list[RunJudgement]] = {}
+_CELL_STATUSES_MAX = 4096
 
 
 def peer_columns(rows: RunSet, by: Sequence[str] = ()) -> list[str]:
