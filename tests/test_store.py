@@ -527,8 +527,11 @@ def test_a_directory_with_an_error_keeps_the_load_from_the_store_and_its_error(
         again = perfkit.scan(tree, cache=True)
         assert [str(e) for e in again.errors] == [str(e) for e in expected.errors]
         assert _same(again.runs, expected.runs) and _same(first.runs, expected.runs)
-    assert [p for p in scanned if ".perfkit" not in p] == []
     store = run_cache.RunCache(str(tree))
+    # no walk; the root alone may be listed again, by content, when it gained .perfkit/ within
+    # the racy window of the store's write (a load slower than the file system's clock tick)
+    root_racy = max(tree.stat().st_mtime_ns, tree.stat().st_ctime_ns) >= store.written_ns
+    assert {p for p in scanned if ".perfkit" not in p} <= ({str(tree)} if root_racy else set())
     assert store.unchanged() is not None and store.reparse == {str(bad.parent)}
     bad.write_text((tree / "wrk2" / "default_R15000_c16_rep3" / "run.stdout").read_text())
     fixed = perfkit.scan(tree, cache=True)  # its file changed: the walk finds it mended
