@@ -359,8 +359,9 @@ def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = No
     finally:
         order.finish(out_dir)
         progress.close()
-    # the pages are exported once every notebook ended: a threat common to every page is said
-    # once, on the index, and each page links to it
+    # a threat common to every page is said once, on the index, and each page links to it:
+    # known now that every notebook ended; a page written early is written again only if
+    # its threats differ
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="page") as pool:
         pages = [early.pages[run.name] if run.name in early.pages else _read_page(done[run.name])
                  for run in runs]
