@@ -26,8 +26,9 @@ on a busy machine both sides are inflated alike, so only the ratios are compared
 Each report runs once untimed first (its run stores written, as on a second build), then is
 timed ``--repeats`` times (the best kept), as is each floor. ``--before REV`` checks REV out into
 a throwaway ``git worktree`` and runs the same reports and floors with its ``perfkit`` first on
-``PYTHONPATH`` (the same interpreter and data), printed beside. Timings never go in unit tests;
-this prints PASS or MISSED per row (exit status 0 either way).
+``PYTHONPATH`` (the same interpreter and data), printed beside; each command of the two
+revisions runs back to back, so that a load that drifts over minutes weighs on both. Timings
+never go in unit tests; this prints PASS or MISSED per row (exit status 0 either way).
 """
 
 from __future__ import annotations
@@ -114,9 +115,10 @@ def wall_of(argv: list[str], tree: Path) -> float:
 REPORTS = {"demo report": (None, 5), "12-run report": (TWELVE_RUNS, 1)}
 
 
-def measure(tree: Path, tmp: Path, repeats: int) -> dict[str, float]:
-    """``{report: wall, "<report> floor": wall}`` for each of :data:`REPORTS` (best of
-    ``repeats``)."""
+def commands(tree: Path, tmp: Path) -> dict[str, list[str]]:
+    """``{report: argv, "<report> floor": argv}`` for each of :data:`REPORTS`, run with
+    ``tree``'s perfkit (each argv ends with the option or argument naming its output folder,
+    which :func:`measure` appends)."""
     out = {}
     for name, (text, pages) in REPORTS.items():
         slug = name.replace(" ", "-")
@@ -124,16 +126,29 @@ def measure(tree: Path, tmp: Path, repeats: int) -> dict[str, float]:
         if text is not None:
             params = tmp / f"{slug}.yaml"
             params.write_text(text)
-        argv = ["-m", "perfkit", "report", "-p", str(params)]
         floor = floor_report(tmp / f"{slug}-floor", pages)
-        probe = ["-c", FLOOR_PROBE, str(floor), str(floor.parent)]
-        wall_of([*argv, "-o", str(tmp / f"{slug}-warm")], tree)  # the run stores written
-        wall_of([*probe, str(tmp / f"{slug}-floor-warm")], tree)
-        out[f"{name} floor"] = min(wall_of([*probe, str(tmp / f"{slug}-floor-{i}")], tree)
-                                   for i in range(repeats))
-        out[name] = min(wall_of([*argv, "-o", str(tmp / f"{slug}-{i}")], tree)
-                        for i in range(repeats))
+        out[f"{name} floor"] = ["-c", FLOOR_PROBE, str(floor), str(floor.parent)]
+        out[name] = ["-m", "perfkit", "report", "-p", str(params), "-o"]
     return out
+
+
+def measure(trees: dict[str, Path], tmp: Path, repeats: int) -> dict[str, dict[str, float]]:
+    """``{revision: {command: wall}}``, the best of ``repeats``: each command runs once untimed
+    (the run stores written), then in rounds, every revision's turn back to back with the
+    others' (the load of a shared machine drifts over minutes: side by side, both see it)."""
+    argvs = {}
+    for key, tree in trees.items():
+        (tmp / f"work-{key}").mkdir()  # tmp/before is the worktree
+        argvs[key] = commands(tree, tmp / f"work-{key}")
+    walls: dict[str, dict[str, list[float]]] = {key: {} for key in trees}
+    for i in ["warm", *range(repeats)]:
+        for command in argvs[next(iter(trees))]:
+            for key, tree in trees.items():
+                out = tmp / f"work-{key}" / f"{command.replace(' ', '-')}-{i}"
+                seconds = wall_of([*argvs[key][command], str(out)], tree)
+                if i != "warm":
+                    walls[key].setdefault(command, []).append(seconds)
+    return {key: {c: min(w) for c, w in byc.items()} for key, byc in walls.items()}
 
 
 def main() -> None:
@@ -144,10 +159,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-report-floor-") as name:
         tmp = Path(name)
         with revisions(args.before, tmp) as trees:
-            results = {}
-            for key, tree in trees.items():
-                (tmp / f"work-{key}").mkdir()
-                results[key] = measure(tree, tmp / f"work-{key}", args.repeats)
+            results = measure(trees, tmp, args.repeats)
     print(f"cores: {os.cpu_count()}, load average now: {os.getloadavg()[0]:.1f}")
     print("floor: perfkit report of as many notebooks as the report (kernel, imports, one "
           "figure, its HTML page), as many at a time")
