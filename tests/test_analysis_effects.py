@@ -263,3 +263,21 @@ def test_the_methods_state_the_two_stage_procedures_measured_error():
     assert "calibration_simple_effects.py" in said and "two-stage" in said
     for figure in ("0.003", "0.001", "0.037", "0.20"):
         assert figure in _effects.TWO_STAGE
+
+
+def test_a_results_frame_is_made_once_and_each_caller_gets_its_own_copy(demo_factorial,
+                                                                        monkeypatch):
+    from perfkit.analysis.effects import _effects
+
+    result = factorial_effects(demo_factorial.rows(), ["keepalive", "cache"],
+                               metric("latency_p99_ms"), by=["connections"])
+    made = []
+    make = _effects.FactorialResult._make_frame
+    monkeypatch.setattr(_effects.FactorialResult, "_make_frame",
+                        lambda self: (made.append(1), make(self))[1])
+    first = result.to_frame()
+    first.loc[:, "p_value"] = -1.0  # a caller's change stays in its copy
+    second = result.to_frame()
+    assert len(made) == 1
+    assert not (second["p_value"] == -1.0).any()
+    assert second.equals(make(result))

@@ -68,6 +68,30 @@ def test_report_page_has_no_code_no_remote_loads_and_images_inline():
     assert 'href="https://example.org/paper"' in page  # plain links stay
 
 
+def test_pages_of_one_thread_share_an_exporter_whose_templates_compile_once(monkeypatch):
+    import copy
+
+    import jinja2
+
+    from perfkit.report import export
+
+    nb = executed_like_notebook()  # its cells' ids are random: one notebook, copied
+    first = notebook_to_html(copy.deepcopy(nb), "A title")
+    compiled = []
+    compile_template = jinja2.Environment.compile
+    monkeypatch.setattr(jinja2.Environment, "compile", lambda self, *a, **kw: (
+        compiled.append(a), compile_template(self, *a, **kw))[1])
+    other = copy.deepcopy(nb)
+    other.cells[0].source = "# Another title"
+    second = notebook_to_html(other, "Another title")
+    again = notebook_to_html(copy.deepcopy(nb), "A title")
+    assert compiled == []  # the first page compiled them
+    assert "<title>Another title</title>" in second and again == first  # nothing carried over
+    fresh = copy.deepcopy(nb)
+    fresh.metadata["title"] = "A title"
+    assert export._new_exporter().from_notebook_node(fresh)[0] == first
+
+
 def capture(monkeypatch) -> list:
     shown = []
     monkeypatch.setattr(nbhelp, "_display",

@@ -88,3 +88,29 @@ def test_a_report_table_neutralises_names_as_the_cli_csv_does(tmp_path, monkeypa
     assert code == 0 and written == out
     assert cli.formula_cells(written) == []
     assert "'=HYPERLINK(\"\"http://example.invalid/\"\",\"\"click\"\")" in written
+
+
+def test_a_figures_checks_and_alt_text_read_the_pages_draw_and_draw_nothing_again(
+        tmp_path, monkeypatch):
+    from perfkit import plots
+    from perfkit.plots import checks, describe
+
+    shown = []
+    monkeypatch.setattr(nb, "_display", lambda data, meta=None: shown.append(meta))
+    fig, ax = plots.figure()
+    ax.plot([1, 2, 3], [3, 40, 400], label="tuned")
+    ax.set_xlabel("connections")
+    ax.set_ylabel("latency (ms)")
+    ax.text(2, 40, "a note over")
+    ax.text(2, 40, "another note")  # overlapping: a problem the checks find
+    ax.legend()
+    draws = []
+    real = checks._draw
+    monkeypatch.setattr(checks, "_draw", lambda f: (draws.append(f), real(f))[1])
+    nb.Report("t", tmp_path).figure(fig, "f")
+    assert draws == []  # the page's PNG drew it at the figure's dpi: nothing else draws
+    meta = shown[0]["perfkit"]
+    again = checks.check(fig)  # drawn afresh, at the figure's dpi
+    assert again["overlapping_text"] and again["labels_without_units"]
+    assert {k: meta[k] for k in again} == again
+    assert meta["alt"] == describe(fig, drawn=True)

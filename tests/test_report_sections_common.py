@@ -27,3 +27,26 @@ def test_the_status_is_judged_among_the_runs_peers_on_a_page_selection(demo_swee
     mine = page.set_index("run_id")["status"]
     assert (mine == whole.set_index("run_id")["status"].loc[mine.index]).all()
     assert mine["default_R45000_c64_rep2"] == RunStatus.SATURATED
+
+
+def test_a_report_page_keeps_its_power_simulations_beside_its_first_experiment(
+        tmp_path, monkeypatch):
+    import shutil
+
+    from perfkit import paths
+    from perfkit.report.order import PAGE_ENV
+    from perfkit.report.sections import common
+    from perfkit.stats import _simcache
+
+    for name in ("demo-aa", "demo-backlog"):
+        shutil.copytree(paths.data_dir(name), tmp_path / name)
+    monkeypatch.setattr(common, "_REMEMBERING", [])
+    monkeypatch.setattr(_simcache, "_DIRECTORY", [])
+    monkeypatch.setenv("PERFKIT_CACHE", "1")  # the tests' default is no store
+    monkeypatch.delenv(PAGE_ENV, raising=False)
+    common.load_experiment("demo-aa", str(tmp_path))
+    assert _simcache._DIRECTORY == []  # outside perfkit report: in the process only
+    monkeypatch.setenv(PAGE_ENV, "tuning-effects")
+    common.load_experiment("demo-aa", str(tmp_path))
+    common.load_experiment("demo-backlog", str(tmp_path))  # the page's first experiment kept
+    assert _simcache._DIRECTORY == [tmp_path / "demo-aa" / ".perfkit" / "cache" / "power"]

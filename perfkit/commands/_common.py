@@ -39,10 +39,8 @@ def power_store(spec: str) -> Path | None:
     ``PERFKIT_CACHE=0``)."""
     from perfkit.store import runcache
 
-    folder = Path(spec.split("::", 1)[0])
-    if not folder.is_dir() or not runcache.enabled(None) or runcache.skip_reason(str(folder)):
-        return None
-    return folder / ".perfkit" / "cache" / "power"
+    folder = runcache.power_dir(spec.split("::", 1)[0])
+    return None if folder is None else Path(folder)
 
 
 def remember_in_store(spec: str) -> None:

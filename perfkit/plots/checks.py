@@ -306,11 +306,14 @@ def colour_conflicts(mappings: Iterable[dict[str, str]]) -> dict[str, set[str]]:
     return {label: colours for label, colours in seen.items() if len(colours) > 1}
 
 
-def check(fig: Figure) -> dict[str, list]:
+def check(fig: Figure, drawn: bool = False) -> dict[str, list]:
     """All the checks after one draw: ``overlapping_text``, ``labels_without_units``,
     ``text_outside``, ``linear_wide_axes`` (a latency axis spanning more than a decade on a
-    linear scale), ``split_colour_scales`` (each an empty list when the figure is fine)."""
-    _draw(fig)
+    linear scale), ``split_colour_scales`` (each an empty list when the figure is fine).
+    ``drawn``: the figure's Agg canvas has just drawn it at its own dpi (a PNG saved at
+    ``fig.dpi`` draws it so): that draw is checked, none is made."""
+    if not drawn:
+        _draw(fig)
     within = [f"{label!r} has colours {sorted(c)}" for label, c in
               colour_conflicts([{lbl: col} for lbl, col in label_colours(fig)]).items()]
     return {"overlapping_text": [list(p) for p in overlapping_texts(fig, drawn=True)],

@@ -15,9 +15,11 @@ Parameters are checked before any notebook runs. A failing notebook does not sto
 its page and the index say which cell failed and why, and the report's exit status is 1.
 
 The notebooks execute in parallel, one kernel computing per core (a kernel waiting for the pages
-before it to give it a colour leaves its core to the next notebook); the pages are exported once
-every notebook ended, in parallel too, so that a threat common to every page is said once, on the
-index, and each page links to it; the index waits for them all. Before the first kernel
+before it to give it a colour leaves its core to the next notebook). A threat common to every page
+is said once, on the index, and each page links to it: known only once every notebook ended. Each
+page is written as soon as its notebook ends, while the others still run, with the threats common
+to the pages ended so far, and written again at the end only if those differ from the ones common
+to every page (:func:`_export_early`); the index waits for them all. Before the first kernel
 starts, the run store of every experiment the parameters name is brought up to date
 (:func:`warm_stores`), so the kernels read parsed runs instead of parsing them each. What the
 pages share, the palette, is given in the parameter file's order whatever the order they end
@@ -46,6 +48,7 @@ from perfkit.report.execute import Execution, NotebookError, execute_notebook
 from perfkit.report.export import write_page
 from perfkit.report.index import PAGE_CSS, NotebookEntry, is_wide, write_index
 from perfkit.report.params import NotebookRun, ReportParams, load_params, notebook_parameters
+from perfkit.report.threats import META as THREATS_META
 from perfkit.report.threats import common as threat_common
 from perfkit.report.threats import rerender
 from perfkit.vocabulary import RunStatus
@@ -109,11 +112,20 @@ def _read_page(execution: Execution) -> Page:
     return nb, nbhelp.collect(nb)
 
 
+def _threats_html(nb: Any) -> list[str]:
+    """The HTML of every threats output of ``nb``, as :func:`rerender` left it."""
+    return [o["data"]["text/html"] for cell in nb.cells for o in cell.get("outputs", [])
+            if ((o.get("metadata") or {}).get(nbhelp.META_KEY) or {}).get(THREATS_META)
+            and "text/html" in o.get("data", {})]
+
+
 def _entry(execution: Execution, out_dir: Path, common: Mapping[str, int] | None = None,
-           page: Page | object = _READ) -> NotebookEntry:
+           page: Page | object = _READ, written: list[str] | None = None) -> NotebookEntry:
     """The index's record of one executed notebook, its page exported (``common``: the
     threats common to every page, linked to the index rather than repeated; ``page``: the
-    notebook as :func:`_read_page` read it, read here if not given)."""
+    notebook as :func:`_read_page` read it, read here if not given; ``written``: the threats
+    of the page already written from it by :func:`_export_early`, None if none was: the page
+    is written again only if its threats differ)."""
     name = execution.name
     answers, methods, alts, captions = [], {}, {}, {}
     title = name
@@ -129,8 +141,10 @@ def _entry(execution: Execution, out_dir: Path, common: Mapping[str, int] | None
                     for f in found["figures"]}
         try:
             rerender(nb, common or {}, nbhelp.META_KEY)
-            write_page(nb, html, title=title)
+            if written is None or _threats_html(nb) != written:
+                write_page(nb, html, title=title)
         except Exception as exc:  # noqa: BLE001 - the index says the page is missing
+            html.unlink(missing_ok=True)  # not the page written early, whose threats differ
             if execution.error is None:
                 execution = dataclasses.replace(execution, error=NotebookError(
                     name, f"HTML export failed: {type(exc).__name__}: {exc}"))
@@ -227,16 +241,46 @@ def _execute(run: NotebookRun, out_dir: Path, kernel_name: str) -> Execution:
         order.ended(out_dir, run.name)
 
 
-def _export(execution: Execution, out_dir: Path, common: Mapping[str, int], page: Page
-            ) -> tuple[Execution, NotebookEntry]:
+def _export(execution: Execution, out_dir: Path, common: Mapping[str, int], page: Page,
+            written: list[str] | None = None) -> tuple[Execution, NotebookEntry]:
     """Export one executed notebook's page (``common``: the threats common to every page,
-    linked to the index; ``page``: as :func:`_read_page` read it) and make its index entry; a
-    failed export is the notebook's error."""
-    entry = _entry(execution, out_dir, common, page)
+    linked to the index; ``page``: as :func:`_read_page` read it; ``written``: see
+    :func:`_entry`) and make its index entry; a failed export is the notebook's error."""
+    entry = _entry(execution, out_dir, common, page, written)
     if entry.error and execution.error is None:
         execution = dataclasses.replace(execution, error=NotebookError(execution.name,
                                                                        entry.error))
     return execution, entry
+
+
+@dataclasses.dataclass
+class _Early:
+    """The pages read as their notebooks ended, and those written then (:func:`_export_early`)."""
+
+    order: list[str]
+    pages: dict[str, Page] = dataclasses.field(default_factory=dict)
+    written: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+
+
+def _export_early(execution: Execution, out_dir: Path, early: _Early) -> None:
+    """Read a page as soon as its notebook ended and write its HTML while other notebooks
+    still run, linking the threats common to every page read so far (a superset of those
+    common to every page in the end: the pages that end later can only take some away); the
+    export after the last notebook writes the page again only if its threats then differ
+    (:func:`_entry`). Called from one thread, in the order the notebooks end."""
+    page = early.pages[execution.name] = _read_page(execution)
+    if page is None:
+        return
+    nb, _ = page
+    read = [early.pages[n] for n in early.order if early.pages.get(n) is not None]
+    guess = threat_common([typing.cast(tuple, p)[1]["threats"] for p in read])
+    try:
+        rerender(nb, {t["text"]: i for i, t in enumerate(guess, 1)}, nbhelp.META_KEY)
+        write_page(nb, out_dir / f"{execution.name}.html",
+                   title=notebook_title(nb, execution.name))
+    except Exception:  # noqa: BLE001 - written again, or its error said, after the last one
+        return
+    early.written[execution.name] = _threats_html(nb)
 
 
 #: the file beside a report's parameter file that fixes the order of the configurations'
@@ -290,10 +334,13 @@ def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = No
     done: dict[str, Execution] = {}
     running: dict[Any, str] = {}
     todo = list(runs)  # started in the parameter file's order
+    early = _Early([run.name for run in runs])
     try:
         # a thread per notebook, at most ``workers`` kernels computing: a kernel waiting for
-        # the pages before it (order.py) leaves its core to the next notebook
-        with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="notebook") as pool:
+        # the pages before it (order.py) leaves its core to the next notebook; each page is
+        # written as its notebook ends, by one more thread (:func:`_export_early`)
+        with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="notebook") as pool, \
+                ThreadPoolExecutor(max_workers=1, thread_name_prefix="early-page") as writer:
             while todo or running:
                 paused = order.waiting(out_dir)
                 busy = sum(1 for f, name in running.items() if name not in paused)
@@ -308,17 +355,20 @@ def build_report(params: ReportParams, out_dir: Path, stream: TextIO | None = No
                     done[name] = execution = future.result()
                     status = RunStatus.FAILED if execution.error else RunStatus.OK
                     progress.step(name, status, execution.seconds)
+                    writer.submit(_export_early, execution, out_dir, early)
     finally:
         order.finish(out_dir)
         progress.close()
-    # the pages are exported once every notebook ended: a threat common to every page is said
-    # once, on the index, and each page links to it
+    # a threat common to every page is said once, on the index, and each page links to it:
+    # known now that every notebook ended; a page written early is written again only if
+    # its threats differ
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="page") as pool:
-        pages = list(pool.map(lambda run: _read_page(done[run.name]), runs))
+        pages = [early.pages[run.name] if run.name in early.pages else _read_page(done[run.name])
+                 for run in runs]
         common = threat_common([page[1]["threats"] for page in pages if page is not None])
         numbers = {t["text"]: i for i, t in enumerate(common, 1)}
-        exported = list(pool.map(lambda run, page: _export(done[run.name], out_dir, numbers,
-                                                           page), runs, pages))
+        exported = list(pool.map(lambda run, page: _export(
+            done[run.name], out_dir, numbers, page, early.written.get(run.name)), runs, pages))
     executions = [e for e, _ in exported]
     entries = [entry for _, entry in exported]
     records = merged_methods(entries)

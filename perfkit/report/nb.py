@@ -180,13 +180,23 @@ class Report(Files):
         """Show ``fig`` (a :class:`matplotlib.figure.Figure`) with its caption and alt text;
         under ``perfkit report`` save it as SVG, PDF and a 300 dpi PNG. A section that has
         nothing to draw returns None: then ``missing`` is shown as a note (nothing if None)."""
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
         from perfkit.plots import checks, describe
 
         if fig is None:
             if missing:
                 self.note(missing)
             return
+        # the page's image is drawn at the figure's own dpi, on an Agg canvas kept on the
+        # figure: the checks and the alt text read that draw, and draw nothing again
+        screen = fig.dpi == SCREEN_DPI
+        if screen and not hasattr(fig.canvas, "get_renderer"):
+            FigureCanvasAgg(fig)
         png = screen_png(fig)
+        problems = checks.check(fig, drawn=screen)
+        alt = alt or describe(fig, drawn=True)  # drawn at the figure's dpi just above
+        colours = checks.series_colours(fig)
         svg_path = self._path("figures", name, ".svg")
         if svg_path is not None:
             fig.savefig(svg_path, format="svg", metadata={"Date": None, "Creator": None})
@@ -194,15 +204,12 @@ class Report(Files):
                         metadata={"CreationDate": None, "Creator": None, "Producer": None})
             fig.savefig(svg_path.with_suffix(".png"), format="png", dpi=PNG_DPI,
                         metadata={"Software": None})
-        problems = checks.check(fig)
-        alt = alt or describe(fig, drawn=True)  # check() has just drawn it: once is enough
         width_px = int(round(fig.get_figwidth() * SCREEN_PX_PER_IN))
         data = base64.b64encode(png).decode("ascii")
         cap = f'<figcaption class="perfkit-caption">{escape(caption)}</figcaption>' \
             if caption else ""
         page = (f'<figure class="perfkit-figure"><img src="data:image/png;base64,{data}" '
                 f'width="{width_px}" alt="{escape(alt)}">{cap}</figure>')
-        colours = checks.series_colours(fig)
         meta = {META_KEY: {"figure": name, "notebook": self.name, "alt": alt,
                            "caption": caption or "", "colours": colours,
                            "configurations": {lbl: self.shown[lbl] for lbl in colours

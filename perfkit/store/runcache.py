@@ -147,6 +147,17 @@ def skip_reason(root: str) -> str | None:
     return None
 
 
+def power_dir(folder: str | os.PathLike) -> str | None:
+    """``FOLDER/.perfkit/cache/power``, where the power simulations of an analysis of the runs
+    under ``folder`` are kept (:mod:`perfkit.stats._simcache`: keyed by their inputs, so any
+    folder's is right); None for a file, or where no run store is written
+    (:func:`skip_reason`, ``PERFKIT_CACHE=0``)."""
+    folder = os.fspath(folder)
+    if not os.path.isdir(folder) or not enabled(None) or skip_reason(folder):
+        return None
+    return os.path.join(folder, CACHE_DIR, "power")
+
+
 def flush(directory: str | None = None) -> None:
     """Wait until the run stores this process is writing are on disk (only the one of the
     cache folder ``directory``, if given)."""

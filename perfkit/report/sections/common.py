@@ -7,6 +7,7 @@ turns configurations into legend labels.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,7 +29,32 @@ def load_experiment(name: str, data_root: str | None = None) -> Experiment:
     Files that cannot be parsed do not stop the notebook: their errors are kept in ``errors``
     for the data-quality section. An experiment without a single run raises.
     """
-    return _load(paths.data_dir(name, data_root or None), name=name)
+    folder = paths.data_dir(name, data_root or None)
+    exp = _load(folder, name=name)
+    remember_simulations(folder)
+    return exp
+
+
+def remember_simulations(folder: str | os.PathLike) -> None:
+    """Under ``perfkit report`` (a kernel of one page: :data:`perfkit.report.order.PAGE_ENV`),
+    keep the page's power simulations beside the run store of ``folder``
+    (:func:`perfkit.store.runcache.power_dir`), unless an experiment loaded before named
+    another (every notebook loads its own experiment first). They are keyed by their inputs
+    (:mod:`perfkit.stats._simcache`), so the next build of the report, or a ``perfkit gate``
+    on the same runs, simulates none of them again. Elsewhere (JupyterLab, nbval, a test
+    process) they are kept in the process only, as before."""
+    from perfkit.analysis.compare import remember_simulations_in
+    from perfkit.report.order import PAGE_ENV
+    from perfkit.store.runcache import power_dir
+
+    if _REMEMBERING or not os.environ.get(PAGE_ENV):
+        return
+    _REMEMBERING.append(folder)
+    remember_simulations_in(power_dir(folder))
+
+
+#: the folder :func:`remember_simulations` chose in this process (at most one)
+_REMEMBERING: list = []
 
 
 def config_labels(frame: pd.DataFrame, columns: Sequence[str]) -> pd.Series:

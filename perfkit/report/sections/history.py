@@ -23,13 +23,17 @@ from perfkit.formatting import load_text as fmt_load
 from perfkit.present import gate as present_gate
 from perfkit.present import history as present_history
 from perfkit.report.answers import Answer, ratio_text
+from perfkit.report.sections.common import remember_simulations
 from perfkit.vocabulary import ChangeSupport, HistoryVerdict
 from perfkit.warning import Warn
 
 
 def load(name: str, data_root: str | None = None) -> Experiment:
     """The history ``<data_root>/<name>`` (a store, or jobs with labels.csv), or a path."""
-    return hist.load_history(paths.data_dir(name, data_root or None), name=name)
+    folder = paths.data_dir(name, data_root or None)
+    history = hist.load_history(folder, name=name)
+    remember_simulations(folder)
+    return history
 
 
 def analyse(history: Experiment, metrics: Sequence[str], select: Mapping[str, Any] | None = None,
