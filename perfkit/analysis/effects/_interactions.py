@@ -232,6 +232,7 @@ def _simple_row(sub: RunSet, factor: str, other: str, level: Any, key: Any, term
     ci_level = 1 - (1 - result.confidence) / 2  # Bonferroni over the other factor's 2 levels
     table = factorial(sub.frame, [factor, *rest], result.metric.name, log=result.log,
                       confidence=ci_level, levels=fixed)
+    table.attrs = {}  # read nothing of it here; pandas would deep-copy it into the row
     row = table[table["term"] == factor].iloc[0]
     col = "ratio" if result.log else "effect"
     low, high = ("ratio_ci_low", "ratio_ci_high") if result.log else ("ci_low", "ci_high")
