@@ -245,17 +245,19 @@ def mechanism(low: Any, high: Any) -> Mechanism:
 
 
 def main_mechanisms(rows: Any, per: Sequence[str], levels: Iterable[Any],
-                    coding: Mapping[str, Mapping[str, Any]], key: Callable[[Any], str]
+                    coding: Mapping[str, Mapping[str, Any]], key: Callable[[Any], str],
+                    at_level: Callable[[Any], Any] | None = None
                     ) -> dict[tuple[str, str], Mechanism]:
     """Beside each main effect of a factorial (factors: ``coding``'s keys) at each of
     ``levels`` of ``per``: the factor's low and high level over the same runs as the effect,
     averaged as it is (:func:`averaged_mechanism`); keyed by (factor, ``key(level)``). {}
-    when no run recorded counters."""
+    when no run recorded counters. ``at_level``: the runs of ``rows`` at a level, when the
+    caller has them already (default :func:`rows_at`)."""
     if not recorded(rows.runs):
         return {}
     out = {}
-    for level in levels:
-        at = rows_at(rows, per, level)  # once per level, not once per factor
+    for level in levels:  # once per level, not once per factor
+        at = rows_at(rows, per, level) if at_level is None else at_level(level)
         for f in coding:
             out[(f, key(level))] = averaged_mechanism(at, f, coding[f],
                                                       [o for o in coding if o != f])

@@ -487,8 +487,15 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
     # a frame's attrs into every frame and row derived from it (issue 33: 10% of effects' run)
     table.attrs = {}
     caps, caps_ms, affected, counts, saturated, notes = {}, {}, {}, {}, {}, {}
+    ats: dict[str, RunSet] = {}
+
+    def at_level(key: Any) -> RunSet:  # each level's runs taken once (issue 33: 3 times)
+        if key_of(key) not in ats:
+            ats[key_of(key)] = rows_at(rows, per, key)
+        return ats[key_of(key)]
+
     for key in (table["by"].drop_duplicates() if per else [None]):
-        at = rows_at(rows, per, key)
+        at = at_level(key)
         counts[key] = len(at)
         statuses = statuses_by_cell(at, metric, [*factors, *per])
         notes[key] = run_notes(at, metric, statuses=statuses)
@@ -501,14 +508,14 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
         if check.affected_ms:
             affected[key] = check.affected_ms
     mechanisms = main_mechanisms(rows, per, table["by"].drop_duplicates() if per else [None],
-                                 result.coding, key_of)
+                                 result.coding, key_of, at_level)
     result = dataclasses.replace(result, level_warnings=caps, level_runs=counts,
                                  level_caps_ms=caps_ms, level_affected_ms=affected,
                                  level_saturated=saturated, level_run_notes=notes,
                                  mechanisms=mechanisms)
     warnings_all = list(result.warnings) + [w for ws in caps.values() for w in ws]
     warnings_all += dict.fromkeys(w for m in mechanisms.values() for w in m.warnings)
-    simple = simple_effects(rows, result)
+    simple = simple_effects(rows, result, at_level)
     if len(simple) and log and len(factors) == 2:  # compared run against run, as the A/B rows
         ab = ab_comparisons(rows, factors, metric, by=list(per) or "none", exclude=exclude,
                             alpha=alpha, confidence=confidence)
