@@ -279,8 +279,7 @@ def averaged_mechanism(rows: Any, factor: str, coding: Mapping[str, Any],
     text = frame[factor].map(level_text).to_numpy()
     # column by column, as itertuples reads them (a multi-column frame[...] takes every block)
     cells = np.array([" | ".join(level_text(v) for v in r)
-                      for r in zip(*(frame[c] for c in others), strict=True)]
-                      if others
+                      for r in zip(*(frame[c] for c in others), strict=True)] if others
                      else [""] * len(rows), dtype=object)
 
     def runs_of(side: str, cell: str) -> list[Run]:  # the runs alone: no frame to subset
