@@ -436,7 +436,8 @@ def _span(values: np.ndarray) -> str:
 def statuses_by_cell(rows: RunSet, metric: Metric, cells: list[str]) -> list[RunJudgement]:
     """:func:`run_statuses` within each cell (the runs sharing the values of ``cells``), so
     that a run's peers are the runs of its own configuration and load; aligned with ``rows``."""
-    keys = [tuple(str(v) for v in r) for r in rows.frame[cells].itertuples(index=False)] \
+    columns = (rows.frame[c] for c in cells)  # one by one, as itertuples reads them
+    keys = [tuple(str(v) for v in r) for r in zip(*columns, strict=True)] \
         if cells else [()] * len(rows)
     out: list[RunJudgement] = [RunJudgement(OK)] * len(rows)
     read = [c for c in dict.fromkeys((metric.name, REFERENCE_LATENCY)) if c in rows.frame]

@@ -286,9 +286,9 @@ class FactorialResult:
         """False for a main effect whose factor is in a significant interaction at ``level``."""
         if ":" in term or not len(self.simple_effects):
             return True
-        hit = self.simple_effects[(self.simple_effects["factor"] == term)
-                                  & _same(self.simple_effects["level_key"], level)]
-        return not len(hit)
+        s = self.simple_effects  # in Python: a frame filtered per row cost more (issue 33)
+        return not any(f == term and (k == level or (_nan(k) and _nan(level)))
+                       for f, k in zip(s["factor"], s["level_key"], strict=True))
 
     def block_treatment(self) -> tuple[str, str, bool]:
         """How this result treats an experiment's blocks: what it is, of what, and
@@ -492,9 +492,19 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
     result = FactorialResult(metric, tuple(factors), tuple(per), log, confidence, alpha, used,
                              dict(table.attrs["coding"]), df_error, len(rows), table,
                              pd.DataFrame(), tuple(warnings))
+    # what the attrs held is the result's fields (coding, df_error, warnings); pandas deep-copies
+    # a frame's attrs into every frame and row derived from it (issue 33: 10% of effects' run)
+    table.attrs = {}
     caps, caps_ms, affected, counts, saturated, notes = {}, {}, {}, {}, {}, {}
+    ats: dict[str, RunSet] = {}
+
+    def at_level(key: Any) -> RunSet:  # each level's runs taken once (issue 33: 3 times)
+        if key_of(key) not in ats:
+            ats[key_of(key)] = rows_at(rows, per, key)
+        return ats[key_of(key)]
+
     for key in (table["by"].drop_duplicates() if per else [None]):
-        at = rows_at(rows, per, key)
+        at = at_level(key)
         counts[key] = len(at)
         statuses = statuses_by_cell(at, metric, [*factors, *per])
         notes[key] = run_notes(at, metric, statuses=statuses)
@@ -507,14 +517,14 @@ def factorial_effects(rows: RunSet, factors: Sequence[str], metric: Metric, *,
         if check.affected_ms:
             affected[key] = check.affected_ms
     mechanisms = main_mechanisms(rows, per, table["by"].drop_duplicates() if per else [None],
-                                 result.coding, key_of)
+                                 result.coding, key_of, at_level)
     result = dataclasses.replace(result, level_warnings=caps, level_runs=counts,
                                  level_caps_ms=caps_ms, level_affected_ms=affected,
                                  level_saturated=saturated, level_run_notes=notes,
                                  mechanisms=mechanisms)
     warnings_all = list(result.warnings) + [w for ws in caps.values() for w in ws]
     warnings_all += dict.fromkeys(w for m in mechanisms.values() for w in m.warnings)
-    simple = simple_effects(rows, result)
+    simple = simple_effects(rows, result, at_level)
     if len(simple) and log and len(factors) == 2:  # compared run against run, as the A/B rows
         ab = ab_comparisons(rows, factors, metric, by=list(per) or "none", exclude=exclude,
                             alpha=alpha, confidence=confidence)
@@ -533,10 +543,6 @@ def _saturation_notes(rows: RunSet, metric: Metric, cells: list[str]) -> list[Wa
     if partial:
         out.append(Warn(Code.FACTORIAL_KEEPS_PARTIAL, metric=metric.name, reasons=partial))
     return out
-
-
-def _same(series: pd.Series, value: Any) -> pd.Series:
-    return series.map(lambda v: v == value or (_nan(v) and _nan(value)))
 
 
 def _nan(v: Any) -> bool:

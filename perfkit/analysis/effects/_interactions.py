@@ -25,7 +25,7 @@ effect the design could have detected (:func:`perfkit.stats.tpower.min_detectabl
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -76,7 +76,8 @@ def direction(metric: Metric, effect: float) -> str:
     return metric.verdict(2.0 if effect > 0 else 0.5)
 
 
-def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
+def simple_effects(rows: RunSet, result: FactorialResult,
+                   at_level: Callable[[Any], RunSet] | None = None) -> pd.DataFrame:
     """The simple effects of every significant two-factor interaction (module docstring): one
     row each, with ``p_value`` (raw), ``p_value_holm``, ``significant``, ``verdict``,
     ``on_timeout_cap``, ``cap_affected``, ``warnings`` (the cap warnings of its runs),
@@ -90,7 +91,8 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
     (the A/B table's: Hodges-Lehmann ratio, Moses interval, Mann-Whitney U, run statuses), so the
     A/B row of the same contrast has the same estimate and interval; its family is the levels of the
     other factor. With more factors (a simple effect averages over the rest) or on an additive scale
-    it is the factorial's effect on the runs at that level."""
+    it is the factorial's effect on the runs at that level. ``at_level``: the runs of ``rows`` at
+    a level of ``result.per``, when the caller has them already (default :func:`rows_at`)."""
     found = []
     t = result.effects
     pcol = result.p_column()
@@ -98,7 +100,7 @@ def simple_effects(rows: RunSet, result: FactorialResult) -> pd.DataFrame:
         if not (np.isfinite(r[pcol]) and r[pcol] < result.alpha):
             continue
         a, b = r["term"].split(":")
-        at = rows_at(rows, result.per, r["by"])
+        at = rows_at(rows, result.per, r["by"]) if at_level is None else at_level(r["by"])
         for factor, other in ((a, b), (b, a)):
             family = (_compared_family if result.log and len(result.factors) == 2
                       else _fitted_family)
@@ -232,6 +234,7 @@ def _simple_row(sub: RunSet, factor: str, other: str, level: Any, key: Any, term
     ci_level = 1 - (1 - result.confidence) / 2  # Bonferroni over the other factor's 2 levels
     table = factorial(sub.frame, [factor, *rest], result.metric.name, log=result.log,
                       confidence=ci_level, levels=fixed)
+    table.attrs = {}  # read nothing of it here; pandas would deep-copy it into the row
     row = table[table["term"] == factor].iloc[0]
     col = "ratio" if result.log else "effect"
     low, high = ("ratio_ci_low", "ratio_ci_high") if result.log else ("ci_low", "ci_high")
