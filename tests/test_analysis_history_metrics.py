@@ -87,3 +87,18 @@ def test_the_pages_recent_steps_are_one_holm_family_per_load_level_and_say_so(hi
         assert any(str(r.holm_note()) == str(n) for n in table.notes)
         answer = [x for x in hs.answers([a], {}) if "newest labels" in x.question]
         assert [w.code for w in answer[0].warnings][:1] == [Code.HOLM_OVER_METRICS]
+
+
+def test_the_change_point_table_names_the_level_its_search_ran_at(history):
+    """The table's title said "at alpha 0.05" while the search ran at its Holm level: the
+    title and the search agree now (issue 34: every printed part of an answer agrees)."""
+    together = hs.analyse(history, ["latency_p99_ms", "throughput_rps"], permutations=199)
+    titles = {a.metric.name: present_history.series(a)[0].title for a in together}
+    for a in together:
+        level = a.series[0].change.alpha
+        title = titles[a.metric.name]
+        if level == a.alpha:
+            assert "at alpha 0.05" in title and "Holm" not in title
+        else:
+            assert f"at alpha {level:.3g} (Holm over the metrics at alpha 0.05)" in title
+    assert any(a.series[0].change.alpha < a.alpha for a in together)

@@ -35,7 +35,7 @@ def series(analysis: HistoryAnalysis) -> list[Table]:
         title = (f"{m.name} ({m.better} is better) over {len(s.points)} labels of "
                  f"{analysis.name}{' at ' + at if at else ''}: median of runs [interval "
                  f"(coverage)]; {len(s.change.change_points)} change point(s) at alpha "
-                 f"{analysis.alpha:g}{marks}")
+                 f"{_level_text(s.change.alpha, analysis.alpha)}{marks}")
         part = _rows_of(frame, analysis.keys, s.key)
         rows = []
         for _, r in part.iterrows():
@@ -146,3 +146,11 @@ def history_gates(items: Sequence[HistoryGate], keys: Sequence[str],
              f"first label of a segment: the whole previous segment), max regression "
              f"{max_regression:.1%}" + (f", at {load_text(load)}" if load else ""))
     return Table(tuple(cols), tuple(rows), title)
+
+
+def _level_text(level: float, alpha: float) -> str:
+    """The level the change points were searched at: ``0.05``, or under Holm over the page's
+    metrics ``0.025 (Holm over the metrics at alpha 0.05)``."""
+    if level == alpha:
+        return f"{alpha:g}"
+    return f"{level:.3g} (Holm over the metrics at alpha {alpha:g})"
