@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
@@ -130,9 +131,6 @@ class FactorialResult:
     #: factors at their low level (main effects only; empty when no run recorded counters:
     #: :mod:`perfkit.analysis.core._mechanism`)
     mechanisms: Mapping[tuple[str, str], Mechanism] = dataclasses.field(default_factory=dict)
-    #: :meth:`to_frame`'s frame, made once (a report page asks for it six times per result)
-    _frame: list[pd.DataFrame] = dataclasses.field(default_factory=list, init=False,
-                                                   repr=False, compare=False)
 
     def mechanism_of(self, term: str, level: Any) -> Mechanism:
         """What the counters show beside the effect of ``term`` at ``level`` of ``per`` (an
@@ -298,9 +296,13 @@ class FactorialResult:
     def to_frame(self) -> pd.DataFrame:
         """Tidy: one row per level and term; the log scale of ``effect``/``ss`` is named (a
         copy of the frame made on the first call: the result is frozen)."""
-        if not self._frame:
-            self._frame.append(self._make_frame())
-        return self._frame[0].copy()
+        return self._tidy.copy()
+
+    @functools.cached_property
+    def _tidy(self) -> pd.DataFrame:
+        """:meth:`_make_frame`, made on first use (a report page asks for it six times per
+        result; a replaced result is another object, made anew)."""
+        return self._make_frame()
 
     def _make_frame(self) -> pd.DataFrame:
         t = self.effects
