@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -41,16 +42,21 @@ def remember_simulations(folder: str | os.PathLike) -> None:
     (:func:`perfkit.store.runcache.power_dir`), unless an experiment loaded before named
     another (every notebook loads its own experiment first). They are keyed by their inputs
     (:mod:`perfkit.stats._simcache`), so the next build of the report, or a ``perfkit gate``
-    on the same runs, simulates none of them again. Elsewhere (JupyterLab, nbval, a test
-    process) they are kept in the process only, as before."""
+    on the same runs, simulates none of them again. The page's saved figures are kept beside
+    them (:mod:`perfkit.report.figcache`): a figure that draws what it drew in the last build
+    is copied, not drawn again, as PDF and PNG. Elsewhere (JupyterLab, nbval, a test process)
+    simulations are kept in the process only, as before, and no figure is kept."""
     from perfkit.analysis.compare import remember_simulations_in
+    from perfkit.report import figcache
     from perfkit.report.order import PAGE_ENV
     from perfkit.store.runcache import power_dir
 
     if _REMEMBERING or not os.environ.get(PAGE_ENV):
         return
     _REMEMBERING.append(folder)
-    remember_simulations_in(power_dir(folder))
+    power = power_dir(folder)
+    remember_simulations_in(power)
+    figcache.keep_in(None if power is None else Path(power).parent / "figures")
 
 
 #: the folder :func:`remember_simulations` chose in this process (at most one)
