@@ -129,3 +129,29 @@ def test_a_damaged_values_file_is_computed_again_and_large_or_odd_arguments_are_
     _dist.norm_cdf(big)
     _dist.norm_cdf([0.5, 1.0])  # a list: not an array, computed as given
     assert len(path.read_text().splitlines()) == 4  # the three damaged lines and the new one
+
+
+def test_a_seeded_usl_bootstrap_is_remembered_and_gives_the_same_fit(tmp_path, monkeypatch):
+    from perfkit.stats import _usl_bootstrap
+    from perfkit.stats.usl import fit_usl
+
+    n = np.array([1, 2, 4, 8, 16, 32, 64] * 2)
+    x = 1000 * n / (1 + 0.05 * (n - 1) + 0.0008 * n * (n - 1)) * np.repeat([1.0, 1.03], 7)
+    fresh = fit_usl(n, x, n_resamples=200, seed=3)  # nothing remembered: no folder, no memo
+    monkeypatch.setattr(_simcache, "_MEMO", {})
+    _simcache.use_directory(tmp_path)
+    assert fit_usl(n, x, n_resamples=200, seed=3) == fresh
+    assert len(_rate_files(tmp_path)) == 1
+    monkeypatch.setattr(_simcache, "_MEMO", {})  # a new process: only the file remains
+    real_solve = _usl_bootstrap.solve
+
+    def fail(*args, **kwargs):
+        raise AssertionError("refitted again")
+
+    monkeypatch.setattr(_usl_bootstrap, "solve", fail)
+    assert fit_usl(n, x, n_resamples=200, seed=3) == fresh
+    with pytest.raises(AssertionError, match="refitted again"):  # other inputs: refitted
+        fit_usl(n, x, n_resamples=200, seed=4)
+    with pytest.raises(AssertionError, match="refitted again"):  # unseeded: never remembered
+        fit_usl(n, x, n_resamples=200, seed=None)
+    monkeypatch.setattr(_usl_bootstrap, "solve", real_solve)
