@@ -418,7 +418,11 @@ def test_an_unchanged_tree_is_not_listed_again(tree, monkeypatch):
     real = os.scandir
     monkeypatch.setattr(os, "scandir", lambda p=".": (scanned.append(str(p)), real(p))[1])
     assert _same(first, perfkit.load(tree, cache=True))
-    assert [p for p in scanned if ".perfkit" not in p] == []
+    # no walk; the root alone may be listed again, by content, when it gained .perfkit/ within
+    # the racy window of the store's write (as in the test of a tree with an error directory)
+    store = run_cache.RunCache(str(tree))
+    root_racy = max(tree.stat().st_mtime_ns, tree.stat().st_ctime_ns) >= store.written_ns
+    assert {p for p in scanned if ".perfkit" not in p} <= ({str(tree)} if root_racy else set())
 
 
 def test_an_entry_added_under_restored_directory_times_is_still_seen(tree):
