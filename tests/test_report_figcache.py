@@ -34,7 +34,7 @@ def _figure(scale: float = 1.0, antialiased: bool = True):
     ax.set_ylabel("p99 latency (ms)")
     ax.legend()
     FigureCanvasAgg(fig)
-    nb.screen_png(fig)  # the page's draw, as Report.figure makes it
+    fig.draw_without_rendering()  # the page's draw, as Report.figure makes it
     return fig
 
 
@@ -42,25 +42,28 @@ def _save(fig, folder):
     folder.mkdir(parents=True, exist_ok=True)
     svg = folder / "f.svg"
     with nb.laid_out(fig):
-        nb.save_files(fig, svg)
-    return {s: svg.with_suffix(s).read_bytes() for s in (".svg", ".pdf", ".png")}
+        screen = nb.page_files(fig, svg)
+    return {"screen": screen, **{s: svg.with_suffix(s).read_bytes()
+                                 for s in (".svg", ".pdf", ".png")}}
 
 
 class _Draws:
-    """Counts the PDF and PNG saves (the SVG is always drawn: it is the key)."""
+    """Counts the saves of the page's PNG, the PDF and the 300 dpi PNG (the SVG is always
+    drawn: it is the key)."""
 
     def __init__(self, monkeypatch):
         self.formats: list[str] = []
         real = matplotlib.figure.Figure.savefig
 
         def savefig(fig, fname, *args, **kwargs):
-            self.formats.append(kwargs.get("format", ""))
+            kind = kwargs.get("format", "")
+            self.formats.append("screen" if kwargs.get("dpi") == nb.SCREEN_DPI else kind)
             return real(fig, fname, *args, **kwargs)
 
         monkeypatch.setattr(matplotlib.figure.Figure, "savefig", savefig)
 
     def files(self) -> list[str]:
-        return [f for f in self.formats if f in ("pdf", "png")]
+        return [f for f in self.formats if f != "svg"]
 
 
 def test_a_figure_drawn_before_is_copied_byte_for_byte(tmp_path, monkeypatch):
@@ -73,7 +76,7 @@ def test_a_figure_drawn_before_is_copied_byte_for_byte(tmp_path, monkeypatch):
     assert second == first
     monkeypatch.setattr(figcache, "_FOLDER", [])  # no cache: drawn afresh, the same bytes
     fresh = _save(afresh, tmp_path / "fresh")
-    assert draws.files() == ["pdf", "png"]
+    assert draws.files() == ["screen", "pdf", "png"]
     assert fresh == first
 
 
@@ -85,9 +88,9 @@ def test_a_figure_that_draws_otherwise_is_drawn(tmp_path, monkeypatch):
     assert figcache.svg_bytes(plain) == figcache.svg_bytes(same)
     draws = _Draws(monkeypatch)
     assert _save(other, tmp_path / "b")[".png"] != usual[".png"]
-    assert draws.files() == ["pdf", "png"]
+    assert draws.files() == ["screen", "pdf", "png"]
     assert _save(plain, tmp_path / "c")[".png"] != usual[".png"]
-    assert draws.files() == ["pdf", "png"] * 2
+    assert draws.files() == ["screen", "pdf", "png"] * 2
 
 
 def test_a_damaged_cache_file_is_drawn_again(tmp_path, monkeypatch):
@@ -98,7 +101,7 @@ def test_a_damaged_cache_file_is_drawn_again(tmp_path, monkeypatch):
     fig = _figure()
     draws = _Draws(monkeypatch)
     assert _save(fig, tmp_path / "b") == good
-    assert draws.files() == ["pdf", "png"]
+    assert draws.files() == ["pdf"]  # the others kept whole
     assert pdf.read_bytes() == good[".pdf"]  # kept whole again
 
 
@@ -107,7 +110,7 @@ def test_the_cache_keeps_the_most_recently_used(tmp_path, monkeypatch):
     figcache.keep_in(tmp_path / "cache")
     for i in range(4):
         _save(_figure(scale=1 + i), tmp_path / f"b{i}")
-    assert len(list((tmp_path / "cache").iterdir())) == 4  # two figures, PDF and PNG each
+    assert len(list((tmp_path / "cache").iterdir())) == 6  # two figures, three files each
     newest = _figure(scale=4)
     draws = _Draws(monkeypatch)
     _save(newest, tmp_path / "again")  # the newest is kept
@@ -117,6 +120,7 @@ def test_the_cache_keeps_the_most_recently_used(tmp_path, monkeypatch):
 def test_without_a_folder_nothing_is_kept(tmp_path):
     files = _save(_figure(), tmp_path / "a")
     assert files[".pdf"].startswith(b"%PDF") and files[".png"].startswith(b"\x89PNG")
+    assert files["screen"].startswith(b"\x89PNG")
     assert list(tmp_path.iterdir()) == [tmp_path / "a"]
 
 

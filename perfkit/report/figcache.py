@@ -1,8 +1,9 @@
 """The saved files of a figure drawn before, kept by what they draw.
 
-Under ``perfkit report`` every figure is saved as SVG, PDF and a 300 dpi PNG: about 0.4 s of
-CPU a figure for the PDF and the PNG alone, 8 of a demo build's 33 s. A figure that draws
-exactly what it drew in an earlier build needs neither drawn again: they are kept in
+Under ``perfkit report`` every figure is shown as a PNG and saved as SVG, PDF and a 300 dpi
+PNG: about 0.5 s of CPU a figure for the three PNGs and PDF, 10 of a demo build's 33 s. A
+figure that draws exactly what it drew in an earlier build needs none drawn again: they are
+kept in
 ``FOLDER/.perfkit/cache/figures`` (FOLDER: the page's first experiment, beside its run store
 and its power simulations, :func:`perfkit.report.sections.common.remember_simulations`), and
 copied from there.
@@ -23,15 +24,17 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from perfkit._fsutil import write_bytes_atomic
 
-#: the figures a cache folder keeps (each a PDF of about 30 kB and a PNG of about 150 kB)
+#: the figures a cache folder keeps (each a PDF of about 30 kB and PNGs of about 200 kB)
 KEEP = 400
+#: the files kept of each figure
+KINDS = ("screen.png", "pdf", "png")
 #: what the saved files depend on besides the figure: bump when a save's arguments change
-FORMATS = "pdf: no dates or creator; png: 300 dpi, no software; v1"
+FORMATS = "screen.png: 150 dpi, 256 colours; pdf: no dates or creator; png: 300 dpi; v2"
 #: a whole file of each kind starts and ends so
 _WHOLE = {".pdf": (b"%PDF", b"%%EOF"), ".png": (b"\x89PNG\r\n\x1a\n", b"IEND\xaeB`\x82")}
 
@@ -75,32 +78,29 @@ def _unseen(artist) -> tuple:
             get("get_interpolation"), get("get_interpolation_stage"), get("get_resample"))
 
 
-def saved(fig, svg: bytes, paths: dict[str, Path],
-          draw: Callable[[str], bytes]) -> bool:
-    """Write each of ``paths`` (suffix -> path: ``.pdf``, ``.png``): from the cache where
-    ``fig`` (drawn as ``svg``) was kept, else with ``draw(suffix)``, then kept. True when every
-    file came from the cache."""
+def files(fig, svg: bytes, draws: Mapping[str, Callable[[], bytes]]) -> dict[str, bytes]:
+    """The bytes of each of ``draws``' files (named by kind: ``pdf``, ``png``, ``screen.png``)
+    of ``fig``, drawn as ``svg``: as kept for a figure that drew the same, else drawn (each
+    ``draws[kind]()``) and kept."""
     where = folder()
     name = key(fig, svg) if where is not None else ""
-    kept = {suffix: _read(where / f"{name}{suffix}", suffix) for suffix in paths} \
-        if where is not None else {}
-    hit = bool(kept) and all(data is not None for data in kept.values())
-    for suffix, path in paths.items():
-        data = kept.get(suffix) if hit else None
+    out = {}
+    for kind, draw in draws.items():
+        data = _read(where / f"{name}.{kind}") if where is not None else None
         if data is None:
-            data = draw(suffix)
+            data = draw()
             if where is not None:
-                _keep(where, f"{name}{suffix}", data)
-        write_bytes_atomic(path, data)
-    return hit
+                _keep(where, f"{name}.{kind}", data)
+        out[kind] = data
+    return out
 
 
-def _read(path: Path, suffix: str) -> bytes | None:
+def _read(path: Path) -> bytes | None:
     try:
         data = path.read_bytes()
     except OSError:
         return None
-    start, end = _WHOLE[suffix]
+    start, end = _WHOLE[path.suffix]
     if not (data.startswith(start) and data.rstrip().endswith(end)):
         return None
     try:
@@ -118,7 +118,7 @@ def _keep(where: Path, name: str, data: bytes) -> None:
                  if entry.is_file() and not entry.name.startswith(".")]
     except OSError:
         return  # a cache that cannot be written is no cache; the report's files are written
-    for _, path in sorted(files)[:max(0, len(files) - KEEP * len(_WHOLE))]:
+    for _, path in sorted(files)[:max(0, len(files) - KEEP * len(KINDS))]:
         try:
             os.remove(path)
         except OSError:

@@ -113,25 +113,33 @@ def laid_out(fig):
         fig.set_layout_engine(engine)
 
 
-def save_files(fig, svg_path: Path) -> None:
-    """Save ``fig`` as ``svg_path`` and, beside it, as PDF and a :data:`PNG_DPI` PNG: those
-    two copied from an earlier build's where the figure draws the same
-    (:mod:`perfkit.report.figcache`)."""
+def page_files(fig, svg_path: Path | None) -> bytes:
+    """The page's image of ``fig`` (:func:`screen_png`); with ``svg_path``, ``fig`` saved there
+    and, beside it, as PDF and a :data:`PNG_DPI` PNG. The rasters and the PDF are copied from
+    an earlier build's where the figure draws the same (:mod:`perfkit.report.figcache`)."""
     from perfkit.report import figcache
 
+    if svg_path is None:
+        return screen_png(fig)
     svg = figcache.svg_bytes(fig)
     write_bytes_atomic(svg_path, svg)
 
-    def draw(suffix: str) -> bytes:
+    def pdf() -> bytes:
         buf = io.BytesIO()
-        if suffix == ".pdf":
-            fig.savefig(buf, format="pdf",
-                        metadata={"CreationDate": None, "Creator": None, "Producer": None})
-        else:
-            fig.savefig(buf, format="png", dpi=PNG_DPI, metadata={"Software": None})
+        fig.savefig(buf, format="pdf",
+                    metadata={"CreationDate": None, "Creator": None, "Producer": None})
         return buf.getvalue()
 
-    figcache.saved(fig, svg, {s: svg_path.with_suffix(s) for s in (".pdf", ".png")}, draw)
+    def png() -> bytes:
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=PNG_DPI, metadata={"Software": None})
+        return buf.getvalue()
+
+    out = figcache.files(fig, svg, {"screen.png": lambda: screen_png(fig), "pdf": pdf,
+                                    "png": png})
+    for kind in ("pdf", "png"):
+        write_bytes_atomic(svg_path.with_suffix(f".{kind}"), out[kind])
+    return out["screen.png"]
 
 
 def _display(data: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> None:
@@ -227,19 +235,19 @@ class Report(Files):
             if missing:
                 self.note(missing)
             return
-        # the page's image is drawn at the figure's own dpi, on an Agg canvas kept on the
-        # figure: the checks and the alt text read that draw, and draw nothing again
+        # laid out and drawn, without pixels, at the figure's own dpi on an Agg canvas kept on
+        # the figure (the page's dpi): the checks and the alt text read that draw, and the
+        # page's image and the files keep its layout
         screen = fig.dpi == SCREEN_DPI
-        if screen and not hasattr(fig.canvas, "get_renderer"):
-            FigureCanvasAgg(fig)
-        png = screen_png(fig)
+        if screen:
+            if not hasattr(fig.canvas, "get_renderer"):
+                FigureCanvasAgg(fig)
+            fig.draw_without_rendering()
         problems = checks.check(fig, drawn=screen)
         alt = alt or describe(fig, drawn=True)  # drawn at the figure's dpi just above
         colours = checks.series_colours(fig)
-        svg_path = self._path("figures", name, ".svg")
-        if svg_path is not None:
-            with laid_out(fig):
-                save_files(fig, svg_path)
+        with laid_out(fig):
+            png = page_files(fig, self._path("figures", name, ".svg"))
         width_px = int(round(fig.get_figwidth() * SCREEN_PX_PER_IN))
         data = base64.b64encode(png).decode("ascii")
         cap = f'<figcaption class="perfkit-caption">{escape(caption)}</figcaption>' \
