@@ -25,6 +25,8 @@ KERNEL_ENV = {
     "PYDEVD_DISABLE_FILE_VALIDATION": "1",
 }
 
+#: seconds a kernel is given to end once asked to (SIGTERM at half of it, SIGKILL at the end)
+SHUTDOWN_WAIT_S = 2.0
 #: the kernel logs only errors (ipykernel 7 warns about TCP transport at every start) and keeps
 #: no input history: the notebooks of a report run at once, and IPython's history is one SQLite
 #: file they would all write
@@ -87,6 +89,7 @@ def current_env_kernel_manager(env: Mapping[str, str] | None = None):
     import ipykernel.kernelspec
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import AsyncKernelManager
+    from traitlets import Float
 
     class CurrentEnvSpecs(KernelSpecManager):
         def get_kernel_spec(self, kernel_name):
@@ -96,6 +99,13 @@ def current_env_kernel_manager(env: Mapping[str, str] | None = None):
     kernel_env = {**KERNEL_ENV, **(env or {})}
 
     class CurrentEnvKernelManager(AsyncKernelManager):
+        # ipykernel answers a shutdown request and ends in about 0.5 s; about one time in
+        # two its control thread then waits on the output thread it has just stopped (its
+        # stdout flush, 10 s), until jupyter_client sends SIGTERM at half of this wait (5 s
+        # by default: 2.5 s on every such page, blocking a worker; a floor page took 5.0 s
+        # where its cells took 1.7). Half of this: time enough to end on its own.
+        shutdown_wait_time = Float(SHUTDOWN_WAIT_S, config=True)
+
         def _kernel_spec_manager_default(self):
             return CurrentEnvSpecs(data_dir=self.data_dir)
 
