@@ -177,6 +177,10 @@ _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"
           "≤": r"$\leq$", "μ": r"$\mu$", "σ": r"$\sigma$", "κ": r"$\kappa$", "γ": r"$\gamma$"}
 
 
+#: :data:`_LATEX`'s ASCII characters, for ``str.translate``
+_LATEX_ASCII = str.maketrans({ch: esc for ch, esc in _LATEX.items() if ch.isascii()})
+
+
 #: characters pdflatex's ``utf8`` input encoding typesets with T1 fonts as they are, beyond
 #: ASCII: Latin-1, Latin Extended-A and the common typographic punctuation
 _LATIN = (range(0xA0, 0x180), (0x2013, 0x2014, 0x2018, 0x2019, 0x201C, 0x201D, 0x2026))
@@ -193,6 +197,8 @@ def latex_escape(text: str) -> str:
     Chinese, Cyrillic...) and control characters (ESC, BEL, tab, line breaks) are written as
     their code points, each run in brackets: ``'約3倍'`` becomes ``[U+7D04]3[U+500D]``, so the
     table compiles and the text can be recovered (the CSV keeps it as written)."""
+    if text.isascii() and text.isprintable():  # most cells: each character as it is, or escaped
+        return text.translate(_LATEX_ASCII)
     out: list[str] = []
     foreign: list[str] = []
     for ch in text:
