@@ -10,19 +10,52 @@ label -> colour mapping); :func:`perfkit.plots.alt.describe` writes its alt text
 Public: ``perfkit.plots`` is part of perfkit's public surface (docs/api.md, "Figures").
 """
 
-from perfkit.plots import alt, checks, style
-from perfkit.plots.alt import describe
-from perfkit.plots.effects import forest, forest_height_in, variation
-from perfkit.plots.latency import (
-    percentile_axis,
-    percentile_points,
-    run_intervals,
-    spectrum,
-    tail_x,
-)
-from perfkit.plots.overview import bars, drift, drift_panels, points, timeseries
-from perfkit.plots.scaling import heatmap, heatmaps, load_curve, model_curves
-from perfkit.plots.style import Palette, figure, label
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from perfkit.plots import alt, checks, style
+    from perfkit.plots.alt import describe
+    from perfkit.plots.effects import forest, forest_height_in, variation
+    from perfkit.plots.latency import (
+        percentile_axis,
+        percentile_points,
+        run_intervals,
+        spectrum,
+        tail_x,
+    )
+    from perfkit.plots.overview import bars, drift, drift_panels, points, timeseries
+    from perfkit.plots.scaling import heatmap, heatmaps, load_curve, model_curves
+    from perfkit.plots.style import Palette, figure, label
+
+#: each name's module, imported when the name is first asked for: importing one submodule
+#: (perfkit.plots.palette, matplotlib-free, for a report's colours) ran this file, which
+#: imported every one and matplotlib with them (0.3 s before a report's first page)
+_SUBMODULES = ("alt", "checks", "style")
+_MODULES = {
+    "describe": "alt", "forest": "effects", "forest_height_in": "effects", "variation": "effects",
+    "percentile_axis": "latency", "percentile_points": "latency", "run_intervals": "latency",
+    "spectrum": "latency", "tail_x": "latency", "bars": "overview", "drift": "overview",
+    "drift_panels": "overview", "points": "overview", "timeseries": "overview",
+    "heatmap": "scaling", "heatmaps": "scaling", "load_curve": "scaling",
+    "model_curves": "scaling", "Palette": "style", "figure": "style", "label": "style",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        value = importlib.import_module(f"perfkit.plots.{name}")
+    elif name in _MODULES:
+        value = getattr(importlib.import_module(f"perfkit.plots.{_MODULES[name]}"), name)
+    else:
+        raise AttributeError(f"module 'perfkit.plots' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:  # the lazy names too (completion in JupyterLab)
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "Palette", "alt", "bars", "checks", "describe", "drift", "drift_panels", "figure", "forest",

@@ -295,7 +295,7 @@ def seed_palette(params: ReportParams, out_dir: Path) -> None:
     import json
 
     from perfkit._fsutil import write_bytes_atomic
-    from perfkit.plots.style import Palette
+    from perfkit.plots.palette import Palette
     from perfkit.store import yamlread
 
     target = out_dir / "palette.json"

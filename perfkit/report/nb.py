@@ -207,7 +207,7 @@ class Report(Files):
         return pal
 
     def _read_palette(self, path: Path | None):
-        from perfkit.plots.style import Palette
+        from perfkit.plots.palette import Palette
 
         known = self._palette or Palette(())
         if path is not None and path.is_file():

@@ -84,6 +84,10 @@ def __getattr__(name: str) -> Any:
     return value
 
 
+def __dir__() -> list[str]:  # the lazy names too (completion in JupyterLab)
+    return sorted({*globals(), *__all__})
+
+
 __all__ = [
     "ESTIMAND",
     "FEW_RUNS_METHOD",
