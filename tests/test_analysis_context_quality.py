@@ -101,3 +101,24 @@ def test_the_aa_rates_hold_the_test_and_the_runs_per_arm_in_two_columns():
     assert list(frame["test"]) == ["Mann-Whitney U", "Welch z"]
     assert list(frame["runs_per_arm"]) == [5, 1]
     assert frame["runs_per_arm"].dtype.kind == "i"
+
+
+def test_an_experiments_provenance_is_worked_out_once_per_object(monkeypatch):
+    import dataclasses
+    import gc
+
+    from perfkit.analysis.context import _provenance
+
+    exp = load_experiment(DATA / "demo-aa")
+    calls = []
+    real = _provenance._provenance
+    monkeypatch.setattr(_provenance, "_provenance", lambda e: calls.append(e) or real(e))
+    first = provenance(exp)
+    assert provenance(exp) is first and len(calls) == 1
+    other = dataclasses.replace(exp, runs=exp.runs[:4], frame=exp.frame.iloc[:4])
+    assert provenance(other).n_runs == 4 and len(calls) == 2  # another object: its own
+    assert provenance(exp) is first
+    key = id(other)
+    del other, calls[:]
+    gc.collect()
+    assert key not in _provenance._KEPT  # gone with its experiment
