@@ -3,8 +3,6 @@ what it drew before (perfkit.report.figcache, issue 33)."""
 
 from __future__ import annotations
 
-import io
-
 import matplotlib
 import numpy as np
 import pytest
@@ -34,17 +32,15 @@ def _figure(scale: float = 1.0, antialiased: bool = True):
     ax.set_ylabel("p99 latency (ms)")
     ax.legend()
     FigureCanvasAgg(fig)
-    fig.draw_without_rendering()  # the page's draw, as Report.figure makes it
     return fig
 
 
 def _save(fig, folder):
     folder.mkdir(parents=True, exist_ok=True)
     svg = folder / "f.svg"
-    with nb.laid_out(fig):
-        screen = nb.page_files(fig, svg)
-    return {"screen": screen, **{s: svg.with_suffix(s).read_bytes()
-                                 for s in (".svg", ".pdf", ".png")}}
+    screen, look = nb.page_files(fig, svg)
+    return {"screen": screen, "look": look, **{s: svg.with_suffix(s).read_bytes()
+                                               for s in (".svg", ".pdf", ".png")}}
 
 
 class _Draws:
@@ -110,7 +106,7 @@ def test_the_cache_keeps_the_most_recently_used(tmp_path, monkeypatch):
     figcache.keep_in(tmp_path / "cache")
     for i in range(4):
         _save(_figure(scale=1 + i), tmp_path / f"b{i}")
-    assert len(list((tmp_path / "cache").iterdir())) == 6  # two figures, three files each
+    assert len(list((tmp_path / "cache").iterdir())) == 8  # two figures, four files each
     newest = _figure(scale=4)
     draws = _Draws(monkeypatch)
     _save(newest, tmp_path / "again")  # the newest is kept
@@ -124,13 +120,27 @@ def test_without_a_folder_nothing_is_kept(tmp_path):
     assert list(tmp_path.iterdir()) == [tmp_path / "a"]
 
 
-def test_the_files_keep_the_pages_layout(tmp_path):
+def test_every_file_keeps_the_layout_of_the_pages_draw(tmp_path):
+    page = _figure()
+    page.draw_without_rendering()  # laid out at 150 dpi, as the page shows it
+    laid = [ax.get_position().bounds for ax in page.axes]
     fig = _figure()
-    laid = [ax.get_position().bounds for ax in fig.axes]
-    with nb.laid_out(fig):
-        fig.savefig(io.BytesIO(), format="pdf")
-        assert [ax.get_position().bounds for ax in fig.axes] == laid
-    assert isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine)
+    files = _save(fig, tmp_path / "a")
+    assert [ax.get_position().bounds for ax in fig.axes] == laid
+    assert isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine)  # back on
+    with nb.laid_out(page):
+        assert files[".svg"] == figcache.svg_bytes(page)
+    # without a file (JupyterLab), the same image and the same words about it
+    assert nb.page_files(_figure(), None) == (files["screen"], files["look"])
+
+
+def test_a_figure_seen_before_says_the_same_of_itself(tmp_path, monkeypatch):
+    figcache.keep_in(tmp_path / "cache")
+    first = _save(_figure(), tmp_path / "a")
+    assert first["look"]["alt"] and "tuned" in first["look"]["colours"]
+    again = _figure()
+    monkeypatch.setattr(nb, "looked", lambda fig: pytest.fail("looked at again"))
+    assert _save(again, tmp_path / "b")["look"] == first["look"]
 
 
 def test_a_report_page_keeps_figures_beside_its_first_experiment(tmp_path, monkeypatch):

@@ -32,11 +32,13 @@ from perfkit._fsutil import write_bytes_atomic
 #: the figures a cache folder keeps (each a PDF of about 30 kB and PNGs of about 200 kB)
 KEEP = 400
 #: the files kept of each figure
-KINDS = ("screen.png", "pdf", "png")
+KINDS = ("look.json", "screen.png", "pdf", "png")
 #: what the saved files depend on besides the figure: bump when a save's arguments change
-FORMATS = "screen.png: 150 dpi, 256 colours; pdf: no dates or creator; png: 300 dpi; v2"
+FORMATS = ("look.json: checks, alt text, colours; screen.png: 150 dpi, 256 colours; pdf: no "
+           "dates or creator; png: 300 dpi; v3")
 #: a whole file of each kind starts and ends so
-_WHOLE = {".pdf": (b"%PDF", b"%%EOF"), ".png": (b"\x89PNG\r\n\x1a\n", b"IEND\xaeB`\x82")}
+_WHOLE = {".pdf": (b"%PDF", b"%%EOF"), ".png": (b"\x89PNG\r\n\x1a\n", b"IEND\xaeB`\x82"),
+          ".json": (b"{", b"}")}
 
 #: the folder this process keeps figures in (set once per page; None: none kept)
 _FOLDER: list[Path] = []

@@ -113,33 +113,63 @@ def laid_out(fig):
         fig.set_layout_engine(engine)
 
 
-def page_files(fig, svg_path: Path | None) -> bytes:
-    """The page's image of ``fig`` (:func:`screen_png`); with ``svg_path``, ``fig`` saved there
-    and, beside it, as PDF and a :data:`PNG_DPI` PNG. The rasters and the PDF are copied from
-    an earlier build's where the figure draws the same (:mod:`perfkit.report.figcache`)."""
+def looked(fig) -> dict[str, Any]:
+    """What the page says of ``fig`` beside its image: the checks' ``problems``, the ``alt``
+    text and the series' ``colours``, read from a draw without pixels at the figure's own dpi
+    (the page's, on an Agg canvas kept on the figure), in the layout it has."""
+    from perfkit.plots import checks, describe
+
+    screen = fig.dpi == SCREEN_DPI
+    if screen:
+        fig.draw_without_rendering()
+    return {"problems": checks.check(fig, drawn=screen),
+            "alt": describe(fig, drawn=True),  # drawn at the figure's dpi just above
+            "colours": checks.series_colours(fig)}
+
+
+def page_files(fig, svg_path: Path | None) -> tuple[bytes, dict[str, Any]]:
+    """The page's image of ``fig`` (:func:`screen_png`) and what the page says of it
+    (:func:`looked`); with ``svg_path``, ``fig`` saved there and, beside it, as PDF and a
+    :data:`PNG_DPI` PNG.
+
+    Laid out once, at the page's dpi on an Agg canvas kept on the figure; every file keeps
+    that layout. All but the SVG are copied from an earlier build's where the figure draws the
+    same SVG (:mod:`perfkit.report.figcache`): a figure seen before is laid out and drawn
+    once, as SVG."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     from perfkit.report import figcache
 
+    if fig.dpi == SCREEN_DPI and not hasattr(fig.canvas, "get_renderer"):
+        FigureCanvasAgg(fig)
     if svg_path is None:
-        return screen_png(fig)
-    svg = figcache.svg_bytes(fig)
-    write_bytes_atomic(svg_path, svg)
+        look = looked(fig)  # the draw lays it out
+        with laid_out(fig):
+            return screen_png(fig), look
+    engine = fig.get_layout_engine()
+    if engine is not None:
+        engine.execute(fig)  # at the figure's dpi: what its draw would do first, and no more
+    with laid_out(fig):
+        svg = figcache.svg_bytes(fig)
+        write_bytes_atomic(svg_path, svg)
 
-    def pdf() -> bytes:
-        buf = io.BytesIO()
-        fig.savefig(buf, format="pdf",
-                    metadata={"CreationDate": None, "Creator": None, "Producer": None})
-        return buf.getvalue()
+        def pdf() -> bytes:
+            buf = io.BytesIO()
+            fig.savefig(buf, format="pdf",
+                        metadata={"CreationDate": None, "Creator": None, "Producer": None})
+            return buf.getvalue()
 
-    def png() -> bytes:
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=PNG_DPI, metadata={"Software": None})
-        return buf.getvalue()
+        def png() -> bytes:
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=PNG_DPI, metadata={"Software": None})
+            return buf.getvalue()
 
-    out = figcache.files(fig, svg, {"screen.png": lambda: screen_png(fig), "pdf": pdf,
-                                    "png": png})
+        out = figcache.files(fig, svg, {
+            "look.json": lambda: json.dumps(looked(fig), sort_keys=True).encode(),
+            "screen.png": lambda: screen_png(fig), "pdf": pdf, "png": png})
     for kind in ("pdf", "png"):
         write_bytes_atomic(svg_path.with_suffix(f".{kind}"), out[kind])
-    return out["screen.png"]
+    return out["screen.png"], json.loads(out["look.json"])
 
 
 def _display(data: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> None:
@@ -227,27 +257,13 @@ class Report(Files):
         """Show ``fig`` (a :class:`matplotlib.figure.Figure`) with its caption and alt text;
         under ``perfkit report`` save it as SVG, PDF and a 300 dpi PNG. A section that has
         nothing to draw returns None: then ``missing`` is shown as a note (nothing if None)."""
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-        from perfkit.plots import checks, describe
-
         if fig is None:
             if missing:
                 self.note(missing)
             return
-        # laid out and drawn, without pixels, at the figure's own dpi on an Agg canvas kept on
-        # the figure (the page's dpi): the checks and the alt text read that draw, and the
-        # page's image and the files keep its layout
-        screen = fig.dpi == SCREEN_DPI
-        if screen:
-            if not hasattr(fig.canvas, "get_renderer"):
-                FigureCanvasAgg(fig)
-            fig.draw_without_rendering()
-        problems = checks.check(fig, drawn=screen)
-        alt = alt or describe(fig, drawn=True)  # drawn at the figure's dpi just above
-        colours = checks.series_colours(fig)
-        with laid_out(fig):
-            png = page_files(fig, self._path("figures", name, ".svg"))
+        png, look = page_files(fig, self._path("figures", name, ".svg"))
+        problems, colours = look["problems"], look["colours"]
+        alt = alt or look["alt"]
         width_px = int(round(fig.get_figwidth() * SCREEN_PX_PER_IN))
         data = base64.b64encode(png).decode("ascii")
         cap = f'<figcaption class="perfkit-caption">{escape(caption)}</figcaption>' \
