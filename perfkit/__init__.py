@@ -12,9 +12,9 @@ the figures (matplotlib) load on first use of one of their names (:func:`__getat
 the version alone (issue 24; ``tests/test_startup.py``).
 """
 
-from importlib import import_module
 from typing import Any
 
+from perfkit import _lazy
 from perfkit.errors import (
     DataError,
     LoadError,
@@ -119,14 +119,8 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     """Import a public name of the analysis or the figures on first use (PEP 562)."""
-    try:
-        module, attr = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'perfkit' has no attribute {name!r}") from None
-    value = import_module(module) if attr is None else getattr(import_module(module), attr)
-    globals()[name] = value
-    return value
+    return _lazy.attribute(globals(), _LAZY, name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return _lazy.names(globals(), _LAZY)

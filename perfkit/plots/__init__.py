@@ -10,8 +10,9 @@ label -> colour mapping); :func:`perfkit.plots.alt.describe` writes its alt text
 Public: ``perfkit.plots`` is part of perfkit's public surface (docs/api.md, "Figures").
 """
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from perfkit import _lazy
 
 if TYPE_CHECKING:
     from perfkit.plots import alt, checks, style
@@ -31,30 +32,26 @@ if TYPE_CHECKING:
 #: each name's module, imported when the name is first asked for: importing one submodule
 #: (perfkit.plots.palette, matplotlib-free, for a report's colours) ran this file, which
 #: imported every one and matplotlib with them (0.3 s before a report's first page)
-_SUBMODULES = ("alt", "checks", "style")
-_MODULES = {
-    "describe": "alt", "forest": "effects", "forest_height_in": "effects", "variation": "effects",
-    "percentile_axis": "latency", "percentile_points": "latency", "run_intervals": "latency",
-    "spectrum": "latency", "tail_x": "latency", "bars": "overview", "drift": "overview",
-    "drift_panels": "overview", "points": "overview", "timeseries": "overview",
-    "heatmap": "scaling", "heatmaps": "scaling", "load_curve": "scaling",
-    "model_curves": "scaling", "Palette": "style", "figure": "style", "label": "style",
+_EXPORTS = {
+    **{m: (f"perfkit.plots.{m}", None) for m in ("alt", "checks", "style")},
+    **_lazy.same_name("perfkit.plots.alt", "describe"),
+    **_lazy.same_name("perfkit.plots.effects", "forest", "forest_height_in", "variation"),
+    **_lazy.same_name("perfkit.plots.latency", "percentile_axis", "percentile_points",
+                      "run_intervals", "spectrum", "tail_x"),
+    **_lazy.same_name("perfkit.plots.overview", "bars", "drift", "drift_panels", "points",
+                      "timeseries"),
+    **_lazy.same_name("perfkit.plots.scaling", "heatmap", "heatmaps", "load_curve",
+                      "model_curves"),
+    **_lazy.same_name("perfkit.plots.style", "Palette", "figure", "label"),
 }
 
 
 def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:
-        value = importlib.import_module(f"perfkit.plots.{name}")
-    elif name in _MODULES:
-        value = getattr(importlib.import_module(f"perfkit.plots.{_MODULES[name]}"), name)
-    else:
-        raise AttributeError(f"module 'perfkit.plots' has no attribute {name!r}")
-    globals()[name] = value
-    return value
+    return _lazy.attribute(globals(), _EXPORTS, name)
 
 
-def __dir__() -> list[str]:  # the lazy names too (completion in JupyterLab)
-    return sorted({*globals(), *__all__})
+def __dir__() -> list[str]:
+    return _lazy.names(globals(), _EXPORTS)
 
 
 __all__ = [

@@ -18,19 +18,18 @@ Internal: import from :mod:`perfkit` (its ``__all__``, documented in docs/api.md
 modules here may change without notice.
 """
 
-import importlib
+from typing import Any
+
+from perfkit import _lazy
 
 _EXPORTS = {
-    "ReportResult": "perfkit.report.build", "build_report": "perfkit.report.build",
-    "run_report": "perfkit.report.build", "ParamsError": "perfkit.report.params",
-    "ReportParams": "perfkit.report.params", "load_params": "perfkit.report.params",
-    "data_dir": "perfkit.paths", "data_root": "perfkit.paths", "notebooks_dir": "perfkit.paths",
+    **_lazy.same_name("perfkit.report.build", "ReportResult", "build_report", "run_report"),
+    **_lazy.same_name("perfkit.report.params", "ParamsError", "ReportParams", "load_params"),
+    **_lazy.same_name("perfkit.paths", "data_dir", "data_root", "notebooks_dir"),
 }
 
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'perfkit.report' has no attribute {name!r}")
+def __getattr__(name: str) -> Any:
+    return _lazy.attribute(globals(), _EXPORTS, name)

@@ -7,15 +7,15 @@ The names below are imported on first use, so ``perfkit --help`` (which reads th
 names from :mod:`perfkit.run.profiles`) does not import the testbed, psutil and subprocess.
 """
 
-import importlib
+from typing import Any
 
-_EXPORTS = {name: "perfkit.run.testbed" for name in (
-    "PROFILES", "ReloadDisturbance", "Testbed", "TestbedInfo", "parse_profile", "render_config")}
+from perfkit import _lazy
+
+_EXPORTS = _lazy.same_name("perfkit.run.testbed", "PROFILES", "ReloadDisturbance", "Testbed",
+                           "TestbedInfo", "parse_profile", "render_config")
 
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'perfkit.run' has no attribute {name!r}")
+def __getattr__(name: str) -> Any:
+    return _lazy.attribute(globals(), _EXPORTS, name)

@@ -6,8 +6,9 @@ Internal: import from :mod:`perfkit` (its ``__all__``, documented in docs/api.md
 modules here may change without notice.
 """
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from perfkit import _lazy
 
 if TYPE_CHECKING:
     from perfkit.stats.acrossruns import (
@@ -43,49 +44,30 @@ if TYPE_CHECKING:
 #: each name's module, imported when the name is first asked for (issue 33: importing one
 #: submodule ran this file, which imported all of them: the change-point search and the power
 #: simulations for a command that uses neither)
-_MODULES = {
-    "ESTIMAND": "perfkit.stats.acrossruns",
-    "FEW_RUNS_METHOD": "perfkit.stats.acrossruns",
-    "estimand_label": "perfkit.stats.acrossruns",
-    "per_run_percentiles_ms": "perfkit.stats.acrossruns",
-    "percentile_ci_across_runs": "perfkit.stats.acrossruns",
-    "t_log_interval": "perfkit.stats.acrossruns",
-    "PercentileCI": "perfkit.stats.bootstrap",
-    "cluster_bootstrap_quantile": "perfkit.stats.bootstrap",
-    "ChangePoint": "perfkit.stats.changepoint",
-    "ChangePoints": "perfkit.stats.changepoint",
-    "Segment": "perfkit.stats.changepoint",
-    "change_points": "perfkit.stats.changepoint",
-    "compare": "perfkit.stats.comparison",
-    "factorial": "perfkit.stats.factorial_design",
-    "adjust_pvalues": "perfkit.stats.multiple",
-    "MedianCI": "perfkit.stats.orderstats",
-    "QuantileCI": "perfkit.stats.orderstats",
-    "interpolated_median_ci": "perfkit.stats.orderstats",
-    "median_ci": "perfkit.stats.orderstats",
-    "quantile_ci": "perfkit.stats.orderstats",
-    "PlannedChange": "perfkit.stats.planning",
-    "plan_observed": "perfkit.stats.planning",
-    "MinDetectable": "perfkit.stats.power",
-    "PowerAtRatio": "perfkit.stats.power",
-    "RunsNeeded": "perfkit.stats.power",
-    "min_detectable_ratio": "perfkit.stats.power",
-    "power_at_ratio": "perfkit.stats.power",
-    "runs_needed": "perfkit.stats.power",
+_EXPORTS = {
+    **_lazy.same_name("perfkit.stats.acrossruns", "ESTIMAND", "FEW_RUNS_METHOD",
+                      "estimand_label", "per_run_percentiles_ms", "percentile_ci_across_runs",
+                      "t_log_interval"),
+    **_lazy.same_name("perfkit.stats.bootstrap", "PercentileCI", "cluster_bootstrap_quantile"),
+    **_lazy.same_name("perfkit.stats.changepoint", "ChangePoint", "ChangePoints", "Segment",
+                      "change_points"),
+    **_lazy.same_name("perfkit.stats.comparison", "compare"),
+    **_lazy.same_name("perfkit.stats.factorial_design", "factorial"),
+    **_lazy.same_name("perfkit.stats.multiple", "adjust_pvalues"),
+    **_lazy.same_name("perfkit.stats.orderstats", "MedianCI", "QuantileCI",
+                      "interpolated_median_ci", "median_ci", "quantile_ci"),
+    **_lazy.same_name("perfkit.stats.planning", "PlannedChange", "plan_observed"),
+    **_lazy.same_name("perfkit.stats.power", "MinDetectable", "PowerAtRatio", "RunsNeeded",
+                      "min_detectable_ratio", "power_at_ratio", "runs_needed"),
 }
 
 
 def __getattr__(name: str) -> Any:
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module 'perfkit.stats' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return _lazy.attribute(globals(), _EXPORTS, name)
 
 
-def __dir__() -> list[str]:  # the lazy names too (completion in JupyterLab)
-    return sorted({*globals(), *__all__})
+def __dir__() -> list[str]:
+    return _lazy.names(globals(), _EXPORTS)
 
 
 __all__ = [
