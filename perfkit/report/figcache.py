@@ -1,9 +1,9 @@
 """The saved files of a figure drawn before, kept by what they draw.
 
 Under ``perfkit report`` every figure is shown as a PNG and saved as SVG, PDF and a 300 dpi
-PNG: about 0.5 s of CPU a figure for the three PNGs and PDF, 10 of a demo build's 33 s. A
-figure that draws exactly what it drew in an earlier build needs none drawn again: they are
-kept in
+PNG: about 0.5 s of CPU a figure for the PDF and the PNGs, 10 of a demo build's 33 s. A figure
+that draws exactly what it drew in an earlier build needs none drawn again: they are kept,
+with what the page says of the figure (its checks, alt text and colours), in
 ``FOLDER/.perfkit/cache/figures`` (FOLDER: the page's first experiment, beside its run store
 and its power simulations, :func:`perfkit.report.sections.common.remember_simulations`), and
 copied from there.
@@ -16,7 +16,8 @@ versions of matplotlib, Pillow and fontTools; and :data:`FORMATS`. Two figures o
 give byte-identical files (tests/test_report_figcache.py checks it against a fresh draw).
 
 The cache holds at most :data:`KEEP` figures (the least recently used go first); a file that
-is not a whole PDF or PNG is drawn again. ``PERFKIT_CACHE=0`` turns it off with the run store.
+is not a whole PDF, PNG or JSON text is drawn again. ``PERFKIT_CACHE=0`` turns it off with
+the run store.
 """
 
 from __future__ import annotations
@@ -81,19 +82,21 @@ def _unseen(artist) -> tuple:
 
 
 def files(fig, svg: bytes, draws: Mapping[str, Callable[[], bytes]]) -> dict[str, bytes]:
-    """The bytes of each of ``draws``' files (named by kind: ``pdf``, ``png``, ``screen.png``)
-    of ``fig``, drawn as ``svg``: as kept for a figure that drew the same, else drawn (each
-    ``draws[kind]()``) and kept."""
+    """The bytes of each of ``draws``' files (named by kind, :data:`KINDS`) of ``fig``, drawn
+    as ``svg``: as kept for a figure that drew the same, else drawn (each ``draws[kind]()``)
+    and kept."""
     where = folder()
     name = key(fig, svg) if where is not None else ""
-    out = {}
+    out, kept = {}, False
     for kind, draw in draws.items():
         data = _read(where / f"{name}.{kind}") if where is not None else None
         if data is None:
             data = draw()
             if where is not None:
-                _keep(where, f"{name}.{kind}", data)
+                kept = _keep(where, f"{name}.{kind}", data) or kept
         out[kind] = data
+    if kept and where is not None:
+        _prune(where)
     return out
 
 
@@ -112,14 +115,23 @@ def _read(path: Path) -> bytes | None:
     return data
 
 
-def _keep(where: Path, name: str, data: bytes) -> None:
+def _keep(where: Path, name: str, data: bytes) -> bool:
+    """Whether ``data`` is now kept as ``where/name``."""
     try:
         where.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(where / name, data)
+    except OSError:
+        return False  # no cache then: the report's files are written all the same
+    return True
+
+
+def _prune(where: Path) -> None:
+    """Keep the newest :data:`KEEP` figures' files (once per figure kept, not per file)."""
+    try:
         files = [(entry.stat().st_mtime_ns, entry.path) for entry in os.scandir(where)
                  if entry.is_file() and not entry.name.startswith(".")]
     except OSError:
-        return  # a cache that cannot be written is no cache; the report's files are written
+        return
     for _, path in sorted(files)[:max(0, len(files) - KEEP * len(KINDS))]:
         try:
             os.remove(path)

@@ -98,9 +98,9 @@ REF_WORDS = 6
 
 @contextlib.contextmanager
 def laid_out(fig):
-    """Save ``fig`` in the layout of its last draw: matplotlib lays a figure out again (a draw
-    without rendering) on every ``savefig`` under a layout engine, a quarter of a saved figure's
-    CPU; the page's draw has laid it out, and the files keep that layout (the same positions,
+    """Save ``fig`` in the layout it has: matplotlib lays a figure out again (a draw without
+    rendering) on every ``savefig`` under a layout engine, a quarter of a saved figure's CPU;
+    :func:`page_files` lays it out once, and every file keeps that layout (the same positions,
     as fractions of the figure, in every format). The engine is back on afterwards."""
     engine = fig.get_layout_engine()
     if engine is None:
