@@ -146,30 +146,13 @@ def test_the_block_threat_names_the_seeds_compares_and_the_scaling_fit(demo_swee
     assert "SLO bracket" not in shown  # the SLO bracket is on the sweep, which has no blocks
 
 
-def test_the_block_anova_p_is_scipys_f_oneway_without_importing_scipy_stats():
-    """Known answer: scipy.stats.f_oneway on random designs and its two degenerate cases; and
+def test_the_threats_of_runs_in_blocks_import_no_scipy_stats():
+    """The block check's ANOVA p comes from perfkit.stats.anova (tests/test_stats_anova.py):
     the threats of an experiment in blocks (the demo factorial) import no scipy.stats (0.6 s
     of each report page, issue 33)."""
     import subprocess
     import sys
-    import warnings
 
-    import numpy as np
-    from scipy import stats
-
-    from perfkit.analysis.context._validity import anova_p
-
-    rng = np.random.default_rng(7)
-    for _ in range(500):
-        groups = [rng.normal(rng.normal(0, 0.3), rng.uniform(0.01, 1), rng.integers(2, 12))
-                  for _ in range(rng.integers(2, 7))]
-        assert anova_p(groups) == pytest.approx(stats.f_oneway(*groups).pvalue, rel=1e-9)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # scipy warns on constant groups
-        for a, b in (([1.0, 1.0], [2.0, 2.0]), ([1.0, 1.0], [1.0, 1.0])):
-            want = stats.f_oneway(np.array(a), np.array(b)).pvalue
-            got = anova_p([np.array(a), np.array(b)])
-            assert got == want or (np.isnan(got) and np.isnan(want))
     code = ("import sys; from perfkit.analysis import load_experiment; "
             "from perfkit.analysis.context import threats; "
             f"exp = load_experiment({str(DATA / 'demo-wrk-factorial')!r}); "

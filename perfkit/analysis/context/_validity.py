@@ -39,6 +39,7 @@ from perfkit.analysis.core import (
     kernel_evidence,
 )
 from perfkit.formatting import fmt_ci, fmt_sig
+from perfkit.stats.anova import oneway_p
 
 #: the per-run metrics whose drift over the run order is reported as a threat
 DRIFT_METRICS = ("latency_p50_ms", "throughput_rps")
@@ -278,26 +279,7 @@ def block_effect(rows: RunSet, metric: str, cells: list[str]) -> tuple[float, fl
     if len(groups) < 2 or min(len(g) for g in groups) < 2:
         return None
 
-    p = anova_p(groups)
+    p = oneway_p(groups)
     worst = max(abs(math.expm1(float(np.mean(g)))) for g in groups)
     return worst, p
 
-
-def anova_p(groups: list[np.ndarray]) -> float:
-    """The p-value of one-way ANOVA's F test of equal means across ``groups`` (each of at
-    least one value, at least two groups), as ``scipy.stats.f_oneway`` gives it, from the F
-    distribution's survival function (:mod:`perfkit.stats._dist`: without importing
-    ``scipy.stats``, 0.6 s of each report page that checked blocks, issue 33). NaN when no
-    value differs from its group's mean and the means are equal."""
-    from perfkit.stats import _dist
-
-    sizes = np.array([len(g) for g in groups], dtype=float)
-    means = np.array([np.mean(g) for g in groups])
-    n, k = sizes.sum(), len(groups)
-    grand = float(np.dot(sizes, means) / n)
-    between = float(np.dot(sizes, (means - grand) ** 2))
-    within = float(sum(np.sum((g - m) ** 2) for g, m in zip(groups, means, strict=True)))
-    if within == 0.0:
-        return math.nan if between == 0.0 else 0.0
-    f = (between / (k - 1)) / (within / (n - k))
-    return float(_dist.f_sf(f, float(k - 1), float(n - k)))
